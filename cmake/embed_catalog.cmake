@@ -1,0 +1,15 @@
+# Writes OUT: a C++ source that holds every catalog/*.yaml file as a string, so the binary
+# carries its catalog and needs no installed data files.
+file(GLOB files "${SRC_DIR}/*.yaml")
+list(SORT files)
+set(body "#include <cstddef>\nnamespace gf {\nstruct EmbeddedFile { const char* name; const char* text; };\nextern const EmbeddedFile kEmbeddedCatalog[] = {\n")
+set(count 0)
+foreach(f ${files})
+  file(READ "${f}" content)
+  get_filename_component(name "${f}" NAME)
+  string(APPEND body "  {\"catalog/${name}\", R\"gfcatalog(${content})gfcatalog\"},\n")
+  math(EXPR count "${count} + 1")
+endforeach()
+string(APPEND body "};\nextern const int kEmbeddedCatalogCount = ${count};\n}  // namespace gf\n")
+file(WRITE "${OUT}.tmp" "${body}")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

@@ -1,0 +1,113 @@
+// The hardware catalog: GPUs (with their servers), NICs, switches, cables and optics.
+// Shipped entries live in catalog/*.yaml and are compiled into the binary; users add or
+// override entries with their own files.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/diag.h"
+
+namespace gf {
+
+/// A price and power figure and where it comes from (every figure has a source or is an estimate).
+struct CostFigure {
+  double price_usd = 0;
+  double power_w = 0;
+  std::string source;     ///< citation; empty when `estimate`
+  bool estimate = false;  ///< true: our own estimate, not a published figure
+  std::string provenance() const { return estimate ? "estimate" : source; }
+};
+
+/// A GPU model together with the server (node) that hosts it.
+struct GpuModel {
+  std::string id, name, vendor;
+  double memory_gb = 0;
+  double fp32_tflops = 0, fp16_tflops = 0, bf16_tflops = 0, fp8_tflops = 0;  ///< dense peak
+  std::string scaleup_tech;        ///< nvlink3, nvlink4, nvlink5, infinity-fabric
+  double scaleup_gbs_per_gpu = 0;  ///< per direction, GB/s
+  int scaleup_domain_gpus = 8;     ///< GPUs sharing one scale-up domain (NVL72: 72)
+  bool nvls = false;               ///< NVLink SHARP (multicast/reduction in NVSwitch)
+  int pcie_gen = 4;
+  int gpus_per_node = 8;
+  int max_nics_per_node = 8;       ///< PCIe slots for scale-out NICs
+  double compute_efficiency = 0.4; ///< achievable fraction of peak in training kernels
+  std::string compute_efficiency_source;
+  double gpu_hour_usd = 0;         ///< rental price per GPU-hour
+  CostFigure node;                 ///< one server: price and power
+  CostFigure gpu_hour;             ///< provenance of gpu_hour_usd
+  double tflops(const std::string& precision) const;
+};
+
+/// A scale-out network adapter.
+struct Nic {
+  std::string id, name;
+  double rate_gbps = 0;  ///< per adapter, all ports together
+  int ports = 1;
+  bool infiniband = false, roce = false, gpudirect = true;
+  int pcie_gen = 5;
+  CostFigure cost;
+};
+
+/// A way to run a switch's ports at a lower speed (e.g. 64x800G as 128x400G).
+struct Breakout {
+  int ports = 0;
+  double gbps = 0;
+};
+
+/// A fabric switch (fixed or modular).
+struct Switch {
+  std::string id, name;
+  std::string technology;  ///< infiniband | ethernet
+  int ports = 0;           ///< native ports
+  double port_gbps = 0;    ///< native port speed
+  int ports_per_cage = 1;  ///< 2 for twin-port OSFP cages (one transceiver serves two ports)
+  std::vector<Breakout> breakouts;
+  double buffer_mb = 0;
+  std::string in_network_reduction;  ///< "" or e.g. "sharp-v3"
+  bool adaptive_routing = false;
+  double latency_ns = 0;  ///< port-to-port
+  bool modular = false;
+  int rack_units = 1;
+  CostFigure cost;
+  /// Ports available at `gbps` (native or by breakout); 0 when the speed is not offered.
+  int ports_at(double gbps) const;
+};
+
+/// A cable or optical part. Links are DAC (short), AOC, or two transceivers plus fibre.
+struct CablePart {
+  std::string id, name;
+  std::string kind;  ///< dac | aoc | transceiver | fibre
+  double gbps = 0;   ///< lane speed of one link it carries
+  int links = 1;     ///< links one part serves (twin-port transceiver: 2)
+  double max_length_m = 0;
+  CostFigure cost;
+};
+
+/// The whole catalog, keyed by id.
+struct Catalog {
+  std::map<std::string, GpuModel> gpus;
+  std::map<std::string, Nic> nics;
+  std::map<std::string, Switch> switches;
+  std::map<std::string, CablePart> cables;
+  /// Where each entry came from ("catalog/switches.yaml:12"), for messages.
+  std::map<std::string, std::string> origin;
+
+  std::vector<std::string> gpu_ids() const;
+  std::vector<std::string> nic_ids() const;
+  std::vector<std::string> switch_ids() const;
+  /// The cheapest part of `kind` for links of `gbps` that reaches `length_m`, preferring parts
+  /// that serve `links_per_part` links; nullptr when none fits.
+  const CablePart* cable_for(const std::string& kind, double gbps, double length_m,
+                             int links_per_part = 1) const;
+};
+
+/// The catalog shipped with gpufabric (compiled in from catalog/*.yaml).
+Result<Catalog> builtin_catalog();
+/// Adds or overrides entries from one YAML document (`file` names it in messages).
+std::vector<Diagnostic> merge_catalog(Catalog& catalog, const std::string& text,
+                                      const std::string& file);
+
+}  // namespace gf

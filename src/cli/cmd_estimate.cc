@@ -1,0 +1,102 @@
+// gpufabric estimate: the planning guide's calculator (seed §1, §3.2).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "catalog/catalog.h"
+#include "cli/commands.h"
+#include "estimate/estimate.h"
+#include "report/plan_report.h"
+#include "units/units.h"
+
+namespace gf::cli {
+namespace {
+
+struct EstimateFlags {
+  std::string params, precision = "bf16", gpus, link, nic, compute_time, comm_time, steps,
+      collective = "all_reduce";
+  double link_efficiency = 1.0;
+  bool json = false;
+};
+
+// Parses one flag with a units parser, naming the flag in the error.
+template <typename Parse>
+double flag_value(const std::string& flag, const std::string& text, Parse parse,
+                  std::vector<Diagnostic>& errs) {
+  if (text.empty()) return 0;
+  auto r = parse(text);
+  if (!r) {
+    Diagnostic d = r.errors().front();
+    d.key = flag;
+    errs.push_back(d);
+    return 0;
+  }
+  return *r;
+}
+
+int run(const EstimateFlags& f) {
+  std::vector<Diagnostic> errs;
+  EstimateInput in;
+  in.params = flag_value("--params", f.params, units::parse_count, errs);
+  in.precision = f.precision;
+  in.gpus = static_cast<long long>(flag_value("--gpus", f.gpus, units::parse_count, errs));
+  in.link_bits_per_s = flag_value("--link", f.link, units::parse_bitrate, errs);
+  in.compute_time_s = flag_value("--compute-time", f.compute_time, units::parse_seconds, errs);
+  in.comm_time_s = flag_value("--comm-time", f.comm_time, units::parse_seconds, errs);
+  in.steps = flag_value("--steps", f.steps, units::parse_count, errs);
+  in.collective = f.collective;
+  in.link_efficiency = f.link_efficiency;
+  if (!f.nic.empty()) {
+    auto cat = builtin_catalog();
+    if (!cat) return fail(cat.errors());
+    auto it = cat->nics.find(f.nic);
+    if (it == cat->nics.end()) {
+      errs.push_back({"", 0, 0, "--nic", fmt::format("unknown NIC '{}'", f.nic),
+                      did_you_mean(f.nic, cat->nic_ids())});
+    } else if (!f.link.empty()) {
+      errs.push_back({"", 0, 0, "--nic", "give --link or --nic, not both", ""});
+    } else {
+      in.link_bits_per_s = it->second.rate_gbps * 1e9;
+    }
+  }
+  if (!errs.empty()) return fail(errs);
+  auto e = estimate(in);
+  if (!e) return fail(e.errors());
+  if (f.json)
+    std::cout << estimate_json(*e).dump(2) << "\n";
+  else
+    std::cout << estimate_text(*e);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_estimate(CLI::App& root) {
+  auto f = std::make_shared<EstimateFlags>();
+  CLI::App* a = root.add_subcommand(
+      "estimate",
+      "How much traffic a gradient synchronisation makes and how long it takes on a link "
+      "(the guide's calculator).");
+  a->add_option("--params", f->params, "model parameters, e.g. 70B, 175B, 1.5T")->required();
+  a->add_option("--precision", f->precision, "gradient precision: fp32 | bf16 | fp16 | fp8")
+      ->capture_default_str();
+  a->add_option("--gpus", f->gpus, "GPUs taking part (ring size), e.g. 1024")->required();
+  a->add_option("--link", f->link, "per-GPU link rate, e.g. 400G, 800Gbps, 50GB/s");
+  a->add_option("--nic", f->nic, "take the link rate from a catalog NIC, e.g. cx7-400g");
+  a->add_option("--link-efficiency", f->link_efficiency,
+                "usable fraction of the line rate (the guide uses 1; NCCL reaches ~0.92-0.96)")
+      ->capture_default_str();
+  a->add_option("--compute-time", f->compute_time, "compute time per step, e.g. 10s");
+  a->add_option("--comm-time", f->comm_time,
+                "use this collective time instead of computing it, e.g. 1s (the guide's 1 s vs "
+                "10 s example)");
+  a->add_option("--steps", f->steps, "training steps, e.g. 100000 or 100k");
+  a->add_option("--collective", f->collective,
+                "all_reduce | all_gather | reduce_scatter | alltoall | broadcast")
+      ->capture_default_str();
+  a->add_flag("--json", f->json, "print the result as JSON");
+  return {a, [f] { return run(*f); }};
+}
+
+}  // namespace gf::cli

@@ -1,0 +1,58 @@
+// gpufabric plan: technology, topology, switch counts, cabling and bill of materials.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "plan/plan.h"
+#include "report/output.h"
+#include "report/plan_report.h"
+#include "spec/spec.h"
+
+namespace gf::cli {
+namespace {
+
+struct PlanFlags {
+  std::string spec, out;
+  bool json = false;
+};
+
+int run(const PlanFlags& f) {
+  auto loaded = load_spec(f.spec);
+  if (!loaded) return fail(loaded.errors());
+  auto plan = make_plan(loaded->spec, loaded->catalog);
+  if (!plan) return fail(plan.errors());
+  const auto json = plan_json(*plan);
+  if (!f.out.empty()) {
+    auto written = write_outputs(f.out, {{"plan.json", json.dump(2) + "\n"},
+                                         {"plan.md", plan_markdown(*plan)},
+                                         {"bom.csv", bom_csv(*plan)},
+                                         {"cabling.csv", cabling_csv(*plan, loaded->catalog)}});
+    if (!written) return fail(written.errors());
+    if (!f.json)
+      for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
+  }
+  if (f.json)
+    std::cout << json.dump(2) << "\n";
+  else
+    std::cout << plan_text(*plan);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_plan(CLI::App& root) {
+  auto f = std::make_shared<PlanFlags>();
+  CLI::App* a = root.add_subcommand(
+      "plan",
+      "Which fabric to build: technology, topology, tiers, switch counts, cabling, cost and power.");
+  a->add_option("SPEC", f->spec, "the cluster spec (YAML), e.g. examples/seed-70b-1024.yaml")
+      ->required();
+  a->add_option("-o,--out", f->out,
+                "write plan.json, plan.md, bom.csv and cabling.csv into this folder");
+  a->add_flag("--json", f->json, "print plan.json on stdout");
+  return {a, [f] { return run(*f); }};
+}
+
+}  // namespace gf::cli

@@ -1,0 +1,30 @@
+// The subcommands. Each registers its flags on the app and returns what runs it; the work
+// itself is done by the model layers, this layer only reads flags and prints.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/diag.h"
+
+namespace gf::cli {
+
+/// Exit codes (DESIGN.md §1).
+constexpr int kExitOk = 0;
+constexpr int kExitFindings = 1;
+constexpr int kExitBadInput = 2;
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_estimate(CLI::App& root);
+Command add_plan(CLI::App& root);
+
+/// Prints diagnostics to stderr and returns kExitBadInput.
+int fail(const std::vector<Diagnostic>& errors);
+
+}  // namespace gf::cli

@@ -1,0 +1,53 @@
+// gpufabric: plan, simulate, configure and verify the network fabric of GPU clusters.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "cli/commands.h"
+
+namespace gf::cli {
+
+int fail(const std::vector<Diagnostic>& errors) {
+  std::fputs(format_diagnostics(errors).c_str(), stderr);
+  return kExitBadInput;
+}
+
+}  // namespace gf::cli
+
+int main(int argc, char** argv) {
+  using namespace gf::cli;
+  CLI::App app{
+      "gpufabric: plans, simulates, configures and verifies the network fabric of GPU clusters "
+      "for large-model training.",
+      "gpufabric"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "gpufabric 0.1.0");
+  app.footer("Exit codes: 0 success, 1 findings, 2 bad input. Run 'gpufabric COMMAND --help'.");
+  std::vector<Command> commands = {add_estimate(app), add_plan(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string where;
+    for (const auto* sub : app.get_subcommands()) where = " " + sub->get_name();
+    std::cerr << "error: " << e.what() << "\n"
+              << "run 'gpufabric" << where << " --help' for the flags\n";
+    return kExitBadInput;
+  }
+  try {
+    for (const auto& c : commands)
+      if (c.app->parsed()) return c.run();
+  } catch (const std::exception& e) {
+    // Models report bad input as values; anything thrown here is a bug, still not a crash.
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return kExitBadInput;
+}

@@ -1,0 +1,55 @@
+// Diagnostics: what is wrong with an input, where, and what to do about it.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace gf {
+
+/// One problem in a user's input, located as precisely as the input allows.
+struct Diagnostic {
+  std::string file;     ///< path as the user gave it; empty for command-line input
+  int line = 0;         ///< 1-based; 0 when unknown
+  int column = 0;       ///< 1-based; 0 when unknown
+  std::string key;      ///< key path such as "cluster.nic"; empty when not applicable
+  std::string message;  ///< what is wrong and what was expected
+  std::string hint;     ///< "did you mean ..." or what to do; may be empty
+};
+
+/// "file:line:col: error: key: message (hint)", the form compilers use.
+std::string format_diagnostic(const Diagnostic& d);
+/// All diagnostics, one per line.
+std::string format_diagnostics(const std::vector<Diagnostic>& ds);
+
+/// A value, or the diagnostics that explain why there is none.
+template <typename T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Diagnostic d) : v_(std::vector<Diagnostic>{std::move(d)}) {}  // NOLINT
+  Result(std::vector<Diagnostic> ds) : v_(std::move(ds)) {}             // NOLINT
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  explicit operator bool() const { return ok(); }
+  T& value() { return std::get<T>(v_); }
+  const T& value() const { return std::get<T>(v_); }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  const std::vector<Diagnostic>& errors() const { return std::get<std::vector<Diagnostic>>(v_); }
+
+ private:
+  std::variant<T, std::vector<Diagnostic>> v_;
+};
+
+/// Levenshtein distance, for "did you mean" suggestions.
+int edit_distance(const std::string& a, const std::string& b);
+/// The candidate closest to `word` if it is close enough to be a likely typo, else "".
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+/// " (did you mean 'x'?)"-style hint text, or "" when nothing is close.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace gf

@@ -1,0 +1,200 @@
+#include "common/yaml_reader.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "units/units.h"
+
+namespace gf {
+namespace {
+
+// yaml-cpp recurses once per nesting level; deeper documents than this are rejected before
+// parsing so that hostile input cannot exhaust the stack. No spec or catalog nests past ~6.
+constexpr int kMaxFlowNesting = 64;
+// Larger files are not specs or catalogs; refuse them rather than spend memory.
+constexpr size_t kMaxDocumentBytes = 4u << 20;
+
+// Deepest [ / { nesting outside quotes and comments, a cheap guard against stack exhaustion.
+int flow_depth(const std::string& text) {
+  int depth = 0, max_depth = 0;
+  char quote = 0;
+  bool comment = false;
+  for (char c : text) {
+    if (comment) {
+      if (c == '\n') comment = false;
+      continue;
+    }
+    if (quote) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"') quote = c;
+    else if (c == '#') comment = true;
+    else if (c == '[' || c == '{') max_depth = std::max(max_depth, ++depth);
+    else if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+  return max_depth;
+}
+
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    default: return "nothing";
+  }
+}
+
+}  // namespace
+
+YAML::Node YamlReader::parse(const std::string& text) {
+  if (text.size() > kMaxDocumentBytes) {
+    diags_.push_back({file_, 0, 0, "", fmt::format("file is {} bytes; at most {} expected",
+                                                   text.size(), kMaxDocumentBytes), ""});
+    return YAML::Node();
+  }
+  if (flow_depth(text) > kMaxFlowNesting) {
+    diags_.push_back({file_, 0, 0, "",
+                      fmt::format("nesting deeper than {} levels", kMaxFlowNesting), ""});
+    return YAML::Node();
+  }
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    diags_.push_back({file_, e.mark.line + 1, e.mark.column + 1, "",
+                      "YAML syntax error: " + e.msg, "check indentation, colons and quotes"});
+    return YAML::Node();
+  }
+}
+
+void YamlReader::error(const YAML::Node& at, const std::string& key, const std::string& message,
+                       const std::string& hint) {
+  error_at(at.IsDefined() ? at.Mark() : last_mark_, key, message, hint);
+}
+
+void YamlReader::error_at(const YAML::Mark& mark, const std::string& key,
+                          const std::string& message, const std::string& hint) {
+  const bool known = mark.line >= 0 && !mark.is_null();
+  diags_.push_back({file_, known ? mark.line + 1 : 0, known ? mark.column + 1 : 0, key, message,
+                    hint});
+}
+
+bool YamlReader::expect_map(const YAML::Node& node, const std::string& path) {
+  if (node.IsMap()) {
+    last_mark_ = node.Mark();
+    return true;
+  }
+  error(node, path, "expected a map of keys, found " + describe(node));
+  return false;
+}
+
+void YamlReader::check_keys(const YAML::Node& map, const std::string& path,
+                            const std::vector<std::string>& allowed) {
+  if (!map.IsMap()) return;
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) {
+      error(kv.first, path, "keys must be plain names");
+      continue;
+    }
+    const std::string k = kv.first.Scalar();
+    bool found = false;
+    for (const auto& a : allowed) found = found || a == k;
+    if (!found) {
+      std::string hint = did_you_mean(k, allowed);
+      if (hint.empty()) {
+        hint = "known keys:";
+        for (const auto& a : allowed) hint += " " + a;
+      }
+      error(kv.first, join(path, k), "unknown key", hint);
+    }
+  }
+}
+
+const YAML::Node YamlReader::scalar(const YAML::Node& map, const std::string& key,
+                                    const std::string& path, bool required) {
+  if (!map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node n = map[key];
+  if (!n.IsDefined() || n.IsNull()) {
+    if (required) error(map, join(path, key), "missing required key");
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+  if (!n.IsScalar()) {
+    error(n, join(path, key), "expected a single value, found " + describe(n));
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+  return n;
+}
+
+std::optional<std::string> YamlReader::text(const YAML::Node& map, const std::string& key,
+                                            const std::string& path, bool required) {
+  const YAML::Node n = scalar(map, key, path, required);
+  if (!n.IsDefined()) return std::nullopt;
+  return n.Scalar();
+}
+
+std::optional<double> YamlReader::quantity(
+    const YAML::Node& map, const std::string& key, const std::string& path,
+    const std::function<Result<double>(std::string_view)>& parse, bool required) {
+  const YAML::Node n = scalar(map, key, path, required);
+  if (!n.IsDefined()) return std::nullopt;
+  const auto r = parse(n.Scalar());
+  if (!r) {
+    const auto& d = r.errors().front();
+    error(n, join(path, key), d.message, d.hint);
+    return std::nullopt;
+  }
+  return *r;
+}
+
+std::optional<double> YamlReader::number(const YAML::Node& map, const std::string& key,
+                                         const std::string& path, bool required) {
+  const YAML::Node n = scalar(map, key, path, required);
+  if (!n.IsDefined()) return std::nullopt;
+  const auto r = units::parse_count(n.Scalar());
+  if (!r) {
+    error(n, join(path, key), "expected a number, found " + describe(n));
+    return std::nullopt;
+  }
+  return *r;
+}
+
+std::optional<long long> YamlReader::positive_int(const YAML::Node& map, const std::string& key,
+                                                  const std::string& path, bool required) {
+  const YAML::Node n = scalar(map, key, path, required);
+  if (!n.IsDefined()) return std::nullopt;
+  const auto r = units::parse_count(n.Scalar());
+  if (!r || *r < 1 || *r > 1e12 || std::floor(*r) != *r) {
+    error(n, join(path, key), "expected a positive whole number, found " + describe(n));
+    return std::nullopt;
+  }
+  return static_cast<long long>(*r);
+}
+
+std::optional<bool> YamlReader::boolean(const YAML::Node& map, const std::string& key,
+                                        const std::string& path, bool required) {
+  const YAML::Node n = scalar(map, key, path, required);
+  if (!n.IsDefined()) return std::nullopt;
+  const std::string s = n.Scalar();
+  if (s == "true" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "no" || s == "off") return false;
+  error(n, join(path, key), "expected true or false, found " + describe(n));
+  return std::nullopt;
+}
+
+std::optional<std::string> YamlReader::choice(const YAML::Node& map, const std::string& key,
+                                              const std::string& path,
+                                              const std::vector<std::string>& choices,
+                                              bool required) {
+  const YAML::Node n = scalar(map, key, path, required);
+  if (!n.IsDefined()) return std::nullopt;
+  const std::string s = n.Scalar();
+  for (const auto& c : choices)
+    if (c == s) return s;
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : " | ") + c;
+  error(n, join(path, key), fmt::format("'{}' is not one of {}", s, list), did_you_mean(s, choices));
+  return std::nullopt;
+}
+
+}  // namespace gf

@@ -1,0 +1,72 @@
+// Typed, checked access to a YAML document that collects every error with its position.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/diag.h"
+
+namespace gf {
+
+/// Reads values out of a YAML tree, recording a positioned Diagnostic for each problem
+/// instead of stopping at the first; callers check `errors()` at the end.
+class YamlReader {
+ public:
+  explicit YamlReader(std::string file) : file_(std::move(file)) {}
+
+  /// Parses `text`; a syntax error becomes a diagnostic and the result is a null node.
+  YAML::Node parse(const std::string& text);
+
+  const std::string& file() const { return file_; }
+  const std::vector<Diagnostic>& errors() const { return diags_; }
+  bool ok() const { return diags_.empty(); }
+
+  void error(const YAML::Node& at, const std::string& key, const std::string& message,
+             const std::string& hint = "");
+  void error_at(const YAML::Mark& mark, const std::string& key, const std::string& message,
+                const std::string& hint = "");
+
+  /// True when `node` is a map; otherwise records "expected a map".
+  bool expect_map(const YAML::Node& node, const std::string& path);
+  /// Records an error for every key of `map` not in `allowed`, with a "did you mean".
+  void check_keys(const YAML::Node& map, const std::string& path,
+                  const std::vector<std::string>& allowed);
+
+  /// A scalar as text; nullopt (and an error when `required`) when absent or not a scalar.
+  std::optional<std::string> text(const YAML::Node& map, const std::string& key,
+                                  const std::string& path, bool required = false);
+  /// A scalar converted by `parse` (one of the units parsers); errors carry position and key.
+  std::optional<double> quantity(const YAML::Node& map, const std::string& key,
+                                 const std::string& path,
+                                 const std::function<Result<double>(std::string_view)>& parse,
+                                 bool required = false);
+  /// A plain number (no unit).
+  std::optional<double> number(const YAML::Node& map, const std::string& key,
+                               const std::string& path, bool required = false);
+  /// A positive integer.
+  std::optional<long long> positive_int(const YAML::Node& map, const std::string& key,
+                                        const std::string& path, bool required = false);
+  std::optional<bool> boolean(const YAML::Node& map, const std::string& key,
+                              const std::string& path, bool required = false);
+  /// A scalar that must be one of `choices`.
+  std::optional<std::string> choice(const YAML::Node& map, const std::string& key,
+                                    const std::string& path,
+                                    const std::vector<std::string>& choices, bool required = false);
+
+  static std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+ private:
+  const YAML::Node scalar(const YAML::Node& map, const std::string& key, const std::string& path,
+                          bool required);
+  std::string file_;
+  std::vector<Diagnostic> diags_;
+  YAML::Mark last_mark_;
+};
+
+}  // namespace gf

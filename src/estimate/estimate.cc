@@ -1,0 +1,75 @@
+#include "estimate/estimate.h"
+
+#include <fmt/format.h>
+
+namespace gf {
+
+double bytes_per_param(const std::string& p) {
+  if (p == "fp32") return 4;
+  if (p == "bf16" || p == "fp16") return 2;
+  if (p == "fp8") return 1;
+  return 0;
+}
+
+const std::vector<std::string>& estimate_collectives() {
+  static const std::vector<std::string> k = {"all_reduce", "all_gather", "reduce_scatter",
+                                             "alltoall", "broadcast"};
+  return k;
+}
+
+double traffic_factor(const std::string& c, long long n) {
+  const double N = static_cast<double>(n);
+  if (n <= 1) return 0;
+  // Ring all-reduce = reduce-scatter + all-gather: each rank sends 2(N-1)/N of the payload.
+  if (c == "all_reduce") return 2 * (N - 1) / N;
+  if (c == "all_gather" || c == "reduce_scatter" || c == "alltoall") return (N - 1) / N;
+  if (c == "broadcast") return 1;
+  return 0;
+}
+
+Result<Estimate> estimate(const EstimateInput& in) {
+  std::vector<Diagnostic> errs;
+  const double bpp = bytes_per_param(in.precision);
+  if (bpp == 0)
+    errs.push_back({"", 0, 0, "--precision", fmt::format("unknown precision '{}'", in.precision),
+                    "use fp32, bf16, fp16 or fp8"});
+  if (in.params <= 0) errs.push_back({"", 0, 0, "--params", "must be positive, e.g. 70B", ""});
+  if (in.gpus < 2) errs.push_back({"", 0, 0, "--gpus", "needs at least 2 GPUs to communicate", ""});
+  if (traffic_factor(in.collective, 2) == 0)
+    errs.push_back({"", 0, 0, "--collective", fmt::format("unknown collective '{}'", in.collective),
+                    did_you_mean(in.collective, estimate_collectives())});
+  if (in.link_bits_per_s <= 0 && in.comm_time_s <= 0)
+    errs.push_back({"", 0, 0, "--link", "give the link rate (--link 400G or --nic cx7-400g) or "
+                                        "a communication time (--comm-time)", ""});
+  if (in.link_efficiency <= 0 || in.link_efficiency > 1)
+    errs.push_back({"", 0, 0, "--link-efficiency", "expected a fraction in (0, 1]", ""});
+  if (!errs.empty()) return errs;
+
+  Estimate e;
+  e.params = in.params;
+  e.bytes_per_param = bpp;
+  e.gpus = in.gpus;
+  e.collective = in.collective;
+  e.payload_bytes = in.params * bpp;
+  e.traffic_factor = traffic_factor(in.collective, in.gpus);
+  e.traffic_bytes = e.payload_bytes * e.traffic_factor;
+  // The guide's rule of thumb: "params x bytes x 2" for the ring's 2(N-1)/N.
+  constexpr double kGuideSimplifiedFactor = 2.0;
+  e.traffic_bytes_simple = e.payload_bytes * kGuideSimplifiedFactor;
+  e.link_bytes_per_s = in.link_bits_per_s / 8 * in.link_efficiency;
+  if (in.comm_time_s > 0) {
+    e.comm_time_s = in.comm_time_s;
+    e.comm_time_simple_s = in.comm_time_s;
+  } else {
+    e.comm_time_s = e.traffic_bytes / e.link_bytes_per_s;
+    e.comm_time_simple_s = e.traffic_bytes_simple / e.link_bytes_per_s;
+  }
+  e.compute_time_s = in.compute_time_s;
+  if (in.compute_time_s > 0) e.comm_fraction = e.comm_time_s / (e.comm_time_s + in.compute_time_s);
+  e.steps = in.steps;
+  e.comm_hours = e.comm_time_s * in.steps / 3600;
+  e.total_hours = (e.comm_time_s + in.compute_time_s) * in.steps / 3600;
+  return e;
+}
+
+}  // namespace gf

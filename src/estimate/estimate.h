@@ -1,0 +1,54 @@
+// The planning guide's closed-form calculator (seed §1, §3.2): how much a gradient
+// synchronisation moves, how long it takes on a link, and its share of the step.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/diag.h"
+
+namespace gf {
+
+/// What the user asks the calculator.
+struct EstimateInput {
+  double params = 0;              ///< model parameters
+  std::string precision = "bf16"; ///< fp32 | bf16 | fp16 | fp8
+  long long gpus = 0;
+  double link_bits_per_s = 0;     ///< per-GPU scale-out link
+  double link_efficiency = 1.0;   ///< usable fraction of the line rate (the guide uses 1)
+  double compute_time_s = 0;      ///< 0: not given
+  double comm_time_s = 0;         ///< 0: computed; else a measured/assumed collective time
+  double steps = 0;               ///< 0: not given
+  std::string collective = "all_reduce";
+};
+
+/// The calculator's answer; field names match the `estimate --json` contract.
+struct Estimate {
+  double params = 0;
+  double bytes_per_param = 0;
+  long long gpus = 0;
+  std::string collective;
+  double payload_bytes = 0;         ///< params x bytes/param
+  double traffic_factor = 0;        ///< exact per-GPU factor, 2(N-1)/N for all_reduce
+  double traffic_bytes = 0;         ///< payload x traffic_factor: bytes each GPU sends
+  double traffic_bytes_simple = 0;  ///< the guide's rule: 2 x params x bytes/param
+  double link_bytes_per_s = 0;      ///< usable link bandwidth
+  double comm_time_s = 0;
+  double comm_time_simple_s = 0;    ///< with the guide's simplified factor of 2
+  double compute_time_s = 0;
+  double comm_fraction = 0;         ///< comm / (comm + compute), no overlap; 0 without compute
+  double steps = 0;
+  double comm_hours = 0;            ///< communication time over all steps
+  double total_hours = 0;           ///< (comm + compute) over all steps
+};
+
+/// Bytes per parameter of a precision name; 0 when unknown.
+double bytes_per_param(const std::string& precision);
+/// Bytes each rank sends per byte of payload, by collective (ring algorithms).
+double traffic_factor(const std::string& collective, long long ranks);
+/// The collectives the calculator knows.
+const std::vector<std::string>& estimate_collectives();
+
+Result<Estimate> estimate(const EstimateInput& in);
+
+}  // namespace gf

@@ -1,0 +1,143 @@
+// Bill of materials: servers, NICs, switches per tier, cables and optics by length class.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "plan/plan.h"
+
+namespace gf {
+namespace {
+
+// Typical run lengths of each link kind (m). A rack holds a server and its top-of-rack leaf;
+// rail-optimized leaves sit in the scalable unit's network racks in the same row; spines sit in
+// a central network row; cores may be a hall away (single-mode optics).
+constexpr double kRackRunM = 2.5;
+constexpr double kRowRunM = 20;
+constexpr double kHallRunM = 50;
+constexpr double kCoreRunM = 150;
+// A single switch with this few servers sits in their rack (the guide's <= 8-node lab).
+constexpr int kSingleRackMaxNodes = 4;
+
+double part_cost_per_link(const CablePart* p) {
+  return p ? p->cost.price_usd / p->links : 0;
+}
+
+}  // namespace
+
+std::string LinkMedium::label() const {
+  if (cable) return cable->id;
+  if (!xcvr_switch) return "unavailable";
+  if (xcvr_end && xcvr_end != xcvr_switch)
+    return fmt::format("{}+{}+{}", xcvr_end->id, fibre ? fibre->id : "fibre", xcvr_switch->id);
+  return fmt::format("{}+{}", xcvr_switch->id, fibre ? fibre->id : "fibre");
+}
+
+LinkMedium link_medium(const Plan& plan, const Catalog& cat, const std::string& link_kind) {
+  LinkMedium m;
+  const Topology& t = plan.topo;
+  if (link_kind == "node-leaf") {
+    const bool in_rack = (t.kind == "single" && plan.nodes <= kSingleRackMaxNodes) ||
+                         (!t.rail_optimized && t.kind != "single");
+    m.length_class = in_rack ? "rack" : "row";
+    m.length_m = in_rack ? kRackRunM : kRowRunM;
+  } else if (link_kind == "leaf-spine") {
+    m.length_class = "hall";
+    m.length_m = kHallRunM;
+  } else {
+    m.length_class = "hall";
+    m.length_m = kCoreRunM;
+  }
+  const double gbps = t.lane_gbps;
+  const int cage = std::max(1, plan.sw.ports_per_cage);
+  // Optical: a transceiver at each end (twin-port parts on switch cages that need them), fibre.
+  const CablePart* x_single = cat.cable_for("transceiver", gbps, m.length_m, 1);
+  const CablePart* x_switch = cat.cable_for("transceiver", gbps, m.length_m, cage);
+  const CablePart* fibre = nullptr;
+  for (const auto& [id, c] : cat.cables)
+    if (c.kind == "fibre" && c.max_length_m >= m.length_m &&
+        (!fibre || c.cost.price_usd < fibre->cost.price_usd))
+      fibre = &c;
+  const bool node_end = link_kind == "node-leaf";
+  double optical = std::numeric_limits<double>::infinity();
+  if (x_switch && fibre && (!node_end || x_single))
+    optical = part_cost_per_link(node_end ? x_single : x_switch) + part_cost_per_link(x_switch) +
+              fibre->cost.price_usd;
+  double best = optical;
+  for (const char* kind : {"dac", "aoc"}) {
+    const CablePart* c = cat.cable_for(kind, gbps, m.length_m);
+    if (c && c->cost.price_usd < best) {
+      best = c->cost.price_usd;
+      m.cable = c;
+    }
+  }
+  if (!m.cable && std::isfinite(optical)) {
+    m.xcvr_switch = x_switch;
+    m.xcvr_end = node_end ? x_single : x_switch;
+    m.fibre = fibre;
+  }
+  return m;
+}
+
+void build_bom(Plan& p, const Catalog& cat) {
+  Bom b;
+  auto add = [&](std::string category, std::string id, std::string name, std::string role,
+                 long long qty, const CostFigure& cost) {
+    if (qty <= 0) return;
+    b.items.push_back({std::move(category), std::move(id), std::move(name), std::move(role), qty,
+                       cost.price_usd, cost.power_w, cost.provenance()});
+  };
+  add("compute", p.gpu.id + "-node", p.gpu.name + " server", "compute", p.nodes, p.gpu.node);
+  add("nic", p.nic.id, p.nic.name, "compute", 1LL * p.nodes * p.nics_per_node, p.nic.cost);
+  add("switch", p.sw.id, p.sw.name, p.topo.kind == "single" ? "switch" : "leaf", p.leaf_total,
+      p.sw.cost);
+  add("switch", p.sw.id, p.sw.name, p.topo.kind == "dragonfly" ? "group spine" : "spine",
+      p.spine_total, p.sw.cost);
+  add("switch", p.sw.id, p.sw.name, "core", p.core_total, p.sw.cost);
+
+  struct Kind {
+    const char* name;
+    long long links;
+    bool switch_both_ends;
+  };
+  const Kind kinds[] = {{"node-leaf", p.node_leaf_total, false},
+                        {"leaf-spine", p.leaf_spine_total, true},
+                        {"spine-core", p.spine_core_total, true}};
+  for (const auto& k : kinds) {
+    if (k.links == 0) continue;
+    const LinkMedium m = link_medium(p, cat, k.name);
+    const std::string role = fmt::format("{} ({}, {} m)", k.name, m.length_class, m.length_m);
+    if (m.cable) {
+      add(m.cable->kind == "dac" ? "cable" : "cable", m.cable->id, m.cable->name, role, k.links,
+          m.cable->cost);
+    } else if (m.xcvr_switch) {
+      // Switch-side cages: twin-port parts serve two links each.
+      const long long switch_ends = k.switch_both_ends ? 2 * k.links : k.links;
+      add("transceiver", m.xcvr_switch->id, m.xcvr_switch->name, role + " switch side",
+          (switch_ends + m.xcvr_switch->links - 1) / m.xcvr_switch->links, m.xcvr_switch->cost);
+      if (!k.switch_both_ends)
+        add("transceiver", m.xcvr_end->id, m.xcvr_end->name, role + " NIC side", k.links,
+            m.xcvr_end->cost);
+      add("fibre", m.fibre->id, m.fibre->name, role, k.links, m.fibre->cost);
+    } else {
+      p.warnings.push_back(fmt::format("no cable or optic in the catalog carries {} Gbps over {} m "
+                                       "({} links); add one with a catalog file",
+                                       p.topo.lane_gbps, m.length_m, k.name));
+    }
+  }
+  for (const auto& it : b.items) {
+    const double usd = it.unit_usd * it.qty, w = it.unit_w * it.qty;
+    b.capex_usd += usd;
+    b.power_w += w;
+    if (it.category == "compute") {
+      b.compute_capex_usd += usd;
+    } else {
+      b.network_capex_usd += usd;
+      b.network_power_w += w;
+    }
+  }
+  b.network_usd_per_gpu = p.gpus > 0 ? b.network_capex_usd / p.gpus : 0;
+  b.network_share = b.capex_usd > 0 ? b.network_capex_usd / b.capex_usd : 0;
+  p.bom = std::move(b);
+}
+
+}  // namespace gf

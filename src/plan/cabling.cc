@@ -1,0 +1,182 @@
+// The cabling plan: every link with deterministic device names and port numbers.
+//
+// Names: node0001..; leaves "su01-r3-leaf" (rail-optimized unit 1, rail 3) or "leaf001" (top of
+// rack); spines "spine01" (2 tiers) or "pod02-spine03" (3 tiers) / "g02-spine03" (dragonfly);
+// cores "core001". With several planes every switch name starts with "p1-", "p2-", ... and a
+// host port is "nic3.p1". Switch ports are numbered from 1: down ports first, then up ports.
+#include <fmt/format.h>
+
+#include "plan/plan.h"
+
+namespace gf {
+namespace {
+
+int digits(long long n) {
+  int d = 1;
+  while (n >= 10) {
+    n /= 10;
+    ++d;
+  }
+  return d;
+}
+
+struct Namer {
+  const Topology& t;
+  int node_w, unit_w, leaf_w, spine_w, pod_w, core_w;
+  std::string plane_prefix(int plane) const {
+    return t.planes > 1 ? fmt::format("p{}-", plane + 1) : std::string();
+  }
+  std::string node(long long n) const { return fmt::format("node{:0{}}", n + 1, node_w); }
+  std::string nic_port(int rail, int plane) const {
+    return t.planes > 1 ? fmt::format("nic{}.p{}", rail, plane + 1) : fmt::format("nic{}", rail);
+  }
+  // Leaf index inside a plane, 0-based.
+  std::string leaf(int plane, long long leaf) const {
+    if (t.kind == "single") return plane_prefix(plane) + "switch1";
+    if (!t.rail_optimized) return fmt::format("{}leaf{:0{}}", plane_prefix(plane), leaf + 1, leaf_w);
+    const long long unit = leaf / t.leaves_per_unit, in_unit = leaf % t.leaves_per_unit;
+    const int per_rail = t.leaves_per_unit / t.rails;
+    const long long rail = in_unit / per_rail, sub = in_unit % per_rail;
+    std::string name = fmt::format("{}su{:0{}}-r{}", plane_prefix(plane), unit + 1, unit_w, rail);
+    if (per_rail > 1) name += fmt::format("{}", static_cast<char>('a' + sub));
+    return name + "-leaf";
+  }
+  std::string spine(int plane, long long s) const {
+    if (t.kind == "clos2") return fmt::format("{}spine{:0{}}", plane_prefix(plane), s + 1, spine_w);
+    const long long pod = s / t.spines_per_pod, in_pod = s % t.spines_per_pod;
+    return fmt::format("{}{}{:0{}}-spine{:0{}}", plane_prefix(plane),
+                       t.kind == "dragonfly" ? "g" : "pod", pod + 1, pod_w, in_pod + 1,
+                       digits(t.spines_per_pod));
+  }
+  std::string core(int plane, long long c) const {
+    return fmt::format("{}core{:0{}}", plane_prefix(plane), c + 1, core_w);
+  }
+};
+
+}  // namespace
+
+void for_each_link(const Plan& p, const Catalog& cat,
+                   const std::function<void(const CableRun&)>& visit) {
+  const Topology& t = p.topo;
+  const Namer nm{t, std::max(3, digits(p.nodes)), std::max(2, digits(t.units)),
+                 std::max(3, digits(t.leaves)), std::max(2, digits(t.spines)),
+                 std::max(2, digits(t.pods)), std::max(3, digits(t.cores))};
+  const LinkMedium m_nl = link_medium(p, cat, "node-leaf");
+  const LinkMedium m_ls = link_medium(p, cat, "leaf-spine");
+  const LinkMedium m_sc = link_medium(p, cat, "spine-core");
+  const std::string c_nl = m_nl.label(), c_ls = m_ls.label(), c_sc = m_sc.label();
+  CableRun r;
+  for (int plane = 0; plane < t.planes; ++plane) {
+    // Node to leaf. Rail-optimized: node slot s of unit u, rail r -> leaf (u, r), port s+1.
+    // Top of rack: node i of its leaf, rail r -> port i*rails + r + 1.
+    std::vector<int> used_down(static_cast<size_t>(t.leaves), 0);
+    for (long long n = 0; n < p.nodes; ++n) {
+      for (int rail = 0; rail < t.rails; ++rail) {
+        long long leaf = 0;
+        int port = 0;
+        if (t.kind == "single") {
+          leaf = 0;
+          port = static_cast<int>(n * t.rails + rail + 1);
+        } else if (t.rail_optimized) {
+          const long long unit = n / t.nodes_per_unit, slot = n % t.nodes_per_unit;
+          const int per_rail = t.leaves_per_unit / t.rails;
+          leaf = unit * t.leaves_per_unit + 1LL * rail * per_rail + slot / t.leaf_down;
+          port = static_cast<int>(slot % t.leaf_down + 1);
+        } else {
+          const int per_leaf = t.leaf_down / t.rails;
+          leaf = n / per_leaf;
+          port = static_cast<int>((n % per_leaf) * t.rails + rail + 1);
+        }
+        used_down[static_cast<size_t>(leaf)] = std::max(used_down[static_cast<size_t>(leaf)], port);
+        r.a_device = nm.node(n);
+        r.a_port = nm.nic_port(rail, plane);
+        r.b_device = nm.leaf(plane, leaf);
+        r.b_port = std::to_string(port);
+        r.cable = c_nl;
+        r.length_class = m_nl.length_class;
+        visit(r);
+      }
+    }
+    // Appliances (e.g. UFM) on the free down ports of the last leaves.
+    int left = p.appliance_ports;
+    for (long long leaf = t.leaves - 1; leaf >= 0 && left > 0; --leaf) {
+      const int cap = t.kind == "single" ? t.radix : t.leaf_down;
+      for (int port = used_down[static_cast<size_t>(leaf)] + 1; port <= cap && left > 0; ++port) {
+        r.a_device = fmt::format("{}fabric-manager", nm.plane_prefix(plane));
+        r.a_port = fmt::format("port{}", p.appliance_ports - left + 1);
+        r.b_device = nm.leaf(plane, leaf);
+        r.b_port = std::to_string(port);
+        r.cable = c_nl;
+        r.length_class = m_nl.length_class;
+        visit(r);
+        --left;
+      }
+    }
+    if (t.kind == "single") continue;
+    // Leaf to spine: uplink j of a leaf goes to spine j mod S (of its pod), spread evenly.
+    const long long leaves_per_pod =
+        t.kind == "clos2" ? t.leaves : 1LL * t.units_per_pod * t.leaves_per_unit;
+    const int spines_per = t.kind == "clos2" ? t.spines : t.spines_per_pod;
+    const long long per_pair = (t.leaf_up + spines_per - 1) / spines_per;
+    for (long long leaf = 0; leaf < t.leaves; ++leaf) {
+      const long long pod = leaf / leaves_per_pod, local = leaf % leaves_per_pod;
+      for (int j = 0; j < t.leaf_up; ++j) {
+        const long long s = pod * spines_per + j % spines_per;
+        r.a_device = nm.leaf(plane, leaf);
+        r.a_port = std::to_string(t.leaf_down + j + 1);
+        r.b_device = nm.spine(plane, s);
+        r.b_port = std::to_string(local * per_pair + j / spines_per + 1);
+        r.cable = c_ls;
+        r.length_class = m_ls.length_class;
+        visit(r);
+      }
+    }
+    if (t.kind == "clos3") {
+      // Spine s of every pod to the cores of group s; spine uplink j -> core j mod Cg of the group.
+      const long long per = (t.spine_up + t.cores_per_group - 1) / t.cores_per_group;
+      for (long long s = 0; s < t.spines; ++s) {
+        const long long pod = s / t.spines_per_pod, idx = s % t.spines_per_pod;
+        for (int j = 0; j < t.spine_up; ++j) {
+          const long long c = idx * t.cores_per_group + j % t.cores_per_group;
+          r.a_device = nm.spine(plane, s);
+          r.a_port = std::to_string(t.spine_down + j + 1);
+          r.b_device = nm.core(plane, c);
+          r.b_port = std::to_string(pod * per + j / t.cores_per_group + 1);
+          r.cable = c_sc;
+          r.length_class = m_sc.length_class;
+          visit(r);
+        }
+      }
+    } else if (t.kind == "dragonfly") {
+      // Global links: each group's global ports taken in turn, spine by spine.
+      std::vector<long long> next(static_cast<size_t>(t.pods), 0);
+      auto take = [&](long long g, std::string& dev, std::string& port) {
+        const long long k = next[static_cast<size_t>(g)]++;
+        const long long s = g * t.spines_per_pod + k % t.spines_per_pod;
+        dev = nm.spine(plane, s);
+        port = std::to_string(t.spine_down + k / t.spines_per_pod + 1);
+      };
+      for (long long a = 0; a < t.pods; ++a)
+        for (long long b = a + 1; b < t.pods; ++b)
+          for (int l = 0; l < t.global_links_per_pair; ++l) {
+            take(a, r.a_device, r.a_port);
+            take(b, r.b_device, r.b_port);
+            r.cable = c_sc;
+            r.length_class = m_sc.length_class;
+            visit(r);
+          }
+    }
+  }
+}
+
+std::string cabling_csv(const Plan& p, const Catalog& cat) {
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "a_device,a_port,b_device,b_port,cable,length_class\n");
+  for_each_link(p, cat, [&](const CableRun& r) {
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{}\n", r.a_device, r.a_port,
+                   r.b_device, r.b_port, r.cable, r.length_class);
+  });
+  return fmt::to_string(out);
+}
+
+}  // namespace gf

@@ -1,0 +1,449 @@
+#include "plan/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "units/units.h"
+
+namespace gf {
+namespace {
+
+// Guide §2/§3.3: "peak performance at > 1000 GPUs -> InfiniBand; cost, cloud or ~hundreds of
+// GPUs -> RoCE".
+constexpr long long kInfinibandPreferredAboveGpus = 1000;
+// Guide §3.3: oversubscription 1:1, "at most ~2:1".
+constexpr double kMaxAdvisedOversubscription = 2.0;
+// Guide §8: keep at least half of the spine ports free for growth.
+constexpr double kAdvisedSpineHeadroom = 0.5;
+// Per-flow ECMP on RoCE loses bandwidth to hash collisions at scale (Meta SIGCOMM'24;
+// Alibaba HPN SIGCOMM'24); beyond this many GPUs plain ECMP deserves a warning.
+constexpr long long kPlainEcmpWarnAboveGpus = 2048;
+// Usable PCIe x16 bandwidth per direction, GB/s, by generation (PCI-SIG: 8/16/32/64 GT/s per
+// lane with 128b/130b encoding; Gen6 FLIT mode ~ 121 GB/s).
+double pcie_x16_gbs(int gen) {
+  switch (gen) {
+    case 3: return 15.75;
+    case 4: return 31.5;
+    case 5: return 63.0;
+    default: return gen >= 6 ? 121.0 : 8.0;
+  }
+}
+
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+int usable(int ports, double headroom) {
+  return std::max(1, static_cast<int>(std::floor(ports * (1.0 - headroom) + 1e-9)));
+}
+
+// Leaf down/up split for a down:up ratio r on `k` ports.
+void split_leaf(int k, double r, int& down, int& up) {
+  down = static_cast<int>(std::floor(k * r / (r + 1) + 1e-9));
+  up = k - down;
+}
+
+// The smallest number of upper switches (each `ports` wide) such that each of `lowers`
+// switches spreads `up` links over all of them and no upper switch runs out of ports.
+int uppers_needed(long long lowers, int up, int ports) {
+  if (lowers <= 0 || up <= 0) return 0;
+  for (long long n = std::max<long long>(1, ceil_div(lowers * up, ports)); n <= up; ++n)
+    if (lowers * ceil_div(up, n) <= ports) return static_cast<int>(n);
+  return -1;  // more lower switches than an upper switch can reach
+}
+
+}  // namespace
+
+Topology size_topology(const std::string& kind, int nodes, int rails, int radix, double lane_gbps,
+                       const FabricSpec& f, int appliance_ports) {
+  Topology t;
+  t.rail_optimized = f.rail_optimized;
+  t.planes = f.planes;
+  t.lane_gbps = lane_gbps;
+  t.radix = radix;
+  t.rails = rails;
+  const long long endpoints = 1LL * nodes * rails + appliance_ports;
+  const int k = radix;
+  if (kind == "single") {
+    t.kind = kind;
+    t.tiers = 1;
+    t.max_endpoints = k;
+    if (endpoints > k) return Topology{};
+    t.leaves = 1;
+    t.leaf_down = k;
+    t.nodes_per_unit = nodes;
+    t.leaves_per_unit = 1;
+    t.units = 1;
+    t.node_leaf_links = endpoints;
+    return t;
+  }
+  split_leaf(k, f.oversubscription, t.leaf_down, t.leaf_up);
+  // A scalable unit: rail-optimized, one leaf per rail takes one port from every node of the
+  // unit (DGX SuperPOD); otherwise a leaf is a top-of-rack switch holding whole nodes. By
+  // default a unit is as large as a leaf allows, or the whole cluster when that is smaller.
+  int down_used = 0;
+  if (f.rail_optimized) {
+    t.nodes_per_unit = f.scalable_unit > 0 ? f.scalable_unit : std::min(t.leaf_down, nodes);
+    t.leaves_per_unit = rails * static_cast<int>(ceil_div(t.nodes_per_unit, t.leaf_down));
+    down_used = std::min(t.nodes_per_unit, t.leaf_down);
+  } else {
+    const int per_leaf = t.leaf_down / rails;
+    if (per_leaf < 1) return Topology{};
+    t.nodes_per_unit = f.scalable_unit > 0 ? f.scalable_unit : std::min(per_leaf, nodes);
+    t.leaves_per_unit = static_cast<int>(ceil_div(t.nodes_per_unit, per_leaf));
+    down_used = std::min(t.nodes_per_unit, per_leaf) * rails;
+  }
+  // Uplinks for the ports a unit's leaf uses, at the asked down:up ratio (never more than fit).
+  t.leaf_up = std::min(t.leaf_up, static_cast<int>(std::ceil(down_used / f.oversubscription - 1e-9)));
+  t.oversubscription = static_cast<double>(down_used) / t.leaf_up;
+  t.units = static_cast<int>(ceil_div(nodes, t.nodes_per_unit));
+  // Appliances (e.g. UFM) take free leaf down ports; a full last unit gets a unit more.
+  const long long free_ports = 1LL * t.units * t.leaves_per_unit * t.leaf_down - 1LL * nodes * rails;
+  if (appliance_ports > free_ports) t.units += 1;
+  t.leaves = t.units * t.leaves_per_unit;
+  t.node_leaf_links = endpoints;
+  t.leaf_spine_links = 1LL * t.leaves * t.leaf_up;
+
+  if (kind == "clos2") {
+    t.kind = kind;
+    t.tiers = 2;
+    const int ks = usable(k, f.spine_headroom);
+    t.max_endpoints = 1LL * ks * (f.rail_optimized ? t.leaf_down : t.leaf_down / rails * rails);
+    t.spines = uppers_needed(t.leaves, t.leaf_up, ks);
+    if (t.spines <= 0) return Topology{};
+    t.spine_down = static_cast<int>(t.leaves * ceil_div(t.leaf_up, t.spines));
+    return t;
+  }
+  // Three tiers and dragonfly: pods (groups) of leaves under pod spines with half their ports
+  // down and half up (to cores, or to other groups).
+  const int spine_down = k / 2, spine_up = k - k / 2;
+  t.units_per_pod = spine_down / t.leaves_per_unit;
+  if (t.units_per_pod < 1) return Topology{};
+  const int leaves_per_pod = t.units_per_pod * t.leaves_per_unit;
+  t.spines_per_pod = uppers_needed(leaves_per_pod, t.leaf_up, spine_down);
+  if (t.spines_per_pod <= 0) return Topology{};
+  t.pods = static_cast<int>(ceil_div(t.units, t.units_per_pod));
+  t.spines = t.pods * t.spines_per_pod;
+  t.spine_down = spine_down;
+  t.spine_up = spine_up;
+  const long long pod_endpoints = 1LL * leaves_per_pod * t.leaf_down / (f.rail_optimized ? 1 : 1);
+  if (kind == "clos3") {
+    t.kind = kind;
+    t.tiers = 3;
+    const int kc = usable(k, f.spine_headroom);
+    t.max_endpoints = pod_endpoints * kc;
+    if (t.pods > kc) return Topology{};
+    // Core group s serves spine s of every pod.
+    t.core_groups = t.spines_per_pod;
+    t.cores_per_group = uppers_needed(t.pods, spine_up, kc);
+    if (t.cores_per_group <= 0) return Topology{};
+    t.cores = t.core_groups * t.cores_per_group;
+    t.spine_core_links = 1LL * t.spines * spine_up;
+    return t;
+  }
+  if (kind == "dragonfly") {
+    // Dragonfly+: every pair of groups joined by the same number of global links.
+    t.kind = kind;
+    t.tiers = 3;
+    const long long global_ports = 1LL * t.spines_per_pod * spine_up;
+    t.max_endpoints = pod_endpoints * (global_ports + 1);
+    if (t.pods < 2) return Topology{};
+    if (t.pods - 1 > global_ports) return Topology{};
+    t.global_links_per_pair = static_cast<int>(global_ports / (t.pods - 1));
+    t.spine_core_links = 1LL * t.pods * (t.pods - 1) / 2 * t.global_links_per_pair;
+    return t;
+  }
+  return Topology{};
+}
+
+namespace {
+
+struct Sized {
+  Topology topo;
+  std::string error;
+};
+
+// Sizes the requested kind, or under `auto` the flattest kind that fits.
+Sized size_for(const Spec& spec, int radix, double lane, int appliance_ports) {
+  const auto& f = spec.fabric;
+  const int nodes = spec.cluster.nodes, rails = spec.cluster.nics_per_node;
+  const std::vector<std::string> kinds =
+      f.topology == "auto" ? std::vector<std::string>{"single", "clos2", "clos3", "dragonfly"}
+                           : std::vector<std::string>{f.topology};
+  for (const auto& kind : kinds) {
+    Topology t = size_topology(kind, nodes, rails, radix, lane, f, appliance_ports);
+    if (!t.kind.empty()) return {t, ""};
+  }
+  const Topology probe = [&] {
+    Topology p = size_topology(kinds.back(), 1, rails, radix, lane, f, 0);
+    return p;
+  }();
+  return {Topology{},
+          fmt::format("{} with {}-port switches reaches at most {} endpoints per plane; the "
+                      "cluster needs {}",
+                      kinds.back(), radix, probe.max_endpoints,
+                      1LL * nodes * rails + appliance_ports)};
+}
+
+// Counts, totals, bisection and growth of a sized plan.
+void finish_counts(Plan& p) {
+  const Topology& t = p.topo;
+  const int planes = t.planes;
+  p.leaf_total = t.leaves * planes;
+  p.spine_total = t.spines * planes;
+  p.core_total = t.cores * planes;
+  p.switch_total = p.leaf_total + p.spine_total + p.core_total;
+  p.node_leaf_total = t.node_leaf_links * planes;
+  p.leaf_spine_total = t.leaf_spine_links * planes;
+  p.spine_core_total = t.spine_core_links * planes;
+  p.link_total = p.node_leaf_total + p.leaf_spine_total + p.spine_core_total;
+  const double endpoint_gbps = static_cast<double>(t.node_leaf_links) * t.lane_gbps * planes;
+  double cut = endpoint_gbps;
+  if (t.kind != "single") cut = std::min(cut, static_cast<double>(t.leaf_spine_links) *
+                                                  t.lane_gbps * planes);
+  if (t.kind == "clos3") cut = std::min(cut, static_cast<double>(t.spine_core_links) *
+                                                 t.lane_gbps * planes);
+  if (t.kind == "dragonfly") {
+    // Half the groups on each side: (G/2)^2 pairs cross, both directions.
+    const double half = std::floor(t.pods / 2.0);
+    cut = std::min(cut, half * (t.pods - half) * t.global_links_per_pair * t.lane_gbps * 2 *
+                            planes);
+  }
+  p.bisection_gbps = cut;
+  // Growth (seed §8): free ports in the top tier, and nodes the tiers can hold.
+  if (t.kind == "single") {
+    p.spine_ports_free_fraction = 1.0 - static_cast<double>(t.node_leaf_links) / t.radix;
+  } else if (t.kind == "clos2") {
+    p.spine_ports_free_fraction =
+        1.0 - static_cast<double>(t.leaf_spine_links) / (1.0 * t.spines * t.radix);
+  } else if (t.kind == "clos3") {
+    p.spine_ports_free_fraction =
+        1.0 - static_cast<double>(t.spine_core_links) / (1.0 * t.cores * t.radix);
+  }
+  const int per_node = t.rails;
+  p.max_nodes_same_tiers = t.max_endpoints / std::max(1, per_node);
+}
+
+std::string tech_of(const Switch& s) { return s.technology == "infiniband" ? "infiniband" : "roce"; }
+
+struct Option {
+  Plan plan;
+  bool ok = false;
+  std::string error;
+};
+
+// Plans the cluster on one switch model; fills topology, counts and the BOM.
+Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, const std::string& tech) {
+  Option o;
+  Plan& p = o.plan;
+  p.name = spec.name;
+  p.nodes = spec.cluster.nodes;
+  p.gpus_per_node = spec.cluster.gpus_per_node;
+  p.gpus = 1LL * p.nodes * p.gpus_per_node;
+  p.nics_per_node = spec.cluster.nics_per_node;
+  p.gpu = cat.gpus.at(spec.cluster.gpu);
+  p.nic = cat.nics.at(spec.cluster.nic);
+  p.sw = sw;
+  p.technology = tech;
+  p.appliance_ports = spec.fabric.appliance_ports;
+  const double lane = p.nic.rate_gbps / spec.fabric.planes;
+  const int radix = sw.ports_at(lane);
+  if (radix == 0 || sw.port_gbps < lane) {
+    o.error = fmt::format("{} has no {} Gbps ports", sw.id, lane);
+    return o;
+  }
+  Sized s = size_for(spec, radix, lane, p.appliance_ports);
+  if (s.topo.kind.empty()) {
+    o.error = s.error;
+    return o;
+  }
+  p.topo = s.topo;
+  finish_counts(p);
+  build_bom(p, cat);
+  o.ok = true;
+  return o;
+}
+
+}  // namespace
+
+Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
+  const Nic& nic = cat.nics.at(spec.cluster.nic);
+  const auto& f = spec.fabric;
+  const double lane = nic.rate_gbps / f.planes;
+  std::vector<std::string> techs;
+  if (f.technology == "auto") {
+    if (nic.infiniband) techs.push_back("infiniband");
+    if (nic.roce) techs.push_back("roce");
+  } else {
+    techs.push_back(f.technology);
+  }
+
+  // Every usable switch of every technology in play, each planned.
+  std::vector<Option> options;
+  std::vector<Candidate> candidates;
+  for (const auto& [id, sw] : cat.switches) {
+    const std::string tech = tech_of(sw);
+    if (std::find(techs.begin(), techs.end(), tech) == techs.end()) continue;
+    if (f.switch_id != "auto" && id != f.switch_id) continue;
+    if (sw.ports_at(lane) == 0) continue;
+    Option o = plan_on(spec, cat, sw, tech);
+    Candidate c{tech, id, o.ok ? o.plan.topo.kind : "", o.ok ? o.plan.topo.tiers : 0,
+                o.ok ? o.plan.switch_total : 0, o.ok ? o.plan.bom.network_capex_usd : 0,
+                o.ok ? o.plan.bom.network_power_w : 0, false, o.error};
+    candidates.push_back(c);
+    options.push_back(std::move(o));
+  }
+  // Best switch per technology: fewest tiers first when the goal is time (latency, hops),
+  // cheapest first when it is cost.
+  const bool time_goal = spec.constraints.goal == "time";
+  auto better = [&](const Option& a, const Option& b) {
+    if (time_goal && a.plan.topo.tiers != b.plan.topo.tiers)
+      return a.plan.topo.tiers < b.plan.topo.tiers;
+    return a.plan.bom.network_capex_usd < b.plan.bom.network_capex_usd;
+  };
+  std::map<std::string, const Option*> best;
+  std::string last_error;
+  for (const auto& o : options) {
+    if (!o.ok) {
+      last_error = o.error;
+      continue;
+    }
+    auto& b = best[o.plan.technology];
+    if (!b || better(o, *b)) b = &o;
+  }
+  if (best.empty()) {
+    if (f.switch_id != "auto" && !last_error.empty())
+      return spec.at(f.topology == "auto" ? "fabric.switch" : "fabric.topology", last_error,
+                     "use a larger switch, topology: auto, or more planes");
+    if (!last_error.empty())
+      return spec.at("fabric.topology", last_error, "use topology: auto or a larger switch");
+    return spec.at("fabric.switch",
+                   fmt::format("no {} switch in the catalog runs {} Gbps ports",
+                               f.technology == "auto" ? "" : f.technology, lane),
+                   "add one with a catalog file, or change the NIC or planes");
+  }
+
+  // Technology: the guide's rule of thumb, weighed against the cost of each option.
+  const Option* ib = best.count("infiniband") ? best["infiniband"] : nullptr;
+  const Option* roce = best.count("roce") ? best["roce"] : nullptr;
+  const long long gpus = 1LL * spec.cluster.nodes * spec.cluster.gpus_per_node;
+  const double budget = spec.constraints.budget_usd;
+  const Option* chosen = nullptr;
+  std::string reason;
+  auto capex = [](const Option* o) { return units::format_usd(o->plan.bom.network_capex_usd); };
+  if (f.technology != "auto" || !ib || !roce) {
+    chosen = ib ? ib : roce;
+    if (f.technology != "auto")
+      reason = fmt::format("{} as the spec requires", f.technology);
+    else
+      reason = fmt::format("NIC {} supports only {}", nic.id, ib ? "InfiniBand" : "RoCE");
+  } else {
+    const double ib_total = ib->plan.bom.capex_usd, roce_total = roce->plan.bom.capex_usd;
+    const std::string costs =
+        fmt::format("network capex InfiniBand {} ({}) vs RoCE {} ({})", capex(ib),
+                    ib->plan.sw.id, capex(roce), roce->plan.sw.id);
+    if (budget > 0 && ib_total > budget && roce_total <= budget) {
+      chosen = roce;
+      reason = fmt::format("RoCE: InfiniBand ({}) would exceed the {} budget; {}",
+                           units::format_usd(ib_total), units::format_usd(budget), costs);
+    } else if (time_goal && gpus > kInfinibandPreferredAboveGpus) {
+      chosen = ib;
+      reason = fmt::format("InfiniBand: goal is time-to-solution at {} GPUs (> {}), where the guide "
+                           "recommends InfiniBand for peak performance, congestion control and "
+                           "adaptive routing; {}",
+                           gpus, kInfinibandPreferredAboveGpus, costs);
+    } else if (time_goal) {
+      chosen = roce;
+      reason = fmt::format("RoCE: {} GPUs is within the size where the guide finds RoCE's "
+                           "price/performance best; {}",
+                           gpus, costs);
+    } else {
+      chosen = roce->plan.bom.network_capex_usd <= ib->plan.bom.network_capex_usd ? roce : ib;
+      reason = fmt::format("{}: goal is cost-to-solution and it is the cheaper fabric; {}",
+                           chosen == roce ? "RoCE" : "InfiniBand", costs);
+    }
+  }
+  Plan p = chosen->plan;
+  p.technology_reason = reason;
+  p.switch_reason =
+      f.switch_id != "auto"
+          ? "as the spec requires"
+          : fmt::format("{} of the {} {} switches that run {} Gbps ports: {}",
+                        time_goal ? "fewest tiers, then lowest network capex," : "lowest network capex",
+                        std::count_if(candidates.begin(), candidates.end(),
+                                      [&](const Candidate& c) { return c.technology == p.technology; }),
+                        p.technology, lane, p.sw.id);
+  for (auto& c : candidates)
+    c.chosen = c.technology == p.technology && c.switch_id == p.sw.id && c.note.empty();
+  p.candidates = candidates;
+
+  // Resolved fabric features.
+  if (f.load_balancing != "auto")
+    p.load_balancing = f.load_balancing;
+  else if (p.technology == "infiniband")
+    p.load_balancing = p.sw.adaptive_routing ? "adaptive" : "ecmp";
+  else
+    p.load_balancing = p.sw.adaptive_routing ? "adaptive" : "ecmp-multi-qp";
+  const bool inr_hw = !p.sw.in_network_reduction.empty();
+  p.in_network_reduction = f.in_network_reduction == "on" || (f.in_network_reduction == "auto" && inr_hw);
+
+  // Warnings: where the plan contradicts the guide or the hardware.
+  auto warn = [&](std::string w) { p.warnings.push_back(std::move(w)); };
+  if (f.in_network_reduction == "on" && !inr_hw)
+    warn(fmt::format("in_network_reduction: on, but {} has no in-network reduction; collectives "
+                     "will run without it",
+                     p.sw.id));
+  if (p.technology == "roce" && p.load_balancing == "ecmp" && gpus > kPlainEcmpWarnAboveGpus)
+    warn(fmt::format("plain per-flow ECMP on RoCE at {} GPUs: training flows are few and large, so "
+                     "hash collisions cost bandwidth; use ecmp-multi-qp, adaptive routing or more "
+                     "planes",
+                     gpus));
+  if (f.technology == "roce" && time_goal && gpus > kInfinibandPreferredAboveGpus && nic.infiniband)
+    warn(fmt::format("RoCE at {} GPUs with a time-to-solution goal: the guide recommends "
+                     "InfiniBand above {} GPUs for peak performance",
+                     gpus, kInfinibandPreferredAboveGpus));
+  if (f.technology == "infiniband" && spec.constraints.goal == "cost" && roce &&
+      roce->plan.bom.network_capex_usd < ib->plan.bom.network_capex_usd)
+    warn(fmt::format("InfiniBand with a cost goal: RoCE would cost {} less in network capex",
+                     units::format_usd(ib->plan.bom.network_capex_usd -
+                                       roce->plan.bom.network_capex_usd)));
+  if (p.topo.oversubscription > kMaxAdvisedOversubscription + 1e-9)
+    warn(fmt::format("oversubscription {:.2g}:1 exceeds the guide's ~2:1 maximum for training "
+                     "fabrics; all-reduce across units will slow down accordingly",
+                     p.topo.oversubscription));
+  const double nic_gbs = p.nic.rate_gbps / 8;
+  const int pcie = std::min(p.gpu.pcie_gen, p.nic.pcie_gen);
+  if (pcie_x16_gbs(pcie) < nic_gbs * 0.99)
+    warn(fmt::format("{} behind PCIe Gen{} x16 ({:.0f} GB/s) cannot reach its {:.0f} GB/s line "
+                     "rate on {}",
+                     p.nic.id, pcie, pcie_x16_gbs(pcie), nic_gbs, p.gpu.id));
+  if (!p.nic.gpudirect)
+    warn(fmt::format("{} lacks GPUDirect RDMA: GPU data crosses host memory", p.nic.id));
+  if (p.nics_per_node < p.gpus_per_node)
+    warn(fmt::format("{} NICs for {} GPUs per node: each NIC is shared by {} GPUs, so per-GPU "
+                     "scale-out bandwidth is {:.0f} Gbps",
+                     p.nics_per_node, p.gpus_per_node,
+                     (p.gpus_per_node + p.nics_per_node - 1) / p.nics_per_node,
+                     p.nic.rate_gbps * p.nics_per_node / p.gpus_per_node));
+  if (p.topo.kind == "dragonfly" && p.technology == "roce")
+    warn("dragonfly on RoCE needs non-minimal (adaptive) routing to use global links well");
+  if (p.topo.kind != "single") {
+    const long long filled = 1LL * p.nodes;
+    const long long slots = 1LL * p.topo.units * p.topo.nodes_per_unit;
+    if (filled < slots)
+      p.notes.push_back(fmt::format("last scalable unit holds {} of {} nodes; its leaves and "
+                                    "uplinks are built in full for growth",
+                                    p.topo.nodes_per_unit - (slots - filled), p.topo.nodes_per_unit));
+  }
+  if (f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom && p.topo.kind != "single")
+    p.notes.push_back(fmt::format("{:.0f}% of top-tier ports are free; the guide (§8) keeps >= 50% "
+                                  "free for growth: set fabric.spine_headroom: 0.5 to plan it",
+                                  100 * p.spine_ports_free_fraction));
+  if (p.topo.kind == "clos3")
+    p.notes.push_back("pods are built with their full complement of spines");
+  return p;
+}
+
+}  // namespace gf

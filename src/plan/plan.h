@@ -1,0 +1,128 @@
+// The planner: technology and topology choice, switch sizing, cabling, bill of materials.
+// Pure: a validated spec and a catalog in, a Plan out.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "common/diag.h"
+#include "spec/spec.h"
+
+namespace gf {
+
+/// One tier-structured fabric plane, sized. All counts are per plane unless named `total`.
+struct Topology {
+  std::string kind;  ///< single | clos2 | clos3 | dragonfly
+  int tiers = 1;
+  bool rail_optimized = true;
+  int planes = 1;
+  double oversubscription = 1.0;  ///< as built: leaf down ports / up ports
+  double lane_gbps = 0;           ///< speed of every fabric port in the plane
+  int radix = 0;                  ///< switch ports at lane_gbps
+  int rails = 1;                  ///< NICs per node = rails
+  int leaf_down = 0, leaf_up = 0; ///< ports per leaf
+  int nodes_per_unit = 0;         ///< scalable unit
+  int leaves_per_unit = 0;
+  int units = 0;
+  int leaves = 0, spines = 0, cores = 0;  ///< per plane
+  int spine_down = 0, spine_up = 0;       ///< ports per spine used downwards / upwards
+  int pods = 0, units_per_pod = 0, spines_per_pod = 0;  ///< clos3 and dragonfly (pods = groups)
+  int core_groups = 0, cores_per_group = 0;             ///< clos3: core group per spine index
+  int global_links_per_pair = 0;                        ///< dragonfly
+  long long node_leaf_links = 0, leaf_spine_links = 0, spine_core_links = 0;  ///< per plane
+  long long max_endpoints = 0;  ///< what this kind and switch reach per plane
+};
+
+/// A line of the bill of materials.
+struct BomItem {
+  std::string category;  ///< compute | nic | switch | cable | transceiver | fibre
+  std::string id, name, role;
+  long long qty = 0;
+  double unit_usd = 0, unit_w = 0;
+  std::string source;  ///< citation or "estimate"
+};
+
+/// The bill of materials with totals.
+struct Bom {
+  std::vector<BomItem> items;
+  double capex_usd = 0, power_w = 0;
+  double network_capex_usd = 0, network_power_w = 0;  ///< everything but the servers
+  double compute_capex_usd = 0;
+  double network_usd_per_gpu = 0;
+  double network_share = 0;  ///< network capex / cluster capex
+};
+
+/// An option the planner evaluated (technology x switch), for the reasoning.
+struct Candidate {
+  std::string technology, switch_id, topology;
+  int tiers = 0, switches = 0;
+  double network_capex_usd = 0, network_power_w = 0;
+  bool chosen = false;
+  std::string note;  ///< why it cannot be used, if so
+};
+
+/// One physical link of the cabling plan.
+struct CableRun {
+  std::string a_device, a_port, b_device, b_port, cable, length_class;
+};
+
+/// The plan of a cluster's scale-out fabric.
+struct Plan {
+  std::string name;
+  long long gpus = 0;
+  int nodes = 0, gpus_per_node = 0, nics_per_node = 0;
+  GpuModel gpu;
+  Nic nic;
+  Switch sw;
+  std::string technology, technology_reason;
+  std::string switch_reason;
+  std::string load_balancing;        ///< resolved: ecmp | ecmp-multi-qp | adaptive | spray
+  bool in_network_reduction = false; ///< resolved
+  int appliance_ports = 0;
+  Topology topo;
+  int leaf_total = 0, spine_total = 0, core_total = 0, switch_total = 0;
+  long long node_leaf_total = 0, leaf_spine_total = 0, spine_core_total = 0, link_total = 0;
+  double bisection_gbps = 0;  ///< both directions, across the worst half/half cut
+  double spine_ports_free_fraction = 0;  ///< of the top tier's ports, for growth (seed §8)
+  long long max_nodes_same_tiers = 0;    ///< growth limit without adding a tier
+  Bom bom;
+  std::vector<Candidate> candidates;
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;
+};
+
+/// Plans the fabric of a validated spec. Errors point into the spec (e.g. a topology that
+/// cannot hold the cluster).
+Result<Plan> make_plan(const Spec& spec, const Catalog& catalog);
+
+/// Sizes one plane of `kind` for `nodes` x `rails` endpoints on switches of `radix` ports.
+/// Returns an empty `kind` when the topology cannot hold them.
+Topology size_topology(const std::string& kind, int nodes, int rails, int radix, double lane_gbps,
+                       const FabricSpec& fabric, int appliance_ports);
+
+/// Every link of the plan, in a deterministic order with deterministic names and ports.
+/// `visit` is called once per link (131k GPUs: ~400k links, so no vector is built).
+void for_each_link(const Plan& plan, const Catalog& catalog,
+                   const std::function<void(const CableRun&)>& visit);
+/// The same links as CSV text with a header row.
+std::string cabling_csv(const Plan& plan, const Catalog& catalog);
+
+/// Bill of materials of a sized plan (fills plan.bom).
+void build_bom(Plan& plan, const Catalog& catalog);
+
+/// Cable length class of each link kind and the medium it gets (for BOM and cabling).
+struct LinkMedium {
+  std::string length_class;  ///< rack (<= 3 m) | row (<= 30 m) | hall (> 30 m)
+  double length_m = 0;
+  const CablePart* cable = nullptr;         ///< dac or aoc; nullptr when optical
+  const CablePart* xcvr_end = nullptr;      ///< transceiver on a single-port end
+  const CablePart* xcvr_switch = nullptr;   ///< transceiver on a switch end (twin-port aware)
+  const CablePart* fibre = nullptr;
+  std::string label() const;                ///< e.g. "aoc-400g" or "xcvr-2x400g-sr8+fibre"
+};
+/// The medium for one link kind: "node-leaf", "leaf-spine", "spine-core".
+LinkMedium link_medium(const Plan& plan, const Catalog& catalog, const std::string& link_kind);
+
+}  // namespace gf

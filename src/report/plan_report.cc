@@ -1,0 +1,273 @@
+#include "report/plan_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "units/units.h"
+
+namespace gf {
+namespace {
+
+using units::format_power;
+using units::format_usd;
+
+// Rounds for stable, readable JSON (money to cents, ratios to 4 decimals).
+double round_to(double v, double step) { return std::round(v / step) * step; }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string topology_line(const Plan& p) {
+  const Topology& t = p.topo;
+  std::string s = fmt::format("{} ({} tier{})", t.kind, t.tiers, t.tiers > 1 ? "s" : "");
+  if (t.rail_optimized && t.kind != "single") s += ", rail-optimized";
+  if (t.planes > 1) s += fmt::format(", {} planes", t.planes);
+  if (t.kind != "single")
+    s += fmt::format(", {} scalable unit{} of {} nodes", t.units, t.units > 1 ? "s" : "",
+                     t.nodes_per_unit);
+  if (t.kind == "clos3") s += fmt::format(", {} pods", t.pods);
+  if (t.kind == "dragonfly") s += fmt::format(", {} groups", t.pods);
+  if (t.kind != "single") s += fmt::format(", {:.3g}:1 at the leaf", t.oversubscription);
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json plan_json(const Plan& p) {
+  using nlohmann::json;
+  const Topology& t = p.topo;
+  json items = json::array();
+  for (const auto& it : p.bom.items)
+    items.push_back({{"category", it.category}, {"id", it.id}, {"name", it.name}, {"role", it.role},
+                     {"qty", it.qty}, {"unit_usd", it.unit_usd}, {"unit_w", it.unit_w},
+                     {"source", it.source}});
+  json cands = json::array();
+  for (const auto& c : p.candidates) {
+    json j = {{"technology", c.technology}, {"switch", c.switch_id}, {"chosen", c.chosen}};
+    if (c.note.empty()) {
+      j["topology"] = c.topology;
+      j["tiers"] = c.tiers;
+      j["switches"] = c.switches;
+      j["network_capex_usd"] = round_to(c.network_capex_usd, 0.01);
+      j["network_power_w"] = round_to(c.network_power_w, 0.1);
+    } else {
+      j["unusable"] = c.note;
+    }
+    cands.push_back(j);
+  }
+  return {
+      {"name", p.name},
+      {"gpus", p.gpus},
+      {"nodes", p.nodes},
+      {"gpus_per_node", p.gpus_per_node},
+      {"gpu", p.gpu.id},
+      {"nic", {{"id", p.nic.id}, {"per_node", p.nics_per_node}, {"gbps", p.nic.rate_gbps}}},
+      {"technology", p.technology},
+      {"technology_reason", p.technology_reason},
+      {"load_balancing", p.load_balancing},
+      {"in_network_reduction", p.in_network_reduction},
+      {"topology",
+       {{"kind", t.kind},
+        {"tiers", t.tiers},
+        {"rail_optimized", t.rail_optimized},
+        {"planes", t.planes},
+        {"oversubscription", round_to(t.oversubscription, 1e-4)},
+        {"scalable_units", t.units},
+        {"nodes_per_unit", t.nodes_per_unit},
+        {"leaves_per_unit", t.leaves_per_unit},
+        {"lane_gbps", t.lane_gbps},
+        {"radix", t.radix},
+        {"leaf_down_ports", t.leaf_down},
+        {"leaf_up_ports", t.leaf_up},
+        {"pods", t.pods},
+        {"spines_per_pod", t.spines_per_pod},
+        {"global_links_per_group_pair", t.global_links_per_pair},
+        {"max_endpoints_per_plane", t.max_endpoints}}},
+      {"switch",
+       {{"id", p.sw.id},
+        {"radix", t.radix},
+        {"port_gbps", t.lane_gbps},
+        {"native_ports", p.sw.ports},
+        {"native_port_gbps", p.sw.port_gbps},
+        {"reason", p.switch_reason}}},
+      {"switches",
+       {{"leaf", p.leaf_total},
+        {"spine", p.spine_total},
+        {"core", p.core_total},
+        {"total", p.switch_total}}},
+      {"links",
+       {{"node_leaf", p.node_leaf_total},
+        {"leaf_spine", p.leaf_spine_total},
+        {"spine_core", p.spine_core_total},
+        {"total", p.link_total}}},
+      {"bisection_gbps", p.bisection_gbps},
+      {"growth",
+       {{"top_tier_ports_free_fraction", round_to(p.spine_ports_free_fraction, 1e-4)},
+        {"max_nodes_same_tiers", p.max_nodes_same_tiers}}},
+      {"bom",
+       {{"capex_usd", round_to(p.bom.capex_usd, 0.01)},
+        {"power_w", round_to(p.bom.power_w, 0.1)},
+        {"network_capex_usd", round_to(p.bom.network_capex_usd, 0.01)},
+        {"network_power_w", round_to(p.bom.network_power_w, 0.1)},
+        {"compute_capex_usd", round_to(p.bom.compute_capex_usd, 0.01)},
+        {"network_usd_per_gpu", round_to(p.bom.network_usd_per_gpu, 0.01)},
+        {"network_share_of_capex", round_to(p.bom.network_share, 1e-4)},
+        {"items", items}}},
+      {"candidates", cands},
+      {"warnings", p.warnings},
+      {"notes", p.notes},
+  };
+}
+
+std::string bom_csv(const Plan& p) {
+  std::string out = "category,id,name,role,qty,unit_usd,unit_w,total_usd,total_w,source\n";
+  for (const auto& it : p.bom.items)
+    out += fmt::format("{},{},{},{},{},{:.2f},{:.1f},{:.2f},{:.1f},{}\n", it.category, it.id,
+                       csv_field(it.name), csv_field(it.role), it.qty, it.unit_usd, it.unit_w,
+                       it.unit_usd * it.qty, it.unit_w * it.qty, csv_field(it.source));
+  return out;
+}
+
+std::string plan_text(const Plan& p) {
+  std::string s;
+  auto line = [&](const std::string& k, const std::string& v) {
+    s += fmt::format("  {:<14} {}\n", k, v);
+  };
+  s += fmt::format("Plan {}: {} x {} GPUs = {} {} GPUs\n", p.name, p.nodes, p.gpus_per_node, p.gpus,
+                   p.gpu.id);
+  line("technology", p.technology == "infiniband" ? "InfiniBand" : "RoCE v2");
+  line("why", p.technology_reason);
+  line("NICs", fmt::format("{} x {} per node ({:g} Gbps each)", p.nics_per_node, p.nic.id,
+                           p.nic.rate_gbps));
+  line("topology", topology_line(p));
+  line("switch", fmt::format("{} ({} x {:g}G ports as used)", p.sw.id, p.topo.radix,
+                             p.topo.lane_gbps));
+  std::string sw = fmt::format("{} leaf", p.leaf_total);
+  if (p.spine_total) sw += fmt::format(" + {} spine", p.spine_total);
+  if (p.core_total) sw += fmt::format(" + {} core", p.core_total);
+  line("switches", fmt::format("{} = {}", sw, p.switch_total));
+  std::string ln = fmt::format("{} node-leaf", p.node_leaf_total);
+  if (p.leaf_spine_total) ln += fmt::format(" + {} leaf-spine", p.leaf_spine_total);
+  if (p.spine_core_total)
+    ln += fmt::format(" + {} {}", p.spine_core_total,
+                      p.topo.kind == "dragonfly" ? "global" : "spine-core");
+  line("links", fmt::format("{} = {}", ln, p.link_total));
+  line("bisection", units::format_bitrate(p.bisection_gbps * 1e9));
+  line("load balance", p.load_balancing);
+  line("in-network", p.in_network_reduction ? p.sw.in_network_reduction : "off");
+  line("network", fmt::format("{} capex, {} ({} per GPU, {:.1f}% of cluster capex)",
+                              format_usd(p.bom.network_capex_usd), format_power(p.bom.network_power_w),
+                              format_usd(p.bom.network_usd_per_gpu), 100 * p.bom.network_share));
+  line("cluster", fmt::format("{} capex, {}", format_usd(p.bom.capex_usd),
+                              format_power(p.bom.power_w)));
+  if (p.topo.kind != "single")
+    line("growth", fmt::format("{:.0f}% of top-tier ports free; up to {} nodes without a new tier",
+                               100 * p.spine_ports_free_fraction, p.max_nodes_same_tiers));
+  for (const auto& w : p.warnings) s += "  warning: " + w + "\n";
+  for (const auto& n : p.notes) s += "  note: " + n + "\n";
+  return s;
+}
+
+std::string plan_markdown(const Plan& p) {
+  std::string s = fmt::format("# Fabric plan: {}\n\n", p.name);
+  s += fmt::format("**{} x {} = {} {} GPUs**, {} x {} per node, **{}**, {}.\n\n", p.nodes,
+                   p.gpus_per_node, p.gpus, p.gpu.id, p.nics_per_node, p.nic.id,
+                   p.technology == "infiniband" ? "InfiniBand" : "RoCE v2", topology_line(p));
+  s += "## Why\n\n";
+  s += fmt::format("- Technology: {}\n- Switch: {}\n- Load balancing: {}; in-network reduction: "
+                   "{}\n\n",
+                   p.technology_reason, p.switch_reason, p.load_balancing,
+                   p.in_network_reduction ? p.sw.in_network_reduction : "off");
+  s += "## Fabric\n\n| | count |\n|---|---:|\n";
+  s += fmt::format("| leaf switches | {} |\n| spine switches | {} |\n| core switches | {} |\n",
+                   p.leaf_total, p.spine_total, p.core_total);
+  s += fmt::format("| node-leaf links | {} |\n| leaf-spine links | {} |\n| {} links | {} |\n",
+                   p.node_leaf_total, p.leaf_spine_total,
+                   p.topo.kind == "dragonfly" ? "global" : "spine-core", p.spine_core_total);
+  s += fmt::format("| bisection bandwidth | {} |\n\n", units::format_bitrate(p.bisection_gbps * 1e9));
+  s += "## Bill of materials\n\n| category | item | role | qty | unit | total | power | source |\n"
+       "|---|---|---|---:|---:|---:|---:|---|\n";
+  for (const auto& it : p.bom.items)
+    s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", it.category, it.id, it.role,
+                     it.qty, format_usd(it.unit_usd), format_usd(it.unit_usd * it.qty),
+                     format_power(it.unit_w * it.qty), it.source);
+  s += fmt::format("\nNetwork: **{}** ({} per GPU, {:.1f}% of cluster capex), {}. Cluster: **{}**, "
+                   "{}.\n\n",
+                   format_usd(p.bom.network_capex_usd), format_usd(p.bom.network_usd_per_gpu),
+                   100 * p.bom.network_share, format_power(p.bom.network_power_w),
+                   format_usd(p.bom.capex_usd), format_power(p.bom.power_w));
+  s += "## Options evaluated\n\n| technology | switch | topology | switches | network capex |\n"
+       "|---|---|---|---:|---:|\n";
+  for (const auto& c : p.candidates) {
+    if (!c.note.empty()) {
+      s += fmt::format("| {} | {} | cannot: {} | | |\n", c.technology, c.switch_id, c.note);
+      continue;
+    }
+    s += fmt::format("| {} | {}{} | {} | {} | {} |\n", c.technology, c.switch_id,
+                     c.chosen ? " (chosen)" : "", c.topology, c.switches,
+                     format_usd(c.network_capex_usd));
+  }
+  if (!p.warnings.empty() || !p.notes.empty()) {
+    s += "\n## Warnings and notes\n\n";
+    for (const auto& w : p.warnings) s += "- **warning:** " + w + "\n";
+    for (const auto& n : p.notes) s += "- " + n + "\n";
+  }
+  s += "\nCabling: `cabling.csv` (one row per link). Bill of materials: `bom.csv`.\n";
+  return s;
+}
+
+nlohmann::json estimate_json(const Estimate& e) {
+  return {{"params", e.params},
+          {"bytes_per_param", e.bytes_per_param},
+          {"gpus", e.gpus},
+          {"collective", e.collective},
+          {"payload_bytes", e.payload_bytes},
+          {"traffic_factor", e.traffic_factor},
+          {"traffic_bytes", e.traffic_bytes},
+          {"traffic_bytes_simple", e.traffic_bytes_simple},
+          {"link_bytes_per_s", e.link_bytes_per_s},
+          {"comm_time_s", e.comm_time_s},
+          {"comm_time_simple_s", e.comm_time_simple_s},
+          {"compute_time_s", e.compute_time_s},
+          {"comm_fraction", e.comm_fraction},
+          {"steps", e.steps},
+          {"comm_hours", e.comm_hours},
+          {"total_hours", e.total_hours}};
+}
+
+std::string estimate_text(const Estimate& e) {
+  std::string s;
+  auto line = [&](const std::string& k, const std::string& v) {
+    s += fmt::format("  {:<16} {}\n", k, v);
+  };
+  s += fmt::format("Communication estimate: {} of a {}-parameter model over {} GPUs\n",
+                   e.collective, units::format_count(e.params), e.gpus);
+  line("payload", fmt::format("{} ({} params x {:g} bytes)", units::format_bytes(e.payload_bytes),
+                              units::format_count(e.params), e.bytes_per_param));
+  line("traffic per GPU", fmt::format("{} (exact factor {:.4f}); guide's rule 2 x payload = {}",
+                                      units::format_bytes(e.traffic_bytes), e.traffic_factor,
+                                      units::format_bytes(e.traffic_bytes_simple)));
+  if (e.link_bytes_per_s > 0)
+    line("link", fmt::format("{} = {:.3g} GB/s usable", units::format_bitrate(e.link_bytes_per_s * 8),
+                             e.link_bytes_per_s / 1e9));
+  line("comm per step", fmt::format("{:.3g} s (guide's rule: {:.3g} s)", e.comm_time_s,
+                                    e.comm_time_simple_s));
+  if (e.compute_time_s > 0) {
+    line("compute", fmt::format("{:.3g} s per step", e.compute_time_s));
+    line("comm share", fmt::format("{:.1f}% of the step (no overlap)", 100 * e.comm_fraction));
+  }
+  if (e.steps > 0) {
+    line("over the run", fmt::format("{:.1f} h of communication in {} steps", e.comm_hours,
+                                     units::format_count(e.steps)));
+    if (e.compute_time_s > 0)
+      line("total", fmt::format("{:.1f} h ({:.1f} days)", e.total_hours, e.total_hours / 24));
+  }
+  return s;
+}
+
+}  // namespace gf

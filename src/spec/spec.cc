@@ -1,0 +1,423 @@
+#include "spec/spec.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/yaml_reader.h"
+#include "units/units.h"
+
+namespace gf {
+namespace {
+
+// Records the position of every key, so that catalog checks can point at the line.
+void index_positions(const YAML::Node& n, const std::string& path,
+                     std::map<std::string, SourceLoc>& where, int depth = 0) {
+  if (!n.IsMap() || depth > 8) return;
+  for (const auto& kv : n) {
+    if (!kv.first.IsScalar()) continue;
+    const std::string key = YamlReader::join(path, kv.first.Scalar());
+    const YAML::Mark m = kv.second.IsDefined() && !kv.second.IsNull() ? kv.second.Mark()
+                                                                       : kv.first.Mark();
+    where[key] = {m.line + 1, m.column + 1};
+    index_positions(kv.second, key, where, depth + 1);
+  }
+}
+
+bool is_auto(const YAML::Node& map, const std::string& key) {
+  const YAML::Node n = map.IsMap() ? map[key] : YAML::Node();
+  return !n.IsDefined() || n.IsNull() || (n.IsScalar() && n.Scalar() == "auto");
+}
+
+void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
+  if (!r.expect_map(n, "cluster")) return;
+  r.check_keys(n, "cluster", {"gpu", "nodes", "gpus", "gpus_per_node", "nic", "nics_per_node"});
+  if (auto v = r.text(n, "gpu", "cluster", true)) c.gpu = *v;
+  if (auto v = r.text(n, "nic", "cluster", true)) c.nic = *v;
+  const bool has_nodes = n["nodes"].IsDefined(), has_gpus = n["gpus"].IsDefined();
+  if (has_nodes && has_gpus)
+    r.error(n["gpus"], "cluster.gpus", "give either nodes or gpus, not both");
+  else if (!has_nodes && !has_gpus)
+    r.error(n, "cluster.nodes", "missing required key", "give nodes: N or gpus: N");
+  if (auto v = r.positive_int(n, "nodes", "cluster")) c.nodes = static_cast<int>(*v);
+  if (auto v = r.positive_int(n, "gpus", "cluster")) c.gpus_requested = *v;
+  if (auto v = r.positive_int(n, "gpus_per_node", "cluster")) c.gpus_per_node = static_cast<int>(*v);
+  if (auto v = r.positive_int(n, "nics_per_node", "cluster")) c.nics_per_node = static_cast<int>(*v);
+  if (c.nodes > 10'000'000 || c.gpus_requested > 100'000'000)
+    r.error(n, "cluster.nodes", "more than 100 million GPUs is not a cluster this tool plans");
+}
+
+void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
+  if (!n.IsDefined() || n.IsNull()) return;
+  if (!r.expect_map(n, "fabric")) return;
+  const std::string p = "fabric";
+  r.check_keys(n, p,
+               {"technology", "topology", "rail_optimized", "switch", "oversubscription", "planes",
+                "scalable_unit", "spine_headroom", "load_balancing", "in_network_reduction",
+                "appliance_ports"});
+  if (auto v = r.choice(n, "technology", p, {"auto", "infiniband", "roce"})) f.technology = *v;
+  if (auto v = r.choice(n, "topology", p, {"auto", "single", "clos2", "clos3", "dragonfly"}))
+    f.topology = *v;
+  if (auto v = r.boolean(n, "rail_optimized", p)) f.rail_optimized = *v;
+  if (auto v = r.text(n, "switch", p)) f.switch_id = *v;
+  if (auto v = r.quantity(n, "oversubscription", p, units::parse_ratio)) {
+    if (*v < 1 || *v > 64)
+      r.error(n["oversubscription"], "fabric.oversubscription",
+              "expected a down:up ratio between 1 (non-blocking) and 64");
+    else
+      f.oversubscription = *v;
+  }
+  if (auto v = r.positive_int(n, "planes", p)) {
+    if (*v > 8) r.error(n["planes"], "fabric.planes", "expected 1 to 8 planes");
+    else f.planes = static_cast<int>(*v);
+  }
+  if (!is_auto(n, "scalable_unit"))
+    if (auto v = r.positive_int(n, "scalable_unit", p)) f.scalable_unit = static_cast<int>(*v);
+  if (auto v = r.number(n, "spine_headroom", p)) {
+    if (*v < 0 || *v >= 0.95)
+      r.error(n["spine_headroom"], "fabric.spine_headroom",
+              "expected a fraction of spine ports from 0 to 0.9 (the guide suggests 0.5)");
+    else
+      f.spine_headroom = *v;
+  }
+  if (auto v = r.choice(n, "load_balancing", p,
+                        {"auto", "ecmp", "ecmp-multi-qp", "adaptive", "spray"}))
+    f.load_balancing = *v;
+  if (auto v = r.choice(n, "in_network_reduction", p, {"auto", "on", "off"}))
+    f.in_network_reduction = *v;
+  if (n["appliance_ports"].IsDefined()) {
+    if (auto v = r.number(n, "appliance_ports", p)) {
+      if (*v < 0 || *v > 1024 || std::floor(*v) != *v)
+        r.error(n["appliance_ports"], "fabric.appliance_ports", "expected 0 to 1024 ports");
+      else
+        f.appliance_ports = static_cast<int>(*v);
+    }
+  }
+}
+
+int small_int(YamlReader& r, const YAML::Node& n, const std::string& key, const std::string& path,
+              int fallback, bool required = false) {
+  if (auto v = r.positive_int(n, key, path, required)) {
+    if (*v > 100'000'000) {
+      r.error(n[key], YamlReader::join(path, key), "value too large");
+      return fallback;
+    }
+    return static_cast<int>(*v);
+  }
+  return fallback;
+}
+
+void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
+  const std::string p = "workload";
+  if (!r.expect_map(n, p)) return;
+  r.check_keys(n, p,
+               {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
+                "sequence_parallel", "virtual_pipeline", "compute_efficiency", "compute_time",
+                "steps", "tokens"});
+  const YAML::Node m = n["model"];
+  const std::string mp = "workload.model";
+  if (r.expect_map(m, mp)) {
+    r.check_keys(m, mp,
+                 {"params", "layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k"});
+    if (auto v = r.quantity(m, "params", mp, units::parse_count, true)) {
+      if (*v <= 0 || *v > 1e15) r.error(m["params"], "workload.model.params", "expected 1 to 1e15");
+      else w.model.params = *v;
+    }
+    w.model.layers = small_int(r, m, "layers", mp, 0);
+    w.model.hidden = small_int(r, m, "hidden", mp, 0);
+    w.model.heads = small_int(r, m, "heads", mp, 0);
+    w.model.seq_len = small_int(r, m, "seq_len", mp, 0);
+    w.model.vocab = small_int(r, m, "vocab", mp, 0);
+    if (m["experts"].IsDefined() && !(m["experts"].IsScalar() && m["experts"].Scalar() == "0"))
+      w.model.experts = small_int(r, m, "experts", mp, 0);
+    if (m["top_k"].IsDefined() && !(m["top_k"].IsScalar() && m["top_k"].Scalar() == "0"))
+      w.model.top_k = small_int(r, m, "top_k", mp, 0);
+    if (w.model.top_k > 0 && w.model.experts == 0)
+      r.error(m["top_k"], "workload.model.top_k", "top_k needs experts > 0");
+    if (w.model.experts > 0 && w.model.top_k > w.model.experts)
+      r.error(m["top_k"], "workload.model.top_k", "top_k cannot exceed the number of experts");
+  }
+  if (auto v = r.choice(n, "precision", p, {"fp32", "bf16", "fp16", "fp8"})) w.precision = *v;
+  const YAML::Node par = n["parallelism"];
+  const std::string pp = "workload.parallelism";
+  if (par.IsDefined() && r.expect_map(par, pp)) {
+    r.check_keys(par, pp, {"tp", "pp", "dp", "ep", "cp", "zero"});
+    w.parallelism.tp = small_int(r, par, "tp", pp, 1);
+    w.parallelism.pp = small_int(r, par, "pp", pp, 1);
+    if (!is_auto(par, "dp")) w.parallelism.dp = small_int(r, par, "dp", pp, 0);
+    w.parallelism.ep = small_int(r, par, "ep", pp, 1);
+    w.parallelism.cp = small_int(r, par, "cp", pp, 1);
+    if (par["zero"].IsDefined()) {
+      if (auto v = r.choice(par, "zero", pp, {"0", "1", "2", "3"})) w.parallelism.zero = std::stoi(*v);
+    }
+  }
+  if (!is_auto(n, "global_batch")) w.global_batch = small_int(r, n, "global_batch", p, 0);
+  w.micro_batch = small_int(r, n, "micro_batch", p, 1);
+  if (auto v = r.choice(n, "recompute", p, {"none", "selective", "full"})) w.recompute = *v;
+  if (auto v = r.boolean(n, "sequence_parallel", p)) w.sequence_parallel = *v;
+  w.virtual_pipeline = small_int(r, n, "virtual_pipeline", p, 1);
+  if (!is_auto(n, "compute_efficiency"))
+    if (auto v = r.number(n, "compute_efficiency", p)) {
+      if (*v <= 0 || *v > 1)
+        r.error(n["compute_efficiency"], "workload.compute_efficiency",
+                "expected a fraction of peak FLOP/s in (0, 1], e.g. 0.4");
+      else
+        w.compute_efficiency = *v;
+    }
+  if (!is_auto(n, "compute_time"))
+    if (auto v = r.quantity(n, "compute_time", p, units::parse_seconds)) {
+      if (*v <= 0) r.error(n["compute_time"], "workload.compute_time", "expected a positive time");
+      else w.compute_time_s = *v;
+    }
+  if (n["steps"].IsDefined() && n["tokens"].IsDefined())
+    r.error(n["tokens"], "workload.tokens", "give either steps or tokens, not both");
+  if (auto v = r.quantity(n, "steps", p, units::parse_count)) {
+    if (*v < 1) r.error(n["steps"], "workload.steps", "expected at least 1 step");
+    else w.steps = *v;
+  }
+  if (auto v = r.quantity(n, "tokens", p, units::parse_count)) {
+    if (*v < 1) r.error(n["tokens"], "workload.tokens", "expected a positive token count");
+    else w.tokens = *v;
+  }
+}
+
+void read_constraints(YamlReader& r, const YAML::Node& n, ConstraintsSpec& c) {
+  if (!n.IsDefined() || n.IsNull()) return;
+  const std::string p = "constraints";
+  if (!r.expect_map(n, p)) return;
+  r.check_keys(n, p, {"goal", "budget", "max_comm_fraction", "min_gpu_utilization"});
+  if (auto v = r.choice(n, "goal", p, {"time", "cost"})) c.goal = *v;
+  if (!is_auto(n, "budget"))
+    if (auto v = r.quantity(n, "budget", p, units::parse_usd)) c.budget_usd = *v;
+  for (const char* key : {"max_comm_fraction", "min_gpu_utilization"}) {
+    if (auto v = r.number(n, key, p)) {
+      if (*v < 0 || *v > 1)
+        r.error(n[key], YamlReader::join(p, key), "expected a fraction from 0 to 1, e.g. 0.3");
+      else
+        (std::string(key) == "max_comm_fraction" ? c.max_comm_fraction : c.min_gpu_utilization) =
+            *v;
+    }
+  }
+}
+
+}  // namespace
+
+Diagnostic Spec::at(const std::string& key, const std::string& message,
+                    const std::string& hint) const {
+  Diagnostic d{path, 0, 0, key, message, hint};
+  // Point at the key, or at the nearest enclosing key that was written.
+  for (std::string k = key; !k.empty();) {
+    if (auto it = where.find(k); it != where.end()) {
+      d.line = it->second.line;
+      d.column = it->second.column;
+      break;
+    }
+    const auto dot = k.rfind('.');
+    k = dot == std::string::npos ? "" : k.substr(0, dot);
+  }
+  return d;
+}
+
+Result<Spec> parse_spec(const std::string& text, const std::string& file) {
+  YamlReader r(file);
+  const YAML::Node root = r.parse(text);
+  if (!r.ok()) return r.errors();
+  Spec s;
+  s.path = file;
+  if (root.IsNull() || !root.IsDefined()) {
+    return Diagnostic{file, 1, 1, "", "the spec is empty",
+                      "start from examples/seed-70b-1024.yaml"};
+  }
+  if (!r.expect_map(root, "")) return r.errors();
+  index_positions(root, "", s.where);
+  r.check_keys(root, "", {"name", "cluster", "fabric", "workload", "constraints", "catalog"});
+  if (auto v = r.text(root, "name", "")) s.name = *v;
+  if (s.name.empty()) s.name = std::filesystem::path(file).stem().string();
+  for (char& c : s.name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '-';
+  if (root["cluster"].IsDefined())
+    read_cluster(r, root["cluster"], s.cluster);
+  else
+    r.error(root, "cluster", "missing required section", "add cluster: {gpu: ..., nodes: ..., nic: ...}");
+  read_fabric(r, root["fabric"], s.fabric);
+  if (root["workload"].IsDefined() && !root["workload"].IsNull()) {
+    WorkloadSpec w;
+    read_workload(r, root["workload"], w);
+    s.workload = w;
+  }
+  read_constraints(r, root["constraints"], s.constraints);
+  const YAML::Node cat = root["catalog"];
+  if (cat.IsDefined() && !cat.IsNull()) {
+    if (!cat.IsSequence()) {
+      r.error(cat, "catalog", "expected a list of catalog file paths");
+    } else {
+      for (const auto& e : cat) {
+        if (e.IsScalar()) s.catalog_files.push_back(e.Scalar());
+        else r.error(e, "catalog", "expected a file path");
+      }
+    }
+  }
+  if (!r.ok()) return r.errors();
+  return s;
+}
+
+std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
+  std::vector<Diagnostic> errs;
+  auto& c = s.cluster;
+  const GpuModel* gpu = nullptr;
+  if (auto it = cat.gpus.find(c.gpu); it != cat.gpus.end()) {
+    gpu = &it->second;
+  } else {
+    errs.push_back(s.at("cluster.gpu", fmt::format("unknown GPU '{}'", c.gpu),
+                        did_you_mean(c.gpu, cat.gpu_ids()).empty()
+                            ? "see catalog/gpus.yaml for known ids"
+                            : did_you_mean(c.gpu, cat.gpu_ids())));
+  }
+  const Nic* nic = nullptr;
+  if (auto it = cat.nics.find(c.nic); it != cat.nics.end()) {
+    nic = &it->second;
+  } else {
+    const std::string h = did_you_mean(c.nic, cat.nic_ids());
+    errs.push_back(s.at("cluster.nic", fmt::format("unknown NIC '{}'", c.nic),
+                        h.empty() ? "see catalog/nics.yaml for known ids" : h));
+  }
+  if (gpu) {
+    if (c.gpus_per_node == 0) c.gpus_per_node = gpu->gpus_per_node;
+    if (c.gpus_per_node > gpu->gpus_per_node)
+      errs.push_back(s.at("cluster.gpus_per_node",
+                          fmt::format("a {} server holds at most {} GPUs, not {}", gpu->id,
+                                      gpu->gpus_per_node, c.gpus_per_node)));
+    if (c.nics_per_node == 0) c.nics_per_node = std::min(c.gpus_per_node, gpu->max_nics_per_node);
+    if (c.nics_per_node > gpu->max_nics_per_node)
+      errs.push_back(s.at("cluster.nics_per_node",
+                          fmt::format("a {} server has PCIe slots for at most {} scale-out NICs, "
+                                      "not {}",
+                                      gpu->id, gpu->max_nics_per_node, c.nics_per_node)));
+    if (c.gpus_requested > 0) {
+      if (c.gpus_requested % c.gpus_per_node != 0)
+        errs.push_back(s.at("cluster.gpus",
+                            fmt::format("{} GPUs do not fill whole servers of {}", c.gpus_requested,
+                                        c.gpus_per_node),
+                            fmt::format("use a multiple of {}", c.gpus_per_node)));
+      else
+        c.nodes = static_cast<int>(c.gpus_requested / c.gpus_per_node);
+    }
+  }
+  auto& f = s.fabric;
+  if (nic) {
+    if (f.technology == "infiniband" && !nic->infiniband)
+      errs.push_back(s.at("fabric.technology",
+                          fmt::format("NIC '{}' does not speak InfiniBand", nic->id),
+                          "choose roce or an InfiniBand-capable NIC such as cx7-400g"));
+    if (f.technology == "roce" && !nic->roce)
+      errs.push_back(s.at("fabric.technology", fmt::format("NIC '{}' does not do RoCE", nic->id)));
+    if (nic->rate_gbps / f.planes < 100)
+      errs.push_back(s.at("fabric.planes",
+                          fmt::format("{} planes would split a {} Gbps NIC below 100 Gbps per plane",
+                                      f.planes, nic->rate_gbps)));
+  }
+  if (f.switch_id != "auto") {
+    auto it = cat.switches.find(f.switch_id);
+    if (it == cat.switches.end()) {
+      const std::string h = did_you_mean(f.switch_id, cat.switch_ids());
+      errs.push_back(s.at("fabric.switch", fmt::format("unknown switch '{}'", f.switch_id),
+                          h.empty() ? "see catalog/switches.yaml, or use auto" : h));
+    } else if (nic) {
+      const Switch& sw = it->second;
+      const double lane = nic->rate_gbps / f.planes;
+      if (sw.port_gbps < lane)
+        errs.push_back(s.at("fabric.switch",
+                            fmt::format("switch '{}' ports run at {} Gbps, slower than the {} Gbps "
+                                        "NIC port",
+                                        sw.id, sw.port_gbps, lane),
+                            "choose a faster switch or more planes"));
+      else if (sw.ports_at(lane) == 0)
+        errs.push_back(s.at("fabric.switch",
+                            fmt::format("switch '{}' cannot run ports at {} Gbps (native {} Gbps, "
+                                        "no such breakout)",
+                                        sw.id, lane, sw.port_gbps)));
+      if (f.technology == "infiniband" && sw.technology != "infiniband")
+        errs.push_back(s.at("fabric.switch",
+                            fmt::format("'{}' is an Ethernet switch; the fabric is InfiniBand", sw.id)));
+      if (f.technology == "roce" && sw.technology != "ethernet")
+        errs.push_back(s.at("fabric.switch",
+                            fmt::format("'{}' is an InfiniBand switch; the fabric is RoCE", sw.id)));
+    }
+  }
+  if (s.workload && c.nodes > 0 && c.gpus_per_node > 0) {
+    auto& p = s.workload->parallelism;
+    const long long gpus = static_cast<long long>(c.nodes) * c.gpus_per_node;
+    const long long model_ranks = 1LL * p.tp * p.pp * p.cp;
+    if (gpus % model_ranks != 0) {
+      errs.push_back(s.at("workload.parallelism",
+                          fmt::format("tp*pp*cp = {} does not divide the {} GPUs", model_ranks,
+                                      gpus)));
+    } else if (p.dp == 0) {
+      p.dp = static_cast<int>(gpus / model_ranks);
+    } else if (model_ranks * p.dp != gpus) {
+      errs.push_back(s.at("workload.parallelism.dp",
+                          fmt::format("tp*pp*cp*dp = {} but the cluster has {} GPUs",
+                                      model_ranks * p.dp, gpus),
+                          fmt::format("use dp: {} or dp: auto", gpus / model_ranks)));
+    }
+    if (p.ep > 1 && p.dp > 0 && p.dp % p.ep != 0)
+      errs.push_back(s.at("workload.parallelism.ep",
+                          fmt::format("ep = {} must divide dp = {}", p.ep, p.dp)));
+    const auto& m = s.workload->model;
+    if (p.ep > 1 && m.experts > 0 && m.experts % p.ep != 0)
+      errs.push_back(s.at("workload.parallelism.ep",
+                          fmt::format("ep = {} must divide the {} experts", p.ep, m.experts)));
+    if (m.heads > 0 && m.heads % p.tp != 0)
+      errs.push_back(s.at("workload.parallelism.tp",
+                          fmt::format("tp = {} must divide the {} attention heads", p.tp, m.heads)));
+    if (m.layers > 0 && m.layers % (p.pp * s.workload->virtual_pipeline) != 0)
+      errs.push_back(s.at("workload.parallelism.pp",
+                          fmt::format("pp*virtual_pipeline = {} must divide the {} layers",
+                                      p.pp * s.workload->virtual_pipeline, m.layers)));
+    const int gb = s.workload->global_batch, mb = s.workload->micro_batch;
+    if (gb > 0 && p.dp > 0 && gb % (static_cast<long long>(mb) * p.dp) != 0)
+      errs.push_back(s.at("workload.global_batch",
+                          fmt::format("global_batch {} is not a multiple of micro_batch*dp = {}", gb,
+                                      static_cast<long long>(mb) * p.dp)));
+    if (s.workload->precision == "fp8" && gpu && gpu->fp8_tflops <= 0)
+      errs.push_back(s.at("workload.precision",
+                          fmt::format("{} has no FP8 tensor cores", gpu->id), "use bf16"));
+  }
+  return errs;
+}
+
+Result<LoadedSpec> load_spec(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Diagnostic{path, 0, 0, "", "cannot read the spec file", "check the path"};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto parsed = parse_spec(ss.str(), path);
+  if (!parsed) return parsed.errors();
+  auto cat = builtin_catalog();
+  if (!cat) return cat.errors();
+  LoadedSpec out{std::move(*parsed), std::move(*cat)};
+  std::vector<Diagnostic> errs;
+  const auto dir = std::filesystem::path(path).parent_path();
+  for (const auto& f : out.spec.catalog_files) {
+    const auto p = std::filesystem::path(f).is_absolute() ? std::filesystem::path(f) : dir / f;
+    std::ifstream cf(p, std::ios::binary);
+    if (!cf) {
+      errs.push_back(out.spec.at("catalog", fmt::format("cannot read catalog file '{}'",
+                                                        p.string())));
+      continue;
+    }
+    std::stringstream cs;
+    cs << cf.rdbuf();
+    auto e = merge_catalog(out.catalog, cs.str(), p.string());
+    errs.insert(errs.end(), e.begin(), e.end());
+  }
+  if (!errs.empty()) return errs;
+  errs = validate_spec(out.spec, out.catalog);
+  if (!errs.empty()) return errs;
+  return out;
+}
+
+}  // namespace gf

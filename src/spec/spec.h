@@ -1,0 +1,112 @@
+// The spec: what the user wants to build (cluster, fabric), what it carries (workload) and
+// what it must achieve (constraints). Parsed from YAML, validated against the catalog.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "common/diag.h"
+
+namespace gf {
+
+/// Where a key was written, so later checks can point at it.
+struct SourceLoc {
+  int line = 0, column = 0;  ///< 1-based
+};
+
+/// The compute side: servers, GPUs and scale-out NICs.
+struct ClusterSpec {
+  std::string gpu;        ///< catalog id
+  int nodes = 0;          ///< derived from `gpus` when only that is given
+  int gpus_per_node = 0;  ///< 0: the catalog's value for the GPU
+  std::string nic;        ///< catalog id of the backend NIC
+  int nics_per_node = 0;  ///< 0: one per GPU (rail-optimized)
+  long long gpus_requested = 0;  ///< `gpus:` as written (0 when `nodes:` was used)
+};
+
+/// The scale-out fabric to plan; "auto" lets the planner decide.
+struct FabricSpec {
+  std::string technology = "auto";  ///< auto | infiniband | roce
+  std::string topology = "auto";    ///< auto | single | clos2 | clos3 | dragonfly
+  bool rail_optimized = true;
+  std::string switch_id = "auto";
+  double oversubscription = 1.0;  ///< leaf down:up bandwidth
+  int planes = 1;
+  int scalable_unit = 0;          ///< nodes per unit; 0 = auto (one leaf per rail)
+  double spine_headroom = 0.0;    ///< fraction of spine ports left free for growth
+  std::string load_balancing = "auto";        ///< auto | ecmp | ecmp-multi-qp | adaptive | spray
+  std::string in_network_reduction = "auto";  ///< auto | on | off
+  int appliance_ports = 0;  ///< leaf ports taken by fabric-management appliances (e.g. UFM)
+};
+
+/// A transformer model's shape.
+struct ModelSpec {
+  double params = 0;  ///< parameters (70B = 7e10)
+  int layers = 0, hidden = 0, heads = 0, seq_len = 0, vocab = 0, experts = 0, top_k = 0;
+};
+
+/// How ranks are split; 0 for dp means "the rest".
+struct ParallelismSpec {
+  int tp = 1, pp = 1, dp = 0, ep = 1, cp = 1, zero = 0;
+};
+
+/// What the fabric carries during training.
+struct WorkloadSpec {
+  ModelSpec model;
+  std::string precision = "bf16";  ///< fp32 | bf16 | fp16 | fp8
+  ParallelismSpec parallelism;
+  int global_batch = 0;  ///< sequences per step; 0 = unknown
+  int micro_batch = 1;
+  std::string recompute = "selective";
+  bool sequence_parallel = true;
+  int virtual_pipeline = 1;
+  double compute_efficiency = 0;  ///< 0 = catalog default
+  double compute_time_s = 0;      ///< 0 = computed from FLOPs
+  double steps = 0;               ///< 0 with tokens = 0: unknown
+  double tokens = 0;
+};
+
+/// What the plan must achieve.
+struct ConstraintsSpec {
+  std::string goal = "time";  ///< time | cost
+  double budget_usd = 0;      ///< 0 = no budget
+  double max_comm_fraction = 0.3;
+  double min_gpu_utilization = 0.8;
+};
+
+/// A validated spec.
+struct Spec {
+  std::string name;
+  std::string path;  ///< the file it came from
+  ClusterSpec cluster;
+  FabricSpec fabric;
+  std::optional<WorkloadSpec> workload;
+  ConstraintsSpec constraints;
+  std::vector<std::string> catalog_files;  ///< as written (relative to the spec's folder)
+  std::map<std::string, SourceLoc> where;  ///< key path -> position in the file
+
+  int gpus() const { return cluster.nodes * cluster.gpus_per_node; }
+  /// A diagnostic pointing at `key` in this spec's file.
+  Diagnostic at(const std::string& key, const std::string& message,
+                const std::string& hint = "") const;
+};
+
+/// A spec together with the catalog it was validated against.
+struct LoadedSpec {
+  Spec spec;
+  Catalog catalog;
+};
+
+/// Parses spec YAML text (`file` names it in messages). Checks syntax, keys, types and units;
+/// does not look at the catalog.
+Result<Spec> parse_spec(const std::string& text, const std::string& file);
+/// Checks a parsed spec against the catalog: ids exist, counts fit the hardware; fills defaults
+/// that come from the catalog (gpus_per_node, nics_per_node, nodes from gpus).
+std::vector<Diagnostic> validate_spec(Spec& spec, const Catalog& catalog);
+/// Reads the file, loads the built-in catalog plus the spec's `catalog:` files, and validates.
+Result<LoadedSpec> load_spec(const std::string& path);
+
+}  // namespace gf
