@@ -43,6 +43,14 @@ int edit_distance(const std::string& a, const std::string& b) {
 }
 
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  // A candidate that starts with what was typed ("h100" -> "h100-sxm") is the likeliest meaning.
+  std::string prefixed;
+  if (word.size() >= 3)
+    for (const auto& c : candidates)
+      if (c.size() > word.size() && c.compare(0, word.size(), word) == 0 &&
+          (prefixed.empty() || c.size() < prefixed.size()))
+        prefixed = c;
+  if (!prefixed.empty()) return prefixed;
   std::string best;
   int best_d = 1 << 30;
   for (const auto& c : candidates) {

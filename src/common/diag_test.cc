@@ -1,1 +1,32 @@
+#include "common/diag.h"
+
 #include <gtest/gtest.h>
+
+namespace gf {
+
+TEST(Diag, FormatsLikeACompiler) {
+  Diagnostic d{"spec.yaml", 4, 3, "cluster.nic", "unknown NIC 'cx7'", "did you mean 'cx7-400g'?"};
+  EXPECT_EQ(format_diagnostic(d),
+            "spec.yaml:4:3: error: cluster.nic: unknown NIC 'cx7' (did you mean 'cx7-400g'?)");
+  EXPECT_EQ(format_diagnostic({"", 0, 0, "--gpus", "must be positive", ""}),
+            "error: --gpus: must be positive");
+}
+
+TEST(Diag, SuggestsNearMisses) {
+  EXPECT_EQ(closest_match("nodse", {"nodes", "gpus", "nic"}), "nodes");
+  EXPECT_EQ(closest_match("h100", {"h100-sxm", "h200-sxm", "a100-sxm-80g"}), "h100-sxm");
+  EXPECT_EQ(closest_match("qm9600", {"qm9700", "qm8700", "sn5600"}), "qm9700");
+  EXPECT_EQ(closest_match("banana", {"nodes", "gpus"}), "");
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3);
+}
+
+TEST(Diag, ResultHoldsValueOrErrors) {
+  Result<int> ok = 3;
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(*ok, 3);
+  Result<int> bad = Diagnostic{"f", 1, 2, "k", "m", ""};
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.errors().size(), 1u);
+}
+
+}  // namespace gf

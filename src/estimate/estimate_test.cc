@@ -1,1 +1,56 @@
+#include "estimate/estimate.h"
+
 #include <gtest/gtest.h>
+
+namespace gf {
+
+// The guide's figures (seed §1 and §3.2).
+TEST(Estimate, Guide175BPayload) {
+  EstimateInput in{.params = 175e9, .precision = "fp16", .gpus = 1024, .link_bits_per_s = 400e9};
+  auto e = estimate(in);
+  ASSERT_TRUE(e.ok());
+  EXPECT_DOUBLE_EQ(e->payload_bytes, 350e9);
+}
+
+TEST(Estimate, GuideWorkedExample70B) {
+  EstimateInput in{.params = 70e9, .precision = "bf16", .gpus = 1024, .link_bits_per_s = 400e9,
+                   .compute_time_s = 10, .steps = 100000};
+  auto e = estimate(in);
+  ASSERT_TRUE(e.ok());
+  EXPECT_DOUBLE_EQ(e->traffic_bytes_simple, 280e9);
+  EXPECT_NEAR(e->traffic_factor, 2.0 * 1023 / 1024, 1e-12);
+  EXPECT_NEAR(e->traffic_bytes, 279.73e9, 0.01e9);
+  EXPECT_DOUBLE_EQ(e->link_bytes_per_s, 50e9);
+  EXPECT_NEAR(e->comm_time_simple_s, 5.6, 1e-9);
+  EXPECT_NEAR(e->comm_time_s, 5.59, 0.01);
+  EXPECT_NEAR(e->comm_fraction, 0.36, 0.005);  // "5.6 / 15.6 = 36 %"
+}
+
+TEST(Estimate, GuideMultiplierEffect) {
+  // 1 s vs 10 s all-reduce over 100,000 steps: ~28 h vs ~280 h.
+  for (auto [t, hours] : {std::pair{1.0, 27.8}, std::pair{10.0, 277.8}}) {
+    EstimateInput in{.params = 70e9, .gpus = 1024, .comm_time_s = t, .steps = 100000};
+    auto e = estimate(in);
+    ASSERT_TRUE(e.ok());
+    EXPECT_NEAR(e->comm_hours, hours, 0.1);
+  }
+}
+
+TEST(Estimate, FactorsPerCollective) {
+  EXPECT_DOUBLE_EQ(traffic_factor("all_reduce", 8), 1.75);
+  EXPECT_DOUBLE_EQ(traffic_factor("all_gather", 8), 0.875);
+  EXPECT_DOUBLE_EQ(traffic_factor("broadcast", 8), 1.0);
+  EXPECT_DOUBLE_EQ(traffic_factor("all_reduce", 1), 0.0);
+}
+
+TEST(Estimate, RejectsBadInputWithAllErrors) {
+  EstimateInput in{.params = -1, .precision = "fp7", .gpus = 1, .collective = "allreduce"};
+  auto e = estimate(in);
+  ASSERT_FALSE(e.ok());
+  EXPECT_GE(e.errors().size(), 4u);
+  bool hinted = false;
+  for (const auto& d : e.errors()) hinted = hinted || d.hint.find("all_reduce") != std::string::npos;
+  EXPECT_TRUE(hinted);
+}
+
+}  // namespace gf

@@ -1,1 +1,264 @@
+#include "plan/plan.h"
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace gf {
+namespace {
+
+Plan plan_of(const std::string& yaml) {
+  auto s = parse_spec(yaml, "t.yaml");
+  EXPECT_TRUE(s.ok()) << format_diagnostics(s.errors());
+  auto cat = *builtin_catalog();
+  auto errs = validate_spec(*s, cat);
+  EXPECT_TRUE(errs.empty()) << format_diagnostics(errs);
+  auto p = make_plan(*s, cat);
+  EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
+  return p.ok() ? *p : Plan{};
+}
+
+std::vector<Diagnostic> plan_errors(const std::string& yaml) {
+  auto s = parse_spec(yaml, "t.yaml");
+  auto cat = *builtin_catalog();
+  if (!s) return s.errors();
+  auto errs = validate_spec(*s, cat);
+  if (!errs.empty()) return errs;
+  auto p = make_plan(*s, cat);
+  return p.ok() ? std::vector<Diagnostic>{} : p.errors();
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool q = false;
+  for (char c : line) {
+    if (c == '"') {
+      q = !q;
+    } else if (c == ',' && !q) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+// Published DGX SuperPOD counts (../shared/calibration/superpod-public.csv), reproduced from a
+// rail-optimized spec of the same size.
+TEST(PlanCalibration, ReproducesSuperPodCounts) {
+  std::ifstream in(GPUFABRIC_SHARED_DIR "/calibration/superpod-public.csv");
+  ASSERT_TRUE(in) << "missing ../shared/calibration/superpod-public.csv";
+  std::string line;
+  std::getline(in, line);
+  int rows = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto f = split_csv_line(line);
+    ASSERT_GE(f.size(), 11u);
+    const std::string system = f[1];
+    const int sus = std::stoi(f[2]), nodes = std::stoi(f[3]), gpus = std::stoi(f[4]);
+    const std::string sw = f[5].find("QM9700") != std::string::npos ? "qm9700" : "sn5600";
+    const bool twin_planar = f[11].find("twin-planar") != std::string::npos;
+    // The UFM appliance's ports show as node-leaf cables beyond the GPUs' own.
+    const int appliance = f[9].empty() ? 0 : std::stoi(f[9]) - gpus;
+    const int su_nodes = (nodes + (appliance > 0 ? 1 : 0) + sus - 1) / sus;
+    const std::string gpu = system.find("H100") != std::string::npos ? "h100-sxm" : "b200";
+    // DGX B300 (Spectrum-X): each GPU has 2 x 400GbE, one into each of two planes; modelled
+    // as an 800G NIC split over 2 planes.
+    const std::string yaml = fmt::format(
+        "cluster: {{gpu: {}, nodes: {}, nic: {}}}\n"
+        "fabric: {{technology: {}, switch: {}, rail_optimized: true, planes: {}, "
+        "scalable_unit: {}, appliance_ports: {}}}\n",
+        gpu, nodes, twin_planar ? "cx8-800g" : "cx7-400g", sw == "qm9700" ? "infiniband" : "roce",
+        sw, twin_planar ? 2 : 1, su_nodes, appliance);
+    const Plan p = plan_of(yaml);
+    SCOPED_TRACE(line);
+    EXPECT_EQ(p.topo.kind, "clos2");
+    EXPECT_EQ(p.leaf_total, std::stoi(f[6]));
+    EXPECT_EQ(p.spine_total, std::stoi(f[7]));
+    EXPECT_EQ(p.core_total, std::stoi(f[8]));
+    if (!f[9].empty()) {
+      EXPECT_EQ(p.node_leaf_total, std::stoi(f[9]));
+    }
+    if (!f[10].empty()) {
+      EXPECT_EQ(p.leaf_spine_total, std::stoi(f[10]));
+    }
+    ++rows;
+  }
+  EXPECT_GE(rows, 5);
+}
+
+TEST(Plan, TierLimitsFollowRadix) {
+  // Radix 64: one switch <= 64 endpoints, 2 tiers <= k^2/2 = 2048, 3 tiers <= k^3/4 = 65536.
+  const char* base =
+      "cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
+      "switch: qm9700}}\n";
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 8)).topo.kind, "single");
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 9)).topo.kind, "clos2");
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 256)).topo.kind, "clos2");
+  const Plan p3 = plan_of(fmt::format(fmt::runtime(base), 257));
+  EXPECT_EQ(p3.topo.kind, "clos3");
+  const Plan full = plan_of(fmt::format(fmt::runtime(base), 8192));  // 65,536 GPUs
+  EXPECT_EQ(full.topo.kind, "clos3");
+  // Non-blocking 3-tier fat tree of radix k: 5 E / k switches.
+  EXPECT_EQ(full.switch_total, 5 * 65536 / 64);
+  EXPECT_EQ(full.link_total, 3LL * 65536);
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 8193)).topo.kind, "dragonfly");
+}
+
+TEST(Plan, ExplicitTopologyThatCannotHoldTheClusterIsAnError) {
+  auto e = plan_errors(
+      "cluster: {gpu: h100-sxm, nodes: 512, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, topology: clos2}\n");
+  ASSERT_FALSE(e.empty());
+  EXPECT_NE(format_diagnostic(e[0]).find("clos2 with 64-port switches reaches at most 2048"),
+            std::string::npos)
+      << format_diagnostic(e[0]);
+  EXPECT_EQ(e[0].line, 2);
+}
+
+TEST(Plan, OversubscriptionCutsUplinksAndSpines) {
+  const char* base =
+      "cluster: {{gpu: h100-sxm, nodes: 256, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
+      "switch: qm9700, oversubscription: {}}}\n";
+  const Plan one = plan_of(fmt::format(fmt::runtime(base), 1));
+  const Plan two = plan_of(fmt::format(fmt::runtime(base), "\"2:1\""));
+  EXPECT_NEAR(two.topo.oversubscription, 2.0, 0.1);
+  EXPECT_LT(two.leaf_spine_total * 1.6, one.leaf_spine_total);
+  EXPECT_LT(two.spine_total, one.spine_total);
+  EXPECT_LT(two.bisection_gbps, one.bisection_gbps * 0.6);
+  EXPECT_LT(two.bom.network_capex_usd, one.bom.network_capex_usd);
+  bool warned = false;
+  const Plan three = plan_of(fmt::format(fmt::runtime(base), 3));
+  for (const auto& w : three.warnings) warned = warned || w.find("2:1") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(Plan, SpineHeadroomAddsSpinesAndIsReported) {
+  const char* base =
+      "cluster: {{gpu: h100-sxm, nodes: 64, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
+      "switch: qm9700, spine_headroom: {}}}\n";
+  const Plan none = plan_of(fmt::format(fmt::runtime(base), 0));
+  const Plan half = plan_of(fmt::format(fmt::runtime(base), 0.5));
+  EXPECT_EQ(half.spine_total, 2 * none.spine_total);
+  EXPECT_NEAR(half.spine_ports_free_fraction, 0.5, 0.01);
+}
+
+TEST(Plan, PlanesSplitTheNic) {
+  const Plan p = plan_of(
+      "cluster: {gpu: b200, nodes: 64, nic: cx8-800g}\nfabric: {technology: roce, switch: sn5600, "
+      "planes: 2}\n");
+  EXPECT_EQ(p.topo.lane_gbps, 400);
+  EXPECT_EQ(p.topo.radix, 128);
+  EXPECT_EQ(p.node_leaf_total, 2 * 64 * 8);
+}
+
+TEST(Plan, TechnologyAutoFollowsGoalAndBudget) {
+  const char* base =
+      "cluster: {{gpu: h100-sxm, gpus: {}, nic: cx7-400g}}\nconstraints: {{goal: {}{}}}\n";
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 2048, "time", "")).technology, "infiniband");
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 256, "time", "")).technology, "roce");
+  const Plan cost = plan_of(fmt::format(fmt::runtime(base), 2048, "cost", ""));
+  EXPECT_NE(cost.technology_reason.find("cost"), std::string::npos);
+  // A budget InfiniBand breaks but RoCE meets.
+  const Plan ib = plan_of(fmt::format(fmt::runtime(base), 2048, "time", ""));
+  double roce_capex = 0;
+  for (const auto& c : ib.candidates)
+    if (c.technology == "roce" && c.note.empty() && (roce_capex == 0 || c.network_capex_usd < roce_capex))
+      roce_capex = c.network_capex_usd;
+  ASSERT_GT(roce_capex, 0);
+  const double budget = ib.bom.capex_usd - 1;
+  if (ib.bom.capex_usd - ib.bom.network_capex_usd + roce_capex < budget) {
+    const Plan b = plan_of(fmt::format(fmt::runtime(base), 2048, "time", fmt::format(", budget: {}", budget)));
+    EXPECT_EQ(b.technology, "roce");
+    EXPECT_NE(b.technology_reason.find("budget"), std::string::npos);
+  }
+  // An Ethernet-only NIC leaves RoCE.
+  EXPECT_EQ(plan_of("cluster: {gpu: h100-sxm, gpus: 2048, nic: thor2-400g}\n").technology, "roce");
+}
+
+TEST(Plan, WarnsWhereThePlanContradictsTheGuide) {
+  const Plan p = plan_of(
+      "cluster: {gpu: h100-sxm, gpus: 8192, nic: cx7-400g}\nfabric: {technology: roce, switch: "
+      "arista-7060x6, load_balancing: ecmp}\n");
+  std::string all;
+  for (const auto& w : p.warnings) all += w + "\n";
+  EXPECT_NE(all.find("plain per-flow ECMP"), std::string::npos) << all;
+  EXPECT_NE(all.find("recommends InfiniBand"), std::string::npos) << all;
+  const Plan pcie = plan_of("cluster: {gpu: h100-sxm, nodes: 4, nic: cx8-800g}\n");
+  bool warned = false;
+  for (const auto& w : pcie.warnings) warned = warned || w.find("PCIe Gen5") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(Plan, BomAddsUp) {
+  const Plan p = plan_of("cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n");
+  double capex = 0, net = 0;
+  long long switches = 0;
+  for (const auto& it : p.bom.items) {
+    capex += it.unit_usd * it.qty;
+    if (it.category != "compute") net += it.unit_usd * it.qty;
+    if (it.category == "switch") switches += it.qty;
+    EXPECT_FALSE(it.source.empty()) << it.id;
+  }
+  EXPECT_NEAR(capex, p.bom.capex_usd, 1);
+  EXPECT_NEAR(net, p.bom.network_capex_usd, 1);
+  EXPECT_EQ(switches, p.switch_total);
+  EXPECT_NEAR(p.bom.network_usd_per_gpu * p.gpus, p.bom.network_capex_usd, 1);
+  EXPECT_GT(p.bom.network_share, 0.05);
+  EXPECT_LT(p.bom.network_share, 0.5);
+}
+
+// Every cabling row is one link; no port is used twice; counts match the plan.
+void check_cabling(const std::string& yaml) {
+  const Plan p = plan_of(yaml);
+  auto cat = *builtin_catalog();
+  std::set<std::string> ports;
+  long long rows = 0;
+  bool dup = false;
+  for_each_link(p, cat, [&](const CableRun& r) {
+    ++rows;
+    dup = dup || !ports.insert(r.a_device + "#" + r.a_port).second;
+    dup = dup || !ports.insert(r.b_device + "#" + r.b_port).second;
+    const int bp = std::atoi(r.b_port.c_str());
+    EXPECT_GE(bp, 1);
+    EXPECT_LE(bp, p.topo.radix) << r.b_device;
+  });
+  EXPECT_FALSE(dup) << yaml;
+  EXPECT_EQ(rows, p.link_total) << yaml;
+  EXPECT_EQ(cabling_csv(p, cat), cabling_csv(p, cat));  // deterministic
+}
+
+TEST(Cabling, ConsistentForEveryTopology) {
+  check_cabling("cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband, switch: qm9700}\n");
+  check_cabling("cluster: {gpu: h100-sxm, nodes: 127, nic: cx7-400g}\nfabric: {technology: infiniband, switch: qm9700, scalable_unit: 32, appliance_ports: 4}\n");
+  check_cabling("cluster: {gpu: h100-sxm, nodes: 100, nic: cx7-400g}\nfabric: {technology: roce, switch: sn5600, oversubscription: 2}\n");
+  check_cabling("cluster: {gpu: h100-sxm, nodes: 40, nic: cx7-400g}\nfabric: {technology: roce, switch: sn5600, rail_optimized: false}\n");
+  check_cabling("cluster: {gpu: h100-sxm, nodes: 600, nic: cx7-400g}\nfabric: {technology: infiniband, switch: qm9700}\n");
+  check_cabling("cluster: {gpu: h100-sxm, nodes: 9000, nic: cx7-400g}\nfabric: {technology: infiniband, switch: qm9700}\n");
+  check_cabling("cluster: {gpu: b200, nodes: 64, nic: cx8-800g}\nfabric: {technology: roce, switch: sn5600, planes: 2}\n");
+}
+
+TEST(Cabling, NamesAndMediaAreRealistic) {
+  const Plan p = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700}\n");
+  auto cat = *builtin_catalog();
+  const std::string csv = cabling_csv(p, cat);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "a_device,a_port,b_device,b_port,cable,length_class");
+  EXPECT_NE(csv.find("node001,nic0,su01-r0-leaf,1,"), std::string::npos);
+  EXPECT_NE(csv.find("node064,nic7,su02-r7-leaf,32,"), std::string::npos);
+  EXPECT_NE(csv.find("su01-r0-leaf,33,spine01,1,"), std::string::npos);
+  // Leaf-spine at hall distance on twin-port cages: twin-port transceivers + fibre.
+  EXPECT_NE(csv.find("xcvr-2x400g-sr8+fibre-mmf-mpo,hall"), std::string::npos);
+}
+
+}  // namespace gf

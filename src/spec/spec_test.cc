@@ -1,1 +1,170 @@
+#include "spec/spec.h"
+
 #include <gtest/gtest.h>
+
+namespace gf {
+namespace {
+
+const char* kGood = R"(name: t
+cluster:
+  gpu: h100-sxm
+  nodes: 16
+  nic: cx7-400g
+fabric:
+  oversubscription: "2:1"
+workload:
+  model: {params: 70B, layers: 80, hidden: 8192, heads: 64, seq_len: 4096}
+  parallelism: {tp: 8, pp: 2, dp: auto}
+  global_batch: 64
+  compute_time: 10s
+  tokens: 15T
+constraints:
+  budget: 50M
+)";
+
+Catalog catalog() { return *builtin_catalog(); }
+
+// Parses and validates; returns all diagnostics as text ("" when valid).
+std::string errors_of(const std::string& text) {
+  auto s = parse_spec(text, "spec.yaml");
+  if (!s) return format_diagnostics(s.errors());
+  auto c = catalog();
+  return format_diagnostics(validate_spec(*s, c));
+}
+
+}  // namespace
+
+TEST(Spec, ParsesAndFillsDefaults) {
+  auto s = parse_spec(kGood, "spec.yaml");
+  ASSERT_TRUE(s.ok()) << format_diagnostics(s.errors());
+  auto c = catalog();
+  auto errs = validate_spec(*s, c);
+  ASSERT_TRUE(errs.empty()) << format_diagnostics(errs);
+  EXPECT_EQ(s->cluster.gpus_per_node, 8);
+  EXPECT_EQ(s->cluster.nics_per_node, 8);
+  EXPECT_EQ(s->gpus(), 128);
+  EXPECT_DOUBLE_EQ(s->fabric.oversubscription, 2.0);
+  EXPECT_EQ(s->workload->parallelism.dp, 8);
+  EXPECT_DOUBLE_EQ(s->workload->compute_time_s, 10);
+  EXPECT_DOUBLE_EQ(s->workload->tokens, 15e12);
+  EXPECT_DOUBLE_EQ(s->constraints.budget_usd, 50e6);
+}
+
+TEST(Spec, GpusInsteadOfNodes) {
+  auto s = parse_spec("cluster: {gpu: h100-sxm, gpus: 1024, nic: cx7-400g}\n", "s.yaml");
+  ASSERT_TRUE(s.ok());
+  auto c = catalog();
+  ASSERT_TRUE(validate_spec(*s, c).empty());
+  EXPECT_EQ(s->cluster.nodes, 128);
+}
+
+// One test per error class: each names file:line:column and the key.
+TEST(SpecErrors, YamlSyntax) {
+  EXPECT_NE(errors_of("cluster:\n  gpu: [h100\n").find("spec.yaml:"), std::string::npos);
+  EXPECT_NE(errors_of("cluster:\n  gpu: [h100\n").find("YAML syntax error"), std::string::npos);
+}
+
+TEST(SpecErrors, UnknownKeyWithSuggestion) {
+  const auto e = errors_of("cluster:\n  gpu: h100-sxm\n  nodse: 4\n  nic: cx7-400g\n");
+  EXPECT_NE(e.find("spec.yaml:3:3: error: cluster.nodse: unknown key (did you mean 'nodes'?)"),
+            std::string::npos)
+      << e;
+}
+
+TEST(SpecErrors, WrongType) {
+  const auto e = errors_of("cluster:\n  gpu: h100-sxm\n  nodes: [1, 2]\n  nic: cx7-400g\n");
+  EXPECT_NE(e.find("spec.yaml:3:10: error: cluster.nodes: expected a single value, found a list"),
+            std::string::npos)
+      << e;
+}
+
+TEST(SpecErrors, MissingUnit) {
+  const auto e = errors_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: {params: 7B}\n  "
+      "compute_time: 10\n");
+  EXPECT_NE(e.find("spec.yaml:4:17: error: workload.compute_time: '10' has no unit"),
+            std::string::npos)
+      << e;
+}
+
+TEST(SpecErrors, ZeroOrNegativeCount) {
+  EXPECT_NE(errors_of("cluster: {gpu: h100-sxm, nodes: 0, nic: cx7-400g}\n")
+                .find("cluster.nodes: expected a positive whole number, found '0'"),
+            std::string::npos);
+  EXPECT_NE(errors_of("cluster: {gpu: h100-sxm, nodes: -3, nic: cx7-400g}\n")
+                .find("cluster.nodes: expected a positive whole number"),
+            std::string::npos);
+}
+
+TEST(SpecErrors, UnknownCatalogIdWithSuggestion) {
+  const auto e = errors_of("cluster:\n  gpu: h100\n  nodes: 4\n  nic: cx7-400\n");
+  EXPECT_NE(e.find("spec.yaml:2:8: error: cluster.gpu: unknown GPU 'h100' (did you mean "
+                   "'h100-sxm'?)"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("spec.yaml:4:8: error: cluster.nic: unknown NIC 'cx7-400' (did you mean "
+                   "'cx7-400g'?)"),
+            std::string::npos)
+      << e;
+}
+
+TEST(SpecErrors, BadChoiceWithSuggestion) {
+  const auto e = errors_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric:\n  topology: clos4\n");
+  EXPECT_NE(e.find("spec.yaml:3:13: error: fabric.topology: 'clos4' is not one of"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("did you mean 'clos"), std::string::npos) << e;
+}
+
+TEST(SpecErrors, MissingRequired) {
+  const auto e = errors_of("cluster:\n  gpu: h100-sxm\n  nodes: 4\n");
+  EXPECT_NE(e.find("cluster.nic: missing required key"), std::string::npos) << e;
+  EXPECT_NE(errors_of("name: x\n").find("cluster: missing required section"), std::string::npos);
+}
+
+TEST(SpecErrors, ImpossibleCombinations) {
+  // More NICs than PCIe slots.
+  EXPECT_NE(errors_of("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g, nics_per_node: 12}\n")
+                .find("PCIe slots for at most 8"),
+            std::string::npos);
+  // A switch slower than the NIC.
+  const auto slow = errors_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {switch: qm8700}\n");
+  EXPECT_NE(slow.find("fabric.switch: switch 'qm8700' ports run at 200 Gbps, slower than the 400 "
+                      "Gbps NIC port"),
+            std::string::npos)
+      << slow;
+  // tp not dividing the GPUs.
+  const auto tp = errors_of(
+      "cluster: {gpu: h100-sxm, nodes: 3, nic: cx7-400g}\nworkload:\n  model: {params: 7B}\n  "
+      "parallelism: {tp: 16}\n");
+  EXPECT_NE(tp.find("workload.parallelism: tp*pp*cp = 16 does not divide the 24 GPUs"),
+            std::string::npos)
+      << tp;
+  // InfiniBand on an Ethernet-only NIC.
+  EXPECT_NE(errors_of("cluster: {gpu: h100-sxm, nodes: 4, nic: thor2-400g}\nfabric: "
+                      "{technology: infiniband}\n")
+                .find("does not speak InfiniBand"),
+            std::string::npos);
+}
+
+TEST(SpecErrors, ReportsEveryErrorNotJustTheFirst) {
+  const auto e = errors_of(
+      "cluster:\n  gpu: h100-sxm\n  nodes: 4\n  nic: cx7-400g\n  colour: red\nfabric:\n  planes: "
+      "0\n  topology: ring\n  oversubscription: 0.5\n");
+  int lines = 0;
+  for (char c : e) lines += c == '\n';
+  EXPECT_GE(lines, 4) << e;
+}
+
+TEST(SpecErrors, HostileInputIsRejectedNotCrashed) {
+  std::string deep(5000, '[');
+  EXPECT_NE(errors_of("cluster: " + deep + "\n").find("nesting"), std::string::npos);
+  EXPECT_NE(errors_of("").find("empty"), std::string::npos);
+  EXPECT_NE(errors_of("- a\n- b\n").find("expected a map"), std::string::npos);
+  EXPECT_NE(errors_of("cluster: {gpu: h100-sxm, nodes: 1e300, nic: cx7-400g}\n").find("nodes"),
+            std::string::npos);
+}
+
+}  // namespace gf
