@@ -1,1 +1,193 @@
+// The command line as users and scripts see it: output, exit codes, files.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CmdResult {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs gpufabric with `args` (shell words) from the source folder.
+CmdResult gpufabric(const std::string& args) {
+  const fs::path err_file = fs::temp_directory_path() / ("gf_err_" + std::to_string(getpid()));
+  const std::string cmd = std::string("cd ") + GPUFABRIC_SOURCE_DIR + " && " + GPUFABRIC_BIN + " " +
+                          args + " 2>" + err_file.string();
+  CmdResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  fs::remove(err_file);
+  return r;
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("gf_test_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+fs::path write_temp(const std::string& name, const std::string& text) {
+  fs::path p = fs::temp_directory_path() / ("gf_" + std::to_string(getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(Cli, EstimateReproducesTheGuide) {
+  CmdResult r = gpufabric(
+      "estimate --params 70B --precision bf16 --gpus 1024 --link 400G --compute-time 10s "
+      "--steps 100000 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["traffic_bytes_simple"].get<double>(), 2.8e11);
+  EXPECT_NEAR(j["traffic_factor"].get<double>(), 1.998, 0.001);
+  EXPECT_NEAR(j["comm_time_s"].get<double>(), 5.6, 0.05);
+  EXPECT_NEAR(j["comm_fraction"].get<double>(), 0.36, 0.005);
+  EXPECT_DOUBLE_EQ(j["link_bytes_per_s"].get<double>(), 5e10);
+  for (const char* k : {"params", "bytes_per_param", "gpus", "collective", "payload_bytes",
+                        "traffic_bytes", "compute_time_s", "steps", "comm_hours"})
+    EXPECT_TRUE(j.contains(k)) << k;
+
+  CmdResult t = gpufabric("estimate --params 175B --precision fp16 --gpus 1024 --nic cx7-400g");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("350 GB"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("guide's rule"), std::string::npos) << t.out;
+
+  for (auto [secs, hours] : {std::pair{"1s", "27.8 h"}, std::pair{"10s", "277.8 h"}}) {
+    CmdResult m = gpufabric(std::string("estimate --params 70B --gpus 1024 --comm-time ") + secs +
+                            " --steps 100000");
+    ASSERT_EQ(m.code, 0) << m.err;
+    EXPECT_NE(m.out.find(hours), std::string::npos) << m.out;
+  }
+}
+
+TEST(Cli, BadFlagsExitTwoWithAMessage) {
+  CmdResult r = gpufabric("estimate --params 70B --gpus 1024 --link 400");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--link: '400' has no unit"), std::string::npos) << r.err;
+  r = gpufabric("estimate --params 70B --gpus 1024 --nic cx7");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("did you mean 'cx7-400g'"), std::string::npos) << r.err;
+  r = gpufabric("plan --frobnicate examples/seed-70b-1024.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
+  r = gpufabric("teleport");
+  EXPECT_EQ(r.code, 2);
+  r = gpufabric("");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Cli, HelpListsEveryFlag) {
+  CmdResult r = gpufabric("estimate --help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* f : {"--params", "--precision", "--gpus", "--link", "--nic", "--compute-time",
+                        "--comm-time", "--steps", "--collective", "--json", "--link-efficiency"})
+    EXPECT_NE(r.out.find(f), std::string::npos) << f;
+  r = gpufabric("plan --help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* f : {"SPEC", "--out", "--json"}) EXPECT_NE(r.out.find(f), std::string::npos);
+}
+
+TEST(Cli, PlanWritesItsFiles) {
+  const fs::path dir = temp_dir("plan");
+  CmdResult r = gpufabric("plan examples/seed-70b-1024.yaml -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("InfiniBand"), std::string::npos);
+  for (const char* f : {"plan.json", "plan.md", "bom.csv", "cabling.csv"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  std::ifstream pj(dir / "plan.json");
+  auto j = nlohmann::json::parse(pj);
+  EXPECT_EQ(j["gpus"], 1024);
+  EXPECT_EQ(j["topology"]["kind"], "clos2");
+  EXPECT_EQ(j["switches"]["total"], j["switches"]["leaf"].get<int>() +
+                                        j["switches"]["spine"].get<int>() +
+                                        j["switches"]["core"].get<int>());
+  EXPECT_GT(j["bom"]["capex_usd"].get<double>(), 0);
+  std::ifstream cab(dir / "cabling.csv");
+  long long lines = 0;
+  for (std::string l; std::getline(cab, l);) ++lines;
+  EXPECT_EQ(lines, j["links"]["total"].get<long long>() + 1);
+  // No temporary files left behind.
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos);
+  fs::remove_all(dir);
+
+  CmdResult js = gpufabric("plan examples/roce-lab-64.yaml --json");
+  ASSERT_EQ(js.code, 0);
+  auto k = nlohmann::json::parse(js.out);
+  EXPECT_EQ(k["technology"], "roce");
+}
+
+TEST(Cli, InvalidSpecNamesFileLineKeyAndWritesNothing) {
+  const fs::path spec = write_temp("bad.yaml",
+                                   "name: bad\ncluster:\n  gpu: h100-sxm\n  nodes: 16\n  nic: "
+                                   "cx7-400g\nfabric:\n  swich: qm9700\n  planes: 0\n");
+  const fs::path dir = temp_dir("bad");
+  CmdResult r = gpufabric("plan " + spec.string() + " -o " + dir.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find(spec.string() + ":7:3: error: fabric.swich: unknown key (did you mean "
+                                       "'switch'?)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(":8:11: error: fabric.planes"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir));
+  fs::remove(spec);
+
+  CmdResult missing = gpufabric("plan /nonexistent/spec.yaml");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/spec.yaml: error: cannot read the spec file"),
+            std::string::npos)
+      << missing.err;
+}
+
+TEST(Cli, EveryExampleIsValid) {
+  for (const auto& e : fs::directory_iterator(fs::path(GPUFABRIC_SOURCE_DIR) / "examples")) {
+    if (e.path().extension() != ".yaml") continue;
+    CmdResult r = gpufabric("plan " + e.path().string() + " --json");
+    EXPECT_EQ(r.code, 0) << e.path() << r.err;
+  }
+}
+
+TEST(Cli, UserCatalogOverridesPrices) {
+  const fs::path cat = write_temp("cat.yaml",
+                                  "switches:\n  - id: qm9700\n    technology: infiniband\n    "
+                                  "ports: 64\n    port_speed: 400G\n    ports_per_cage: 2\n    "
+                                  "latency_ns: 130\n    price_usd: 1\n    power_w: 1\n    "
+                                  "source: test\n");
+  const fs::path spec =
+      write_temp("cat_spec.yaml",
+                 "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\nfabric: {technology: "
+                 "infiniband, switch: qm9700}\ncatalog: [" +
+                     cat.filename().string() + "]\n");
+  CmdResult r = gpufabric("plan " + spec.string() + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const auto& it : j["bom"]["items"])
+    if (it["category"] == "switch") {
+      EXPECT_EQ(it["unit_usd"], 1);
+    }
+  fs::remove(cat);
+  fs::remove(spec);
+}
+
+}  // namespace

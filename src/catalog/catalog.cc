@@ -59,11 +59,11 @@ std::vector<std::string> with_cost(std::vector<std::string> keys) {
 }
 
 void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuModel& g) {
-  r.check_keys(n, path,
-               {"id", "name", "vendor", "memory_gb", "fp32_tflops", "fp16_tflops", "bf16_tflops",
-                "fp8_tflops", "tflops_source", "scaleup", "pcie_gen", "gpus_per_node",
-                "max_nics_per_node", "compute_efficiency", "compute_efficiency_source", "node",
-                "gpu_hour"});
+  r.check_keys(
+      n, path,
+      {"id", "name", "vendor", "memory_gb", "fp32_tflops", "fp16_tflops", "bf16_tflops",
+       "fp8_tflops", "tflops_source", "scaleup", "pcie_gen", "gpus_per_node", "max_nics_per_node",
+       "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour"});
   if (auto v = r.text(n, "name", path)) g.name = *v;
   if (auto v = r.text(n, "vendor", path)) g.vendor = *v;
   if (auto v = r.number(n, "memory_gb", path, true)) g.memory_gb = *v;
@@ -80,7 +80,7 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
     g.max_nics_per_node = static_cast<int>(*v);
   if (auto v = r.number(n, "compute_efficiency", path)) g.compute_efficiency = *v;
   if (auto v = r.text(n, "compute_efficiency_source", path)) g.compute_efficiency_source = *v;
-  const YAML::Node su = n["scaleup"];
+  const YAML::Node su = child(n, "scaleup");
   const std::string sp = path + ".scaleup";
   if (r.expect_map(su, sp)) {
     r.check_keys(su, sp, {"tech", "gbs_per_gpu", "domain_gpus", "nvls", "source"});
@@ -90,19 +90,20 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
       g.scaleup_domain_gpus = static_cast<int>(*v);
     if (auto v = r.boolean(su, "nvls", sp)) g.nvls = *v;
   }
-  const YAML::Node node = n["node"];
+  const YAML::Node node = child(n, "node");
   if (r.expect_map(node, path + ".node")) {
     r.check_keys(node, path + ".node", kCostKeys);
     read_cost(r, node, path + ".node", g.node, true, true);
   }
-  const YAML::Node gh = n["gpu_hour"];
+  const YAML::Node gh = child(n, "gpu_hour");
   if (gh.IsDefined() && r.expect_map(gh, path + ".gpu_hour")) {
     r.check_keys(gh, path + ".gpu_hour", with_cost({"usd"}));
     if (auto v = r.number(gh, "usd", path + ".gpu_hour", true)) g.gpu_hour_usd = *v;
     read_cost(r, gh, path + ".gpu_hour", g.gpu_hour, false, false);
   }
   if (g.compute_efficiency <= 0 || g.compute_efficiency > 1)
-    r.error(n["compute_efficiency"], path + ".compute_efficiency", "expected a fraction in (0, 1]");
+    r.error(child(n, "compute_efficiency"), path + ".compute_efficiency",
+            "expected a fraction in (0, 1]");
 }
 
 void read_nic(YamlReader& r, const YAML::Node& n, const std::string& path, Nic& c) {
@@ -113,14 +114,16 @@ void read_nic(YamlReader& r, const YAML::Node& n, const std::string& path, Nic& 
   if (auto v = r.positive_int(n, "ports", path)) c.ports = static_cast<int>(*v);
   if (auto v = r.boolean(n, "gpudirect", path)) c.gpudirect = *v;
   if (auto v = r.positive_int(n, "pcie_gen", path)) c.pcie_gen = static_cast<int>(*v);
-  const YAML::Node p = n["protocols"];
+  const YAML::Node p = child(n, "protocols");
   if (!p.IsSequence()) {
     r.error(p.IsDefined() ? p : n, path + ".protocols", "expected a list: [infiniband, roce]");
   } else {
     for (const auto& e : p) {
       const std::string s = e.IsScalar() ? e.Scalar() : "";
-      if (s == "infiniband") c.infiniband = true;
-      else if (s == "roce") c.roce = true;
+      if (s == "infiniband")
+        c.infiniband = true;
+      else if (s == "roce")
+        c.roce = true;
       else
         r.error(e, path + ".protocols", fmt::format("'{}' is not infiniband or roce", s),
                 did_you_mean(s, {"infiniband", "roce"}));
@@ -135,8 +138,7 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
                           "breakout", "buffer_mb", "in_network_reduction", "adaptive_routing",
                           "latency_ns", "latency_source", "modular", "rack_units"}));
   if (auto v = r.text(n, "name", path)) s.name = *v;
-  if (auto v = r.choice(n, "technology", path, {"infiniband", "ethernet"}, true))
-    s.technology = *v;
+  if (auto v = r.choice(n, "technology", path, {"infiniband", "ethernet"}, true)) s.technology = *v;
   if (auto v = r.positive_int(n, "ports", path, true)) s.ports = static_cast<int>(*v);
   if (auto v = r.quantity(n, "port_speed", path, units::parse_bitrate, true))
     s.port_gbps = *v / 1e9;
@@ -149,7 +151,7 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
   if (auto v = r.number(n, "latency_ns", path, true)) s.latency_ns = *v;
   if (auto v = r.boolean(n, "modular", path)) s.modular = *v;
   if (auto v = r.positive_int(n, "rack_units", path)) s.rack_units = static_cast<int>(*v);
-  const YAML::Node b = n["breakout"];
+  const YAML::Node b = child(n, "breakout");
   if (b.IsDefined()) {
     if (!b.IsSequence()) {
       r.error(b, path + ".breakout", "expected a list of {ports, port_speed}");
@@ -172,8 +174,7 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
 void read_cable(YamlReader& r, const YAML::Node& n, const std::string& path, CablePart& c) {
   r.check_keys(n, path, with_cost({"id", "name", "kind", "speed", "links", "max_length_m"}));
   if (auto v = r.text(n, "name", path)) c.name = *v;
-  if (auto v = r.choice(n, "kind", path, {"dac", "aoc", "transceiver", "fibre"}, true))
-    c.kind = *v;
+  if (auto v = r.choice(n, "kind", path, {"dac", "aoc", "transceiver", "fibre"}, true)) c.kind = *v;
   if (auto v = r.quantity(n, "speed", path, units::parse_bitrate, true)) c.gbps = *v / 1e9;
   if (auto v = r.positive_int(n, "links", path)) c.links = static_cast<int>(*v);
   if (auto v = r.number(n, "max_length_m", path, true)) c.max_length_m = *v;

@@ -32,12 +32,12 @@ struct GpuModel {
   bool nvls = false;               ///< NVLink SHARP (multicast/reduction in NVSwitch)
   int pcie_gen = 4;
   int gpus_per_node = 8;
-  int max_nics_per_node = 8;       ///< PCIe slots for scale-out NICs
-  double compute_efficiency = 0.4; ///< achievable fraction of peak in training kernels
+  int max_nics_per_node = 8;        ///< PCIe slots for scale-out NICs
+  double compute_efficiency = 0.4;  ///< achievable fraction of peak in training kernels
   std::string compute_efficiency_source;
-  double gpu_hour_usd = 0;         ///< rental price per GPU-hour
-  CostFigure node;                 ///< one server: price and power
-  CostFigure gpu_hour;             ///< provenance of gpu_hour_usd
+  double gpu_hour_usd = 0;  ///< rental price per GPU-hour
+  CostFigure node;          ///< one server: price and power
+  CostFigure gpu_hour;      ///< provenance of gpu_hour_usd
   double tflops(const std::string& precision) const;
 };
 

@@ -15,7 +15,7 @@ namespace {
 
 struct EstimateFlags {
   std::string params, precision = "bf16", gpus, link, nic, compute_time, comm_time, steps,
-      collective = "all_reduce";
+                      collective = "all_reduce";
   double link_efficiency = 1.0;
   bool json = false;
 };

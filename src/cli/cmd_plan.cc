@@ -44,9 +44,9 @@ int run(const PlanFlags& f) {
 
 Command add_plan(CLI::App& root) {
   auto f = std::make_shared<PlanFlags>();
-  CLI::App* a = root.add_subcommand(
-      "plan",
-      "Which fabric to build: technology, topology, tiers, switch counts, cabling, cost and power.");
+  CLI::App* a = root.add_subcommand("plan",
+                                    "Which fabric to build: technology, topology, tiers, switch "
+                                    "counts, cabling, cost and power.");
   a->add_option("SPEC", f->spec, "the cluster spec (YAML), e.g. examples/seed-70b-1024.yaml")
       ->required();
   a->add_option("-o,--out", f->out,

@@ -29,7 +29,7 @@ class Result {
  public:
   Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   Result(Diagnostic d) : v_(std::vector<Diagnostic>{std::move(d)}) {}  // NOLINT
-  Result(std::vector<Diagnostic> ds) : v_(std::move(ds)) {}             // NOLINT
+  Result(std::vector<Diagnostic> ds) : v_(std::move(ds)) {}            // NOLINT
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   explicit operator bool() const { return ok(); }

@@ -29,41 +29,57 @@ int flow_depth(const std::string& text) {
       if (c == quote) quote = 0;
       continue;
     }
-    if (c == '\'' || c == '"') quote = c;
-    else if (c == '#') comment = true;
-    else if (c == '[' || c == '{') max_depth = std::max(max_depth, ++depth);
-    else if ((c == ']' || c == '}') && depth > 0) --depth;
+    if (c == '\'' || c == '"')
+      quote = c;
+    else if (c == '#')
+      comment = true;
+    else if (c == '[' || c == '{')
+      max_depth = std::max(max_depth, ++depth);
+    else if ((c == ']' || c == '}') && depth > 0)
+      --depth;
   }
   return max_depth;
 }
 
 std::string describe(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
-    default: return "nothing";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "'" + n.Scalar() + "'";
+    default:
+      return "nothing";
   }
 }
 
 }  // namespace
 
+YAML::Node child(const YAML::Node& map, const std::string& key) {
+  if (!map.IsDefined() || !map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node n = map[key];
+  if (!n.IsDefined()) return YAML::Node(YAML::NodeType::Undefined);
+  return n;
+}
+
 YAML::Node YamlReader::parse(const std::string& text) {
   if (text.size() > kMaxDocumentBytes) {
-    diags_.push_back({file_, 0, 0, "", fmt::format("file is {} bytes; at most {} expected",
-                                                   text.size(), kMaxDocumentBytes), ""});
+    diags_.push_back(
+        {file_, 0, 0, "",
+         fmt::format("file is {} bytes; at most {} expected", text.size(), kMaxDocumentBytes), ""});
     return YAML::Node();
   }
   if (flow_depth(text) > kMaxFlowNesting) {
-    diags_.push_back({file_, 0, 0, "",
-                      fmt::format("nesting deeper than {} levels", kMaxFlowNesting), ""});
+    diags_.push_back(
+        {file_, 0, 0, "", fmt::format("nesting deeper than {} levels", kMaxFlowNesting), ""});
     return YAML::Node();
   }
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    diags_.push_back({file_, e.mark.line + 1, e.mark.column + 1, "",
-                      "YAML syntax error: " + e.msg, "check indentation, colons and quotes"});
+    diags_.push_back({file_, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg,
+                      "check indentation, colons and quotes"});
     return YAML::Node();
   }
 }
@@ -76,8 +92,8 @@ void YamlReader::error(const YAML::Node& at, const std::string& key, const std::
 void YamlReader::error_at(const YAML::Mark& mark, const std::string& key,
                           const std::string& message, const std::string& hint) {
   const bool known = mark.line >= 0 && !mark.is_null();
-  diags_.push_back({file_, known ? mark.line + 1 : 0, known ? mark.column + 1 : 0, key, message,
-                    hint});
+  diags_.push_back(
+      {file_, known ? mark.line + 1 : 0, known ? mark.column + 1 : 0, key, message, hint});
 }
 
 bool YamlReader::expect_map(const YAML::Node& node, const std::string& path) {
@@ -113,8 +129,7 @@ void YamlReader::check_keys(const YAML::Node& map, const std::string& path,
 
 const YAML::Node YamlReader::scalar(const YAML::Node& map, const std::string& key,
                                     const std::string& path, bool required) {
-  if (!map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-  const YAML::Node n = map[key];
+  const YAML::Node n = child(map, key);
   if (!n.IsDefined() || n.IsNull()) {
     if (required) error(map, join(path, key), "missing required key");
     return YAML::Node(YAML::NodeType::Undefined);
@@ -193,7 +208,8 @@ std::optional<std::string> YamlReader::choice(const YAML::Node& map, const std::
     if (c == s) return s;
   std::string list;
   for (const auto& c : choices) list += (list.empty() ? "" : " | ") + c;
-  error(n, join(path, key), fmt::format("'{}' is not one of {}", s, list), did_you_mean(s, choices));
+  error(n, join(path, key), fmt::format("'{}' is not one of {}", s, list),
+        did_you_mean(s, choices));
   return std::nullopt;
 }
 

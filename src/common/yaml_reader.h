@@ -12,6 +12,11 @@
 
 namespace gf {
 
+/// `map[key]`, or an undefined node when `map` is not a map or lacks the key. yaml-cpp's own
+/// operator[] returns an invalid node for a missing key whose every query throws; this one is
+/// safe to query.
+YAML::Node child(const YAML::Node& map, const std::string& key);
+
 /// Reads values out of a YAML tree, recording a positioned Diagnostic for each problem
 /// instead of stopping at the first; callers check `errors()` at the end.
 class YamlReader {

@@ -39,8 +39,10 @@ Result<Estimate> estimate(const EstimateInput& in) {
     errs.push_back({"", 0, 0, "--collective", fmt::format("unknown collective '{}'", in.collective),
                     did_you_mean(in.collective, estimate_collectives())});
   if (in.link_bits_per_s <= 0 && in.comm_time_s <= 0)
-    errs.push_back({"", 0, 0, "--link", "give the link rate (--link 400G or --nic cx7-400g) or "
-                                        "a communication time (--comm-time)", ""});
+    errs.push_back({"", 0, 0, "--link",
+                    "give the link rate (--link 400G or --nic cx7-400g) or "
+                    "a communication time (--comm-time)",
+                    ""});
   if (in.link_efficiency <= 0 || in.link_efficiency > 1)
     errs.push_back({"", 0, 0, "--link-efficiency", "expected a fraction in (0, 1]", ""});
   if (!errs.empty()) return errs;

@@ -11,14 +11,14 @@ namespace gf {
 
 /// What the user asks the calculator.
 struct EstimateInput {
-  double params = 0;              ///< model parameters
-  std::string precision = "bf16"; ///< fp32 | bf16 | fp16 | fp8
+  double params = 0;               ///< model parameters
+  std::string precision = "bf16";  ///< fp32 | bf16 | fp16 | fp8
   long long gpus = 0;
-  double link_bits_per_s = 0;     ///< per-GPU scale-out link
-  double link_efficiency = 1.0;   ///< usable fraction of the line rate (the guide uses 1)
-  double compute_time_s = 0;      ///< 0: not given
-  double comm_time_s = 0;         ///< 0: computed; else a measured/assumed collective time
-  double steps = 0;               ///< 0: not given
+  double link_bits_per_s = 0;    ///< per-GPU scale-out link
+  double link_efficiency = 1.0;  ///< usable fraction of the line rate (the guide uses 1)
+  double compute_time_s = 0;     ///< 0: not given
+  double comm_time_s = 0;        ///< 0: computed; else a measured/assumed collective time
+  double steps = 0;              ///< 0: not given
   std::string collective = "all_reduce";
 };
 
@@ -34,12 +34,12 @@ struct Estimate {
   double traffic_bytes_simple = 0;  ///< the guide's rule: 2 x params x bytes/param
   double link_bytes_per_s = 0;      ///< usable link bandwidth
   double comm_time_s = 0;
-  double comm_time_simple_s = 0;    ///< with the guide's simplified factor of 2
+  double comm_time_simple_s = 0;  ///< with the guide's simplified factor of 2
   double compute_time_s = 0;
-  double comm_fraction = 0;         ///< comm / (comm + compute), no overlap; 0 without compute
+  double comm_fraction = 0;  ///< comm / (comm + compute), no overlap; 0 without compute
   double steps = 0;
-  double comm_hours = 0;            ///< communication time over all steps
-  double total_hours = 0;           ///< (comm + compute) over all steps
+  double comm_hours = 0;   ///< communication time over all steps
+  double total_hours = 0;  ///< (comm + compute) over all steps
 };
 
 /// Bytes per parameter of a precision name; 0 when unknown.

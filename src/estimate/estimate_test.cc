@@ -13,8 +13,12 @@ TEST(Estimate, Guide175BPayload) {
 }
 
 TEST(Estimate, GuideWorkedExample70B) {
-  EstimateInput in{.params = 70e9, .precision = "bf16", .gpus = 1024, .link_bits_per_s = 400e9,
-                   .compute_time_s = 10, .steps = 100000};
+  EstimateInput in{.params = 70e9,
+                   .precision = "bf16",
+                   .gpus = 1024,
+                   .link_bits_per_s = 400e9,
+                   .compute_time_s = 10,
+                   .steps = 100000};
   auto e = estimate(in);
   ASSERT_TRUE(e.ok());
   EXPECT_DOUBLE_EQ(e->traffic_bytes_simple, 280e9);
@@ -49,7 +53,8 @@ TEST(Estimate, RejectsBadInputWithAllErrors) {
   ASSERT_FALSE(e.ok());
   EXPECT_GE(e.errors().size(), 4u);
   bool hinted = false;
-  for (const auto& d : e.errors()) hinted = hinted || d.hint.find("all_reduce") != std::string::npos;
+  for (const auto& d : e.errors())
+    hinted = hinted || d.hint.find("all_reduce") != std::string::npos;
   EXPECT_TRUE(hinted);
 }
 

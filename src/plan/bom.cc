@@ -18,9 +18,7 @@ constexpr double kCoreRunM = 150;
 // A single switch with this few servers sits in their rack (the guide's <= 8-node lab).
 constexpr int kSingleRackMaxNodes = 4;
 
-double part_cost_per_link(const CablePart* p) {
-  return p ? p->cost.price_usd / p->links : 0;
-}
+double part_cost_per_link(const CablePart* p) { return p ? p->cost.price_usd / p->links : 0; }
 
 }  // namespace
 
@@ -119,9 +117,10 @@ void build_bom(Plan& p, const Catalog& cat) {
             m.xcvr_end->cost);
       add("fibre", m.fibre->id, m.fibre->name, role, k.links, m.fibre->cost);
     } else {
-      p.warnings.push_back(fmt::format("no cable or optic in the catalog carries {} Gbps over {} m "
-                                       "({} links); add one with a catalog file",
-                                       p.topo.lane_gbps, m.length_m, k.name));
+      p.warnings.push_back(
+          fmt::format("no cable or optic in the catalog carries {} Gbps over {} m "
+                      "({} links); add one with a catalog file",
+                      p.topo.lane_gbps, m.length_m, k.name));
     }
   }
   for (const auto& it : b.items) {

@@ -33,7 +33,8 @@ struct Namer {
   // Leaf index inside a plane, 0-based.
   std::string leaf(int plane, long long leaf) const {
     if (t.kind == "single") return plane_prefix(plane) + "switch1";
-    if (!t.rail_optimized) return fmt::format("{}leaf{:0{}}", plane_prefix(plane), leaf + 1, leaf_w);
+    if (!t.rail_optimized)
+      return fmt::format("{}leaf{:0{}}", plane_prefix(plane), leaf + 1, leaf_w);
     const long long unit = leaf / t.leaves_per_unit, in_unit = leaf % t.leaves_per_unit;
     const int per_rail = t.leaves_per_unit / t.rails;
     const long long rail = in_unit / per_rail, sub = in_unit % per_rail;
@@ -58,9 +59,13 @@ struct Namer {
 void for_each_link(const Plan& p, const Catalog& cat,
                    const std::function<void(const CableRun&)>& visit) {
   const Topology& t = p.topo;
-  const Namer nm{t, std::max(3, digits(p.nodes)), std::max(2, digits(t.units)),
-                 std::max(3, digits(t.leaves)), std::max(2, digits(t.spines)),
-                 std::max(2, digits(t.pods)), std::max(3, digits(t.cores))};
+  const Namer nm{t,
+                 std::max(3, digits(p.nodes)),
+                 std::max(2, digits(t.units)),
+                 std::max(3, digits(t.leaves)),
+                 std::max(2, digits(t.spines)),
+                 std::max(2, digits(t.pods)),
+                 std::max(3, digits(t.cores))};
   const LinkMedium m_nl = link_medium(p, cat, "node-leaf");
   const LinkMedium m_ls = link_medium(p, cat, "leaf-spine");
   const LinkMedium m_sc = link_medium(p, cat, "spine-core");
@@ -173,8 +178,8 @@ std::string cabling_csv(const Plan& p, const Catalog& cat) {
   fmt::memory_buffer out;
   fmt::format_to(std::back_inserter(out), "a_device,a_port,b_device,b_port,cable,length_class\n");
   for_each_link(p, cat, [&](const CableRun& r) {
-    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{}\n", r.a_device, r.a_port,
-                   r.b_device, r.b_port, r.cable, r.length_class);
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{}\n", r.a_device, r.a_port, r.b_device,
+                   r.b_port, r.cable, r.length_class);
   });
   return fmt::to_string(out);
 }

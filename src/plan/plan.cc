@@ -26,10 +26,14 @@ constexpr long long kPlainEcmpWarnAboveGpus = 2048;
 // lane with 128b/130b encoding; Gen6 FLIT mode ~ 121 GB/s).
 double pcie_x16_gbs(int gen) {
   switch (gen) {
-    case 3: return 15.75;
-    case 4: return 31.5;
-    case 5: return 63.0;
-    default: return gen >= 6 ? 121.0 : 8.0;
+    case 3:
+      return 15.75;
+    case 4:
+      return 31.5;
+    case 5:
+      return 63.0;
+    default:
+      return gen >= 6 ? 121.0 : 8.0;
   }
 }
 
@@ -96,11 +100,13 @@ Topology size_topology(const std::string& kind, int nodes, int rails, int radix,
     down_used = std::min(t.nodes_per_unit, per_leaf) * rails;
   }
   // Uplinks for the ports a unit's leaf uses, at the asked down:up ratio (never more than fit).
-  t.leaf_up = std::min(t.leaf_up, static_cast<int>(std::ceil(down_used / f.oversubscription - 1e-9)));
+  t.leaf_up =
+      std::min(t.leaf_up, static_cast<int>(std::ceil(down_used / f.oversubscription - 1e-9)));
   t.oversubscription = static_cast<double>(down_used) / t.leaf_up;
   t.units = static_cast<int>(ceil_div(nodes, t.nodes_per_unit));
   // Appliances (e.g. UFM) take free leaf down ports; a full last unit gets a unit more.
-  const long long free_ports = 1LL * t.units * t.leaves_per_unit * t.leaf_down - 1LL * nodes * rails;
+  const long long free_ports =
+      1LL * t.units * t.leaves_per_unit * t.leaf_down - 1LL * nodes * rails;
   if (appliance_ports > free_ports) t.units += 1;
   t.leaves = t.units * t.leaves_per_unit;
   t.node_leaf_links = endpoints;
@@ -180,11 +186,11 @@ Sized size_for(const Spec& spec, int radix, double lane, int appliance_ports) {
     Topology p = size_topology(kinds.back(), 1, rails, radix, lane, f, 0);
     return p;
   }();
-  return {Topology{},
-          fmt::format("{} with {}-port switches reaches at most {} endpoints per plane; the "
-                      "cluster needs {}",
-                      kinds.back(), radix, probe.max_endpoints,
-                      1LL * nodes * rails + appliance_ports)};
+  return {
+      Topology{},
+      fmt::format("{} with {}-port switches reaches at most {} endpoints per plane; the "
+                  "cluster needs {}",
+                  kinds.back(), radix, probe.max_endpoints, 1LL * nodes * rails + appliance_ports)};
 }
 
 // Counts, totals, bisection and growth of a sized plan.
@@ -201,15 +207,15 @@ void finish_counts(Plan& p) {
   p.link_total = p.node_leaf_total + p.leaf_spine_total + p.spine_core_total;
   const double endpoint_gbps = static_cast<double>(t.node_leaf_links) * t.lane_gbps * planes;
   double cut = endpoint_gbps;
-  if (t.kind != "single") cut = std::min(cut, static_cast<double>(t.leaf_spine_links) *
-                                                  t.lane_gbps * planes);
-  if (t.kind == "clos3") cut = std::min(cut, static_cast<double>(t.spine_core_links) *
-                                                 t.lane_gbps * planes);
+  if (t.kind != "single")
+    cut = std::min(cut, static_cast<double>(t.leaf_spine_links) * t.lane_gbps * planes);
+  if (t.kind == "clos3")
+    cut = std::min(cut, static_cast<double>(t.spine_core_links) * t.lane_gbps * planes);
   if (t.kind == "dragonfly") {
     // Half the groups on each side: (G/2)^2 pairs cross, both directions.
     const double half = std::floor(t.pods / 2.0);
-    cut = std::min(cut, half * (t.pods - half) * t.global_links_per_pair * t.lane_gbps * 2 *
-                            planes);
+    cut =
+        std::min(cut, half * (t.pods - half) * t.global_links_per_pair * t.lane_gbps * 2 * planes);
   }
   p.bisection_gbps = cut;
   // Growth (seed §8): free ports in the top tier, and nodes the tiers can hold.
@@ -226,7 +232,9 @@ void finish_counts(Plan& p) {
   p.max_nodes_same_tiers = t.max_endpoints / std::max(1, per_node);
 }
 
-std::string tech_of(const Switch& s) { return s.technology == "infiniband" ? "infiniband" : "roce"; }
+std::string tech_of(const Switch& s) {
+  return s.technology == "infiniband" ? "infiniband" : "roce";
+}
 
 struct Option {
   Plan plan;
@@ -289,9 +297,15 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
     if (f.switch_id != "auto" && id != f.switch_id) continue;
     if (sw.ports_at(lane) == 0) continue;
     Option o = plan_on(spec, cat, sw, tech);
-    Candidate c{tech, id, o.ok ? o.plan.topo.kind : "", o.ok ? o.plan.topo.tiers : 0,
-                o.ok ? o.plan.switch_total : 0, o.ok ? o.plan.bom.network_capex_usd : 0,
-                o.ok ? o.plan.bom.network_power_w : 0, false, o.error};
+    Candidate c{tech,
+                id,
+                o.ok ? o.plan.topo.kind : "",
+                o.ok ? o.plan.topo.tiers : 0,
+                o.ok ? o.plan.switch_total : 0,
+                o.ok ? o.plan.bom.network_capex_usd : 0,
+                o.ok ? o.plan.bom.network_power_w : 0,
+                false,
+                o.error};
     candidates.push_back(c);
     options.push_back(std::move(o));
   }
@@ -341,24 +355,25 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
       reason = fmt::format("NIC {} supports only {}", nic.id, ib ? "InfiniBand" : "RoCE");
   } else {
     const double ib_total = ib->plan.bom.capex_usd, roce_total = roce->plan.bom.capex_usd;
-    const std::string costs =
-        fmt::format("network capex InfiniBand {} ({}) vs RoCE {} ({})", capex(ib),
-                    ib->plan.sw.id, capex(roce), roce->plan.sw.id);
+    const std::string costs = fmt::format("network capex InfiniBand {} ({}) vs RoCE {} ({})",
+                                          capex(ib), ib->plan.sw.id, capex(roce), roce->plan.sw.id);
     if (budget > 0 && ib_total > budget && roce_total <= budget) {
       chosen = roce;
       reason = fmt::format("RoCE: InfiniBand ({}) would exceed the {} budget; {}",
                            units::format_usd(ib_total), units::format_usd(budget), costs);
     } else if (time_goal && gpus > kInfinibandPreferredAboveGpus) {
       chosen = ib;
-      reason = fmt::format("InfiniBand: goal is time-to-solution at {} GPUs (> {}), where the guide "
-                           "recommends InfiniBand for peak performance, congestion control and "
-                           "adaptive routing; {}",
-                           gpus, kInfinibandPreferredAboveGpus, costs);
+      reason = fmt::format(
+          "InfiniBand: goal is time-to-solution at {} GPUs (> {}), where the guide "
+          "recommends InfiniBand for peak performance, congestion control and "
+          "adaptive routing; {}",
+          gpus, kInfinibandPreferredAboveGpus, costs);
     } else if (time_goal) {
       chosen = roce;
-      reason = fmt::format("RoCE: {} GPUs is within the size where the guide finds RoCE's "
-                           "price/performance best; {}",
-                           gpus, costs);
+      reason = fmt::format(
+          "RoCE: {} GPUs is within the size where the guide finds RoCE's "
+          "price/performance best; {}",
+          gpus, costs);
     } else {
       chosen = roce->plan.bom.network_capex_usd <= ib->plan.bom.network_capex_usd ? roce : ib;
       reason = fmt::format("{}: goal is cost-to-solution and it is the cheaper fabric; {}",
@@ -370,11 +385,12 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
   p.switch_reason =
       f.switch_id != "auto"
           ? "as the spec requires"
-          : fmt::format("{} of the {} {} switches that run {} Gbps ports: {}",
-                        time_goal ? "fewest tiers, then lowest network capex," : "lowest network capex",
-                        std::count_if(candidates.begin(), candidates.end(),
-                                      [&](const Candidate& c) { return c.technology == p.technology; }),
-                        p.technology, lane, p.sw.id);
+          : fmt::format(
+                "{} of the {} {} switches that run {} Gbps ports: {}",
+                time_goal ? "fewest tiers, then lowest network capex," : "lowest network capex",
+                std::count_if(candidates.begin(), candidates.end(),
+                              [&](const Candidate& c) { return c.technology == p.technology; }),
+                p.technology, lane, p.sw.id);
   for (auto& c : candidates)
     c.chosen = c.technology == p.technology && c.switch_id == p.sw.id && c.note.empty();
   p.candidates = candidates;
@@ -387,60 +403,68 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
   else
     p.load_balancing = p.sw.adaptive_routing ? "adaptive" : "ecmp-multi-qp";
   const bool inr_hw = !p.sw.in_network_reduction.empty();
-  p.in_network_reduction = f.in_network_reduction == "on" || (f.in_network_reduction == "auto" && inr_hw);
+  p.in_network_reduction =
+      f.in_network_reduction == "on" || (f.in_network_reduction == "auto" && inr_hw);
 
   // Warnings: where the plan contradicts the guide or the hardware.
   auto warn = [&](std::string w) { p.warnings.push_back(std::move(w)); };
   if (f.in_network_reduction == "on" && !inr_hw)
-    warn(fmt::format("in_network_reduction: on, but {} has no in-network reduction; collectives "
-                     "will run without it",
-                     p.sw.id));
+    warn(
+        fmt::format("in_network_reduction: on, but {} has no in-network reduction; collectives "
+                    "will run without it",
+                    p.sw.id));
   if (p.technology == "roce" && p.load_balancing == "ecmp" && gpus > kPlainEcmpWarnAboveGpus)
-    warn(fmt::format("plain per-flow ECMP on RoCE at {} GPUs: training flows are few and large, so "
-                     "hash collisions cost bandwidth; use ecmp-multi-qp, adaptive routing or more "
-                     "planes",
-                     gpus));
+    warn(
+        fmt::format("plain per-flow ECMP on RoCE at {} GPUs: training flows are few and large, so "
+                    "hash collisions cost bandwidth; use ecmp-multi-qp, adaptive routing or more "
+                    "planes",
+                    gpus));
   if (f.technology == "roce" && time_goal && gpus > kInfinibandPreferredAboveGpus && nic.infiniband)
-    warn(fmt::format("RoCE at {} GPUs with a time-to-solution goal: the guide recommends "
-                     "InfiniBand above {} GPUs for peak performance",
-                     gpus, kInfinibandPreferredAboveGpus));
+    warn(
+        fmt::format("RoCE at {} GPUs with a time-to-solution goal: the guide recommends "
+                    "InfiniBand above {} GPUs for peak performance",
+                    gpus, kInfinibandPreferredAboveGpus));
   if (f.technology == "infiniband" && spec.constraints.goal == "cost" && roce &&
       roce->plan.bom.network_capex_usd < ib->plan.bom.network_capex_usd)
-    warn(fmt::format("InfiniBand with a cost goal: RoCE would cost {} less in network capex",
-                     units::format_usd(ib->plan.bom.network_capex_usd -
-                                       roce->plan.bom.network_capex_usd)));
+    warn(fmt::format(
+        "InfiniBand with a cost goal: RoCE would cost {} less in network capex",
+        units::format_usd(ib->plan.bom.network_capex_usd - roce->plan.bom.network_capex_usd)));
   if (p.topo.oversubscription > kMaxAdvisedOversubscription + 1e-9)
-    warn(fmt::format("oversubscription {:.2g}:1 exceeds the guide's ~2:1 maximum for training "
-                     "fabrics; all-reduce across units will slow down accordingly",
-                     p.topo.oversubscription));
+    warn(
+        fmt::format("oversubscription {:.2g}:1 exceeds the guide's ~2:1 maximum for training "
+                    "fabrics; all-reduce across units will slow down accordingly",
+                    p.topo.oversubscription));
   const double nic_gbs = p.nic.rate_gbps / 8;
   const int pcie = std::min(p.gpu.pcie_gen, p.nic.pcie_gen);
   if (pcie_x16_gbs(pcie) < nic_gbs * 0.99)
-    warn(fmt::format("{} behind PCIe Gen{} x16 ({:.0f} GB/s) cannot reach its {:.0f} GB/s line "
-                     "rate on {}",
-                     p.nic.id, pcie, pcie_x16_gbs(pcie), nic_gbs, p.gpu.id));
+    warn(
+        fmt::format("{} behind PCIe Gen{} x16 ({:.0f} GB/s) cannot reach its {:.0f} GB/s line "
+                    "rate on {}",
+                    p.nic.id, pcie, pcie_x16_gbs(pcie), nic_gbs, p.gpu.id));
   if (!p.nic.gpudirect)
     warn(fmt::format("{} lacks GPUDirect RDMA: GPU data crosses host memory", p.nic.id));
   if (p.nics_per_node < p.gpus_per_node)
-    warn(fmt::format("{} NICs for {} GPUs per node: each NIC is shared by {} GPUs, so per-GPU "
-                     "scale-out bandwidth is {:.0f} Gbps",
-                     p.nics_per_node, p.gpus_per_node,
-                     (p.gpus_per_node + p.nics_per_node - 1) / p.nics_per_node,
-                     p.nic.rate_gbps * p.nics_per_node / p.gpus_per_node));
+    warn(fmt::format(
+        "{} NICs for {} GPUs per node: each NIC is shared by {} GPUs, so per-GPU "
+        "scale-out bandwidth is {:.0f} Gbps",
+        p.nics_per_node, p.gpus_per_node, (p.gpus_per_node + p.nics_per_node - 1) / p.nics_per_node,
+        p.nic.rate_gbps * p.nics_per_node / p.gpus_per_node));
   if (p.topo.kind == "dragonfly" && p.technology == "roce")
     warn("dragonfly on RoCE needs non-minimal (adaptive) routing to use global links well");
   if (p.topo.kind != "single") {
     const long long filled = 1LL * p.nodes;
     const long long slots = 1LL * p.topo.units * p.topo.nodes_per_unit;
     if (filled < slots)
-      p.notes.push_back(fmt::format("last scalable unit holds {} of {} nodes; its leaves and "
-                                    "uplinks are built in full for growth",
-                                    p.topo.nodes_per_unit - (slots - filled), p.topo.nodes_per_unit));
+      p.notes.push_back(
+          fmt::format("last scalable unit holds {} of {} nodes; its leaves and "
+                      "uplinks are built in full for growth",
+                      p.topo.nodes_per_unit - (slots - filled), p.topo.nodes_per_unit));
   }
   if (f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom && p.topo.kind != "single")
-    p.notes.push_back(fmt::format("{:.0f}% of top-tier ports are free; the guide (§8) keeps >= 50% "
-                                  "free for growth: set fabric.spine_headroom: 0.5 to plan it",
-                                  100 * p.spine_ports_free_fraction));
+    p.notes.push_back(
+        fmt::format("{:.0f}% of top-tier ports are free; the guide (§8) keeps >= 50% "
+                    "free for growth: set fabric.spine_headroom: 0.5 to plan it",
+                    100 * p.spine_ports_free_fraction));
   if (p.topo.kind == "clos3")
     p.notes.push_back("pods are built with their full complement of spines");
   return p;

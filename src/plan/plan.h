@@ -18,12 +18,12 @@ struct Topology {
   int tiers = 1;
   bool rail_optimized = true;
   int planes = 1;
-  double oversubscription = 1.0;  ///< as built: leaf down ports / up ports
-  double lane_gbps = 0;           ///< speed of every fabric port in the plane
-  int radix = 0;                  ///< switch ports at lane_gbps
-  int rails = 1;                  ///< NICs per node = rails
-  int leaf_down = 0, leaf_up = 0; ///< ports per leaf
-  int nodes_per_unit = 0;         ///< scalable unit
+  double oversubscription = 1.0;   ///< as built: leaf down ports / up ports
+  double lane_gbps = 0;            ///< speed of every fabric port in the plane
+  int radix = 0;                   ///< switch ports at lane_gbps
+  int rails = 1;                   ///< NICs per node = rails
+  int leaf_down = 0, leaf_up = 0;  ///< ports per leaf
+  int nodes_per_unit = 0;          ///< scalable unit
   int leaves_per_unit = 0;
   int units = 0;
   int leaves = 0, spines = 0, cores = 0;  ///< per plane
@@ -78,13 +78,13 @@ struct Plan {
   Switch sw;
   std::string technology, technology_reason;
   std::string switch_reason;
-  std::string load_balancing;        ///< resolved: ecmp | ecmp-multi-qp | adaptive | spray
-  bool in_network_reduction = false; ///< resolved
+  std::string load_balancing;         ///< resolved: ecmp | ecmp-multi-qp | adaptive | spray
+  bool in_network_reduction = false;  ///< resolved
   int appliance_ports = 0;
   Topology topo;
   int leaf_total = 0, spine_total = 0, core_total = 0, switch_total = 0;
   long long node_leaf_total = 0, leaf_spine_total = 0, spine_core_total = 0, link_total = 0;
-  double bisection_gbps = 0;  ///< both directions, across the worst half/half cut
+  double bisection_gbps = 0;             ///< both directions, across the worst half/half cut
   double spine_ports_free_fraction = 0;  ///< of the top tier's ports, for growth (seed §8)
   long long max_nodes_same_tiers = 0;    ///< growth limit without adding a tier
   Bom bom;
@@ -116,11 +116,11 @@ void build_bom(Plan& plan, const Catalog& catalog);
 struct LinkMedium {
   std::string length_class;  ///< rack (<= 3 m) | row (<= 30 m) | hall (> 30 m)
   double length_m = 0;
-  const CablePart* cable = nullptr;         ///< dac or aoc; nullptr when optical
-  const CablePart* xcvr_end = nullptr;      ///< transceiver on a single-port end
-  const CablePart* xcvr_switch = nullptr;   ///< transceiver on a switch end (twin-port aware)
+  const CablePart* cable = nullptr;        ///< dac or aoc; nullptr when optical
+  const CablePart* xcvr_end = nullptr;     ///< transceiver on a single-port end
+  const CablePart* xcvr_switch = nullptr;  ///< transceiver on a switch end (twin-port aware)
   const CablePart* fibre = nullptr;
-  std::string label() const;                ///< e.g. "aoc-400g" or "xcvr-2x400g-sr8+fibre"
+  std::string label() const;  ///< e.g. "aoc-400g" or "xcvr-2x400g-sr8+fibre"
 };
 /// The medium for one link kind: "node-leaf", "leaf-spine", "spine-core".
 LinkMedium link_medium(const Plan& plan, const Catalog& catalog, const std::string& link_kind);

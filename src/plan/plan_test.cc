@@ -172,12 +172,14 @@ TEST(Plan, TechnologyAutoFollowsGoalAndBudget) {
   const Plan ib = plan_of(fmt::format(fmt::runtime(base), 2048, "time", ""));
   double roce_capex = 0;
   for (const auto& c : ib.candidates)
-    if (c.technology == "roce" && c.note.empty() && (roce_capex == 0 || c.network_capex_usd < roce_capex))
+    if (c.technology == "roce" && c.note.empty() &&
+        (roce_capex == 0 || c.network_capex_usd < roce_capex))
       roce_capex = c.network_capex_usd;
   ASSERT_GT(roce_capex, 0);
   const double budget = ib.bom.capex_usd - 1;
   if (ib.bom.capex_usd - ib.bom.network_capex_usd + roce_capex < budget) {
-    const Plan b = plan_of(fmt::format(fmt::runtime(base), 2048, "time", fmt::format(", budget: {}", budget)));
+    const Plan b =
+        plan_of(fmt::format(fmt::runtime(base), 2048, "time", fmt::format(", budget: {}", budget)));
     EXPECT_EQ(b.technology, "roce");
     EXPECT_NE(b.technology_reason.find("budget"), std::string::npos);
   }
@@ -238,13 +240,27 @@ void check_cabling(const std::string& yaml) {
 }
 
 TEST(Cabling, ConsistentForEveryTopology) {
-  check_cabling("cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband, switch: qm9700}\n");
-  check_cabling("cluster: {gpu: h100-sxm, nodes: 127, nic: cx7-400g}\nfabric: {technology: infiniband, switch: qm9700, scalable_unit: 32, appliance_ports: 4}\n");
-  check_cabling("cluster: {gpu: h100-sxm, nodes: 100, nic: cx7-400g}\nfabric: {technology: roce, switch: sn5600, oversubscription: 2}\n");
-  check_cabling("cluster: {gpu: h100-sxm, nodes: 40, nic: cx7-400g}\nfabric: {technology: roce, switch: sn5600, rail_optimized: false}\n");
-  check_cabling("cluster: {gpu: h100-sxm, nodes: 600, nic: cx7-400g}\nfabric: {technology: infiniband, switch: qm9700}\n");
-  check_cabling("cluster: {gpu: h100-sxm, nodes: 9000, nic: cx7-400g}\nfabric: {technology: infiniband, switch: qm9700}\n");
-  check_cabling("cluster: {gpu: b200, nodes: 64, nic: cx8-800g}\nfabric: {technology: roce, switch: sn5600, planes: 2}\n");
+  check_cabling(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband, switch: "
+      "qm9700}\n");
+  check_cabling(
+      "cluster: {gpu: h100-sxm, nodes: 127, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, scalable_unit: 32, appliance_ports: 4}\n");
+  check_cabling(
+      "cluster: {gpu: h100-sxm, nodes: 100, nic: cx7-400g}\nfabric: {technology: roce, switch: "
+      "sn5600, oversubscription: 2}\n");
+  check_cabling(
+      "cluster: {gpu: h100-sxm, nodes: 40, nic: cx7-400g}\nfabric: {technology: roce, switch: "
+      "sn5600, rail_optimized: false}\n");
+  check_cabling(
+      "cluster: {gpu: h100-sxm, nodes: 600, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700}\n");
+  check_cabling(
+      "cluster: {gpu: h100-sxm, nodes: 9000, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700}\n");
+  check_cabling(
+      "cluster: {gpu: b200, nodes: 64, nic: cx8-800g}\nfabric: {technology: roce, switch: sn5600, "
+      "planes: 2}\n");
 }
 
 TEST(Cabling, NamesAndMediaAreRealistic) {

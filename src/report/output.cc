@@ -14,7 +14,11 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
-    return Diagnostic{dir, 0, 0, "-o", fmt::format("cannot create output folder: {}", ec.message()),
+    return Diagnostic{dir,
+                      0,
+                      0,
+                      "-o",
+                      fmt::format("cannot create output folder: {}", ec.message()),
                       "choose a writable folder"};
   std::vector<std::pair<fs::path, fs::path>> staged;
   auto cleanup = [&] {
@@ -38,8 +42,8 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
     fs::rename(tmp, final_path, ec);
     if (ec) {
       cleanup();
-      return Diagnostic{final_path.string(), 0, 0, "-o", "cannot rename into place: " + ec.message(),
-                        ""};
+      return Diagnostic{
+          final_path.string(), 0, 0, "-o", "cannot rename into place: " + ec.message(), ""};
     }
     written.push_back(final_path.string());
   }

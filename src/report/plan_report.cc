@@ -43,8 +43,13 @@ nlohmann::json plan_json(const Plan& p) {
   const Topology& t = p.topo;
   json items = json::array();
   for (const auto& it : p.bom.items)
-    items.push_back({{"category", it.category}, {"id", it.id}, {"name", it.name}, {"role", it.role},
-                     {"qty", it.qty}, {"unit_usd", it.unit_usd}, {"unit_w", it.unit_w},
+    items.push_back({{"category", it.category},
+                     {"id", it.id},
+                     {"name", it.name},
+                     {"role", it.role},
+                     {"qty", it.qty},
+                     {"unit_usd", it.unit_usd},
+                     {"unit_w", it.unit_w},
                      {"source", it.source}});
   json cands = json::array();
   for (const auto& c : p.candidates) {
@@ -145,8 +150,8 @@ std::string plan_text(const Plan& p) {
   line("NICs", fmt::format("{} x {} per node ({:g} Gbps each)", p.nics_per_node, p.nic.id,
                            p.nic.rate_gbps));
   line("topology", topology_line(p));
-  line("switch", fmt::format("{} ({} x {:g}G ports as used)", p.sw.id, p.topo.radix,
-                             p.topo.lane_gbps));
+  line("switch",
+       fmt::format("{} ({} x {:g}G ports as used)", p.sw.id, p.topo.radix, p.topo.lane_gbps));
   std::string sw = fmt::format("{} leaf", p.leaf_total);
   if (p.spine_total) sw += fmt::format(" + {} spine", p.spine_total);
   if (p.core_total) sw += fmt::format(" + {} core", p.core_total);
@@ -160,11 +165,12 @@ std::string plan_text(const Plan& p) {
   line("bisection", units::format_bitrate(p.bisection_gbps * 1e9));
   line("load balance", p.load_balancing);
   line("in-network", p.in_network_reduction ? p.sw.in_network_reduction : "off");
-  line("network", fmt::format("{} capex, {} ({} per GPU, {:.1f}% of cluster capex)",
-                              format_usd(p.bom.network_capex_usd), format_power(p.bom.network_power_w),
-                              format_usd(p.bom.network_usd_per_gpu), 100 * p.bom.network_share));
-  line("cluster", fmt::format("{} capex, {}", format_usd(p.bom.capex_usd),
-                              format_power(p.bom.power_w)));
+  line("network",
+       fmt::format("{} capex, {} ({} per GPU, {:.1f}% of cluster capex)",
+                   format_usd(p.bom.network_capex_usd), format_power(p.bom.network_power_w),
+                   format_usd(p.bom.network_usd_per_gpu), 100 * p.bom.network_share));
+  line("cluster",
+       fmt::format("{} capex, {}", format_usd(p.bom.capex_usd), format_power(p.bom.power_w)));
   if (p.topo.kind != "single")
     line("growth", fmt::format("{:.0f}% of top-tier ports free; up to {} nodes without a new tier",
                                100 * p.spine_ports_free_fraction, p.max_nodes_same_tiers));
@@ -179,28 +185,31 @@ std::string plan_markdown(const Plan& p) {
                    p.gpus_per_node, p.gpus, p.gpu.id, p.nics_per_node, p.nic.id,
                    p.technology == "infiniband" ? "InfiniBand" : "RoCE v2", topology_line(p));
   s += "## Why\n\n";
-  s += fmt::format("- Technology: {}\n- Switch: {}\n- Load balancing: {}; in-network reduction: "
-                   "{}\n\n",
-                   p.technology_reason, p.switch_reason, p.load_balancing,
-                   p.in_network_reduction ? p.sw.in_network_reduction : "off");
+  s += fmt::format(
+      "- Technology: {}\n- Switch: {}\n- Load balancing: {}; in-network reduction: "
+      "{}\n\n",
+      p.technology_reason, p.switch_reason, p.load_balancing,
+      p.in_network_reduction ? p.sw.in_network_reduction : "off");
   s += "## Fabric\n\n| | count |\n|---|---:|\n";
   s += fmt::format("| leaf switches | {} |\n| spine switches | {} |\n| core switches | {} |\n",
                    p.leaf_total, p.spine_total, p.core_total);
   s += fmt::format("| node-leaf links | {} |\n| leaf-spine links | {} |\n| {} links | {} |\n",
                    p.node_leaf_total, p.leaf_spine_total,
                    p.topo.kind == "dragonfly" ? "global" : "spine-core", p.spine_core_total);
-  s += fmt::format("| bisection bandwidth | {} |\n\n", units::format_bitrate(p.bisection_gbps * 1e9));
+  s += fmt::format("| bisection bandwidth | {} |\n\n",
+                   units::format_bitrate(p.bisection_gbps * 1e9));
   s += "## Bill of materials\n\n| category | item | role | qty | unit | total | power | source |\n"
        "|---|---|---|---:|---:|---:|---:|---|\n";
   for (const auto& it : p.bom.items)
     s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", it.category, it.id, it.role,
                      it.qty, format_usd(it.unit_usd), format_usd(it.unit_usd * it.qty),
                      format_power(it.unit_w * it.qty), it.source);
-  s += fmt::format("\nNetwork: **{}** ({} per GPU, {:.1f}% of cluster capex), {}. Cluster: **{}**, "
-                   "{}.\n\n",
-                   format_usd(p.bom.network_capex_usd), format_usd(p.bom.network_usd_per_gpu),
-                   100 * p.bom.network_share, format_power(p.bom.network_power_w),
-                   format_usd(p.bom.capex_usd), format_power(p.bom.power_w));
+  s += fmt::format(
+      "\nNetwork: **{}** ({} per GPU, {:.1f}% of cluster capex), {}. Cluster: **{}**, "
+      "{}.\n\n",
+      format_usd(p.bom.network_capex_usd), format_usd(p.bom.network_usd_per_gpu),
+      100 * p.bom.network_share, format_power(p.bom.network_power_w), format_usd(p.bom.capex_usd),
+      format_power(p.bom.power_w));
   s += "## Options evaluated\n\n| technology | switch | topology | switches | network capex |\n"
        "|---|---|---|---:|---:|\n";
   for (const auto& c : p.candidates) {
@@ -249,14 +258,16 @@ std::string estimate_text(const Estimate& e) {
                    e.collective, units::format_count(e.params), e.gpus);
   line("payload", fmt::format("{} ({} params x {:g} bytes)", units::format_bytes(e.payload_bytes),
                               units::format_count(e.params), e.bytes_per_param));
-  line("traffic per GPU", fmt::format("{} (exact factor {:.4f}); guide's rule 2 x payload = {}",
-                                      units::format_bytes(e.traffic_bytes), e.traffic_factor,
-                                      units::format_bytes(e.traffic_bytes_simple)));
+  line("traffic per GPU",
+       fmt::format("{:.1f} GB (exact factor 2(N-1)/N = {:.4f}); guide's rule "
+                   "2 x payload = {:.1f} GB",
+                   e.traffic_bytes / 1e9, e.traffic_factor, e.traffic_bytes_simple / 1e9));
   if (e.link_bytes_per_s > 0)
-    line("link", fmt::format("{} = {:.3g} GB/s usable", units::format_bitrate(e.link_bytes_per_s * 8),
-                             e.link_bytes_per_s / 1e9));
-  line("comm per step", fmt::format("{:.3g} s (guide's rule: {:.3g} s)", e.comm_time_s,
-                                    e.comm_time_simple_s));
+    line("link",
+         fmt::format("{} = {:.3g} GB/s usable", units::format_bitrate(e.link_bytes_per_s * 8),
+                     e.link_bytes_per_s / 1e9));
+  line("comm per step",
+       fmt::format("{:.3g} s (guide's rule: {:.3g} s)", e.comm_time_s, e.comm_time_simple_s));
   if (e.compute_time_s > 0) {
     line("compute", fmt::format("{:.3g} s per step", e.compute_time_s));
     line("comm share", fmt::format("{:.1f}% of the step (no overlap)", 100 * e.comm_fraction));

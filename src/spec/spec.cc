@@ -20,15 +20,15 @@ void index_positions(const YAML::Node& n, const std::string& path,
   for (const auto& kv : n) {
     if (!kv.first.IsScalar()) continue;
     const std::string key = YamlReader::join(path, kv.first.Scalar());
-    const YAML::Mark m = kv.second.IsDefined() && !kv.second.IsNull() ? kv.second.Mark()
-                                                                       : kv.first.Mark();
+    const YAML::Mark m =
+        kv.second.IsDefined() && !kv.second.IsNull() ? kv.second.Mark() : kv.first.Mark();
     where[key] = {m.line + 1, m.column + 1};
     index_positions(kv.second, key, where, depth + 1);
   }
 }
 
 bool is_auto(const YAML::Node& map, const std::string& key) {
-  const YAML::Node n = map.IsMap() ? map[key] : YAML::Node();
+  const YAML::Node n = map.IsMap() ? child(map, key) : YAML::Node();
   return !n.IsDefined() || n.IsNull() || (n.IsScalar() && n.Scalar() == "auto");
 }
 
@@ -37,15 +37,17 @@ void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
   r.check_keys(n, "cluster", {"gpu", "nodes", "gpus", "gpus_per_node", "nic", "nics_per_node"});
   if (auto v = r.text(n, "gpu", "cluster", true)) c.gpu = *v;
   if (auto v = r.text(n, "nic", "cluster", true)) c.nic = *v;
-  const bool has_nodes = n["nodes"].IsDefined(), has_gpus = n["gpus"].IsDefined();
+  const bool has_nodes = child(n, "nodes").IsDefined(), has_gpus = child(n, "gpus").IsDefined();
   if (has_nodes && has_gpus)
-    r.error(n["gpus"], "cluster.gpus", "give either nodes or gpus, not both");
+    r.error(child(n, "gpus"), "cluster.gpus", "give either nodes or gpus, not both");
   else if (!has_nodes && !has_gpus)
     r.error(n, "cluster.nodes", "missing required key", "give nodes: N or gpus: N");
   if (auto v = r.positive_int(n, "nodes", "cluster")) c.nodes = static_cast<int>(*v);
   if (auto v = r.positive_int(n, "gpus", "cluster")) c.gpus_requested = *v;
-  if (auto v = r.positive_int(n, "gpus_per_node", "cluster")) c.gpus_per_node = static_cast<int>(*v);
-  if (auto v = r.positive_int(n, "nics_per_node", "cluster")) c.nics_per_node = static_cast<int>(*v);
+  if (auto v = r.positive_int(n, "gpus_per_node", "cluster"))
+    c.gpus_per_node = static_cast<int>(*v);
+  if (auto v = r.positive_int(n, "nics_per_node", "cluster"))
+    c.nics_per_node = static_cast<int>(*v);
   if (c.nodes > 10'000'000 || c.gpus_requested > 100'000'000)
     r.error(n, "cluster.nodes", "more than 100 million GPUs is not a cluster this tool plans");
 }
@@ -65,33 +67,35 @@ void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
   if (auto v = r.text(n, "switch", p)) f.switch_id = *v;
   if (auto v = r.quantity(n, "oversubscription", p, units::parse_ratio)) {
     if (*v < 1 || *v > 64)
-      r.error(n["oversubscription"], "fabric.oversubscription",
+      r.error(child(n, "oversubscription"), "fabric.oversubscription",
               "expected a down:up ratio between 1 (non-blocking) and 64");
     else
       f.oversubscription = *v;
   }
   if (auto v = r.positive_int(n, "planes", p)) {
-    if (*v > 8) r.error(n["planes"], "fabric.planes", "expected 1 to 8 planes");
-    else f.planes = static_cast<int>(*v);
+    if (*v > 8)
+      r.error(child(n, "planes"), "fabric.planes", "expected 1 to 8 planes");
+    else
+      f.planes = static_cast<int>(*v);
   }
   if (!is_auto(n, "scalable_unit"))
     if (auto v = r.positive_int(n, "scalable_unit", p)) f.scalable_unit = static_cast<int>(*v);
   if (auto v = r.number(n, "spine_headroom", p)) {
     if (*v < 0 || *v >= 0.95)
-      r.error(n["spine_headroom"], "fabric.spine_headroom",
+      r.error(child(n, "spine_headroom"), "fabric.spine_headroom",
               "expected a fraction of spine ports from 0 to 0.9 (the guide suggests 0.5)");
     else
       f.spine_headroom = *v;
   }
-  if (auto v = r.choice(n, "load_balancing", p,
-                        {"auto", "ecmp", "ecmp-multi-qp", "adaptive", "spray"}))
+  if (auto v =
+          r.choice(n, "load_balancing", p, {"auto", "ecmp", "ecmp-multi-qp", "adaptive", "spray"}))
     f.load_balancing = *v;
   if (auto v = r.choice(n, "in_network_reduction", p, {"auto", "on", "off"}))
     f.in_network_reduction = *v;
-  if (n["appliance_ports"].IsDefined()) {
+  if (child(n, "appliance_ports").IsDefined()) {
     if (auto v = r.number(n, "appliance_ports", p)) {
       if (*v < 0 || *v > 1024 || std::floor(*v) != *v)
-        r.error(n["appliance_ports"], "fabric.appliance_ports", "expected 0 to 1024 ports");
+        r.error(child(n, "appliance_ports"), "fabric.appliance_ports", "expected 0 to 1024 ports");
       else
         f.appliance_ports = static_cast<int>(*v);
     }
@@ -102,7 +106,7 @@ int small_int(YamlReader& r, const YAML::Node& n, const std::string& key, const 
               int fallback, bool required = false) {
   if (auto v = r.positive_int(n, key, path, required)) {
     if (*v > 100'000'000) {
-      r.error(n[key], YamlReader::join(path, key), "value too large");
+      r.error(child(n, key), YamlReader::join(path, key), "value too large");
       return fallback;
     }
     return static_cast<int>(*v);
@@ -117,31 +121,36 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
                {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
                 "sequence_parallel", "virtual_pipeline", "compute_efficiency", "compute_time",
                 "steps", "tokens"});
-  const YAML::Node m = n["model"];
+  const YAML::Node m = child(n, "model");
   const std::string mp = "workload.model";
   if (r.expect_map(m, mp)) {
     r.check_keys(m, mp,
                  {"params", "layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k"});
     if (auto v = r.quantity(m, "params", mp, units::parse_count, true)) {
-      if (*v <= 0 || *v > 1e15) r.error(m["params"], "workload.model.params", "expected 1 to 1e15");
-      else w.model.params = *v;
+      if (*v <= 0 || *v > 1e15)
+        r.error(child(m, "params"), "workload.model.params", "expected 1 to 1e15");
+      else
+        w.model.params = *v;
     }
     w.model.layers = small_int(r, m, "layers", mp, 0);
     w.model.hidden = small_int(r, m, "hidden", mp, 0);
     w.model.heads = small_int(r, m, "heads", mp, 0);
     w.model.seq_len = small_int(r, m, "seq_len", mp, 0);
     w.model.vocab = small_int(r, m, "vocab", mp, 0);
-    if (m["experts"].IsDefined() && !(m["experts"].IsScalar() && m["experts"].Scalar() == "0"))
+    if (child(m, "experts").IsDefined() &&
+        !(child(m, "experts").IsScalar() && child(m, "experts").Scalar() == "0"))
       w.model.experts = small_int(r, m, "experts", mp, 0);
-    if (m["top_k"].IsDefined() && !(m["top_k"].IsScalar() && m["top_k"].Scalar() == "0"))
+    if (child(m, "top_k").IsDefined() &&
+        !(child(m, "top_k").IsScalar() && child(m, "top_k").Scalar() == "0"))
       w.model.top_k = small_int(r, m, "top_k", mp, 0);
     if (w.model.top_k > 0 && w.model.experts == 0)
-      r.error(m["top_k"], "workload.model.top_k", "top_k needs experts > 0");
+      r.error(child(m, "top_k"), "workload.model.top_k", "top_k needs experts > 0");
     if (w.model.experts > 0 && w.model.top_k > w.model.experts)
-      r.error(m["top_k"], "workload.model.top_k", "top_k cannot exceed the number of experts");
+      r.error(child(m, "top_k"), "workload.model.top_k",
+              "top_k cannot exceed the number of experts");
   }
   if (auto v = r.choice(n, "precision", p, {"fp32", "bf16", "fp16", "fp8"})) w.precision = *v;
-  const YAML::Node par = n["parallelism"];
+  const YAML::Node par = child(n, "parallelism");
   const std::string pp = "workload.parallelism";
   if (par.IsDefined() && r.expect_map(par, pp)) {
     r.check_keys(par, pp, {"tp", "pp", "dp", "ep", "cp", "zero"});
@@ -150,8 +159,9 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
     if (!is_auto(par, "dp")) w.parallelism.dp = small_int(r, par, "dp", pp, 0);
     w.parallelism.ep = small_int(r, par, "ep", pp, 1);
     w.parallelism.cp = small_int(r, par, "cp", pp, 1);
-    if (par["zero"].IsDefined()) {
-      if (auto v = r.choice(par, "zero", pp, {"0", "1", "2", "3"})) w.parallelism.zero = std::stoi(*v);
+    if (child(par, "zero").IsDefined()) {
+      if (auto v = r.choice(par, "zero", pp, {"0", "1", "2", "3"}))
+        w.parallelism.zero = std::stoi(*v);
     }
   }
   if (!is_auto(n, "global_batch")) w.global_batch = small_int(r, n, "global_batch", p, 0);
@@ -162,25 +172,31 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
   if (!is_auto(n, "compute_efficiency"))
     if (auto v = r.number(n, "compute_efficiency", p)) {
       if (*v <= 0 || *v > 1)
-        r.error(n["compute_efficiency"], "workload.compute_efficiency",
+        r.error(child(n, "compute_efficiency"), "workload.compute_efficiency",
                 "expected a fraction of peak FLOP/s in (0, 1], e.g. 0.4");
       else
         w.compute_efficiency = *v;
     }
   if (!is_auto(n, "compute_time"))
     if (auto v = r.quantity(n, "compute_time", p, units::parse_seconds)) {
-      if (*v <= 0) r.error(n["compute_time"], "workload.compute_time", "expected a positive time");
-      else w.compute_time_s = *v;
+      if (*v <= 0)
+        r.error(child(n, "compute_time"), "workload.compute_time", "expected a positive time");
+      else
+        w.compute_time_s = *v;
     }
-  if (n["steps"].IsDefined() && n["tokens"].IsDefined())
-    r.error(n["tokens"], "workload.tokens", "give either steps or tokens, not both");
+  if (child(n, "steps").IsDefined() && child(n, "tokens").IsDefined())
+    r.error(child(n, "tokens"), "workload.tokens", "give either steps or tokens, not both");
   if (auto v = r.quantity(n, "steps", p, units::parse_count)) {
-    if (*v < 1) r.error(n["steps"], "workload.steps", "expected at least 1 step");
-    else w.steps = *v;
+    if (*v < 1)
+      r.error(child(n, "steps"), "workload.steps", "expected at least 1 step");
+    else
+      w.steps = *v;
   }
   if (auto v = r.quantity(n, "tokens", p, units::parse_count)) {
-    if (*v < 1) r.error(n["tokens"], "workload.tokens", "expected a positive token count");
-    else w.tokens = *v;
+    if (*v < 1)
+      r.error(child(n, "tokens"), "workload.tokens", "expected a positive token count");
+    else
+      w.tokens = *v;
   }
 }
 
@@ -195,7 +211,8 @@ void read_constraints(YamlReader& r, const YAML::Node& n, ConstraintsSpec& c) {
   for (const char* key : {"max_comm_fraction", "min_gpu_utilization"}) {
     if (auto v = r.number(n, key, p)) {
       if (*v < 0 || *v > 1)
-        r.error(n[key], YamlReader::join(p, key), "expected a fraction from 0 to 1, e.g. 0.3");
+        r.error(child(n, key), YamlReader::join(p, key),
+                "expected a fraction from 0 to 1, e.g. 0.3");
       else
         (std::string(key) == "max_comm_fraction" ? c.max_comm_fraction : c.min_gpu_utilization) =
             *v;
@@ -221,46 +238,64 @@ Diagnostic Spec::at(const std::string& key, const std::string& message,
   return d;
 }
 
-Result<Spec> parse_spec(const std::string& text, const std::string& file) {
+namespace {
+
+// Reads what it can into `s`; returns every problem found. `structural` is set when the
+// document is too broken (syntax, not a map) for further checks to mean anything.
+std::vector<Diagnostic> parse_into(const std::string& text, const std::string& file, Spec& s,
+                                   bool& structural) {
   YamlReader r(file);
+  structural = true;
   const YAML::Node root = r.parse(text);
   if (!r.ok()) return r.errors();
-  Spec s;
   s.path = file;
   if (root.IsNull() || !root.IsDefined()) {
-    return Diagnostic{file, 1, 1, "", "the spec is empty",
-                      "start from examples/seed-70b-1024.yaml"};
+    return {
+        Diagnostic{file, 1, 1, "", "the spec is empty", "start from examples/seed-70b-1024.yaml"}};
   }
   if (!r.expect_map(root, "")) return r.errors();
+  structural = !child(root, "cluster").IsMap();
   index_positions(root, "", s.where);
   r.check_keys(root, "", {"name", "cluster", "fabric", "workload", "constraints", "catalog"});
   if (auto v = r.text(root, "name", "")) s.name = *v;
   if (s.name.empty()) s.name = std::filesystem::path(file).stem().string();
   for (char& c : s.name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '-';
-  if (root["cluster"].IsDefined())
-    read_cluster(r, root["cluster"], s.cluster);
+  if (child(root, "cluster").IsDefined())
+    read_cluster(r, child(root, "cluster"), s.cluster);
   else
-    r.error(root, "cluster", "missing required section", "add cluster: {gpu: ..., nodes: ..., nic: ...}");
-  read_fabric(r, root["fabric"], s.fabric);
-  if (root["workload"].IsDefined() && !root["workload"].IsNull()) {
+    r.error(root, "cluster", "missing required section",
+            "add cluster: {gpu: ..., nodes: ..., nic: ...}");
+  read_fabric(r, child(root, "fabric"), s.fabric);
+  if (child(root, "workload").IsDefined() && !child(root, "workload").IsNull()) {
     WorkloadSpec w;
-    read_workload(r, root["workload"], w);
+    read_workload(r, child(root, "workload"), w);
     s.workload = w;
   }
-  read_constraints(r, root["constraints"], s.constraints);
-  const YAML::Node cat = root["catalog"];
+  read_constraints(r, child(root, "constraints"), s.constraints);
+  const YAML::Node cat = child(root, "catalog");
   if (cat.IsDefined() && !cat.IsNull()) {
     if (!cat.IsSequence()) {
       r.error(cat, "catalog", "expected a list of catalog file paths");
     } else {
       for (const auto& e : cat) {
-        if (e.IsScalar()) s.catalog_files.push_back(e.Scalar());
-        else r.error(e, "catalog", "expected a file path");
+        if (e.IsScalar())
+          s.catalog_files.push_back(e.Scalar());
+        else
+          r.error(e, "catalog", "expected a file path");
       }
     }
   }
-  if (!r.ok()) return r.errors();
+  return r.errors();
+}
+
+}  // namespace
+
+Result<Spec> parse_spec(const std::string& text, const std::string& file) {
+  Spec s;
+  bool structural = false;
+  auto errs = parse_into(text, file, s, structural);
+  if (!errs.empty()) return errs;
   return s;
 }
 
@@ -270,7 +305,7 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
   const GpuModel* gpu = nullptr;
   if (auto it = cat.gpus.find(c.gpu); it != cat.gpus.end()) {
     gpu = &it->second;
-  } else {
+  } else if (!c.gpu.empty()) {
     errs.push_back(s.at("cluster.gpu", fmt::format("unknown GPU '{}'", c.gpu),
                         did_you_mean(c.gpu, cat.gpu_ids()).empty()
                             ? "see catalog/gpus.yaml for known ids"
@@ -279,7 +314,7 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
   const Nic* nic = nullptr;
   if (auto it = cat.nics.find(c.nic); it != cat.nics.end()) {
     nic = &it->second;
-  } else {
+  } else if (!c.nic.empty()) {
     const std::string h = did_you_mean(c.nic, cat.nic_ids());
     errs.push_back(s.at("cluster.nic", fmt::format("unknown NIC '{}'", c.nic),
                         h.empty() ? "see catalog/nics.yaml for known ids" : h));
@@ -287,9 +322,9 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
   if (gpu) {
     if (c.gpus_per_node == 0) c.gpus_per_node = gpu->gpus_per_node;
     if (c.gpus_per_node > gpu->gpus_per_node)
-      errs.push_back(s.at("cluster.gpus_per_node",
-                          fmt::format("a {} server holds at most {} GPUs, not {}", gpu->id,
-                                      gpu->gpus_per_node, c.gpus_per_node)));
+      errs.push_back(
+          s.at("cluster.gpus_per_node", fmt::format("a {} server holds at most {} GPUs, not {}",
+                                                    gpu->id, gpu->gpus_per_node, c.gpus_per_node)));
     if (c.nics_per_node == 0) c.nics_per_node = std::min(c.gpus_per_node, gpu->max_nics_per_node);
     if (c.nics_per_node > gpu->max_nics_per_node)
       errs.push_back(s.at("cluster.nics_per_node",
@@ -315,9 +350,10 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
     if (f.technology == "roce" && !nic->roce)
       errs.push_back(s.at("fabric.technology", fmt::format("NIC '{}' does not do RoCE", nic->id)));
     if (nic->rate_gbps / f.planes < 100)
-      errs.push_back(s.at("fabric.planes",
-                          fmt::format("{} planes would split a {} Gbps NIC below 100 Gbps per plane",
-                                      f.planes, nic->rate_gbps)));
+      errs.push_back(
+          s.at("fabric.planes",
+               fmt::format("{} planes would split a {} Gbps NIC below 100 Gbps per plane", f.planes,
+                           nic->rate_gbps)));
   }
   if (f.switch_id != "auto") {
     auto it = cat.switches.find(f.switch_id);
@@ -340,11 +376,13 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
                                         "no such breakout)",
                                         sw.id, lane, sw.port_gbps)));
       if (f.technology == "infiniband" && sw.technology != "infiniband")
-        errs.push_back(s.at("fabric.switch",
-                            fmt::format("'{}' is an Ethernet switch; the fabric is InfiniBand", sw.id)));
+        errs.push_back(
+            s.at("fabric.switch",
+                 fmt::format("'{}' is an Ethernet switch; the fabric is InfiniBand", sw.id)));
       if (f.technology == "roce" && sw.technology != "ethernet")
-        errs.push_back(s.at("fabric.switch",
-                            fmt::format("'{}' is an InfiniBand switch; the fabric is RoCE", sw.id)));
+        errs.push_back(
+            s.at("fabric.switch",
+                 fmt::format("'{}' is an InfiniBand switch; the fabric is RoCE", sw.id)));
     }
   }
   if (s.workload && c.nodes > 0 && c.gpus_per_node > 0) {
@@ -352,27 +390,28 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
     const long long gpus = static_cast<long long>(c.nodes) * c.gpus_per_node;
     const long long model_ranks = 1LL * p.tp * p.pp * p.cp;
     if (gpus % model_ranks != 0) {
-      errs.push_back(s.at("workload.parallelism",
-                          fmt::format("tp*pp*cp = {} does not divide the {} GPUs", model_ranks,
-                                      gpus)));
+      errs.push_back(
+          s.at("workload.parallelism",
+               fmt::format("tp*pp*cp = {} does not divide the {} GPUs", model_ranks, gpus)));
     } else if (p.dp == 0) {
       p.dp = static_cast<int>(gpus / model_ranks);
     } else if (model_ranks * p.dp != gpus) {
-      errs.push_back(s.at("workload.parallelism.dp",
-                          fmt::format("tp*pp*cp*dp = {} but the cluster has {} GPUs",
-                                      model_ranks * p.dp, gpus),
-                          fmt::format("use dp: {} or dp: auto", gpus / model_ranks)));
+      errs.push_back(s.at(
+          "workload.parallelism.dp",
+          fmt::format("tp*pp*cp*dp = {} but the cluster has {} GPUs", model_ranks * p.dp, gpus),
+          fmt::format("use dp: {} or dp: auto", gpus / model_ranks)));
     }
     if (p.ep > 1 && p.dp > 0 && p.dp % p.ep != 0)
-      errs.push_back(s.at("workload.parallelism.ep",
-                          fmt::format("ep = {} must divide dp = {}", p.ep, p.dp)));
+      errs.push_back(
+          s.at("workload.parallelism.ep", fmt::format("ep = {} must divide dp = {}", p.ep, p.dp)));
     const auto& m = s.workload->model;
     if (p.ep > 1 && m.experts > 0 && m.experts % p.ep != 0)
       errs.push_back(s.at("workload.parallelism.ep",
                           fmt::format("ep = {} must divide the {} experts", p.ep, m.experts)));
     if (m.heads > 0 && m.heads % p.tp != 0)
-      errs.push_back(s.at("workload.parallelism.tp",
-                          fmt::format("tp = {} must divide the {} attention heads", p.tp, m.heads)));
+      errs.push_back(
+          s.at("workload.parallelism.tp",
+               fmt::format("tp = {} must divide the {} attention heads", p.tp, m.heads)));
     if (m.layers > 0 && m.layers % (p.pp * s.workload->virtual_pipeline) != 0)
       errs.push_back(s.at("workload.parallelism.pp",
                           fmt::format("pp*virtual_pipeline = {} must divide the {} layers",
@@ -380,11 +419,11 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
     const int gb = s.workload->global_batch, mb = s.workload->micro_batch;
     if (gb > 0 && p.dp > 0 && gb % (static_cast<long long>(mb) * p.dp) != 0)
       errs.push_back(s.at("workload.global_batch",
-                          fmt::format("global_batch {} is not a multiple of micro_batch*dp = {}", gb,
-                                      static_cast<long long>(mb) * p.dp)));
+                          fmt::format("global_batch {} is not a multiple of micro_batch*dp = {}",
+                                      gb, static_cast<long long>(mb) * p.dp)));
     if (s.workload->precision == "fp8" && gpu && gpu->fp8_tflops <= 0)
-      errs.push_back(s.at("workload.precision",
-                          fmt::format("{} has no FP8 tensor cores", gpu->id), "use bf16"));
+      errs.push_back(s.at("workload.precision", fmt::format("{} has no FP8 tensor cores", gpu->id),
+                          "use bf16"));
   }
   return errs;
 }
@@ -394,19 +433,20 @@ Result<LoadedSpec> load_spec(const std::string& path) {
   if (!in) return Diagnostic{path, 0, 0, "", "cannot read the spec file", "check the path"};
   std::stringstream ss;
   ss << in.rdbuf();
-  auto parsed = parse_spec(ss.str(), path);
-  if (!parsed) return parsed.errors();
+  Spec parsed;
+  bool structural = false;
+  auto errs = parse_into(ss.str(), path, parsed, structural);
+  if (structural) return errs;
   auto cat = builtin_catalog();
   if (!cat) return cat.errors();
-  LoadedSpec out{std::move(*parsed), std::move(*cat)};
-  std::vector<Diagnostic> errs;
+  LoadedSpec out{std::move(parsed), std::move(*cat)};
   const auto dir = std::filesystem::path(path).parent_path();
   for (const auto& f : out.spec.catalog_files) {
     const auto p = std::filesystem::path(f).is_absolute() ? std::filesystem::path(f) : dir / f;
     std::ifstream cf(p, std::ios::binary);
     if (!cf) {
-      errs.push_back(out.spec.at("catalog", fmt::format("cannot read catalog file '{}'",
-                                                        p.string())));
+      errs.push_back(
+          out.spec.at("catalog", fmt::format("cannot read catalog file '{}'", p.string())));
       continue;
     }
     std::stringstream cs;
@@ -414,8 +454,9 @@ Result<LoadedSpec> load_spec(const std::string& path) {
     auto e = merge_catalog(out.catalog, cs.str(), p.string());
     errs.insert(errs.end(), e.begin(), e.end());
   }
-  if (!errs.empty()) return errs;
-  errs = validate_spec(out.spec, out.catalog);
+  // Catalog checks run even after key errors, so that one run reports every problem.
+  auto more = validate_spec(out.spec, out.catalog);
+  errs.insert(errs.end(), more.begin(), more.end());
   if (!errs.empty()) return errs;
   return out;
 }

@@ -19,11 +19,11 @@ struct SourceLoc {
 
 /// The compute side: servers, GPUs and scale-out NICs.
 struct ClusterSpec {
-  std::string gpu;        ///< catalog id
-  int nodes = 0;          ///< derived from `gpus` when only that is given
-  int gpus_per_node = 0;  ///< 0: the catalog's value for the GPU
-  std::string nic;        ///< catalog id of the backend NIC
-  int nics_per_node = 0;  ///< 0: one per GPU (rail-optimized)
+  std::string gpu;               ///< catalog id
+  int nodes = 0;                 ///< derived from `gpus` when only that is given
+  int gpus_per_node = 0;         ///< 0: the catalog's value for the GPU
+  std::string nic;               ///< catalog id of the backend NIC
+  int nics_per_node = 0;         ///< 0: one per GPU (rail-optimized)
   long long gpus_requested = 0;  ///< `gpus:` as written (0 when `nodes:` was used)
 };
 
@@ -35,8 +35,8 @@ struct FabricSpec {
   std::string switch_id = "auto";
   double oversubscription = 1.0;  ///< leaf down:up bandwidth
   int planes = 1;
-  int scalable_unit = 0;          ///< nodes per unit; 0 = auto (one leaf per rail)
-  double spine_headroom = 0.0;    ///< fraction of spine ports left free for growth
+  int scalable_unit = 0;                      ///< nodes per unit; 0 = auto (one leaf per rail)
+  double spine_headroom = 0.0;                ///< fraction of spine ports left free for growth
   std::string load_balancing = "auto";        ///< auto | ecmp | ecmp-multi-qp | adaptive | spray
   std::string in_network_reduction = "auto";  ///< auto | on | off
   int appliance_ports = 0;  ///< leaf ports taken by fabric-management appliances (e.g. UFM)

@@ -109,8 +109,8 @@ TEST(SpecErrors, UnknownCatalogIdWithSuggestion) {
 }
 
 TEST(SpecErrors, BadChoiceWithSuggestion) {
-  const auto e = errors_of(
-      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric:\n  topology: clos4\n");
+  const auto e =
+      errors_of("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric:\n  topology: clos4\n");
   EXPECT_NE(e.find("spec.yaml:3:13: error: fabric.topology: 'clos4' is not one of"),
             std::string::npos)
       << e;
@@ -129,8 +129,8 @@ TEST(SpecErrors, ImpossibleCombinations) {
                 .find("PCIe slots for at most 8"),
             std::string::npos);
   // A switch slower than the NIC.
-  const auto slow = errors_of(
-      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {switch: qm8700}\n");
+  const auto slow =
+      errors_of("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {switch: qm8700}\n");
   EXPECT_NE(slow.find("fabric.switch: switch 'qm8700' ports run at 200 Gbps, slower than the 400 "
                       "Gbps NIC port"),
             std::string::npos)

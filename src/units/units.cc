@@ -90,11 +90,10 @@ Result<double> parse_bytes(std::string_view text, SizeStyle style) {
 
 Result<double> parse_bitrate(std::string_view text) {
   const std::vector<Suffix> table = {
-      {"G", 1e9},       {"M", 1e6},        {"T", 1e12},       {"Gbps", 1e9},
-      {"Mbps", 1e6},    {"Tbps", 1e12},    {"Gb/s", 1e9},     {"Mb/s", 1e6},
-      {"Tb/s", 1e12},   {"Gbit/s", 1e9},   {"Mbit/s", 1e6},   {"Tbit/s", 1e12},
-      {"bps", 1},       {"GB/s", 8e9},     {"MB/s", 8e6},     {"TB/s", 8e12},
-      {"GBps", 8e9},    {"GbE", 1e9},
+      {"G", 1e9},      {"M", 1e6},       {"T", 1e12},   {"Gbps", 1e9},  {"Mbps", 1e6},
+      {"Tbps", 1e12},  {"Gb/s", 1e9},    {"Mb/s", 1e6}, {"Tb/s", 1e12}, {"Gbit/s", 1e9},
+      {"Mbit/s", 1e6}, {"Tbit/s", 1e12}, {"bps", 1},    {"GB/s", 8e9},  {"MB/s", 8e6},
+      {"TB/s", 8e12},  {"GBps", 8e9},    {"GbE", 1e9},
   };
   auto r = lookup(text, table, "a rate such as 400G, 400Gbps or 50GB/s", false);
   if (r && *r <= 0) return bad(text, "a positive rate");
@@ -103,8 +102,8 @@ Result<double> parse_bitrate(std::string_view text) {
 
 Result<double> parse_seconds(std::string_view text) {
   const std::vector<Suffix> table = {
-      {"ns", 1e-9}, {"us", 1e-6},  {"µs", 1e-6},   {"ms", 1e-3},  {"s", 1},
-      {"sec", 1},   {"min", 60},   {"h", 3600},    {"d", 86400},
+      {"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1},
+      {"sec", 1},   {"min", 60},  {"h", 3600},  {"d", 86400},
   };
   auto r = lookup(text, table, "a time such as 10s, 250ms or 3us", false);
   if (r && *r < 0) return bad(text, "a non-negative time");
@@ -193,8 +192,6 @@ std::string format_usd(double usd) {
 std::string format_count(double n) {
   return scaled(n, {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "k"}, {1, ""}}, "");
 }
-std::string format_power(double w) {
-  return scaled(w, {{1e6, "MW"}, {1e3, "kW"}, {1, "W"}}, " ");
-}
+std::string format_power(double w) { return scaled(w, {{1e6, "MW"}, {1e3, "kW"}, {1, "W"}}, " "); }
 
 }  // namespace gf::units

@@ -27,11 +27,11 @@ Result<double> parse_ratio(std::string_view text);
 Result<double> parse_usd(std::string_view text);
 
 /// Human formatting with units, for text output (3 significant digits).
-std::string format_bytes(double bytes);      ///< decimal: "280 GB"
+std::string format_bytes(double bytes);         ///< decimal: "280 GB"
 std::string format_bitrate(double bits_per_s);  ///< "400 Gbps"
-std::string format_seconds(double s);        ///< "5.6 s", "155.6 h", "35 us"
-std::string format_usd(double usd);          ///< "$12.3M"
-std::string format_count(double n);          ///< "70B", "1.02k"
-std::string format_power(double watts);      ///< "1.23 MW"
+std::string format_seconds(double s);           ///< "5.6 s", "155.6 h", "35 us"
+std::string format_usd(double usd);             ///< "$12.3M"
+std::string format_count(double n);             ///< "70B", "1.02k"
+std::string format_power(double watts);         ///< "1.23 MW"
 
 }  // namespace gf::units

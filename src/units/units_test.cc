@@ -26,7 +26,7 @@ TEST(Units, BitRatesAndByteRates) {
   EXPECT_DOUBLE_EQ(*parse_bitrate("400Gb/s"), 400e9);
   EXPECT_DOUBLE_EQ(*parse_bitrate("400 Gbit/s"), 400e9);
   EXPECT_DOUBLE_EQ(*parse_bitrate("50GB/s"), 400e9);  // bytes
-  EXPECT_FALSE(parse_bitrate("400").ok());           // unit required
+  EXPECT_FALSE(parse_bitrate("400").ok());            // unit required
   EXPECT_FALSE(parse_bitrate("0G").ok());
   auto r = parse_bitrate("400Gbsp");
   ASSERT_FALSE(r.ok());
