@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs each libFuzzer target briefly, seeded with the shipped examples and catalog.
+# A crash, a leak or a timeout fails the run; the reproducer is kept in build-fuzz/crashes/.
+set -euo pipefail
+build=${1:-build-fuzz}
+seconds=${FUZZ_SECONDS:-20}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$build/crashes"
+for target in spec catalog units; do
+  corpus="$build/corpus-$target"
+  mkdir -p "$corpus"
+  case $target in
+    spec) cp "$root"/examples/*.yaml "$root"/tests/data/specs/*.yaml "$corpus"/ 2>/dev/null || true ;;
+    catalog) cp "$root"/catalog/*.yaml "$corpus"/ ;;
+    units) printf '400G' >"$corpus/a"; printf '2:1' >"$corpus/b"; printf '8GiB' >"$corpus/c"
+           printf '1.5h' >"$corpus/d"; printf '70B' >"$corpus/e" ;;
+  esac
+  echo "fuzz_$target: ${seconds}s"
+  "$build/fuzz_$target" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=16384 -artifact_prefix="$build/crashes/$target-" -print_final_stats=0 2>"$build/fuzz_$target.log" \
+    || { tail -40 "$build/fuzz_$target.log"; echo "fuzz_$target FAILED" >&2; exit 1; }
+  grep -E "^(#[0-9]+.*DONE|Done)" "$build/fuzz_$target.log" | tail -1 || true
+done
