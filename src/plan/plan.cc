@@ -312,9 +312,16 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
   // Best switch per technology: fewest tiers first when the goal is time (latency, hops),
   // cheapest first when it is cost.
   const bool time_goal = spec.constraints.goal == "time";
+  // Fraction of full injection bandwidth that crosses the bisection (1 = non-blocking).
+  auto bisection_share = [](const Plan& p) {
+    const double inject = static_cast<double>(p.node_leaf_total) * p.topo.lane_gbps;
+    return inject > 0 ? std::round(100 * std::min(1.0, p.bisection_gbps / inject)) : 0;
+  };
   auto better = [&](const Option& a, const Option& b) {
     if (time_goal && a.plan.topo.tiers != b.plan.topo.tiers)
       return a.plan.topo.tiers < b.plan.topo.tiers;
+    if (time_goal && bisection_share(a.plan) != bisection_share(b.plan))
+      return bisection_share(a.plan) > bisection_share(b.plan);
     return a.plan.bom.network_capex_usd < b.plan.bom.network_capex_usd;
   };
   std::map<std::string, const Option*> best;
@@ -460,13 +467,20 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
                       "uplinks are built in full for growth",
                       p.topo.nodes_per_unit - (slots - filled), p.topo.nodes_per_unit));
   }
-  if (f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom && p.topo.kind != "single")
+  if (f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom &&
+      (p.topo.kind == "clos2" || p.topo.kind == "clos3"))
     p.notes.push_back(
         fmt::format("{:.0f}% of top-tier ports are free; the guide (§8) keeps >= 50% "
                     "free for growth: set fabric.spine_headroom: 0.5 to plan it",
                     100 * p.spine_ports_free_fraction));
   if (p.topo.kind == "clos3")
     p.notes.push_back("pods are built with their full complement of spines");
+  if (p.topo.kind == "dragonfly")
+    p.notes.push_back(fmt::format(
+        "dragonfly+: {} groups joined pairwise by {} global links; the bisection carries {:.0f}% "
+        "of injection bandwidth, so traffic between groups is tapered",
+        p.topo.pods, p.topo.global_links_per_pair,
+        100 * p.bisection_gbps / (static_cast<double>(p.node_leaf_total) * p.topo.lane_gbps)));
   return p;
 }
 
