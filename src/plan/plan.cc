@@ -277,6 +277,10 @@ Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, const std
 }  // namespace
 
 Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
+  // validate_spec() guarantees these; a caller that skipped it still gets an error, not a crash.
+  if (!cat.gpus.count(spec.cluster.gpu) || !cat.nics.count(spec.cluster.nic) ||
+      spec.cluster.nodes < 1 || spec.cluster.nics_per_node < 1)
+    return spec.at("cluster", "the cluster is not valid against the catalog; validate the spec first");
   const Nic& nic = cat.nics.at(spec.cluster.nic);
   const auto& f = spec.fabric;
   const double lane = nic.rate_gbps / f.planes;

@@ -305,7 +305,7 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
   const GpuModel* gpu = nullptr;
   if (auto it = cat.gpus.find(c.gpu); it != cat.gpus.end()) {
     gpu = &it->second;
-  } else if (!c.gpu.empty()) {
+  } else if (!c.gpu.empty() || s.where.count("cluster.gpu")) {
     errs.push_back(s.at("cluster.gpu", fmt::format("unknown GPU '{}'", c.gpu),
                         did_you_mean(c.gpu, cat.gpu_ids()).empty()
                             ? "see catalog/gpus.yaml for known ids"
@@ -314,7 +314,7 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
   const Nic* nic = nullptr;
   if (auto it = cat.nics.find(c.nic); it != cat.nics.end()) {
     nic = &it->second;
-  } else if (!c.nic.empty()) {
+  } else if (!c.nic.empty() || s.where.count("cluster.nic")) {
     const std::string h = did_you_mean(c.nic, cat.nic_ids());
     errs.push_back(s.at("cluster.nic", fmt::format("unknown NIC '{}'", c.nic),
                         h.empty() ? "see catalog/nics.yaml for known ids" : h));

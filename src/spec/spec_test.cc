@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "plan/plan.h"
+
 namespace gf {
 namespace {
 
@@ -167,4 +173,22 @@ TEST(SpecErrors, HostileInputIsRejectedNotCrashed) {
             std::string::npos);
 }
 
+}  // namespace gf
+
+namespace gf {
+// Inputs the fuzzer found; each once crashed the planner.
+TEST(SpecErrors, FuzzRegressions) {
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/fuzz-regressions")) {
+    if (e.path().filename().string().rfind("spec-", 0) != 0) continue;
+    std::ifstream in(e.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto s = parse_spec(ss.str(), e.path().string());
+    if (!s) continue;
+    auto c = catalog();
+    if (!validate_spec(*s, c).empty()) continue;
+    (void)make_plan(*s, c);  // must not throw
+  }
+}
 }  // namespace gf

@@ -10,7 +10,7 @@ for target in spec catalog units; do
   corpus="$build/corpus-$target"
   mkdir -p "$corpus"
   case $target in
-    spec) cp "$root"/examples/*.yaml "$root"/tests/data/specs/*.yaml "$corpus"/ 2>/dev/null || true ;;
+    spec) cp "$root"/examples/*.yaml "$root"/tests/data/specs/*.yaml "$root"/tests/data/fuzz-regressions/spec-* "$corpus"/ 2>/dev/null || true ;;
     catalog) cp "$root"/catalog/*.yaml "$corpus"/ ;;
     units) printf '400G' >"$corpus/a"; printf '2:1' >"$corpus/b"; printf '8GiB' >"$corpus/c"
            printf '1.5h' >"$corpus/d"; printf '70B' >"$corpus/e" ;;
