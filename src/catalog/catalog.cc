@@ -24,6 +24,15 @@ double GpuModel::tflops(const std::string& precision) const {
   return bf16_tflops;
 }
 
+double pcie_x16_gbs(int gen) {
+  switch (gen) {
+    case 3: return 15.75;
+    case 4: return 31.5;
+    case 5: return 63.0;
+    default: return gen >= 6 ? 121.0 : 8.0;
+  }
+}
+
 int Switch::ports_at(double gbps) const {
   if (gbps == port_gbps) return ports;
   for (const auto& b : breakouts)

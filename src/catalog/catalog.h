@@ -104,6 +104,10 @@ struct Catalog {
                              int links_per_part = 1) const;
 };
 
+/// Usable PCIe x16 bandwidth per direction in GB/s by generation (PCI-SIG: 8/16/32/64 GT/s per
+/// lane, 128b/130b encoding; Gen6 FLIT mode ~121 GB/s).
+double pcie_x16_gbs(int gen);
+
 /// The catalog shipped with gpufabric (compiled in from catalog/*.yaml).
 Result<Catalog> builtin_catalog();
 /// Adds or overrides entries from one YAML document (`file` names it in messages).

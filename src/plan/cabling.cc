@@ -57,7 +57,7 @@ struct Namer {
 }  // namespace
 
 void for_each_link(const Plan& p, const Catalog& cat,
-                   const std::function<void(const CableRun&)>& visit) {
+                   const std::function<void(const CableRun&)>& visit, bool with_names) {
   const Topology& t = p.topo;
   const Namer nm{t,
                  std::max(3, digits(p.nodes)),
@@ -93,12 +93,21 @@ void for_each_link(const Plan& p, const Catalog& cat,
           port = static_cast<int>((n % per_leaf) * t.rails + rail + 1);
         }
         used_down[static_cast<size_t>(leaf)] = std::max(used_down[static_cast<size_t>(leaf)], port);
-        r.a_device = nm.node(n);
-        r.a_port = nm.nic_port(rail, plane);
-        r.b_device = nm.leaf(plane, leaf);
-        r.b_port = std::to_string(port);
-        r.cable = c_nl;
-        r.length_class = m_nl.length_class;
+        r.kind = LinkKind::kNodeLeaf;
+        r.plane = plane;
+        r.a_index = n;
+        r.rail = rail;
+        r.b_index = leaf;
+        r.a_port_no = 0;
+        r.b_port_no = port;
+        if (with_names) {
+          r.a_device = nm.node(n);
+          r.a_port = nm.nic_port(rail, plane);
+          r.b_device = nm.leaf(plane, leaf);
+          r.b_port = std::to_string(port);
+          r.cable = c_nl;
+          r.length_class = m_nl.length_class;
+        }
         visit(r);
       }
     }
@@ -107,12 +116,20 @@ void for_each_link(const Plan& p, const Catalog& cat,
     for (long long leaf = t.leaves - 1; leaf >= 0 && left > 0; --leaf) {
       const int cap = t.kind == "single" ? t.radix : t.leaf_down;
       for (int port = used_down[static_cast<size_t>(leaf)] + 1; port <= cap && left > 0; ++port) {
-        r.a_device = fmt::format("{}fabric-manager", nm.plane_prefix(plane));
-        r.a_port = fmt::format("port{}", p.appliance_ports - left + 1);
-        r.b_device = nm.leaf(plane, leaf);
-        r.b_port = std::to_string(port);
-        r.cable = c_nl;
-        r.length_class = m_nl.length_class;
+        r.kind = LinkKind::kApplianceLeaf;
+        r.plane = plane;
+        r.a_index = p.appliance_ports - left;
+        r.b_index = leaf;
+        r.a_port_no = 0;
+        r.b_port_no = port;
+        if (with_names) {
+          r.a_device = fmt::format("{}fabric-manager", nm.plane_prefix(plane));
+          r.a_port = fmt::format("port{}", p.appliance_ports - left + 1);
+          r.b_device = nm.leaf(plane, leaf);
+          r.b_port = std::to_string(port);
+          r.cable = c_nl;
+          r.length_class = m_nl.length_class;
+        }
         visit(r);
         --left;
       }
@@ -127,12 +144,20 @@ void for_each_link(const Plan& p, const Catalog& cat,
       const long long pod = leaf / leaves_per_pod, local = leaf % leaves_per_pod;
       for (int j = 0; j < t.leaf_up; ++j) {
         const long long s = pod * spines_per + j % spines_per;
-        r.a_device = nm.leaf(plane, leaf);
-        r.a_port = std::to_string(t.leaf_down + j + 1);
-        r.b_device = nm.spine(plane, s);
-        r.b_port = std::to_string(local * per_pair + j / spines_per + 1);
-        r.cable = c_ls;
-        r.length_class = m_ls.length_class;
+        r.kind = LinkKind::kLeafSpine;
+        r.plane = plane;
+        r.a_index = leaf;
+        r.b_index = s;
+        r.a_port_no = t.leaf_down + j + 1;
+        r.b_port_no = static_cast<int>(local * per_pair + j / spines_per + 1);
+        if (with_names) {
+          r.a_device = nm.leaf(plane, leaf);
+          r.a_port = std::to_string(r.a_port_no);
+          r.b_device = nm.spine(plane, s);
+          r.b_port = std::to_string(r.b_port_no);
+          r.cable = c_ls;
+          r.length_class = m_ls.length_class;
+        }
         visit(r);
       }
     }
@@ -143,31 +168,46 @@ void for_each_link(const Plan& p, const Catalog& cat,
         const long long pod = s / t.spines_per_pod, idx = s % t.spines_per_pod;
         for (int j = 0; j < t.spine_up; ++j) {
           const long long c = idx * t.cores_per_group + j % t.cores_per_group;
-          r.a_device = nm.spine(plane, s);
-          r.a_port = std::to_string(t.spine_down + j + 1);
-          r.b_device = nm.core(plane, c);
-          r.b_port = std::to_string(pod * per + j / t.cores_per_group + 1);
-          r.cable = c_sc;
-          r.length_class = m_sc.length_class;
+          r.kind = LinkKind::kSpineCore;
+          r.plane = plane;
+          r.a_index = s;
+          r.b_index = c;
+          r.a_port_no = t.spine_down + j + 1;
+          r.b_port_no = static_cast<int>(pod * per + j / t.cores_per_group + 1);
+          if (with_names) {
+            r.a_device = nm.spine(plane, s);
+            r.a_port = std::to_string(r.a_port_no);
+            r.b_device = nm.core(plane, c);
+            r.b_port = std::to_string(r.b_port_no);
+            r.cable = c_sc;
+            r.length_class = m_sc.length_class;
+          }
           visit(r);
         }
       }
     } else if (t.kind == "dragonfly") {
       // Global links: each group's global ports taken in turn, spine by spine.
       std::vector<long long> next(static_cast<size_t>(t.pods), 0);
-      auto take = [&](long long g, std::string& dev, std::string& port) {
+      auto take = [&](long long g, long long& spine, int& port) {
         const long long k = next[static_cast<size_t>(g)]++;
-        const long long s = g * t.spines_per_pod + k % t.spines_per_pod;
-        dev = nm.spine(plane, s);
-        port = std::to_string(t.spine_down + k / t.spines_per_pod + 1);
+        spine = g * t.spines_per_pod + k % t.spines_per_pod;
+        port = static_cast<int>(t.spine_down + k / t.spines_per_pod + 1);
       };
       for (long long a = 0; a < t.pods; ++a)
         for (long long b = a + 1; b < t.pods; ++b)
           for (int l = 0; l < t.global_links_per_pair; ++l) {
-            take(a, r.a_device, r.a_port);
-            take(b, r.b_device, r.b_port);
-            r.cable = c_sc;
-            r.length_class = m_sc.length_class;
+            r.kind = LinkKind::kGlobal;
+            r.plane = plane;
+            take(a, r.a_index, r.a_port_no);
+            take(b, r.b_index, r.b_port_no);
+            if (with_names) {
+              r.a_device = nm.spine(plane, r.a_index);
+              r.a_port = std::to_string(r.a_port_no);
+              r.b_device = nm.spine(plane, r.b_index);
+              r.b_port = std::to_string(r.b_port_no);
+              r.cable = c_sc;
+              r.length_class = m_sc.length_class;
+            }
             visit(r);
           }
     }

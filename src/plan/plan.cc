@@ -22,21 +22,6 @@ constexpr double kAdvisedSpineHeadroom = 0.5;
 // Per-flow ECMP on RoCE loses bandwidth to hash collisions at scale (Meta SIGCOMM'24;
 // Alibaba HPN SIGCOMM'24); beyond this many GPUs plain ECMP deserves a warning.
 constexpr long long kPlainEcmpWarnAboveGpus = 2048;
-// Usable PCIe x16 bandwidth per direction, GB/s, by generation (PCI-SIG: 8/16/32/64 GT/s per
-// lane with 128b/130b encoding; Gen6 FLIT mode ~ 121 GB/s).
-double pcie_x16_gbs(int gen) {
-  switch (gen) {
-    case 3:
-      return 15.75;
-    case 4:
-      return 31.5;
-    case 5:
-      return 63.0;
-    default:
-      return gen >= 6 ? 121.0 : 8.0;
-  }
-}
-
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
 int usable(int ports, double headroom) {
@@ -280,7 +265,8 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
   // validate_spec() guarantees these; a caller that skipped it still gets an error, not a crash.
   if (!cat.gpus.count(spec.cluster.gpu) || !cat.nics.count(spec.cluster.nic) ||
       spec.cluster.nodes < 1 || spec.cluster.nics_per_node < 1)
-    return spec.at("cluster", "the cluster is not valid against the catalog; validate the spec first");
+    return spec.at("cluster",
+                   "the cluster is not valid against the catalog; validate the spec first");
   const Nic& nic = cat.nics.at(spec.cluster.nic);
   const auto& f = spec.fabric;
   const double lane = nic.rate_gbps / f.planes;

@@ -63,8 +63,18 @@ struct Candidate {
   std::string note;  ///< why it cannot be used, if so
 };
 
-/// One physical link of the cabling plan.
+/// Which tiers a link joins.
+enum class LinkKind : uint8_t { kNodeLeaf, kApplianceLeaf, kLeafSpine, kSpineCore, kGlobal };
+
+/// One physical link of the cabling plan. Indices are per plane: a node, leaf, spine or core
+/// number counted from 0 in the order the names count from 1.
 struct CableRun {
+  LinkKind kind = LinkKind::kNodeLeaf;
+  int plane = 0;
+  long long a_index = 0, b_index = 0;  ///< node or switch numbers (a is the lower tier)
+  int rail = 0;                        ///< NIC index on the node (node-leaf links)
+  int a_port_no = 0, b_port_no = 0;    ///< switch ports from 1; 0 for a host port
+  // Names, filled only when asked for (they cost time at 100k-GPU scale).
   std::string a_device, a_port, b_device, b_port, cable, length_class;
 };
 
@@ -105,7 +115,7 @@ Topology size_topology(const std::string& kind, int nodes, int rails, int radix,
 /// Every link of the plan, in a deterministic order with deterministic names and ports.
 /// `visit` is called once per link (131k GPUs: ~400k links, so no vector is built).
 void for_each_link(const Plan& plan, const Catalog& catalog,
-                   const std::function<void(const CableRun&)>& visit);
+                   const std::function<void(const CableRun&)>& visit, bool with_names = true);
 /// The same links as CSV text with a header row.
 std::string cabling_csv(const Plan& plan, const Catalog& catalog);
 

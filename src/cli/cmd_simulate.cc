@@ -1,0 +1,129 @@
+// gpufabric simulate: collectives on the planned fabric, printed as nccl-tests prints them.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "plan/plan.h"
+#include "report/sim_report.h"
+#include "sim/collective.h"
+#include "spec/spec.h"
+#include "topo/fabric.h"
+#include "units/units.h"
+
+namespace gf::cli {
+namespace {
+
+struct SimulateFlags {
+  std::string spec, op = "all_reduce", min_bytes = "8", max_bytes = "8G", algo = "auto",
+                    proto = "auto", load_balancing;
+  double factor = 2;
+  int nodes = 0;
+  unsigned long long seed = 1;
+  bool explain = false, json = false;
+};
+
+int run(const SimulateFlags& f) {
+  std::vector<Diagnostic> errs;
+  SimOptions o;
+  if (auto op = parse_op(f.op))
+    o.op = *op;
+  else
+    errs.push_back({"", 0, 0, "--op", fmt::format("unknown collective '{}'", f.op),
+                    did_you_mean(f.op, op_names())});
+  if (f.algo != "auto") {
+    if (auto a = parse_algorithm(f.algo))
+      o.algorithm = *a;
+    else
+      errs.push_back({"", 0, 0, "--algo", fmt::format("unknown algorithm '{}'", f.algo),
+                      "use auto, ring, tree, nvls, nvls_tree, collnet, pat or p2p"});
+  }
+  if (f.proto != "auto") {
+    if (auto p = parse_protocol(f.proto))
+      o.protocol = *p;
+    else
+      errs.push_back({"", 0, 0, "--proto", fmt::format("unknown protocol '{}'", f.proto),
+                      "use auto, LL, LL128 or Simple"});
+  }
+  if (!f.load_balancing.empty()) {
+    const std::vector<std::string> modes = {"ecmp", "ecmp-multi-qp", "adaptive", "spray"};
+    if (std::find(modes.begin(), modes.end(), f.load_balancing) == modes.end())
+      errs.push_back({"", 0, 0, "--load-balancing",
+                      fmt::format("unknown mode '{}'", f.load_balancing),
+                      did_you_mean(f.load_balancing, modes)});
+    o.load_balancing = f.load_balancing;
+  }
+  auto lo = units::parse_bytes(f.min_bytes, units::SizeStyle::kNccl);
+  auto hi = units::parse_bytes(f.max_bytes, units::SizeStyle::kNccl);
+  if (!lo) errs.push_back({"", 0, 0, "-b", lo.errors()[0].message, ""});
+  if (!hi) errs.push_back({"", 0, 0, "-e", hi.errors()[0].message, ""});
+  if (lo && hi && *lo > *hi)
+    errs.push_back({"", 0, 0, "-b", "the smallest size is larger than the largest (-e)", ""});
+  if (hi && *hi > 1e13) errs.push_back({"", 0, 0, "-e", "sizes above 10 TB are not simulated", ""});
+  if (f.factor <= 1)
+    errs.push_back({"", 0, 0, "-f", "the size factor must be above 1, e.g. 2", ""});
+  if (f.nodes < 0) errs.push_back({"", 0, 0, "--nodes", "must be positive", ""});
+  if (!errs.empty()) return fail(errs);
+  o.nodes = f.nodes;
+  o.seed = f.seed;
+
+  auto loaded = load_spec(f.spec);
+  if (!loaded) return fail(loaded.errors());
+  auto plan = make_plan(loaded->spec, loaded->catalog);
+  if (!plan) return fail(plan.errors());
+  const Fabric fabric = Fabric::build(*plan, loaded->catalog);
+  auto model = CollectiveModel::build(fabric, *plan, o);
+  if (!model) return fail(model.errors());
+  if (o.algorithm) {
+    for (const auto& a : model->algorithms())
+      if (a.algorithm == *o.algorithm && !a.available)
+        return fail({{"", 0, 0, "--algo",
+                      fmt::format("{} cannot run {} here: {}", f.algo, f.op, a.unavailable_reason),
+                      "use --algo auto"}});
+  }
+  const auto sizes = size_sweep(*lo, *hi, f.factor);
+  const SimReport report = simulate_sweep(*plan, *model, sizes, *lo, *hi, f.factor);
+  if (f.json)
+    std::cout << sim_json(report).dump(2) << "\n";
+  else
+    std::cout << nccl_tests_table(report, f.explain);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_simulate(CLI::App& root) {
+  auto f = std::make_shared<SimulateFlags>();
+  CLI::App* a = root.add_subcommand(
+      "simulate",
+      "How collectives perform on the planned fabric and where the bottleneck is; prints the "
+      "table nccl-tests prints.");
+  a->add_option("SPEC", f->spec, "the cluster spec (YAML)")->required();
+  a->add_option("--op", f->op,
+                "collective: all_reduce | all_gather | reduce_scatter | alltoall | broadcast | "
+                "reduce | sendrecv")
+      ->capture_default_str();
+  a->add_option("-b,--minbytes", f->min_bytes, "smallest size, as nccl-tests (K M G are binary)")
+      ->capture_default_str();
+  a->add_option("-e,--maxbytes", f->max_bytes, "largest size, e.g. 8G")->capture_default_str();
+  a->add_option("-f,--stepfactor", f->factor, "multiply the size by this each step")
+      ->capture_default_str();
+  a->add_option("--algo", f->algo,
+                "auto | ring | tree | nvls | nvls_tree | collnet | pat | p2p (auto: as NCCL)")
+      ->capture_default_str();
+  a->add_option("--proto", f->proto, "auto | LL | LL128 | Simple")->capture_default_str();
+  a->add_option("--nodes", f->nodes,
+                "run on the first N nodes of the fabric (as nccl-tests on part of a cluster)");
+  a->add_option("--load-balancing", f->load_balancing,
+                "override the plan's: ecmp | ecmp-multi-qp | adaptive | spray");
+  a->add_option("--seed", f->seed, "ECMP hash seed (collisions differ per seed)")
+      ->capture_default_str();
+  a->add_flag("--explain", f->explain,
+              "add per size: algorithm, protocol, bottleneck link class and its utilisation, ECMP "
+              "collision factor");
+  a->add_flag("--json", f->json, "print results as JSON");
+  return {a, [f] { return run(*f); }};
+}
+
+}  // namespace gf::cli

@@ -1,0 +1,188 @@
+#include "report/sim_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace gf {
+namespace {
+
+// nccl-tests' number format: fixed width, fewer decimals as values grow (src/util.cu).
+std::string nccl_float(double v, int width) {
+  int power = 0;
+  for (double x = 1; v >= x && power < 30; x *= 10) ++power;
+  char buf[64];
+  if (power < width - 2)
+    std::snprintf(buf, sizeof buf, "%*.2f", width, v);
+  else if (power < width - 1)
+    std::snprintf(buf, sizeof buf, "%*.1f", width, v);
+  else if (power < width + 1)
+    std::snprintf(buf, sizeof buf, "%*.0f", width, v);
+  else
+    std::snprintf(buf, sizeof buf, "%*.1e", width, v);
+  return buf;
+}
+
+const char* redop_of(Op op) {
+  switch (op) {
+    case Op::kAllReduce:
+    case Op::kReduceScatter:
+    case Op::kReduce:
+      return "sum";
+    default:
+      return "none";
+  }
+}
+
+int root_of(Op op) { return op == Op::kBroadcast || op == Op::kReduce ? 0 : -1; }
+
+}  // namespace
+
+void nccl_tests_size(Op op, long long ranks, double requested, double& bytes, long long& count) {
+  constexpr int kWord = 4;  // float
+  const bool per_rank = op == Op::kAllGather || op == Op::kReduceScatter || op == Op::kAlltoall;
+  const long long div = per_rank ? ranks : 1;
+  count = static_cast<long long>(std::floor(requested / kWord / div));
+  bytes = static_cast<double>(count) * kWord * div;
+}
+
+SimReport simulate_sweep(const Plan& plan, const CollectiveModel& model,
+                         const std::vector<double>& sizes, double min_bytes, double max_bytes,
+                         double factor) {
+  SimReport r{&plan, &model, min_bytes, max_bytes, factor, {}};
+  for (double s : sizes) {
+    double bytes = 0;
+    long long count = 0;
+    nccl_tests_size(model.op(), model.ranks(), s, bytes, count);
+    SizeResult row = bytes > 0 ? model.at(bytes) : SizeResult{};
+    row.bytes = bytes;
+    if (bytes <= 0) row.time_us = model.at(1).latency_us;
+    r.rows.push_back(row);
+  }
+  return r;
+}
+
+std::string nccl_tests_table(const SimReport& r, bool explain) {
+  const Plan& p = *r.plan;
+  const CollectiveModel& m = *r.model;
+  const std::string prog = fmt::format("{}_perf", op_name(m.op()));
+  std::string s;
+  s += fmt::format("# gpufabric simulate: {} on {} ({} x {} {} GPUs, {}, {}, load balancing {})\n",
+                   op_name(m.op()), p.name, m.nodes(), p.gpus_per_node, p.gpu.id,
+                   p.technology == "infiniband" ? "InfiniBand" : "RoCE", p.topo.kind,
+                   m.load_balancing());
+  s += fmt::format("# Collective test starting: {}\n", prog);
+  s += fmt::format(
+      "# nThread 1 nGpus 1 minBytes {:.0f} maxBytes {:.0f} step: {:g}(factor) warmup iters: 0 "
+      "iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n# Using devices\n",
+      r.min_bytes, r.max_bytes, r.factor);
+  const long long ranks = m.ranks();
+  for (long long k = 0; k < ranks; ++k) {
+    if (k == 8 && ranks > 9) {
+      s += fmt::format("#  ... ranks 8 to {} on nodes {} to {}\n", ranks - 2,
+                       8 / p.gpus_per_node + 1, (ranks - 2) / p.gpus_per_node + 1);
+      k = ranks - 1;
+    }
+    s += fmt::format("#  Rank {:2d} Group  0 Pid {:6d} on {:>10} device {:2d} [0000:00:00] {}\n", k,
+                     0, fmt::format("node{:03d}", k / p.gpus_per_node + 1), k % p.gpus_per_node,
+                     p.gpu.name);
+  }
+  s += "#\n";
+  s += fmt::format(
+      "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                 "
+      "      in-place          \n",
+      "", "", "", "", "");
+  s += fmt::format(
+      "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  "
+      "{:>6}  {:>6}  {:>6}\n",
+      "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+      "busbw", "#wrong");
+  s += fmt::format(
+      "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  "
+      "{:>6}  {:>6}  {:>6}\n",
+      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
+      "");
+  double bw_sum = 0;
+  for (const auto& row : r.rows) {
+    double bytes = 0;
+    long long count = 0;
+    nccl_tests_size(m.op(), ranks, row.bytes, bytes, count);
+    const std::string body =
+        fmt::format("  {}  {}  {}    N/A", nccl_float(row.time_us, 7), nccl_float(row.algbw_gbs, 6),
+                    nccl_float(row.busbw_gbs, 6));
+    s += fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}\n", static_cast<long long>(row.bytes),
+                     count, "float", redop_of(m.op()), root_of(m.op()), body, body);
+    bw_sum += row.busbw_gbs;
+  }
+  s += fmt::format("# {:<20} : 0 OK\n", "Out of bounds values");
+  s += fmt::format("# {:<20} : {:g} \n", "Avg bus bandwidth",
+                   r.rows.empty() ? 0.0 : bw_sum / r.rows.size());
+  s += "#\n";
+  s += fmt::format("# Collective test concluded: {}\n", prog);
+  if (explain) {
+    s += "#\n# gpufabric explain (per size: algorithm and protocol as NCCL would choose, the fixed "
+         "latency, the link class that paced the slowest flow with its mean utilisation, and the "
+         "ECMP collision factor = most-loaded / mean-loaded busy uplink)\n";
+    s += fmt::format("# {:>10}  {:<9}  {:<6}  {:>10}  {:<26}  {:>5}  {:>9}\n", "size", "algorithm",
+                     "proto", "latency_us", "bottleneck", "util", "collision");
+    for (const auto& row : r.rows)
+      s += fmt::format("# {:>10}  {:<9}  {:<6}  {:>10.1f}  {:<26}  {:>5.2f}  {:>9.2f}\n",
+                       static_cast<long long>(row.bytes), algorithm_name(row.algorithm),
+                       protocol_name(row.protocol), row.latency_us, row.bottleneck,
+                       row.bottleneck_utilization, row.ecmp_collision);
+    s += "#\n# algorithms evaluated:\n";
+    for (const auto& a : m.algorithms()) {
+      if (a.available)
+        s += fmt::format("#   {:<9} {:>8.1f} GB/s algbw at large sizes (Simple), {} flows{}\n",
+                         algorithm_name(a.algorithm), 1e-9 / a.seconds_per_byte, a.flows,
+                         a.unroutable ? fmt::format(", {} unroutable", a.unroutable) : "");
+      else
+        s += fmt::format("#   {:<9} not used: {}\n", algorithm_name(a.algorithm),
+                         a.unavailable_reason);
+    }
+  }
+  return s;
+}
+
+nlohmann::json sim_json(const SimReport& r) {
+  const CollectiveModel& m = *r.model;
+  nlohmann::json rows = nlohmann::json::array();
+  double bw_sum = 0;
+  for (const auto& row : r.rows) {
+    rows.push_back({{"bytes", static_cast<long long>(row.bytes)},
+                    {"time_us", row.time_us},
+                    {"algbw_gbs", row.algbw_gbs},
+                    {"busbw_gbs", row.busbw_gbs},
+                    {"algorithm", algorithm_name(row.algorithm)},
+                    {"protocol", protocol_name(row.protocol)},
+                    {"latency_us", row.latency_us},
+                    {"bottleneck", row.bottleneck},
+                    {"bottleneck_utilization", row.bottleneck_utilization},
+                    {"ecmp_collision_factor", row.ecmp_collision}});
+    bw_sum += row.busbw_gbs;
+  }
+  nlohmann::json algos = nlohmann::json::array();
+  for (const auto& a : m.algorithms()) {
+    nlohmann::json j = {{"algorithm", algorithm_name(a.algorithm)}, {"available", a.available}};
+    if (a.available) {
+      j["large_message_algbw_gbs"] = 1e-9 / a.seconds_per_byte;
+      j["flows"] = a.flows;
+      j["unroutable_flows"] = a.unroutable;
+      j["bottleneck"] = a.bottleneck;
+      j["ecmp_collision_factor"] = a.ecmp_collision;
+    } else {
+      j["reason"] = a.unavailable_reason;
+    }
+    algos.push_back(j);
+  }
+  return {{"collective", op_name(m.op())},
+          {"gpus", m.ranks()},
+          {"nodes", m.nodes()},
+          {"load_balancing", m.load_balancing()},
+          {"avg_busbw_gbs", r.rows.empty() ? 0.0 : bw_sum / r.rows.size()},
+          {"results", rows},
+          {"algorithms", algos}};
+}
+
+}  // namespace gf

@@ -1,0 +1,746 @@
+#include "sim/collective.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/flow_model.h"
+#include "sim/nccl_constants.h"
+
+namespace gf {
+namespace {
+
+using Hop = FlowSet::Hop;
+constexpr double kPayload = 1e9;  // bytes simulated; results scale linearly with size
+
+uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t x = a * 0x9e3779b97f4a7c15ULL + b + 0x632be59bd9b4e019ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+int log2_ceil(long long n) {
+  int k = 0;
+  while ((1LL << k) < n) ++k;
+  return k;
+}
+
+// Flow construction for one collective on the first `nodes` nodes of a fabric.
+struct Builder {
+  const Fabric& fab;
+  LoadBalancing lb;
+  uint64_t seed;
+  int nodes, G, R, P;
+  long long ranks;
+  int D;        // GPUs per scale-up domain (within the ranks used)
+  int domains;  // scale-up domains used
+  int unroutable = 0;
+  int spray_ways = nccl::kSprayWays;
+  std::vector<double> path_latency;  // sample node-to-node path latencies
+  std::vector<int32_t> scratch;
+
+  int node_of(long long gpu) const { return static_cast<int>(gpu / G); }
+  long long domain_first(int d) const { return 1LL * d * D; }
+  int domain_size(int d) const {
+    return static_cast<int>(std::min<long long>(D, ranks - domain_first(d)));
+  }
+  int nic_of_gpu(long long gpu) const {
+    return fab.nic(node_of(gpu), fab.rail_of_gpu(static_cast<int>(gpu % G)));
+  }
+
+  void nvlink(long long a, long long b, double coef, std::vector<Hop>& out) const {
+    if (a == b) return;
+    out.push_back({fab.gpu_up(static_cast<int>(a)), static_cast<float>(coef)});
+    out.push_back({fab.gpu_down(static_cast<int>(b)), static_cast<float>(coef)});
+  }
+
+  // NIC to NIC across the fabric, spread as the load-balancing mode does.
+  bool net(int nic_a, int nic_b, int plane, uint64_t key, double coef, std::vector<Hop>& out) {
+    const uint64_t h = mix(seed, key);
+    auto one = [&](uint64_t hash, uint64_t spread, double c) {
+      scratch.clear();
+      if (!fab.route(nic_a, nic_b, plane, hash, scratch, spread)) return false;
+      if (path_latency.size() < 64) path_latency.push_back(fab.latency_s(scratch));
+      for (int l : scratch) out.push_back({l, static_cast<float>(c)});
+      return true;
+    };
+    bool ok = true;
+    const size_t start = out.size();
+    switch (lb) {
+      case LoadBalancing::kEcmp:
+        ok = one(h, 0, coef);
+        break;
+      case LoadBalancing::kEcmpMultiQp:
+        for (int q = 0; q < nccl::kQpsPerConnection && ok; ++q)
+          ok = one(mix(h, static_cast<uint64_t>(q) + 1), 0, coef / nccl::kQpsPerConnection);
+        break;
+      case LoadBalancing::kAdaptive:
+        for (int s = 0; s < spray_ways && ok; ++s)
+          ok = one(h, static_cast<uint64_t>(s), coef / spray_ways);
+        break;
+    }
+    if (!ok) ++unroutable;
+    merge_from(out, start);
+    return ok;
+  }
+
+  // Sums repeated links among out[start..] (spread paths share their first and last hops).
+  static void merge_from(std::vector<Hop>& out, size_t start) {
+    size_t w = start;
+    for (size_t i = start; i < out.size(); ++i) {
+      bool merged = false;
+      for (size_t j = start; j < w && !merged; ++j)
+        if (out[j].link == out[i].link) {
+          out[j].coef += out[i].coef;
+          merged = true;
+        }
+      if (!merged) out[w++] = out[i];
+    }
+    out.resize(w);
+  }
+
+  // GPU a to GPU b: over the scale-up domain when they share one; otherwise through the NIC on
+  // b's rail (PXN: first over NVLink to the local GPU on that rail, as NCCL does).
+  bool gpu_to_gpu(long long a, long long b, uint64_t key, double coef, std::vector<Hop>& out) {
+    if (a / D == b / D) {
+      nvlink(a, b, coef, out);
+      return true;
+    }
+    const int rail = fab.rail_of_gpu(static_cast<int>(b % G));
+    const long long proxy = 1LL * node_of(a) * G + fab.gpu_of_rail(rail);
+    const long long host_b = 1LL * node_of(b) * G + fab.gpu_of_rail(rail);
+    nvlink(a, proxy, coef, out);
+    const int nic_a = fab.nic(node_of(a), rail), nic_b = fab.nic(node_of(b), rail);
+    out.push_back({fab.pcie_to_nic(nic_a), static_cast<float>(coef)});
+    if (!net(nic_a, nic_b, static_cast<int>(key % P), key, coef, out)) return false;
+    out.push_back({fab.pcie_from_nic(nic_b), static_cast<float>(coef)});
+    nvlink(host_b, b, coef, out);
+    return true;
+  }
+
+  // Alltoall: every GPU sends S/N to every other. Across domains NCCL's PXN funnels all of a
+  // node's traffic for GPU d through one connection (the local GPU on d's rail to d), split over
+  // its channels; the G pairs sharing a connection have equal rates by symmetry, so each
+  // connection is one flow whose network hops carry G pairs. Scale-up hops are added for the
+  // first domain only: every domain loads its NVLink alike.
+  void alltoall(FlowSet& fs) {
+    const double pair_bytes = kPayload / static_cast<double>(ranks);
+    const int ch = nccl::kRingChannelsPerNic;
+    std::vector<Hop> path;
+    const int saved_ways = spray_ways;
+    spray_ways = nccl::kSprayWaysP2p;
+    for (int node = 0; node < nodes; ++node) {
+      const long long first = 1LL * node * G;
+      const int dom = static_cast<int>(first / D);
+      for (long long d = 0; d < ranks; ++d) {
+        if (d / D == dom) {
+          if (dom != 0 || d >= first + G) continue;
+          for (int g = 0; g < G; ++g)  // pairs inside the first domain, from this node
+            if (first + g != d) {
+              path.clear();
+              nvlink(first + g, d, 1.0, path);
+              fs.add(pair_bytes, path);
+            }
+          continue;
+        }
+        const int rail = fab.rail_of_gpu(static_cast<int>(d % G));
+        const long long proxy = first + fab.gpu_of_rail(rail);
+        const long long host_d = d / G * G + fab.gpu_of_rail(rail);
+        const int nic_a = fab.nic(node, rail), nic_b = fab.nic(node_of(d), rail);
+        for (int c = 0; c < ch; ++c) {
+          path.clear();
+          if (dom == 0)
+            for (int g = 0; g < G; ++g) nvlink(first + g, proxy, 1.0, path);
+          path.push_back({fab.pcie_to_nic(nic_a), static_cast<float>(G)});
+          const uint64_t key = mix(mix(proxy, d), c);
+          if (!net(nic_a, nic_b, static_cast<int>(key % P), key, G, path)) continue;
+          path.push_back({fab.pcie_from_nic(nic_b), static_cast<float>(G)});
+          if (d / D == 0) nvlink(host_d, d, G, path);
+          fs.add(pair_bytes / ch, path);
+        }
+      }
+    }
+    spray_ways = saved_ways;
+  }
+
+  // One hop between the entry GPUs of two domains, through their NICs on one rail and plane.
+  bool domain_hop(long long from_gpu, long long to_gpu, int plane, uint64_t key,
+                  std::vector<Hop>& out) {
+    const int na = nic_of_gpu(from_gpu), nb = nic_of_gpu(to_gpu);
+    out.push_back({fab.pcie_to_nic(na), 1.0f});
+    const bool ok = net(na, nb, plane, key, 1.0, out);
+    out.push_back({fab.pcie_from_nic(nb), 1.0f});
+    return ok;
+  }
+
+  // Where channel c enters domain d: the GPU on its rail, on a node chosen round-robin.
+  long long entry_gpu(int d, int rail, int c) const {
+    const int nodes_in = std::max(1, domain_size(d) / G);
+    const int node = (c / R) % nodes_in;
+    return domain_first(d) + 1LL * node * G + fab.gpu_of_rail(rail);
+  }
+
+  // Ring channels: every hop of channel c's ring in one flow (the slowest hop paces it).
+  void ring(double bytes_per_hop_total, FlowSet& fs) {
+    const int C = domains > 1 ? R * nccl::kRingChannelsPerNic : nccl::kIntraDomainChannels;
+    std::vector<Hop> path;
+    for (int c = 0; c < C; ++c) {
+      path.clear();
+      const int rail = c % R, plane = (c / R) % P;
+      for (int d = 0; d < domains; ++d) {
+        const long long first = domain_first(d);
+        const int m = domain_size(d);
+        const long long e = domains > 1 ? entry_gpu(d, rail, c) : first + (c % m);
+        // Through every GPU of the domain, back to the entry GPU (ring close or PXN to its NIC).
+        // Domains are alike, so the first stands for all on the scale-up links it alone uses.
+        for (int k = 0; k < m && m > 1 && d == 0; ++k)
+          nvlink(first + (e - first + k) % m, first + (e - first + k + 1) % m, 1.0, path);
+        if (domains > 1) {
+          const int next = (d + 1) % domains;
+          domain_hop(e, entry_gpu(next, rail, c), plane, mix(c, d), path);
+        }
+      }
+      fs.add(bytes_per_hop_total / C, path);
+    }
+  }
+
+  // NCCL's double binary tree over domains: parent of rank r in tree t (shifted for t = 1).
+  int tree_parent(int r, int t) const {
+    const int n = domains;
+    const int x = t == 0 ? r : (r + n - 1) % n;  // tree 1: ranks shifted by one
+    if (x == 0) return -1;
+    int bit = 1;
+    while (!(bit & x)) bit <<= 1;
+    int up = (x ^ bit) | (bit << 1);
+    if (up >= n) up = x ^ bit;
+    return t == 0 ? up : (up + 1) % n;
+  }
+
+  // Tree channels: chain in each domain (up and down), tree edges between domains.
+  void tree(FlowSet& fs) {
+    const int C = domains > 1 ? R * nccl::kTreeChannelsPerNic : nccl::kIntraDomainChannels;
+    std::vector<Hop> path;
+    for (int c = 0; c < C; ++c) {
+      path.clear();
+      const int rail = (c / 2) % R, t = c % 2, plane = (c / 2 / R) % P;
+      std::vector<long long> entry(domains);
+      for (int d = 0; d < domains; ++d) {
+        const long long first = domain_first(d);
+        const int m = domain_size(d);
+        entry[d] = domains > 1 ? entry_gpu(d, rail, c) : first + (c % m);
+        for (int k = 0; k + 1 < m && d == 0; ++k) {  // first domain stands for all
+          const long long a = first + (entry[d] - first + k) % m;
+          const long long b = first + (entry[d] - first + k + 1) % m;
+          nvlink(a, b, 1.0, path);  // reduce up the chain
+          nvlink(b, a, 1.0, path);  // broadcast down
+        }
+      }
+      for (int d = 0; d < domains; ++d) {
+        const int parent = tree_parent(d, t);
+        if (parent < 0) continue;
+        domain_hop(entry[d], entry[parent], plane, mix(c, 2 * d), path);      // up
+        domain_hop(entry[parent], entry[d], plane, mix(c, 2 * d + 1), path);  // down
+      }
+      fs.add(kPayload / C, path);
+    }
+  }
+
+  // NVLS: every GPU of a domain sends and receives (1 + 1/m) x S through the NVSwitch, which
+  // reduces and multicasts; one flow per domain (the switch works on all GPUs at once).
+  void nvls_intra(FlowSet& fs) {
+    std::vector<Hop> path;
+    for (int d = 0; d < std::min(domains, 1); ++d) {  // the first domain stands for all
+      path.clear();
+      const int m = domain_size(d);
+      const double coef = 1.0 + 1.0 / m;
+      for (int k = 0; k < m; ++k) {
+        const int g = static_cast<int>(domain_first(d) + k);
+        path.push_back({fab.gpu_up(g), static_cast<float>(coef)});
+        path.push_back({fab.gpu_down(g), static_cast<float>(coef)});
+      }
+      fs.add(kPayload, path);
+    }
+  }
+
+  // Inter-domain trees over every rail, each carrying its share of the payload.
+  void nvls_tree_inter(FlowSet& fs) {
+    const int C = R * nccl::kTreeChannelsPerNic;
+    std::vector<Hop> path;
+    for (int c = 0; c < C; ++c) {
+      path.clear();
+      const int rail = c % R, t = (c / R) % 2, plane = (c / R / 2) % P;
+      for (int d = 0; d < domains; ++d) {
+        const int parent = tree_parent(d, t);
+        if (parent < 0) continue;
+        const long long a = entry_gpu(d, rail, c), b = entry_gpu(parent, rail, c);
+        domain_hop(a, b, plane, mix(c, 2 * d), path);
+        domain_hop(b, a, plane, mix(c, 2 * d + 1), path);
+      }
+      fs.add(kPayload / C, path);
+    }
+  }
+
+  // CollNet/SHARP: reduce-scatter and all-gather inside each domain over NVLink; every NIC
+  // sends its shard to the switches, which reduce, and receives the result.
+  bool collnet(FlowSet& fs) {
+    std::vector<Hop> path;
+    for (int d = 0; d < std::min(domains, 1); ++d) {  // the first domain stands for all
+      path.clear();
+      const long long first = domain_first(d);
+      const int m = domain_size(d);
+      for (int k = 0; k < m && m > 1; ++k) nvlink(first + k, first + (k + 1) % m, 1.0, path);
+      fs.add(kPayload * 2.0 * (m - 1) / m, path);
+    }
+    for (int rail = 0; rail < R; ++rail) {
+      const int plane = rail % P;
+      const int root = fab.reduction_root(plane, rail);
+      if (root < 0) return false;
+      path.clear();
+      std::vector<int> seen_leaves;
+      for (int node = 0; node < nodes; ++node) {
+        const int nic = fab.nic(node, rail);
+        path.push_back({fab.pcie_to_nic(nic), 1.0f});
+        path.push_back({fab.pcie_from_nic(nic), 1.0f});
+        const int leaf = fab.leaf_of_nic(nic, plane);
+        scratch.clear();
+        if (!fab.route_to_switch(nic, plane, root, mix(seed, nic), scratch)) {
+          ++unroutable;
+          continue;
+        }
+        // The NIC's own link both ways; above the leaf one aggregated stream per leaf.
+        path.push_back({scratch[0], 1.0f});
+        path.push_back({Fabric::reverse(scratch[0]), 1.0f});
+        if (std::find(seen_leaves.begin(), seen_leaves.end(), leaf) != seen_leaves.end()) continue;
+        seen_leaves.push_back(leaf);
+        for (size_t i = 1; i < scratch.size(); ++i) {
+          path.push_back({scratch[i], 1.0f});
+          path.push_back({Fabric::reverse(scratch[i]), 1.0f});
+        }
+      }
+      fs.add(kPayload / R, path);
+    }
+    return true;
+  }
+};
+
+double efficiency(LinkClass c) {
+  switch (c) {
+    case LinkClass::kScaleUp:
+      return nccl::kScaleUpSimpleEfficiency;
+    case LinkClass::kPcie:
+      return 1.0;  // already net of PCIe overheads in the fabric
+    default:
+      return nccl::kNetworkSimpleEfficiency;
+  }
+}
+
+// Runs the flows and turns the result into seconds per payload byte plus the explanation.
+void finish(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
+            double payload, AlgorithmModel& m) {
+  const FluidResult r = run_fluid(fs, capacity);
+  m.flows = fs.size();
+  m.seconds_per_byte = r.time_s / payload;
+  if (r.bottleneck_link >= 0) {
+    const LinkClass cls = fab.links()[r.bottleneck_link].cls;
+    m.bottleneck = link_class_name(cls);
+    double util = 0;
+    int busy = 0;
+    for (size_t l = 0; l < r.load_Bps.size(); ++l)
+      if (r.load_Bps[l] > 0 && fab.links()[l].cls == cls) {
+        util += capacity[l] > 0 ? r.load_Bps[l] / capacity[l] : 0;
+        ++busy;
+      }
+    m.bottleneck_utilization = busy ? util / busy : 0;
+  }
+  double max_up = 0, sum_up = 0;
+  int n_up = 0;
+  for (size_t l = 0; l < r.load_Bps.size(); ++l)
+    if (r.load_Bps[l] > 0 && fab.is_uplink(static_cast<int>(l))) {
+      max_up = std::max(max_up, r.load_Bps[l]);
+      sum_up += r.load_Bps[l];
+      ++n_up;
+    }
+  m.ecmp_collision = n_up ? max_up / (sum_up / n_up) : 1.0;
+}
+
+}  // namespace
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::kAllReduce:
+      return "all_reduce";
+    case Op::kAllGather:
+      return "all_gather";
+    case Op::kReduceScatter:
+      return "reduce_scatter";
+    case Op::kAlltoall:
+      return "alltoall";
+    case Op::kBroadcast:
+      return "broadcast";
+    case Op::kReduce:
+      return "reduce";
+    case Op::kSendRecv:
+      return "sendrecv";
+  }
+  return "?";
+}
+const char* algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kTree:
+      return "tree";
+    case Algorithm::kNvls:
+      return "nvls";
+    case Algorithm::kNvlsTree:
+      return "nvls_tree";
+    case Algorithm::kCollNet:
+      return "collnet";
+    case Algorithm::kPat:
+      return "pat";
+    case Algorithm::kP2p:
+      return "p2p";
+  }
+  return "?";
+}
+const char* protocol_name(Protocol p) {
+  switch (p) {
+    case Protocol::kLL:
+      return "LL";
+    case Protocol::kLL128:
+      return "LL128";
+    case Protocol::kSimple:
+      return "Simple";
+  }
+  return "?";
+}
+std::vector<std::string> op_names() {
+  return {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
+          "broadcast",  "reduce",     "sendrecv"};
+}
+std::optional<Op> parse_op(const std::string& s) {
+  for (Op o : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kAlltoall, Op::kBroadcast,
+               Op::kReduce, Op::kSendRecv})
+    if (s == op_name(o)) return o;
+  return std::nullopt;
+}
+std::optional<Algorithm> parse_algorithm(const std::string& s) {
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kNvlsTree,
+                      Algorithm::kCollNet, Algorithm::kPat, Algorithm::kP2p})
+    if (s == algorithm_name(a)) return a;
+  if (s == "sharp") return Algorithm::kCollNet;
+  return std::nullopt;
+}
+std::optional<Protocol> parse_protocol(const std::string& s) {
+  std::string l;
+  for (char c : s) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (l == "ll") return Protocol::kLL;
+  if (l == "ll128") return Protocol::kLL128;
+  if (l == "simple") return Protocol::kSimple;
+  return std::nullopt;
+}
+
+double bus_factor(Op op, long long n) {
+  const double N = static_cast<double>(n);
+  switch (op) {
+    case Op::kAllReduce:
+      return n > 1 ? 2 * (N - 1) / N : 0;
+    case Op::kAllGather:
+    case Op::kReduceScatter:
+    case Op::kAlltoall:
+      return n > 1 ? (N - 1) / N : 0;
+    default:
+      return 1;
+  }
+}
+
+std::vector<double> size_sweep(double lo, double hi, double factor) {
+  std::vector<double> out;
+  if (lo <= 0) lo = 1;
+  if (factor <= 1) factor = 2;
+  for (double s = lo; s <= hi * (1 + 1e-12) && out.size() < 200; s *= factor) out.push_back(s);
+  return out;
+}
+
+Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& plan,
+                                               const SimOptions& o) {
+  CollectiveModel cm;
+  cm.op_ = o.op;
+  cm.forced_algorithm_ = o.algorithm;
+  cm.forced_protocol_ = o.protocol;
+  const int nodes = o.nodes > 0 ? o.nodes : fab.nodes();
+  if (nodes > fab.nodes())
+    return Diagnostic{"",
+                      0,
+                      0,
+                      "--nodes",
+                      fmt::format("the fabric has {} nodes; cannot run on {}", fab.nodes(), nodes),
+                      fmt::format("use --nodes 1 to {}", fab.nodes())};
+  cm.load_balancing_ = o.load_balancing.empty() ? plan.load_balancing : o.load_balancing;
+  Builder b{fab,
+            parse_load_balancing(cm.load_balancing_),
+            o.seed,
+            nodes,
+            fab.gpus_per_node(),
+            fab.nics_per_node(),
+            fab.planes(),
+            1LL * nodes * fab.gpus_per_node(),
+            0,
+            0};
+  b.D = static_cast<int>(std::min<long long>(fab.domain_gpus(), b.ranks));
+  b.domains = static_cast<int>((b.ranks + b.D - 1) / b.D);
+  cm.ranks_ = b.ranks;
+  cm.nodes_ = nodes;
+  cm.domains_ = b.domains;
+  cm.domain_gpus_ = b.D;
+  if (b.ranks < 2)
+    return Diagnostic{"",
+                      0,
+                      0,
+                      "--nodes",
+                      "a collective needs at least 2 GPUs",
+                      "use more nodes or GPUs per node"};
+
+  // Raw capacities scaled by what the Simple protocol achieves on each class of link.
+  std::vector<double> cap(fab.links().size());
+  for (size_t l = 0; l < cap.size(); ++l) {
+    const Link& k = fab.links()[l];
+    cap[l] = k.failed ? 0 : k.bytes_per_s * efficiency(k.cls);
+  }
+  const bool multi = b.domains > 1;
+  const bool nvls_hw = plan.gpu.nvls && b.D > 1;
+  const double nvls_eff = plan.gpu.scaleup_tech == "nvlink5" ? nccl::kNvlsEfficiencyBlackwell
+                                                             : nccl::kNvlsEfficiencyHopper;
+  const double N = static_cast<double>(b.ranks);
+
+  auto model = [&](Algorithm a, const std::string& why_not, auto&& fill) {
+    AlgorithmModel m;
+    m.algorithm = a;
+    if (!why_not.empty()) {
+      m.unavailable_reason = why_not;
+      cm.models_.push_back(m);
+      return;
+    }
+    FlowSet fs;
+    b.unroutable = 0;
+    b.path_latency.clear();
+    std::vector<double> c = cap;
+    const double payload = fill(fs, c);
+    m.unroutable = b.unroutable;
+    m.available = true;
+    finish(fab, fs, c, payload, m);
+    if (!b.path_latency.empty()) {
+      double s = 0;
+      for (double x : b.path_latency) s += x;
+      m.net_hop_latency_us = s / b.path_latency.size() * 1e6;
+    }
+    if (!std::isfinite(m.seconds_per_byte) || m.seconds_per_byte <= 0) {
+      m.available = false;
+      m.unavailable_reason = "no path: failed links cut the ranks apart";
+    }
+    cm.models_.push_back(m);
+  };
+
+  const Op op = o.op;
+  const bool reduce_all = op == Op::kAllReduce;
+  const bool ring_ops = op != Op::kAlltoall && op != Op::kSendRecv;
+  // Ring: traffic per rank per payload byte, by operation.
+  const double ring_factor = op == Op::kAllReduce                                 ? 2 * (N - 1) / N
+                             : (op == Op::kAllGather || op == Op::kReduceScatter) ? (N - 1) / N
+                                                                                  : 1.0;
+  model(Algorithm::kRing, ring_ops ? "" : "not used for this operation", [&](FlowSet& fs, auto&) {
+    b.ring(kPayload * ring_factor, fs);
+    return kPayload;
+  });
+  model(Algorithm::kTree, reduce_all ? "" : "all_reduce only", [&](FlowSet& fs, auto&) {
+    b.tree(fs);
+    return kPayload * nccl::kTreeFactor;
+  });
+  const std::string nvls_no = !reduce_all ? "all_reduce only"
+                              : !nvls_hw  ? "the GPU's scale-up switch has no NVLink SHARP"
+                                          : "";
+  model(Algorithm::kNvls,
+        nvls_no.empty() && multi ? "one scale-up domain only; see nvls_tree" : nvls_no,
+        [&](FlowSet& fs, std::vector<double>& c) {
+          for (size_t l = 0; l < c.size(); ++l)
+            if (fab.links()[l].cls == LinkClass::kScaleUp) c[l] *= nvls_eff;
+          b.nvls_intra(fs);
+          return kPayload;
+        });
+  model(Algorithm::kNvlsTree,
+        nvls_no.empty() && !multi ? "needs several scale-up domains" : nvls_no,
+        [&](FlowSet& fs, std::vector<double>& c) {
+          for (size_t l = 0; l < c.size(); ++l)
+            if (fab.links()[l].cls == LinkClass::kScaleUp) c[l] *= nvls_eff;
+          b.nvls_intra(fs);
+          b.nvls_tree_inter(fs);
+          return kPayload;
+        });
+  const std::string cn_no = !reduce_all                            ? "all_reduce only"
+                            : !plan.in_network_reduction           ? "in-network reduction is off"
+                            : plan.sw.in_network_reduction.empty() ? "the switches cannot reduce"
+                            : !multi                               ? "needs several nodes"
+                            : plan.topo.kind == "dragonfly" ? "no reduction tree on dragonfly"
+                                                            : "";
+  model(Algorithm::kCollNet, cn_no, [&](FlowSet& fs, auto&) {
+    b.collnet(fs);
+    return kPayload * nccl::kCollNetFactor;
+  });
+  // PAT: log-depth all_gather / reduce_scatter; NCCL uses it with one GPU per node.
+  const std::string pat_no = (op != Op::kAllGather && op != Op::kReduceScatter)
+                                 ? "all_gather and reduce_scatter only"
+                                 : "";
+  {
+    AlgorithmModel m;
+    m.algorithm = Algorithm::kPat;
+    if (!pat_no.empty()) {
+      m.unavailable_reason = pat_no;
+    } else {
+      // Steps run one after another: step k moves min(2^k, N - 2^k) chunks of S/N to rank i+2^k.
+      double t = 0;
+      b.unroutable = 0;
+      std::vector<Hop> path;
+      for (long long dist = 1; dist < b.ranks; dist *= 2) {
+        FlowSet fs;
+        const double chunks = static_cast<double>(std::min<long long>(dist, b.ranks - dist));
+        for (long long i = 0; i < b.ranks; ++i) {
+          path.clear();
+          b.gpu_to_gpu(i, (i + dist) % b.ranks, mix(i, dist), 1.0, path);
+          fs.add(kPayload * chunks / N, path);
+        }
+        AlgorithmModel step;
+        finish(fab, fs, cap, kPayload, step);
+        t += step.seconds_per_byte;
+        m.bottleneck = step.bottleneck;
+        m.bottleneck_utilization = step.bottleneck_utilization;
+        m.ecmp_collision = std::max(m.ecmp_collision, step.ecmp_collision);
+        m.flows += step.flows;
+      }
+      m.seconds_per_byte = t;
+      m.available = std::isfinite(t) && t > 0;
+      m.unroutable = b.unroutable;
+    }
+    cm.models_.push_back(m);
+  }
+  // Point-to-point: alltoall sends S/N to every peer; sendrecv S to the next rank.
+  model(Algorithm::kP2p, ring_ops ? "alltoall and sendrecv only" : "", [&](FlowSet& fs, auto&) {
+    std::vector<Hop> path;
+    if (op == Op::kSendRecv) {
+      for (long long i = 0; i < b.ranks; ++i) {
+        path.clear();
+        b.gpu_to_gpu(i, (i + 1) % b.ranks, mix(i, 1), 1.0, path);
+        fs.add(kPayload, path);
+      }
+      return kPayload;
+    }
+    b.alltoall(fs);
+    return kPayload;
+  });
+  return cm;
+}
+
+double CollectiveModel::protocol_factor(Algorithm a, Protocol p) const {
+  if (p == Protocol::kSimple) return 1.0;
+  if (a == Algorithm::kRing)
+    return p == Protocol::kLL128
+               ? nccl::kRingLL128Factor
+               : (domains_ > 1 || op_ == Op::kAllReduce ? nccl::kRingLLFactor
+                                                        : nccl::kRingLLFactorIntra);
+  if (a == Algorithm::kTree)
+    return p == Protocol::kLL128 ? nccl::kTreeLL128Factor : nccl::kTreeLLFactor;
+  return 0;  // NVLS, CollNet, PAT and p2p run Simple only
+}
+
+double CollectiveModel::latency_us(Algorithm a, Protocol p) const {
+  const AlgorithmModel* m = nullptr;
+  for (const auto& x : models_)
+    if (x.algorithm == a) m = &x;
+  const double hop = m ? m->net_hop_latency_us : 0;
+  const long long N = ranks_;
+  const int n = domains_;
+  const int dg = domain_gpus_;
+  const int pi = static_cast<int>(p);
+  auto hw = [&](nccl::Hw h, nccl::Algo al) { return nccl::kHwLatencyUs[h][al][pi]; };
+  switch (a) {
+    case Algorithm::kRing: {
+      const long long steps = op_ == Op::kAllReduce                                  ? 2 * (N - 1)
+                              : (op_ == Op::kAllGather || op_ == Op::kReduceScatter) ? N - 1
+                                                                                     : N;
+      const long long inter = n <= 1 ? 0 : op_ == Op::kAllReduce ? 2 * (n - 1) : n - 1;
+      double intra = hw(nccl::kNvlink, nccl::kRing);
+      if (n > 1 && p == Protocol::kLL) intra *= 1.8;  // NCCL tuning.cc
+      return nccl::kBaseLatencyUs[nccl::kRing][pi] + (steps - inter) * intra +
+             inter * (hw(nccl::kNet, nccl::kRing) + hop);
+    }
+    case Algorithm::kTree: {
+      double intra = hw(nccl::kNvlink, nccl::kTree);
+      if (n > 1 && p == Protocol::kLL) intra *= 1.8;
+      return nccl::kBaseLatencyUs[nccl::kTree][pi] +
+             2 * ((dg - 1) * intra + log2_ceil(n) * (hw(nccl::kNet, nccl::kTree) + hop));
+    }
+    case Algorithm::kNvls:
+      return hw(nccl::kNvlink, nccl::kNvls);
+    case Algorithm::kNvlsTree:
+      return hw(nccl::kNvlink, nccl::kNvlsTree) +
+             2 * log2_ceil(n) * (hw(nccl::kNet, nccl::kNvlsTree) + hop);
+    case Algorithm::kCollNet:
+      return hw(nccl::kNvlink, nccl::kCollNetDirect) + hw(nccl::kNet, nccl::kCollNetDirect) +
+             2 * hop;
+    case Algorithm::kPat:
+      return nccl::kBaseLatencyUs[nccl::kPat][pi] +
+             log2_ceil(N) *
+                 ((n > 1 ? hw(nccl::kNet, nccl::kPat) : hw(nccl::kNvlink, nccl::kPat)) + hop);
+    case Algorithm::kP2p: {
+      const double one = n > 1 ? hw(nccl::kNet, nccl::kRing) + hop : hw(nccl::kNvlink, nccl::kRing);
+      if (op_ == Op::kSendRecv) return nccl::kP2pBaseLatencyUs + one;
+      return nccl::kP2pBaseLatencyUs + one + (N - 1) * nccl::kP2pPerPeerLatencyUs;
+    }
+  }
+  return 0;
+}
+
+double CollectiveModel::time_us(Algorithm a, Protocol p, double bytes) const {
+  for (const auto& m : models_) {
+    if (m.algorithm != a) continue;
+    if (!m.available) return std::numeric_limits<double>::infinity();
+    const double f = protocol_factor(a, p);
+    if (f <= 0) return std::numeric_limits<double>::infinity();
+    return latency_us(a, p) + bytes * m.seconds_per_byte / f * 1e6;
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+SizeResult CollectiveModel::at(double bytes) const {
+  SizeResult r;
+  r.bytes = bytes;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& m : models_) {
+    if (!m.available) continue;
+    if (forced_algorithm_ && m.algorithm != *forced_algorithm_) continue;
+    for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
+      if (forced_protocol_ && p != *forced_protocol_) continue;
+      const double t = time_us(m.algorithm, p, bytes);
+      if (t < best) {
+        best = t;
+        r.algorithm = m.algorithm;
+        r.protocol = p;
+        r.latency_us = latency_us(m.algorithm, p);
+        r.bottleneck = m.bottleneck;
+        r.bottleneck_utilization = m.bottleneck_utilization;
+        r.ecmp_collision = m.ecmp_collision;
+      }
+    }
+  }
+  r.time_us = best;
+  if (std::isfinite(best) && best > 0) {
+    r.algbw_gbs = bytes / (best * 1e-6) / 1e9;
+    r.busbw_gbs = r.algbw_gbs * bus_factor(op_, ranks_);
+    if (r.latency_us > 0.5 * best) r.bottleneck = "latency";
+  }
+  return r;
+}
+
+}  // namespace gf

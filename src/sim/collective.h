@@ -1,0 +1,96 @@
+// Collectives as NCCL builds them, run on the fabric graph: which flows each algorithm puts on
+// which links, how long they take when they share the links max-min fairly, and the latency
+// NCCL's own cost model charges. Pure: a fabric and options in, a model out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/diag.h"
+#include "plan/plan.h"
+#include "topo/fabric.h"
+
+namespace gf {
+
+enum class Op { kAllReduce, kAllGather, kReduceScatter, kAlltoall, kBroadcast, kReduce, kSendRecv };
+enum class Algorithm { kRing, kTree, kNvls, kNvlsTree, kCollNet, kPat, kP2p };
+enum class Protocol { kLL, kLL128, kSimple };
+
+const char* op_name(Op op);  ///< all_reduce, ...
+const char* algorithm_name(Algorithm a);
+const char* protocol_name(Protocol p);
+std::optional<Op> parse_op(const std::string& s);
+std::optional<Algorithm> parse_algorithm(const std::string& s);
+std::optional<Protocol> parse_protocol(const std::string& s);
+std::vector<std::string> op_names();
+/// nccl-tests' bus bandwidth factor for `ranks` (DESIGN.md §5).
+double bus_factor(Op op, long long ranks);
+
+/// What to simulate.
+struct SimOptions {
+  Op op = Op::kAllReduce;
+  std::optional<Algorithm> algorithm;  ///< nullopt: choose as NCCL would
+  std::optional<Protocol> protocol;    ///< nullopt: choose as NCCL would
+  int nodes = 0;                       ///< first N nodes of the fabric; 0 = all
+  std::string load_balancing;          ///< "" = the plan's
+  uint64_t seed = 1;                   ///< ECMP hash seed
+};
+
+/// The bandwidth side of one algorithm on this fabric: seconds per byte with Simple, and why.
+struct AlgorithmModel {
+  Algorithm algorithm = Algorithm::kRing;
+  bool available = false;
+  std::string unavailable_reason;
+  double seconds_per_byte = 0;        ///< Simple protocol, payload bytes (nccl-tests "size")
+  double net_hop_latency_us = 0;      ///< fabric latency of one node-to-node hop
+  std::string bottleneck;             ///< link class that paced the slowest flow
+  double bottleneck_utilization = 0;  ///< mean load/capacity of that class's busy links
+  double ecmp_collision = 1;          ///< most-loaded over mean-loaded busy uplink (1 = even)
+  int flows = 0;
+  int unroutable = 0;  ///< flows with no surviving path (failed links)
+};
+
+/// One message size's result, as nccl-tests reports it plus the explanation.
+struct SizeResult {
+  double bytes = 0;
+  double time_us = 0, algbw_gbs = 0, busbw_gbs = 0;
+  Algorithm algorithm = Algorithm::kRing;
+  Protocol protocol = Protocol::kSimple;
+  double latency_us = 0;  ///< the fixed part of time_us
+  std::string bottleneck;
+  double bottleneck_utilization = 0;
+  double ecmp_collision = 1;
+};
+
+/// A collective on a fabric, simulated once per algorithm; sizes are then cheap.
+class CollectiveModel {
+ public:
+  static Result<CollectiveModel> build(const Fabric& fabric, const Plan& plan,
+                                       const SimOptions& options);
+  SizeResult at(double bytes) const;
+  /// Time of one (algorithm, protocol) at a size; infinity when not available.
+  double time_us(Algorithm a, Protocol p, double bytes) const;
+  long long ranks() const { return ranks_; }
+  int nodes() const { return nodes_; }
+  int domains() const { return domains_; }
+  Op op() const { return op_; }
+  const std::vector<AlgorithmModel>& algorithms() const { return models_; }
+  std::string load_balancing() const { return load_balancing_; }
+
+ private:
+  double latency_us(Algorithm a, Protocol p) const;
+  double protocol_factor(Algorithm a, Protocol p) const;
+  Op op_ = Op::kAllReduce;
+  long long ranks_ = 0;
+  int nodes_ = 0, domains_ = 0, domain_gpus_ = 0;
+  std::optional<Algorithm> forced_algorithm_;
+  std::optional<Protocol> forced_protocol_;
+  std::vector<AlgorithmModel> models_;
+  std::string load_balancing_;
+};
+
+/// nccl-tests sizes: from `min_bytes` to `max_bytes`, multiplying by `factor`.
+std::vector<double> size_sweep(double min_bytes, double max_bytes, double factor);
+
+}  // namespace gf

@@ -1,0 +1,59 @@
+// Flow-level network model: flows share links max-min fairly; a fluid simulation advances them
+// to completion, re-sharing bandwidth each time flows finish.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace gf {
+
+/// A set of flows. A flow has one rate; each of its path entries puts `coef` x that rate on a
+/// link. A ring channel is one flow over every hop of its ring (coef 1 per hop, so the slowest
+/// hop paces it, as a ring does); a connection spread over several QPs or paths has fractional
+/// coefficients that sum to 1 per hop.
+class FlowSet {
+ public:
+  struct Hop {
+    int32_t link;
+    float coef;
+  };
+  /// Adds a flow that moves `bytes` over every hop; returns its index.
+  int add(double bytes, const std::vector<Hop>& path);
+  int size() const { return static_cast<int>(bytes_.size()); }
+  double bytes(int f) const { return bytes_[f]; }
+  const Hop* begin(int f) const { return hops_.data() + offset_[f]; }
+  const Hop* end(int f) const { return hops_.data() + offset_[f + 1]; }
+  size_t hop_count() const { return hops_.size(); }
+  void reserve(size_t flows, size_t hops) {
+    bytes_.reserve(flows);
+    offset_.reserve(flows + 1);
+    hops_.reserve(hops);
+  }
+
+ private:
+  std::vector<double> bytes_;
+  std::vector<int64_t> offset_{0};
+  std::vector<Hop> hops_;
+};
+
+/// What the fluid simulation found.
+struct FluidResult {
+  double time_s = 0;             ///< until the last flow completes
+  int bottleneck_link = -1;      ///< the link that paced the last flow to finish
+  std::vector<double> load_Bps;  ///< per link: traffic in the first sharing round (bytes/s)
+  int rounds = 0;                ///< max-min solves performed
+};
+
+/// Max-min fair rates of the active flows (`active[f]`), capacities in bytes/s. `limit[f]`
+/// receives the link that froze flow f.
+void max_min_rates(const FlowSet& flows, const std::vector<double>& capacity,
+                   const std::vector<uint8_t>& active, std::vector<double>& rate,
+                   std::vector<int32_t>& limit);
+
+/// Runs all flows to completion. Flows that would finish within `batch` (relative) of the next
+/// completion finish together, which bounds the number of re-sharing rounds.
+FluidResult run_fluid(const FlowSet& flows, const std::vector<double>& capacity,
+                      double batch = 0.02);
+
+}  // namespace gf

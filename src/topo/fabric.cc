@@ -1,0 +1,306 @@
+#include "topo/fabric.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gf {
+namespace {
+
+// Light in fibre and copper: ~5 ns per metre.
+constexpr double kPropagationSPerM = 5e-9;
+// One NVLink/NVSwitch hop, GPU to GPU (order of magnitude; NCCL's own NVLink latencies sit in
+// the collective model's tables).
+constexpr double kScaleUpHopLatencyS = 0.3e-6;
+// PCIe crossing between GPU memory and the NIC (GPUDirect RDMA), one direction.
+constexpr double kPcieHopLatencyS = 0.5e-6;
+// Distances used for propagation, as the BOM's length classes (plan/bom.cc).
+constexpr double kNodeLeafM = 20, kLeafSpineM = 50, kSpineCoreM = 150;
+// Usable fraction of a PCIe link's raw rate after TLP/DLLP overheads.
+constexpr double kPcieEfficiency = 0.9;
+
+uint64_t mix64(uint64_t x) {
+  // splitmix64 finaliser: a good, fast, deterministic hash for ECMP choices.
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+const char* link_class_name(LinkClass c) {
+  switch (c) {
+    case LinkClass::kScaleUp:
+      return "scale-up (NVLink)";
+    case LinkClass::kPcie:
+      return "PCIe (GPU-NIC)";
+    case LinkClass::kNicLeaf:
+      return "NIC-leaf links";
+    case LinkClass::kLeafSpine:
+      return "leaf-spine uplinks";
+    case LinkClass::kSpineCore:
+      return "spine-core uplinks";
+    case LinkClass::kGlobal:
+      return "dragonfly global links";
+  }
+  return "?";
+}
+
+LoadBalancing parse_load_balancing(const std::string& s) {
+  if (s == "ecmp") return LoadBalancing::kEcmp;
+  if (s == "ecmp-multi-qp") return LoadBalancing::kEcmpMultiQp;
+  return LoadBalancing::kAdaptive;
+}
+
+int Fabric::add_vertex(int tier, int pod) {
+  tier_.push_back(static_cast<int8_t>(tier));
+  pod_.push_back(pod);
+  up_.emplace_back();
+  down_.emplace_back();
+  global_.emplace_back();
+  return static_cast<int>(tier_.size()) - 1;
+}
+
+int Fabric::add_link(int from, int to, double bytes_per_s, double latency_s, LinkClass cls) {
+  links_.push_back({from, to, bytes_per_s, latency_s, cls, false});
+  return static_cast<int>(links_.size()) - 1;
+}
+
+Fabric Fabric::build(const Plan& p, const Catalog& cat) {
+  Fabric f;
+  const Topology& t = p.topo;
+  f.nodes_ = p.nodes;
+  f.gpus_per_node_ = p.gpus_per_node;
+  f.rails_ = p.nics_per_node;
+  f.planes_ = t.planes;
+  f.kind_ = t.kind;
+  // A scale-up domain spans whole nodes (NVL72: 18 trays of 4 GPUs); never beyond the cluster.
+  f.domain_gpus_ = std::max(p.gpus_per_node,
+                            std::min<int>(p.gpu.scaleup_domain_gpus, p.nodes * p.gpus_per_node));
+  f.domain_gpus_ -= f.domain_gpus_ % p.gpus_per_node;
+  const long long gpus = 1LL * p.nodes * p.gpus_per_node;
+  const int domains = static_cast<int>((gpus + f.domain_gpus_ - 1) / f.domain_gpus_);
+  const int nics = p.nodes * p.nics_per_node;
+  for (long long g = 0; g < gpus; ++g) f.add_vertex(0, -1);
+  const int domain_base = static_cast<int>(f.tier_.size());
+  for (int d = 0; d < domains; ++d) f.add_vertex(0, -1);
+  const int nic_base = static_cast<int>(f.tier_.size());
+  for (int n = 0; n < nics; ++n) f.add_vertex(0, -1);
+  f.leaves_ = t.leaves;
+  f.spines_ = t.spines;
+  f.cores_ = t.cores;
+  f.spines_per_pod_ = std::max(1, t.kind == "clos2" ? t.spines : t.spines_per_pod);
+  f.cores_per_group_ = std::max(1, t.cores_per_group);
+  f.groups_ = t.kind == "dragonfly" ? t.pods : 0;
+  f.switch_base_ = static_cast<int>(f.tier_.size());
+  f.per_plane_ = t.leaves + t.spines + t.cores;
+  const int leaves_per_pod =
+      (t.kind == "clos3" || t.kind == "dragonfly") ? t.units_per_pod * t.leaves_per_unit : 0;
+  for (int plane = 0; plane < t.planes; ++plane) {
+    for (int i = 0; i < t.leaves; ++i) f.add_vertex(1, leaves_per_pod ? i / leaves_per_pod : 0);
+    for (int i = 0; i < t.spines; ++i) f.add_vertex(2, i / f.spines_per_pod_);
+    for (int i = 0; i < t.cores; ++i) f.add_vertex(3, i / f.cores_per_group_);
+  }
+  if (f.groups_) f.global_reach_.assign(static_cast<size_t>(t.spines) * f.groups_, 0);
+
+  // Host side: GPU <-> scale-up switch, GPU memory <-> NIC over PCIe.
+  const double nvlink = p.gpu.scaleup_gbs_per_gpu * 1e9;
+  const double pcie =
+      pcie_x16_gbs(std::min(p.gpu.pcie_gen, p.nic.pcie_gen)) * 1e9 * kPcieEfficiency;
+  f.gpu_up_.resize(static_cast<size_t>(gpus));
+  f.gpu_down_.resize(static_cast<size_t>(gpus));
+  for (long long g = 0; g < gpus; ++g) {
+    const int dom = domain_base + static_cast<int>(g / f.domain_gpus_);
+    f.gpu_up_[g] =
+        f.add_link(static_cast<int>(g), dom, nvlink, kScaleUpHopLatencyS, LinkClass::kScaleUp);
+    f.gpu_down_[g] =
+        f.add_link(dom, static_cast<int>(g), nvlink, kScaleUpHopLatencyS, LinkClass::kScaleUp);
+  }
+  f.pcie_up_.resize(nics);
+  f.pcie_down_.resize(nics);
+  for (int n = 0; n < nics; ++n) {
+    const int host_gpu =
+        (n / p.nics_per_node) * p.gpus_per_node + f.gpu_of_rail(n % p.nics_per_node);
+    f.pcie_up_[n] = f.add_link(host_gpu, nic_base + n, pcie, kPcieHopLatencyS, LinkClass::kPcie);
+    f.pcie_down_[n] = f.add_link(nic_base + n, host_gpu, pcie, kPcieHopLatencyS, LinkClass::kPcie);
+  }
+  // Fabric links from the cabling plan, so the graph is exactly what gets cabled.
+  const double lane = t.lane_gbps * 1e9 / 8;
+  const double sw_lat = p.sw.latency_ns * 1e-9;
+  f.nic_up_.assign(static_cast<size_t>(nics) * t.planes, -1);
+  f.nic_down_.assign(static_cast<size_t>(nics) * t.planes, -1);
+  f.nic_leaf_.assign(static_cast<size_t>(nics) * t.planes, -1);
+  auto sw = [&](int plane, LinkKind k, long long idx, bool upper) {
+    // Lower end of leaf-spine is a leaf, upper a spine; of spine-core a spine and a core.
+    int base = f.switch_base_ + plane * f.per_plane_;
+    if (k == LinkKind::kLeafSpine) return base + (upper ? t.leaves : 0) + static_cast<int>(idx);
+    if (k == LinkKind::kSpineCore)
+      return base + t.leaves + (upper ? t.spines : 0) + static_cast<int>(idx);
+    return base + t.leaves + static_cast<int>(idx);  // global: spine to spine
+  };
+  for_each_link(
+      p, cat,
+      [&](const CableRun& r) {
+        switch (r.kind) {
+          case LinkKind::kNodeLeaf: {
+            const int nic = static_cast<int>(r.a_index) * p.nics_per_node + r.rail;
+            const int leaf = f.leaf_vertex(r.plane, static_cast<int>(r.b_index));
+            const size_t slot = static_cast<size_t>(nic) * t.planes + r.plane;
+            f.nic_up_[slot] =
+                f.add_link(nic_base + nic, leaf, lane, sw_lat + kNodeLeafM * kPropagationSPerM,
+                           LinkClass::kNicLeaf);
+            f.nic_down_[slot] = f.add_link(leaf, nic_base + nic, lane,
+                                           kNodeLeafM * kPropagationSPerM, LinkClass::kNicLeaf);
+            f.nic_leaf_[slot] = leaf;
+            break;
+          }
+          case LinkKind::kApplianceLeaf:
+            break;  // management traffic is not simulated
+          case LinkKind::kLeafSpine:
+          case LinkKind::kSpineCore: {
+            const int lo = sw(r.plane, r.kind, r.a_index, false);
+            const int hi = sw(r.plane, r.kind, r.b_index, true);
+            const double m = r.kind == LinkKind::kLeafSpine ? kLeafSpineM : kSpineCoreM;
+            const LinkClass cls =
+                r.kind == LinkKind::kLeafSpine ? LinkClass::kLeafSpine : LinkClass::kSpineCore;
+            f.up_[lo].push_back(f.add_link(lo, hi, lane, sw_lat + m * kPropagationSPerM, cls));
+            f.down_[hi].push_back(f.add_link(hi, lo, lane, sw_lat + m * kPropagationSPerM, cls));
+            break;
+          }
+          case LinkKind::kGlobal: {
+            const int a = sw(r.plane, r.kind, r.a_index, false);
+            const int b = sw(r.plane, r.kind, r.b_index, false);
+            const double lat = sw_lat + kSpineCoreM * kPropagationSPerM;
+            f.global_[a].push_back(f.add_link(a, b, lane, lat, LinkClass::kGlobal));
+            f.global_[b].push_back(f.add_link(b, a, lane, lat, LinkClass::kGlobal));
+            f.global_reach_[static_cast<size_t>(r.a_index) * f.groups_ + f.pod_[b]] = 1;
+            f.global_reach_[static_cast<size_t>(r.b_index) * f.groups_ + f.pod_[a]] = 1;
+            break;
+          }
+        }
+      },
+      /*with_names=*/false);
+  return f;
+}
+
+void Fabric::next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const {
+  out.clear();
+  const int dst_pod = pod_[dst_leaf];
+  auto usable = [&](int l) { return !links_[l].failed; };
+  if (tier_[v] == 1) {
+    for (int l : up_[v]) {
+      if (!usable(l)) continue;
+      if (groups_ && pod_[v] != dst_pod) {
+        const int spine =
+            links_[l].to - (switch_base_ + (v - switch_base_) / per_plane_ * per_plane_ + leaves_);
+        if (!global_reach_[static_cast<size_t>(spine) * groups_ + dst_pod]) continue;
+      }
+      out.push_back(l);
+    }
+    return;
+  }
+  if (tier_[v] == 2) {
+    if (pod_[v] == dst_pod) {
+      for (int l : down_[v])
+        if (usable(l) && links_[l].to == dst_leaf) out.push_back(l);
+    } else if (groups_) {
+      for (int l : global_[v])
+        if (usable(l) && pod_[links_[l].to] == dst_pod) out.push_back(l);
+    } else {
+      for (int l : up_[v])
+        if (usable(l)) out.push_back(l);
+    }
+    return;
+  }
+  // Core: down to the spine of the destination's pod.
+  for (int l : down_[v])
+    if (usable(l) && pod_[links_[l].to] == dst_pod) out.push_back(l);
+}
+
+double Fabric::latency_s(const std::vector<int32_t>& path) const {
+  double s = 0;
+  for (int l : path) s += links_[l].latency_s;
+  return s;
+}
+
+bool Fabric::route(int src_nic, int dst_nic, int plane, uint64_t hash, std::vector<int32_t>& path,
+                   uint64_t spread) const {
+  const size_t s = static_cast<size_t>(src_nic) * planes_ + plane;
+  const size_t d = static_cast<size_t>(dst_nic) * planes_ + plane;
+  if (nic_up_[s] < 0 || nic_down_[d] < 0) return false;
+  if (links_[nic_up_[s]].failed || links_[nic_down_[d]].failed) return false;
+  path.push_back(nic_up_[s]);
+  int v = nic_leaf_[s];
+  const int dst_leaf = nic_leaf_[d];
+  thread_local std::vector<int32_t> cand;
+  for (int hop = 0; v != dst_leaf; ++hop) {
+    if (hop > 8) return false;
+    next_hops(v, dst_leaf, cand);
+    if (cand.empty()) return false;
+    const uint64_t h = mix64(hash ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(hop + 1)));
+    const int l = cand[(h + spread % cand.size()) % cand.size()];
+    spread /= cand.size();
+    path.push_back(l);
+    v = links_[l].to;
+  }
+  path.push_back(nic_down_[d]);
+  return true;
+}
+
+bool Fabric::route_to_switch(int src_nic, int plane, int target, uint64_t hash,
+                             std::vector<int32_t>& path) const {
+  const size_t s = static_cast<size_t>(src_nic) * planes_ + plane;
+  if (nic_up_[s] < 0 || links_[nic_up_[s]].failed) return false;
+  path.push_back(nic_up_[s]);
+  int v = nic_leaf_[s];
+  thread_local std::vector<int32_t> cand;
+  for (int hop = 0; v != target; ++hop) {
+    if (hop > 4 || tier_[v] >= tier_[target]) return false;
+    cand.clear();
+    for (int l : up_[v]) {
+      if (links_[l].failed) continue;
+      const int u = links_[l].to;
+      bool reaches = u == target;
+      if (!reaches && tier_[target] == 3 && tier_[u] == 2) {
+        // Spine s of every pod uplinks only to the cores of group s.
+        const int local = (u - switch_base_) % per_plane_ - leaves_;
+        if (local % spines_per_pod_ == pod_[target])
+          for (int l2 : up_[u])
+            reaches = reaches || (!links_[l2].failed && links_[l2].to == target);
+      }
+      if (reaches) cand.push_back(l);
+    }
+    if (cand.empty()) return false;
+    const int l = cand[mix64(hash + static_cast<uint64_t>(hop)) % cand.size()];
+    path.push_back(l);
+    v = links_[l].to;
+  }
+  return true;
+}
+
+int Fabric::reduction_root(int plane, int rail) const {
+  const int base = switch_base_ + plane * per_plane_;
+  if (kind_ == "single") return base;
+  if (kind_ == "clos2") return base + leaves_ + rail % std::max(1, spines_);
+  if (kind_ == "clos3") return base + leaves_ + spines_ + rail % std::max(1, cores_);
+  return -1;  // dragonfly: no single tree root
+}
+
+void Fabric::fail_vertex(int v) {
+  for (auto& l : links_)
+    if (l.from == v || l.to == v) l.failed = true;
+}
+
+std::string Fabric::vertex_name(int v) const {
+  const long long gpus = 1LL * nodes_ * gpus_per_node_;
+  if (v < gpus) return fmt::format("node{}/gpu{}", v / gpus_per_node_ + 1, v % gpus_per_node_);
+  if (tier_[v] == 0) return fmt::format("host-side vertex {}", v);
+  const int local = (v - switch_base_) % per_plane_, plane = (v - switch_base_) / per_plane_;
+  const std::string pre = planes_ > 1 ? fmt::format("p{}-", plane + 1) : "";
+  if (local < leaves_) return fmt::format("{}leaf#{}", pre, local + 1);
+  if (local < leaves_ + spines_) return fmt::format("{}spine#{}", pre, local - leaves_ + 1);
+  return fmt::format("{}core#{}", pre, local - leaves_ - spines_ + 1);
+}
+
+}  // namespace gf

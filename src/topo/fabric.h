@@ -1,0 +1,123 @@
+// The fabric graph of a plan: GPUs, scale-up domains, NICs and every switch of every plane,
+// joined by directed links with a capacity and a latency; and equal-cost multipath routing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "plan/plan.h"
+
+namespace gf {
+
+/// What a link joins; reports name bottlenecks by this class.
+enum class LinkClass : uint8_t {
+  kScaleUp,    ///< GPU <-> NVSwitch (NVLink) or Infinity Fabric
+  kPcie,       ///< host side of a NIC (GPU <-> NIC)
+  kNicLeaf,    ///< NIC <-> leaf
+  kLeafSpine,  ///< leaf <-> spine
+  kSpineCore,  ///< spine <-> core (3 tiers)
+  kGlobal,     ///< spine <-> spine between dragonfly groups
+};
+const char* link_class_name(LinkClass c);
+
+/// A directed link.
+struct Link {
+  int32_t from = 0, to = 0;  ///< vertex ids
+  double bytes_per_s = 0;    ///< capacity in this direction
+  double latency_s = 0;      ///< propagation + serialisation of one hop (switch latency included)
+  LinkClass cls = LinkClass::kScaleUp;
+  bool failed = false;
+};
+
+/// How flows are spread over equal-cost paths.
+enum class LoadBalancing { kEcmp, kEcmpMultiQp, kAdaptive };
+LoadBalancing parse_load_balancing(const std::string& s);  ///< spray counts as adaptive
+
+/// The graph. Vertex ids: GPUs first (node * gpus_per_node + g), then scale-up domains, NICs
+/// (node * nics_per_node + rail), then switches plane by plane (leaves, spines, cores).
+class Fabric {
+ public:
+  /// Builds the graph of `plan` from its cabling (the same links cabling.csv lists).
+  static Fabric build(const Plan& plan, const Catalog& catalog);
+
+  int nodes() const { return nodes_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  int nics_per_node() const { return rails_; }
+  int planes() const { return planes_; }
+  int domain_gpus() const { return domain_gpus_; }  ///< GPUs per scale-up domain
+  long long gpus() const { return 1LL * nodes_ * gpus_per_node_; }
+  const std::vector<Link>& links() const { return links_; }
+  std::vector<Link>& links() { return links_; }
+
+  int gpu(int node, int g) const { return node * gpus_per_node_ + g; }
+  int domain_of_gpu(int gpu) const { return gpu / domain_gpus_; }
+  int nic(int node, int rail) const { return node * rails_ + rail; }
+  /// The NIC nearest GPU g of its node (GPUs share NICs evenly when there are fewer NICs).
+  int rail_of_gpu(int g) const { return g * rails_ / gpus_per_node_; }
+  /// A GPU attached to NIC `rail` (the first of those that share it).
+  int gpu_of_rail(int rail) const { return (rail * gpus_per_node_ + rails_ - 1) / rails_; }
+
+  // Link ids of host-side hops.
+  int gpu_up(int gpu) const { return gpu_up_[gpu]; }      ///< GPU -> scale-up switch
+  int gpu_down(int gpu) const { return gpu_down_[gpu]; }  ///< scale-up switch -> GPU
+  int pcie_to_nic(int nic) const { return pcie_up_[nic]; }
+  int pcie_from_nic(int nic) const { return pcie_down_[nic]; }
+
+  /// Appends to `path` the links from NIC `src` to NIC `dst` on `plane`, choosing among equal
+  /// paths by `hash` (each hop mixes it differently). Returns false when no path survives
+  /// failed links.
+  /// `spread` enumerates different equal-cost paths for the same hash: at each hop with n
+  /// choices its next base-n digit is added to the hashed choice (adaptive routing, spraying).
+  bool route(int src_nic, int dst_nic, int plane, uint64_t hash, std::vector<int32_t>& path,
+             uint64_t spread = 0) const;
+  /// The link in the opposite direction (links are built in pairs).
+  static int reverse(int link) { return link ^ 1; }
+  /// Sum of link latencies along a path, seconds.
+  double latency_s(const std::vector<int32_t>& path) const;
+  /// The NIC -> ... -> switch path to the switch vertex `sw` (in-network reduction roots).
+  bool route_to_switch(int src_nic, int plane, int sw, uint64_t hash,
+                       std::vector<int32_t>& path) const;
+
+  /// Vertex of leaf `i` of a plane, and the leaf a NIC plugs into.
+  int leaf_vertex(int plane, int i) const { return switch_base_ + plane * per_plane_ + i; }
+  int leaf_of_nic(int nic, int plane) const { return nic_leaf_[nic * planes_ + plane]; }
+  /// Top-tier switch used as the in-network reduction root for a rail (spine or core).
+  int reduction_root(int plane, int rail) const;
+  bool is_uplink(int link) const {
+    const auto c = links_[link].cls;
+    return (c == LinkClass::kLeafSpine || c == LinkClass::kSpineCore) &&
+           tier_[links_[link].from] < tier_[links_[link].to];
+  }
+
+  /// Marks links failed: "link:A:B" style names resolve elsewhere; here by id.
+  void fail_link(int id) { links_[id].failed = true; }
+  /// Fails every link touching a vertex.
+  void fail_vertex(int v);
+  std::string vertex_name(int v) const;
+
+ private:
+  int add_vertex(int tier, int pod);
+  int add_link(int from, int to, double bytes_per_s, double latency_s, LinkClass cls);
+  // Candidate next links from switch `v` towards leaf `dst_leaf` (same plane).
+  void next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const;
+
+  int nodes_ = 0, gpus_per_node_ = 0, rails_ = 0, planes_ = 1, domain_gpus_ = 8;
+  std::string kind_;
+  int switch_base_ = 0, per_plane_ = 0, leaves_ = 0, spines_ = 0, cores_ = 0;
+  int spines_per_pod_ = 0, cores_per_group_ = 0;
+  std::vector<Link> links_;
+  std::vector<int8_t> tier_;  ///< per vertex: 0 host side, 1 leaf, 2 spine, 3 core
+  std::vector<int32_t> pod_;  ///< per vertex: pod / group of a switch; for a core its group
+  std::vector<int32_t> gpu_up_, gpu_down_, pcie_up_, pcie_down_;
+  std::vector<int32_t> nic_up_, nic_down_;    ///< per (nic, plane)
+  std::vector<int32_t> nic_leaf_;             ///< leaf vertex per (nic, plane)
+  std::vector<std::vector<int32_t>> up_;      ///< per switch: links to the tier above
+  std::vector<std::vector<int32_t>> down_;    ///< per switch: links to the tier below
+  std::vector<std::vector<int32_t>> global_;  ///< per switch: global links (dragonfly spines)
+  std::vector<uint8_t> global_reach_;  ///< dragonfly: [spine index in plane * groups + group]
+  int groups_ = 0;
+};
+
+}  // namespace gf
