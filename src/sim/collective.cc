@@ -194,9 +194,12 @@ struct Builder {
         const long long first = domain_first(d);
         const int m = domain_size(d);
         const long long e = domains > 1 ? entry_gpu(d, rail, c) : first + (c % m);
-        // Through every GPU of the domain, back to the entry GPU (ring close or PXN to its NIC).
-        // Domains are alike, so the first stands for all on the scale-up links it alone uses.
-        for (int k = 0; k < m && m > 1 && d == 0; ++k)
+        // Through every GPU of the domain: in one domain the ring closes over NVLink; across
+        // domains the last GPU sends through the entry GPU's NIC, which NCCL's ring search puts
+        // on the same PCIe switch (GPUDirect, no NVLink hop). Domains are alike, so the first
+        // stands for all on the scale-up links it alone uses.
+        const int hops = domains > 1 ? m - 1 : m;
+        for (int k = 0; k < hops && m > 1 && d == 0; ++k)
           nvlink(first + (e - first + k) % m, first + (e - first + k + 1) % m, 1.0, path);
         if (domains > 1) {
           const int next = (d + 1) % domains;

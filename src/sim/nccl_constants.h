@@ -71,7 +71,7 @@ inline constexpr int kTreeChannelsPerNic = 2;
 inline constexpr int kQpsPerConnection = 4;
 // Adaptive routing / packet spraying spreads a flow over at most this many equal paths in the
 // model (beyond it the extra evenness changes nothing measurable).
-inline constexpr int kSprayWays = 16;
+inline constexpr int kSprayWays = 64;
 // Alltoall already spreads over thousands of connections; fewer sprayed paths per connection
 // give the same evenness at a fraction of the cost.
 inline constexpr int kSprayWaysP2p = 4;

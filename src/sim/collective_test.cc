@@ -1,0 +1,172 @@
+// Known behaviours of NCCL collectives on real fabrics (../shared/MODELING.md), reproduced by
+// modelling: these tests fail if the simulator stops modelling them.
+#include "sim/collective.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace gf {
+namespace {
+
+struct Setup {
+  Catalog cat;
+  Plan plan;
+};
+
+Setup setup(const std::string& yaml) {
+  Setup s{*builtin_catalog(), {}};
+  auto spec = parse_spec(yaml, "t.yaml");
+  EXPECT_TRUE(spec.ok()) << format_diagnostics(spec.errors());
+  EXPECT_TRUE(validate_spec(*spec, s.cat).empty());
+  auto p = make_plan(*spec, s.cat);
+  EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
+  s.plan = *p;
+  return s;
+}
+
+SizeResult run(const Setup& s, SimOptions o, double bytes, Fabric* fabric = nullptr) {
+  const Fabric f = fabric ? *fabric : Fabric::build(s.plan, s.cat);
+  auto m = CollectiveModel::build(f, s.plan, o);
+  EXPECT_TRUE(m.ok()) << format_diagnostics(m.errors());
+  return m->at(bytes);
+}
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+std::string ib(const char* gpu, int nodes, const char* nic, const char* sw) {
+  return fmt::format(
+      "cluster: {{gpu: {}, nodes: {}, nic: {}}}\nfabric: {{technology: infiniband, switch: {}, "
+      "in_network_reduction: off}}\n",
+      gpu, nodes, nic, sw);
+}
+
+}  // namespace
+
+TEST(Collective, FourHundredGigNicGives46To48PerNic) {
+  for (int nodes : {3, 4, 8, 16}) {
+    const auto s = setup(ib("h100-sxm", nodes, "cx7-400g", "qm9700"));
+    SimOptions o;
+    o.algorithm = Algorithm::kRing;
+    const double per_nic = run(s, o, 8 * kGiB).busbw_gbs / 8;
+    // From 16 nodes on the ring's 2(N-1) step latencies start to show even at 8 GiB.
+    EXPECT_GE(per_nic, nodes < 16 ? 46.0 : 45.0) << nodes;
+    EXPECT_LE(per_nic, 48.0) << nodes;
+  }
+}
+
+TEST(Collective, TwoNodeAllReduceUsesTreeAboveLineRate) {
+  // DGX A100, 8 x 200G: line rate 200 GB/s per node (nccl #812).
+  const auto s = setup(ib("a100-sxm-80g", 2, "cx6-200g", "qm8700"));
+  const SizeResult r = run(s, {}, 8 * kGiB);
+  EXPECT_EQ(r.algorithm, Algorithm::kTree);
+  EXPECT_GT(r.busbw_gbs, 200.0);
+  // On 4 nodes the same hardware runs at line rate, not above.
+  const auto s4 = setup(ib("a100-sxm-80g", 4, "cx6-200g", "qm8700"));
+  EXPECT_LT(run(s4, {}, 8 * kGiB).busbw_gbs, 200.0);
+}
+
+TEST(Collective, NvlsReaches480OnlyForLargeSizes) {
+  const auto s = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
+  SimOptions o;
+  o.algorithm = Algorithm::kNvls;
+  EXPECT_NEAR(run(s, o, 8 * kGiB).busbw_gbs, 480, 480 * 0.05);
+  EXPECT_LT(run(s, o, 16.0 * (1 << 20)).busbw_gbs, 400);
+  EXPECT_LT(run(s, o, 1 << 20).busbw_gbs, 100);
+  // Auto picks NVLS at large sizes on one H100 node, ring or LL for tiny ones.
+  EXPECT_EQ(run(s, {}, 8 * kGiB).algorithm, Algorithm::kNvls);
+  EXPECT_NE(run(s, {}, 8).protocol, Protocol::kSimple);
+}
+
+TEST(Collective, EcmpCollisionsMultiQpAndAdaptiveRouting) {
+  // A non-blocking RoCE Clos of top-of-rack leaves: every ring hop between racks crosses a
+  // spine, hashed per flow.
+  const auto s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: roce, switch: "
+      "sn5600, rail_optimized: false}\n");
+  auto busbw = [&](const char* lb) {
+    SimOptions o;
+    o.algorithm = Algorithm::kRing;
+    o.load_balancing = lb;
+    return run(s, o, 8 * kGiB);
+  };
+  const SizeResult ecmp = busbw("ecmp"), qp = busbw("ecmp-multi-qp"), ar = busbw("adaptive");
+  EXPECT_LT(ecmp.busbw_gbs, 0.85 * ar.busbw_gbs);
+  EXPECT_GT(qp.busbw_gbs, ecmp.busbw_gbs * 1.1);
+  EXPECT_GE(ar.busbw_gbs, qp.busbw_gbs * 0.999);
+  EXPECT_GT(ecmp.ecmp_collision, 1.5);
+  EXPECT_LT(ar.ecmp_collision, ecmp.ecmp_collision);
+}
+
+TEST(Collective, OversubscriptionLowersCrossUnitBandwidth) {
+  auto alltoall = [&](const char* ratio) {
+    const auto s = setup(
+        fmt::format("cluster: {{gpu: h100-sxm, nodes: 128, nic: cx7-400g}}\nfabric: {{technology: "
+                    "infiniband, switch: qm9700, oversubscription: {}}}\n",
+                    ratio));
+    SimOptions o;
+    o.op = Op::kAlltoall;
+    return run(s, o, kGiB).busbw_gbs;
+  };
+  const double full = alltoall("1"), half = alltoall("\"2:1\"");
+  EXPECT_LT(half, full * 0.8);
+  EXPECT_GT(half, full * 0.4);
+}
+
+TEST(Collective, AlltoallFollowsNodesOverNodesMinusOne) {
+  // nccl-tests #130: busbw ~ N/(N-1) x per-GPU network bandwidth, N = nodes.
+  const auto s = setup(ib("h100-sxm", 4, "cx7-400g", "qm9700"));
+  SimOptions o;
+  o.op = Op::kAlltoall;
+  const double busbw = run(s, o, 8 * kGiB).busbw_gbs;
+  EXPECT_NEAR(busbw, 4.0 / 3.0 * 47.0, 47.0 * 0.1);
+}
+
+TEST(Collective, FailedLinksChangeTheResult) {
+  const auto s = setup(ib("h100-sxm", 64, "cx7-400g", "qm9700"));
+  SimOptions o;
+  o.op = Op::kAlltoall;
+  Fabric f = Fabric::build(s.plan, s.cat);
+  const double before = run(s, o, kGiB, &f).busbw_gbs;
+  // Fail three quarters of the uplinks of every leaf.
+  for (size_t i = 0; i < f.links().size(); ++i)
+    if (f.is_uplink(static_cast<int>(i)) && i % 8 < 6) f.fail_link(static_cast<int>(i));
+  const double after = run(s, o, kGiB, &f).busbw_gbs;
+  EXPECT_LT(after, before * 0.75);
+}
+
+TEST(Collective, EveryOperationRuns) {
+  const auto s = setup(ib("h100-sxm", 4, "cx7-400g", "qm9700"));
+  for (const auto& name : op_names()) {
+    SimOptions o;
+    o.op = *parse_op(name);
+    const SizeResult r = run(s, o, 64.0 * (1 << 20));
+    EXPECT_GT(r.busbw_gbs, 1) << name;
+    EXPECT_TRUE(std::isfinite(r.time_us)) << name;
+  }
+  // PAT on one GPU per node (NCCL's domain for it).
+  const auto one = setup(
+      "cluster: {gpu: h100-sxm, nodes: 16, gpus_per_node: 1, nic: cx7-400g, nics_per_node: 1}\n");
+  SimOptions o;
+  o.op = Op::kAllGather;
+  o.algorithm = Algorithm::kPat;
+  EXPECT_GT(run(one, o, kGiB).busbw_gbs, 30);
+}
+
+TEST(Collective, SharpCarriesEachByteOnce) {
+  const auto s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, in_network_reduction: on}\n");
+  SimOptions o;
+  o.algorithm = Algorithm::kCollNet;
+  const double sharp = run(s, o, 8 * kGiB).busbw_gbs;
+  // CoreWeave: 386.6 GB/s on 8 x 8 H100 with SHARP (MODELING.md).
+  EXPECT_NEAR(sharp, 386.6, 386.6 * 0.1);
+}
+
+TEST(Collective, SizeSweepLikeNcclTests) {
+  const auto v = size_sweep(8, 8 * kGiB, 2);
+  EXPECT_EQ(v.size(), 31u);
+  EXPECT_DOUBLE_EQ(v.back(), 8 * kGiB);
+}
+
+}  // namespace gf

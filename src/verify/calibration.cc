@@ -1,0 +1,246 @@
+#include "verify/calibration.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include "plan/plan.h"
+#include "sim/collective.h"
+#include "spec/spec.h"
+#include "topo/fabric.h"
+
+namespace gf {
+namespace {
+
+// "multi" in the published rows means "at least 3 nodes" (the maintainers' rules of thumb hold
+// from 3 nodes on); 4 is the smallest such cluster of whole rails.
+constexpr int kMultiNodes = 4;
+constexpr double kLargeMessageBytes = 32.0 * (1 << 20);
+constexpr double kLargeDefaultBytes = 8.0 * (1LL << 30);  // "large" = nccl-tests' -e 8G
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool q = false;
+  for (char c : line) {
+    if (c == '"') {
+      q = !q;
+    } else if (c == ',' && !q) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::string gpu_id(const std::string& hw) {
+  if (hw.find("A100") != std::string::npos) return "a100-sxm-80g";
+  if (hw.find("H200") != std::string::npos) return "h200-sxm";
+  if (hw.find("B200") != std::string::npos) return "b200";
+  return "h100-sxm";  // "any": the common case in the sources
+}
+
+std::string nic_id(const std::string& nic) {
+  if (nic.find("100G") != std::string::npos && nic.find("400") == std::string::npos)
+    return "cx6-100g";
+  if (nic.find("200G") != std::string::npos) return "cx6-200g";
+  if (nic.find("800G") != std::string::npos) return "cx8-800g";
+  return "cx7-400g";
+}
+
+// "368-384" -> lo, hi; "192" -> both; "" -> false.
+bool parse_range(const std::string& s, double& lo, double& hi) {
+  static const std::regex re(R"(^\s*([0-9.]+)\s*(?:-\s*([0-9.]+))?\s*$)");
+  std::smatch m;
+  if (!std::regex_match(s, m, re)) return false;
+  lo = std::stod(m[1]);
+  hi = m[2].matched ? std::stod(m[2]) : lo;
+  return true;
+}
+
+}  // namespace
+
+Result<CalibrationSummary> calibrate(const std::string& text, const std::string& file) {
+  CalibrationSummary sum;
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  int lineno = 0;
+  auto col = [&](const std::vector<std::string>& f, const char* name) -> std::string {
+    for (size_t i = 0; i < header.size() && i < f.size(); ++i)
+      if (header[i] == name) return f[i];
+    return "";
+  };
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (header.empty()) {
+      header = split_csv(line);
+      for (const char* need : {"hardware", "nodes", "gpus_per_node", "nic", "collective", "algo",
+                               "bytes", "busbw_gbs", "time_us"})
+        if (std::find(header.begin(), header.end(), need) == header.end())
+          return Diagnostic{file,
+                            1,
+                            0,
+                            need,
+                            "missing column",
+                            "the header needs hardware,nodes,gpus_per_node,nic,collective,algo,"
+                            "bytes,busbw_gbs,time_us"};
+      continue;
+    }
+    const auto f = split_csv(line);
+    CalibrationPoint p;
+    p.line = lineno;
+    p.source = col(f, "source");
+    p.hardware = col(f, "hardware");
+    p.collective = col(f, "collective");
+    p.algorithm = col(f, "algo");
+    const std::string nodes = col(f, "nodes"), bytes = col(f, "bytes");
+    const std::string note = col(f, "note");
+    auto op = parse_op(p.collective);
+    if (!op) {
+      sum.skipped.push_back(fmt::format("line {}: unknown collective '{}'", lineno, p.collective));
+      continue;
+    }
+    // The figure: bus bandwidth, a time, or a per-NIC bandwidth stated in the note.
+    double lo = 0, hi = 0;
+    if (parse_range(col(f, "busbw_gbs"), lo, hi)) {
+      p.kind = "busbw";
+    } else if (parse_range(col(f, "time_us"), lo, hi)) {
+      p.kind = "latency";
+    } else {
+      static const std::regex per_nic(R"(([0-9.]+)(?:-([0-9.]+))? GB/s busbw per)");
+      std::smatch m;
+      if (std::regex_search(note, m, per_nic)) {
+        p.kind = "busbw_per_nic";
+        lo = std::stod(m[1]);
+        hi = m[2].matched ? std::stod(m[2]) : lo;
+      } else {
+        sum.skipped.push_back(fmt::format("line {}: no figure to compare ({})", lineno,
+                                          note.empty() ? p.source : note));
+        continue;
+      }
+    }
+    p.published_lo = lo;
+    p.published_hi = hi;
+    p.published = (lo + hi) / 2;
+    p.nodes = nodes == "multi" ? kMultiNodes : std::max(1, std::atoi(nodes.c_str()));
+    p.gpus_per_node = std::max(1, std::atoi(col(f, "gpus_per_node").c_str()));
+    int nics = std::atoi(col(f, "nics_per_node").c_str());
+    if (nics <= 0) nics = std::min(p.gpus_per_node, 8);
+    p.nic = nic_id(col(f, "nic"));
+    p.bytes = bytes == "large" ? kLargeDefaultBytes : std::atof(bytes.c_str());
+    p.large = p.bytes >= kLargeMessageBytes;
+    const bool sharp = note.find("SHARP") != std::string::npos;
+    const std::string spec_text = fmt::format(
+        "name: calibration-line-{}\ncluster: {{gpu: {}, nodes: {}, gpus_per_node: {}, nic: {}, "
+        "nics_per_node: {}}}\nfabric: {{technology: infiniband, in_network_reduction: {}}}\n",
+        lineno, gpu_id(p.hardware), p.nodes, p.gpus_per_node, p.nic, nics, sharp ? "on" : "off");
+    auto spec = parse_spec(spec_text, file);
+    if (!spec) return spec.errors();
+    auto cat = builtin_catalog();
+    if (!cat) return cat.errors();
+    auto errs = validate_spec(*spec, *cat);
+    if (!errs.empty()) return errs;
+    auto plan = make_plan(*spec, *cat);
+    if (!plan) return plan.errors();
+    const Fabric fabric = Fabric::build(*plan, *cat);
+    SimOptions o;
+    o.op = *op;
+    if (!p.algorithm.empty() && p.algorithm != "auto") o.algorithm = parse_algorithm(p.algorithm);
+    auto model = CollectiveModel::build(fabric, *plan, o);
+    if (!model) return model.errors();
+    const SizeResult r = model->at(p.bytes);
+    p.simulated_algorithm = algorithm_name(r.algorithm);
+    p.simulated_protocol = protocol_name(r.protocol);
+    if (p.kind == "latency")
+      p.simulated = r.time_us;
+    else if (p.kind == "busbw_per_nic")
+      p.simulated = r.busbw_gbs * p.gpus_per_node / nics / p.gpus_per_node;
+    else
+      p.simulated = r.busbw_gbs;
+    p.error = (p.simulated - p.published) / p.published;
+    sum.points.push_back(p);
+  }
+  std::vector<double> large;
+  for (const auto& p : sum.points) {
+    if (p.kind == "latency") {
+      const double ratio = std::max(p.simulated / p.published, p.published / p.simulated);
+      sum.worst_latency_ratio = std::max(sum.worst_latency_ratio, ratio);
+    } else if (p.large) {
+      large.push_back(std::fabs(p.error));
+    }
+  }
+  std::sort(large.begin(), large.end());
+  if (!large.empty()) {
+    const size_t n = large.size();
+    sum.median_abs_error_large = n % 2 ? large[n / 2] : (large[n / 2 - 1] + large[n / 2]) / 2;
+    sum.max_abs_error_large = large.back();
+  }
+  sum.pass = !large.empty() && sum.median_abs_error_large <= kCalibrationMedianLimit &&
+             sum.max_abs_error_large <= kCalibrationMaxLimit &&
+             sum.worst_latency_ratio <= kCalibrationLatencyFactor;
+  return sum;
+}
+
+std::string calibration_table(const CalibrationSummary& s) {
+  std::string out =
+      "| line | hardware | nodes x GPUs | collective | algo | size | published | simulated | "
+      "error |\n|---:|---|---|---|---|---:|---:|---:|---:|\n";
+  for (const auto& p : s.points) {
+    const std::string unit = p.kind == "latency" ? "us" : "GB/s";
+    const std::string pub = p.published_lo != p.published_hi
+                                ? fmt::format("{:g}-{:g} {}", p.published_lo, p.published_hi, unit)
+                                : fmt::format("{:g} {}", p.published, unit);
+    const std::string what = p.kind == "busbw_per_nic" ? " per NIC" : "";
+    out += fmt::format(
+        "| {} | {} | {} x {} | {} | {} (sim: {}/{}) | {} | {}{} | {:.1f} {}{} | "
+        "{:+.1f}% |\n",
+        p.line, p.hardware, p.nodes, p.gpus_per_node, p.collective,
+        p.algorithm.empty() ? "auto" : p.algorithm, p.simulated_algorithm, p.simulated_protocol,
+        p.bytes >= 1 ? fmt::format("{:.0f}", p.bytes) : "-", pub, what, p.simulated, unit, what,
+        100 * p.error);
+  }
+  out += fmt::format(
+      "\nLarge messages (>= 32 MiB): median |error| {:.1f}% (limit {:.0f}%), worst {:.1f}% (limit "
+      "{:.0f}%). Small-message latency: worst ratio {:.2f}x (limit {:.0f}x). {}\n",
+      100 * s.median_abs_error_large, 100 * kCalibrationMedianLimit, 100 * s.max_abs_error_large,
+      100 * kCalibrationMaxLimit, s.worst_latency_ratio, kCalibrationLatencyFactor,
+      s.pass ? "PASS" : "FAIL");
+  for (const auto& k : s.skipped) out += "skipped: " + k + "\n";
+  return out;
+}
+
+nlohmann::json calibration_json(const CalibrationSummary& s) {
+  nlohmann::json pts = nlohmann::json::array();
+  for (const auto& p : s.points)
+    pts.push_back({{"line", p.line},
+                   {"source", p.source},
+                   {"hardware", p.hardware},
+                   {"nodes", p.nodes},
+                   {"gpus_per_node", p.gpus_per_node},
+                   {"collective", p.collective},
+                   {"algorithm", p.algorithm},
+                   {"bytes", p.bytes},
+                   {"kind", p.kind},
+                   {"published", p.published},
+                   {"simulated", p.simulated},
+                   {"error", p.error},
+                   {"simulated_algorithm", p.simulated_algorithm},
+                   {"simulated_protocol", p.simulated_protocol}});
+  return {{"points", pts},
+          {"median_abs_error_large", s.median_abs_error_large},
+          {"max_abs_error_large", s.max_abs_error_large},
+          {"worst_latency_ratio", s.worst_latency_ratio},
+          {"skipped", s.skipped},
+          {"pass", s.pass}};
+}
+
+}  // namespace gf

@@ -1,0 +1,51 @@
+// Accuracy against published measurements: each row of a calibration CSV (the format of
+// ../shared/calibration/nccl-public.csv) becomes a spec of the same hardware, is simulated, and
+// is compared with the published figure.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/diag.h"
+
+namespace gf {
+
+/// One published point and what the simulator makes of it.
+struct CalibrationPoint {
+  int line = 0;  ///< line in the CSV
+  std::string source, hardware, collective, algorithm;
+  int nodes = 0, gpus_per_node = 0;
+  std::string nic;  ///< catalog id used
+  double bytes = 0;
+  std::string kind;      ///< "busbw" (GB/s), "busbw_per_nic" (GB/s) or "latency" (us)
+  double published = 0;  ///< midpoint of a published range
+  double published_lo = 0, published_hi = 0;
+  double simulated = 0;
+  std::string simulated_algorithm, simulated_protocol;
+  double error = 0;    ///< (simulated - published) / published
+  bool large = false;  ///< bytes >= 32 MiB: judged on bandwidth
+};
+
+/// The accuracy summary with the thresholds.
+struct CalibrationSummary {
+  std::vector<CalibrationPoint> points;
+  std::vector<std::string> skipped;  ///< rows without a figure to compare, and why
+  double median_abs_error_large = 0, max_abs_error_large = 0;
+  double worst_latency_ratio = 1;  ///< max(sim/pub, pub/sim) over latency points
+  bool pass = false;
+};
+
+/// Thresholds: large messages median |error| <= 10 % and none over 25 %; small-message
+/// latency within 2x.
+constexpr double kCalibrationMedianLimit = 0.10;
+constexpr double kCalibrationMaxLimit = 0.25;
+constexpr double kCalibrationLatencyFactor = 2.0;
+
+/// Reads the CSV text (`file` for messages) and simulates every row with a figure.
+Result<CalibrationSummary> calibrate(const std::string& csv_text, const std::string& file);
+
+std::string calibration_table(const CalibrationSummary& s);
+nlohmann::json calibration_json(const CalibrationSummary& s);
+
+}  // namespace gf
