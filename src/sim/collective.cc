@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "sim/flow_model.h"
 #include "sim/nccl_constants.h"
@@ -14,6 +16,10 @@ namespace {
 
 using Hop = FlowSet::Hop;
 constexpr double kPayload = 1e9;  // bytes simulated; results scale linearly with size
+// Above this many connections an alltoall is simulated leaf pair by leaf pair.
+constexpr double kMaxAlltoallConnections = 4e6;
+// Paths a leaf-pair aggregate is split over.
+constexpr int kAggregateWays = 64;
 
 uint64_t mix(uint64_t a, uint64_t b) {
   uint64_t x = a * 0x9e3779b97f4a7c15ULL + b + 0x632be59bd9b4e019ULL;
@@ -127,6 +133,10 @@ struct Builder {
   // connection is one flow whose network hops carry G pairs. Scale-up hops are added for the
   // first domain only: every domain loads its NVLink alike.
   void alltoall(FlowSet& fs) {
+    if (1.0 * nodes * ranks * nccl::kRingChannelsPerNic > kMaxAlltoallConnections) {
+      alltoall_by_leaf(fs);
+      return;
+    }
     const double pair_bytes = kPayload / static_cast<double>(ranks);
     const int ch = nccl::kRingChannelsPerNic;
     std::vector<Hop> path;
@@ -164,6 +174,77 @@ struct Builder {
       }
     }
     spray_ways = saved_ways;
+  }
+
+  // Alltoall at scale: the connections between the NICs of one leaf and those of another
+  // (same rail and plane) are one flow. NIC links count the pairs that cross them; between the
+  // leaves the traffic is split over up to kAggregateWays paths, hashed (ECMP) or spread
+  // (adaptive) - coarser than per-connection hashing, so ECMP imbalance is if anything
+  // overstated. Scale-up links of the first domain carry their share in a flow of their own.
+  void alltoall_by_leaf(FlowSet& fs) {
+    const double pair_bytes = kPayload / static_cast<double>(ranks);
+    std::vector<Hop> path;
+    {
+      const int m = domain_size(0);
+      const double coef = (m - 1.0) / m;  // what each GPU moves over NVLink, PXN included
+      for (int g = 0; g < m && m > 1; ++g) {
+        path.push_back({fab.gpu_up(g), static_cast<float>(coef)});
+        path.push_back({fab.gpu_down(g), static_cast<float>(coef)});
+      }
+      if (!path.empty()) fs.add(kPayload, path);
+    }
+    // NICs by (plane, rail, leaf).
+    std::map<std::tuple<int, int, int>, std::vector<int>> groups;
+    for (int node = 0; node < nodes; ++node)
+      for (int rail = 0; rail < R; ++rail)
+        for (int plane = 0; plane < P; ++plane)
+          groups[{plane, rail, fab.leaf_of_nic(fab.nic(node, rail), plane)}].push_back(node);
+    const double gpr = static_cast<double>(G) / R / P;  // pairs per NIC pair and plane
+    for (const auto& [ka, src] : groups)
+      for (const auto& [kb, dst] : groups) {
+        if (std::get<0>(ka) != std::get<0>(kb) || std::get<1>(ka) != std::get<1>(kb)) continue;
+        const int plane = std::get<0>(ka), rail = std::get<1>(ka);
+        // Pairs from each source NIC: G GPUs x (GPUs on this rail of each destination node).
+        const double per_src = G * gpr * static_cast<double>(dst.size());
+        const double per_dst = G * gpr * static_cast<double>(src.size());
+        path.clear();
+        for (int a : src) {
+          const int nic = fab.nic(a, rail);
+          path.push_back({fab.pcie_to_nic(nic), static_cast<float>(per_src)});
+          path.push_back({fab.nic_to_leaf(nic, plane), static_cast<float>(per_src)});
+        }
+        for (int b2 : dst) {
+          const int nic = fab.nic(b2, rail);
+          path.push_back({fab.leaf_to_nic(nic, plane), static_cast<float>(per_dst)});
+          path.push_back({fab.pcie_from_nic(nic), static_cast<float>(per_dst)});
+        }
+        // Same node pairs excluded: a node does not use its NIC to reach itself.
+        const double conns = static_cast<double>(src.size()) * dst.size();
+        const double total = G * gpr * conns;
+        const int ways = static_cast<int>(std::min<double>(kAggregateWays, conns));
+        bool ok = true;
+        const size_t between = path.size();
+        // Adaptive routing spreads the ways evenly over the equal paths; ECMP hashes each.
+        const uint64_t pair_key = mix(mix(std::get<2>(ka), std::get<2>(kb)), rail);
+        for (int w = 0; w < ways && ok; ++w) {
+          const int a = src[static_cast<size_t>(w) % src.size()];
+          const int b2 = dst[(static_cast<size_t>(w) / src.size()) % dst.size()];
+          const bool spread = lb == LoadBalancing::kAdaptive;
+          scratch.clear();
+          ok = fab.route(fab.nic(a, rail), fab.nic(b2, rail), plane,
+                         spread ? pair_key : mix(pair_key, static_cast<uint64_t>(w) + 1), scratch,
+                         spread ? static_cast<uint64_t>(w) : 0);
+          for (int l : scratch) path.push_back({l, static_cast<float>(total / ways)});
+        }
+        if (!ok) ++unroutable;
+        // The NIC links were counted per NIC above; keep only the hops between the leaves.
+        path.erase(std::remove_if(path.begin() + static_cast<long>(between), path.end(),
+                                  [&](const Hop& h) {
+                                    return fab.links()[h.link].cls == LinkClass::kNicLeaf;
+                                  }),
+                   path.end());
+        if (ok) fs.add(pair_bytes, path);
+      }
   }
 
   // One hop between the entry GPUs of two domains, through their NICs on one rail and plane.

@@ -164,16 +164,20 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
             const double m = r.kind == LinkKind::kLeafSpine ? kLeafSpineM : kSpineCoreM;
             const LinkClass cls =
                 r.kind == LinkKind::kLeafSpine ? LinkClass::kLeafSpine : LinkClass::kSpineCore;
-            f.up_[lo].push_back(f.add_link(lo, hi, lane, sw_lat + m * kPropagationSPerM, cls));
-            f.down_[hi].push_back(f.add_link(hi, lo, lane, sw_lat + m * kPropagationSPerM, cls));
+            const int u = f.add_link(lo, hi, lane, sw_lat + m * kPropagationSPerM, cls);
+            const int d = f.add_link(hi, lo, lane, sw_lat + m * kPropagationSPerM, cls);
+            f.up_[lo].push_back({u, hi, f.pod_[hi], false});
+            f.down_[hi].push_back({d, lo, f.pod_[lo], false});
             break;
           }
           case LinkKind::kGlobal: {
             const int a = sw(r.plane, r.kind, r.a_index, false);
             const int b = sw(r.plane, r.kind, r.b_index, false);
             const double lat = sw_lat + kSpineCoreM * kPropagationSPerM;
-            f.global_[a].push_back(f.add_link(a, b, lane, lat, LinkClass::kGlobal));
-            f.global_[b].push_back(f.add_link(b, a, lane, lat, LinkClass::kGlobal));
+            const int ab = f.add_link(a, b, lane, lat, LinkClass::kGlobal);
+            const int ba = f.add_link(b, a, lane, lat, LinkClass::kGlobal);
+            f.global_[a].push_back({ab, b, f.pod_[b], false});
+            f.global_[b].push_back({ba, a, f.pod_[a], false});
             f.global_reach_[static_cast<size_t>(r.a_index) * f.groups_ + f.pod_[b]] = 1;
             f.global_reach_[static_cast<size_t>(r.b_index) * f.groups_ + f.pod_[a]] = 1;
             break;
@@ -187,35 +191,33 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
 void Fabric::next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const {
   out.clear();
   const int dst_pod = pod_[dst_leaf];
-  auto usable = [&](int l) { return !links_[l].failed; };
   if (tier_[v] == 1) {
-    for (int l : up_[v]) {
-      if (!usable(l)) continue;
-      if (groups_ && pod_[v] != dst_pod) {
-        const int spine =
-            links_[l].to - (switch_base_ + (v - switch_base_) / per_plane_ * per_plane_ + leaves_);
-        if (!global_reach_[static_cast<size_t>(spine) * groups_ + dst_pod]) continue;
-      }
-      out.push_back(l);
+    const int spine_base = switch_base_ + (v - switch_base_) / per_plane_ * per_plane_ + leaves_;
+    for (const Adj& a : up_[v]) {
+      if (a.failed) continue;
+      if (groups_ && pod_[v] != dst_pod &&
+          !global_reach_[static_cast<size_t>(a.to - spine_base) * groups_ + dst_pod])
+        continue;
+      out.push_back(a.link);
     }
     return;
   }
   if (tier_[v] == 2) {
     if (pod_[v] == dst_pod) {
-      for (int l : down_[v])
-        if (usable(l) && links_[l].to == dst_leaf) out.push_back(l);
+      for (const Adj& a : down_[v])
+        if (!a.failed && a.to == dst_leaf) out.push_back(a.link);
     } else if (groups_) {
-      for (int l : global_[v])
-        if (usable(l) && pod_[links_[l].to] == dst_pod) out.push_back(l);
+      for (const Adj& a : global_[v])
+        if (!a.failed && a.to_pod == dst_pod) out.push_back(a.link);
     } else {
-      for (int l : up_[v])
-        if (usable(l)) out.push_back(l);
+      for (const Adj& a : up_[v])
+        if (!a.failed) out.push_back(a.link);
     }
     return;
   }
   // Core: down to the spine of the destination's pod.
-  for (int l : down_[v])
-    if (usable(l) && pod_[links_[l].to] == dst_pod) out.push_back(l);
+  for (const Adj& a : down_[v])
+    if (!a.failed && a.to_pod == dst_pod) out.push_back(a.link);
 }
 
 double Fabric::latency_s(const std::vector<int32_t>& path) const {
@@ -258,18 +260,16 @@ bool Fabric::route_to_switch(int src_nic, int plane, int target, uint64_t hash,
   for (int hop = 0; v != target; ++hop) {
     if (hop > 4 || tier_[v] >= tier_[target]) return false;
     cand.clear();
-    for (int l : up_[v]) {
-      if (links_[l].failed) continue;
-      const int u = links_[l].to;
-      bool reaches = u == target;
-      if (!reaches && tier_[target] == 3 && tier_[u] == 2) {
+    for (const Adj& a : up_[v]) {
+      if (a.failed) continue;
+      bool reaches = a.to == target;
+      if (!reaches && tier_[target] == 3 && tier_[a.to] == 2) {
         // Spine s of every pod uplinks only to the cores of group s.
-        const int local = (u - switch_base_) % per_plane_ - leaves_;
+        const int local = (a.to - switch_base_) % per_plane_ - leaves_;
         if (local % spines_per_pod_ == pod_[target])
-          for (int l2 : up_[u])
-            reaches = reaches || (!links_[l2].failed && links_[l2].to == target);
+          for (const Adj& b : up_[a.to]) reaches = reaches || (!b.failed && b.to == target);
       }
-      if (reaches) cand.push_back(l);
+      if (reaches) cand.push_back(a.link);
     }
     if (cand.empty()) return false;
     const int l = cand[mix64(hash + static_cast<uint64_t>(hop)) % cand.size()];
@@ -287,9 +287,18 @@ int Fabric::reduction_root(int plane, int rail) const {
   return -1;  // dragonfly: no single tree root
 }
 
+void Fabric::fail_link(int id) {
+  Link& l = links_[id];
+  l.failed = true;
+  for (auto* lists : {&up_, &down_, &global_})
+    if (l.from < static_cast<int>(lists->size()))
+      for (Adj& a : (*lists)[l.from])
+        if (a.link == id) a.failed = true;
+}
+
 void Fabric::fail_vertex(int v) {
-  for (auto& l : links_)
-    if (l.from == v || l.to == v) l.failed = true;
+  for (size_t i = 0; i < links_.size(); ++i)
+    if (links_[i].from == v || links_[i].to == v) fail_link(static_cast<int>(i));
 }
 
 std::string Fabric::vertex_name(int v) const {

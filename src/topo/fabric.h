@@ -49,7 +49,6 @@ class Fabric {
   int domain_gpus() const { return domain_gpus_; }  ///< GPUs per scale-up domain
   long long gpus() const { return 1LL * nodes_ * gpus_per_node_; }
   const std::vector<Link>& links() const { return links_; }
-  std::vector<Link>& links() { return links_; }
 
   int gpu(int node, int g) const { return node * gpus_per_node_ + g; }
   int domain_of_gpu(int gpu) const { return gpu / domain_gpus_; }
@@ -64,6 +63,8 @@ class Fabric {
   int gpu_down(int gpu) const { return gpu_down_[gpu]; }  ///< scale-up switch -> GPU
   int pcie_to_nic(int nic) const { return pcie_up_[nic]; }
   int pcie_from_nic(int nic) const { return pcie_down_[nic]; }
+  int nic_to_leaf(int nic, int plane) const { return nic_up_[nic * planes_ + plane]; }
+  int leaf_to_nic(int nic, int plane) const { return nic_down_[nic * planes_ + plane]; }
 
   /// Appends to `path` the links from NIC `src` to NIC `dst` on `plane`, choosing among equal
   /// paths by `hash` (each hop mixes it differently). Returns false when no path survives
@@ -91,8 +92,8 @@ class Fabric {
            tier_[links_[link].from] < tier_[links_[link].to];
   }
 
-  /// Marks links failed: "link:A:B" style names resolve elsewhere; here by id.
-  void fail_link(int id) { links_[id].failed = true; }
+  /// Marks a link failed (both directions of a cable fail together: call it for each).
+  void fail_link(int id);
   /// Fails every link touching a vertex.
   void fail_vertex(int v);
   std::string vertex_name(int v) const;
@@ -111,12 +112,18 @@ class Fabric {
   std::vector<int8_t> tier_;  ///< per vertex: 0 host side, 1 leaf, 2 spine, 3 core
   std::vector<int32_t> pod_;  ///< per vertex: pod / group of a switch; for a core its group
   std::vector<int32_t> gpu_up_, gpu_down_, pcie_up_, pcie_down_;
-  std::vector<int32_t> nic_up_, nic_down_;    ///< per (nic, plane)
-  std::vector<int32_t> nic_leaf_;             ///< leaf vertex per (nic, plane)
-  std::vector<std::vector<int32_t>> up_;      ///< per switch: links to the tier above
-  std::vector<std::vector<int32_t>> down_;    ///< per switch: links to the tier below
-  std::vector<std::vector<int32_t>> global_;  ///< per switch: global links (dragonfly spines)
-  std::vector<uint8_t> global_reach_;  ///< dragonfly: [spine index in plane * groups + group]
+  std::vector<int32_t> nic_up_, nic_down_;  ///< per (nic, plane)
+  std::vector<int32_t> nic_leaf_;           ///< leaf vertex per (nic, plane)
+  /// An adjacency entry: what routing needs of a link, kept contiguous per switch so that
+  /// choosing among equal paths does not chase links across memory.
+  struct Adj {
+    int32_t link, to, to_pod;
+    bool failed;
+  };
+  std::vector<std::vector<Adj>> up_;      ///< per switch: links to the tier above
+  std::vector<std::vector<Adj>> down_;    ///< per switch: links to the tier below
+  std::vector<std::vector<Adj>> global_;  ///< per switch: global links (dragonfly spines)
+  std::vector<uint8_t> global_reach_;     ///< dragonfly: [spine index in plane * groups + group]
   int groups_ = 0;
 };
 
