@@ -105,6 +105,11 @@ TEST(Cli, HelpListsEveryFlag) {
   r = gpufabric("plan --help");
   EXPECT_EQ(r.code, 0);
   for (const char* f : {"SPEC", "--out", "--json"}) EXPECT_NE(r.out.find(f), std::string::npos);
+  r = gpufabric("simulate --help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* f : {"SPEC", "--op", "-b", "-e", "-f", "--algo", "--proto", "--nodes",
+                        "--load-balancing", "--seed", "--explain", "--json"})
+    EXPECT_NE(r.out.find(f), std::string::npos) << f;
 }
 
 TEST(Cli, PlanWritesItsFiles) {
@@ -188,6 +193,106 @@ TEST(Cli, UserCatalogOverridesPrices) {
     }
   fs::remove(cat);
   fs::remove(spec);
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string l; std::getline(ss, l);) out.push_back(l);
+  return out;
+}
+
+TEST(CliSimulate, PrintsTheNcclTestsTable) {
+  CmdResult r = gpufabric("simulate examples/seed-70b-1024.yaml");
+  ASSERT_EQ(r.code, 0) << r.err;
+  int rows = 0;
+  bool footer = false, start = false, end = false;
+  for (const auto& l : lines_of(r.out)) {
+    if (l.rfind("# Collective test starting: all_reduce_perf", 0) == 0) start = true;
+    if (l.rfind("# Avg bus bandwidth    : ", 0) == 0) footer = true;
+    if (l.rfind("# Collective test concluded: all_reduce_perf", 0) == 0) end = true;
+    if (l.empty() || l[0] == '#') continue;
+    std::stringstream ss(l);
+    std::vector<std::string> f;
+    for (std::string w; ss >> w;) f.push_back(w);
+    ASSERT_EQ(f.size(), 13u) << l;
+    EXPECT_EQ(f[2], "float");
+    EXPECT_EQ(f[3], "sum");
+    EXPECT_EQ(f[4], "-1");
+    EXPECT_EQ(f[8], "N/A");
+    EXPECT_GT(std::stod(f[5]), 0);  // time
+    ++rows;
+  }
+  EXPECT_EQ(rows, 31);  // 8 B to 8 GiB, x2
+  EXPECT_TRUE(start && footer && end);
+}
+
+TEST(CliSimulate, JsonAndExplain) {
+  CmdResult r = gpufabric("simulate examples/seed-70b-1024.yaml -b 1M -e 1G -f 4 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["collective"], "all_reduce");
+  EXPECT_EQ(j["gpus"], 1024);
+  ASSERT_EQ(j["results"].size(), 6u);
+  for (const auto& row : j["results"])
+    for (const char* k : {"bytes", "time_us", "algbw_gbs", "busbw_gbs", "algorithm", "protocol",
+                          "bottleneck", "ecmp_collision_factor"})
+      EXPECT_TRUE(row.contains(k)) << k;
+  EXPECT_GT(j["results"].back()["busbw_gbs"].get<double>(), 300);
+
+  CmdResult e =
+      gpufabric("simulate examples/roce-lab-64.yaml --op alltoall -b 1M -e 1G -f 32 --explain");
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_NE(e.out.find("# gpufabric explain"), std::string::npos);
+  EXPECT_NE(e.out.find("p2p"), std::string::npos);
+  EXPECT_NE(e.out.find("alltoall_perf"), std::string::npos);
+}
+
+TEST(CliSimulate, NodesSelectsPartOfTheCluster) {
+  CmdResult r = gpufabric("simulate examples/seed-70b-1024.yaml --nodes 2 -b 8G -e 8G --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpus"], 16);
+  EXPECT_EQ(j["nodes"], 2);
+}
+
+TEST(CliSimulate, BadInputExitsTwo) {
+  struct Case {
+    const char* args;
+    const char* expect;
+  };
+  for (const Case& c :
+       {Case{"--op allreduce", "did you mean 'all_reduce'"},
+        Case{"--algo ringg", "unknown algorithm"}, Case{"--proto fast", "unknown protocol"},
+        Case{"--nodes 999", "cannot run on 999"}, Case{"-b 1G -e 1K", "larger than the largest"},
+        Case{"-b lots", "is not a size"}, Case{"-f 1", "factor"},
+        Case{"--load-balancing ecmpp", "did you mean 'ecmp'"}}) {
+    CmdResult r = gpufabric(std::string("simulate examples/seed-70b-1024.yaml ") + c.args);
+    EXPECT_EQ(r.code, 2) << c.args;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << c.args;
+  }
+  // NVLS forced on GPUs without NVLink SHARP.
+  const fs::path spec =
+      write_temp("a100.yaml", "cluster: {gpu: a100-sxm-80g, nodes: 1, nic: cx6-200g}\n");
+  CmdResult r = gpufabric("simulate " + spec.string() + " --algo nvls");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no NVLink SHARP"), std::string::npos) << r.err;
+  fs::remove(spec);
+}
+
+TEST(CliCalibrate, ReportsEveryPointAndPasses) {
+  CmdResult r =
+      gpufabric(std::string("calibrate ") + GPUFABRIC_SHARED_DIR + "/calibration/nccl-public.csv");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("| line | hardware |"), std::string::npos);
+  EXPECT_NE(r.out.find("PASS"), std::string::npos);
+  CmdResult bad = gpufabric("calibrate /nonexistent.csv");
+  EXPECT_EQ(bad.code, 2);
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+// Simulator speed (make bench). Targets (issue: simulator): all_reduce sweep 8 B - 8 GiB
+// (31 sizes) on 16,384 GPUs, 3-tier rail-optimized, per-flow ECMP: <= 1 s and <= 1 GiB; on
+// 131,072 GPUs <= 10 s; alltoall 1 GiB on 1,024 GPUs <= 5 s. Each iteration builds the fabric
+// graph from the plan and simulates from scratch.
+#include <benchmark/benchmark.h>
+
+#include "plan/plan.h"
+#include "sim/collective.h"
+#include "spec/spec.h"
+#include "topo/fabric.h"
+
+namespace {
+
+struct Loaded {
+  gf::LoadedSpec spec;
+  gf::Plan plan;
+};
+
+Loaded load(const char* name) {
+  auto s = gf::load_spec(std::string(GPUFABRIC_SOURCE_DIR) + "/" + name);
+  if (!s) throw std::runtime_error(gf::format_diagnostics(s.errors()));
+  auto p = gf::make_plan(s->spec, s->catalog);
+  if (!p) throw std::runtime_error(gf::format_diagnostics(p.errors()));
+  return {*s, *p};
+}
+
+void sweep(benchmark::State& state, const char* spec, gf::Op op, const char* lb, double lo,
+           double hi) {
+  const Loaded l = load(spec);
+  double busbw = 0;
+  for (auto _ : state) {
+    const gf::Fabric f = gf::Fabric::build(l.plan, l.spec.catalog);
+    gf::SimOptions o;
+    o.op = op;
+    o.load_balancing = lb;
+    auto m = gf::CollectiveModel::build(f, l.plan, o);
+    for (double s : gf::size_sweep(lo, hi, 2)) busbw = m->at(s).busbw_gbs;
+    benchmark::DoNotOptimize(busbw);
+  }
+  state.counters["gpus"] = static_cast<double>(l.plan.gpus);
+  state.counters["busbw_gbs"] = busbw;
+}
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+void BM_AllReduceSweep16kEcmp(benchmark::State& s) {
+  sweep(s, "examples/roce-16k.yaml", gf::Op::kAllReduce, "ecmp", 8, 8 * kGiB);
+}
+void BM_AllReduceSweep131k(benchmark::State& s) {
+  sweep(s, "bench/specs/ib-131k.yaml", gf::Op::kAllReduce, "", 8, 8 * kGiB);
+}
+void BM_Alltoall1GiB1k(benchmark::State& s) {
+  sweep(s, "examples/seed-70b-1024.yaml", gf::Op::kAlltoall, "", kGiB, kGiB);
+}
+void BM_Alltoall1GiB1kEcmp(benchmark::State& s) {
+  sweep(s, "examples/seed-70b-1024.yaml", gf::Op::kAlltoall, "ecmp", kGiB, kGiB);
+}
+BENCHMARK(BM_AllReduceSweep16kEcmp)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_AllReduceSweep131k)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_Alltoall1GiB1k)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_Alltoall1GiB1kEcmp)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+}  // namespace
