@@ -726,6 +726,159 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   return cm;
 }
 
+Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& plan, Op op,
+                                               const std::vector<std::vector<int>>& groups,
+                                               const std::string& lb_name) {
+  GroupCollective gc;
+  gc.op_ = op;
+  if (groups.empty() || groups[0].size() < 2)
+    return Diagnostic{"", 0, 0, "", "a group collective needs groups of at least 2 GPUs", ""};
+  gc.size_ = static_cast<int>(groups[0].size());
+  const std::string lb = lb_name.empty() ? plan.load_balancing : lb_name;
+  Builder b{fab,
+            parse_load_balancing(lb),
+            1,
+            fab.nodes(),
+            fab.gpus_per_node(),
+            fab.nics_per_node(),
+            fab.planes(),
+            fab.gpus(),
+            fab.domain_gpus(),
+            0};
+  b.domains = static_cast<int>((b.ranks + b.D - 1) / b.D);
+  std::vector<double> cap(fab.links().size());
+  for (size_t l = 0; l < cap.size(); ++l) {
+    const Link& k = fab.links()[l];
+    cap[l] = k.failed ? 0 : k.bytes_per_s * efficiency(k.cls);
+  }
+  const double n = gc.size_;
+  const double factor = op == Op::kAllReduce ? 2 * (n - 1) / n
+                        : (op == Op::kAllGather || op == Op::kReduceScatter || op == Op::kAlltoall)
+                            ? (n - 1) / n
+                            : 1.0;
+  FlowSet fs;
+  std::vector<Hop> path;
+  bool seen_local = false;
+  int domains_max = 1;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto& g = groups[gi];
+    int doms = 1;
+    for (size_t i = 1; i < g.size(); ++i) doms += (g[i] / b.D != g[i - 1] / b.D) ? 1 : 0;
+    bool local = true;
+    for (int x : g) local = local && x / b.D == g[0] / b.D;
+    domains_max = std::max(domains_max, local ? 1 : doms);
+    if (local) {  // one domain stands for all groups that stay inside theirs
+      if (seen_local && g[0] / b.D != groups[0][0] / b.D) continue;
+      seen_local = true;
+    }
+    const uint64_t gkey = mix(0x5eed, gi);
+    if (op == Op::kSendRecv) {
+      path.clear();
+      if (b.gpu_to_gpu(g[0], g[1], gkey, 1.0, path)) fs.add(kPayload, path);
+      continue;
+    }
+    if (op == Op::kAlltoall) {
+      for (size_t i = 0; i < g.size(); ++i)
+        for (size_t j = 0; j < g.size(); ++j) {
+          if (i == j) continue;
+          path.clear();
+          if (b.gpu_to_gpu(g[i], g[j], mix(gkey, i * g.size() + j), 1.0, path))
+            fs.add(kPayload / n, path);
+        }
+      continue;
+    }
+    if (local) {  // a ring inside one domain, several channels over NVLink
+      const int C = 4;
+      for (int c = 0; c < C; ++c) {
+        path.clear();
+        for (size_t i = 0; i < g.size(); ++i) b.nvlink(g[i], g[(i + 1) % g.size()], 1.0, path);
+        fs.add(kPayload * factor / C, path);
+      }
+      continue;
+    }
+    // Across domains, as NCCL lays rings: the group's GPUs in each domain form a segment;
+    // channel c enters every segment at its (c mod k)-th GPU and leaves through that GPU's NIC
+    // (the last GPU of the segment sends through it, PCIe-local), so channels use every NIC the
+    // group has in a node. Two channels per NIC.
+    std::vector<std::pair<size_t, size_t>> segs;  // [begin, end) in g
+    for (size_t i = 0; i < g.size(); ++i)
+      if (i == 0 || g[i] / b.D != g[i - 1] / b.D)
+        segs.push_back({i, i + 1});
+      else
+        segs.back().second = i + 1;
+    size_t k = 1;
+    for (const auto& sg : segs) k = std::max(k, sg.second - sg.first);
+    int rails = 0;
+    {
+      std::vector<uint8_t> used(static_cast<size_t>(b.R), 0);
+      for (size_t i = segs[0].first; i < segs[0].second; ++i)
+        used[static_cast<size_t>(fab.rail_of_gpu(g[i] % b.G))] = 1;
+      for (uint8_t u : used) rails += u;
+    }
+    const int C = std::max(1, rails) * nccl::kRingChannelsPerNic;
+    for (int c = 0; c < C; ++c) {
+      path.clear();
+      const int plane = (c / std::max(1, rails)) % b.P;
+      for (size_t si = 0; si < segs.size(); ++si) {
+        const auto [s0, s1] = segs[si];
+        const size_t len = s1 - s0, r0 = static_cast<size_t>(c) % len;
+        for (size_t j = 0; j + 1 < len; ++j)
+          b.nvlink(g[s0 + (r0 + j) % len], g[s0 + (r0 + j + 1) % len], 1.0, path);
+        const auto [n0, n1] = segs[(si + 1) % segs.size()];
+        const long long next_entry = g[n0 + static_cast<size_t>(c) % (n1 - n0)];
+        b.domain_hop(g[s0 + r0], next_entry, plane, mix(gkey, c * segs.size() + si), path);
+      }
+      fs.add(kPayload * factor / C, path);
+    }
+  }
+  AlgorithmModel m;
+  finish(fab, fs, cap, kPayload, m);
+  gc.seconds_per_byte_ = m.seconds_per_byte;
+  gc.bottleneck_ = m.bottleneck;
+  gc.domains_ = domains_max;
+  if (!b.path_latency.empty()) {
+    double sum = 0;
+    for (double x : b.path_latency) sum += x;
+    gc.hop_latency_us_ = sum / b.path_latency.size() * 1e6;
+  }
+  if (!std::isfinite(gc.seconds_per_byte_))
+    return Diagnostic{"", 0, 0, "", "failed links cut a group apart", ""};
+  return gc;
+}
+
+double GroupCollective::seconds(double bytes) const {
+  if (bytes <= 0) return 0;
+  const long long N = size_;
+  const int nd = domains_;
+  double best = std::numeric_limits<double>::infinity();
+  for (int p = 0; p < nccl::kNumProtos; ++p) {
+    double lat = 0, factor = 1;
+    if (op_ == Op::kAlltoall || op_ == Op::kSendRecv) {
+      if (p != nccl::kSimple) continue;
+      const double one = nd > 1 ? nccl::kHwLatencyUs[nccl::kNet][nccl::kRing][p] + hop_latency_us_
+                                : nccl::kHwLatencyUs[nccl::kNvlink][nccl::kRing][p];
+      lat = nccl::kP2pBaseLatencyUs + one +
+            (op_ == Op::kAlltoall ? (N - 1) * nccl::kP2pPerPeerLatencyUs : 0);
+    } else {
+      const long long steps = op_ == Op::kAllReduce ? 2 * (N - 1) : N - 1;
+      const long long inter = nd <= 1 ? 0 : (op_ == Op::kAllReduce ? 2 * (nd - 1) : nd - 1);
+      lat = nccl::kBaseLatencyUs[nccl::kRing][p] +
+            (steps - inter) * nccl::kHwLatencyUs[nccl::kNvlink][nccl::kRing][p] +
+            inter * (nccl::kHwLatencyUs[nccl::kNet][nccl::kRing][p] + hop_latency_us_);
+      factor = p == nccl::kSimple  ? 1.0
+               : p == nccl::kLL128 ? nccl::kRingLL128Factor
+                                   : nccl::kRingLLFactor;
+    }
+    best = std::min(best, lat * 1e-6 + bytes * seconds_per_byte_ / factor);
+  }
+  return best;
+}
+
+double GroupCollective::busbw_gbs(double bytes) const {
+  const double t = seconds(bytes);
+  return t > 0 ? bytes / t / 1e9 * bus_factor(op_, size_) : 0;
+}
+
 double CollectiveModel::protocol_factor(Algorithm a, Protocol p) const {
   if (p == Protocol::kSimple) return 1.0;
   if (a == Algorithm::kRing)

@@ -90,6 +90,32 @@ class CollectiveModel {
   std::string load_balancing_;
 };
 
+/// A collective run by many groups of GPUs at once (every DP group, every TP group, ...), as a
+/// training step runs them: the groups share the fabric, so their flows contend.
+class GroupCollective {
+ public:
+  /// `groups` lists GPU ids (Fabric numbering) in ring order. For kSendRecv each group is a
+  /// pair {from, to}. Groups that lie inside one scale-up domain are simulated for the first
+  /// such domain only (they are alike and do not meet on shared links).
+  static Result<GroupCollective> build(const Fabric& fabric, const Plan& plan, Op op,
+                                       const std::vector<std::vector<int>>& groups,
+                                       const std::string& load_balancing = "");
+  /// Seconds for one collective of `bytes` (nccl-tests size) in every group, the best
+  /// protocol chosen.
+  double seconds(double bytes) const;
+  /// Bus bandwidth at a size, GB/s.
+  double busbw_gbs(double bytes) const;
+  int group_size() const { return size_; }
+  const std::string& bottleneck() const { return bottleneck_; }
+
+ private:
+  Op op_ = Op::kAllReduce;
+  int size_ = 0, domains_ = 1;
+  double seconds_per_byte_ = 0;
+  double hop_latency_us_ = 0;
+  std::string bottleneck_;
+};
+
 /// nccl-tests sizes: from `min_bytes` to `max_bytes`, multiplying by `factor`.
 std::vector<double> size_sweep(double min_bytes, double max_bytes, double factor);
 

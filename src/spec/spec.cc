@@ -120,7 +120,9 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
   r.check_keys(n, p,
                {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
                 "sequence_parallel", "virtual_pipeline", "compute_efficiency", "compute_time",
-                "steps", "tokens"});
+                "steps", "tokens", "overlap", "dp_collective"});
+  if (auto v = r.boolean(n, "overlap", p)) w.overlap = *v;
+  if (auto v = r.choice(n, "dp_collective", p, {"hierarchical", "flat"})) w.dp_collective = *v;
   const YAML::Node m = child(n, "model");
   const std::string mp = "workload.model";
   if (r.expect_map(m, mp)) {

@@ -67,6 +67,8 @@ struct WorkloadSpec {
   double compute_time_s = 0;      ///< 0 = computed from FLOPs
   double steps = 0;               ///< 0 with tokens = 0: unknown
   double tokens = 0;
+  bool overlap = true;            ///< DP gradient reduction overlapped with backward
+  std::string dp_collective = "hierarchical";  ///< hierarchical | flat (every hop on the network)
 };
 
 /// What the plan must achieve.

@@ -9,6 +9,7 @@
 
 #include "plan/plan.h"
 #include "sim/collective.h"
+#include "sim/step.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
 
@@ -188,6 +189,106 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
              sum.max_abs_error_large <= kCalibrationMaxLimit &&
              sum.worst_latency_ratio <= kCalibrationLatencyFactor;
   return sum;
+}
+
+bool is_training_csv(const std::string& text) {
+  const std::string head = text.substr(0, text.find('\n'));
+  return head.find("tflops_per_gpu") != std::string::npos;
+}
+
+Result<TrainingCalibration> calibrate_training(const std::string& text, const std::string& file) {
+  TrainingCalibration out;
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  int lineno = 0;
+  auto col = [&](const std::vector<std::string>& f, const char* name) -> std::string {
+    for (size_t i = 0; i < header.size() && i < f.size(); ++i)
+      if (header[i] == name) return f[i];
+    return "";
+  };
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (header.empty()) {
+      header = split_csv(line);
+      for (const char* need :
+           {"gpu", "params", "heads", "hidden", "layers", "seq_len", "vocab", "tp", "pp", "dp",
+            "gpus", "global_batch", "tflops_per_gpu", "iteration_s"})
+        if (std::find(header.begin(), header.end(), need) == header.end())
+          return Diagnostic{file, 1, 0, need, "missing column", ""};
+      continue;
+    }
+    const auto f = split_csv(line);
+    TrainingPoint p;
+    p.line = lineno;
+    p.source = col(f, "source");
+    p.params = col(f, "params");
+    p.gpus = std::atoll(col(f, "gpus").c_str());
+    p.tp = std::max(1, std::atoi(col(f, "tp").c_str()));
+    p.pp = std::max(1, std::atoi(col(f, "pp").c_str()));
+    p.dp = std::max(1, std::atoi(col(f, "dp").c_str()));
+    double lo = 0, hi = 0;
+    if (parse_range(col(f, "tflops_per_gpu"), lo, hi)) {
+      p.kind = "tflops_per_gpu";
+    } else if (parse_range(col(f, "iteration_s"), lo, hi)) {
+      p.kind = "iteration_s";
+    } else {
+      continue;
+    }
+    p.published = (lo + hi) / 2;
+    // The interconnect column names the NIC rate: "8x200G HDR IB per node".
+    const std::string fabric = col(f, "interconnect");
+    const std::string nic = fabric.find("400G") != std::string::npos ? "cx7-400g" : "cx6-200g";
+    const std::string mb = col(f, "micro_batch").empty() ? "1" : col(f, "micro_batch");
+    const std::string sp = col(f, "sequence_parallel") == "yes" ? "true" : "false";
+    const std::string recompute = col(f, "recompute").empty() ? "none" : col(f, "recompute");
+    const std::string spec_text = fmt::format(
+        "name: training-line-{}\ncluster: {{gpu: {}, gpus: {}, nic: {}}}\n"
+        "fabric: {{technology: infiniband, in_network_reduction: off}}\n"
+        "workload:\n  model: {{params: {}, heads: {}, hidden: {}, layers: {}, seq_len: {}, "
+        "vocab: {}}}\n  parallelism: {{tp: {}, pp: {}, dp: {}}}\n  global_batch: {}\n"
+        "  micro_batch: {}\n  recompute: {}\n  sequence_parallel: {}\n",
+        lineno, col(f, "gpu"), p.gpus, nic, p.params, col(f, "heads"), col(f, "hidden"),
+        col(f, "layers"), col(f, "seq_len"), col(f, "vocab"), p.tp, p.pp, p.dp,
+        col(f, "global_batch"), mb, recompute, sp);
+    auto spec = parse_spec(spec_text, file);
+    if (!spec) return spec.errors();
+    auto cat = builtin_catalog();
+    if (!cat) return cat.errors();
+    auto errs = validate_spec(*spec, *cat);
+    if (!errs.empty()) {
+      for (auto& e : errs) e.message += fmt::format(" (line {})", lineno);
+      return errs;
+    }
+    auto plan = make_plan(*spec, *cat);
+    if (!plan) return plan.errors();
+    const Fabric fabric_graph = Fabric::build(*plan, *cat);
+    auto r = simulate_step(*spec, *plan, fabric_graph);
+    if (!r) return r.errors();
+    p.simulated = p.kind == "tflops_per_gpu" ? r->tflops_per_gpu : r->step_time_s;
+    p.error = (p.simulated - p.published) / p.published;
+    out.max_abs_error = std::max(out.max_abs_error, std::fabs(p.error));
+    out.points.push_back(p);
+  }
+  out.pass = !out.points.empty() && out.max_abs_error <= kTrainingLimit;
+  return out;
+}
+
+std::string training_table(const TrainingCalibration& t) {
+  std::string s =
+      "| line | model | GPUs (tp x pp x dp) | published | simulated | error |\n"
+      "|---:|---|---|---:|---:|---:|\n";
+  for (const auto& p : t.points) {
+    const std::string unit = p.kind == "tflops_per_gpu" ? "TFLOP/s per GPU" : "s per iteration";
+    s += fmt::format("| {} | {} | {} ({} x {} x {}) | {:g} {} | {:.3g} {} | {:+.1f}% |\n", p.line,
+                     p.params, p.gpus, p.tp, p.pp, p.dp, p.published, unit, p.simulated, unit,
+                     100 * p.error);
+  }
+  s += fmt::format("\nWorst |error| {:.1f}% (limit {:.0f}%). {}\n", 100 * t.max_abs_error,
+                   100 * kTrainingLimit, t.pass ? "PASS" : "FAIL");
+  return s;
 }
 
 std::string calibration_table(const CalibrationSummary& s) {

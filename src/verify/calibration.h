@@ -46,6 +46,27 @@ constexpr double kCalibrationLatencyFactor = 2.0;
 Result<CalibrationSummary> calibrate(const std::string& csv_text, const std::string& file);
 
 std::string calibration_table(const CalibrationSummary& s);
+
+/// Training runs (the format of ../shared/calibration/training-public.csv): each becomes a spec
+/// of the same model, parallelism and hardware; the step model's per-GPU TFLOP/s or iteration
+/// time is compared with the published one. Limit: 15 % each.
+constexpr double kTrainingLimit = 0.15;
+struct TrainingPoint {
+  int line = 0;
+  std::string source, params, kind;  ///< kind: "tflops_per_gpu" or "iteration_s"
+  long long gpus = 0;
+  int tp = 1, pp = 1, dp = 1;
+  double published = 0, simulated = 0, error = 0;
+};
+struct TrainingCalibration {
+  std::vector<TrainingPoint> points;
+  double max_abs_error = 0;
+  bool pass = false;
+};
+Result<TrainingCalibration> calibrate_training(const std::string& csv_text, const std::string& file);
+std::string training_table(const TrainingCalibration& t);
+/// True when the CSV header is that of training runs rather than collective measurements.
+bool is_training_csv(const std::string& csv_text);
 nlohmann::json calibration_json(const CalibrationSummary& s);
 
 }  // namespace gf

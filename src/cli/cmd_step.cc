@@ -1,0 +1,57 @@
+// gpufabric step: one training step on the planned fabric, and what it means for training.
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "plan/plan.h"
+#include "report/step_report.h"
+#include "sim/step.h"
+#include "spec/spec.h"
+#include "topo/fabric.h"
+
+namespace gf::cli {
+namespace {
+
+struct StepFlags {
+  std::string spec;
+  bool json = false, no_sensitivity = false;
+};
+
+int run(const StepFlags& f) {
+  auto loaded = load_spec(f.spec);
+  if (!loaded) return fail(loaded.errors());
+  auto plan = make_plan(loaded->spec, loaded->catalog);
+  if (!plan) return fail(plan.errors());
+  const Fabric fabric = Fabric::build(*plan, loaded->catalog);
+  auto r = simulate_step(loaded->spec, *plan, fabric);
+  if (!r) return fail(r.errors());
+  std::vector<StepScenario> sens;
+  if (!f.no_sensitivity) {
+    auto s = step_sensitivity(loaded->spec, loaded->catalog, *plan);
+    if (s) sens = *s;
+  }
+  if (f.json)
+    std::cout << step_json(*r, sens).dump(2) << "\n";
+  else
+    std::cout << step_text(plan->name, *r, sens);
+  bool pass = true;
+  for (const auto& c : r->constraints) pass = pass && c.pass;
+  return pass ? kExitOk : kExitFindings;
+}
+
+}  // namespace
+
+Command add_step(CLI::App& root) {
+  auto f = std::make_shared<StepFlags>();
+  CLI::App* a = root.add_subcommand(
+      "step",
+      "How a training step splits into compute and communication on the planned fabric; time and "
+      "cost to train (exit 1 when a constraint fails).");
+  a->add_option("SPEC", f->spec, "the cluster spec with a workload section (YAML)")->required();
+  a->add_flag("--no-sensitivity", f->no_sensitivity,
+              "skip the NIC x0.5 / x2 / 2:1-oversubscription table");
+  a->add_flag("--json", f->json, "print the result as JSON");
+  return {a, [f] { return run(*f); }};
+}
+
+}  // namespace gf::cli

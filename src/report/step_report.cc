@@ -1,0 +1,104 @@
+#include "report/step_report.h"
+
+#include <fmt/format.h>
+
+#include "units/units.h"
+
+namespace gf {
+namespace {
+
+nlohmann::json result_json(const StepResult& r) {
+  nlohmann::json breakdown = nlohmann::json::array();
+  breakdown.push_back({{"kind", "compute"}, {"total_s", r.compute_s}, {"exposed_s", r.compute_s}});
+  if (r.bubble_s > 0)
+    breakdown.push_back(
+        {{"kind", "pipeline_bubble"}, {"total_s", r.bubble_s}, {"exposed_s", r.bubble_s}});
+  for (const auto& c : r.comms)
+    breakdown.push_back({{"kind", c.kind},
+                         {"total_s", c.total_s},
+                         {"exposed_s", c.exposed_s},
+                         {"bytes", c.bytes},
+                         {"count", c.count},
+                         {"group_size", c.group_size},
+                         {"busbw_gbs", c.busbw_gbs},
+                         {"bottleneck", c.bottleneck}});
+  nlohmann::json cons = nlohmann::json::array();
+  for (const auto& c : r.constraints)
+    cons.push_back({{"name", c.name}, {"limit", c.limit}, {"value", c.value}, {"pass", c.pass}});
+  return {{"step_time_s", r.step_time_s},
+          {"compute_s", r.compute_s},
+          {"bubble_s", r.bubble_s},
+          {"exposed_comm_s", r.exposed_comm_s},
+          {"comm_fraction", r.comm_fraction},
+          {"tflops_per_gpu", r.tflops_per_gpu},
+          {"mfu", r.mfu},
+          {"hfu", r.hfu},
+          {"gpu_utilization", r.gpu_utilization},
+          {"compute_efficiency", r.compute_efficiency},
+          {"microbatches", r.microbatches},
+          {"tokens_per_step", r.tokens_per_step},
+          {"tokens_per_s", r.tokens_per_s},
+          {"steps", r.steps},
+          {"time_to_train_s", r.time_to_train_s},
+          {"gpu_hour_usd", r.gpu_hour_usd},
+          {"cost_to_train_usd", r.cost_to_train_usd},
+          {"breakdown", breakdown},
+          {"constraints", cons},
+          {"notes", r.notes}};
+}
+
+}  // namespace
+
+nlohmann::json step_json(const StepResult& r, const std::vector<StepScenario>& sens) {
+  nlohmann::json j = result_json(r);
+  nlohmann::json s = nlohmann::json::array();
+  for (const auto& x : sens)
+    s.push_back({{"scenario", x.label},
+                 {"step_time_s", x.result.step_time_s},
+                 {"comm_fraction", x.result.comm_fraction},
+                 {"mfu", x.result.mfu},
+                 {"time_to_train_s", x.result.time_to_train_s}});
+  j["sensitivity"] = s;
+  return j;
+}
+
+std::string step_text(const std::string& name, const StepResult& r,
+                      const std::vector<StepScenario>& sens) {
+  std::string s = fmt::format("Training step of {} on {} GPUs ({} microbatches per step)\n", name,
+                              r.gpus, r.microbatches);
+  s += fmt::format("  {:<32} {:>12} {:>12} {:>10}\n", "", "total", "exposed", "busbw");
+  s += fmt::format("  {:<32} {:>12} {:>12}\n", "compute", units::format_seconds(r.compute_s),
+                   units::format_seconds(r.compute_s));
+  if (r.bubble_s > 0)
+    s += fmt::format("  {:<32} {:>12} {:>12}\n", "pipeline bubble",
+                     units::format_seconds(r.bubble_s), units::format_seconds(r.bubble_s));
+  for (const auto& c : r.comms)
+    s += fmt::format("  {:<32} {:>12} {:>12} {:>6.0f} GB/s  ({:g} x {} in groups of {})\n", c.kind,
+                     units::format_seconds(c.total_s), units::format_seconds(c.exposed_s),
+                     c.busbw_gbs, c.count, units::format_bytes(c.bytes), c.group_size);
+  s += fmt::format("  {:<32} {:>12}\n", "step", units::format_seconds(r.step_time_s));
+  s += fmt::format("  communication share {:.1f}%, GPU utilisation {:.1f}%, MFU {:.1f}%",
+                   100 * r.comm_fraction, 100 * r.gpu_utilization, 100 * r.mfu);
+  if (r.tflops_per_gpu > 0) s += fmt::format(", {:.0f} TFLOP/s per GPU", r.tflops_per_gpu);
+  s += "\n";
+  if (r.tokens_per_s > 0) s += fmt::format("  {} tokens/s\n", units::format_count(r.tokens_per_s));
+  if (r.steps > 0)
+    s += fmt::format("  {} steps: {} to train, {} at ${:g} per GPU-hour\n",
+                     units::format_count(r.steps), units::format_seconds(r.time_to_train_s),
+                     units::format_usd(r.cost_to_train_usd), r.gpu_hour_usd);
+  for (const auto& c : r.constraints)
+    s += fmt::format("  {} {}: {:.3f} (limit {:g})\n", c.pass ? "PASS" : "FAIL", c.name, c.value,
+                     c.limit);
+  for (const auto& n : r.notes) s += "  note: " + n + "\n";
+  if (!sens.empty()) {
+    s += "\nSensitivity (the guide's \"do we need 800G?\"):\n";
+    s += fmt::format("  {:<28} {:>12} {:>12} {:>8}\n", "scenario", "step", "comm share", "MFU");
+    for (const auto& x : sens)
+      s += fmt::format("  {:<28} {:>12} {:>11.1f}% {:>7.1f}%\n", x.label,
+                       units::format_seconds(x.result.step_time_s), 100 * x.result.comm_fraction,
+                       100 * x.result.mfu);
+  }
+  return s;
+}
+
+}  // namespace gf

@@ -1,0 +1,16 @@
+// Training-step results as text and JSON (DESIGN.md §5 `step`).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/step.h"
+
+namespace gf {
+
+nlohmann::json step_json(const StepResult& r, const std::vector<StepScenario>& sensitivity);
+std::string step_text(const std::string& name, const StepResult& r,
+                      const std::vector<StepScenario>& sensitivity);
+
+}  // namespace gf

@@ -1,0 +1,279 @@
+#include "sim/step.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/collective.h"
+
+namespace gf {
+namespace {
+
+// GEMM efficiency grows with the model's width: e(h) = e_catalog x (h / 8192)^0.1. Fitted to
+// Narayanan et al. SC'21 table 1 on A100 (1.7B, h=2304: 44% of peak; 1T, h=25600: 52%, both
+// with bubble and communication); the catalog's figure is the one at h = 8192.
+constexpr double kEfficiencyReferenceHidden = 8192;
+constexpr double kEfficiencyWidthExponent = 0.1;
+// Backward costs twice the forward: it is 2/3 of a microbatch's compute.
+constexpr double kBackwardShare = 2.0 / 3.0;
+// Gradient buckets (PyTorch DDP's 25 MB; Megatron uses ~40M parameters).
+constexpr double kBucketBytes = 25e6;
+// Ring attention overlaps about half of its KV exchange with attention compute (estimate).
+constexpr double kCpExposedFraction = 0.5;
+
+struct Dims {
+  int tp, cp, ep, pp, dpo;
+};
+
+// Rank of coordinates, Megatron order: TP innermost, then CP, EP, PP, and DP outermost.
+int rank_of(const Dims& d, int t, int c, int e, int p, int o) {
+  return t + d.tp * (c + d.cp * (e + d.ep * (p + d.pp * o)));
+}
+
+// Groups of ranks that vary along one dimension, the others fixed.
+std::vector<std::vector<int>> groups_along(const Dims& d, char dim) {
+  std::vector<std::vector<int>> out;
+  for (int o = 0; o < (dim == 'o' || dim == 'D' ? 1 : d.dpo); ++o)
+    for (int p = 0; p < (dim == 'p' ? 1 : d.pp); ++p)
+      for (int e = 0; e < (dim == 'e' || dim == 'D' ? 1 : d.ep); ++e)
+        for (int c = 0; c < (dim == 'c' ? 1 : d.cp); ++c)
+          for (int t = 0; t < (dim == 't' ? 1 : d.tp); ++t) {
+            std::vector<int> g;
+            if (dim == 't')
+              for (int x = 0; x < d.tp; ++x) g.push_back(rank_of(d, x, c, e, p, o));
+            if (dim == 'c')
+              for (int x = 0; x < d.cp; ++x) g.push_back(rank_of(d, t, x, e, p, o));
+            if (dim == 'e')
+              for (int x = 0; x < d.ep; ++x) g.push_back(rank_of(d, t, c, x, p, o));
+            if (dim == 'o')
+              for (int x = 0; x < d.dpo; ++x) g.push_back(rank_of(d, t, c, e, p, x));
+            if (dim == 'D')  // dense data parallel: EP and outer DP together
+              for (int y = 0; y < d.dpo; ++y)
+                for (int x = 0; x < d.ep; ++x) g.push_back(rank_of(d, t, c, x, p, y));
+            out.push_back(std::move(g));
+          }
+  return out;
+}
+
+// Pipeline neighbours: stage p sends to stage p + 1 in every pipeline.
+std::vector<std::vector<int>> pp_pairs(const Dims& d) {
+  std::vector<std::vector<int>> out;
+  for (int o = 0; o < d.dpo; ++o)
+    for (int e = 0; e < d.ep; ++e)
+      for (int c = 0; c < d.cp; ++c)
+        for (int t = 0; t < d.tp; ++t)
+          for (int p = 0; p + 1 < d.pp; ++p)
+            out.push_back({rank_of(d, t, c, e, p, o), rank_of(d, t, c, e, p + 1, o)});
+  return out;
+}
+
+// A flat ring: consecutive ranks on different nodes, so every hop crosses the network.
+std::vector<std::vector<int>> flatten(std::vector<std::vector<int>> groups, int gpus_per_node) {
+  for (auto& g : groups) {
+    std::stable_sort(g.begin(), g.end(),
+                     [&](int a, int b) { return a % gpus_per_node < b % gpus_per_node; });
+  }
+  return groups;
+}
+
+}  // namespace
+
+Plan with_nic_rate(const Plan& plan, double factor) {
+  Plan p = plan;
+  p.nic.rate_gbps *= factor;
+  p.topo.lane_gbps *= factor;
+  return p;
+}
+
+Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabric& fabric) {
+  if (!spec.workload)
+    return spec.at("workload", "the step model needs a workload section",
+                   "add workload: {model: {params: 70B, ...}, parallelism: {...}} as in "
+                   "examples/seed-70b-1024.yaml");
+  const WorkloadSpec& w = *spec.workload;
+  const auto& par = w.parallelism;
+  const auto& m = w.model;
+  StepResult r;
+  r.gpus = plan.gpus;
+  const bool shape = m.layers > 0 && m.hidden > 0 && m.seq_len > 0;
+  std::vector<Diagnostic> errs;
+  if (w.compute_time_s <= 0 && !shape)
+    errs.push_back(spec.at("workload.model",
+                           "without compute_time the model needs layers, hidden and seq_len",
+                           "give them, or compute_time: 10s"));
+  if (w.global_batch <= 0 && w.compute_time_s <= 0)
+    errs.push_back(spec.at("workload.global_batch", "the step model needs a global batch",
+                           "e.g. global_batch: 1024 (sequences per step)"));
+  if (par.ep > 1 && m.experts == 0)
+    errs.push_back(spec.at("workload.parallelism.ep", "ep > 1 needs a mixture-of-experts model",
+                           "set model.experts and model.top_k"));
+  if (!errs.empty()) return errs;
+
+  const Dims d{par.tp, par.cp, par.ep, par.pp, std::max(1, par.dp / par.ep)};
+  const int dp = par.dp;
+  const double act_bytes = w.precision == "fp32" ? 4 : 2;
+  const double grad_bytes = w.precision == "fp32" ? 4 : 2;
+  const double seq = m.seq_len > 0 ? m.seq_len : 2048;
+  const double hidden = m.hidden > 0 ? m.hidden : 0;
+  const double b = w.micro_batch;
+  r.microbatches = w.global_batch > 0 ? std::max(1.0, w.global_batch / (b * dp)) : 1.0;
+  const double mb = r.microbatches;
+  const double layers_stage = m.layers > 0 ? static_cast<double>(m.layers) / par.pp : 0;
+  r.tokens_per_step = w.global_batch > 0 ? w.global_batch * seq : 0;
+
+  // Active parameters: a MoE layer's FFN is 8h^2 per expert; only top_k of them run per token.
+  double active = m.params;
+  double expert_params = 0;
+  if (m.experts > 0 && shape) {
+    expert_params = std::min(0.9 * m.params, 8.0 * hidden * hidden * m.experts * m.layers);
+    active = m.params - expert_params * (1.0 - static_cast<double>(m.top_k) / m.experts);
+  }
+  const double dense_params = m.params - expert_params;
+
+  // Compute.
+  const double peak = plan.gpu.tflops(w.precision) * 1e12;
+  double eff = w.compute_efficiency > 0 ? w.compute_efficiency : plan.gpu.compute_efficiency;
+  if (w.compute_efficiency <= 0 && hidden > 0)
+    eff *= std::pow(hidden / kEfficiencyReferenceHidden, kEfficiencyWidthExponent);
+  eff = std::min(eff, 0.95);
+  r.compute_efficiency = eff;
+  if (shape && r.tokens_per_step > 0) {
+    const double attn = 12.0 * m.layers * hidden * seq;  // per token, fwd + bwd
+    r.model_flops = r.tokens_per_step * (6.0 * active + attn);
+    double extra = 0;
+    if (w.recompute == "full") extra = r.tokens_per_step * (2.0 * active + attn / 3);
+    if (w.recompute == "selective") extra = r.tokens_per_step * attn / 3;
+    r.hardware_flops = r.model_flops + extra;
+  }
+  if (w.compute_time_s > 0) {
+    r.compute_s = w.compute_time_s;
+    r.notes.push_back("compute time given by the spec, not computed from FLOPs");
+  } else {
+    r.compute_s = r.hardware_flops / r.gpus / (peak * eff);
+  }
+  // 1F1B bubble, interleaved: (p - 1) / (v m) of the ideal compute.
+  if (par.pp > 1) r.bubble_s = r.compute_s * (par.pp - 1) / (w.virtual_pipeline * mb);
+  const double per_mb = r.compute_s / mb;
+
+  const std::string lb = plan.load_balancing;
+  auto add = [&](const std::string& kind, Op op, const std::vector<std::vector<int>>& groups,
+                 double bytes, double count, auto exposed_of) -> bool {
+    if (groups.empty() || groups[0].size() < 2 || bytes <= 0 || count <= 0) return true;
+    auto g = GroupCollective::build(fabric, plan, op, groups, lb);
+    if (!g) {
+      errs.insert(errs.end(), g.errors().begin(), g.errors().end());
+      return false;
+    }
+    StepComm c;
+    c.kind = kind;
+    c.bytes = bytes;
+    c.count = count;
+    c.group_size = g->group_size();
+    c.busbw_gbs = g->busbw_gbs(bytes);
+    c.bottleneck = g->bottleneck();
+    const double one = g->seconds(bytes);
+    c.total_s = one * count;
+    c.exposed_s = std::min(c.total_s, exposed_of(one, c.total_s));
+    r.comms.push_back(c);
+    return true;
+  };
+  auto all = [](double, double total) { return total; };
+  const double tokens_mb = b * seq / par.cp;  // tokens of one microbatch on one CP rank
+  // TP: 2 all-reduces forward and 2 backward per layer (reduce-scatter + all-gather pairs with
+  // sequence parallelism move the same bytes); full recomputation repeats the forward ones.
+  if (par.tp > 1 && shape) {
+    const double n = 4 + (w.recompute == "full" ? 2 : 0);
+    add(w.sequence_parallel ? "tp_reduce_scatter_all_gather" : "tp_allreduce", Op::kAllReduce,
+        groups_along(d, 't'), tokens_mb * hidden * act_bytes, n * layers_stage * mb, all);
+  }
+  // CP: keys and values of the whole sequence gathered forward, their gradients scattered back.
+  if (par.cp > 1 && shape)
+    add("cp_kv_exchange", Op::kAllGather, groups_along(d, 'c'), 2.0 * b * seq * hidden * act_bytes,
+        2 * layers_stage * mb, [](double, double total) { return total * kCpExposedFraction; });
+  // EP: dispatch and combine all-to-all, forward and backward, per MoE layer.
+  if (par.ep > 1 && m.experts > 0 && shape) {
+    const double tokens = tokens_mb / (w.sequence_parallel ? par.tp : 1);
+    add("ep_alltoall", Op::kAlltoall, groups_along(d, 'e'),
+        tokens * hidden * act_bytes * std::max(1, m.top_k) * par.ep, 4 * layers_stage * mb, all);
+  }
+  // PP: activations forward and gradients backward across each stage boundary; the steady
+  // state hides them behind compute, filling and draining the pipeline does not.
+  if (par.pp > 1 && shape) {
+    const double bytes = tokens_mb * hidden * act_bytes / (w.sequence_parallel ? par.tp : 1);
+    add("pp_sendrecv", Op::kSendRecv, pp_pairs(d), bytes, 2 * mb,
+        [&](double one, double) { return 2.0 * (par.pp - 1) * one; });
+  }
+  // DP: gradients reduced in buckets during the last microbatch's backward (or after it, with
+  // overlap off); ZeRO-1/2 reduce-scatter gradients and all-gather parameters (same bytes);
+  // ZeRO-3 also gathers parameters before each forward and backward.
+  if (dp > 1) {
+    const double grads = dense_params / (par.tp * par.pp) * grad_bytes;
+    auto groups = groups_along(d, 'D');
+    if (w.dp_collective == "flat") groups = flatten(groups, plan.gpus_per_node);
+    const double window = per_mb * kBackwardShare;
+    add(par.zero >= 1 ? "dp_reduce_scatter_all_gather" : "dp_allreduce", Op::kAllReduce, groups,
+        grads, 1, [&](double, double total) {
+          if (!w.overlap) return total;
+          const double buckets = std::max(1.0, std::ceil(grads / kBucketBytes));
+          return std::max(total / buckets, total - window);
+        });
+    if (expert_params > 0 && d.dpo > 1)
+      add("expert_dp_allreduce", Op::kAllReduce, groups_along(d, 'o'),
+          expert_params / (par.tp * par.pp * par.ep) * grad_bytes, 1,
+          [&](double, double total) { return w.overlap ? std::max(0.0, total - window) : total; });
+    if (par.zero == 3)
+      add("zero3_param_allgather", Op::kAllGather, groups, grads, 2 * mb,
+          [&](double one, double total) {
+            return w.overlap ? std::max(0.0, one - per_mb / 2) * 2 * mb : total;
+          });
+  }
+  if (!errs.empty()) return errs;
+
+  for (const auto& c : r.comms) r.exposed_comm_s += c.exposed_s;
+  r.step_time_s = r.compute_s + r.bubble_s + r.exposed_comm_s;
+  r.comm_fraction = r.exposed_comm_s / r.step_time_s;
+  r.gpu_utilization = r.compute_s / r.step_time_s;
+  if (r.model_flops > 0) {
+    r.mfu = r.model_flops / (r.step_time_s * r.gpus * peak);
+    r.hfu = r.hardware_flops / (r.step_time_s * r.gpus * peak);
+    r.tflops_per_gpu = r.hardware_flops / r.step_time_s / r.gpus / 1e12;
+  }
+  if (r.tokens_per_step > 0) r.tokens_per_s = r.tokens_per_step / r.step_time_s;
+  r.steps = w.steps > 0                               ? w.steps
+            : (w.tokens > 0 && r.tokens_per_step > 0) ? std::ceil(w.tokens / r.tokens_per_step)
+                                                      : 0;
+  r.time_to_train_s = r.steps * r.step_time_s;
+  r.gpu_hour_usd = plan.gpu.gpu_hour_usd;
+  r.cost_to_train_usd = r.time_to_train_s / 3600 * r.gpus * r.gpu_hour_usd;
+  const auto& cons = spec.constraints;
+  r.constraints.push_back({"max_comm_fraction", cons.max_comm_fraction, r.comm_fraction,
+                           r.comm_fraction <= cons.max_comm_fraction});
+  r.constraints.push_back({"min_gpu_utilization", cons.min_gpu_utilization, r.gpu_utilization,
+                           r.gpu_utilization >= cons.min_gpu_utilization});
+  return r;
+}
+
+Result<std::vector<StepScenario>> step_sensitivity(const Spec& spec, const Catalog& cat,
+                                                   const Plan& plan) {
+  std::vector<StepScenario> out;
+  auto run = [&](const std::string& label, const Plan& p) -> bool {
+    const Fabric f = Fabric::build(p, cat);
+    auto r = simulate_step(spec, p, f);
+    if (!r) return false;
+    out.push_back({label, *r});
+    return true;
+  };
+  run(fmt::format("as planned ({:g}G NICs)", plan.nic.rate_gbps), plan);
+  run(fmt::format("NIC x0.5 ({:g}G)", plan.nic.rate_gbps / 2), with_nic_rate(plan, 0.5));
+  run(fmt::format("NIC x2 ({:g}G)", plan.nic.rate_gbps * 2), with_nic_rate(plan, 2));
+  Spec over = spec;
+  over.fabric.oversubscription = 2;
+  over.fabric.topology = "auto";
+  over.fabric.switch_id = plan.sw.id;
+  over.fabric.technology = plan.technology;
+  if (auto p2 = make_plan(over, cat)) run("2:1 oversubscription", *p2);
+  return out;
+}
+
+}  // namespace gf

@@ -1,0 +1,73 @@
+// The training step: compute from model FLOPs, communication of every parallel dimension
+// simulated on the fabric with all its groups at once, overlap as the framework does it, and
+// what the step time means for time and cost to train.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "common/diag.h"
+#include "plan/plan.h"
+#include "spec/spec.h"
+#include "topo/fabric.h"
+
+namespace gf {
+
+/// One kind of communication in a step.
+struct StepComm {
+  std::string kind;    ///< tp_allreduce, cp_allgather, ep_alltoall, pp_sendrecv, dp_allreduce, ...
+  double bytes = 0;    ///< per collective (nccl-tests size)
+  double count = 0;    ///< collectives per step
+  double total_s = 0;  ///< time if nothing overlapped
+  double exposed_s = 0;  ///< on the critical path
+  double busbw_gbs = 0;  ///< at `bytes`
+  int group_size = 0;
+  std::string bottleneck;
+};
+
+/// A constraint of the spec checked against the step.
+struct ConstraintCheck {
+  std::string name;
+  double limit = 0, value = 0;
+  bool pass = true;
+};
+
+/// What one step costs and what it implies.
+struct StepResult {
+  long long gpus = 0;
+  double microbatches = 0;
+  double model_flops = 0, hardware_flops = 0;  ///< per step, all GPUs
+  double compute_efficiency = 0;
+  double compute_s = 0;  ///< compute without the pipeline bubble
+  double bubble_s = 0;
+  double exposed_comm_s = 0;
+  double step_time_s = 0;
+  double comm_fraction = 0;
+  double tflops_per_gpu = 0;  ///< hardware FLOPs (recomputation counted, as Megatron reports)
+  double mfu = 0, hfu = 0, gpu_utilization = 0;
+  double tokens_per_step = 0, tokens_per_s = 0;
+  double steps = 0, time_to_train_s = 0, cost_to_train_usd = 0, gpu_hour_usd = 0;
+  std::vector<StepComm> comms;
+  std::vector<ConstraintCheck> constraints;
+  std::vector<std::string> notes;
+};
+
+/// Simulates one training step of the spec's workload on the plan's fabric.
+Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabric& fabric);
+
+/// A what-if of the same step: a label and its result.
+struct StepScenario {
+  std::string label;
+  StepResult result;
+};
+
+/// The guide's "do we need 800G?": the step with NIC rate x0.5 and x2 and with 2:1
+/// oversubscription (re-planned).
+Result<std::vector<StepScenario>> step_sensitivity(const Spec& spec, const Catalog& catalog,
+                                                   const Plan& plan);
+
+/// The fabric of `plan` with every network link (NIC to top tier) `factor` times as fast.
+Plan with_nic_rate(const Plan& plan, double factor);
+
+}  // namespace gf
