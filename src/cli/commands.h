@@ -26,6 +26,7 @@ Command add_plan(CLI::App& root);
 Command add_simulate(CLI::App& root);
 Command add_calibrate(CLI::App& root);
 Command add_step(CLI::App& root);
+Command add_what_if(CLI::App& root);
 
 /// Prints diagnostics to stderr and returns kExitBadInput.
 int fail(const std::vector<Diagnostic>& errors);

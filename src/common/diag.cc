@@ -43,7 +43,10 @@ int edit_distance(const std::string& a, const std::string& b) {
 }
 
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
-  // A candidate that starts with what was typed ("h100" -> "h100-sxm") is the likeliest meaning.
+  // One edit away is the likeliest meaning ("spine1" -> "spine01"); then a candidate that starts
+  // with what was typed ("h100" -> "h100-sxm").
+  for (const auto& c : candidates)
+    if (edit_distance(word, c) <= 1) return c;
   std::string prefixed;
   if (word.size() >= 3)
     for (const auto& c : candidates)

@@ -67,8 +67,14 @@ struct Builder {
   bool net(int nic_a, int nic_b, int plane, uint64_t key, double coef, std::vector<Hop>& out) {
     const uint64_t h = mix(seed, key);
     auto one = [&](uint64_t hash, uint64_t spread, double c) {
-      scratch.clear();
-      if (!fab.route(nic_a, nic_b, plane, hash, scratch, spread)) return false;
+      // A NIC with a port in every plane fails over to the next plane when its own is cut
+      // (dual-plane fabrics halve, they do not stop).
+      bool routed = false;
+      for (int k = 0; k < P && !routed; ++k) {
+        scratch.clear();
+        routed = fab.route(nic_a, nic_b, (plane + k) % P, hash, scratch, spread);
+      }
+      if (!routed) return false;
       if (path_latency.size() < 64) path_latency.push_back(fab.latency_s(scratch));
       for (int l : scratch) out.push_back({l, static_cast<float>(c)});
       return true;
@@ -121,7 +127,10 @@ struct Builder {
     nvlink(a, proxy, coef, out);
     const int nic_a = fab.nic(node_of(a), rail), nic_b = fab.nic(node_of(b), rail);
     out.push_back({fab.pcie_to_nic(nic_a), static_cast<float>(coef)});
-    if (!net(nic_a, nic_b, static_cast<int>(key % P), key, coef, out)) return false;
+    // NCCL drives every port of the NIC (one per plane) with channels of its own.
+    for (int k = 0; k < P; ++k)
+      if (!net(nic_a, nic_b, static_cast<int>((key + k) % P), mix(key, k), coef / P, out))
+        return false;
     out.push_back({fab.pcie_from_nic(nic_b), static_cast<float>(coef)});
     nvlink(host_b, b, coef, out);
     return true;
@@ -621,7 +630,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
       for (double x : b.path_latency) s += x;
       m.net_hop_latency_us = s / b.path_latency.size() * 1e6;
     }
-    if (!std::isfinite(m.seconds_per_byte) || m.seconds_per_byte <= 0) {
+    if (!std::isfinite(m.seconds_per_byte) || m.seconds_per_byte <= 0 || m.unroutable > 0) {
       m.available = false;
       m.unavailable_reason = "no path: failed links cut the ranks apart";
     }
@@ -841,7 +850,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
     for (double x : b.path_latency) sum += x;
     gc.hop_latency_us_ = sum / b.path_latency.size() * 1e6;
   }
-  if (!std::isfinite(gc.seconds_per_byte_))
+  if (!std::isfinite(gc.seconds_per_byte_) || b.unroutable > 0)
     return Diagnostic{"", 0, 0, "", "failed links cut a group apart", ""};
   return gc;
 }

@@ -83,6 +83,12 @@ class Fabric {
 
   /// Vertex of leaf `i` of a plane, and the leaf a NIC plugs into.
   int leaf_vertex(int plane, int i) const { return switch_base_ + plane * per_plane_ + i; }
+  int spine_vertex(int plane, int i) const {
+    return switch_base_ + plane * per_plane_ + leaves_ + i;
+  }
+  int core_vertex(int plane, int i) const {
+    return switch_base_ + plane * per_plane_ + leaves_ + spines_ + i;
+  }
   int leaf_of_nic(int nic, int plane) const { return nic_leaf_[nic * planes_ + plane]; }
   /// Top-tier switch used as the in-network reduction root for a rail (spine or core).
   int reduction_root(int plane, int rail) const;

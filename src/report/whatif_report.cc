@@ -1,0 +1,83 @@
+#include "report/whatif_report.h"
+
+#include <fmt/format.h>
+
+#include "units/units.h"
+
+namespace gf {
+namespace {
+
+nlohmann::json side_json(const WhatIfSide& s) {
+  nlohmann::json c = nlohmann::json::object();
+  for (const auto& p : s.collectives)
+    c[p.op] = p.runs ? nlohmann::json{{"busbw_gbs", p.busbw_gbs}}
+                     : nlohmann::json{{"runs", false}, {"note", p.note}};
+  nlohmann::json j = {{"label", s.label},
+                      {"gpus", s.gpus},
+                      {"nodes", s.nodes},
+                      {"collectives", c},
+                      {"switches", s.switches},
+                      {"network_capex_usd", s.network_capex_usd},
+                      {"top_tier_ports_free_fraction", s.top_tier_free},
+                      {"max_nodes_same_tiers", s.max_nodes_same_tiers},
+                      {"tiers", s.tiers}};
+  if (s.step)
+    j["step"] = {{"step_time_s", s.step->step_time_s},
+                 {"comm_fraction", s.step->comm_fraction},
+                 {"mfu", s.step->mfu},
+                 {"tokens_per_s", s.step->tokens_per_s},
+                 {"time_to_train_s", s.step->time_to_train_s}};
+  return j;
+}
+
+std::string side_line(const WhatIfSide& s) {
+  std::string out = fmt::format("  {:<28} {:>6} GPUs", s.label, s.gpus);
+  for (const auto& p : s.collectives)
+    out += p.runs ? fmt::format("  {} {:.1f}", p.op, p.busbw_gbs) : fmt::format("  {} -", p.op);
+  if (s.step)
+    out += fmt::format("  step {}", units::format_seconds(s.step->step_time_s));
+  else if (!s.step_note.empty())
+    out += "  step -";
+  return out + "\n";
+}
+
+}  // namespace
+
+nlohmann::json what_if_json(const WhatIfResult& r) {
+  nlohmann::json affected = nlohmann::json::array();
+  for (const auto& a : r.affected)
+    affected.push_back({{"node", a.name}, {"state", a.state}, {"lost", a.lost}});
+  nlohmann::json j = {{"baseline", side_json(r.baseline)},
+                      {"scenario", side_json(r.scenario)},
+                      {"changes", r.changes},
+                      {"affected_nodes", affected},
+                      {"recommendation", r.recommendation}};
+  if (r.dropped) j["without_cut_off_nodes"] = side_json(*r.dropped);
+  return j;
+}
+
+std::string what_if_text(const WhatIfResult& r) {
+  std::string s = "What-if (bus bandwidth in GB/s at the probe size)\n";
+  s += side_line(r.baseline);
+  s += side_line(r.scenario);
+  if (r.dropped) s += side_line(*r.dropped);
+  s += "\nChanges:\n";
+  for (const auto& c : r.changes) s += "  - " + c + "\n";
+  if (!r.affected.empty()) {
+    s += fmt::format("\nAffected nodes ({}):\n", r.affected.size());
+    size_t shown = 0;
+    for (const auto& a : r.affected) {
+      if (++shown > 20) {
+        s += fmt::format("  ... and {} more\n", r.affected.size() - 20);
+        break;
+      }
+      std::string lost;
+      for (const auto& l : a.lost) lost += (lost.empty() ? "" : ", ") + l;
+      s += fmt::format("  {:<12} {:<9} lost {}\n", a.name, a.state, lost);
+    }
+  }
+  if (!r.recommendation.empty()) s += "\nRecommendation: " + r.recommendation + "\n";
+  return s;
+}
+
+}  // namespace gf

@@ -1,0 +1,353 @@
+#include "sim/whatif.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "sim/collective.h"
+#include "topo/fabric.h"
+#include "units/units.h"
+
+namespace gf {
+namespace {
+
+// Collectives compared between baseline and scenario.
+const Op kProbeOps[] = {Op::kAllReduce, Op::kAllGather, Op::kAlltoall};
+
+// Device names of the cabling plan mapped to what the fabric graph knows.
+struct Names {
+  std::map<std::string, int> node;    ///< node name -> node index
+  std::map<std::string, int> vertex;  ///< switch name -> vertex
+  std::vector<std::string> all;       ///< every name, for "did you mean"
+};
+
+Names names_of(const Plan& plan, const Catalog& cat, const Fabric& f) {
+  Names n;
+  auto sw = [&](const std::string& name, int v) {
+    if (n.vertex.emplace(name, v).second) n.all.push_back(name);
+  };
+  for_each_link(plan, cat, [&](const CableRun& r) {
+    switch (r.kind) {
+      case LinkKind::kNodeLeaf:
+        if (n.node.emplace(r.a_device, static_cast<int>(r.a_index)).second)
+          n.all.push_back(r.a_device);
+        sw(r.b_device, f.leaf_vertex(r.plane, static_cast<int>(r.b_index)));
+        break;
+      case LinkKind::kApplianceLeaf:
+        break;
+      case LinkKind::kLeafSpine:
+        sw(r.a_device, f.leaf_vertex(r.plane, static_cast<int>(r.a_index)));
+        sw(r.b_device, f.spine_vertex(r.plane, static_cast<int>(r.b_index)));
+        break;
+      case LinkKind::kSpineCore:
+        sw(r.a_device, f.spine_vertex(r.plane, static_cast<int>(r.a_index)));
+        sw(r.b_device, f.core_vertex(r.plane, static_cast<int>(r.b_index)));
+        break;
+      case LinkKind::kGlobal:
+        sw(r.a_device, f.spine_vertex(r.plane, static_cast<int>(r.a_index)));
+        sw(r.b_device, f.spine_vertex(r.plane, static_cast<int>(r.b_index)));
+        break;
+    }
+  });
+  return n;
+}
+
+Diagnostic unknown(const std::string& what, const std::string& name, const Names& n) {
+  const std::string hint = did_you_mean(name, n.all);
+  return {"",
+          0,
+          0,
+          "--fail",
+          fmt::format("unknown {} '{}'", what, name),
+          hint.empty() ? "use the device names of cabling.csv (gpufabric plan -o DIR)" : hint};
+}
+
+// Applies "--fail" items to the fabric.
+std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, const Names& n,
+                                       Fabric& f, std::vector<std::string>& changes) {
+  std::vector<Diagnostic> errs;
+  for (const auto& item : items) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (size_t i = 0; i <= item.size(); ++i)
+      if (i == item.size() || item[i] == ':') {
+        parts.push_back(item.substr(start, i - start));
+        start = i + 1;
+      }
+    const std::string kind = parts[0];
+    if (kind == "switch" && parts.size() == 2) {
+      auto it = n.vertex.find(parts[1]);
+      if (it == n.vertex.end()) {
+        errs.push_back(unknown("switch", parts[1], n));
+        continue;
+      }
+      f.fail_vertex(it->second);
+      changes.push_back(fmt::format("switch {} failed: all its links are down", parts[1]));
+    } else if (kind == "node" && parts.size() == 2) {
+      auto it = n.node.find(parts[1]);
+      if (it == n.node.end()) {
+        errs.push_back(unknown("node", parts[1], n));
+        continue;
+      }
+      for (int r = 0; r < f.nics_per_node(); ++r)
+        for (int p = 0; p < f.planes(); ++p) {
+          const int nic = f.nic(it->second, r);
+          f.fail_link(f.nic_to_leaf(nic, p));
+          f.fail_link(f.leaf_to_nic(nic, p));
+        }
+      changes.push_back(fmt::format("node {} failed: its NICs are down", parts[1]));
+    } else if (kind == "link" && parts.size() == 3) {
+      // Node to leaf, or between two switches (the first of parallel cables).
+      auto na = n.node.find(parts[1]);
+      auto vb = n.vertex.find(parts[2]);
+      auto va = n.vertex.find(parts[1]);
+      if (vb == n.vertex.end() || (na == n.node.end() && va == n.vertex.end())) {
+        errs.push_back(unknown("device", vb == n.vertex.end() ? parts[2] : parts[1], n));
+        continue;
+      }
+      bool done = false;
+      if (na != n.node.end()) {
+        for (int r = 0; r < f.nics_per_node() && !done; ++r)
+          for (int p = 0; p < f.planes() && !done; ++p) {
+            const int nic = f.nic(na->second, r);
+            if (f.leaf_of_nic(nic, p) != vb->second) continue;
+            f.fail_link(f.nic_to_leaf(nic, p));
+            f.fail_link(f.leaf_to_nic(nic, p));
+            done = true;
+          }
+      } else {
+        int parallel = 0;
+        for (size_t i = 0; i < f.links().size(); ++i) {
+          const Link& l = f.links()[i];
+          const bool match = l.from == va->second && l.to == vb->second;
+          if (!match || l.failed) continue;
+          if (!done) {
+            f.fail_link(static_cast<int>(i));
+            f.fail_link(Fabric::reverse(static_cast<int>(i)));
+            done = true;
+          }
+          ++parallel;
+        }
+        if (done && parallel > 1)
+          changes.push_back(fmt::format("{} has {} parallel cables to {}; one failed", parts[1],
+                                        parallel, parts[2]));
+      }
+      if (!done) {
+        errs.push_back({"", 0, 0, "--fail",
+                        fmt::format("no cable joins {} and {}", parts[1], parts[2]),
+                        "see cabling.csv for the links that exist"});
+        continue;
+      }
+      changes.push_back(fmt::format("link {} - {} failed", parts[1], parts[2]));
+    } else {
+      errs.push_back({"", 0, 0, "--fail", fmt::format("cannot read '{}'", item),
+                      "use link:A:B, switch:NAME or node:NAME"});
+    }
+  }
+  return errs;
+}
+
+WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan, const Fabric& f,
+                   double bytes) {
+  WhatIfSide s;
+  s.label = label;
+  s.gpus = plan.gpus;
+  s.nodes = plan.nodes;
+  s.switches = plan.switch_total;
+  s.network_capex_usd = plan.bom.network_capex_usd;
+  s.top_tier_free = plan.spine_ports_free_fraction;
+  s.max_nodes_same_tiers = plan.max_nodes_same_tiers;
+  s.tiers = plan.topo.tiers;
+  for (Op op : kProbeOps) {
+    CollectiveProbe p;
+    p.op = op_name(op);
+    SimOptions o;
+    o.op = op;
+    auto m = CollectiveModel::build(f, plan, o);
+    if (!m) {
+      p.runs = false;
+      p.note = m.errors()[0].message;
+    } else {
+      const SizeResult r = m->at(bytes);
+      if (!std::isfinite(r.time_us)) {
+        p.runs = false;
+        p.note = "some ranks have no path: NCCL cannot run on every node";
+      } else {
+        p.busbw_gbs = r.busbw_gbs;
+      }
+    }
+    s.collectives.push_back(p);
+  }
+  if (spec.workload) {
+    auto st = simulate_step(spec, plan, f);
+    if (st)
+      s.step = *st;
+    else
+      s.step_note = st.errors()[0].message;
+  }
+  return s;
+}
+
+// A NIC id of the catalog for --nic: an id as is, or a rate matched to a NIC speaking the
+// plan's technology.
+std::optional<std::string> nic_for(const std::string& want, const Catalog& cat,
+                                   const std::string& tech) {
+  if (cat.nics.count(want)) return want;
+  auto rate = units::parse_bitrate(want);
+  if (!rate) return std::nullopt;
+  for (const auto& [id, n] : cat.nics)
+    if (n.rate_gbps * 1e9 == *rate && (tech == "infiniband" ? n.infiniband : n.roce)) return id;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& plan,
+                             const WhatIfOptions& o) {
+  WhatIfResult out;
+  const Fabric base = Fabric::build(plan, cat);
+  out.baseline = measure("as planned", spec, plan, base, o.probe_bytes);
+
+  // The scenario's plan: grown and/or with other NICs, same technology and switch if it fits.
+  Spec s2 = spec;
+  s2.fabric.technology = plan.technology;
+  if (o.grow_nodes > 0) s2.cluster.nodes += o.grow_nodes;
+  if (!o.nic.empty()) {
+    auto id = nic_for(o.nic, cat, plan.technology);
+    if (!id)
+      return Diagnostic{
+          "",
+          0,
+          0,
+          "--nic",
+          fmt::format("no {} NIC in the catalog matches '{}'", plan.technology, o.nic),
+          "give a rate such as 800G or a catalog id such as cx8-800g"};
+    s2.cluster.nic = *id;
+    s2.cluster.nics_per_node = plan.nics_per_node;
+    if (plan.sw.ports_at(cat.nics.at(*id).rate_gbps / s2.fabric.planes) == 0)
+      s2.fabric.switch_id = "auto";
+  }
+  if (o.grow_nodes > 0 || !o.nic.empty()) {
+    if (s2.fabric.switch_id == "auto" && o.nic.empty()) s2.fabric.switch_id = plan.sw.id;
+    s2.cluster.gpus_requested = 0;
+    if (s2.workload) s2.workload->parallelism.dp = 0;  // the extra GPUs join data parallelism
+    auto errs = validate_spec(s2, cat);
+    if (!errs.empty()) return errs;
+  }
+  auto p2 = (o.grow_nodes > 0 || !o.nic.empty()) ? make_plan(s2, cat) : Result<Plan>(plan);
+  if (!p2) return p2.errors();
+  Fabric f2 = Fabric::build(*p2, cat);
+  if (o.grow_nodes > 0)
+    out.changes.push_back(fmt::format(
+        "grow by {} nodes: {} -> {} switches, network capex {} -> {}, top-tier ports free "
+        "{:.0f}% -> {:.0f}%{}",
+        o.grow_nodes, plan.switch_total, p2->switch_total,
+        units::format_usd(plan.bom.network_capex_usd), units::format_usd(p2->bom.network_capex_usd),
+        100 * plan.spine_ports_free_fraction, 100 * p2->spine_ports_free_fraction,
+        p2->topo.tiers > plan.topo.tiers ? " (needs another tier: the spines are full)" : ""));
+  if (!o.nic.empty())
+    out.changes.push_back(fmt::format("NICs {} -> {} ({:g} -> {:g} Gbps), switch {} -> {}",
+                                      plan.nic.id, p2->nic.id, plan.nic.rate_gbps,
+                                      p2->nic.rate_gbps, plan.sw.id, p2->sw.id));
+  const Names names = names_of(*p2, cat, f2);
+  auto errs = apply_failures(o.fail, names, f2, out.changes);
+  if (!errs.empty()) return errs;
+  out.scenario = measure("scenario", s2, *p2, f2, o.probe_bytes);
+
+  // Which nodes lost what: a rail with no plane left cuts the node off (NCCL needs every NIC
+  // it was given); a lost plane only degrades it.
+  std::vector<int> cut;
+  for (const auto& [name, node] : names.node) {
+    AffectedNode a{name, "", {}};
+    bool cut_off = false;
+    for (int r = 0; r < f2.nics_per_node(); ++r) {
+      int alive = 0;
+      for (int p = 0; p < f2.planes(); ++p) {
+        const int nic = f2.nic(node, r);
+        const int up = f2.nic_to_leaf(nic, p);
+        const bool dead = up < 0 || f2.links()[up].failed || f2.links()[Fabric::reverse(up)].failed;
+        if (dead)
+          a.lost.push_back(f2.planes() > 1 ? fmt::format("nic{}.p{}", r, p + 1)
+                                           : fmt::format("nic{}", r));
+        else
+          ++alive;
+      }
+      cut_off = cut_off || alive == 0;
+    }
+    if (a.lost.empty()) continue;
+    a.state = cut_off ? "cut off" : "degraded";
+    if (cut_off) cut.push_back(node);
+    out.affected.push_back(a);
+  }
+  // Dropping the cut-off nodes: the job on the others (data parallelism shrinks).
+  if (!cut.empty() && p2->nodes - static_cast<int>(cut.size()) >= 1) {
+    Spec s3 = s2;
+    s3.cluster.nodes = p2->nodes - static_cast<int>(cut.size());
+    s3.fabric.switch_id = p2->sw.id;
+    if (s3.workload) {
+      s3.workload->parallelism.dp = 0;
+      const auto& par = s3.workload->parallelism;
+      const long long model = 1LL * par.tp * par.pp * par.cp;
+      const long long gpus = 1LL * s3.cluster.nodes * s3.cluster.gpus_per_node;
+      // Keep whole model replicas: drop nodes until the GPUs divide by tp*pp*cp.
+      while (s3.cluster.nodes > 1 && gpus % model != 0) --s3.cluster.nodes;
+      if (s3.workload->global_batch > 0) {  // the largest batch of whole microbatches per replica
+        const long long unit =
+            1LL * s3.cluster.nodes * s3.cluster.gpus_per_node / model * s3.workload->micro_batch;
+        s3.workload->global_batch =
+            static_cast<int>(std::max<long long>(unit, s3.workload->global_batch / unit * unit));
+      }
+    }
+    if (validate_spec(s3, cat).empty()) {
+      if (auto p3 = make_plan(s3, cat)) {
+        const Fabric f3 = Fabric::build(*p3, cat);
+        out.dropped = measure("without the cut-off nodes", s3, *p3, f3, o.probe_bytes);
+      }
+    }
+  }
+  // Differences worth a line.
+  for (size_t i = 0; i < out.baseline.collectives.size(); ++i) {
+    const auto& a = out.baseline.collectives[i];
+    const auto& b = out.scenario.collectives[i];
+    if (!b.runs)
+      out.changes.push_back(
+          fmt::format("{}: cannot run on all {} nodes ({})", b.op, out.scenario.nodes, b.note));
+    else if (a.runs && std::fabs(b.busbw_gbs - a.busbw_gbs) > 0.005 * a.busbw_gbs)
+      out.changes.push_back(fmt::format("{} busbw at {}: {:.1f} -> {:.1f} GB/s ({:+.0f}%)", b.op,
+                                        units::format_bytes(o.probe_bytes), a.busbw_gbs,
+                                        b.busbw_gbs, 100 * (b.busbw_gbs / a.busbw_gbs - 1)));
+  }
+  if (out.baseline.step && !out.scenario.step)
+    out.changes.push_back("training step: cannot run on all nodes (" + out.scenario.step_note +
+                          ")");
+  if (out.baseline.step && out.scenario.step)
+    out.changes.push_back(fmt::format(
+        "step time {} -> {} ({:+.1f}%)", units::format_seconds(out.baseline.step->step_time_s),
+        units::format_seconds(out.scenario.step->step_time_s),
+        100 * (out.scenario.step->step_time_s / out.baseline.step->step_time_s - 1)));
+  if (!cut.empty()) {
+    std::string rec = fmt::format(
+        "{} node{} cut off: NCCL cannot run a job that includes {}; take {} out of the job "
+        "(seed §7)",
+        cut.size(), cut.size() > 1 ? "s are" : " is", cut.size() > 1 ? "them" : "it",
+        cut.size() > 1 ? "them" : "it");
+    if (out.dropped) {
+      rec += fmt::format(": {} GPUs remain ({:.1f}% fewer)", out.dropped->gpus,
+                         100.0 * (1 - static_cast<double>(out.dropped->gpus) / out.scenario.gpus));
+      if (out.dropped->step && out.baseline.step)
+        rec += fmt::format(
+            ", step time {} ({:+.1f}%)", units::format_seconds(out.dropped->step->step_time_s),
+            100 * (out.dropped->step->step_time_s / out.baseline.step->step_time_s - 1));
+    }
+    out.recommendation = rec;
+  } else if (!out.affected.empty()) {
+    out.recommendation =
+        "no node is cut off: the job keeps running on fewer paths (degraded bandwidth above)";
+  } else if (!o.fail.empty()) {
+    out.recommendation = "no node lost a link: the fabric re-routes around the failure";
+  }
+  return out;
+}
+
+}  // namespace gf

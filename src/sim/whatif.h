@@ -1,0 +1,65 @@
+// What-if: failures, growth and faster NICs, re-routed and re-simulated on the fabric, with what
+// the job should do about them (seed §7 "design for failure", §8 growth).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/diag.h"
+#include "plan/plan.h"
+#include "sim/step.h"
+#include "spec/spec.h"
+
+namespace gf {
+
+/// What to change.
+struct WhatIfOptions {
+  std::vector<std::string> fail;  ///< "link:A:B", "switch:NAME", "node:NAME" (cabling.csv names)
+  int grow_nodes = 0;             ///< --grow nodes=+N
+  std::string nic;                ///< --nic: a rate ("800G") or a catalog id
+  double probe_bytes = 1024.0 * 1024 * 1024;  ///< collective size compared (nccl-tests size)
+};
+
+/// One collective's bus bandwidth, or why it cannot run.
+struct CollectiveProbe {
+  std::string op;
+  double busbw_gbs = 0;
+  bool runs = true;
+  std::string note;
+};
+
+/// One side of the comparison.
+struct WhatIfSide {
+  std::string label;
+  long long gpus = 0;
+  int nodes = 0;
+  std::vector<CollectiveProbe> collectives;
+  std::optional<StepResult> step;
+  std::string step_note;  ///< why there is no step result
+  int switches = 0;
+  double network_capex_usd = 0, top_tier_free = 0;
+  long long max_nodes_same_tiers = 0;
+  int tiers = 0;
+};
+
+/// A node hit by the failures.
+struct AffectedNode {
+  std::string name;
+  std::string state;  ///< "cut off" (a rail has no path left) or "degraded" (lost a plane)
+  std::vector<std::string> lost;  ///< NIC ports that lost their link
+};
+
+/// The comparison.
+struct WhatIfResult {
+  WhatIfSide baseline, scenario;
+  std::optional<WhatIfSide> dropped;  ///< the job without the cut-off nodes
+  std::vector<std::string> changes;
+  std::vector<AffectedNode> affected;
+  std::string recommendation;
+};
+
+Result<WhatIfResult> what_if(const Spec& spec, const Catalog& catalog, const Plan& plan,
+                             const WhatIfOptions& options);
+
+}  // namespace gf

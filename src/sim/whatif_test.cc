@@ -1,0 +1,136 @@
+#include "sim/whatif.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/collective.h"
+#include "topo/fabric.h"
+
+namespace gf {
+namespace {
+
+struct WhatIfSetup {
+  Catalog cat;
+  Spec spec;
+  Plan plan;
+};
+
+WhatIfSetup setup(const std::string& yaml) {
+  WhatIfSetup s{*builtin_catalog(), {}, {}};
+  auto sp = parse_spec(yaml, "t.yaml");
+  EXPECT_TRUE(sp.ok()) << format_diagnostics(sp.errors());
+  s.spec = *sp;
+  EXPECT_TRUE(validate_spec(s.spec, s.cat).empty());
+  auto p = make_plan(s.spec, s.cat);
+  EXPECT_TRUE(p.ok());
+  s.plan = *p;
+  return s;
+}
+
+const char* kSeed =
+    "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n"
+    "fabric: {technology: infiniband, switch: qm9700}\n"
+    "workload:\n  model: {params: 70B, layers: 80, hidden: 8192, heads: 64, seq_len: 4096}\n"
+    "  parallelism: {tp: 8}\n  global_batch: 1024\n";
+
+const CollectiveProbe& probe(const WhatIfSide& s, const std::string& op) {
+  for (const auto& p : s.collectives)
+    if (p.op == op) return p;
+  throw std::runtime_error(op);
+}
+
+}  // namespace
+
+TEST(WhatIf, FailedRailLeafCutsItsNodesOffAndDroppingThemCosts) {
+  const WhatIfSetup s = setup(kSeed);
+  WhatIfOptions o;
+  o.fail = {"switch:su01-r0-leaf"};
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_EQ(r->affected.size(), 32u);  // the unit's 32 nodes lost rail 0
+  for (const auto& a : r->affected) EXPECT_EQ(a.state, "cut off");
+  EXPECT_FALSE(probe(r->scenario, "all_reduce").runs);
+  EXPECT_FALSE(r->scenario.step.has_value());
+  ASSERT_TRUE(r->dropped.has_value());
+  EXPECT_EQ(r->dropped->gpus, 768);
+  EXPECT_TRUE(probe(*r->dropped, "all_reduce").runs);
+  ASSERT_TRUE(r->dropped->step.has_value());
+  EXPECT_GT(r->dropped->step->step_time_s, r->baseline.step->step_time_s * 1.1);
+  EXPECT_NE(r->recommendation.find("take them out"), std::string::npos);
+}
+
+TEST(WhatIf, FailedSpineIsRoutedAround) {
+  const WhatIfSetup s = setup(kSeed);
+  WhatIfOptions o;
+  o.fail = {"switch:spine01"};
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->affected.empty());
+  for (const auto& p : r->scenario.collectives) EXPECT_TRUE(p.runs) << p.op;
+  EXPECT_LE(probe(r->scenario, "all_reduce").busbw_gbs,
+            probe(r->baseline, "all_reduce").busbw_gbs * 1.001);
+}
+
+TEST(WhatIf, DualPlaneHalvesInsteadOfFailing) {
+  const WhatIfSetup s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
+      "fabric: {technology: roce, switch: sn5600, planes: 2}\n");
+  WhatIfOptions o;
+  o.fail = {"switch:p1-su01-r0-leaf"};
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  ASSERT_FALSE(r->affected.empty());
+  for (const auto& a : r->affected) EXPECT_EQ(a.state, "degraded");
+  for (const auto& p : r->scenario.collectives) EXPECT_TRUE(p.runs) << p.op;
+  // A rail-0 transfer between two nodes: both its planes before, one after.
+  Fabric f = Fabric::build(s.plan, s.cat);
+  auto send = [&](const Fabric& fab) {
+    auto g = GroupCollective::build(fab, s.plan, Op::kSendRecv, {{0, 8}});
+    EXPECT_TRUE(g.ok());
+    return g->busbw_gbs(1e9);
+  };
+  const double before = send(f);
+  f.fail_vertex(f.leaf_vertex(0, 0));
+  const double after = send(f);
+  EXPECT_NEAR(after / before, 0.5, 0.05);
+}
+
+TEST(WhatIf, GrowthUsesSpineHeadroom) {
+  const WhatIfSetup s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700, spine_headroom: 0.5}\n");
+  WhatIfOptions o;
+  o.grow_nodes = 64;
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_EQ(r->scenario.gpus, 1024);
+  EXPECT_GT(r->scenario.switches, r->baseline.switches);
+  EXPECT_EQ(r->scenario.tiers, 2);
+  // Beyond what two tiers hold, growth needs another tier.
+  WhatIfOptions big;
+  big.grow_nodes = 512;
+  auto b = what_if(s.spec, s.cat, s.plan, big);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->scenario.tiers, 3);
+  bool said = false;
+  for (const auto& c : b->changes) said = said || c.find("another tier") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(WhatIf, FasterNicsAndBadNames) {
+  const WhatIfSetup s = setup(kSeed);
+  WhatIfOptions o;
+  o.nic = "800G";
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_GE(probe(r->scenario, "alltoall").busbw_gbs, probe(r->baseline, "alltoall").busbw_gbs);
+  WhatIfOptions bad;
+  bad.fail = {"switch:spine1"};
+  auto e = what_if(s.spec, s.cat, s.plan, bad);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(format_diagnostic(e.errors()[0]).find("did you mean 'spine01'"), std::string::npos)
+      << format_diagnostic(e.errors()[0]);
+  bad.fail = {"cable:x"};
+  EXPECT_FALSE(what_if(s.spec, s.cat, s.plan, bad).ok());
+}
+
+}  // namespace gf
