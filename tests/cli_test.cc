@@ -296,3 +296,48 @@ TEST(CliCalibrate, ReportsEveryPointAndPasses) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliStep, JsonFollowsTheContract) {
+  CmdResult r = gpufabric("step examples/seed-70b-1024.yaml --json");
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;  // 1: a constraint failed
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"step_time_s", "compute_s", "exposed_comm_s", "comm_fraction",
+                        "tflops_per_gpu", "mfu", "gpu_utilization", "tokens_per_s", "breakdown",
+                        "time_to_train_s", "cost_to_train_usd", "constraints", "sensitivity"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  bool failed = false;
+  for (const auto& c : j["constraints"]) failed = failed || !c["pass"].get<bool>();
+  EXPECT_EQ(r.code, failed ? 1 : 0);
+  EXPECT_EQ(j["sensitivity"].size(), 4u);
+  CmdResult guide = gpufabric("step examples/seed-70b-plain-dp.yaml --json --no-sensitivity");
+  auto g = nlohmann::json::parse(guide.out);
+  EXPECT_NEAR(g["comm_fraction"].get<double>(), 0.36, 0.03);
+  EXPECT_EQ(guide.code, 1);  // 36 % is over the 30 % limit
+  CmdResult none = gpufabric("step examples/roce-lab-64.yaml");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("workload"), std::string::npos) << none.err;
+}
+
+TEST(CliWhatIf, JsonAndErrors) {
+  CmdResult r = gpufabric("what-if examples/seed-70b-1024.yaml --fail switch:su01-r0-leaf --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"baseline", "scenario", "changes", "affected_nodes", "recommendation"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["affected_nodes"].size(), 32u);
+  CmdResult grow = gpufabric("what-if examples/seed-70b-1024.yaml --grow nodes=+64 --json");
+  ASSERT_EQ(grow.code, 0) << grow.err;
+  EXPECT_EQ(nlohmann::json::parse(grow.out)["scenario"]["gpus"], 1536);
+  for (const char* bad : {"--grow 64", "--fail switch:nope", "--fail cable:x", "--nic 300G", ""}) {
+    CmdResult e = gpufabric(std::string("what-if examples/seed-70b-1024.yaml ") + bad);
+    EXPECT_EQ(e.code, 2) << bad;
+    EXPECT_TRUE(e.out.empty()) << bad;
+  }
+  CmdResult help = gpufabric("what-if --help");
+  for (const char* f : {"--fail", "--grow", "--nic", "--bytes", "--json"})
+    EXPECT_NE(help.out.find(f), std::string::npos) << f;
+}
+
+}  // namespace

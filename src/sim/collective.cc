@@ -17,9 +17,9 @@ namespace {
 using Hop = FlowSet::Hop;
 constexpr double kPayload = 1e9;  // bytes simulated; results scale linearly with size
 // Above this many connections an alltoall is simulated leaf pair by leaf pair.
-constexpr double kMaxAlltoallConnections = 4e6;
+constexpr double kMaxAlltoallConnections = 1e5;
 // Paths a leaf-pair aggregate is split over.
-constexpr int kAggregateWays = 64;
+constexpr int kAggregateWays = 16;
 
 uint64_t mix(uint64_t a, uint64_t b) {
   uint64_t x = a * 0x9e3779b97f4a7c15ULL + b + 0x632be59bd9b4e019ULL;
@@ -187,9 +187,8 @@ struct Builder {
 
   // Alltoall at scale: the connections between the NICs of one leaf and those of another
   // (same rail and plane) are one flow. NIC links count the pairs that cross them; between the
-  // leaves the traffic is split over up to kAggregateWays paths, hashed (ECMP) or spread
-  // (adaptive) - coarser than per-connection hashing, so ECMP imbalance is if anything
-  // overstated. Scale-up links of the first domain carry their share in a flow of their own.
+  // leaves the traffic is spread over up to kAggregateWays paths. Scale-up links of the first
+  // domain carry their share in a flow of their own.
   void alltoall_by_leaf(FlowSet& fs) {
     const double pair_bytes = kPayload / static_cast<double>(ranks);
     std::vector<Hop> path;
@@ -209,6 +208,14 @@ struct Builder {
         for (int plane = 0; plane < P; ++plane)
           groups[{plane, rail, fab.leaf_of_nic(fab.nic(node, rail), plane)}].push_back(node);
     const double gpr = static_cast<double>(G) / R / P;  // pairs per NIC pair and plane
+    std::vector<uint32_t> turn(fab.round_robin_slots(), 0);
+    // Ordinal of each leaf among the leaves of its (plane, rail).
+    std::map<std::tuple<int, int, int>, int> ordinal;
+    {
+      std::map<std::pair<int, int>, int> next;
+      for (const auto& kv : groups)
+        ordinal[kv.first] = next[{std::get<0>(kv.first), std::get<1>(kv.first)}]++;
+    }
     for (const auto& [ka, src] : groups)
       for (const auto& [kb, dst] : groups) {
         if (std::get<0>(ka) != std::get<0>(kb) || std::get<1>(ka) != std::get<1>(kb)) continue;
@@ -233,16 +240,18 @@ struct Builder {
         const int ways = static_cast<int>(std::min<double>(kAggregateWays, conns));
         bool ok = true;
         const size_t between = path.size();
-        // Adaptive routing spreads the ways evenly over the equal paths; ECMP hashes each.
-        const uint64_t pair_key = mix(mix(std::get<2>(ka), std::get<2>(kb)), rail);
+        // Thousands of connections join two leaves, more than there are paths between them, so
+        // per-flow hashing evens out (relative spread ~ sqrt(paths / connections)): the ways
+        // take the equal paths round-robin at every switch, in every load-balancing mode.
+        // The source leaf starts the pair at (A + B) x ways, so that for every destination the
+        // sources arrive over different spines (a Latin square of uplink blocks).
+        turn[static_cast<size_t>(std::get<2>(ka))] =
+            static_cast<uint32_t>((ordinal[ka] + ordinal[kb]) * ways);
         for (int w = 0; w < ways && ok; ++w) {
           const int a = src[static_cast<size_t>(w) % src.size()];
           const int b2 = dst[(static_cast<size_t>(w) / src.size()) % dst.size()];
-          const bool spread = lb == LoadBalancing::kAdaptive;
           scratch.clear();
-          ok = fab.route(fab.nic(a, rail), fab.nic(b2, rail), plane,
-                         spread ? pair_key : mix(pair_key, static_cast<uint64_t>(w) + 1), scratch,
-                         spread ? static_cast<uint64_t>(w) : 0);
+          ok = fab.route_round_robin(fab.nic(a, rail), fab.nic(b2, rail), plane, turn, scratch);
           for (int l : scratch) path.push_back({l, static_cast<float>(total / ways)});
         }
         if (!ok) ++unroutable;
@@ -683,8 +692,11 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     return kPayload * nccl::kCollNetFactor;
   });
   // PAT: log-depth all_gather / reduce_scatter; NCCL uses it with one GPU per node.
+  // NCCL (2.23+) runs PAT with one GPU per node; forced, it runs anywhere.
   const std::string pat_no = (op != Op::kAllGather && op != Op::kReduceScatter)
                                  ? "all_gather and reduce_scatter only"
+                             : (fab.gpus_per_node() > 1 && o.algorithm != Algorithm::kPat)
+                                 ? "NCCL uses PAT with one GPU per node"
                                  : "";
   {
     AlgorithmModel m;

@@ -6,9 +6,13 @@
 
 namespace gf {
 namespace {
-// After this many rounds the batching tolerance starts to double every 2 rounds.
-constexpr int kRoundsAtBaseBatch = 4;
+// After this many rounds the batching tolerance starts to double every round.
+constexpr int kRoundsAtBaseBatch = 3;
 constexpr double kBatchGrowthBase = 0.05;
+// Re-sharing rounds allowed: flow sets above kLargeFlowSetHops path entries get fewer.
+constexpr size_t kLargeFlowSetHops = 1'000'000;
+constexpr int kMaxRoundsLarge = 6;
+constexpr int kMaxRoundsSmall = 40;
 }  // namespace
 
 int FlowSet::add(double bytes, const std::vector<Hop>& path) {
@@ -50,38 +54,49 @@ void max_min_rates(const FlowSet& flows, const std::vector<double>& capacity,
         on_link[static_cast<size_t>(fill[h->link]++)] = f;
     }
   }
-  // Progressive filling by levels: every flow crossing a link whose fair share is the lowest
-  // freezes at that share; repeat with what capacity is left. A level costs one pass over the
-  // links still in use, so fabrics with few distinct shares (symmetric collectives) are cheap.
+  // Progressive filling: the link with the lowest fair share freezes every flow crossing it at
+  // that share; links whose share changed are re-queued (stale queue entries are skipped).
   constexpr double kEps = 1e-12;
-  std::vector<uint8_t> frozen(F, 0);
-  while (!used.empty()) {
-    double low = std::numeric_limits<double>::infinity();
-    size_t w = 0;
-    for (int32_t l : used) {
-      if (coef[l] <= kEps) continue;
-      used[w++] = l;
-      low = std::min(low, std::max(0.0, rem[l]) / coef[l]);
-    }
-    used.resize(w);
-    if (used.empty()) break;
-    const double cut = low * (1 + 1e-9) + 1e-300;
-    for (size_t i = 0; i < used.size(); ++i) {
-      const int32_t l = used[i];
-      if (coef[l] <= kEps || std::max(0.0, rem[l]) / coef[l] > cut) continue;
-      for (int64_t k = first[l]; k < first[l + 1]; ++k) {
-        const int f = on_link[static_cast<size_t>(k)];
-        if (frozen[f]) continue;
-        frozen[f] = 1;
-        rate[f] = low;
-        limit[f] = l;
-        for (const auto* h = flows.begin(f); h != flows.end(f); ++h) {
-          rem[h->link] -= low * h->coef;
-          coef[h->link] -= h->coef;
+  using Entry = std::pair<double, int32_t>;
+  std::vector<Entry> heap;
+  heap.reserve(used.size() * 2);
+  auto share = [&](int32_t l) { return std::max(0.0, rem[l]) / coef[l]; };
+  for (int32_t l : used)
+    if (coef[l] > kEps) heap.push_back({share(l), l});
+  std::make_heap(heap.begin(), heap.end(), std::greater<Entry>());
+  std::vector<uint8_t> frozen(F, 0), dirty(L, 0);
+  std::vector<int32_t> touched;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<Entry>());
+    const auto [s, l] = heap.back();
+    heap.pop_back();
+    if (coef[l] <= kEps) continue;
+    const double now = share(l);
+    if (std::fabs(now - s) > 1e-9 * std::max(now, s) + 1e-300) continue;  // stale entry
+    for (int64_t k = first[l]; k < first[l + 1]; ++k) {
+      const int f = on_link[static_cast<size_t>(k)];
+      if (frozen[f]) continue;
+      frozen[f] = 1;
+      rate[f] = now;
+      limit[f] = l;
+      for (const auto* h = flows.begin(f); h != flows.end(f); ++h) {
+        rem[h->link] -= now * h->coef;
+        coef[h->link] -= h->coef;
+        if (!dirty[h->link]) {
+          dirty[h->link] = 1;
+          touched.push_back(h->link);
         }
       }
-      coef[l] = 0;
     }
+    coef[l] = 0;
+    for (int32_t t : touched) {
+      dirty[t] = 0;
+      if (coef[t] > kEps) {
+        heap.push_back({share(t), t});
+        std::push_heap(heap.begin(), heap.end(), std::greater<Entry>());
+      }
+    }
+    touched.clear();
   }
 }
 
@@ -116,11 +131,16 @@ FluidResult run_fluid(const FlowSet& flows, const std::vector<double>& capacity,
     // Flows ending within a tolerance of the first end together, at the last of their ends, so
     // no byte is dropped. The tolerance grows as rounds add up, so widely spread rates
     // (oversubscribed or collided links) cost tens of re-sharing rounds, not one per rate.
-    const double b = out.rounds <= kRoundsAtBaseBatch
-                         ? batch
-                         : std::max(batch, kBatchGrowthBase) *
-                               std::pow(2.0, (out.rounds - kRoundsAtBaseBatch) / 2.0);
-    const double horizon = first * (1 + b);
+    const double b =
+        out.rounds <= kRoundsAtBaseBatch
+            ? batch
+            : std::max(batch, kBatchGrowthBase) * std::pow(2.0, out.rounds - kRoundsAtBaseBatch);
+    // Large flow sets stop re-sharing after a few rounds: what is left finishes at the rates
+    // of the last round (a slight overestimate of the tail).
+    const int max_rounds =
+        flows.hop_count() > kLargeFlowSetHops ? kMaxRoundsLarge : kMaxRoundsSmall;
+    const double horizon =
+        out.rounds >= max_rounds ? std::numeric_limits<double>::infinity() : first * (1 + b);
     double dt = first;
     for (int f = 0; f < F; ++f)
       if (active[f] && rate[f] > 0 && remaining[f] / rate[f] <= horizon)

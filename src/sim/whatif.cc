@@ -12,8 +12,9 @@
 namespace gf {
 namespace {
 
-// Collectives compared between baseline and scenario.
-const Op kProbeOps[] = {Op::kAllReduce, Op::kAllGather, Op::kAlltoall};
+// Collectives compared between baseline and scenario: data parallelism's and expert
+// parallelism's.
+const Op kProbeOps[] = {Op::kAllReduce, Op::kAlltoall};
 
 // Device names of the cabling plan mapped to what the fabric graph knows.
 struct Names {
@@ -231,7 +232,22 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   if (o.grow_nodes > 0 || !o.nic.empty()) {
     if (s2.fabric.switch_id == "auto" && o.nic.empty()) s2.fabric.switch_id = plan.sw.id;
     s2.cluster.gpus_requested = 0;
-    if (s2.workload) s2.workload->parallelism.dp = 0;  // the extra GPUs join data parallelism
+    if (s2.workload) {
+      auto& w = *s2.workload;
+      w.parallelism.dp = 0;  // the extra GPUs join data parallelism
+      const long long model = 1LL * w.parallelism.tp * w.parallelism.pp * w.parallelism.cp;
+      const long long gpus = 1LL * s2.cluster.nodes * s2.cluster.gpus_per_node;
+      if (w.global_batch > 0 && gpus % model == 0) {
+        // Keep whole microbatches per replica: the batch rounds up to the new data parallelism.
+        const long long unit = gpus / model * w.micro_batch;
+        const long long gb = (w.global_batch + unit - 1) / unit * unit;
+        if (gb != w.global_batch)
+          out.changes.push_back(fmt::format("global batch {} -> {} (whole microbatches on {} "
+                                            "replicas)",
+                                            w.global_batch, gb, gpus / model));
+        w.global_batch = static_cast<int>(gb);
+      }
+    }
     auto errs = validate_spec(s2, cat);
     if (!errs.empty()) return errs;
   }

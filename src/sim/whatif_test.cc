@@ -134,3 +134,24 @@ TEST(WhatIf, FasterNicsAndBadNames) {
 }
 
 }  // namespace gf
+
+namespace gf {
+TEST(WhatIf, RoutesAroundADeadEndInThreeTiers) {
+  // A failed leaf-spine cable in a 3-tier Clos: routes that would reach that spine from a core
+  // must avoid it (the spine withdraws the leaf), so every collective still runs.
+  auto s = *builtin_catalog();
+  auto spec = *parse_spec(
+      "cluster: {gpu: h100-sxm, nodes: 512, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700}\n",
+      "t.yaml");
+  ASSERT_TRUE(validate_spec(spec, s).empty());
+  auto plan = *make_plan(spec, s);
+  ASSERT_EQ(plan.topo.kind, "clos3");
+  WhatIfOptions o;
+  o.fail = {"link:su01-r0-leaf:pod01-spine01"};
+  auto r = what_if(spec, s, plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  for (const auto& p : r->scenario.collectives) EXPECT_TRUE(p.runs) << p.op << ": " << p.note;
+  EXPECT_TRUE(r->affected.empty());
+}
+}  // namespace gf

@@ -93,6 +93,7 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   f.spines_per_pod_ = std::max(1, t.kind == "clos2" ? t.spines : t.spines_per_pod);
   f.cores_per_group_ = std::max(1, t.cores_per_group);
   f.groups_ = t.kind == "dragonfly" ? t.pods : 0;
+  f.pods_ = std::max(1, t.pods);
   f.switch_base_ = static_cast<int>(f.tier_.size());
   f.per_plane_ = t.leaves + t.spines + t.cores;
   const int leaves_per_pod =
@@ -188,7 +189,43 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   return f;
 }
 
+bool Fabric::reaches(int v, int dst_leaf) const {
+  if (v == dst_leaf) return true;
+  if (tier_[v] <= 1) return false;
+  const uint64_t key = static_cast<uint64_t>(v) << 32 | static_cast<uint32_t>(dst_leaf);
+  if (auto it = reach_cache_.find(key); it != reach_cache_.end()) return it->second;
+  const int dst_pod = pod_[dst_leaf];
+  bool ok = false;
+  if (tier_[v] == 2 && pod_[v] == dst_pod) {
+    for (const Adj& a : down_[v]) ok = ok || (!a.failed && a.to == dst_leaf);
+  } else if (tier_[v] == 2 && groups_) {
+    for (const Adj& a : global_[v])
+      if (!ok && !a.failed && a.to_pod == dst_pod) ok = reaches(a.to, dst_leaf);
+  } else if (tier_[v] == 2) {
+    for (const Adj& a : up_[v])
+      if (!ok && !a.failed) ok = reaches(a.to, dst_leaf);
+  } else {  // core
+    for (const Adj& a : down_[v])
+      if (!ok && !a.failed && a.to_pod == dst_pod) ok = reaches(a.to, dst_leaf);
+  }
+  reach_cache_[key] = ok;
+  return ok;
+}
+
 void Fabric::next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const {
+  out.clear();
+  if (any_failed_) {
+    next_hops_all(v, dst_leaf, out);
+    size_t w = 0;
+    for (int32_t l : out)
+      if (reaches(links_[l].to, dst_leaf)) out[w++] = l;
+    out.resize(w);
+    return;
+  }
+  next_hops_all(v, dst_leaf, out);
+}
+
+void Fabric::next_hops_all(int v, int dst_leaf, std::vector<int32_t>& out) const {
   out.clear();
   const int dst_pod = pod_[dst_leaf];
   if (tier_[v] == 1) {
@@ -227,7 +264,7 @@ double Fabric::latency_s(const std::vector<int32_t>& path) const {
 }
 
 bool Fabric::route(int src_nic, int dst_nic, int plane, uint64_t hash, std::vector<int32_t>& path,
-                   uint64_t spread) const {
+                   uint64_t spread, int first_uplink) const {
   const size_t s = static_cast<size_t>(src_nic) * planes_ + plane;
   const size_t d = static_cast<size_t>(dst_nic) * planes_ + plane;
   if (nic_up_[s] < 0 || nic_down_[d] < 0) return false;
@@ -241,8 +278,42 @@ bool Fabric::route(int src_nic, int dst_nic, int plane, uint64_t hash, std::vect
     next_hops(v, dst_leaf, cand);
     if (cand.empty()) return false;
     const uint64_t h = mix64(hash ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(hop + 1)));
-    const int l = cand[(h + spread % cand.size()) % cand.size()];
-    spread /= cand.size();
+    // Pinned routes take the given first uplink and then rotate every later choice by
+    // `spread` itself (a caller tiling many routes evenly); others use spread's base-n digits.
+    const bool pinned = first_uplink >= 0;
+    const int l = pinned && hop == 0 ? cand[static_cast<size_t>(first_uplink) % cand.size()]
+                                     : cand[(h + spread % cand.size()) % cand.size()];
+    if (!pinned) spread /= cand.size();
+    path.push_back(l);
+    v = links_[l].to;
+  }
+  path.push_back(nic_down_[d]);
+  return true;
+}
+
+bool Fabric::route_round_robin(int src_nic, int dst_nic, int plane, std::vector<uint32_t>& turn,
+                               std::vector<int32_t>& path) const {
+  const size_t s = static_cast<size_t>(src_nic) * planes_ + plane;
+  const size_t d = static_cast<size_t>(dst_nic) * planes_ + plane;
+  if (nic_up_[s] < 0 || nic_down_[d] < 0) return false;
+  if (links_[nic_up_[s]].failed || links_[nic_down_[d]].failed) return false;
+  path.push_back(nic_up_[s]);
+  int v = nic_leaf_[s];
+  const int dst_leaf = nic_leaf_[d];
+  thread_local std::vector<int32_t> cand;
+  for (int hop = 0; v != dst_leaf; ++hop) {
+    if (hop > 8) return false;
+    next_hops(v, dst_leaf, cand);
+    if (cand.empty()) return false;
+    // A core takes turns per destination pod: its choices differ by pod.
+    size_t slot = static_cast<size_t>(v);
+    if (tier_[v] == 3) {
+      const int core = (v - switch_base_) % per_plane_ - leaves_ - spines_;
+      const int plane = (v - switch_base_) / per_plane_;
+      slot = tier_.size() + (static_cast<size_t>(plane) * cores_ + core) * pods_ +
+             static_cast<size_t>(pod_[dst_leaf]);
+    }
+    const int l = cand[turn[slot]++ % cand.size()];
     path.push_back(l);
     v = links_[l].to;
   }
@@ -290,6 +361,8 @@ int Fabric::reduction_root(int plane, int rail) const {
 void Fabric::fail_link(int id) {
   Link& l = links_[id];
   l.failed = true;
+  any_failed_ = true;
+  reach_cache_.clear();
   for (auto* lists : {&up_, &down_, &global_})
     if (l.from < static_cast<int>(lists->size()))
       for (Adj& a : (*lists)[l.from])

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "catalog/catalog.h"
@@ -71,8 +72,19 @@ class Fabric {
   /// failed links.
   /// `spread` enumerates different equal-cost paths for the same hash: at each hop with n
   /// choices its next base-n digit is added to the hashed choice (adaptive routing, spraying).
+  /// `first_uplink` >= 0 picks the source leaf's uplink (modulo the choices) instead of hashing.
   bool route(int src_nic, int dst_nic, int plane, uint64_t hash, std::vector<int32_t>& path,
-             uint64_t spread = 0) const;
+             uint64_t spread = 0, int first_uplink = -1) const;
+  /// Like route(), but every switch hands out its equal next hops round-robin (`turn` holds one
+  /// counter per vertex, kept by the caller across calls): many routes then load the equal
+  /// paths exactly evenly, as packet spraying or many hashed connections do on average.
+  bool route_round_robin(int src_nic, int dst_nic, int plane, std::vector<uint32_t>& turn,
+                         std::vector<int32_t>& path) const;
+  int vertices() const { return static_cast<int>(tier_.size()); }
+  /// Counters route_round_robin() needs: one per vertex, and one per (core, destination pod).
+  size_t round_robin_slots() const {
+    return tier_.size() + static_cast<size_t>(cores_) * planes_ * std::max(1, pods_);
+  }
   /// The link in the opposite direction (links are built in pairs).
   static int reverse(int link) { return link ^ 1; }
   /// Sum of link latencies along a path, seconds.
@@ -90,6 +102,8 @@ class Fabric {
     return switch_base_ + plane * per_plane_ + leaves_ + spines_ + i;
   }
   int leaf_of_nic(int nic, int plane) const { return nic_leaf_[nic * planes_ + plane]; }
+  /// Links from a switch to the tier above.
+  int up_degree(int v) const { return static_cast<int>(up_[v].size()); }
   /// Top-tier switch used as the in-network reduction root for a rail (spine or core).
   int reduction_root(int plane, int rail) const;
   bool is_uplink(int link) const {
@@ -109,6 +123,7 @@ class Fabric {
   int add_link(int from, int to, double bytes_per_s, double latency_s, LinkClass cls);
   // Candidate next links from switch `v` towards leaf `dst_leaf` (same plane).
   void next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const;
+  void next_hops_all(int v, int dst_leaf, std::vector<int32_t>& out) const;
 
   int nodes_ = 0, gpus_per_node_ = 0, rails_ = 0, planes_ = 1, domain_gpus_ = 8;
   std::string kind_;
@@ -131,6 +146,12 @@ class Fabric {
   std::vector<std::vector<Adj>> global_;  ///< per switch: global links (dragonfly spines)
   std::vector<uint8_t> global_reach_;     ///< dragonfly: [spine index in plane * groups + group]
   int groups_ = 0;
+  int pods_ = 1;
+  // With failed links, a next hop counts only if it still reaches the destination leaf (as
+  // routing protocols withdraw routes); answers are cached per (vertex, destination leaf).
+  bool any_failed_ = false;
+  bool reaches(int v, int dst_leaf) const;
+  mutable std::unordered_map<uint64_t, bool> reach_cache_;
 };
 
 }  // namespace gf
