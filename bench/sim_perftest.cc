@@ -6,6 +6,8 @@
 
 #include "plan/plan.h"
 #include "sim/collective.h"
+#include "sim/step.h"
+#include "sim/whatif.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
 
@@ -59,5 +61,34 @@ BENCHMARK(BM_AllReduceSweep16kEcmp)->Unit(benchmark::kMillisecond)->Iterations(3
 BENCHMARK(BM_AllReduceSweep131k)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_Alltoall1GiB1k)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_Alltoall1GiB1kEcmp)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+}  // namespace
+
+namespace {
+
+// Step model and what-if targets (issue: step and what-if): step on 16,384 GPUs <= 2 s; a
+// single-link what-if on the same <= 2 s.
+void BM_Step16k(benchmark::State& state) {
+  const Loaded l = load("examples/roce-16k.yaml");
+  double t = 0;
+  for (auto _ : state) {
+    const gf::Fabric f = gf::Fabric::build(l.plan, l.spec.catalog);
+    auto r = gf::simulate_step(l.spec.spec, l.plan, f);
+    if (!r) throw std::runtime_error(gf::format_diagnostics(r.errors()));
+    t = r->step_time_s;
+    benchmark::DoNotOptimize(t);
+  }
+}
+void BM_WhatIfOneLink16k(benchmark::State& state) {
+  const Loaded l = load("examples/roce-16k.yaml");
+  gf::WhatIfOptions o;
+  o.fail = {"link:su01-r0-leaf:pod01-spine01"};
+  for (auto _ : state) {
+    auto r = gf::what_if(l.spec.spec, l.spec.catalog, l.plan, o);
+    benchmark::DoNotOptimize(r.ok());
+  }
+}
+BENCHMARK(BM_Step16k)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_WhatIfOneLink16k)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 }  // namespace

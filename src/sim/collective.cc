@@ -17,7 +17,7 @@ namespace {
 using Hop = FlowSet::Hop;
 constexpr double kPayload = 1e9;  // bytes simulated; results scale linearly with size
 // Above this many connections an alltoall is simulated leaf pair by leaf pair.
-constexpr double kMaxAlltoallConnections = 1e5;
+constexpr double kMaxAlltoallConnections = 4e6;
 // Paths a leaf-pair aggregate is split over.
 constexpr int kAggregateWays = 16;
 
