@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/csv.h"
+
 namespace gf {
 namespace {
 
@@ -31,24 +33,6 @@ std::vector<Diagnostic> plan_errors(const std::string& yaml) {
   return p.ok() ? std::vector<Diagnostic>{} : p.errors();
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool q = false;
-  for (char c : line) {
-    if (c == '"') {
-      q = !q;
-    } else if (c == ',' && !q) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
 }  // namespace
 
 // Published DGX SuperPOD counts (../shared/calibration/superpod-public.csv), reproduced from a
@@ -61,7 +45,7 @@ TEST(PlanCalibration, ReproducesSuperPodCounts) {
   int rows = 0;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    const auto f = split_csv_line(line);
+    const auto f = split_csv(line);
     ASSERT_GE(f.size(), 11u);
     const std::string system = f[1];
     const int sus = std::stoi(f[2]), nodes = std::stoi(f[3]), gpus = std::stoi(f[4]);

@@ -263,8 +263,9 @@ double Fabric::latency_s(const std::vector<int32_t>& path) const {
   return s;
 }
 
-bool Fabric::route(int src_nic, int dst_nic, int plane, uint64_t hash, std::vector<int32_t>& path,
-                   uint64_t spread, int first_uplink) const {
+template <typename Choose>
+bool Fabric::walk(int src_nic, int dst_nic, int plane, std::vector<int32_t>& path,
+                  Choose&& choose) const {
   const size_t s = static_cast<size_t>(src_nic) * planes_ + plane;
   const size_t d = static_cast<size_t>(dst_nic) * planes_ + plane;
   if (nic_up_[s] < 0 || nic_down_[d] < 0) return false;
@@ -277,13 +278,7 @@ bool Fabric::route(int src_nic, int dst_nic, int plane, uint64_t hash, std::vect
     if (hop > 8) return false;
     next_hops(v, dst_leaf, cand);
     if (cand.empty()) return false;
-    const uint64_t h = mix64(hash ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(hop + 1)));
-    // Pinned routes take the given first uplink and then rotate every later choice by
-    // `spread` itself (a caller tiling many routes evenly); others use spread's base-n digits.
-    const bool pinned = first_uplink >= 0;
-    const int l = pinned && hop == 0 ? cand[static_cast<size_t>(first_uplink) % cand.size()]
-                                     : cand[(h + spread % cand.size()) % cand.size()];
-    if (!pinned) spread /= cand.size();
+    const int l = choose(v, dst_leaf, hop, cand);
     path.push_back(l);
     v = links_[l].to;
   }
@@ -291,34 +286,35 @@ bool Fabric::route(int src_nic, int dst_nic, int plane, uint64_t hash, std::vect
   return true;
 }
 
+bool Fabric::route(int src_nic, int dst_nic, int plane, uint64_t hash, std::vector<int32_t>& path,
+                   uint64_t spread, int first_uplink) const {
+  return walk(
+      src_nic, dst_nic, plane, path, [&](int, int, int hop, const std::vector<int32_t>& cand) {
+        const uint64_t h = mix64(hash ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(hop + 1)));
+        // Pinned routes take the given first uplink and then rotate every later
+        // choice by `spread` itself; others use spread's base-n digits.
+        const bool pinned = first_uplink >= 0;
+        const int l = pinned && hop == 0 ? cand[static_cast<size_t>(first_uplink) % cand.size()]
+                                         : cand[(h + spread % cand.size()) % cand.size()];
+        if (!pinned) spread /= cand.size();
+        return l;
+      });
+}
+
 bool Fabric::route_round_robin(int src_nic, int dst_nic, int plane, std::vector<uint32_t>& turn,
                                std::vector<int32_t>& path) const {
-  const size_t s = static_cast<size_t>(src_nic) * planes_ + plane;
-  const size_t d = static_cast<size_t>(dst_nic) * planes_ + plane;
-  if (nic_up_[s] < 0 || nic_down_[d] < 0) return false;
-  if (links_[nic_up_[s]].failed || links_[nic_down_[d]].failed) return false;
-  path.push_back(nic_up_[s]);
-  int v = nic_leaf_[s];
-  const int dst_leaf = nic_leaf_[d];
-  thread_local std::vector<int32_t> cand;
-  for (int hop = 0; v != dst_leaf; ++hop) {
-    if (hop > 8) return false;
-    next_hops(v, dst_leaf, cand);
-    if (cand.empty()) return false;
-    // A core takes turns per destination pod: its choices differ by pod.
-    size_t slot = static_cast<size_t>(v);
-    if (tier_[v] == 3) {
-      const int core = (v - switch_base_) % per_plane_ - leaves_ - spines_;
-      const int plane = (v - switch_base_) / per_plane_;
-      slot = tier_.size() + (static_cast<size_t>(plane) * cores_ + core) * pods_ +
-             static_cast<size_t>(pod_[dst_leaf]);
-    }
-    const int l = cand[turn[slot]++ % cand.size()];
-    path.push_back(l);
-    v = links_[l].to;
-  }
-  path.push_back(nic_down_[d]);
-  return true;
+  return walk(src_nic, dst_nic, plane, path,
+              [&](int v, int dst_leaf, int, const std::vector<int32_t>& cand) {
+                // A core takes turns per destination pod: its choices differ by pod.
+                size_t slot = static_cast<size_t>(v);
+                if (tier_[v] == 3) {
+                  const int core = (v - switch_base_) % per_plane_ - leaves_ - spines_;
+                  const int plane_of = (v - switch_base_) / per_plane_;
+                  slot = tier_.size() + (static_cast<size_t>(plane_of) * cores_ + core) * pods_ +
+                         static_cast<size_t>(pod_[dst_leaf]);
+                }
+                return cand[turn[slot]++ % cand.size()];
+              });
 }
 
 bool Fabric::route_to_switch(int src_nic, int plane, int target, uint64_t hash,

@@ -124,6 +124,9 @@ class Fabric {
   // Candidate next links from switch `v` towards leaf `dst_leaf` (same plane).
   void next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const;
   void next_hops_all(int v, int dst_leaf, std::vector<int32_t>& out) const;
+  // From a NIC to a NIC on one plane; `choose` picks among the equal next links at each hop.
+  template <typename Choose>
+  bool walk(int src_nic, int dst_nic, int plane, std::vector<int32_t>& path, Choose&& choose) const;
 
   int nodes_ = 0, gpus_per_node_ = 0, rails_ = 0, planes_ = 1, domain_gpus_ = 8;
   std::string kind_;

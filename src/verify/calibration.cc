@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "common/csv.h"
 #include "plan/plan.h"
 #include "sim/collective.h"
 #include "sim/step.h"
@@ -21,24 +22,6 @@ namespace {
 constexpr int kMultiNodes = 4;
 constexpr double kLargeMessageBytes = 32.0 * (1 << 20);
 constexpr double kLargeDefaultBytes = 8.0 * (1LL << 30);  // "large" = nccl-tests' -e 8G
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool q = false;
-  for (char c : line) {
-    if (c == '"') {
-      q = !q;
-    } else if (c == ',' && !q) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 std::string gpu_id(const std::string& hw) {
   if (hw.find("A100") != std::string::npos) return "a100-sxm-80g";
@@ -69,42 +52,28 @@ bool parse_range(const std::string& s, double& lo, double& hi) {
 
 Result<CalibrationSummary> calibrate(const std::string& text, const std::string& file) {
   CalibrationSummary sum;
-  std::istringstream in(text);
-  std::string line;
-  std::vector<std::string> header;
-  int lineno = 0;
-  auto col = [&](const std::vector<std::string>& f, const char* name) -> std::string {
-    for (size_t i = 0; i < header.size() && i < f.size(); ++i)
-      if (header[i] == name) return f[i];
-    return "";
-  };
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    if (header.empty()) {
-      header = split_csv(line);
-      for (const char* need : {"hardware", "nodes", "gpus_per_node", "nic", "collective", "algo",
-                               "bytes", "busbw_gbs", "time_us"})
-        if (std::find(header.begin(), header.end(), need) == header.end())
-          return Diagnostic{file,
-                            1,
-                            0,
-                            need,
-                            "missing column",
-                            "the header needs hardware,nodes,gpus_per_node,nic,collective,algo,"
-                            "bytes,busbw_gbs,time_us"};
-      continue;
-    }
-    const auto f = split_csv(line);
+  const CsvTable csv(text);
+  for (const char* need : {"hardware", "nodes", "gpus_per_node", "nic", "collective", "algo",
+                           "bytes", "busbw_gbs", "time_us"})
+    if (!csv.has(need))
+      return Diagnostic{file,
+                        1,
+                        0,
+                        need,
+                        "missing column",
+                        "the header needs hardware,nodes,gpus_per_node,nic,collective,algo,"
+                        "bytes,busbw_gbs,time_us"};
+  for (size_t row = 0; row < csv.rows(); ++row) {
+    const int lineno = csv.line(row);
+    auto col = [&](const char* name) { return csv.at(row, name); };
     CalibrationPoint p;
     p.line = lineno;
-    p.source = col(f, "source");
-    p.hardware = col(f, "hardware");
-    p.collective = col(f, "collective");
-    p.algorithm = col(f, "algo");
-    const std::string nodes = col(f, "nodes"), bytes = col(f, "bytes");
-    const std::string note = col(f, "note");
+    p.source = col("source");
+    p.hardware = col("hardware");
+    p.collective = col("collective");
+    p.algorithm = col("algo");
+    const std::string nodes = col("nodes"), bytes = col("bytes");
+    const std::string note = col("note");
     auto op = parse_op(p.collective);
     if (!op) {
       sum.skipped.push_back(fmt::format("line {}: unknown collective '{}'", lineno, p.collective));
@@ -112,9 +81,9 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     }
     // The figure: bus bandwidth, a time, or a per-NIC bandwidth stated in the note.
     double lo = 0, hi = 0;
-    if (parse_range(col(f, "busbw_gbs"), lo, hi)) {
+    if (parse_range(col("busbw_gbs"), lo, hi)) {
       p.kind = "busbw";
-    } else if (parse_range(col(f, "time_us"), lo, hi)) {
+    } else if (parse_range(col("time_us"), lo, hi)) {
       p.kind = "latency";
     } else {
       static const std::regex per_nic(R"(([0-9.]+)(?:-([0-9.]+))? GB/s busbw per)");
@@ -133,10 +102,10 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     p.published_hi = hi;
     p.published = (lo + hi) / 2;
     p.nodes = nodes == "multi" ? kMultiNodes : std::max(1, std::atoi(nodes.c_str()));
-    p.gpus_per_node = std::max(1, std::atoi(col(f, "gpus_per_node").c_str()));
-    int nics = std::atoi(col(f, "nics_per_node").c_str());
+    p.gpus_per_node = std::max(1, std::atoi(col("gpus_per_node").c_str()));
+    int nics = std::atoi(col("nics_per_node").c_str());
     if (nics <= 0) nics = std::min(p.gpus_per_node, 8);
-    p.nic = nic_id(col(f, "nic"));
+    p.nic = nic_id(col("nic"));
     p.bytes = bytes == "large" ? kLargeDefaultBytes : std::atof(bytes.c_str());
     p.large = p.bytes >= kLargeMessageBytes;
     const bool sharp = note.find("SHARP") != std::string::npos;
@@ -198,61 +167,44 @@ bool is_training_csv(const std::string& text) {
 
 Result<TrainingCalibration> calibrate_training(const std::string& text, const std::string& file) {
   TrainingCalibration out;
-  std::istringstream in(text);
-  std::string line;
-  std::vector<std::string> header;
-  int lineno = 0;
-  auto col = [&](const std::vector<std::string>& f, const char* name) -> std::string {
-    for (size_t i = 0; i < header.size() && i < f.size(); ++i)
-      if (header[i] == name) return f[i];
-    return "";
-  };
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    if (header.empty()) {
-      header = split_csv(line);
-      for (const char* need :
-           {"gpu", "params", "heads", "hidden", "layers", "seq_len", "vocab", "tp", "pp", "dp",
-            "gpus", "global_batch", "tflops_per_gpu", "iteration_s"})
-        if (std::find(header.begin(), header.end(), need) == header.end())
-          return Diagnostic{file, 1, 0, need, "missing column", ""};
-      continue;
-    }
-    const auto f = split_csv(line);
+  const CsvTable csv(text);
+  for (const char* need : {"gpu", "params", "heads", "hidden", "layers", "seq_len", "vocab", "tp",
+                           "pp", "dp", "gpus", "global_batch", "tflops_per_gpu", "iteration_s"})
+    if (!csv.has(need)) return Diagnostic{file, 1, 0, need, "missing column", ""};
+  for (size_t row = 0; row < csv.rows(); ++row) {
+    const int lineno = csv.line(row);
+    auto col = [&](const char* name) { return csv.at(row, name); };
     TrainingPoint p;
     p.line = lineno;
-    p.source = col(f, "source");
-    p.params = col(f, "params");
-    p.gpus = std::atoll(col(f, "gpus").c_str());
-    p.tp = std::max(1, std::atoi(col(f, "tp").c_str()));
-    p.pp = std::max(1, std::atoi(col(f, "pp").c_str()));
-    p.dp = std::max(1, std::atoi(col(f, "dp").c_str()));
+    p.source = col("source");
+    p.params = col("params");
+    p.gpus = std::atoll(col("gpus").c_str());
+    p.tp = std::max(1, std::atoi(col("tp").c_str()));
+    p.pp = std::max(1, std::atoi(col("pp").c_str()));
+    p.dp = std::max(1, std::atoi(col("dp").c_str()));
     double lo = 0, hi = 0;
-    if (parse_range(col(f, "tflops_per_gpu"), lo, hi)) {
+    if (parse_range(col("tflops_per_gpu"), lo, hi)) {
       p.kind = "tflops_per_gpu";
-    } else if (parse_range(col(f, "iteration_s"), lo, hi)) {
+    } else if (parse_range(col("iteration_s"), lo, hi)) {
       p.kind = "iteration_s";
     } else {
       continue;
     }
     p.published = (lo + hi) / 2;
     // The interconnect column names the NIC rate: "8x200G HDR IB per node".
-    const std::string fabric = col(f, "interconnect");
+    const std::string fabric = col("interconnect");
     const std::string nic = fabric.find("400G") != std::string::npos ? "cx7-400g" : "cx6-200g";
-    const std::string mb = col(f, "micro_batch").empty() ? "1" : col(f, "micro_batch");
-    const std::string sp = col(f, "sequence_parallel") == "yes" ? "true" : "false";
-    const std::string recompute = col(f, "recompute").empty() ? "none" : col(f, "recompute");
+    const std::string mb = col("micro_batch").empty() ? "1" : col("micro_batch");
+    const std::string sp = col("sequence_parallel") == "yes" ? "true" : "false";
+    const std::string recompute = col("recompute").empty() ? "none" : col("recompute");
     const std::string spec_text = fmt::format(
         "name: training-line-{}\ncluster: {{gpu: {}, gpus: {}, nic: {}}}\n"
         "fabric: {{technology: infiniband, in_network_reduction: off}}\n"
         "workload:\n  model: {{params: {}, heads: {}, hidden: {}, layers: {}, seq_len: {}, "
         "vocab: {}}}\n  parallelism: {{tp: {}, pp: {}, dp: {}}}\n  global_batch: {}\n"
         "  micro_batch: {}\n  recompute: {}\n  sequence_parallel: {}\n",
-        lineno, col(f, "gpu"), p.gpus, nic, p.params, col(f, "heads"), col(f, "hidden"),
-        col(f, "layers"), col(f, "seq_len"), col(f, "vocab"), p.tp, p.pp, p.dp,
-        col(f, "global_batch"), mb, recompute, sp);
+        lineno, col("gpu"), p.gpus, nic, p.params, col("heads"), col("hidden"), col("layers"),
+        col("seq_len"), col("vocab"), p.tp, p.pp, p.dp, col("global_batch"), mb, recompute, sp);
     auto spec = parse_spec(spec_text, file);
     if (!spec) return spec.errors();
     auto cat = builtin_catalog();
