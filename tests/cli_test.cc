@@ -341,3 +341,48 @@ TEST(CliWhatIf, JsonAndErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliVerify, CheckDiagnoseDoctor) {
+  const std::string out = std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/outputs/";
+  CmdResult c = gpufabric("check examples/seed-70b-1024.yaml " + out +
+                          "nccl-tests-2node-allreduce.txt " + out + "ib_write_bw-400g.txt --json");
+  ASSERT_EQ(c.code, 0) << c.out << c.err;
+  auto j = nlohmann::json::parse(c.out);
+  EXPECT_EQ(j["verdict"], "pass");
+  for (const auto& row : j["rows"])
+    for (const char* k : {"file", "collective", "bytes", "ratio", "ok"})
+      EXPECT_TRUE(row.contains(k));
+  CmdResult slow =
+      gpufabric("check examples/seed-70b-1024.yaml " + out + "ib_write_bw-slow-mb.txt");
+  EXPECT_EQ(slow.code, 1);
+  EXPECT_NE(slow.out.find("BELOW"), std::string::npos);
+
+  CmdResult d = gpufabric("diagnose " + out + "nccl-debug-socket-fallback.log --json");
+  EXPECT_EQ(d.code, 1);
+  auto dj = nlohmann::json::parse(d.out);
+  ASSERT_FALSE(dj["findings"].empty());
+  const auto& f = dj["findings"][0];
+  EXPECT_EQ(f["id"], "nccl-socket-fallback");
+  for (const char* k : {"severity", "evidence", "cause", "check", "fix"})
+    EXPECT_TRUE(f.contains(k));
+  EXPECT_GT(f["evidence"][0]["line"].get<int>(), 0);
+  CmdResult ok = gpufabric("diagnose " + out + "ib_write_bw-400g.txt --line-rate 400G");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  CmdResult bad = gpufabric("diagnose /nonexistent.log");
+  EXPECT_EQ(bad.code, 2);
+  const fs::path junk = write_temp("junk.txt", "not a tool output\n");
+  CmdResult unknown = gpufabric("diagnose " + junk.string());
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("cannot tell which tool"), std::string::npos);
+  fs::remove(junk);
+
+  CmdResult doc =
+      gpufabric(std::string("doctor --json --sysfs ") + GPUFABRIC_SOURCE_DIR + "/tests/data/sysfs");
+  EXPECT_EQ(doc.code, 1);  // the recorded host has a port down
+  CmdResult bare = gpufabric("doctor --sysfs /nonexistent-sysfs");
+  EXPECT_EQ(bare.code, 0) << bare.out;
+}
+
+}  // namespace

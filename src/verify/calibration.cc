@@ -43,8 +43,9 @@ bool parse_range(const std::string& s, double& lo, double& hi) {
   static const std::regex re(R"(^\s*([0-9.]+)\s*(?:-\s*([0-9.]+))?\s*$)");
   std::smatch m;
   if (!std::regex_match(s, m, re)) return false;
-  lo = std::stod(m[1]);
-  hi = m[2].matched ? std::stod(m[2]) : lo;
+  lo = std::strtod(m[1].str().c_str(), nullptr);
+  hi = m[2].matched ? std::strtod(m[2].str().c_str(), nullptr) : lo;
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return false;
   return true;
 }
 
@@ -90,8 +91,8 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
       std::smatch m;
       if (std::regex_search(note, m, per_nic)) {
         p.kind = "busbw_per_nic";
-        lo = std::stod(m[1]);
-        hi = m[2].matched ? std::stod(m[2]) : lo;
+        lo = std::strtod(m[1].str().c_str(), nullptr);
+        hi = m[2].matched ? std::strtod(m[2].str().c_str(), nullptr) : lo;
       } else {
         sum.skipped.push_back(fmt::format("line {}: no figure to compare ({})", lineno,
                                           note.empty() ? p.source : note));

@@ -63,7 +63,8 @@ struct TrainingCalibration {
   double max_abs_error = 0;
   bool pass = false;
 };
-Result<TrainingCalibration> calibrate_training(const std::string& csv_text, const std::string& file);
+Result<TrainingCalibration> calibrate_training(const std::string& csv_text,
+                                               const std::string& file);
 std::string training_table(const TrainingCalibration& t);
 /// True when the CSV header is that of training runs rather than collective measurements.
 bool is_training_csv(const std::string& csv_text);

@@ -6,12 +6,13 @@ build=${1:-build-fuzz}
 seconds=${FUZZ_SECONDS:-20}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$build/crashes"
-for target in spec catalog units; do
+for target in spec catalog units parsers; do
   corpus="$build/corpus-$target"
   mkdir -p "$corpus"
   case $target in
     spec) cp "$root"/examples/*.yaml "$root"/tests/data/specs/*.yaml "$root"/tests/data/fuzz-regressions/spec-* "$corpus"/ 2>/dev/null || true ;;
     catalog) cp "$root"/catalog/*.yaml "$corpus"/ ;;
+    parsers) cp "$root"/tests/data/outputs/* "$corpus"/ ;;
     units) printf '400G' >"$corpus/a"; printf '2:1' >"$corpus/b"; printf '8GiB' >"$corpus/c"
            printf '1.5h' >"$corpus/d"; printf '70B' >"$corpus/e" ;;
   esac

@@ -1,0 +1,147 @@
+// gpufabric check, diagnose and doctor: real measurements against the plan and the guide.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "plan/plan.h"
+#include "spec/spec.h"
+#include "units/units.h"
+#include "verify/diagnose.h"
+
+namespace gf::cli {
+namespace {
+
+// Reads every file; unreadable ones are bad input.
+Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& paths) {
+  std::vector<ToolOutput> out;
+  std::vector<Diagnostic> errs;
+  for (const auto& p : paths) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) {
+      errs.push_back({p, 0, 0, "", "cannot read the file", "check the path"});
+      continue;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    ToolOutput t{p, ss.str(), OutputKind::kUnknown};
+    t.kind = detect_output_kind(t.text);
+    out.push_back(std::move(t));
+  }
+  if (!errs.empty()) return errs;
+  return out;
+}
+
+bool has_error(const std::vector<Finding>& fs) {
+  for (const auto& f : fs)
+    if (f.severity == "error") return true;
+  return false;
+}
+
+struct CheckFlags {
+  std::string spec;
+  std::vector<std::string> files;
+  double tolerance = 0.15;
+  bool json = false;
+};
+
+struct DiagnoseFlags {
+  std::vector<std::string> files;
+  std::string line_rate, spec;
+  bool json = false;
+};
+
+struct DoctorFlags {
+  std::string sysfs = "/sys";
+  bool json = false;
+};
+
+}  // namespace
+
+Command add_check(CLI::App& root) {
+  auto f = std::make_shared<CheckFlags>();
+  CLI::App* a = root.add_subcommand(
+      "check",
+      "Compare nccl-tests, perftest and iperf3 results with what the simulator expects of the "
+      "planned fabric (exit 1 when below expectation).");
+  a->add_option("SPEC", f->spec, "the cluster spec the measurements were taken on")->required();
+  a->add_option("FILES", f->files, "nccl-tests outputs, perftest outputs, iperf3 --json files")
+      ->required();
+  a->add_option("--tolerance", f->tolerance,
+                "fraction below the expected bus bandwidth still accepted")
+      ->capture_default_str();
+  a->add_flag("--json", f->json, "print the comparison as JSON");
+  return {a, [f]() -> int {
+            if (f->tolerance < 0 || f->tolerance >= 1)
+              return fail({{"", 0, 0, "--tolerance", "expected a fraction in [0, 1)", ""}});
+            auto loaded = load_spec(f->spec);
+            if (!loaded) return fail(loaded.errors());
+            auto plan = make_plan(loaded->spec, loaded->catalog);
+            if (!plan) return fail(plan.errors());
+            auto files = read_outputs(f->files);
+            if (!files) return fail(files.errors());
+            auto r = check_measurements(*plan, loaded->catalog, *files, f->tolerance);
+            if (!r) return fail(r.errors());
+            std::cout << (f->json ? check_json(*r).dump(2) + "\n" : check_text(*r));
+            return r->pass ? kExitOk : kExitFindings;
+          }};
+}
+
+Command add_diagnose(CLI::App& root) {
+  auto f = std::make_shared<DiagnoseFlags>();
+  CLI::App* a = root.add_subcommand(
+      "diagnose",
+      "Explain what is wrong from NCCL logs, nccl-tests, perftest, iperf3, nvidia-smi topo -m, "
+      "ibv_devinfo, ethtool -S and ip -d link outputs (exit 1 on an error finding).");
+  a->add_option("FILES", f->files, "tool outputs, each detected by its content")->required();
+  a->add_option("--line-rate", f->line_rate,
+                "NIC port rate RDMA results are judged against, e.g. 400G (default: the spec's, "
+                "or the nearest standard rate)");
+  a->add_option("--spec", f->spec, "take the line rate from this spec's plan");
+  a->add_flag("--json", f->json, "print the findings as JSON");
+  return {a, [f]() -> int {
+            double rate = 0;
+            if (!f->line_rate.empty()) {
+              auto r = units::parse_bitrate(f->line_rate);
+              if (!r) {
+                Diagnostic d = r.errors()[0];
+                d.key = "--line-rate";
+                return fail({d});
+              }
+              rate = *r / 1e9;
+            } else if (!f->spec.empty()) {
+              auto loaded = load_spec(f->spec);
+              if (!loaded) return fail(loaded.errors());
+              auto plan = make_plan(loaded->spec, loaded->catalog);
+              if (!plan) return fail(plan.errors());
+              rate = plan->nic.rate_gbps / plan->topo.planes;
+            }
+            auto files = read_outputs(f->files);
+            if (!files) return fail(files.errors());
+            auto r = diagnose(*files, rate);
+            if (!r) return fail(r.errors());
+            std::cout << (f->json ? findings_json(*r).dump(2) + "\n" : findings_text(*r));
+            return has_error(*r) ? kExitFindings : kExitOk;
+          }};
+}
+
+Command add_doctor(CLI::App& root) {
+  auto f = std::make_shared<DoctorFlags>();
+  CLI::App* a = root.add_subcommand(
+      "doctor",
+      "Inspect this host for the usual mistakes: MTUs, RDMA devices, memlock, NCCL variables "
+      "(exit 1 on an error finding; missing hardware is reported, not failed).");
+  a->add_option("--sysfs", f->sysfs, "root of the sysfs tree to read (a recorded copy for tests)")
+      ->capture_default_str();
+  a->add_flag("--json", f->json, "print the findings as JSON");
+  return {a, [f]() -> int {
+            const auto r = doctor(f->sysfs);
+            std::cout << (f->json ? findings_json(r).dump(2) + "\n" : findings_text(r));
+            return has_error(r) ? kExitFindings : kExitOk;
+          }};
+}
+
+}  // namespace gf::cli

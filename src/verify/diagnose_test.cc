@@ -1,0 +1,108 @@
+#include "verify/diagnose.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace gf {
+namespace {
+
+ToolOutput load(const std::string& name) {
+  const std::string path = std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/outputs/" + name;
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ToolOutput t{path, ss.str(), OutputKind::kUnknown};
+  t.kind = detect_output_kind(t.text);
+  return t;
+}
+
+std::set<std::string> ids(const std::vector<Finding>& fs) {
+  std::set<std::string> out;
+  for (const auto& f : fs) out.insert(f.id + ":" + f.severity);
+  return out;
+}
+
+}  // namespace
+
+TEST(Diagnose, GuideTroubleshootingTable) {
+  auto r = diagnose({load("nccl-debug-socket-fallback.log"), load("nccl-debug-ib-retry.log"),
+                     load("nvidia-smi-topo.txt"), load("ibv_devinfo.txt"), load("ip-d-link.txt"),
+                     load("ethtool-S-pfc-storm.txt"), load("ib_write_bw-slow-mb.txt")},
+                    400);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  const auto got = ids(*r);
+  for (const char* want :
+       {"nccl-socket-fallback:error", "nccl-transport-retry:error", "gpudirect-missing:warning",
+        "gpu-nic-affinity:warning", "rdma-port-down:error", "rdma-mtu-small:warning",
+        "mtu-mismatch:warning", "pfc-pause-storm:error", "nic-discards:warning",
+        "rdma-below-line-rate:error"})
+    EXPECT_TRUE(got.count(want)) << want;
+  for (const auto& f : *r) {
+    EXPECT_FALSE(f.cause.empty()) << f.id;
+    if (f.severity != "info") {
+      EXPECT_FALSE(f.fix.empty()) << f.id;
+      ASSERT_FALSE(f.evidence.empty()) << f.id;
+    }
+  }
+}
+
+TEST(Diagnose, HealthyOutputsHaveNoErrors) {
+  auto r = diagnose({load("ib_write_bw-400g.txt"), load("nccl-tests-2node-allreduce.txt")}, 400);
+  ASSERT_TRUE(r.ok());
+  for (const auto& f : *r) EXPECT_NE(f.severity, "error") << f.id;
+}
+
+TEST(Diagnose, UnknownAndTruncatedFilesAreBadInput) {
+  auto r = diagnose({{"x.txt", "what is this", OutputKind::kUnknown}}, 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.errors()[0].file, "x.txt");
+  auto t = load("ib_write_bw-400g.txt");
+  t.text = t.text.substr(0, t.text.find(" 65536"));
+  EXPECT_FALSE(diagnose({t}, 400).ok());
+}
+
+TEST(Check, MeasurementsAgainstThePlan) {
+  auto cat = *builtin_catalog();
+  auto spec = *parse_spec(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700}\n",
+      "t.yaml");
+  ASSERT_TRUE(validate_spec(spec, cat).empty());
+  auto plan = *make_plan(spec, cat);
+  auto r = check_measurements(plan, cat,
+                              {load("nccl-tests-2node-allreduce.txt"), load("ib_write_bw-400g.txt"),
+                               load("ib_write_bw-slow-mb.txt"), load("iperf3-tcp.json")},
+                              0.15);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_FALSE(r->pass);  // the slow RDMA link
+  bool two_node_note = false, slow_flagged = false, fast_ok = false;
+  for (const auto& c : r->rows) {
+    if (c.collective == "all_reduce" && c.bytes >= 1e9) {
+      EXPECT_TRUE(c.ok) << c.bytes;
+      two_node_note = two_node_note || c.note.find("2-node") != std::string::npos;
+    }
+    if (c.file.find("slow") != std::string::npos) slow_flagged = !c.ok;
+    if (c.file.find("400g") != std::string::npos) fast_ok = c.ok;
+  }
+  EXPECT_TRUE(two_node_note);
+  EXPECT_TRUE(slow_flagged);
+  EXPECT_TRUE(fast_ok);
+  // A log is not a measurement check compares.
+  EXPECT_FALSE(check_measurements(plan, cat, {load("nccl-debug-ib-retry.log")}, 0.15).ok());
+}
+
+TEST(Doctor, ReadsARecordedHost) {
+  const auto fs = doctor(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/sysfs");
+  const auto got = ids(fs);
+  EXPECT_TRUE(got.count("mtu-mismatch:warning"));
+  EXPECT_TRUE(got.count("rdma-port-down:error"));
+  // A machine without RDMA hardware: absent is information, not failure.
+  const auto empty = doctor("/nonexistent-sysfs");
+  for (const auto& f : empty) EXPECT_NE(f.severity, "error") << f.id;
+  EXPECT_TRUE(ids(empty).count("rdma-absent:info"));
+}
+
+}  // namespace gf

@@ -1,0 +1,517 @@
+#include "verify/parsers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace gf {
+namespace {
+
+// Larger inputs are not tool outputs of one run; refuse rather than spend memory.
+constexpr size_t kMaxInputBytes = 64u << 20;
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text) {
+    if (c == '\n') {
+      if (!cur.empty() && cur.back() == '\r') cur.pop_back();
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// A number as nccl-tests and perftest print them (%.2f, %.1e, ...); false for anything else.
+bool number(const std::string& s, double& v) {
+  if (s.empty()) return false;
+  const char* b = s.data();
+  const char* e = s.data() + s.size();
+  auto r = std::from_chars(b, e, v);
+  return r.ec == std::errc() && r.ptr == e && std::isfinite(v);
+}
+
+Diagnostic at(const std::string& file, int line, const std::string& msg,
+              const std::string& hint = "") {
+  return {file, line, 0, "", msg, hint};
+}
+
+// Strips "[1,0]<stdout>:" (mpirun --tag-output) and similar rank prefixes.
+std::string untag(const std::string& l) {
+  static const std::regex tag(R"(^\[\d+,\d+\]<std(out|err)>:)");
+  return std::regex_replace(l, tag, "");
+}
+
+// A small non-negative integer from digits; false when it does not fit.
+bool small_int(const std::string& s, int& v) {
+  double d = 0;
+  if (!number(s, d) || d < 0 || d > 1e9 || std::floor(d) != d) return false;
+  v = static_cast<int>(d);
+  return true;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+}  // namespace
+
+const char* output_kind_name(OutputKind k) {
+  switch (k) {
+    case OutputKind::kNcclTests:
+      return "nccl-tests";
+    case OutputKind::kPerftest:
+      return "perftest";
+    case OutputKind::kIperf3:
+      return "iperf3";
+    case OutputKind::kNcclLog:
+      return "nccl-debug-log";
+    case OutputKind::kTopo:
+      return "nvidia-smi-topo";
+    case OutputKind::kIbvDevinfo:
+      return "ibv_devinfo";
+    case OutputKind::kEthtool:
+      return "ethtool-stats";
+    case OutputKind::kIpLink:
+      return "ip-link";
+    default:
+      return "unknown";
+  }
+}
+
+OutputKind detect_output_kind(const std::string& t) {
+  const std::string head = t.substr(0, 200000);
+  if (head.find("NCCL INFO") != std::string::npos || head.find("NCCL WARN") != std::string::npos)
+    return OutputKind::kNcclLog;
+  if (head.find("out-of-place") != std::string::npos ||
+      head.find("# Collective test starting") != std::string::npos ||
+      head.find("Avg bus bandwidth") != std::string::npos)
+    return OutputKind::kNcclTests;
+  if (head.find("BW peak") != std::string::npos || head.find("t_min[usec]") != std::string::npos ||
+      head.find("\"BW_average\"") != std::string::npos)
+    return OutputKind::kPerftest;
+  if (head.find("\"sum_sent\"") != std::string::npos ||
+      head.find("\"test_start\"") != std::string::npos)
+    return OutputKind::kIperf3;
+  if (head.find("NIC Legend") != std::string::npos ||
+      (head.find("GPU0") != std::string::npos && head.find("CPU Affinity") != std::string::npos))
+    return OutputKind::kTopo;
+  if (head.find("hca_id:") != std::string::npos) return OutputKind::kIbvDevinfo;
+  if (head.find("NIC statistics:") != std::string::npos) return OutputKind::kEthtool;
+  static const std::regex iplink(R"((^|\n)\d+: [^:]+: <[^>]*> mtu \d+)");
+  if (std::regex_search(head, iplink)) return OutputKind::kIpLink;
+  return OutputKind::kUnknown;
+}
+
+Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for a nccl-tests output");
+  NcclTestsRun run;
+  const auto lines = lines_of(text);
+  bool header = false, with_root = true;
+  std::set<double> seen;
+  std::set<std::string> hosts;
+  static const std::regex rank_re(R"(^#\s+Rank\s+(\d+)\s+(Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+))");
+  static const std::regex test_re(R"(^# Collective test starting: (\w+?)_perf)");
+  static const std::regex avg_re(R"(^# Avg bus bandwidth\s*:\s*(\S+))");
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int ln = static_cast<int>(i + 1);
+    const std::string l = untag(lines[i]);
+    std::smatch m;
+    if (std::regex_search(l, m, rank_re)) {
+      int rank = 0;
+      if (!small_int(m[1], rank)) return at(file, ln, "cannot read the rank number");
+      run.ranks = std::max(run.ranks, rank + 1);
+      hosts.insert(m[3]);
+      continue;
+    }
+    if (std::regex_search(l, m, test_re)) {
+      run.collective = m[1];
+      continue;
+    }
+    if (std::regex_search(l, m, avg_re)) {
+      double v = 0;
+      if (!number(m[1], v))
+        return at(file, ln, fmt::format("cannot read the average '{}'", m[1].str()));
+      run.avg_busbw_gbs = v;
+      run.has_avg = true;
+      continue;
+    }
+    if (l.find("size") != std::string::npos && l.find("count") != std::string::npos &&
+        l.find("redop") != std::string::npos) {
+      header = true;
+      with_root = l.find("root") != std::string::npos;
+      continue;
+    }
+    if (l.empty() || l[0] == '#') continue;
+    const auto w = words(l);
+    if (!header) continue;  // banner lines before the table
+    // size count type redop [root] time algbw busbw #wrong time algbw busbw #wrong
+    const size_t need = with_root ? 13 : 12;
+    double size = 0;
+    if (w.empty() || !number(w[0], size)) continue;  // a warning line between rows
+    if (w.size() < need)
+      return at(
+          file, ln,
+          fmt::format("row has {} fields, {} expected: the output looks truncated", w.size(), need),
+          "re-run the test or keep the complete output");
+    NcclTestsRow row;
+    row.line = ln;
+    row.bytes = size;
+    const size_t t = with_root ? 5 : 4;
+    if (!number(w[1], row.count) || !number(w[t], row.time_us) ||
+        !number(w[t + 1], row.algbw_gbs) || !number(w[t + 2], row.busbw_gbs))
+      return at(file, ln, "cannot read the numbers of this row");
+    row.wrong = w[t + 3];
+    if (seen.insert(size).second) run.rows.push_back(row);  // blocks repeated by several ranks
+  }
+  if (!header) return at(file, 0, "no nccl-tests table (no 'size count type redop' header)");
+  if (run.rows.empty())
+    return at(file, static_cast<int>(lines.size()), "the table has no rows: truncated output?");
+  run.hosts.assign(hosts.begin(), hosts.end());
+  run.nodes = static_cast<int>(hosts.size());
+  if (run.collective.empty()) {
+    // Old outputs do not name the test: the reduction column tells all_reduce-type ones.
+    run.collective = "";
+  }
+  return run;
+}
+
+Result<PerftestRun> parse_perftest(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for a perftest output");
+  PerftestRun run;
+  const std::string trimmed = trim(text);
+  if (!trimmed.empty() && trimmed[0] == '{') {
+    // --out_json: {"results": {"MsgSize": ..., "BW_peak": ..., "BW_average": ..., "MsgRate": ...}}
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const std::exception& e) {
+      return at(file, 0, std::string("not valid JSON: ") + e.what());
+    }
+    const auto& r = j.contains("results") ? j["results"] : j;
+    if (!r.is_object() || !r.contains("BW_average") || !r["BW_average"].is_number())
+      return at(file, 0, "perftest JSON without results.BW_average");
+    PerftestRun::Row row;
+    row.bytes = r.value("MsgSize", 0.0);
+    row.iterations = r.value("n_iterations", 0.0);
+    row.bw_peak_gbps = r.value("BW_peak", 0.0);
+    row.bw_avg_gbps = r.value("BW_average", 0.0);
+    row.msg_rate_mpps = r.value("MsgRate", 0.0);
+    // perftest writes the unit it was asked for; Gb/s with --report_gbits (as its README uses).
+    if (j.contains("results") && r.contains("BW_average_unit") &&
+        r["BW_average_unit"] == "MB/sec") {
+      row.bw_avg_gbps *= 8.0 * 1.048576 / 1000;
+      row.bw_peak_gbps *= 8.0 * 1.048576 / 1000;
+    }
+    run.rows.push_back(row);
+    run.test = "perftest JSON";
+    return run;
+  }
+  const auto lines = lines_of(text);
+  bool in_table = false;
+  double bw_scale = 1;  // to Gb/s
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int ln = static_cast<int>(i + 1);
+    const std::string l = lines[i];
+    if (l.find("Conflicting CPU frequency") != std::string::npos ||
+        l.find("WARNING") != std::string::npos) {
+      run.warnings.push_back(trim(l));
+      continue;
+    }
+    if (l.find(" BW Test") != std::string::npos || l.find(" Latency Test") != std::string::npos) {
+      run.test = trim(l);
+      run.latency = l.find("Latency") != std::string::npos;
+      continue;
+    }
+    auto field = [&](const char* key) -> std::string {
+      const auto p = l.find(key);
+      if (p == std::string::npos) return "";
+      const auto c = l.find(':', p);
+      if (c == std::string::npos) return "";
+      auto w = words(l.substr(c + 1));
+      return w.empty() ? "" : w[0];
+    };
+    if (l.find("Device") != std::string::npos && run.device.empty()) run.device = field("Device");
+    if (l.find("Link type") != std::string::npos) run.link_type = field("Link type");
+    if (l.find("Mtu") != std::string::npos) {
+      double v = 0;
+      std::string s = field("Mtu");
+      s = s.substr(0, s.find('['));
+      if (number(s, v)) run.mtu = static_cast<int>(v);
+    }
+    if (l.find("#bytes") != std::string::npos) {
+      in_table = true;
+      if (l.find("[MB/sec]") != std::string::npos) bw_scale = 8.0 * 1.048576 / 1000;  // MiB/s
+      if (l.find("[Gb/sec]") != std::string::npos) bw_scale = 1;
+      continue;
+    }
+    if (!in_table) continue;
+    if (l.find("----") != std::string::npos) {
+      in_table = false;
+      continue;
+    }
+    const auto w = words(l);
+    if (w.empty()) continue;
+    PerftestRun::Row row;
+    row.line = ln;
+    double v = 0;
+    if (!number(w[0], row.bytes)) continue;
+    if (run.latency) {
+      if (w.size() < 6 || !number(w[1], row.iterations) || !number(w[2], row.t_min_us) ||
+          !number(w[4], row.t_typical_us) || !number(w[5], row.t_avg_us))
+        return at(file, ln, "latency row truncated or unreadable");
+    } else {
+      if (w.size() < 4 || !number(w[1], row.iterations) || !number(w[2], v))
+        return at(file, ln, "bandwidth row truncated or unreadable");
+      row.bw_peak_gbps = v * bw_scale;
+      if (!number(w[3], v)) return at(file, ln, "bandwidth row truncated or unreadable");
+      row.bw_avg_gbps = v * bw_scale;
+      if (w.size() > 4 && number(w[4], v)) row.msg_rate_mpps = v;
+    }
+    run.rows.push_back(row);
+  }
+  if (run.rows.empty())
+    return at(file, static_cast<int>(lines.size()),
+              "no perftest results (no '#bytes' table with rows): truncated output?");
+  return run;
+}
+
+Result<Iperf3Run> parse_iperf3(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for an iperf3 output");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    return at(file, 0, std::string("not valid iperf3 --json output: ") + e.what(),
+              "run iperf3 with --json and keep the whole output");
+  }
+  if (!j.is_object()) return at(file, 0, "not an iperf3 JSON object");
+  if (j.contains("error") && j["error"].is_string())
+    return at(file, 0, "iperf3 reported an error: " + j["error"].get<std::string>());
+  if (!j.contains("end") || !j["end"].is_object())
+    return at(file, 0, "iperf3 JSON has no 'end' summary: truncated?");
+  Iperf3Run r;
+  const auto& start = j.value("start", nlohmann::json::object());
+  if (start.is_object() && start.contains("test_start") && start["test_start"].is_object()) {
+    r.protocol = start["test_start"].value("protocol", "");
+    r.streams = start["test_start"].value("num_streams", 0);
+  }
+  const auto& end = j["end"];
+  auto num = [](const nlohmann::json& o, const char* k) {
+    return o.is_object() && o.contains(k) && o[k].is_number() ? o[k].get<double>() : 0.0;
+  };
+  if (end.contains("sum_sent")) {
+    r.sent_bps = num(end["sum_sent"], "bits_per_second");
+    r.retransmits = num(end["sum_sent"], "retransmits");
+  }
+  if (end.contains("sum_received")) r.received_bps = num(end["sum_received"], "bits_per_second");
+  if (end.contains("sum")) {  // UDP
+    r.sent_bps = r.received_bps = num(end["sum"], "bits_per_second");
+    r.lost_percent = num(end["sum"], "lost_percent");
+  }
+  if (r.sent_bps <= 0 && r.received_bps <= 0)
+    return at(file, 0, "iperf3 JSON without a throughput in end.sum_sent / end.sum");
+  return r;
+}
+
+Result<NcclLog> parse_nccl_log(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for an NCCL log");
+  NcclLog log;
+  const auto lines = lines_of(text);
+  static const std::regex version_re(R"(NCCL version (\S+))");
+  static const std::regex nranks_re(R"(nranks (\d+))");
+  static const std::regex network_re(R"(Using network (\S+))");
+  static const std::regex ib_re(R"(NET/IB : Using (.*?)( ; OOB|$))");
+  static const std::regex dev_re(R"(\[\d+\](\S+))");
+  static const std::regex via_re(R"(via (\S+))");
+  bool any = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int ln = static_cast<int>(i + 1);
+    const std::string& l = lines[i];
+    if (l.find("NCCL") == std::string::npos) continue;
+    any = true;
+    std::smatch m;
+    if (log.version.empty() && std::regex_search(l, m, version_re)) log.version = m[1];
+    int nranks = 0;
+    if (std::regex_search(l, m, nranks_re) && small_int(m[1], nranks))
+      log.nranks = std::max(log.nranks, nranks);
+    if (std::regex_search(l, m, network_re)) log.network = m[1];
+    if (l.find("NET/IB : No device found") != std::string::npos)
+      log.no_ib_device.push_back({ln, l});
+    if (std::regex_search(l, m, ib_re)) {
+      const std::string list = m[1];
+      for (std::sregex_iterator it(list.begin(), list.end(), dev_re), e; it != e; ++it)
+        log.ib_devices.push_back((*it)[1]);
+    }
+    if (std::regex_search(l, m, via_re)) {
+      const std::string v = m[1];
+      log.transports.push_back({ln, v});
+      if (v.rfind("NET/IB", 0) == 0) {
+        ++log.net_ib;
+        if (v.find("GDRDMA") != std::string::npos) ++log.net_ib_gdr;
+      }
+      if (v.rfind("NET/Socket", 0) == 0) {
+        ++log.net_socket;
+        log.socket_fallback.push_back({ln, l});
+      }
+      if (v.rfind("P2P", 0) == 0) ++log.p2p;
+      if (v.rfind("SHM", 0) == 0) ++log.shm;
+    }
+    if (l.find("NVLS multicast support is available") != std::string::npos) log.nvls = true;
+    if (l.find("CollNet") != std::string::npos && l.find("enabled") != std::string::npos)
+      log.collnet = true;
+    if (l.find("NCCL WARN") != std::string::npos ||
+        l.find("Transport retry count exceeded") != std::string::npos ||
+        l.find("unhandled system error") != std::string::npos ||
+        l.find("Timeout") != std::string::npos)
+      log.errors.push_back({ln, l});
+  }
+  if (!any)
+    return at(file, 0, "no NCCL lines: not an NCCL_DEBUG=INFO log", "run with NCCL_DEBUG=INFO");
+  if (log.network.empty() && log.net_socket > 0) log.network = "Socket";
+  return log;
+}
+
+Result<TopoMatrix> parse_topo(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for nvidia-smi output");
+  TopoMatrix t;
+  const auto lines = lines_of(text);
+  std::vector<std::string> cols;
+  static const std::regex legend_re(R"(^\s*(NIC\d+):\s*(\S+))");
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int ln = static_cast<int>(i + 1);
+    const std::string& l = lines[i];
+    std::smatch m;
+    if (std::regex_search(l, m, legend_re)) {
+      t.nic_device[m[1]] = m[2];
+      continue;
+    }
+    auto w = words(l);
+    if (w.empty()) continue;
+    if (cols.empty() && w[0] == "GPU0") {
+      for (const auto& x : w)
+        if (x.rfind("GPU", 0) == 0 || x.rfind("NIC", 0) == 0 || x.rfind("mlx", 0) == 0)
+          cols.push_back(x);
+        else
+          break;
+      continue;
+    }
+    if (cols.empty() || w[0].rfind("GPU", 0) != 0) continue;
+    // "X" is printed padded (" X "); the row has one entry per column after its name.
+    if (w.size() < cols.size() + 1)
+      return at(file, ln,
+                fmt::format("row {} has {} entries, {} columns expected", w[0], w.size() - 1,
+                            cols.size()));
+    t.gpus.push_back(w[0]);
+    t.line[w[0]] = ln;
+    for (size_t c = 0; c < cols.size(); ++c)
+      if (cols[c].rfind("GPU", 0) != 0) t.link[w[0]][cols[c]] = w[c + 1];
+  }
+  if (cols.empty()) return at(file, 0, "no 'GPU0 GPU1 ...' header: not nvidia-smi topo -m output");
+  for (const auto& c : cols)
+    if (c.rfind("GPU", 0) != 0) t.nics.push_back(c);
+  return t;
+}
+
+Result<std::vector<IbvDevice>> parse_ibv_devinfo(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for ibv_devinfo output");
+  std::vector<IbvDevice> out;
+  const auto lines = lines_of(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int ln = static_cast<int>(i + 1);
+    const auto w = words(lines[i]);
+    if (w.size() < 2) continue;
+    const std::string k = w[0];
+    if (k == "hca_id:") {
+      out.push_back({w[1], "", {}});
+      continue;
+    }
+    if (out.empty()) continue;
+    auto& d = out.back();
+    if (k == "transport:") d.transport = w[1];
+    if (k == "port:") {
+      double n = 0;
+      if (!number(w[1], n)) return at(file, ln, "cannot read the port number");
+      d.ports.push_back({static_cast<int>(n), ln, "", "", 0});
+    }
+    if (d.ports.empty()) continue;
+    auto& p = d.ports.back();
+    if (k == "state:") p.state = w[1];
+    if (k == "link_layer:") p.link_layer = w[1];
+    if (k == "active_mtu:") {
+      double v = 0;
+      if (number(w[1], v)) p.active_mtu = static_cast<int>(v);
+    }
+  }
+  if (out.empty()) return at(file, 0, "no 'hca_id:' lines: not ibv_devinfo output");
+  return out;
+}
+
+Result<EthtoolStats> parse_ethtool(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for ethtool output");
+  EthtoolStats s;
+  const auto lines = lines_of(text);
+  bool started = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int ln = static_cast<int>(i + 1);
+    const std::string l = trim(lines[i]);
+    if (l == "NIC statistics:") {
+      started = true;
+      continue;
+    }
+    if (!started || l.empty()) continue;
+    const auto c = l.rfind(':');
+    if (c == std::string::npos) return at(file, ln, "expected 'counter: value'");
+    double v = 0;
+    if (!number(trim(l.substr(c + 1)), v)) return at(file, ln, "counter value is not a number");
+    const std::string name = trim(l.substr(0, c));
+    s.counters[name] = v;
+    s.line[name] = ln;
+  }
+  if (!started) return at(file, 0, "no 'NIC statistics:' header: not ethtool -S output");
+  return s;
+}
+
+Result<std::vector<IpLinkInterface>> parse_ip_link(const std::string& text,
+                                                   const std::string& file) {
+  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for ip link output");
+  std::vector<IpLinkInterface> out;
+  static const std::regex re(R"(^\d+: ([^:@ ]+)(@\S+)?: <[^>]*> mtu (\d+)(.*state (\S+))?)");
+  const auto lines = lines_of(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::smatch m;
+    if (!std::regex_search(lines[i], m, re)) continue;
+    IpLinkInterface f;
+    f.name = m[1];
+    double mtu = 0;
+    if (!number(m[3], mtu)) return at(file, static_cast<int>(i + 1), "cannot read the MTU");
+    f.mtu = static_cast<int>(mtu);
+    f.state = m[5].matched ? m[5].str() : "";
+    f.line = static_cast<int>(i + 1);
+    out.push_back(f);
+  }
+  if (out.empty()) return at(file, 0, "no interfaces: not 'ip link' output");
+  return out;
+}
+
+}  // namespace gf

@@ -1,0 +1,126 @@
+// Parsers of the outputs of real tools: nccl-tests, perftest, iperf3, NCCL_DEBUG logs,
+// nvidia-smi topo -m, ibv_devinfo, ethtool -S, ip -d link. Truncated or garbage input is an
+// error naming the file and line, never a crash.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/diag.h"
+
+namespace gf {
+
+/// The kinds of file `diagnose` and `check` read.
+enum class OutputKind {
+  kUnknown,
+  kNcclTests,
+  kPerftest,
+  kIperf3,
+  kNcclLog,
+  kTopo,
+  kIbvDevinfo,
+  kEthtool,
+  kIpLink
+};
+const char* output_kind_name(OutputKind k);
+/// Guesses what produced `text`.
+OutputKind detect_output_kind(const std::string& text);
+
+/// One row of a nccl-tests table (out-of-place figures).
+struct NcclTestsRow {
+  int line = 0;
+  double bytes = 0, count = 0, time_us = 0, algbw_gbs = 0, busbw_gbs = 0;
+  std::string wrong;  ///< "0", "N/A", or the old float error column
+};
+/// A nccl-tests run.
+struct NcclTestsRun {
+  std::string collective;  ///< all_reduce, ... ("" when the file does not say)
+  int ranks = 0, nodes = 0;
+  std::vector<std::string> hosts;
+  std::vector<NcclTestsRow> rows;
+  double avg_busbw_gbs = 0;
+  bool has_avg = false;
+};
+Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string& file);
+
+/// A perftest run (ib_write_bw, ib_read_bw, ib_send_bw, *_lat), text or --out_json.
+struct PerftestRun {
+  std::string test;  ///< e.g. "RDMA_Write BW Test"
+  std::string device, link_type;
+  int mtu = 0;
+  bool latency = false;
+  struct Row {
+    int line = 0;
+    double bytes = 0, iterations = 0;
+    double bw_peak_gbps = 0, bw_avg_gbps = 0, msg_rate_mpps = 0;  ///< BW tests, Gb/s
+    double t_min_us = 0, t_typical_us = 0, t_avg_us = 0;          ///< latency tests
+  };
+  std::vector<Row> rows;
+  std::vector<std::string> warnings;  ///< e.g. "Conflicting CPU frequency values detected"
+};
+Result<PerftestRun> parse_perftest(const std::string& text, const std::string& file);
+
+/// An iperf3 --json run.
+struct Iperf3Run {
+  std::string protocol;  ///< TCP or UDP
+  int streams = 0;
+  double sent_bps = 0, received_bps = 0, retransmits = 0, lost_percent = 0;
+};
+Result<Iperf3Run> parse_iperf3(const std::string& text, const std::string& file);
+
+/// What an NCCL_DEBUG=INFO log says.
+struct NcclLog {
+  std::string version;
+  int nranks = 0;
+  std::string network;                  ///< IB, Socket, or a plugin's name
+  std::vector<std::string> ib_devices;  ///< "mlx5_0:1/IB", "mlx5_0:1/RoCE"
+  struct Event {
+    int line = 0;
+    std::string text;
+  };
+  std::vector<Event> transports;  ///< "via NET/IB/0/GDRDMA", "via P2P/IPC", ...
+  int net_ib = 0, net_ib_gdr = 0, net_socket = 0, p2p = 0, shm = 0;
+  bool nvls = false, collnet = false;
+  std::vector<Event> errors;  ///< WARN lines and known failures
+  std::vector<Event> socket_fallback, no_ib_device;
+};
+Result<NcclLog> parse_nccl_log(const std::string& text, const std::string& file);
+
+/// nvidia-smi topo -m: how each GPU reaches each NIC.
+struct TopoMatrix {
+  std::vector<std::string> gpus, nics;            ///< row/column names (GPU0.., NIC0..)
+  std::map<std::string, std::string> nic_device;  ///< NIC0 -> mlx5_0
+  std::map<std::string, std::map<std::string, std::string>> link;  ///< GPU -> NIC -> PIX/SYS/...
+  std::map<std::string, int> line;                                 ///< GPU row -> line
+};
+Result<TopoMatrix> parse_topo(const std::string& text, const std::string& file);
+
+/// ibv_devinfo: devices and their ports.
+struct IbvDevice {
+  std::string name, transport;
+  struct Port {
+    int number = 0, line = 0;
+    std::string state, link_layer;
+    int active_mtu = 0;
+  };
+  std::vector<Port> ports;
+};
+Result<std::vector<IbvDevice>> parse_ibv_devinfo(const std::string& text, const std::string& file);
+
+/// ethtool -S: counter name -> value (and the line).
+struct EthtoolStats {
+  std::map<std::string, double> counters;
+  std::map<std::string, int> line;
+};
+Result<EthtoolStats> parse_ethtool(const std::string& text, const std::string& file);
+
+/// ip -d link: interfaces with MTU and state.
+struct IpLinkInterface {
+  std::string name, state;
+  int mtu = 0, line = 0;
+};
+Result<std::vector<IpLinkInterface>> parse_ip_link(const std::string& text,
+                                                   const std::string& file);
+
+}  // namespace gf
