@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -100,10 +101,23 @@ Command add_diagnose(CLI::App& root) {
   a->add_option("--line-rate", f->line_rate,
                 "NIC port rate RDMA results are judged against, e.g. 400G (default: the spec's, "
                 "or the nearest standard rate)");
-  a->add_option("--spec", f->spec, "take the line rate from this spec's plan");
+  a->add_option("--spec", f->spec,
+                "the cluster spec: its NIC rate judges RDMA results, and nccl-tests results are "
+                "compared with the simulated fabric");
   a->add_flag("--json", f->json, "print the findings as JSON");
   return {a, [f]() -> int {
             double rate = 0;
+            std::optional<LoadedSpec> loaded_spec;
+            std::optional<Plan> plan;
+            if (!f->spec.empty()) {
+              auto loaded = load_spec(f->spec);
+              if (!loaded) return fail(loaded.errors());
+              auto p = make_plan(loaded->spec, loaded->catalog);
+              if (!p) return fail(p.errors());
+              loaded_spec = std::move(*loaded);
+              plan = *p;
+              rate = plan->nic.rate_gbps / plan->topo.planes;
+            }
             if (!f->line_rate.empty()) {
               auto r = units::parse_bitrate(f->line_rate);
               if (!r) {
@@ -112,16 +126,11 @@ Command add_diagnose(CLI::App& root) {
                 return fail({d});
               }
               rate = *r / 1e9;
-            } else if (!f->spec.empty()) {
-              auto loaded = load_spec(f->spec);
-              if (!loaded) return fail(loaded.errors());
-              auto plan = make_plan(loaded->spec, loaded->catalog);
-              if (!plan) return fail(plan.errors());
-              rate = plan->nic.rate_gbps / plan->topo.planes;
             }
             auto files = read_outputs(f->files);
             if (!files) return fail(files.errors());
-            auto r = diagnose(*files, rate);
+            auto r = diagnose(*files, rate, plan ? &*plan : nullptr,
+                              loaded_spec ? &loaded_spec->catalog : nullptr);
             if (!r) return fail(r.errors());
             std::cout << (f->json ? findings_json(*r).dump(2) + "\n" : findings_text(*r));
             return has_error(*r) ? kExitFindings : kExitOk;

@@ -37,6 +37,8 @@ constexpr double kTcpShare = 0.9;
 // nccl-tests sizes judged by check: the bandwidth-bound region the guide measures (§5.2:
 // all_reduce_perf -b 1G -e 10G); below it NCCL's pipelining (NVLS especially) dominates.
 constexpr double kJudgedBytes = 1024.0 * 1024 * 1024;
+// diagnose flags nccl-tests bandwidth below this fraction of the simulated expectation.
+constexpr double kBusbwTolerance = 0.25;
 // Standard NIC port rates, for guessing the line rate of a perftest result without a plan.
 constexpr double kStandardRatesGbps[] = {25, 50, 100, 200, 400, 800};
 
@@ -56,7 +58,8 @@ std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n'
 
 }  // namespace
 
-Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, double line_rate) {
+Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, double line_rate,
+                                      const Plan* plan, const Catalog* catalog) {
   std::vector<Finding> out;
   std::vector<Diagnostic> errs;
   std::map<int, std::vector<std::pair<std::string, int>>> mtus;  // mtu -> where
@@ -96,7 +99,18 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
                              "load nvidia-peermem (or use DMA-BUF), place each GPU's NIC on its "
                              "PCIe switch, set NCCL_NET_GDR_LEVEL"));
         }
-        std::vector<Evidence> retry, other;
+        std::vector<Evidence> retry, other, memlock;
+        for (const auto& e : r->errors)
+          if (e.text.find("ibv_reg_mr") != std::string::npos ||
+              e.text.find("Cannot allocate memory") != std::string::npos ||
+              e.text.find("memlock") != std::string::npos)
+            memlock.push_back({f.file, e.line, e.text});
+        if (!memlock.empty())
+          out.push_back(make("memlock-limited", "warning", memlock,
+                             "memory registration may be limited by the locked-memory ulimit",
+                             "ulimit -l on every host (must be unlimited); gpufabric doctor",
+                             "'* - memlock unlimited' in /etc/security/limits.d/, and "
+                             "LimitMEMLOCK=infinity for services"));
         for (const auto& e : r->errors) {
           if (e.text.find("retry count exceeded") != std::string::npos ||
               e.text.find("status=12") != std::string::npos)
@@ -304,6 +318,29 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
           if (row.wrong != "N/A" && row.wrong != "0" &&
               (std::sscanf(row.wrong.c_str(), "%lf", &v) != 1 || v > 1e-3))
             wrong.push_back({f.file, row.line, "#wrong " + row.wrong});
+        }
+        if (plan && catalog) {
+          auto c = check_measurements(*plan, *catalog, {f}, kBusbwTolerance);
+          if (c) {
+            std::vector<Evidence> low;
+            for (const auto& row : c->rows)
+              if (!row.ok)
+                for (const auto& rr : r->rows)
+                  if (rr.bytes == row.bytes)
+                    low.push_back({f.file, rr.line,
+                                   fmt::format("busbw {:.1f} GB/s, {:.0f}% of the simulated {:.1f}",
+                                               row.measured, 100 * row.ratio, row.expected)});
+            if (!low.empty())
+              out.push_back(make("busbw-below-expectation", "error", low,
+                                 "collective bandwidth far below what the planned fabric gives: a "
+                                 "slow link, NCCL not using every NIC, ECMP collisions or "
+                                 "congestion",
+                                 "NCCL_DEBUG=INFO (NET/IB on every NIC, GDRDMA), ib_write_bw per "
+                                 "NIC pair, switch counters; gpufabric simulate --explain for the "
+                                 "expected bottleneck",
+                                 "fix the slow NIC or link; spread flows (NCCL_IB_QPS_PER_"
+                                 "CONNECTION, adaptive routing)"));
+          }
         }
         if (!wrong.empty())
           out.push_back(make("nccl-tests-wrong-results", "error", wrong,

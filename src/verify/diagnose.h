@@ -35,8 +35,11 @@ struct Finding {
 };
 
 /// Applies every rule to every file. `line_rate_gbps` (0 = unknown) is the NIC port rate the
-/// RDMA and TCP figures are judged against. Unreadable files are errors.
-Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, double line_rate_gbps);
+/// RDMA and TCP figures are judged against; with a plan, nccl-tests results are also compared
+/// with the simulated expectation. Unreadable files are errors.
+Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, double line_rate_gbps,
+                                      const Plan* plan = nullptr,
+                                      const Catalog* catalog = nullptr);
 
 /// One compared figure.
 struct CheckRow {

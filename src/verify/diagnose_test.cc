@@ -106,3 +106,28 @@ TEST(Doctor, ReadsARecordedHost) {
 }
 
 }  // namespace gf
+
+namespace gf {
+TEST(Diagnose, BusbwAgainstTheSimulatedFabric) {
+  auto cat = *builtin_catalog();
+  auto spec = *parse_spec(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n",
+      "t.yaml");
+  ASSERT_TRUE(validate_spec(spec, cat).empty());
+  auto plan = *make_plan(spec, cat);
+  const std::string path =
+      std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/outputs/nccl-tests-old-tagged.txt";
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ToolOutput t{path, ss.str(), OutputKind::kNcclTests};
+  auto r = diagnose({t}, 0, &plan, &cat);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  bool found = false;
+  for (const auto& f : *r) found = found || f.id == "busbw-below-expectation";
+  EXPECT_TRUE(found);
+  auto without = diagnose({t}, 0);  // no plan: no expectation to compare with
+  ASSERT_TRUE(without.ok());
+  for (const auto& f : *without) EXPECT_NE(f.id, "busbw-below-expectation");
+}
+}  // namespace gf

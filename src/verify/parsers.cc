@@ -452,12 +452,14 @@ Result<std::vector<IbvDevice>> parse_ibv_devinfo(const std::string& text, const 
     if (k == "port:") {
       double n = 0;
       if (!number(w[1], n)) return at(file, ln, "cannot read the port number");
-      d.ports.push_back({static_cast<int>(n), ln, "", "", 0});
+      d.ports.push_back({static_cast<int>(n), ln, "", "", "", "", 0});
     }
     if (d.ports.empty()) continue;
     auto& p = d.ports.back();
     if (k == "state:") p.state = w[1];
     if (k == "link_layer:") p.link_layer = w[1];
+    if (k == "active_width:") p.active_width = w[1];
+    if (k == "active_speed:") p.active_speed = w.size() > 2 ? w[1] + " " + w[2] : w[1];
     if (k == "active_mtu:") {
       double v = 0;
       if (number(w[1], v)) p.active_mtu = static_cast<int>(v);

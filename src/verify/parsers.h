@@ -102,6 +102,7 @@ struct IbvDevice {
   struct Port {
     int number = 0, line = 0;
     std::string state, link_layer;
+    std::string active_width, active_speed;  ///< with ibv_devinfo -v
     int active_mtu = 0;
   };
   std::vector<Port> ports;
