@@ -12,7 +12,8 @@ FUZZ_SECONDS ?= 20
 # Every Debian package the build, the tests and the benchmarks need.
 DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-dev time
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-dev time \
+  libcpp-httplib-dev prometheus curl
 
 .PHONY: deps build run test bench fuzz format clean
 

@@ -30,6 +30,8 @@ Command add_what_if(CLI::App& root);
 Command add_check(CLI::App& root);
 Command add_diagnose(CLI::App& root);
 Command add_doctor(CLI::App& root);
+Command add_exporter(CLI::App& root);
+Command add_dashboard(CLI::App& root);
 
 /// Prints diagnostics to stderr and returns kExitBadInput.
 int fail(const std::vector<Diagnostic>& errors);

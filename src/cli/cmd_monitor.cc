@@ -1,0 +1,127 @@
+// gpufabric exporter and dashboard: the fabric in Prometheus and Grafana (seed §7, §8).
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <csignal>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "plan/plan.h"
+#include "report/output.h"
+#include "spec/spec.h"
+#include "verify/exporter.h"
+
+namespace gf::cli {
+namespace {
+
+struct ExporterFlags {
+  std::string listen = "127.0.0.1:9850", plan, sysfs = "/sys", ethtool_dir, node, baseline;
+  bool once = false;
+};
+
+struct DashboardFlags {
+  std::string spec, out;
+};
+
+httplib::Server* g_server = nullptr;
+void stop(int) {
+  if (g_server) g_server->stop();
+}
+
+int run_exporter(const ExporterFlags& f) {
+  const auto colon = f.listen.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || std::sscanf(f.listen.c_str() + colon + 1, "%d", &port) != 1 ||
+      port <= 0 || port > 65535)
+    return fail({{"", 0, 0, "--listen", fmt::format("cannot read '{}'", f.listen),
+                  "use ADDR:PORT, e.g. 0.0.0.0:9850"}});
+  std::optional<LoadedSpec> spec;
+  std::optional<Plan> plan;
+  if (!f.plan.empty()) {
+    auto loaded = load_spec(f.plan);
+    if (!loaded) return fail(loaded.errors());
+    auto p = make_plan(loaded->spec, loaded->catalog);
+    if (!p) return fail(p.errors());
+    spec = std::move(*loaded);
+    plan = *p;
+  }
+  ExporterOptions o;
+  o.sysfs = f.sysfs;
+  o.ethtool_dir = f.ethtool_dir;
+  o.plan = plan ? &*plan : nullptr;
+  o.catalog = spec ? &spec->catalog : nullptr;
+  o.node = f.node;
+  o.baseline_file = f.baseline;
+  auto scrape = [o]() {
+    std::vector<std::string> log;
+    std::string text = collect_metrics(o, log);
+    for (const auto& l : log) std::cerr << "gpufabric exporter: " << l << "\n";
+    return text;
+  };
+  if (f.once) {
+    std::cout << scrape();
+    return kExitOk;
+  }
+  httplib::Server server;
+  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(scrape(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("gpufabric exporter: see /metrics\n", "text/plain");
+  });
+  g_server = &server;
+  std::signal(SIGINT, stop);
+  std::signal(SIGTERM, stop);
+  const std::string host = f.listen.substr(0, colon);
+  std::cerr << "gpufabric exporter: serving http://" << f.listen << "/metrics\n";
+  if (!server.listen(host, port)) {
+    std::cerr << "error: --listen: cannot listen on " << f.listen << "\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_exporter(CLI::App& root) {
+  auto f = std::make_shared<ExporterFlags>();
+  CLI::App* a = root.add_subcommand(
+      "exporter",
+      "Serve the fabric's counters (RDMA ports, congestion, PFC pauses, interfaces, plan "
+      "mismatches, the check baseline) on /metrics for Prometheus.");
+  a->add_option("--listen", f->listen, "ADDR:PORT to serve /metrics on")->capture_default_str();
+  a->add_option("--plan", f->plan, "label ports with their role in this spec's plan");
+  a->add_option("--node", f->node, "this host's node name in the plan (cabling.csv), e.g. node001");
+  a->add_option("--sysfs", f->sysfs, "read this tree instead of /sys (recorded hosts, tests)")
+      ->capture_default_str();
+  a->add_option("--ethtool-dir", f->ethtool_dir,
+                "read 'ethtool -S' outputs from DIR/IFACE.txt instead of running ethtool");
+  a->add_option("--baseline", f->baseline, "export this 'gpufabric check --json' result");
+  a->add_flag("--once", f->once, "print one scrape on stdout and exit");
+  return {a, [f] { return run_exporter(*f); }};
+}
+
+Command add_dashboard(CLI::App& root) {
+  auto f = std::make_shared<DashboardFlags>();
+  CLI::App* a = root.add_subcommand(
+      "dashboard",
+      "Write a Grafana dashboard and Prometheus alerting rules for the exporter's metrics.");
+  a->add_option("SPEC", f->spec, "the cluster spec")->required();
+  a->add_option("-o,--out", f->out, "folder for grafana-dashboard.json and prometheus-rules.yml")
+      ->required();
+  return {a, [f]() -> int {
+            auto loaded = load_spec(f->spec);
+            if (!loaded) return fail(loaded.errors());
+            auto plan = make_plan(loaded->spec, loaded->catalog);
+            if (!plan) return fail(plan.errors());
+            auto w = write_outputs(f->out, {{"grafana-dashboard.json",
+                                             grafana_dashboard(*plan).dump(2) + "\n"},
+                                            {"prometheus-rules.yml", prometheus_rules(*plan)}});
+            if (!w) return fail(w.errors());
+            for (const auto& p : *w) std::cerr << "wrote " << p << "\n";
+            return kExitOk;
+          }};
+}
+
+}  // namespace gf::cli

@@ -1,0 +1,400 @@
+#include "verify/exporter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "verify/parsers.h"
+
+namespace gf {
+namespace {
+
+namespace fs = std::filesystem;
+
+// InfiniBand port_xmit_data / port_rcv_data count 32-bit words (IBTA: data octets / 4).
+constexpr double kIbDataWordBytes = 4;
+// The MTU planned for RoCE host interfaces (the guide's §4.3 jumbo frames; configs write it).
+constexpr int kPlannedRoceMtu = 9000;
+
+// Collects samples per metric family so that each family is printed once with its HELP/TYPE.
+class Families {
+ public:
+  void add(const std::string& name, const char* type, const std::string& help,
+           const std::string& labels, double value) {
+    auto& f = fam_[name];
+    f.type = type;
+    f.help = help;
+    f.samples.push_back(fmt::format("{}{{{}}} {}", name, labels, fmt::format("{:.17g}", value)));
+    if (std::find(order_.begin(), order_.end(), name) == order_.end()) order_.push_back(name);
+  }
+  std::string text() const {
+    std::string out;
+    for (const auto& n : order_) {
+      const auto& f = fam_.at(n);
+      out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", n, f.help, n, f.type);
+      for (const auto& s : f.samples) out += s + "\n";
+    }
+    return out;
+  }
+
+ private:
+  struct Family {
+    std::string type, help;
+    std::vector<std::string> samples;
+  };
+  std::map<std::string, Family> fam_;
+  std::vector<std::string> order_;
+};
+
+std::string label_value(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// Reads a sysfs file holding one number; logs and returns false when it cannot.
+bool read_number(const fs::path& p, double& v, std::vector<std::string>& log) {
+  std::ifstream in(p);
+  if (!in) return false;
+  std::string s;
+  std::getline(in, s);
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || !std::isfinite(v) || v < 0) {
+    log.push_back(fmt::format("skipped {}: '{}' is not a counter", p.string(), s.substr(0, 40)));
+    return false;
+  }
+  return true;
+}
+
+std::string read_line(const fs::path& p) {
+  std::ifstream in(p);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+struct CounterMap {
+  const char* file;
+  const char* metric;
+  const char* help;
+  double scale;
+};
+
+const CounterMap kPortCounters[] = {
+    {"port_xmit_data", "gpufabric_rdma_port_transmit_bytes_total", "Bytes sent by the RDMA port.",
+     kIbDataWordBytes},
+    {"port_rcv_data", "gpufabric_rdma_port_receive_bytes_total", "Bytes received by the RDMA port.",
+     kIbDataWordBytes},
+    {"port_xmit_packets", "gpufabric_rdma_port_transmit_packets_total", "Packets sent.", 1},
+    {"port_rcv_packets", "gpufabric_rdma_port_receive_packets_total", "Packets received.", 1},
+    {"symbol_error", "gpufabric_rdma_port_symbol_errors_total", "Physical symbol errors.", 1},
+    {"link_error_recovery", "gpufabric_rdma_port_link_error_recovery_total",
+     "Link error recoveries.", 1},
+    {"link_downed", "gpufabric_rdma_port_link_downed_total", "Times the link went down.", 1},
+    {"port_rcv_errors", "gpufabric_rdma_port_receive_errors_total", "Malformed received packets.",
+     1},
+};
+const CounterMap kHwCounters[] = {
+    {"np_cnp_sent", "gpufabric_rdma_cnp_sent_total",
+     "Congestion notification packets sent (notification point).", 1},
+    {"rp_cnp_handled", "gpufabric_rdma_cnp_handled_total",
+     "Congestion notification packets handled (reaction point).", 1},
+    {"np_ecn_marked_roce_packets", "gpufabric_rdma_ecn_marked_packets_total",
+     "RoCE packets received with ECN congestion marks.", 1},
+    {"out_of_sequence", "gpufabric_rdma_out_of_sequence_total", "Out-of-sequence packets received.",
+     1},
+    {"packet_seq_err", "gpufabric_rdma_packet_sequence_errors_total",
+     "NAKs for sequence errors (each causes a retransmission).", 1},
+    {"local_ack_timeout_err", "gpufabric_rdma_local_ack_timeouts_total",
+     "Transport retransmissions after an ACK timeout.", 1},
+};
+
+// "400 Gb/sec (4X NDR)" -> 4e11 bits/s.
+double rate_bps(const std::string& s) {
+  double v = 0;
+  char unit[16] = {0};
+  if (std::sscanf(s.c_str(), "%lf %15s", &v, unit) < 2) return 0;
+  const std::string u = unit;
+  if (u.rfind("Gb", 0) == 0) return v * 1e9;
+  if (u.rfind("Mb", 0) == 0) return v * 1e6;
+  return 0;
+}
+
+}  // namespace
+
+std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& log) {
+  Families m;
+  std::error_code ec;
+  const fs::path ib = fs::path(o.sysfs) / "class/infiniband";
+  std::vector<std::string> devices;
+  for (const auto& d : fs::directory_iterator(ib, ec)) devices.push_back(d.path().filename());
+  std::sort(devices.begin(), devices.end());
+  // Rail of each RDMA device: its position, as NCCL_IB_HCA lists them and cabling.csv numbers
+  // NICs (nic0 = the first).
+  std::map<std::string, int> rail;
+  for (size_t i = 0; i < devices.size(); ++i) rail[devices[i]] = static_cast<int>(i);
+  // The plan's view of this node: rail -> leaf and port.
+  std::map<int, std::pair<std::string, std::string>> planned;
+  if (o.plan && o.catalog && !o.node.empty()) {
+    for_each_link(*o.plan, *o.catalog, [&](const CableRun& r) {
+      if (r.kind == LinkKind::kNodeLeaf && r.a_device == o.node && r.plane == 0)
+        planned[r.rail] = {r.b_device, r.b_port};
+    });
+    if (planned.empty()) log.push_back("node " + o.node + " is not in the plan's cabling");
+  }
+  const double planned_bps = o.plan ? o.plan->topo.lane_gbps * 1e9 : 0;
+  std::map<std::string, std::string> netdev_rail;  // interface -> rail label
+  for (const auto& dev : devices) {
+    for (const auto& p : fs::directory_iterator(ib / dev / "ports", ec)) {
+      const std::string port = p.path().filename();
+      const std::string labels =
+          fmt::format("device=\"{}\",port=\"{}\"", label_value(dev), label_value(port));
+      for (const auto& c : kPortCounters) {
+        double v = 0;
+        if (read_number(p.path() / "counters" / c.file, v, log))
+          m.add(c.metric, "counter", c.help, labels, v * c.scale);
+      }
+      for (const auto& c : kHwCounters) {
+        double v = 0;
+        if (read_number(p.path() / "hw_counters" / c.file, v, log))
+          m.add(c.metric, "counter", c.help, labels, v * c.scale);
+      }
+      const std::string state = read_line(p.path() / "state");
+      if (!state.empty())
+        m.add("gpufabric_rdma_port_up", "gauge", "1 when the RDMA port is ACTIVE.", labels,
+              state.find("ACTIVE") != std::string::npos ? 1 : 0);
+      const double bps = rate_bps(read_line(p.path() / "rate"));
+      if (bps > 0)  // bytes per second, as node_exporter's node_network_speed_bytes
+        m.add("gpufabric_rdma_port_rate_bytes", "gauge",
+              "Negotiated port rate in bytes per second.", labels, bps / 8);
+      if (o.plan) {
+        const int r = rail[dev];
+        auto it = planned.find(r);
+        const std::string info = fmt::format(
+            "{},rail=\"{}\",leaf=\"{}\",leaf_port=\"{}\"", labels, r,
+            it == planned.end() ? "" : label_value(it->second.first),
+            it == planned.end() ? "" : label_value(it->second.second));
+        m.add("gpufabric_port_info", "gauge", "The port's role in the plan.", info, 1);
+        if (bps > 0)
+          m.add("gpufabric_port_speed_as_planned", "gauge",
+                "1 when the port runs at the planned speed.", labels, bps == planned_bps ? 1 : 0);
+      }
+    }
+    for (const auto& n : fs::directory_iterator(ib / dev / "device/net", ec))
+      netdev_rail[n.path().filename()] = std::to_string(rail[dev]);
+  }
+  // Interfaces.
+  const fs::path net = fs::path(o.sysfs) / "class/net";
+  std::vector<std::string> ifs;
+  for (const auto& d : fs::directory_iterator(net, ec)) ifs.push_back(d.path().filename());
+  std::sort(ifs.begin(), ifs.end());
+  for (const auto& name : ifs) {
+    if (name == "lo") continue;
+    const fs::path d = net / name;
+    const std::string labels = fmt::format("interface=\"{}\"", label_value(name));
+    double v = 0;
+    if (read_number(d / "mtu", v, log)) {
+      m.add("gpufabric_net_mtu_bytes", "gauge", "Interface MTU.", labels, v);
+      if (o.plan && o.plan->technology == "roce" && netdev_rail.count(name))
+        m.add("gpufabric_port_mtu_as_planned", "gauge",
+              "1 when a RoCE interface has the planned MTU.", labels,
+              v == kPlannedRoceMtu ? 1 : 0);
+    }
+    if (read_number(d / "speed", v, log))
+      m.add("gpufabric_net_speed_bytes", "gauge", "Interface speed in bytes per second.", labels,
+            v * 1e6 / 8);
+    const std::string state = read_line(d / "operstate");
+    if (!state.empty())
+      m.add("gpufabric_net_up", "gauge", "1 when the interface is up.", labels,
+            state == "up" ? 1 : 0);
+    if (read_number(d / "statistics/rx_dropped", v, log))
+      m.add("gpufabric_net_receive_drops_total", "counter", "Received packets dropped.", labels,
+            v);
+    if (read_number(d / "statistics/tx_dropped", v, log))
+      m.add("gpufabric_net_transmit_drops_total", "counter", "Packets dropped on transmit.",
+            labels, v);
+    // Per-priority PFC pause frames and discards from ethtool -S.
+    std::string text;
+    if (!o.ethtool_dir.empty()) {
+      std::ifstream in(fs::path(o.ethtool_dir) / (name + ".txt"));
+      std::stringstream ss;
+      ss << in.rdbuf();
+      text = ss.str();
+    } else {
+      const std::string cmd = "ethtool -S '" + name + "' 2>/dev/null";
+      if (FILE* p = popen(cmd.c_str(), "r")) {
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+        pclose(p);
+      }
+    }
+    if (text.empty()) continue;
+    auto stats = parse_ethtool(text, name);
+    if (!stats) {
+      log.push_back("skipped ethtool statistics of " + name + ": " +
+                    stats.errors()[0].message);
+      continue;
+    }
+    for (const auto& [counter, value] : stats->counters) {
+      int prio = -1;
+      char dir[3] = {0};
+      const bool pause = counter.size() > 6 && counter.compare(counter.size() - 6, 6, "_pause") == 0;
+      if (pause && std::sscanf(counter.c_str(), "%1[rt]x_prio%d_pause", dir, &prio) == 2 &&
+          prio >= 0 && prio < 8)
+        m.add("gpufabric_net_pfc_pause_frames_total", "counter",
+              "PFC pause frames by priority and direction (ethtool -S).",
+              fmt::format("{},priority=\"{}\",direction=\"{}\"", labels, prio,
+                          dir[0] == 'r' ? "rx" : "tx"),
+              value);
+      if (counter == "rx_discards_phy" || counter == "tx_discards_phy")
+        m.add("gpufabric_net_discards_total", "counter", "Packets discarded by the NIC (ethtool -S).",
+              fmt::format("{},direction=\"{}\"", labels, counter[0] == 'r' ? "rx" : "tx"), value);
+    }
+  }
+  // The baseline: the last check's results.
+  if (!o.baseline_file.empty()) {
+    std::ifstream in(o.baseline_file);
+    try {
+      const auto j = nlohmann::json::parse(in);
+      for (const auto& row : j.at("rows")) {
+        if (!row.contains("measured_busbw_gbs")) continue;
+        const std::string labels =
+            fmt::format("collective=\"{}\",bytes=\"{:.0f}\"",
+                        label_value(row.value("collective", "")), row.value("bytes", 0.0));
+        m.add("gpufabric_baseline_busbw_bytes_per_second", "gauge",
+              "Bus bandwidth measured by the last gpufabric check.", labels,
+              row.value("measured_busbw_gbs", 0.0) * 1e9);
+        m.add("gpufabric_expected_busbw_bytes_per_second", "gauge",
+              "Bus bandwidth the simulator expects of the plan.", labels,
+              row.value("expected_busbw_gbs", 0.0) * 1e9);
+        m.add("gpufabric_check_ratio", "gauge", "Measured over expected bus bandwidth.", labels,
+              row.value("ratio", 0.0));
+      }
+    } catch (const std::exception& e) {
+      log.push_back("skipped baseline " + o.baseline_file + ": " + e.what());
+    }
+  }
+  m.add("gpufabric_exporter_skipped_sources", "gauge",
+        "Sources skipped in this scrape (unreadable or malformed).", "", static_cast<double>(log.size()));
+  return m.text();
+}
+
+std::string prometheus_rules(const Plan& plan) {
+  return fmt::format(R"yaml(# Alerting rules for the gpufabric exporter, fabric {name}.
+groups:
+  - name: gpufabric
+    rules:
+      - alert: GpufabricPfcPauseStorm
+        expr: sum by (instance, interface) (rate(gpufabric_net_pfc_pause_frames_total{{direction="rx"}}[5m])) > 1000
+        for: 2m
+        labels:
+          severity: critical
+        annotations:
+          summary: "PFC pause storm on {{{{ $labels.instance }}}} {{{{ $labels.interface }}}}"
+          description: "More than 1000 pause frames/s received: a stuck or congested receiver back-pressures the fabric. Check the PFC watchdog and ECN."
+      - alert: GpufabricLinkFlapping
+        expr: increase(gpufabric_rdma_port_link_downed_total[15m]) > 2
+        labels:
+          severity: warning
+        annotations:
+          summary: "RDMA link flapping on {{{{ $labels.instance }}}} {{{{ $labels.device }}}}"
+          description: "The link went down more than twice in 15 minutes: reseat or replace the cable."
+      - alert: GpufabricPortErrors
+        expr: rate(gpufabric_rdma_port_symbol_errors_total[5m]) > 0 or rate(gpufabric_rdma_port_receive_errors_total[5m]) > 0
+        for: 5m
+        labels:
+          severity: warning
+        annotations:
+          summary: "Errors on {{{{ $labels.instance }}}} {{{{ $labels.device }}}}"
+          description: "Symbol or receive errors keep rising: cable, transceiver or FEC."
+      - alert: GpufabricCnpSurge
+        expr: rate(gpufabric_rdma_cnp_handled_total[5m]) > 100000
+        for: 5m
+        labels:
+          severity: warning
+        annotations:
+          summary: "Congestion notifications surge on {{{{ $labels.instance }}}} {{{{ $labels.device }}}}"
+          description: "Sustained DCQCN congestion: look for ECMP collisions, oversubscription or a slow receiver."
+      - alert: GpufabricBusbwBelowBaseline
+        expr: gpufabric_check_ratio < 0.85
+        labels:
+          severity: warning
+        annotations:
+          summary: "Bus bandwidth below expectation ({{{{ $labels.collective }}}}, {{{{ $labels.bytes }}}} B)"
+          description: "The last gpufabric check measured {{{{ $value | humanizePercentage }}}} of the simulated bus bandwidth."
+      - alert: GpufabricPortNotAsPlanned
+        expr: gpufabric_port_speed_as_planned == 0 or gpufabric_port_mtu_as_planned == 0
+        labels:
+          severity: warning
+        annotations:
+          summary: "Port not as planned on {{{{ $labels.instance }}}}"
+          description: "Speed or MTU differs from the plan ({lane:g} Gbps ports)."
+)yaml",
+                     fmt::arg("name", plan.name), fmt::arg("lane", plan.topo.lane_gbps));
+}
+
+nlohmann::json grafana_dashboard(const Plan& plan) {
+  using nlohmann::json;
+  int id = 0;
+  auto panel = [&](const std::string& title, const std::string& expr, const std::string& unit,
+                   const std::string& legend, int x, int y) {
+    return json{{"id", ++id},
+                {"type", "timeseries"},
+                {"title", title},
+                {"datasource", {{"type", "prometheus"}, {"uid", "${datasource}"}}},
+                {"gridPos", {{"h", 8}, {"w", 12}, {"x", x}, {"y", y}}},
+                {"fieldConfig", {{"defaults", {{"unit", unit}}}, {"overrides", json::array()}}},
+                {"targets", json::array({{{"expr", expr}, {"legendFormat", legend}, {"refId", "A"}}})}};
+  };
+  json panels = json::array();
+  panels.push_back(panel("Fabric overview: RDMA ports up", "sum(gpufabric_rdma_port_up)", "none",
+                         "ports up", 0, 0));
+  panels.push_back(panel("Throughput per rail",
+                         "sum by (rail) (rate(gpufabric_rdma_port_transmit_bytes_total[1m]) * "
+                         "on (instance, device, port) group_left(rail) gpufabric_port_info) * 8",
+                         "bps", "rail {{rail}}", 12, 0));
+  panels.push_back(panel("PFC pause frames received",
+                         "sum by (instance, interface, priority) "
+                         "(rate(gpufabric_net_pfc_pause_frames_total{direction=\"rx\"}[1m]))",
+                         "pps", "{{instance}} {{interface}} prio {{priority}}", 0, 8));
+  panels.push_back(panel("CNP rate (DCQCN)", "sum by (instance, device) (rate(gpufabric_rdma_cnp_handled_total[1m]))",
+                         "pps", "{{instance}} {{device}}", 12, 8));
+  panels.push_back(panel("Errors",
+                         "sum by (instance, device) (rate(gpufabric_rdma_port_symbol_errors_total[5m]) "
+                         "+ rate(gpufabric_rdma_port_receive_errors_total[5m]) + "
+                         "rate(gpufabric_rdma_port_link_downed_total[5m]))",
+                         "short", "{{instance}} {{device}}", 0, 16));
+  panels.push_back(panel("Bus bandwidth against baseline",
+                         "gpufabric_baseline_busbw_bytes_per_second or "
+                         "gpufabric_expected_busbw_bytes_per_second",
+                         "Bps", "{{__name__}} {{collective}} {{bytes}}", 12, 16));
+  return {{"title", "gpufabric: " + plan.name},
+          {"uid", "gpufabric-" + plan.name},
+          {"schemaVersion", 38},
+          {"version", 1},
+          {"time", {{"from", "now-6h"}, {"to", "now"}}},
+          {"refresh", "30s"},
+          {"tags", json::array({"gpufabric", plan.technology})},
+          {"templating",
+           {{"list", json::array({{{"name", "datasource"},
+                                   {"type", "datasource"},
+                                   {"query", "prometheus"}}})}}},
+          {"panels", panels}};
+}
+
+}  // namespace gf

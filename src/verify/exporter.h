@@ -1,0 +1,33 @@
+// Fabric metrics in the Prometheus text format: RDMA port and congestion counters, interface
+// state, PFC pauses, where reality differs from the plan, and the last check's results.
+// Conventions follow node_exporter: snake_case, units in names, _total for counters.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "plan/plan.h"
+
+namespace gf {
+
+/// Where the exporter reads from.
+struct ExporterOptions {
+  std::string sysfs = "/sys";
+  std::string ethtool_dir;  ///< recorded `ethtool -S IF` outputs as DIR/IF.txt; "" = run ethtool
+  const Plan* plan = nullptr;
+  const Catalog* catalog = nullptr;
+  std::string node;           ///< this host's node name in the plan (cabling.csv)
+  std::string baseline_file;  ///< `gpufabric check --json` output to export as the baseline
+};
+
+/// One scrape: the metrics text. Unreadable or malformed sources are skipped; each skip adds a
+/// line to `log`.
+std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& log);
+
+/// Prometheus alerting rules (YAML) and a Grafana dashboard (JSON) for these metrics.
+std::string prometheus_rules(const Plan& plan);
+nlohmann::json grafana_dashboard(const Plan& plan);
+
+}  // namespace gf
