@@ -115,9 +115,9 @@ Command add_dashboard(CLI::App& root) {
             if (!loaded) return fail(loaded.errors());
             auto plan = make_plan(loaded->spec, loaded->catalog);
             if (!plan) return fail(plan.errors());
-            auto w = write_outputs(f->out, {{"grafana-dashboard.json",
-                                             grafana_dashboard(*plan).dump(2) + "\n"},
-                                            {"prometheus-rules.yml", prometheus_rules(*plan)}});
+            auto w = write_outputs(
+                f->out, {{"grafana-dashboard.json", grafana_dashboard(*plan).dump(2) + "\n"},
+                         {"prometheus-rules.yml", prometheus_rules(*plan)}});
             if (!w) return fail(w.errors());
             for (const auto& p : *w) std::cerr << "wrote " << p << "\n";
             return kExitOk;

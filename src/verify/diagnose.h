@@ -38,8 +38,7 @@ struct Finding {
 /// RDMA and TCP figures are judged against; with a plan, nccl-tests results are also compared
 /// with the simulated expectation. Unreadable files are errors.
 Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, double line_rate_gbps,
-                                      const Plan* plan = nullptr,
-                                      const Catalog* catalog = nullptr);
+                                      const Plan* plan = nullptr, const Catalog* catalog = nullptr);
 
 /// One compared figure.
 struct CheckRow {

@@ -184,10 +184,10 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
       if (o.plan) {
         const int r = rail[dev];
         auto it = planned.find(r);
-        const std::string info = fmt::format(
-            "{},rail=\"{}\",leaf=\"{}\",leaf_port=\"{}\"", labels, r,
-            it == planned.end() ? "" : label_value(it->second.first),
-            it == planned.end() ? "" : label_value(it->second.second));
+        const std::string info =
+            fmt::format("{},rail=\"{}\",leaf=\"{}\",leaf_port=\"{}\"", labels, r,
+                        it == planned.end() ? "" : label_value(it->second.first),
+                        it == planned.end() ? "" : label_value(it->second.second));
         m.add("gpufabric_port_info", "gauge", "The port's role in the plan.", info, 1);
         if (bps > 0)
           m.add("gpufabric_port_speed_as_planned", "gauge",
@@ -211,8 +211,7 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
       m.add("gpufabric_net_mtu_bytes", "gauge", "Interface MTU.", labels, v);
       if (o.plan && o.plan->technology == "roce" && netdev_rail.count(name))
         m.add("gpufabric_port_mtu_as_planned", "gauge",
-              "1 when a RoCE interface has the planned MTU.", labels,
-              v == kPlannedRoceMtu ? 1 : 0);
+              "1 when a RoCE interface has the planned MTU.", labels, v == kPlannedRoceMtu ? 1 : 0);
     }
     if (read_number(d / "speed", v, log))
       m.add("gpufabric_net_speed_bytes", "gauge", "Interface speed in bytes per second.", labels,
@@ -222,11 +221,10 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
       m.add("gpufabric_net_up", "gauge", "1 when the interface is up.", labels,
             state == "up" ? 1 : 0);
     if (read_number(d / "statistics/rx_dropped", v, log))
-      m.add("gpufabric_net_receive_drops_total", "counter", "Received packets dropped.", labels,
-            v);
+      m.add("gpufabric_net_receive_drops_total", "counter", "Received packets dropped.", labels, v);
     if (read_number(d / "statistics/tx_dropped", v, log))
-      m.add("gpufabric_net_transmit_drops_total", "counter", "Packets dropped on transmit.",
-            labels, v);
+      m.add("gpufabric_net_transmit_drops_total", "counter", "Packets dropped on transmit.", labels,
+            v);
     // Per-priority PFC pause frames and discards from ethtool -S.
     std::string text;
     if (!o.ethtool_dir.empty()) {
@@ -246,14 +244,14 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
     if (text.empty()) continue;
     auto stats = parse_ethtool(text, name);
     if (!stats) {
-      log.push_back("skipped ethtool statistics of " + name + ": " +
-                    stats.errors()[0].message);
+      log.push_back("skipped ethtool statistics of " + name + ": " + stats.errors()[0].message);
       continue;
     }
     for (const auto& [counter, value] : stats->counters) {
       int prio = -1;
       char dir[3] = {0};
-      const bool pause = counter.size() > 6 && counter.compare(counter.size() - 6, 6, "_pause") == 0;
+      const bool pause =
+          counter.size() > 6 && counter.compare(counter.size() - 6, 6, "_pause") == 0;
       if (pause && std::sscanf(counter.c_str(), "%1[rt]x_prio%d_pause", dir, &prio) == 2 &&
           prio >= 0 && prio < 8)
         m.add("gpufabric_net_pfc_pause_frames_total", "counter",
@@ -262,7 +260,8 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
                           dir[0] == 'r' ? "rx" : "tx"),
               value);
       if (counter == "rx_discards_phy" || counter == "tx_discards_phy")
-        m.add("gpufabric_net_discards_total", "counter", "Packets discarded by the NIC (ethtool -S).",
+        m.add("gpufabric_net_discards_total", "counter",
+              "Packets discarded by the NIC (ethtool -S).",
               fmt::format("{},direction=\"{}\"", labels, counter[0] == 'r' ? "rx" : "tx"), value);
     }
   }
@@ -290,7 +289,8 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
     }
   }
   m.add("gpufabric_exporter_skipped_sources", "gauge",
-        "Sources skipped in this scrape (unreadable or malformed).", "", static_cast<double>(log.size()));
+        "Sources skipped in this scrape (unreadable or malformed).", "",
+        static_cast<double>(log.size()));
   return m.text();
 }
 
@@ -353,13 +353,14 @@ nlohmann::json grafana_dashboard(const Plan& plan) {
   int id = 0;
   auto panel = [&](const std::string& title, const std::string& expr, const std::string& unit,
                    const std::string& legend, int x, int y) {
-    return json{{"id", ++id},
-                {"type", "timeseries"},
-                {"title", title},
-                {"datasource", {{"type", "prometheus"}, {"uid", "${datasource}"}}},
-                {"gridPos", {{"h", 8}, {"w", 12}, {"x", x}, {"y", y}}},
-                {"fieldConfig", {{"defaults", {{"unit", unit}}}, {"overrides", json::array()}}},
-                {"targets", json::array({{{"expr", expr}, {"legendFormat", legend}, {"refId", "A"}}})}};
+    return json{
+        {"id", ++id},
+        {"type", "timeseries"},
+        {"title", title},
+        {"datasource", {{"type", "prometheus"}, {"uid", "${datasource}"}}},
+        {"gridPos", {{"h", 8}, {"w", 12}, {"x", x}, {"y", y}}},
+        {"fieldConfig", {{"defaults", {{"unit", unit}}}, {"overrides", json::array()}}},
+        {"targets", json::array({{{"expr", expr}, {"legendFormat", legend}, {"refId", "A"}}})}};
   };
   json panels = json::array();
   panels.push_back(panel("Fabric overview: RDMA ports up", "sum(gpufabric_rdma_port_up)", "none",
@@ -372,13 +373,15 @@ nlohmann::json grafana_dashboard(const Plan& plan) {
                          "sum by (instance, interface, priority) "
                          "(rate(gpufabric_net_pfc_pause_frames_total{direction=\"rx\"}[1m]))",
                          "pps", "{{instance}} {{interface}} prio {{priority}}", 0, 8));
-  panels.push_back(panel("CNP rate (DCQCN)", "sum by (instance, device) (rate(gpufabric_rdma_cnp_handled_total[1m]))",
+  panels.push_back(panel("CNP rate (DCQCN)",
+                         "sum by (instance, device) (rate(gpufabric_rdma_cnp_handled_total[1m]))",
                          "pps", "{{instance}} {{device}}", 12, 8));
-  panels.push_back(panel("Errors",
-                         "sum by (instance, device) (rate(gpufabric_rdma_port_symbol_errors_total[5m]) "
-                         "+ rate(gpufabric_rdma_port_receive_errors_total[5m]) + "
-                         "rate(gpufabric_rdma_port_link_downed_total[5m]))",
-                         "short", "{{instance}} {{device}}", 0, 16));
+  panels.push_back(
+      panel("Errors",
+            "sum by (instance, device) (rate(gpufabric_rdma_port_symbol_errors_total[5m]) "
+            "+ rate(gpufabric_rdma_port_receive_errors_total[5m]) + "
+            "rate(gpufabric_rdma_port_link_downed_total[5m]))",
+            "short", "{{instance}} {{device}}", 0, 16));
   panels.push_back(panel("Bus bandwidth against baseline",
                          "gpufabric_baseline_busbw_bytes_per_second or "
                          "gpufabric_expected_busbw_bytes_per_second",
@@ -391,9 +394,9 @@ nlohmann::json grafana_dashboard(const Plan& plan) {
           {"refresh", "30s"},
           {"tags", json::array({"gpufabric", plan.technology})},
           {"templating",
-           {{"list", json::array({{{"name", "datasource"},
-                                   {"type", "datasource"},
-                                   {"query", "prometheus"}}})}}},
+           {{"list",
+             json::array(
+                 {{{"name", "datasource"}, {"type", "datasource"}, {"query", "prometheus"}}})}}},
           {"panels", panels}};
 }
 
