@@ -36,21 +36,17 @@ int run_exporter(const ExporterFlags& f) {
       port <= 0 || port > 65535)
     return fail({{"", 0, 0, "--listen", fmt::format("cannot read '{}'", f.listen),
                   "use ADDR:PORT, e.g. 0.0.0.0:9850"}});
-  std::optional<LoadedSpec> spec;
-  std::optional<Plan> plan;
+  std::optional<PlannedSpec> planned;
   if (!f.plan.empty()) {
-    auto loaded = load_spec(f.plan);
+    auto loaded = load_and_plan(f.plan);
     if (!loaded) return fail(loaded.errors());
-    auto p = make_plan(loaded->spec, loaded->catalog);
-    if (!p) return fail(p.errors());
-    spec = std::move(*loaded);
-    plan = *p;
+    planned = std::move(*loaded);
   }
   ExporterOptions o;
   o.sysfs = f.sysfs;
   o.ethtool_dir = f.ethtool_dir;
-  o.plan = plan ? &*plan : nullptr;
-  o.catalog = spec ? &spec->catalog : nullptr;
+  o.plan = planned ? &planned->plan : nullptr;
+  o.catalog = planned ? &planned->catalog : nullptr;
   o.node = f.node;
   o.baseline_file = f.baseline;
   auto scrape = [o]() {
@@ -111,10 +107,9 @@ Command add_dashboard(CLI::App& root) {
   a->add_option("-o,--out", f->out, "folder for grafana-dashboard.json and prometheus-rules.yml")
       ->required();
   return {a, [f]() -> int {
-            auto loaded = load_spec(f->spec);
+            auto loaded = load_and_plan(f->spec);
             if (!loaded) return fail(loaded.errors());
-            auto plan = make_plan(loaded->spec, loaded->catalog);
-            if (!plan) return fail(plan.errors());
+            const Plan* plan = &loaded->plan;
             auto w = write_outputs(
                 f->out, {{"grafana-dashboard.json", grafana_dashboard(*plan).dump(2) + "\n"},
                          {"prometheus-rules.yml", prometheus_rules(*plan)}});

@@ -19,10 +19,9 @@ struct PlanFlags {
 };
 
 int run(const PlanFlags& f) {
-  auto loaded = load_spec(f.spec);
+  auto loaded = load_and_plan(f.spec);
   if (!loaded) return fail(loaded.errors());
-  auto plan = make_plan(loaded->spec, loaded->catalog);
-  if (!plan) return fail(plan.errors());
+  const Plan* plan = &loaded->plan;
   const auto json = plan_json(*plan);
   if (!f.out.empty()) {
     auto written = write_outputs(f.out, {{"plan.json", json.dump(2) + "\n"},

@@ -68,10 +68,11 @@ int run(const SimulateFlags& f) {
   o.nodes = f.nodes;
   o.seed = f.seed;
 
-  auto loaded = load_spec(f.spec);
+  auto loaded = load_and_plan(f.spec);
+
   if (!loaded) return fail(loaded.errors());
-  auto plan = make_plan(loaded->spec, loaded->catalog);
-  if (!plan) return fail(plan.errors());
+
+  const Plan* plan = &loaded->plan;
   const Fabric fabric = Fabric::build(*plan, loaded->catalog);
   auto model = CollectiveModel::build(fabric, *plan, o);
   if (!model) return fail(model.errors());

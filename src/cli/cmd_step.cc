@@ -18,10 +18,9 @@ struct StepFlags {
 };
 
 int run(const StepFlags& f) {
-  auto loaded = load_spec(f.spec);
+  auto loaded = load_and_plan(f.spec);
   if (!loaded) return fail(loaded.errors());
-  auto plan = make_plan(loaded->spec, loaded->catalog);
-  if (!plan) return fail(plan.errors());
+  const Plan* plan = &loaded->plan;
   const Fabric fabric = Fabric::build(*plan, loaded->catalog);
   auto r = simulate_step(loaded->spec, *plan, fabric);
   if (!r) return fail(r.errors());

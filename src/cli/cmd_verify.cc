@@ -78,10 +78,9 @@ Command add_check(CLI::App& root) {
   return {a, [f]() -> int {
             if (f->tolerance < 0 || f->tolerance >= 1)
               return fail({{"", 0, 0, "--tolerance", "expected a fraction in [0, 1)", ""}});
-            auto loaded = load_spec(f->spec);
+            auto loaded = load_and_plan(f->spec);
             if (!loaded) return fail(loaded.errors());
-            auto plan = make_plan(loaded->spec, loaded->catalog);
-            if (!plan) return fail(plan.errors());
+            const Plan* plan = &loaded->plan;
             auto files = read_outputs(f->files);
             if (!files) return fail(files.errors());
             auto r = check_measurements(*plan, loaded->catalog, *files, f->tolerance);
@@ -107,16 +106,12 @@ Command add_diagnose(CLI::App& root) {
   a->add_flag("--json", f->json, "print the findings as JSON");
   return {a, [f]() -> int {
             double rate = 0;
-            std::optional<LoadedSpec> loaded_spec;
-            std::optional<Plan> plan;
+            std::optional<PlannedSpec> planned;
             if (!f->spec.empty()) {
-              auto loaded = load_spec(f->spec);
+              auto loaded = load_and_plan(f->spec);
               if (!loaded) return fail(loaded.errors());
-              auto p = make_plan(loaded->spec, loaded->catalog);
-              if (!p) return fail(p.errors());
-              loaded_spec = std::move(*loaded);
-              plan = *p;
-              rate = plan->nic.rate_gbps / plan->topo.planes;
+              planned = std::move(*loaded);
+              rate = planned->plan.nic.rate_gbps / planned->plan.topo.planes;
             }
             if (!f->line_rate.empty()) {
               auto r = units::parse_bitrate(f->line_rate);
@@ -129,8 +124,8 @@ Command add_diagnose(CLI::App& root) {
             }
             auto files = read_outputs(f->files);
             if (!files) return fail(files.errors());
-            auto r = diagnose(*files, rate, plan ? &*plan : nullptr,
-                              loaded_spec ? &loaded_spec->catalog : nullptr);
+            auto r = diagnose(*files, rate, planned ? &planned->plan : nullptr,
+                              planned ? &planned->catalog : nullptr);
             if (!r) return fail(r.errors());
             std::cout << (f->json ? findings_json(*r).dump(2) + "\n" : findings_text(*r));
             return has_error(*r) ? kExitFindings : kExitOk;

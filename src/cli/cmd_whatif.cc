@@ -45,10 +45,9 @@ int run(const WhatIfFlags& f) {
         {"", 0, 0, "--fail", "nothing to change",
          "give --fail link:A:B | switch:NAME | node:NAME, --grow nodes=+N or --nic 800G"});
   if (!errs.empty()) return fail(errs);
-  auto loaded = load_spec(f.spec);
+  auto loaded = load_and_plan(f.spec);
   if (!loaded) return fail(loaded.errors());
-  auto plan = make_plan(loaded->spec, loaded->catalog);
-  if (!plan) return fail(plan.errors());
+  const Plan* plan = &loaded->plan;
   auto r = what_if(loaded->spec, loaded->catalog, *plan, o);
   if (!r) return fail(r.errors());
   if (f.json)

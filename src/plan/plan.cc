@@ -474,4 +474,12 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
   return p;
 }
 
+Result<PlannedSpec> load_and_plan(const std::string& path) {
+  auto loaded = load_spec(path);
+  if (!loaded) return loaded.errors();
+  auto plan = make_plan(loaded->spec, loaded->catalog);
+  if (!plan) return plan.errors();
+  return PlannedSpec{std::move(loaded->spec), std::move(loaded->catalog), std::move(*plan)};
+}
+
 }  // namespace gf

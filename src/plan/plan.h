@@ -103,6 +103,14 @@ struct Plan {
   std::vector<std::string> notes;
 };
 
+/// A spec file read, validated and planned: what most commands start from.
+struct PlannedSpec {
+  Spec spec;
+  Catalog catalog;
+  Plan plan;
+};
+Result<PlannedSpec> load_and_plan(const std::string& path);
+
 /// Plans the fabric of a validated spec. Errors point into the spec (e.g. a topology that
 /// cannot hold the cluster).
 Result<Plan> make_plan(const Spec& spec, const Catalog& catalog);

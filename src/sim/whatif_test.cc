@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../../tests/support.h"
 #include "sim/collective.h"
 #include "topo/fabric.h"
 
@@ -140,12 +141,11 @@ TEST(WhatIf, RoutesAroundADeadEndInThreeTiers) {
   // A failed leaf-spine cable in a 3-tier Clos: routes that would reach that spine from a core
   // must avoid it (the spine withdraws the leaf), so every collective still runs.
   auto s = *builtin_catalog();
-  auto spec = *parse_spec(
+  Spec spec;
+  const Plan plan = testing::plan_of(
       "cluster: {gpu: h100-sxm, nodes: 512, nic: cx7-400g}\nfabric: {technology: infiniband, "
       "switch: qm9700}\n",
-      "t.yaml");
-  ASSERT_TRUE(validate_spec(spec, s).empty());
-  auto plan = *make_plan(spec, s);
+      s, &spec);
   ASSERT_EQ(plan.topo.kind, "clos3");
   WhatIfOptions o;
   o.fail = {"link:su01-r0-leaf:pod01-spine01"};

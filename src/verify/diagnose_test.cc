@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "../../tests/support.h"
+
 namespace gf {
 namespace {
 
@@ -66,12 +68,10 @@ TEST(Diagnose, UnknownAndTruncatedFilesAreBadInput) {
 
 TEST(Check, MeasurementsAgainstThePlan) {
   auto cat = *builtin_catalog();
-  auto spec = *parse_spec(
+  const Plan plan = testing::plan_of(
       "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: infiniband, "
       "switch: qm9700}\n",
-      "t.yaml");
-  ASSERT_TRUE(validate_spec(spec, cat).empty());
-  auto plan = *make_plan(spec, cat);
+      cat);
   auto r = check_measurements(plan, cat,
                               {load("nccl-tests-2node-allreduce.txt"), load("ib_write_bw-400g.txt"),
                                load("ib_write_bw-slow-mb.txt"), load("iperf3-tcp.json")},
@@ -110,11 +110,8 @@ TEST(Doctor, ReadsARecordedHost) {
 namespace gf {
 TEST(Diagnose, BusbwAgainstTheSimulatedFabric) {
   auto cat = *builtin_catalog();
-  auto spec = *parse_spec(
-      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n",
-      "t.yaml");
-  ASSERT_TRUE(validate_spec(spec, cat).empty());
-  auto plan = *make_plan(spec, cat);
+  const Plan plan = testing::plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n", cat);
   const std::string path =
       std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/outputs/nccl-tests-old-tagged.txt";
   std::ifstream in(path);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../../tests/support.h"
 #include "spec/spec.h"
 
 namespace gf {
@@ -54,12 +55,10 @@ TEST(Exporter, CountersFromARecordedHost) {
 
 TEST(Exporter, PortsAgainstThePlan) {
   auto cat = *builtin_catalog();
-  auto spec = *parse_spec(
+  const Plan plan = testing::plan_of(
       "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\nfabric: {technology: roce, switch: "
       "sn5600}\n",
-      "t.yaml");
-  ASSERT_TRUE(validate_spec(spec, cat).empty());
-  auto plan = *make_plan(spec, cat);
+      cat);
   ExporterOptions o;
   o.sysfs = kSys;
   o.ethtool_dir = kSys + "/ethtool";
@@ -92,9 +91,7 @@ TEST(Exporter, BaselineAndRules) {
   EXPECT_DOUBLE_EQ(sample(t, "gpufabric_baseline_busbw_bytes_per_second{"), 300e9);
   std::filesystem::remove(path);
   auto cat = *builtin_catalog();
-  auto spec = *parse_spec("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n", "t.yaml");
-  ASSERT_TRUE(validate_spec(spec, cat).empty());
-  auto plan = *make_plan(spec, cat);
+  const Plan plan = testing::plan_of("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n", cat);
   const std::string rules = prometheus_rules(plan);
   for (const char* a :
        {"GpufabricPfcPauseStorm", "GpufabricLinkFlapping", "GpufabricPortErrors",

@@ -1,0 +1,26 @@
+// Helpers shared by the unit tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "plan/plan.h"
+#include "spec/spec.h"
+
+namespace gf::testing {
+
+/// The spec of `yaml`, validated against `catalog`, planned; test failures on the way.
+inline Plan plan_of(const std::string& yaml, const Catalog& catalog, Spec* spec_out = nullptr) {
+  auto spec = parse_spec(yaml, "test.yaml");
+  EXPECT_TRUE(spec.ok()) << format_diagnostics(spec.errors());
+  if (!spec.ok()) return {};
+  auto errs = validate_spec(*spec, catalog);
+  EXPECT_TRUE(errs.empty()) << format_diagnostics(errs);
+  auto plan = make_plan(*spec, catalog);
+  EXPECT_TRUE(plan.ok()) << format_diagnostics(plan.errors());
+  if (spec_out) *spec_out = *spec;
+  return plan.ok() ? *plan : Plan{};
+}
+
+}  // namespace gf::testing
