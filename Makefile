@@ -13,7 +13,7 @@ FUZZ_SECONDS ?= 20
 DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-dev time \
-  libcpp-httplib-dev prometheus curl
+  libcpp-httplib-dev prometheus curl chromium
 
 .PHONY: deps build run test bench fuzz format clean
 
@@ -26,6 +26,8 @@ deps:
 	  if [ "$$(id -u)" != 0 ]; then echo "run as root to install:$$missing" >&2; exit 1; fi; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+	@command -v npm >/dev/null || { echo "installing: nodejs npm"; apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; }
+	@[ -f web/node_modules/vega-embed/build/vega-embed.min.js ] || npm ci --prefix web --no-audit --no-fund
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -35,7 +37,7 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/gpufabric plan $(EXAMPLE) -o out/
+	./$(BUILD)/gpufabric report $(EXAMPLE) -o out/
 
 $(FUZZ_BUILD)/build.ninja:
 	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

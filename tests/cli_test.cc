@@ -142,6 +142,38 @@ TEST(Cli, PlanWritesItsFiles) {
   EXPECT_EQ(k["technology"], "roce");
 }
 
+TEST(CliReport, WritesTheReportAndItsCompanions) {
+  const fs::path dir = temp_dir("report");
+  CmdResult r = gpufabric("report examples/seed-70b-1024.yaml -o " + dir.string() +
+                          " --measured tests/data/outputs/nccl-tests-2node-allreduce.txt");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "report: " + (dir / "report.html").string() + "\n");
+  for (const char* f : {"report.html", "step.json", "plan.json", "plan.md", "bom.csv",
+                        "cabling.csv", "simulate.json"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  std::ifstream sj(dir / "step.json");
+  EXPECT_GT(nlohmann::json::parse(sj)["step_time_s"].get<double>(), 0);
+  fs::remove_all(dir);
+}
+
+TEST(CliReport, BadMeasuredFileExitsTwoAndWritesNothing) {
+  const fs::path dir = temp_dir("report_bad");
+  const fs::path cut =
+      write_temp("cut.txt", "# nccl-tests\n#  out-of-place  in-place\n       8   2 float sum");
+  for (const std::string& measured : {cut.string(), std::string("/nonexistent/run.txt")}) {
+    CmdResult r = gpufabric("report examples/seed-70b-1024.yaml -o " + dir.string() +
+                            " --measured " + measured);
+    EXPECT_EQ(r.code, 2) << measured;
+    EXPECT_TRUE(r.out.empty());
+    EXPECT_NE(r.err.find(measured), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir));
+  }
+  fs::remove(cut);
+  CmdResult no_out = gpufabric("report examples/seed-70b-1024.yaml");
+  EXPECT_EQ(no_out.code, 2);
+  EXPECT_NE(no_out.err.find("--out"), std::string::npos) << no_out.err;
+}
+
 TEST(Cli, InvalidSpecNamesFileLineKeyAndWritesNothing) {
   const fs::path spec = write_temp("bad.yaml",
                                    "name: bad\ncluster:\n  gpu: h100-sxm\n  nodes: 16\n  nic: "

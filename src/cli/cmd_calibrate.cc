@@ -1,8 +1,6 @@
 // gpufabric calibrate: the simulator against published measurements.
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "verify/calibration.h"
@@ -16,17 +14,15 @@ struct CalibrateFlags {
 };
 
 int run(const CalibrateFlags& f) {
-  std::ifstream in(f.csv, std::ios::binary);
-  if (!in) return fail({{f.csv, 0, 0, "", "cannot read the calibration file", "check the path"}});
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (is_training_csv(ss.str())) {
-    auto t = calibrate_training(ss.str(), f.csv);
+  auto text = read_text_file(f.csv);
+  if (!text) return fail(text.errors());
+  if (is_training_csv(*text)) {
+    auto t = calibrate_training(*text, f.csv);
     if (!t) return fail(t.errors());
     std::cout << training_table(*t);
     return t->pass ? kExitOk : kExitFindings;
   }
-  auto s = calibrate(ss.str(), f.csv);
+  auto s = calibrate(*text, f.csv);
   if (!s) return fail(s.errors());
   if (f.json)
     std::cout << calibration_json(*s).dump(2) << "\n";

@@ -1,11 +1,9 @@
 // gpufabric check, diagnose and doctor: real measurements against the plan and the guide.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "plan/plan.h"
@@ -21,14 +19,12 @@ Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& pat
   std::vector<ToolOutput> out;
   std::vector<Diagnostic> errs;
   for (const auto& p : paths) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) {
-      errs.push_back({p, 0, 0, "", "cannot read the file", "check the path"});
+    auto text = read_text_file(p);
+    if (!text) {
+      errs.push_back(text.errors().front());
       continue;
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    ToolOutput t{p, ss.str(), OutputKind::kUnknown};
+    ToolOutput t{p, std::move(*text), OutputKind::kUnknown};
     t.kind = detect_output_kind(t.text);
     out.push_back(std::move(t));
   }

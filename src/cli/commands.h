@@ -32,6 +32,7 @@ Command add_diagnose(CLI::App& root);
 Command add_doctor(CLI::App& root);
 Command add_exporter(CLI::App& root);
 Command add_dashboard(CLI::App& root);
+Command add_report(CLI::App& root);
 
 /// Prints diagnostics to stderr and returns kExitBadInput.
 int fail(const std::vector<Diagnostic>& errors);

@@ -389,9 +389,7 @@ Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
         errs.insert(errs.end(), run.errors().begin(), run.errors().end());
         continue;
       }
-      const int nodes =
-          run->nodes > 0 ? run->nodes
-                         : std::max(1, (run->ranks + plan.gpus_per_node - 1) / plan.gpus_per_node);
+      const int nodes = nodes_of(*run, plan.gpus_per_node);
       if (nodes > plan.nodes) {
         errs.push_back({f.file, 0, 0, "",
                         fmt::format("the run used {} nodes; the plan has {}", nodes, plan.nodes),

@@ -123,6 +123,11 @@ OutputKind detect_output_kind(const std::string& t) {
   return OutputKind::kUnknown;
 }
 
+int nodes_of(const NcclTestsRun& run, int gpus_per_node) {
+  if (run.nodes > 0) return run.nodes;
+  return std::max(1, (run.ranks + gpus_per_node - 1) / std::max(1, gpus_per_node));
+}
+
 Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string& file) {
   if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for a nccl-tests output");
   NcclTestsRun run;

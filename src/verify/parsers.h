@@ -43,6 +43,8 @@ struct NcclTestsRun {
   bool has_avg = false;
 };
 Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string& file);
+/// The nodes a run used: its distinct hosts, else its ranks over `gpus_per_node`; at least 1.
+int nodes_of(const NcclTestsRun& run, int gpus_per_node);
 
 /// A perftest run (ib_write_bw, ib_read_bw, ib_send_bw, *_lat), text or --out_json.
 struct PerftestRun {

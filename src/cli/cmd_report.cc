@@ -1,0 +1,55 @@
+// gpufabric report: the plan, its simulation and the step in one self-contained HTML page.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "plan/plan.h"
+#include "report/report.h"
+#include "verify/parsers.h"
+
+namespace gf::cli {
+namespace {
+
+struct ReportFlags {
+  std::string spec, out;
+  std::vector<std::string> measured;
+};
+
+int run(const ReportFlags& f) {
+  auto loaded = load_and_plan(f.spec);
+  if (!loaded) return fail(loaded.errors());
+  // Measured runs first: bad files are bad input, before anything is computed or written.
+  std::vector<MeasuredRun> measured;
+  for (const auto& path : f.measured) {
+    auto text = read_text_file(path, "--measured");
+    if (!text) return fail(text.errors());
+    auto run = parse_nccl_tests(*text, path);
+    if (!run) return fail(run.errors());
+    measured.push_back(measured_run(*run, path, loaded->plan.gpus_per_node));
+  }
+  auto files = make_report(*loaded, measured);
+  if (!files) return fail(files.errors());
+  auto written = write_outputs(f.out, *files);
+  if (!written) return fail(written.errors());
+  std::cout << "report: " << (std::filesystem::path(f.out) / "report.html").string() << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_report(CLI::App& root) {
+  auto f = std::make_shared<ReportFlags>();
+  CLI::App* a = root.add_subcommand(
+      "report",
+      "One self-contained HTML report (topology, bill of materials, bus bandwidth, training step, "
+      "what-if) with plan.md and the JSON beside it.");
+  a->add_option("SPEC", f->spec, "the cluster spec (YAML)")->required();
+  a->add_option("-o,--out", f->out, "folder for report.html and its companions")->required();
+  a->add_option("--measured", f->measured, "nccl-tests outputs to overlay on the busbw chart");
+  return {a, [f] { return run(*f); }};
+}
+
+}  // namespace gf::cli

@@ -1,0 +1,46 @@
+// One self-contained HTML report: the answer first, the topology drawn, the bill of materials,
+// bus bandwidth per algorithm (with measured runs overlaid), the training step, what-if rows and
+// warnings. Charts are Vega-Lite, inlined, so the page opens offline.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+#include "sim/step.h"
+
+namespace gf {
+
+/// A bus-bandwidth curve: one series of the busbw chart.
+struct BusbwSeries {
+  std::string name;                               ///< "ring (simulated)", "measured: run.txt"
+  std::vector<std::pair<double, double>> points;  ///< bytes, busbw GB/s
+  bool measured = false;                          ///< drawn dashed
+};
+
+/// A what-if row for the report.
+struct ReportWhatIf {
+  std::string scenario;
+  double busbw_gbs = 0;  ///< all_reduce at the probe size; 0 when it cannot run
+  std::string note;
+};
+
+/// Everything the report shows, computed by the caller.
+struct ReportInputs {
+  const Plan* plan = nullptr;
+  double probe_bytes = 0;
+  double predicted_busbw_gbs = 0;  ///< all_reduce at probe_bytes, as NCCL would choose
+  std::string predicted_algorithm;
+  std::vector<BusbwSeries> busbw;
+  std::optional<StepResult> step;
+  std::vector<StepScenario> sensitivity;
+  std::vector<ReportWhatIf> what_if;
+  std::vector<std::string> files;  ///< files written beside the report, for links
+};
+
+std::string report_html(const ReportInputs& in);
+/// The topology diagram alone (SVG), one scalable unit expanded, the rest summarised.
+std::string topology_svg(const Plan& plan);
+
+}  // namespace gf

@@ -1,0 +1,163 @@
+#include "report/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "report/plan_report.h"
+#include "report/sim_report.h"
+#include "report/step_report.h"
+#include "sim/collective.h"
+#include "sim/step.h"
+#include "topo/fabric.h"
+
+namespace gf {
+namespace {
+
+// The size the report quotes: the guide's nccl-tests range starts at 1 GiB (§5.2).
+constexpr double kProbeBytes = 1024.0 * 1024 * 1024;
+constexpr double kKiB = 1024;
+// Size step (×) on the busbw chart and in simulate.json (nccl-tests' -f 2, as `simulate` does).
+constexpr double kSizeFactor = 2;
+
+// One curve per available algorithm, each at its best protocol.
+void add_algorithm_curves(const CollectiveModel& model, const std::vector<double>& sizes,
+                          std::vector<BusbwSeries>& out) {
+  for (const auto& a : model.algorithms()) {
+    if (!a.available) continue;
+    BusbwSeries series{std::string(algorithm_name(a.algorithm)) + " (simulated)", {}};
+    for (double s : sizes) {
+      double best = 1e300;
+      for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple})
+        best = std::min(best, model.time_us(a.algorithm, p, s));
+      if (best < 1e299)
+        series.points.push_back(
+            {s, s / (best * 1e-6) / 1e9 * bus_factor(Op::kAllReduce, model.ranks())});
+    }
+    out.push_back(series);
+  }
+}
+
+// What-if rows: as planned, the first spine fails, the first leaf fails.
+std::vector<ReportWhatIf> failure_rows(const Plan& plan, const Fabric& fabric, const SimOptions& o,
+                                       double planned_busbw) {
+  auto probe_on = [&](const Fabric& f) {
+    auto m = CollectiveModel::build(f, plan, o);
+    return m ? m->at(kProbeBytes).busbw_gbs : 0.0;
+  };
+  std::vector<ReportWhatIf> rows{{"as planned", planned_busbw, ""}};
+  if (plan.topo.kind != "single" && plan.spine_total > 0) {
+    Fabric f = fabric;
+    f.fail_vertex(f.spine_vertex(0, 0));
+    rows.push_back({"one spine fails", probe_on(f), "the fabric routes around it"});
+  }
+  Fabric f = fabric;
+  f.fail_vertex(f.leaf_vertex(0, 0));
+  const double bw = probe_on(f);
+  rows.push_back({"one leaf fails", bw,
+                  bw > 0 ? "nodes keep a path (another plane)"
+                         : "its nodes are cut off: take them out of the job (gpufabric what-if)"});
+  return rows;
+}
+
+// Each measured run, and once per (collective, nodes) the simulated curve of that job.
+Result<std::vector<BusbwSeries>> measured_curves(const Plan& plan, const Fabric& fabric,
+                                                 const std::vector<MeasuredRun>& measured,
+                                                 const std::vector<double>& sizes) {
+  std::vector<BusbwSeries> out;
+  std::vector<std::pair<std::string, int>> drawn{{"all_reduce", plan.nodes}};
+  for (const auto& m : measured) {
+    const std::string op_s = m.op.empty() ? "all_reduce" : m.op;
+    auto op = parse_op(op_s);
+    if (!op)
+      return Diagnostic{m.file,
+                        0,
+                        0,
+                        "--measured",
+                        fmt::format("unknown collective '{}'", op_s),
+                        "the report overlays nccl-tests runs of a known collective"};
+    if (m.nodes > plan.nodes)
+      return Diagnostic{m.file,
+                        0,
+                        0,
+                        "--measured",
+                        fmt::format("the run used {} nodes; the plan has {}", m.nodes, plan.nodes),
+                        "overlay runs of this cluster"};
+    const std::pair<std::string, int> job{op_s, m.nodes};
+    if (std::find(drawn.begin(), drawn.end(), job) == drawn.end()) {
+      drawn.push_back(job);
+      SimOptions o;
+      o.op = *op;
+      o.nodes = m.nodes;
+      auto model = CollectiveModel::build(fabric, plan, o);
+      if (!model) return model.errors();
+      BusbwSeries sim{fmt::format("{} on {} nodes (simulated)", op_s, m.nodes), {}};
+      for (double s : sizes) sim.points.push_back({s, model->at(s).busbw_gbs});
+      out.push_back(sim);
+    }
+    out.push_back(m.series);
+  }
+  return out;
+}
+
+}  // namespace
+
+MeasuredRun measured_run(const NcclTestsRun& run, const std::string& file, int gpus_per_node) {
+  MeasuredRun m;
+  m.file = file;
+  m.op = run.collective;
+  m.nodes = nodes_of(run, gpus_per_node);
+  const std::string base = file.substr(file.find_last_of('/') + 1);
+  m.series.name = fmt::format("measured: {} ({} nodes)", base, m.nodes);
+  m.series.measured = true;
+  for (const auto& r : run.rows) m.series.points.push_back({r.bytes, r.busbw_gbs});
+  return m;
+}
+
+Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
+                                            const std::vector<MeasuredRun>& measured) {
+  const Plan& plan = planned.plan;
+  const Fabric fabric = Fabric::build(plan, planned.catalog);
+  const SimOptions o;
+  auto model = CollectiveModel::build(fabric, plan, o);
+  if (!model) return model.errors();
+
+  ReportInputs in;
+  in.plan = &plan;
+  in.probe_bytes = kProbeBytes;
+  const SizeResult probe = model->at(kProbeBytes);
+  in.predicted_busbw_gbs = probe.busbw_gbs;
+  in.predicted_algorithm =
+      fmt::format("{} / {}", algorithm_name(probe.algorithm), protocol_name(probe.protocol));
+  const auto sizes = size_sweep(kKiB, 8 * kProbeBytes, kSizeFactor);
+  BusbwSeries chosen{fmt::format("all_reduce on {} nodes, as NCCL chooses", plan.nodes), {}};
+  for (double s : sizes) chosen.points.push_back({s, model->at(s).busbw_gbs});
+  in.busbw.push_back(chosen);
+  add_algorithm_curves(*model, sizes, in.busbw);
+  auto overlays = measured_curves(plan, fabric, measured, sizes);
+  if (!overlays) return overlays.errors();
+  in.busbw.insert(in.busbw.end(), overlays->begin(), overlays->end());
+
+  std::vector<OutputFile> files;
+  if (planned.spec.workload) {
+    auto step = simulate_step(planned.spec, plan, fabric);
+    if (!step) return step.errors();
+    in.step = *step;
+    if (auto s = step_sensitivity(planned.spec, planned.catalog, plan)) in.sensitivity = *s;
+    files.push_back({"step.json", step_json(*step, in.sensitivity).dump(2) + "\n"});
+  }
+  in.what_if = failure_rows(plan, fabric, o, in.predicted_busbw_gbs);
+
+  const SimReport sim = simulate_sweep(plan, *model, size_sweep(8, 8 * kProbeBytes, kSizeFactor), 8,
+                                       8 * kProbeBytes, kSizeFactor);
+  files.push_back({"plan.json", plan_json(plan).dump(2) + "\n"});
+  files.push_back({"plan.md", plan_markdown(plan)});
+  files.push_back({"bom.csv", bom_csv(plan)});
+  files.push_back({"cabling.csv", cabling_csv(plan, planned.catalog)});
+  files.push_back({"simulate.json", sim_json(sim).dump(2) + "\n"});
+  for (const auto& f : files) in.files.push_back(f.first);
+  files.insert(files.begin(), {"report.html", report_html(in)});
+  return files;
+}
+
+}  // namespace gf

@@ -1,0 +1,36 @@
+// `gpufabric report`: computes everything the HTML report shows for a planned spec (the
+// collective model, the step and its sensitivity, failure rows) and renders the page with its
+// companion files.
+#pragma once
+
+#include <vector>
+
+#include "common/diag.h"
+#include "plan/plan.h"
+#include "report/html_report.h"
+#include "report/output.h"
+#include "verify/parsers.h"
+
+namespace gf {
+
+/// A measured nccl-tests run to overlay: its points, and what it ran (collective, nodes) so the
+/// report can draw the simulated curve for the same job beside it.
+struct MeasuredRun {
+  BusbwSeries series;
+  std::string file;  ///< for error messages
+  std::string op;    ///< "all_reduce", ... ("" = all_reduce)
+  int nodes = 0;
+};
+
+/// A parsed nccl-tests output as a run to overlay, named after `file`.
+MeasuredRun measured_run(const NcclTestsRun& run, const std::string& file, int gpus_per_node);
+
+/// The report's files, in order: report.html, step.json (when the spec has a workload),
+/// plan.json, plan.md, bom.csv, cabling.csv, simulate.json. Each measured run is overlaid on the
+/// bus-bandwidth chart with the simulated curve of the same collective on the same number of
+/// nodes (a 2-node run is not compared with the whole cluster). A run larger than the plan or of
+/// an unknown collective is an error naming its file.
+Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
+                                            const std::vector<MeasuredRun>& measured);
+
+}  // namespace gf

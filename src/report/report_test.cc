@@ -1,0 +1,127 @@
+// The HTML report: its sections, the topology diagram, offline-ness and size.
+#include "report/report.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "verify/parsers.h"
+
+namespace gf {
+namespace {
+
+const std::string kExamples = GPUFABRIC_SOURCE_DIR "/examples/";
+
+PlannedSpec load(const std::string& name) {
+  auto p = load_and_plan(kExamples + name);
+  EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
+  return p.ok() ? *p : PlannedSpec{};
+}
+
+const std::string& file_of(const std::vector<OutputFile>& files, const std::string& name) {
+  for (const auto& f : files)
+    if (f.first == name) return f.second;
+  static const std::string none;
+  ADD_FAILURE() << "no " << name;
+  return none;
+}
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Report, SeedExampleHasEverySection) {
+  auto files = make_report(load("seed-70b-1024.yaml"), {});
+  ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
+  std::vector<std::string> names;
+  for (const auto& f : *files) names.push_back(f.first);
+  EXPECT_EQ(names, (std::vector<std::string>{"report.html", "step.json", "plan.json", "plan.md",
+                                             "bom.csv", "cabling.csv", "simulate.json"}));
+  const std::string& html = file_of(*files, "report.html");
+  for (const char* part : {"<svg id=\"topology\"", "id=\"chart-busbw\"", "id=\"chart-step\"",
+                           "Bill of materials", "What if", "Warnings", "one spine fails",
+                           "href=\"plan.md\"", "as NCCL chooses", "ring (simulated)"})
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  EXPECT_TRUE(html.find("PASS") != std::string::npos || html.find("FAIL") != std::string::npos);
+}
+
+TEST(Report, OpensOffline) {
+  auto files = make_report(load("seed-70b-1024.yaml"), {});
+  ASSERT_TRUE(files.ok());
+  const std::string& html = file_of(*files, "report.html");
+  // Nothing the browser would fetch: no external scripts, styles, images or frames.
+  const std::regex external(R"((src|href)\s*=\s*["']?(https?:)?//)", std::regex::icase);
+  EXPECT_FALSE(std::regex_search(html, external));
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("<iframe"), std::string::npos);
+  // The charting libraries are inlined.
+  EXPECT_GE(count(html, "<script>"), 5);
+  EXPECT_NE(html.find("vegaEmbed"), std::string::npos);
+}
+
+TEST(Report, MeasuredRunsAreOverlaid) {
+  auto text =
+      read_text_file(GPUFABRIC_SOURCE_DIR "/tests/data/outputs/nccl-tests-2node-allreduce.txt");
+  ASSERT_TRUE(text.ok());
+  auto run = parse_nccl_tests(*text, "dir/run.txt");
+  ASSERT_TRUE(run.ok());
+  const PlannedSpec seed = load("seed-70b-1024.yaml");
+  const MeasuredRun m = measured_run(*run, "dir/run.txt", seed.plan.gpus_per_node);
+  EXPECT_EQ(m.nodes, 2);
+  auto files = make_report(seed, {m, m});
+  ASSERT_TRUE(files.ok());
+  const std::string& html = file_of(*files, "report.html");
+  // Every measured point is drawn (0.00 GB/s at 8 B too), and the same job is simulated beside
+  // it once: all_reduce on the run's 2 nodes, not only on the whole cluster.
+  EXPECT_EQ(count(html, "\"series\":\"measured: run.txt (2 nodes)\""),
+            2 * static_cast<int>(m.series.points.size()));
+  EXPECT_GT(count(html, "\"series\":\"all_reduce on 2 nodes (simulated)\""), 20);
+  EXPECT_GT(count(html, "\"series\":\"all_reduce on 128 nodes, as NCCL chooses\""), 20);
+  EXPECT_EQ(count(html, "\"source\":\"measured\""), 2 * static_cast<int>(m.series.points.size()));
+}
+
+TEST(Report, MeasuredRunLargerThanThePlanIsAnError) {
+  const PlannedSpec seed = load("seed-70b-1024.yaml");
+  MeasuredRun big;
+  big.file = "huge.txt";
+  big.nodes = seed.plan.nodes + 1;
+  big.series.points = {{1 << 30, 100}};
+  auto files = make_report(seed, {big});
+  ASSERT_FALSE(files.ok());
+  EXPECT_NE(format_diagnostics(files.errors()).find("huge.txt"), std::string::npos);
+  big.nodes = 2;
+  big.op = "all_scatter";
+  files = make_report(seed, {big});
+  ASSERT_FALSE(files.ok());
+  EXPECT_NE(format_diagnostics(files.errors()).find("unknown collective 'all_scatter'"),
+            std::string::npos);
+}
+
+TEST(Report, TopologyIsSummarisedForLargeFabrics) {
+  const PlannedSpec big = load("roce-16k.yaml");
+  const std::string svg = topology_svg(big.plan);
+  ASSERT_EQ(svg.rfind("<svg id=\"topology\"", 0), 0u);
+  // One scalable unit drawn, never one box per switch of a 16,384-GPU fabric.
+  EXPECT_LT(count(svg, "<rect"), 200);
+  EXPECT_LT(big.plan.leaf_total, count(svg, "<rect") * 100);  // sanity: the fabric is large
+  EXPECT_NE(svg.find(std::to_string(big.plan.leaf_total)), std::string::npos);
+}
+
+TEST(Report, SixteenThousandGpusFitsInFiveMegabytes) {
+  auto files = make_report(load("roce-16k.yaml"), {});
+  ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
+  EXPECT_LE(file_of(*files, "report.html").size(), 5u * 1000 * 1000);
+}
+
+TEST(Report, SingleSwitchClusterHasNoSpineRow) {
+  auto files = make_report(load("roce-lab-64.yaml"), {});
+  ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
+  const std::string& html = file_of(*files, "report.html");
+  EXPECT_NE(html.find("<svg id=\"topology\""), std::string::npos);
+  EXPECT_NE(html.find("one leaf fails"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gf

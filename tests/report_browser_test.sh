@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The report in a real browser: Debian's headless Chromium opens report.html (offline, every
+# network request refused) and the test reads the DOM it produced. It fails on any page error or
+# console.error, a missing topology diagram, or a chart that drew no data marks, and keeps a
+# screenshot beside the build for a human to look at.
+set -euo pipefail
+bin=$1
+src=$2
+shot=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+browser=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$browser" ] || { echo "missing chromium (make deps installs it)"; exit 1; }
+
+"$bin" report "$src/examples/seed-70b-1024.yaml" -o "$tmp/out" \
+  --measured "$src/tests/data/outputs/nccl-tests-2node-allreduce.txt" >"$tmp/report.log"
+grep -q "report: $tmp/out/report.html" "$tmp/report.log"
+
+flags=(--headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run
+       --disable-component-update --disable-sync --user-data-dir="$tmp/profile"
+       --host-resolver-rules="MAP * ~NOTFOUND" --virtual-time-budget=15000)
+"$browser" "${flags[@]}" --dump-dom "file://$tmp/out/report.html" >"$tmp/dom.html" 2>"$tmp/chromium.log"
+"$browser" "${flags[@]}" --window-size=1200,3000 --screenshot="$tmp/shot.png" \
+  "file://$tmp/out/report.html" >/dev/null 2>>"$tmp/chromium.log"
+
+fail() { echo "FAIL: $*"; grep -o 'data-[a-z-]*="[^"]*"' "$tmp/dom.html" | head -20; exit 1; }
+grep -q 'data-errors=' "$tmp/dom.html" && fail "the page reported errors"
+grep -q 'Uncaught' "$tmp/chromium.log" && fail "uncaught error in the browser log"
+grep -q '<svg id="topology"' "$tmp/dom.html" || fail "no topology diagram"
+grep -q 'data-charts-rendered="3"' "$tmp/dom.html" || fail "not all three charts rendered"
+grep -q 'data-empty-charts=""' "$tmp/dom.html" || fail "a chart drew no data points"
+points=$(grep -o 'data-chart-points="[0-9]*"' "$tmp/dom.html" | grep -o '[0-9]*')
+[ "${points:-0}" -gt 20 ] || fail "only ${points:-0} data marks drawn"
+grep -q "measured: nccl-tests-2node-allreduce.txt (2 nodes)" "$tmp/dom.html" || fail "measured run not in the legend"
+grep -q "all_reduce on 2 nodes (simulated)" "$tmp/dom.html" || fail "no simulated curve for the measured job"
+[ -s "$tmp/shot.png" ] || fail "no screenshot"
+cp "$tmp/shot.png" "$shot"
+echo "chromium rendered the report: 3 charts, $points data marks; screenshot $shot"
