@@ -174,6 +174,48 @@ TEST(CliReport, BadMeasuredFileExitsTwoAndWritesNothing) {
   EXPECT_NE(no_out.err.find("--out"), std::string::npos) << no_out.err;
 }
 
+TEST(CliSweep, WritesEveryDesignAndTheBest) {
+  const fs::path dir = temp_dir("sweep");
+  CmdResult r = gpufabric(
+      "sweep examples/seed-70b-1024.yaml --vary cluster.nic=cx7-400g,cx8-800g "
+      "--vary cluster.nodes=96,128 --threads 2 -o " +
+      dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("best: "), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("sweep: 4/4 designs (100%)"), std::string::npos) << r.err;
+  for (const char* f : {"sweep.csv", "sweep.json", "sweep.html"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  std::ifstream js(dir / "sweep.json");
+  auto j = nlohmann::json::parse(js);
+  ASSERT_EQ(j["designs"].size(), 4u);
+  // nodes=96 does not fit the spec's dp: reported and skipped, not fatal.
+  EXPECT_FALSE(j["designs"][0]["valid"].get<bool>());
+  EXPECT_NE(j["designs"][0]["error"].get<std::string>().find("parallelism.dp"), std::string::npos);
+  EXPECT_TRUE(j["designs"][1]["valid"].get<bool>());
+  EXPECT_EQ(j["designs"][3]["values"]["cluster.nic"], "cx8-800g");
+  EXPECT_GE(j["pareto"].size(), 1u);
+  EXPECT_FALSE(j["why"].get<std::string>().empty());
+  std::ifstream csv(dir / "sweep.csv");
+  long long lines = 0;
+  for (std::string l; std::getline(csv, l);) ++lines;
+  EXPECT_EQ(lines, 5);
+  fs::remove_all(dir);
+}
+
+TEST(CliSweep, BadVaryExitsTwoAndWritesNothing) {
+  const fs::path dir = temp_dir("sweep_bad");
+  for (const std::string& vary :
+       {std::string("cluster.nic"), std::string("cluster.nicc=cx7-400g,cx8-800g"),
+        std::string("cluster.nic=cx7-400g --vary cluster.nic=cx8-800g")}) {
+    CmdResult r =
+        gpufabric("sweep examples/seed-70b-1024.yaml -q --vary " + vary + " -o " + dir.string());
+    EXPECT_EQ(r.code, 2) << vary;
+    EXPECT_TRUE(r.out.empty()) << vary;
+    EXPECT_NE(r.err.find("--vary"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir));
+  }
+}
+
 TEST(Cli, InvalidSpecNamesFileLineKeyAndWritesNothing) {
   const fs::path spec = write_temp("bad.yaml",
                                    "name: bad\ncluster:\n  gpu: h100-sxm\n  nodes: 16\n  nic: "

@@ -35,4 +35,15 @@ grep -q "measured: nccl-tests-2node-allreduce.txt (2 nodes)" "$tmp/dom.html" || 
 grep -q "all_reduce on 2 nodes (simulated)" "$tmp/dom.html" || fail "no simulated curve for the measured job"
 [ -s "$tmp/shot.png" ] || fail "no screenshot"
 cp "$tmp/shot.png" "$shot"
+
+# The sweep's frontier page, the same way.
+"$bin" sweep "$src/examples/seed-70b-1024.yaml" --vary cluster.nic=cx7-400g,cx8-800g \
+  --vary fabric.oversubscription=1,2 -q -o "$tmp/sweep" >/dev/null
+"$browser" "${flags[@]}" --dump-dom "file://$tmp/sweep/sweep.html" >"$tmp/dom.html" 2>"$tmp/chromium.log"
+grep -q 'data-errors=' "$tmp/dom.html" && fail "the sweep page reported errors"
+grep -q 'data-charts-rendered="1"' "$tmp/dom.html" || fail "the frontier chart did not render"
+grep -q 'data-empty-charts=""' "$tmp/dom.html" || fail "the frontier chart drew no points"
+sweep_points=$(grep -o 'data-chart-points="[0-9]*"' "$tmp/dom.html" | grep -o '[0-9]*')
+[ "${sweep_points:-0}" -eq 4 ] || fail "the frontier chart drew ${sweep_points:-0} designs, expected 4"
 echo "chromium rendered the report: 3 charts, $points data marks; screenshot $shot"
+echo "chromium rendered the sweep frontier: $sweep_points designs"

@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   std::vector<Command> commands = {add_estimate(app),  add_plan(app),    add_simulate(app),
                                    add_step(app),      add_what_if(app), add_check(app),
                                    add_diagnose(app),  add_doctor(app),  add_exporter(app),
-                                   add_dashboard(app), add_report(app),  add_calibrate(app)};
+                                   add_dashboard(app), add_report(app),  add_sweep(app),
+                                   add_calibrate(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -147,6 +147,50 @@ std::string topology_svg(const Plan& p) {
       kWidth, kWidth, y + 10, links, boxes);
 }
 
+std::string html_escape(const std::string& s) { return esc(s); }
+
+std::string chart_page(const std::string& title, const std::string& body,
+                       const nlohmann::json& specs) {
+  std::string html = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">";
+  html += "<title>" + esc(title) + "</title>";
+  html +=
+      "<style>body{font-family:sans-serif;max-width:1150px;margin:2em auto;color:#222}"
+      "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}"
+      "td.n{text-align:right}.pass{color:#2a7}.fail{color:#c33}.warn{color:#b60}"
+      "section{margin-bottom:2em}</style>";
+  // Error capture first, so that an error while the libraries load is seen too; the marks sit on
+  // <html>, which exists before <body>.
+  html +=
+      "<script>function gfErr(m){var d=document.documentElement.dataset;"
+      "d.errors=(d.errors||'')+m+';';}"
+      "window.addEventListener('error',function(e){gfErr(e.message);});"
+      "window.addEventListener('unhandledrejection',function(e){gfErr(e.reason);});"
+      "var gfConsoleError=console.error;console.error=function(){gfErr([].join.call(arguments,' "
+      "'));"
+      "gfConsoleError.apply(console,arguments);};</script>";
+  // The libraries, inlined: nothing is fetched.
+  html += "<script>" + std::string(kJs_vega) + "</script>";
+  html += "<script>" + std::string(kJs_vega_lite) + "</script>";
+  html += "<script>" + std::string(kJs_vega_embed) + "</script>";
+  html += "</head><body>" + body;
+  // The page reports on itself for the browser test: errors (uncaught, rejected, console.error),
+  // how many charts rendered, and the data marks (points, bars) actually drawn in each.
+  html += "<script>var B=document.body;var specs=" + script_json(specs) +
+          ";var ids=Object.keys(specs);"
+          "Promise.all(ids.map(function(id){"
+          "return vegaEmbed('#'+id,specs[id],{renderer:'svg',actions:false});}))"
+          ".then(function(){var total=0,empty=[];ids.forEach(function(id){"
+          // Data marks only (role-mark), not the legend's symbols.
+          "var n=document.querySelectorAll('#'+id+' .mark-symbol.role-mark path, '+"
+          "'#'+id+' .mark-rect.role-mark path').length;"
+          "total+=n;if(n===0)empty.push(id);});"
+          "B.dataset.chartsRendered=String(ids.length);B.dataset.chartPoints=String(total);"
+          "B.dataset.emptyCharts=empty.join(',');})"
+          ".catch(function(e){gfErr(e);});"
+          "</script></body></html>";
+  return html;
+}
+
 std::string report_html(const ReportInputs& in) {
   using nlohmann::json;
   const Plan& p = *in.plan;
@@ -309,43 +353,7 @@ std::string report_html(const ReportInputs& in) {
             {"x", {{"field", "seconds"}, {"type", "quantitative"}, {"title", "step time (s)"}}}}}};
     }
   }
-  std::string html = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">";
-  html += fmt::format("<title>gpufabric report: {}</title>", esc(p.name));
-  html +=
-      "<style>body{font-family:sans-serif;max-width:1150px;margin:2em auto;color:#222}"
-      "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}"
-      "td.n{text-align:right}.pass{color:#2a7}.fail{color:#c33}.warn{color:#b60}"
-      "section{margin-bottom:2em}</style>";
-  // Error capture first, so that an error while the libraries load is seen too; the marks sit on
-  // <html>, which exists before <body>.
-  html +=
-      "<script>function gfErr(m){var d=document.documentElement.dataset;"
-      "d.errors=(d.errors||'')+m+';';}"
-      "window.addEventListener('error',function(e){gfErr(e.message);});"
-      "window.addEventListener('unhandledrejection',function(e){gfErr(e.reason);});"
-      "var gfConsoleError=console.error;console.error=function(){gfErr([].join.call(arguments,' "
-      "'));"
-      "gfConsoleError.apply(console,arguments);};</script>";
-  // The libraries, inlined: nothing is fetched.
-  html += "<script>" + std::string(kJs_vega) + "</script>";
-  html += "<script>" + std::string(kJs_vega_lite) + "</script>";
-  html += "<script>" + std::string(kJs_vega_embed) + "</script>";
-  html += "</head><body>" + body;
-  // The page reports on itself for the browser test: errors (uncaught, rejected, console.error),
-  // how many charts rendered, and the data marks (points, bars) actually drawn in each.
-  html += "<script>var B=document.body;var specs=" + script_json(specs) +
-          ";var ids=Object.keys(specs);"
-          "Promise.all(ids.map(function(id){"
-          "return vegaEmbed('#'+id,specs[id],{renderer:'svg',actions:false});}))"
-          ".then(function(){var total=0,empty=[];ids.forEach(function(id){"
-          "var n=document.querySelectorAll('#'+id+' .mark-symbol path, #'+id+' .mark-rect "
-          "path').length;"
-          "total+=n;if(n===0)empty.push(id);});"
-          "B.dataset.chartsRendered=String(ids.length);B.dataset.chartPoints=String(total);"
-          "B.dataset.emptyCharts=empty.join(',');})"
-          ".catch(function(e){gfErr(e);});"
-          "</script></body></html>";
-  return html;
+  return chart_page(fmt::format("gpufabric report: {}", p.name), body, specs);
 }
 
 }  // namespace gf

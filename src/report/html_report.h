@@ -3,6 +3,7 @@
 // warnings. Charts are Vega-Lite, inlined, so the page opens offline.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,14 @@ struct ReportInputs {
 };
 
 std::string report_html(const ReportInputs& in);
+/// Text made safe for HTML element content and attribute values.
+std::string html_escape(const std::string& s);
+/// A self-contained page: `body` (HTML) and Vega-Lite `specs` keyed by the id of the element
+/// each renders into, with the charting libraries inlined and the page's self-report for the
+/// browser test (data-errors on <html>; data-charts-rendered, data-chart-points and
+/// data-empty-charts on <body>).
+std::string chart_page(const std::string& title, const std::string& body,
+                       const nlohmann::json& specs);
 /// The topology diagram alone (SVG), one scalable unit expanded, the rest summarised.
 std::string topology_svg(const Plan& plan);
 

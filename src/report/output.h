@@ -17,4 +17,7 @@ using OutputFile = std::pair<std::string, std::string>;
 Result<std::vector<std::string>> write_outputs(const std::string& dir,
                                                const std::vector<OutputFile>& files);
 
+/// A CSV field, quoted when it holds a comma, a quote or a newline (RFC 4180).
+std::string csv_field(const std::string& s);
+
 }  // namespace gf

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "report/output.h"
 #include "units/units.h"
 
 namespace gf {
@@ -14,13 +15,6 @@ using units::format_usd;
 
 // Rounds for stable, readable JSON (money to cents, ratios to 4 decimals).
 double round_to(double v, double step) { return std::round(v / step) * step; }
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 std::string topology_line(const Plan& p) {
   const Topology& t = p.topo;

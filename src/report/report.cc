@@ -14,8 +14,7 @@
 namespace gf {
 namespace {
 
-// The size the report quotes: the guide's nccl-tests range starts at 1 GiB (§5.2).
-constexpr double kProbeBytes = 1024.0 * 1024 * 1024;
+constexpr double kProbeBytes = kQuotedBytes;
 constexpr double kKiB = 1024;
 // Size step (×) on the busbw chart and in simulate.json (nccl-tests' -f 2, as `simulate` does).
 constexpr double kSizeFactor = 2;

@@ -119,4 +119,8 @@ class GroupCollective {
 /// nccl-tests sizes: from `min_bytes` to `max_bytes`, multiplying by `factor`.
 std::vector<double> size_sweep(double min_bytes, double max_bytes, double factor);
 
+/// The message size reports and sweeps quote busbw at: the guide's nccl-tests range starts at
+/// 1 GiB (§5.2), where busbw reflects the fabric rather than latency.
+constexpr double kQuotedBytes = 1024.0 * 1024 * 1024;
+
 }  // namespace gf

@@ -430,14 +430,70 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
   return errs;
 }
 
-Result<LoadedSpec> load_spec(const std::string& path) {
+namespace {
+
+// The spec text with `overrides` applied to its YAML tree, and the name messages use.
+Result<std::pair<std::string, std::string>> apply_overrides(
+    const std::string& text, const std::string& path, const std::vector<KeyOverride>& overrides) {
+  if (overrides.empty()) return std::pair{text, path};
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception&) {
+    return std::pair{text, path};  // the parser reports the syntax error with its position
+  }
+  if (!root.IsMap()) return std::pair{text, path};
+  std::string label = path + " [";
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    const auto& o = overrides[i];
+    label += (i ? ", " : "") + o.key + "=" + o.value;
+    std::vector<std::string> parts;
+    for (size_t at = 0;;) {
+      const size_t dot = o.key.find('.', at);
+      parts.push_back(o.key.substr(at, dot == std::string::npos ? dot : dot - at));
+      if (dot == std::string::npos) break;
+      at = dot + 1;
+    }
+    // Walk with copies: yaml-cpp nodes are handles, so writes reach the tree.
+    YAML::Node node = root;
+    for (size_t k = 0; k + 1 < parts.size(); ++k) {
+      if (parts[k].empty() || (node[parts[k]] && !node[parts[k]].IsMap()))
+        return Diagnostic{"",
+                          0,
+                          0,
+                          o.key,
+                          "not a key path into the spec",
+                          "use dotted keys such as cluster.nodes or fabric.technology"};
+      if (!node[parts[k]]) node[parts[k]] = YAML::Node(YAML::NodeType::Map);
+      node.reset(node[parts[k]]);
+    }
+    if (parts.back().empty())
+      return Diagnostic{"",
+                        0,
+                        0,
+                        o.key,
+                        "not a key path into the spec",
+                        "use dotted keys such as cluster.nodes or fabric.technology"};
+    node[parts.back()] = o.value;
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::pair{std::string(out.c_str()) + "\n", label + "]"};
+}
+
+}  // namespace
+
+Result<LoadedSpec> load_spec(const std::string& path, const std::vector<KeyOverride>& overrides) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Diagnostic{path, 0, 0, "", "cannot read the spec file", "check the path"};
   std::stringstream ss;
   ss << in.rdbuf();
+  auto applied = apply_overrides(ss.str(), path, overrides);
+  if (!applied) return applied.errors();
+  const auto& [text, label] = *applied;
   Spec parsed;
   bool structural = false;
-  auto errs = parse_into(ss.str(), path, parsed, structural);
+  auto errs = parse_into(text, label, parsed, structural);
   if (structural) return errs;
   auto cat = builtin_catalog();
   if (!cat) return cat.errors();

@@ -67,7 +67,7 @@ struct WorkloadSpec {
   double compute_time_s = 0;      ///< 0 = computed from FLOPs
   double steps = 0;               ///< 0 with tokens = 0: unknown
   double tokens = 0;
-  bool overlap = true;            ///< DP gradient reduction overlapped with backward
+  bool overlap = true;                         ///< DP gradient reduction overlapped with backward
   std::string dp_collective = "hierarchical";  ///< hierarchical | flat (every hop on the network)
 };
 
@@ -108,7 +108,15 @@ Result<Spec> parse_spec(const std::string& text, const std::string& file);
 /// Checks a parsed spec against the catalog: ids exist, counts fit the hardware; fills defaults
 /// that come from the catalog (gpus_per_node, nics_per_node, nodes from gpus).
 std::vector<Diagnostic> validate_spec(Spec& spec, const Catalog& catalog);
+/// A spec key set from outside the file: "cluster.nodes" = "256".
+struct KeyOverride {
+  std::string key, value;
+};
+
 /// Reads the file, loads the built-in catalog plus the spec's `catalog:` files, and validates.
-Result<LoadedSpec> load_spec(const std::string& path);
+/// `overrides` replace (or add) keys before parsing, so they are checked like the file's own;
+/// messages then name the file with the overrides, e.g. "spec.yaml [cluster.nodes=256]".
+Result<LoadedSpec> load_spec(const std::string& path,
+                             const std::vector<KeyOverride>& overrides = {});
 
 }  // namespace gf

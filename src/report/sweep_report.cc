@@ -1,0 +1,175 @@
+#include "report/sweep_report.h"
+
+#include <fmt/format.h>
+
+#include "report/html_report.h"
+#include "report/output.h"
+#include "units/units.h"
+
+namespace gf {
+namespace {
+
+constexpr double kSecondsPerDay = 86400;
+
+std::string values_text(const DesignResult& d) {
+  std::string s;
+  for (const auto& v : d.values) s += (s.empty() ? "" : " ") + v.key + "=" + v.value;
+  return s;
+}
+
+std::string verdict(const DesignResult& d) {
+  if (!d.ok) return "invalid";
+  if (!d.within_budget) return "over budget";
+  if (!d.constraints_met) return "misses constraints";
+  return "ok";
+}
+
+}  // namespace
+
+std::string sweep_csv(const SweepResult& r) {
+  std::string out = "design";
+  for (const auto& a : r.axes) out += "," + csv_field(a.key);
+  out +=
+      ",valid,technology,topology,switch,nic,gpus,switches,capex_usd,network_capex_usd,power_w,"
+      "busbw_gbs,step_time_s,comm_fraction,gpu_utilization,time_to_train_s,cost_to_train_usd,"
+      "constraints_met,within_budget,pareto,best,error\n";
+  for (const auto& d : r.designs) {
+    out += std::to_string(d.index + 1);
+    for (const auto& v : d.values) out += "," + csv_field(v.value);
+    out += fmt::format(
+        ",{},{},{},{},{},{},{},{:.0f},{:.0f},{:.0f},{:.2f},{:.4f},{:.4f},{:.4f},{:.0f},"
+        "{:.0f},{},{},{},{},{}\n",
+        d.ok, d.technology, d.topology, csv_field(d.switch_id), csv_field(d.nic), d.gpus,
+        d.switches, d.capex_usd, d.network_capex_usd, d.power_w, d.busbw_gbs, d.step_time_s,
+        d.comm_fraction, d.gpu_utilization, d.time_to_train_s, d.cost_to_train_usd,
+        d.constraints_met, d.within_budget, d.pareto, d.index == r.best, csv_field(d.error));
+  }
+  return out;
+}
+
+nlohmann::json sweep_json(const SweepResult& r) {
+  using nlohmann::json;
+  json axes = json::array();
+  for (const auto& a : r.axes) axes.push_back({{"key", a.key}, {"values", a.values}});
+  json designs = json::array();
+  for (const auto& d : r.designs) {
+    json values = json::object();
+    for (const auto& v : d.values) values[v.key] = v.value;
+    json j = {{"design", d.index + 1}, {"values", values}, {"valid", d.ok}};
+    if (!d.ok) {
+      j["error"] = d.error;
+    } else {
+      j.update({{"technology", d.technology},
+                {"topology", d.topology},
+                {"switch", d.switch_id},
+                {"nic", d.nic},
+                {"gpus", d.gpus},
+                {"switches", d.switches},
+                {"capex_usd", d.capex_usd},
+                {"network_capex_usd", d.network_capex_usd},
+                {"power_w", d.power_w},
+                {"busbw_gbs", d.busbw_gbs},
+                {"constraints_met", d.constraints_met},
+                {"within_budget", d.within_budget},
+                {"pareto", d.pareto}});
+      if (d.has_step)
+        j.update({{"step_time_s", d.step_time_s},
+                  {"comm_fraction", d.comm_fraction},
+                  {"gpu_utilization", d.gpu_utilization},
+                  {"time_to_train_s", d.time_to_train_s},
+                  {"cost_to_train_usd", d.cost_to_train_usd}});
+    }
+    designs.push_back(j);
+  }
+  json frontier = json::array();
+  for (const auto& d : r.designs)
+    if (d.pareto) frontier.push_back(d.index + 1);
+  return {{"axes", axes},
+          {"goal", r.goal},
+          {"budget_usd", r.budget_usd},
+          {"designs", designs},
+          {"pareto", frontier},
+          {"best", r.best >= 0 ? json(r.best + 1) : json(nullptr)},
+          {"why", r.why}};
+}
+
+std::string sweep_table(const SweepResult& r) {
+  std::string out = fmt::format("{:>6}  {:<44} {:>9} {:>8} {:>12} {:>7}  {}\n", "design", "values",
+                                "capex", "busbw", "time", "comm", "verdict");
+  for (const auto& d : r.designs) {
+    if (!d.ok) {
+      out += fmt::format("{:>6}  {:<44} invalid: {}\n", d.index + 1, values_text(d), d.error);
+      continue;
+    }
+    const std::string time = !d.has_step ? "-"
+                             : d.time_to_train_s > 0
+                                 ? fmt::format("{:.1f} d", d.time_to_train_s / kSecondsPerDay)
+                                 : units::format_seconds(d.step_time_s) + "/step";
+    out += fmt::format("{:>6}  {:<44} {:>9} {:>6.0f}GB/s {:>12} {:>6.1f}%  {}{}{}\n", d.index + 1,
+                       values_text(d), units::format_usd(d.capex_usd), d.busbw_gbs, time,
+                       100 * d.comm_fraction, verdict(d), d.pareto ? ", pareto" : "",
+                       d.index == r.best ? ", BEST" : "");
+  }
+  out += "\nbest: " + (r.best >= 0 ? r.why : "none: " + r.why) + "\n";
+  return out;
+}
+
+std::string sweep_html(const SweepResult& r, const std::string& spec_name) {
+  using nlohmann::json;
+  bool any_step = false;
+  for (const auto& d : r.designs) any_step = any_step || (d.ok && d.has_step);
+  json points = json::array();
+  for (const auto& d : r.designs) {
+    if (!d.ok) continue;
+    points.push_back({{"design", d.index + 1},
+                      {"values", values_text(d)},
+                      {"capex", d.capex_usd},
+                      {"time", any_step ? d.time_s() / kSecondsPerDay : d.busbw_gbs},
+                      {"frontier", d.pareto ? "Pareto frontier" : "dominated"},
+                      {"verdict", d.index == r.best ? "best" : verdict(d)}});
+  }
+  const std::string y_title = !any_step ? "all_reduce busbw at 1 GiB (GB/s)"
+                                        : "time to train (days; step time when unknown)";
+  json specs = json::object();
+  specs["chart-frontier"] = {
+      {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+      {"width", 760},
+      {"height", 420},
+      {"data", {{"values", points}}},
+      {"layer",
+       json::array(
+           {{{"transform", json::array({{{"filter", "datum.frontier == 'Pareto frontier'"}}})},
+             {"mark", {{"type", "line"}, {"color", "#888"}, {"strokeDash", {4, 3}}}},
+             {"encoding",
+              {{"x", {{"field", "capex"}, {"type", "quantitative"}}},
+               {"y", {{"field", "time"}, {"type", "quantitative"}}}}}},
+            {{"mark", {{"type", "point"}, {"filled", true}, {"size", 90}}},
+             {"encoding",
+              {{"x",
+                {{"field", "capex"},
+                 {"type", "quantitative"},
+                 {"title", "cluster capex (USD)"},
+                 {"axis", {{"format", "$.3s"}}},
+                 {"scale", {{"zero", false}}}}},
+               {"y",
+                {{"field", "time"},
+                 {"type", "quantitative"},
+                 {"title", y_title},
+                 {"scale", {{"zero", false}}}}},
+               {"color", {{"field", "verdict"}, {"type", "nominal"}, {"title", "design"}}},
+               {"shape", {{"field", "frontier"}, {"type", "nominal"}, {"title", "frontier"}}},
+               {"tooltip", json::array({{{"field", "design"}},
+                                        {{"field", "values"}},
+                                        {{"field", "capex"}, {"format", "$.3s"}},
+                                        {{"field", "time"}, {"format", ".3f"}}})}}}}})}};
+  std::string body = fmt::format("<h1>Design sweep: {}</h1>", html_escape(spec_name));
+  body +=
+      fmt::format("<p><b>Best</b>: {}</p>", html_escape(r.best >= 0 ? r.why : "none: " + r.why));
+  body +=
+      "<section><h2>Cost against time</h2><div class=\"chart\" id=\"chart-frontier\"></div>"
+      "</section><p>Every design is in <a href=\"sweep.csv\">sweep.csv</a> and "
+      "<a href=\"sweep.json\">sweep.json</a>.</p>";
+  return chart_page("gpufabric sweep: " + spec_name, body, specs);
+}
+
+}  // namespace gf

@@ -1,0 +1,244 @@
+#include "sweep/sweep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "plan/plan.h"
+#include "sim/collective.h"
+#include "sim/step.h"
+#include "topo/fabric.h"
+#include "units/units.h"
+
+namespace gf {
+namespace {
+
+constexpr double kProbeBytes = kQuotedBytes;
+
+// The design's problems on one line, without the file (the design's values say which).
+std::string one_line(const std::vector<Diagnostic>& ds) {
+  std::string s;
+  for (const auto& d : ds) {
+    s += (s.empty() ? "" : "; ") + (d.key.empty() ? "" : d.key + ": ") + d.message;
+    if (!d.hint.empty()) s += " (" + d.hint + ")";
+  }
+  return s;
+}
+
+std::string label(const std::vector<KeyOverride>& values) {
+  std::string s;
+  for (const auto& v : values) s += (s.empty() ? "" : ", ") + v.key + "=" + v.value;
+  return s;
+}
+
+// The frontier's time axis: the design's time, or (without a workload) the all_reduce time of
+// the probe, which orders designs as their busbw does.
+double frontier_time(const DesignResult& d) {
+  return d.has_step ? d.time_s() : (d.busbw_gbs > 0 ? kProbeBytes / (d.busbw_gbs * 1e9) : 1e300);
+}
+
+std::string time_text(const DesignResult& d) {
+  if (!d.has_step) return fmt::format("{:.0f} GB/s all_reduce busbw", d.busbw_gbs);
+  return d.time_to_train_s > 0
+             ? fmt::format("{} to train", units::format_seconds(d.time_to_train_s))
+             : fmt::format("{} per step", units::format_seconds(d.step_time_s));
+}
+
+}  // namespace
+
+double DesignResult::time_s() const { return time_to_train_s > 0 ? time_to_train_s : step_time_s; }
+
+Result<SweepAxis> parse_vary(const std::string& text) {
+  const size_t eq = text.find('=');
+  const auto bad = [&](const std::string& why) {
+    return Diagnostic{"",
+                      0,
+                      0,
+                      "--vary",
+                      fmt::format("'{}': {}", text, why),
+                      "write KEY=V1,V2,... such as cluster.nodes=128,256"};
+  };
+  if (eq == std::string::npos || eq == 0) return bad("expected KEY=V1,V2,...");
+  SweepAxis a;
+  a.key = text.substr(0, eq);
+  if (a.key.front() == '.' || a.key.back() == '.' || a.key.find("..") != std::string::npos)
+    return bad("the key is not a dotted key path");
+  const std::string rest = text.substr(eq + 1);
+  for (size_t at = 0;;) {
+    const size_t comma = rest.find(',', at);
+    std::string v = rest.substr(at, comma == std::string::npos ? comma : comma - at);
+    if (v.empty()) return bad("an empty value");
+    if (std::find(a.values.begin(), a.values.end(), v) != a.values.end())
+      return bad(fmt::format("'{}' is given twice", v));
+    a.values.push_back(v);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return a;
+}
+
+long long design_count(const std::vector<SweepAxis>& axes) {
+  long long n = 1;
+  for (const auto& a : axes) n *= static_cast<long long>(a.values.size());
+  return axes.empty() ? 0 : n;
+}
+
+std::vector<KeyOverride> design_values(const std::vector<SweepAxis>& axes, long long index) {
+  std::vector<KeyOverride> out(axes.size());
+  for (size_t k = axes.size(); k-- > 0;) {
+    const long long n = static_cast<long long>(axes[k].values.size());
+    out[k] = {axes[k].key, axes[k].values[index % n]};
+    index /= n;
+  }
+  return out;
+}
+
+DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverride>& values,
+                             int index) {
+  DesignResult d;
+  d.index = index;
+  d.values = values;
+  auto loaded = load_spec(path, values);
+  if (!loaded) {
+    d.error = one_line(loaded.errors());
+    return d;
+  }
+  const Spec& spec = loaded->spec;
+  auto plan = make_plan(spec, loaded->catalog);
+  if (!plan) {
+    d.error = one_line(plan.errors());
+    return d;
+  }
+  d.technology = plan->technology;
+  d.topology = plan->topo.kind;
+  d.switch_id = plan->sw.id;
+  d.nic = plan->nic.id;
+  d.gpus = plan->nodes * plan->gpus_per_node;
+  d.switches = plan->switch_total;
+  d.capex_usd = plan->bom.capex_usd;
+  d.network_capex_usd = plan->bom.network_capex_usd;
+  d.power_w = plan->bom.power_w;
+  const Fabric fabric = Fabric::build(*plan, loaded->catalog);
+  auto model = CollectiveModel::build(fabric, *plan, SimOptions{});
+  if (!model) {
+    d.error = one_line(model.errors());
+    return d;
+  }
+  d.busbw_gbs = model->at(kProbeBytes).busbw_gbs;
+  if (spec.workload) {
+    auto step = simulate_step(spec, *plan, fabric);
+    if (!step) {
+      d.error = one_line(step.errors());
+      return d;
+    }
+    d.has_step = true;
+    d.step_time_s = step->step_time_s;
+    d.comm_fraction = step->comm_fraction;
+    d.gpu_utilization = step->gpu_utilization;
+    d.time_to_train_s = step->time_to_train_s;
+    d.cost_to_train_usd = step->cost_to_train_usd;
+    for (const auto& c : step->constraints) d.constraints_met = d.constraints_met && c.pass;
+  }
+  const double budget = spec.constraints.budget_usd;
+  d.within_budget = budget <= 0 || d.capex_usd <= budget;
+  d.ok = true;
+  return d;
+}
+
+std::vector<DesignResult> evaluate_designs(const std::string& path,
+                                           const std::vector<SweepAxis>& axes, long long first,
+                                           long long last, int threads,
+                                           const std::function<void(long long)>& progress) {
+  std::vector<DesignResult> out(static_cast<size_t>(std::max(0LL, last - first)));
+  std::atomic<long long> next{first};
+  std::atomic<long long> done{0};
+  std::mutex progress_mu;
+  auto work = [&] {
+    for (long long i = next++; i < last; i = next++) {
+      out[static_cast<size_t>(i - first)] =
+          evaluate_design(path, design_values(axes, i), static_cast<int>(i));
+      const long long n = ++done;
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        progress(n);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::max(1, threads); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return out;
+}
+
+SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResult> designs,
+                            const std::string& goal, double budget_usd) {
+  SweepResult r;
+  r.axes = std::move(axes);
+  r.goal = goal;
+  r.budget_usd = budget_usd;
+  std::sort(designs.begin(), designs.end(),
+            [](const DesignResult& a, const DesignResult& b) { return a.index < b.index; });
+  r.designs = std::move(designs);
+  auto& ds = r.designs;
+  // Pareto frontier of capex against time: no other design is as cheap and as fast, and
+  // strictly better in one.
+  for (auto& d : ds) {
+    if (!d.ok) continue;
+    d.pareto = true;
+    for (const auto& e : ds) {
+      if (!e.ok || &e == &d) continue;
+      const bool no_worse = e.capex_usd <= d.capex_usd && frontier_time(e) <= frontier_time(d);
+      const bool better = e.capex_usd < d.capex_usd || frontier_time(e) < frontier_time(d);
+      if (no_worse && better) {
+        d.pareto = false;
+        break;
+      }
+    }
+  }
+  // The best design for the goal among those that meet the constraints within the budget.
+  std::vector<const DesignResult*> qualified;
+  int valid = 0;
+  for (const auto& d : ds) {
+    valid += d.ok;
+    if (d.ok && d.within_budget && d.constraints_met) qualified.push_back(&d);
+  }
+  const bool by_cost = goal == "cost";
+  auto better = [&](const DesignResult* a, const DesignResult* b) {
+    const auto ka = by_cost ? std::pair{a->capex_usd, frontier_time(*a)}
+                            : std::pair{frontier_time(*a), a->capex_usd};
+    const auto kb = by_cost ? std::pair{b->capex_usd, frontier_time(*b)}
+                            : std::pair{frontier_time(*b), b->capex_usd};
+    return ka < kb;
+  };
+  std::sort(qualified.begin(), qualified.end(), better);
+  const std::string budget_text =
+      budget_usd > 0 ? fmt::format(" within the {} budget", units::format_usd(budget_usd)) : "";
+  if (qualified.empty()) {
+    r.why = valid == 0 ? "no combination is valid; see the errors per design"
+                       : fmt::format(
+                             "none of the {} valid designs meets the constraints{}; relax "
+                             "constraints or the budget, or vary more keys",
+                             valid, budget_text);
+    return r;
+  }
+  const DesignResult& b = *qualified.front();
+  r.best = b.index;
+  r.why = fmt::format(
+      "design {} ({}): {} of the {} designs that meet the constraints{} ({}, capex {}, {} "
+      "GB/s all_reduce busbw, goal: {})",
+      b.index + 1, label(b.values), by_cost ? "the lowest capex" : "the shortest time",
+      qualified.size(), budget_text, time_text(b), units::format_usd(b.capex_usd),
+      fmt::format("{:.0f}", b.busbw_gbs), by_cost ? "cost" : "time");
+  if (qualified.size() > 1) {
+    const DesignResult& n = *qualified[1];
+    r.why += fmt::format("; runner-up: design {} ({}), {}, capex {}", n.index + 1, label(n.values),
+                         time_text(n), units::format_usd(n.capex_usd));
+  }
+  return r;
+}
+
+}  // namespace gf

@@ -1,0 +1,76 @@
+// Design-space sweep (guide §3.1): the cross-product of spec keys, each design planned,
+// simulated and stepped; the Pareto frontier of cost against time; the best design for the
+// spec's goal and budget.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/diag.h"
+#include "spec/spec.h"
+
+namespace gf {
+
+/// One --vary: a spec key and the values it takes.
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;
+};
+/// Parses "KEY=V1,V2,..." (`arg` names the flag in messages).
+Result<SweepAxis> parse_vary(const std::string& text);
+
+/// One evaluated design.
+struct DesignResult {
+  int index = 0;                    ///< 0-based, in cross-product order (last axis fastest)
+  std::vector<KeyOverride> values;  ///< the axis values of this design
+  bool ok = false;
+  std::string error;  ///< why the combination is invalid, when !ok
+  // The plan.
+  std::string technology, topology, switch_id, nic;
+  int gpus = 0, switches = 0;
+  double capex_usd = 0, network_capex_usd = 0, power_w = 0;
+  // The simulation: all_reduce over the whole cluster at the probe size.
+  double busbw_gbs = 0;
+  // The step (when the spec has a workload).
+  bool has_step = false;
+  double step_time_s = 0, comm_fraction = 0, gpu_utilization = 0;
+  double time_to_train_s = 0, cost_to_train_usd = 0;
+  bool constraints_met = true;  ///< the step's constraints (comm share, utilisation)
+  bool within_budget = true;    ///< capex within constraints.budget (when set)
+  bool pareto = false;          ///< on the cost-time frontier
+  /// The time the frontier and the goal use: time to train, else step time, else 0.
+  double time_s() const;
+};
+
+struct SweepResult {
+  std::vector<SweepAxis> axes;
+  std::vector<DesignResult> designs;  ///< every combination, valid or not, in order
+  std::string goal;                   ///< the spec's constraints.goal: time | cost
+  double budget_usd = 0;
+  int best = -1;    ///< index of the best design; -1 when none qualifies
+  std::string why;  ///< the reasoning for `best` (or why there is none)
+};
+
+/// Combinations in cross-product order.
+long long design_count(const std::vector<SweepAxis>& axes);
+std::vector<KeyOverride> design_values(const std::vector<SweepAxis>& axes, long long index);
+
+/// Evaluates one design of the spec at `path` with `values` applied. Never fails: an invalid
+/// combination is returned with ok = false and the reason.
+DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverride>& values,
+                             int index);
+
+/// Marks the frontier, picks the best design and explains it. `designs` may come from several
+/// processes; they are sorted by index first.
+SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResult> designs,
+                            const std::string& goal, double budget_usd);
+
+/// Evaluates the designs [first, last) on `threads` threads; `progress` (may be empty) is called
+/// after each design with the number done so far.
+std::vector<DesignResult> evaluate_designs(const std::string& path,
+                                           const std::vector<SweepAxis>& axes, long long first,
+                                           long long last, int threads,
+                                           const std::function<void(long long)>& progress);
+
+}  // namespace gf
