@@ -148,6 +148,65 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
   return d;
 }
 
+nlohmann::json design_to_json(const DesignResult& d) {
+  nlohmann::json values = nlohmann::json::array();
+  for (const auto& v : d.values) values.push_back({v.key, v.value});
+  return {{"index", d.index},
+          {"values", values},
+          {"ok", d.ok},
+          {"error", d.error},
+          {"technology", d.technology},
+          {"topology", d.topology},
+          {"switch", d.switch_id},
+          {"nic", d.nic},
+          {"gpus", d.gpus},
+          {"switches", d.switches},
+          {"capex_usd", d.capex_usd},
+          {"network_capex_usd", d.network_capex_usd},
+          {"power_w", d.power_w},
+          {"busbw_gbs", d.busbw_gbs},
+          {"has_step", d.has_step},
+          {"step_time_s", d.step_time_s},
+          {"comm_fraction", d.comm_fraction},
+          {"gpu_utilization", d.gpu_utilization},
+          {"time_to_train_s", d.time_to_train_s},
+          {"cost_to_train_usd", d.cost_to_train_usd},
+          {"constraints_met", d.constraints_met},
+          {"within_budget", d.within_budget}};
+}
+
+DesignResult design_from_json(const nlohmann::json& j) {
+  DesignResult d;
+  d.index = j.at("index").get<int>();
+  for (const auto& v : j.at("values")) d.values.push_back({v.at(0), v.at(1)});
+  d.ok = j.at("ok");
+  d.error = j.at("error");
+  d.technology = j.at("technology");
+  d.topology = j.at("topology");
+  d.switch_id = j.at("switch");
+  d.nic = j.at("nic");
+  d.gpus = j.at("gpus");
+  d.switches = j.at("switches");
+  d.capex_usd = j.at("capex_usd");
+  d.network_capex_usd = j.at("network_capex_usd");
+  d.power_w = j.at("power_w");
+  d.busbw_gbs = j.at("busbw_gbs");
+  d.has_step = j.at("has_step");
+  d.step_time_s = j.at("step_time_s");
+  d.comm_fraction = j.at("comm_fraction");
+  d.gpu_utilization = j.at("gpu_utilization");
+  d.time_to_train_s = j.at("time_to_train_s");
+  d.cost_to_train_usd = j.at("cost_to_train_usd");
+  d.constraints_met = j.at("constraints_met");
+  d.within_budget = j.at("within_budget");
+  return d;
+}
+
+std::pair<long long, long long> design_share(long long total, int part, int parts) {
+  parts = std::max(1, parts);
+  return {total * part / parts, total * (part + 1) / parts};
+}
+
 std::vector<DesignResult> evaluate_designs(const std::string& path,
                                            const std::vector<SweepAxis>& axes, long long first,
                                            long long last, int threads,

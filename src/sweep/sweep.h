@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,14 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
 /// processes; they are sorted by index first.
 SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResult> designs,
                             const std::string& goal, double budget_usd);
+
+/// A design result as JSON and back, exactly (doubles round-trip), for gathering results from
+/// several processes.
+nlohmann::json design_to_json(const DesignResult& d);
+DesignResult design_from_json(const nlohmann::json& j);
+
+/// Design indices [first, last) of `part` when `total` designs are split into `parts`.
+std::pair<long long, long long> design_share(long long total, int part, int parts);
 
 /// Evaluates the designs [first, last) on `threads` threads; `progress` (may be empty) is called
 /// after each design with the number done so far.

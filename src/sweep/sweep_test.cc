@@ -76,6 +76,23 @@ TEST(Sweep, ThreadsGiveTheSameAnswer) {
   }
 }
 
+TEST(Sweep, DesignsRoundTripThroughJsonAndSharesCoverAll) {
+  const DesignResult d = evaluate_design(kSeed, {{"cluster.nic", "cx8-800g"}}, 3);
+  ASSERT_TRUE(d.ok);
+  const DesignResult back = design_from_json(nlohmann::json::parse(design_to_json(d).dump()));
+  EXPECT_EQ(design_to_json(back), design_to_json(d));
+  EXPECT_EQ(back.capex_usd, d.capex_usd);  // exactly
+  EXPECT_EQ(back.step_time_s, d.step_time_s);
+  long long covered = 0, next = 0;
+  for (int p = 0; p < 4; ++p) {
+    const auto [first, last] = design_share(10, p, 4);
+    EXPECT_EQ(first, next);
+    covered += last - first;
+    next = last;
+  }
+  EXPECT_EQ(covered, 10);
+}
+
 DesignResult design(int index, double capex, double days, bool constraints = true) {
   DesignResult d;
   d.index = index;
