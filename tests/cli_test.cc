@@ -216,6 +216,27 @@ TEST(CliSweep, BadVaryExitsTwoAndWritesNothing) {
   }
 }
 
+TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
+  const fs::path dir = temp_dir("configs");
+  CmdResult r = gpufabric("configs examples/roce-lab-64.yaml -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("3 switches, 16 routed links, 16 host addresses"), std::string::npos)
+      << r.out;
+  for (const char* f :
+       {"ip-plan.csv", "frr/spine01.conf", "frr/su01-r0-leaf.conf", "frr/su01-r1-leaf.conf"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  fs::remove_all(dir);
+  // InfiniBand has no IP fabric: bad input naming the spec's key, nothing written.
+  CmdResult ib = gpufabric("configs examples/seed-70b-1024.yaml -o " + dir.string());
+  EXPECT_EQ(ib.code, 2);
+  EXPECT_NE(ib.err.find("seed-70b-1024.yaml:11:15: error: fabric.technology"), std::string::npos)
+      << ib.err;
+  EXPECT_FALSE(fs::exists(dir));
+  CmdResult bad = gpufabric("configs examples/roce-lab-64.yaml --target junos -o " + dir.string());
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_FALSE(fs::exists(dir));
+}
+
 TEST(Cli, InvalidSpecNamesFileLineKeyAndWritesNothing) {
   const fs::path spec = write_temp("bad.yaml",
                                    "name: bad\ncluster:\n  gpu: h100-sxm\n  nodes: 16\n  nic: "

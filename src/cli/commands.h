@@ -34,6 +34,7 @@ Command add_exporter(CLI::App& root);
 Command add_dashboard(CLI::App& root);
 Command add_report(CLI::App& root);
 Command add_sweep(CLI::App& root);
+Command add_configs(CLI::App& root);
 
 /// Prints diagnostics to stderr and returns kExitBadInput.
 int fail(const std::vector<Diagnostic>& errors);

@@ -25,11 +25,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpufabric 0.1.0");
   app.footer("Exit codes: 0 success, 1 findings, 2 bad input. Run 'gpufabric COMMAND --help'.\n");
-  std::vector<Command> commands = {add_estimate(app),  add_plan(app),    add_simulate(app),
-                                   add_step(app),      add_what_if(app), add_check(app),
-                                   add_diagnose(app),  add_doctor(app),  add_exporter(app),
-                                   add_dashboard(app), add_report(app),  add_sweep(app),
-                                   add_calibrate(app)};
+  std::vector<Command> commands = {add_estimate(app),  add_plan(app),     add_simulate(app),
+                                   add_step(app),      add_what_if(app),  add_check(app),
+                                   add_diagnose(app),  add_doctor(app),   add_exporter(app),
+                                   add_dashboard(app), add_report(app),   add_sweep(app),
+                                   add_configs(app),   add_calibrate(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -222,7 +223,47 @@ void read_constraints(YamlReader& r, const YAML::Node& n, ConstraintsSpec& c) {
   }
 }
 
+void read_addressing(YamlReader& r, const YAML::Node& n, AddressingSpec& a) {
+  if (!n.IsDefined() || n.IsNull()) return;
+  const std::string p = "addressing";
+  if (!r.expect_map(n, p)) return;
+  r.check_keys(n, p, {"loopbacks", "links", "hosts", "asn_spine", "asn_leaf", "unnumbered"});
+  for (const char* key : {"loopbacks", "links", "hosts"}) {
+    auto v = r.text(n, key, p);
+    if (!v) continue;
+    if (!is_ipv4_prefix(*v)) {
+      r.error(child(n, key), YamlReader::join(p, key),
+              fmt::format("'{}' is not an IPv4 prefix with its host bits zero", *v),
+              "write it as 10.0.0.0/16");
+      continue;
+    }
+    (std::string(key) == "loopbacks" ? a.loopbacks
+     : std::string(key) == "links"   ? a.links
+                                     : a.hosts) = *v;
+  }
+  for (const char* key : {"asn_spine", "asn_leaf"}) {
+    auto v = r.positive_int(n, key, p);
+    if (!v) continue;
+    if (*v > 4294967294LL)
+      r.error(child(n, key), YamlReader::join(p, key), "an ASN is at most 4294967294");
+    else
+      (std::string(key) == "asn_spine" ? a.asn_spine : a.asn_leaf) = *v;
+  }
+  if (auto v = r.boolean(n, "unnumbered", p)) a.unnumbered = *v;
+}
+
 }  // namespace
+
+bool is_ipv4_prefix(const std::string& s) {
+  unsigned a = 0, b = 0, c = 0, d = 0, len = 0;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%3u.%3u.%3u.%3u/%2u%c", &a, &b, &c, &d, &len, &tail) != 5)
+    return false;
+  if (a > 255 || b > 255 || c > 255 || d > 255 || len > 32) return false;
+  const uint32_t addr = (a << 24) | (b << 16) | (c << 8) | d;
+  const uint32_t mask = len == 0 ? 0 : ~uint32_t{0} << (32 - len);
+  return (addr & ~mask) == 0;
+}
 
 Diagnostic Spec::at(const std::string& key, const std::string& message,
                     const std::string& hint) const {
@@ -258,7 +299,8 @@ std::vector<Diagnostic> parse_into(const std::string& text, const std::string& f
   if (!r.expect_map(root, "")) return r.errors();
   structural = !child(root, "cluster").IsMap();
   index_positions(root, "", s.where);
-  r.check_keys(root, "", {"name", "cluster", "fabric", "workload", "constraints", "catalog"});
+  r.check_keys(root, "",
+               {"name", "cluster", "fabric", "workload", "constraints", "addressing", "catalog"});
   if (auto v = r.text(root, "name", "")) s.name = *v;
   if (s.name.empty()) s.name = std::filesystem::path(file).stem().string();
   for (char& c : s.name)
@@ -275,6 +317,7 @@ std::vector<Diagnostic> parse_into(const std::string& text, const std::string& f
     s.workload = w;
   }
   read_constraints(r, child(root, "constraints"), s.constraints);
+  read_addressing(r, child(root, "addressing"), s.addressing);
   const YAML::Node cat = child(root, "catalog");
   if (cat.IsDefined() && !cat.IsNull()) {
     if (!cat.IsSequence()) {

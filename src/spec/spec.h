@@ -79,6 +79,16 @@ struct ConstraintsSpec {
   double min_gpu_utilization = 0.8;
 };
 
+/// The IP and ASN plan of a routed fabric (RoCE). Pools are IPv4 prefixes.
+struct AddressingSpec {
+  std::string loopbacks = "10.0.0.0/16";  ///< a /32 per switch
+  std::string links = "10.1.0.0/16";      ///< a /31 per routed switch-to-switch link
+  std::string hosts = "10.128.0.0/9";     ///< a subnet per leaf (rail), sized to its ports
+  long long asn_spine = 65000;            ///< spines (clos2); cores (clos3)
+  long long asn_leaf = 65100;             ///< the first leaf's; each leaf has its own
+  bool unnumbered = false;                ///< BGP unnumbered (IPv6 link-local) instead of /31s
+};
+
 /// A validated spec.
 struct Spec {
   std::string name;
@@ -87,6 +97,7 @@ struct Spec {
   FabricSpec fabric;
   std::optional<WorkloadSpec> workload;
   ConstraintsSpec constraints;
+  AddressingSpec addressing;
   std::vector<std::string> catalog_files;  ///< as written (relative to the spec's folder)
   std::map<std::string, SourceLoc> where;  ///< key path -> position in the file
 
@@ -112,6 +123,9 @@ std::vector<Diagnostic> validate_spec(Spec& spec, const Catalog& catalog);
 struct KeyOverride {
   std::string key, value;
 };
+
+/// True for "a.b.c.d/len" with its host bits zero.
+bool is_ipv4_prefix(const std::string& s);
 
 /// Reads the file, loads the built-in catalog plus the spec's `catalog:` files, and validates.
 /// `overrides` replace (or add) keys before parsing, so they are checked like the file's own;

@@ -1,0 +1,57 @@
+// gpufabric configs: the address plan and the switch configurations of a routed fabric.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "config/addressing.h"
+#include "config/frr.h"
+#include "plan/plan.h"
+#include "report/output.h"
+
+namespace gf::cli {
+namespace {
+
+struct ConfigsFlags {
+  std::string spec, out;
+  std::string target = "frr";
+};
+
+int run(const ConfigsFlags& f) {
+  auto loaded = load_and_plan(f.spec);
+  if (!loaded) return fail(loaded.errors());
+  auto a = plan_addresses(loaded->plan, loaded->catalog, loaded->spec.addressing);
+  if (!a) {
+    std::vector<Diagnostic> errs;
+    for (const auto& d : a.errors()) errs.push_back(loaded->spec.at(d.key, d.message, d.hint));
+    return fail(errs);
+  }
+  std::vector<OutputFile> files{{"ip-plan.csv", ip_plan_csv(*a)}};
+  for (const auto& sw : a->switches)
+    files.push_back({"frr/" + sw.name + ".conf", frr_conf(*a, sw)});
+  auto written = write_outputs(f.out, files);
+  if (!written) return fail(written.errors());
+  std::cout << fmt::format(
+      "{} switches, {} routed links, {} host addresses: {}/ip-plan.csv, "
+      "{}/frr/*.conf\n",
+      a->switches.size(), a->links.size(), a->hosts.size(), f.out, f.out);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_configs(CLI::App& root) {
+  auto f = std::make_shared<ConfigsFlags>();
+  CLI::App* c = root.add_subcommand(
+      "configs",
+      "The IP/ASN plan (ip-plan.csv) and switch configurations of a RoCE fabric: FRR frr.conf "
+      "per switch (eBGP underlay, ECMP), from the spec's addressing section.");
+  c->add_option("SPEC", f->spec, "the cluster spec (YAML)")->required();
+  c->add_option("-o,--out", f->out, "folder for ip-plan.csv and the configurations")->required();
+  c->add_option("--target", f->target, "configuration flavour (frr)")
+      ->check(CLI::IsMember({"frr"}));
+  return {c, [f] { return run(*f); }};
+}
+
+}  // namespace gf::cli

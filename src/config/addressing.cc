@@ -1,0 +1,205 @@
+#include "config/addressing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace gf {
+namespace {
+
+// Addresses a leaf's host subnet holds besides its hosts: network, gateway, broadcast.
+constexpr int kSubnetOverhead = 3;
+
+// Hands out consecutive blocks of 2^(32-len) addresses from a pool.
+class Pool {
+ public:
+  Pool(Ipv4Prefix p, std::string key) : p_(p), key_(std::move(key)), next_(p.addr) {}
+  Result<uint32_t> take(int len) {
+    const uint64_t size = uint64_t{1} << (32 - len);
+    uint64_t at = (uint64_t{next_} + size - 1) / size * size;  // aligned
+    const uint64_t end = uint64_t{p_.addr} + (uint64_t{1} << (32 - p_.len));
+    if (at + size > end)
+      return Diagnostic{"",
+                        0,
+                        0,
+                        key_,
+                        fmt::format("{} is too small for the fabric's addresses", p_.str()),
+                        "give a larger prefix"};
+    next_ = static_cast<uint32_t>(at + size);
+    return static_cast<uint32_t>(at);
+  }
+
+ private:
+  Ipv4Prefix p_;
+  std::string key_;
+  uint32_t next_;
+};
+
+}  // namespace
+
+std::string ipv4_str(uint32_t a) {
+  return fmt::format("{}.{}.{}.{}", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+}
+
+std::string Ipv4Prefix::str() const { return ipv4_str(addr) + "/" + std::to_string(len); }
+
+Result<Ipv4Prefix> parse_prefix(const std::string& text) {
+  if (!is_ipv4_prefix(text))
+    return Diagnostic{"", 0, 0, "", fmt::format("'{}' is not an IPv4 prefix", text), ""};
+  unsigned a = 0, b = 0, c = 0, d = 0, len = 0;
+  std::sscanf(text.c_str(), "%u.%u.%u.%u/%u", &a, &b, &c, &d, &len);
+  return Ipv4Prefix{(a << 24) | (b << 16) | (c << 8) | d, static_cast<int>(len)};
+}
+
+const SwitchAddress* AddressPlan::find(const std::string& name) const {
+  for (const auto& s : switches)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
+                                   const AddressingSpec& spec) {
+  if (plan.technology != "roce")
+    return Diagnostic{"",
+                      0,
+                      0,
+                      "fabric.technology",
+                      fmt::format("{} has no IP fabric to address", plan.technology),
+                      "InfiniBand is configured through its subnet manager"};
+  if (plan.topo.kind == "dragonfly")
+    return Diagnostic{"",
+                      0,
+                      0,
+                      "fabric.topology",
+                      "addressing of dragonfly fabrics is not supported yet",
+                      "plan clos2 or clos3 for routed configurations"};
+  auto lo = parse_prefix(spec.loopbacks), ln = parse_prefix(spec.links),
+       hs = parse_prefix(spec.hosts);
+  if (!lo || !ln || !hs)
+    return Diagnostic{"", 0, 0, "addressing", "a pool is not an IPv4 prefix", ""};
+  AddressPlan out;
+  out.unnumbered = spec.unnumbered;
+  // One pass over the cabling: switches by role in first-seen order, routed links, host ports.
+  std::map<std::string, size_t> index;
+  std::vector<CableRun> routed, hosts;
+  std::map<std::string, int> hosts_per_leaf;
+  auto add_switch = [&](const std::string& name, const char* role) {
+    if (index.emplace(name, out.switches.size()).second) out.switches.push_back({name, role, 0, 0});
+  };
+  for_each_link(plan, catalog, [&](const CableRun& r) {
+    switch (r.kind) {
+      case LinkKind::kNodeLeaf:
+        add_switch(r.b_device, "leaf");
+        ++hosts_per_leaf[r.b_device];
+        hosts.push_back(r);
+        break;
+      case LinkKind::kLeafSpine:
+        add_switch(r.a_device, "leaf");
+        add_switch(r.b_device, "spine");
+        routed.push_back(r);
+        break;
+      case LinkKind::kSpineCore:
+        add_switch(r.a_device, "spine");
+        add_switch(r.b_device, "core");
+        routed.push_back(r);
+        break;
+      default:
+        break;  // appliances sit on the management network
+    }
+  });
+  std::stable_sort(
+      out.switches.begin(), out.switches.end(), [](const SwitchAddress& a, const SwitchAddress& b) {
+        auto rank = [](const std::string& r) { return r == "leaf" ? 0 : r == "spine" ? 1 : 2; };
+        return rank(a.role) < rank(b.role);
+      });
+  // ASNs (RFC 7938 §5.2): one per leaf; spines share one in clos2; in clos3 the cores share
+  // asn_spine and each pod's spines share asn_spine + pod.
+  Pool loopbacks(*lo, "addressing.loopbacks");
+  int leaf_no = 0;
+  const int spines_per_pod = std::max(1, plan.topo.spines_per_pod);
+  int spine_no = 0;
+  for (auto& s : out.switches) {
+    if (s.role == "leaf") {
+      s.asn = spec.asn_leaf + leaf_no++;
+    } else if (s.role == "spine") {
+      s.asn = plan.topo.kind == "clos3" ? spec.asn_spine + 1 + spine_no / spines_per_pod
+                                        : spec.asn_spine;
+      ++spine_no;
+    } else {
+      s.asn = spec.asn_spine;
+    }
+    auto ip = loopbacks.take(32);
+    if (!ip) return ip.errors();
+    s.loopback = *ip;
+  }
+  if (plan.topo.kind == "clos3" &&
+      spec.asn_leaf <= spec.asn_spine + 1 + spine_no / spines_per_pod &&
+      spec.asn_leaf + leaf_no > spec.asn_spine)
+    return Diagnostic{"",
+                      0,
+                      0,
+                      "addressing.asn_leaf",
+                      "leaf ASNs overlap the spines' ASNs",
+                      "leave room above asn_spine for one ASN per pod"};
+  if (plan.topo.kind != "clos3" && spec.asn_leaf <= spec.asn_spine &&
+      spec.asn_leaf + leaf_no > spec.asn_spine)
+    return Diagnostic{"", 0, 0, "addressing.asn_leaf", "leaf ASNs overlap asn_spine", ""};
+  // A /31 per routed link (RFC 3021), even address on the lower tier.
+  Pool links(*ln, "addressing.links");
+  for (const auto& r : routed) {
+    RoutedLink l{r.a_device, r.b_device, r.a_port_no, r.b_port_no, 0, 0};
+    if (!spec.unnumbered) {
+      auto ip = links.take(31);
+      if (!ip) return ip.errors();
+      l.a_ip = *ip;
+      l.b_ip = *ip + 1;
+    }
+    out.links.push_back(l);
+  }
+  // One subnet per leaf, sized to its host ports: gateway first, hosts in port order.
+  Pool subnets(*hs, "addressing.hosts");
+  std::map<std::string, size_t> subnet_of;
+  for (const auto& s : out.switches) {
+    if (s.role != "leaf") continue;
+    const int n = hosts_per_leaf[s.name];
+    int len = 32;
+    while (len > 0 && (uint64_t{1} << (32 - len)) < static_cast<uint64_t>(n + kSubnetOverhead))
+      --len;
+    auto net = subnets.take(len);
+    if (!net) return net.errors();
+    subnet_of[s.name] = out.subnets.size();
+    out.subnets.push_back({s.name, {*net, len}, *net + 1});
+  }
+  std::map<std::string, uint32_t> next_host;
+  for (const auto& r : hosts) {
+    const HostSubnet& sn = out.subnets[subnet_of[r.b_device]];
+    uint32_t& next = next_host.emplace(r.b_device, sn.gateway + 1).first->second;
+    out.hosts.push_back(
+        {r.a_device, r.a_port, r.b_device, r.rail, r.b_port_no, next++, sn.prefix.len, sn.gateway});
+  }
+  return out;
+}
+
+std::string ip_plan_csv(const AddressPlan& a) {
+  std::string out = "kind,device,interface,address,peer_device,peer_interface,asn\n";
+  for (const auto& s : a.switches)
+    out += fmt::format("loopback,{},lo,{}/32,,,{}\n", s.name, ipv4_str(s.loopback), s.asn);
+  for (const auto& l : a.links) {
+    const std::string a_ip = a.unnumbered ? "unnumbered" : ipv4_str(l.a_ip) + "/31";
+    const std::string b_ip = a.unnumbered ? "unnumbered" : ipv4_str(l.b_ip) + "/31";
+    out += fmt::format("link,{},swp{},{},{},swp{},\n", l.a_device, l.a_port, a_ip, l.b_device,
+                       l.b_port);
+    out += fmt::format("link,{},swp{},{},{},swp{},\n", l.b_device, l.b_port, b_ip, l.a_device,
+                       l.a_port);
+  }
+  for (const auto& s : a.subnets)
+    out +=
+        fmt::format("host-gateway,{},hosts,{}/{},,,\n", s.leaf, ipv4_str(s.gateway), s.prefix.len);
+  for (const auto& h : a.hosts)
+    out += fmt::format("host,{},{},{}/{},{},swp{},\n", h.node, h.nic, ipv4_str(h.ip), h.prefix_len,
+                       h.leaf, h.leaf_port);
+  return out;
+}
+
+}  // namespace gf

@@ -1,0 +1,69 @@
+// The IP and ASN plan of a routed (RoCE) fabric: /32 loopbacks, a /31 per routed switch link,
+// one host subnet per leaf (a rail), one ASN per leaf and per spine tier (guide §4, RFC 7938).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "common/diag.h"
+#include "plan/plan.h"
+#include "spec/spec.h"
+
+namespace gf {
+
+/// An IPv4 prefix.
+struct Ipv4Prefix {
+  uint32_t addr = 0;
+  int len = 0;
+  std::string str() const;  ///< "10.0.0.0/16"
+};
+/// Parses "a.b.c.d/len" (host bits must be zero).
+Result<Ipv4Prefix> parse_prefix(const std::string& text);
+std::string ipv4_str(uint32_t addr);
+
+struct SwitchAddress {
+  std::string name, role;  ///< role: leaf | spine | core
+  long long asn = 0;
+  uint32_t loopback = 0;
+};
+
+struct RoutedLink {
+  std::string a_device, b_device;  ///< a is the lower tier
+  int a_port = 0, b_port = 0;
+  uint32_t a_ip = 0, b_ip = 0;  ///< a /31: a gets the even address
+};
+
+struct HostSubnet {
+  std::string leaf;
+  Ipv4Prefix prefix;
+  uint32_t gateway = 0;  ///< the leaf's address in it (the first)
+};
+
+struct HostAddress {
+  std::string node, nic, leaf;
+  int rail = 0, leaf_port = 0;
+  uint32_t ip = 0;
+  int prefix_len = 0;
+  uint32_t gateway = 0;
+};
+
+struct AddressPlan {
+  std::vector<SwitchAddress> switches;  ///< leaves, then spines, then cores, in cabling order
+  std::vector<RoutedLink> links;
+  std::vector<HostSubnet> subnets;
+  std::vector<HostAddress> hosts;
+  bool unnumbered = false;
+  const SwitchAddress* find(const std::string& name) const;
+};
+
+/// Plans the addresses of a RoCE (routed) fabric. Errors name the addressing key whose pool is
+/// too small, or say why the plan has no IP fabric (InfiniBand).
+Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
+                                   const AddressingSpec& spec);
+
+/// ip-plan.csv: one row per address (loopbacks, link ends, host subnets and hosts).
+std::string ip_plan_csv(const AddressPlan& a);
+
+}  // namespace gf

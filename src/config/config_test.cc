@@ -1,0 +1,136 @@
+// The address plan and the FRR configurations; every frr.conf is checked by real FRR.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "config/addressing.h"
+#include "config/frr.h"
+
+namespace gf {
+namespace {
+
+PlannedSpec load(const std::string& name) {
+  auto p = load_and_plan(GPUFABRIC_SOURCE_DIR "/examples/" + name);
+  EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
+  return p.ok() ? *p : PlannedSpec{};
+}
+
+// `vtysh --dryrun` of Debian's FRR on the file: its exit status and what it said.
+std::pair<int, std::string> frr_dryrun(const std::string& conf) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("gf_frr_" + std::to_string(getpid()) + ".conf");
+  std::ofstream(path) << conf;
+  const std::string cmd = "vtysh --dryrun --inputfile " + path.string() + " 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  const int status = pclose(p);
+  std::filesystem::remove(path);
+  return {WEXITSTATUS(status), out};
+}
+
+TEST(Addressing, Prefixes) {
+  auto p = parse_prefix("10.1.0.0/16");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->str(), "10.1.0.0/16");
+  EXPECT_FALSE(parse_prefix("10.1.0.1/16").ok());  // host bits set
+  EXPECT_FALSE(parse_prefix("10.1.0.0").ok());
+  EXPECT_FALSE(parse_prefix("300.1.0.0/8").ok());
+}
+
+TEST(Addressing, LabFabricIsAddressedUniquely) {
+  const PlannedSpec lab = load("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok()) << format_diagnostics(a.errors());
+  EXPECT_EQ(static_cast<int>(a->switches.size()), lab.plan.switch_total);
+  EXPECT_EQ(static_cast<long long>(a->links.size()), lab.plan.leaf_spine_total);
+  EXPECT_EQ(static_cast<long long>(a->hosts.size()), lab.plan.node_leaf_total);
+  std::set<uint32_t> ips;
+  std::set<long long> leaf_asns;
+  for (const auto& s : a->switches) {
+    EXPECT_TRUE(ips.insert(s.loopback).second);
+    if (s.role == "leaf") {
+      EXPECT_TRUE(leaf_asns.insert(s.asn).second);
+    }
+    if (s.role == "spine") {
+      EXPECT_EQ(s.asn, 65000);
+    }
+  }
+  for (const auto& l : a->links) {
+    EXPECT_EQ(l.a_ip % 2, 0u);
+    EXPECT_EQ(l.b_ip, l.a_ip + 1);
+    EXPECT_TRUE(ips.insert(l.a_ip).second);
+    EXPECT_TRUE(ips.insert(l.b_ip).second);
+  }
+  for (const auto& h : a->hosts) {
+    EXPECT_TRUE(ips.insert(h.ip).second);
+    EXPECT_EQ(h.ip >> (32 - h.prefix_len), h.gateway >> (32 - h.prefix_len));  // same subnet
+  }
+  const std::string csv = ip_plan_csv(*a);
+  EXPECT_NE(csv.find("loopback,spine01,lo,10.0.0."), std::string::npos) << csv.substr(0, 400);
+  EXPECT_NE(csv.find("host,node001,nic0,10.128.0.2/"), std::string::npos);
+}
+
+TEST(Addressing, ErrorsNameTheKey) {
+  const PlannedSpec lab = load("roce-lab-64.yaml");
+  AddressingSpec small = lab.spec.addressing;
+  small.links = "10.1.0.0/28";  // 8 /31s for 32 links
+  auto a = plan_addresses(lab.plan, lab.catalog, small);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.errors()[0].key, "addressing.links");
+  const PlannedSpec ib = load("seed-70b-1024.yaml");
+  auto b = plan_addresses(ib.plan, ib.catalog, ib.spec.addressing);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.errors()[0].key, "fabric.technology");
+  auto bad = parse_spec(
+      "cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g}\n"
+      "addressing:\n  links: 10.1.0.1/16\n",
+      "a.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(format_diagnostics(bad.errors()).find("a.yaml:3:10: error: addressing.links"),
+            std::string::npos)
+      << format_diagnostics(bad.errors());
+}
+
+TEST(Frr, EveryLabConfigIsAcceptedByRealFrr) {
+  const PlannedSpec lab = load("roce-lab-64.yaml");
+  for (bool unnumbered : {false, true}) {
+    AddressingSpec spec = lab.spec.addressing;
+    spec.unnumbered = unnumbered;
+    auto a = plan_addresses(lab.plan, lab.catalog, spec);
+    ASSERT_TRUE(a.ok());
+    for (const auto& sw : a->switches) {
+      const std::string conf = frr_conf(*a, sw);
+      EXPECT_NE(conf.find("maximum-paths 64"), std::string::npos);
+      EXPECT_NE(conf.find("router bgp " + std::to_string(sw.asn)), std::string::npos);
+      const auto [rc, said] = frr_dryrun(conf);
+      EXPECT_EQ(rc, 0) << sw.name << (unnumbered ? " (unnumbered)" : "") << ":\n" << said << conf;
+    }
+  }
+}
+
+TEST(Frr, ThreeTierFabricHasPodAsnsAndValidConfigs) {
+  const PlannedSpec big = load("roce-16k.yaml");
+  auto a = plan_addresses(big.plan, big.catalog, big.spec.addressing);
+  ASSERT_TRUE(a.ok()) << format_diagnostics(a.errors());
+  std::set<long long> spine_asns;
+  const SwitchAddress *leaf = nullptr, *spine = nullptr, *core = nullptr;
+  for (const auto& s : a->switches) {
+    if (s.role == "spine") spine_asns.insert(s.asn), spine = spine ? spine : &s;
+    if (s.role == "leaf" && !leaf) leaf = &s;
+    if (s.role == "core" && !core) core = &s;
+  }
+  EXPECT_EQ(static_cast<int>(spine_asns.size()), big.plan.topo.pods);
+  ASSERT_TRUE(leaf && spine && core);
+  for (const SwitchAddress* s : {leaf, spine, core}) {
+    const auto [rc, said] = frr_dryrun(frr_conf(*a, *s));
+    EXPECT_EQ(rc, 0) << s->name << ":\n" << said;
+  }
+}
+
+}  // namespace
+}  // namespace gf
