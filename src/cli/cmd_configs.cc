@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "config/addressing.h"
 #include "config/frr.h"
+#include "config/hosts.h"
 #include "plan/plan.h"
 #include "report/output.h"
 
@@ -30,12 +31,13 @@ int run(const ConfigsFlags& f) {
   std::vector<OutputFile> files{{"ip-plan.csv", ip_plan_csv(*a)}};
   for (const auto& sw : a->switches)
     files.push_back({"frr/" + sw.name + ".conf", frr_conf(*a, sw)});
+  for (auto& h : host_files(loaded->plan, *a)) files.push_back(std::move(h));
   auto written = write_outputs(f.out, files);
   if (!written) return fail(written.errors());
   std::cout << fmt::format(
       "{} switches, {} routed links, {} host addresses: {}/ip-plan.csv, "
-      "{}/frr/*.conf\n",
-      a->switches.size(), a->links.size(), a->hosts.size(), f.out, f.out);
+      "{}/frr/*.conf, {}/hosts/*/\n",
+      a->switches.size(), a->links.size(), a->hosts.size(), f.out, f.out, f.out);
   return kExitOk;
 }
 
@@ -46,7 +48,9 @@ Command add_configs(CLI::App& root) {
   CLI::App* c = root.add_subcommand(
       "configs",
       "The IP/ASN plan (ip-plan.csv) and switch configurations of a RoCE fabric: FRR frr.conf "
-      "per switch (eBGP underlay, ECMP), from the spec's addressing section.");
+      "per switch (eBGP underlay, ECMP) and per-node host files (netplan, RoCE QoS, memlock, "
+      "sysctl, "
+      "NCCL environment, torchrun), from the spec's addressing section.");
   c->add_option("SPEC", f->spec, "the cluster spec (YAML)")->required();
   c->add_option("-o,--out", f->out, "folder for ip-plan.csv and the configurations")->required();
   c->add_option("--target", f->target, "configuration flavour (frr)")

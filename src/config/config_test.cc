@@ -1,5 +1,6 @@
 // The address plan and the FRR configurations; every frr.conf is checked by real FRR.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +9,7 @@
 
 #include "config/addressing.h"
 #include "config/frr.h"
+#include "config/hosts.h"
 
 namespace gf {
 namespace {
@@ -129,6 +131,59 @@ TEST(Frr, ThreeTierFabricHasPodAsnsAndValidConfigs) {
   for (const SwitchAddress* s : {leaf, spine, core}) {
     const auto [rc, said] = frr_dryrun(frr_conf(*a, *s));
     EXPECT_EQ(rc, 0) << s->name << ":\n" << said;
+  }
+}
+
+// `sh -n` (syntax only) of a generated script.
+int sh_syntax(const std::string& script) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("gf_sh_" + std::to_string(getpid()) + ".sh");
+  std::ofstream(path) << script;
+  const int status = std::system(("sh -n " + path.string()).c_str());
+  std::filesystem::remove(path);
+  return WEXITSTATUS(status);
+}
+
+TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
+  const PlannedSpec lab = load("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  const auto files = host_files(lab.plan, *a);
+  EXPECT_EQ(static_cast<int>(files.size()), 6 * lab.plan.nodes);
+  int netplans = 0;
+  for (const auto& [name, text] : files) {
+    if (name.ends_with("netplan.yaml")) {
+      ++netplans;
+      const YAML::Node n = YAML::Load(text);
+      const YAML::Node eth = n["network"]["ethernets"];
+      ASSERT_EQ(static_cast<int>(eth.size()), lab.plan.nics_per_node) << name;
+      for (const auto& e : eth) {
+        EXPECT_EQ(e.second["mtu"].as<int>(), kHostMtu);
+        EXPECT_EQ(e.second["routes"].size(), 2u);
+        EXPECT_EQ(e.second["routing-policy"][0]["table"].as<int>(),
+                  e.second["routes"][1]["table"].as<int>());
+      }
+    }
+    if (name.ends_with("nccl.env")) {
+      EXPECT_NE(text.find("NCCL_IB_HCA=mlx5_0:1,mlx5_1:1\n"), std::string::npos) << text;
+      EXPECT_NE(text.find("NCCL_IB_TC=106\n"), std::string::npos);
+      EXPECT_EQ(text.find("NCCL_IB_QPS_PER_CONNECTION"), std::string::npos);  // lab is ecmp
+    }
+    if (name.ends_with("roce-qos.sh")) {
+      EXPECT_NE(text.find("--trust dscp --pfc 0,0,0,1,0,0,0,0"), std::string::npos) << text;
+    }
+    if (name.ends_with(".sh")) {
+      EXPECT_EQ(sh_syntax(text), 0) << name << ":\n" << text;
+    }
+  }
+  EXPECT_EQ(netplans, lab.plan.nodes);
+  // ecmp-multi-qp spreads a connection over more QPs (more UDP source ports to hash).
+  Plan multi = lab.plan;
+  multi.load_balancing = "ecmp-multi-qp";
+  for (const auto& [name, text] : host_files(multi, *a)) {
+    if (name.ends_with("nccl.env")) {
+      EXPECT_NE(text.find("NCCL_IB_QPS_PER_CONNECTION=4"), std::string::npos);
+    }
   }
 }
 
