@@ -8,6 +8,7 @@
 #include "config/addressing.h"
 #include "config/frr.h"
 #include "config/hosts.h"
+#include "config/sonic.h"
 #include "plan/plan.h"
 #include "report/output.h"
 
@@ -31,13 +32,18 @@ int run(const ConfigsFlags& f) {
   std::vector<OutputFile> files{{"ip-plan.csv", ip_plan_csv(*a)}};
   for (const auto& sw : a->switches)
     files.push_back({"frr/" + sw.name + ".conf", frr_conf(*a, sw)});
+  for (const auto& sw : a->switches) {
+    files.push_back({"sonic/" + sw.name + "/config_db.json",
+                     sonic_config_db(loaded->plan, loaded->catalog, *a, sw).dump(2) + "\n"});
+    files.push_back({"sonic/" + sw.name + "/frr.conf", sonic_frr_conf(loaded->plan, *a, sw)});
+  }
   for (auto& h : host_files(loaded->plan, *a)) files.push_back(std::move(h));
   auto written = write_outputs(f.out, files);
   if (!written) return fail(written.errors());
   std::cout << fmt::format(
       "{} switches, {} routed links, {} host addresses: {}/ip-plan.csv, "
-      "{}/frr/*.conf, {}/hosts/*/\n",
-      a->switches.size(), a->links.size(), a->hosts.size(), f.out, f.out, f.out);
+      "{}/frr/*.conf, {}/sonic/*/, {}/hosts/*/\n",
+      a->switches.size(), a->links.size(), a->hosts.size(), f.out, f.out, f.out, f.out);
   return kExitOk;
 }
 

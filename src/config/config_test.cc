@@ -10,6 +10,7 @@
 #include "config/addressing.h"
 #include "config/frr.h"
 #include "config/hosts.h"
+#include "config/sonic.h"
 
 namespace gf {
 namespace {
@@ -132,6 +133,37 @@ TEST(Frr, ThreeTierFabricHasPodAsnsAndValidConfigs) {
     const auto [rc, said] = frr_dryrun(frr_conf(*a, *s));
     EXPECT_EQ(rc, 0) << s->name << ":\n" << said;
   }
+}
+
+TEST(Sonic, ConfigDbHoldsTheRoceTablesAndItsFrrConfIsValid) {
+  const PlannedSpec lab = load("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  for (const auto& sw : a->switches) {
+    const auto db = nlohmann::json::parse(sonic_config_db(lab.plan, lab.catalog, *a, sw).dump());
+    for (const char* table :
+         {"DEVICE_METADATA", "LOOPBACK_INTERFACE", "PORT", "INTERFACE", "BGP_NEIGHBOR",
+          "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "PORT_QOS_MAP",
+          "WRED_PROFILE", "SCHEDULER", "QUEUE", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG",
+          "BUFFER_QUEUE", "CABLE_LENGTH", "PFC_WD"})
+      EXPECT_TRUE(db.contains(table)) << sw.name << " lacks " << table;
+    EXPECT_EQ(db["DEVICE_METADATA"]["localhost"]["bgp_asn"], std::to_string(sw.asn));
+    EXPECT_EQ(db["DSCP_TO_TC_MAP"]["ROCE"]["26"], "3");
+    EXPECT_EQ(db["DSCP_TO_TC_MAP"]["ROCE"]["48"], "6");
+    for (const auto& [port, cfg] : db["PORT"].items()) {
+      EXPECT_EQ(cfg["mtu"], "9100") << port;
+      EXPECT_EQ(db["PORT_QOS_MAP"][port]["pfc_enable"], "3") << port;
+      EXPECT_TRUE(db["BUFFER_PG"].contains(port + "|3")) << port;
+    }
+    int neighbours = 0;
+    for (const auto& l : a->links) neighbours += l.a_device == sw.name || l.b_device == sw.name;
+    EXPECT_EQ(static_cast<int>(db["BGP_NEIGHBOR"].size()), neighbours) << sw.name;
+    EXPECT_EQ(db.contains("VLAN_INTERFACE"), sw.role == "leaf");
+    const auto [rc, said] = frr_dryrun(sonic_frr_conf(lab.plan, *a, sw));
+    EXPECT_EQ(rc, 0) << sw.name << ":\n" << said;
+  }
+  EXPECT_EQ(sonic_port_name(lab.plan, 1), "Ethernet0");
+  EXPECT_EQ(sonic_port_name(lab.plan, 2), "Ethernet4");  // 128 x 400G on 64 x 8 lanes
 }
 
 // `sh -n` (syntax only) of a generated script.

@@ -15,7 +15,10 @@ struct Neighbour {
 
 }  // namespace
 
-std::string frr_conf(const AddressPlan& a, const SwitchAddress& sw) {
+std::string swp_name(int port) { return "swp" + std::to_string(port); }
+
+std::string frr_conf(const AddressPlan& a, const SwitchAddress& sw, const PortNamer& port_name,
+                     const std::string& hosts_interface) {
   std::vector<Neighbour> ns;
   for (const auto& l : a.links) {
     if (l.a_device == sw.name) ns.push_back({l.a_port, l.b_device, l.b_port, l.a_ip, l.b_ip, true});
@@ -32,7 +35,8 @@ std::string frr_conf(const AddressPlan& a, const SwitchAddress& sw) {
   c += "service integrated-vtysh-config\n!\n";
   c += fmt::format("interface lo\n ip address {}/32\nexit\n!\n", ipv4_str(sw.loopback));
   for (const auto& n : ns) {
-    c += fmt::format("interface swp{}\n description to {} swp{}\n", n.port, n.peer, n.peer_port);
+    c += fmt::format("interface {}\n description to {} {}\n", port_name(n.port), n.peer,
+                     port_name(n.peer_port));
     if (!a.unnumbered) c += fmt::format(" ip address {}/31\n", ipv4_str(n.ip));
     c += "exit\n!\n";
   }
@@ -51,7 +55,7 @@ std::string frr_conf(const AddressPlan& a, const SwitchAddress& sw) {
   for (const auto& n : ns) {
     const char* group = n.up ? "UPLINKS" : "DOWNLINKS";
     if (a.unnumbered)
-      c += fmt::format(" neighbor swp{} interface peer-group {}\n", n.port, group);
+      c += fmt::format(" neighbor {} interface peer-group {}\n", port_name(n.port), group);
     else
       c += fmt::format(" neighbor {} peer-group {}\n", ipv4_str(n.peer_ip), group);
   }

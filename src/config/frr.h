@@ -1,6 +1,7 @@
 // FRR configuration of a routed fabric's switches (the underlay): eBGP per RFC 7938 with ECMP.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "config/addressing.h"
@@ -13,7 +14,12 @@ constexpr int kFrrMaximumPaths = 64;
 
 /// frr.conf of one switch: its loopback, routed ports with descriptions from the cabling plan,
 /// the host gateway (leaves), and eBGP to every neighbour in peer groups per direction
-/// (numbered /31 or unnumbered), as-path multipath relax and ECMP. Ports are named swpN.
-std::string frr_conf(const AddressPlan& a, const SwitchAddress& sw);
+/// (numbered /31 or unnumbered), as-path multipath relax and ECMP. Ports are named by
+/// `port_name` (port number from 1), swpN by default.
+using PortNamer = std::function<std::string(int)>;
+std::string swp_name(int port);
+std::string frr_conf(const AddressPlan& a, const SwitchAddress& sw,
+                     const PortNamer& port_name = swp_name,
+                     const std::string& hosts_interface = "hosts");
 
 }  // namespace gf

@@ -1,0 +1,26 @@
+// SONiC configuration of a RoCE switch: config_db.json (ports, addresses, BGP neighbours, the
+// lossless RoCE QoS of guide §4.2) and the frr.conf its bgp container loads (split mode).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "config/addressing.h"
+#include "plan/plan.h"
+
+namespace gf {
+
+/// SONiC's MTU for RoCE ports (9100, the SONiC default jumbo size).
+constexpr int kSonicMtu = 9100;
+/// The VLAN that holds a leaf's host ports; its interface is the hosts' gateway.
+constexpr int kSonicHostVlan = 1000;
+
+/// SONiC's name of front-panel port `port` (from 1): Ethernet<first lane>, with 8 SerDes lanes
+/// per native cage shared by its breakout ports (check against the platform's port_config.ini).
+std::string sonic_port_name(const Plan& plan, int port);
+
+nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const AddressPlan& a,
+                               const SwitchAddress& sw);
+std::string sonic_frr_conf(const Plan& plan, const AddressPlan& a, const SwitchAddress& sw);
+
+}  // namespace gf
