@@ -8,6 +8,7 @@
 #include "config/addressing.h"
 #include "config/frr.h"
 #include "config/hosts.h"
+#include "config/nvue.h"
 #include "config/sonic.h"
 #include "plan/plan.h"
 #include "report/output.h"
@@ -36,14 +37,15 @@ int run(const ConfigsFlags& f) {
     files.push_back({"sonic/" + sw.name + "/config_db.json",
                      sonic_config_db(loaded->plan, loaded->catalog, *a, sw).dump(2) + "\n"});
     files.push_back({"sonic/" + sw.name + "/frr.conf", sonic_frr_conf(loaded->plan, *a, sw)});
+    files.push_back({"nvue/" + sw.name + ".sh", nvue_commands(*a, sw)});
   }
   for (auto& h : host_files(loaded->plan, *a)) files.push_back(std::move(h));
   auto written = write_outputs(f.out, files);
   if (!written) return fail(written.errors());
   std::cout << fmt::format(
       "{} switches, {} routed links, {} host addresses: {}/ip-plan.csv, "
-      "{}/frr/*.conf, {}/sonic/*/, {}/hosts/*/\n",
-      a->switches.size(), a->links.size(), a->hosts.size(), f.out, f.out, f.out, f.out);
+      "{}/frr/*.conf, {}/sonic/*/, {}/nvue/*.sh, {}/hosts/*/\n",
+      a->switches.size(), a->links.size(), a->hosts.size(), f.out, f.out, f.out, f.out, f.out);
   return kExitOk;
 }
 

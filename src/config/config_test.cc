@@ -10,6 +10,7 @@
 #include "config/addressing.h"
 #include "config/frr.h"
 #include "config/hosts.h"
+#include "config/nvue.h"
 #include "config/sonic.h"
 
 namespace gf {
@@ -209,6 +210,21 @@ TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
     }
   }
   EXPECT_EQ(netplans, lab.plan.nodes);
+  // NVUE scripts: valid shell, one BGP neighbour per routed link, lossless RoCE.
+  for (const auto& sw : a->switches) {
+    const std::string nv = nvue_commands(*a, sw);
+    EXPECT_EQ(sh_syntax(nv), 0) << nv;
+    int links = 0;
+    for (const auto& l : a->links) links += l.a_device == sw.name || l.b_device == sw.name;
+    size_t n = 0;
+    for (size_t at = nv.find("remote-as external"); at != std::string::npos;
+         at = nv.find("remote-as external", at + 1))
+      ++n;
+    EXPECT_EQ(static_cast<int>(n), links) << sw.name;
+    EXPECT_NE(nv.find("nv set qos roce mode lossless"), std::string::npos);
+    EXPECT_NE(nv.find("nv set router bgp autonomous-system " + std::to_string(sw.asn)),
+              std::string::npos);
+  }
   // ecmp-multi-qp spreads a connection over more QPs (more UDP source ports to hash).
   Plan multi = lab.plan;
   multi.load_balancing = "ecmp-multi-qp";

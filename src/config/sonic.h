@@ -12,7 +12,7 @@ namespace gf {
 
 /// SONiC's MTU for RoCE ports (9100, the SONiC default jumbo size).
 constexpr int kSonicMtu = 9100;
-/// The VLAN that holds a leaf's host ports; its interface is the hosts' gateway.
+/// The VLAN that holds a leaf's host ports (SONiC and NVUE); its interface is the gateway.
 constexpr int kSonicHostVlan = 1000;
 
 /// SONiC's name of front-panel port `port` (from 1): Ethernet<first lane>, with 8 SerDes lanes
