@@ -110,6 +110,15 @@ TEST(Cli, HelpListsEveryFlag) {
   for (const char* f : {"SPEC", "--op", "-b", "-e", "-f", "--algo", "--proto", "--nodes",
                         "--load-balancing", "--seed", "--explain", "--json"})
     EXPECT_NE(r.out.find(f), std::string::npos) << f;
+  const std::vector<std::pair<std::string, std::vector<std::string>>> more{
+      {"report", {"SPEC", "--out", "--measured"}},
+      {"sweep", {"SPEC", "--vary", "--out", "--threads", "--json", "--quiet"}},
+      {"configs", {"SPEC", "--out", "--target"}}};
+  for (const auto& [cmd, flags] : more) {
+    r = gpufabric(cmd + " --help");
+    EXPECT_EQ(r.code, 0) << cmd;
+    for (const auto& f : flags) EXPECT_NE(r.out.find(f), std::string::npos) << cmd << " " << f;
+  }
 }
 
 TEST(Cli, PlanWritesItsFiles) {
