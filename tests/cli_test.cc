@@ -246,6 +246,20 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
+// Golden files: every target's output for the lab spec, byte for byte. After an intended
+// change, regenerate with: build/gpufabric configs examples/roce-lab-64.yaml -o
+// tests/data/golden/roce-lab-64 (after removing it) and review the diff.
+TEST(CliConfigs, MatchesTheGoldenFiles) {
+  const fs::path dir = temp_dir("configs_golden");
+  CmdResult r = gpufabric("configs examples/roce-lab-64.yaml -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const fs::path golden = fs::path(GPUFABRIC_SOURCE_DIR) / "tests/data/golden/roce-lab-64";
+  CmdResult d =
+      gpufabric("true; diff -r " + golden.string() + " " + dir.string() + " >&2; echo $?");
+  EXPECT_EQ(d.out, "0\n") << d.err.substr(0, 3000);
+  fs::remove_all(dir);
+}
+
 TEST(Cli, InvalidSpecNamesFileLineKeyAndWritesNothing) {
   const fs::path spec = write_temp("bad.yaml",
                                    "name: bad\ncluster:\n  gpu: h100-sxm\n  nodes: 16\n  nic: "

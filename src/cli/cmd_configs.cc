@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "config/addressing.h"
+#include "config/eos.h"
 #include "config/frr.h"
 #include "config/hosts.h"
 #include "config/nvue.h"
@@ -38,14 +39,16 @@ int run(const ConfigsFlags& f) {
                      sonic_config_db(loaded->plan, loaded->catalog, *a, sw).dump(2) + "\n"});
     files.push_back({"sonic/" + sw.name + "/frr.conf", sonic_frr_conf(loaded->plan, *a, sw)});
     files.push_back({"nvue/" + sw.name + ".sh", nvue_commands(*a, sw)});
+    files.push_back({"eos/" + sw.name + ".cfg", eos_config(loaded->plan, *a, sw)});
   }
   for (auto& h : host_files(loaded->plan, *a)) files.push_back(std::move(h));
   auto written = write_outputs(f.out, files);
   if (!written) return fail(written.errors());
   std::cout << fmt::format(
       "{} switches, {} routed links, {} host addresses: {}/ip-plan.csv, "
-      "{}/frr/*.conf, {}/sonic/*/, {}/nvue/*.sh, {}/hosts/*/\n",
-      a->switches.size(), a->links.size(), a->hosts.size(), f.out, f.out, f.out, f.out, f.out);
+      "{}/frr/*.conf, {}/eos/*.cfg, {}/sonic/*/, {}/nvue/*.sh, {}/hosts/*/\n",
+      a->switches.size(), a->links.size(), a->hosts.size(), f.out, f.out, f.out, f.out, f.out,
+      f.out);
   return kExitOk;
 }
 

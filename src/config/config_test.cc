@@ -8,6 +8,7 @@
 #include <set>
 
 #include "config/addressing.h"
+#include "config/eos.h"
 #include "config/frr.h"
 #include "config/hosts.h"
 #include "config/nvue.h"
@@ -165,6 +166,33 @@ TEST(Sonic, ConfigDbHoldsTheRoceTablesAndItsFrrConfIsValid) {
   }
   EXPECT_EQ(sonic_port_name(lab.plan, 1), "Ethernet0");
   EXPECT_EQ(sonic_port_name(lab.plan, 2), "Ethernet4");  // 128 x 400G on 64 x 8 lanes
+}
+
+TEST(Eos, RoutedPortsCarryTheRoceProfileAndEveryNeighbour) {
+  const PlannedSpec lab = load("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  auto count = [](const std::string& s, const std::string& what) {
+    int n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const auto& sw : a->switches) {
+    const std::string cfg = eos_config(lab.plan, *a, sw);
+    int links = 0, hosts = 0;
+    for (const auto& l : a->links) links += l.a_device == sw.name || l.b_device == sw.name;
+    for (const auto& h : a->hosts) hosts += h.leaf == sw.name;
+    EXPECT_EQ(count(cfg, "   no switchport\n"), links) << sw.name;
+    EXPECT_EQ(count(cfg, "   service-profile ROCE\n"), links + hosts) << sw.name;
+    EXPECT_EQ(count(cfg, " remote-as "), links) << sw.name;
+    EXPECT_EQ(count(cfg, "   mtu 9214\n"), links + hosts + (hosts > 0)) << sw.name;
+    EXPECT_NE(cfg.find("qos map dscp 26 to traffic-class 3"), std::string::npos);
+    EXPECT_NE(cfg.find("priority-flow-control priority 3 no-drop"), std::string::npos);
+    EXPECT_NE(cfg.find("router bgp " + std::to_string(sw.asn)), std::string::npos);
+  }
+  EXPECT_EQ(eos_port_name(lab.plan, 1), "Ethernet1/1");
+  EXPECT_EQ(eos_port_name(lab.plan, 2), "Ethernet1/5");  // 2 x 400G per 800G cage
+  EXPECT_EQ(eos_port_name(lab.plan, 3), "Ethernet2/1");
 }
 
 // `sh -n` (syntax only) of a generated script.
