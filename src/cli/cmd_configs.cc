@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "config/addressing.h"
+#include "config/ansible.h"
 #include "config/eos.h"
 #include "config/frr.h"
 #include "config/hosts.h"
@@ -42,13 +43,15 @@ int run(const ConfigsFlags& f) {
     files.push_back({"eos/" + sw.name + ".cfg", eos_config(loaded->plan, *a, sw)});
   }
   for (auto& h : host_files(loaded->plan, *a)) files.push_back(std::move(h));
+  files.push_back({"ansible/inventory.yml", ansible_inventory(loaded->plan, *a)});
+  files.push_back({"ansible/hosts.yml", ansible_playbook()});
   auto written = write_outputs(f.out, files);
   if (!written) return fail(written.errors());
+  // One folder per target, named once.
   std::cout << fmt::format(
-      "{} switches, {} routed links, {} host addresses: {}/ip-plan.csv, "
-      "{}/frr/*.conf, {}/eos/*.cfg, {}/sonic/*/, {}/nvue/*.sh, {}/hosts/*/\n",
-      a->switches.size(), a->links.size(), a->hosts.size(), f.out, f.out, f.out, f.out, f.out,
-      f.out);
+      "{} switches, {} routed links, {} host addresses in {}: ip-plan.csv, "
+      "frr/, eos/, sonic/, nvue/, hosts/, ansible/\n",
+      a->switches.size(), a->links.size(), a->hosts.size(), f.out);
   return kExitOk;
 }
 

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "config/addressing.h"
+#include "config/ansible.h"
 #include "config/eos.h"
 #include "config/frr.h"
 #include "config/hosts.h"
@@ -193,6 +194,28 @@ TEST(Eos, RoutedPortsCarryTheRoceProfileAndEveryNeighbour) {
   EXPECT_EQ(eos_port_name(lab.plan, 1), "Ethernet1/1");
   EXPECT_EQ(eos_port_name(lab.plan, 2), "Ethernet1/5");  // 2 x 400G per 800G cage
   EXPECT_EQ(eos_port_name(lab.plan, 3), "Ethernet2/1");
+}
+
+TEST(Ansible, InventoryGroupsEverySwitchAndNode) {
+  const PlannedSpec lab = load("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  const YAML::Node inv = YAML::Load(ansible_inventory(lab.plan, *a));
+  const YAML::Node groups = inv["all"]["children"];
+  EXPECT_EQ(groups["leaves"]["hosts"].size(), 2u);
+  EXPECT_EQ(groups["spines"]["hosts"].size(), 1u);
+  size_t nodes = 0;
+  for (const auto& unit : groups["gpu_nodes"]["children"]) {
+    for (const auto& node : unit.second["hosts"]) {
+      ++nodes;
+      EXPECT_EQ(static_cast<int>(node.second["rails"].size()), lab.plan.nics_per_node);
+    }
+  }
+  EXPECT_EQ(static_cast<int>(nodes), lab.plan.nodes);
+  const YAML::Node play = YAML::Load(ansible_playbook());
+  ASSERT_TRUE(play.IsSequence());
+  EXPECT_EQ(play[0]["hosts"].as<std::string>(), "gpu_nodes");
+  EXPECT_GE(play[0]["tasks"].size(), 5u);
 }
 
 // `sh -n` (syntax only) of a generated script.
