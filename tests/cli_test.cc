@@ -235,12 +235,14 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
        {"ip-plan.csv", "frr/spine01.conf", "frr/su01-r0-leaf.conf", "frr/su01-r1-leaf.conf"})
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   fs::remove_all(dir);
-  // InfiniBand has no IP fabric: bad input naming the spec's key, nothing written.
+  // InfiniBand: the subnet manager's configuration and the cabling plan.
   CmdResult ib = gpufabric("configs examples/seed-70b-1024.yaml -o " + dir.string());
-  EXPECT_EQ(ib.code, 2);
-  EXPECT_NE(ib.err.find("seed-70b-1024.yaml:11:15: error: fabric.technology"), std::string::npos)
-      << ib.err;
-  EXPECT_FALSE(fs::exists(dir));
+  ASSERT_EQ(ib.code, 0) << ib.err;
+  EXPECT_NE(ib.out.find("routing engine ar_ftree,ftree,updn"), std::string::npos) << ib.out;
+  for (const char* f : {"opensm/opensm.conf", "opensm/partitions.conf", "cabling.csv"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  EXPECT_FALSE(fs::exists(dir / "frr"));
+  fs::remove_all(dir);
   CmdResult bad = gpufabric("configs examples/roce-lab-64.yaml --target junos -o " + dir.string());
   EXPECT_EQ(bad.code, 2);
   EXPECT_FALSE(fs::exists(dir));

@@ -11,6 +11,7 @@
 #include "config/frr.h"
 #include "config/hosts.h"
 #include "config/nvue.h"
+#include "config/opensm.h"
 #include "config/sonic.h"
 #include "plan/plan.h"
 #include "report/output.h"
@@ -26,6 +27,16 @@ struct ConfigsFlags {
 int run(const ConfigsFlags& f) {
   auto loaded = load_and_plan(f.spec);
   if (!loaded) return fail(loaded.errors());
+  if (loaded->plan.technology == "infiniband") {  // the subnet manager configures the fabric
+    auto written =
+        write_outputs(f.out, {{"opensm/opensm.conf", opensm_conf(loaded->plan)},
+                              {"opensm/partitions.conf", opensm_partitions()},
+                              {"cabling.csv", cabling_csv(loaded->plan, loaded->catalog)}});
+    if (!written) return fail(written.errors());
+    std::cout << fmt::format("InfiniBand, routing engine {}, in {}: opensm/, cabling.csv\n",
+                             opensm_routing_engine(loaded->plan), f.out);
+    return kExitOk;
+  }
   auto a = plan_addresses(loaded->plan, loaded->catalog, loaded->spec.addressing);
   if (!a) {
     std::vector<Diagnostic> errs;

@@ -13,6 +13,7 @@
 #include "config/frr.h"
 #include "config/hosts.h"
 #include "config/nvue.h"
+#include "config/opensm.h"
 #include "config/sonic.h"
 
 namespace gf {
@@ -216,6 +217,22 @@ TEST(Ansible, InventoryGroupsEverySwitchAndNode) {
   ASSERT_TRUE(play.IsSequence());
   EXPECT_EQ(play[0]["hosts"].as<std::string>(), "gpu_nodes");
   EXPECT_GE(play[0]["tasks"].size(), 5u);
+}
+
+TEST(OpenSm, RoutingEngineFitsTheTopology) {
+  const PlannedSpec seed = load("seed-70b-1024.yaml");  // clos2, adaptive routing on QM9700
+  EXPECT_EQ(opensm_routing_engine(seed.plan), "ar_ftree,ftree,updn");
+  Plan ecmp = seed.plan;
+  ecmp.load_balancing = "ecmp";
+  EXPECT_EQ(opensm_routing_engine(ecmp), "ftree,updn");
+  Plan dfly = seed.plan;
+  dfly.topo.kind = "dragonfly";
+  EXPECT_EQ(opensm_routing_engine(dfly), "dfp,updn");
+  const std::string conf = opensm_conf(seed.plan);
+  EXPECT_NE(conf.find("routing_engine ar_ftree,ftree,updn\n"), std::string::npos) << conf;
+  EXPECT_NE(conf.find("partition_config_file /etc/opensm/partitions.conf\n"), std::string::npos);
+  EXPECT_NE(opensm_partitions().find("Default=0x7fff, ipoib, mtu=5 : ALL=full;"),
+            std::string::npos);
 }
 
 // `sh -n` (syntax only) of a generated script.
