@@ -19,6 +19,17 @@ constexpr int kRoceDscp = 26;
 constexpr int kRocePriority = 3;
 constexpr int kCnpDscp = 48;
 constexpr int kRoceTrafficClass = (kRoceDscp << 2) | 2;
+/// CNPs leave switches by a strict-priority queue (traffic class 6).
+constexpr int kCnpQueue = 6;
+/// ECN marking on the RoCE queue: from 150 KiB, every packet by 1.5 MiB, at most 20 % (the
+/// ranges NVIDIA and Arista RoCE guides start from; tune with the fabric's RTT).
+constexpr int kEcnMinKiB = 150;
+constexpr int kEcnMaxKiB = 1536;
+constexpr int kEcnMarkPercent = 20;
+/// PFC watchdog: a queue paused this long is stuck (a storm); drop, recover after as long.
+constexpr int kPfcWatchdogMs = 200;
+/// Electrical lanes per switch cage (OSFP / QSFP-DD), shared by its breakout ports.
+constexpr int kLanesPerCage = 8;
 /// Jumbo MTU on hosts; switches carry 9214 (EOS) / 9100 (SONiC) to leave room for headers.
 constexpr int kHostMtu = 9000;
 /// NCCL_IB_QPS_PER_CONNECTION with ecmp-multi-qp: more QPs, more UDP source ports for ECMP.

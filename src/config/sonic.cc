@@ -8,16 +8,8 @@
 namespace gf {
 namespace {
 
-constexpr int kLanesPerCage = 8;  // OSFP/QSFP-DD: 8 electrical lanes
-constexpr int kStrictQueue = 6;   // CNPs leave by a strict-priority queue
 const char* const kMap = "ROCE";
-// ECN marking on the lossless queue: start at 150 KB, all marked by 1.5 MB, at most 20 %
-// (ranges NVIDIA and Arista RoCE guides start from; tune with the fabric's RTT).
-constexpr int kEcnMinBytes = 150 * 1024;
-constexpr int kEcnMaxBytes = 1536 * 1024;
-constexpr int kEcnMarkPercent = 20;
-// PFC watchdog: a queue paused for 200 ms is stuck (storm); drop and recover after 200 ms.
-constexpr int kPfcWatchdogMs = 200;
+constexpr int kKiB = 1024;
 
 struct Port {
   int port = 0;
@@ -65,7 +57,7 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
   json dscp = json::object();
   for (int d = 0; d < 64; ++d) dscp[std::to_string(d)] = "0";
   dscp[std::to_string(kRoceDscp)] = std::to_string(kRocePriority);
-  dscp[std::to_string(kCnpDscp)] = std::to_string(kStrictQueue);
+  dscp[std::to_string(kCnpDscp)] = std::to_string(kCnpQueue);
   db["DSCP_TO_TC_MAP"][kMap] = dscp;
   json tcq = json::object(), tcpg = json::object();
   for (int tc = 0; tc < 8; ++tc) {
@@ -79,8 +71,8 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
   db["WRED_PROFILE"]["ROCE_LOSSLESS"] = {
       {"ecn", "ecn_all"},
       {"wred_green_enable", "true"},
-      {"green_min_threshold", std::to_string(kEcnMinBytes)},
-      {"green_max_threshold", std::to_string(kEcnMaxBytes)},
+      {"green_min_threshold", std::to_string(kEcnMinKiB * kKiB)},
+      {"green_max_threshold", std::to_string(kEcnMaxKiB * kKiB)},
       {"green_drop_probability", std::to_string(kEcnMarkPercent)}};
   // Dynamic buffer model: SONiC computes each lossless PG's headroom from the port speed and
   // the cable length below ("NULL" profile = calculated).
@@ -106,7 +98,7 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
         {"profile", "egress_lossless_profile"}};
     db["QUEUE"][fmt::format("{}|{}", n, kRocePriority)] = {{"scheduler", "scheduler.roce"},
                                                            {"wred_profile", "ROCE_LOSSLESS"}};
-    db["QUEUE"][fmt::format("{}|{}", n, kStrictQueue)] = {{"scheduler", "scheduler.strict"}};
+    db["QUEUE"][fmt::format("{}|{}", n, kCnpQueue)] = {{"scheduler", "scheduler.strict"}};
     db["PFC_WD"][n] = {{"action", "drop"},
                        {"detection_time", std::to_string(kPfcWatchdogMs)},
                        {"restoration_time", std::to_string(kPfcWatchdogMs)}};
