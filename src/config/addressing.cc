@@ -58,6 +58,32 @@ const SwitchAddress* AddressPlan::find(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<SwitchPort> AddressPlan::ports_of(const std::string& name) const {
+  std::vector<SwitchPort> out;
+  for (const auto& l : links) {
+    if (l.a_device == name) out.push_back({l.a_port, l.b_device, l.b_port, l.a_ip, l.b_ip, true});
+    if (l.b_device == name) out.push_back({l.b_port, l.a_device, l.a_port, l.b_ip, l.a_ip, false});
+  }
+  return out;
+}
+
+const HostSubnet* AddressPlan::subnet_of(const std::string& name) const {
+  for (const auto& s : subnets)
+    if (s.leaf == name) return &s;
+  return nullptr;
+}
+
+std::vector<NodeRails> AddressPlan::nodes() const {
+  std::vector<NodeRails> out;
+  std::map<std::string, size_t> index;
+  for (const auto& h : hosts) {
+    auto [it, added] = index.emplace(h.node, out.size());
+    if (added) out.push_back({h.node, {}});
+    out[it->second].rails.push_back(&h);
+  }
+  return out;
+}
+
 Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
                                    const AddressingSpec& spec) {
   if (plan.technology != "roce")

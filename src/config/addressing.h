@@ -49,6 +49,21 @@ struct HostAddress {
   uint32_t gateway = 0;
 };
 
+/// A routed link as one of its switches sees it.
+struct SwitchPort {
+  int port = 0;      ///< this switch's port
+  std::string peer;  ///< the switch at the other end
+  int peer_port = 0;
+  uint32_t ip = 0, peer_ip = 0;  ///< 0 when unnumbered
+  bool up = false;               ///< towards the higher tier
+};
+
+/// A node and its rail addresses, in cabling order.
+struct NodeRails {
+  std::string node;
+  std::vector<const HostAddress*> rails;
+};
+
 struct AddressPlan {
   std::vector<SwitchAddress> switches;  ///< leaves, then spines, then cores, in cabling order
   std::vector<RoutedLink> links;
@@ -56,6 +71,12 @@ struct AddressPlan {
   std::vector<HostAddress> hosts;
   bool unnumbered = false;
   const SwitchAddress* find(const std::string& name) const;
+  /// The routed links of switch `name`, in cabling order.
+  std::vector<SwitchPort> ports_of(const std::string& name) const;
+  /// The host subnet of leaf `name`; nullptr for other switches.
+  const HostSubnet* subnet_of(const std::string& name) const;
+  /// The hosts grouped by node, nodes in first-seen (cabling) order.
+  std::vector<NodeRails> nodes() const;
 };
 
 /// Plans the addresses of a RoCE (routed) fabric. Errors name the addressing key whose pool is

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
-
 namespace gf {
 
 std::string ansible_inventory(const Plan& plan, const AddressPlan& a) {
@@ -18,20 +16,15 @@ std::string ansible_inventory(const Plan& plan, const AddressPlan& a) {
     if (!members.empty()) y += fmt::format("    {}:\n      hosts:\n{}", group, members);
   }
   // Hosts by scalable unit (their rail addresses as variables).
-  std::map<std::string, std::vector<const HostAddress*>> by_node;
-  std::vector<std::string> order;
-  for (const auto& h : a.hosts) {
-    if (by_node[h.node].empty()) order.push_back(h.node);
-    by_node[h.node].push_back(&h);
-  }
+  const std::vector<NodeRails> nodes = a.nodes();
   const int per_unit =
       std::max(1, plan.topo.nodes_per_unit > 0 ? plan.topo.nodes_per_unit : plan.nodes);
   y += "    gpu_nodes:\n      children:\n";
-  for (size_t i = 0; i < order.size(); ++i) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
     if (i % per_unit == 0)
       y += fmt::format("        unit{:02}:\n          hosts:\n", i / per_unit + 1);
-    y += fmt::format("            {}:\n              rails:\n", order[i]);
-    for (const auto* h : by_node[order[i]])
+    y += fmt::format("            {}:\n              rails:\n", nodes[i].node);
+    for (const auto* h : nodes[i].rails)
       y += fmt::format("                - {{rail: {}, nic: {}, address: {}/{}, leaf: {}}}\n",
                        h->rail, h->nic, ipv4_str(h->ip), h->prefix_len, h->leaf);
   }

@@ -45,26 +45,13 @@ std::string eos_config(const Plan& plan, const AddressPlan& a, const SwitchAddre
       kRocePriority, kEcnMinKiB, kEcnMaxKiB, kEcnMarkPercent);
   c += fmt::format("   uc-tx-queue {}\n      priority strict\n!\n", kCnpQueue);
   c += fmt::format("interface Loopback0\n   ip address {}/32\n!\n", ipv4_str(sw.loopback));
-  struct Peer {
-    std::string ip;
-    long long asn;
-    bool up;
-  };
-  std::vector<Peer> peers;
-  for (const auto& l : a.links) {
-    const bool lower = l.a_device == sw.name;
-    if (!lower && l.b_device != sw.name) continue;
-    const SwitchAddress* peer = a.find(lower ? l.b_device : l.a_device);
+  const std::vector<SwitchPort> ports = a.ports_of(sw.name);
+  for (const auto& p : ports) {
     c += fmt::format("interface {}\n   description to {} {}\n   mtu {}\n   no switchport\n",
-                     name(lower ? l.a_port : l.b_port), lower ? l.b_device : l.a_device,
-                     name(lower ? l.b_port : l.a_port), kEosMtu);
-    c += fmt::format("   ip address {}/31\n   service-profile ROCE\n!\n",
-                     ipv4_str(lower ? l.a_ip : l.b_ip));
-    peers.push_back({ipv4_str(lower ? l.b_ip : l.a_ip), peer ? peer->asn : 0, lower});
+                     name(p.port), p.peer, name(p.peer_port), kEosMtu);
+    c += fmt::format("   ip address {}/31\n   service-profile ROCE\n!\n", ipv4_str(p.ip));
   }
-  const HostSubnet* subnet = nullptr;
-  for (const auto& s : a.subnets)
-    if (s.leaf == sw.name) subnet = &s;
+  const HostSubnet* subnet = a.subnet_of(sw.name);
   if (subnet) {
     c += fmt::format("vlan {}\n   name hosts\n!\n", kSonicHostVlan);
     for (const auto& h : a.hosts)
@@ -81,12 +68,14 @@ std::string eos_config(const Plan& plan, const AddressPlan& a, const SwitchAddre
                    ipv4_str(sw.loopback), kFrrMaximumPaths, kFrrMaximumPaths);
   c += "   bgp bestpath as-path multipath-relax\n";
   bool up = false, down = false;
-  for (const auto& p : peers) (p.up ? up : down) = true;
+  for (const auto& p : ports) (p.up ? up : down) = true;
   if (up) c += "   neighbor UPLINKS peer group\n";
   if (down) c += "   neighbor DOWNLINKS peer group\n";
-  for (const auto& p : peers)
-    c += fmt::format("   neighbor {} peer group {}\n   neighbor {} remote-as {}\n", p.ip,
-                     p.up ? "UPLINKS" : "DOWNLINKS", p.ip, p.asn);
+  for (const auto& p : ports) {
+    const SwitchAddress* peer = a.find(p.peer);
+    c += fmt::format("   neighbor {0} peer group {1}\n   neighbor {0} remote-as {2}\n",
+                     ipv4_str(p.peer_ip), p.up ? "UPLINKS" : "DOWNLINKS", peer ? peer->asn : 0);
+  }
   c += fmt::format("   network {}/32\n", ipv4_str(sw.loopback));
   if (subnet) c += fmt::format("   network {}\n", subnet->prefix.str());
   c += "!\nend\n";

@@ -16,24 +16,20 @@ std::string nvue_commands(const AddressPlan& a, const SwitchAddress& sw) {
   // RoCE: lossless on priority 3 (DSCP 26) with ECN, CNPs strict priority (Cumulus' RoCE
   // profile applies the guide's §4.2 marking).
   c += "nv set qos roce mode lossless\n";
-  for (const auto& l : a.links) {
-    const bool lower = l.a_device == sw.name;
-    if (!lower && l.b_device != sw.name) continue;
-    const std::string port = swp_name(lower ? l.a_port : l.b_port);
-    c += fmt::format("nv set interface {} description \"to {} {}\"\n", port,
-                     lower ? l.b_device : l.a_device, swp_name(lower ? l.b_port : l.a_port));
+  for (const auto& p : a.ports_of(sw.name)) {
+    const std::string port = swp_name(p.port);
+    c += fmt::format("nv set interface {} description \"to {} {}\"\n", port, p.peer,
+                     swp_name(p.peer_port));
     c += fmt::format("nv set interface {} link mtu {}\n", port, kCumulusMtu);
     if (a.unnumbered) {
       c += fmt::format("nv set vrf default router bgp neighbor {} remote-as external\n", port);
     } else {
-      c += fmt::format("nv set interface {} ip address {}/31\n", port,
-                       ipv4_str(lower ? l.a_ip : l.b_ip));
+      c += fmt::format("nv set interface {} ip address {}/31\n", port, ipv4_str(p.ip));
       c += fmt::format("nv set vrf default router bgp neighbor {} remote-as external\n",
-                       ipv4_str(lower ? l.b_ip : l.a_ip));
+                       ipv4_str(p.peer_ip));
     }
   }
-  for (const auto& s : a.subnets) {
-    if (s.leaf != sw.name) continue;
+  if (const HostSubnet* s = a.subnet_of(sw.name)) {
     c += fmt::format("nv set bridge domain br_default vlan {}\n", kSonicHostVlan);
     for (const auto& h : a.hosts)
       if (h.leaf == sw.name) {
@@ -44,9 +40,9 @@ std::string nvue_commands(const AddressPlan& a, const SwitchAddress& sw) {
                          swp_name(h.leaf_port), kSonicHostVlan);
       }
     c += fmt::format("nv set interface vlan{} ip address {}/{}\n", kSonicHostVlan,
-                     ipv4_str(s.gateway), s.prefix.len);
+                     ipv4_str(s->gateway), s->prefix.len);
     c += fmt::format("nv set vrf default router bgp address-family ipv4-unicast network {}\n",
-                     s.prefix.str());
+                     s->prefix.str());
   }
   c += fmt::format("nv set router bgp autonomous-system {}\n", sw.asn);
   c += fmt::format("nv set router bgp router-id {}\n", ipv4_str(sw.loopback));

@@ -34,14 +34,10 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
       link_medium(plan, catalog,
                   sw.role == "core" || sw.role == "spine" ? "spine-core" : "leaf-spine")
           .length_m;
-  for (const auto& l : a.links) {
-    if (l.a_device == sw.name) ports.push_back({l.a_port, l.b_device, "fabric", fabric_m});
-    if (l.b_device == sw.name) ports.push_back({l.b_port, l.a_device, "fabric", fabric_m});
-  }
+  const std::vector<SwitchPort> routed = a.ports_of(sw.name);
+  for (const auto& r : routed) ports.push_back({r.port, r.peer, "fabric", fabric_m});
   const double host_m = link_medium(plan, catalog, "node-leaf").length_m;
-  const HostSubnet* subnet = nullptr;
-  for (const auto& s : a.subnets)
-    if (s.leaf == sw.name) subnet = &s;
+  const HostSubnet* subnet = a.subnet_of(sw.name);
   for (const auto& h : a.hosts)
     if (h.leaf == sw.name) ports.push_back({h.leaf_port, h.node + ":" + h.nic, "host", host_m});
 
@@ -103,22 +99,19 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
                        {"detection_time", std::to_string(kPfcWatchdogMs)},
                        {"restoration_time", std::to_string(kPfcWatchdogMs)}};
   }
-  for (const auto& l : a.links) {
-    const bool lower = l.a_device == sw.name;
-    if (!lower && l.b_device != sw.name) continue;
-    const std::string n = name(lower ? l.a_port : l.b_port);
-    const SwitchAddress* peer = a.find(lower ? l.b_device : l.a_device);
+  for (const auto& r : routed) {
+    const std::string n = name(r.port);
     if (a.unnumbered) {
       db["INTERFACE"][n] = {{"ipv6_use_link_local_only", "enable"}};
       continue;
     }
+    const SwitchAddress* peer = a.find(r.peer);
     db["INTERFACE"][n] = json::object();
-    db["INTERFACE"][n + "|" + ipv4_str(lower ? l.a_ip : l.b_ip) + "/31"] = json::object();
-    db["BGP_NEIGHBOR"][ipv4_str(lower ? l.b_ip : l.a_ip)] = {
-        {"asn", std::to_string(peer ? peer->asn : 0)},
-        {"name", lower ? l.b_device : l.a_device},
-        {"local_addr", ipv4_str(lower ? l.a_ip : l.b_ip)},
-        {"admin_status", "up"}};
+    db["INTERFACE"][n + "|" + ipv4_str(r.ip) + "/31"] = json::object();
+    db["BGP_NEIGHBOR"][ipv4_str(r.peer_ip)] = {{"asn", std::to_string(peer ? peer->asn : 0)},
+                                               {"name", r.peer},
+                                               {"local_addr", ipv4_str(r.ip)},
+                                               {"admin_status", "up"}};
   }
   if (subnet) {
     const std::string vlan = fmt::format("Vlan{}", kSonicHostVlan);
