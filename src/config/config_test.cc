@@ -163,7 +163,10 @@ TEST(Sonic, ConfigDbHoldsTheRoceTablesAndItsFrrConfIsValid) {
     for (const auto& l : a->links) neighbours += l.a_device == sw.name || l.b_device == sw.name;
     EXPECT_EQ(static_cast<int>(db["BGP_NEIGHBOR"].size()), neighbours) << sw.name;
     EXPECT_EQ(db.contains("VLAN_INTERFACE"), sw.role == "leaf");
-    const auto [rc, said] = frr_dryrun(sonic_frr_conf(lab.plan, *a, sw));
+    const std::string frr = sonic_frr_conf(lab.plan, *a, sw);
+    // The gateway sits on the host VLAN's interface, the one config_db.json creates.
+    EXPECT_EQ(frr.find("interface Vlan1000\n") != std::string::npos, sw.role == "leaf") << frr;
+    const auto [rc, said] = frr_dryrun(frr);
     EXPECT_EQ(rc, 0) << sw.name << ":\n" << said;
   }
   EXPECT_EQ(sonic_port_name(lab.plan, 1), "Ethernet0");

@@ -22,11 +22,11 @@ std::string frr_conf(const AddressPlan& a, const SwitchAddress& sw, const PortNa
     if (!a.unnumbered) c += fmt::format(" ip address {}/31\n", ipv4_str(n.ip));
     c += "exit\n!\n";
   }
-  if (hosts)  // the host ports are members of the bridge "hosts" (set up by the NOS)
+  if (hosts)  // the host ports are members of this bridge or VLAN (set up by the NOS)
     c += fmt::format(
-        "interface hosts\n description host subnet of this rail\n ip address {}/{}\n"
+        "interface {}\n description host subnet of this rail\n ip address {}/{}\n"
         "exit\n!\n",
-        ipv4_str(hosts->gateway), hosts->prefix.len);
+        hosts_interface, ipv4_str(hosts->gateway), hosts->prefix.len);
   c += fmt::format("router bgp {}\n bgp router-id {}\n", sw.asn, ipv4_str(sw.loopback));
   c += " bgp bestpath as-path multipath-relax\n no bgp ebgp-requires-policy\n";
   bool any_up = false, any_down = false;
