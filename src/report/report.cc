@@ -14,7 +14,6 @@
 namespace gf {
 namespace {
 
-constexpr double kProbeBytes = kQuotedBytes;
 constexpr double kKiB = 1024;
 // Size step (×) on the busbw chart and in simulate.json (nccl-tests' -f 2, as `simulate` does).
 constexpr double kSizeFactor = 2;
@@ -42,7 +41,7 @@ std::vector<ReportWhatIf> failure_rows(const Plan& plan, const Fabric& fabric, c
                                        double planned_busbw) {
   auto probe_on = [&](const Fabric& f) {
     auto m = CollectiveModel::build(f, plan, o);
-    return m ? m->at(kProbeBytes).busbw_gbs : 0.0;
+    return m ? m->at(kQuotedBytes).busbw_gbs : 0.0;
   };
   std::vector<ReportWhatIf> rows{{"as planned", planned_busbw, ""}};
   if (plan.topo.kind != "single" && plan.spine_total > 0) {
@@ -123,12 +122,12 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
 
   ReportInputs in;
   in.plan = &plan;
-  in.probe_bytes = kProbeBytes;
-  const SizeResult probe = model->at(kProbeBytes);
+  in.probe_bytes = kQuotedBytes;
+  const SizeResult probe = model->at(kQuotedBytes);
   in.predicted_busbw_gbs = probe.busbw_gbs;
   in.predicted_algorithm =
       fmt::format("{} / {}", algorithm_name(probe.algorithm), protocol_name(probe.protocol));
-  const auto sizes = size_sweep(kKiB, 8 * kProbeBytes, kSizeFactor);
+  const auto sizes = size_sweep(kKiB, 8 * kQuotedBytes, kSizeFactor);
   BusbwSeries chosen{fmt::format("all_reduce on {} nodes, as NCCL chooses", plan.nodes), {}};
   for (double s : sizes) chosen.points.push_back({s, model->at(s).busbw_gbs});
   in.busbw.push_back(chosen);
@@ -147,8 +146,8 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
   }
   in.what_if = failure_rows(plan, fabric, o, in.predicted_busbw_gbs);
 
-  const SimReport sim = simulate_sweep(plan, *model, size_sweep(8, 8 * kProbeBytes, kSizeFactor), 8,
-                                       8 * kProbeBytes, kSizeFactor);
+  const SimReport sim = simulate_sweep(plan, *model, size_sweep(8, 8 * kQuotedBytes, kSizeFactor),
+                                       8, 8 * kQuotedBytes, kSizeFactor);
   files.push_back({"plan.json", plan_json(plan).dump(2) + "\n"});
   files.push_back({"plan.md", plan_markdown(plan)});
   files.push_back({"bom.csv", bom_csv(plan)});

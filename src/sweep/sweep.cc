@@ -16,8 +16,6 @@
 namespace gf {
 namespace {
 
-constexpr double kProbeBytes = kQuotedBytes;
-
 // The design's problems on one line, without the file (the design's values say which).
 std::string one_line(const std::vector<Diagnostic>& ds) {
   std::string s;
@@ -37,7 +35,7 @@ std::string label(const std::vector<KeyOverride>& values) {
 // The frontier's time axis: the design's time, or (without a workload) the all_reduce time of
 // the probe, which orders designs as their busbw does.
 double frontier_time(const DesignResult& d) {
-  return d.has_step ? d.time_s() : (d.busbw_gbs > 0 ? kProbeBytes / (d.busbw_gbs * 1e9) : 1e300);
+  return d.has_step ? d.time_s() : (d.busbw_gbs > 0 ? kQuotedBytes / (d.busbw_gbs * 1e9) : 1e300);
 }
 
 std::string time_text(const DesignResult& d) {
@@ -127,7 +125,7 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
     d.error = one_line(model.errors());
     return d;
   }
-  d.busbw_gbs = model->at(kProbeBytes).busbw_gbs;
+  d.busbw_gbs = model->at(kQuotedBytes).busbw_gbs;
   if (spec.workload) {
     auto step = simulate_step(spec, *plan, fabric);
     if (!step) {
