@@ -229,10 +229,11 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
   const fs::path dir = temp_dir("configs");
   CmdResult r = gpufabric("configs examples/roce-lab-64.yaml -o " + dir.string());
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("3 switches, 16 routed links, 16 host addresses"), std::string::npos)
+  EXPECT_NE(r.out.find("4 switches, 16 routed links, 16 host addresses"), std::string::npos)
       << r.out;
   for (const char* f :
-       {"ip-plan.csv", "frr/spine01.conf", "frr/su01-r0-leaf.conf", "frr/su01-r1-leaf.conf"})
+       {"ip-plan.csv", "frr/spine01.conf", "frr/spine02.conf", "frr/su01-r0-leaf.conf",
+        "frr/su01-r1-leaf.conf"})
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   fs::remove_all(dir);
   // InfiniBand: the subnet manager's configuration and the cabling plan.

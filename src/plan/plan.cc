@@ -34,11 +34,18 @@ void split_leaf(int k, double r, int& down, int& up) {
   up = k - down;
 }
 
+// A lower switch with two or more uplinks spreads them over at least this many upper switches,
+// so that losing one upper switch never cuts a leaf (or a pod) off: the redundant spine layer of
+// a Clos fabric (RFC 7938 §3.1 builds every tier of at least two switches).
+constexpr int kMinUpperSwitches = 2;
+
 // The smallest number of upper switches (each `ports` wide) such that each of `lowers`
-// switches spreads `up` links over all of them and no upper switch runs out of ports.
+// switches spreads `up` links over all of them and no upper switch runs out of ports; at least
+// kMinUpperSwitches when a lower switch has that many uplinks.
 int uppers_needed(long long lowers, int up, int ports) {
   if (lowers <= 0 || up <= 0) return 0;
-  for (long long n = std::max<long long>(1, ceil_div(lowers * up, ports)); n <= up; ++n)
+  const long long floor = std::min(up, kMinUpperSwitches);
+  for (long long n = std::max(floor, ceil_div(lowers * up, ports)); n <= up; ++n)
     if (lowers * ceil_div(up, n) <= ports) return static_cast<int>(n);
   return -1;  // more lower switches than an upper switch can reach
 }

@@ -126,6 +126,22 @@ TEST(Plan, OversubscriptionCutsUplinksAndSpines) {
   EXPECT_TRUE(warned);
 }
 
+// A small fabric whose uplinks would fit one spine still gets two, so no spine is a single
+// point of failure; a leaf with one uplink cannot use a second spine.
+TEST(Plan, NeverASingleSpineWhenLeavesHaveTwoUplinks) {
+  const char* base =
+      "cluster: {{gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 2}}\n"
+      "fabric: {{technology: roce, topology: clos2, switch: arista-7060x6, "
+      "oversubscription: {}}}\n";
+  const Plan p = plan_of(fmt::format(fmt::runtime(base), 1));  // 2 leaves x 8 uplinks
+  EXPECT_EQ(p.topo.leaves, 2);
+  EXPECT_EQ(p.topo.spines, 2);
+  EXPECT_EQ(p.topo.spine_down, 2 * 4);  // each leaf: 4 links to each spine
+  const Plan one_up = plan_of(fmt::format(fmt::runtime(base), 8));  // 8:1: one uplink a leaf
+  EXPECT_EQ(one_up.topo.leaf_up, 1);
+  EXPECT_EQ(one_up.topo.spines, 1);
+}
+
 TEST(Plan, SpineHeadroomAddsSpinesAndIsReported) {
   const char* base =
       "cluster: {{gpu: h100-sxm, nodes: 64, nic: cx7-400g}}\nfabric: {{technology: infiniband, "

@@ -8,66 +8,34 @@ nv set interface swp1 description "to su01-r0-leaf swp65"
 nv set interface swp1 link mtu 9216
 nv set interface swp1 ip address 10.1.0.1/31
 nv set vrf default router bgp neighbor 10.1.0.0 remote-as external
-nv set interface swp2 description "to su01-r0-leaf swp66"
+nv set interface swp2 description "to su01-r0-leaf swp67"
 nv set interface swp2 link mtu 9216
-nv set interface swp2 ip address 10.1.0.3/31
-nv set vrf default router bgp neighbor 10.1.0.2 remote-as external
-nv set interface swp3 description "to su01-r0-leaf swp67"
-nv set interface swp3 link mtu 9216
-nv set interface swp3 ip address 10.1.0.5/31
+nv set interface swp2 ip address 10.1.0.5/31
 nv set vrf default router bgp neighbor 10.1.0.4 remote-as external
-nv set interface swp4 description "to su01-r0-leaf swp68"
-nv set interface swp4 link mtu 9216
-nv set interface swp4 ip address 10.1.0.7/31
-nv set vrf default router bgp neighbor 10.1.0.6 remote-as external
-nv set interface swp5 description "to su01-r0-leaf swp69"
-nv set interface swp5 link mtu 9216
-nv set interface swp5 ip address 10.1.0.9/31
+nv set interface swp3 description "to su01-r0-leaf swp69"
+nv set interface swp3 link mtu 9216
+nv set interface swp3 ip address 10.1.0.9/31
 nv set vrf default router bgp neighbor 10.1.0.8 remote-as external
-nv set interface swp6 description "to su01-r0-leaf swp70"
-nv set interface swp6 link mtu 9216
-nv set interface swp6 ip address 10.1.0.11/31
-nv set vrf default router bgp neighbor 10.1.0.10 remote-as external
-nv set interface swp7 description "to su01-r0-leaf swp71"
-nv set interface swp7 link mtu 9216
-nv set interface swp7 ip address 10.1.0.13/31
+nv set interface swp4 description "to su01-r0-leaf swp71"
+nv set interface swp4 link mtu 9216
+nv set interface swp4 ip address 10.1.0.13/31
 nv set vrf default router bgp neighbor 10.1.0.12 remote-as external
-nv set interface swp8 description "to su01-r0-leaf swp72"
-nv set interface swp8 link mtu 9216
-nv set interface swp8 ip address 10.1.0.15/31
-nv set vrf default router bgp neighbor 10.1.0.14 remote-as external
-nv set interface swp9 description "to su01-r1-leaf swp65"
-nv set interface swp9 link mtu 9216
-nv set interface swp9 ip address 10.1.0.17/31
+nv set interface swp5 description "to su01-r1-leaf swp65"
+nv set interface swp5 link mtu 9216
+nv set interface swp5 ip address 10.1.0.17/31
 nv set vrf default router bgp neighbor 10.1.0.16 remote-as external
-nv set interface swp10 description "to su01-r1-leaf swp66"
-nv set interface swp10 link mtu 9216
-nv set interface swp10 ip address 10.1.0.19/31
-nv set vrf default router bgp neighbor 10.1.0.18 remote-as external
-nv set interface swp11 description "to su01-r1-leaf swp67"
-nv set interface swp11 link mtu 9216
-nv set interface swp11 ip address 10.1.0.21/31
+nv set interface swp6 description "to su01-r1-leaf swp67"
+nv set interface swp6 link mtu 9216
+nv set interface swp6 ip address 10.1.0.21/31
 nv set vrf default router bgp neighbor 10.1.0.20 remote-as external
-nv set interface swp12 description "to su01-r1-leaf swp68"
-nv set interface swp12 link mtu 9216
-nv set interface swp12 ip address 10.1.0.23/31
-nv set vrf default router bgp neighbor 10.1.0.22 remote-as external
-nv set interface swp13 description "to su01-r1-leaf swp69"
-nv set interface swp13 link mtu 9216
-nv set interface swp13 ip address 10.1.0.25/31
+nv set interface swp7 description "to su01-r1-leaf swp69"
+nv set interface swp7 link mtu 9216
+nv set interface swp7 ip address 10.1.0.25/31
 nv set vrf default router bgp neighbor 10.1.0.24 remote-as external
-nv set interface swp14 description "to su01-r1-leaf swp70"
-nv set interface swp14 link mtu 9216
-nv set interface swp14 ip address 10.1.0.27/31
-nv set vrf default router bgp neighbor 10.1.0.26 remote-as external
-nv set interface swp15 description "to su01-r1-leaf swp71"
-nv set interface swp15 link mtu 9216
-nv set interface swp15 ip address 10.1.0.29/31
+nv set interface swp8 description "to su01-r1-leaf swp71"
+nv set interface swp8 link mtu 9216
+nv set interface swp8 ip address 10.1.0.29/31
 nv set vrf default router bgp neighbor 10.1.0.28 remote-as external
-nv set interface swp16 description "to su01-r1-leaf swp72"
-nv set interface swp16 link mtu 9216
-nv set interface swp16 ip address 10.1.0.31/31
-nv set vrf default router bgp neighbor 10.1.0.30 remote-as external
 nv set router bgp autonomous-system 65000
 nv set router bgp router-id 10.0.0.2
 nv set vrf default router bgp path-selection multipath aspath-ignore on

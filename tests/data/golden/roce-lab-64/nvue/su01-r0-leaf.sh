@@ -8,31 +8,31 @@ nv set interface swp65 description "to spine01 swp1"
 nv set interface swp65 link mtu 9216
 nv set interface swp65 ip address 10.1.0.0/31
 nv set vrf default router bgp neighbor 10.1.0.1 remote-as external
-nv set interface swp66 description "to spine01 swp2"
+nv set interface swp66 description "to spine02 swp1"
 nv set interface swp66 link mtu 9216
 nv set interface swp66 ip address 10.1.0.2/31
 nv set vrf default router bgp neighbor 10.1.0.3 remote-as external
-nv set interface swp67 description "to spine01 swp3"
+nv set interface swp67 description "to spine01 swp2"
 nv set interface swp67 link mtu 9216
 nv set interface swp67 ip address 10.1.0.4/31
 nv set vrf default router bgp neighbor 10.1.0.5 remote-as external
-nv set interface swp68 description "to spine01 swp4"
+nv set interface swp68 description "to spine02 swp2"
 nv set interface swp68 link mtu 9216
 nv set interface swp68 ip address 10.1.0.6/31
 nv set vrf default router bgp neighbor 10.1.0.7 remote-as external
-nv set interface swp69 description "to spine01 swp5"
+nv set interface swp69 description "to spine01 swp3"
 nv set interface swp69 link mtu 9216
 nv set interface swp69 ip address 10.1.0.8/31
 nv set vrf default router bgp neighbor 10.1.0.9 remote-as external
-nv set interface swp70 description "to spine01 swp6"
+nv set interface swp70 description "to spine02 swp3"
 nv set interface swp70 link mtu 9216
 nv set interface swp70 ip address 10.1.0.10/31
 nv set vrf default router bgp neighbor 10.1.0.11 remote-as external
-nv set interface swp71 description "to spine01 swp7"
+nv set interface swp71 description "to spine01 swp4"
 nv set interface swp71 link mtu 9216
 nv set interface swp71 ip address 10.1.0.12/31
 nv set vrf default router bgp neighbor 10.1.0.13 remote-as external
-nv set interface swp72 description "to spine01 swp8"
+nv set interface swp72 description "to spine02 swp4"
 nv set interface swp72 link mtu 9216
 nv set interface swp72 ip address 10.1.0.14/31
 nv set vrf default router bgp neighbor 10.1.0.15 remote-as external

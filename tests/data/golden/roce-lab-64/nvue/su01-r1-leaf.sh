@@ -4,35 +4,35 @@ set -e
 nv set system hostname su01-r1-leaf
 nv set interface lo ip address 10.0.0.1/32
 nv set qos roce mode lossless
-nv set interface swp65 description "to spine01 swp9"
+nv set interface swp65 description "to spine01 swp5"
 nv set interface swp65 link mtu 9216
 nv set interface swp65 ip address 10.1.0.16/31
 nv set vrf default router bgp neighbor 10.1.0.17 remote-as external
-nv set interface swp66 description "to spine01 swp10"
+nv set interface swp66 description "to spine02 swp5"
 nv set interface swp66 link mtu 9216
 nv set interface swp66 ip address 10.1.0.18/31
 nv set vrf default router bgp neighbor 10.1.0.19 remote-as external
-nv set interface swp67 description "to spine01 swp11"
+nv set interface swp67 description "to spine01 swp6"
 nv set interface swp67 link mtu 9216
 nv set interface swp67 ip address 10.1.0.20/31
 nv set vrf default router bgp neighbor 10.1.0.21 remote-as external
-nv set interface swp68 description "to spine01 swp12"
+nv set interface swp68 description "to spine02 swp6"
 nv set interface swp68 link mtu 9216
 nv set interface swp68 ip address 10.1.0.22/31
 nv set vrf default router bgp neighbor 10.1.0.23 remote-as external
-nv set interface swp69 description "to spine01 swp13"
+nv set interface swp69 description "to spine01 swp7"
 nv set interface swp69 link mtu 9216
 nv set interface swp69 ip address 10.1.0.24/31
 nv set vrf default router bgp neighbor 10.1.0.25 remote-as external
-nv set interface swp70 description "to spine01 swp14"
+nv set interface swp70 description "to spine02 swp7"
 nv set interface swp70 link mtu 9216
 nv set interface swp70 ip address 10.1.0.26/31
 nv set vrf default router bgp neighbor 10.1.0.27 remote-as external
-nv set interface swp71 description "to spine01 swp15"
+nv set interface swp71 description "to spine01 swp8"
 nv set interface swp71 link mtu 9216
 nv set interface swp71 ip address 10.1.0.28/31
 nv set vrf default router bgp neighbor 10.1.0.29 remote-as external
-nv set interface swp72 description "to spine01 swp16"
+nv set interface swp72 description "to spine02 swp8"
 nv set interface swp72 link mtu 9216
 nv set interface swp72 ip address 10.1.0.30/31
 nv set vrf default router bgp neighbor 10.1.0.31 remote-as external
