@@ -114,6 +114,8 @@ TEST(Frr, EveryLabConfigIsAcceptedByRealFrr) {
       const std::string conf = frr_conf(*a, sw);
       EXPECT_NE(conf.find("maximum-paths 64"), std::string::npos);
       EXPECT_NE(conf.find("router bgp " + std::to_string(sw.asn)), std::string::npos);
+      // ECMP members must come back after a link flap (gpufabric lab check proves it).
+      EXPECT_NE(conf.find("no zebra nexthop kernel enable"), std::string::npos);
       const auto [rc, said] = frr_dryrun(conf);
       EXPECT_EQ(rc, 0) << sw.name << (unnumbered ? " (unnumbered)" : "") << ":\n" << said << conf;
     }

@@ -15,6 +15,11 @@ std::string frr_conf(const AddressPlan& a, const SwitchAddress& sw, const PortNa
   c += "frr defaults datacenter\n";
   c += "hostname " + sw.name + "\n";
   c += "service integrated-vtysh-config\n!\n";
+  // Kernel nexthop groups can keep a lost ECMP member out after a link flap (zebra and the
+  // kernel disagree; FRR issues 12239, 14160, PRs 13413, 18374 — seen here with Debian's 8.4 in
+  // `gpufabric lab check`): plain multipath routes always carry every live next hop.
+  c += "! plain multipath routes: ECMP members come back after a link flap\n";
+  c += "no zebra nexthop kernel enable\n!\n";
   c += fmt::format("interface lo\n ip address {}/32\nexit\n!\n", ipv4_str(sw.loopback));
   for (const auto& n : ns) {
     c += fmt::format("interface {}\n description to {} {}\n", port_name(n.port), n.peer,

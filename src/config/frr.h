@@ -14,7 +14,8 @@ constexpr int kFrrMaximumPaths = 64;
 
 /// frr.conf of one switch: its loopback, routed ports with descriptions from the cabling plan,
 /// the host gateway (leaves), and eBGP to every neighbour in peer groups per direction
-/// (numbered /31 or unnumbered), as-path multipath relax and ECMP. Ports are named by
+/// (numbered /31 or unnumbered), as-path multipath relax and ECMP, installed as plain
+/// multipath routes rather than kernel nexthop groups (see frr.cc). Ports are named by
 /// `port_name` (port number from 1), swpN by default.
 using PortNamer = std::function<std::string(int)>;
 std::string swp_name(int port);
