@@ -263,6 +263,24 @@ TEST(CliConfigs, MatchesTheGoldenFiles) {
   fs::remove_all(dir);
 }
 
+// The lab's bad input: no machine state is touched (the lab itself runs in tests/lab_test.sh).
+TEST(CliLab, BadInputIsExitTwoWithTheKey) {
+  CmdResult ib = gpufabric("lab up examples/seed-70b-1024.yaml");
+  EXPECT_EQ(ib.code, 2);
+  EXPECT_NE(ib.err.find("fabric.technology"), std::string::npos) << ib.err;
+  CmdResult big = gpufabric("lab up examples/roce-16k.yaml");
+  EXPECT_EQ(big.code, 2);
+  EXPECT_NE(big.err.find("cluster.nodes"), std::string::npos) << big.err;
+  EXPECT_NE(big.err.find("roce-lab-16"), std::string::npos) << big.err;
+  CmdResult verb = gpufabric("lab start examples/roce-lab-16.yaml");
+  EXPECT_EQ(verb.code, 2);
+  CmdResult frr = gpufabric("lab up examples/roce-lab-16.yaml --frr-dir /nonexistent");
+  EXPECT_EQ(frr.code, 2);
+  EXPECT_NE(frr.err.find("--frr-dir"), std::string::npos) << frr.err;
+  CmdResult missing = gpufabric("lab check examples/no-such.yaml");
+  EXPECT_EQ(missing.code, 2);
+}
+
 TEST(Cli, InvalidSpecNamesFileLineKeyAndWritesNothing) {
   const fs::path spec = write_temp("bad.yaml",
                                    "name: bad\ncluster:\n  gpu: h100-sxm\n  nodes: 16\n  nic: "

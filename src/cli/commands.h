@@ -35,6 +35,7 @@ Command add_dashboard(CLI::App& root);
 Command add_report(CLI::App& root);
 Command add_sweep(CLI::App& root);
 Command add_configs(CLI::App& root);
+Command add_lab(CLI::App& root);
 
 /// Prints diagnostics to stderr and returns kExitBadInput.
 int fail(const std::vector<Diagnostic>& errors);

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
                                    add_step(app),      add_what_if(app),  add_check(app),
                                    add_diagnose(app),  add_doctor(app),   add_exporter(app),
                                    add_dashboard(app), add_report(app),   add_sweep(app),
-                                   add_configs(app),   add_calibrate(app)};
+                                   add_configs(app),   add_lab(app),
+                                   add_calibrate(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,132 @@
+// gpufabric lab up|check|down: the emulated fabric that proves the configurations.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "lab/lab.h"
+#include "plan/plan.h"
+
+namespace gf::cli {
+namespace {
+
+struct LabFlags {
+  std::string action, spec;
+  bool json = false;
+  LabOptions options;
+};
+
+int up(const LabLayout& lab, const LabFlags& f) {
+  auto r = lab_up(lab, f.options);
+  if (!r) {
+    std::cerr << format_diagnostics(r.errors()) << "\n";
+    return kExitFindings;  // the machine was fine; building the lab failed (and was undone)
+  }
+  if (f.json) {
+    std::cout << nlohmann::json{{"lab", lab.name},
+                                {"namespaces", r->namespaces},
+                                {"links", r->links},
+                                {"daemons", r->daemons},
+                                {"configs", r->config_dir}}
+                     .dump(2)
+              << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format(
+      "lab {} is up: {} namespaces ({} switches, {} hosts), {} veth links, {} FRR daemons\n"
+      "configurations in {}\nnext: gpufabric lab check {}\n",
+      lab.name, r->namespaces, lab.addresses.switches.size(),
+      lab.devices.size() - lab.addresses.switches.size(), r->links, r->daemons, r->config_dir,
+      f.spec);
+  return kExitOk;
+}
+
+int check(const LabLayout& lab, LabFlags f) {
+  if (!f.json) {
+    std::cout << fmt::format("lab {}:\n", lab.name) << std::flush;
+    f.options.on_check = [](const LabCheck& c) {
+      std::cout << fmt::format("  {}  {:<26} {} ({:.1f} s)\n", c.ok ? "PASS" : "FAIL", c.name,
+                               c.detail, c.seconds)
+                << std::flush;
+    };
+  }
+  auto r = lab_check(lab, f.options);
+  if (!r) return fail(r.errors());
+  int passed = 0;
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  for (const auto& c : *r) {
+    passed += c.ok ? 1 : 0;
+    checks.push_back(
+        {{"name", c.name}, {"ok", c.ok}, {"detail", c.detail}, {"seconds", c.seconds}});
+  }
+  const bool ok = passed == static_cast<int>(r->size());
+  if (f.json)
+    std::cout << nlohmann::ordered_json{{"ok", ok}, {"lab", lab.name}, {"checks", checks}}.dump(2)
+              << "\n";
+  else
+    std::cout << fmt::format("{} of {} checks passed\n", passed, r->size());
+  return ok ? kExitOk : kExitFindings;
+}
+
+int down(const LabLayout& lab, const LabFlags& f) {
+  if (geteuid() != 0) return fail({{"", 0, 0, "", "the lab needs root", "run it as root"}});
+  const LabDownResult r = lab_down(lab, f.options);
+  if (f.json)
+    std::cout << nlohmann::json{{"lab", lab.name},
+                                {"namespaces_removed", r.namespaces},
+                                {"processes_ended", r.processes}}
+                     .dump(2)
+              << "\n";
+  else
+    std::cout << fmt::format("lab {} is down: {} namespaces removed, {} FRR daemons ended\n",
+                             lab.name, r.namespaces, r.processes);
+  return kExitOk;
+}
+
+int run(LabFlags f) {
+  auto loaded = load_and_plan(f.spec);
+  if (!loaded) return fail(loaded.errors());
+  auto lab = lab_layout(loaded->spec, loaded->plan, loaded->catalog);
+  if (!lab) return fail(lab.errors());
+  if (f.action != "down")
+    if (auto errs = lab_preflight(f.options); !errs.empty()) return fail(errs);
+  if (isatty(STDERR_FILENO))
+    f.options.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  if (f.action == "up") return up(*lab, f);
+  if (f.action == "check") return check(*lab, f);
+  return down(*lab, f);
+}
+
+}  // namespace
+
+Command add_lab(CLI::App& root) {
+  auto f = std::make_shared<LabFlags>();
+  CLI::App* c = root.add_subcommand(
+      "lab",
+      "The emulated fabric (root): `up` builds a network namespace per switch and host, a veth "
+      "pair per cabling link, applies the generated host files and runs FRR with the generated "
+      "frr.conf; `check` proves BGP, ECMP, jumbo frames, traffic and a link failure (exit 1 if "
+      "any check fails); `down` removes it all.");
+  c->add_option("ACTION", f->action, "up | check | down")
+      ->required()
+      ->check(CLI::IsMember({"up", "check", "down"}));
+  c->add_option("SPEC", f->spec, "the cluster spec (YAML); a small one, e.g. "
+                                 "examples/roce-lab-16.yaml")
+      ->required();
+  c->add_flag("--json", f->json, "print the result as JSON");
+  c->add_option("--state-dir", f->options.state_dir,
+                "where the lab keeps its configurations, logs and namespace record")
+      ->capture_default_str();
+  c->add_option("--frr-dir", f->options.frr_dir, "the folder holding FRR's zebra and bgpd")
+      ->capture_default_str();
+  c->add_option("--timeout", f->options.timeout_s,
+                "seconds check waits for BGP to converge before it fails")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  return {c, [f] { return run(*f); }};
+}
+
+}  // namespace gf::cli

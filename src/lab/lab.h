@@ -1,0 +1,96 @@
+// The emulated fabric (`gpufabric lab`): one network namespace per switch and per host of a
+// small spec, one veth pair per cabling link, the generated host files applied to the hosts and
+// FRR (zebra + bgpd) running the generated frr.conf on every switch. `check` proves the
+// configurations: BGP sessions, ECMP next hops, jumbo frames end to end, traffic across the
+// spines, and a link failure and its repair.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "common/diag.h"
+#include "config/addressing.h"
+#include "plan/plan.h"
+#include "report/output.h"
+#include "spec/spec.h"
+
+namespace gf {
+
+/// The most namespaces (switches + hosts) a lab builds: each switch runs two FRR daemons
+/// (about 15 MiB each), and a lab is a proof of the configurations, not a copy of the cluster.
+constexpr int kLabMaxDevices = 64;
+/// Switch ports in the lab carry the MTU of a Linux (Cumulus-style swpN) switch port.
+constexpr int kLabSwitchMtu = 9216;
+/// The bridge on each leaf that holds its host ports; the leaf's frr.conf puts the host
+/// gateway on it ("interface hosts").
+inline constexpr const char* kLabHostBridge = "hosts";
+
+struct LabDevice {
+  std::string name;  ///< as in the plan: su01-r0-leaf, spine01, node001
+  std::string role;  ///< leaf | spine | core | host
+  std::string netns;
+};
+
+/// One veth pair: a cabling link.
+struct LabLink {
+  std::string a, a_if, b, b_if;  ///< device names and interface names
+  bool fabric = false;           ///< switch to switch (a is the lower tier) rather than host to leaf
+};
+
+struct LabLayout {
+  std::string name;                ///< the spec's name, as used in namespace names
+  std::vector<LabDevice> devices;  ///< switches (leaves, spines, cores), then hosts
+  std::vector<LabLink> links;      ///< switch links, then host links
+  AddressPlan addresses;
+  std::vector<OutputFile> configs;  ///< ip-plan.csv, frr/SW.conf, hosts/NODE/* as `configs` writes
+  const LabDevice* device(const std::string& name) const;
+};
+
+/// The lab of a planned spec. Errors: InfiniBand (no IP fabric; names fabric.technology), more
+/// than kLabMaxDevices devices (names cluster.nodes), and the address plan's own errors.
+Result<LabLayout> lab_layout(const Spec& spec, const Plan& plan, const Catalog& catalog);
+
+struct LabCheck {
+  std::string name;
+  bool ok = false;
+  std::string detail;
+  double seconds = 0;
+};
+
+struct LabOptions {
+  std::string state_dir = "/run/gpufabric/lab";  ///< configs, logs and the record of namespaces
+  std::string frr_dir = "/usr/lib/frr";          ///< where zebra and bgpd are
+  double timeout_s = 60;                         ///< how long check waits for BGP to converge
+  /// Progress lines (each step of up, down); may be empty.
+  std::function<void(const std::string&)> progress;
+  /// Called as each check of `lab check` finishes; may be empty.
+  std::function<void(const LabCheck&)> on_check;
+};
+
+/// What the lab needs from the machine (root, iproute2, FRR, ping, iperf3), checked before
+/// anything is made: one error for each thing missing, with what to do.
+std::vector<Diagnostic> lab_preflight(const LabOptions& options);
+
+struct LabUpResult {
+  int namespaces = 0, links = 0, daemons = 0;
+  std::string config_dir;
+};
+
+/// Builds the lab, removing a previous lab of the same name first. On any failure everything
+/// made so far is removed again. Errors say what failed and what to do.
+Result<LabUpResult> lab_up(const LabLayout& lab, const LabOptions& options);
+
+/// Runs the checks on a lab that is up; an error when it is not up (or not complete).
+Result<std::vector<LabCheck>> lab_check(const LabLayout& lab, const LabOptions& options);
+
+struct LabDownResult {
+  int processes = 0, namespaces = 0;
+};
+
+/// Ends the FRR daemons the lab started (by the PIDs they recorded, after checking they are
+/// the lab's) and deletes its namespaces, with everything in them, and its state.
+LabDownResult lab_down(const LabLayout& lab, const LabOptions& options);
+
+}  // namespace gf

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The emulated fabric as a user runs it (root): `gpufabric lab up|check|down` on
+# examples/roce-lab-16.yaml (numbered /31s) and on the same spec with BGP unnumbered; a daemon
+# that fails in the middle of `up` must leave no namespace, daemon or state behind. The labs get
+# their own names and state folder, so a user's lab of the example is never touched.
+set -uo pipefail
+bin=$1
+src=$2
+[ "$(id -u)" = 0 ] || { echo "skipped: the lab needs root"; exit 77; }
+tmp=$(mktemp -d)
+state="$tmp/state"
+numbered="$tmp/numbered.yaml"
+unnumbered="$tmp/unnumbered.yaml"
+sed 's/^name: roce-lab-16/name: ctest-lab16/' "$src/examples/roce-lab-16.yaml" >"$numbered"
+sed 's/^name: roce-lab-16/name: ctest-lab16u/; s/unnumbered: false/unnumbered: true/' \
+  "$src/examples/roce-lab-16.yaml" >"$unnumbered"
+lab() { "$bin" lab "$@" --state-dir "$state"; }
+cleanup() {
+  lab down "$numbered" >/dev/null 2>&1
+  lab down "$unnumbered" >/dev/null 2>&1
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+spaces() { ip netns list | grep -c "^gf-$1-" || true; }
+
+# A daemon that fails while `up` runs: everything made so far is removed again.
+mkdir -p "$tmp/broken-frr"
+for d in zebra bgpd; do printf '#!/bin/sh\necho "%s: cannot start (test)" >&2\nexit 1\n' "$d" \
+  >"$tmp/broken-frr/$d"; chmod +x "$tmp/broken-frr/$d"; done
+lab up "$numbered" --frr-dir "$tmp/broken-frr" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 1 ] || fail "up with a failing zebra: exit $rc, expected 1"
+grep -q "zebra" "$tmp/err" || fail "the error does not name zebra: $(cat "$tmp/err")"
+[ "$(spaces ctest-lab16)" = 0 ] || fail "a failed up left namespaces: $(ip netns list)"
+[ ! -e "$state/ctest-lab16" ] || fail "a failed up left its state folder"
+ls -d /var/run/frr/gf-ctest-lab16-* >/dev/null 2>&1 && fail "a failed up left FRR run folders"
+
+# check before up is bad input.
+lab check "$numbered" >"$tmp/out" 2>"$tmp/err"
+[ $? = 2 ] || fail "check of a lab that is not up: expected exit 2"
+grep -q "not up" "$tmp/err" || fail "check before up does not say the lab is not up"
+
+# up twice: the second removes the first.
+lab up "$numbered" >"$tmp/out" 2>&1 || fail "up: $(cat "$tmp/out")"
+lab up "$numbered" >"$tmp/out" 2>&1 || fail "second up: $(cat "$tmp/out")"
+grep -q "14 namespaces (6 switches, 8 hosts), 24 veth links, 12 FRR daemons" "$tmp/out" ||
+  fail "up: $(cat "$tmp/out")"
+[ "$(spaces ctest-lab16)" = 14 ] || fail "expected 14 namespaces: $(ip netns list)"
+pids=$(cat /var/run/frr/gf-ctest-lab16-*/{zebra,bgpd}.pid)
+[ "$(echo "$pids" | wc -w)" = 12 ] || fail "expected 12 FRR pid files"
+
+lab check "$numbered" --json --timeout 30 >"$tmp/check.json" 2>"$tmp/err"
+rc=$?
+cat "$tmp/check.json"
+[ "$rc" = 0 ] || fail "check: exit $rc: $(cat "$tmp/err")"
+grep -q '^  "ok": true' "$tmp/check.json" || fail "check JSON is not ok"
+grep -q '"ok": false' "$tmp/check.json" && fail "a check failed"
+for c in bgp-sessions ecmp-routes jumbo-frames oversized-frames-refused traffic-across-spines \
+  link-down-reroutes link-down-pings link-down-traffic link-up-sessions link-up-restores; do
+  grep -q "\"name\": \"$c\"" "$tmp/check.json" || fail "check $c missing"
+done
+grep -q "16 of 16 eBGP sessions Established" "$tmp/check.json" || fail "sessions"
+grep -q "one next hop per uplink (2 on su01-r0-leaf: spine01, spine02)" "$tmp/check.json" ||
+  fail "ECMP over both spines"
+
+lab down "$numbered" >"$tmp/out" 2>&1 || fail "down: $(cat "$tmp/out")"
+grep -q "14 namespaces removed, 12 FRR daemons ended" "$tmp/out" || fail "down: $(cat "$tmp/out")"
+[ "$(spaces ctest-lab16)" = 0 ] || fail "down left namespaces"
+for p in $pids; do  # ended (a zombie waiting for init counts as ended)
+  state_of=$(ps -o stat= -p "$p" 2>/dev/null | cut -c1)
+  [ -z "$state_of" ] || [ "$state_of" = Z ] || fail "FRR daemon $p still runs"
+done
+ls -d /var/run/frr/gf-ctest-lab16-* >/dev/null 2>&1 && fail "down left FRR run folders"
+
+# BGP unnumbered (IPv6 link-local sessions, IPv4 routes over them): the same checks pass.
+lab up "$unnumbered" >"$tmp/out" 2>&1 || fail "up unnumbered: $(cat "$tmp/out")"
+lab check "$unnumbered" --timeout 30 >"$tmp/out" 2>&1
+rc=$?
+cat "$tmp/out"
+[ "$rc" = 0 ] || fail "check unnumbered: exit $rc"
+grep -q "10 of 10 checks passed" "$tmp/out" || fail "unnumbered: not every check passed"
+lab down "$unnumbered" >/dev/null 2>&1 || fail "down unnumbered"
+[ "$(spaces ctest-lab16u)" = 0 ] || fail "down left namespaces (unnumbered)"
+echo "lab up/check/down: numbered and unnumbered pass, failures clean up"
