@@ -231,9 +231,8 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("4 switches, 16 routed links, 16 host addresses"), std::string::npos)
       << r.out;
-  for (const char* f :
-       {"ip-plan.csv", "frr/spine01.conf", "frr/spine02.conf", "frr/su01-r0-leaf.conf",
-        "frr/su01-r1-leaf.conf"})
+  for (const char* f : {"ip-plan.csv", "frr/spine01.conf", "frr/spine02.conf",
+                        "frr/su01-r0-leaf.conf", "frr/su01-r1-leaf.conf"})
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   fs::remove_all(dir);
   // InfiniBand: the subnet manager's configuration and the cabling plan.
@@ -246,6 +245,22 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
   fs::remove_all(dir);
   CmdResult bad = gpufabric("configs examples/roce-lab-64.yaml --target junos -o " + dir.string());
   EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--target"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir));
+  // --target picks folders; one that does not fit the fabric names fabric.technology.
+  CmdResult some =
+      gpufabric("configs examples/roce-lab-64.yaml --target eos,host -o " + dir.string());
+  ASSERT_EQ(some.code, 0) << some.err;
+  EXPECT_NE(some.out.find(": ip-plan.csv, eos/, hosts/\n"), std::string::npos) << some.out;
+  EXPECT_TRUE(fs::exists(dir / "eos/spine01.cfg"));
+  EXPECT_TRUE(fs::exists(dir / "hosts/node001/netplan.yaml"));
+  for (const char* absent : {"frr", "sonic", "nvue", "ansible"})
+    EXPECT_FALSE(fs::exists(dir / absent));
+  fs::remove_all(dir);
+  CmdResult wrong =
+      gpufabric("configs examples/roce-lab-64.yaml --target opensm -o " + dir.string());
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.err.find("fabric.technology"), std::string::npos) << wrong.err;
   EXPECT_FALSE(fs::exists(dir));
 }
 

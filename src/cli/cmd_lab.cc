@@ -113,8 +113,9 @@ Command add_lab(CLI::App& root) {
   c->add_option("ACTION", f->action, "up | check | down")
       ->required()
       ->check(CLI::IsMember({"up", "check", "down"}));
-  c->add_option("SPEC", f->spec, "the cluster spec (YAML); a small one, e.g. "
-                                 "examples/roce-lab-16.yaml")
+  c->add_option("SPEC", f->spec,
+                "the cluster spec (YAML); a small one, e.g. "
+                "examples/roce-lab-16.yaml")
       ->required();
   c->add_flag("--json", f->json, "print the result as JSON");
   c->add_option("--state-dir", f->options.state_dir,

@@ -163,13 +163,13 @@ Result<LabLayout> lab_layout(const Spec& spec, const Plan& plan, const Catalog& 
   const std::vector<NodeRails> nodes = lab.addresses.nodes();
   const size_t devices = lab.addresses.switches.size() + nodes.size();
   if (devices > static_cast<size_t>(kLabMaxDevices))
-    return spec.at("cluster.nodes",
-                   fmt::format("the lab emulates at most {} switches and hosts; this spec has {} "
-                               "({} switches, {} nodes)",
-                               kLabMaxDevices, devices, lab.addresses.switches.size(),
-                               nodes.size()),
-                   "run the lab on a small spec of the same design, e.g. "
-                   "examples/roce-lab-16.yaml");
+    return spec.at(
+        "cluster.nodes",
+        fmt::format("the lab emulates at most {} switches and hosts; this spec has {} "
+                    "({} switches, {} nodes)",
+                    kLabMaxDevices, devices, lab.addresses.switches.size(), nodes.size()),
+        "run the lab on a small spec of the same design, e.g. "
+        "examples/roce-lab-16.yaml");
   const std::string prefix = "gf-" + sanitize(lab.name, kMaxLabNameInNetns) + "-";
   for (const auto& sw : lab.addresses.switches)
     lab.devices.push_back({sw.name, sw.role, prefix + sw.name});
@@ -227,9 +227,7 @@ LabDownResult lab_down(const LabLayout& lab, const LabOptions& o) {
 // ---------------------------------------------------------------------------------------------
 // up
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::vector<Diagnostic> lab_preflight(const LabOptions& o) {
   std::vector<Diagnostic> errs;
@@ -260,16 +258,16 @@ std::vector<Argv> fabric_commands(const LabLayout& lab) {
   for (const auto& d : lab.devices) {
     cmds.push_back({"ip", "-n", d.netns, "link", "set", "dev", "lo", "up"});
     if (d.role != "host")  // a switch routes
-      cmds.push_back(in_netns(d.netns, {"sysctl", "-qw", "net.ipv4.ip_forward=1",
-                                        "net.ipv6.conf.all.forwarding=1"}));
+      cmds.push_back(in_netns(
+          d.netns, {"sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"}));
   }
   const std::string mtu = std::to_string(kLabSwitchMtu);
   std::map<std::string, std::vector<std::string>> bridge_ports;  // leaf -> host ports
   for (const auto& l : lab.links) {
     const LabDevice* a = lab.device(l.a);
     const LabDevice* b = lab.device(l.b);
-    cmds.push_back({"ip", "link", "add", "name", l.a_if, "netns", a->netns, "type", "veth",
-                    "peer", "name", l.b_if, "netns", b->netns});
+    cmds.push_back({"ip", "link", "add", "name", l.a_if, "netns", a->netns, "type", "veth", "peer",
+                    "name", l.b_if, "netns", b->netns});
     // Switch ports: jumbo and up; a host's rail is set up by its netplan file.
     if (l.fabric)
       cmds.push_back({"ip", "-n", a->netns, "link", "set", "dev", l.a_if, "mtu", mtu, "up"});
@@ -323,8 +321,8 @@ std::map<std::string, std::string> bgp_peers(const std::string& netns) {
   return out;
 }
 
-Result<int> start_daemons(const LabLayout& lab, const LabOptions& o,
-                          const std::string& config_dir, const std::string& log_dir) {
+Result<int> start_daemons(const LabLayout& lab, const LabOptions& o, const std::string& config_dir,
+                          const std::string& log_dir) {
   int started = 0;
   for (const auto& d : lab.devices) {
     if (d.role == "host") continue;
@@ -336,20 +334,21 @@ Result<int> start_daemons(const LabLayout& lab, const LabOptions& o,
     std::error_code ec;
     fs::copy_file(fs::path(config_dir) / "frr" / (d.name + ".conf"), conf,
                   fs::copy_options::overwrite_existing, ec);
-    if (ec) return Diagnostic{"", 0, 0, "", "cannot copy the frr.conf of " + d.name + " to " + run,
-                              ec.message()};
+    if (ec)
+      return Diagnostic{
+          "", 0, 0, "", "cannot copy the frr.conf of " + d.name + " to " + run, ec.message()};
     const Argv chown{"chown", "-R", std::string(kFrrUser) + ":" + kFrrUser, run};
     if (const CommandResult r = run_command(chown); !r.ok())
       return Diagnostic{"", 0, 0, "", r.describe(chown), "the frr package creates the frr account"};
     for (const auto& daemon : kFrrDaemons) {
       const Argv cmd = in_netns(
-          d.netns, {(fs::path(o.frr_dir) / daemon).string(), "-d", "-N", d.netns, "-f", conf,
-                    "-P", "0", "--log",
-                    "file:" + (fs::path(log_dir) / (d.name + "-" + daemon + ".log")).string()});
+          d.netns,
+          {(fs::path(o.frr_dir) / daemon).string(), "-d", "-N", d.netns, "-f", conf, "-P", "0",
+           "--log", "file:" + (fs::path(log_dir) / (d.name + "-" + daemon + ".log")).string()});
       const CommandResult r = run_command(cmd);
       if (!r.ok())
-        return Diagnostic{"", 0, 0, "", r.describe(cmd),
-                          "its log is in " + log_dir + "; the config is " + conf};
+        return Diagnostic{
+            "", 0, 0, "", r.describe(cmd), "its log is in " + log_dir + "; the config is " + conf};
       ++started;
     }
   }
@@ -361,7 +360,10 @@ Result<int> start_daemons(const LabLayout& lab, const LabOptions& o,
     size_t known = 0;
     wait_until(kConfigLoadWaitS, [&] { return (known = bgp_peers(d.netns).size()) >= expected; });
     if (known < expected)
-      return Diagnostic{"", 0, 0, "",
+      return Diagnostic{"",
+                        0,
+                        0,
+                        "",
                         fmt::format("bgpd on {} knows {} of its {} neighbours: it did not load "
                                     "its frr.conf",
                                     d.name, known, expected),
@@ -440,7 +442,8 @@ Result<LabUpResult> lab_up(const LabLayout& lab, const LabOptions& o) {
   Result<LabUpResult> r = [&] {
     const InterruptGuard guard;
     Result<LabUpResult> built = build(lab, o);
-    if (built && g_interrupted) return Result<LabUpResult>(Diagnostic{"", 0, 0, "", "interrupted", ""});
+    if (built && g_interrupted)
+      return Result<LabUpResult>(Diagnostic{"", 0, 0, "", "interrupted", ""});
     return built;
   }();
   if (!r) {
@@ -477,8 +480,8 @@ struct Checker {
       for (const auto& [peer, state] : peers)
         if (state != "Established") down.push_back(d.name + " " + peer + " " + state);
       if (peers.size() < expected)
-        down.push_back(fmt::format("{}: {} of {} neighbours configured", d.name, peers.size(),
-                                   expected));
+        down.push_back(
+            fmt::format("{}: {} of {} neighbours configured", d.name, peers.size(), expected));
     }
     return down;
   }
@@ -534,8 +537,8 @@ struct Checker {
         const int got = next_hops(d, s.prefix.str());
         const int want = expected_next_hops(d.name, s.leaf, down);
         if (got != want)
-          bad.push_back(fmt::format("{} {}: {} next hops, expected {}", d.name, s.prefix.str(),
-                                    got, want));
+          bad.push_back(
+              fmt::format("{} {}: {} next hops, expected {}", d.name, s.prefix.str(), got, want));
       }
     }
     return bad;
@@ -575,9 +578,9 @@ struct Checker {
     BackgroundCommand server(
         in_netns(dev(to.node).netns, {"iperf3", "-s", "-1", "-B", ipv4_str(to.ip)}));
     if (!server.started()) return Diagnostic{"", 0, 0, "", "iperf3 server did not start", ""};
-    const Argv client = in_netns(dev(from.node).netns,
-                                 {"iperf3", "-c", ipv4_str(to.ip), "-B", ipv4_str(from.ip), "-t",
-                                  kIperfSeconds, "-J"});
+    const Argv client = in_netns(
+        dev(from.node).netns,
+        {"iperf3", "-c", ipv4_str(to.ip), "-B", ipv4_str(from.ip), "-t", kIperfSeconds, "-J"});
     // The client may only start once the server listens.
     const Argv listening = in_netns(dev(to.node).netns, {"ss", "-Hltn", "src", ipv4_str(to.ip)});
     wait_until(kIperfListenWaitS, [&] { return !run_command(listening).out.empty(); });
@@ -591,8 +594,8 @@ struct Checker {
     if (!r.ok()) {
       std::string said = served.out;
       while (!said.empty() && said.back() == '\n') said.pop_back();
-      return Diagnostic{"", 0, 0, "",
-                        r.describe(client) + (said.empty() ? "" : " (server: " + said + ")"), ""};
+      return Diagnostic{
+          "", 0, 0, "", r.describe(client) + (said.empty() ? "" : " (server: " + said + ")"), ""};
     }
     auto run = parse_iperf3(r.out, "iperf3 -J");
     if (!run) return run.errors();
@@ -652,8 +655,10 @@ struct Checker {
         ++retried;
         ok = ping(src, *h, payload).ok();
       }
-      if (ok) ++answered;
-      else if (failed.empty()) failed = where(*h);
+      if (ok)
+        ++answered;
+      else if (failed.empty())
+        failed = where(*h);
     }
     add("jumbo-frames", answered == asked,
         fmt::format("{} of {} host addresses answer {}-byte pings with DF set from {}{}{}",
@@ -671,10 +676,11 @@ struct Checker {
       why = why.substr(p, why.find('\n', p) - p);
     else
       why = r.ok() ? "it was answered" : "no answer";
-    const bool refused = !r.ok() && why.find("mtu=" + std::to_string(kHostMtu)) != std::string::npos;
+    const bool refused =
+        !r.ok() && why.find("mtu=" + std::to_string(kHostMtu)) != std::string::npos;
     add("oversized-frames-refused", refused,
-        fmt::format("a {}-byte packet with DF set from {}: {}", kHostMtu + 1,
-                    first_host().node, why),
+        fmt::format("a {}-byte packet with DF set from {}: {}", kHostMtu + 1, first_host().node,
+                    why),
         t0);
   }
 
@@ -721,8 +727,8 @@ struct Checker {
       const auto t1 = Clock::now();
       const CommandResult r = ping(first_host(), far_host(), kHostMtu - kPingHeaderBytes);
       add("link-down-pings", r.ok(),
-          fmt::format("{} -> {} with {} down: {}", first_host().node, far_host().node,
-                      link->a_if, r.ok() ? "answered" : "no answer"),
+          fmt::format("{} -> {} with {} down: {}", first_host().node, far_host().node, link->a_if,
+                      r.ok() ? "answered" : "no answer"),
           t1);
     }
     check_traffic("link-down-traffic", " with " + link->a_if + " down");
@@ -749,13 +755,19 @@ Result<std::vector<LabCheck>> lab_check(const LabLayout& lab, const LabOptions& 
   // The lab must be up: every namespace and every daemon.
   for (const auto& d : lab.devices) {
     if (!netns_exists(d.netns))
-      return Diagnostic{"", 0, 0, "", fmt::format("lab {} is not up: no namespace {}", lab.name,
-                                                  d.netns),
+      return Diagnostic{"",
+                        0,
+                        0,
+                        "",
+                        fmt::format("lab {} is not up: no namespace {}", lab.name, d.netns),
                         "run gpufabric lab up with the same spec first"};
     if (d.role == "host") continue;
     for (const auto& daemon : kFrrDaemons)
       if (lab_daemon_pid(d.netns, daemon) <= 0)
-        return Diagnostic{"", 0, 0, "",
+        return Diagnostic{"",
+                          0,
+                          0,
+                          "",
                           fmt::format("lab {}: {} is not running on {}", lab.name, daemon, d.name),
                           fmt::format("see {}/logs/{}-{}.log; run gpufabric lab up again",
                                       lab_dir(lab, o), d.name, daemon)};
@@ -772,8 +784,7 @@ Result<std::vector<LabCheck>> lab_check(const LabLayout& lab, const LabOptions& 
       [&] {
         c.check_ecmp("ecmp-routes", nullptr,
                      fmt::format("each with one next hop per uplink ({} on {}: {})",
-                                 c.uplinks(leaf->name), leaf->name,
-                                 spine_names(lab, leaf->name)));
+                                 c.uplinks(leaf->name), leaf->name, spine_names(lab, leaf->name)));
       },
       [&] { c.check_jumbo(); },
       [&] { c.check_oversize(); },

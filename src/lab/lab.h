@@ -36,7 +36,7 @@ struct LabDevice {
 /// One veth pair: a cabling link.
 struct LabLink {
   std::string a, a_if, b, b_if;  ///< device names and interface names
-  bool fabric = false;           ///< switch to switch (a is the lower tier) rather than host to leaf
+  bool fabric = false;  ///< switch to switch (a is the lower tier) rather than host to leaf
 };
 
 struct LabLayout {

@@ -54,8 +54,10 @@ Result<std::vector<NetplanInterface>> parse_netplan(const std::string& text,
       for (const auto& r : n["routes"]) {
         check_keys(file, r, path + ".routes[]", {"to", "via", "scope", "table"}, errs);
         NetplanRoute route;
-        if (!r["to"]) errs.push_back(at(file, r, path + ".routes[].to", "missing"));
-        else route.to = r["to"].as<std::string>();
+        if (!r["to"])
+          errs.push_back(at(file, r, path + ".routes[].to", "missing"));
+        else
+          route.to = r["to"].as<std::string>();
         if (r["via"]) route.via = r["via"].as<std::string>();
         if (r["scope"]) route.scope = r["scope"].as<std::string>();
         if (r["table"]) route.table = r["table"].as<int>();
