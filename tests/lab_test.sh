@@ -57,7 +57,7 @@ cat "$tmp/check.json"
 grep -q '^  "ok": true' "$tmp/check.json" || fail "check JSON is not ok"
 grep -q '"ok": false' "$tmp/check.json" && fail "a check failed"
 for c in bgp-sessions ecmp-routes jumbo-frames oversized-frames-refused traffic-across-spines \
-  link-down-reroutes link-down-pings link-down-traffic link-up-sessions link-up-restores; do
+  link-down-session link-down-reroutes link-down-pings link-down-traffic link-up-sessions link-up-restores; do
   grep -q "\"name\": \"$c\"" "$tmp/check.json" || fail "check $c missing"
 done
 grep -q "16 of 16 eBGP sessions Established" "$tmp/check.json" || fail "sessions"
@@ -79,7 +79,7 @@ lab check "$unnumbered" --timeout 30 >"$tmp/out" 2>&1
 rc=$?
 cat "$tmp/out"
 [ "$rc" = 0 ] || fail "check unnumbered: exit $rc"
-grep -q "10 of 10 checks passed" "$tmp/out" || fail "unnumbered: not every check passed"
+grep -q "11 of 11 checks passed" "$tmp/out" || fail "unnumbered: not every check passed"
 lab down "$unnumbered" >/dev/null 2>&1 || fail "down unnumbered"
 [ "$(spaces ctest-lab16u)" = 0 ] || fail "down left namespaces (unnumbered)"
 echo "lab up/check/down: numbered and unnumbered pass, failures clean up"

@@ -642,6 +642,11 @@ struct Checker {
     const int payload = kHostMtu - kPingHeaderBytes;
     int answered = 0, asked = 0;
     std::string failed;
+    // Resolve the gateway first: the echoes to other leaves would all queue behind its ARP
+    // resolution, and the kernel holds only ~200 KiB (unres_qlen_bytes) of them, a dozen
+    // jumbo frames.
+    run_command(in_netns(dev(src.node).netns, {"ping", "-n", "-c", "1", "-W", kPingWaitS, "-I",
+                                               ipv4_str(src.ip), ipv4_str(src.gateway)}));
     // All at once: a broken fabric costs one ping timeout, not one per host.
     std::vector<std::pair<const HostAddress*, std::unique_ptr<BackgroundCommand>>> pings;
     for (const auto& h : lab.addresses.hosts)
@@ -717,6 +722,22 @@ struct Checker {
     if (!down.ok()) {
       add("link-down", false, down.describe({"ip", "link", "set", link->a_if, "down"}), t0);
       return;
+    }
+    {  // the session over the failed link goes down (and check then sees it come back)
+      std::string peer = link->a_if;  // unnumbered sessions are named by their interface
+      for (const auto& p : lab.addresses.ports_of(leaf.name))
+        if (swp_name(p.port) == link->a_if && !lab.addresses.unnumbered) peer = ipv4_str(p.peer_ip);
+      std::string state;
+      const bool ok = waited(wait_until(wait_s(), [&] {
+        const auto peers = bgp_peers(leaf.netns);
+        const auto it = peers.find(peer);
+        state = it == peers.end() ? "gone" : it->second;
+        return state != "Established";
+      }));
+      add("link-down-session", ok,
+          fmt::format("{} BGP session to {} over {}: {}", leaf.name, link->b, peer,
+                      ok ? state : "still Established"),
+          t0);
     }
     const int full = uplinks(leaf.name);
     check_ecmp("link-down-reroutes", link,
