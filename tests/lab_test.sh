@@ -14,6 +14,7 @@ unnumbered="$tmp/unnumbered.yaml"
 sed 's/^name: roce-lab-16/name: ctest-lab16/' "$src/examples/roce-lab-16.yaml" >"$numbered"
 sed 's/^name: roce-lab-16/name: ctest-lab16u/; s/unnumbered: false/unnumbered: true/' \
   "$src/examples/roce-lab-16.yaml" >"$unnumbered"
+echo "  host_netdevs: [ens1f0np0, ens2f0np0]  # rails named as on a real node" >>"$unnumbered"
 lab() { "$bin" lab "$@" --state-dir "$state"; }
 cleanup() {
   lab down "$numbered" >/dev/null 2>&1
@@ -73,13 +74,15 @@ for p in $pids; do  # ended (a zombie waiting for init counts as ended)
 done
 ls -d /var/run/frr/gf-ctest-lab16-* >/dev/null 2>&1 && fail "down left FRR run folders"
 
-# BGP unnumbered (IPv6 link-local sessions, IPv4 routes over them): the same checks pass.
+# BGP unnumbered (IPv6 link-local sessions, IPv4 routes over them) and rails with real netdev
+# names: the same checks pass.
 lab up "$unnumbered" >"$tmp/out" 2>&1 || fail "up unnumbered: $(cat "$tmp/out")"
 lab check "$unnumbered" --timeout 30 >"$tmp/out" 2>&1
 rc=$?
 cat "$tmp/out"
 [ "$rc" = 0 ] || fail "check unnumbered: exit $rc"
 grep -q "11 of 11 checks passed" "$tmp/out" || fail "unnumbered: not every check passed"
+grep -q "node001 ens1f0np0 (10.128.0.2)" "$tmp/out" || fail "unnumbered: rails not named"
 lab down "$unnumbered" >/dev/null 2>&1 || fail "down unnumbered"
 [ "$(spaces ctest-lab16u)" = 0 ] || fail "down left namespaces (unnumbered)"
 echo "lab up/check/down: numbered and unnumbered pass, failures clean up"

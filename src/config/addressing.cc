@@ -201,8 +201,20 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
   for (const auto& r : hosts) {
     const HostSubnet& sn = out.subnets[subnet_of[r.b_device]];
     uint32_t& next = next_host.emplace(r.b_device, sn.gateway + 1).first->second;
-    out.hosts.push_back(
-        {r.a_device, r.a_port, r.b_device, r.rail, r.b_port_no, next++, sn.prefix.len, sn.gateway});
+    const size_t port = static_cast<size_t>(r.rail) * std::max(1, plan.topo.planes) + r.plane;
+    HostAddress h;
+    h.node = r.a_device;
+    h.nic = r.a_port;
+    h.leaf = r.b_device;
+    h.netdev = port < spec.host_netdevs.size() ? spec.host_netdevs[port] : r.a_port;
+    h.rdma_device = port < spec.host_rdma_devices.size() ? spec.host_rdma_devices[port]
+                                                         : fmt::format("mlx5_{}", port);
+    h.rail = r.rail;
+    h.leaf_port = r.b_port_no;
+    h.ip = next++;
+    h.prefix_len = sn.prefix.len;
+    h.gateway = sn.gateway;
+    out.hosts.push_back(std::move(h));
   }
   return out;
 }
@@ -223,8 +235,8 @@ std::string ip_plan_csv(const AddressPlan& a) {
     out +=
         fmt::format("host-gateway,{},hosts,{}/{},,,\n", s.leaf, ipv4_str(s.gateway), s.prefix.len);
   for (const auto& h : a.hosts)
-    out += fmt::format("host,{},{},{}/{},{},swp{},\n", h.node, h.nic, ipv4_str(h.ip), h.prefix_len,
-                       h.leaf, h.leaf_port);
+    out += fmt::format("host,{},{},{}/{},{},swp{},\n", h.node, h.netdev, ipv4_str(h.ip),
+                       h.prefix_len, h.leaf, h.leaf_port);
   return out;
 }
 

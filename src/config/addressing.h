@@ -42,7 +42,9 @@ struct HostSubnet {
 };
 
 struct HostAddress {
-  std::string node, nic, leaf;
+  std::string node, nic, leaf;  ///< nic: the cabling plan's port name (nic0, nic3.p1)
+  std::string netdev;           ///< the OS interface (addressing.host_netdevs, else = nic)
+  std::string rdma_device;      ///< the RDMA device (addressing.host_rdma_devices, else mlx5_N)
   int rail = 0, leaf_port = 0;
   uint32_t ip = 0;
   int prefix_len = 0;

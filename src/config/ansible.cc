@@ -26,7 +26,7 @@ std::string ansible_inventory(const Plan& plan, const AddressPlan& a) {
     y += fmt::format("            {}:\n              rails:\n", nodes[i].node);
     for (const auto* h : nodes[i].rails)
       y += fmt::format("                - {{rail: {}, nic: {}, address: {}/{}, leaf: {}}}\n",
-                       h->rail, h->nic, ipv4_str(h->ip), h->prefix_len, h->leaf);
+                       h->rail, h->netdev, ipv4_str(h->ip), h->prefix_len, h->leaf);
   }
   return y;
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "config/addressing.h"
@@ -200,6 +201,30 @@ TEST(Eos, RoutedPortsCarryTheRoceProfileAndEveryNeighbour) {
   EXPECT_EQ(eos_port_name(lab.plan, 1), "Ethernet1/1");
   EXPECT_EQ(eos_port_name(lab.plan, 2), "Ethernet1/5");  // 2 x 400G per 800G cage
   EXPECT_EQ(eos_port_name(lab.plan, 3), "Ethernet2/1");
+}
+
+// Rails named in the spec replace the nicN / mlx5_N placeholders everywhere a host is named.
+TEST(Hosts, RailNamesFromTheSpec) {
+  PlannedSpec lab = load("roce-lab-64.yaml");
+  AddressingSpec spec = lab.spec.addressing;
+  spec.host_netdevs = {"ens1f0np0", "ens2f0np0"};
+  spec.host_rdma_devices = {"mlx5_0", "mlx5_3"};
+  auto a = plan_addresses(lab.plan, lab.catalog, spec);
+  ASSERT_TRUE(a.ok());
+  std::map<std::string, std::string> files;
+  for (auto& [name, text] : host_files(lab.plan, *a)) files[name] = text;
+  const std::string& np = files["hosts/node001/netplan.yaml"];
+  EXPECT_NE(np.find("    ens2f0np0:\n      mtu: 9000"), std::string::npos) << np;
+  EXPECT_EQ(np.find("nic"), std::string::npos) << np;
+  const std::string& env = files["hosts/node001/nccl.env"];
+  EXPECT_NE(env.find("NCCL_IB_HCA=mlx5_0:1,mlx5_3:1\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("NCCL_SOCKET_IFNAME=^lo,docker,ens1f0np0,ens2f0np0\n"), std::string::npos);
+  EXPECT_NE(files["hosts/node001/roce-qos.sh"].find("mlnx_qos -i ens2f0np0 --trust dscp"),
+            std::string::npos);
+  EXPECT_NE(ip_plan_csv(*a).find("host,node001,ens2f0np0,"), std::string::npos);
+  const SwitchAddress* leaf = a->find("su01-r1-leaf");
+  ASSERT_NE(leaf, nullptr);
+  EXPECT_NE(eos_config(lab.plan, *a, *leaf).find("node001 ens2f0np0"), std::string::npos);
 }
 
 TEST(Ansible, InventoryGroupsEverySwitchAndNode) {

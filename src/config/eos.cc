@@ -59,7 +59,7 @@ std::string eos_config(const Plan& plan, const AddressPlan& a, const SwitchAddre
         c += fmt::format(
             "interface {}\n   description to {} {}\n   mtu {}\n   switchport access "
             "vlan {}\n   service-profile ROCE\n!\n",
-            name(h.leaf_port), h.node, h.nic, kEosMtu, kSonicHostVlan);
+            name(h.leaf_port), h.node, h.netdev, kEosMtu, kSonicHostVlan);
     c += fmt::format("interface Vlan{}\n   mtu {}\n   ip address {}/{}\n!\n", kSonicHostVlan,
                      kEosMtu, ipv4_str(subnet->gateway), subnet->prefix.len);
   }

@@ -34,7 +34,7 @@ std::string nvue_commands(const AddressPlan& a, const SwitchAddress& sw) {
     for (const auto& h : a.hosts)
       if (h.leaf == sw.name) {
         c += fmt::format("nv set interface {} description \"to {} {}\"\n", swp_name(h.leaf_port),
-                         h.node, h.nic);
+                         h.node, h.netdev);
         c += fmt::format("nv set interface {} link mtu {}\n", swp_name(h.leaf_port), kCumulusMtu);
         c += fmt::format("nv set interface {} bridge domain br_default access {}\n",
                          swp_name(h.leaf_port), kSonicHostVlan);

@@ -39,7 +39,7 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
   const double host_m = link_medium(plan, catalog, "node-leaf").length_m;
   const HostSubnet* subnet = a.subnet_of(sw.name);
   for (const auto& h : a.hosts)
-    if (h.leaf == sw.name) ports.push_back({h.leaf_port, h.node + ":" + h.nic, "host", host_m});
+    if (h.leaf == sw.name) ports.push_back({h.leaf_port, h.node + ":" + h.netdev, "host", host_m});
 
   json db;
   db["DEVICE_METADATA"]["localhost"] = {{"hostname", sw.name},

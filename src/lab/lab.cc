@@ -177,7 +177,7 @@ Result<LabLayout> lab_layout(const Spec& spec, const Plan& plan, const Catalog& 
   for (const auto& l : lab.addresses.links)
     lab.links.push_back({l.a_device, swp_name(l.a_port), l.b_device, swp_name(l.b_port), true});
   for (const auto& h : lab.addresses.hosts)
-    lab.links.push_back({h.node, h.nic, h.leaf, swp_name(h.leaf_port), false});
+    lab.links.push_back({h.node, h.netdev, h.leaf, swp_name(h.leaf_port), false});
   // The files `gpufabric configs` writes that the lab uses.
   lab.configs.push_back({"ip-plan.csv", ip_plan_csv(lab.addresses)});
   for (const auto& sw : lab.addresses.switches)
@@ -603,7 +603,7 @@ struct Checker {
   }
 
   std::string where(const HostAddress& h) const {
-    return fmt::format("{} {} ({})", h.node, h.nic, ipv4_str(h.ip));
+    return fmt::format("{} {} ({})", h.node, h.netdev, ipv4_str(h.ip));
   }
 
   void check_sessions(const std::string& name) {

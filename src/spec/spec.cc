@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "common/yaml_reader.h"
@@ -223,11 +224,25 @@ void read_constraints(YamlReader& r, const YAML::Node& n, ConstraintsSpec& c) {
   }
 }
 
+// Linux interface names are shorter than IFNAMSIZ (16) and hold no '/', ':' or whitespace
+// (dev_valid_name in net/core/dev.c); RDMA device names are shorter than IB_DEVICE_NAME_MAX (64).
+constexpr size_t kMaxNetdevName = 15;
+constexpr size_t kMaxRdmaDeviceName = 63;
+
+bool is_device_name(const std::string& s, size_t max_len) {
+  if (s.empty() || s.size() > max_len || s == "." || s == "..") return false;
+  for (char c : s)
+    if (c == '/' || c == ':' || std::isspace(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
 void read_addressing(YamlReader& r, const YAML::Node& n, AddressingSpec& a) {
   if (!n.IsDefined() || n.IsNull()) return;
   const std::string p = "addressing";
   if (!r.expect_map(n, p)) return;
-  r.check_keys(n, p, {"loopbacks", "links", "hosts", "asn_spine", "asn_leaf", "unnumbered"});
+  r.check_keys(n, p,
+               {"loopbacks", "links", "hosts", "asn_spine", "asn_leaf", "unnumbered",
+                "host_netdevs", "host_rdma_devices"});
   for (const char* key : {"loopbacks", "links", "hosts"}) {
     auto v = r.text(n, key, p);
     if (!v) continue;
@@ -250,6 +265,33 @@ void read_addressing(YamlReader& r, const YAML::Node& n, AddressingSpec& a) {
       (std::string(key) == "asn_spine" ? a.asn_spine : a.asn_leaf) = *v;
   }
   if (auto v = r.boolean(n, "unnumbered", p)) a.unnumbered = *v;
+  for (const char* key : {"host_netdevs", "host_rdma_devices"}) {
+    const YAML::Node list = child(n, key);
+    if (!list.IsDefined() || list.IsNull()) continue;
+    const std::string path = YamlReader::join(p, key);
+    if (!list.IsSequence()) {
+      r.error(list, path, "expected a list of device names, one per rail port",
+              "write it as [ens1f0np0, ens2f0np0]");
+      continue;
+    }
+    std::vector<std::string> names;
+    std::set<std::string> seen;
+    const bool netdev = std::string(key) == "host_netdevs";
+    for (const auto& e : list) {
+      const std::string name = e.IsScalar() ? e.Scalar() : "";
+      if (!is_device_name(name, netdev ? kMaxNetdevName : kMaxRdmaDeviceName)) {
+        r.error(e, path,
+                fmt::format("'{}' is not a {} name", name,
+                            netdev ? "network interface" : "RDMA device"),
+                fmt::format("at most {} characters, no '/', ':' or spaces",
+                            netdev ? kMaxNetdevName : kMaxRdmaDeviceName));
+        continue;
+      }
+      if (!seen.insert(name).second) r.error(e, path, fmt::format("'{}' is listed twice", name));
+      names.push_back(name);
+    }
+    (netdev ? a.host_netdevs : a.host_rdma_devices) = names;
+  }
 }
 
 }  // namespace
@@ -400,6 +442,20 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
                fmt::format("{} planes would split a {} Gbps NIC below 100 Gbps per plane", f.planes,
                            nic->rate_gbps)));
   }
+  // One OS name per rail port of a node: NICs x planes.
+  if (gpu && c.nics_per_node > 0)
+    for (const auto& [key, names] :
+         {std::pair{"addressing.host_netdevs", &s.addressing.host_netdevs},
+          std::pair{"addressing.host_rdma_devices", &s.addressing.host_rdma_devices}}) {
+      const size_t ports = static_cast<size_t>(c.nics_per_node) * std::max(1, f.planes);
+      if (!names->empty() && names->size() != ports)
+        errs.push_back(s.at(key,
+                            fmt::format("lists {} name{}, but a node has {} rail ports "
+                                        "(cluster.nics_per_node {} x fabric.planes {})",
+                                        names->size(), names->size() == 1 ? "" : "s", ports,
+                                        c.nics_per_node, f.planes),
+                            "name every rail port in cabling order, or leave the key out"));
+    }
   if (f.switch_id != "auto") {
     auto it = cat.switches.find(f.switch_id);
     if (it == cat.switches.end()) {

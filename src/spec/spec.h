@@ -87,6 +87,9 @@ struct AddressingSpec {
   long long asn_spine = 65000;            ///< spines (clos2); cores (clos3)
   long long asn_leaf = 65100;             ///< the first leaf's; each leaf has its own
   bool unnumbered = false;                ///< BGP unnumbered (IPv6 link-local) instead of /31s
+  /// The OS names of a node's rail ports, in cabling order (NIC 0 plane 1, NIC 0 plane 2, NIC 1,
+  /// ...): the netdevs (`ibdev2netdev`) and RDMA devices. Empty: nicN and mlx5_N.
+  std::vector<std::string> host_netdevs, host_rdma_devices;
 };
 
 /// A validated spec.

@@ -1,5 +1,6 @@
 #include "spec/spec.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -155,6 +156,33 @@ TEST(SpecErrors, ImpossibleCombinations) {
             std::string::npos);
 }
 
+// Rail device names: Linux interface names, one per rail port (NICs x planes), no repeats.
+TEST(SpecErrors, HostDeviceNames) {
+  const char* base =
+      "cluster: {{gpu: h100-sxm, nodes: 4, nic: cx7-400g, nics_per_node: 2}}\n"
+      "fabric: {{technology: roce, planes: {}}}\naddressing:\n  {}\n";
+  EXPECT_EQ(errors_of(fmt::format(fmt::runtime(base), 1, "host_netdevs: [ens1f0np0, ens2f0np0]")),
+            "");
+  EXPECT_EQ(errors_of(fmt::format(fmt::runtime(base), 2, "host_netdevs: [a.1, a.2, b.1, b.2]")),
+            "");
+  const auto count =
+      errors_of(fmt::format(fmt::runtime(base), 2, "host_rdma_devices: [mlx5_0, mlx5_1]"));
+  EXPECT_NE(count.find("spec.yaml:4:22: error: addressing.host_rdma_devices: lists 2 names, but a "
+                       "node has 4 rail ports (cluster.nics_per_node 2 x fabric.planes 2)"),
+            std::string::npos)
+      << count;
+  const auto bad = errors_of(
+      fmt::format(fmt::runtime(base), 1, "host_netdevs: [eth0, eth0, a/b, sixteen-chars-ab]"));
+  EXPECT_NE(bad.find("spec.yaml:4:24: error: addressing.host_netdevs: 'eth0' is listed twice"),
+            std::string::npos)
+      << bad;
+  EXPECT_NE(bad.find("'a/b' is not a network interface name"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("'sixteen-chars-ab' is not a network interface name"), std::string::npos);
+  EXPECT_NE(errors_of(fmt::format(fmt::runtime(base), 1, "host_netdevs: eth0"))
+                .find("expected a list of device names"),
+            std::string::npos);
+}
+
 TEST(SpecErrors, ReportsEveryErrorNotJustTheFirst) {
   const auto e = errors_of(
       "cluster:\n  gpu: h100-sxm\n  nodes: 4\n  nic: cx7-400g\n  colour: red\nfabric:\n  planes: "
@@ -178,8 +206,8 @@ TEST(SpecErrors, HostileInputIsRejectedNotCrashed) {
 namespace gf {
 // Inputs the fuzzer found; each once crashed the planner.
 TEST(SpecErrors, FuzzRegressions) {
-  for (const auto& e : std::filesystem::directory_iterator(
-           std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/fuzz-regressions")) {
+  for (const auto& e : std::filesystem::directory_iterator(std::string(GPUFABRIC_SOURCE_DIR) +
+                                                           "/tests/data/fuzz-regressions")) {
     if (e.path().filename().string().rfind("spec-", 0) != 0) continue;
     std::ifstream in(e.path());
     std::stringstream ss;
