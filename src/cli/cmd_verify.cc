@@ -97,8 +97,9 @@ Command add_diagnose(CLI::App& root) {
                 "NIC port rate RDMA results are judged against, e.g. 400G (default: the spec's, "
                 "or the nearest standard rate)");
   a->add_option("--spec", f->spec,
-                "the cluster spec: its NIC rate judges RDMA results, and nccl-tests results are "
-                "compared with the simulated fabric");
+                "the cluster spec: its NIC rate judges RDMA results, nccl-tests results are "
+                "compared with the simulated fabric, and the rails it names "
+                "(addressing.host_netdevs) are checked in ip link output (up, MTU 9000)");
   a->add_flag("--json", f->json, "print the findings as JSON");
   return {a, [f]() -> int {
             double rate = 0;
@@ -120,8 +121,10 @@ Command add_diagnose(CLI::App& root) {
             }
             auto files = read_outputs(f->files);
             if (!files) return fail(files.errors());
-            auto r = diagnose(*files, rate, planned ? &planned->plan : nullptr,
-                              planned ? &planned->catalog : nullptr);
+            auto r = diagnose(
+                *files, rate, planned ? &planned->plan : nullptr,
+                planned ? &planned->catalog : nullptr,
+                planned ? planned->spec.addressing.host_netdevs : std::vector<std::string>{});
             if (!r) return fail(r.errors());
             std::cout << (f->json ? findings_json(*r).dump(2) + "\n" : findings_text(*r));
             return has_error(*r) ? kExitFindings : kExitOk;

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/hosts.h"
 #include "sim/collective.h"
 #include "topo/fabric.h"
 
@@ -58,11 +59,64 @@ std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n'
 
 }  // namespace
 
+namespace {
+
+// The planned rails (addressing.host_netdevs) in `ip link` output: each present, up, at the MTU
+// the host files set (kHostMtu).
+void rail_findings(const std::vector<std::string>& rails,
+                   const std::map<std::string, std::pair<IpLinkInterface, std::string>>& links,
+                   std::vector<Finding>& out) {
+  std::vector<Evidence> missing, down, small, large;
+  for (const auto& rail : rails) {
+    const auto it = links.find(rail);
+    if (it == links.end()) {
+      missing.push_back(
+          {links.begin()->second.second, 0, fmt::format("{} is not among the interfaces", rail)});
+      continue;
+    }
+    const auto& [l, file] = it->second;
+    const Evidence ev{file, l.line, fmt::format("{} state {} mtu {}", l.name, l.state, l.mtu)};
+    if (l.state != "UP") down.push_back(ev);
+    if (l.mtu < kHostMtu) small.push_back(ev);
+    if (l.mtu > kHostMtu) large.push_back(ev);
+  }
+  if (!missing.empty())
+    out.push_back(make("rail-missing", "warning", missing,
+                       "a rail the spec names (addressing.host_netdevs) is not on this host: "
+                       "renamed, driver not loaded, or the output is of another host",
+                       "ibdev2netdev; ip link", "fix addressing.host_netdevs or the host"));
+  if (!down.empty())
+    out.push_back(make("rail-down", "error", down,
+                       "a planned rail is not up: its GPUs' traffic moves to the other rails or "
+                       "NCCL fails",
+                       "ip link; ethtool (link, cable); the switch port",
+                       "bring the link up (cable, transceiver, switch port), netplan apply"));
+  if (!small.empty())
+    out.push_back(
+        make("rail-mtu-below-plan", "error", small,
+             fmt::format("a planned rail runs below the planned MTU {}: jumbo RoCE "
+                         "frames and 4096-byte RDMA path MTU do not fit",
+                         kHostMtu),
+             "ip link; ibv_devinfo active_mtu; ping -M do -s 8972 to another host",
+             fmt::format("apply the generated netplan (MTU {}) on every node", kHostMtu)));
+  if (!large.empty())
+    out.push_back(make("rail-mtu-above-plan", "warning", large,
+                       fmt::format("a planned rail runs above the planned MTU {}: frames larger "
+                                   "than the switch MTU (9100 on SONiC) are dropped",
+                                   kHostMtu),
+                       "ip link; the switch port MTU",
+                       fmt::format("MTU {} on hosts, 9100-9216 on switches", kHostMtu)));
+}
+
+}  // namespace
+
 Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, double line_rate,
-                                      const Plan* plan, const Catalog* catalog) {
+                                      const Plan* plan, const Catalog* catalog,
+                                      const std::vector<std::string>& rail_netdevs) {
   std::vector<Finding> out;
   std::vector<Diagnostic> errs;
-  std::map<int, std::vector<std::pair<std::string, int>>> mtus;  // mtu -> where
+  std::map<int, std::vector<std::pair<std::string, int>>> mtus;          // mtu -> where
+  std::map<std::string, std::pair<IpLinkInterface, std::string>> links;  // name -> it, its file
   for (const auto& f : files) {
     switch (f.kind) {
       case OutputKind::kNcclLog: {
@@ -202,14 +256,16 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
         break;
       }
       case OutputKind::kIpLink: {
-        auto links = parse_ip_link(f.text, f.file);
-        if (!links) {
-          errs.insert(errs.end(), links.errors().begin(), links.errors().end());
+        auto parsed = parse_ip_link(f.text, f.file);
+        if (!parsed) {
+          errs.insert(errs.end(), parsed.errors().begin(), parsed.errors().end());
           break;
         }
-        for (const auto& l : *links)
+        for (const auto& l : *parsed) {
           if (l.name != "lo" && l.state == "UP")
             mtus[l.mtu].push_back({f.file + ": " + l.name, l.line});
+          links[l.name] = {l, f.file};
+        }
         break;
       }
       case OutputKind::kEthtool: {
@@ -357,6 +413,8 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
         break;
     }
   }
+  if (plan && plan->technology == "roce" && !links.empty() && !rail_netdevs.empty())
+    rail_findings(rail_netdevs, links, out);
   if (mtus.size() > 1) {
     std::vector<Evidence> ev;
     for (const auto& [mtu, where] : mtus)

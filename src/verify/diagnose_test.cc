@@ -57,6 +57,32 @@ TEST(Diagnose, HealthyOutputsHaveNoErrors) {
   for (const auto& f : *r) EXPECT_NE(f.severity, "error") << f.id;
 }
 
+// With a RoCE plan and named rails, ip link output is judged against the plan: ens2np0 runs
+// at 1500 (the planned 9000 does not fit), ens9np0 is missing, ens1np0 is as planned.
+TEST(Diagnose, PlannedRailsInIpLink) {
+  auto cat = *builtin_catalog();
+  const Plan plan = testing::plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 3}\n"
+      "fabric: {technology: roce, topology: clos2}\n",
+      cat);
+  auto r = diagnose({load("ip-d-link.txt")}, 400, &plan, &cat, {"ens1np0", "ens2np0", "ens9np0"});
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  const auto got = ids(*r);
+  EXPECT_TRUE(got.count("rail-mtu-below-plan:error"));
+  EXPECT_TRUE(got.count("rail-missing:warning"));
+  EXPECT_FALSE(got.count("rail-down:error"));
+  for (const auto& f : *r)
+    if (f.id == "rail-mtu-below-plan") {
+      ASSERT_EQ(f.evidence.size(), 1u);
+      EXPECT_EQ(f.evidence[0].line, 7);
+      EXPECT_EQ(f.evidence[0].text, "ens2np0 state UP mtu 1500");
+    }
+  // Without names (or without a RoCE plan) the rails are not known: no rail findings.
+  auto plain = diagnose({load("ip-d-link.txt")}, 400, &plan, &cat);
+  ASSERT_TRUE(plain.ok());
+  for (const auto& f : *plain) EXPECT_EQ(f.id.rfind("rail-", 0), std::string::npos) << f.id;
+}
+
 TEST(Diagnose, UnknownAndTruncatedFilesAreBadInput) {
   auto r = diagnose({{"x.txt", "what is this", OutputKind::kUnknown}}, 0);
   ASSERT_FALSE(r.ok());
