@@ -317,7 +317,10 @@ std::map<std::string, std::string> bgp_peers(const std::string& netns) {
   else if (j.contains("ipv4Unicast") && j["ipv4Unicast"].contains("peers"))
     peers = &j["ipv4Unicast"]["peers"];
   if (!peers) return out;
-  for (const auto& [peer, v] : peers->items()) out[peer] = v.value("state", "?");
+  for (const auto& [peer, v] : peers->items())
+    out[peer] = v.is_object() && v.contains("state") && v["state"].is_string()
+                    ? v["state"].get<std::string>()
+                    : "?";
   return out;
 }
 
@@ -494,6 +497,7 @@ struct Checker {
     const auto j = nlohmann::json::parse(r.out, nullptr, false);
     if (j.is_discarded() || !j.is_array() || j.empty()) return 0;
     const auto& route = j[0];
+    if (!route.is_object()) return 0;
     if (route.contains("nexthops")) return static_cast<int>(route["nexthops"].size());
     return route.contains("gateway") || route.contains("via") ? 1 : 0;
   }

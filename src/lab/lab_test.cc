@@ -120,6 +120,13 @@ TEST(Netplan, ErrorsNameFileLineAndKey) {
   EXPECT_FALSE(parse_netplan("network: [", "n.yaml").ok());
   EXPECT_FALSE(parse_netplan("version: 2\n", "n.yaml").ok());
   EXPECT_FALSE(parse_netplan("network:\n  ethernets:\n    nic0:\n      mtu: big\n", "n.yaml").ok());
+  EXPECT_FALSE(parse_netplan("network:\n  ethernets:\n    nic0:\n      mtu: 70000\n", "n").ok());
+  // Hostile shapes are errors, not crashes.
+  for (const char* text : {"just text", "network: 3", "network:\n  ethernets: [1, 2]",
+                           "network:\n  ethernets:\n    nic0:\n      routes: [1, {to: [x]}]",
+                           "network:\n  ethernets:\n    nic0:\n      routes: {a: b}",
+                           "network:\n  ethernets:\n    ? [a]\n    : {mtu: 9000}"})
+    EXPECT_FALSE(parse_netplan(text, "n.yaml").ok()) << text;
 }
 
 TEST(Process, CapturesOutputExitCodeAndDeadline) {

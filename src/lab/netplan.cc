@@ -1,11 +1,18 @@
 #include "lab/netplan.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <set>
 
+#include "common/yaml_reader.h"
+
 namespace gf {
 namespace {
+
+/// The MTUs Linux accepts on an Ethernet interface (IPv4 minimum 68; 16-bit length field).
+constexpr int kMinMtu = 68;
+constexpr int kMaxMtu = 65535;
 
 Diagnostic at(const std::string& file, const YAML::Node& n, const std::string& key,
               const std::string& message) {
@@ -34,8 +41,8 @@ Result<std::vector<NetplanInterface>> parse_netplan(const std::string& text,
     return Diagnostic{file, e.mark.line + 1, e.mark.column + 1, "", e.msg, ""};
   }
   std::vector<Diagnostic> errs;
-  const YAML::Node eths = root["network"] ? root["network"]["ethernets"] : YAML::Node{};
-  if (!eths || !eths.IsMap())
+  const YAML::Node eths = child(child(root, "network"), "ethernets");
+  if (!eths.IsDefined() || !eths.IsMap())
     return Diagnostic{file, 1, 1, "network.ethernets", "missing: no interfaces to configure", ""};
   std::vector<NetplanInterface> out;
   try {
@@ -49,9 +56,14 @@ Result<std::vector<NetplanInterface>> parse_netplan(const std::string& text,
         continue;
       }
       check_keys(file, n, path, {"mtu", "addresses", "routes", "routing-policy"}, errs);
-      if (n["mtu"]) i.mtu = n["mtu"].as<int>();
-      for (const auto& a : n["addresses"]) i.addresses.push_back(a.as<std::string>());
-      for (const auto& r : n["routes"]) {
+      if (n["mtu"]) {
+        i.mtu = n["mtu"].as<int>();
+        if (i.mtu < kMinMtu || i.mtu > kMaxMtu)
+          errs.push_back(at(file, n["mtu"], path + ".mtu",
+                            fmt::format("{} is not an MTU ({}..{})", i.mtu, kMinMtu, kMaxMtu)));
+      }
+      for (const auto& a : child(n, "addresses")) i.addresses.push_back(a.as<std::string>());
+      for (const auto& r : child(n, "routes")) {
         check_keys(file, r, path + ".routes[]", {"to", "via", "scope", "table"}, errs);
         NetplanRoute route;
         if (!r["to"])
@@ -63,7 +75,7 @@ Result<std::vector<NetplanInterface>> parse_netplan(const std::string& text,
         if (r["table"]) route.table = r["table"].as<int>();
         i.routes.push_back(route);
       }
-      for (const auto& r : n["routing-policy"]) {
+      for (const auto& r : child(n, "routing-policy")) {
         check_keys(file, r, path + ".routing-policy[]", {"from", "table"}, errs);
         if (!r["from"] || !r["table"]) {
           errs.push_back(at(file, r, path + ".routing-policy[]", "needs from and table"));
