@@ -166,7 +166,8 @@ void for_each_link(const Plan& p, const Catalog& cat,
       const long long per = (t.spine_up + t.cores_per_group - 1) / t.cores_per_group;
       for (long long s = 0; s < t.spines; ++s) {
         const long long pod = s / t.spines_per_pod, idx = s % t.spines_per_pod;
-        for (int j = 0; j < t.spine_up; ++j) {
+        const int up = pod == t.pods - 1 ? t.last_pod_spine_up : t.spine_up;
+        for (int j = 0; j < up; ++j) {
           const long long c = idx * t.cores_per_group + j % t.cores_per_group;
           r.kind = LinkKind::kSpineCore;
           r.plane = plane;

@@ -133,12 +133,20 @@ Topology size_topology(const std::string& kind, int nodes, int rails, int radix,
     const int kc = usable(k, f.spine_headroom);
     t.max_endpoints = pod_endpoints * kc;
     if (t.pods > kc) return Topology{};
+    // A spine is 1:1: as many uplinks to the cores as links down from its pod's leaves. A
+    // partly filled last pod keeps every spine (each leaf spreads its uplinks over all of them)
+    // but needs fewer core uplinks.
+    const long long per_pair = ceil_div(t.leaf_up, t.spines_per_pod);
+    const long long last_leaves = t.leaves - 1LL * (t.pods - 1) * leaves_per_pod;
+    t.spine_up = static_cast<int>(std::min<long long>(spine_up, leaves_per_pod * per_pair));
+    t.last_pod_spine_up = static_cast<int>(std::min<long long>(t.spine_up, last_leaves * per_pair));
     // Core group s serves spine s of every pod.
     t.core_groups = t.spines_per_pod;
-    t.cores_per_group = uppers_needed(t.pods, spine_up, kc);
+    t.cores_per_group = uppers_needed(t.pods, t.spine_up, kc);
     if (t.cores_per_group <= 0) return Topology{};
     t.cores = t.core_groups * t.cores_per_group;
-    t.spine_core_links = 1LL * t.spines * spine_up;
+    t.spine_core_links =
+        1LL * t.spines_per_pod * ((t.pods - 1LL) * t.spine_up + t.last_pod_spine_up);
     return t;
   }
   if (kind == "dragonfly") {
@@ -470,8 +478,14 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
         fmt::format("{:.0f}% of top-tier ports are free; the guide (§8) keeps >= 50% "
                     "free for growth: set fabric.spine_headroom: 0.5 to plan it",
                     100 * p.spine_ports_free_fraction));
-  if (p.topo.kind == "clos3")
-    p.notes.push_back("pods are built with their full complement of spines");
+  if (p.topo.kind == "clos3" && p.topo.last_pod_spine_up < p.topo.spine_up) {
+    const int last_units = p.topo.units - (p.topo.pods - 1) * p.topo.units_per_pod;
+    p.notes.push_back(fmt::format(
+        "the last pod holds {} of {} scalable units: it has all {} spines (every leaf spreads its "
+        "uplinks over them) but each takes {} of the {} core uplinks a full pod's spine does",
+        last_units, p.topo.units_per_pod, p.topo.spines_per_pod, p.topo.last_pod_spine_up,
+        p.topo.spine_up));
+  }
   if (p.topo.kind == "dragonfly")
     p.notes.push_back(fmt::format(
         "dragonfly+: {} groups joined pairwise by {} global links; the bisection carries {:.0f}% "

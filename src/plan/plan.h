@@ -28,6 +28,9 @@ struct Topology {
   int units = 0;
   int leaves = 0, spines = 0, cores = 0;  ///< per plane
   int spine_down = 0, spine_up = 0;       ///< ports per spine used downwards / upwards
+  /// clos3: uplinks of each spine of the last pod, fewer than spine_up when that pod is only
+  /// partly filled (1:1 at the spine: as many uplinks as its leaves' links down).
+  int last_pod_spine_up = 0;
   int pods = 0, units_per_pod = 0, spines_per_pod = 0;  ///< clos3 and dragonfly (pods = groups)
   int core_groups = 0, cores_per_group = 0;             ///< clos3: core group per spine index
   int global_links_per_pair = 0;                        ///< dragonfly

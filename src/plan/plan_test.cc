@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -237,6 +238,31 @@ void check_cabling(const std::string& yaml) {
   EXPECT_FALSE(dup) << yaml;
   EXPECT_EQ(rows, p.link_total) << yaml;
   EXPECT_EQ(cabling_csv(p, cat), cabling_csv(p, cat));  // deterministic
+}
+
+// A partly filled last pod keeps every spine but only the core uplinks its leaves need (1:1 at
+// the spine): 19 units of 32 nodes in pods of 4 units leave 3 units in the fifth pod.
+TEST(Plan, PartialLastPodTakesOnlyTheCoreUplinksItNeeds) {
+  const Plan p = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 600, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700}\n");
+  const Topology& t = p.topo;
+  ASSERT_EQ(t.kind, "clos3");
+  ASSERT_EQ(t.pods, 5);
+  ASSERT_EQ(t.units, 19);
+  EXPECT_EQ(t.last_pod_spine_up * 4, t.spine_up * 3);
+  EXPECT_EQ(t.spine_core_links, 1LL * t.spines_per_pod * (4 * t.spine_up + t.last_pod_spine_up));
+  auto cat = *builtin_catalog();
+  std::map<std::string, int> ups;  // spine -> core uplinks in the cabling plan
+  for_each_link(p, cat, [&](const CableRun& r) {
+    if (r.kind == LinkKind::kSpineCore) ++ups[r.a_device];
+  });
+  EXPECT_EQ(ups["pod01-spine01"], t.spine_up);
+  EXPECT_EQ(ups["pod05-spine01"], t.last_pod_spine_up);
+  bool noted = false;
+  for (const auto& n : p.notes)
+    noted = noted || n.find("last pod holds 3 of 4") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 TEST(Cabling, ConsistentForEveryTopology) {
