@@ -89,7 +89,7 @@ int down(const LabLayout& lab, const LabFlags& f) {
 int run(LabFlags f) {
   auto loaded = load_and_plan(f.spec);
   if (!loaded) return fail(loaded.errors());
-  auto lab = lab_layout(loaded->spec, loaded->plan, loaded->catalog);
+  auto lab = lab_layout(*loaded);
   if (!lab) return fail(lab.errors());
   if (f.action != "down")
     if (auto errs = lab_preflight(f.options); !errs.empty()) return fail(errs);

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "config/config_set.h"
 #include "config/frr.h"
 #include "config/hosts.h"
 #include "lab/netplan.h"
@@ -146,43 +147,41 @@ const LabDevice* LabLayout::device(const std::string& n) const {
   return nullptr;
 }
 
-Result<LabLayout> lab_layout(const Spec& spec, const Plan& plan, const Catalog& catalog) {
-  auto a = plan_addresses(plan, catalog, spec.addressing);
-  if (!a) {
-    std::vector<Diagnostic> errs;
-    for (const auto& d : a.errors()) errs.push_back(spec.at(d.key, d.message, d.hint));
-    return errs;
-  }
+Result<LabLayout> lab_layout(const PlannedSpec& planned) {
+  const Spec& spec = planned.spec;
+  const Plan& plan = planned.plan;
+  if (plan.technology == "infiniband")
+    return spec.at("fabric.technology",
+                   "the lab emulates a routed (RoCE) fabric; InfiniBand has no IP underlay",
+                   "plan the lab with fabric.technology: roce");
   if (plan.topo.kind == "single")
     return spec.at("fabric.topology",
                    "the lab checks ECMP across spines and needs at least two tiers",
                    "set fabric.topology: clos2");
+  const long long devices = plan.switch_total + plan.nodes;
+  if (devices > kLabMaxDevices)
+    return spec.at("cluster.nodes",
+                   fmt::format("the lab emulates at most {} switches and hosts; this spec has {} "
+                               "({} switches, {} nodes)",
+                               kLabMaxDevices, devices, plan.switch_total, plan.nodes),
+                   "run the lab on a small spec of the same design, e.g. "
+                   "examples/roce-lab-16.yaml");
+  // Exactly the files `gpufabric configs --target frr,host` writes.
+  auto set = config_files(planned, {"frr", "host"});
+  if (!set) return set.errors();
   LabLayout lab;
   lab.name = spec.name.empty() ? fs::path(spec.path).stem().string() : spec.name;
-  lab.addresses = std::move(*a);
-  const std::vector<NodeRails> nodes = lab.addresses.nodes();
-  const size_t devices = lab.addresses.switches.size() + nodes.size();
-  if (devices > static_cast<size_t>(kLabMaxDevices))
-    return spec.at(
-        "cluster.nodes",
-        fmt::format("the lab emulates at most {} switches and hosts; this spec has {} "
-                    "({} switches, {} nodes)",
-                    kLabMaxDevices, devices, lab.addresses.switches.size(), nodes.size()),
-        "run the lab on a small spec of the same design, e.g. "
-        "examples/roce-lab-16.yaml");
+  lab.addresses = std::move(set->addresses);
+  lab.configs = std::move(set->files);
   const std::string prefix = "gf-" + sanitize(lab.name, kMaxLabNameInNetns) + "-";
   for (const auto& sw : lab.addresses.switches)
     lab.devices.push_back({sw.name, sw.role, prefix + sw.name});
-  for (const auto& n : nodes) lab.devices.push_back({n.node, "host", prefix + n.node});
+  for (const auto& n : lab.addresses.nodes())
+    lab.devices.push_back({n.node, "host", prefix + n.node});
   for (const auto& l : lab.addresses.links)
     lab.links.push_back({l.a_device, swp_name(l.a_port), l.b_device, swp_name(l.b_port), true});
   for (const auto& h : lab.addresses.hosts)
     lab.links.push_back({h.node, h.netdev, h.leaf, swp_name(h.leaf_port), false});
-  // The files `gpufabric configs` writes that the lab uses.
-  lab.configs.push_back({"ip-plan.csv", ip_plan_csv(lab.addresses)});
-  for (const auto& sw : lab.addresses.switches)
-    lab.configs.push_back({"frr/" + sw.name + ".conf", frr_conf(lab.addresses, sw)});
-  for (auto& f : host_files(plan, lab.addresses)) lab.configs.push_back(std::move(f));
   return lab;
 }
 

@@ -48,9 +48,10 @@ struct LabLayout {
   const LabDevice* device(const std::string& name) const;
 };
 
-/// The lab of a planned spec. Errors: InfiniBand (no IP fabric; names fabric.technology), more
-/// than kLabMaxDevices devices (names cluster.nodes), and the address plan's own errors.
-Result<LabLayout> lab_layout(const Spec& spec, const Plan& plan, const Catalog& catalog);
+/// The lab of a planned spec. Errors: InfiniBand (no IP fabric; names fabric.technology), a
+/// single switch (fabric.topology), more than kLabMaxDevices devices (cluster.nodes), and the
+/// address plan's own errors.
+Result<LabLayout> lab_layout(const PlannedSpec& planned);
 
 struct LabCheck {
   std::string name;

@@ -30,7 +30,7 @@ const std::string* config(const LabLayout& lab, const std::string& name) {
 
 TEST(LabLayout, SixteenGpuLabHasTwoSpinesFourLeavesEightHosts) {
   const PlannedSpec p = load("roce-lab-16.yaml");
-  auto lab = lab_layout(p.spec, p.plan, p.catalog);
+  auto lab = lab_layout(p);
   ASSERT_TRUE(lab.ok()) << format_diagnostics(lab.errors());
   std::map<std::string, int> roles;
   std::set<std::string> spaces;
@@ -69,11 +69,11 @@ TEST(LabLayout, SixteenGpuLabHasTwoSpinesFourLeavesEightHosts) {
 
 TEST(LabLayout, RefusesWhatItCannotEmulate) {
   const PlannedSpec ib = load("seed-70b-1024.yaml");  // InfiniBand: no IP fabric
-  auto a = lab_layout(ib.spec, ib.plan, ib.catalog);
+  auto a = lab_layout(ib);
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.errors()[0].key, "fabric.technology");
   const PlannedSpec big = load("roce-16k.yaml");  // thousands of switches and hosts
-  auto b = lab_layout(big.spec, big.plan, big.catalog);
+  auto b = lab_layout(big);
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.errors()[0].key, "cluster.nodes");
   EXPECT_GT(b.errors()[0].line, 0);
@@ -82,7 +82,7 @@ TEST(LabLayout, RefusesWhatItCannotEmulate) {
 
 TEST(Netplan, GeneratedHostFileBecomesIpCommands) {
   const PlannedSpec p = load("roce-lab-16.yaml");
-  auto lab = lab_layout(p.spec, p.plan, p.catalog);
+  auto lab = lab_layout(p);
   ASSERT_TRUE(lab.ok());
   auto ifaces = parse_netplan(*config(*lab, "hosts/node001/netplan.yaml"), "netplan.yaml");
   ASSERT_TRUE(ifaces.ok()) << format_diagnostics(ifaces.errors());
