@@ -16,9 +16,17 @@ sed 's/^name: roce-lab-16/name: ctest-lab16u/; s/unnumbered: false/unnumbered: t
   "$src/examples/roce-lab-16.yaml" >"$unnumbered"
 echo "  host_netdevs: [ens1f0np0, ens2f0np0]  # rails named as on a real node" >>"$unnumbered"
 lab() { "$bin" lab "$@" --state-dir "$state"; }
+dual="$tmp/dual.yaml"  # two planes of one 800G NIC per node: each plane its own fabric
+cat >"$dual" <<'EOF'
+name: ctest-dual
+cluster: {gpu: h100-sxm, nodes: 4, gpus_per_node: 2, nic: cx8-800g, nics_per_node: 1}
+fabric: {technology: roce, topology: clos2, scalable_unit: 2, switch: arista-7060x6,
+         oversubscription: 1, planes: 2}
+EOF
 cleanup() {
   lab down "$numbered" >/dev/null 2>&1
   lab down "$unnumbered" >/dev/null 2>&1
+  lab down "$dual" >/dev/null 2>&1
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -85,4 +93,14 @@ grep -q "11 of 11 checks passed" "$tmp/out" || fail "unnumbered: not every check
 grep -q "node001 ens1f0np0 (10.128.0.2)" "$tmp/out" || fail "unnumbered: rails not named"
 lab down "$unnumbered" >/dev/null 2>&1 || fail "down unnumbered"
 [ "$(spaces ctest-lab16u)" = 0 ] || fail "down left namespaces (unnumbered)"
-echo "lab up/check/down: numbered and unnumbered pass, failures clean up"
+# Dual-plane: two separate fabrics; every address answers from the first node's port in its
+# plane, and the link failure is handled inside plane 1.
+lab up "$dual" >"$tmp/out" 2>&1 || fail "up dual-plane: $(cat "$tmp/out")"
+lab check "$dual" --timeout 30 >"$tmp/out" 2>&1
+rc=$?
+cat "$tmp/out"
+[ "$rc" = 0 ] || fail "check dual-plane: exit $rc"
+grep -q "6 of 6 host addresses answer" "$tmp/out" || fail "dual-plane: not every address answered"
+lab down "$dual" >/dev/null 2>&1 || fail "down dual-plane"
+[ "$(spaces ctest-dual)" = 0 ] || fail "down left namespaces (dual-plane)"
+echo "lab up/check/down: numbered, unnumbered and dual-plane pass, failures clean up"

@@ -210,6 +210,8 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
     h.rdma_device = port < spec.host_rdma_devices.size() ? spec.host_rdma_devices[port]
                                                          : fmt::format("mlx5_{}", port);
     h.rail = r.rail;
+    h.plane = r.plane;
+    h.port = static_cast<int>(port);
     h.leaf_port = r.b_port_no;
     h.ip = next++;
     h.prefix_len = sn.prefix.len;

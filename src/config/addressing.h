@@ -46,6 +46,8 @@ struct HostAddress {
   std::string netdev;           ///< the OS interface (addressing.host_netdevs, else = nic)
   std::string rdma_device;      ///< the RDMA device (addressing.host_rdma_devices, else mlx5_N)
   int rail = 0, leaf_port = 0;
+  int plane = 0;  ///< 0-based
+  int port = 0;   ///< the node's rail port: rail x planes + plane (its policy-routing table)
   uint32_t ip = 0;
   int prefix_len = 0;
   uint32_t gateway = 0;

@@ -227,6 +227,30 @@ TEST(Hosts, RailNamesFromTheSpec) {
   EXPECT_NE(eos_config(lab.plan, *a, *leaf).find("node001 ens2f0np0"), std::string::npos);
 }
 
+// Two planes: every rail port of a node gets its own policy-routing table (one table per rail
+// would hold two routes to the same prefix, and netplan / ip would refuse the second).
+TEST(Hosts, EveryPlanePortHasItsOwnRoutingTable) {
+  const char* spec =
+      "cluster: {gpu: h100-sxm, nodes: 4, gpus_per_node: 2, nic: cx8-800g, nics_per_node: 1}\n"
+      "fabric: {technology: roce, topology: clos2, scalable_unit: 2, switch: arista-7060x6, "
+      "planes: 2}\n";
+  auto s = parse_spec(spec, "t.yaml");
+  ASSERT_TRUE(s.ok());
+  auto cat = *builtin_catalog();
+  ASSERT_TRUE(validate_spec(*s, cat).empty());
+  auto plan = make_plan(*s, cat);
+  ASSERT_TRUE(plan.ok());
+  auto a = plan_addresses(*plan, cat, s->addressing);
+  ASSERT_TRUE(a.ok());
+  std::map<std::string, std::string> files;
+  for (auto& [name, text] : host_files(*plan, *a)) files[name] = text;
+  const YAML::Node np = YAML::Load(files["hosts/node001/netplan.yaml"]);
+  std::set<int> tables;
+  for (const auto& eth : np["network"]["ethernets"])
+    for (const auto& r : eth.second["routing-policy"]) tables.insert(r["table"].as<int>());
+  EXPECT_EQ(tables, (std::set<int>{100, 101}));
+}
+
 TEST(Ansible, InventoryGroupsEverySwitchAndNode) {
   const PlannedSpec lab = load("roce-lab-64.yaml");
   auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);

@@ -5,8 +5,9 @@
 namespace gf {
 namespace {
 
-// The first policy-routing table; rail r uses kRailTableBase + r so that replies leave by the
-// rail they came in on (several NICs of one host in different subnets).
+// The first policy-routing table; rail port p (rail x planes + plane) uses kRailTableBase + p
+// so that replies leave by the port they came in on (several NICs of one host in different
+// subnets).
 constexpr int kRailTableBase = 100;
 
 }  // namespace
@@ -40,7 +41,7 @@ std::vector<OutputFile> host_files(const Plan& plan, const AddressPlan& a) {
           "spec, addressing.host_netdevs\n";
     np += "network:\n  version: 2\n  ethernets:\n";
     for (const auto* h : ports) {
-      const int table = kRailTableBase + h->rail;
+      const int table = kRailTableBase + h->port;  // one table per rail port (and plane)
       np += fmt::format(
           "    {}:\n      mtu: {}\n      addresses: [{}/{}]\n      routes:\n"
           "        - to: {}\n          scope: link\n          table: {}\n"
