@@ -42,7 +42,7 @@ rc=$?
 [ "$rc" = 1 ] || fail "up with a failing zebra: exit $rc, expected 1"
 grep -q "zebra" "$tmp/err" || fail "the error does not name zebra: $(cat "$tmp/err")"
 [ "$(spaces ctest-lab16)" = 0 ] || fail "a failed up left namespaces: $(ip netns list)"
-[ ! -e "$state/ctest-lab16" ] || fail "a failed up left its state folder"
+[ "$(ls "$state/ctest-lab16")" = "logs" ] || fail "a failed up left more than its logs"
 ls -d /var/run/frr/gf-ctest-lab16-* >/dev/null 2>&1 && fail "a failed up left FRR run folders"
 
 # check before up is bad input.

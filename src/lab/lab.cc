@@ -1,7 +1,6 @@
 #include "lab/lab.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -109,7 +108,7 @@ pid_t lab_daemon_pid(const std::string& netns, const std::string& daemon) {
   if (!(in >> pid) || pid <= 1) return -1;
   // A recycled PID is somebody else's: it must be this daemon, started for this namespace.
   const std::string cmd = process_cmdline(static_cast<pid_t>(pid));
-  if (cmd.find(daemon) == std::string::npos || cmd.find("-N " + netns) == std::string::npos)
+  if (cmd.find(daemon) == std::string::npos || cmd.find("-N " + netns + " ") == std::string::npos)
     return -1;
   return static_cast<pid_t>(pid);
 }
@@ -188,7 +187,20 @@ Result<LabLayout> lab_layout(const PlannedSpec& planned) {
 // ---------------------------------------------------------------------------------------------
 // down
 
+namespace {
+
+// Removes the lab; `keep_logs` keeps the daemons' logs of a failed `up` for the user to read.
+LabDownResult tear_down(const LabLayout& lab, const LabOptions& o, bool keep_logs);
+
+}  // namespace
+
 LabDownResult lab_down(const LabLayout& lab, const LabOptions& o) {
+  return tear_down(lab, o, false);
+}
+
+namespace {
+
+LabDownResult tear_down(const LabLayout& lab, const LabOptions& o, bool keep_logs) {
   LabDownResult r;
   const std::string dir = lab_dir(lab, o);
   std::vector<std::string> spaces = recorded_namespaces(dir);
@@ -219,9 +231,16 @@ LabDownResult lab_down(const LabLayout& lab, const LabOptions& o) {
     if (netns_exists(ns) && run_command({"ip", "netns", "delete", ns}).ok()) ++r.namespaces;
   }
   std::error_code ec;
-  fs::remove_all(dir, ec);
+  if (!keep_logs) {
+    fs::remove_all(dir, ec);
+  } else if (fs::is_directory(dir, ec)) {
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().filename() != "logs") fs::remove_all(e.path(), ec);
+  }
   return r;
 }
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // up
@@ -449,8 +468,9 @@ Result<LabUpResult> lab_up(const LabLayout& lab, const LabOptions& o) {
     return built;
   }();
   if (!r) {
-    say(o, "failed: removing what was made");
-    lab_down(lab, o);
+    say(o,
+        "failed: removing what was made (the daemons' logs stay in " + lab_dir(lab, o) + "/logs)");
+    tear_down(lab, o, true);
   }
   return r;
 }
