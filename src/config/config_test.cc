@@ -157,6 +157,9 @@ TEST(Sonic, ConfigDbHoldsTheRoceTablesAndItsFrrConfIsValid) {
     EXPECT_EQ(db["DEVICE_METADATA"]["localhost"]["bgp_asn"], std::to_string(sw.asn));
     EXPECT_EQ(db["DSCP_TO_TC_MAP"]["ROCE"]["26"], "3");
     EXPECT_EQ(db["DSCP_TO_TC_MAP"]["ROCE"]["48"], "6");
+    // ECMP hashes the L4 ports too: RoCE v2's entropy is in the UDP source port.
+    EXPECT_EQ(db["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"].size(), 5u);
+    EXPECT_EQ(db["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"][3], "L4_SRC_PORT");
     for (const auto& [port, cfg] : db["PORT"].items()) {
       EXPECT_EQ(cfg["mtu"], "9100") << port;
       EXPECT_EQ(db["PORT_QOS_MAP"][port]["pfc_enable"], "3") << port;
@@ -344,6 +347,7 @@ TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
       ++n;
     EXPECT_EQ(static_cast<int>(n), links) << sw.name;
     EXPECT_NE(nv.find("nv set qos roce mode lossless"), std::string::npos);
+    EXPECT_NE(nv.find("nv set system forwarding ecmp-hash source-port on"), std::string::npos);
     EXPECT_NE(nv.find("nv set router bgp autonomous-system " + std::to_string(sw.asn)),
               std::string::npos);
   }

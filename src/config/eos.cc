@@ -64,6 +64,9 @@ std::string eos_config(const Plan& plan, const AddressPlan& a, const SwitchAddre
                      kEosMtu, ipv4_str(subnet->gateway), subnet->prefix.len);
   }
   c += "ip routing\n!\n";
+  // Left at EOS's default hash, which covers the L4 ports of IPv4 ECMP traffic.
+  c += "! ECMP: EOS's default IPv4 hash covers source/destination IP, protocol and L4 ports;\n"
+       "! RoCE v2 carries per-QP entropy in the UDP source port (guide 4.2)\n!\n";
   c += fmt::format("router bgp {}\n   router-id {}\n   maximum-paths {} ecmp {}\n", sw.asn,
                    ipv4_str(sw.loopback), kFrrMaximumPaths, kFrrMaximumPaths);
   c += "   bgp bestpath as-path multipath-relax\n";

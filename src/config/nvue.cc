@@ -16,6 +16,11 @@ std::string nvue_commands(const AddressPlan& a, const SwitchAddress& sw) {
   // RoCE: lossless on priority 3 (DSCP 26) with ECN, CNPs strict priority (Cumulus' RoCE
   // profile applies the guide's §4.2 marking).
   c += "nv set qos roce mode lossless\n";
+  // ECMP over the 5-tuple: RoCE v2 carries per-QP entropy in the UDP source port (guide §4.2).
+  // Cumulus Linux 5.15 and later write "enabled" for "on".
+  for (const char* field :
+       {"source-ip", "destination-ip", "ip-protocol", "source-port", "destination-port"})
+    c += fmt::format("nv set system forwarding ecmp-hash {} on\n", field);
   for (const auto& p : a.ports_of(sw.name)) {
     const std::string port = swp_name(p.port);
     c += fmt::format("nv set interface {} description \"to {} {}\"\n", port, p.peer,

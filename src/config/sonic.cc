@@ -55,6 +55,10 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
   dscp[std::to_string(kRoceDscp)] = std::to_string(kRocePriority);
   dscp[std::to_string(kCnpDscp)] = std::to_string(kCnpQueue);
   db["DSCP_TO_TC_MAP"][kMap] = dscp;
+  // ECMP over the 5-tuple (SONiC generic hash, 202305+): RoCE v2 carries per-QP entropy in the
+  // UDP source port (guide §4.2).
+  db["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"] =
+      json::array({"SRC_IP", "DST_IP", "IP_PROTOCOL", "L4_SRC_PORT", "L4_DST_PORT"});
   json tcq = json::object(), tcpg = json::object();
   for (int tc = 0; tc < 8; ++tc) {
     tcq[std::to_string(tc)] = std::to_string(tc);

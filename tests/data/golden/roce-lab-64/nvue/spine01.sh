@@ -4,6 +4,11 @@ set -e
 nv set system hostname spine01
 nv set interface lo ip address 10.0.0.2/32
 nv set qos roce mode lossless
+nv set system forwarding ecmp-hash source-ip on
+nv set system forwarding ecmp-hash destination-ip on
+nv set system forwarding ecmp-hash ip-protocol on
+nv set system forwarding ecmp-hash source-port on
+nv set system forwarding ecmp-hash destination-port on
 nv set interface swp1 description "to su01-r0-leaf swp65"
 nv set interface swp1 link mtu 9216
 nv set interface swp1 ip address 10.1.0.1/31
