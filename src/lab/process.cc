@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -35,8 +36,10 @@ pid_t spawn(const std::vector<std::string>& argv, int out_w, int err_w) {
   dup2(out_w, STDOUT_FILENO);
   dup2(err_w, STDERR_FILENO);
   execvp(args[0], args.data());
-  const std::string msg = std::string(args[0]) + ": cannot run it (is it installed?)\n";
-  (void)!write(STDERR_FILENO, msg.data(), msg.size());
+  // Only async-signal-safe calls between fork and _exit.
+  static constexpr char kCannotRun[] = ": cannot run it (is it installed?)\n";
+  (void)!write(STDERR_FILENO, args[0], std::strlen(args[0]));
+  (void)!write(STDERR_FILENO, kCannotRun, sizeof kCannotRun - 1);
   _exit(kExecFailed);
 }
 
