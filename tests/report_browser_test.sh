@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 browser=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$browser" ] || { echo "missing chromium (make deps installs it)"; exit 1; }
 
-"$bin" report "$src/examples/seed-70b-1024.yaml" -o "$tmp/out" \
+"$bin" report "$src/examples/seed-70b-1024.yaml" -o "$tmp/out" --configs \
   --measured "$src/tests/data/outputs/nccl-tests-2node-allreduce.txt" >"$tmp/report.log"
 grep -q "report: $tmp/out/report.html" "$tmp/report.log"
 
@@ -33,6 +33,8 @@ points=$(grep -o 'data-chart-points="[0-9]*"' "$tmp/dom.html" | grep -o '[0-9]*'
 [ "${points:-0}" -gt 20 ] || fail "only ${points:-0} data marks drawn"
 grep -q "measured: nccl-tests-2node-allreduce.txt (2 nodes)" "$tmp/dom.html" || fail "measured run not in the legend"
 grep -q "all_reduce on 2 nodes (simulated)" "$tmp/dom.html" || fail "no simulated curve for the measured job"
+grep -q '<h2>Configurations</h2>' "$tmp/dom.html" || fail "no Configurations section"
+[ -s "$tmp/out/configs/opensm/opensm.conf" ] || fail "--configs wrote no configs/opensm/opensm.conf"
 [ -s "$tmp/shot.png" ] || fail "no screenshot"
 cp "$tmp/shot.png" "$shot"
 

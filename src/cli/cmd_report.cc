@@ -16,6 +16,7 @@ namespace {
 struct ReportFlags {
   std::string spec, out;
   std::vector<std::string> measured;
+  bool configs = false;
 };
 
 int run(const ReportFlags& f) {
@@ -30,7 +31,7 @@ int run(const ReportFlags& f) {
     if (!run) return fail(run.errors());
     measured.push_back(measured_run(*run, path, loaded->plan.gpus_per_node));
   }
-  auto files = make_report(*loaded, measured);
+  auto files = make_report(*loaded, measured, f.configs);
   if (!files) return fail(files.errors());
   auto written = write_outputs(f.out, *files);
   if (!written) return fail(written.errors());
@@ -49,6 +50,9 @@ Command add_report(CLI::App& root) {
   a->add_option("SPEC", f->spec, "the cluster spec (YAML)")->required();
   a->add_option("-o,--out", f->out, "folder for report.html and its companions")->required();
   a->add_option("--measured", f->measured, "nccl-tests outputs to overlay on the busbw chart");
+  a->add_flag("--configs", f->configs,
+              "also write every configuration `gpufabric configs` writes under configs/ and "
+              "link it from a Configurations section");
   return {a, [f] { return run(*f); }};
 }
 

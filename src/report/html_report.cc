@@ -270,7 +270,15 @@ std::string report_html(const ReportInputs& in) {
   for (const auto& w : p.warnings) body += "<li class=\"warn\">" + esc(w) + "</li>";
   for (const auto& n : p.notes) body += "<li>" + esc(n) + "</li>";
   if (p.warnings.empty() && p.notes.empty()) body += "<li>none</li>";
-  body += "</ul></section><section><h2>Files</h2><ul>";
+  body += "</ul></section>";
+  if (!in.config_links.empty()) {
+    body += "<section><h2>Configurations</h2><ul>";
+    for (const auto& l : in.config_lines) body += "<li>" + esc(l) + "</li>";
+    body += "</ul><p>";
+    for (const auto& f : in.config_links) body += fmt::format("<a href=\"{0}\">{0}</a> ", esc(f));
+    body += "</p></section>";
+  }
+  body += "<section><h2>Files</h2><ul>";
   for (const auto& f : in.files) body += fmt::format("<li><a href=\"{0}\">{0}</a></li>", esc(f));
   body += "</ul></section>";
 

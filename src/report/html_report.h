@@ -38,6 +38,8 @@ struct ReportInputs {
   std::vector<StepScenario> sensitivity;
   std::vector<ReportWhatIf> what_if;
   std::vector<std::string> files;  ///< files written beside the report, for links
+  /// What configs/ holds (one line each) and its entries to link; empty without --configs.
+  std::vector<std::string> config_lines, config_links;
 };
 
 std::string report_html(const ReportInputs& in);

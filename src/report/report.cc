@@ -3,7 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
+#include "config/config_set.h"
+#include "config/frr.h"
+#include "config/hosts.h"
+#include "config/opensm.h"
 #include "report/plan_report.h"
 #include "report/sim_report.h"
 #include "report/step_report.h"
@@ -112,8 +117,48 @@ MeasuredRun measured_run(const NcclTestsRun& run, const std::string& file, int g
   return m;
 }
 
+namespace {
+
+// configs/ of the report and the lines that say what it holds.
+Result<std::vector<OutputFile>> report_configs(const PlannedSpec& planned, ReportInputs& in) {
+  auto set = config_files(planned, {});
+  if (!set) return set.errors();
+  std::vector<OutputFile> files;
+  for (auto& [name, text] : set->files) files.push_back({"configs/" + name, std::move(text)});
+  for (const auto& f : set->folders) in.config_links.push_back("configs/" + f);
+  const Plan& plan = planned.plan;
+  if (plan.technology == "infiniband") {
+    in.config_lines.push_back(fmt::format(
+        "InfiniBand: the subnet manager (OpenSM, routing engine {}) configures the fabric; "
+        "opensm/ holds its configuration and partitions, cabling.csv the cabling plan",
+        opensm_routing_engine(plan)));
+    return files;
+  }
+  const AddressPlan& a = set->addresses;
+  long long asn_lo = 0, asn_hi = 0;
+  std::set<long long> asns;
+  for (const auto& sw : a.switches) asns.insert(sw.asn);
+  if (!asns.empty()) asn_lo = *asns.begin(), asn_hi = *asns.rbegin();
+  in.config_lines.push_back(fmt::format(
+      "eBGP underlay (RFC 7938): {} switches with a /32 loopback each, {} routed links ({}), "
+      "{} ASNs from {} to {}, ECMP up to {} paths",
+      a.switches.size(), a.links.size(), a.unnumbered ? "BGP unnumbered" : "a /31 each",
+      asns.size(), asn_lo, asn_hi, kFrrMaximumPaths));
+  in.config_lines.push_back(fmt::format(
+      "{} host subnets (one per leaf), {} host addresses, MTU {} on hosts; RoCE QoS: DSCP {} "
+      "lossless with PFC on priority {}, CNPs DSCP {} strict priority, ECN on the RoCE queue",
+      a.subnets.size(), a.hosts.size(), kHostMtu, kRoceDscp, kRocePriority, kCnpDscp));
+  in.config_lines.push_back(
+      "for FRR, Arista EOS, SONiC and Cumulus NVUE, per node host files and Ansible; "
+      "prove the FRR flavour on an emulated fabric with gpufabric lab up|check SPEC");
+  return files;
+}
+
+}  // namespace
+
 Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
-                                            const std::vector<MeasuredRun>& measured) {
+                                            const std::vector<MeasuredRun>& measured,
+                                            bool with_configs) {
   const Plan& plan = planned.plan;
   const Fabric fabric = Fabric::build(plan, planned.catalog);
   const SimOptions o;
@@ -154,6 +199,11 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
   files.push_back({"cabling.csv", cabling_csv(plan, planned.catalog)});
   files.push_back({"simulate.json", sim_json(sim).dump(2) + "\n"});
   for (const auto& f : files) in.files.push_back(f.first);
+  if (with_configs) {
+    auto configs = report_configs(planned, in);
+    if (!configs) return configs.errors();
+    for (auto& f : *configs) files.push_back(std::move(f));
+  }
   files.insert(files.begin(), {"report.html", report_html(in)});
   return files;
 }

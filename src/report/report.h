@@ -29,8 +29,10 @@ MeasuredRun measured_run(const NcclTestsRun& run, const std::string& file, int g
 /// plan.json, plan.md, bom.csv, cabling.csv, simulate.json. Each measured run is overlaid on the
 /// bus-bandwidth chart with the simulated curve of the same collective on the same number of
 /// nodes (a 2-node run is not compared with the whole cluster). A run larger than the plan or of
-/// an unknown collective is an error naming its file.
+/// an unknown collective is an error naming its file. With `with_configs`, every configuration
+/// `gpufabric configs` writes goes under configs/, linked from a Configurations section.
 Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
-                                            const std::vector<MeasuredRun>& measured);
+                                            const std::vector<MeasuredRun>& measured,
+                                            bool with_configs = false);
 
 }  // namespace gf

@@ -115,6 +115,25 @@ TEST(Report, SixteenThousandGpusFitsInFiveMegabytes) {
   EXPECT_LE(file_of(*files, "report.html").size(), 5u * 1000 * 1000);
 }
 
+// --configs: the configurations beside the report, summarised and linked.
+TEST(Report, ConfigurationsOnRequest) {
+  auto plain = make_report(load("roce-lab-64.yaml"), {});
+  ASSERT_TRUE(plain.ok());
+  for (const auto& f : *plain) EXPECT_NE(f.first.rfind("configs/", 0), 0u) << f.first;
+  auto files = make_report(load("roce-lab-64.yaml"), {}, true);
+  ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
+  EXPECT_FALSE(file_of(*files, "configs/frr/spine01.conf").empty());
+  EXPECT_FALSE(file_of(*files, "configs/hosts/node001/netplan.yaml").empty());
+  const std::string& html = file_of(*files, "report.html");
+  EXPECT_NE(html.find("<h2>Configurations</h2>"), std::string::npos);
+  EXPECT_NE(html.find("4 switches with a /32 loopback each, 16 routed links"), std::string::npos);
+  EXPECT_NE(html.find("href=\"configs/frr/\""), std::string::npos);
+  auto ib = make_report(load("seed-70b-1024.yaml"), {}, true);
+  ASSERT_TRUE(ib.ok());
+  EXPECT_FALSE(file_of(*ib, "configs/opensm/opensm.conf").empty());
+  EXPECT_NE(file_of(*ib, "report.html").find("routing engine ar_ftree"), std::string::npos);
+}
+
 TEST(Report, SingleSwitchClusterHasNoSpineRow) {
   auto files = make_report(load("roce-lab-64.yaml"), {});
   ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
