@@ -264,7 +264,7 @@ std::vector<Diagnostic> lab_preflight(const LabOptions& o) {
   for (const char* tool : {"ip", "ss", "vtysh", "ping", "iperf3", "sysctl"})
     if (!run_command({"sh", "-c", std::string("command -v ") + tool}).ok())
       need(fmt::format("{} is not installed", tool),
-           "make deps installs iproute2, frr, iputils-ping and iperf3");
+           "make deps installs iproute2, frr, iputils-ping, iperf3 and procps");
   return errs;
 }
 
