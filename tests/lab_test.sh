@@ -65,7 +65,7 @@ cat "$tmp/check.json"
 [ "$rc" = 0 ] || fail "check: exit $rc: $(cat "$tmp/err")"
 grep -q '^  "ok": true' "$tmp/check.json" || fail "check JSON is not ok"
 grep -q '"ok": false' "$tmp/check.json" && fail "a check failed"
-for c in bgp-sessions ecmp-routes jumbo-frames oversized-frames-refused traffic-across-spines \
+for c in bgp-sessions ecmp-routes jumbo-frames oversized-frames-refused traffic-across-spines ecmp-spread \
   link-down-session link-down-reroutes link-down-pings link-down-traffic link-up-sessions link-up-restores; do
   grep -q "\"name\": \"$c\"" "$tmp/check.json" || fail "check $c missing"
 done
@@ -89,7 +89,7 @@ lab check "$unnumbered" --timeout 30 >"$tmp/out" 2>&1
 rc=$?
 cat "$tmp/out"
 [ "$rc" = 0 ] || fail "check unnumbered: exit $rc"
-grep -q "11 of 11 checks passed" "$tmp/out" || fail "unnumbered: not every check passed"
+grep -q "12 of 12 checks passed" "$tmp/out" || fail "unnumbered: not every check passed"
 grep -q "node001 ens1f0np0 (10.128.0.2)" "$tmp/out" || fail "unnumbered: rails not named"
 lab down "$unnumbered" >/dev/null 2>&1 || fail "down unnumbered"
 [ "$(spaces ctest-lab16u)" = 0 ] || fail "down left namespaces (unnumbered)"

@@ -48,6 +48,11 @@ constexpr double kAfterTimeoutWaitS = 2;
 constexpr double kCommandTimeoutS = 30;
 /// A ping answers within this (the lab is one machine).
 constexpr const char* kPingWaitS = "2";
+/// Parallel TCP streams of the ECMP spread check: with 16, all on one of two uplinks happens
+/// with probability 2^-15.
+constexpr int kSpreadStreams = 16;
+/// The least share of the bytes every uplink must carry in the ECMP spread check.
+constexpr double kMinUplinkShare = 0.05;
 /// How long an iperf3 server may take to listen; seconds.
 constexpr double kIperfListenWaitS = 5;
 /// Connection attempts of the iperf3 client (a refused one is tried again).
@@ -275,9 +280,10 @@ std::vector<Argv> fabric_commands(const LabLayout& lab) {
   std::vector<Argv> cmds;
   for (const auto& d : lab.devices) {
     cmds.push_back({"ip", "-n", d.netns, "link", "set", "dev", "lo", "up"});
-    if (d.role != "host")  // a switch routes
+    if (d.role != "host")  // a switch routes, and hashes ECMP over the 5-tuple (policy 1: L4)
       cmds.push_back(in_netns(
-          d.netns, {"sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"}));
+          d.netns, {"sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1",
+                    "net.ipv4.fib_multipath_hash_policy=1"}));
   }
   const std::string mtu = std::to_string(kLabSwitchMtu);
   std::map<std::string, std::vector<std::string>> bridge_ports;  // leaf -> host ports
@@ -612,13 +618,13 @@ struct Checker {
   bool converged_ = true;
 
   // iperf3 from `from` to `to`; Gbit/s received, or an error text.
-  Result<double> iperf(const HostAddress& from, const HostAddress& to) const {
+  Result<double> iperf(const HostAddress& from, const HostAddress& to, int streams = 1) const {
     BackgroundCommand server(
         in_netns(dev(to.node).netns, {"iperf3", "-s", "-1", "-B", ipv4_str(to.ip)}));
     if (!server.started()) return Diagnostic{"", 0, 0, "", "iperf3 server did not start", ""};
-    const Argv client = in_netns(
-        dev(from.node).netns,
-        {"iperf3", "-c", ipv4_str(to.ip), "-B", ipv4_str(from.ip), "-t", kIperfSeconds, "-J"});
+    const Argv client =
+        in_netns(dev(from.node).netns, {"iperf3", "-c", ipv4_str(to.ip), "-B", ipv4_str(from.ip),
+                                        "-t", kIperfSeconds, "-P", std::to_string(streams), "-J"});
     // The client may only start once the server listens.
     const Argv listening = in_netns(dev(to.node).netns, {"ss", "-Hltn", "src", ipv4_str(to.ip)});
     wait_until(kIperfListenWaitS, [&] { return !run_command(listening).out.empty(); });
@@ -751,6 +757,59 @@ struct Checker {
         t0);
   }
 
+  // Bytes sent so far by `port` of the switch in `netns` (-1 when unreadable).
+  static long long tx_bytes(const std::string& netns, const std::string& port) {
+    const CommandResult r =
+        run_command({"ip", "-j", "-s", "-n", netns, "link", "show", "dev", port});
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    if (j.is_discarded() || !j.is_array() || j.empty() || !j[0].is_object()) return -1;
+    const auto& st = j[0].contains("stats64") ? j[0]["stats64"] : j[0]["stats"];
+    if (!st.is_object() || !st.contains("tx") || !st["tx"].is_object()) return -1;
+    const auto& b = st["tx"]["bytes"];
+    return b.is_number() ? b.get<long long>() : -1;
+  }
+
+  // Many TCP streams between two hosts of different leaves leave the source leaf over every
+  // uplink: the switches hash the 5-tuple (as the configurations ask), so the streams' source
+  // ports spread them.
+  void check_ecmp_spread() {
+    const auto t0 = Clock::now();
+    const HostAddress& a = first_host();
+    const HostAddress& b = far_host();
+    const LabDevice& leaf = dev(a.leaf);
+    std::vector<std::string> ups;
+    for (const auto& l : lab.links)
+      if (l.fabric && l.a == a.leaf) ups.push_back(l.a_if);
+    if (ups.size() < 2) {
+      add("ecmp-spread", true, fmt::format("skipped: {} has one uplink", a.leaf), t0);
+      return;
+    }
+    std::vector<long long> before;
+    for (const auto& u : ups) before.push_back(tx_bytes(leaf.netns, u));
+    auto gbps = iperf(a, b, kSpreadStreams);
+    if (!gbps) {
+      add("ecmp-spread", false, gbps.errors().front().message, t0);
+      return;
+    }
+    long long total = 0;
+    std::vector<long long> sent;
+    for (size_t i = 0; i < ups.size(); ++i) {
+      sent.push_back(tx_bytes(leaf.netns, ups[i]) - before[i]);
+      total += sent.back();
+    }
+    std::string split;
+    bool every = total > 0;
+    for (size_t i = 0; i < ups.size(); ++i) {
+      const double share = total > 0 ? static_cast<double>(sent[i]) / total : 0;
+      every = every && share >= kMinUplinkShare;
+      split += fmt::format("{}{} {:.0f}%", i ? ", " : "", ups[i], 100 * share);
+    }
+    add("ecmp-spread", every,
+        fmt::format("{} TCP streams {} -> {} ({:.1f} Gbit/s) leave {} over {}", kSpreadStreams,
+                    a.node, b.node, *gbps, a.leaf, split),
+        t0);
+  }
+
   // Takes the first leaf's first uplink down, checks the fabric routes around it, and brings it
   // back.
   void check_link_failure() {
@@ -865,6 +924,7 @@ Result<std::vector<LabCheck>> lab_check(const LabLayout& lab, const LabOptions& 
       [&] { c.check_jumbo(); },
       [&] { c.check_oversize(); },
       [&] { c.check_traffic("traffic-across-spines", ""); },
+      [&] { c.check_ecmp_spread(); },
       [&] { c.check_link_failure(); }};
   // Ctrl-C: finish the step (the failed link is always brought back), then stop.
   const InterruptGuard guard;
