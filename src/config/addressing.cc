@@ -106,6 +106,7 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
     return Diagnostic{"", 0, 0, "addressing", "a pool is not an IPv4 prefix", ""};
   AddressPlan out;
   out.unnumbered = spec.unnumbered;
+  out.host_pool = *hs;
   // One pass over the cabling: switches by role in first-seen order, routed links, host ports.
   std::map<std::string, size_t> index;
   std::vector<CableRun> routed, hosts;

@@ -74,6 +74,8 @@ struct AddressPlan {
   std::vector<HostSubnet> subnets;
   std::vector<HostAddress> hosts;
   bool unnumbered = false;
+  /// addressing.hosts: every host subnet, today's and those of leaves added later, lies in it.
+  Ipv4Prefix host_pool;
   const SwitchAddress* find(const std::string& name) const;
   /// The routed links of switch `name`, in cabling order.
   std::vector<SwitchPort> ports_of(const std::string& name) const;

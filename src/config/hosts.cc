@@ -14,17 +14,9 @@ constexpr int kRailTableBase = 100;
 
 std::vector<OutputFile> host_files(const Plan& plan, const AddressPlan& a) {
   const std::vector<NodeRails> nodes = a.nodes();
-  Ipv4Prefix hosts_pool{};
-  if (!a.subnets.empty()) {  // the smallest prefix holding every host subnet
-    uint32_t lo = a.subnets.front().prefix.addr, hi = lo;
-    for (const auto& s : a.subnets) {
-      lo = std::min(lo, s.prefix.addr);
-      hi = std::max(hi, s.prefix.addr + (1u << (32 - s.prefix.len)) - 1);
-    }
-    int len = 32;
-    while (len > 0 && (lo >> (32 - len)) != (hi >> (32 - len))) --len;
-    hosts_pool = {len == 0 ? 0 : lo & (~0u << (32 - len)), len};
-  }
+  // Each rail reaches the other rails' subnets through its leaf: the whole host pool, so that
+  // the subnets of leaves added when the cluster grows (guide §8) need no host change.
+  const Ipv4Prefix& hosts_pool = a.host_pool;
   const std::string master = nodes.empty() ? "" : ipv4_str(nodes.front().rails.front()->ip);
   // Rails named in the spec (addressing.host_netdevs) rather than the nicN placeholders.
   const bool named = !a.hosts.empty() && a.hosts.front().netdev != a.hosts.front().nic;

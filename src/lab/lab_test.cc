@@ -106,7 +106,7 @@ TEST(Netplan, GeneratedHostFileBecomesIpCommands) {
   EXPECT_NE(std::find(text.begin(), text.end(), "ip -n ns1 address add 10.128.0.2/29 dev nic0"),
             text.end());
   EXPECT_NE(std::find(text.begin(), text.end(),
-                      "ip -n ns1 route add 10.128.0.0/27 via 10.128.0.1 dev nic0 table 100"),
+                      "ip -n ns1 route add 10.128.0.0/9 via 10.128.0.1 dev nic0 table 100"),
             text.end());
   EXPECT_EQ(text.back(), "ip -n ns1 rule add from 10.128.0.2 table 100");
 }
