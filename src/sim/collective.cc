@@ -21,6 +21,15 @@ constexpr double kMaxAlltoallConnections = 4e6;
 // Paths a leaf-pair aggregate is split over.
 constexpr int kAggregateWays = 16;
 
+}  // namespace
+
+// The time an alltoall of `ranks` spends posting a send and a receive to every peer, us.
+double alltoall_posting_us(long long ranks) {
+  return static_cast<double>(ranks - 1) * nccl::kP2pPerPeerLatencyUs;
+}
+
+namespace {
+
 uint64_t mix(uint64_t a, uint64_t b) {
   uint64_t x = a * 0x9e3779b97f4a7c15ULL + b + 0x632be59bd9b4e019ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -878,8 +887,12 @@ double GroupCollective::seconds(double bytes) const {
       if (p != nccl::kSimple) continue;
       const double one = nd > 1 ? nccl::kHwLatencyUs[nccl::kNet][nccl::kRing][p] + hop_latency_us_
                                 : nccl::kHwLatencyUs[nccl::kNvlink][nccl::kRing][p];
-      lat = nccl::kP2pBaseLatencyUs + one +
-            (op_ == Op::kAlltoall ? (N - 1) * nccl::kP2pPerPeerLatencyUs : 0);
+      lat = nccl::kP2pBaseLatencyUs + one;
+      if (op_ == Op::kAlltoall) {  // per-peer posting overlaps the data (CollectiveModel)
+        const double data = bytes * seconds_per_byte_;
+        best = std::min(best, lat * 1e-6 + std::max(alltoall_posting_us(N) * 1e-6, data));
+        continue;
+      }
     } else {
       const long long steps = op_ == Op::kAllReduce ? 2 * (N - 1) : N - 1;
       const long long inter = nd <= 1 ? 0 : (op_ == Op::kAllReduce ? 2 * (nd - 1) : nd - 1);
@@ -954,7 +967,7 @@ double CollectiveModel::latency_us(Algorithm a, Protocol p) const {
     case Algorithm::kP2p: {
       const double one = n > 1 ? hw(nccl::kNet, nccl::kRing) + hop : hw(nccl::kNvlink, nccl::kRing);
       if (op_ == Op::kSendRecv) return nccl::kP2pBaseLatencyUs + one;
-      return nccl::kP2pBaseLatencyUs + one + (N - 1) * nccl::kP2pPerPeerLatencyUs;
+      return nccl::kP2pBaseLatencyUs + one + alltoall_posting_us(N);
     }
   }
   return 0;
@@ -966,7 +979,14 @@ double CollectiveModel::time_us(Algorithm a, Protocol p, double bytes) const {
     if (!m.available) return std::numeric_limits<double>::infinity();
     const double f = protocol_factor(a, p);
     if (f <= 0) return std::numeric_limits<double>::infinity();
-    return latency_us(a, p) + bytes * m.seconds_per_byte / f * 1e6;
+    const double data_us = bytes * m.seconds_per_byte / f * 1e6;
+    if (a == Algorithm::kP2p && op_ == Op::kAlltoall) {
+      // Posting a send and a receive per peer overlaps the data already moving: it costs time
+      // only where it takes longer than the data (small messages, many peers).
+      const double post = alltoall_posting_us(ranks_);
+      return latency_us(a, p) - post + std::max(post, data_us);
+    }
+    return latency_us(a, p) + data_us;
   }
   return std::numeric_limits<double>::infinity();
 }

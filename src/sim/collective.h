@@ -15,6 +15,10 @@ namespace gf {
 
 enum class Op { kAllReduce, kAllGather, kReduceScatter, kAlltoall, kBroadcast, kReduce, kSendRecv };
 enum class Algorithm { kRing, kTree, kNvls, kNvlsTree, kCollNet, kPat, kP2p };
+
+/// The time an alltoall of `ranks` spends posting a send and a receive to every peer, us. It
+/// overlaps the data: an alltoall takes the longer of the two (plus its fixed latency).
+double alltoall_posting_us(long long ranks);
 enum class Protocol { kLL, kLL128, kSimple };
 
 const char* op_name(Op op);  ///< all_reduce, ...
