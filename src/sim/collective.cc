@@ -18,7 +18,7 @@ using Hop = FlowSet::Hop;
 constexpr double kPayload = 1e9;  // bytes simulated; results scale linearly with size
 // Above this many connections an alltoall is simulated leaf pair by leaf pair.
 constexpr double kMaxAlltoallConnections = 4e6;
-// Paths a leaf-pair aggregate is split over.
+// Paths a leaf-pair aggregate is split over, at least (one per uplink of the source leaf).
 constexpr int kAggregateWays = 16;
 
 }  // namespace
@@ -246,7 +246,12 @@ struct Builder {
         // Same node pairs excluded: a node does not use its NIC to reach itself.
         const double conns = static_cast<double>(src.size()) * dst.size();
         const double total = G * gpr * conns;
-        const int ways = static_cast<int>(std::min<double>(kAggregateWays, conns));
+        // At least one way per uplink of the source leaf, so that the round-robin covers all
+        // of them: with fewer, a leaf pair used half the spines and the spine-core links were
+        // loaded unevenly (1,024 nodes: 27 GB/s instead of 47).
+        const int leaf_ups = fab.up_degree(std::get<2>(ka));
+        const int ways =
+            static_cast<int>(std::min<double>(std::max(kAggregateWays, leaf_ups), conns));
         bool ok = true;
         const size_t between = path.size();
         // Thousands of connections join two leaves, more than there are paths between them, so
@@ -1005,7 +1010,9 @@ SizeResult CollectiveModel::at(double bytes) const {
         best = t;
         r.algorithm = m.algorithm;
         r.protocol = p;
-        r.latency_us = latency_us(m.algorithm, p);
+        // The fixed part: what is left of the time without the data (an alltoall's posting
+        // counts only where it outlasts the data).
+        r.latency_us = t - bytes * m.seconds_per_byte / protocol_factor(m.algorithm, p) * 1e6;
         r.bottleneck = m.bottleneck;
         r.bottleneck_utilization = m.bottleneck_utilization;
         r.ecmp_collision = m.ecmp_collision;
