@@ -233,13 +233,18 @@ struct Builder {
         const double per_src = G * gpr * static_cast<double>(dst.size());
         const double per_dst = G * gpr * static_cast<double>(src.size());
         path.clear();
-        for (int a : src) {
-          const int nic = fab.nic(a, rail);
+        // Every NIC of a leaf carries the same share of these pairs, so while none of their
+        // links failed one stands for all in the max-min sharing (the same rates and per-link
+        // loads, far fewer hops); otherwise each is kept, as any may be a failed one.
+        const size_t n_src = nic_links_intact(src, rail, plane) ? 1 : src.size();
+        const size_t n_dst = nic_links_intact(dst, rail, plane) ? 1 : dst.size();
+        for (size_t i = 0; i < n_src; ++i) {
+          const int nic = fab.nic(src[i], rail);
           path.push_back({fab.pcie_to_nic(nic), static_cast<float>(per_src)});
           path.push_back({fab.nic_to_leaf(nic, plane), static_cast<float>(per_src)});
         }
-        for (int b2 : dst) {
-          const int nic = fab.nic(b2, rail);
+        for (size_t i = 0; i < n_dst; ++i) {
+          const int nic = fab.nic(dst[i], rail);
           path.push_back({fab.leaf_to_nic(nic, plane), static_cast<float>(per_dst)});
           path.push_back({fab.pcie_from_nic(nic), static_cast<float>(per_dst)});
         }
@@ -277,6 +282,19 @@ struct Builder {
                    path.end());
         if (ok) fs.add(pair_bytes, path);
       }
+  }
+
+  // Whether no NIC or PCIe link of `nodes`' NICs on `rail` and `plane` has failed.
+  bool nic_links_intact(const std::vector<int>& nodes, int rail, int plane) const {
+    if (!fab.any_failed()) return true;
+    const auto& links = fab.links();
+    for (int n : nodes) {
+      const int nic = fab.nic(n, rail);
+      for (int l : {fab.pcie_to_nic(nic), fab.nic_to_leaf(nic, plane), fab.leaf_to_nic(nic, plane),
+                    fab.pcie_from_nic(nic)})
+        if (l >= 0 && links[static_cast<size_t>(l)].failed) return false;
+    }
+    return true;
   }
 
   // One hop between the entry GPUs of two domains, through their NICs on one rail and plane.

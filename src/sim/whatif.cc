@@ -242,9 +242,10 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
         const long long unit = gpus / model * w.micro_batch;
         const long long gb = (w.global_batch + unit - 1) / unit * unit;
         if (gb != w.global_batch)
-          out.changes.push_back(fmt::format("global batch {} -> {} (whole microbatches on {} "
-                                            "replicas)",
-                                            w.global_batch, gb, gpus / model));
+          out.changes.push_back(
+              fmt::format("global batch {} -> {} (whole microbatches on {} "
+                          "replicas)",
+                          w.global_batch, gb, gpus / model));
         w.global_batch = static_cast<int>(gb);
       }
     }
@@ -300,17 +301,18 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   if (!cut.empty() && p2->nodes - static_cast<int>(cut.size()) >= 1) {
     Spec s3 = s2;
     s3.cluster.nodes = p2->nodes - static_cast<int>(cut.size());
+    s3.cluster.gpus_requested = 0;  // a spec that gave `gpus:` would otherwise restore them
     s3.fabric.switch_id = p2->sw.id;
     if (s3.workload) {
       s3.workload->parallelism.dp = 0;
       const auto& par = s3.workload->parallelism;
       const long long model = 1LL * par.tp * par.pp * par.cp;
-      const long long gpus = 1LL * s3.cluster.nodes * s3.cluster.gpus_per_node;
+      auto gpus = [&] { return 1LL * s3.cluster.nodes * s3.cluster.gpus_per_node; };
       // Keep whole model replicas: drop nodes until the GPUs divide by tp*pp*cp.
-      while (s3.cluster.nodes > 1 && gpus % model != 0) --s3.cluster.nodes;
-      if (s3.workload->global_batch > 0) {  // the largest batch of whole microbatches per replica
-        const long long unit =
-            1LL * s3.cluster.nodes * s3.cluster.gpus_per_node / model * s3.workload->micro_batch;
+      while (s3.cluster.nodes > 1 && gpus() % model != 0) --s3.cluster.nodes;
+      const long long unit = gpus() / model * s3.workload->micro_batch;
+      if (unit > 0 && s3.workload->global_batch > 0) {
+        // The largest batch of whole microbatches per replica.
         s3.workload->global_batch =
             static_cast<int>(std::max<long long>(unit, s3.workload->global_batch / unit * unit));
       }

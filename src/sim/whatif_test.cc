@@ -59,6 +59,23 @@ TEST(WhatIf, FailedRailLeafCutsItsNodesOffAndDroppingThemCosts) {
   EXPECT_NE(r->recommendation.find("take them out"), std::string::npos);
 }
 
+// A spec sized by `gpus:` with replicas of 4 nodes (tp 8 x pp 4): losing one node keeps the
+// whole replicas that remain (28 of 32 nodes), not a crash or the full cluster again.
+TEST(WhatIf, DroppingANodeKeepsWholeReplicas) {
+  const WhatIfSetup s = setup(
+      "cluster: {gpu: h100-sxm, gpus: 256, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700}\n"
+      "workload:\n  model: {params: 70B, layers: 80, hidden: 8192, heads: 64, seq_len: 4096}\n"
+      "  parallelism: {tp: 8, pp: 4}\n  global_batch: 64\n");
+  WhatIfOptions o;
+  o.fail = {"node:node001"};
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  ASSERT_TRUE(r->dropped.has_value());
+  EXPECT_EQ(r->dropped->gpus, 224);
+  ASSERT_TRUE(r->dropped->step.has_value());
+}
+
 TEST(WhatIf, FailedSpineIsRoutedAround) {
   const WhatIfSetup s = setup(kSeed);
   WhatIfOptions o;
