@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -60,7 +61,7 @@ int check(const LabLayout& lab, LabFlags f) {
   for (const auto& c : *r) {
     passed += c.ok ? 1 : 0;
     checks.push_back(
-        {{"name", c.name}, {"ok", c.ok}, {"detail", c.detail}, {"seconds", c.seconds}});
+        {{"name", c.name}, {"ok", c.ok}, {"detail", c.detail}, {"seconds", std::round(c.seconds * 1000) / 1000}});
   }
   const bool ok = passed == static_cast<int>(r->size());
   if (f.json)
