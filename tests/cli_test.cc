@@ -296,6 +296,15 @@ TEST(CliLab, BadInputIsExitTwoWithTheKey) {
   EXPECT_EQ(missing.code, 2);
 }
 
+TEST(Cli, AFolderIsNotASpec) {
+  const fs::path dir = temp_dir("spec_folder");
+  fs::create_directories(dir);
+  CmdResult r = gpufabric("plan " + dir.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("is a folder, not a spec file"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, InvalidSpecNamesFileLineKeyAndWritesNothing) {
   const fs::path spec = write_temp("bad.yaml",
                                    "name: bad\ncluster:\n  gpu: h100-sxm\n  nodes: 16\n  nic: "

@@ -60,8 +60,10 @@ int check(const LabLayout& lab, LabFlags f) {
   nlohmann::ordered_json checks = nlohmann::ordered_json::array();
   for (const auto& c : *r) {
     passed += c.ok ? 1 : 0;
-    checks.push_back(
-        {{"name", c.name}, {"ok", c.ok}, {"detail", c.detail}, {"seconds", std::round(c.seconds * 1000) / 1000}});
+    checks.push_back({{"name", c.name},
+                      {"ok", c.ok},
+                      {"detail", c.detail},
+                      {"seconds", std::round(c.seconds * 1000) / 1000}});
   }
   const bool ok = passed == static_cast<int>(r->size());
   if (f.json)
@@ -127,7 +129,7 @@ Command add_lab(CLI::App& root) {
   c->add_option("--timeout", f->options.timeout_s,
                 "seconds check waits for BGP to converge before it fails")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1.0, 3600.0));
   return {c, [f] { return run(*f); }};
 }
 

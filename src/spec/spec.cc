@@ -583,6 +583,14 @@ Result<std::pair<std::string, std::string>> apply_overrides(
 }  // namespace
 
 Result<LoadedSpec> load_spec(const std::string& path, const std::vector<KeyOverride>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Diagnostic{path,
+                      0,
+                      0,
+                      "",
+                      "is a folder, not a spec file",
+                      "name a YAML file, e.g. examples/seed-70b-1024.yaml"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Diagnostic{path, 0, 0, "", "cannot read the spec file", "check the path"};
   std::stringstream ss;
