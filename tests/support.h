@@ -23,4 +23,11 @@ inline Plan plan_of(const std::string& yaml, const Catalog& catalog, Spec* spec_
   return plan.ok() ? *plan : Plan{};
 }
 
+/// examples/NAME loaded and planned; a test failure if it does not plan.
+inline PlannedSpec load_example(const std::string& name) {
+  auto p = load_and_plan(GPUFABRIC_SOURCE_DIR "/examples/" + name);
+  EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
+  return p.ok() ? *p : PlannedSpec{};
+}
+
 }  // namespace gf::testing

@@ -2,12 +2,12 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 
+#include "../../tests/support.h"
 #include "config/addressing.h"
 #include "config/ansible.h"
 #include "config/eos.h"
@@ -16,29 +16,21 @@
 #include "config/nvue.h"
 #include "config/opensm.h"
 #include "config/sonic.h"
+#include "lab/process.h"
 
 namespace gf {
 namespace {
 
-PlannedSpec load(const std::string& name) {
-  auto p = load_and_plan(GPUFABRIC_SOURCE_DIR "/examples/" + name);
-  EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
-  return p.ok() ? *p : PlannedSpec{};
-}
+using testing::load_example;
 
 // `vtysh --dryrun` of Debian's FRR on the file: its exit status and what it said.
 std::pair<int, std::string> frr_dryrun(const std::string& conf) {
   const auto path =
       std::filesystem::temp_directory_path() / ("gf_frr_" + std::to_string(getpid()) + ".conf");
   std::ofstream(path) << conf;
-  const std::string cmd = "vtysh --dryrun --inputfile " + path.string() + " 2>&1";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  const int status = pclose(p);
+  const CommandResult r = run_command({"vtysh", "--dryrun", "--inputfile", path.string()});
   std::filesystem::remove(path);
-  return {WEXITSTATUS(status), out};
+  return {r.exit_code, r.out + r.err};
 }
 
 TEST(Addressing, Prefixes) {
@@ -51,7 +43,7 @@ TEST(Addressing, Prefixes) {
 }
 
 TEST(Addressing, LabFabricIsAddressedUniquely) {
-  const PlannedSpec lab = load("roce-lab-64.yaml");
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
   auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
   ASSERT_TRUE(a.ok()) << format_diagnostics(a.errors());
   EXPECT_EQ(static_cast<int>(a->switches.size()), lab.plan.switch_total);
@@ -84,13 +76,13 @@ TEST(Addressing, LabFabricIsAddressedUniquely) {
 }
 
 TEST(Addressing, ErrorsNameTheKey) {
-  const PlannedSpec lab = load("roce-lab-64.yaml");
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
   AddressingSpec small = lab.spec.addressing;
   small.links = "10.1.0.0/28";  // 8 /31s for 32 links
   auto a = plan_addresses(lab.plan, lab.catalog, small);
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.errors()[0].key, "addressing.links");
-  const PlannedSpec ib = load("seed-70b-1024.yaml");
+  const PlannedSpec ib = load_example("seed-70b-1024.yaml");
   auto b = plan_addresses(ib.plan, ib.catalog, ib.spec.addressing);
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.errors()[0].key, "fabric.technology");
@@ -105,7 +97,7 @@ TEST(Addressing, ErrorsNameTheKey) {
 }
 
 TEST(Frr, EveryLabConfigIsAcceptedByRealFrr) {
-  const PlannedSpec lab = load("roce-lab-64.yaml");
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
   for (bool unnumbered : {false, true}) {
     AddressingSpec spec = lab.spec.addressing;
     spec.unnumbered = unnumbered;
@@ -124,7 +116,7 @@ TEST(Frr, EveryLabConfigIsAcceptedByRealFrr) {
 }
 
 TEST(Frr, ThreeTierFabricHasPodAsnsAndValidConfigs) {
-  const PlannedSpec big = load("roce-16k.yaml");
+  const PlannedSpec big = load_example("roce-16k.yaml");
   auto a = plan_addresses(big.plan, big.catalog, big.spec.addressing);
   ASSERT_TRUE(a.ok()) << format_diagnostics(a.errors());
   std::set<long long> spine_asns;
@@ -143,7 +135,7 @@ TEST(Frr, ThreeTierFabricHasPodAsnsAndValidConfigs) {
 }
 
 TEST(Sonic, ConfigDbHoldsTheRoceTablesAndItsFrrConfIsValid) {
-  const PlannedSpec lab = load("roce-lab-64.yaml");
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
   auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
   ASSERT_TRUE(a.ok());
   for (const auto& sw : a->switches) {
@@ -180,7 +172,7 @@ TEST(Sonic, ConfigDbHoldsTheRoceTablesAndItsFrrConfIsValid) {
 }
 
 TEST(Eos, RoutedPortsCarryTheRoceProfileAndEveryNeighbour) {
-  const PlannedSpec lab = load("roce-lab-64.yaml");
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
   auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
   ASSERT_TRUE(a.ok());
   auto count = [](const std::string& s, const std::string& what) {
@@ -208,7 +200,7 @@ TEST(Eos, RoutedPortsCarryTheRoceProfileAndEveryNeighbour) {
 
 // Rails named in the spec replace the nicN / mlx5_N placeholders everywhere a host is named.
 TEST(Hosts, RailNamesFromTheSpec) {
-  PlannedSpec lab = load("roce-lab-64.yaml");
+  PlannedSpec lab = load_example("roce-lab-64.yaml");
   AddressingSpec spec = lab.spec.addressing;
   spec.host_netdevs = {"ens1f0np0", "ens2f0np0"};
   spec.host_rdma_devices = {"mlx5_0", "mlx5_3"};
@@ -237,16 +229,13 @@ TEST(Hosts, EveryPlanePortHasItsOwnRoutingTable) {
       "cluster: {gpu: h100-sxm, nodes: 4, gpus_per_node: 2, nic: cx8-800g, nics_per_node: 1}\n"
       "fabric: {technology: roce, topology: clos2, scalable_unit: 2, switch: arista-7060x6, "
       "planes: 2}\n";
-  auto s = parse_spec(spec, "t.yaml");
-  ASSERT_TRUE(s.ok());
-  auto cat = *builtin_catalog();
-  ASSERT_TRUE(validate_spec(*s, cat).empty());
-  auto plan = make_plan(*s, cat);
-  ASSERT_TRUE(plan.ok());
-  auto a = plan_addresses(*plan, cat, s->addressing);
+  const Catalog cat = *builtin_catalog();
+  Spec s;
+  const Plan plan = testing::plan_of(spec, cat, &s);
+  auto a = plan_addresses(plan, cat, s.addressing);
   ASSERT_TRUE(a.ok());
   std::map<std::string, std::string> files;
-  for (auto& [name, text] : host_files(*plan, *a)) files[name] = text;
+  for (auto& [name, text] : host_files(plan, *a)) files[name] = text;
   const YAML::Node np = YAML::Load(files["hosts/node001/netplan.yaml"]);
   std::set<int> tables;
   for (const auto& eth : np["network"]["ethernets"])
@@ -255,7 +244,7 @@ TEST(Hosts, EveryPlanePortHasItsOwnRoutingTable) {
 }
 
 TEST(Ansible, InventoryGroupsEverySwitchAndNode) {
-  const PlannedSpec lab = load("roce-lab-64.yaml");
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
   auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
   ASSERT_TRUE(a.ok());
   const YAML::Node inv = YAML::Load(ansible_inventory(lab.plan, *a));
@@ -277,7 +266,7 @@ TEST(Ansible, InventoryGroupsEverySwitchAndNode) {
 }
 
 TEST(OpenSm, RoutingEngineFitsTheTopology) {
-  const PlannedSpec seed = load("seed-70b-1024.yaml");  // clos2, adaptive routing on QM9700
+  const PlannedSpec seed = load_example("seed-70b-1024.yaml");  // clos2, adaptive routing on QM9700
   EXPECT_EQ(opensm_routing_engine(seed.plan), "ar_ftree,ftree,updn");
   Plan ecmp = seed.plan;
   ecmp.load_balancing = "ecmp";
@@ -303,7 +292,7 @@ int sh_syntax(const std::string& script) {
 }
 
 TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
-  const PlannedSpec lab = load("roce-lab-64.yaml");
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
   auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
   ASSERT_TRUE(a.ok());
   const auto files = host_files(lab.plan, *a);

@@ -8,17 +8,14 @@
 #include <map>
 #include <set>
 
+#include "../../tests/support.h"
 #include "lab/netplan.h"
 #include "lab/process.h"
 
 namespace gf {
 namespace {
 
-PlannedSpec load(const std::string& name) {
-  auto p = load_and_plan(GPUFABRIC_SOURCE_DIR "/examples/" + name);
-  EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
-  return p.ok() ? *p : PlannedSpec{};
-}
+using testing::load_example;
 
 const std::string* config(const LabLayout& lab, const std::string& name) {
   for (const auto& [n, text] : lab.configs)
@@ -29,7 +26,7 @@ const std::string* config(const LabLayout& lab, const std::string& name) {
 }  // namespace
 
 TEST(LabLayout, SixteenGpuLabHasTwoSpinesFourLeavesEightHosts) {
-  const PlannedSpec p = load("roce-lab-16.yaml");
+  const PlannedSpec p = load_example("roce-lab-16.yaml");
   auto lab = lab_layout(p);
   ASSERT_TRUE(lab.ok()) << format_diagnostics(lab.errors());
   std::map<std::string, int> roles;
@@ -68,11 +65,11 @@ TEST(LabLayout, SixteenGpuLabHasTwoSpinesFourLeavesEightHosts) {
 }
 
 TEST(LabLayout, RefusesWhatItCannotEmulate) {
-  const PlannedSpec ib = load("seed-70b-1024.yaml");  // InfiniBand: no IP fabric
+  const PlannedSpec ib = load_example("seed-70b-1024.yaml");  // InfiniBand: no IP fabric
   auto a = lab_layout(ib);
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.errors()[0].key, "fabric.technology");
-  const PlannedSpec big = load("roce-16k.yaml");  // thousands of switches and hosts
+  const PlannedSpec big = load_example("roce-16k.yaml");  // thousands of switches and hosts
   auto b = lab_layout(big);
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.errors()[0].key, "cluster.nodes");
@@ -81,7 +78,7 @@ TEST(LabLayout, RefusesWhatItCannotEmulate) {
 }
 
 TEST(Netplan, GeneratedHostFileBecomesIpCommands) {
-  const PlannedSpec p = load("roce-lab-16.yaml");
+  const PlannedSpec p = load_example("roce-lab-16.yaml");
   auto lab = lab_layout(p);
   ASSERT_TRUE(lab.ok());
   auto ifaces = parse_netplan(*config(*lab, "hosts/node001/netplan.yaml"), "netplan.yaml");

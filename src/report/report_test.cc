@@ -5,18 +5,13 @@
 
 #include <regex>
 
+#include "../../tests/support.h"
 #include "verify/parsers.h"
 
 namespace gf {
 namespace {
 
-const std::string kExamples = GPUFABRIC_SOURCE_DIR "/examples/";
-
-PlannedSpec load(const std::string& name) {
-  auto p = load_and_plan(kExamples + name);
-  EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
-  return p.ok() ? *p : PlannedSpec{};
-}
+using testing::load_example;
 
 const std::string& file_of(const std::vector<OutputFile>& files, const std::string& name) {
   for (const auto& f : files)
@@ -33,7 +28,7 @@ int count(const std::string& s, const std::string& what) {
 }
 
 TEST(Report, SeedExampleHasEverySection) {
-  auto files = make_report(load("seed-70b-1024.yaml"), {});
+  auto files = make_report(load_example("seed-70b-1024.yaml"), {});
   ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
   std::vector<std::string> names;
   for (const auto& f : *files) names.push_back(f.first);
@@ -48,7 +43,7 @@ TEST(Report, SeedExampleHasEverySection) {
 }
 
 TEST(Report, OpensOffline) {
-  auto files = make_report(load("seed-70b-1024.yaml"), {});
+  auto files = make_report(load_example("seed-70b-1024.yaml"), {});
   ASSERT_TRUE(files.ok());
   const std::string& html = file_of(*files, "report.html");
   // Nothing the browser would fetch: no external scripts, styles, images or frames.
@@ -67,7 +62,7 @@ TEST(Report, MeasuredRunsAreOverlaid) {
   ASSERT_TRUE(text.ok());
   auto run = parse_nccl_tests(*text, "dir/run.txt");
   ASSERT_TRUE(run.ok());
-  const PlannedSpec seed = load("seed-70b-1024.yaml");
+  const PlannedSpec seed = load_example("seed-70b-1024.yaml");
   const MeasuredRun m = measured_run(*run, "dir/run.txt", seed.plan.gpus_per_node);
   EXPECT_EQ(m.nodes, 2);
   auto files = make_report(seed, {m, m});
@@ -83,7 +78,7 @@ TEST(Report, MeasuredRunsAreOverlaid) {
 }
 
 TEST(Report, MeasuredRunLargerThanThePlanIsAnError) {
-  const PlannedSpec seed = load("seed-70b-1024.yaml");
+  const PlannedSpec seed = load_example("seed-70b-1024.yaml");
   MeasuredRun big;
   big.file = "huge.txt";
   big.nodes = seed.plan.nodes + 1;
@@ -100,7 +95,7 @@ TEST(Report, MeasuredRunLargerThanThePlanIsAnError) {
 }
 
 TEST(Report, TopologyIsSummarisedForLargeFabrics) {
-  const PlannedSpec big = load("roce-16k.yaml");
+  const PlannedSpec big = load_example("roce-16k.yaml");
   const std::string svg = topology_svg(big.plan);
   ASSERT_EQ(svg.rfind("<svg id=\"topology\"", 0), 0u);
   // One scalable unit drawn, never one box per switch of a 16,384-GPU fabric.
@@ -110,17 +105,17 @@ TEST(Report, TopologyIsSummarisedForLargeFabrics) {
 }
 
 TEST(Report, SixteenThousandGpusFitsInFiveMegabytes) {
-  auto files = make_report(load("roce-16k.yaml"), {});
+  auto files = make_report(load_example("roce-16k.yaml"), {});
   ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
   EXPECT_LE(file_of(*files, "report.html").size(), 5u * 1000 * 1000);
 }
 
 // --configs: the configurations beside the report, summarised and linked.
 TEST(Report, ConfigurationsOnRequest) {
-  auto plain = make_report(load("roce-lab-64.yaml"), {});
+  auto plain = make_report(load_example("roce-lab-64.yaml"), {});
   ASSERT_TRUE(plain.ok());
   for (const auto& f : *plain) EXPECT_NE(f.first.rfind("configs/", 0), 0u) << f.first;
-  auto files = make_report(load("roce-lab-64.yaml"), {}, true);
+  auto files = make_report(load_example("roce-lab-64.yaml"), {}, true);
   ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
   EXPECT_FALSE(file_of(*files, "configs/frr/spine01.conf").empty());
   EXPECT_FALSE(file_of(*files, "configs/hosts/node001/netplan.yaml").empty());
@@ -128,14 +123,14 @@ TEST(Report, ConfigurationsOnRequest) {
   EXPECT_NE(html.find("<h2>Configurations</h2>"), std::string::npos);
   EXPECT_NE(html.find("4 switches with a /32 loopback each, 16 routed links"), std::string::npos);
   EXPECT_NE(html.find("href=\"configs/frr/\""), std::string::npos);
-  auto ib = make_report(load("seed-70b-1024.yaml"), {}, true);
+  auto ib = make_report(load_example("seed-70b-1024.yaml"), {}, true);
   ASSERT_TRUE(ib.ok());
   EXPECT_FALSE(file_of(*ib, "configs/opensm/opensm.conf").empty());
   EXPECT_NE(file_of(*ib, "report.html").find("routing engine ar_ftree"), std::string::npos);
 }
 
 TEST(Report, SingleSwitchClusterHasNoSpineRow) {
-  auto files = make_report(load("roce-lab-64.yaml"), {});
+  auto files = make_report(load_example("roce-lab-64.yaml"), {});
   ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
   const std::string& html = file_of(*files, "report.html");
   EXPECT_NE(html.find("<svg id=\"topology\""), std::string::npos);
