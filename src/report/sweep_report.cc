@@ -59,25 +59,9 @@ nlohmann::json sweep_json(const SweepResult& r) {
     if (!d.ok) {
       j["error"] = d.error;
     } else {
-      j.update({{"technology", d.technology},
-                {"topology", d.topology},
-                {"switch", d.switch_id},
-                {"nic", d.nic},
-                {"gpus", d.gpus},
-                {"switches", d.switches},
-                {"capex_usd", d.capex_usd},
-                {"network_capex_usd", d.network_capex_usd},
-                {"power_w", d.power_w},
-                {"busbw_gbs", d.busbw_gbs},
-                {"constraints_met", d.constraints_met},
-                {"within_budget", d.within_budget},
-                {"pareto", d.pareto}});
-      if (d.has_step)
-        j.update({{"step_time_s", d.step_time_s},
-                  {"comm_fraction", d.comm_fraction},
-                  {"gpu_utilization", d.gpu_utilization},
-                  {"time_to_train_s", d.time_to_train_s},
-                  {"cost_to_train_usd", d.cost_to_train_usd}});
+      j.update(design_plan_json(d));
+      j["pareto"] = d.pareto;
+      if (d.has_step) j.update(design_step_json(d));
     }
     designs.push_back(j);
   }

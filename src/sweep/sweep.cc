@@ -146,14 +146,8 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
   return d;
 }
 
-nlohmann::json design_to_json(const DesignResult& d) {
-  nlohmann::json values = nlohmann::json::array();
-  for (const auto& v : d.values) values.push_back({v.key, v.value});
-  return {{"index", d.index},
-          {"values", values},
-          {"ok", d.ok},
-          {"error", d.error},
-          {"technology", d.technology},
+nlohmann::json design_plan_json(const DesignResult& d) {
+  return {{"technology", d.technology},
           {"topology", d.topology},
           {"switch", d.switch_id},
           {"nic", d.nic},
@@ -163,14 +157,29 @@ nlohmann::json design_to_json(const DesignResult& d) {
           {"network_capex_usd", d.network_capex_usd},
           {"power_w", d.power_w},
           {"busbw_gbs", d.busbw_gbs},
-          {"has_step", d.has_step},
-          {"step_time_s", d.step_time_s},
+          {"constraints_met", d.constraints_met},
+          {"within_budget", d.within_budget}};
+}
+
+nlohmann::json design_step_json(const DesignResult& d) {
+  return {{"step_time_s", d.step_time_s},
           {"comm_fraction", d.comm_fraction},
           {"gpu_utilization", d.gpu_utilization},
           {"time_to_train_s", d.time_to_train_s},
-          {"cost_to_train_usd", d.cost_to_train_usd},
-          {"constraints_met", d.constraints_met},
-          {"within_budget", d.within_budget}};
+          {"cost_to_train_usd", d.cost_to_train_usd}};
+}
+
+nlohmann::json design_to_json(const DesignResult& d) {
+  nlohmann::json values = nlohmann::json::array();
+  for (const auto& v : d.values) values.push_back({v.key, v.value});
+  nlohmann::json j = {{"index", d.index},
+                      {"values", values},
+                      {"ok", d.ok},
+                      {"error", d.error},
+                      {"has_step", d.has_step}};
+  j.update(design_plan_json(d));
+  j.update(design_step_json(d));
+  return j;
 }
 
 DesignResult design_from_json(const nlohmann::json& j) {

@@ -67,6 +67,14 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
 SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResult> designs,
                             const std::string& goal, double budget_usd);
 
+/// What a valid design's plan and simulation give, as JSON: technology, topology, switch, nic,
+/// gpus, switches, capex_usd, network_capex_usd, power_w, busbw_gbs, constraints_met,
+/// within_budget. sweep.json and the wire format below both carry these.
+nlohmann::json design_plan_json(const DesignResult& d);
+/// What its training step gives: step_time_s, comm_fraction, gpu_utilization, time_to_train_s,
+/// cost_to_train_usd.
+nlohmann::json design_step_json(const DesignResult& d);
+
 /// A design result as JSON and back, exactly (doubles round-trip), for gathering results from
 /// several processes.
 nlohmann::json design_to_json(const DesignResult& d);
