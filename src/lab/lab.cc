@@ -195,16 +195,6 @@ Result<LabLayout> lab_layout(const PlannedSpec& planned) {
 namespace {
 
 // Removes the lab; `keep_logs` keeps the daemons' logs of a failed `up` for the user to read.
-LabDownResult tear_down(const LabLayout& lab, const LabOptions& o, bool keep_logs);
-
-}  // namespace
-
-LabDownResult lab_down(const LabLayout& lab, const LabOptions& o) {
-  return tear_down(lab, o, false);
-}
-
-namespace {
-
 LabDownResult tear_down(const LabLayout& lab, const LabOptions& o, bool keep_logs) {
   LabDownResult r;
   const std::string dir = lab_dir(lab, o);
@@ -247,10 +237,12 @@ LabDownResult tear_down(const LabLayout& lab, const LabOptions& o, bool keep_log
 
 }  // namespace
 
+LabDownResult lab_down(const LabLayout& lab, const LabOptions& o) {
+  return tear_down(lab, o, false);
+}
+
 // ---------------------------------------------------------------------------------------------
 // up
-
-namespace {}  // namespace
 
 std::vector<Diagnostic> lab_preflight(const LabOptions& o) {
   std::vector<Diagnostic> errs;
@@ -460,7 +452,6 @@ class InterruptGuard {
 }  // namespace
 
 Result<LabUpResult> lab_up(const LabLayout& lab, const LabOptions& o) {
-  if (auto errs = lab_preflight(o); !errs.empty()) return errs;
   const LabDownResult old = lab_down(lab, o);
   if (old.namespaces + old.processes > 0)
     say(o, fmt::format("removed the previous lab {} ({} namespaces, {} daemons)", lab.name,
@@ -527,10 +518,21 @@ struct Checker {
     return route.contains("gateway") || route.contains("via") ? 1 : 0;
   }
 
-  int uplinks(const std::string& leaf) const {
-    int n = 0;
-    for (const auto& p : lab.addresses.ports_of(leaf)) n += p.up ? 1 : 0;
-    return n;
+  // The links from `leaf` up to the spines, in cabling order.
+  std::vector<const LabLink*> uplinks_of(const std::string& leaf) const {
+    std::vector<const LabLink*> out;
+    for (const auto& l : lab.links)
+      if (l.fabric && l.a == leaf) out.push_back(&l);
+    return out;
+  }
+  int uplinks(const std::string& leaf) const { return static_cast<int>(uplinks_of(leaf).size()); }
+  // The switches `leaf`'s uplinks reach: "spine01, spine02".
+  std::string spine_names(const std::string& leaf) const {
+    std::set<std::string> peers;
+    for (const auto* l : uplinks_of(leaf)) peers.insert(l->b);
+    std::string s;
+    for (const auto& p : peers) s += (s.empty() ? "" : ", ") + p;
+    return s;
   }
 
   // Next hops `leaf` should hold towards the subnet of leaf `owner` while `down` (if any) is
@@ -777,15 +779,13 @@ struct Checker {
     const HostAddress& a = first_host();
     const HostAddress& b = far_host();
     const LabDevice& leaf = dev(a.leaf);
-    std::vector<std::string> ups;
-    for (const auto& l : lab.links)
-      if (l.fabric && l.a == a.leaf) ups.push_back(l.a_if);
+    const std::vector<const LabLink*> ups = uplinks_of(a.leaf);
     if (ups.size() < 2) {
       add("ecmp-spread", true, fmt::format("skipped: {} has one uplink", a.leaf), t0);
       return;
     }
     std::vector<long long> before;
-    for (const auto& u : ups) before.push_back(tx_bytes(leaf.netns, u));
+    for (const auto* u : ups) before.push_back(tx_bytes(leaf.netns, u->a_if));
     auto gbps = iperf(a, b, kSpreadStreams);
     if (!gbps) {
       add("ecmp-spread", false, gbps.errors().front().message, t0);
@@ -794,7 +794,7 @@ struct Checker {
     long long total = 0;
     std::vector<long long> sent;
     for (size_t i = 0; i < ups.size(); ++i) {
-      sent.push_back(tx_bytes(leaf.netns, ups[i]) - before[i]);
+      sent.push_back(tx_bytes(leaf.netns, ups[i]->a_if) - before[i]);
       total += sent.back();
     }
     std::string split;
@@ -802,7 +802,7 @@ struct Checker {
     for (size_t i = 0; i < ups.size(); ++i) {
       const double share = total > 0 ? static_cast<double>(sent[i]) / total : 0;
       every = every && share >= kMinUplinkShare;
-      split += fmt::format("{}{} {:.0f}%", i ? ", " : "", ups[i], 100 * share);
+      split += fmt::format("{}{} {:.0f}%", i ? ", " : "", ups[i]->a_if, 100 * share);
     }
     add("ecmp-spread", every,
         fmt::format("{} TCP streams {} -> {} ({:.1f} Gbit/s) leave {} over {}", kSpreadStreams,
@@ -814,21 +814,17 @@ struct Checker {
   // back.
   void check_link_failure() {
     // The first host's leaf, if it has another uplink to fail over to.
-    const LabLink* link = nullptr;
-    for (const auto& l : lab.links)
-      if (l.fabric && l.a == first_host().leaf) {
-        link = &l;
-        break;
-      }
+    const std::vector<const LabLink*> ups = uplinks_of(first_host().leaf);
     const auto t0 = Clock::now();
-    if (!link || uplinks(link->a) < 2) {
+    if (ups.size() < 2) {
       add("link-down", true,
           fmt::format("skipped: {} has {} uplink, nothing to fail over to (plan two or more "
                       "uplinks per leaf, e.g. a lower oversubscription)",
-                      first_host().leaf, link ? 1 : 0),
+                      first_host().leaf, ups.size()),
           t0);
       return;
     }
+    const LabLink* link = ups.front();
     const LabDevice& leaf = dev(link->a);
     const std::string name = fmt::format("{} {} - {} {}", link->a, link->a_if, link->b, link->b_if);
     const CommandResult down =
@@ -874,19 +870,9 @@ struct Checker {
   }
 };
 
-std::string spine_names(const LabLayout& lab, const std::string& leaf) {
-  std::set<std::string> peers;
-  for (const auto& p : lab.addresses.ports_of(leaf))
-    if (p.up) peers.insert(p.peer);
-  std::string s;
-  for (const auto& p : peers) s += (s.empty() ? "" : ", ") + p;
-  return s;
-}
-
 }  // namespace
 
 Result<std::vector<LabCheck>> lab_check(const LabLayout& lab, const LabOptions& o) {
-  if (auto errs = lab_preflight(o); !errs.empty()) return errs;
   // The lab must be up: every namespace and every daemon.
   for (const auto& d : lab.devices) {
     if (!netns_exists(d.netns))
@@ -919,7 +905,7 @@ Result<std::vector<LabCheck>> lab_check(const LabLayout& lab, const LabOptions& 
       [&] {
         c.check_ecmp("ecmp-routes", nullptr,
                      fmt::format("each with one next hop per uplink ({} on {}: {})",
-                                 c.uplinks(leaf->name), leaf->name, spine_names(lab, leaf->name)));
+                                 c.uplinks(leaf->name), leaf->name, c.spine_names(leaf->name)));
       },
       [&] { c.check_jumbo(); },
       [&] { c.check_oversize(); },

@@ -71,7 +71,8 @@ struct LabOptions {
 };
 
 /// What the lab needs from the machine (root, iproute2, FRR, ping, iperf3), checked before
-/// anything is made: one error for each thing missing, with what to do.
+/// anything is made: one error for each thing missing, with what to do. lab_up and lab_check
+/// expect it to have passed.
 std::vector<Diagnostic> lab_preflight(const LabOptions& options);
 
 struct LabUpResult {
