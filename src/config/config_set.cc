@@ -14,14 +14,30 @@
 
 namespace gf {
 
-const std::vector<std::string>& ethernet_config_targets() {
-  static const std::vector<std::string> targets{"frr", "eos", "sonic", "nvue", "host", "ansible"};
-  return targets;
+namespace {
+
+/// The targets of a RoCE fabric and the folder each writes, in the order they are listed.
+struct EthernetTarget {
+  const char* name;
+  const char* folder;
+};
+constexpr EthernetTarget kEthernetTargets[] = {{"frr", "frr/"},     {"eos", "eos/"},
+                                               {"sonic", "sonic/"}, {"nvue", "nvue/"},
+                                               {"host", "hosts/"},  {"ansible", "ansible/"}};
+
+/// "frr, eos, sonic, nvue, host, ansible".
+std::string ethernet_target_list() {
+  std::string s;
+  for (const auto& t : kEthernetTargets) s += (s.empty() ? "" : ", ") + std::string(t.name);
+  return s;
 }
+
+}  // namespace
 
 Result<std::set<std::string>> config_targets(const PlannedSpec& planned,
                                              const std::vector<std::string>& targets) {
-  std::vector<std::string> all = ethernet_config_targets();
+  std::vector<std::string> all;
+  for (const auto& t : kEthernetTargets) all.push_back(t.name);
   all.push_back(kInfinibandConfigTarget);
   all.push_back("all");
   const bool ib = planned.plan.technology == "infiniband";
@@ -29,13 +45,13 @@ Result<std::set<std::string>> config_targets(const PlannedSpec& planned,
   for (std::string t : targets) {
     if (t == "hosts") t = "host";
     if (std::find(all.begin(), all.end(), t) == all.end())
-      return Diagnostic{
-          "",
-          0,
-          0,
-          "--target",
-          "unknown target '" + t + "': one of frr, eos, sonic, nvue, host, ansible, opensm or all",
-          did_you_mean(t, all)};
+      return Diagnostic{"",
+                        0,
+                        0,
+                        "--target",
+                        fmt::format("unknown target '{}': one of {}, {} or all", t,
+                                    ethernet_target_list(), kInfinibandConfigTarget),
+                        did_you_mean(t, all)};
     if (t == "all") return std::set<std::string>{};
     const bool ib_target = t == kInfinibandConfigTarget;
     if (ib_target != ib)
@@ -45,8 +61,8 @@ Result<std::set<std::string>> config_targets(const PlannedSpec& planned,
               "--target {} configures {}, but this fabric is {}", t,
               ib_target ? "an InfiniBand subnet manager" : "Ethernet (RoCE) switches or hosts",
               ib ? "InfiniBand" : "RoCE"),
-          ib ? "use --target opensm, or leave --target out"
-             : "use one of frr, eos, sonic, nvue, host, ansible, or leave --target out");
+          ib ? fmt::format("use --target {}, or leave --target out", kInfinibandConfigTarget)
+             : fmt::format("use one of {}, or leave --target out", ethernet_target_list()));
     want.insert(t);
   }
   return want;
@@ -73,10 +89,8 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
   auto wanted = [&](const std::string& t) { return targets.empty() || targets.count(t) > 0; };
   set.files.push_back({"ip-plan.csv", ip_plan_csv(ap)});
   set.folders.push_back("ip-plan.csv");
-  for (const auto& [t, folder] :
-       {std::pair{"frr", "frr/"}, std::pair{"eos", "eos/"}, std::pair{"sonic", "sonic/"},
-        std::pair{"nvue", "nvue/"}, std::pair{"host", "hosts/"}, std::pair{"ansible", "ansible/"}})
-    if (wanted(t)) set.folders.push_back(folder);
+  for (const auto& t : kEthernetTargets)
+    if (wanted(t.name)) set.folders.push_back(t.folder);
   for (const auto& sw : ap.switches) {
     if (wanted("frr")) set.files.push_back({"frr/" + sw.name + ".conf", frr_conf(ap, sw)});
     if (wanted("eos")) set.files.push_back({"eos/" + sw.name + ".cfg", eos_config(plan, ap, sw)});

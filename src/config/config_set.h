@@ -12,9 +12,8 @@
 
 namespace gf {
 
-/// The targets (DESIGN.md §1): Ethernet switch flavours, hosts and Ansible for RoCE fabrics;
-/// the subnet manager for InfiniBand.
-const std::vector<std::string>& ethernet_config_targets();  ///< frr eos sonic nvue host ansible
+/// The target of an InfiniBand fabric (the subnet manager). RoCE fabrics have frr, eos, sonic,
+/// nvue, host and ansible (DESIGN.md §1).
 inline constexpr const char* kInfinibandConfigTarget = "opensm";
 
 /// Checks `targets` (as typed: "hosts" is "host", "all" is every target) against the fabric.
