@@ -30,6 +30,12 @@ double alltoall_posting_us(long long ranks) {
 
 namespace {
 
+// An alltoall's time, us: its fixed latency, then the posting or the data, whichever is longer
+// (posting a send and a receive per peer overlaps the data already moving).
+double alltoall_time_us(double fixed_us, long long ranks, double data_us) {
+  return fixed_us + std::max(alltoall_posting_us(ranks), data_us);
+}
+
 uint64_t mix(uint64_t a, uint64_t b) {
   uint64_t x = a * 0x9e3779b97f4a7c15ULL + b + 0x632be59bd9b4e019ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -911,9 +917,8 @@ double GroupCollective::seconds(double bytes) const {
       const double one = nd > 1 ? nccl::kHwLatencyUs[nccl::kNet][nccl::kRing][p] + hop_latency_us_
                                 : nccl::kHwLatencyUs[nccl::kNvlink][nccl::kRing][p];
       lat = nccl::kP2pBaseLatencyUs + one;
-      if (op_ == Op::kAlltoall) {  // per-peer posting overlaps the data (CollectiveModel)
-        const double data = bytes * seconds_per_byte_;
-        best = std::min(best, lat * 1e-6 + std::max(alltoall_posting_us(N) * 1e-6, data));
+      if (op_ == Op::kAlltoall) {
+        best = std::min(best, alltoall_time_us(lat, N, bytes * seconds_per_byte_ * 1e6) * 1e-6);
         continue;
       }
     } else {
@@ -989,8 +994,7 @@ double CollectiveModel::latency_us(Algorithm a, Protocol p) const {
                  ((n > 1 ? hw(nccl::kNet, nccl::kPat) : hw(nccl::kNvlink, nccl::kPat)) + hop);
     case Algorithm::kP2p: {
       const double one = n > 1 ? hw(nccl::kNet, nccl::kRing) + hop : hw(nccl::kNvlink, nccl::kRing);
-      if (op_ == Op::kSendRecv) return nccl::kP2pBaseLatencyUs + one;
-      return nccl::kP2pBaseLatencyUs + one + alltoall_posting_us(N);
+      return nccl::kP2pBaseLatencyUs + one;  // an alltoall's posting: alltoall_time_us
     }
   }
   return 0;
@@ -1003,12 +1007,8 @@ double CollectiveModel::time_us(Algorithm a, Protocol p, double bytes) const {
     const double f = protocol_factor(a, p);
     if (f <= 0) return std::numeric_limits<double>::infinity();
     const double data_us = bytes * m.seconds_per_byte / f * 1e6;
-    if (a == Algorithm::kP2p && op_ == Op::kAlltoall) {
-      // Posting a send and a receive per peer overlaps the data already moving: it costs time
-      // only where it takes longer than the data (small messages, many peers).
-      const double post = alltoall_posting_us(ranks_);
-      return latency_us(a, p) - post + std::max(post, data_us);
-    }
+    if (a == Algorithm::kP2p && op_ == Op::kAlltoall)
+      return alltoall_time_us(latency_us(a, p), ranks_, data_us);
     return latency_us(a, p) + data_us;
   }
   return std::numeric_limits<double>::infinity();
