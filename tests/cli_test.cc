@@ -450,7 +450,7 @@ TEST(CliSimulate, BadInputExitsTwo) {
 
 TEST(CliCalibrate, ReportsEveryPointAndPasses) {
   CmdResult r =
-      gpufabric(std::string("calibrate ") + GPUFABRIC_SHARED_DIR + "/calibration/nccl-public.csv");
+      gpufabric(std::string("calibrate ") + GPUFABRIC_SOURCE_DIR "/data/calibration/nccl-public.csv");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("| line | hardware |"), std::string::npos);
   EXPECT_NE(r.out.find("PASS"), std::string::npos);

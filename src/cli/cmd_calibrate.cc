@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "common/file.h"
 #include "verify/calibration.h"
 
 namespace gf::cli {
@@ -14,7 +15,7 @@ struct CalibrateFlags {
 };
 
 int run(const CalibrateFlags& f) {
-  auto text = read_text_file(f.csv);
+  auto text = read_file_bounded(f.csv, kMaxSpecBytes);
   if (!text) return fail(text.errors());
   if (is_training_csv(*text)) {
     auto t = calibrate_training(*text, f.csv);

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "common/file.h"
 #include "plan/plan.h"
 #include "report/report.h"
 #include "verify/parsers.h"
@@ -25,7 +26,7 @@ int run(const ReportFlags& f) {
   // Measured runs first: bad files are bad input, before anything is computed or written.
   std::vector<MeasuredRun> measured;
   for (const auto& path : f.measured) {
-    auto text = read_text_file(path, "--measured");
+    auto text = read_file_bounded(path, kMaxToolOutputBytes, "--measured");
     if (!text) return fail(text.errors());
     auto run = parse_nccl_tests(*text, path);
     if (!run) return fail(run.errors());

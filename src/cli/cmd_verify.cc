@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "common/file.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
 #include "units/units.h"
@@ -19,7 +20,7 @@ Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& pat
   std::vector<ToolOutput> out;
   std::vector<Diagnostic> errs;
   for (const auto& p : paths) {
-    auto text = read_text_file(p);
+    auto text = read_file_bounded(p, kMaxToolOutputBytes);
     if (!text) {
       errs.push_back(text.errors().front());
       continue;

@@ -82,12 +82,4 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
   return m.empty() ? "" : "did you mean '" + m + "'?";
 }
 
-Result<std::string> read_text_file(const std::string& path, const std::string& key) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Diagnostic{path, 0, 0, key, "cannot read the file", "check the path"};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace gf

@@ -52,7 +52,4 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 /// " (did you mean 'x'?)"-style hint text, or "" when nothing is close.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
-/// The whole file at `path`, or a diagnostic naming it (and `key`, the flag that named it).
-Result<std::string> read_text_file(const std::string& path, const std::string& key = "");
-
 }  // namespace gf

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/file.h"
 #include "config/config_set.h"
 #include "config/frr.h"
 #include "config/hosts.h"
@@ -308,7 +309,7 @@ Result<std::vector<Argv>> host_commands(const LabLayout& lab, const std::string&
   for (const auto& d : lab.devices) {
     if (d.role != "host") continue;
     const fs::path dir = fs::path(config_dir) / "hosts" / d.name;
-    auto text = read_text_file((dir / "netplan.yaml").string());
+    auto text = read_file_bounded((dir / "netplan.yaml").string(), kMaxSpecBytes);
     if (!text) return text.errors();
     auto ifaces = parse_netplan(*text, (dir / "netplan.yaml").string());
     if (!ifaces) return ifaces.errors();

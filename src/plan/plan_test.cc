@@ -36,11 +36,11 @@ std::vector<Diagnostic> plan_errors(const std::string& yaml) {
 
 }  // namespace
 
-// Published DGX SuperPOD counts (../shared/calibration/superpod-public.csv), reproduced from a
+// Published DGX SuperPOD counts (data/calibration/superpod-public.csv), reproduced from a
 // rail-optimized spec of the same size.
 TEST(PlanCalibration, ReproducesSuperPodCounts) {
-  std::ifstream in(GPUFABRIC_SHARED_DIR "/calibration/superpod-public.csv");
-  ASSERT_TRUE(in) << "missing ../shared/calibration/superpod-public.csv";
+  std::ifstream in(GPUFABRIC_SOURCE_DIR "/data/calibration/superpod-public.csv");
+  ASSERT_TRUE(in) << "missing data/calibration/superpod-public.csv";
   std::string line;
   std::getline(in, line);
   int rows = 0;

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "../../tests/support.h"
+#include "common/file.h"
 #include "verify/parsers.h"
 
 namespace gf {
@@ -58,7 +59,8 @@ TEST(Report, OpensOffline) {
 
 TEST(Report, MeasuredRunsAreOverlaid) {
   auto text =
-      read_text_file(GPUFABRIC_SOURCE_DIR "/tests/data/outputs/nccl-tests-2node-allreduce.txt");
+      read_file_bounded(GPUFABRIC_SOURCE_DIR "/tests/data/outputs/nccl-tests-2node-allreduce.txt",
+                        kMaxToolOutputBytes);
   ASSERT_TRUE(text.ok());
   auto run = parse_nccl_tests(*text, "dir/run.txt");
   ASSERT_TRUE(run.ok());

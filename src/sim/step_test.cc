@@ -65,7 +65,7 @@ TEST(Step, GuideWorkedExampleIs36PercentCommunication) {
 }
 
 TEST(Step, PublishedTrainingRunsWithin15Percent) {
-  const std::string path = GPUFABRIC_SHARED_DIR "/calibration/training-public.csv";
+  const std::string path = GPUFABRIC_SOURCE_DIR "/data/calibration/training-public.csv";
   std::ifstream in(path);
   ASSERT_TRUE(in) << path;
   std::stringstream ss;

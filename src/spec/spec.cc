@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/file.h"
 #include "common/yaml_reader.h"
 #include "units/units.h"
 
@@ -591,11 +592,9 @@ Result<LoadedSpec> load_spec(const std::string& path, const std::vector<KeyOverr
                       "",
                       "is a folder, not a spec file",
                       "name a YAML file, e.g. examples/seed-70b-1024.yaml"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Diagnostic{path, 0, 0, "", "cannot read the spec file", "check the path"};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto applied = apply_overrides(ss.str(), path, overrides);
+  auto read = read_file_bounded(path, kMaxSpecBytes);
+  if (!read) return read.errors();
+  auto applied = apply_overrides(*read, path, overrides);
   if (!applied) return applied.errors();
   const auto& [text, label] = *applied;
   Spec parsed;
@@ -608,15 +607,14 @@ Result<LoadedSpec> load_spec(const std::string& path, const std::vector<KeyOverr
   const auto dir = std::filesystem::path(path).parent_path();
   for (const auto& f : out.spec.catalog_files) {
     const auto p = std::filesystem::path(f).is_absolute() ? std::filesystem::path(f) : dir / f;
-    std::ifstream cf(p, std::ios::binary);
+    auto cf = read_file_bounded(p.string(), kMaxSpecBytes);
     if (!cf) {
-      errs.push_back(
-          out.spec.at("catalog", fmt::format("cannot read catalog file '{}'", p.string())));
+      const auto& why = cf.errors().front();
+      errs.push_back(out.spec.at(
+          "catalog", fmt::format("catalog file '{}': {}", p.string(), why.message), why.hint));
       continue;
     }
-    std::stringstream cs;
-    cs << cf.rdbuf();
-    auto e = merge_catalog(out.catalog, cs.str(), p.string());
+    auto e = merge_catalog(out.catalog, *cf, p.string());
     errs.insert(errs.end(), e.begin(), e.end());
   }
   // Catalog checks run even after key errors, so that one run reports every problem.

@@ -1,5 +1,5 @@
 // Accuracy against published measurements: each row of a calibration CSV (the format of
-// ../shared/calibration/nccl-public.csv) becomes a spec of the same hardware, is simulated, and
+// data/calibration/nccl-public.csv) becomes a spec of the same hardware, is simulated, and
 // is compared with the published figure.
 #pragma once
 
@@ -47,7 +47,7 @@ Result<CalibrationSummary> calibrate(const std::string& csv_text, const std::str
 
 std::string calibration_table(const CalibrationSummary& s);
 
-/// Training runs (the format of ../shared/calibration/training-public.csv): each becomes a spec
+/// Training runs (the format of data/calibration/training-public.csv): each becomes a spec
 /// of the same model, parallelism and hardware; the step model's per-GPU TFLOP/s or iteration
 /// time is compared with the published one. Limit: 15 % each.
 constexpr double kTrainingLimit = 0.15;

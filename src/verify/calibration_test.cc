@@ -1,4 +1,4 @@
-// The simulator against published measurements (../shared/calibration/nccl-public.csv).
+// The simulator against published measurements (data/calibration/nccl-public.csv).
 // Prints every point's error; fails when the accuracy limits are missed.
 #include "verify/calibration.h"
 
@@ -11,7 +11,7 @@
 namespace gf {
 
 TEST(Calibration, PublishedNcclMeasurements) {
-  const std::string path = GPUFABRIC_SHARED_DIR "/calibration/nccl-public.csv";
+  const std::string path = GPUFABRIC_SOURCE_DIR "/data/calibration/nccl-public.csv";
   std::ifstream in(path);
   ASSERT_TRUE(in) << "missing " << path;
   std::stringstream ss;

@@ -1,0 +1,35 @@
+// Reading files a user names, with a limit: no input can make gpufabric read without end.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "common/diag.h"
+
+namespace gf {
+
+constexpr std::size_t kKiB = 1024;
+constexpr std::size_t kMiB = 1024 * kKiB;
+
+/// Specs, catalogs and calibration CSVs: the largest shipped is under 64 KiB, a 131,072-node
+/// spec is a few hundred bytes, so 4 MiB is generous and still parses in well under a second.
+constexpr std::size_t kMaxSpecBytes = 4 * kMiB;
+/// Outputs of real tools read by `check`, `diagnose` and `report --measured`: an NCCL_DEBUG=INFO
+/// log of a 1,024-rank job is about 30 MiB; anything larger should be filtered (grep NCCL) first.
+constexpr std::size_t kMaxToolOutputBytes = 256 * kMiB;
+/// One sysfs counter or `ethtool -S` dump: a few KiB at most on real NICs (ethtool -S of a
+/// ConnectX-7 port is ~40 KiB with every per-queue counter), so 256 KiB.
+constexpr std::size_t kMaxCounterFileBytes = 256 * kKiB;
+
+/// The whole file at `path`, or a diagnostic naming it (and `key`, the flag or spec key that
+/// named it). A regular file larger than `max_bytes` is refused before anything is read; any
+/// other file (a pipe, a device such as /dev/zero, a /proc or sysfs entry) is read in blocks and
+/// refused as soon as it passes `max_bytes`, so memory stays bounded by `max_bytes`. A folder
+/// is refused with its own message.
+Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes,
+                                      const std::string& key = "");
+
+/// "4 MiB", "256 KiB", "1.5 GiB": a byte count for messages.
+std::string human_bytes(double bytes);
+
+}  // namespace gf
