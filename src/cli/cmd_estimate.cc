@@ -6,6 +6,7 @@
 
 #include "catalog/catalog.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "estimate/estimate.h"
 #include "report/plan_report.h"
 #include "units/units.h"
@@ -20,31 +21,28 @@ struct EstimateFlags {
   bool json = false;
 };
 
-// Parses one flag with a units parser, naming the flag in the error.
-template <typename Parse>
-double flag_value(const std::string& flag, const std::string& text, Parse parse,
-                  std::vector<Diagnostic>& errs) {
-  if (text.empty()) return 0;
-  auto r = parse(text);
-  if (!r) {
-    Diagnostic d = r.errors().front();
-    d.key = flag;
-    errs.push_back(d);
-    return 0;
-  }
-  return *r;
-}
-
 int run(const EstimateFlags& f) {
   std::vector<Diagnostic> errs;
   EstimateInput in;
-  in.params = flag_value("--params", f.params, units::parse_count, errs);
+  // Each value checked here, before any arithmetic: finite, in range, whole where it counts.
+  const double kMinParams = 1;
+  in.params = quantity_flag("--params", f.params, units::parse_count, kMinParams, kMaxFlagParams,
+                            false, errs)
+                  .value_or(0);
   in.precision = f.precision;
-  in.gpus = static_cast<long long>(flag_value("--gpus", f.gpus, units::parse_count, errs));
-  in.link_bits_per_s = flag_value("--link", f.link, units::parse_bitrate, errs);
-  in.compute_time_s = flag_value("--compute-time", f.compute_time, units::parse_seconds, errs);
-  in.comm_time_s = flag_value("--comm-time", f.comm_time, units::parse_seconds, errs);
-  in.steps = flag_value("--steps", f.steps, units::parse_count, errs);
+  in.gpus = static_cast<long long>(
+      quantity_flag("--gpus", f.gpus, units::parse_count, 2, kMaxFlagGpus, true, errs).value_or(0));
+  in.link_bits_per_s =
+      quantity_flag("--link", f.link, units::parse_bitrate, 1, kMaxFlagBitsPerSecond, false, errs)
+          .value_or(0);
+  in.compute_time_s = quantity_flag("--compute-time", f.compute_time, units::parse_seconds, 0,
+                                    kMaxFlagSeconds, false, errs)
+                          .value_or(0);
+  in.comm_time_s = quantity_flag("--comm-time", f.comm_time, units::parse_seconds, 1e-9,
+                                 kMaxFlagSeconds, false, errs)
+                       .value_or(0);
+  in.steps = quantity_flag("--steps", f.steps, units::parse_count, 1, kMaxFlagSteps, true, errs)
+                 .value_or(0);
   in.collective = f.collective;
   in.link_efficiency = f.link_efficiency;
   if (!f.nic.empty()) {
@@ -85,7 +83,9 @@ Command add_estimate(CLI::App& root) {
   a->add_option("--link", f->link, "per-GPU link rate, e.g. 400G, 800Gbps, 50GB/s");
   a->add_option("--nic", f->nic, "take the link rate from a catalog NIC, e.g. cx7-400g");
   a->add_option("--link-efficiency", f->link_efficiency,
-                "usable fraction of the line rate (the guide uses 1; NCCL reaches ~0.92-0.96)")
+                "usable fraction of the line rate, in (0, 1] (the guide uses 1; NCCL reaches "
+                "~0.92-0.96)")
+      ->check(finite_in(1e-6, 1))
       ->capture_default_str();
   a->add_option("--compute-time", f->compute_time, "compute time per step, e.g. 10s");
   a->add_option("--comm-time", f->comm_time,

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "lab/lab.h"
 #include "plan/plan.h"
 
@@ -129,7 +130,7 @@ Command add_lab(CLI::App& root) {
   c->add_option("--timeout", f->options.timeout_s,
                 "seconds check waits for BGP to converge before it fails")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(finite_in(1, 3600));
   return {c, [f] { return run(*f); }};
 }
 

@@ -1,10 +1,13 @@
 // gpufabric simulate: collectives on the planned fabric, printed as nccl-tests prints them.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "plan/plan.h"
 #include "report/sim_report.h"
 #include "sim/collective.h"
@@ -14,6 +17,10 @@
 
 namespace gf::cli {
 namespace {
+
+/// -f: above 1 (a factor of 1 never reaches -e); 1024 jumps 8 B to 8 KiB in one step.
+constexpr double kMinStepFactor = 1.000001;
+constexpr double kMaxStepFactor = 1024;
 
 struct SimulateFlags {
   std::string spec, op = "all_reduce", min_bytes = "8", max_bytes = "8G", algo = "auto",
@@ -54,16 +61,21 @@ int run(const SimulateFlags& f) {
                       did_you_mean(f.load_balancing, modes)});
     o.load_balancing = f.load_balancing;
   }
-  auto lo = units::parse_bytes(f.min_bytes, units::SizeStyle::kNccl);
-  auto hi = units::parse_bytes(f.max_bytes, units::SizeStyle::kNccl);
-  if (!lo) errs.push_back({"", 0, 0, "-b", lo.errors()[0].message, ""});
-  if (!hi) errs.push_back({"", 0, 0, "-e", hi.errors()[0].message, ""});
+  const auto nccl_bytes = [](std::string_view t) {
+    return units::parse_bytes(t, units::SizeStyle::kNccl);
+  };
+  const auto lo = quantity_flag("-b", f.min_bytes, nccl_bytes, 0, kMaxFlagBytes, true, errs);
+  const auto hi = quantity_flag("-e", f.max_bytes, nccl_bytes, 1, kMaxFlagBytes, true, errs);
   if (lo && hi && *lo > *hi)
     errs.push_back({"", 0, 0, "-b", "the smallest size is larger than the largest (-e)", ""});
-  if (hi && *hi > 1e13) errs.push_back({"", 0, 0, "-e", "sizes above 10 TB are not simulated", ""});
-  if (f.factor <= 1)
-    errs.push_back({"", 0, 0, "-f", "the size factor must be above 1, e.g. 2", ""});
-  if (f.nodes < 0) errs.push_back({"", 0, 0, "--nodes", "must be positive", ""});
+  if (lo && hi && *lo <= *hi) {
+    const double sizes = std::floor(std::log(*hi / std::max(*lo, 1.0)) / std::log(f.factor)) + 1;
+    if (sizes > kMaxSweepSizes)
+      errs.push_back({"", 0, 0, "-f",
+                      fmt::format("{:.0f} sizes from -b to -e; at most {} are simulated", sizes,
+                                  kMaxSweepSizes),
+                      "use a larger factor, e.g. -f 2"});
+  }
   if (!errs.empty()) return fail(errs);
   o.nodes = f.nodes;
   o.seed = f.seed;
@@ -108,14 +120,17 @@ Command add_simulate(CLI::App& root) {
   a->add_option("-b,--minbytes", f->min_bytes, "smallest size, as nccl-tests (K M G are binary)")
       ->capture_default_str();
   a->add_option("-e,--maxbytes", f->max_bytes, "largest size, e.g. 8G")->capture_default_str();
-  a->add_option("-f,--stepfactor", f->factor, "multiply the size by this each step")
+  a->add_option("-f,--stepfactor", f->factor, "multiply the size by this each step (above 1)")
+      ->check(finite_in(kMinStepFactor, kMaxStepFactor))
       ->capture_default_str();
   a->add_option("--algo", f->algo,
                 "auto | ring | tree | nvls | nvls_tree | collnet | pat | p2p (auto: as NCCL)")
       ->capture_default_str();
   a->add_option("--proto", f->proto, "auto | LL | LL128 | Simple")->capture_default_str();
   a->add_option("--nodes", f->nodes,
-                "run on the first N nodes of the fabric (as nccl-tests on part of a cluster)");
+                "run on the first N nodes of the fabric (as nccl-tests on part of a cluster; "
+                "default: all)")
+      ->check(CLI::Range(1, static_cast<int>(kMaxFlagGpus)));
   a->add_option("--load-balancing", f->load_balancing,
                 "override the plan's: ecmp | ecmp-multi-qp | adaptive | spray");
   a->add_option("--seed", f->seed, "ECMP hash seed (collisions differ per seed)")

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "common/file.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
@@ -15,16 +16,23 @@
 namespace gf::cli {
 namespace {
 
+/// --tolerance: below 1, since a tolerance of 1 would accept a run that moved nothing.
+constexpr double kMaxTolerance = 0.99;
+
 // Reads every file; unreadable ones are bad input.
 Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& paths) {
   std::vector<ToolOutput> out;
   std::vector<Diagnostic> errs;
+  std::size_t total = 0;
   for (const auto& p : paths) {
-    auto text = read_file_bounded(p, kMaxToolOutputBytes);
+    // The limit holds for all files together, so many files cannot add up past it either.
+    auto text = read_file_bounded(p, kMaxToolOutputBytes - std::min(total, kMaxToolOutputBytes));
     if (!text) {
       errs.push_back(text.errors().front());
+      if (total > 0) errs.back().hint = "the files given together are over the limit";
       continue;
     }
+    total += text->size();
     ToolOutput t{p, std::move(*text), OutputKind::kUnknown};
     t.kind = detect_output_kind(t.text);
     out.push_back(std::move(t));
@@ -69,12 +77,11 @@ Command add_check(CLI::App& root) {
   a->add_option("FILES", f->files, "nccl-tests outputs, perftest outputs, iperf3 --json files")
       ->required();
   a->add_option("--tolerance", f->tolerance,
-                "fraction below the expected bus bandwidth still accepted")
+                "fraction below the expected bus bandwidth still accepted, in [0, 1)")
+      ->check(finite_in(0, kMaxTolerance))
       ->capture_default_str();
   a->add_flag("--json", f->json, "print the comparison as JSON");
   return {a, [f]() -> int {
-            if (f->tolerance < 0 || f->tolerance >= 1)
-              return fail({{"", 0, 0, "--tolerance", "expected a fraction in [0, 1)", ""}});
             auto loaded = load_and_plan(f->spec);
             if (!loaded) return fail(loaded.errors());
             const Plan* plan = &loaded->plan;
@@ -83,7 +90,7 @@ Command add_check(CLI::App& root) {
             auto r = check_measurements(*plan, loaded->catalog, *files, f->tolerance);
             if (!r) return fail(r.errors());
             std::cout << (f->json ? check_json(*r).dump(2) + "\n" : check_text(*r));
-            return r->pass ? kExitOk : kExitFindings;
+            return r->pass() ? kExitOk : kExitFindings;
           }};
 }
 
@@ -111,15 +118,11 @@ Command add_diagnose(CLI::App& root) {
               planned = std::move(*loaded);
               rate = planned->plan.nic.rate_gbps / planned->plan.topo.planes;
             }
-            if (!f->line_rate.empty()) {
-              auto r = units::parse_bitrate(f->line_rate);
-              if (!r) {
-                Diagnostic d = r.errors()[0];
-                d.key = "--line-rate";
-                return fail({d});
-              }
+            std::vector<Diagnostic> errs;
+            if (auto r = quantity_flag("--line-rate", f->line_rate, units::parse_bitrate, 1,
+                                       kMaxFlagBitsPerSecond, false, errs))
               rate = *r / 1e9;
-            }
+            if (!errs.empty()) return fail(errs);
             auto files = read_outputs(f->files);
             if (!files) return fail(files.errors());
             auto r = diagnose(

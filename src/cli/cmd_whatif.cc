@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "plan/plan.h"
 #include "report/whatif_report.h"
 #include "sim/whatif.h"
@@ -13,6 +14,10 @@
 
 namespace gf::cli {
 namespace {
+
+/// --grow: nodes added at once; a million is far beyond any expansion (and what the planner
+/// sizes in seconds).
+constexpr double kMaxGrowNodes = 1e6;
 
 struct WhatIfFlags {
   std::string spec, grow, nic, bytes = "1G";
@@ -27,18 +32,17 @@ int run(const WhatIfFlags& f) {
   std::vector<Diagnostic> errs;
   if (!f.grow.empty()) {
     const std::string prefix = "nodes=+";
-    auto n = f.grow.rfind(prefix, 0) == 0 ? units::parse_count(f.grow.substr(prefix.size()))
-                                          : Result<double>(Diagnostic{});
-    if (!n || *n < 1 || *n > 1e6)
+    if (f.grow.rfind(prefix, 0) != 0)
       errs.push_back({"", 0, 0, "--grow", fmt::format("cannot read '{}'", f.grow),
                       "use --grow nodes=+N, e.g. nodes=+32"});
-    else
+    else if (auto n = quantity_flag("--grow", f.grow.substr(prefix.size()), units::parse_count, 1,
+                                    kMaxGrowNodes, true, errs))
       o.grow_nodes = static_cast<int>(*n);
   }
-  auto b = units::parse_bytes(f.bytes, units::SizeStyle::kNccl);
-  if (!b || *b <= 0)
-    errs.push_back({"", 0, 0, "--bytes", "expected a size such as 1G", ""});
-  else
+  const auto nccl_bytes = [](std::string_view t) {
+    return units::parse_bytes(t, units::SizeStyle::kNccl);
+  };
+  if (auto b = quantity_flag("--bytes", f.bytes, nccl_bytes, 1, kMaxFlagBytes, true, errs))
     o.probe_bytes = *b;
   if (o.fail.empty() && o.grow_nodes == 0 && o.nic.empty())
     errs.push_back(

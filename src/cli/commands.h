@@ -15,6 +15,8 @@ namespace gf::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitFindings = 1;
 constexpr int kExitBadInput = 2;
+/// A bug in gpufabric (an exception escaped a model): no input should reach it; report it.
+constexpr int kExitInternal = 3;
 
 struct Command {
   CLI::App* app = nullptr;

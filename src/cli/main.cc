@@ -1,6 +1,8 @@
 // gpufabric: plan, simulate, configure and verify the network fabric of GPU clusters.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -24,13 +26,28 @@ int main(int argc, char** argv) {
       "gpufabric"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpufabric 0.1.0");
-  app.footer("Exit codes: 0 success, 1 findings, 2 bad input. Run 'gpufabric COMMAND --help'.\n");
-  std::vector<Command> commands = {add_estimate(app),  add_plan(app),     add_simulate(app),
-                                   add_step(app),      add_what_if(app),  add_check(app),
-                                   add_diagnose(app),  add_doctor(app),   add_exporter(app),
-                                   add_dashboard(app), add_report(app),   add_sweep(app),
-                                   add_configs(app),   add_lab(app),
-                                   add_calibrate(app)};
+  app.footer(
+      "Exit codes: 0 success, 1 findings (a check or diagnosis found problems), 2 bad input "
+      "(a message names the file, line and key or the flag), 3 internal error (a bug in "
+      "gpufabric: please report it with the command line).\nRun 'gpufabric COMMAND --help'.\n");
+  std::vector<Command> commands = {add_estimate(app),  add_plan(app),    add_simulate(app),
+                                   add_step(app),      add_what_if(app), add_check(app),
+                                   add_diagnose(app),  add_doctor(app),  add_exporter(app),
+                                   add_dashboard(app), add_report(app),  add_sweep(app),
+                                   add_configs(app),   add_lab(app),     add_calibrate(app)};
+  // An unknown first word is a mistyped subcommand, not a missing one.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto& c : commands) names.push_back(c.app->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const std::string hint = gf::did_you_mean(argv[1], names);
+      std::cerr << fmt::format("error: unknown subcommand '{}'{}\n", argv[1],
+                               hint.empty() ? "" : " (" + hint + ")")
+                << "subcommands: " << fmt::format("{}", fmt::join(names, ", ")) << "\n"
+                << "run 'gpufabric --help' for what each does\n";
+      return kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -51,8 +68,9 @@ int main(int argc, char** argv) {
       if (c.app->parsed()) return c.run();
   } catch (const std::exception& e) {
     // Models report bad input as values; anything thrown here is a bug, still not a crash.
-    std::cerr << "internal error: " << e.what() << "\n";
-    return 3;
+    std::cerr << "internal error: " << e.what()
+              << "\nthis is a bug in gpufabric: please report it with the command line\n";
+    return kExitInternal;
   }
   return kExitBadInput;
 }

@@ -25,9 +25,10 @@ constexpr std::size_t kMaxCounterFileBytes = 256 * kKiB;
 /// named it). A regular file larger than `max_bytes` is refused before anything is read; any
 /// other file (a pipe, a device such as /dev/zero, a /proc or sysfs entry) is read in blocks and
 /// refused as soon as it passes `max_bytes`, so memory stays bounded by `max_bytes`. A folder
-/// is refused with its own message.
+/// is refused with its own message. `what` names the file in messages ("spec file").
 Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes,
-                                      const std::string& key = "");
+                                      const std::string& key = "",
+                                      const std::string& what = "file");
 
 /// "4 MiB", "256 KiB", "1.5 GiB": a byte count for messages.
 std::string human_bytes(double bytes);

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <set>
 
+#include "common/file.h"
 #include "units/units.h"
 
 namespace gf {
@@ -12,8 +14,6 @@ namespace {
 // yaml-cpp recurses once per nesting level; deeper documents than this are rejected before
 // parsing so that hostile input cannot exhaust the stack. No spec or catalog nests past ~6.
 constexpr int kMaxFlowNesting = 64;
-// Larger files are not specs or catalogs; refuse them rather than spend memory.
-constexpr size_t kMaxDocumentBytes = 4u << 20;
 
 // Deepest [ / { nesting outside quotes and comments, a cheap guard against stack exhaustion.
 int flow_depth(const std::string& text) {
@@ -64,10 +64,11 @@ YAML::Node child(const YAML::Node& map, const std::string& key) {
 }
 
 YAML::Node YamlReader::parse(const std::string& text) {
-  if (text.size() > kMaxDocumentBytes) {
-    diags_.push_back(
-        {file_, 0, 0, "",
-         fmt::format("file is {} bytes; at most {} expected", text.size(), kMaxDocumentBytes), ""});
+  if (text.size() > kMaxSpecBytes) {
+    diags_.push_back({file_, 0, 0, "",
+                      fmt::format("file is {}; at most {} is read", human_bytes(text.size()),
+                                  human_bytes(kMaxSpecBytes)),
+                      ""});
     return YAML::Node();
   }
   if (flow_depth(text) > kMaxFlowNesting) {
@@ -76,11 +77,40 @@ YAML::Node YamlReader::parse(const std::string& text) {
     return YAML::Node();
   }
   try {
-    return YAML::Load(text);
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.empty()) return YAML::Node();
+    if (docs.size() > 1) {
+      // A second document is a pasted second spec or a stray '---': its keys would be ignored.
+      error(docs[1], "",
+            fmt::format("{} YAML documents ('---' separators); one expected", docs.size()),
+            "keep one spec per file");
+      return YAML::Node();
+    }
+    check_duplicate_keys(docs[0], "");
+    return docs[0];
   } catch (const YAML::Exception& e) {
     diags_.push_back({file_, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg,
                       "check indentation, colons and quotes"});
     return YAML::Node();
+  }
+}
+
+void YamlReader::check_duplicate_keys(const YAML::Node& node, const std::string& path) {
+  if (node.IsSequence()) {
+    int i = 0;
+    for (const auto& item : node) check_duplicate_keys(item, fmt::format("{}[{}]", path, i++));
+    return;
+  }
+  if (!node.IsMap()) return;
+  // yaml-cpp keeps every pair of a map and its operator[] returns the first, so a repeated key
+  // would silently lose its second value: report it where it repeats.
+  std::set<std::string> seen;
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) continue;
+    const std::string key = kv.first.Scalar();
+    if (!seen.insert(key).second)
+      error(kv.first, join(path, key), "key given twice in the same map", "keep one of them");
+    check_duplicate_keys(kv.second, join(path, key));
   }
 }
 

@@ -67,6 +67,8 @@ class YamlReader {
   }
 
  private:
+  /// Records an error for every key that appears twice in one map, anywhere under `node`.
+  void check_duplicate_keys(const YAML::Node& node, const std::string& path);
   const YAML::Node scalar(const YAML::Node& map, const std::string& key, const std::string& path,
                           bool required);
   std::string file_;

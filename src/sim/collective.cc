@@ -601,7 +601,7 @@ std::vector<double> size_sweep(double lo, double hi, double factor) {
   std::vector<double> out;
   if (lo <= 0) lo = 1;
   if (factor <= 1) factor = 2;
-  for (double s = lo; s <= hi * (1 + 1e-12) && out.size() < 200; s *= factor) out.push_back(s);
+  for (double s = lo; s <= hi * (1 + 1e-12) && out.size() < kMaxSweepSizes; s *= factor) out.push_back(s);
   return out;
 }
 

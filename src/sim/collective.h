@@ -120,6 +120,9 @@ class GroupCollective {
   std::string bottleneck_;
 };
 
+/// The most sizes one sweep simulates (nccl-tests -b 8 -e 8G -f 2 is 31).
+constexpr int kMaxSweepSizes = 200;
+
 /// nccl-tests sizes: from `min_bytes` to `max_bytes`, multiplying by `factor`.
 std::vector<double> size_sweep(double min_bytes, double max_bytes, double factor);
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/file.h"
+#include "common/text.h"
 #include "common/yaml_reader.h"
 #include "units/units.h"
 
@@ -344,10 +345,15 @@ std::vector<Diagnostic> parse_into(const std::string& text, const std::string& f
   index_positions(root, "", s.where);
   r.check_keys(root, "",
                {"name", "cluster", "fabric", "workload", "constraints", "addressing", "catalog"});
-  if (auto v = r.text(root, "name", "")) s.name = *v;
+  if (auto v = r.text(root, "name", "")) {
+    // Shown as given (report title, plan.json); whoever makes a file or namespace name from it
+    // derives a safe one (the lab does).
+    if (const std::string why = display_name_problem(*v, kMaxSpecNameChars); !why.empty())
+      r.error(child(root, "name"), "name", "the name " + why, "use a short one-line name");
+    else
+      s.name = *v;
+  }
   if (s.name.empty()) s.name = std::filesystem::path(file).stem().string();
-  for (char& c : s.name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '-';
   if (child(root, "cluster").IsDefined())
     read_cluster(r, child(root, "cluster"), s.cluster);
   else
@@ -592,7 +598,7 @@ Result<LoadedSpec> load_spec(const std::string& path, const std::vector<KeyOverr
                       "",
                       "is a folder, not a spec file",
                       "name a YAML file, e.g. examples/seed-70b-1024.yaml"};
-  auto read = read_file_bounded(path, kMaxSpecBytes);
+  auto read = read_file_bounded(path, kMaxSpecBytes, "", "spec file");
   if (!read) return read.errors();
   auto applied = apply_overrides(*read, path, overrides);
   if (!applied) return applied.errors();
@@ -607,7 +613,7 @@ Result<LoadedSpec> load_spec(const std::string& path, const std::vector<KeyOverr
   const auto dir = std::filesystem::path(path).parent_path();
   for (const auto& f : out.spec.catalog_files) {
     const auto p = std::filesystem::path(f).is_absolute() ? std::filesystem::path(f) : dir / f;
-    auto cf = read_file_bounded(p.string(), kMaxSpecBytes);
+    auto cf = read_file_bounded(p.string(), kMaxSpecBytes, "", "catalog file");
     if (!cf) {
       const auto& why = cf.errors().front();
       errs.push_back(out.spec.at(

@@ -93,8 +93,11 @@ struct AddressingSpec {
 };
 
 /// A validated spec.
+/// The longest `name:` accepted (characters): it titles reports and tables.
+constexpr std::size_t kMaxSpecNameChars = 128;
+
 struct Spec {
-  std::string name;
+  std::string name;  ///< as the user wrote it (any one-line UTF-8 text)
   std::string path;  ///< the file it came from
   ClusterSpec cluster;
   FabricSpec fabric;

@@ -481,10 +481,12 @@ Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
                    sim.busbw_gbs > 0 ? row.busbw_gbs / sim.busbw_gbs : 0,
                    true,
                    ""};
-        if (row.bytes < kJudgedBytes)
+        if (row.bytes < kJudgedBytes) {
           c.note = "not judged: below 1 GiB (pipelining, not the fabric)";
-        else
+          c.judged = false;
+        } else {
           c.ok = c.ratio >= 1 - tolerance;
+        }
         if (nodes == 2 && row.busbw_gbs > node_line_gbs * 0.95)
           c.note = (c.note.empty() ? "" : c.note + "; ") +
                    "2-node runs use tree/NVLS-tree: busbw above the NICs' line rate is expected, "
@@ -530,15 +532,30 @@ Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
       c.ratio = c.measured / c.expected;
       c.ok = c.ratio >= 1 - 1e-9;
       res.rows.push_back(c);
+    } else if (f.kind == OutputKind::kUnknown) {
+      errs.push_back(
+          {f.file, 0, 0, "",
+           "not a result check can read: expected the output of nccl-tests (e.g. "
+           "all_reduce_perf), perftest (ib_write_bw, text or --out_json) or iperf3 --json",
+           "give the tool's output file as it printed it"});
     } else {
       errs.push_back({f.file, 0, 0, "",
-                      fmt::format("check compares nccl-tests, perftest and iperf3 results, not {}",
+                      fmt::format("this is {} output; check compares nccl-tests, perftest and "
+                                  "iperf3 results with the plan",
                                   output_kind_name(f.kind)),
                       "use gpufabric diagnose for logs and system outputs"});
     }
   }
   if (!errs.empty()) return errs;
-  for (const auto& r : res.rows) res.pass = res.pass && r.ok;
+  bool any_judged = false, all_ok = true;
+  for (const auto& r : res.rows) {
+    if (!r.judged) continue;
+    any_judged = true;
+    all_ok = all_ok && r.ok;
+  }
+  res.verdict = !any_judged ? CheckVerdict::kNothingJudged
+                : all_ok    ? CheckVerdict::kPass
+                            : CheckVerdict::kFail;
   return res;
 }
 
@@ -658,6 +675,18 @@ std::string findings_text(const std::vector<Finding>& fs) {
   return s;
 }
 
+const char* check_verdict_name(CheckVerdict v) {
+  switch (v) {
+    case CheckVerdict::kPass:
+      return "pass";
+    case CheckVerdict::kFail:
+      return "fail";
+    case CheckVerdict::kNothingJudged:
+      break;
+  }
+  return "nothing judged";
+}
+
 nlohmann::json check_json(const CheckResult& r) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& c : r.rows) {
@@ -673,7 +702,7 @@ nlohmann::json check_json(const CheckResult& r) {
     }
     rows.push_back(j);
   }
-  return {{"verdict", r.pass ? "pass" : "fail"}, {"rows", rows}};
+  return {{"verdict", check_verdict_name(r.verdict)}, {"rows", rows}};
 }
 
 std::string check_text(const CheckResult& r) {
@@ -686,7 +715,18 @@ std::string check_text(const CheckResult& r) {
                      c.collective, c.bytes, c.measured, c.expected, c.ratio, c.ok ? "ok" : "BELOW",
                      c.note.empty() ? "" : "  (" + c.note + ")");
   }
-  s += fmt::format("Verdict: {}\n", r.pass ? "PASS" : "FAIL (measurements below expectation)");
+  switch (r.verdict) {
+    case CheckVerdict::kPass:
+      s += "Verdict: PASS\n";
+      break;
+    case CheckVerdict::kFail:
+      s += "Verdict: FAIL (measurements below expectation)\n";
+      break;
+    case CheckVerdict::kNothingJudged:
+      s += "Verdict: NOTHING JUDGED (no nccl-tests size of 1 GiB or more, no perftest bandwidth "
+           "and no iperf3 result: rerun with larger sizes, e.g. -e 8G)\n";
+      break;
+  }
   return s;
 }
 

@@ -49,10 +49,15 @@ struct CheckRow {
   double bytes = 0, measured = 0, expected = 0, ratio = 0;
   bool ok = true;
   std::string note;
+  bool judged = true;  ///< compared with the tolerance; false for rows shown for context only
 };
+/// A check's outcome. Nothing judged is not a pass: a run cut after its small sizes, or only
+/// latency tests, says nothing about the fabric.
+enum class CheckVerdict { kPass, kFail, kNothingJudged };
 struct CheckResult {
   std::vector<CheckRow> rows;
-  bool pass = true;
+  CheckVerdict verdict = CheckVerdict::kNothingJudged;
+  bool pass() const { return verdict == CheckVerdict::kPass; }
 };
 
 /// Compares measurements with what the simulator expects of `plan` at the node count each
@@ -66,6 +71,8 @@ std::vector<Finding> doctor(const std::string& sysfs);
 
 nlohmann::json findings_json(const std::vector<Finding>& f);
 std::string findings_text(const std::vector<Finding>& f);
+/// "pass", "fail" or "nothing judged", as check --json writes it.
+const char* check_verdict_name(CheckVerdict v);
 nlohmann::json check_json(const CheckResult& r);
 std::string check_text(const CheckResult& r);
 

@@ -103,7 +103,7 @@ TEST(Check, MeasurementsAgainstThePlan) {
                                load("ib_write_bw-slow-mb.txt"), load("iperf3-tcp.json")},
                               0.15);
   ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
-  EXPECT_FALSE(r->pass);  // the slow RDMA link
+  EXPECT_FALSE(r->pass());  // the slow RDMA link
   bool two_node_note = false, slow_flagged = false, fast_ok = false;
   for (const auto& c : r->rows) {
     if (c.collective == "all_reduce" && c.bytes >= 1e9) {

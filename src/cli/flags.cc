@@ -1,0 +1,48 @@
+#include "cli/flags.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+
+namespace gf::cli {
+
+CLI::Validator finite_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !std::isfinite(v))
+          return fmt::format("'{}' is not a finite number", text);
+        if (v < lo || v > hi) return fmt::format("{} is outside {:.15g}..{:.15g}", text, lo, hi);
+        return "";
+      },
+      fmt::format("NUMBER in {:.15g}..{:.15g}", lo, hi));
+}
+
+std::optional<double> quantity_flag(const std::string& flag, const std::string& text,
+                                    const std::function<Result<double>(std::string_view)>& parse,
+                                    double lo, double hi, bool whole,
+                                    std::vector<Diagnostic>& errs) {
+  if (text.empty()) return std::nullopt;
+  auto r = parse(text);
+  if (!r) {
+    Diagnostic d = r.errors().front();
+    d.key = flag;
+    errs.push_back(d);
+    return std::nullopt;
+  }
+  const double v = *r;
+  if (!std::isfinite(v) || v < lo || v > hi) {
+    errs.push_back(
+        {"", 0, 0, flag, fmt::format("'{}' is outside {:.15g}..{:.15g}", text, lo, hi), ""});
+    return std::nullopt;
+  }
+  if (whole && v != std::floor(v)) {
+    errs.push_back({"", 0, 0, flag, fmt::format("'{}' is not a whole number", text), ""});
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace gf::cli

@@ -1,0 +1,41 @@
+// Numeric flags are validated as the spec's keys are: finite, within a range that a real cluster
+// can have, whole where they count things; an error names the flag and exits 2.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/diag.h"
+
+namespace gf::cli {
+
+/// GPUs a flag may name: 2^24, sixteen times the largest clusters being built (1M GPUs).
+constexpr double kMaxFlagGpus = 16777216;
+/// Model parameters: 10^15, a thousand times the largest published dense models (~1T).
+constexpr double kMaxFlagParams = 1e15;
+/// Training steps: 10^12, far beyond any run (Llama 3 405B trained for ~1.2M steps).
+constexpr double kMaxFlagSteps = 1e12;
+/// A per-step or per-collective time: one year.
+constexpr double kMaxFlagSeconds = 365.0 * 24 * 3600;
+/// A link rate: 100 Tb/s, a hundred times today's fastest ports (1.6 Tb/s).
+constexpr double kMaxFlagBitsPerSecond = 1e14;
+/// A collective's size: 10 TB, as simulate has always refused larger.
+constexpr double kMaxFlagBytes = 1e13;
+
+/// A CLI11 check for a plain number flag: finite (no nan or inf) and within [lo, hi].
+CLI::Validator finite_in(double lo, double hi);
+
+/// A flag given as text with a unit (70B, 400G, 10s, 8G), read by `parse` (one of the units
+/// parsers) and checked: finite, within [lo, hi], and an integer when `whole`. Returns nullopt
+/// and appends an error naming `flag` when it is not; an empty `text` (flag not given) is
+/// nullopt without an error.
+std::optional<double> quantity_flag(const std::string& flag, const std::string& text,
+                                    const std::function<Result<double>(std::string_view)>& parse,
+                                    double lo, double hi, bool whole,
+                                    std::vector<Diagnostic>& errs);
+
+}  // namespace gf::cli

@@ -1,0 +1,49 @@
+#include "common/text.h"
+
+#include <fmt/format.h>
+
+namespace gf {
+
+std::optional<std::size_t> utf8_length(std::string_view s) {
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < s.size(); ++chars) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t extra = 0;
+    unsigned long cp = 0;
+    if (c < 0x80) {
+      cp = c;
+    } else if ((c & 0xE0) == 0xC0) {
+      extra = 1, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      extra = 3, cp = c & 0x07;
+    } else {
+      return std::nullopt;
+    }
+    if (i + extra >= s.size()) return std::nullopt;  // cut short at the end
+    for (std::size_t k = 1; k <= extra; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return std::nullopt;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and values past U+10FFFF are not UTF-8 (RFC 3629 §3).
+    static const unsigned long kMinForLength[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMinForLength[extra] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+      return std::nullopt;
+    i += extra + 1;
+  }
+  return chars;
+}
+
+std::string display_name_problem(std::string_view s, std::size_t max_chars) {
+  const auto n = utf8_length(s);
+  if (!n) return "is not valid UTF-8 text";
+  for (char c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
+      return "holds a control character (a newline or tab?); a name is one line of text";
+  if (*n > max_chars) return fmt::format("is {} characters long; at most {}", *n, max_chars);
+  return "";
+}
+
+}  // namespace gf

@@ -1,0 +1,19 @@
+// Checks on free text a user gives (names shown in reports, JSON and configuration comments).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gf {
+
+/// The number of characters (code points) of `s` when it is well-formed UTF-8, else nullopt.
+/// JSON output requires well-formed UTF-8, so every user string that reaches it is checked.
+std::optional<std::size_t> utf8_length(std::string_view s);
+
+/// What is wrong with `s` as a one-line display name of at most `max_chars` characters
+/// (malformed UTF-8, a control character such as a newline, too long), or "" when it is fine.
+std::string display_name_problem(std::string_view s, std::size_t max_chars);
+
+}  // namespace gf
