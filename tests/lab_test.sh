@@ -121,6 +121,22 @@ cat "$tmp/out"
 [ "$rc" = 0 ] || fail "check unnumbered: exit $rc"
 grep -q "12 of 12 checks passed" "$tmp/out" || fail "unnumbered: not every check passed"
 grep -q "node001 ens1f0np0 (10.128.0.2)" "$tmp/out" || fail "unnumbered: rails not named"
+# An interrupt while the link is down: the link comes back, check stops and says so (exit 1).
+"$bin" lab check "$unnumbered" --state-dir "$state" --timeout 30 >"$tmp/out" 2>&1 &
+checker=$!
+for _ in $(seq 600); do grep -q "link-down-session" "$tmp/out" && break; sleep 0.1; done
+grep -q "link-down-session" "$tmp/out" || fail "check never took the link down: $(cat "$tmp/out")"
+kill -TERM "$checker"
+wait "$checker"
+rc=$?
+cat "$tmp/out"
+[ "$rc" = 1 ] || fail "check interrupted during the link failure: exit $rc, expected 1"
+grep -q "FAIL  interrupted" "$tmp/out" || fail "the interrupted check does not say so"
+grep -q "link-up-sessions" "$tmp/out" && fail "check went on after the interrupt"
+for ns in $(ip netns list | grep -o "^gf-ctest-lab16u-[^ ]*"); do
+  ip -n "$ns" -o link show | grep "swp" | grep -v "[<,]UP[,>]" &&
+    fail "a switch port in $ns stayed down after the interrupted check"
+done
 lab down "$unnumbered" >/dev/null 2>&1 || fail "down unnumbered"
 [ "$(spaces ctest-lab16u)" = 0 ] || fail "down left namespaces (unnumbered)"
 # Dual-plane: two separate fabrics; every address answers from the first node's port in its

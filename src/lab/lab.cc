@@ -1017,37 +1017,46 @@ struct Checker {
       add("link-down", false, down.describe({"ip", "link", "set", link->a_if, "down"}), t0);
       return;
     }
-    {  // the session over the failed link goes down (and check then sees it come back)
-      std::string peer = link->a_if;  // unnumbered sessions are named by their interface
-      for (const auto& p : lab.addresses.ports_of(leaf.name))
-        if (swp_name(p.port) == link->a_if && !lab.addresses.unnumbered) peer = ipv4_str(p.peer_ip);
-      std::string state;
-      const bool ok = waited(wait_until(wait_s(), [&] {
-        const auto peers = bgp_peers(leaf.netns);
-        const auto it = peers.find(peer);
-        state = it == peers.end() ? "gone" : it->second;
-        return state != "Established";
-      }));
-      add("link-down-session", ok,
-          fmt::format("{} BGP session to {} over {}: {}", leaf.name, link->b, peer,
-                      ok ? state : "still Established"),
-          t0);
-    }
-    const int full = uplinks(leaf.name);
-    check_ecmp("link-down-reroutes", link,
-               fmt::format("{} down: {} routes through {} of {} uplinks, and the other leaves "
-                           "reach it only through the spines still linked to it",
-                           name, leaf.name, full - 1, full));
-    {
-      const auto t1 = Clock::now();
-      const CommandResult r = ping(first_host(), far_host(), kHostMtu - kPingHeaderBytes);
-      add("link-down-pings", r.ok(),
-          fmt::format("{} -> {} with {} down: {}", first_host().node, far_host().node, link->a_if,
-                      r.ok() ? "answered" : "no answer"),
-          t1);
-    }
-    check_traffic("link-down-traffic", " with " + link->a_if + " down");
+    // Ctrl-C while the link is down: the checks of the failure that are left are skipped, the
+    // link comes back and lab_check stops.
+    const std::vector<std::function<void()>> while_down{
+        [&] {  // the session over the failed link goes down (and check then sees it come back)
+          std::string peer = link->a_if;  // unnumbered sessions are named by their interface
+          for (const auto& p : lab.addresses.ports_of(leaf.name))
+            if (swp_name(p.port) == link->a_if && !lab.addresses.unnumbered)
+              peer = ipv4_str(p.peer_ip);
+          std::string state;
+          const bool ok = waited(wait_until(wait_s(), [&] {
+            const auto peers = bgp_peers(leaf.netns);
+            const auto it = peers.find(peer);
+            state = it == peers.end() ? "gone" : it->second;
+            return state != "Established";
+          }));
+          add("link-down-session", ok,
+              fmt::format("{} BGP session to {} over {}: {}", leaf.name, link->b, peer,
+                          ok ? state : "still Established"),
+              t0);
+        },
+        [&] {
+          const int full = uplinks(leaf.name);
+          check_ecmp("link-down-reroutes", link,
+                     fmt::format("{} down: {} routes through {} of {} uplinks, and the other "
+                                 "leaves reach it only through the spines still linked to it",
+                                 name, leaf.name, full - 1, full));
+        },
+        [&] {
+          const auto t1 = Clock::now();
+          const CommandResult r = ping(first_host(), far_host(), kHostMtu - kPingHeaderBytes);
+          add("link-down-pings", r.ok(),
+              fmt::format("{} -> {} with {} down: {}", first_host().node, far_host().node,
+                          link->a_if, r.ok() ? "answered" : "no answer"),
+              t1);
+        },
+        [&] { check_traffic("link-down-traffic", " with " + link->a_if + " down"); }};
+    for (const auto& step : while_down)
+      if (!g_interrupted) step();
     run_command({"ip", "-n", leaf.netns, "link", "set", "dev", link->a_if, "up"});
+    if (g_interrupted) return;
     check_sessions("link-up-sessions");
     check_ecmp("link-up-restores", nullptr,
                fmt::format("{} back up: every leaf uses all its uplinks again", name));
@@ -1096,15 +1105,16 @@ Result<std::vector<LabCheck>> lab_check(const LabLayout& lab, const LabOptions& 
       [&] { c.check_traffic("traffic-across-spines", ""); },
       [&] { c.check_ecmp_spread(); },
       [&] { c.check_link_failure(); }};
-  // Ctrl-C: finish the step (the failed link is always brought back), then stop.
+  // Ctrl-C: finish the step (the failed link is always brought back), then stop; an interrupt
+  // during the last step is reported too.
   const InterruptGuard guard;
   for (const auto& step : steps) {
+    step();
     if (g_interrupted) {
       c.add("interrupted", false, "check was interrupted; the remaining checks did not run",
             Clock::now());
       break;
     }
-    step();
   }
   return c.checks;
 }
