@@ -85,6 +85,8 @@ lab up "$numbered" >"$tmp/out" 2>&1 || fail "up: $(cat "$tmp/out")"
 lab up "$numbered" >"$tmp/out" 2>&1 || fail "second up: $(cat "$tmp/out")"
 grep -q "14 namespaces (6 switches, 8 hosts), 24 veth links, 12 FRR daemons" "$tmp/out" ||
   fail "up: $(cat "$tmp/out")"
+grep -qxF "next: gpufabric lab check $numbered --state-dir $state" "$tmp/out" ||
+  fail "the next: hint does not repeat --state-dir: $(cat "$tmp/out")"
 [ "$(spaces ctest-lab16)" = 14 ] || fail "expected 14 namespaces: $(ip netns list)"
 pids=$(cat /var/run/frr/gf-ctest-lab16-*/{zebra,bgpd}.pid)
 [ "$(echo "$pids" | wc -w)" = 12 ] || fail "expected 12 FRR pid files"

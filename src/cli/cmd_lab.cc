@@ -24,6 +24,17 @@ void warn(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
 }
 
+// `s` as one shell word: as it is when it needs no quoting, else in single quotes.
+std::string shell_word(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of(
+                                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789_-.,/:=+@%") == std::string::npos;
+  if (plain) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 int up(const LabLayout& lab, const LabFlags& f) {
   auto r = lab_up(lab, f.options);
   if (!r) {
@@ -45,10 +56,13 @@ int up(const LabLayout& lab, const LabFlags& f) {
   }
   std::cout << fmt::format(
       "lab {} is up: {} namespaces ({} switches, {} hosts), {} veth links, {} FRR daemons\n"
-      "configurations in {}\nnext: gpufabric lab check {}\n",
+      "configurations in {}\nnext: gpufabric lab check {}{}\n",
       lab.name, r->namespaces, lab.addresses.switches.size(),
       lab.devices.size() - lab.addresses.switches.size(), r->links, r->daemons, r->config_dir,
-      f.spec);
+      shell_word(f.spec),
+      f.options.state_dir == kLabDefaultStateDir
+          ? ""
+          : " --state-dir " + shell_word(f.options.state_dir));
   return kExitOk;
 }
 
