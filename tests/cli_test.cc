@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -294,6 +295,69 @@ TEST(CliLab, BadInputIsExitTwoWithTheKey) {
   EXPECT_NE(frr.err.find("--frr-dir"), std::string::npos) << frr.err;
   CmdResult missing = gpufabric("lab check examples/no-such.yaml");
   EXPECT_EQ(missing.code, 2);
+}
+
+// The lab example under a name of this test's own, so no user's lab is ever addressed.
+fs::path lab_spec(const std::string& name) {
+  std::ifstream in(fs::path(GPUFABRIC_SOURCE_DIR) / "examples/roce-lab-16.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const std::string from = "name: roce-lab-16";
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos);
+  if (at != std::string::npos) text.replace(at, from.size(), "name: " + name);
+  return write_temp(name + ".yaml", text);
+}
+
+// The lab removes only what it made: a folder without its mark, a system folder or a kernel
+// file system as --state-dir is bad input that names the flag, and nothing is removed. (Refused
+// before the lab looks for root; namespaces are tested in tests/lab_test.sh.)
+TEST(CliLab, StateDirItDidNotMakeIsRefused) {
+  const std::string name = "important";
+  const fs::path spec = lab_spec(name);
+  const fs::path state = temp_dir("lab_state");
+  fs::create_directories(state / name);
+  std::ofstream(state / name / "f") << "x\n";
+  CmdResult down = gpufabric("lab down " + spec.string() + " --state-dir " + state.string());
+  EXPECT_EQ(down.code, 2) << down.out << down.err;
+  EXPECT_NE(down.err.find("--state-dir"), std::string::npos) << down.err;
+  EXPECT_NE(down.err.find((state / name).string()), std::string::npos) << down.err;
+  EXPECT_TRUE(fs::exists(state / name / "f"));
+  fs::remove_all(state);
+  fs::remove(spec);
+}
+
+TEST(CliLab, SystemFoldersAreNotStateDirs) {
+  const std::string name = "clitest-" + std::to_string(getpid());
+  const fs::path spec = lab_spec(name);
+  const fs::path scratch = temp_dir("lab_sys");
+  fs::create_directories(scratch);
+  fs::create_directory_symlink("/etc", scratch / "etc-link");
+  std::ofstream(scratch / "file") << "x\n";
+  // `down` here: without the refusal, as root, it would only find nothing to remove.
+  const std::vector<std::string> refused{"/",
+                                         "/etc",
+                                         "/etc/",
+                                         "/tmp/../home",
+                                         (scratch / "etc-link").string(),
+                                         (scratch / "file").string()};
+  for (const auto& dir : refused) {
+    CmdResult r = gpufabric("lab down " + spec.string() + " --state-dir " + dir);
+    EXPECT_EQ(r.code, 2) << dir << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("--state-dir"), std::string::npos) << dir << ": " << r.err;
+  }
+  // `up` where nothing can be made: the flag is named (not -o) and it is bad input.
+  const std::vector<std::string> unmakeable{"/proc/x", (scratch / "file" / "x").string()};
+  for (const auto& dir : unmakeable) {
+    CmdResult r = gpufabric("lab up " + spec.string() + " --state-dir " + dir);
+    EXPECT_EQ(r.code, 2) << dir << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("error: --state-dir: "), std::string::npos) << dir << ": " << r.err;
+    EXPECT_EQ(r.err.find("-o:"), std::string::npos) << dir << ": " << r.err;
+  }
+  EXPECT_TRUE(fs::exists("/etc/passwd"));
+  fs::remove_all(scratch);
+  fs::remove(spec);
 }
 
 TEST(Cli, AFolderIsNotASpec) {

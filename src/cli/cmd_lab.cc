@@ -21,12 +21,30 @@ struct LabFlags {
   LabOptions options;
 };
 
+void warn(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
+}
+
+// `s` as one shell word: as it is when it needs no quoting, else in single quotes.
+std::string shell_word(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of(
+                                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789_-.,/:=+@%") == std::string::npos;
+  if (plain) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 int up(const LabLayout& lab, const LabFlags& f) {
   auto r = lab_up(lab, f.options);
   if (!r) {
     std::cerr << format_diagnostics(r.errors()) << "\n";
-    return kExitFindings;  // the machine was fine; building the lab failed (and was undone)
+    // The state folder could not be made: the flag was bad. Otherwise the machine was fine and
+    // building the lab failed (and was undone).
+    return r.errors().front().key == "--state-dir" ? kExitBadInput : kExitFindings;
   }
+  warn(r->warnings);
   if (f.json) {
     std::cout << nlohmann::json{{"lab", lab.name},
                                 {"namespaces", r->namespaces},
@@ -39,10 +57,13 @@ int up(const LabLayout& lab, const LabFlags& f) {
   }
   std::cout << fmt::format(
       "lab {} is up: {} namespaces ({} switches, {} hosts), {} veth links, {} FRR daemons\n"
-      "configurations in {}\nnext: gpufabric lab check {}\n",
+      "configurations in {}\nnext: gpufabric lab check {}{}\n",
       lab.name, r->namespaces, lab.addresses.switches.size(),
       lab.devices.size() - lab.addresses.switches.size(), r->links, r->daemons, r->config_dir,
-      f.spec);
+      shell_word(f.spec),
+      f.options.state_dir == kLabDefaultStateDir
+          ? ""
+          : " --state-dir " + shell_word(f.options.state_dir));
   return kExitOk;
 }
 
@@ -77,7 +98,10 @@ int check(const LabLayout& lab, LabFlags f) {
 
 int down(const LabLayout& lab, const LabFlags& f) {
   if (geteuid() != 0) return fail({{"", 0, 0, "", "the lab needs root", "run it as root"}});
-  const LabDownResult r = lab_down(lab, f.options);
+  auto down = lab_down(lab, f.options);
+  if (!down) return fail(down.errors());
+  const LabDownResult& r = *down;
+  warn(r.warnings);
   if (f.json)
     std::cout << nlohmann::json{{"lab", lab.name},
                                 {"namespaces_removed", r.namespaces},
@@ -95,6 +119,9 @@ int run(LabFlags f) {
   if (!loaded) return fail(loaded.errors());
   auto lab = lab_layout(*loaded);
   if (!lab) return fail(lab.errors());
+  // The state folder first (bad input whoever runs it): up and down remove a previous lab's.
+  if (f.action != "check")
+    if (auto errs = lab_state_errors(*lab, f.options); !errs.empty()) return fail(errs);
   if (f.action != "down")
     if (auto errs = lab_preflight(f.options); !errs.empty()) return fail(errs);
   if (isatty(STDERR_FILENO))
@@ -123,7 +150,11 @@ Command add_lab(CLI::App& root) {
       ->required();
   c->add_flag("--json", f->json, "print the result as JSON");
   c->add_option("--state-dir", f->options.state_dir,
-                "where the lab keeps its configurations, logs and namespace record")
+                fmt::format("where the lab keeps its configurations, logs and namespace "
+                            "record, in a folder named after the lab and marked as its own ({}); "
+                            "system folders, and a lab folder it did not make, are refused "
+                            "(exit 2)",
+                            kLabStateMarker))
       ->capture_default_str();
   c->add_option("--frr-dir", f->options.frr_dir, "the folder holding FRR's zebra and bgpd")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -64,6 +65,20 @@ constexpr const char* kIperfSeconds = "2";
 constexpr int kPingHeaderBytes = 28;
 /// The record of a lab's namespaces, written before each is made, so `down` finds them all.
 constexpr const char* kNamespaceRecord = "namespaces";
+/// The lab's folders in its state folder: the configurations it runs and the daemons' logs.
+/// With the marker and the record, they are all `down` removes there.
+constexpr const char* kConfigsDir = "configs";
+constexpr const char* kLogsDir = "logs";
+/// System folders never taken as --state-dir: the lab's folder would sit among the system's
+/// own (with --state-dir /, a lab named etc would have /etc as its folder).
+const std::vector<fs::path> kSystemFolders{
+    "/",          "/bin",   "/boot",    "/dev",     "/etc",       "/home",
+    "/lib",       "/lib32", "/lib64",   "/libx32",  "/media",     "/mnt",
+    "/opt",       "/proc",  "/root",    "/run",     "/sbin",      "/srv",
+    "/sys",       "/usr",   "/usr/bin", "/usr/lib", "/usr/local", "/usr/sbin",
+    "/usr/share", "/var",   "/var/lib", "/var/log", "/var/run",   "/var/tmp"};
+/// Kernel file systems: nothing can be kept anywhere under them.
+const std::vector<fs::path> kKernelTrees{"/proc", "/sys", "/dev"};
 
 std::string sanitize(const std::string& s, size_t max_len) {
   std::string out;
@@ -97,6 +112,42 @@ bool netns_exists(const std::string& netns) { return fs::exists("/run/netns/" + 
 
 std::string lab_dir(const LabLayout& lab, const LabOptions& o) {
   return (fs::path(o.state_dir) / sanitize(lab.name, kMaxLabNameInNetns)).string();
+}
+
+// The start of the name of every namespace of the lab `name`: "gf-NAME-".
+std::string netns_prefix(const std::string& name) {
+  return "gf-" + sanitize(name, kMaxLabNameInNetns) + "-";
+}
+
+// Whether `ns` (a line of the record) is named as one of the lab's namespaces: its prefix, then
+// only the characters of a device name (a '/' would lead the FRR run folder elsewhere).
+bool named_as_lab_netns(const LabLayout& lab, const std::string& ns) {
+  const std::string prefix = netns_prefix(lab.name);
+  if (ns.size() <= prefix.size() || ns.compare(0, prefix.size(), prefix) != 0) return false;
+  return std::all_of(ns.begin(), ns.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+bool marked_as_lab_dir(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / kLabStateMarker, ec);
+}
+
+// `p` absolute, without "." or ".." and without a trailing slash: "/tmp/../etc/" is "/etc".
+fs::path normal_path(const fs::path& p) {
+  std::error_code ec;
+  fs::path n = fs::absolute(p, ec).lexically_normal();
+  if (ec) n = p.lexically_normal();
+  if (n.has_relative_path() && n.filename().empty()) n = n.parent_path();
+  return n;
+}
+
+bool is_within(const fs::path& p, const fs::path& tree) {
+  auto pi = p.begin();
+  for (auto ti = tree.begin(); ti != tree.end(); ++ti, ++pi)
+    if (pi == p.end() || *pi != *ti) return false;
+  return true;
 }
 
 std::string frr_run_dir(const std::string& netns) {
@@ -178,7 +229,7 @@ Result<LabLayout> lab_layout(const PlannedSpec& planned) {
   lab.name = spec.name.empty() ? fs::path(spec.path).stem().string() : spec.name;
   lab.addresses = std::move(set->addresses);
   lab.configs = std::move(set->files);
-  const std::string prefix = "gf-" + sanitize(lab.name, kMaxLabNameInNetns) + "-";
+  const std::string prefix = netns_prefix(lab.name);
   for (const auto& sw : lab.addresses.switches)
     lab.devices.push_back({sw.name, sw.role, prefix + sw.name});
   for (const auto& n : lab.addresses.nodes())
@@ -195,15 +246,23 @@ Result<LabLayout> lab_layout(const PlannedSpec& planned) {
 
 namespace {
 
-// Removes the lab; `keep_logs` keeps the daemons' logs of a failed `up` for the user to read.
+// Removes the lab: the namespaces it recorded that are named as its own (with their daemons)
+// and what it wrote in its state folder; `keep_logs` keeps the daemons' logs of a failed `up`
+// for the user to read. The state folder must have passed lab_state_errors.
 LabDownResult tear_down(const LabLayout& lab, const LabOptions& o, bool keep_logs) {
   LabDownResult r;
   const std::string dir = lab_dir(lab, o);
-  std::vector<std::string> spaces = recorded_namespaces(dir);
-  for (const auto& d : lab.devices) spaces.push_back(d.netns);
-  std::set<std::string> seen;
-  for (const auto& ns : spaces) {
-    if (!seen.insert(ns).second) continue;
+  std::set<std::string> recorded;
+  std::vector<std::string> still_there;  // of the lab's own: they stay in the record
+  for (const auto& ns : recorded_namespaces(dir)) {
+    if (!recorded.insert(ns).second) continue;
+    if (!named_as_lab_netns(lab, ns)) {
+      r.warnings.push_back(
+          fmt::format("namespace '{}' is in {}/{} but is not named as lab {}'s "
+                      "({}...): left alone",
+                      ns, dir, kNamespaceRecord, lab.name, netns_prefix(lab.name)));
+      continue;
+    }
     // Daemons first: a namespace lives on while a process is in it.
     for (auto it = kFrrDaemons.rbegin(); it != kFrrDaemons.rend(); ++it) {
       const pid_t pid = lab_daemon_pid(ns, *it);
@@ -224,21 +283,101 @@ LabDownResult tear_down(const LabLayout& lab, const LabOptions& o, bool keep_log
       }
     std::error_code ec;
     fs::remove_all(frr_run_dir(ns), ec);
-    if (netns_exists(ns) && run_command({"ip", "netns", "delete", ns}).ok()) ++r.namespaces;
+    if (!netns_exists(ns)) continue;
+    const Argv del{"ip", "netns", "delete", ns};
+    if (const CommandResult d = run_command(del); d.ok()) {
+      ++r.namespaces;
+    } else {
+      still_there.push_back(ns);
+      r.warnings.push_back(d.describe(del) + " (it stays in the record)");
+    }
   }
+  for (const auto& d : lab.devices)
+    if (!recorded.count(d.netns) && netns_exists(d.netns))
+      r.warnings.push_back(fmt::format(
+          "namespace {} exists but lab {} did not record it: left alone (ip netns delete {} if "
+          "it is a leftover)",
+          d.netns, lab.name, d.netns));
   std::error_code ec;
-  if (!keep_logs) {
-    fs::remove_all(dir, ec);
-  } else if (fs::is_directory(dir, ec)) {
-    for (const auto& e : fs::directory_iterator(dir, ec))
-      if (e.path().filename() != "logs") fs::remove_all(e.path(), ec);
+  if (!fs::is_directory(dir, ec)) return r;
+  if (still_there.empty()) {
+    fs::remove(fs::path(dir) / kNamespaceRecord, ec);
+  } else {
+    std::ofstream record(fs::path(dir) / kNamespaceRecord, std::ios::trunc);
+    for (const auto& ns : still_there) record << ns << "\n";
+  }
+  fs::remove_all(fs::path(dir) / kConfigsDir, ec);
+  if (!keep_logs) fs::remove_all(fs::path(dir) / kLogsDir, ec);
+  // The folder goes (with its marker) once nothing else is in it; files somebody else put
+  // there stay, and so does the marker that says the folder is the lab's.
+  std::vector<std::string> others;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (const fs::path name = e.path().filename();
+        name != kLabStateMarker && name != kNamespaceRecord && !(keep_logs && name == kLogsDir))
+      others.push_back(name.string());
+  if (!others.empty()) {
+    std::sort(others.begin(), others.end());
+    r.warnings.push_back(fmt::format("{} holds {} the lab did not write ({}): left there", dir,
+                                     others.size() == 1 ? "a file" : "files", others.front()));
+  } else if (!keep_logs && still_there.empty()) {
+    fs::remove(fs::path(dir) / kLabStateMarker, ec);
+    fs::remove(dir, ec);
   }
   return r;
 }
 
 }  // namespace
 
-LabDownResult lab_down(const LabLayout& lab, const LabOptions& o) {
+std::vector<Diagnostic> lab_state_errors(const LabLayout& lab, const LabOptions& o) {
+  std::vector<Diagnostic> errs;
+  auto refuse = [&](const std::string& what, const std::string& hint) {
+    errs.push_back({"", 0, 0, "--state-dir", what, hint});
+  };
+  const std::string own_folder =
+      fmt::format("give a folder of the lab's own, e.g. the default {}", kLabDefaultStateDir);
+  if (o.state_dir.empty()) {
+    refuse("is empty", own_folder);
+    return errs;
+  }
+  // Both the path as given and where it leads (symbolic links followed) must be allowed.
+  const fs::path given = normal_path(o.state_dir);
+  std::error_code ec;
+  fs::path real = fs::weakly_canonical(given, ec);
+  real = ec ? given : normal_path(real);
+  for (const fs::path& p : {given, real}) {
+    const bool system =
+        std::find(kSystemFolders.begin(), kSystemFolders.end(), p) != kSystemFolders.end();
+    const bool kernel = std::any_of(kKernelTrees.begin(), kKernelTrees.end(),
+                                    [&](const fs::path& t) { return is_within(p, t); });
+    if (system || kernel) {
+      refuse(fmt::format("{}{} is {}; the lab does not keep (and later remove) its state there",
+                         o.state_dir, p == fs::path(o.state_dir) ? "" : " (" + p.string() + ")",
+                         system ? "a system folder" : "in a kernel file system"),
+             own_folder);
+      return errs;
+    }
+  }
+  // The nearest part of it that exists must be a folder: the lab's folder goes inside.
+  for (fs::path p = real;; p = p.parent_path()) {
+    if (fs::exists(fs::symlink_status(p, ec))) {
+      if (!fs::is_directory(p, ec))
+        refuse(fmt::format("{} is not a folder", p.string()), own_folder);
+      break;
+    }
+    if (p == p.root_path() || !p.has_relative_path()) break;
+  }
+  if (!errs.empty()) return errs;
+  const fs::path dir = lab_dir(lab, o);
+  if (fs::exists(fs::symlink_status(dir, ec)) && !marked_as_lab_dir(dir))
+    refuse(fmt::format("{} exists but gpufabric lab did not make it (it has no {} file): the lab "
+                       "removes nothing there",
+                       dir.string(), kLabStateMarker),
+           "choose another --state-dir, or move the folder away yourself");
+  return errs;
+}
+
+Result<LabDownResult> lab_down(const LabLayout& lab, const LabOptions& o) {
+  if (auto errs = lab_state_errors(lab, o); !errs.empty()) return errs;
   return tear_down(lab, o, false);
 }
 
@@ -395,8 +534,8 @@ Result<int> start_daemons(const LabLayout& lab, const LabOptions& o, const std::
 Result<LabUpResult> build(const LabLayout& lab, const LabOptions& o) {
   const std::string dir = lab_dir(lab, o);
   LabUpResult res;
-  res.config_dir = (fs::path(dir) / "configs").string();
-  const std::string log_dir = (fs::path(dir) / "logs").string();
+  res.config_dir = (fs::path(dir) / kConfigsDir).string();
+  const std::string log_dir = (fs::path(dir) / kLogsDir).string();
   say(o, "writing the configurations to " + res.config_dir);
   auto written = write_outputs(res.config_dir, lab.configs);
   if (!written) return written.errors();
@@ -406,6 +545,17 @@ Result<LabUpResult> build(const LabLayout& lab, const LabOptions& o) {
   {
     std::ofstream record(fs::path(dir) / kNamespaceRecord, std::ios::app);
     for (const auto& d : lab.devices) {
+      // The previous lab is gone: one that exists now is somebody else's, and is not recorded
+      // (so not deleted when this `up` fails).
+      if (netns_exists(d.netns))
+        return Diagnostic{
+            "",
+            0,
+            0,
+            "",
+            fmt::format("namespace {} exists but is not lab {}'s (not in its record)", d.netns,
+                        lab.name),
+            fmt::format("delete it (ip netns delete {}) if it is a leftover", d.netns)};
       record << d.netns << "\n" << std::flush;  // recorded before it exists
       const Argv cmd{"ip", "netns", "add", d.netns};
       const CommandResult r = run_command(cmd);
@@ -450,13 +600,44 @@ class InterruptGuard {
   void (*term_)(int);
 };
 
+// Makes the lab's folder in the state folder and marks it as the lab's before anything else
+// goes in.
+Result<bool> make_state_dir(const LabLayout& lab, const LabOptions& o) {
+  const fs::path dir = lab_dir(lab, o);
+  std::error_code ec;
+  const bool made = fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir, ec))
+    return Diagnostic{"",
+                      0,
+                      0,
+                      "--state-dir",
+                      fmt::format("cannot make the lab's folder {}: {}", dir.string(),
+                                  ec ? ec.message() : "not a folder"),
+                      "give a writable folder"};
+  std::ofstream marker(dir / kLabStateMarker, std::ios::trunc);
+  marker << lab.name << "\n";
+  marker.close();
+  if (!marker) {
+    if (made) fs::remove(dir, ec);  // not left behind unmarked
+    return Diagnostic{"",
+                      0,
+                      0,
+                      "--state-dir",
+                      fmt::format("cannot write {} in {}", kLabStateMarker, dir.string()),
+                      "give a writable folder"};
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<LabUpResult> lab_up(const LabLayout& lab, const LabOptions& o) {
-  const LabDownResult old = lab_down(lab, o);
-  if (old.namespaces + old.processes > 0)
+  auto old = lab_down(lab, o);
+  if (!old) return old.errors();
+  if (old->namespaces + old->processes > 0)
     say(o, fmt::format("removed the previous lab {} ({} namespaces, {} daemons)", lab.name,
-                       old.namespaces, old.processes));
+                       old->namespaces, old->processes));
+  if (auto made = make_state_dir(lab, o); !made) return made.errors();
   // Ctrl-C while building: finish the step, then clean up instead of leaving half a lab.
   Result<LabUpResult> r = [&] {
     const InterruptGuard guard;
@@ -469,6 +650,8 @@ Result<LabUpResult> lab_up(const LabLayout& lab, const LabOptions& o) {
     say(o,
         "failed: removing what was made (the daemons' logs stay in " + lab_dir(lab, o) + "/logs)");
     tear_down(lab, o, true);
+  } else {
+    r->warnings = std::move(old->warnings);
   }
   return r;
 }
@@ -834,37 +1017,46 @@ struct Checker {
       add("link-down", false, down.describe({"ip", "link", "set", link->a_if, "down"}), t0);
       return;
     }
-    {  // the session over the failed link goes down (and check then sees it come back)
-      std::string peer = link->a_if;  // unnumbered sessions are named by their interface
-      for (const auto& p : lab.addresses.ports_of(leaf.name))
-        if (swp_name(p.port) == link->a_if && !lab.addresses.unnumbered) peer = ipv4_str(p.peer_ip);
-      std::string state;
-      const bool ok = waited(wait_until(wait_s(), [&] {
-        const auto peers = bgp_peers(leaf.netns);
-        const auto it = peers.find(peer);
-        state = it == peers.end() ? "gone" : it->second;
-        return state != "Established";
-      }));
-      add("link-down-session", ok,
-          fmt::format("{} BGP session to {} over {}: {}", leaf.name, link->b, peer,
-                      ok ? state : "still Established"),
-          t0);
-    }
-    const int full = uplinks(leaf.name);
-    check_ecmp("link-down-reroutes", link,
-               fmt::format("{} down: {} routes through {} of {} uplinks, and the other leaves "
-                           "reach it only through the spines still linked to it",
-                           name, leaf.name, full - 1, full));
-    {
-      const auto t1 = Clock::now();
-      const CommandResult r = ping(first_host(), far_host(), kHostMtu - kPingHeaderBytes);
-      add("link-down-pings", r.ok(),
-          fmt::format("{} -> {} with {} down: {}", first_host().node, far_host().node, link->a_if,
-                      r.ok() ? "answered" : "no answer"),
-          t1);
-    }
-    check_traffic("link-down-traffic", " with " + link->a_if + " down");
+    // Ctrl-C while the link is down: the checks of the failure that are left are skipped, the
+    // link comes back and lab_check stops.
+    const std::vector<std::function<void()>> while_down{
+        [&] {  // the session over the failed link goes down (and check then sees it come back)
+          std::string peer = link->a_if;  // unnumbered sessions are named by their interface
+          for (const auto& p : lab.addresses.ports_of(leaf.name))
+            if (swp_name(p.port) == link->a_if && !lab.addresses.unnumbered)
+              peer = ipv4_str(p.peer_ip);
+          std::string state;
+          const bool ok = waited(wait_until(wait_s(), [&] {
+            const auto peers = bgp_peers(leaf.netns);
+            const auto it = peers.find(peer);
+            state = it == peers.end() ? "gone" : it->second;
+            return state != "Established";
+          }));
+          add("link-down-session", ok,
+              fmt::format("{} BGP session to {} over {}: {}", leaf.name, link->b, peer,
+                          ok ? state : "still Established"),
+              t0);
+        },
+        [&] {
+          const int full = uplinks(leaf.name);
+          check_ecmp("link-down-reroutes", link,
+                     fmt::format("{} down: {} routes through {} of {} uplinks, and the other "
+                                 "leaves reach it only through the spines still linked to it",
+                                 name, leaf.name, full - 1, full));
+        },
+        [&] {
+          const auto t1 = Clock::now();
+          const CommandResult r = ping(first_host(), far_host(), kHostMtu - kPingHeaderBytes);
+          add("link-down-pings", r.ok(),
+              fmt::format("{} -> {} with {} down: {}", first_host().node, far_host().node,
+                          link->a_if, r.ok() ? "answered" : "no answer"),
+              t1);
+        },
+        [&] { check_traffic("link-down-traffic", " with " + link->a_if + " down"); }};
+    for (const auto& step : while_down)
+      if (!g_interrupted) step();
     run_command({"ip", "-n", leaf.netns, "link", "set", "dev", link->a_if, "up"});
+    if (g_interrupted) return;
     check_sessions("link-up-sessions");
     check_ecmp("link-up-restores", nullptr,
                fmt::format("{} back up: every leaf uses all its uplinks again", name));
@@ -913,15 +1105,16 @@ Result<std::vector<LabCheck>> lab_check(const LabLayout& lab, const LabOptions& 
       [&] { c.check_traffic("traffic-across-spines", ""); },
       [&] { c.check_ecmp_spread(); },
       [&] { c.check_link_failure(); }};
-  // Ctrl-C: finish the step (the failed link is always brought back), then stop.
+  // Ctrl-C: finish the step (the failed link is always brought back), then stop; an interrupt
+  // during the last step is reported too.
   const InterruptGuard guard;
   for (const auto& step : steps) {
+    step();
     if (g_interrupted) {
       c.add("interrupted", false, "check was interrupted; the remaining checks did not run",
             Clock::now());
       break;
     }
-    step();
   }
   return c.checks;
 }

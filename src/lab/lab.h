@@ -60,10 +60,17 @@ struct LabCheck {
   double seconds = 0;
 };
 
+/// The file that marks a folder as a lab's state folder (it holds the lab's name). The lab
+/// writes it when it makes the folder and never removes or deletes in a folder without it.
+inline constexpr const char* kLabStateMarker = ".gpufabric-lab";
+/// Where the lab keeps its state unless told otherwise (--state-dir).
+inline constexpr const char* kLabDefaultStateDir = "/run/gpufabric/lab";
+
 struct LabOptions {
-  std::string state_dir = "/run/gpufabric/lab";  ///< configs, logs and the record of namespaces
-  std::string frr_dir = "/usr/lib/frr";          ///< where zebra and bgpd are
-  double timeout_s = 60;                         ///< how long check waits for BGP to converge
+  /// Holds a folder per lab (named after it): configs, logs and the record of namespaces.
+  std::string state_dir = kLabDefaultStateDir;
+  std::string frr_dir = "/usr/lib/frr";  ///< where zebra and bgpd are
+  double timeout_s = 60;                 ///< how long check waits for BGP to converge
   /// Progress lines (each step of up, down); may be empty.
   std::function<void(const std::string&)> progress;
   /// Called as each check of `lab check` finishes; may be empty.
@@ -75,13 +82,22 @@ struct LabOptions {
 /// expect it to have passed.
 std::vector<Diagnostic> lab_preflight(const LabOptions& options);
 
+/// Whether `options.state_dir` may hold this lab's state: not a system folder (/, /etc, /home,
+/// ... by any path that leads there) nor anything under /proc, /sys or /dev; a folder where it
+/// exists; and the lab's folder in it, if it exists, marked (kLabStateMarker) as a lab's. One
+/// error (key "--state-dir") per problem; nothing is touched. lab_up and lab_down refuse to run
+/// without it passing.
+std::vector<Diagnostic> lab_state_errors(const LabLayout& lab, const LabOptions& options);
+
 struct LabUpResult {
   int namespaces = 0, links = 0, daemons = 0;
   std::string config_dir;
+  std::vector<std::string> warnings;  ///< from removing the previous lab (see LabDownResult)
 };
 
 /// Builds the lab, removing a previous lab of the same name first. On any failure everything
-/// made so far is removed again. Errors say what failed and what to do.
+/// made so far is removed again. Errors say what failed and what to do; those about the state
+/// folder (refused, or it cannot be made) have the key "--state-dir".
 Result<LabUpResult> lab_up(const LabLayout& lab, const LabOptions& options);
 
 /// Runs the checks on a lab that is up; an error when it is not up (or not complete).
@@ -89,10 +105,17 @@ Result<std::vector<LabCheck>> lab_check(const LabLayout& lab, const LabOptions& 
 
 struct LabDownResult {
   int processes = 0, namespaces = 0;
+  /// What was left alone, and why: a namespace in the record that is not named as the lab's,
+  /// one of the lab's names that exists but was not recorded, files in the state folder the
+  /// lab did not write.
+  std::vector<std::string> warnings;
 };
 
 /// Ends the FRR daemons the lab started (by the PIDs they recorded, after checking they are
-/// the lab's) and deletes its namespaces, with everything in them, and its state.
-LabDownResult lab_down(const LabLayout& lab, const LabOptions& options);
+/// the lab's) and deletes its namespaces, with everything in them, and its state. Only
+/// namespaces both in the lab's record and named with its prefix (gf-NAME-) are deleted, and
+/// in its state folder only what the lab writes there. Refuses (lab_state_errors) a state
+/// folder it did not make; a lab without a state folder is nothing to remove.
+Result<LabDownResult> lab_down(const LabLayout& lab, const LabOptions& options);
 
 }  // namespace gf
