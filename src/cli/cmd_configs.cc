@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/resources.h"
 #include "config/config_set.h"
 #include "config/opensm.h"
 #include "plan/plan.h"
@@ -19,7 +20,8 @@ struct ConfigsFlags {
 };
 
 int run(const ConfigsFlags& f) {
-  auto loaded = load_and_plan(f.spec);
+  Heartbeat alive("configs");
+  auto loaded = load_and_plan(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
   auto targets = config_targets(*loaded, f.targets);
   if (!targets) return fail(targets.errors());

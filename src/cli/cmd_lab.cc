@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/resources.h"
 #include "lab/lab.h"
 #include "plan/plan.h"
 
@@ -115,7 +116,7 @@ int down(const LabLayout& lab, const LabFlags& f) {
 }
 
 int run(LabFlags f) {
-  auto loaded = load_and_plan(f.spec);
+  auto loaded = load_and_plan(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
   auto lab = lab_layout(*loaded);
   if (!lab) return fail(lab.errors());

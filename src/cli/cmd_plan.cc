@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/resources.h"
 #include "plan/plan.h"
 #include "report/output.h"
 #include "report/plan_report.h"
@@ -19,7 +20,8 @@ struct PlanFlags {
 };
 
 int run(const PlanFlags& f) {
-  auto loaded = load_and_plan(f.spec);
+  Heartbeat alive("plan");
+  auto loaded = load_and_plan(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
   const auto json = plan_json(*plan);

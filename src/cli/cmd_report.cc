@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/resources.h"
 #include "common/file.h"
 #include "plan/plan.h"
 #include "report/report.h"
@@ -21,7 +22,8 @@ struct ReportFlags {
 };
 
 int run(const ReportFlags& f) {
-  auto loaded = load_and_plan(f.spec);
+  Heartbeat alive("report");
+  auto loaded = load_and_plan(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
   // Measured runs first: bad files are bad input, before anything is computed or written.
   std::vector<MeasuredRun> measured;

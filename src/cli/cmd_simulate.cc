@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/resources.h"
 #include "plan/plan.h"
 #include "report/sim_report.h"
 #include "sim/collective.h"
@@ -80,11 +81,15 @@ int run(const SimulateFlags& f) {
   o.nodes = f.nodes;
   o.seed = f.seed;
 
-  auto loaded = load_and_plan(f.spec);
-
+  Heartbeat alive("simulate");
+  const LoadLimits limits = load_limits(true);
+  auto loaded = load_and_plan(f.spec, limits);
   if (!loaded) return fail(loaded.errors());
-
   const Plan* plan = &loaded->plan;
+  // What the fabric leaves of the memory is the flows' budget (alltoall at scale needs most).
+  if (limits.memory_bytes > 0)
+    o.memory_budget_bytes = static_cast<size_t>(std::max(
+        0.0, limits.memory_bytes - estimated_memory_bytes(plan->nodes, plan->gpus_per_node, true)));
   const Fabric fabric = Fabric::build(*plan, loaded->catalog);
   auto model = CollectiveModel::build(fabric, *plan, o);
   if (!model) return fail(model.errors());

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/resources.h"
 #include "plan/plan.h"
 #include "report/step_report.h"
 #include "sim/step.h"
@@ -18,7 +19,8 @@ struct StepFlags {
 };
 
 int run(const StepFlags& f) {
-  auto loaded = load_and_plan(f.spec);
+  Heartbeat alive("step");
+  auto loaded = load_and_plan(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
   const Fabric fabric = Fabric::build(*plan, loaded->catalog);

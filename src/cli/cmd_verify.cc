@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/resources.h"
 #include "common/file.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
@@ -82,7 +83,8 @@ Command add_check(CLI::App& root) {
       ->capture_default_str();
   a->add_flag("--json", f->json, "print the comparison as JSON");
   return {a, [f]() -> int {
-            auto loaded = load_and_plan(f->spec);
+            Heartbeat alive("check");
+            auto loaded = load_and_plan(f->spec, load_limits(true));
             if (!loaded) return fail(loaded.errors());
             const Plan* plan = &loaded->plan;
             auto files = read_outputs(f->files);
@@ -113,7 +115,7 @@ Command add_diagnose(CLI::App& root) {
             double rate = 0;
             std::optional<PlannedSpec> planned;
             if (!f->spec.empty()) {
-              auto loaded = load_and_plan(f->spec);
+              auto loaded = load_and_plan(f->spec, load_limits(false));
               if (!loaded) return fail(loaded.errors());
               planned = std::move(*loaded);
               rate = planned->plan.nic.rate_gbps / planned->plan.topo.planes;

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/resources.h"
 #include "plan/plan.h"
 #include "report/whatif_report.h"
 #include "sim/whatif.h"
@@ -49,7 +50,8 @@ int run(const WhatIfFlags& f) {
         {"", 0, 0, "--fail", "nothing to change",
          "give --fail link:A:B | switch:NAME | node:NAME, --grow nodes=+N or --nic 800G"});
   if (!errs.empty()) return fail(errs);
-  auto loaded = load_and_plan(f.spec);
+  Heartbeat alive("what-if");
+  auto loaded = load_and_plan(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
   auto r = what_if(loaded->spec, loaded->catalog, *plan, o);

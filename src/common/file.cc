@@ -26,7 +26,7 @@ Diagnostic too_large(const std::string& path, const std::string& key, const std:
                     0,
                     key,
                     fmt::format("{}; at most {} is read", what, human_bytes(max_bytes)),
-                    "give a smaller file (for a log, keep the relevant lines, e.g. grep NCCL)"};
+                    "check that this is the file you meant"};
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "common/file.h"
 #include "units/units.h"
 
 namespace gf {
@@ -495,9 +496,25 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
   return p;
 }
 
-Result<PlannedSpec> load_and_plan(const std::string& path) {
+double estimated_memory_bytes(long long nodes, int gpus_per_node, bool simulates) {
+  const double plan_bytes = kPlanBytesPerNode * static_cast<double>(nodes);
+  return simulates ? plan_bytes + kSimBytesPerGpu * static_cast<double>(nodes) * gpus_per_node
+                   : plan_bytes;
+}
+
+Result<PlannedSpec> load_and_plan(const std::string& path, const LoadLimits& limits) {
   auto loaded = load_spec(path);
   if (!loaded) return loaded.errors();
+  const auto& c = loaded->spec.cluster;
+  const double need = estimated_memory_bytes(c.nodes, c.gpus_per_node, limits.simulates);
+  if (limits.memory_bytes > 0 && need > limits.memory_bytes)
+    return loaded->spec.at(
+        "cluster.nodes",
+        fmt::format("{} nodes x {} GPUs need about {} of memory{}; {} is available", c.nodes,
+                    c.gpus_per_node, human_bytes(need),
+                    limits.simulates ? " to plan and simulate" : " to plan",
+                    human_bytes(limits.memory_bytes)),
+        "plan a smaller cluster, or run on a machine with more memory");
   auto plan = make_plan(loaded->spec, loaded->catalog);
   if (!plan) return plan.errors();
   return PlannedSpec{std::move(loaded->spec), std::move(loaded->catalog), std::move(*plan)};

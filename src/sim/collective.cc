@@ -6,8 +6,10 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
+#include "common/file.h"
 #include "sim/flow_model.h"
 #include "sim/nccl_constants.h"
 
@@ -20,6 +22,9 @@ constexpr double kPayload = 1e9;  // bytes simulated; results scale linearly wit
 constexpr double kMaxAlltoallConnections = 4e6;
 // Paths a leaf-pair aggregate is split over, at least (one per uplink of the source leaf).
 constexpr int kAggregateWays = 16;
+// Peak memory of building and solving flows over the flows' own memory (FlowSet::memory_bytes):
+// a 32,768-node rail-optimized alltoall peaked at 15.2 GB (GNU time) for 8.8 GB of flows.
+constexpr double kSolverMemoryFactor = 1.75;
 
 }  // namespace
 
@@ -60,6 +65,9 @@ struct Builder {
   int domains;  // scale-up domains used
   int unroutable = 0;
   int spray_ways = nccl::kSprayWays;
+  size_t flow_budget = 0;   // bytes the flows of one algorithm may take; 0 = no limit
+  double flows_needed = 0;  // bytes an over-budget algorithm was estimated to need; 0 = unknown
+  bool over_budget = false;
   std::vector<double> path_latency;  // sample node-to-node path latencies
   std::vector<int32_t> scratch;
 
@@ -206,6 +214,14 @@ struct Builder {
   // domain carry their share in a flow of their own.
   void alltoall_by_leaf(FlowSet& fs) {
     const double pair_bytes = kPayload / static_cast<double>(ranks);
+    if (flow_budget > 0) {
+      const double need = alltoall_by_leaf_bytes();
+      if (need > static_cast<double>(flow_budget)) {
+        over_budget = true;
+        flows_needed = need;
+        return;
+      }
+    }
     std::vector<Hop> path;
     {
       const int m = domain_size(0);
@@ -288,6 +304,28 @@ struct Builder {
                    path.end());
         if (ok) fs.add(pair_bytes, path);
       }
+  }
+
+  // The memory alltoall_by_leaf's flows take, estimated before they are made: one flow per
+  // pair of leaves on a rail and plane, each with its ways' hops between the leaves (two per
+  // tier above the leaves) and the NIC hops of one source and one destination NIC.
+  double alltoall_by_leaf_bytes() const {
+    std::map<std::tuple<int, int>, std::set<int>> leaves;  // (plane, rail) -> leaves
+    for (int node = 0; node < nodes; ++node)
+      for (int rail = 0; rail < R; ++rail)
+        for (int plane = 0; plane < P; ++plane)
+          leaves[{plane, rail}].insert(fab.leaf_of_nic(fab.nic(node, rail), plane));
+    const double hops_between = fab.has_core() ? 4 : 2;
+    double flows = 0, hops = 0;
+    for (const auto& [key, set] : leaves)
+      for (int leaf : set) {
+        const double pairs = static_cast<double>(set.size());
+        const double ways = std::max(kAggregateWays, fab.up_degree(leaf));
+        flows += pairs;
+        hops += pairs * (ways * hops_between + 4);
+      }
+    return kSolverMemoryFactor * static_cast<double>(FlowSet::memory_bytes(
+                                     static_cast<size_t>(flows), static_cast<size_t>(hops)));
   }
 
   // Whether no NIC or PCIe link of `nodes`' NICs on `rail` and `plane` has failed.
@@ -601,7 +639,8 @@ std::vector<double> size_sweep(double lo, double hi, double factor) {
   std::vector<double> out;
   if (lo <= 0) lo = 1;
   if (factor <= 1) factor = 2;
-  for (double s = lo; s <= hi * (1 + 1e-12) && out.size() < kMaxSweepSizes; s *= factor) out.push_back(s);
+  for (double s = lo; s <= hi * (1 + 1e-12) && out.size() < kMaxSweepSizes; s *= factor)
+    out.push_back(s);
   return out;
 }
 
@@ -632,6 +671,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
             0};
   b.D = static_cast<int>(std::min<long long>(fab.domain_gpus(), b.ranks));
   b.domains = static_cast<int>((b.ranks + b.D - 1) / b.D);
+  b.flow_budget = o.memory_budget_bytes;
   cm.ranks_ = b.ranks;
   cm.nodes_ = nodes;
   cm.domains_ = b.domains;
@@ -664,11 +704,15 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
       cm.models_.push_back(m);
       return;
     }
-    FlowSet fs;
+    FlowSet fs(b.flow_budget);
     b.unroutable = 0;
     b.path_latency.clear();
     std::vector<double> c = cap;
     const double payload = fill(fs, c);
+    if (fs.over_budget() || b.over_budget) {
+      b.over_budget = true;
+      return;  // build reports it
+    }
     m.unroutable = b.unroutable;
     m.available = true;
     finish(fab, fs, c, payload, m);
@@ -747,7 +791,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
       b.unroutable = 0;
       std::vector<Hop> path;
       for (long long dist = 1; dist < b.ranks; dist *= 2) {
-        FlowSet fs;
+        FlowSet fs(b.flow_budget);
         const double chunks = static_cast<double>(std::min<long long>(dist, b.ranks - dist));
         for (long long i = 0; i < b.ranks; ++i) {
           path.clear();
@@ -782,6 +826,20 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     b.alltoall(fs);
     return kPayload;
   });
+  if (b.over_budget)
+    return Diagnostic{
+        "",
+        0,
+        0,
+        "",
+        b.flows_needed > 0
+            ? fmt::format("{} on {} GPUs needs about {} of memory for its flows; {} is available",
+                          op_name(op), b.ranks, human_bytes(b.flows_needed),
+                          human_bytes(static_cast<double>(o.memory_budget_bytes)))
+            : fmt::format("{} on {} GPUs needs more than the {} of memory available for its flows",
+                          op_name(op), b.ranks,
+                          human_bytes(static_cast<double>(o.memory_budget_bytes))),
+        "simulate part of the fabric (--nodes N) or use a machine with more memory"};
   return cm;
 }
 

@@ -39,6 +39,9 @@ struct SimOptions {
   int nodes = 0;                       ///< first N nodes of the fabric; 0 = all
   std::string load_balancing;          ///< "" = the plan's
   uint64_t seed = 1;                   ///< ECMP hash seed
+  /// Memory the flows of one algorithm may take, bytes (0: no limit); beyond it build returns
+  /// an error with the figure instead of exhausting the machine.
+  size_t memory_budget_bytes = 0;
 };
 
 /// The bandwidth side of one algorithm on this fabric: seconds per byte with Simple, and why.

@@ -194,3 +194,30 @@ TEST(Collective, SizeSweepLikeNcclTests) {
 }
 
 }  // namespace gf
+
+namespace gf {
+
+TEST(Collective, AlltoallBeyondItsMemoryBudgetIsRefusedWithTheFigure) {
+  // 2,048 nodes: large enough for the leaf-pair alltoall, whose flows are estimated up front.
+  const auto s = setup(ib("h100-sxm", 2048, "cx7-400g", "qm9700"));
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  SimOptions o;
+  o.op = Op::kAlltoall;
+  o.memory_budget_bytes = 1 << 20;
+  auto refused = CollectiveModel::build(f, s.plan, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.errors()[0].message.find("alltoall on 16384 GPUs needs about"),
+            std::string::npos)
+      << refused.errors()[0].message;
+  // Every other algorithm is budgeted as its flows grow: a ring on a tiny budget is refused too.
+  SimOptions ring;
+  ring.memory_budget_bytes = 1 << 10;
+  auto ring_refused = CollectiveModel::build(f, s.plan, ring);
+  ASSERT_FALSE(ring_refused.ok());
+  EXPECT_NE(ring_refused.errors()[0].message.find("needs more than the 1 KiB"), std::string::npos)
+      << ring_refused.errors()[0].message;
+  o.memory_budget_bytes = size_t{8} << 30;  // ample: the same build runs
+  EXPECT_TRUE(CollectiveModel::build(f, s.plan, o).ok());
+}
+
+}  // namespace gf

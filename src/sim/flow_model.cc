@@ -16,6 +16,11 @@ constexpr int kMaxRoundsSmall = 40;
 }  // namespace
 
 int FlowSet::add(double bytes, const std::vector<Hop>& path) {
+  if (max_bytes_ > 0 &&
+      (over_budget_ || memory_bytes(bytes_.size() + 1, hops_.size() + path.size()) > max_bytes_)) {
+    over_budget_ = true;
+    return -1;
+  }
   bytes_.push_back(bytes);
   hops_.insert(hops_.end(), path.begin(), path.end());
   offset_.push_back(static_cast<int64_t>(hops_.size()));

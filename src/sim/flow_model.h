@@ -18,8 +18,17 @@ class FlowSet {
     int32_t link;
     float coef;
   };
-  /// Adds a flow that moves `bytes` over every hop; returns its index.
+  /// `max_bytes`: the memory the flows may take (0: no limit). Past it `add` records nothing
+  /// more and `over_budget()` turns true, so that the caller reports the size instead of
+  /// exhausting the machine's memory.
+  explicit FlowSet(size_t max_bytes = 0) : max_bytes_(max_bytes) {}
+  /// Adds a flow that moves `bytes` over every hop; returns its index, or -1 over the budget.
   int add(double bytes, const std::vector<Hop>& path);
+  bool over_budget() const { return over_budget_; }
+  /// Memory the flows take, counting the headroom a growing vector doubles into.
+  static size_t memory_bytes(size_t flows, size_t hops) {
+    return 2 * (flows * (sizeof(double) + sizeof(int64_t)) + hops * sizeof(Hop));
+  }
   int size() const { return static_cast<int>(bytes_.size()); }
   double bytes(int f) const { return bytes_[f]; }
   const Hop* begin(int f) const { return hops_.data() + offset_[f]; }
@@ -32,6 +41,8 @@ class FlowSet {
   }
 
  private:
+  size_t max_bytes_ = 0;
+  bool over_budget_ = false;
   std::vector<double> bytes_;
   std::vector<int64_t> offset_{0};
   std::vector<Hop> hops_;

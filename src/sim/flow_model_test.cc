@@ -58,3 +58,22 @@ TEST(Fluid, ZeroCapacityNeverFinishes) {
 }
 
 }  // namespace gf
+
+namespace gf {
+
+TEST(FlowSet, StopsGrowingAtItsMemoryBudget) {
+  const size_t budget = 64 * 1024;
+  FlowSet fs(budget);
+  const std::vector<Hop> path(10, Hop{0, 1});
+  int added = 0;
+  for (int i = 0; i < 100000 && fs.add(1, path) >= 0; ++i) ++added;
+  EXPECT_TRUE(fs.over_budget());
+  EXPECT_GT(added, 100);
+  EXPECT_LE(FlowSet::memory_bytes(fs.size(), fs.hop_count()), budget);
+  EXPECT_EQ(fs.add(1, {}), -1);  // once over, it stays over
+  FlowSet unlimited;
+  for (int i = 0; i < 1000; ++i) unlimited.add(1, path);
+  EXPECT_FALSE(unlimited.over_budget());
+}
+
+}  // namespace gf

@@ -46,14 +46,20 @@ void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
     r.error(child(n, "gpus"), "cluster.gpus", "give either nodes or gpus, not both");
   else if (!has_nodes && !has_gpus)
     r.error(n, "cluster.nodes", "missing required key", "give nodes: N or gpus: N");
-  if (auto v = r.positive_int(n, "nodes", "cluster")) c.nodes = static_cast<int>(*v);
-  if (auto v = r.positive_int(n, "gpus", "cluster")) c.gpus_requested = *v;
-  if (auto v = r.positive_int(n, "gpus_per_node", "cluster"))
-    c.gpus_per_node = static_cast<int>(*v);
-  if (auto v = r.positive_int(n, "nics_per_node", "cluster"))
-    c.nics_per_node = static_cast<int>(*v);
-  if (c.nodes > 10'000'000 || c.gpus_requested > 100'000'000)
-    r.error(n, "cluster.nodes", "more than 100 million GPUs is not a cluster this tool plans");
+  // Counts are checked against their limits before they are narrowed to int.
+  const auto bounded = [&](const std::string& key, long long max) -> std::optional<long long> {
+    auto v = r.positive_int(n, key, "cluster");
+    if (v && *v > max) {
+      r.error(child(n, key), "cluster." + key,
+              fmt::format("{} is more than the {} this tool plans", *v, max));
+      return std::nullopt;
+    }
+    return v;
+  };
+  if (auto v = bounded("nodes", kMaxSpecNodes)) c.nodes = static_cast<int>(*v);
+  if (auto v = bounded("gpus", kMaxSpecGpus)) c.gpus_requested = *v;
+  if (auto v = bounded("gpus_per_node", kMaxSpecPerNode)) c.gpus_per_node = static_cast<int>(*v);
+  if (auto v = bounded("nics_per_node", kMaxSpecPerNode)) c.nics_per_node = static_cast<int>(*v);
 }
 
 void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
@@ -434,6 +440,10 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
       else
         c.nodes = static_cast<int>(c.gpus_requested / c.gpus_per_node);
     }
+    if (1LL * c.nodes * c.gpus_per_node > kMaxSpecGpus)
+      errs.push_back(s.at("cluster.nodes",
+                          fmt::format("{} nodes x {} GPUs is more than the {} GPUs this tool plans",
+                                      c.nodes, c.gpus_per_node, kMaxSpecGpus)));
   }
   auto& f = s.fabric;
   if (nic) {

@@ -93,6 +93,12 @@ struct AddressingSpec {
 };
 
 /// A validated spec.
+/// The largest cluster a spec may describe: 2^24 GPUs (16.7M, sixteen times the largest being
+/// built) on at most 2^21 nodes; GPUs and NICs per node at most 1,024 (an NVL576 rack is 576).
+constexpr long long kMaxSpecGpus = 1LL << 24;
+constexpr long long kMaxSpecNodes = 1LL << 21;
+constexpr long long kMaxSpecPerNode = 1024;
+
 /// The longest `name:` accepted (characters): it titles reports and tables.
 constexpr std::size_t kMaxSpecNameChars = 128;
 

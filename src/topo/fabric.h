@@ -104,6 +104,8 @@ class Fabric {
   int leaf_of_nic(int nic, int plane) const { return nic_leaf_[nic * planes_ + plane]; }
   /// Links from a switch to the tier above.
   int up_degree(int v) const { return static_cast<int>(up_[v].size()); }
+  /// Whether the fabric has a core tier (three tiers of switches).
+  bool has_core() const { return cores_ > 0; }
   /// Whether any link has been failed (fail_link).
   bool any_failed() const { return any_failed_; }
   /// Top-tier switch used as the in-network reduction root for a rail (spine or core).

@@ -1,0 +1,40 @@
+// What a command may use of the machine, and signs of life while it works.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "plan/plan.h"
+
+namespace gf::cli {
+
+/// The share of the available memory a command plans to use; the rest is left to the system
+/// and to what the estimates do not count.
+constexpr double kUsableMemoryShare = 0.8;
+/// A command that runs longer than this shows it is alive on stderr (a terminal only).
+constexpr double kHeartbeatSeconds = 2;
+
+/// Limits for load_and_plan from this machine's available memory.
+LoadLimits load_limits(bool simulates);
+
+/// While alive, prints "WHO: working, N s" to stderr every kHeartbeatSeconds once that long has
+/// passed, when stderr is a terminal (DESIGN: progress only on a terminal).
+class Heartbeat {
+ public:
+  explicit Heartbeat(std::string who);
+  ~Heartbeat();
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+
+ private:
+  std::string who_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  bool printed_ = false;
+  std::thread thread_;
+};
+
+}  // namespace gf::cli

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Every bad input of the hardening issue, run as a user would run it: under a memory limit
+# (ulimit -v) and a time limit, each must exit with the stated code and message, write nothing
+# and remove nothing. Usage: bad_inputs_test.sh BUILD/gpufabric SOURCE_DIR
+set -uo pipefail
+bin=$(realpath "$1")
+src=$(realpath "$2")
+work=$(mktemp -d /tmp/gf-bad-inputs.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+# 4 GiB of address space: far above what any refused input may take, far below what reading a
+# 2 GB file whole (or /dev/zero without end) would.
+mem_kib=$((4 * 1024 * 1024))
+limit_s=20
+failures=0
+n=0
+
+# expect CODE PATTERN CMD...: runs CMD under the limits; checks its exit code and that stderr or
+# stdout matches the extended regex PATTERN.
+expect() {
+  local want=$1 pattern=$2
+  shift 2
+  n=$((n + 1))
+  local out rc start end
+  start=$(date +%s.%N)
+  out=$( (ulimit -v $mem_kib; timeout $limit_s "$@") 2>&1)
+  rc=$?
+  end=$(date +%s.%N)
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL [$*]: exit $rc, expected $want"; echo "$out" | head -5 | sed 's/^/    /'
+    failures=$((failures + 1)); return
+  fi
+  if ! grep -Eq -- "$pattern" <<<"$out"; then
+    echo "FAIL [$*]: output does not match /$pattern/"; echo "$out" | head -5 | sed 's/^/    /'
+    failures=$((failures + 1)); return
+  fi
+  printf 'ok   %-70.70s exit %s, %.2f s\n' "$*" "$rc" "$(echo "$end - $start" | bc)"
+}
+
+# nothing_in DIR: DIR holds exactly what `snapshot DIR` recorded.
+snapshot() { (cd "$1" && find . -printf '%p %s\n' | sort) > "$work/.snap"; }
+unchanged() {
+  n=$((n + 1))
+  if (cd "$1" && find . -printf '%p %s\n' | sort) | cmp -s - "$work/.snap"; then
+    echo "ok   $1 unchanged"
+  else
+    echo "FAIL $1 changed:"; (cd "$1" && find . | sort) | sed 's/^/    /'
+    failures=$((failures + 1))
+  fi
+}
+
+good=$src/examples/seed-70b-1024.yaml
+small() { printf 'cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n'; }
+
+echo "== bounded reading"
+truncate -s 2G big.yaml
+expect 2 "big.yaml: error: spec file is 2 GiB; at most 4 MiB is read" "$bin" plan big.yaml
+expect 2 "/dev/zero: error: spec file goes on past the limit" "$bin" plan /dev/zero
+{ small; printf 'catalog: [/dev/zero]\n'; } > devzero-catalog.yaml
+expect 2 "catalog: catalog file '/dev/zero': catalog file goes on past the limit" \
+  "$bin" plan devzero-catalog.yaml
+mkfifo fifo.yaml
+expect 2 "fifo.yaml:1:1: error: the spec is empty" "$bin" plan fifo.yaml
+truncate -s 1G huge-log.txt
+expect 2 "huge-log.txt: error: file is 1 GiB; at most 256 MiB is read" "$bin" diagnose huge-log.txt
+expect 2 "huge-log.txt: error: file is 1 GiB" "$bin" check "$good" huge-log.txt
+expect 2 "error: file goes on past the limit" "$bin" diagnose /dev/zero
+
+echo "== the spec"
+{ small; printf 'name: a\nname: b\n'; } > dup.yaml
+expect 2 "dup.yaml:3:1: error: name: key given twice" "$bin" plan dup.yaml
+printf 'cluster:\n  gpu: h100-sxm\n  nodes: 4\n  nodes: 8\n  nic: cx7-400g\n' > dup2.yaml
+expect 2 "dup2.yaml:4:3: error: cluster.nodes: key given twice" "$bin" plan dup2.yaml
+{ small; printf -- '---\nname: second\n'; } > docs.yaml
+expect 2 "docs.yaml:3:1: error: 2 YAML documents" "$bin" plan docs.yaml
+{ small; printf 'name: "Cluster α — 東京"\n'; } > unicode.yaml
+expect 0 '"name": "Cluster α — 東京"' "$bin" plan unicode.yaml --json
+{ small; printf 'name: "%s"\n' "$(head -c 1000000 /dev/zero | tr '\0' x)"; } > longname.yaml
+expect 2 "longname.yaml:2:7: error: name: the name is 1000000 characters long; at most 128" \
+  "$bin" plan longname.yaml
+{ small; printf 'name: "a\\nb"\n'; } > newline-name.yaml
+expect 2 "name: the name holds a control character" "$bin" plan newline-name.yaml
+{ small; printf 'name: \xff\n'; } > bad-utf8.yaml
+expect 2 "name: the name is not valid UTF-8" "$bin" plan bad-utf8.yaml
+printf 'cluster: {gpu: h100-sxm, nodes: 3000000000, nic: cx7-400g}\n' > nodes-overflow.yaml
+expect 2 "cluster.nodes: 3000000000 is more than the 2097152 this tool plans" \
+  "$bin" plan nodes-overflow.yaml
+printf 'cluster: {gpu: h100-sxm, gpus: 20000000, nic: cx7-400g}\n' > too-many-gpus.yaml
+expect 2 "cluster.gpus: 20000000 is more than the 16777216 this tool plans" \
+  "$bin" plan too-many-gpus.yaml
+expect 2 "is a folder, not a spec file" "$bin" plan "$work"
+
+echo "== memory: refused before it starts, with the figure"
+printf 'cluster: {gpu: h100-sxm, nodes: 1000000, nic: cx7-400g}\n' > million.yaml
+expect 2 "million.yaml:1:33: error: cluster.nodes: 1000000 nodes x 8 GPUs need about [0-9.]+ GiB of memory to plan and simulate; [0-9.]+ [MG]iB is available" \
+  "$bin" simulate million.yaml
+sed 's/gpus: 16384/nodes: 32768/' "$src/examples/roce-16k.yaml" > a2a-32k.yaml
+expect 2 "alltoall on 262144 GPUs needs about [0-9.]+ GiB of memory for its flows" \
+  "$bin" simulate a2a-32k.yaml --op alltoall -b 1G -e 1G
+
+echo "== flags"
+est="$bin estimate --params 70B --gpus 1024 --link 400G"
+expect 2 "link-efficiency: 'nan' is not a finite number" $est --link-efficiency nan
+expect 2 "steps: '-5' is outside 1..1000000000000" $est --steps -5
+expect 2 "params: '1e40' is outside" "$bin" estimate --params 1e40 --gpus 1024 --link 400G
+expect 2 "gpus: '1e18' is outside 2..16777216" "$bin" estimate --params 70B --gpus 1e18 --link 400G
+expect 2 "gpus: '99999999999999999999' is outside 2..16777216" \
+  "$bin" estimate --params 70B --gpus 99999999999999999999 --link 400G
+expect 2 "gpus: '2.5' is not a whole number" "$bin" estimate --params 70B --gpus 2.5 --link 400G
+expect 2 "tolerance: 'nan' is not a finite number" \
+  "$bin" check "$good" "$src/tests/data/outputs/nccl-tests-2node-allreduce.txt" --tolerance nan
+expect 2 "nodes: Value 0 not in range" "$bin" simulate "$good" --nodes 0
+expect 2 "stepfactor: 'nan' is not a finite number" "$bin" simulate "$good" -f nan
+expect 2 "-f: [0-9]+ sizes from -b to -e; at most 200" "$bin" simulate "$good" -f 1.001
+expect 2 "-b: '-8' is not a non-negative size" "$bin" simulate "$good" -b -8
+expect 2 "bytes: 'inf' is not" "$bin" what-if "$good" --fail node:node001 --bytes inf
+expect 2 "grow: '1e9' is outside" "$bin" what-if "$good" --grow nodes=+1e9
+expect 2 "timeout: 'nan' is not a finite number" "$bin" lab check "$good" --timeout nan
+expect 2 "threads: Value 0 not in range" "$bin" sweep "$good" --vary fabric.planes=1,2 -o sw --threads 0
+expect 2 "unknown subcommand 'nosuch'" "$bin" nosuch
+expect 2 "unknown subcommand 'simulat' \(did you mean 'simulate'\?\)" "$bin" simulat "$good"
+
+echo "== judging nothing is not a pass"
+# A run cut after its small sizes (the 1 GiB and 8 GiB rows and the footer lost).
+head -n 28 "$src/tests/data/outputs/nccl-tests-2node-allreduce.txt" > cut.txt
+expect 1 "Verdict: NOTHING JUDGED" "$bin" check "$good" cut.txt
+expect 1 '"verdict": "nothing judged"' "$bin" check "$good" cut.txt --json
+printf 'hello\nthis is not a tool output\n' > unknown.txt
+expect 2 "unknown.txt: error: not a result check can read: expected the output of nccl-tests" \
+  "$bin" check "$good" unknown.txt
+expect 2 "is a folder, not a file" "$bin" check "$good" "$work"
+
+echo "== outputs are all-or-nothing"
+mkdir -p po/cabling.csv
+snapshot po
+expect 2 "po/cabling.csv: error: -o: a folder is where this output file goes" "$bin" plan "$good" -o po
+unchanged po
+mkdir -p keep && echo mine > keep/plan.json && mkdir -p keep/cabling.csv
+snapshot keep
+expect 2 "a folder is where this output file goes" "$bin" plan "$good" -o keep
+unchanged keep
+touch notadir
+expect 2 "cannot create the output folder" "$bin" plan "$good" -o notadir/sub
+n=$((n + 1)); if [ -e notadir/sub ] || [ ! -f notadir ]; then echo "FAIL notadir"; failures=$((failures + 1)); else echo "ok   notadir untouched"; fi
+mkdir ro && chmod 500 ro
+if [ "$(id -u)" != 0 ]; then  # root writes anywhere
+  expect 2 "Permission denied" "$bin" plan "$good" -o ro/out
+fi
+expect 0 "wrote fresh/plan.json" "$bin" plan "$good" -o fresh
+n=$((n + 1))
+if ls -a fresh | grep -q gpufabric-; then echo "FAIL staging left in fresh/"; failures=$((failures + 1)); else echo "ok   no staging folder left"; fi
+
+echo "== lab state folders"
+mkdir -p v/important && echo x > v/important/f
+sed 's/^name: .*/name: important/' "$src/examples/roce-lab-16.yaml" > important.yaml
+snapshot v
+expect 2 "state-dir" "$bin" lab down important.yaml --state-dir v
+unchanged v
+expect 2 "state-dir" "$bin" lab down important.yaml --state-dir /
+expect 2 "state-dir" "$bin" lab up important.yaml --state-dir /proc/x
+
+echo "$((n - failures))/$n bad-input cases behave"
+[ "$failures" = 0 ]
