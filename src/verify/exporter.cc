@@ -6,10 +6,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
+#include <optional>
 
+#include "common/file.h"
 #include "verify/parsers.h"
 
 namespace gf {
@@ -65,12 +65,31 @@ std::string label_value(const std::string& v) {
   return out;
 }
 
+// The text of a sysfs counter or a recorded ethtool dump, read with a limit so that a file that
+// is a device (/dev/zero) or grows without end cannot hang the scrape or fill memory. A file that
+// does not exist is no error (not every NIC or driver has every counter): nullopt, no log line.
+std::optional<std::string> read_source(const fs::path& p, std::vector<std::string>& log) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return std::nullopt;
+  auto text = read_file_bounded(p.string(), kMaxCounterFileBytes);
+  if (!text) {
+    log.push_back(fmt::format("skipped {}: {}", p.string(), text.errors()[0].message));
+    return std::nullopt;
+  }
+  return std::move(*text);
+}
+
+// The first line of a sysfs file; "" when it is missing or cannot be read.
+std::string read_line(const fs::path& p, std::vector<std::string>& log) {
+  const auto text = read_source(p, log);
+  return text ? text->substr(0, text->find('\n')) : std::string();
+}
+
 // Reads a sysfs file holding one number; logs and returns false when it cannot.
 bool read_number(const fs::path& p, double& v, std::vector<std::string>& log) {
-  std::ifstream in(p);
-  if (!in) return false;
-  std::string s;
-  std::getline(in, s);
+  const auto text = read_source(p, log);
+  if (!text) return false;
+  const std::string s = text->substr(0, text->find('\n'));
   char* end = nullptr;
   v = std::strtod(s.c_str(), &end);
   if (end == s.c_str() || !std::isfinite(v) || v < 0) {
@@ -78,13 +97,6 @@ bool read_number(const fs::path& p, double& v, std::vector<std::string>& log) {
     return false;
   }
   return true;
-}
-
-std::string read_line(const fs::path& p) {
-  std::ifstream in(p);
-  std::string s;
-  std::getline(in, s);
-  return s;
 }
 
 struct CounterMap {
@@ -173,11 +185,11 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
         if (read_number(p.path() / "hw_counters" / c.file, v, log))
           m.add(c.metric, "counter", c.help, labels, v * c.scale);
       }
-      const std::string state = read_line(p.path() / "state");
+      const std::string state = read_line(p.path() / "state", log);
       if (!state.empty())
         m.add("gpufabric_rdma_port_up", "gauge", "1 when the RDMA port is ACTIVE.", labels,
               state.find("ACTIVE") != std::string::npos ? 1 : 0);
-      const double bps = rate_bps(read_line(p.path() / "rate"));
+      const double bps = rate_bps(read_line(p.path() / "rate", log));
       if (bps > 0)  // bytes per second, as node_exporter's node_network_speed_bytes
         m.add("gpufabric_rdma_port_rate_bytes", "gauge",
               "Negotiated port rate in bytes per second.", labels, bps / 8);
@@ -216,7 +228,7 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
     if (read_number(d / "speed", v, log))
       m.add("gpufabric_net_speed_bytes", "gauge", "Interface speed in bytes per second.", labels,
             v * 1e6 / 8);
-    const std::string state = read_line(d / "operstate");
+    const std::string state = read_line(d / "operstate", log);
     if (!state.empty())
       m.add("gpufabric_net_up", "gauge", "1 when the interface is up.", labels,
             state == "up" ? 1 : 0);
@@ -228,17 +240,24 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
     // Per-priority PFC pause frames and discards from ethtool -S.
     std::string text;
     if (!o.ethtool_dir.empty()) {
-      std::ifstream in(fs::path(o.ethtool_dir) / (name + ".txt"));
-      std::stringstream ss;
-      ss << in.rdbuf();
-      text = ss.str();
+      text = read_source(fs::path(o.ethtool_dir) / (name + ".txt"), log).value_or("");
     } else {
       const std::string cmd = "ethtool -S '" + name + "' 2>/dev/null";
       if (FILE* p = popen(cmd.c_str(), "r")) {
         char buf[4096];
         size_t n;
-        while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+        bool too_long = false;
+        while (!too_long && (n = fread(buf, 1, sizeof buf, p)) > 0) {
+          too_long = text.size() + n > kMaxCounterFileBytes;
+          if (!too_long) text.append(buf, n);
+        }
         pclose(p);
+        if (too_long) {
+          log.push_back(
+              fmt::format("skipped ethtool statistics of {}: 'ethtool -S' goes on past {}", name,
+                          human_bytes(kMaxCounterFileBytes)));
+          continue;
+        }
       }
     }
     if (text.empty()) continue;
@@ -267,31 +286,63 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
   }
   // The baseline: the last check's results.
   if (!o.baseline_file.empty()) {
-    std::ifstream in(o.baseline_file);
-    try {
-      const auto j = nlohmann::json::parse(in);
-      for (const auto& row : j.at("rows")) {
-        if (!row.contains("measured_busbw_gbs")) continue;
-        const std::string labels =
-            fmt::format("collective=\"{}\",bytes=\"{:.0f}\"",
-                        label_value(row.value("collective", "")), row.value("bytes", 0.0));
-        m.add("gpufabric_baseline_busbw_bytes_per_second", "gauge",
-              "Bus bandwidth measured by the last gpufabric check.", labels,
-              row.value("measured_busbw_gbs", 0.0) * 1e9);
-        m.add("gpufabric_expected_busbw_bytes_per_second", "gauge",
-              "Bus bandwidth the simulator expects of the plan.", labels,
-              row.value("expected_busbw_gbs", 0.0) * 1e9);
-        m.add("gpufabric_check_ratio", "gauge", "Measured over expected bus bandwidth.", labels,
-              row.value("ratio", 0.0));
-      }
-    } catch (const std::exception& e) {
-      log.push_back("skipped baseline " + o.baseline_file + ": " + e.what());
+    const auto rows = read_baseline(o.baseline_file);
+    if (!rows)
+      log.push_back("skipped baseline " + o.baseline_file + ": " + rows.errors()[0].message);
+    for (const auto& row : rows ? *rows : std::vector<BaselineRow>{}) {
+      const std::string labels =
+          fmt::format("collective=\"{}\",bytes=\"{:.0f}\"", label_value(row.collective), row.bytes);
+      m.add("gpufabric_baseline_busbw_bytes_per_second", "gauge",
+            "Bus bandwidth measured by the last gpufabric check.", labels,
+            row.measured_busbw_gbs * 1e9);
+      m.add("gpufabric_expected_busbw_bytes_per_second", "gauge",
+            "Bus bandwidth the simulator expects of the plan.", labels,
+            row.expected_busbw_gbs * 1e9);
+      m.add("gpufabric_check_ratio", "gauge", "Measured over expected bus bandwidth.", labels,
+            row.ratio);
     }
   }
   m.add("gpufabric_exporter_skipped_sources", "gauge",
         "Sources skipped in this scrape (unreadable or malformed).", "",
         static_cast<double>(log.size()));
   return m.text();
+}
+
+Result<std::vector<BaselineRow>> read_baseline(const std::string& path, const std::string& key) {
+  // A check result is a few KiB (one row per measured size); the spec limit is generous and keeps
+  // a wrong file (a log, a device) from stalling every scrape.
+  const auto text = read_file_bounded(path, kMaxSpecBytes, key);
+  if (!text) return text.errors();
+  const std::string hint = "give the output of 'gpufabric check SPEC RESULTS --json'";
+  auto bad = [&](const std::string& what) { return Diagnostic{path, 0, 0, key, what, hint}; };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // what() is "[json.exception.parse_error.101] parse error at line 1, column 1: ...".
+    const std::string what = e.what();
+    return bad("not valid JSON: " + what.substr(what.find(']') + 2));
+  }
+  if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
+    return bad("not the output of 'gpufabric check --json' (no \"rows\" list)");
+  std::vector<BaselineRow> rows;
+  for (size_t i = 0; i < j["rows"].size(); ++i) {
+    const auto& r = j["rows"][i];
+    if (!r.is_object()) return bad(fmt::format("rows[{}] is not an object", i));
+    if (!r.contains("measured_busbw_gbs")) continue;  // a bandwidth test, not a collective
+    if (!r.contains("collective") || !r["collective"].is_string())
+      return bad(fmt::format("rows[{}].collective: expected a string", i));
+    BaselineRow b{r["collective"].get<std::string>()};
+    for (auto [k, v] :
+         {std::pair{"bytes", &b.bytes}, std::pair{"measured_busbw_gbs", &b.measured_busbw_gbs},
+          std::pair{"expected_busbw_gbs", &b.expected_busbw_gbs}, std::pair{"ratio", &b.ratio}}) {
+      if (!r.contains(k) || !r[k].is_number())
+        return bad(fmt::format("rows[{}].{}: expected a number", i, k));
+      *v = r[k].get<double>();
+    }
+    rows.push_back(std::move(b));
+  }
+  return rows;
 }
 
 std::string prometheus_rules(const Plan& plan) {
