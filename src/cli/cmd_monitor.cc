@@ -1,10 +1,16 @@
 // gpufabric exporter and dashboard: the fabric in Prometheus and Grafana (seed §7, §8).
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <sys/socket.h>
 
+#include <cerrno>
+#include <charconv>
 #include <csignal>
+#include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "plan/plan.h"
@@ -29,11 +35,42 @@ void stop(int) {
   if (g_server) g_server->stop();
 }
 
+// A diagnostic when `host` (of --listen `listen`) does not resolve to an address to bind, so that
+// a failed bind is about the port; "" binds every address.
+std::optional<Diagnostic> check_host(const std::string& host, const std::string& listen) {
+  if (host.empty()) return std::nullopt;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (found) ::freeaddrinfo(found);
+  if (rc == 0) return std::nullopt;
+  const std::string what =
+      fmt::format("cannot listen on {}: cannot resolve '{}': {}", listen, host, ::gai_strerror(rc));
+  return Diagnostic{"", 0, 0, "--listen", what, "use ADDR:PORT, e.g. 127.0.0.1:9850"};
+}
+
+// The diagnostic for a failed bind to --listen `listen`, from the bind's errno `err`.
+Diagnostic bind_error(const std::string& listen, int err) {
+  const char* hint = err == EADDRINUSE      ? "another program serves this port: stop it or choose "
+                                              "another port, e.g. --listen 127.0.0.1:9851"
+                     : err == EACCES        ? "ports below 1024 need root: choose a port above 1024"
+                     : err == EADDRNOTAVAIL ? "give an address of this host, or 0.0.0.0 for all"
+                                            : "check the address";
+  const std::string what =
+      fmt::format("cannot listen on {}: {}", listen, err ? std::strerror(err) : "bind failed");
+  return {"", 0, 0, "--listen", what, hint};
+}
+
 int run_exporter(const ExporterFlags& f) {
   const auto colon = f.listen.rfind(':');
   int port = 0;
-  if (colon == std::string::npos || std::sscanf(f.listen.c_str() + colon + 1, "%d", &port) != 1 ||
-      port <= 0 || port > 65535)
+  const char* port_end = f.listen.data() + f.listen.size();
+  if (colon == std::string::npos ||
+      std::from_chars(f.listen.data() + colon + 1, port_end, port).ptr != port_end || port <= 0 ||
+      port > 65535)
     return fail({{"", 0, 0, "--listen", fmt::format("cannot read '{}'", f.listen),
                   "use ADDR:PORT, e.g. 0.0.0.0:9850"}});
   std::optional<PlannedSpec> planned;
@@ -66,13 +103,24 @@ int run_exporter(const ExporterFlags& f) {
   server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("gpufabric exporter: see /metrics\n", "text/plain");
   });
+  // SO_REUSEADDR only, so that a restarted exporter binds while its old connections linger in
+  // TIME_WAIT. cpp-httplib's default sets SO_REUSEPORT instead, with which a second exporter
+  // binds the same port and the kernel splits the scrapes between the two.
+  server.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  // Bound first, then announced: "serving" is printed only once the port is ours.
+  const std::string host = f.listen.substr(0, colon);
+  if (auto bad = check_host(host, f.listen)) return fail({*bad});
+  errno = 0;
+  if (!server.bind_to_port(host, port)) return fail({bind_error(f.listen, errno)});
   g_server = &server;
   std::signal(SIGINT, stop);
   std::signal(SIGTERM, stop);
-  const std::string host = f.listen.substr(0, colon);
   std::cerr << "gpufabric exporter: serving http://" << f.listen << "/metrics\n";
-  if (!server.listen(host, port)) {
-    std::cerr << "error: --listen: cannot listen on " << f.listen << "\n";
+  if (!server.listen_after_bind()) {
+    std::cerr << "error: --listen: stopped serving on " << f.listen << "\n";
     return kExitBadInput;
   }
   return kExitOk;
