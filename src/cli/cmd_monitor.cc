@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "cli/commands.h"
@@ -116,9 +117,14 @@ int run_exporter(const ExporterFlags& f) {
   o.catalog = planned ? &planned->catalog : nullptr;
   o.node = f.node;
   o.baseline_file = f.baseline;
-  auto scrape = [o]() {
+  // One scrape at a time: the sources' health is kept between scrapes, so a failing source is
+  // logged when it starts failing and when it recovers, not on every scrape.
+  std::mutex scrape_mutex;
+  SourceHealth health;
+  auto scrape = [&]() {
+    const std::lock_guard<std::mutex> lock(scrape_mutex);
     std::vector<std::string> log;
-    std::string text = collect_metrics(o, log);
+    std::string text = collect_metrics(o, health, log);
     for (const auto& l : log) std::cerr << "gpufabric exporter: " << l << "\n";
     return text;
   };

@@ -68,32 +68,32 @@ std::string label_value(const std::string& v) {
 // The text of a sysfs counter or a recorded ethtool dump, read with a limit so that a file that
 // is a device (/dev/zero) or grows without end cannot hang the scrape or fill memory. A file that
 // does not exist is no error (not every NIC or driver has every counter): nullopt, no log line.
-std::optional<std::string> read_source(const fs::path& p, std::vector<std::string>& log) {
+std::optional<std::string> read_source(const fs::path& p, std::vector<SkippedSource>& skipped) {
   std::error_code ec;
   if (!fs::exists(p, ec)) return std::nullopt;
   auto text = read_file_bounded(p.string(), kMaxCounterFileBytes);
   if (!text) {
-    log.push_back(fmt::format("skipped {}: {}", p.string(), text.errors()[0].message));
+    skipped.push_back({p.string(), text.errors()[0].message});
     return std::nullopt;
   }
   return std::move(*text);
 }
 
 // The first line of a sysfs file; "" when it is missing or cannot be read.
-std::string read_line(const fs::path& p, std::vector<std::string>& log) {
-  const auto text = read_source(p, log);
+std::string read_line(const fs::path& p, std::vector<SkippedSource>& skipped) {
+  const auto text = read_source(p, skipped);
   return text ? text->substr(0, text->find('\n')) : std::string();
 }
 
-// Reads a sysfs file holding one number; logs and returns false when it cannot.
-bool read_number(const fs::path& p, double& v, std::vector<std::string>& log) {
-  const auto text = read_source(p, log);
+// Reads a sysfs file holding one number; records a skip and returns false when it cannot.
+bool read_number(const fs::path& p, double& v, std::vector<SkippedSource>& skipped) {
+  const auto text = read_source(p, skipped);
   if (!text) return false;
   const std::string s = text->substr(0, text->find('\n'));
   char* end = nullptr;
   v = std::strtod(s.c_str(), &end);
   if (end == s.c_str() || !std::isfinite(v) || v < 0) {
-    log.push_back(fmt::format("skipped {}: '{}' is not a counter", p.string(), s.substr(0, 40)));
+    skipped.push_back({p.string(), fmt::format("'{}' is not a counter", s.substr(0, 40))});
     return false;
   }
   return true;
@@ -148,7 +148,26 @@ double rate_bps(const std::string& s) {
 
 }  // namespace
 
+std::vector<std::string> SourceHealth::update(const std::vector<SkippedSource>& skipped) {
+  std::vector<std::string> lines;
+  std::set<std::string> now;
+  for (const auto& s : skipped)
+    if (now.insert(s.source).second && !failing_.count(s.source))
+      lines.push_back(fmt::format("skipped {}: {}", s.source, s.reason));
+  for (const auto& f : failing_)
+    if (!now.count(f)) lines.push_back(f + " recovered");
+  failing_ = std::move(now);
+  return lines;
+}
+
 std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& log) {
+  SourceHealth fresh;
+  return collect_metrics(o, fresh, log);
+}
+
+std::string collect_metrics(const ExporterOptions& o, SourceHealth& health,
+                            std::vector<std::string>& log) {
+  std::vector<SkippedSource> skipped;
   Families m;
   std::error_code ec;
   const fs::path ib = fs::path(o.sysfs) / "class/infiniband";
@@ -166,7 +185,7 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
       if (r.kind == LinkKind::kNodeLeaf && r.a_device == o.node && r.plane == 0)
         planned[r.rail] = {r.b_device, r.b_port};
     });
-    if (planned.empty()) log.push_back("node " + o.node + " is not in the plan's cabling");
+    if (planned.empty()) skipped.push_back({"node " + o.node, "not in the plan's cabling"});
   }
   const double planned_bps = o.plan ? o.plan->topo.lane_gbps * 1e9 : 0;
   std::map<std::string, std::string> netdev_rail;  // interface -> rail label
@@ -177,19 +196,19 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
           fmt::format("device=\"{}\",port=\"{}\"", label_value(dev), label_value(port));
       for (const auto& c : kPortCounters) {
         double v = 0;
-        if (read_number(p.path() / "counters" / c.file, v, log))
+        if (read_number(p.path() / "counters" / c.file, v, skipped))
           m.add(c.metric, "counter", c.help, labels, v * c.scale);
       }
       for (const auto& c : kHwCounters) {
         double v = 0;
-        if (read_number(p.path() / "hw_counters" / c.file, v, log))
+        if (read_number(p.path() / "hw_counters" / c.file, v, skipped))
           m.add(c.metric, "counter", c.help, labels, v * c.scale);
       }
-      const std::string state = read_line(p.path() / "state", log);
+      const std::string state = read_line(p.path() / "state", skipped);
       if (!state.empty())
         m.add("gpufabric_rdma_port_up", "gauge", "1 when the RDMA port is ACTIVE.", labels,
               state.find("ACTIVE") != std::string::npos ? 1 : 0);
-      const double bps = rate_bps(read_line(p.path() / "rate", log));
+      const double bps = rate_bps(read_line(p.path() / "rate", skipped));
       if (bps > 0)  // bytes per second, as node_exporter's node_network_speed_bytes
         m.add("gpufabric_rdma_port_rate_bytes", "gauge",
               "Negotiated port rate in bytes per second.", labels, bps / 8);
@@ -219,28 +238,28 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
     const fs::path d = net / name;
     const std::string labels = fmt::format("interface=\"{}\"", label_value(name));
     double v = 0;
-    if (read_number(d / "mtu", v, log)) {
+    if (read_number(d / "mtu", v, skipped)) {
       m.add("gpufabric_net_mtu_bytes", "gauge", "Interface MTU.", labels, v);
       if (o.plan && o.plan->technology == "roce" && netdev_rail.count(name))
         m.add("gpufabric_port_mtu_as_planned", "gauge",
               "1 when a RoCE interface has the planned MTU.", labels, v == kPlannedRoceMtu ? 1 : 0);
     }
-    if (read_number(d / "speed", v, log))
+    if (read_number(d / "speed", v, skipped))
       m.add("gpufabric_net_speed_bytes", "gauge", "Interface speed in bytes per second.", labels,
             v * 1e6 / 8);
-    const std::string state = read_line(d / "operstate", log);
+    const std::string state = read_line(d / "operstate", skipped);
     if (!state.empty())
       m.add("gpufabric_net_up", "gauge", "1 when the interface is up.", labels,
             state == "up" ? 1 : 0);
-    if (read_number(d / "statistics/rx_dropped", v, log))
+    if (read_number(d / "statistics/rx_dropped", v, skipped))
       m.add("gpufabric_net_receive_drops_total", "counter", "Received packets dropped.", labels, v);
-    if (read_number(d / "statistics/tx_dropped", v, log))
+    if (read_number(d / "statistics/tx_dropped", v, skipped))
       m.add("gpufabric_net_transmit_drops_total", "counter", "Packets dropped on transmit.", labels,
             v);
     // Per-priority PFC pause frames and discards from ethtool -S.
     std::string text;
     if (!o.ethtool_dir.empty()) {
-      text = read_source(fs::path(o.ethtool_dir) / (name + ".txt"), log).value_or("");
+      text = read_source(fs::path(o.ethtool_dir) / (name + ".txt"), skipped).value_or("");
     } else {
       const std::string cmd = "ethtool -S '" + name + "' 2>/dev/null";
       if (FILE* p = popen(cmd.c_str(), "r")) {
@@ -253,9 +272,9 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
         }
         pclose(p);
         if (too_long) {
-          log.push_back(
-              fmt::format("skipped ethtool statistics of {}: 'ethtool -S' goes on past {}", name,
-                          human_bytes(kMaxCounterFileBytes)));
+          skipped.push_back(
+              {"ethtool statistics of " + name,
+               fmt::format("'ethtool -S' goes on past {}", human_bytes(kMaxCounterFileBytes))});
           continue;
         }
       }
@@ -263,7 +282,7 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
     if (text.empty()) continue;
     auto stats = parse_ethtool(text, name);
     if (!stats) {
-      log.push_back("skipped ethtool statistics of " + name + ": " + stats.errors()[0].message);
+      skipped.push_back({"ethtool statistics of " + name, stats.errors()[0].message});
       continue;
     }
     for (const auto& [counter, value] : stats->counters) {
@@ -287,8 +306,7 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
   // The baseline: the last check's results.
   if (!o.baseline_file.empty()) {
     const auto rows = read_baseline(o.baseline_file);
-    if (!rows)
-      log.push_back("skipped baseline " + o.baseline_file + ": " + rows.errors()[0].message);
+    if (!rows) skipped.push_back({"baseline " + o.baseline_file, rows.errors()[0].message});
     for (const auto& row : rows ? *rows : std::vector<BaselineRow>{}) {
       const std::string labels =
           fmt::format("collective=\"{}\",bytes=\"{:.0f}\"", label_value(row.collective), row.bytes);
@@ -304,7 +322,8 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
   }
   m.add("gpufabric_exporter_skipped_sources", "gauge",
         "Sources skipped in this scrape (unreadable or malformed).", "",
-        static_cast<double>(log.size()));
+        static_cast<double>(skipped.size()));
+  for (auto& line : health.update(skipped)) log.push_back(std::move(line));
   return m.text();
 }
 

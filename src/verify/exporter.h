@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,31 @@ struct ExporterOptions {
   std::string baseline_file;  ///< `gpufabric check --json` output to export as the baseline
 };
 
+/// A source one scrape could not use, and why.
+struct SkippedSource {
+  std::string source;  ///< a file's path, "ethtool statistics of IF", "baseline FILE", "node N"
+  std::string reason;
+};
+
+/// The sources that failed in the previous scrape, so that a failing source is logged when it
+/// starts failing and when it recovers instead of on every scrape. One scrape at a time per state.
+class SourceHealth {
+ public:
+  /// The log lines for one scrape's skips: "skipped SOURCE: REASON" for each source that was not
+  /// failing before, "SOURCE recovered" for each that was and is no longer skipped.
+  std::vector<std::string> update(const std::vector<SkippedSource>& skipped);
+
+ private:
+  std::set<std::string> failing_;  ///< the sources skipped in the previous scrape
+};
+
 /// One scrape: the metrics text. Unreadable, oversized or malformed sources are skipped, never a
-/// failed scrape; each skip adds a line to `log`. Every file is read with a limit
-/// (read_file_bounded), so a counter that is a device or an endless file cannot hang the scrape.
+/// failed scrape (gpufabric_exporter_skipped_sources counts them); `health` turns the skips into
+/// the lines appended to `log`. Every file is read with a limit (read_file_bounded), so a counter
+/// that is a device or an endless file cannot hang the scrape.
+std::string collect_metrics(const ExporterOptions& o, SourceHealth& health,
+                            std::vector<std::string>& log);
+/// One scrape with a fresh state: every skip adds a line to `log` (--once, tests).
 std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& log);
 
 /// One row of a `gpufabric check --json` result that measured bus bandwidth.

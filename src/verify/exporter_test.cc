@@ -148,6 +148,41 @@ TEST(Exporter, BaselineMustBeACheckResult) {
       << missing;
 }
 
+TEST(Exporter, AFailingSourceIsLoggedWhenItFailsAndWhenItRecovers) {
+  namespace fs = std::filesystem;
+  const fs::path d = copy_of_recorded_host("health");
+  const fs::path bad = d / "class/infiniband/mlx5_1/ports/1/counters/port_rcv_errors";
+  ExporterOptions o;
+  o.sysfs = d.string();
+  o.ethtool_dir = (d / "ethtool").string();
+  SourceHealth health;
+  std::vector<std::string> log;
+  for (int i = 0; i < 50; ++i) {
+    const std::string t = collect_metrics(o, health, log);
+    EXPECT_DOUBLE_EQ(sample(t, "gpufabric_exporter_skipped_sources"), 1);  // every scrape
+  }
+  ASSERT_EQ(log.size(), 1u);  // but one log line, not 50
+  EXPECT_EQ(log[0], "skipped " + bad.string() + ": 'garbage' is not a counter");
+  std::ofstream(bad) << "7\n";
+  log.clear();
+  for (int i = 0; i < 10; ++i) {
+    const std::string t = collect_metrics(o, health, log);
+    EXPECT_DOUBLE_EQ(sample(t, "gpufabric_exporter_skipped_sources"), 0);
+  }
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0], bad.string() + " recovered");
+  // Failing again is news again; a second source failing is logged on its own.
+  std::ofstream(bad) << "-1\n";
+  fs::remove(d / "ethtool/ens0np0.txt");
+  fs::create_symlink("/dev/zero", d / "ethtool/ens0np0.txt");
+  log.clear();
+  for (int i = 0; i < 10; ++i) collect_metrics(o, health, log);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0], "skipped " + bad.string() + ": '-1' is not a counter");
+  EXPECT_NE(log[1].find("ens0np0.txt: file goes on past the limit"), std::string::npos);
+  fs::remove_all(d);
+}
+
 TEST(Exporter, PortsAgainstThePlan) {
   auto cat = *builtin_catalog();
   const Plan plan = testing::plan_of(
