@@ -605,4 +605,37 @@ TEST(CliExporter, PortInUseIsOnlyAnErrorAndExitTwo) {
   EXPECT_NE(r.err.find("--listen: cannot read '127.0.0.1:98x'"), std::string::npos) << r.err;
 }
 
+TEST(CliExporter, BadInputIsOneClearErrorAndExitTwoBeforeServing) {
+  const std::string sys = " --sysfs tests/data/sysfs-mlx5";
+  const fs::path junk = write_temp("baseline.json", "{\"rows\": [");
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {" --sysfs /nonexistent", "/nonexistent: error: --sysfs: no such folder"},
+      {" --sysfs README.md", "README.md: error: --sysfs: is not a folder"},
+      {sys + " --ethtool-dir /nonexistent", "error: --ethtool-dir: no such folder"},
+      {sys + " --baseline /nonexistent", "/nonexistent: error: --baseline: cannot read the file"},
+      {sys + " --baseline " + junk.string(), "error: --baseline: not valid JSON"},
+      {sys + " --baseline /dev/zero", "error: --baseline: file goes on past the limit"},
+      {sys + " --plan examples/seed-70b-1024.yaml --node node999",
+       "error: --node: 'node999' is not a node of the plan (node001 to node128)"},
+      {sys + " --plan examples/seed-70b-1024.yaml --node node0001", "did you mean 'node001'?"},
+      {sys + " --node node001", "--node requires --plan"}};
+  for (const auto& [args, message] : cases) {
+    CmdResult r = gpufabric_at_most_10s("exporter --once" + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;  // no raw JSON error
+  }
+  fs::remove(junk);
+  // Checked before serving: the error alone, never "serving".
+  Listener free_port(false);
+  const std::string at = " --listen 127.0.0.1:" + std::to_string(free_port.port);
+  close(free_port.fd);
+  free_port.fd = -1;
+  CmdResult r = gpufabric_at_most_10s("exporter --sysfs /nonexistent" + at);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "/nonexistent: error: --sysfs: no such folder (give /sys or the root of a "
+            "recorded copy of it)\n");
+}
+
 }  // namespace

@@ -117,6 +117,7 @@ int run_exporter(const ExporterFlags& f) {
   o.catalog = planned ? &planned->catalog : nullptr;
   o.node = f.node;
   o.baseline_file = f.baseline;
+  if (auto errs = validate_exporter_options(o); !errs.empty()) return fail(errs);
   // One scrape at a time: the sources' health is kept between scrapes, so a failing source is
   // logged when it starts failing and when it recovers, not on every scrape.
   std::mutex scrape_mutex;
@@ -177,15 +178,22 @@ Command add_exporter(CLI::App& root) {
   CLI::App* a = root.add_subcommand(
       "exporter",
       "Serve the fabric's counters (RDMA ports, congestion, PFC pauses, interfaces, plan "
-      "mismatches, the check baseline) on /metrics for Prometheus.");
-  a->add_option("--listen", f->listen, "ADDR:PORT to serve /metrics on")->capture_default_str();
-  a->add_option("--plan", f->plan, "label ports with their role in this spec's plan");
-  a->add_option("--node", f->node, "this host's node name in the plan (cabling.csv), e.g. node001");
-  a->add_option("--sysfs", f->sysfs, "read this tree instead of /sys (recorded hosts, tests)")
+      "mismatches, the check baseline) on /metrics for Prometheus. Bad flags exit 2 before "
+      "serving; a source that fails later is skipped and logged once, and once when it recovers.");
+  a->add_option("--listen", f->listen, "ADDR:PORT to serve /metrics on (a port in use exits 2)")
+      ->capture_default_str();
+  CLI::Option* plan =
+      a->add_option("--plan", f->plan, "label ports with their role in this spec's plan");
+  a->add_option("--node", f->node,
+                "this host's node name in the plan (cabling.csv), e.g. node001; needs --plan")
+      ->needs(plan);
+  a->add_option("--sysfs", f->sysfs, "read this folder instead of /sys (recorded hosts, tests)")
       ->capture_default_str();
   a->add_option("--ethtool-dir", f->ethtool_dir,
                 "read 'ethtool -S' outputs from DIR/IFACE.txt instead of running ethtool");
-  a->add_option("--baseline", f->baseline, "export this 'gpufabric check --json' result");
+  a->add_option("--baseline", f->baseline,
+                "export this 'gpufabric check --json' result (checked at start, read on each "
+                "scrape)");
   a->add_flag("--once", f->once, "print one scrape on stdout and exit");
   return {a, [f] { return run_exporter(*f); }};
 }

@@ -327,12 +327,44 @@ std::string collect_metrics(const ExporterOptions& o, SourceHealth& health,
   return m.text();
 }
 
+std::vector<Diagnostic> validate_exporter_options(const ExporterOptions& o) {
+  std::vector<Diagnostic> errs;
+  auto folder = [&](const std::string& path, const char* key, const char* hint) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) return;
+    errs.push_back(
+        {path, 0, 0, key, fs::exists(path, ec) ? "is not a folder" : "no such folder", hint});
+  };
+  folder(o.sysfs, "--sysfs", "give /sys or the root of a recorded copy of it");
+  if (!o.ethtool_dir.empty())
+    folder(o.ethtool_dir, "--ethtool-dir", "give the folder of recorded 'ethtool -S' outputs");
+  if (!o.baseline_file.empty()) {
+    auto rows = read_baseline(o.baseline_file, "--baseline");
+    if (!rows) errs.insert(errs.end(), rows.errors().begin(), rows.errors().end());
+  }
+  if (!o.node.empty() && o.plan && o.catalog) {
+    std::vector<std::string> nodes;  // in plan order, each once
+    for_each_link(*o.plan, *o.catalog, [&](const CableRun& r) {
+      if (r.kind == LinkKind::kNodeLeaf && r.plane == 0 &&
+          (nodes.empty() || nodes.back() != r.a_device))
+        nodes.push_back(r.a_device);
+    });
+    if (std::find(nodes.begin(), nodes.end(), o.node) == nodes.end())
+      errs.push_back({"", 0, 0, "--node",
+                      nodes.empty() ? fmt::format("'{}': the plan has no nodes", o.node)
+                                    : fmt::format("'{}' is not a node of the plan ({} to {})",
+                                                  o.node, nodes.front(), nodes.back()),
+                      did_you_mean(o.node, nodes)});
+  }
+  return errs;
+}
+
 Result<std::vector<BaselineRow>> read_baseline(const std::string& path, const std::string& key) {
   // A check result is a few KiB (one row per measured size); the spec limit is generous and keeps
   // a wrong file (a log, a device) from stalling every scrape.
   const auto text = read_file_bounded(path, kMaxSpecBytes, key);
   if (!text) return text.errors();
-  const std::string hint = "give the output of 'gpufabric check SPEC RESULTS --json'";
+  const std::string hint = "give the output of 'gpufabric check SPEC FILES... --json'";
   auto bad = [&](const std::string& what) { return Diagnostic{path, 0, 0, key, what, hint}; };
   nlohmann::json j;
   try {

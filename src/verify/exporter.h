@@ -24,6 +24,12 @@ struct ExporterOptions {
   std::string baseline_file;  ///< `gpufabric check --json` output to export as the baseline
 };
 
+/// What keeps the exporter from starting, checked before it serves: `sysfs` (and `ethtool_dir`
+/// when given) not a folder, a `baseline_file` that cannot be read or is not `gpufabric check
+/// --json` output, a `node` that is not in the plan. Each diagnostic's key is the exporter's flag
+/// (--sysfs, --ethtool-dir, --baseline, --node); empty when the exporter can start.
+std::vector<Diagnostic> validate_exporter_options(const ExporterOptions& o);
+
 /// A source one scrape could not use, and why.
 struct SkippedSource {
   std::string source;  ///< a file's path, "ethtool statistics of IF", "baseline FILE", "node N"
