@@ -135,6 +135,14 @@ const CounterMap kHwCounters[] = {
      "Transport retransmissions after an ACK timeout.", 1},
 };
 
+// `s` as one word for sh: in single quotes, each ' written as '\''. Interface names come from the
+// (possibly recorded) sysfs tree and may hold any character but '/'.
+std::string shell_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 // "400 Gb/sec (4X NDR)" -> 4e11 bits/s.
 double rate_bps(const std::string& s) {
   double v = 0;
@@ -261,7 +269,7 @@ std::string collect_metrics(const ExporterOptions& o, SourceHealth& health,
     if (!o.ethtool_dir.empty()) {
       text = read_source(fs::path(o.ethtool_dir) / (name + ".txt"), skipped).value_or("");
     } else {
-      const std::string cmd = "ethtool -S '" + name + "' 2>/dev/null";
+      const std::string cmd = "ethtool -S " + shell_quoted(name) + " 2>/dev/null";
       if (FILE* p = popen(cmd.c_str(), "r")) {
         char buf[4096];
         size_t n;

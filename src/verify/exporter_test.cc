@@ -183,6 +183,23 @@ TEST(Exporter, AFailingSourceIsLoggedWhenItFailsAndWhenItRecovers) {
   fs::remove_all(d);
 }
 
+TEST(Exporter, AnInterfaceNameIsNoShellCommand) {
+  // Without --ethtool-dir the exporter runs 'ethtool -S IFACE'; a name from a recorded tree
+  // must reach ethtool as one word, never run as a command.
+  namespace fs = std::filesystem;
+  const fs::path d = copy_of_recorded_host("quote");
+  fs::create_directories(d / "class/net/x';touch ran;'");  // a name holds no '/'
+  ExporterOptions o;
+  o.sysfs = d.string();
+  const fs::path cwd = fs::current_path();
+  fs::current_path(d);  // where the command would run
+  std::vector<std::string> log;
+  collect_metrics(o, log);
+  fs::current_path(cwd);
+  EXPECT_FALSE(fs::exists(d / "ran"));
+  fs::remove_all(d);
+}
+
 TEST(Exporter, PortsAgainstThePlan) {
   auto cat = *builtin_catalog();
   const Plan plan = testing::plan_of(
