@@ -1,11 +1,17 @@
 // The command line as users and scripts see it: output, exit codes, files.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -513,8 +519,8 @@ TEST(CliSimulate, BadInputExitsTwo) {
 }
 
 TEST(CliCalibrate, ReportsEveryPointAndPasses) {
-  CmdResult r =
-      gpufabric(std::string("calibrate ") + GPUFABRIC_SOURCE_DIR "/data/calibration/nccl-public.csv");
+  CmdResult r = gpufabric(std::string("calibrate ") + GPUFABRIC_SOURCE_DIR
+                          "/data/calibration/nccl-public.csv");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("| line | hardware |"), std::string::npos);
   EXPECT_NE(r.out.find("PASS"), std::string::npos);
@@ -610,6 +616,90 @@ TEST(CliVerify, CheckDiagnoseDoctor) {
   EXPECT_EQ(doc.code, 1);  // the recorded host has a port down
   CmdResult bare = gpufabric("doctor --sysfs /nonexistent-sysfs");
   EXPECT_EQ(bare.code, 0) << bare.out;
+}
+
+// A socket listening on a free loopback port, closed when it goes out of scope; with
+// `reuse_port` it is bound as cpp-httplib's default binds (SO_REUSEPORT), like another exporter.
+struct Listener {
+  int fd = -1, port = 0;
+  explicit Listener(bool reuse_port) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    const int yes = 1;
+    if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &yes, sizeof yes);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && listen(fd, 1) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port = ntohs(a.sin_port);
+  }
+  ~Listener() { close(fd); }
+};
+
+// gpufabric(args) for a command that serves for ever when it should fail: stopped after 10 s
+// (exit 124 from `timeout`).
+CmdResult gpufabric_at_most_10s(const std::string& args) {
+  const fs::path err = temp_dir("err");
+  const std::string cmd = std::string("cd ") + GPUFABRIC_SOURCE_DIR + " && timeout 10 " +
+                          GPUFABRIC_BIN + " " + args + " 2>" + err.string() + " >/dev/null";
+  const int status = std::system(cmd.c_str());
+  CmdResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err);
+  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  fs::remove(err);
+  return r;
+}
+
+TEST(CliExporter, PortInUseIsOnlyAnErrorAndExitTwo) {
+  for (const bool reuse_port : {false, true}) {
+    Listener taken(reuse_port);
+    ASSERT_GT(taken.port, 0);
+    const std::string at = "127.0.0.1:" + std::to_string(taken.port);
+    CmdResult r = gpufabric_at_most_10s("exporter --sysfs tests/data/sysfs-mlx5 --listen " + at);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err.find("serving"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("error: --listen: cannot listen on " + at + ": Address already in use"),
+              std::string::npos)
+        << r.err;
+  }
+  CmdResult r = gpufabric_at_most_10s("exporter --listen 127.0.0.1:98x");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--listen: cannot read '127.0.0.1:98x'"), std::string::npos) << r.err;
+}
+
+TEST(CliExporter, BadInputIsOneClearErrorAndExitTwoBeforeServing) {
+  const std::string sys = " --sysfs tests/data/sysfs-mlx5";
+  const fs::path junk = write_temp("baseline.json", "{\"rows\": [");
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {" --sysfs /nonexistent", "/nonexistent: error: --sysfs: no such folder"},
+      {" --sysfs README.md", "README.md: error: --sysfs: is not a folder"},
+      {sys + " --ethtool-dir /nonexistent", "error: --ethtool-dir: no such folder"},
+      {sys + " --baseline /nonexistent", "/nonexistent: error: --baseline: cannot read the file"},
+      {sys + " --baseline " + junk.string(), "error: --baseline: not valid JSON"},
+      {sys + " --baseline /dev/zero", "error: --baseline: file goes on past the limit"},
+      {sys + " --plan examples/seed-70b-1024.yaml --node node999",
+       "error: --node: 'node999' is not a node of the plan (node001 to node128)"},
+      {sys + " --plan examples/seed-70b-1024.yaml --node node0001", "did you mean 'node001'?"},
+      {sys + " --node node001", "--node requires --plan"}};
+  for (const auto& [args, message] : cases) {
+    CmdResult r = gpufabric_at_most_10s("exporter --once" + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;  // no raw JSON error
+  }
+  fs::remove(junk);
+  // Checked before serving: the error alone, never "serving".
+  Listener free_port(false);
+  const std::string at = " --listen 127.0.0.1:" + std::to_string(free_port.port);
+  close(free_port.fd);
+  free_port.fd = -1;
+  CmdResult r = gpufabric_at_most_10s("exporter --sysfs /nonexistent" + at);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "/nonexistent: error: --sysfs: no such folder (give /sys or the root of a "
+            "recorded copy of it)\n");
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The exporter with the real tools: promtool checks a scrape and the alert rules; a real
 # Prometheus server on loopback scrapes the exporter, the test reads a counter through its API,
-# changes the recorded sysfs and sees the counter move. Every process started here is stopped
-# on exit, also when a step fails.
+# changes the recorded sysfs and sees the counter move; the malformed counter is logged once over
+# many scrapes, and once more when it is fixed. Every process started here is stopped on exit,
+# also when a step fails.
 set -euo pipefail
 bin=$1
 src=$2
@@ -57,4 +58,14 @@ wait_for "$metric" '"4000000000"'                       # 1e9 words x 4 bytes
 wait_for 'gpufabric_net_pfc_pause_frames_total{priority="3",direction="rx"}' '"8811209"'
 echo 1500000000 >"$tmp/sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data"
 wait_for "$metric" '"6000000000"'                       # the counter moved
+# Many scrapes, one log line for the malformed counter; fixed, it is logged as recovered.
+bad="$tmp/sys/class/infiniband/mlx5_1/ports/1/counters/port_rcv_errors"
+if [[ $(grep -c "is not a counter" "$tmp/exporter.log") != 1 ]]; then
+  echo "the malformed counter was logged on every scrape:"
+  tail -5 "$tmp/exporter.log"
+  exit 1
+fi
+echo 7 >"$bad"
+wait_for 'gpufabric_rdma_port_receive_errors_total{device="mlx5_1"}' '"7"'
+grep -q "$bad recovered" "$tmp/exporter.log" || { echo "no recovery line"; cat "$tmp/exporter.log"; exit 1; }
 echo "prometheus scraped the exporter and saw the counter move"

@@ -1,10 +1,17 @@
 // gpufabric exporter and dashboard: the fabric in Prometheus and Grafana (seed §7, §8).
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <sys/socket.h>
 
+#include <cerrno>
+#include <charconv>
 #include <csignal>
+#include <cstring>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 #include "cli/commands.h"
 #include "plan/plan.h"
@@ -24,16 +31,77 @@ struct DashboardFlags {
   std::string spec, out;
 };
 
+// The HTTP server against clients that connect and send nothing (health checkers, port scanners,
+// stalled proxies). cpp-httplib gives each connection a worker thread until the connection sends
+// a request or its keep-alive wait ends; with the defaults (8 workers, 5 s) 10 idle connections
+// added ~4.5 s to every scrape and 20 made Prometheus time out.
+//
+// Workers: more than the 100 idle connections the exporter must stand without delaying a scrape,
+// with room for Prometheus pairs and ad-hoc curls. An idle worker costs only its stack's address
+// space.
+constexpr size_t kWorkerThreads = 128;
+// A connection that has not sent a request within this is closed and its worker freed. A scraper
+// sends its request as soon as it connects; Prometheus reconnects for scrapes further apart.
+constexpr time_t kKeepAliveSeconds = 1;
+// A request is a few hundred bytes, read at once; a client slower than this is dropped.
+constexpr time_t kReadTimeoutSeconds = 2;
+// Writing a scrape (tens of KiB) to a client that stopped reading ends well before Prometheus'
+// default 10 s scrape timeout.
+constexpr time_t kWriteTimeoutSeconds = 5;
+// The exporter takes no request bodies: anything larger is refused without being read.
+constexpr size_t kMaxRequestBodyBytes = 4 * 1024;
+// Connections the kernel holds until the server accepts them. cpp-httplib 0.11 listens with 5:
+// a burst of connections (idle clients, then Prometheus) overflows it, the kernel drops the
+// scraper's SYN and it retries only after 1 s. Linux caps this at net.core.somaxconn.
+constexpr int kListenBacklog = 1024;
+
+// cpp-httplib's server with the listen backlog raised once bound.
+class ExporterServer : public httplib::Server {
+ public:
+  bool set_listen_backlog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
+};
+
 httplib::Server* g_server = nullptr;
 void stop(int) {
   if (g_server) g_server->stop();
 }
 
+// A diagnostic when `host` (of --listen `listen`) does not resolve to an address to bind, so that
+// a failed bind is about the port; "" binds every address.
+std::optional<Diagnostic> check_host(const std::string& host, const std::string& listen) {
+  if (host.empty()) return std::nullopt;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (found) ::freeaddrinfo(found);
+  if (rc == 0) return std::nullopt;
+  const std::string what =
+      fmt::format("cannot listen on {}: cannot resolve '{}': {}", listen, host, ::gai_strerror(rc));
+  return Diagnostic{"", 0, 0, "--listen", what, "use ADDR:PORT, e.g. 127.0.0.1:9850"};
+}
+
+// The diagnostic for a failed bind to --listen `listen`, from the bind's errno `err`.
+Diagnostic bind_error(const std::string& listen, int err) {
+  const char* hint = err == EADDRINUSE      ? "another program serves this port: stop it or choose "
+                                              "another port, e.g. --listen 127.0.0.1:9851"
+                     : err == EACCES        ? "ports below 1024 need root: choose a port above 1024"
+                     : err == EADDRNOTAVAIL ? "give an address of this host, or 0.0.0.0 for all"
+                                            : "check the address";
+  const std::string what =
+      fmt::format("cannot listen on {}: {}", listen, err ? std::strerror(err) : "bind failed");
+  return {"", 0, 0, "--listen", what, hint};
+}
+
 int run_exporter(const ExporterFlags& f) {
   const auto colon = f.listen.rfind(':');
   int port = 0;
-  if (colon == std::string::npos || std::sscanf(f.listen.c_str() + colon + 1, "%d", &port) != 1 ||
-      port <= 0 || port > 65535)
+  const char* port_end = f.listen.data() + f.listen.size();
+  if (colon == std::string::npos ||
+      std::from_chars(f.listen.data() + colon + 1, port_end, port).ptr != port_end || port <= 0 ||
+      port > 65535)
     return fail({{"", 0, 0, "--listen", fmt::format("cannot read '{}'", f.listen),
                   "use ADDR:PORT, e.g. 0.0.0.0:9850"}});
   std::optional<PlannedSpec> planned;
@@ -49,9 +117,15 @@ int run_exporter(const ExporterFlags& f) {
   o.catalog = planned ? &planned->catalog : nullptr;
   o.node = f.node;
   o.baseline_file = f.baseline;
-  auto scrape = [o]() {
+  if (auto errs = validate_exporter_options(o); !errs.empty()) return fail(errs);
+  // One scrape at a time: the sources' health is kept between scrapes, so a failing source is
+  // logged when it starts failing and when it recovers, not on every scrape.
+  std::mutex scrape_mutex;
+  SourceHealth health;
+  auto scrape = [&]() {
+    const std::lock_guard<std::mutex> lock(scrape_mutex);
     std::vector<std::string> log;
-    std::string text = collect_metrics(o, log);
+    std::string text = collect_metrics(o, health, log);
     for (const auto& l : log) std::cerr << "gpufabric exporter: " << l << "\n";
     return text;
   };
@@ -59,20 +133,39 @@ int run_exporter(const ExporterFlags& f) {
     std::cout << scrape();
     return kExitOk;
   }
-  httplib::Server server;
+  ExporterServer server;
+  server.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+  server.set_keep_alive_timeout(kKeepAliveSeconds);
+  server.set_read_timeout(kReadTimeoutSeconds, 0);
+  server.set_write_timeout(kWriteTimeoutSeconds, 0);
+  server.set_payload_max_length(kMaxRequestBodyBytes);
   server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
     res.set_content(scrape(), "text/plain; version=0.0.4; charset=utf-8");
   });
   server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("gpufabric exporter: see /metrics\n", "text/plain");
   });
+  // SO_REUSEADDR only, so that a restarted exporter binds while its old connections linger in
+  // TIME_WAIT. cpp-httplib's default sets SO_REUSEPORT instead, with which a second exporter
+  // binds the same port and the kernel splits the scrapes between the two.
+  server.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  // Bound first, then announced: "serving" is printed only once the port is ours.
+  const std::string host = f.listen.substr(0, colon);
+  if (auto bad = check_host(host, f.listen)) return fail({*bad});
+  errno = 0;
+  if (!server.bind_to_port(host, port)) return fail({bind_error(f.listen, errno)});
+  if (!server.set_listen_backlog(kListenBacklog))  // serving still works, with bursts delayed
+    std::cerr << "gpufabric exporter: warning: cannot raise the listen backlog: "
+              << std::strerror(errno) << "\n";
   g_server = &server;
   std::signal(SIGINT, stop);
   std::signal(SIGTERM, stop);
-  const std::string host = f.listen.substr(0, colon);
   std::cerr << "gpufabric exporter: serving http://" << f.listen << "/metrics\n";
-  if (!server.listen(host, port)) {
-    std::cerr << "error: --listen: cannot listen on " << f.listen << "\n";
+  if (!server.listen_after_bind()) {
+    std::cerr << "error: --listen: stopped serving on " << f.listen << "\n";
     return kExitBadInput;
   }
   return kExitOk;
@@ -85,15 +178,22 @@ Command add_exporter(CLI::App& root) {
   CLI::App* a = root.add_subcommand(
       "exporter",
       "Serve the fabric's counters (RDMA ports, congestion, PFC pauses, interfaces, plan "
-      "mismatches, the check baseline) on /metrics for Prometheus.");
-  a->add_option("--listen", f->listen, "ADDR:PORT to serve /metrics on")->capture_default_str();
-  a->add_option("--plan", f->plan, "label ports with their role in this spec's plan");
-  a->add_option("--node", f->node, "this host's node name in the plan (cabling.csv), e.g. node001");
-  a->add_option("--sysfs", f->sysfs, "read this tree instead of /sys (recorded hosts, tests)")
+      "mismatches, the check baseline) on /metrics for Prometheus. Bad flags exit 2 before "
+      "serving; a source that fails later is skipped and logged once, and once when it recovers.");
+  a->add_option("--listen", f->listen, "ADDR:PORT to serve /metrics on (a port in use exits 2)")
+      ->capture_default_str();
+  CLI::Option* plan =
+      a->add_option("--plan", f->plan, "label ports with their role in this spec's plan");
+  a->add_option("--node", f->node,
+                "this host's node name in the plan (cabling.csv), e.g. node001; needs --plan")
+      ->needs(plan);
+  a->add_option("--sysfs", f->sysfs, "read this folder instead of /sys (recorded hosts, tests)")
       ->capture_default_str();
   a->add_option("--ethtool-dir", f->ethtool_dir,
                 "read 'ethtool -S' outputs from DIR/IFACE.txt instead of running ethtool");
-  a->add_option("--baseline", f->baseline, "export this 'gpufabric check --json' result");
+  a->add_option("--baseline", f->baseline,
+                "export this 'gpufabric check --json' result (checked at start, read on each "
+                "scrape)");
   a->add_flag("--once", f->once, "print one scrape on stdout and exit");
   return {a, [f] { return run_exporter(*f); }};
 }

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
+#include <optional>
 
+#include "common/file.h"
 #include "verify/parsers.h"
 
 namespace gf {
@@ -65,26 +65,38 @@ std::string label_value(const std::string& v) {
   return out;
 }
 
-// Reads a sysfs file holding one number; logs and returns false when it cannot.
-bool read_number(const fs::path& p, double& v, std::vector<std::string>& log) {
-  std::ifstream in(p);
-  if (!in) return false;
-  std::string s;
-  std::getline(in, s);
+// The text of a sysfs counter or a recorded ethtool dump, read with a limit so that a file that
+// is a device (/dev/zero) or grows without end cannot hang the scrape or fill memory. A file that
+// does not exist is no error (not every NIC or driver has every counter): nullopt, no log line.
+std::optional<std::string> read_source(const fs::path& p, std::vector<SkippedSource>& skipped) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return std::nullopt;
+  auto text = read_file_bounded(p.string(), kMaxCounterFileBytes);
+  if (!text) {
+    skipped.push_back({p.string(), text.errors()[0].message});
+    return std::nullopt;
+  }
+  return std::move(*text);
+}
+
+// The first line of a sysfs file; "" when it is missing or cannot be read.
+std::string read_line(const fs::path& p, std::vector<SkippedSource>& skipped) {
+  const auto text = read_source(p, skipped);
+  return text ? text->substr(0, text->find('\n')) : std::string();
+}
+
+// Reads a sysfs file holding one number; records a skip and returns false when it cannot.
+bool read_number(const fs::path& p, double& v, std::vector<SkippedSource>& skipped) {
+  const auto text = read_source(p, skipped);
+  if (!text) return false;
+  const std::string s = text->substr(0, text->find('\n'));
   char* end = nullptr;
   v = std::strtod(s.c_str(), &end);
   if (end == s.c_str() || !std::isfinite(v) || v < 0) {
-    log.push_back(fmt::format("skipped {}: '{}' is not a counter", p.string(), s.substr(0, 40)));
+    skipped.push_back({p.string(), fmt::format("'{}' is not a counter", s.substr(0, 40))});
     return false;
   }
   return true;
-}
-
-std::string read_line(const fs::path& p) {
-  std::ifstream in(p);
-  std::string s;
-  std::getline(in, s);
-  return s;
 }
 
 struct CounterMap {
@@ -123,6 +135,14 @@ const CounterMap kHwCounters[] = {
      "Transport retransmissions after an ACK timeout.", 1},
 };
 
+// `s` as one word for sh: in single quotes, each ' written as '\''. Interface names come from the
+// (possibly recorded) sysfs tree and may hold any character but '/'.
+std::string shell_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 // "400 Gb/sec (4X NDR)" -> 4e11 bits/s.
 double rate_bps(const std::string& s) {
   double v = 0;
@@ -136,7 +156,26 @@ double rate_bps(const std::string& s) {
 
 }  // namespace
 
+std::vector<std::string> SourceHealth::update(const std::vector<SkippedSource>& skipped) {
+  std::vector<std::string> lines;
+  std::set<std::string> now;
+  for (const auto& s : skipped)
+    if (now.insert(s.source).second && !failing_.count(s.source))
+      lines.push_back(fmt::format("skipped {}: {}", s.source, s.reason));
+  for (const auto& f : failing_)
+    if (!now.count(f)) lines.push_back(f + " recovered");
+  failing_ = std::move(now);
+  return lines;
+}
+
 std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& log) {
+  SourceHealth fresh;
+  return collect_metrics(o, fresh, log);
+}
+
+std::string collect_metrics(const ExporterOptions& o, SourceHealth& health,
+                            std::vector<std::string>& log) {
+  std::vector<SkippedSource> skipped;
   Families m;
   std::error_code ec;
   const fs::path ib = fs::path(o.sysfs) / "class/infiniband";
@@ -154,7 +193,7 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
       if (r.kind == LinkKind::kNodeLeaf && r.a_device == o.node && r.plane == 0)
         planned[r.rail] = {r.b_device, r.b_port};
     });
-    if (planned.empty()) log.push_back("node " + o.node + " is not in the plan's cabling");
+    if (planned.empty()) skipped.push_back({"node " + o.node, "not in the plan's cabling"});
   }
   const double planned_bps = o.plan ? o.plan->topo.lane_gbps * 1e9 : 0;
   std::map<std::string, std::string> netdev_rail;  // interface -> rail label
@@ -165,19 +204,19 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
           fmt::format("device=\"{}\",port=\"{}\"", label_value(dev), label_value(port));
       for (const auto& c : kPortCounters) {
         double v = 0;
-        if (read_number(p.path() / "counters" / c.file, v, log))
+        if (read_number(p.path() / "counters" / c.file, v, skipped))
           m.add(c.metric, "counter", c.help, labels, v * c.scale);
       }
       for (const auto& c : kHwCounters) {
         double v = 0;
-        if (read_number(p.path() / "hw_counters" / c.file, v, log))
+        if (read_number(p.path() / "hw_counters" / c.file, v, skipped))
           m.add(c.metric, "counter", c.help, labels, v * c.scale);
       }
-      const std::string state = read_line(p.path() / "state");
+      const std::string state = read_line(p.path() / "state", skipped);
       if (!state.empty())
         m.add("gpufabric_rdma_port_up", "gauge", "1 when the RDMA port is ACTIVE.", labels,
               state.find("ACTIVE") != std::string::npos ? 1 : 0);
-      const double bps = rate_bps(read_line(p.path() / "rate"));
+      const double bps = rate_bps(read_line(p.path() / "rate", skipped));
       if (bps > 0)  // bytes per second, as node_exporter's node_network_speed_bytes
         m.add("gpufabric_rdma_port_rate_bytes", "gauge",
               "Negotiated port rate in bytes per second.", labels, bps / 8);
@@ -207,44 +246,51 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
     const fs::path d = net / name;
     const std::string labels = fmt::format("interface=\"{}\"", label_value(name));
     double v = 0;
-    if (read_number(d / "mtu", v, log)) {
+    if (read_number(d / "mtu", v, skipped)) {
       m.add("gpufabric_net_mtu_bytes", "gauge", "Interface MTU.", labels, v);
       if (o.plan && o.plan->technology == "roce" && netdev_rail.count(name))
         m.add("gpufabric_port_mtu_as_planned", "gauge",
               "1 when a RoCE interface has the planned MTU.", labels, v == kPlannedRoceMtu ? 1 : 0);
     }
-    if (read_number(d / "speed", v, log))
+    if (read_number(d / "speed", v, skipped))
       m.add("gpufabric_net_speed_bytes", "gauge", "Interface speed in bytes per second.", labels,
             v * 1e6 / 8);
-    const std::string state = read_line(d / "operstate");
+    const std::string state = read_line(d / "operstate", skipped);
     if (!state.empty())
       m.add("gpufabric_net_up", "gauge", "1 when the interface is up.", labels,
             state == "up" ? 1 : 0);
-    if (read_number(d / "statistics/rx_dropped", v, log))
+    if (read_number(d / "statistics/rx_dropped", v, skipped))
       m.add("gpufabric_net_receive_drops_total", "counter", "Received packets dropped.", labels, v);
-    if (read_number(d / "statistics/tx_dropped", v, log))
+    if (read_number(d / "statistics/tx_dropped", v, skipped))
       m.add("gpufabric_net_transmit_drops_total", "counter", "Packets dropped on transmit.", labels,
             v);
     // Per-priority PFC pause frames and discards from ethtool -S.
     std::string text;
     if (!o.ethtool_dir.empty()) {
-      std::ifstream in(fs::path(o.ethtool_dir) / (name + ".txt"));
-      std::stringstream ss;
-      ss << in.rdbuf();
-      text = ss.str();
+      text = read_source(fs::path(o.ethtool_dir) / (name + ".txt"), skipped).value_or("");
     } else {
-      const std::string cmd = "ethtool -S '" + name + "' 2>/dev/null";
+      const std::string cmd = "ethtool -S " + shell_quoted(name) + " 2>/dev/null";
       if (FILE* p = popen(cmd.c_str(), "r")) {
         char buf[4096];
         size_t n;
-        while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+        bool too_long = false;
+        while (!too_long && (n = fread(buf, 1, sizeof buf, p)) > 0) {
+          too_long = text.size() + n > kMaxCounterFileBytes;
+          if (!too_long) text.append(buf, n);
+        }
         pclose(p);
+        if (too_long) {
+          skipped.push_back(
+              {"ethtool statistics of " + name,
+               fmt::format("'ethtool -S' goes on past {}", human_bytes(kMaxCounterFileBytes))});
+          continue;
+        }
       }
     }
     if (text.empty()) continue;
     auto stats = parse_ethtool(text, name);
     if (!stats) {
-      log.push_back("skipped ethtool statistics of " + name + ": " + stats.errors()[0].message);
+      skipped.push_back({"ethtool statistics of " + name, stats.errors()[0].message});
       continue;
     }
     for (const auto& [counter, value] : stats->counters) {
@@ -267,31 +313,95 @@ std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& 
   }
   // The baseline: the last check's results.
   if (!o.baseline_file.empty()) {
-    std::ifstream in(o.baseline_file);
-    try {
-      const auto j = nlohmann::json::parse(in);
-      for (const auto& row : j.at("rows")) {
-        if (!row.contains("measured_busbw_gbs")) continue;
-        const std::string labels =
-            fmt::format("collective=\"{}\",bytes=\"{:.0f}\"",
-                        label_value(row.value("collective", "")), row.value("bytes", 0.0));
-        m.add("gpufabric_baseline_busbw_bytes_per_second", "gauge",
-              "Bus bandwidth measured by the last gpufabric check.", labels,
-              row.value("measured_busbw_gbs", 0.0) * 1e9);
-        m.add("gpufabric_expected_busbw_bytes_per_second", "gauge",
-              "Bus bandwidth the simulator expects of the plan.", labels,
-              row.value("expected_busbw_gbs", 0.0) * 1e9);
-        m.add("gpufabric_check_ratio", "gauge", "Measured over expected bus bandwidth.", labels,
-              row.value("ratio", 0.0));
-      }
-    } catch (const std::exception& e) {
-      log.push_back("skipped baseline " + o.baseline_file + ": " + e.what());
+    const auto rows = read_baseline(o.baseline_file);
+    if (!rows) skipped.push_back({"baseline " + o.baseline_file, rows.errors()[0].message});
+    for (const auto& row : rows ? *rows : std::vector<BaselineRow>{}) {
+      const std::string labels =
+          fmt::format("collective=\"{}\",bytes=\"{:.0f}\"", label_value(row.collective), row.bytes);
+      m.add("gpufabric_baseline_busbw_bytes_per_second", "gauge",
+            "Bus bandwidth measured by the last gpufabric check.", labels,
+            row.measured_busbw_gbs * 1e9);
+      m.add("gpufabric_expected_busbw_bytes_per_second", "gauge",
+            "Bus bandwidth the simulator expects of the plan.", labels,
+            row.expected_busbw_gbs * 1e9);
+      m.add("gpufabric_check_ratio", "gauge", "Measured over expected bus bandwidth.", labels,
+            row.ratio);
     }
   }
   m.add("gpufabric_exporter_skipped_sources", "gauge",
         "Sources skipped in this scrape (unreadable or malformed).", "",
-        static_cast<double>(log.size()));
+        static_cast<double>(skipped.size()));
+  for (auto& line : health.update(skipped)) log.push_back(std::move(line));
   return m.text();
+}
+
+std::vector<Diagnostic> validate_exporter_options(const ExporterOptions& o) {
+  std::vector<Diagnostic> errs;
+  auto folder = [&](const std::string& path, const char* key, const char* hint) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) return;
+    errs.push_back(
+        {path, 0, 0, key, fs::exists(path, ec) ? "is not a folder" : "no such folder", hint});
+  };
+  folder(o.sysfs, "--sysfs", "give /sys or the root of a recorded copy of it");
+  if (!o.ethtool_dir.empty())
+    folder(o.ethtool_dir, "--ethtool-dir", "give the folder of recorded 'ethtool -S' outputs");
+  if (!o.baseline_file.empty()) {
+    auto rows = read_baseline(o.baseline_file, "--baseline");
+    if (!rows) errs.insert(errs.end(), rows.errors().begin(), rows.errors().end());
+  }
+  if (!o.node.empty() && o.plan && o.catalog) {
+    std::vector<std::string> nodes;  // in plan order, each once
+    for_each_link(*o.plan, *o.catalog, [&](const CableRun& r) {
+      if (r.kind == LinkKind::kNodeLeaf && r.plane == 0 &&
+          (nodes.empty() || nodes.back() != r.a_device))
+        nodes.push_back(r.a_device);
+    });
+    if (std::find(nodes.begin(), nodes.end(), o.node) == nodes.end())
+      errs.push_back({"", 0, 0, "--node",
+                      nodes.empty() ? fmt::format("'{}': the plan has no nodes", o.node)
+                                    : fmt::format("'{}' is not a node of the plan ({} to {})",
+                                                  o.node, nodes.front(), nodes.back()),
+                      did_you_mean(o.node, nodes)});
+  }
+  return errs;
+}
+
+Result<std::vector<BaselineRow>> read_baseline(const std::string& path, const std::string& key) {
+  // A check result is a few KiB (one row per measured size); the spec limit is generous and keeps
+  // a wrong file (a log, a device) from stalling every scrape.
+  const auto text = read_file_bounded(path, kMaxSpecBytes, key);
+  if (!text) return text.errors();
+  const std::string hint = "give the output of 'gpufabric check SPEC FILES... --json'";
+  auto bad = [&](const std::string& what) { return Diagnostic{path, 0, 0, key, what, hint}; };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // what() is "[json.exception.parse_error.101] parse error at line 1, column 1: ...".
+    const std::string what = e.what();
+    return bad("not valid JSON: " + what.substr(what.find(']') + 2));
+  }
+  if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
+    return bad("not the output of 'gpufabric check --json' (no \"rows\" list)");
+  std::vector<BaselineRow> rows;
+  for (size_t i = 0; i < j["rows"].size(); ++i) {
+    const auto& r = j["rows"][i];
+    if (!r.is_object()) return bad(fmt::format("rows[{}] is not an object", i));
+    if (!r.contains("measured_busbw_gbs")) continue;  // a bandwidth test, not a collective
+    if (!r.contains("collective") || !r["collective"].is_string())
+      return bad(fmt::format("rows[{}].collective: expected a string", i));
+    BaselineRow b{r["collective"].get<std::string>()};
+    for (auto [k, v] :
+         {std::pair{"bytes", &b.bytes}, std::pair{"measured_busbw_gbs", &b.measured_busbw_gbs},
+          std::pair{"expected_busbw_gbs", &b.expected_busbw_gbs}, std::pair{"ratio", &b.ratio}}) {
+      if (!r.contains(k) || !r[k].is_number())
+        return bad(fmt::format("rows[{}].{}: expected a number", i, k));
+      *v = r[k].get<double>();
+    }
+    rows.push_back(std::move(b));
+  }
+  return rows;
 }
 
 std::string prometheus_rules(const Plan& plan) {

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "common/diag.h"
 #include "plan/plan.h"
 
 namespace gf {
@@ -22,9 +24,48 @@ struct ExporterOptions {
   std::string baseline_file;  ///< `gpufabric check --json` output to export as the baseline
 };
 
-/// One scrape: the metrics text. Unreadable or malformed sources are skipped; each skip adds a
-/// line to `log`.
+/// What keeps the exporter from starting, checked before it serves: `sysfs` (and `ethtool_dir`
+/// when given) not a folder, a `baseline_file` that cannot be read or is not `gpufabric check
+/// --json` output, a `node` that is not in the plan. Each diagnostic's key is the exporter's flag
+/// (--sysfs, --ethtool-dir, --baseline, --node); empty when the exporter can start.
+std::vector<Diagnostic> validate_exporter_options(const ExporterOptions& o);
+
+/// A source one scrape could not use, and why.
+struct SkippedSource {
+  std::string source;  ///< a file's path, "ethtool statistics of IF", "baseline FILE", "node N"
+  std::string reason;
+};
+
+/// The sources that failed in the previous scrape, so that a failing source is logged when it
+/// starts failing and when it recovers instead of on every scrape. One scrape at a time per state.
+class SourceHealth {
+ public:
+  /// The log lines for one scrape's skips: "skipped SOURCE: REASON" for each source that was not
+  /// failing before, "SOURCE recovered" for each that was and is no longer skipped.
+  std::vector<std::string> update(const std::vector<SkippedSource>& skipped);
+
+ private:
+  std::set<std::string> failing_;  ///< the sources skipped in the previous scrape
+};
+
+/// One scrape: the metrics text. Unreadable, oversized or malformed sources are skipped, never a
+/// failed scrape (gpufabric_exporter_skipped_sources counts them); `health` turns the skips into
+/// the lines appended to `log`. Every file is read with a limit (read_file_bounded), so a counter
+/// that is a device or an endless file cannot hang the scrape.
+std::string collect_metrics(const ExporterOptions& o, SourceHealth& health,
+                            std::vector<std::string>& log);
+/// One scrape with a fresh state: every skip adds a line to `log` (--once, tests).
 std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& log);
+
+/// One row of a `gpufabric check --json` result that measured bus bandwidth.
+struct BaselineRow {
+  std::string collective;
+  double bytes = 0, measured_busbw_gbs = 0, expected_busbw_gbs = 0, ratio = 0;
+};
+/// The bus-bandwidth rows of the `gpufabric check --json` output in `path`, read with a limit;
+/// rows of other measurements (e.g. ib_write_bw) are left out. Diagnostics name `path` and `key`.
+Result<std::vector<BaselineRow>> read_baseline(const std::string& path,
+                                               const std::string& key = "");
 
 /// Prometheus alerting rules (YAML) and a Grafana dashboard (JSON) for these metrics.
 std::string prometheus_rules(const Plan& plan);

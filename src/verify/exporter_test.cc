@@ -1,7 +1,10 @@
 #include "verify/exporter.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -20,6 +23,23 @@ double sample(const std::string& text, const std::string& prefix) {
   const auto end = text.find('\n', p + 1);
   const std::string line = text.substr(p + 1, end - p - 1);
   return std::stod(line.substr(line.rfind(' ') + 1));
+}
+
+// A copy of the recorded host in a fresh temporary folder, to be changed by a test.
+std::filesystem::path copy_of_recorded_host(const std::string& name) {
+  namespace fs = std::filesystem;
+  const fs::path d =
+      fs::temp_directory_path() / ("gf_exporter_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::copy(kSys, d, fs::copy_options::recursive);
+  return d;
+}
+
+// Peak resident memory of this process so far, in bytes.
+double peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
 }  // namespace
@@ -51,6 +71,133 @@ TEST(Exporter, CountersFromARecordedHost) {
   std::vector<std::string> log2;
   EXPECT_NE(collect_metrics(none, log2).find("gpufabric_exporter_skipped_sources"),
             std::string::npos);
+}
+
+TEST(Exporter, EndlessAndHugeFilesAreSkippedPromptly) {
+  // A counter that is a link to /dev/zero, a sparse 1 GiB counter, a port state and an ethtool
+  // dump that never end, a baseline that is a device: each is skipped with its log line, the
+  // scrape returns promptly, memory stays flat, and every other counter is still exported.
+  namespace fs = std::filesystem;
+  const fs::path d = copy_of_recorded_host("endless");
+  const fs::path port0 = d / "class/infiniband/mlx5_0/ports/1";
+  for (const fs::path& p :
+       {port0 / "counters/port_xmit_data", port0 / "state", d / "ethtool/ens0np0.txt"}) {
+    fs::remove(p);
+    fs::create_symlink("/dev/zero", p);
+  }
+  const fs::path huge = d / "class/infiniband/mlx5_1/ports/1/counters/symbol_error";
+  fs::resize_file(huge, std::uintmax_t{1} << 30);  // sparse: no disk used
+  ExporterOptions o;
+  o.sysfs = d.string();
+  o.ethtool_dir = (d / "ethtool").string();
+  o.baseline_file = "/dev/zero";
+  const double rss_before = peak_rss_bytes();
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> log;
+  const std::string t = collect_metrics(o, log);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 2.0);  // a few ms of reading; before, the scrape never returned
+  EXPECT_LT(peak_rss_bytes() - rss_before, 64.0 * 1024 * 1024);  // before: gigabytes
+  std::string all;
+  for (const auto& l : log) all += l + "\n";
+  for (const fs::path& p :
+       {port0 / "counters/port_xmit_data", port0 / "state", d / "ethtool/ens0np0.txt"})
+    EXPECT_NE(all.find("skipped " + p.string() + ": file goes on past the limit"),
+              std::string::npos)
+        << all;
+  EXPECT_NE(all.find("skipped " + huge.string() + ": file is 1 GiB"), std::string::npos) << all;
+  EXPECT_NE(all.find("skipped baseline /dev/zero"), std::string::npos) << all;
+  EXPECT_EQ(sample(t, "gpufabric_rdma_port_transmit_bytes_total{device=\"mlx5_0\""), -1);
+  EXPECT_EQ(sample(t, "gpufabric_rdma_port_up{device=\"mlx5_0\""), -1);
+  EXPECT_EQ(sample(t, "gpufabric_rdma_port_symbol_errors_total{device=\"mlx5_1\""), -1);
+  EXPECT_EQ(sample(t, "gpufabric_net_pfc_pause_frames_total{interface=\"ens0np0\""), -1);
+  EXPECT_DOUBLE_EQ(sample(t, "gpufabric_rdma_port_transmit_bytes_total{device=\"mlx5_1\""),
+                   4000000004);
+  EXPECT_DOUBLE_EQ(sample(t, "gpufabric_rdma_cnp_handled_total{device=\"mlx5_0\""), 5678);
+  // The malformed counter of the recorded host, and the five above.
+  EXPECT_DOUBLE_EQ(sample(t, "gpufabric_exporter_skipped_sources"), 6);
+  fs::remove_all(d);
+}
+
+TEST(Exporter, BaselineMustBeACheckResult) {
+  namespace fs = std::filesystem;
+  const fs::path p = fs::temp_directory_path() / ("gf_bad_baseline_" + std::to_string(getpid()));
+  auto message_of = [&](const std::string& text) {
+    std::ofstream(p) << text;
+    auto r = read_baseline(p.string(), "--baseline");
+    return r ? std::string("ok") : format_diagnostics(r.errors());
+  };
+  EXPECT_NE(message_of("{\"rows\": [").find("not valid JSON: parse error at line 1"),
+            std::string::npos);
+  EXPECT_NE(message_of("[1, 2]").find("no \"rows\" list"), std::string::npos);
+  EXPECT_NE(message_of(R"({"rows": [{"collective": "all_reduce", "bytes": 1,
+      "measured_busbw_gbs": "fast", "expected_busbw_gbs": 1, "ratio": 1}]})")
+                .find("rows[0].measured_busbw_gbs: expected a number"),
+            std::string::npos);
+  // Rows of bandwidth tests (no bus bandwidth) are no error, and not exported.
+  EXPECT_EQ(message_of(R"({"verdict": "pass", "rows": [{"file": "ib.txt", "collective":
+      "ib_write_bw", "bytes": 65536, "measured_gbps": 390, "expected_gbps": 400, "ratio": 0.97}]})"),
+            "ok");
+  fs::remove(p);
+  const std::string missing =
+      format_diagnostics(read_baseline("/nonexistent", "--baseline").errors());
+  EXPECT_EQ(missing.find("json"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("/nonexistent: error: --baseline: cannot read the file"),
+            std::string::npos)
+      << missing;
+}
+
+TEST(Exporter, AFailingSourceIsLoggedWhenItFailsAndWhenItRecovers) {
+  namespace fs = std::filesystem;
+  const fs::path d = copy_of_recorded_host("health");
+  const fs::path bad = d / "class/infiniband/mlx5_1/ports/1/counters/port_rcv_errors";
+  ExporterOptions o;
+  o.sysfs = d.string();
+  o.ethtool_dir = (d / "ethtool").string();
+  SourceHealth health;
+  std::vector<std::string> log;
+  for (int i = 0; i < 50; ++i) {
+    const std::string t = collect_metrics(o, health, log);
+    EXPECT_DOUBLE_EQ(sample(t, "gpufabric_exporter_skipped_sources"), 1);  // every scrape
+  }
+  ASSERT_EQ(log.size(), 1u);  // but one log line, not 50
+  EXPECT_EQ(log[0], "skipped " + bad.string() + ": 'garbage' is not a counter");
+  std::ofstream(bad) << "7\n";
+  log.clear();
+  for (int i = 0; i < 10; ++i) {
+    const std::string t = collect_metrics(o, health, log);
+    EXPECT_DOUBLE_EQ(sample(t, "gpufabric_exporter_skipped_sources"), 0);
+  }
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0], bad.string() + " recovered");
+  // Failing again is news again; a second source failing is logged on its own.
+  std::ofstream(bad) << "-1\n";
+  fs::remove(d / "ethtool/ens0np0.txt");
+  fs::create_symlink("/dev/zero", d / "ethtool/ens0np0.txt");
+  log.clear();
+  for (int i = 0; i < 10; ++i) collect_metrics(o, health, log);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0], "skipped " + bad.string() + ": '-1' is not a counter");
+  EXPECT_NE(log[1].find("ens0np0.txt: file goes on past the limit"), std::string::npos);
+  fs::remove_all(d);
+}
+
+TEST(Exporter, AnInterfaceNameIsNoShellCommand) {
+  // Without --ethtool-dir the exporter runs 'ethtool -S IFACE'; a name from a recorded tree
+  // must reach ethtool as one word, never run as a command.
+  namespace fs = std::filesystem;
+  const fs::path d = copy_of_recorded_host("quote");
+  fs::create_directories(d / "class/net/x';touch ran;'");  // a name holds no '/'
+  ExporterOptions o;
+  o.sysfs = d.string();
+  const fs::path cwd = fs::current_path();
+  fs::current_path(d);  // where the command would run
+  std::vector<std::string> log;
+  collect_metrics(o, log);
+  fs::current_path(cwd);
+  EXPECT_FALSE(fs::exists(d / "ran"));
+  fs::remove_all(d);
 }
 
 TEST(Exporter, PortsAgainstThePlan) {
