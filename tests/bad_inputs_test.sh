@@ -151,6 +151,18 @@ expect 0 "wrote fresh/plan.json" "$bin" plan "$good" -o fresh
 n=$((n + 1))
 if ls -a fresh | grep -q gpufabric-; then echo "FAIL staging left in fresh/"; failures=$((failures + 1)); else echo "ok   no staging folder left"; fi
 
+echo "== the exporter refuses bad flags before it serves"
+sys="--sysfs $src/tests/data/sysfs-mlx5"
+expect 2 "/nonexistent: error: --sysfs: no such folder" "$bin" exporter --once --sysfs /nonexistent
+expect 2 "/nonexistent: error: --baseline: cannot read the file" \
+  "$bin" exporter --once $sys --baseline /nonexistent
+expect 2 "error: --baseline: file goes on past the limit" \
+  "$bin" exporter --once $sys --baseline /dev/zero
+expect 2 "error: --node: 'node999' is not a node of the plan" \
+  "$bin" exporter --once $sys --plan "$good" --node node999
+
+expect 2 "/nonexistent: error: --sysfs: no such folder" "$bin" doctor --sysfs /nonexistent
+
 echo "== lab state folders"
 mkdir -p v/important && echo x > v/important/f
 sed 's/^name: .*/name: important/' "$src/examples/roce-lab-16.yaml" > important.yaml

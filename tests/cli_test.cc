@@ -614,8 +614,11 @@ TEST(CliVerify, CheckDiagnoseDoctor) {
   CmdResult doc =
       gpufabric(std::string("doctor --json --sysfs ") + GPUFABRIC_SOURCE_DIR + "/tests/data/sysfs");
   EXPECT_EQ(doc.code, 1);  // the recorded host has a port down
+  // A --sysfs that does not exist is a mistyped flag, not a host without devices.
   CmdResult bare = gpufabric("doctor --sysfs /nonexistent-sysfs");
-  EXPECT_EQ(bare.code, 0) << bare.out;
+  EXPECT_EQ(bare.code, 2) << bare.out;
+  EXPECT_NE(bare.err.find("/nonexistent-sysfs: error: --sysfs: no such folder"), std::string::npos)
+      << bare.err;
 }
 
 // A socket listening on a free loopback port, closed when it goes out of scope; with

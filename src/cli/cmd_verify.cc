@@ -1,6 +1,7 @@
 // gpufabric check, diagnose and doctor: real measurements against the plan and the guide.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -147,6 +148,10 @@ Command add_doctor(CLI::App& root) {
       ->capture_default_str();
   a->add_flag("--json", f->json, "print the findings as JSON");
   return {a, [f]() -> int {
+            std::error_code ec;
+            if (!std::filesystem::is_directory(f->sysfs, ec))
+              return fail({{f->sysfs, 0, 0, "--sysfs", "no such folder",
+                            "give the root of a sysfs tree, e.g. /sys"}});
             const auto r = doctor(f->sysfs);
             std::cout << (f->json ? findings_json(r).dump(2) + "\n" : findings_text(r));
             return has_error(r) ? kExitFindings : kExitOk;

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/file.h"
 #include "config/hosts.h"
 #include "sim/collective.h"
 #include "topo/fabric.h"
@@ -48,11 +49,11 @@ Finding make(const char* id, const char* severity, std::vector<Evidence> ev, std
   return {id, severity, std::move(ev), std::move(cause), std::move(check), std::move(fix)};
 }
 
+// A sysfs attribute (operstate, mtu, rate): a few bytes; anything unreadable, endless or larger
+// than a counter file reads as empty, as a missing one does.
 std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto r = read_file_bounded(path, kMaxCounterFileBytes);
+  return r ? *r : std::string();
 }
 
 std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
