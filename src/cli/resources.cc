@@ -17,16 +17,14 @@ LoadLimits load_limits(bool simulates) {
 Heartbeat::Heartbeat(std::string who) : who_(std::move(who)) {
   if (!isatty(STDERR_FILENO)) return;
   thread_ = std::thread([this] {
+    // Whole lines (an error printed meanwhile never shares one), at 2, 4, 8, ... s.
     const auto start = std::chrono::steady_clock::now();
-    const auto period = std::chrono::duration<double>(kHeartbeatSeconds);
+    auto next = std::chrono::duration<double>(kHeartbeatSeconds);
     std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, period, [this] { return done_; })) {
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::fputs(fmt::format("\r{}: working, {:.0f} s", who_, s).c_str(), stderr);
-      printed_ = true;
+    while (!cv_.wait_until(lock, start + next, [this] { return done_; })) {
+      std::fputs(fmt::format("{}: still working, {:.0f} s\n", who_, next.count()).c_str(), stderr);
+      next *= 2;
     }
-    if (printed_) std::fputs("\n", stderr);
   });
 }
 

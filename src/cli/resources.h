@@ -19,8 +19,8 @@ constexpr double kHeartbeatSeconds = 2;
 /// Limits for load_and_plan from this machine's available memory.
 LoadLimits load_limits(bool simulates);
 
-/// While alive, prints "WHO: working, N s" to stderr every kHeartbeatSeconds once that long has
-/// passed, when stderr is a terminal (DESIGN: progress only on a terminal).
+/// While alive, prints "WHO: still working, N s" to stderr after kHeartbeatSeconds, then at each
+/// doubling of the time, when stderr is a terminal (DESIGN: progress only on a terminal).
 class Heartbeat {
  public:
   explicit Heartbeat(std::string who);
@@ -33,7 +33,6 @@ class Heartbeat {
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
-  bool printed_ = false;
   std::thread thread_;
 };
 
