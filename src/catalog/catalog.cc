@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "common/yaml_reader.h"
 #include "units/units.h"
+#include "yaml/yaml_reader.h"
 
 namespace gf {
 
@@ -26,10 +26,14 @@ double GpuModel::tflops(const std::string& precision) const {
 
 double pcie_x16_gbs(int gen) {
   switch (gen) {
-    case 3: return 15.75;
-    case 4: return 31.5;
-    case 5: return 63.0;
-    default: return gen >= 6 ? 121.0 : 8.0;
+    case 3:
+      return 15.75;
+    case 4:
+      return 31.5;
+    case 5:
+      return 63.0;
+    default:
+      return gen >= 6 ? 121.0 : 8.0;
   }
 }
 

@@ -6,10 +6,10 @@
 
 #include "cli/commands.h"
 #include "cli/resources.h"
+#include "common/output.h"
 #include "config/config_set.h"
 #include "config/opensm.h"
 #include "plan/plan.h"
-#include "report/output.h"
 
 namespace gf::cli {
 namespace {

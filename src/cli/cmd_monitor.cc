@@ -14,8 +14,8 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "common/output.h"
 #include "plan/plan.h"
-#include "report/output.h"
 #include "spec/spec.h"
 #include "verify/exporter.h"
 

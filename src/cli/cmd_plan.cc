@@ -6,8 +6,8 @@
 
 #include "cli/commands.h"
 #include "cli/resources.h"
+#include "common/output.h"
 #include "plan/plan.h"
-#include "report/output.h"
 #include "report/plan_report.h"
 #include "spec/spec.h"
 

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "report/output.h"
+#include "common/output.h"
 #include "report/sweep_report.h"
 #include "spec/spec.h"
 #include "sweep/sweep.h"

@@ -11,7 +11,7 @@
 
 namespace gf::cli {
 
-/// Exit codes (DESIGN.md §1).
+/// Exit codes (docs/ARCHITECTURE.md).
 constexpr int kExitOk = 0;
 constexpr int kExitFindings = 1;
 constexpr int kExitBadInput = 2;

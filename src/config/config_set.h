@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "common/output.h"
 #include "config/addressing.h"
 #include "plan/plan.h"
-#include "report/output.h"
 
 namespace gf {
 
 /// The target of an InfiniBand fabric (the subnet manager). RoCE fabrics have frr, eos, sonic,
-/// nvue, host and ansible (DESIGN.md §1).
+/// nvue, host and ansible (docs/ARCHITECTURE.md).
 inline constexpr const char* kInfinibandConfigTarget = "opensm";
 
 /// Checks `targets` (as typed: "hosts" is "host", "all" is every target) against the fabric.

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "common/output.h"
 #include "config/addressing.h"
 #include "plan/plan.h"
-#include "report/output.h"
 
 namespace gf {
 

@@ -180,7 +180,10 @@ std::vector<pid_t> netns_pids(const std::string& netns) {
 
 std::vector<std::string> recorded_namespaces(const std::string& dir) {
   std::vector<std::string> out;
-  std::ifstream in(fs::path(dir) / kNamespaceRecord);
+  // The lab writes the record, but it sits in a folder users can write: read it bounded.
+  auto text = read_file_bounded((fs::path(dir) / kNamespaceRecord).string(), kMaxSpecBytes);
+  if (!text) return out;
+  std::istringstream in(*text);
   for (std::string line; std::getline(in, line);)
     if (!line.empty()) out.push_back(line);
   return out;

@@ -11,9 +11,9 @@
 
 #include "catalog/catalog.h"
 #include "common/diag.h"
+#include "common/output.h"
 #include "config/addressing.h"
 #include "plan/plan.h"
-#include "report/output.h"
 #include "spec/spec.h"
 
 namespace gf {

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "common/yaml_reader.h"
+#include "yaml/yaml_reader.h"
 
 namespace gf {
 namespace {

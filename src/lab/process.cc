@@ -8,9 +8,9 @@
 
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <thread>
+
+#include "common/file.h"
 
 namespace gf {
 namespace {
@@ -138,10 +138,8 @@ CommandResult BackgroundCommand::finish(double timeout_s) {
 }
 
 std::string process_cmdline(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
+  auto read = read_file_bounded("/proc/" + std::to_string(pid) + "/cmdline", kMaxSpecBytes);
+  std::string s = read ? std::move(*read) : std::string();
   for (char& c : s)
     if (c == '\0') c = ' ';
   while (!s.empty() && s.back() == ' ') s.pop_back();
@@ -152,9 +150,8 @@ namespace {
 // Gone, or a zombie waiting for its parent (not ours) to reap it.
 bool process_gone(pid_t pid) {
   if (kill(pid, 0) != 0) return true;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  std::getline(in, stat);
+  auto read = read_file_bounded("/proc/" + std::to_string(pid) + "/stat", kMaxCounterFileBytes);
+  const std::string stat = read ? read->substr(0, read->find('\n')) : std::string();
   const auto close_paren = stat.rfind(')');
   return close_paren == std::string::npos || close_paren + 2 >= stat.size() ||
          stat[close_paren + 2] == 'Z';

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "report/output.h"
+#include "common/output.h"
 #include "units/units.h"
 
 namespace gf {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "common/diag.h"
+#include "common/output.h"
 #include "plan/plan.h"
 #include "report/html_report.h"
-#include "report/output.h"
 #include "verify/parsers.h"
 
 namespace gf {

@@ -1,4 +1,4 @@
-// Training-step results as text and JSON (DESIGN.md §5 `step`).
+// Training-step results as text and JSON (the README's `step` contract).
 #pragma once
 
 #include <nlohmann/json.hpp>

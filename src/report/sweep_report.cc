@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/output.h"
 #include "report/html_report.h"
-#include "report/output.h"
 #include "units/units.h"
 
 namespace gf {

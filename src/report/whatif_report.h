@@ -1,4 +1,4 @@
-// What-if results as text and JSON (DESIGN.md §5 `what-if`).
+// What-if results as text and JSON (the README's `what-if` contract).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -28,7 +28,7 @@ std::optional<Op> parse_op(const std::string& s);
 std::optional<Algorithm> parse_algorithm(const std::string& s);
 std::optional<Protocol> parse_protocol(const std::string& s);
 std::vector<std::string> op_names();
-/// nccl-tests' bus bandwidth factor for `ranks` (DESIGN.md §5).
+/// nccl-tests' bus bandwidth factor for `ranks` (nccl-tests PERFORMANCE.md).
 double bus_factor(Op op, long long ranks);
 
 /// What to simulate.

@@ -1,5 +1,5 @@
 // Model constants of NCCL's collectives: latencies, protocol efficiencies, channel counts.
-// One table, each figure with its unit and source (STYLE.md). Latencies in microseconds.
+// One table, each figure with its unit and source (as NCCL's tuning.cc keeps them). Latencies in microseconds.
 #pragma once
 
 namespace gf::nccl {

@@ -11,8 +11,8 @@
 
 #include "common/file.h"
 #include "common/text.h"
-#include "common/yaml_reader.h"
 #include "units/units.h"
+#include "yaml/yaml_reader.h"
 
 namespace gf {
 namespace {

@@ -2,6 +2,7 @@
 // joined by directed links with a capacity and a latency; and equal-cost multipath routing.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>

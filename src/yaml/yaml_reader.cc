@@ -1,4 +1,4 @@
-#include "common/yaml_reader.h"
+#include "yaml/yaml_reader.h"
 
 #include <fmt/format.h>
 

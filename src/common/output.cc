@@ -1,4 +1,4 @@
-#include "report/output.h"
+#include "common/output.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
