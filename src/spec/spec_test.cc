@@ -201,6 +201,23 @@ TEST(SpecErrors, HostileInputIsRejectedNotCrashed) {
             std::string::npos);
 }
 
+// Found by fuzz_spec: yaml-cpp 0.7 never finishes a stream holding a ',' outside [ ] or { }
+// (it reads an empty document there again and again, allocating each time).
+TEST(SpecErrors, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {
+  EXPECT_EQ(errors_of(","),
+            "spec.yaml:1:1: error: YAML syntax error: no value can start here "
+            "(a ',' outside [ ] or { }? check indentation, colons and quotes)\n");
+  const std::string e = errors_of("cluster:\n  gpu: h100-sxm\n , nodes: 16\n");
+  EXPECT_NE(e.find("syntax error"), std::string::npos) << e;
+  EXPECT_NE(errors_of("name: a\n---\n,\n").find("syntax error"), std::string::npos);
+  // Two real documents are still told apart from the loop, at the second one's '---'.
+  EXPECT_NE(errors_of(std::string(kGood) + "---\n" + kGood)
+                .find("spec.yaml:16:1: error: 2 YAML "
+                      "documents"),
+            std::string::npos)
+      << errors_of(std::string(kGood) + "---\n" + kGood);
+}
+
 }  // namespace gf
 
 namespace gf {
