@@ -252,6 +252,18 @@ std::optional<long long> YamlReader::positive_int(const YAML::Node& map, const s
   return static_cast<long long>(*r);
 }
 
+std::optional<int> YamlReader::small_positive_int(const YAML::Node& map, const std::string& key,
+                                                  const std::string& path, bool required) {
+  const auto v = positive_int(map, key, path, required);
+  if (!v) return std::nullopt;
+  if (*v > kMaxSmallInt) {
+    error(child(map, key), join(path, key),
+          fmt::format("{} is too large: at most {}", *v, kMaxSmallInt));
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
+}
+
 std::optional<bool> YamlReader::boolean(const YAML::Node& map, const std::string& key,
                                         const std::string& path, bool required) {
   const YAML::Node n = scalar(map, key, path, required);

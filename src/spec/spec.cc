@@ -46,14 +46,16 @@ void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
     r.error(child(n, "gpus"), "cluster.gpus", "give either nodes or gpus, not both");
   else if (!has_nodes && !has_gpus)
     r.error(n, "cluster.nodes", "missing required key", "give nodes: N or gpus: N");
-  if (auto v = r.positive_int(n, "nodes", "cluster")) c.nodes = static_cast<int>(*v);
+  // Compared before narrowing to int: 4294967297 nodes once wrapped around to 1.
+  long long nodes = 0;
+  if (auto v = r.positive_int(n, "nodes", "cluster")) nodes = *v;
   if (auto v = r.positive_int(n, "gpus", "cluster")) c.gpus_requested = *v;
-  if (auto v = r.positive_int(n, "gpus_per_node", "cluster"))
-    c.gpus_per_node = static_cast<int>(*v);
-  if (auto v = r.positive_int(n, "nics_per_node", "cluster"))
-    c.nics_per_node = static_cast<int>(*v);
-  if (c.nodes > 10'000'000 || c.gpus_requested > 100'000'000)
+  if (auto v = r.small_positive_int(n, "gpus_per_node", "cluster")) c.gpus_per_node = *v;
+  if (auto v = r.small_positive_int(n, "nics_per_node", "cluster")) c.nics_per_node = *v;
+  if (nodes > 10'000'000 || c.gpus_requested > 100'000'000)
     r.error(n, "cluster.nodes", "more than 100 million GPUs is not a cluster this tool plans");
+  else if (nodes > 0)
+    c.nodes = static_cast<int>(nodes);
 }
 
 void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
@@ -83,7 +85,7 @@ void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
       f.planes = static_cast<int>(*v);
   }
   if (!is_auto(n, "scalable_unit"))
-    if (auto v = r.positive_int(n, "scalable_unit", p)) f.scalable_unit = static_cast<int>(*v);
+    if (auto v = r.small_positive_int(n, "scalable_unit", p)) f.scalable_unit = *v;
   if (auto v = r.number(n, "spine_headroom", p)) {
     if (*v < 0 || *v >= 0.95)
       r.error(child(n, "spine_headroom"), "fabric.spine_headroom",

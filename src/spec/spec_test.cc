@@ -201,6 +201,18 @@ TEST(SpecErrors, HostileInputIsRejectedNotCrashed) {
             std::string::npos);
 }
 
+// Node and NIC counts are held as int: 4294967297 nodes once wrapped around to a 1-node plan.
+TEST(SpecErrors, CountsTooLargeForAnIntAreErrors) {
+  EXPECT_NE(errors_of("cluster: {gpu: h100-sxm, nodes: 4294967297, nic: cx7-400g}\n")
+                .find("more than 100 million GPUs"),
+            std::string::npos);
+  const std::string e = errors_of(
+      "cluster: {gpu: h100-sxm, nodes: 2, gpus_per_node: 4294967304, nic: cx7-400g}\n"
+      "fabric: {scalable_unit: 4294967297}\n");
+  EXPECT_NE(e.find("cluster.gpus_per_node: 4294967304 is too large"), std::string::npos) << e;
+  EXPECT_NE(e.find("fabric.scalable_unit: 4294967297 is too large"), std::string::npos) << e;
+}
+
 // Found by fuzz_spec: yaml-cpp 0.7 never finishes a stream holding a ',' outside [ ] or { }
 // (it reads an empty document there again and again, allocating each time).
 TEST(SpecErrors, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {
