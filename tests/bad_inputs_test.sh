@@ -73,7 +73,7 @@ expect 2 "dup.yaml:3:1: error: name: key given twice" "$bin" plan dup.yaml
 printf 'cluster:\n  gpu: h100-sxm\n  nodes: 4\n  nodes: 8\n  nic: cx7-400g\n' > dup2.yaml
 expect 2 "dup2.yaml:4:3: error: cluster.nodes: key given twice" "$bin" plan dup2.yaml
 { small; printf -- '---\nname: second\n'; } > docs.yaml
-expect 2 "docs.yaml:3:1: error: 2 YAML documents" "$bin" plan docs.yaml
+expect 2 "docs.yaml:2:1: error: 2 YAML documents" "$bin" plan docs.yaml
 { small; printf 'name: "Cluster α — 東京"\n'; } > unicode.yaml
 expect 0 '"name": "Cluster α — 東京"' "$bin" plan unicode.yaml --json
 { small; printf 'name: "%s"\n' "$(head -c 1000000 /dev/zero | tr '\0' x)"; } > longname.yaml

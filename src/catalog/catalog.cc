@@ -85,12 +85,10 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   g.fp16_tflops = g.bf16_tflops;
   if (auto v = r.number(n, "fp16_tflops", path)) g.fp16_tflops = *v;
   if (auto v = r.number(n, "fp8_tflops", path)) g.fp8_tflops = *v;
-  if (auto v = r.positive_int(n, "pcie_gen", path, true)) g.pcie_gen = static_cast<int>(*v);
-  if (auto v = r.positive_int(n, "gpus_per_node", path, true))
-    g.gpus_per_node = static_cast<int>(*v);
+  if (auto v = r.small_positive_int(n, "pcie_gen", path, true)) g.pcie_gen = *v;
+  if (auto v = r.small_positive_int(n, "gpus_per_node", path, true)) g.gpus_per_node = *v;
   g.max_nics_per_node = g.gpus_per_node;
-  if (auto v = r.positive_int(n, "max_nics_per_node", path))
-    g.max_nics_per_node = static_cast<int>(*v);
+  if (auto v = r.small_positive_int(n, "max_nics_per_node", path)) g.max_nics_per_node = *v;
   if (auto v = r.number(n, "compute_efficiency", path)) g.compute_efficiency = *v;
   if (auto v = r.text(n, "compute_efficiency_source", path)) g.compute_efficiency_source = *v;
   const YAML::Node su = child(n, "scaleup");
@@ -99,8 +97,7 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
     r.check_keys(su, sp, {"tech", "gbs_per_gpu", "domain_gpus", "nvls", "source"});
     if (auto v = r.text(su, "tech", sp, true)) g.scaleup_tech = *v;
     if (auto v = r.number(su, "gbs_per_gpu", sp, true)) g.scaleup_gbs_per_gpu = *v;
-    if (auto v = r.positive_int(su, "domain_gpus", sp, true))
-      g.scaleup_domain_gpus = static_cast<int>(*v);
+    if (auto v = r.small_positive_int(su, "domain_gpus", sp, true)) g.scaleup_domain_gpus = *v;
     if (auto v = r.boolean(su, "nvls", sp)) g.nvls = *v;
   }
   const YAML::Node node = child(n, "node");
@@ -124,9 +121,9 @@ void read_nic(YamlReader& r, const YAML::Node& n, const std::string& path, Nic& 
                with_cost({"id", "name", "rate", "ports", "protocols", "gpudirect", "pcie_gen"}));
   if (auto v = r.text(n, "name", path)) c.name = *v;
   if (auto v = r.quantity(n, "rate", path, units::parse_bitrate, true)) c.rate_gbps = *v / 1e9;
-  if (auto v = r.positive_int(n, "ports", path)) c.ports = static_cast<int>(*v);
+  if (auto v = r.small_positive_int(n, "ports", path)) c.ports = *v;
   if (auto v = r.boolean(n, "gpudirect", path)) c.gpudirect = *v;
-  if (auto v = r.positive_int(n, "pcie_gen", path)) c.pcie_gen = static_cast<int>(*v);
+  if (auto v = r.small_positive_int(n, "pcie_gen", path)) c.pcie_gen = *v;
   const YAML::Node p = child(n, "protocols");
   if (!p.IsSequence()) {
     r.error(p.IsDefined() ? p : n, path + ".protocols", "expected a list: [infiniband, roce]");
@@ -152,10 +149,10 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
                           "latency_ns", "latency_source", "modular", "rack_units"}));
   if (auto v = r.text(n, "name", path)) s.name = *v;
   if (auto v = r.choice(n, "technology", path, {"infiniband", "ethernet"}, true)) s.technology = *v;
-  if (auto v = r.positive_int(n, "ports", path, true)) s.ports = static_cast<int>(*v);
+  if (auto v = r.small_positive_int(n, "ports", path, true)) s.ports = *v;
   if (auto v = r.quantity(n, "port_speed", path, units::parse_bitrate, true))
     s.port_gbps = *v / 1e9;
-  if (auto v = r.positive_int(n, "ports_per_cage", path)) s.ports_per_cage = static_cast<int>(*v);
+  if (auto v = r.small_positive_int(n, "ports_per_cage", path)) s.ports_per_cage = *v;
   if (auto v = r.number(n, "buffer_mb", path)) s.buffer_mb = *v;
   if (auto v = r.text(n, "in_network_reduction", path)) s.in_network_reduction = *v;
   if (s.in_network_reduction == "none" || s.in_network_reduction == "false")
@@ -163,7 +160,7 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
   if (auto v = r.boolean(n, "adaptive_routing", path)) s.adaptive_routing = *v;
   if (auto v = r.number(n, "latency_ns", path, true)) s.latency_ns = *v;
   if (auto v = r.boolean(n, "modular", path)) s.modular = *v;
-  if (auto v = r.positive_int(n, "rack_units", path)) s.rack_units = static_cast<int>(*v);
+  if (auto v = r.small_positive_int(n, "rack_units", path)) s.rack_units = *v;
   const YAML::Node b = child(n, "breakout");
   if (b.IsDefined()) {
     if (!b.IsSequence()) {
@@ -174,7 +171,7 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
         if (!r.expect_map(b[i], bp)) continue;
         r.check_keys(b[i], bp, {"ports", "port_speed"});
         Breakout o;
-        if (auto v = r.positive_int(b[i], "ports", bp, true)) o.ports = static_cast<int>(*v);
+        if (auto v = r.small_positive_int(b[i], "ports", bp, true)) o.ports = *v;
         if (auto v = r.quantity(b[i], "port_speed", bp, units::parse_bitrate, true))
           o.gbps = *v / 1e9;
         s.breakouts.push_back(o);
@@ -189,7 +186,7 @@ void read_cable(YamlReader& r, const YAML::Node& n, const std::string& path, Cab
   if (auto v = r.text(n, "name", path)) c.name = *v;
   if (auto v = r.choice(n, "kind", path, {"dac", "aoc", "transceiver", "fibre"}, true)) c.kind = *v;
   if (auto v = r.quantity(n, "speed", path, units::parse_bitrate, true)) c.gbps = *v / 1e9;
-  if (auto v = r.positive_int(n, "links", path)) c.links = static_cast<int>(*v);
+  if (auto v = r.small_positive_int(n, "links", path)) c.links = *v;
   if (auto v = r.number(n, "max_length_m", path, true)) c.max_length_m = *v;
   read_cost(r, n, path, c.cost, true, true);
 }

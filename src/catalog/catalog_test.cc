@@ -91,4 +91,27 @@ TEST(Catalog, RejectsFiguresWithoutSourceAndUnknownKeys) {
   EXPECT_FALSE(c.nics.count("mynic"));
 }
 
+// Integer fields are held as int: a count past 100 million is an error, where 4294967360 ports
+// once wrapped around to 64.
+TEST(Catalog, CountsTooLargeForAnIntAreErrors) {
+  Catalog c;
+  const std::string big = R"(switches:
+  - id: huge
+    technology: ethernet
+    ports: 4294967360
+    port_speed: 400G
+    latency_ns: 600
+    price_usd: 40000
+    power_w: 1000
+    estimate: true
+)";
+  auto errs = merge_catalog(c, big, "big.yaml");
+  const std::string all = format_diagnostics(errs);
+  EXPECT_NE(all.find("big.yaml:4:12: error: switches.huge.ports: 4294967360 is too large: at "
+                     "most 100000000"),
+            std::string::npos)
+      << all;
+  EXPECT_FALSE(c.switches.count("huge"));
+}
+
 }  // namespace gf

@@ -4,36 +4,62 @@
 
 namespace gf {
 
+namespace {
+
+// The length of the well-formed UTF-8 character at s[i], or 0 when none starts there.
+std::size_t utf8_char_bytes(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t extra = 0;
+  unsigned long cp = 0;
+  if (c < 0x80) {
+    return 1;
+  } else if ((c & 0xE0) == 0xC0) {
+    extra = 1, cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    extra = 2, cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    extra = 3, cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + extra >= s.size()) return 0;  // cut short at the end
+  for (std::size_t k = 1; k <= extra; ++k) {
+    const auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  // Overlong forms, UTF-16 surrogates and values past U+10FFFF are not UTF-8 (RFC 3629 §3).
+  static const unsigned long kMinForLength[] = {0, 0x80, 0x800, 0x10000};
+  if (cp < kMinForLength[extra] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
+  return extra + 1;
+}
+
+}  // namespace
+
 std::optional<std::size_t> utf8_length(std::string_view s) {
   std::size_t chars = 0;
   for (std::size_t i = 0; i < s.size(); ++chars) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t extra = 0;
-    unsigned long cp = 0;
-    if (c < 0x80) {
-      cp = c;
-    } else if ((c & 0xE0) == 0xC0) {
-      extra = 1, cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      extra = 2, cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      extra = 3, cp = c & 0x07;
-    } else {
-      return std::nullopt;
-    }
-    if (i + extra >= s.size()) return std::nullopt;  // cut short at the end
-    for (std::size_t k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return std::nullopt;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    // Overlong forms, UTF-16 surrogates and values past U+10FFFF are not UTF-8 (RFC 3629 §3).
-    static const unsigned long kMinForLength[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMinForLength[extra] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-      return std::nullopt;
-    i += extra + 1;
+    const std::size_t n = utf8_char_bytes(s, i);
+    if (n == 0) return std::nullopt;
+    i += n;
   }
   return chars;
+}
+
+std::string utf8_or_replacement(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_char_bytes(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  return out;
 }
 
 std::string display_name_problem(std::string_view s, std::size_t max_chars) {

@@ -12,6 +12,10 @@ namespace gf {
 /// JSON output requires well-formed UTF-8, so every user string that reaches it is checked.
 std::optional<std::size_t> utf8_length(std::string_view s);
 
+/// `s` with each byte that does not start a well-formed UTF-8 character replaced by U+FFFD, for
+/// text quoted from a tool's output or a file name, which JSON output cannot hold as bytes.
+std::string utf8_or_replacement(std::string_view s);
+
 /// What is wrong with `s` as a one-line display name of at most `max_chars` characters
 /// (malformed UTF-8, a control character such as a newline, too long), or "" when it is fine.
 std::string display_name_problem(std::string_view s, std::size_t max_chars);

@@ -89,7 +89,7 @@ void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
       f.planes = static_cast<int>(*v);
   }
   if (!is_auto(n, "scalable_unit"))
-    if (auto v = r.positive_int(n, "scalable_unit", p)) f.scalable_unit = static_cast<int>(*v);
+    if (auto v = r.small_positive_int(n, "scalable_unit", p)) f.scalable_unit = *v;
   if (auto v = r.number(n, "spine_headroom", p)) {
     if (*v < 0 || *v >= 0.95)
       r.error(child(n, "spine_headroom"), "fabric.spine_headroom",

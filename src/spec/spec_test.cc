@@ -201,6 +201,37 @@ TEST(SpecErrors, HostileInputIsRejectedNotCrashed) {
             std::string::npos);
 }
 
+// Node and NIC counts are held as int: 4294967297 nodes once wrapped around to a 1-node plan.
+TEST(SpecErrors, CountsTooLargeForAnIntAreErrors) {
+  EXPECT_NE(errors_of("cluster: {gpu: h100-sxm, nodes: 4294967297, nic: cx7-400g}\n")
+                .find("cluster.nodes: 4294967297 is more than the 2097152 this tool plans"),
+            std::string::npos);
+  const std::string e = errors_of(
+      "cluster: {gpu: h100-sxm, nodes: 2, gpus_per_node: 4294967304, nic: cx7-400g}\n"
+      "fabric: {scalable_unit: 4294967297}\n");
+  EXPECT_NE(e.find("cluster.gpus_per_node: 4294967304 is more than the 1024 this tool plans"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("fabric.scalable_unit: 4294967297 is too large"), std::string::npos) << e;
+}
+
+// Found by fuzz_spec: yaml-cpp 0.7 never finishes a stream holding a ',' outside [ ] or { }
+// (it reads an empty document there again and again, allocating each time).
+TEST(SpecErrors, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {
+  EXPECT_EQ(errors_of(","),
+            "spec.yaml:1:1: error: YAML syntax error: no value can start here "
+            "(a ',' outside [ ] or { }? check indentation, colons and quotes)\n");
+  const std::string e = errors_of("cluster:\n  gpu: h100-sxm\n , nodes: 16\n");
+  EXPECT_NE(e.find("syntax error"), std::string::npos) << e;
+  EXPECT_NE(errors_of("name: a\n---\n,\n").find("syntax error"), std::string::npos);
+  // Two real documents are still told apart from the loop, at the second one's '---'.
+  EXPECT_NE(errors_of(std::string(kGood) + "---\n" + kGood)
+                .find("spec.yaml:16:1: error: 2 YAML "
+                      "documents"),
+            std::string::npos)
+      << errors_of(std::string(kGood) + "---\n" + kGood);
+}
+
 }  // namespace gf
 
 namespace gf {

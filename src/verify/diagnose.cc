@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/file.h"
+#include "common/text.h"
 #include "config/hosts.h"
 #include "sim/collective.h"
 #include "topo/fabric.h"
@@ -646,18 +647,21 @@ std::vector<Finding> doctor(const std::string& sysfs) {
   return out;
 }
 
+// Findings quote the files' lines, device and interface names, and file names as the user gave
+// them, none of which need be UTF-8; JSON must be (dump() throws on anything else).
 nlohmann::json findings_json(const std::vector<Finding>& fs) {
+  const auto u = utf8_or_replacement;
   nlohmann::json a = nlohmann::json::array();
   for (const auto& f : fs) {
     nlohmann::json ev = nlohmann::json::array();
     for (const auto& e : f.evidence)
-      ev.push_back({{"file", e.file}, {"line", e.line}, {"text", e.text}});
-    a.push_back({{"id", f.id},
-                 {"severity", f.severity},
+      ev.push_back({{"file", u(e.file)}, {"line", e.line}, {"text", u(e.text)}});
+    a.push_back({{"id", u(f.id)},
+                 {"severity", u(f.severity)},
                  {"evidence", ev},
-                 {"cause", f.cause},
-                 {"check", f.check},
-                 {"fix", f.fix}});
+                 {"cause", u(f.cause)},
+                 {"check", u(f.check)},
+                 {"fix", u(f.fix)}});
   }
   return {{"findings", a}};
 }
@@ -691,9 +695,13 @@ const char* check_verdict_name(CheckVerdict v) {
 nlohmann::json check_json(const CheckResult& r) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& c : r.rows) {
-    nlohmann::json j = {{"file", c.file},   {"collective", c.collective},
-                        {"bytes", c.bytes}, {"ratio", c.ratio},
-                        {"ok", c.ok},       {"note", c.note}};
+    // The file name as the user gave it, which need not be UTF-8 (see findings_json).
+    nlohmann::json j = {{"file", utf8_or_replacement(c.file)},
+                        {"collective", utf8_or_replacement(c.collective)},
+                        {"bytes", c.bytes},
+                        {"ratio", c.ratio},
+                        {"ok", c.ok},
+                        {"note", utf8_or_replacement(c.note)}};
     if (c.what == "busbw_gbs") {
       j["measured_busbw_gbs"] = c.measured;
       j["expected_busbw_gbs"] = c.expected;

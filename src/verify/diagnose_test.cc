@@ -120,6 +120,32 @@ TEST(Check, MeasurementsAgainstThePlan) {
   EXPECT_FALSE(check_measurements(plan, cat, {load("nccl-debug-ib-retry.log")}, 0.15).ok());
 }
 
+// A log line or a file name need not be UTF-8, and JSON must be: diagnose --json and
+// check --json once ended in nlohmann's type_error 316 (an internal error, exit 3).
+TEST(Diagnose, JsonOfNonUtf8InputIsUtf8) {
+  const std::string log =
+      "gpu-node-02:1:1 [0] NCCL INFO NET/Socket : Using eth0\n"
+      "gpu-node-02:1:1 [0] NCCL WARN Net : Connect to 10.0.0.\xff failed \xc3\n";
+  auto r = diagnose({{"log-\xfe.txt", log, detect_output_kind(log)}}, 400);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  std::string dumped;
+  ASSERT_NO_THROW(dumped = findings_json(*r).dump());
+  EXPECT_NE(dumped.find("10.0.0.\xEF\xBF\xBD failed \xEF\xBF\xBD\""), std::string::npos) << dumped;
+  EXPECT_NE(dumped.find("log-\xEF\xBF\xBD.txt"), std::string::npos) << dumped;
+
+  auto cat = *builtin_catalog();
+  const Plan plan = testing::plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700}\n",
+      cat);
+  auto t = load("ib_write_bw-400g.txt");
+  t.file = "bw-\x80.txt";
+  auto c = check_measurements(plan, cat, {t}, 0.15);
+  ASSERT_TRUE(c.ok()) << format_diagnostics(c.errors());
+  ASSERT_NO_THROW(dumped = check_json(*c).dump());
+  EXPECT_NE(dumped.find("bw-\xEF\xBF\xBD.txt"), std::string::npos) << dumped;
+}
+
 TEST(Doctor, ReadsARecordedHost) {
   const auto fs = doctor(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/sysfs");
   const auto got = ids(fs);

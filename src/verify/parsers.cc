@@ -16,6 +16,15 @@ namespace {
 // Larger inputs are not tool outputs of one run; refuse rather than spend memory.
 constexpr size_t kMaxInputBytes = 64u << 20;
 
+// libstdc++'s std::regex matches by recursion, a stack frame per character a match attempt
+// takes: a line of some 50,000 characters overflowed the 8 MiB stack. The lines the patterns
+// look for are a few hundred characters; longer lines are not matched.
+constexpr size_t kMaxMatchedLine = 4096;
+
+bool search(const std::string& line, std::smatch& m, const std::regex& re) {
+  return line.size() <= kMaxMatchedLine && std::regex_search(line, m, re);
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::string cur;
@@ -56,6 +65,7 @@ Diagnostic at(const std::string& file, int line, const std::string& msg,
 // Strips "[1,0]<stdout>:" (mpirun --tag-output) and similar rank prefixes.
 std::string untag(const std::string& l) {
   static const std::regex tag(R"(^\[\d+,\d+\]<std(out|err)>:)");
+  if (l.size() > kMaxMatchedLine) return l;
   return std::regex_replace(l, tag, "");
 }
 
@@ -118,8 +128,10 @@ OutputKind detect_output_kind(const std::string& t) {
     return OutputKind::kTopo;
   if (head.find("hca_id:") != std::string::npos) return OutputKind::kIbvDevinfo;
   if (head.find("NIC statistics:") != std::string::npos) return OutputKind::kEthtool;
-  static const std::regex iplink(R"((^|\n)\d+: [^:]+: <[^>]*> mtu \d+)");
-  if (std::regex_search(head, iplink)) return OutputKind::kIpLink;
+  static const std::regex iplink(R"(^\d+: [^:]+: <[^>]*> mtu \d+)");
+  std::smatch m;
+  for (const auto& l : lines_of(head))
+    if (l.find("> mtu ") != std::string::npos && search(l, m, iplink)) return OutputKind::kIpLink;
   return OutputKind::kUnknown;
 }
 
@@ -142,18 +154,18 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
     const int ln = static_cast<int>(i + 1);
     const std::string l = untag(lines[i]);
     std::smatch m;
-    if (std::regex_search(l, m, rank_re)) {
+    if (search(l, m, rank_re)) {
       int rank = 0;
       if (!small_int(m[1], rank)) return at(file, ln, "cannot read the rank number");
       run.ranks = std::max(run.ranks, rank + 1);
       hosts.insert(m[3]);
       continue;
     }
-    if (std::regex_search(l, m, test_re)) {
+    if (search(l, m, test_re)) {
       run.collective = m[1];
       continue;
     }
-    if (std::regex_search(l, m, avg_re)) {
+    if (search(l, m, avg_re)) {
       double v = 0;
       if (!number(m[1], v))
         return at(file, ln, fmt::format("cannot read the average '{}'", m[1].str()));
@@ -217,11 +229,16 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
     if (!r.is_object() || !r.contains("BW_average") || !r["BW_average"].is_number())
       return at(file, 0, "perftest JSON without results.BW_average");
     PerftestRun::Row row;
-    row.bytes = r.value("MsgSize", 0.0);
-    row.iterations = r.value("n_iterations", 0.0);
-    row.bw_peak_gbps = r.value("BW_peak", 0.0);
-    row.bw_avg_gbps = r.value("BW_average", 0.0);
-    row.msg_rate_mpps = r.value("MsgRate", 0.0);
+    for (const auto& [key, v] : {std::pair{"MsgSize", &row.bytes},
+                                 {"n_iterations", &row.iterations},
+                                 {"BW_peak", &row.bw_peak_gbps},
+                                 {"BW_average", &row.bw_avg_gbps},
+                                 {"MsgRate", &row.msg_rate_mpps}}) {
+      if (!r.contains(key)) continue;
+      if (!r[key].is_number())
+        return at(file, 0, fmt::format("perftest JSON: {} is not a number", key));
+      *v = r[key].get<double>();
+    }
     // perftest writes the unit it was asked for; Gb/s with --report_gbits (as its README uses).
     if (j.contains("results") && r.contains("BW_average_unit") &&
         r["BW_average_unit"] == "MB/sec") {
@@ -259,10 +276,10 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
     if (l.find("Device") != std::string::npos && run.device.empty()) run.device = field("Device");
     if (l.find("Link type") != std::string::npos) run.link_type = field("Link type");
     if (l.find("Mtu") != std::string::npos) {
-      double v = 0;
       std::string s = field("Mtu");
       s = s.substr(0, s.find('['));
-      if (number(s, v)) run.mtu = static_cast<int>(v);
+      int mtu = 0;
+      if (small_int(s, mtu)) run.mtu = mtu;  // informational: anything else leaves it unknown
     }
     if (l.find("#bytes") != std::string::npos) {
       in_table = true;
@@ -318,8 +335,19 @@ Result<Iperf3Run> parse_iperf3(const std::string& text, const std::string& file)
   Iperf3Run r;
   const auto& start = j.value("start", nlohmann::json::object());
   if (start.is_object() && start.contains("test_start") && start["test_start"].is_object()) {
-    r.protocol = start["test_start"].value("protocol", "");
-    r.streams = start["test_start"].value("num_streams", 0);
+    const auto& t = start["test_start"];
+    if (t.contains("protocol")) {
+      if (!t["protocol"].is_string())
+        return at(file, 0, "iperf3 JSON: start.test_start.protocol is not a string");
+      r.protocol = t["protocol"].get<std::string>();
+    }
+    if (t.contains("num_streams")) {
+      const auto& n = t["num_streams"];
+      const double v = n.is_number() ? n.get<double>() : -1;
+      if (v < 0 || v > 1e9 || std::floor(v) != v)
+        return at(file, 0, "iperf3 JSON: start.test_start.num_streams is not a stream count");
+      r.streams = static_cast<int>(v);
+    }
   }
   const auto& end = j["end"];
   auto num = [](const nlohmann::json& o, const char* k) {
@@ -356,19 +384,19 @@ Result<NcclLog> parse_nccl_log(const std::string& text, const std::string& file)
     if (l.find("NCCL") == std::string::npos) continue;
     any = true;
     std::smatch m;
-    if (log.version.empty() && std::regex_search(l, m, version_re)) log.version = m[1];
+    if (log.version.empty() && search(l, m, version_re)) log.version = m[1];
     int nranks = 0;
-    if (std::regex_search(l, m, nranks_re) && small_int(m[1], nranks))
+    if (search(l, m, nranks_re) && small_int(m[1], nranks))
       log.nranks = std::max(log.nranks, nranks);
-    if (std::regex_search(l, m, network_re)) log.network = m[1];
+    if (search(l, m, network_re)) log.network = m[1];
     if (l.find("NET/IB : No device found") != std::string::npos)
       log.no_ib_device.push_back({ln, l});
-    if (std::regex_search(l, m, ib_re)) {
+    if (search(l, m, ib_re)) {
       const std::string list = m[1];
       for (std::sregex_iterator it(list.begin(), list.end(), dev_re), e; it != e; ++it)
         log.ib_devices.push_back((*it)[1]);
     }
-    if (std::regex_search(l, m, via_re)) {
+    if (search(l, m, via_re)) {
       const std::string v = m[1];
       log.transports.push_back({ln, v});
       if (v.rfind("NET/IB", 0) == 0) {
@@ -407,7 +435,7 @@ Result<TopoMatrix> parse_topo(const std::string& text, const std::string& file) 
     const int ln = static_cast<int>(i + 1);
     const std::string& l = lines[i];
     std::smatch m;
-    if (std::regex_search(l, m, legend_re)) {
+    if (search(l, m, legend_re)) {
       t.nic_device[m[1]] = m[2];
       continue;
     }
@@ -455,9 +483,9 @@ Result<std::vector<IbvDevice>> parse_ibv_devinfo(const std::string& text, const 
     auto& d = out.back();
     if (k == "transport:") d.transport = w[1];
     if (k == "port:") {
-      double n = 0;
-      if (!number(w[1], n)) return at(file, ln, "cannot read the port number");
-      d.ports.push_back({static_cast<int>(n), ln, "", "", "", "", 0});
+      int n = 0;
+      if (!small_int(w[1], n)) return at(file, ln, "cannot read the port number");
+      d.ports.push_back({n, ln, "", "", "", "", 0});
     }
     if (d.ports.empty()) continue;
     auto& p = d.ports.back();
@@ -466,8 +494,8 @@ Result<std::vector<IbvDevice>> parse_ibv_devinfo(const std::string& text, const 
     if (k == "active_width:") p.active_width = w[1];
     if (k == "active_speed:") p.active_speed = w.size() > 2 ? w[1] + " " + w[2] : w[1];
     if (k == "active_mtu:") {
-      double v = 0;
-      if (number(w[1], v)) p.active_mtu = static_cast<int>(v);
+      int v = 0;
+      if (small_int(w[1], v)) p.active_mtu = v;  // anything else leaves it unknown
     }
   }
   if (out.empty()) return at(file, 0, "no 'hca_id:' lines: not ibv_devinfo output");
@@ -507,12 +535,10 @@ Result<std::vector<IpLinkInterface>> parse_ip_link(const std::string& text,
   const auto lines = lines_of(text);
   for (size_t i = 0; i < lines.size(); ++i) {
     std::smatch m;
-    if (!std::regex_search(lines[i], m, re)) continue;
+    if (!search(lines[i], m, re)) continue;
     IpLinkInterface f;
     f.name = m[1];
-    double mtu = 0;
-    if (!number(m[3], mtu)) return at(file, static_cast<int>(i + 1), "cannot read the MTU");
-    f.mtu = static_cast<int>(mtu);
+    if (!small_int(m[3], f.mtu)) return at(file, static_cast<int>(i + 1), "cannot read the MTU");
     f.state = m[5].matched ? m[5].str() : "";
     f.line = static_cast<int>(i + 1);
     out.push_back(f);

@@ -1,8 +1,10 @@
 // Parsers on outputs of the real tools (tests/data/outputs), truncated and garbage input.
 #include "verify/parsers.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -164,6 +166,98 @@ TEST(Parsers, SystemOutputs) {
   EXPECT_EQ((*ip)[2].name, "ens1np0");
   EXPECT_EQ((*ip)[2].mtu, 9000);
   EXPECT_EQ((*ip)[2].state, "UP");
+}
+
+// JSON fields of the wrong type are bad input; nlohmann's value() and get() threw type_error
+// 302 out of the parser (an internal error, exit 3).
+TEST(Parsers, JsonFieldsOfTheWrongTypeAreErrors) {
+  auto p = parse_perftest(R"({"results": {"MsgSize": "65536", "BW_average": 392.5}})", "f");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.errors()[0].message, "perftest JSON: MsgSize is not a number");
+  auto i = parse_iperf3(
+      R"({"start": {"test_start": {"protocol": 6}}, "end": {"sum": {"bits_per_second": 1e9}}})",
+      "f");
+  ASSERT_FALSE(i.ok());
+  EXPECT_EQ(i.errors()[0].message, "iperf3 JSON: start.test_start.protocol is not a string");
+  for (const char* streams : {"1e300", "-1", "2.5", "\"8\""}) {
+    auto n = parse_iperf3(fmt::format(R"({{"start": {{"test_start": {{"num_streams": {}}}}},
+                                          "end": {{"sum": {{"bits_per_second": 1e9}}}}}})",
+                                      streams),
+                          "f");
+    ASSERT_FALSE(n.ok()) << streams;
+    EXPECT_NE(n.errors()[0].message.find("num_streams"), std::string::npos);
+  }
+}
+
+// A number too large for an int was converted all the same (undefined behaviour, UBSan's
+// float-cast-overflow): a port or an MTU must be a whole number up to 1e9.
+TEST(Parsers, NumbersTooLargeForTheFieldAreNotCast) {
+  auto d = parse_ibv_devinfo("hca_id:\tmlx5_0\n\t\tport:\t1e300\n", "f");
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.errors()[0].line, 2);
+  auto mtu = parse_ibv_devinfo("hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tactive_mtu:\t9e99 (5)\n", "f");
+  ASSERT_TRUE(mtu.ok());
+  EXPECT_EQ((*mtu)[0].ports[0].active_mtu, 0);  // unknown
+  auto ip = parse_ip_link("2: ens1np0: <UP,LOWER_UP> mtu 99999999999 qdisc mq state UP\n", "f");
+  ASSERT_FALSE(ip.ok());
+  EXPECT_EQ(ip.errors()[0].message, "cannot read the MTU");
+  auto bw = fixture("ib_write_bw-400g.txt");
+  const auto at = bw.find("4096[B]");
+  ASSERT_NE(at, std::string::npos);
+  auto pt = parse_perftest(bw.replace(at, 4, "1e300"), "f");
+  ASSERT_TRUE(pt.ok());
+  EXPECT_EQ(pt->mtu, 0);  // unknown
+}
+
+// std::regex recurses once per character a match attempt takes: a line of ~50,000 characters
+// overflowed the stack (a segmentation fault). Such lines are not matched.
+TEST(Parsers, LongLinesDoNotOverflowTheStack) {
+  const std::string tag = "gpu-node-02:39102:39180 [0] NCCL INFO ";
+  const std::string long_run(1 << 20, 'a');
+  auto log = parse_nccl_log(tag + "NCCL version 2.21.5\n" + tag + "NET/IB : Using " + long_run +
+                                "\n" + tag + "Channel 00/0 : 0[0] -> 1[1] via " + long_run + "\n",
+                            "f");
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ(log->version, "2.21.5");
+  EXPECT_TRUE(log->ib_devices.empty());
+  EXPECT_TRUE(log->transports.empty());
+  const std::string ip = "1: lo: <" + long_run + "> mtu 65536\n";
+  EXPECT_EQ(detect_output_kind(ip), OutputKind::kUnknown);
+  EXPECT_FALSE(parse_ip_link(ip, "f").ok());
+  EXPECT_FALSE(parse_nccl_tests("# Rank" + std::string(1 << 20, ' ') + "0 Pid 1 on h\n", "f").ok());
+  EXPECT_FALSE(parse_topo("NIC0: " + long_run + "\n", "f").ok());
+  // A line at the limit is still read.
+  const std::string names = "[0]mlx5_0:1/IB " + std::string(3000, ' ');
+  auto ok = parse_nccl_log(tag + "NET/IB : Using " + names + "; OOB ib0\n", "f");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->ib_devices.size(), 1u);
+}
+
+// Inputs the fuzzer (or a review while fuzzing) found, kept in tests/data/fuzz-regressions:
+// each once crashed a parser or threw out of it.
+TEST(Parsers, FuzzRegressions) {
+  int seen = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(GPUFABRIC_SOURCE_DIR) +
+                                                           "/tests/data/fuzz-regressions")) {
+    if (e.path().filename().string().rfind("parsers-", 0) != 0) continue;
+    ++seen;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string t = ss.str();
+    EXPECT_NO_THROW({
+      (void)parse_nccl_tests(t, "f");
+      (void)parse_perftest(t, "f");
+      (void)parse_iperf3(t, "f");
+      (void)parse_nccl_log(t, "f");
+      (void)parse_topo(t, "f");
+      (void)parse_ibv_devinfo(t, "f");
+      (void)parse_ethtool(t, "f");
+      (void)parse_ip_link(t, "f");
+      (void)detect_output_kind(t);
+    }) << e.path();
+  }
+  EXPECT_GE(seen, 5);
 }
 
 }  // namespace gf

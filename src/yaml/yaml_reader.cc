@@ -1,9 +1,11 @@
 #include "yaml/yaml_reader.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <cmath>
 #include <set>
+#include <sstream>
 
 #include "common/file.h"
 #include "units/units.h"
@@ -41,6 +43,24 @@ int flow_depth(const std::string& text) {
   return max_depth;
 }
 
+// Where each document of a stream starts, without building the documents.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 std::string describe(const YAML::Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Map:
@@ -77,17 +97,33 @@ YAML::Node YamlReader::parse(const std::string& text) {
     return YAML::Node();
   }
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.empty()) return YAML::Node();
-    if (docs.size() > 1) {
+    // The documents are counted first, and a document that starts where the one before it
+    // started is a token no YAML rule takes (a ',' outside [ ] or { }): yaml-cpp 0.7 would
+    // read an empty document there again and again, and YAML::LoadAll never return
+    // (jbeder/yaml-cpp#1040).
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentStarts starts;
+    while (parser.HandleNextDocument(starts)) {
+      const auto& m = starts.marks;
+      if (m.size() >= 2 && m[m.size() - 1].pos == m[m.size() - 2].pos) {
+        error_at(m.back(), "", "YAML syntax error: no value can start here",
+                 "a ',' outside [ ] or { }? check indentation, colons and quotes");
+        return YAML::Node();
+      }
+    }
+    if (starts.marks.empty()) return YAML::Node();
+    if (starts.marks.size() > 1) {
       // A second document is a pasted second spec or a stray '---': its keys would be ignored.
-      error(docs[1], "",
-            fmt::format("{} YAML documents ('---' separators); one expected", docs.size()),
-            "keep one spec per file");
+      error_at(
+          starts.marks[1], "",
+          fmt::format("{} YAML documents ('---' separators); one expected", starts.marks.size()),
+          "keep one spec per file");
       return YAML::Node();
     }
-    check_duplicate_keys(docs[0], "");
-    return docs[0];
+    YAML::Node doc = YAML::Load(text);
+    check_duplicate_keys(doc, "");
+    return doc;
   } catch (const YAML::Exception& e) {
     diags_.push_back({file_, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg,
                       "check indentation, colons and quotes"});
@@ -214,6 +250,18 @@ std::optional<long long> YamlReader::positive_int(const YAML::Node& map, const s
     return std::nullopt;
   }
   return static_cast<long long>(*r);
+}
+
+std::optional<int> YamlReader::small_positive_int(const YAML::Node& map, const std::string& key,
+                                                  const std::string& path, bool required) {
+  const auto v = positive_int(map, key, path, required);
+  if (!v) return std::nullopt;
+  if (*v > kMaxSmallInt) {
+    error(child(map, key), join(path, key),
+          fmt::format("{} is too large: at most {}", *v, kMaxSmallInt));
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
 }
 
 std::optional<bool> YamlReader::boolean(const YAML::Node& map, const std::string& key,

@@ -55,6 +55,11 @@ class YamlReader {
   /// A positive integer.
   std::optional<long long> positive_int(const YAML::Node& map, const std::string& key,
                                         const std::string& path, bool required = false);
+  /// A positive integer up to kMaxSmallInt, for the fields held as int (counts of nodes per
+  /// unit, ports, ...): larger values are errors, not wrapped around.
+  static constexpr int kMaxSmallInt = 100'000'000;
+  std::optional<int> small_positive_int(const YAML::Node& map, const std::string& key,
+                                        const std::string& path, bool required = false);
   std::optional<bool> boolean(const YAML::Node& map, const std::string& key,
                               const std::string& path, bool required = false);
   /// A scalar that must be one of `choices`.

@@ -1,14 +1,39 @@
 // libFuzzer target: every tool-output parser (and the lab's netplan reader) takes any bytes
-// without crashing.
+// without crashing, and what diagnose and check make of them renders as JSON (--json) without
+// throwing.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "lab/netplan.h"
+#include "plan/plan.h"
+#include "spec/spec.h"
 #include "verify/diagnose.h"
 #include "verify/parsers.h"
 
+namespace {
+
+// A small RoCE plan with named rails, so that the plan comparisons run too: check's, and
+// diagnose's of nccl-tests results and of the rails in ip link output.
+struct Planned {
+  gf::Catalog catalog = *gf::builtin_catalog();
+  gf::Spec spec;
+  gf::Plan plan;
+  Planned() {
+    spec = *gf::parse_spec(
+        "cluster: {gpu: h100-sxm, nodes: 8, gpus_per_node: 2, nic: cx7-400g, nics_per_node: 2}\n"
+        "fabric: {technology: roce, topology: clos2, scalable_unit: 4, switch: arista-7060x6}\n"
+        "addressing: {host_netdevs: [ens1np0, ens2np0]}\n",
+        "fuzz.yaml");
+    (void)gf::validate_spec(spec, catalog);
+    plan = *gf::make_plan(spec, catalog);
+  }
+};
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const Planned p;
   const std::string t(reinterpret_cast<const char*>(data), size);
   (void)gf::parse_nccl_tests(t, "f");
   (void)gf::parse_perftest(t, "f");
@@ -21,6 +46,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto np = gf::parse_netplan(t, "f"))  // the lab reads (possibly hand-edited) netplan files
     for (const auto& i : *np) (void)gf::netplan_ip_commands("ns", i);
   gf::ToolOutput o{"f", t, gf::detect_output_kind(t)};
-  (void)gf::diagnose({o}, 400);
+  if (auto r = gf::diagnose({o}, 400)) (void)gf::findings_json(*r).dump(2);
+  if (auto r = gf::diagnose({o}, 0, &p.plan, &p.catalog, p.spec.addressing.host_netdevs))
+    (void)gf::findings_json(*r).dump(2);
+  if (auto r = gf::check_measurements(p.plan, p.catalog, {o}, 0.15))
+    (void)gf::check_json(*r).dump(2);
   return 0;
 }
