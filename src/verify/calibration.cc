@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <regex>
 #include <sstream>
@@ -38,15 +39,36 @@ std::string nic_id(const std::string& nic) {
   return "cx7-400g";
 }
 
+// libstdc++'s std::regex recurses once per character a match takes: a cell of some 50,000
+// digits overflowed the stack. Figures are a few characters and notes a line; longer text is
+// not matched.
+constexpr size_t kMaxRangeChars = 64;
+constexpr size_t kMaxNoteChars = 4096;
+
 // "368-384" -> lo, hi; "192" -> both; "" -> false.
 bool parse_range(const std::string& s, double& lo, double& hi) {
   static const std::regex re(R"(^\s*([0-9.]+)\s*(?:-\s*([0-9.]+))?\s*$)");
+  if (s.size() > kMaxRangeChars) return false;
   std::smatch m;
   if (!std::regex_match(s, m, re)) return false;
   lo = std::strtod(m[1].str().c_str(), nullptr);
   hi = m[2].matched ? std::strtod(m[2].str().c_str(), nullptr) : lo;
   if (!std::isfinite(lo) || !std::isfinite(hi)) return false;
   return true;
+}
+
+// A count cell: blank is 0 (as std::atoi read it), else a whole number up to 1e8; a number
+// past what std::atoi / std::atoll can hold was undefined behaviour.
+Result<long long> count_cell(const std::string& s, const std::string& file, int line,
+                             const char* column) {
+  if (s.empty()) return 0LL;
+  long long v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0 || v > 100'000'000)
+    return Diagnostic{
+        file, line, 0, column, fmt::format("'{}' is not a whole number from 0 to 100000000", s),
+        ""};
+  return v;
 }
 
 }  // namespace
@@ -89,7 +111,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     } else {
       static const std::regex per_nic(R"(([0-9.]+)(?:-([0-9.]+))? GB/s busbw per)");
       std::smatch m;
-      if (std::regex_search(note, m, per_nic)) {
+      if (note.size() <= kMaxNoteChars && std::regex_search(note, m, per_nic)) {
         p.kind = "busbw_per_nic";
         lo = std::strtod(m[1].str().c_str(), nullptr);
         hi = m[2].matched ? std::strtod(m[2].str().c_str(), nullptr) : lo;
@@ -102,9 +124,15 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     p.published_lo = lo;
     p.published_hi = hi;
     p.published = (lo + hi) / 2;
-    p.nodes = nodes == "multi" ? kMultiNodes : std::max(1, std::atoi(nodes.c_str()));
-    p.gpus_per_node = std::max(1, std::atoi(col("gpus_per_node").c_str()));
-    int nics = std::atoi(col("nics_per_node").c_str());
+    const auto n = nodes == "multi" ? Result<long long>(kMultiNodes)
+                                    : count_cell(nodes, file, lineno, "nodes");
+    const auto gpn = count_cell(col("gpus_per_node"), file, lineno, "gpus_per_node");
+    const auto npn = count_cell(col("nics_per_node"), file, lineno, "nics_per_node");
+    for (const auto* v : {&n, &gpn, &npn})
+      if (!*v) return v->errors();
+    p.nodes = std::max(1, static_cast<int>(*n));
+    p.gpus_per_node = std::max(1, static_cast<int>(*gpn));
+    int nics = static_cast<int>(*npn);
     if (nics <= 0) nics = std::min(p.gpus_per_node, 8);
     p.nic = nic_id(col("nic"));
     p.bytes = bytes == "large" ? kLargeDefaultBytes : std::atof(bytes.c_str());
@@ -179,10 +207,16 @@ Result<TrainingCalibration> calibrate_training(const std::string& text, const st
     p.line = lineno;
     p.source = col("source");
     p.params = col("params");
-    p.gpus = std::atoll(col("gpus").c_str());
-    p.tp = std::max(1, std::atoi(col("tp").c_str()));
-    p.pp = std::max(1, std::atoi(col("pp").c_str()));
-    p.dp = std::max(1, std::atoi(col("dp").c_str()));
+    const auto gpus = count_cell(col("gpus"), file, lineno, "gpus");
+    const auto tp = count_cell(col("tp"), file, lineno, "tp");
+    const auto pp = count_cell(col("pp"), file, lineno, "pp");
+    const auto dp = count_cell(col("dp"), file, lineno, "dp");
+    for (const auto* v : {&gpus, &tp, &pp, &dp})
+      if (!*v) return v->errors();
+    p.gpus = *gpus;
+    p.tp = std::max(1, static_cast<int>(*tp));
+    p.pp = std::max(1, static_cast<int>(*pp));
+    p.dp = std::max(1, static_cast<int>(*dp));
     double lo = 0, hi = 0;
     if (parse_range(col("tflops_per_gpu"), lo, hi)) {
       p.kind = "tflops_per_gpu";
