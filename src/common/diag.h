@@ -16,6 +16,26 @@ struct Diagnostic {
   std::string key;      ///< key path such as "cluster.nic"; empty when not applicable
   std::string message;  ///< what is wrong and what was expected
   std::string hint;     ///< "did you mean ..." or what to do; may be empty
+
+  /// A problem at a place in a file: `line` and `column` 1-based, 0 when unknown.
+  static Diagnostic at(std::string file, int line, int column, std::string key,
+                       std::string message, std::string hint = {}) {
+    return {std::move(file), line, column, std::move(key), std::move(message), std::move(hint)};
+  }
+  /// A problem with a file as a whole (it cannot be read, it is too large, ...), or with one
+  /// of its keys where no line is known.
+  static Diagnostic in_file(std::string file, std::string key, std::string message,
+                            std::string hint = {}) {
+    return {std::move(file), 0, 0, std::move(key), std::move(message), std::move(hint)};
+  }
+  /// A problem with a command-line flag or argument, named as the user typed it ("--op").
+  static Diagnostic flag(std::string name, std::string message, std::string hint = {}) {
+    return {{}, 0, 0, std::move(name), std::move(message), std::move(hint)};
+  }
+  /// A problem with no place to point at (a model that cannot run on this input).
+  static Diagnostic error(std::string message, std::string hint = {}) {
+    return {{}, 0, 0, {}, std::move(message), std::move(hint)};
+  }
 };
 
 /// "file:line:col: error: key: message (hint)", the form compilers use.
