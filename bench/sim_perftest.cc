@@ -26,8 +26,8 @@ Loaded load(const char* name) {
   return {*s, *p};
 }
 
-void sweep(benchmark::State& state, const char* spec, gf::Op op, const char* lb, double lo,
-           double hi) {
+void sweep(benchmark::State& state, const char* spec, gf::Op op,
+           std::optional<gf::LoadBalancing> lb, double lo, double hi) {
   const Loaded l = load(spec);
   double busbw = 0;
   for (auto _ : state) {
@@ -46,16 +46,16 @@ void sweep(benchmark::State& state, const char* spec, gf::Op op, const char* lb,
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 void BM_AllReduceSweep16kEcmp(benchmark::State& s) {
-  sweep(s, "examples/roce-16k.yaml", gf::Op::kAllReduce, "ecmp", 8, 8 * kGiB);
+  sweep(s, "examples/roce-16k.yaml", gf::Op::kAllReduce, gf::LoadBalancing::kEcmp, 8, 8 * kGiB);
 }
 void BM_AllReduceSweep131k(benchmark::State& s) {
-  sweep(s, "bench/specs/ib-131k.yaml", gf::Op::kAllReduce, "", 8, 8 * kGiB);
+  sweep(s, "bench/specs/ib-131k.yaml", gf::Op::kAllReduce, std::nullopt, 8, 8 * kGiB);
 }
 void BM_Alltoall1GiB1k(benchmark::State& s) {
-  sweep(s, "examples/seed-70b-1024.yaml", gf::Op::kAlltoall, "", kGiB, kGiB);
+  sweep(s, "examples/seed-70b-1024.yaml", gf::Op::kAlltoall, std::nullopt, kGiB, kGiB);
 }
 void BM_Alltoall1GiB1kEcmp(benchmark::State& s) {
-  sweep(s, "examples/seed-70b-1024.yaml", gf::Op::kAlltoall, "ecmp", kGiB, kGiB);
+  sweep(s, "examples/seed-70b-1024.yaml", gf::Op::kAlltoall, gf::LoadBalancing::kEcmp, kGiB, kGiB);
 }
 BENCHMARK(BM_AllReduceSweep16kEcmp)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_AllReduceSweep131k)->Unit(benchmark::kMillisecond)->Iterations(1);

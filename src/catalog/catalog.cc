@@ -95,7 +95,7 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   const std::string sp = path + ".scaleup";
   if (r.expect_map(su, sp)) {
     r.check_keys(su, sp, {"tech", "gbs_per_gpu", "domain_gpus", "nvls", "source"});
-    if (auto v = r.text(su, "tech", sp, true)) g.scaleup_tech = *v;
+    if (auto v = r.choice_of(su, "tech", sp, kScaleUpTechNames, true)) g.scaleup_tech = *v;
     if (auto v = r.number(su, "gbs_per_gpu", sp, true)) g.scaleup_gbs_per_gpu = *v;
     if (auto v = r.small_positive_int(su, "domain_gpus", sp, true)) g.scaleup_domain_gpus = *v;
     if (auto v = r.boolean(su, "nvls", sp)) g.nvls = *v;
@@ -148,7 +148,7 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
                           "breakout", "buffer_mb", "in_network_reduction", "adaptive_routing",
                           "latency_ns", "latency_source", "modular", "rack_units"}));
   if (auto v = r.text(n, "name", path)) s.name = *v;
-  if (auto v = r.choice(n, "technology", path, {"infiniband", "ethernet"}, true)) s.technology = *v;
+  if (auto v = r.choice_of(n, "technology", path, kSwitchTechnologyNames, true)) s.technology = *v;
   if (auto v = r.small_positive_int(n, "ports", path, true)) s.ports = *v;
   if (auto v = r.quantity(n, "port_speed", path, units::parse_bitrate, true))
     s.port_gbps = *v / 1e9;

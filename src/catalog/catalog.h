@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/diag.h"
+#include "common/enum_names.h"
 
 namespace gf {
 
@@ -21,12 +22,25 @@ struct CostFigure {
   std::string provenance() const { return estimate ? "estimate" : source; }
 };
 
+/// The GPUs' scale-up interconnect.
+enum class ScaleUpTech { kNvlink3, kNvlink4, kNvlink5, kInfinityFabric };
+inline constexpr EnumName<ScaleUpTech> kScaleUpTechNames[] = {
+    {ScaleUpTech::kNvlink3, "nvlink3"},
+    {ScaleUpTech::kNvlink4, "nvlink4"},
+    {ScaleUpTech::kNvlink5, "nvlink5"},
+    {ScaleUpTech::kInfinityFabric, "infinity-fabric"}};
+
+/// What a switch forwards.
+enum class SwitchTechnology { kInfiniband, kEthernet };
+inline constexpr EnumName<SwitchTechnology> kSwitchTechnologyNames[] = {
+    {SwitchTechnology::kInfiniband, "infiniband"}, {SwitchTechnology::kEthernet, "ethernet"}};
+
 /// A GPU model together with the server (node) that hosts it.
 struct GpuModel {
   std::string id, name, vendor;
   double memory_gb = 0;
   double fp32_tflops = 0, fp16_tflops = 0, bf16_tflops = 0, fp8_tflops = 0;  ///< dense peak
-  std::string scaleup_tech;        ///< nvlink3, nvlink4, nvlink5, infinity-fabric
+  ScaleUpTech scaleup_tech = ScaleUpTech::kNvlink4;
   double scaleup_gbs_per_gpu = 0;  ///< per direction, GB/s
   int scaleup_domain_gpus = 8;     ///< GPUs sharing one scale-up domain (NVL72: 72)
   bool nvls = false;               ///< NVLink SHARP (multicast/reduction in NVSwitch)
@@ -60,7 +74,7 @@ struct Breakout {
 /// A fabric switch (fixed or modular).
 struct Switch {
   std::string id, name;
-  std::string technology;  ///< infiniband | ethernet
+  SwitchTechnology technology = SwitchTechnology::kEthernet;
   int ports = 0;           ///< native ports
   double port_gbps = 0;    ///< native port speed
   int ports_per_cage = 1;  ///< 2 for twin-port OSFP cages (one transceiver serves two ports)

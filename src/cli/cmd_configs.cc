@@ -31,7 +31,7 @@ int run(const ConfigsFlags& f) {
   if (!written) return fail(written.errors());
   std::string folders;
   for (const auto& d : set->folders) folders += (folders.empty() ? "" : ", ") + d;
-  if (loaded->plan.technology == "infiniband")
+  if (loaded->plan.technology == Technology::kInfiniband)
     std::cout << fmt::format("InfiniBand, routing engine {}, in {}: {}\n",
                              opensm_routing_engine(loaded->plan), f.out, folders);
   else

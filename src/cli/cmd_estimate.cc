@@ -50,10 +50,10 @@ int run(const EstimateFlags& f) {
     if (!cat) return fail(cat.errors());
     auto it = cat->nics.find(f.nic);
     if (it == cat->nics.end()) {
-      errs.push_back({"", 0, 0, "--nic", fmt::format("unknown NIC '{}'", f.nic),
-                      did_you_mean(f.nic, cat->nic_ids())});
+      errs.push_back(Diagnostic::flag("--nic", fmt::format("unknown NIC '{}'", f.nic),
+                                      did_you_mean(f.nic, cat->nic_ids())));
     } else if (!f.link.empty()) {
-      errs.push_back({"", 0, 0, "--nic", "give --link or --nic, not both", ""});
+      errs.push_back(Diagnostic::flag("--nic", "give --link or --nic, not both"));
     } else {
       in.link_bits_per_s = it->second.rate_gbps * 1e9;
     }

@@ -38,29 +38,29 @@ int run(const SimulateFlags& f) {
   if (auto op = parse_op(f.op))
     o.op = *op;
   else
-    errs.push_back({"", 0, 0, "--op", fmt::format("unknown collective '{}'", f.op),
-                    did_you_mean(f.op, op_names())});
+    errs.push_back(Diagnostic::flag("--op", fmt::format("unknown collective '{}'", f.op),
+                                    did_you_mean(f.op, op_names())));
   if (f.algo != "auto") {
     if (auto a = parse_algorithm(f.algo))
       o.algorithm = *a;
     else
-      errs.push_back({"", 0, 0, "--algo", fmt::format("unknown algorithm '{}'", f.algo),
-                      "use auto, ring, tree, nvls, nvls_tree, collnet, pat or p2p"});
+      errs.push_back(
+          Diagnostic::flag("--algo", fmt::format("unknown algorithm '{}'", f.algo),
+                           "use auto, ring, tree, nvls, nvls_tree, collnet, pat or p2p"));
   }
   if (f.proto != "auto") {
     if (auto p = parse_protocol(f.proto))
       o.protocol = *p;
     else
-      errs.push_back({"", 0, 0, "--proto", fmt::format("unknown protocol '{}'", f.proto),
-                      "use auto, LL, LL128 or Simple"});
+      errs.push_back(Diagnostic::flag("--proto", fmt::format("unknown protocol '{}'", f.proto),
+                                      "use auto, LL, LL128 or Simple"));
   }
   if (!f.load_balancing.empty()) {
-    const std::vector<std::string> modes = {"ecmp", "ecmp-multi-qp", "adaptive", "spray"};
-    if (std::find(modes.begin(), modes.end(), f.load_balancing) == modes.end())
-      errs.push_back({"", 0, 0, "--load-balancing",
-                      fmt::format("unknown mode '{}'", f.load_balancing),
-                      did_you_mean(f.load_balancing, modes)});
-    o.load_balancing = f.load_balancing;
+    o.load_balancing = parse_name(kLoadBalancingNames, f.load_balancing);
+    if (!o.load_balancing)
+      errs.push_back(
+          Diagnostic::flag("--load-balancing", fmt::format("unknown mode '{}'", f.load_balancing),
+                           did_you_mean(f.load_balancing, names_of(kLoadBalancingNames))));
   }
   const auto nccl_bytes = [](std::string_view t) {
     return units::parse_bytes(t, units::SizeStyle::kNccl);
@@ -68,14 +68,15 @@ int run(const SimulateFlags& f) {
   const auto lo = quantity_flag("-b", f.min_bytes, nccl_bytes, 0, kMaxFlagBytes, true, errs);
   const auto hi = quantity_flag("-e", f.max_bytes, nccl_bytes, 1, kMaxFlagBytes, true, errs);
   if (lo && hi && *lo > *hi)
-    errs.push_back({"", 0, 0, "-b", "the smallest size is larger than the largest (-e)", ""});
+    errs.push_back(Diagnostic::flag("-b", "the smallest size is larger than the largest (-e)"));
   if (lo && hi && *lo <= *hi) {
     const double sizes = std::floor(std::log(*hi / std::max(*lo, 1.0)) / std::log(f.factor)) + 1;
     if (sizes > kMaxSweepSizes)
-      errs.push_back({"", 0, 0, "-f",
-                      fmt::format("{:.0f} sizes from -b to -e; at most {} are simulated", sizes,
-                                  kMaxSweepSizes),
-                      "use a larger factor, e.g. -f 2"});
+      errs.push_back(
+          Diagnostic::flag("-f",
+                           fmt::format("{:.0f} sizes from -b to -e; at most {} are simulated",
+                                       sizes, kMaxSweepSizes),
+                           "use a larger factor, e.g. -f 2"));
   }
   if (!errs.empty()) return fail(errs);
   o.nodes = f.nodes;
@@ -96,9 +97,9 @@ int run(const SimulateFlags& f) {
   if (o.algorithm) {
     for (const auto& a : model->algorithms())
       if (a.algorithm == *o.algorithm && !a.available)
-        return fail({{"", 0, 0, "--algo",
-                      fmt::format("{} cannot run {} here: {}", f.algo, f.op, a.unavailable_reason),
-                      "use --algo auto"}});
+        return fail({Diagnostic::flag(
+            "--algo", fmt::format("{} cannot run {} here: {}", f.algo, f.op, a.unavailable_reason),
+            "use --algo auto")});
   }
   const auto sizes = size_sweep(*lo, *hi, f.factor);
   const SimReport report = simulate_sweep(*plan, *model, sizes, *lo, *hi, f.factor);
@@ -137,7 +138,7 @@ Command add_simulate(CLI::App& root) {
                 "default: all)")
       ->check(CLI::Range(1, static_cast<int>(kMaxFlagGpus)));
   a->add_option("--load-balancing", f->load_balancing,
-                "override the plan's: ecmp | ecmp-multi-qp | adaptive | spray");
+                "override the plan's: " + names_joined(kLoadBalancingNames));
   a->add_option("--seed", f->seed, "ECMP hash seed (collisions differ per seed)")
       ->capture_default_str();
   a->add_flag("--explain", f->explain,

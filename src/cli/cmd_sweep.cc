@@ -129,8 +129,8 @@ int run(const SweepFlags& f) {
     }
     for (const auto& b : axes)
       if (b.key == a->key)
-        errs.push_back({"", 0, 0, "--vary", fmt::format("'{}' is varied twice", a->key),
-                        "give all its values in one --vary"});
+        errs.push_back(Diagnostic::flag("--vary", fmt::format("'{}' is varied twice", a->key),
+                                        "give all its values in one --vary"));
     axes.push_back(*a);
   }
   if (!errs.empty()) return fail(errs);
@@ -139,8 +139,9 @@ int run(const SweepFlags& f) {
   if (!base) return fail(base.errors());
   const long long total = design_count(axes);
   if (total > kMaxDesigns)
-    return fail({{"", 0, 0, "--vary", fmt::format("{} designs is more than {}", total, kMaxDesigns),
-                  "vary fewer keys or values, or split the sweep"}});
+    return fail(
+        {Diagnostic::flag("--vary", fmt::format("{} designs is more than {}", total, kMaxDesigns),
+                          "vary fewer keys or values, or split the sweep")});
   const int threads = f.threads > 0
                           ? f.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
@@ -167,9 +168,9 @@ int run(const SweepFlags& f) {
   bool any_valid = false;
   for (const auto& d : r.designs) any_valid = any_valid || d.ok;
   if (!any_valid)  // every combination failed: most likely a wrong key or value
-    return fail(
-        {{f.spec, 0, 0, "--vary", "no combination is valid; the first: " + r.designs.front().error,
-          "check the keys and values given to --vary"}});
+    return fail({Diagnostic::in_file(
+        f.spec, "--vary", "no combination is valid; the first: " + r.designs.front().error,
+        "check the keys and values given to --vary")});
   auto written = write_outputs(f.out, {{"sweep.csv", sweep_csv(r)},
                                        {"sweep.json", sweep_json(r).dump(2) + "\n"},
                                        {"sweep.html", sweep_html(r, base->spec.name)}});

@@ -34,8 +34,8 @@ int run(const WhatIfFlags& f) {
   if (!f.grow.empty()) {
     const std::string prefix = "nodes=+";
     if (f.grow.rfind(prefix, 0) != 0)
-      errs.push_back({"", 0, 0, "--grow", fmt::format("cannot read '{}'", f.grow),
-                      "use --grow nodes=+N, e.g. nodes=+32"});
+      errs.push_back(Diagnostic::flag("--grow", fmt::format("cannot read '{}'", f.grow),
+                                      "use --grow nodes=+N, e.g. nodes=+32"));
     else if (auto n = quantity_flag("--grow", f.grow.substr(prefix.size()), units::parse_count, 1,
                                     kMaxGrowNodes, true, errs))
       o.grow_nodes = static_cast<int>(*n);
@@ -46,9 +46,9 @@ int run(const WhatIfFlags& f) {
   if (auto b = quantity_flag("--bytes", f.bytes, nccl_bytes, 1, kMaxFlagBytes, true, errs))
     o.probe_bytes = *b;
   if (o.fail.empty() && o.grow_nodes == 0 && o.nic.empty())
-    errs.push_back(
-        {"", 0, 0, "--fail", "nothing to change",
-         "give --fail link:A:B | switch:NAME | node:NAME, --grow nodes=+N or --nic 800G"});
+    errs.push_back(Diagnostic::flag(
+        "--fail", "nothing to change",
+        "give --fail link:A:B | switch:NAME | node:NAME, --grow nodes=+N or --nic 800G"));
   if (!errs.empty()) return fail(errs);
   Heartbeat alive("what-if");
   auto loaded = load_and_plan(f.spec, load_limits(true));

@@ -35,11 +35,11 @@ std::optional<double> quantity_flag(const std::string& flag, const std::string& 
   const double v = *r;
   if (!std::isfinite(v) || v < lo || v > hi) {
     errs.push_back(
-        {"", 0, 0, flag, fmt::format("'{}' is outside {:.15g}..{:.15g}", text, lo, hi), ""});
+        Diagnostic::at_key(flag, fmt::format("'{}' is outside {:.15g}..{:.15g}", text, lo, hi)));
     return std::nullopt;
   }
   if (whole && v != std::floor(v)) {
-    errs.push_back({"", 0, 0, flag, fmt::format("'{}' is not a whole number", text), ""});
+    errs.push_back(Diagnostic::at_key(flag, fmt::format("'{}' is not a whole number", text)));
     return std::nullopt;
   }
   return v;

@@ -8,7 +8,9 @@
 
 namespace gf {
 
-/// One problem in a user's input, located as precisely as the input allows.
+/// One problem in a user's input, located as precisely as the input allows. Made by the named
+/// constructors below, which say what kind of place the problem is at (a positional
+/// {file, line, column, key, message, hint} does not compile: it was too easy to misplace).
 struct Diagnostic {
   std::string file;     ///< path as the user gave it; empty for command-line input
   int line = 0;         ///< 1-based; 0 when unknown
@@ -17,9 +19,11 @@ struct Diagnostic {
   std::string message;  ///< what is wrong and what was expected
   std::string hint;     ///< "did you mean ..." or what to do; may be empty
 
+  Diagnostic() = default;
+
   /// A problem at a place in a file: `line` and `column` 1-based, 0 when unknown.
-  static Diagnostic at(std::string file, int line, int column, std::string key,
-                       std::string message, std::string hint = {}) {
+  static Diagnostic at(std::string file, int line, int column, std::string key, std::string message,
+                       std::string hint = {}) {
     return {std::move(file), line, column, std::move(key), std::move(message), std::move(hint)};
   }
   /// A problem with a file as a whole (it cannot be read, it is too large, ...), or with one
@@ -27,6 +31,11 @@ struct Diagnostic {
   static Diagnostic in_file(std::string file, std::string key, std::string message,
                             std::string hint = {}) {
     return {std::move(file), 0, 0, std::move(key), std::move(message), std::move(hint)};
+  }
+  /// A problem with a spec key where neither the file nor the line is at hand (a model found
+  /// it after the spec was read); `key` is the dotted path, "fabric.technology".
+  static Diagnostic at_key(std::string key, std::string message, std::string hint = {}) {
+    return {{}, 0, 0, std::move(key), std::move(message), std::move(hint)};
   }
   /// A problem with a command-line flag or argument, named as the user typed it ("--op").
   static Diagnostic flag(std::string name, std::string message, std::string hint = {}) {
@@ -36,6 +45,16 @@ struct Diagnostic {
   static Diagnostic error(std::string message, std::string hint = {}) {
     return {{}, 0, 0, {}, std::move(message), std::move(hint)};
   }
+
+ private:  // (public until every caller uses the named constructors)
+ public:
+  Diagnostic(std::string f, int l, int c, std::string k, std::string m, std::string h)
+      : file(std::move(f)),
+        line(l),
+        column(c),
+        key(std::move(k)),
+        message(std::move(m)),
+        hint(std::move(h)) {}
 };
 
 /// "file:line:col: error: key: message (hint)", the form compilers use.

@@ -5,10 +5,11 @@
 namespace gf {
 
 TEST(Diag, FormatsLikeACompiler) {
-  Diagnostic d{"spec.yaml", 4, 3, "cluster.nic", "unknown NIC 'cx7'", "did you mean 'cx7-400g'?"};
+  const Diagnostic d = Diagnostic::at("spec.yaml", 4, 3, "cluster.nic", "unknown NIC 'cx7'",
+                                      "did you mean 'cx7-400g'?");
   EXPECT_EQ(format_diagnostic(d),
             "spec.yaml:4:3: error: cluster.nic: unknown NIC 'cx7' (did you mean 'cx7-400g'?)");
-  EXPECT_EQ(format_diagnostic({"", 0, 0, "--gpus", "must be positive", ""}),
+  EXPECT_EQ(format_diagnostic(Diagnostic::flag("--gpus", "must be positive")),
             "error: --gpus: must be positive");
 }
 
@@ -24,7 +25,7 @@ TEST(Diag, ResultHoldsValueOrErrors) {
   Result<int> ok = 3;
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(*ok, 3);
-  Result<int> bad = Diagnostic{"f", 1, 2, "k", "m", ""};
+  Result<int> bad = Diagnostic::at("f", 1, 2, "k", "m");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.errors().size(), 1u);
 }

@@ -21,12 +21,9 @@ struct Fd {
 
 Diagnostic too_large(const std::string& path, const std::string& key, const std::string& what,
                      std::size_t max_bytes) {
-  return Diagnostic{path,
-                    0,
-                    0,
-                    key,
-                    fmt::format("{}; at most {} is read", what, human_bytes(max_bytes)),
-                    "check that this is the file you meant"};
+  return Diagnostic::in_file(path, key,
+                             fmt::format("{}; at most {} is read", what, human_bytes(max_bytes)),
+                             "check that this is the file you meant");
 }
 
 }  // namespace
@@ -46,22 +43,16 @@ Result<std::string> read_file_bounded(const std::string& path, std::size_t max_b
   // O_NONBLOCK so that opening a FIFO without a writer does not wait; cleared below.
   Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
   if (f.fd < 0)
-    return Diagnostic{path,
-                      0,
-                      0,
-                      key,
-                      fmt::format("cannot read the {}: {}", what, std::strerror(errno)),
-                      "check the path"};
+    return Diagnostic::in_file(path, key,
+                               fmt::format("cannot read the {}: {}", what, std::strerror(errno)),
+                               "check the path");
   struct stat st {};
   if (::fstat(f.fd, &st) != 0)
-    return Diagnostic{path,
-                      0,
-                      0,
-                      key,
-                      fmt::format("cannot read the {}: {}", what, std::strerror(errno)),
-                      "check the path"};
+    return Diagnostic::in_file(path, key,
+                               fmt::format("cannot read the {}: {}", what, std::strerror(errno)),
+                               "check the path");
   if (S_ISDIR(st.st_mode))
-    return Diagnostic{path, 0, 0, key, "is a folder, not a " + what, "name a file"};
+    return Diagnostic::in_file(path, key, "is a folder, not a " + what, "name a file");
   const bool regular = S_ISREG(st.st_mode);
   if (regular && static_cast<std::size_t>(st.st_size) > max_bytes)
     return too_large(path, key, what + " is " + human_bytes(static_cast<double>(st.st_size)),
@@ -77,8 +68,8 @@ Result<std::string> read_file_bounded(const std::string& path, std::size_t max_b
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      return Diagnostic{
-          path, 0, 0, key, fmt::format("cannot read the {}: {}", what, std::strerror(errno)), ""};
+      return Diagnostic::in_file(path, key,
+                                 fmt::format("cannot read the {}: {}", what, std::strerror(errno)));
     }
     if (out.size() + static_cast<std::size_t>(n) > max_bytes)
       return too_large(path, key, what + " goes on past the limit (a device or a growing file?)",

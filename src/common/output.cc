@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 Diagnostic output_error(const fs::path& at, const std::string& message,
                         const std::string& hint = "") {
-  return Diagnostic{at.string(), 0, 0, "-o", message, hint};
+  return Diagnostic::in_file(at.string(), "-o", message, hint);
 }
 
 /// Creates `dir` and its missing parents, remembering each folder made so that a failed run can

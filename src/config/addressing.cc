@@ -20,12 +20,9 @@ class Pool {
     uint64_t at = (uint64_t{next_} + size - 1) / size * size;  // aligned
     const uint64_t end = uint64_t{p_.addr} + (uint64_t{1} << (32 - p_.len));
     if (at + size > end)
-      return Diagnostic{"",
-                        0,
-                        0,
-                        key_,
-                        fmt::format("{} is too small for the fabric's addresses", p_.str()),
-                        "give a larger prefix"};
+      return Diagnostic::at_key(key_,
+                                fmt::format("{} is too small for the fabric's addresses", p_.str()),
+                                "give a larger prefix");
     next_ = static_cast<uint32_t>(at + size);
     return static_cast<uint32_t>(at);
   }
@@ -46,7 +43,7 @@ std::string Ipv4Prefix::str() const { return ipv4_str(addr) + "/" + std::to_stri
 
 Result<Ipv4Prefix> parse_prefix(const std::string& text) {
   if (!is_ipv4_prefix(text))
-    return Diagnostic{"", 0, 0, "", fmt::format("'{}' is not an IPv4 prefix", text), ""};
+    return Diagnostic::error(fmt::format("'{}' is not an IPv4 prefix", text));
   unsigned a = 0, b = 0, c = 0, d = 0, len = 0;
   std::sscanf(text.c_str(), "%u.%u.%u.%u/%u", &a, &b, &c, &d, &len);
   return Ipv4Prefix{(a << 24) | (b << 16) | (c << 8) | d, static_cast<int>(len)};
@@ -86,24 +83,18 @@ std::vector<NodeRails> AddressPlan::nodes() const {
 
 Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
                                    const AddressingSpec& spec) {
-  if (plan.technology != "roce")
-    return Diagnostic{"",
-                      0,
-                      0,
-                      "fabric.technology",
-                      fmt::format("{} has no IP fabric to address", plan.technology),
-                      "InfiniBand is configured through its subnet manager"};
-  if (plan.topo.kind == "dragonfly")
-    return Diagnostic{"",
-                      0,
-                      0,
-                      "fabric.topology",
-                      "addressing of dragonfly fabrics is not supported yet",
-                      "plan clos2 or clos3 for routed configurations"};
+  if (plan.technology != Technology::kRoce)
+    return Diagnostic::at_key(
+        "fabric.technology",
+        fmt::format("{} has no IP fabric to address", technology_name(plan.technology)),
+        "InfiniBand is configured through its subnet manager");
+  if (plan.topo.kind == TopologyKind::kDragonfly)
+    return Diagnostic::at_key("fabric.topology",
+                              "addressing of dragonfly fabrics is not supported yet",
+                              "plan clos2 or clos3 for routed configurations");
   auto lo = parse_prefix(spec.loopbacks), ln = parse_prefix(spec.links),
        hs = parse_prefix(spec.hosts);
-  if (!lo || !ln || !hs)
-    return Diagnostic{"", 0, 0, "addressing", "a pool is not an IPv4 prefix", ""};
+  if (!lo || !ln || !hs) return Diagnostic::at_key("addressing", "a pool is not an IPv4 prefix");
   AddressPlan out;
   out.unnumbered = spec.unnumbered;
   out.host_pool = *hs;
@@ -150,8 +141,9 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
     if (s.role == "leaf") {
       s.asn = spec.asn_leaf + leaf_no++;
     } else if (s.role == "spine") {
-      s.asn = plan.topo.kind == "clos3" ? spec.asn_spine + 1 + spine_no / spines_per_pod
-                                        : spec.asn_spine;
+      s.asn = plan.topo.kind == TopologyKind::kClos3
+                  ? spec.asn_spine + 1 + spine_no / spines_per_pod
+                  : spec.asn_spine;
       ++spine_no;
     } else {
       s.asn = spec.asn_spine;
@@ -160,18 +152,14 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
     if (!ip) return ip.errors();
     s.loopback = *ip;
   }
-  if (plan.topo.kind == "clos3" &&
+  if (plan.topo.kind == TopologyKind::kClos3 &&
       spec.asn_leaf <= spec.asn_spine + 1 + spine_no / spines_per_pod &&
       spec.asn_leaf + leaf_no > spec.asn_spine)
-    return Diagnostic{"",
-                      0,
-                      0,
-                      "addressing.asn_leaf",
-                      "leaf ASNs overlap the spines' ASNs",
-                      "leave room above asn_spine for one ASN per pod"};
-  if (plan.topo.kind != "clos3" && spec.asn_leaf <= spec.asn_spine &&
+    return Diagnostic::at_key("addressing.asn_leaf", "leaf ASNs overlap the spines' ASNs",
+                              "leave room above asn_spine for one ASN per pod");
+  if (plan.topo.kind != TopologyKind::kClos3 && spec.asn_leaf <= spec.asn_spine &&
       spec.asn_leaf + leaf_no > spec.asn_spine)
-    return Diagnostic{"", 0, 0, "addressing.asn_leaf", "leaf ASNs overlap asn_spine", ""};
+    return Diagnostic::at_key("addressing.asn_leaf", "leaf ASNs overlap asn_spine");
   // A /31 per routed link (RFC 3021), even address on the lower tier.
   Pool links(*ln, "addressing.links");
   for (const auto& r : routed) {

@@ -40,18 +40,15 @@ Result<std::set<std::string>> config_targets(const PlannedSpec& planned,
   for (const auto& t : kEthernetTargets) all.push_back(t.name);
   all.push_back(kInfinibandConfigTarget);
   all.push_back("all");
-  const bool ib = planned.plan.technology == "infiniband";
+  const bool ib = planned.plan.technology == Technology::kInfiniband;
   std::set<std::string> want;
   for (std::string t : targets) {
     if (t == "hosts") t = "host";
     if (std::find(all.begin(), all.end(), t) == all.end())
-      return Diagnostic{"",
-                        0,
-                        0,
-                        "--target",
-                        fmt::format("unknown target '{}': one of {}, {} or all", t,
-                                    ethernet_target_list(), kInfinibandConfigTarget),
-                        did_you_mean(t, all)};
+      return Diagnostic::flag("--target",
+                              fmt::format("unknown target '{}': one of {}, {} or all", t,
+                                          ethernet_target_list(), kInfinibandConfigTarget),
+                              did_you_mean(t, all));
     if (t == "all") return std::set<std::string>{};
     const bool ib_target = t == kInfinibandConfigTarget;
     if (ib_target != ib)
@@ -71,7 +68,7 @@ Result<std::set<std::string>> config_targets(const PlannedSpec& planned,
 Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::string>& targets) {
   const Plan& plan = planned.plan;
   ConfigSet set;
-  if (plan.technology == "infiniband") {  // the subnet manager configures the fabric
+  if (plan.technology == Technology::kInfiniband) {  // the subnet manager configures the fabric
     set.files = {{"opensm/opensm.conf", opensm_conf(plan)},
                  {"opensm/partitions.conf", opensm_partitions()},
                  {"cabling.csv", cabling_csv(plan, planned.catalog)}};

@@ -269,10 +269,10 @@ TEST(OpenSm, RoutingEngineFitsTheTopology) {
   const PlannedSpec seed = load_example("seed-70b-1024.yaml");  // clos2, adaptive routing on QM9700
   EXPECT_EQ(opensm_routing_engine(seed.plan), "ar_ftree,ftree,updn");
   Plan ecmp = seed.plan;
-  ecmp.load_balancing = "ecmp";
+  ecmp.load_balancing = LoadBalancing::kEcmp;
   EXPECT_EQ(opensm_routing_engine(ecmp), "ftree,updn");
   Plan dfly = seed.plan;
-  dfly.topo.kind = "dragonfly";
+  dfly.topo.kind = TopologyKind::kDragonfly;
   EXPECT_EQ(opensm_routing_engine(dfly), "dfp,updn");
   const std::string conf = opensm_conf(seed.plan);
   EXPECT_NE(conf.find("routing_engine ar_ftree,ftree,updn\n"), std::string::npos) << conf;
@@ -342,7 +342,7 @@ TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
   }
   // ecmp-multi-qp spreads a connection over more QPs (more UDP source ports to hash).
   Plan multi = lab.plan;
-  multi.load_balancing = "ecmp-multi-qp";
+  multi.load_balancing = LoadBalancing::kEcmpMultiQp;
   for (const auto& [name, text] : host_files(multi, *a)) {
     if (name.ends_with("nccl.env")) {
       EXPECT_NE(text.find("NCCL_IB_QPS_PER_CONNECTION=4"), std::string::npos);

@@ -31,20 +31,22 @@ Result<Estimate> estimate(const EstimateInput& in) {
   std::vector<Diagnostic> errs;
   const double bpp = bytes_per_param(in.precision);
   if (bpp == 0)
-    errs.push_back({"", 0, 0, "--precision", fmt::format("unknown precision '{}'", in.precision),
-                    "use fp32, bf16, fp16 or fp8"});
-  if (in.params <= 0) errs.push_back({"", 0, 0, "--params", "must be positive, e.g. 70B", ""});
-  if (in.gpus < 2) errs.push_back({"", 0, 0, "--gpus", "needs at least 2 GPUs to communicate", ""});
+    errs.push_back(Diagnostic::flag("--precision",
+                                    fmt::format("unknown precision '{}'", in.precision),
+                                    "use fp32, bf16, fp16 or fp8"));
+  if (in.params <= 0) errs.push_back(Diagnostic::flag("--params", "must be positive, e.g. 70B"));
+  if (in.gpus < 2)
+    errs.push_back(Diagnostic::flag("--gpus", "needs at least 2 GPUs to communicate"));
   if (traffic_factor(in.collective, 2) == 0)
-    errs.push_back({"", 0, 0, "--collective", fmt::format("unknown collective '{}'", in.collective),
-                    did_you_mean(in.collective, estimate_collectives())});
+    errs.push_back(Diagnostic::flag("--collective",
+                                    fmt::format("unknown collective '{}'", in.collective),
+                                    did_you_mean(in.collective, estimate_collectives())));
   if (in.link_bits_per_s <= 0 && in.comm_time_s <= 0)
-    errs.push_back({"", 0, 0, "--link",
-                    "give the link rate (--link 400G or --nic cx7-400g) or "
-                    "a communication time (--comm-time)",
-                    ""});
+    errs.push_back(Diagnostic::flag("--link",
+                                    "give the link rate (--link 400G or --nic cx7-400g) or "
+                                    "a communication time (--comm-time)"));
   if (in.link_efficiency <= 0 || in.link_efficiency > 1)
-    errs.push_back({"", 0, 0, "--link-efficiency", "expected a fraction in (0, 1]", ""});
+    errs.push_back(Diagnostic::flag("--link-efficiency", "expected a fraction in (0, 1]"));
   if (!errs.empty()) return errs;
 
   Estimate e;

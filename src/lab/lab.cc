@@ -209,11 +209,11 @@ const LabDevice* LabLayout::device(const std::string& n) const {
 Result<LabLayout> lab_layout(const PlannedSpec& planned) {
   const Spec& spec = planned.spec;
   const Plan& plan = planned.plan;
-  if (plan.technology == "infiniband")
+  if (plan.technology == Technology::kInfiniband)
     return spec.at("fabric.technology",
                    "the lab emulates a routed (RoCE) fabric; InfiniBand has no IP underlay",
                    "plan the lab with fabric.technology: roce");
-  if (plan.topo.kind == "single")
+  if (plan.topo.kind == TopologyKind::kSingle)
     return spec.at("fabric.topology",
                    "the lab checks ECMP across spines and needs at least two tiers",
                    "set fabric.topology: clos2");

@@ -34,8 +34,8 @@ LinkMedium link_medium(const Plan& plan, const Catalog& cat, const std::string& 
   LinkMedium m;
   const Topology& t = plan.topo;
   if (link_kind == "node-leaf") {
-    const bool in_rack = (t.kind == "single" && plan.nodes <= kSingleRackMaxNodes) ||
-                         (!t.rail_optimized && t.kind != "single");
+    const bool in_rack = (t.kind == TopologyKind::kSingle && plan.nodes <= kSingleRackMaxNodes) ||
+                         (!t.rail_optimized && t.kind != TopologyKind::kSingle);
     m.length_class = in_rack ? "rack" : "row";
     m.length_m = in_rack ? kRackRunM : kRowRunM;
   } else if (link_kind == "leaf-spine") {
@@ -86,10 +86,10 @@ void build_bom(Plan& p, const Catalog& cat) {
   };
   add("compute", p.gpu.id + "-node", p.gpu.name + " server", "compute", p.nodes, p.gpu.node);
   add("nic", p.nic.id, p.nic.name, "compute", 1LL * p.nodes * p.nics_per_node, p.nic.cost);
-  add("switch", p.sw.id, p.sw.name, p.topo.kind == "single" ? "switch" : "leaf", p.leaf_total,
-      p.sw.cost);
-  add("switch", p.sw.id, p.sw.name, p.topo.kind == "dragonfly" ? "group spine" : "spine",
-      p.spine_total, p.sw.cost);
+  add("switch", p.sw.id, p.sw.name, p.topo.kind == TopologyKind::kSingle ? "switch" : "leaf",
+      p.leaf_total, p.sw.cost);
+  add("switch", p.sw.id, p.sw.name,
+      p.topo.kind == TopologyKind::kDragonfly ? "group spine" : "spine", p.spine_total, p.sw.cost);
   add("switch", p.sw.id, p.sw.name, "core", p.core_total, p.sw.cost);
 
   struct Kind {

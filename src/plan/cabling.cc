@@ -32,7 +32,7 @@ struct Namer {
   }
   // Leaf index inside a plane, 0-based.
   std::string leaf(int plane, long long leaf) const {
-    if (t.kind == "single") return plane_prefix(plane) + "switch1";
+    if (t.kind == TopologyKind::kSingle) return plane_prefix(plane) + "switch1";
     if (!t.rail_optimized)
       return fmt::format("{}leaf{:0{}}", plane_prefix(plane), leaf + 1, leaf_w);
     const long long unit = leaf / t.leaves_per_unit, in_unit = leaf % t.leaves_per_unit;
@@ -43,10 +43,11 @@ struct Namer {
     return name + "-leaf";
   }
   std::string spine(int plane, long long s) const {
-    if (t.kind == "clos2") return fmt::format("{}spine{:0{}}", plane_prefix(plane), s + 1, spine_w);
+    if (t.kind == TopologyKind::kClos2)
+      return fmt::format("{}spine{:0{}}", plane_prefix(plane), s + 1, spine_w);
     const long long pod = s / t.spines_per_pod, in_pod = s % t.spines_per_pod;
     return fmt::format("{}{}{:0{}}-spine{:0{}}", plane_prefix(plane),
-                       t.kind == "dragonfly" ? "g" : "pod", pod + 1, pod_w, in_pod + 1,
+                       t.kind == TopologyKind::kDragonfly ? "g" : "pod", pod + 1, pod_w, in_pod + 1,
                        digits(t.spines_per_pod));
   }
   std::string core(int plane, long long c) const {
@@ -79,7 +80,7 @@ void for_each_link(const Plan& p, const Catalog& cat,
       for (int rail = 0; rail < t.rails; ++rail) {
         long long leaf = 0;
         int port = 0;
-        if (t.kind == "single") {
+        if (t.kind == TopologyKind::kSingle) {
           leaf = 0;
           port = static_cast<int>(n * t.rails + rail + 1);
         } else if (t.rail_optimized) {
@@ -114,7 +115,7 @@ void for_each_link(const Plan& p, const Catalog& cat,
     // Appliances (e.g. UFM) on the free down ports of the last leaves.
     int left = p.appliance_ports;
     for (long long leaf = t.leaves - 1; leaf >= 0 && left > 0; --leaf) {
-      const int cap = t.kind == "single" ? t.radix : t.leaf_down;
+      const int cap = t.kind == TopologyKind::kSingle ? t.radix : t.leaf_down;
       for (int port = used_down[static_cast<size_t>(leaf)] + 1; port <= cap && left > 0; ++port) {
         r.kind = LinkKind::kApplianceLeaf;
         r.plane = plane;
@@ -134,11 +135,11 @@ void for_each_link(const Plan& p, const Catalog& cat,
         --left;
       }
     }
-    if (t.kind == "single") continue;
+    if (t.kind == TopologyKind::kSingle) continue;
     // Leaf to spine: uplink j of a leaf goes to spine j mod S (of its pod), spread evenly.
     const long long leaves_per_pod =
-        t.kind == "clos2" ? t.leaves : 1LL * t.units_per_pod * t.leaves_per_unit;
-    const int spines_per = t.kind == "clos2" ? t.spines : t.spines_per_pod;
+        t.kind == TopologyKind::kClos2 ? t.leaves : 1LL * t.units_per_pod * t.leaves_per_unit;
+    const int spines_per = t.kind == TopologyKind::kClos2 ? t.spines : t.spines_per_pod;
     const long long per_pair = (t.leaf_up + spines_per - 1) / spines_per;
     for (long long leaf = 0; leaf < t.leaves; ++leaf) {
       const long long pod = leaf / leaves_per_pod, local = leaf % leaves_per_pod;
@@ -161,7 +162,7 @@ void for_each_link(const Plan& p, const Catalog& cat,
         visit(r);
       }
     }
-    if (t.kind == "clos3") {
+    if (t.kind == TopologyKind::kClos3) {
       // Spine s of every pod to the cores of group s; spine uplink j -> core j mod Cg of the group.
       const long long per = (t.spine_up + t.cores_per_group - 1) / t.cores_per_group;
       for (long long s = 0; s < t.spines; ++s) {
@@ -186,7 +187,7 @@ void for_each_link(const Plan& p, const Catalog& cat,
           visit(r);
         }
       }
-    } else if (t.kind == "dragonfly") {
+    } else if (t.kind == TopologyKind::kDragonfly) {
       // Global links: each group's global ports taken in turn, spine by spine.
       std::vector<long long> next(static_cast<size_t>(t.pods), 0);
       auto take = [&](long long g, long long& spine, int& port) {

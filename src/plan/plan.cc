@@ -53,8 +53,8 @@ int uppers_needed(long long lowers, int up, int ports) {
 
 }  // namespace
 
-Topology size_topology(const std::string& kind, int nodes, int rails, int radix, double lane_gbps,
-                       const FabricSpec& f, int appliance_ports) {
+std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, int radix,
+                                      double lane_gbps, const FabricSpec& f, int appliance_ports) {
   Topology t;
   t.rail_optimized = f.rail_optimized;
   t.planes = f.planes;
@@ -63,11 +63,11 @@ Topology size_topology(const std::string& kind, int nodes, int rails, int radix,
   t.rails = rails;
   const long long endpoints = 1LL * nodes * rails + appliance_ports;
   const int k = radix;
-  if (kind == "single") {
+  if (kind == TopologyKind::kSingle) {
     t.kind = kind;
     t.tiers = 1;
     t.max_endpoints = k;
-    if (endpoints > k) return Topology{};
+    if (endpoints > k) return std::nullopt;
     t.leaves = 1;
     t.leaf_down = k;
     t.nodes_per_unit = nodes;
@@ -87,7 +87,7 @@ Topology size_topology(const std::string& kind, int nodes, int rails, int radix,
     down_used = std::min(t.nodes_per_unit, t.leaf_down);
   } else {
     const int per_leaf = t.leaf_down / rails;
-    if (per_leaf < 1) return Topology{};
+    if (per_leaf < 1) return std::nullopt;
     t.nodes_per_unit = f.scalable_unit > 0 ? f.scalable_unit : std::min(per_leaf, nodes);
     t.leaves_per_unit = static_cast<int>(ceil_div(t.nodes_per_unit, per_leaf));
     down_used = std::min(t.nodes_per_unit, per_leaf) * rails;
@@ -105,13 +105,13 @@ Topology size_topology(const std::string& kind, int nodes, int rails, int radix,
   t.node_leaf_links = endpoints;
   t.leaf_spine_links = 1LL * t.leaves * t.leaf_up;
 
-  if (kind == "clos2") {
+  if (kind == TopologyKind::kClos2) {
     t.kind = kind;
     t.tiers = 2;
     const int ks = usable(k, f.spine_headroom);
     t.max_endpoints = 1LL * ks * (f.rail_optimized ? t.leaf_down : t.leaf_down / rails * rails);
     t.spines = uppers_needed(t.leaves, t.leaf_up, ks);
-    if (t.spines <= 0) return Topology{};
+    if (t.spines <= 0) return std::nullopt;
     t.spine_down = static_cast<int>(t.leaves * ceil_div(t.leaf_up, t.spines));
     return t;
   }
@@ -119,21 +119,21 @@ Topology size_topology(const std::string& kind, int nodes, int rails, int radix,
   // down and half up (to cores, or to other groups).
   const int spine_down = k / 2, spine_up = k - k / 2;
   t.units_per_pod = spine_down / t.leaves_per_unit;
-  if (t.units_per_pod < 1) return Topology{};
+  if (t.units_per_pod < 1) return std::nullopt;
   const int leaves_per_pod = t.units_per_pod * t.leaves_per_unit;
   t.spines_per_pod = uppers_needed(leaves_per_pod, t.leaf_up, spine_down);
-  if (t.spines_per_pod <= 0) return Topology{};
+  if (t.spines_per_pod <= 0) return std::nullopt;
   t.pods = static_cast<int>(ceil_div(t.units, t.units_per_pod));
   t.spines = t.pods * t.spines_per_pod;
   t.spine_down = spine_down;
   t.spine_up = spine_up;
   const long long pod_endpoints = 1LL * leaves_per_pod * t.leaf_down / (f.rail_optimized ? 1 : 1);
-  if (kind == "clos3") {
+  if (kind == TopologyKind::kClos3) {
     t.kind = kind;
     t.tiers = 3;
     const int kc = usable(k, f.spine_headroom);
     t.max_endpoints = pod_endpoints * kc;
-    if (t.pods > kc) return Topology{};
+    if (t.pods > kc) return std::nullopt;
     // A spine is 1:1: as many uplinks to the cores as links down from its pod's leaves. A
     // partly filled last pod keeps every spine (each leaf spreads its uplinks over all of them)
     // but needs fewer core uplinks.
@@ -144,31 +144,31 @@ Topology size_topology(const std::string& kind, int nodes, int rails, int radix,
     // Core group s serves spine s of every pod.
     t.core_groups = t.spines_per_pod;
     t.cores_per_group = uppers_needed(t.pods, t.spine_up, kc);
-    if (t.cores_per_group <= 0) return Topology{};
+    if (t.cores_per_group <= 0) return std::nullopt;
     t.cores = t.core_groups * t.cores_per_group;
     t.spine_core_links =
         1LL * t.spines_per_pod * ((t.pods - 1LL) * t.spine_up + t.last_pod_spine_up);
     return t;
   }
-  if (kind == "dragonfly") {
+  if (kind == TopologyKind::kDragonfly) {
     // Dragonfly+: every pair of groups joined by the same number of global links.
     t.kind = kind;
     t.tiers = 3;
     const long long global_ports = 1LL * t.spines_per_pod * spine_up;
     t.max_endpoints = pod_endpoints * (global_ports + 1);
-    if (t.pods < 2) return Topology{};
-    if (t.pods - 1 > global_ports) return Topology{};
+    if (t.pods < 2) return std::nullopt;
+    if (t.pods - 1 > global_ports) return std::nullopt;
     t.global_links_per_pair = static_cast<int>(global_ports / (t.pods - 1));
     t.spine_core_links = 1LL * t.pods * (t.pods - 1) / 2 * t.global_links_per_pair;
     return t;
   }
-  return Topology{};
+  return std::nullopt;
 }
 
 namespace {
 
 struct Sized {
-  Topology topo;
+  std::optional<Topology> topo;
   std::string error;
 };
 
@@ -176,22 +176,21 @@ struct Sized {
 Sized size_for(const Spec& spec, int radix, double lane, int appliance_ports) {
   const auto& f = spec.fabric;
   const int nodes = spec.cluster.nodes, rails = spec.cluster.nics_per_node;
-  const std::vector<std::string> kinds =
-      f.topology == "auto" ? std::vector<std::string>{"single", "clos2", "clos3", "dragonfly"}
-                           : std::vector<std::string>{f.topology};
-  for (const auto& kind : kinds) {
-    Topology t = size_topology(kind, nodes, rails, radix, lane, f, appliance_ports);
-    if (!t.kind.empty()) return {t, ""};
-  }
-  const Topology probe = [&] {
-    Topology p = size_topology(kinds.back(), 1, rails, radix, lane, f, 0);
-    return p;
-  }();
-  return {
-      Topology{},
-      fmt::format("{} with {}-port switches reaches at most {} endpoints per plane; the "
-                  "cluster needs {}",
-                  kinds.back(), radix, probe.max_endpoints, 1LL * nodes * rails + appliance_ports)};
+  std::vector<TopologyKind> kinds;
+  if (f.topology)
+    kinds = {*f.topology};
+  else
+    for (const auto& k : kTopologyKindNames) kinds.push_back(k.value);  // flattest first
+  for (const TopologyKind kind : kinds)
+    if (auto t = size_topology(kind, nodes, rails, radix, lane, f, appliance_ports))
+      return {*t, ""};
+  // One node always fits: what the largest kind tried reaches, for the message.
+  const auto probe = size_topology(kinds.back(), 1, rails, radix, lane, f, 0);
+  return {std::nullopt,
+          fmt::format("{} with {}-port switches reaches at most {} endpoints per plane; the "
+                      "cluster needs {}",
+                      topology_kind_name(kinds.back()), radix, probe ? probe->max_endpoints : 0,
+                      1LL * nodes * rails + appliance_ports)};
 }
 
 // Counts, totals, bisection and growth of a sized plan.
@@ -208,11 +207,11 @@ void finish_counts(Plan& p) {
   p.link_total = p.node_leaf_total + p.leaf_spine_total + p.spine_core_total;
   const double endpoint_gbps = static_cast<double>(t.node_leaf_links) * t.lane_gbps * planes;
   double cut = endpoint_gbps;
-  if (t.kind != "single")
+  if (t.kind != TopologyKind::kSingle)
     cut = std::min(cut, static_cast<double>(t.leaf_spine_links) * t.lane_gbps * planes);
-  if (t.kind == "clos3")
+  if (t.kind == TopologyKind::kClos3)
     cut = std::min(cut, static_cast<double>(t.spine_core_links) * t.lane_gbps * planes);
-  if (t.kind == "dragonfly") {
+  if (t.kind == TopologyKind::kDragonfly) {
     // Half the groups on each side: (G/2)^2 pairs cross, both directions.
     const double half = std::floor(t.pods / 2.0);
     cut =
@@ -220,12 +219,12 @@ void finish_counts(Plan& p) {
   }
   p.bisection_gbps = cut;
   // Growth (seed §8): free ports in the top tier, and nodes the tiers can hold.
-  if (t.kind == "single") {
+  if (t.kind == TopologyKind::kSingle) {
     p.spine_ports_free_fraction = 1.0 - static_cast<double>(t.node_leaf_links) / t.radix;
-  } else if (t.kind == "clos2") {
+  } else if (t.kind == TopologyKind::kClos2) {
     p.spine_ports_free_fraction =
         1.0 - static_cast<double>(t.leaf_spine_links) / (1.0 * t.spines * t.radix);
-  } else if (t.kind == "clos3") {
+  } else if (t.kind == TopologyKind::kClos3) {
     p.spine_ports_free_fraction =
         1.0 - static_cast<double>(t.spine_core_links) / (1.0 * t.cores * t.radix);
   }
@@ -233,8 +232,9 @@ void finish_counts(Plan& p) {
   p.max_nodes_same_tiers = t.max_endpoints / std::max(1, per_node);
 }
 
-std::string tech_of(const Switch& s) {
-  return s.technology == "infiniband" ? "infiniband" : "roce";
+Technology tech_of(const Switch& s) {
+  return s.technology == SwitchTechnology::kInfiniband ? Technology::kInfiniband
+                                                       : Technology::kRoce;
 }
 
 struct Option {
@@ -244,7 +244,7 @@ struct Option {
 };
 
 // Plans the cluster on one switch model; fills topology, counts and the BOM.
-Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, const std::string& tech) {
+Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, Technology tech) {
   Option o;
   Plan& p = o.plan;
   p.name = spec.name;
@@ -264,11 +264,11 @@ Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, const std
     return o;
   }
   Sized s = size_for(spec, radix, lane, p.appliance_ports);
-  if (s.topo.kind.empty()) {
+  if (!s.topo) {
     o.error = s.error;
     return o;
   }
-  p.topo = s.topo;
+  p.topo = *s.topo;
   finish_counts(p);
   build_bom(p, cat);
   o.ok = true;
@@ -286,26 +286,26 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
   const Nic& nic = cat.nics.at(spec.cluster.nic);
   const auto& f = spec.fabric;
   const double lane = nic.rate_gbps / f.planes;
-  std::vector<std::string> techs;
-  if (f.technology == "auto") {
-    if (nic.infiniband) techs.push_back("infiniband");
-    if (nic.roce) techs.push_back("roce");
+  std::vector<Technology> techs;
+  if (!f.technology) {
+    if (nic.infiniband) techs.push_back(Technology::kInfiniband);
+    if (nic.roce) techs.push_back(Technology::kRoce);
   } else {
-    techs.push_back(f.technology);
+    techs.push_back(*f.technology);
   }
 
   // Every usable switch of every technology in play, each planned.
   std::vector<Option> options;
   std::vector<Candidate> candidates;
   for (const auto& [id, sw] : cat.switches) {
-    const std::string tech = tech_of(sw);
+    const Technology tech = tech_of(sw);
     if (std::find(techs.begin(), techs.end(), tech) == techs.end()) continue;
     if (f.switch_id != "auto" && id != f.switch_id) continue;
     if (sw.ports_at(lane) == 0) continue;
     Option o = plan_on(spec, cat, sw, tech);
     Candidate c{tech,
                 id,
-                o.ok ? o.plan.topo.kind : "",
+                o.ok ? topology_kind_name(o.plan.topo.kind) : "",
                 o.ok ? o.plan.topo.tiers : 0,
                 o.ok ? o.plan.switch_total : 0,
                 o.ok ? o.plan.bom.network_capex_usd : 0,
@@ -330,7 +330,7 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
       return bisection_share(a.plan) > bisection_share(b.plan);
     return a.plan.bom.network_capex_usd < b.plan.bom.network_capex_usd;
   };
-  std::map<std::string, const Option*> best;
+  std::map<Technology, const Option*> best;
   std::string last_error;
   for (const auto& o : options) {
     if (!o.ok) {
@@ -342,28 +342,28 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
   }
   if (best.empty()) {
     if (f.switch_id != "auto" && !last_error.empty())
-      return spec.at(f.topology == "auto" ? "fabric.switch" : "fabric.topology", last_error,
+      return spec.at(!f.topology ? "fabric.switch" : "fabric.topology", last_error,
                      "use a larger switch, topology: auto, or more planes");
     if (!last_error.empty())
       return spec.at("fabric.topology", last_error, "use topology: auto or a larger switch");
     return spec.at("fabric.switch",
                    fmt::format("no {} switch in the catalog runs {} Gbps ports",
-                               f.technology == "auto" ? "" : f.technology, lane),
+                               f.technology ? technology_name(*f.technology) : "", lane),
                    "add one with a catalog file, or change the NIC or planes");
   }
 
   // Technology: the guide's rule of thumb, weighed against the cost of each option.
-  const Option* ib = best.count("infiniband") ? best["infiniband"] : nullptr;
-  const Option* roce = best.count("roce") ? best["roce"] : nullptr;
+  const Option* ib = best.count(Technology::kInfiniband) ? best[Technology::kInfiniband] : nullptr;
+  const Option* roce = best.count(Technology::kRoce) ? best[Technology::kRoce] : nullptr;
   const long long gpus = 1LL * spec.cluster.nodes * spec.cluster.gpus_per_node;
   const double budget = spec.constraints.budget_usd;
   const Option* chosen = nullptr;
   std::string reason;
   auto capex = [](const Option* o) { return units::format_usd(o->plan.bom.network_capex_usd); };
-  if (f.technology != "auto" || !ib || !roce) {
+  if (f.technology || !ib || !roce) {
     chosen = ib ? ib : roce;
-    if (f.technology != "auto")
-      reason = fmt::format("{} as the spec requires", f.technology);
+    if (f.technology)
+      reason = fmt::format("{} as the spec requires", technology_name(*f.technology));
     else
       reason = fmt::format("NIC {} supports only {}", nic.id, ib ? "InfiniBand" : "RoCE");
   } else {
@@ -403,18 +403,19 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
                 time_goal ? "fewest tiers, then lowest network capex," : "lowest network capex",
                 std::count_if(candidates.begin(), candidates.end(),
                               [&](const Candidate& c) { return c.technology == p.technology; }),
-                p.technology, lane, p.sw.id);
+                technology_name(p.technology), lane, p.sw.id);
   for (auto& c : candidates)
     c.chosen = c.technology == p.technology && c.switch_id == p.sw.id && c.note.empty();
   p.candidates = candidates;
 
   // Resolved fabric features.
-  if (f.load_balancing != "auto")
-    p.load_balancing = f.load_balancing;
-  else if (p.technology == "infiniband")
-    p.load_balancing = p.sw.adaptive_routing ? "adaptive" : "ecmp";
+  if (f.load_balancing)
+    p.load_balancing = *f.load_balancing;
+  else if (p.technology == Technology::kInfiniband)
+    p.load_balancing = p.sw.adaptive_routing ? LoadBalancing::kAdaptive : LoadBalancing::kEcmp;
   else
-    p.load_balancing = p.sw.adaptive_routing ? "adaptive" : "ecmp-multi-qp";
+    p.load_balancing =
+        p.sw.adaptive_routing ? LoadBalancing::kAdaptive : LoadBalancing::kEcmpMultiQp;
   const bool inr_hw = !p.sw.in_network_reduction.empty();
   p.in_network_reduction =
       f.in_network_reduction == "on" || (f.in_network_reduction == "auto" && inr_hw);
@@ -426,18 +427,20 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
         fmt::format("in_network_reduction: on, but {} has no in-network reduction; collectives "
                     "will run without it",
                     p.sw.id));
-  if (p.technology == "roce" && p.load_balancing == "ecmp" && gpus > kPlainEcmpWarnAboveGpus)
+  if (p.technology == Technology::kRoce && p.load_balancing == LoadBalancing::kEcmp &&
+      gpus > kPlainEcmpWarnAboveGpus)
     warn(
         fmt::format("plain per-flow ECMP on RoCE at {} GPUs: training flows are few and large, so "
                     "hash collisions cost bandwidth; use ecmp-multi-qp, adaptive routing or more "
                     "planes",
                     gpus));
-  if (f.technology == "roce" && time_goal && gpus > kInfinibandPreferredAboveGpus && nic.infiniband)
+  if (f.technology == Technology::kRoce && time_goal && gpus > kInfinibandPreferredAboveGpus &&
+      nic.infiniband)
     warn(
         fmt::format("RoCE at {} GPUs with a time-to-solution goal: the guide recommends "
                     "InfiniBand above {} GPUs for peak performance",
                     gpus, kInfinibandPreferredAboveGpus));
-  if (f.technology == "infiniband" && spec.constraints.goal == "cost" && roce &&
+  if (f.technology == Technology::kInfiniband && spec.constraints.goal == "cost" && roce &&
       roce->plan.bom.network_capex_usd < ib->plan.bom.network_capex_usd)
     warn(fmt::format(
         "InfiniBand with a cost goal: RoCE would cost {} less in network capex",
@@ -462,9 +465,9 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
         "scale-out bandwidth is {:.0f} Gbps",
         p.nics_per_node, p.gpus_per_node, (p.gpus_per_node + p.nics_per_node - 1) / p.nics_per_node,
         p.nic.rate_gbps * p.nics_per_node / p.gpus_per_node));
-  if (p.topo.kind == "dragonfly" && p.technology == "roce")
+  if (p.topo.kind == TopologyKind::kDragonfly && p.technology == Technology::kRoce)
     warn("dragonfly on RoCE needs non-minimal (adaptive) routing to use global links well");
-  if (p.topo.kind != "single") {
+  if (p.topo.kind != TopologyKind::kSingle) {
     const long long filled = 1LL * p.nodes;
     const long long slots = 1LL * p.topo.units * p.topo.nodes_per_unit;
     if (filled < slots)
@@ -474,12 +477,12 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
                       p.topo.nodes_per_unit - (slots - filled), p.topo.nodes_per_unit));
   }
   if (f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom &&
-      (p.topo.kind == "clos2" || p.topo.kind == "clos3"))
+      (p.topo.kind == TopologyKind::kClos2 || p.topo.kind == TopologyKind::kClos3))
     p.notes.push_back(
         fmt::format("{:.0f}% of top-tier ports are free; the guide (§8) keeps >= 50% "
                     "free for growth: set fabric.spine_headroom: 0.5 to plan it",
                     100 * p.spine_ports_free_fraction));
-  if (p.topo.kind == "clos3" && p.topo.last_pod_spine_up < p.topo.spine_up) {
+  if (p.topo.kind == TopologyKind::kClos3 && p.topo.last_pod_spine_up < p.topo.spine_up) {
     const int last_units = p.topo.units - (p.topo.pods - 1) * p.topo.units_per_pod;
     p.notes.push_back(fmt::format(
         "the last pod holds {} of {} scalable units: it has all {} spines (every leaf spreads its "
@@ -487,7 +490,7 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
         last_units, p.topo.units_per_pod, p.topo.spines_per_pod, p.topo.last_pod_spine_up,
         p.topo.spine_up));
   }
-  if (p.topo.kind == "dragonfly")
+  if (p.topo.kind == TopologyKind::kDragonfly)
     p.notes.push_back(fmt::format(
         "dragonfly+: {} groups joined pairwise by {} global links; the bisection carries {:.0f}% "
         "of injection bandwidth, so traffic between groups is tapered",

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@ namespace gf {
 
 /// One tier-structured fabric plane, sized. All counts are per plane unless named `total`.
 struct Topology {
-  std::string kind;  ///< single | clos2 | clos3 | dragonfly
+  TopologyKind kind = TopologyKind::kSingle;
   int tiers = 1;
   bool rail_optimized = true;
   int planes = 1;
@@ -59,7 +60,8 @@ struct Bom {
 
 /// An option the planner evaluated (technology x switch), for the reasoning.
 struct Candidate {
-  std::string technology, switch_id, topology;
+  Technology technology = Technology::kRoce;
+  std::string switch_id, topology;  ///< topology: the kind's name, "" when it cannot be built
   int tiers = 0, switches = 0;
   double network_capex_usd = 0, network_power_w = 0;
   bool chosen = false;
@@ -89,10 +91,11 @@ struct Plan {
   GpuModel gpu;
   Nic nic;
   Switch sw;
-  std::string technology, technology_reason;
+  Technology technology = Technology::kRoce;
+  std::string technology_reason;
   std::string switch_reason;
-  std::string load_balancing;         ///< resolved: ecmp | ecmp-multi-qp | adaptive | spray
-  bool in_network_reduction = false;  ///< resolved
+  LoadBalancing load_balancing = LoadBalancing::kEcmp;  ///< resolved
+  bool in_network_reduction = false;                    ///< resolved
   int appliance_ports = 0;
   Topology topo;
   int leaf_total = 0, spine_total = 0, core_total = 0, switch_total = 0;
@@ -138,9 +141,10 @@ Result<PlannedSpec> load_and_plan(const std::string& path, const LoadLimits& lim
 Result<Plan> make_plan(const Spec& spec, const Catalog& catalog);
 
 /// Sizes one plane of `kind` for `nodes` x `rails` endpoints on switches of `radix` ports.
-/// Returns an empty `kind` when the topology cannot hold them.
-Topology size_topology(const std::string& kind, int nodes, int rails, int radix, double lane_gbps,
-                       const FabricSpec& fabric, int appliance_ports);
+/// nullopt when the topology cannot hold them.
+std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, int radix,
+                                      double lane_gbps, const FabricSpec& fabric,
+                                      int appliance_ports);
 
 /// Every link of the plan, in a deterministic order with deterministic names and ports.
 /// `visit` is called once per link (131k GPUs: ~400k links, so no vector is built).

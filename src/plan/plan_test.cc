@@ -66,7 +66,7 @@ TEST(PlanCalibration, ReproducesSuperPodCounts) {
         sw, twin_planar ? 2 : 1, su_nodes, appliance);
     const Plan p = plan_of(yaml);
     SCOPED_TRACE(line);
-    EXPECT_EQ(p.topo.kind, "clos2");
+    EXPECT_EQ(p.topo.kind, TopologyKind::kClos2);
     EXPECT_EQ(p.leaf_total, std::stoi(f[6]));
     EXPECT_EQ(p.spine_total, std::stoi(f[7]));
     EXPECT_EQ(p.core_total, std::stoi(f[8]));
@@ -86,17 +86,17 @@ TEST(Plan, TierLimitsFollowRadix) {
   const char* base =
       "cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
       "switch: qm9700}}\n";
-  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 8)).topo.kind, "single");
-  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 9)).topo.kind, "clos2");
-  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 256)).topo.kind, "clos2");
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 8)).topo.kind, TopologyKind::kSingle);
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 9)).topo.kind, TopologyKind::kClos2);
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 256)).topo.kind, TopologyKind::kClos2);
   const Plan p3 = plan_of(fmt::format(fmt::runtime(base), 257));
-  EXPECT_EQ(p3.topo.kind, "clos3");
+  EXPECT_EQ(p3.topo.kind, TopologyKind::kClos3);
   const Plan full = plan_of(fmt::format(fmt::runtime(base), 8192));  // 65,536 GPUs
-  EXPECT_EQ(full.topo.kind, "clos3");
+  EXPECT_EQ(full.topo.kind, TopologyKind::kClos3);
   // Non-blocking 3-tier fat tree of radix k: 5 E / k switches.
   EXPECT_EQ(full.switch_total, 5 * 65536 / 64);
   EXPECT_EQ(full.link_total, 3LL * 65536);
-  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 8193)).topo.kind, "dragonfly");
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 8193)).topo.kind, TopologyKind::kDragonfly);
 }
 
 TEST(Plan, ExplicitTopologyThatCannotHoldTheClusterIsAnError) {
@@ -165,15 +165,17 @@ TEST(Plan, PlanesSplitTheNic) {
 TEST(Plan, TechnologyAutoFollowsGoalAndBudget) {
   const char* base =
       "cluster: {{gpu: h100-sxm, gpus: {}, nic: cx7-400g}}\nconstraints: {{goal: {}{}}}\n";
-  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 2048, "time", "")).technology, "infiniband");
-  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 256, "time", "")).technology, "roce");
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 2048, "time", "")).technology,
+            Technology::kInfiniband);
+  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 256, "time", "")).technology,
+            Technology::kRoce);
   const Plan cost = plan_of(fmt::format(fmt::runtime(base), 2048, "cost", ""));
   EXPECT_NE(cost.technology_reason.find("cost"), std::string::npos);
   // A budget InfiniBand breaks but RoCE meets.
   const Plan ib = plan_of(fmt::format(fmt::runtime(base), 2048, "time", ""));
   double roce_capex = 0;
   for (const auto& c : ib.candidates)
-    if (c.technology == "roce" && c.note.empty() &&
+    if (c.technology == Technology::kRoce && c.note.empty() &&
         (roce_capex == 0 || c.network_capex_usd < roce_capex))
       roce_capex = c.network_capex_usd;
   ASSERT_GT(roce_capex, 0);
@@ -181,11 +183,12 @@ TEST(Plan, TechnologyAutoFollowsGoalAndBudget) {
   if (ib.bom.capex_usd - ib.bom.network_capex_usd + roce_capex < budget) {
     const Plan b =
         plan_of(fmt::format(fmt::runtime(base), 2048, "time", fmt::format(", budget: {}", budget)));
-    EXPECT_EQ(b.technology, "roce");
+    EXPECT_EQ(b.technology, Technology::kRoce);
     EXPECT_NE(b.technology_reason.find("budget"), std::string::npos);
   }
   // An Ethernet-only NIC leaves RoCE.
-  EXPECT_EQ(plan_of("cluster: {gpu: h100-sxm, gpus: 2048, nic: thor2-400g}\n").technology, "roce");
+  EXPECT_EQ(plan_of("cluster: {gpu: h100-sxm, gpus: 2048, nic: thor2-400g}\n").technology,
+            Technology::kRoce);
 }
 
 TEST(Plan, WarnsWhereThePlanContradictsTheGuide) {
@@ -247,7 +250,7 @@ TEST(Plan, PartialLastPodTakesOnlyTheCoreUplinksItNeeds) {
       "cluster: {gpu: h100-sxm, nodes: 600, nic: cx7-400g}\nfabric: {technology: infiniband, "
       "switch: qm9700}\n");
   const Topology& t = p.topo;
-  ASSERT_EQ(t.kind, "clos3");
+  ASSERT_EQ(t.kind, TopologyKind::kClos3);
   ASSERT_EQ(t.pods, 5);
   ASSERT_EQ(t.units, 19);
   EXPECT_EQ(t.last_pod_spine_up * 4, t.spine_up * 3);

@@ -67,23 +67,25 @@ std::string topology_svg(const Plan& p) {
   };
   std::vector<Row> rows;
   const int planes = t.planes;
-  if (t.kind == "clos3")
+  if (t.kind == TopologyKind::kClos3)
     rows.push_back({"core", "core",
                     planes > 1 ? fmt::format("{} per plane", p.core_total / planes) : "",
                     p.core_total / planes});
-  if (t.kind == "dragonfly")
+  if (t.kind == TopologyKind::kDragonfly)
     rows.push_back(
         {"group spines", "spine",
          fmt::format("{} groups, {} global links per pair", t.pods, t.global_links_per_pair),
          p.spine_total / planes});
-  else if (t.kind != "single")
-    rows.push_back({t.kind == "clos3" ? "pod spines" : "spines", "spine",
-                    t.kind == "clos3" ? fmt::format("{} pods × {}", t.pods, t.spines_per_pod) : "",
+  else if (t.kind != TopologyKind::kSingle)
+    rows.push_back({t.kind == TopologyKind::kClos3 ? "pod spines" : "spines", "spine",
+                    t.kind == TopologyKind::kClos3
+                        ? fmt::format("{} pods × {}", t.pods, t.spines_per_pod)
+                        : "",
                     p.spine_total / planes});
   // One scalable unit expanded: its rail leaves and its nodes.
-  rows.push_back({t.kind == "single" ? "switch" : "unit 1 leaves", "leaf",
-                  t.rail_optimized && t.kind != "single" ? "one leaf per rail" : "",
-                  t.kind == "single" ? 1 : t.leaves_per_unit});
+  rows.push_back({t.kind == TopologyKind::kSingle ? "switch" : "unit 1 leaves", "leaf",
+                  t.rail_optimized && t.kind != TopologyKind::kSingle ? "one leaf per rail" : "",
+                  t.kind == TopologyKind::kSingle ? 1 : t.leaves_per_unit});
   const int nodes = std::min(t.nodes_per_unit > 0 ? t.nodes_per_unit : p.nodes, p.nodes);
   rows.push_back(
       {"unit 1 nodes", "node",
@@ -208,7 +210,7 @@ std::string report_html(const ReportInputs& in) {
       "<li><b>Build</b>: {} × {} {} GPUs ({} GPUs), {} × {} per node, <b>{}</b>, "
       "{} with {} × {} switches.</li>",
       p.nodes, p.gpus_per_node, esc(p.gpu.id), p.gpus, p.nics_per_node, esc(p.nic.id),
-      p.technology == "infiniband" ? "InfiniBand" : "RoCE v2", esc(p.topo.kind), p.switch_total,
+      technology_title(p.technology), topology_kind_name(p.topo.kind), p.switch_total,
       esc(p.sw.id));
   body += fmt::format(
       "<li><b>Network capex</b> {} ({} per GPU, {:.1f}% of the cluster's {}); "
@@ -233,9 +235,9 @@ std::string report_html(const ReportInputs& in) {
                           units::format_seconds(in.step->time_to_train_s),
                           units::format_usd(in.step->cost_to_train_usd));
   }
-  body +=
-      fmt::format("<li><b>Why {}</b>: {}</li></ul></section>",
-                  p.technology == "infiniband" ? "InfiniBand" : "RoCE", esc(p.technology_reason));
+  body += fmt::format("<li><b>Why {}</b>: {}</li></ul></section>",
+                      p.technology == Technology::kInfiniband ? "InfiniBand" : "RoCE",
+                      esc(p.technology_reason));
   body += "<section><h2>Topology</h2>" + topology_svg(p) + "</section>";
   body +=
       "<section><h2>Bill of materials</h2><table><tr><th>category</th><th>item</th><th>role</th>"

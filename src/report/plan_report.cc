@@ -18,15 +18,17 @@ double round_to(double v, double step) { return std::round(v / step) * step; }
 
 std::string topology_line(const Plan& p) {
   const Topology& t = p.topo;
-  std::string s = fmt::format("{} ({} tier{})", t.kind, t.tiers, t.tiers > 1 ? "s" : "");
-  if (t.rail_optimized && t.kind != "single") s += ", rail-optimized";
+  std::string s =
+      fmt::format("{} ({} tier{})", topology_kind_name(t.kind), t.tiers, t.tiers > 1 ? "s" : "");
+  if (t.rail_optimized && t.kind != TopologyKind::kSingle) s += ", rail-optimized";
   if (t.planes > 1) s += fmt::format(", {} planes", t.planes);
-  if (t.kind != "single")
+  if (t.kind != TopologyKind::kSingle)
     s += fmt::format(", {} scalable unit{} of {} nodes", t.units, t.units > 1 ? "s" : "",
                      t.nodes_per_unit);
-  if (t.kind == "clos3") s += fmt::format(", {} pods", t.pods);
-  if (t.kind == "dragonfly") s += fmt::format(", {} groups", t.pods);
-  if (t.kind != "single") s += fmt::format(", {:.3g}:1 at the leaf", t.oversubscription);
+  if (t.kind == TopologyKind::kClos3) s += fmt::format(", {} pods", t.pods);
+  if (t.kind == TopologyKind::kDragonfly) s += fmt::format(", {} groups", t.pods);
+  if (t.kind != TopologyKind::kSingle)
+    s += fmt::format(", {:.3g}:1 at the leaf", t.oversubscription);
   return s;
 }
 
@@ -47,7 +49,9 @@ nlohmann::json plan_json(const Plan& p) {
                      {"source", it.source}});
   json cands = json::array();
   for (const auto& c : p.candidates) {
-    json j = {{"technology", c.technology}, {"switch", c.switch_id}, {"chosen", c.chosen}};
+    json j = {{"technology", technology_name(c.technology)},
+              {"switch", c.switch_id},
+              {"chosen", c.chosen}};
     if (c.note.empty()) {
       j["topology"] = c.topology;
       j["tiers"] = c.tiers;
@@ -66,12 +70,12 @@ nlohmann::json plan_json(const Plan& p) {
       {"gpus_per_node", p.gpus_per_node},
       {"gpu", p.gpu.id},
       {"nic", {{"id", p.nic.id}, {"per_node", p.nics_per_node}, {"gbps", p.nic.rate_gbps}}},
-      {"technology", p.technology},
+      {"technology", technology_name(p.technology)},
       {"technology_reason", p.technology_reason},
-      {"load_balancing", p.load_balancing},
+      {"load_balancing", load_balancing_name(p.load_balancing)},
       {"in_network_reduction", p.in_network_reduction},
       {"topology",
-       {{"kind", t.kind},
+       {{"kind", topology_kind_name(t.kind)},
         {"tiers", t.tiers},
         {"rail_optimized", t.rail_optimized},
         {"planes", t.planes},
@@ -139,7 +143,7 @@ std::string plan_text(const Plan& p) {
   };
   s += fmt::format("Plan {}: {} x {} GPUs = {} {} GPUs\n", p.name, p.nodes, p.gpus_per_node, p.gpus,
                    p.gpu.id);
-  line("technology", p.technology == "infiniband" ? "InfiniBand" : "RoCE v2");
+  line("technology", technology_title(p.technology));
   line("why", p.technology_reason);
   line("NICs", fmt::format("{} x {} per node ({:g} Gbps each)", p.nics_per_node, p.nic.id,
                            p.nic.rate_gbps));
@@ -154,10 +158,10 @@ std::string plan_text(const Plan& p) {
   if (p.leaf_spine_total) ln += fmt::format(" + {} leaf-spine", p.leaf_spine_total);
   if (p.spine_core_total)
     ln += fmt::format(" + {} {}", p.spine_core_total,
-                      p.topo.kind == "dragonfly" ? "global" : "spine-core");
+                      p.topo.kind == TopologyKind::kDragonfly ? "global" : "spine-core");
   line("links", fmt::format("{} = {}", ln, p.link_total));
   line("bisection", units::format_bitrate(p.bisection_gbps * 1e9));
-  line("load balance", p.load_balancing);
+  line("load balance", load_balancing_name(p.load_balancing));
   line("in-network", p.in_network_reduction ? p.sw.in_network_reduction : "off");
   line("network",
        fmt::format("{} capex, {} ({} per GPU, {:.1f}% of cluster capex)",
@@ -165,7 +169,7 @@ std::string plan_text(const Plan& p) {
                    format_usd(p.bom.network_usd_per_gpu), 100 * p.bom.network_share));
   line("cluster",
        fmt::format("{} capex, {}", format_usd(p.bom.capex_usd), format_power(p.bom.power_w)));
-  if (p.topo.kind != "single")
+  if (p.topo.kind != TopologyKind::kSingle)
     line("growth", fmt::format("{:.0f}% of top-tier ports free; up to {} nodes without a new tier",
                                100 * p.spine_ports_free_fraction, p.max_nodes_same_tiers));
   for (const auto& w : p.warnings) s += "  warning: " + w + "\n";
@@ -177,19 +181,20 @@ std::string plan_markdown(const Plan& p) {
   std::string s = fmt::format("# Fabric plan: {}\n\n", p.name);
   s += fmt::format("**{} x {} = {} {} GPUs**, {} x {} per node, **{}**, {}.\n\n", p.nodes,
                    p.gpus_per_node, p.gpus, p.gpu.id, p.nics_per_node, p.nic.id,
-                   p.technology == "infiniband" ? "InfiniBand" : "RoCE v2", topology_line(p));
+                   technology_title(p.technology), topology_line(p));
   s += "## Why\n\n";
   s += fmt::format(
       "- Technology: {}\n- Switch: {}\n- Load balancing: {}; in-network reduction: "
       "{}\n\n",
-      p.technology_reason, p.switch_reason, p.load_balancing,
+      p.technology_reason, p.switch_reason, load_balancing_name(p.load_balancing),
       p.in_network_reduction ? p.sw.in_network_reduction : "off");
   s += "## Fabric\n\n| | count |\n|---|---:|\n";
   s += fmt::format("| leaf switches | {} |\n| spine switches | {} |\n| core switches | {} |\n",
                    p.leaf_total, p.spine_total, p.core_total);
   s += fmt::format("| node-leaf links | {} |\n| leaf-spine links | {} |\n| {} links | {} |\n",
                    p.node_leaf_total, p.leaf_spine_total,
-                   p.topo.kind == "dragonfly" ? "global" : "spine-core", p.spine_core_total);
+                   p.topo.kind == TopologyKind::kDragonfly ? "global" : "spine-core",
+                   p.spine_core_total);
   s += fmt::format("| bisection bandwidth | {} |\n\n",
                    units::format_bitrate(p.bisection_gbps * 1e9));
   s += "## Bill of materials\n\n| category | item | role | qty | unit | total | power | source |\n"
@@ -208,10 +213,11 @@ std::string plan_markdown(const Plan& p) {
        "|---|---|---|---:|---:|\n";
   for (const auto& c : p.candidates) {
     if (!c.note.empty()) {
-      s += fmt::format("| {} | {} | cannot: {} | | |\n", c.technology, c.switch_id, c.note);
+      s += fmt::format("| {} | {} | cannot: {} | | |\n", technology_name(c.technology), c.switch_id,
+                       c.note);
       continue;
     }
-    s += fmt::format("| {} | {}{} | {} | {} | {} |\n", c.technology, c.switch_id,
+    s += fmt::format("| {} | {}{} | {} | {} | {} |\n", technology_name(c.technology), c.switch_id,
                      c.chosen ? " (chosen)" : "", c.topology, c.switches,
                      format_usd(c.network_capex_usd));
   }

@@ -49,7 +49,7 @@ std::vector<ReportWhatIf> failure_rows(const Plan& plan, const Fabric& fabric, c
     return m ? m->at(kQuotedBytes).busbw_gbs : 0.0;
   };
   std::vector<ReportWhatIf> rows{{"as planned", planned_busbw, ""}};
-  if (plan.topo.kind != "single" && plan.spine_total > 0) {
+  if (plan.topo.kind != TopologyKind::kSingle && plan.spine_total > 0) {
     Fabric f = fabric;
     f.fail_vertex(f.spine_vertex(0, 0));
     rows.push_back({"one spine fails", probe_on(f), "the fabric routes around it"});
@@ -73,19 +73,13 @@ Result<std::vector<BusbwSeries>> measured_curves(const Plan& plan, const Fabric&
     const std::string op_s = m.op.empty() ? "all_reduce" : m.op;
     auto op = parse_op(op_s);
     if (!op)
-      return Diagnostic{m.file,
-                        0,
-                        0,
-                        "--measured",
-                        fmt::format("unknown collective '{}'", op_s),
-                        "the report overlays nccl-tests runs of a known collective"};
+      return Diagnostic::in_file(m.file, "--measured", fmt::format("unknown collective '{}'", op_s),
+                                 "the report overlays nccl-tests runs of a known collective");
     if (m.nodes > plan.nodes)
-      return Diagnostic{m.file,
-                        0,
-                        0,
-                        "--measured",
-                        fmt::format("the run used {} nodes; the plan has {}", m.nodes, plan.nodes),
-                        "overlay runs of this cluster"};
+      return Diagnostic::in_file(
+          m.file, "--measured",
+          fmt::format("the run used {} nodes; the plan has {}", m.nodes, plan.nodes),
+          "overlay runs of this cluster");
     const std::pair<std::string, int> job{op_s, m.nodes};
     if (std::find(drawn.begin(), drawn.end(), job) == drawn.end()) {
       drawn.push_back(job);
@@ -127,7 +121,7 @@ Result<std::vector<OutputFile>> report_configs(const PlannedSpec& planned, Repor
   for (auto& [name, text] : set->files) files.push_back({"configs/" + name, std::move(text)});
   for (const auto& f : set->folders) in.config_links.push_back("configs/" + f);
   const Plan& plan = planned.plan;
-  if (plan.technology == "infiniband") {
+  if (plan.technology == Technology::kInfiniband) {
     in.config_lines.push_back(fmt::format(
         "InfiniBand: the subnet manager (OpenSM, routing engine {}) configures the fabric; "
         "opensm/ holds its configuration and partitions, cabling.csv the cabling plan",

@@ -70,8 +70,8 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
   std::string s;
   s += fmt::format("# gpufabric simulate: {} on {} ({} x {} {} GPUs, {}, {}, load balancing {})\n",
                    op_name(m.op()), p.name, m.nodes(), p.gpus_per_node, p.gpu.id,
-                   p.technology == "infiniband" ? "InfiniBand" : "RoCE", p.topo.kind,
-                   m.load_balancing());
+                   p.technology == Technology::kInfiniband ? "InfiniBand" : "RoCE",
+                   topology_kind_name(p.topo.kind), load_balancing_name(m.load_balancing()));
   s += fmt::format("# Collective test starting: {}\n", prog);
   s += fmt::format(
       "# nThread 1 nGpus 1 minBytes {:.0f} maxBytes {:.0f} step: {:g}(factor) warmup iters: 0 "
@@ -179,7 +179,7 @@ nlohmann::json sim_json(const SimReport& r) {
   return {{"collective", op_name(m.op())},
           {"gpus", m.ranks()},
           {"nodes", m.nodes()},
-          {"load_balancing", m.load_balancing()},
+          {"load_balancing", load_balancing_name(m.load_balancing())},
           {"avg_busbw_gbs", r.rows.empty() ? 0.0 : bw_sum / r.rows.size()},
           {"results", rows},
           {"algorithms", algos}};

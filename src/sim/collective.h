@@ -9,36 +9,19 @@
 
 #include "common/diag.h"
 #include "plan/plan.h"
+#include "sim/nccl_cost.h"
 #include "topo/fabric.h"
 
 namespace gf {
 
-enum class Op { kAllReduce, kAllGather, kReduceScatter, kAlltoall, kBroadcast, kReduce, kSendRecv };
-enum class Algorithm { kRing, kTree, kNvls, kNvlsTree, kCollNet, kPat, kP2p };
-
-/// The time an alltoall of `ranks` spends posting a send and a receive to every peer, us. It
-/// overlaps the data: an alltoall takes the longer of the two (plus its fixed latency).
-double alltoall_posting_us(long long ranks);
-enum class Protocol { kLL, kLL128, kSimple };
-
-const char* op_name(Op op);  ///< all_reduce, ...
-const char* algorithm_name(Algorithm a);
-const char* protocol_name(Protocol p);
-std::optional<Op> parse_op(const std::string& s);
-std::optional<Algorithm> parse_algorithm(const std::string& s);
-std::optional<Protocol> parse_protocol(const std::string& s);
-std::vector<std::string> op_names();
-/// nccl-tests' bus bandwidth factor for `ranks` (nccl-tests PERFORMANCE.md).
-double bus_factor(Op op, long long ranks);
-
 /// What to simulate.
 struct SimOptions {
   Op op = Op::kAllReduce;
-  std::optional<Algorithm> algorithm;  ///< nullopt: choose as NCCL would
-  std::optional<Protocol> protocol;    ///< nullopt: choose as NCCL would
-  int nodes = 0;                       ///< first N nodes of the fabric; 0 = all
-  std::string load_balancing;          ///< "" = the plan's
-  uint64_t seed = 1;                   ///< ECMP hash seed
+  std::optional<Algorithm> algorithm;           ///< nullopt: choose as NCCL would
+  std::optional<Protocol> protocol;             ///< nullopt: choose as NCCL would
+  int nodes = 0;                                ///< first N nodes of the fabric; 0 = all
+  std::optional<LoadBalancing> load_balancing;  ///< nullopt: the plan's
+  uint64_t seed = 1;                            ///< ECMP hash seed
   /// Memory the flows of one algorithm may take, bytes (0: no limit); beyond it build returns
   /// an error with the figure instead of exhausting the machine.
   size_t memory_budget_bytes = 0;
@@ -83,18 +66,18 @@ class CollectiveModel {
   int domains() const { return domains_; }
   Op op() const { return op_; }
   const std::vector<AlgorithmModel>& algorithms() const { return models_; }
-  std::string load_balancing() const { return load_balancing_; }
+  LoadBalancing load_balancing() const { return load_balancing_; }
 
  private:
-  double latency_us(Algorithm a, Protocol p) const;
-  double protocol_factor(Algorithm a, Protocol p) const;
+  /// The communicator `a` runs on, for NCCL's cost terms (nccl_cost.h).
+  CostShape shape(Algorithm a) const;
   Op op_ = Op::kAllReduce;
   long long ranks_ = 0;
   int nodes_ = 0, domains_ = 0, domain_gpus_ = 0;
   std::optional<Algorithm> forced_algorithm_;
   std::optional<Protocol> forced_protocol_;
   std::vector<AlgorithmModel> models_;
-  std::string load_balancing_;
+  LoadBalancing load_balancing_ = LoadBalancing::kEcmp;
 };
 
 /// A collective run by many groups of GPUs at once (every DP group, every TP group, ...), as a
@@ -106,7 +89,7 @@ class GroupCollective {
   /// such domain only (they are alike and do not meet on shared links).
   static Result<GroupCollective> build(const Fabric& fabric, const Plan& plan, Op op,
                                        const std::vector<std::vector<int>>& groups,
-                                       const std::string& load_balancing = "");
+                                       std::optional<LoadBalancing> load_balancing = {});
   /// Seconds for one collective of `bytes` (nccl-tests size) in every group, the best
   /// protocol chosen.
   double seconds(double bytes) const;

@@ -83,13 +83,14 @@ TEST(Collective, EcmpCollisionsMultiQpAndAdaptiveRouting) {
   const auto s = setup(
       "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: roce, switch: "
       "sn5600, rail_optimized: false}\n");
-  auto busbw = [&](const char* lb) {
+  auto busbw = [&](LoadBalancing lb) {
     SimOptions o;
     o.algorithm = Algorithm::kRing;
     o.load_balancing = lb;
     return run(s, o, 8 * kGiB);
   };
-  const SizeResult ecmp = busbw("ecmp"), qp = busbw("ecmp-multi-qp"), ar = busbw("adaptive");
+  const SizeResult ecmp = busbw(LoadBalancing::kEcmp), qp = busbw(LoadBalancing::kEcmpMultiQp),
+                   ar = busbw(LoadBalancing::kAdaptive);
   EXPECT_LT(ecmp.busbw_gbs, 0.85 * ar.busbw_gbs);
   EXPECT_GT(qp.busbw_gbs, ecmp.busbw_gbs * 1.1);
   EXPECT_GE(ar.busbw_gbs, qp.busbw_gbs * 0.999);
@@ -137,7 +138,7 @@ TEST(Collective, AlltoallPostingOverlapsTheData) {
 // source leaf, so the spine-core links are loaded evenly.
 TEST(Collective, AlltoallOnThreeTiersRunsAtThePerGpuBandwidth) {
   const auto s = setup(ib("h100-sxm", 1024, "cx7-400g", "qm9700"));
-  ASSERT_EQ(s.plan.topo.kind, "clos3");
+  ASSERT_EQ(s.plan.topo.kind, TopologyKind::kClos3);
   SimOptions o;
   o.op = Op::kAlltoall;
   const SizeResult r = run(s, o, kGiB);

@@ -156,7 +156,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   if (par.pp > 1) r.bubble_s = r.compute_s * (par.pp - 1) / (w.virtual_pipeline * mb);
   const double per_mb = r.compute_s / mb;
 
-  const std::string lb = plan.load_balancing;
+  const LoadBalancing lb = plan.load_balancing;
   auto add = [&](const std::string& kind, Op op, const std::vector<std::vector<int>>& groups,
                  double bytes, double count, auto exposed_of) -> bool {
     if (groups.empty() || groups[0].size() < 2 || bytes <= 0 || count <= 0) return true;
@@ -269,7 +269,7 @@ Result<std::vector<StepScenario>> step_sensitivity(const Spec& spec, const Catal
   run(fmt::format("NIC x2 ({:g}G)", plan.nic.rate_gbps * 2), with_nic_rate(plan, 2));
   Spec over = spec;
   over.fabric.oversubscription = 2;
-  over.fabric.topology = "auto";
+  over.fabric.topology = std::nullopt;  // auto
   over.fabric.switch_id = plan.sw.id;
   over.fabric.technology = plan.technology;
   if (auto p2 = make_plan(over, cat)) run("2:1 oversubscription", *p2);

@@ -56,12 +56,9 @@ Names names_of(const Plan& plan, const Catalog& cat, const Fabric& f) {
 
 Diagnostic unknown(const std::string& what, const std::string& name, const Names& n) {
   const std::string hint = did_you_mean(name, n.all);
-  return {"",
-          0,
-          0,
-          "--fail",
-          fmt::format("unknown {} '{}'", what, name),
-          hint.empty() ? "use the device names of cabling.csv (gpufabric plan -o DIR)" : hint};
+  return Diagnostic::flag(
+      "--fail", fmt::format("unknown {} '{}'", what, name),
+      hint.empty() ? "use the device names of cabling.csv (gpufabric plan -o DIR)" : hint);
 }
 
 // Applies "--fail" items to the fabric.
@@ -135,15 +132,15 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
                                         parallel, parts[2]));
       }
       if (!done) {
-        errs.push_back({"", 0, 0, "--fail",
-                        fmt::format("no cable joins {} and {}", parts[1], parts[2]),
-                        "see cabling.csv for the links that exist"});
+        errs.push_back(Diagnostic::flag("--fail",
+                                        fmt::format("no cable joins {} and {}", parts[1], parts[2]),
+                                        "see cabling.csv for the links that exist"));
         continue;
       }
       changes.push_back(fmt::format("link {} - {} failed", parts[1], parts[2]));
     } else {
-      errs.push_back({"", 0, 0, "--fail", fmt::format("cannot read '{}'", item),
-                      "use link:A:B, switch:NAME or node:NAME"});
+      errs.push_back(Diagnostic::flag("--fail", fmt::format("cannot read '{}'", item),
+                                      "use link:A:B, switch:NAME or node:NAME"));
     }
   }
   return errs;
@@ -192,13 +189,13 @@ WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan,
 
 // A NIC id of the catalog for --nic: an id as is, or a rate matched to a NIC speaking the
 // plan's technology.
-std::optional<std::string> nic_for(const std::string& want, const Catalog& cat,
-                                   const std::string& tech) {
+std::optional<std::string> nic_for(const std::string& want, const Catalog& cat, Technology tech) {
   if (cat.nics.count(want)) return want;
   auto rate = units::parse_bitrate(want);
   if (!rate) return std::nullopt;
   for (const auto& [id, n] : cat.nics)
-    if (n.rate_gbps * 1e9 == *rate && (tech == "infiniband" ? n.infiniband : n.roce)) return id;
+    if (n.rate_gbps * 1e9 == *rate && (tech == Technology::kInfiniband ? n.infiniband : n.roce))
+      return id;
   return std::nullopt;
 }
 
@@ -217,13 +214,10 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   if (!o.nic.empty()) {
     auto id = nic_for(o.nic, cat, plan.technology);
     if (!id)
-      return Diagnostic{
-          "",
-          0,
-          0,
-          "--nic",
-          fmt::format("no {} NIC in the catalog matches '{}'", plan.technology, o.nic),
-          "give a rate such as 800G or a catalog id such as cx8-800g"};
+      return Diagnostic::flag("--nic",
+                              fmt::format("no {} NIC in the catalog matches '{}'",
+                                          technology_name(plan.technology), o.nic),
+                              "give a rate such as 800G or a catalog id such as cx8-800g");
     s2.cluster.nic = *id;
     s2.cluster.nics_per_node = plan.nics_per_node;
     if (plan.sw.ports_at(cat.nics.at(*id).rate_gbps / s2.fabric.planes) == 0)

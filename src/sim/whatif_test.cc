@@ -163,7 +163,7 @@ TEST(WhatIf, RoutesAroundADeadEndInThreeTiers) {
       "cluster: {gpu: h100-sxm, nodes: 512, nic: cx7-400g}\nfabric: {technology: infiniband, "
       "switch: qm9700}\n",
       s, &spec);
-  ASSERT_EQ(plan.topo.kind, "clos3");
+  ASSERT_EQ(plan.topo.kind, TopologyKind::kClos3);
   WhatIfOptions o;
   o.fail = {"link:su01-r0-leaf:pod01-spine01"};
   auto r = what_if(spec, s, plan, o);

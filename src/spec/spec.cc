@@ -70,9 +70,8 @@ void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
                {"technology", "topology", "rail_optimized", "switch", "oversubscription", "planes",
                 "scalable_unit", "spine_headroom", "load_balancing", "in_network_reduction",
                 "appliance_ports"});
-  if (auto v = r.choice(n, "technology", p, {"auto", "infiniband", "roce"})) f.technology = *v;
-  if (auto v = r.choice(n, "topology", p, {"auto", "single", "clos2", "clos3", "dragonfly"}))
-    f.topology = *v;
+  f.technology = r.choice_or_auto(n, "technology", p, kTechnologyNames, f.technology);
+  f.topology = r.choice_or_auto(n, "topology", p, kTopologyKindNames, f.topology);
   if (auto v = r.boolean(n, "rail_optimized", p)) f.rail_optimized = *v;
   if (auto v = r.text(n, "switch", p)) f.switch_id = *v;
   if (auto v = r.quantity(n, "oversubscription", p, units::parse_ratio)) {
@@ -97,9 +96,8 @@ void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
     else
       f.spine_headroom = *v;
   }
-  if (auto v =
-          r.choice(n, "load_balancing", p, {"auto", "ecmp", "ecmp-multi-qp", "adaptive", "spray"}))
-    f.load_balancing = *v;
+  f.load_balancing =
+      r.choice_or_auto(n, "load_balancing", p, kLoadBalancingNames, f.load_balancing);
   if (auto v = r.choice(n, "in_network_reduction", p, {"auto", "on", "off"}))
     f.in_network_reduction = *v;
   if (child(n, "appliance_ports").IsDefined()) {
@@ -317,7 +315,7 @@ bool is_ipv4_prefix(const std::string& s) {
 
 Diagnostic Spec::at(const std::string& key, const std::string& message,
                     const std::string& hint) const {
-  Diagnostic d{path, 0, 0, key, message, hint};
+  Diagnostic d = Diagnostic::in_file(path, key, message, hint);
   // Point at the key, or at the nearest enclosing key that was written.
   for (std::string k = key; !k.empty();) {
     if (auto it = where.find(k); it != where.end()) {
@@ -343,8 +341,8 @@ std::vector<Diagnostic> parse_into(const std::string& text, const std::string& f
   if (!r.ok()) return r.errors();
   s.path = file;
   if (root.IsNull() || !root.IsDefined()) {
-    return {
-        Diagnostic{file, 1, 1, "", "the spec is empty", "start from examples/seed-70b-1024.yaml"}};
+    return {Diagnostic::at(file, 1, 1, "", "the spec is empty",
+                           "start from examples/seed-70b-1024.yaml")};
   }
   if (!r.expect_map(root, "")) return r.errors();
   structural = !child(root, "cluster").IsMap();
@@ -447,11 +445,11 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
   }
   auto& f = s.fabric;
   if (nic) {
-    if (f.technology == "infiniband" && !nic->infiniband)
+    if (f.technology == Technology::kInfiniband && !nic->infiniband)
       errs.push_back(s.at("fabric.technology",
                           fmt::format("NIC '{}' does not speak InfiniBand", nic->id),
                           "choose roce or an InfiniBand-capable NIC such as cx7-400g"));
-    if (f.technology == "roce" && !nic->roce)
+    if (f.technology == Technology::kRoce && !nic->roce)
       errs.push_back(s.at("fabric.technology", fmt::format("NIC '{}' does not do RoCE", nic->id)));
     if (nic->rate_gbps / f.planes < 100)
       errs.push_back(
@@ -493,11 +491,11 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
                             fmt::format("switch '{}' cannot run ports at {} Gbps (native {} Gbps, "
                                         "no such breakout)",
                                         sw.id, lane, sw.port_gbps)));
-      if (f.technology == "infiniband" && sw.technology != "infiniband")
+      if (f.technology == Technology::kInfiniband && sw.technology != SwitchTechnology::kInfiniband)
         errs.push_back(
             s.at("fabric.switch",
                  fmt::format("'{}' is an Ethernet switch; the fabric is InfiniBand", sw.id)));
-      if (f.technology == "roce" && sw.technology != "ethernet")
+      if (f.technology == Technology::kRoce && sw.technology != SwitchTechnology::kEthernet)
         errs.push_back(
             s.at("fabric.switch",
                  fmt::format("'{}' is an InfiniBand switch; the fabric is RoCE", sw.id)));
@@ -574,22 +572,14 @@ Result<std::pair<std::string, std::string>> apply_overrides(
     YAML::Node node = root;
     for (size_t k = 0; k + 1 < parts.size(); ++k) {
       if (parts[k].empty() || (node[parts[k]] && !node[parts[k]].IsMap()))
-        return Diagnostic{"",
-                          0,
-                          0,
-                          o.key,
-                          "not a key path into the spec",
-                          "use dotted keys such as cluster.nodes or fabric.technology"};
+        return Diagnostic::at_key(o.key, "not a key path into the spec",
+                                  "use dotted keys such as cluster.nodes or fabric.technology");
       if (!node[parts[k]]) node[parts[k]] = YAML::Node(YAML::NodeType::Map);
       node.reset(node[parts[k]]);
     }
     if (parts.back().empty())
-      return Diagnostic{"",
-                        0,
-                        0,
-                        o.key,
-                        "not a key path into the spec",
-                        "use dotted keys such as cluster.nodes or fabric.technology"};
+      return Diagnostic::at_key(o.key, "not a key path into the spec",
+                                "use dotted keys such as cluster.nodes or fabric.technology");
     node[parts.back()] = o.value;
   }
   YAML::Emitter out;
@@ -602,12 +592,8 @@ Result<std::pair<std::string, std::string>> apply_overrides(
 Result<LoadedSpec> load_spec(const std::string& path, const std::vector<KeyOverride>& overrides) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    return Diagnostic{path,
-                      0,
-                      0,
-                      "",
-                      "is a folder, not a spec file",
-                      "name a YAML file, e.g. examples/seed-70b-1024.yaml"};
+    return Diagnostic::in_file(path, "", "is a folder, not a spec file",
+                               "name a YAML file, e.g. examples/seed-70b-1024.yaml");
   auto read = read_file_bounded(path, kMaxSpecBytes, "", "spec file");
   if (!read) return read.errors();
   auto applied = apply_overrides(*read, path, overrides);

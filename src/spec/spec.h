@@ -9,6 +9,7 @@
 
 #include "catalog/catalog.h"
 #include "common/diag.h"
+#include "common/enum_names.h"
 
 namespace gf {
 
@@ -27,18 +28,50 @@ struct ClusterSpec {
   long long gpus_requested = 0;  ///< `gpus:` as written (0 when `nodes:` was used)
 };
 
-/// The scale-out fabric to plan; "auto" lets the planner decide.
+/// The scale-out network technology.
+enum class Technology { kInfiniband, kRoce };
+inline constexpr EnumName<Technology> kTechnologyNames[] = {{Technology::kInfiniband, "infiniband"},
+                                                            {Technology::kRoce, "roce"}};
+inline const char* technology_name(Technology t) { return name_of(kTechnologyNames, t); }
+/// "InfiniBand" or "RoCE v2", as people write them.
+inline const char* technology_title(Technology t) {
+  return t == Technology::kInfiniband ? "InfiniBand" : "RoCE v2";
+}
+
+/// The shape of one fabric plane.
+enum class TopologyKind { kSingle, kClos2, kClos3, kDragonfly };
+inline constexpr EnumName<TopologyKind> kTopologyKindNames[] = {
+    {TopologyKind::kSingle, "single"},
+    {TopologyKind::kClos2, "clos2"},
+    {TopologyKind::kClos3, "clos3"},
+    {TopologyKind::kDragonfly, "dragonfly"}};
+inline const char* topology_kind_name(TopologyKind k) { return name_of(kTopologyKindNames, k); }
+
+/// How traffic is spread over equal-cost paths: per-flow ECMP hashing, ECMP over several QPs
+/// per connection (NCCL_IB_QPS_PER_CONNECTION), adaptive routing (per-packet or flowlet choice
+/// by the switch), or packet spraying by the NIC.
+enum class LoadBalancing { kEcmp, kEcmpMultiQp, kAdaptive, kSpray };
+inline constexpr EnumName<LoadBalancing> kLoadBalancingNames[] = {
+    {LoadBalancing::kEcmp, "ecmp"},
+    {LoadBalancing::kEcmpMultiQp, "ecmp-multi-qp"},
+    {LoadBalancing::kAdaptive, "adaptive"},
+    {LoadBalancing::kSpray, "spray"}};
+inline const char* load_balancing_name(LoadBalancing lb) {
+  return name_of(kLoadBalancingNames, lb);
+}
+
+/// The scale-out fabric to plan; an empty optional is "auto": the planner decides.
 struct FabricSpec {
-  std::string technology = "auto";  ///< auto | infiniband | roce
-  std::string topology = "auto";    ///< auto | single | clos2 | clos3 | dragonfly
+  std::optional<Technology> technology;  ///< auto | infiniband | roce
+  std::optional<TopologyKind> topology;  ///< auto | single | clos2 | clos3 | dragonfly
   bool rail_optimized = true;
   std::string switch_id = "auto";
   double oversubscription = 1.0;  ///< leaf down:up bandwidth
   int planes = 1;
-  int scalable_unit = 0;                      ///< nodes per unit; 0 = auto (one leaf per rail)
-  double spine_headroom = 0.0;                ///< fraction of spine ports left free for growth
-  std::string load_balancing = "auto";        ///< auto | ecmp | ecmp-multi-qp | adaptive | spray
-  std::string in_network_reduction = "auto";  ///< auto | on | off
+  int scalable_unit = 0;                        ///< nodes per unit; 0 = auto (one leaf per rail)
+  double spine_headroom = 0.0;                  ///< fraction of spine ports left free for growth
+  std::optional<LoadBalancing> load_balancing;  ///< auto | ecmp | ecmp-multi-qp | adaptive | spray
+  std::string in_network_reduction = "auto";    ///< auto | on | off
   int appliance_ports = 0;  ///< leaf ports taken by fabric-management appliances (e.g. UFM)
 };
 

@@ -251,3 +251,22 @@ TEST(SpecErrors, FuzzRegressions) {
   }
 }
 }  // namespace gf
+
+namespace gf {
+namespace {
+
+// Each closed set of the spec parses every name it prints, and nothing else.
+TEST(SpecEnums, NamesRoundTrip) {
+  for (const auto& e : kTechnologyNames) EXPECT_EQ(parse_name(kTechnologyNames, e.name), e.value);
+  for (const auto& e : kTopologyKindNames)
+    EXPECT_EQ(parse_name(kTopologyKindNames, e.name), e.value);
+  for (const auto& e : kLoadBalancingNames)
+    EXPECT_EQ(parse_name(kLoadBalancingNames, e.name), e.value);
+  EXPECT_FALSE(parse_name(kTopologyKindNames, "auto"));
+  EXPECT_FALSE(parse_name(kLoadBalancingNames, "multi_qp"));
+  EXPECT_EQ(names_joined(kLoadBalancingNames), "ecmp | ecmp-multi-qp | adaptive | spray");
+  EXPECT_STREQ(topology_kind_name(TopologyKind::kClos3), "clos3");
+}
+
+}  // namespace
+}  // namespace gf

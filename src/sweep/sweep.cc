@@ -52,12 +52,8 @@ double DesignResult::time_s() const { return time_to_train_s > 0 ? time_to_train
 Result<SweepAxis> parse_vary(const std::string& text) {
   const size_t eq = text.find('=');
   const auto bad = [&](const std::string& why) {
-    return Diagnostic{"",
-                      0,
-                      0,
-                      "--vary",
-                      fmt::format("'{}': {}", text, why),
-                      "write KEY=V1,V2,... such as cluster.nodes=128,256"};
+    return Diagnostic::flag("--vary", fmt::format("'{}': {}", text, why),
+                            "write KEY=V1,V2,... such as cluster.nodes=128,256");
   };
   if (eq == std::string::npos || eq == 0) return bad("expected KEY=V1,V2,...");
   SweepAxis a;
@@ -110,8 +106,8 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
     d.error = one_line(plan.errors());
     return d;
   }
-  d.technology = plan->technology;
-  d.topology = plan->topo.kind;
+  d.technology = technology_name(plan->technology);
+  d.topology = topology_kind_name(plan->topo.kind);
   d.switch_id = plan->sw.id;
   d.nic = plan->nic.id;
   d.gpus = plan->nodes * plan->gpus_per_node;

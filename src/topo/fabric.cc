@@ -47,12 +47,6 @@ const char* link_class_name(LinkClass c) {
   return "?";
 }
 
-LoadBalancing parse_load_balancing(const std::string& s) {
-  if (s == "ecmp") return LoadBalancing::kEcmp;
-  if (s == "ecmp-multi-qp") return LoadBalancing::kEcmpMultiQp;
-  return LoadBalancing::kAdaptive;
-}
-
 int Fabric::add_vertex(int tier, int pod) {
   tier_.push_back(static_cast<int8_t>(tier));
   pod_.push_back(pod);
@@ -90,14 +84,15 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   f.leaves_ = t.leaves;
   f.spines_ = t.spines;
   f.cores_ = t.cores;
-  f.spines_per_pod_ = std::max(1, t.kind == "clos2" ? t.spines : t.spines_per_pod);
+  f.spines_per_pod_ = std::max(1, t.kind == TopologyKind::kClos2 ? t.spines : t.spines_per_pod);
   f.cores_per_group_ = std::max(1, t.cores_per_group);
-  f.groups_ = t.kind == "dragonfly" ? t.pods : 0;
+  f.groups_ = t.kind == TopologyKind::kDragonfly ? t.pods : 0;
   f.pods_ = std::max(1, t.pods);
   f.switch_base_ = static_cast<int>(f.tier_.size());
   f.per_plane_ = t.leaves + t.spines + t.cores;
-  const int leaves_per_pod =
-      (t.kind == "clos3" || t.kind == "dragonfly") ? t.units_per_pod * t.leaves_per_unit : 0;
+  const int leaves_per_pod = (t.kind == TopologyKind::kClos3 || t.kind == TopologyKind::kDragonfly)
+                                 ? t.units_per_pod * t.leaves_per_unit
+                                 : 0;
   for (int plane = 0; plane < t.planes; ++plane) {
     for (int i = 0; i < t.leaves; ++i) f.add_vertex(1, leaves_per_pod ? i / leaves_per_pod : 0);
     for (int i = 0; i < t.spines; ++i) f.add_vertex(2, i / f.spines_per_pod_);
@@ -348,9 +343,9 @@ bool Fabric::route_to_switch(int src_nic, int plane, int target, uint64_t hash,
 
 int Fabric::reduction_root(int plane, int rail) const {
   const int base = switch_base_ + plane * per_plane_;
-  if (kind_ == "single") return base;
-  if (kind_ == "clos2") return base + leaves_ + rail % std::max(1, spines_);
-  if (kind_ == "clos3") return base + leaves_ + spines_ + rail % std::max(1, cores_);
+  if (kind_ == TopologyKind::kSingle) return base;
+  if (kind_ == TopologyKind::kClos2) return base + leaves_ + rail % std::max(1, spines_);
+  if (kind_ == TopologyKind::kClos3) return base + leaves_ + spines_ + rail % std::max(1, cores_);
   return -1;  // dragonfly: no single tree root
 }
 

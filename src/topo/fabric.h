@@ -33,10 +33,6 @@ struct Link {
   bool failed = false;
 };
 
-/// How flows are spread over equal-cost paths.
-enum class LoadBalancing { kEcmp, kEcmpMultiQp, kAdaptive };
-LoadBalancing parse_load_balancing(const std::string& s);  ///< spray counts as adaptive
-
 /// The graph. Vertex ids: GPUs first (node * gpus_per_node + g), then scale-up domains, NICs
 /// (node * nics_per_node + rail), then switches plane by plane (leaves, spines, cores).
 class Fabric {
@@ -134,7 +130,7 @@ class Fabric {
   bool walk(int src_nic, int dst_nic, int plane, std::vector<int32_t>& path, Choose&& choose) const;
 
   int nodes_ = 0, gpus_per_node_ = 0, rails_ = 0, planes_ = 1, domain_gpus_ = 8;
-  std::string kind_;
+  TopologyKind kind_ = TopologyKind::kSingle;
   int switch_base_ = 0, per_plane_ = 0, leaves_ = 0, spines_ = 0, cores_ = 0;
   int spines_per_pod_ = 0, cores_per_group_ = 0;
   std::vector<Link> links_;

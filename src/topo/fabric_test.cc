@@ -74,7 +74,7 @@ TEST(Fabric, ThreeTierAndDragonflyRoutes) {
   auto b = plan_of(
       "cluster: {gpu: h100-sxm, nodes: 512, nic: cx7-400g}\nfabric: {technology: infiniband, "
       "switch: qm9700}\n");
-  ASSERT_EQ(b.plan.topo.kind, "clos3");
+  ASSERT_EQ(b.plan.topo.kind, TopologyKind::kClos3);
   const Fabric f = Fabric::build(b.plan, b.cat);
   std::vector<int32_t> path;
   ASSERT_TRUE(f.route(f.nic(0, 0), f.nic(511, 0), 0, 5, path));
@@ -82,7 +82,7 @@ TEST(Fabric, ThreeTierAndDragonflyRoutes) {
   auto d = plan_of(
       "cluster: {gpu: h100-sxm, nodes: 9000, nic: cx7-400g}\nfabric: {technology: infiniband, "
       "switch: qm9700}\n");
-  ASSERT_EQ(d.plan.topo.kind, "dragonfly");
+  ASSERT_EQ(d.plan.topo.kind, TopologyKind::kDragonfly);
   const Fabric g = Fabric::build(d.plan, d.cat);
   path.clear();
   ASSERT_TRUE(g.route(g.nic(0, 0), g.nic(8999, 0), 0, 5, path));

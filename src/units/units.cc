@@ -32,7 +32,7 @@ bool split_number(std::string_view text, double& number, std::string& suffix) {
 }
 
 Diagnostic bad(std::string_view text, const std::string& expected) {
-  return Diagnostic{.message = fmt::format("'{}' is not {}", text, expected), .hint = ""};
+  return Diagnostic::error(fmt::format("'{}' is not {}", text, expected));
 }
 
 struct Suffix {

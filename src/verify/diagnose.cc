@@ -415,7 +415,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
         break;
     }
   }
-  if (plan && plan->technology == "roce" && !links.empty() && !rail_netdevs.empty())
+  if (plan && plan->technology == Technology::kRoce && !links.empty() && !rail_netdevs.empty())
     rail_findings(rail_netdevs, links, out);
   if (mtus.size() > 1) {
     std::vector<Evidence> ev;

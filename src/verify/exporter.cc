@@ -248,7 +248,7 @@ std::string collect_metrics(const ExporterOptions& o, SourceHealth& health,
     double v = 0;
     if (read_number(d / "mtu", v, skipped)) {
       m.add("gpufabric_net_mtu_bytes", "gauge", "Interface MTU.", labels, v);
-      if (o.plan && o.plan->technology == "roce" && netdev_rail.count(name))
+      if (o.plan && o.plan->technology == Technology::kRoce && netdev_rail.count(name))
         m.add("gpufabric_port_mtu_as_planned", "gauge",
               "1 when a RoCE interface has the planned MTU.", labels, v == kPlannedRoceMtu ? 1 : 0);
     }
@@ -502,7 +502,7 @@ nlohmann::json grafana_dashboard(const Plan& plan) {
           {"version", 1},
           {"time", {{"from", "now-6h"}, {"to", "now"}}},
           {"refresh", "30s"},
-          {"tags", json::array({"gpufabric", plan.technology})},
+          {"tags", json::array({"gpufabric", technology_name(plan.technology)})},
           {"templating",
            {{"list",
              json::array(

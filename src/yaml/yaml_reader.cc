@@ -85,15 +85,15 @@ YAML::Node child(const YAML::Node& map, const std::string& key) {
 
 YAML::Node YamlReader::parse(const std::string& text) {
   if (text.size() > kMaxSpecBytes) {
-    diags_.push_back({file_, 0, 0, "",
-                      fmt::format("file is {}; at most {} is read", human_bytes(text.size()),
-                                  human_bytes(kMaxSpecBytes)),
-                      ""});
+    diags_.push_back(
+        Diagnostic::in_file(file_, "",
+                            fmt::format("file is {}; at most {} is read", human_bytes(text.size()),
+                                        human_bytes(kMaxSpecBytes))));
     return YAML::Node();
   }
   if (flow_depth(text) > kMaxFlowNesting) {
-    diags_.push_back(
-        {file_, 0, 0, "", fmt::format("nesting deeper than {} levels", kMaxFlowNesting), ""});
+    diags_.push_back(Diagnostic::in_file(
+        file_, "", fmt::format("nesting deeper than {} levels", kMaxFlowNesting)));
     return YAML::Node();
   }
   try {
@@ -125,8 +125,9 @@ YAML::Node YamlReader::parse(const std::string& text) {
     check_duplicate_keys(doc, "");
     return doc;
   } catch (const YAML::Exception& e) {
-    diags_.push_back({file_, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg,
-                      "check indentation, colons and quotes"});
+    diags_.push_back(Diagnostic::at(file_, e.mark.line + 1, e.mark.column + 1, "",
+                                    "YAML syntax error: " + e.msg,
+                                    "check indentation, colons and quotes"));
     return YAML::Node();
   }
 }
@@ -158,8 +159,8 @@ void YamlReader::error(const YAML::Node& at, const std::string& key, const std::
 void YamlReader::error_at(const YAML::Mark& mark, const std::string& key,
                           const std::string& message, const std::string& hint) {
   const bool known = mark.line >= 0 && !mark.is_null();
-  diags_.push_back(
-      {file_, known ? mark.line + 1 : 0, known ? mark.column + 1 : 0, key, message, hint});
+  diags_.push_back(Diagnostic::at(file_, known ? mark.line + 1 : 0, known ? mark.column + 1 : 0,
+                                  key, message, hint));
 }
 
 bool YamlReader::expect_map(const YAML::Node& node, const std::string& path) {

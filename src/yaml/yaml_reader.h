@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/diag.h"
+#include "common/enum_names.h"
 
 namespace gf {
 
@@ -66,6 +67,26 @@ class YamlReader {
   std::optional<std::string> choice(const YAML::Node& map, const std::string& key,
                                     const std::string& path,
                                     const std::vector<std::string>& choices, bool required = false);
+  /// A scalar that must name a member of a closed set (common/enum_names.h): the member.
+  template <typename E, std::size_t N>
+  std::optional<E> choice_of(const YAML::Node& map, const std::string& key, const std::string& path,
+                             const EnumName<E> (&table)[N], bool required = false) {
+    const auto v = choice(map, key, path, names_of(table), required);
+    if (!v) return std::nullopt;
+    return parse_name(table, *v);
+  }
+  /// The same with "auto" accepted besides the members: nullopt for auto, the member otherwise,
+  /// `current` when the key is absent or wrong (the error is recorded).
+  template <typename E, std::size_t N>
+  std::optional<E> choice_or_auto(const YAML::Node& map, const std::string& key,
+                                  const std::string& path, const EnumName<E> (&table)[N],
+                                  std::optional<E> current) {
+    std::vector<std::string> choices{"auto"};
+    for (const auto& n : names_of(table)) choices.push_back(n);
+    const auto v = choice(map, key, path, choices, false);
+    if (!v) return current;
+    return *v == "auto" ? std::nullopt : parse_name(table, *v);
+  }
 
   static std::string join(const std::string& path, const std::string& key) {
     return path.empty() ? key : path + "." + key;

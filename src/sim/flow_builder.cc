@@ -1,0 +1,500 @@
+#include "sim/flow_builder.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace gf {
+namespace {
+
+// What the Simple protocol achieves on a class of link.
+double efficiency(LinkClass c) {
+  switch (c) {
+    case LinkClass::kScaleUp:
+      return nccl::kScaleUpSimpleEfficiency;
+    case LinkClass::kPcie:
+      return 1.0;  // already net of PCIe overheads in the fabric
+    default:
+      return nccl::kNetworkSimpleEfficiency;
+  }
+}
+
+}  // namespace
+
+std::vector<double> simple_capacities(const Fabric& fab) {
+  std::vector<double> cap(fab.links().size());
+  for (size_t l = 0; l < cap.size(); ++l) {
+    const Link& k = fab.links()[l];
+    cap[l] = k.failed ? 0 : k.bytes_per_s * efficiency(k.cls);
+  }
+  return cap;
+}
+
+void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
+                 double payload, AlgorithmModel& m) {
+  const FluidResult r = run_fluid(fs, capacity);
+  m.flows = fs.size();
+  m.seconds_per_byte = r.time_s / payload;
+  if (r.bottleneck_link >= 0) {
+    const LinkClass cls = fab.links()[r.bottleneck_link].cls;
+    m.bottleneck = link_class_name(cls);
+    double util = 0;
+    int busy = 0;
+    for (size_t l = 0; l < r.load_Bps.size(); ++l)
+      if (r.load_Bps[l] > 0 && fab.links()[l].cls == cls) {
+        util += capacity[l] > 0 ? r.load_Bps[l] / capacity[l] : 0;
+        ++busy;
+      }
+    m.bottleneck_utilization = busy ? util / busy : 0;
+  }
+  double max_up = 0, sum_up = 0;
+  int n_up = 0;
+  for (size_t l = 0; l < r.load_Bps.size(); ++l)
+    if (r.load_Bps[l] > 0 && fab.is_uplink(static_cast<int>(l))) {
+      max_up = std::max(max_up, r.load_Bps[l]);
+      sum_up += r.load_Bps[l];
+      ++n_up;
+    }
+  m.ecmp_collision = n_up ? max_up / (sum_up / n_up) : 1.0;
+}
+
+FlowBuilder::FlowBuilder(const Fabric& fabric, LoadBalancing mode, uint64_t hash_seed,
+                         int node_count)
+    : fab(fabric),
+      lb(mode),
+      seed(hash_seed),
+      nodes(node_count),
+      G(fabric.gpus_per_node()),
+      R(fabric.nics_per_node()),
+      P(fabric.planes()),
+      ranks(1LL * node_count * fabric.gpus_per_node()),
+      D(static_cast<int>(std::max<long long>(1, std::min<long long>(fabric.domain_gpus(), ranks)))),
+      domains(static_cast<int>((ranks + D - 1) / D)) {}
+
+void FlowBuilder::nvlink(long long a, long long b, double coef, std::vector<Hop>& out) const {
+  if (a == b) return;
+  out.push_back({fab.gpu_up(static_cast<int>(a)), static_cast<float>(coef)});
+  out.push_back({fab.gpu_down(static_cast<int>(b)), static_cast<float>(coef)});
+}
+
+// NIC to NIC across the fabric, spread as the load-balancing mode does.
+bool FlowBuilder::net(int nic_a, int nic_b, int plane, uint64_t key, double coef,
+                      std::vector<Hop>& out) {
+  const uint64_t h = mix_key(seed, key);
+  auto one = [&](uint64_t hash, uint64_t spread, double c) {
+    // A NIC with a port in every plane fails over to the next plane when its own is cut
+    // (dual-plane fabrics halve, they do not stop).
+    bool routed = false;
+    for (int k = 0; k < P && !routed; ++k) {
+      scratch.clear();
+      routed = fab.route(nic_a, nic_b, (plane + k) % P, hash, scratch, spread);
+    }
+    if (!routed) return false;
+    if (path_latency.size() < 64) path_latency.push_back(fab.latency_s(scratch));
+    for (int l : scratch) out.push_back({l, static_cast<float>(c)});
+    return true;
+  };
+  bool ok = true;
+  const size_t start = out.size();
+  switch (lb) {
+    case LoadBalancing::kEcmp:
+      ok = one(h, 0, coef);
+      break;
+    case LoadBalancing::kEcmpMultiQp:
+      for (int q = 0; q < nccl::kQpsPerConnection && ok; ++q)
+        ok = one(mix_key(h, static_cast<uint64_t>(q) + 1), 0, coef / nccl::kQpsPerConnection);
+      break;
+    case LoadBalancing::kAdaptive:
+    case LoadBalancing::kSpray:  // the NIC sprays packets: as evenly as adaptive routing
+      for (int s = 0; s < spray_ways && ok; ++s)
+        ok = one(h, static_cast<uint64_t>(s), coef / spray_ways);
+      break;
+  }
+  if (!ok) ++unroutable;
+  merge_from(out, start);
+  return ok;
+}
+
+// Sums repeated links among out[start..] (spread paths share their first and last hops).
+void FlowBuilder::merge_from(std::vector<Hop>& out, size_t start) {
+  size_t w = start;
+  for (size_t i = start; i < out.size(); ++i) {
+    bool merged = false;
+    for (size_t j = start; j < w && !merged; ++j)
+      if (out[j].link == out[i].link) {
+        out[j].coef += out[i].coef;
+        merged = true;
+      }
+    if (!merged) out[w++] = out[i];
+  }
+  out.resize(w);
+}
+
+// GPU a to GPU b: over the scale-up domain when they share one; otherwise through the NIC on
+// b's rail (PXN: first over NVLink to the local GPU on that rail, as NCCL does).
+bool FlowBuilder::gpu_to_gpu(long long a, long long b, uint64_t key, double coef,
+                             std::vector<Hop>& out) {
+  if (a / D == b / D) {
+    nvlink(a, b, coef, out);
+    return true;
+  }
+  const int rail = fab.rail_of_gpu(static_cast<int>(b % G));
+  const long long proxy = 1LL * node_of(a) * G + fab.gpu_of_rail(rail);
+  const long long host_b = 1LL * node_of(b) * G + fab.gpu_of_rail(rail);
+  nvlink(a, proxy, coef, out);
+  const int nic_a = fab.nic(node_of(a), rail), nic_b = fab.nic(node_of(b), rail);
+  out.push_back({fab.pcie_to_nic(nic_a), static_cast<float>(coef)});
+  // NCCL drives every port of the NIC (one per plane) with channels of its own.
+  for (int k = 0; k < P; ++k)
+    if (!net(nic_a, nic_b, static_cast<int>((key + k) % P), mix_key(key, k), coef / P, out))
+      return false;
+  out.push_back({fab.pcie_from_nic(nic_b), static_cast<float>(coef)});
+  nvlink(host_b, b, coef, out);
+  return true;
+}
+
+// Alltoall: every GPU sends S/N to every other. Across domains NCCL's PXN funnels all of a
+// node's traffic for GPU d through one connection (the local GPU on d's rail to d), split over
+// its channels; the G pairs sharing a connection have equal rates by symmetry, so each
+// connection is one flow whose network hops carry G pairs. Scale-up hops are added for the
+// first domain only: every domain loads its NVLink alike.
+void FlowBuilder::alltoall(FlowSet& fs) {
+  if (1.0 * nodes * ranks * nccl::kRingChannelsPerNic > kMaxAlltoallConnections) {
+    alltoall_by_leaf(fs);
+    return;
+  }
+  const double pair_bytes = kPayload / static_cast<double>(ranks);
+  const int ch = nccl::kRingChannelsPerNic;
+  std::vector<Hop> path;
+  const int saved_ways = spray_ways;
+  spray_ways = nccl::kSprayWaysP2p;
+  for (int node = 0; node < nodes; ++node) {
+    const long long first = 1LL * node * G;
+    const int dom = static_cast<int>(first / D);
+    for (long long d = 0; d < ranks; ++d) {
+      if (d / D == dom) {
+        if (dom != 0 || d >= first + G) continue;
+        for (int g = 0; g < G; ++g)  // pairs inside the first domain, from this node
+          if (first + g != d) {
+            path.clear();
+            nvlink(first + g, d, 1.0, path);
+            fs.add(pair_bytes, path);
+          }
+        continue;
+      }
+      const int rail = fab.rail_of_gpu(static_cast<int>(d % G));
+      const long long proxy = first + fab.gpu_of_rail(rail);
+      const long long host_d = d / G * G + fab.gpu_of_rail(rail);
+      const int nic_a = fab.nic(node, rail), nic_b = fab.nic(node_of(d), rail);
+      for (int c = 0; c < ch; ++c) {
+        path.clear();
+        if (dom == 0)
+          for (int g = 0; g < G; ++g) nvlink(first + g, proxy, 1.0, path);
+        path.push_back({fab.pcie_to_nic(nic_a), static_cast<float>(G)});
+        const uint64_t key = mix_key(mix_key(proxy, d), c);
+        if (!net(nic_a, nic_b, static_cast<int>(key % P), key, G, path)) continue;
+        path.push_back({fab.pcie_from_nic(nic_b), static_cast<float>(G)});
+        if (d / D == 0) nvlink(host_d, d, G, path);
+        fs.add(pair_bytes / ch, path);
+      }
+    }
+  }
+  spray_ways = saved_ways;
+}
+
+// Alltoall at scale: the connections between the NICs of one leaf and those of another
+// (same rail and plane) are one flow. NIC links count the pairs that cross them; between the
+// leaves the traffic is spread over up to kAggregateWays paths. Scale-up links of the first
+// domain carry their share in a flow of their own.
+void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
+  const double pair_bytes = kPayload / static_cast<double>(ranks);
+  if (flow_budget > 0) {
+    const double need = alltoall_by_leaf_bytes();
+    if (need > static_cast<double>(flow_budget)) {
+      over_budget = true;
+      flows_needed = need;
+      return;
+    }
+  }
+  std::vector<Hop> path;
+  {
+    const int m = domain_size(0);
+    const double coef = (m - 1.0) / m;  // what each GPU moves over NVLink, PXN included
+    for (int g = 0; g < m && m > 1; ++g) {
+      path.push_back({fab.gpu_up(g), static_cast<float>(coef)});
+      path.push_back({fab.gpu_down(g), static_cast<float>(coef)});
+    }
+    if (!path.empty()) fs.add(kPayload, path);
+  }
+  // NICs by (plane, rail, leaf).
+  std::map<std::tuple<int, int, int>, std::vector<int>> groups;
+  for (int node = 0; node < nodes; ++node)
+    for (int rail = 0; rail < R; ++rail)
+      for (int plane = 0; plane < P; ++plane)
+        groups[{plane, rail, fab.leaf_of_nic(fab.nic(node, rail), plane)}].push_back(node);
+  const double gpr = static_cast<double>(G) / R / P;  // pairs per NIC pair and plane
+  std::vector<uint32_t> turn(fab.round_robin_slots(), 0);
+  // Ordinal of each leaf among the leaves of its (plane, rail).
+  std::map<std::tuple<int, int, int>, int> ordinal;
+  {
+    std::map<std::pair<int, int>, int> next;
+    for (const auto& kv : groups)
+      ordinal[kv.first] = next[{std::get<0>(kv.first), std::get<1>(kv.first)}]++;
+  }
+  for (const auto& [ka, src] : groups)
+    for (const auto& [kb, dst] : groups) {
+      if (std::get<0>(ka) != std::get<0>(kb) || std::get<1>(ka) != std::get<1>(kb)) continue;
+      const int plane = std::get<0>(ka), rail = std::get<1>(ka);
+      // Pairs from each source NIC: G GPUs x (GPUs on this rail of each destination node).
+      const double per_src = G * gpr * static_cast<double>(dst.size());
+      const double per_dst = G * gpr * static_cast<double>(src.size());
+      path.clear();
+      // Every NIC of a leaf carries the same share of these pairs, so while none of their
+      // links failed one stands for all in the max-min sharing (the same rates and per-link
+      // loads, far fewer hops); otherwise each is kept, as any may be a failed one.
+      const size_t n_src = nic_links_intact(src, rail, plane) ? 1 : src.size();
+      const size_t n_dst = nic_links_intact(dst, rail, plane) ? 1 : dst.size();
+      for (size_t i = 0; i < n_src; ++i) {
+        const int nic = fab.nic(src[i], rail);
+        path.push_back({fab.pcie_to_nic(nic), static_cast<float>(per_src)});
+        path.push_back({fab.nic_to_leaf(nic, plane), static_cast<float>(per_src)});
+      }
+      for (size_t i = 0; i < n_dst; ++i) {
+        const int nic = fab.nic(dst[i], rail);
+        path.push_back({fab.leaf_to_nic(nic, plane), static_cast<float>(per_dst)});
+        path.push_back({fab.pcie_from_nic(nic), static_cast<float>(per_dst)});
+      }
+      // Same node pairs excluded: a node does not use its NIC to reach itself.
+      const double conns = static_cast<double>(src.size()) * dst.size();
+      const double total = G * gpr * conns;
+      // At least one way per uplink of the source leaf, so that the round-robin covers all
+      // of them: with fewer, a leaf pair used half the spines and the spine-core links were
+      // loaded unevenly (1,024 nodes: 27 GB/s instead of 47).
+      const int leaf_ups = fab.up_degree(std::get<2>(ka));
+      const int ways =
+          static_cast<int>(std::min<double>(std::max(kAggregateWays, leaf_ups), conns));
+      bool ok = true;
+      const size_t between = path.size();
+      // Thousands of connections join two leaves, more than there are paths between them, so
+      // per-flow hashing evens out (relative spread ~ sqrt(paths / connections)): the ways
+      // take the equal paths round-robin at every switch, in every load-balancing mode.
+      // The source leaf starts the pair at (A + B) x ways, so that for every destination the
+      // sources arrive over different spines (a Latin square of uplink blocks).
+      turn[static_cast<size_t>(std::get<2>(ka))] =
+          static_cast<uint32_t>((ordinal[ka] + ordinal[kb]) * ways);
+      for (int w = 0; w < ways && ok; ++w) {
+        const int a = src[static_cast<size_t>(w) % src.size()];
+        const int b2 = dst[(static_cast<size_t>(w) / src.size()) % dst.size()];
+        scratch.clear();
+        ok = fab.route_round_robin(fab.nic(a, rail), fab.nic(b2, rail), plane, turn, scratch);
+        for (int l : scratch) path.push_back({l, static_cast<float>(total / ways)});
+      }
+      if (!ok) ++unroutable;
+      // The NIC links were counted per NIC above; keep only the hops between the leaves.
+      path.erase(std::remove_if(
+                     path.begin() + static_cast<long>(between), path.end(),
+                     [&](const Hop& h) { return fab.links()[h.link].cls == LinkClass::kNicLeaf; }),
+                 path.end());
+      if (ok) fs.add(pair_bytes, path);
+    }
+}
+
+// The memory alltoall_by_leaf's flows take, estimated before they are made: one flow per
+// pair of leaves on a rail and plane, each with its ways' hops between the leaves (two per
+// tier above the leaves) and the NIC hops of one source and one destination NIC.
+double FlowBuilder::alltoall_by_leaf_bytes() const {
+  std::map<std::tuple<int, int>, std::set<int>> leaves;  // (plane, rail) -> leaves
+  for (int node = 0; node < nodes; ++node)
+    for (int rail = 0; rail < R; ++rail)
+      for (int plane = 0; plane < P; ++plane)
+        leaves[{plane, rail}].insert(fab.leaf_of_nic(fab.nic(node, rail), plane));
+  const double hops_between = fab.has_core() ? 4 : 2;
+  double flows = 0, hops = 0;
+  for (const auto& [key, set] : leaves)
+    for (int leaf : set) {
+      const double pairs = static_cast<double>(set.size());
+      const double ways = std::max(kAggregateWays, fab.up_degree(leaf));
+      flows += pairs;
+      hops += pairs * (ways * hops_between + 4);
+    }
+  return kSolverMemoryFactor * static_cast<double>(FlowSet::memory_bytes(
+                                   static_cast<size_t>(flows), static_cast<size_t>(hops)));
+}
+
+// Whether no NIC or PCIe link of `nodes`' NICs on `rail` and `plane` has failed.
+bool FlowBuilder::nic_links_intact(const std::vector<int>& nodes, int rail, int plane) const {
+  if (!fab.any_failed()) return true;
+  const auto& links = fab.links();
+  for (int n : nodes) {
+    const int nic = fab.nic(n, rail);
+    for (int l : {fab.pcie_to_nic(nic), fab.nic_to_leaf(nic, plane), fab.leaf_to_nic(nic, plane),
+                  fab.pcie_from_nic(nic)})
+      if (l >= 0 && links[static_cast<size_t>(l)].failed) return false;
+  }
+  return true;
+}
+
+// One hop between the entry GPUs of two domains, through their NICs on one rail and plane.
+bool FlowBuilder::domain_hop(long long from_gpu, long long to_gpu, int plane, uint64_t key,
+                             std::vector<Hop>& out) {
+  const int na = nic_of_gpu(from_gpu), nb = nic_of_gpu(to_gpu);
+  out.push_back({fab.pcie_to_nic(na), 1.0f});
+  const bool ok = net(na, nb, plane, key, 1.0, out);
+  out.push_back({fab.pcie_from_nic(nb), 1.0f});
+  return ok;
+}
+
+// Where channel c enters domain d: the GPU on its rail, on a node chosen round-robin.
+long long FlowBuilder::entry_gpu(int d, int rail, int c) const {
+  const int nodes_in = std::max(1, domain_size(d) / G);
+  const int node = (c / R) % nodes_in;
+  return domain_first(d) + 1LL * node * G + fab.gpu_of_rail(rail);
+}
+
+// Ring channels: every hop of channel c's ring in one flow (the slowest hop paces it).
+void FlowBuilder::ring(double bytes_per_hop_total, FlowSet& fs) {
+  const int C = domains > 1 ? R * nccl::kRingChannelsPerNic : nccl::kIntraDomainChannels;
+  std::vector<Hop> path;
+  for (int c = 0; c < C; ++c) {
+    path.clear();
+    const int rail = c % R, plane = (c / R) % P;
+    for (int d = 0; d < domains; ++d) {
+      const long long first = domain_first(d);
+      const int m = domain_size(d);
+      const long long e = domains > 1 ? entry_gpu(d, rail, c) : first + (c % m);
+      // Through every GPU of the domain: in one domain the ring closes over NVLink; across
+      // domains the last GPU sends through the entry GPU's NIC, which NCCL's ring search puts
+      // on the same PCIe switch (GPUDirect, no NVLink hop). Domains are alike, so the first
+      // stands for all on the scale-up links it alone uses.
+      const int hops = domains > 1 ? m - 1 : m;
+      for (int k = 0; k < hops && m > 1 && d == 0; ++k)
+        nvlink(first + (e - first + k) % m, first + (e - first + k + 1) % m, 1.0, path);
+      if (domains > 1) {
+        const int next = (d + 1) % domains;
+        domain_hop(e, entry_gpu(next, rail, c), plane, mix_key(c, d), path);
+      }
+    }
+    fs.add(bytes_per_hop_total / C, path);
+  }
+}
+
+// NCCL's double binary tree over domains: parent of rank r in tree t (shifted for t = 1).
+int FlowBuilder::tree_parent(int r, int t) const {
+  const int n = domains;
+  const int x = t == 0 ? r : (r + n - 1) % n;  // tree 1: ranks shifted by one
+  if (x == 0) return -1;
+  int bit = 1;
+  while (!(bit & x)) bit <<= 1;
+  int up = (x ^ bit) | (bit << 1);
+  if (up >= n) up = x ^ bit;
+  return t == 0 ? up : (up + 1) % n;
+}
+
+// Tree channels: chain in each domain (up and down), tree edges between domains.
+void FlowBuilder::tree(FlowSet& fs) {
+  const int C = domains > 1 ? R * nccl::kTreeChannelsPerNic : nccl::kIntraDomainChannels;
+  std::vector<Hop> path;
+  for (int c = 0; c < C; ++c) {
+    path.clear();
+    const int rail = (c / 2) % R, t = c % 2, plane = (c / 2 / R) % P;
+    std::vector<long long> entry(domains);
+    for (int d = 0; d < domains; ++d) {
+      const long long first = domain_first(d);
+      const int m = domain_size(d);
+      entry[d] = domains > 1 ? entry_gpu(d, rail, c) : first + (c % m);
+      for (int k = 0; k + 1 < m && d == 0; ++k) {  // first domain stands for all
+        const long long a = first + (entry[d] - first + k) % m;
+        const long long b = first + (entry[d] - first + k + 1) % m;
+        nvlink(a, b, 1.0, path);  // reduce up the chain
+        nvlink(b, a, 1.0, path);  // broadcast down
+      }
+    }
+    for (int d = 0; d < domains; ++d) {
+      const int parent = tree_parent(d, t);
+      if (parent < 0) continue;
+      domain_hop(entry[d], entry[parent], plane, mix_key(c, 2 * d), path);      // up
+      domain_hop(entry[parent], entry[d], plane, mix_key(c, 2 * d + 1), path);  // down
+    }
+    fs.add(kPayload / C, path);
+  }
+}
+
+// NVLS: every GPU of a domain sends and receives (1 + 1/m) x S through the NVSwitch, which
+// reduces and multicasts; one flow per domain (the switch works on all GPUs at once).
+void FlowBuilder::nvls_intra(FlowSet& fs) {
+  std::vector<Hop> path;
+  for (int d = 0; d < std::min(domains, 1); ++d) {  // the first domain stands for all
+    path.clear();
+    const int m = domain_size(d);
+    const double coef = 1.0 + 1.0 / m;
+    for (int k = 0; k < m; ++k) {
+      const int g = static_cast<int>(domain_first(d) + k);
+      path.push_back({fab.gpu_up(g), static_cast<float>(coef)});
+      path.push_back({fab.gpu_down(g), static_cast<float>(coef)});
+    }
+    fs.add(kPayload, path);
+  }
+}
+
+// Inter-domain trees over every rail, each carrying its share of the payload.
+void FlowBuilder::nvls_tree_inter(FlowSet& fs) {
+  const int C = R * nccl::kTreeChannelsPerNic;
+  std::vector<Hop> path;
+  for (int c = 0; c < C; ++c) {
+    path.clear();
+    const int rail = c % R, t = (c / R) % 2, plane = (c / R / 2) % P;
+    for (int d = 0; d < domains; ++d) {
+      const int parent = tree_parent(d, t);
+      if (parent < 0) continue;
+      const long long a = entry_gpu(d, rail, c), b = entry_gpu(parent, rail, c);
+      domain_hop(a, b, plane, mix_key(c, 2 * d), path);
+      domain_hop(b, a, plane, mix_key(c, 2 * d + 1), path);
+    }
+    fs.add(kPayload / C, path);
+  }
+}
+
+// CollNet/SHARP: reduce-scatter and all-gather inside each domain over NVLink; every NIC
+// sends its shard to the switches, which reduce, and receives the result.
+bool FlowBuilder::collnet(FlowSet& fs) {
+  std::vector<Hop> path;
+  for (int d = 0; d < std::min(domains, 1); ++d) {  // the first domain stands for all
+    path.clear();
+    const long long first = domain_first(d);
+    const int m = domain_size(d);
+    for (int k = 0; k < m && m > 1; ++k) nvlink(first + k, first + (k + 1) % m, 1.0, path);
+    fs.add(kPayload * 2.0 * (m - 1) / m, path);
+  }
+  for (int rail = 0; rail < R; ++rail) {
+    const int plane = rail % P;
+    const int root = fab.reduction_root(plane, rail);
+    if (root < 0) return false;
+    path.clear();
+    std::vector<int> seen_leaves;
+    for (int node = 0; node < nodes; ++node) {
+      const int nic = fab.nic(node, rail);
+      path.push_back({fab.pcie_to_nic(nic), 1.0f});
+      path.push_back({fab.pcie_from_nic(nic), 1.0f});
+      const int leaf = fab.leaf_of_nic(nic, plane);
+      scratch.clear();
+      if (!fab.route_to_switch(nic, plane, root, mix_key(seed, nic), scratch)) {
+        ++unroutable;
+        continue;
+      }
+      // The NIC's own link both ways; above the leaf one aggregated stream per leaf.
+      path.push_back({scratch[0], 1.0f});
+      path.push_back({Fabric::reverse(scratch[0]), 1.0f});
+      if (std::find(seen_leaves.begin(), seen_leaves.end(), leaf) != seen_leaves.end()) continue;
+      seen_leaves.push_back(leaf);
+      for (size_t i = 1; i < scratch.size(); ++i) {
+        path.push_back({scratch[i], 1.0f});
+        path.push_back({Fabric::reverse(scratch[i]), 1.0f});
+      }
+    }
+    fs.add(kPayload / R, path);
+  }
+  return true;
+}
+
+}  // namespace gf

@@ -1,0 +1,140 @@
+// Collectives as flows: which flows each of NCCL's algorithms puts on which links of the fabric
+// graph (rings and trees over the scale-up domains and the NICs, NVLS through the NVSwitch,
+// CollNet to the switches that reduce, PXN for point-to-point), spread over paths as the
+// load-balancing mode does. collective.cc runs them with the max-min flow model (flow_model.h).
+// Internal to the sim layer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sim/collective.h"
+#include "sim/flow_model.h"
+#include "sim/nccl_constants.h"
+#include "topo/fabric.h"
+
+namespace gf {
+
+/// Bytes each algorithm's flows move in the model; results scale linearly with size.
+constexpr double kPayload = 1e9;
+/// Above this many connections an alltoall is simulated leaf pair by leaf pair.
+constexpr double kMaxAlltoallConnections = 4e6;
+/// Paths a leaf-pair aggregate is split over, at least (one per uplink of the source leaf).
+constexpr int kAggregateWays = 16;
+/// Peak memory of building and solving flows over the flows' own memory
+/// (FlowSet::memory_bytes): a 32,768-node rail-optimized alltoall peaked at 15.2 GB (GNU time)
+/// for 8.8 GB of flows.
+constexpr double kSolverMemoryFactor = 1.75;
+
+/// A 64-bit mix of two keys (splitmix64's finaliser): the ECMP hash input of a flow.
+inline uint64_t mix_key(uint64_t a, uint64_t b) {
+  uint64_t x = a * 0x9e3779b97f4a7c15ULL + b + 0x632be59bd9b4e019ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/// Link capacities as the Simple protocol uses them: raw bytes/s times what Simple achieves on
+/// each class of link (nccl_constants.h); failed links carry nothing.
+std::vector<double> simple_capacities(const Fabric& fab);
+
+/// Runs `fs` on links of `capacity` (max-min fair sharing to completion) and fills `m` with
+/// seconds per payload byte, the bottleneck link class, its utilisation and the ECMP collision
+/// factor.
+void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
+                 double payload, AlgorithmModel& m);
+
+/// Builds the flows of one collective on the first `nodes` nodes of a fabric.
+struct FlowBuilder {
+  using Hop = FlowSet::Hop;
+
+  /// The collective's ranks are the GPUs of the first `nodes` nodes of `fab`.
+  FlowBuilder(const Fabric& fab, LoadBalancing lb, uint64_t seed, int nodes);
+
+  const Fabric& fab;
+  LoadBalancing lb;
+  uint64_t seed;
+  int nodes, G, R, P;  // nodes; GPUs, NICs (rails) and planes per node
+  long long ranks;
+  int D;        // GPUs per scale-up domain (within the ranks used)
+  int domains;  // scale-up domains used
+  int unroutable = 0;
+  int spray_ways = nccl::kSprayWays;
+  size_t flow_budget = 0;   // bytes the flows of one algorithm may take; 0 = no limit
+  double flows_needed = 0;  // bytes an over-budget algorithm was estimated to need; 0 = unknown
+  bool over_budget = false;
+  std::vector<double> path_latency;  // sample node-to-node path latencies
+  std::vector<int32_t> scratch;
+
+  int node_of(long long gpu) const { return static_cast<int>(gpu / G); }
+  long long domain_first(int d) const { return 1LL * d * D; }
+  int domain_size(int d) const {
+    return static_cast<int>(std::min<long long>(D, ranks - domain_first(d)));
+  }
+  int nic_of_gpu(long long gpu) const {
+    return fab.nic(node_of(gpu), fab.rail_of_gpu(static_cast<int>(gpu % G)));
+  }
+
+  void nvlink(long long a, long long b, double coef, std::vector<Hop>& out) const;
+
+  /// NIC to NIC across the fabric, spread as the load-balancing mode does.
+  bool net(int nic_a, int nic_b, int plane, uint64_t key, double coef, std::vector<Hop>& out);
+
+  /// Sums repeated links among out[start..] (spread paths share their first and last hops).
+  static void merge_from(std::vector<Hop>& out, size_t start);
+
+  /// GPU a to GPU b: over the scale-up domain when they share one; otherwise through the NIC on
+  /// b's rail (PXN: first over NVLink to the local GPU on that rail, as NCCL does).
+  bool gpu_to_gpu(long long a, long long b, uint64_t key, double coef, std::vector<Hop>& out);
+
+  /// Alltoall: every GPU sends S/N to every other. Across domains NCCL's PXN funnels all of a
+  /// node's traffic for GPU d through one connection (the local GPU on d's rail to d), split over
+  /// its channels; the G pairs sharing a connection have equal rates by symmetry, so each
+  /// connection is one flow whose network hops carry G pairs. Scale-up hops are added for the
+  /// first domain only: every domain loads its NVLink alike.
+  void alltoall(FlowSet& fs);
+
+  /// Alltoall at scale: the connections between the NICs of one leaf and those of another
+  /// (same rail and plane) are one flow. NIC links count the pairs that cross them; between the
+  /// leaves the traffic is spread over up to kAggregateWays paths. Scale-up links of the first
+  /// domain carry their share in a flow of their own.
+  void alltoall_by_leaf(FlowSet& fs);
+
+  /// The memory alltoall_by_leaf's flows take, estimated before they are made: one flow per
+  /// pair of leaves on a rail and plane, each with its ways' hops between the leaves (two per
+  /// tier above the leaves) and the NIC hops of one source and one destination NIC.
+  double alltoall_by_leaf_bytes() const;
+
+  /// Whether no NIC or PCIe link of `nodes`' NICs on `rail` and `plane` has failed.
+  bool nic_links_intact(const std::vector<int>& nodes, int rail, int plane) const;
+
+  /// One hop between the entry GPUs of two domains, through their NICs on one rail and plane.
+  bool domain_hop(long long from_gpu, long long to_gpu, int plane, uint64_t key,
+                  std::vector<Hop>& out);
+
+  /// Where channel c enters domain d: the GPU on its rail, on a node chosen round-robin.
+  long long entry_gpu(int d, int rail, int c) const;
+
+  /// Ring channels: every hop of channel c's ring in one flow (the slowest hop paces it).
+  void ring(double bytes_per_hop_total, FlowSet& fs);
+
+  /// NCCL's double binary tree over domains: parent of rank r in tree t (shifted for t = 1).
+  int tree_parent(int r, int t) const;
+
+  /// Tree channels: chain in each domain (up and down), tree edges between domains.
+  void tree(FlowSet& fs);
+
+  /// NVLS: every GPU of a domain sends and receives (1 + 1/m) x S through the NVSwitch, which
+  /// reduces and multicasts; one flow per domain (the switch works on all GPUs at once).
+  void nvls_intra(FlowSet& fs);
+
+  /// Inter-domain trees over every rail, each carrying its share of the payload.
+  void nvls_tree_inter(FlowSet& fs);
+
+  /// CollNet/SHARP: reduce-scatter and all-gather inside each domain over NVLink; every NIC
+  /// sends its shard to the switches, which reduce, and receives the result.
+  bool collnet(FlowSet& fs);
+};
+
+}  // namespace gf

@@ -1,0 +1,80 @@
+// NCCL's cost model, pure: the collectives, algorithms and protocols as closed sets, and the
+// latency and bandwidth terms NCCL's tuner (src/graph/tuning.cc) charges for them. The flows
+// that give the bandwidth side its seconds per byte are built in flow_builder.h; this file is
+// arithmetic over nccl_constants.h and the shape of the communicator only.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/enum_names.h"
+
+namespace gf {
+
+enum class Op { kAllReduce, kAllGather, kReduceScatter, kAlltoall, kBroadcast, kReduce, kSendRecv };
+enum class Algorithm { kRing, kTree, kNvls, kNvlsTree, kCollNet, kPat, kP2p };
+enum class Protocol { kLL, kLL128, kSimple };
+
+inline constexpr EnumName<Op> kOpNames[] = {{Op::kAllReduce, "all_reduce"},
+                                            {Op::kAllGather, "all_gather"},
+                                            {Op::kReduceScatter, "reduce_scatter"},
+                                            {Op::kAlltoall, "alltoall"},
+                                            {Op::kBroadcast, "broadcast"},
+                                            {Op::kReduce, "reduce"},
+                                            {Op::kSendRecv, "sendrecv"}};
+inline constexpr EnumName<Algorithm> kAlgorithmNames[] = {
+    {Algorithm::kRing, "ring"},       {Algorithm::kTree, "tree"},
+    {Algorithm::kNvls, "nvls"},       {Algorithm::kNvlsTree, "nvls_tree"},
+    {Algorithm::kCollNet, "collnet"}, {Algorithm::kPat, "pat"},
+    {Algorithm::kP2p, "p2p"}};
+/// As NCCL_PROTO spells them (parse_protocol ignores case).
+inline constexpr EnumName<Protocol> kProtocolNames[] = {
+    {Protocol::kLL, "LL"}, {Protocol::kLL128, "LL128"}, {Protocol::kSimple, "Simple"}};
+
+inline const char* op_name(Op op) { return name_of(kOpNames, op); }  ///< all_reduce, ...
+inline const char* algorithm_name(Algorithm a) { return name_of(kAlgorithmNames, a); }
+inline const char* protocol_name(Protocol p) { return name_of(kProtocolNames, p); }
+inline std::vector<std::string> op_names() { return names_of(kOpNames); }
+inline std::optional<Op> parse_op(const std::string& s) { return parse_name(kOpNames, s); }
+/// An algorithm's name; "sharp" is also CollNet (NCCL_ALGO=CollNet runs SHARP).
+std::optional<Algorithm> parse_algorithm(const std::string& s);
+/// LL, LL128 or Simple in any case (NCCL_PROTO is case-insensitive).
+std::optional<Protocol> parse_protocol(const std::string& s);
+
+/// nccl-tests' bus bandwidth factor for `ranks` (nccl-tests PERFORMANCE.md).
+double bus_factor(Op op, long long ranks);
+/// What a ring moves per rank per payload byte: all_reduce 2(N-1)/N (reduce-scatter then
+/// all-gather), all_gather and reduce_scatter (N-1)/N, broadcast and reduce 1 (a pipeline).
+double ring_traffic_factor(Op op, long long ranks);
+
+/// The communicator a cost is charged for.
+struct CostShape {
+  Op op = Op::kAllReduce;
+  long long ranks = 0;    ///< GPUs
+  int domains = 1;        ///< scale-up domains the ranks span (nodes, or NVL72 racks)
+  int domain_gpus = 1;    ///< GPUs per domain
+  double net_hop_us = 0;  ///< the fabric's own latency of one node-to-node hop (switches, wire)
+};
+
+/// Fixed time of one collective, us: NCCL's base latency of the algorithm and protocol plus
+/// its per-step hardware latency over every step the algorithm takes (tuning.cc), and the
+/// fabric's hop latency on the steps that cross the network.
+double latency_us(Algorithm a, Protocol p, const CostShape& s);
+
+/// Bandwidth of a protocol relative to Simple on an algorithm (tuning.cc); 0 where NCCL does
+/// not run that protocol with that algorithm.
+double protocol_factor(Algorithm a, Protocol p, Op op, int domains);
+
+/// The time an alltoall of `ranks` spends posting a send and a receive to every peer, us. It
+/// overlaps the data: an alltoall takes the longer of the two (plus its fixed latency).
+double alltoall_posting_us(long long ranks);
+/// An alltoall's time, us: its fixed latency, then the posting or the data, whichever is longer.
+double alltoall_time_us(double fixed_us, long long ranks, double data_us);
+
+/// Time of one (algorithm, protocol) at `bytes`, us: the fixed latency plus the data at
+/// `seconds_per_byte` (Simple) scaled by the protocol; infinity where the protocol does not run.
+double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                          double bytes);
+
+}  // namespace gf
