@@ -13,6 +13,7 @@
 #include "lab/lab.h"
 #include "lab/lab_internal.h"
 #include "lab/process.h"
+#include "verify/frr_json.h"
 #include "verify/parsers.h"
 
 namespace gf {
@@ -72,17 +73,14 @@ struct Checker {
     return down;
   }
 
-  // Next hops the kernel of `leaf` holds for `prefix` (0: no route).
+  // Next hops the kernel of `leaf` holds for `prefix` (0: no route, or one the parser refuses).
   static int next_hops(const LabDevice& leaf, const std::string& prefix) {
     const CommandResult r =
         run_command({"ip", "-j", "-n", leaf.netns, "route", "show", "exact", prefix});
     if (!r.ok()) return 0;
-    const auto j = nlohmann::json::parse(r.out, nullptr, false);
-    if (j.is_discarded() || !j.is_array() || j.empty()) return 0;
-    const auto& route = j[0];
-    if (!route.is_object()) return 0;
-    if (route.contains("nexthops")) return static_cast<int>(route["nexthops"].size());
-    return route.contains("gateway") || route.contains("via") ? 1 : 0;
+    const auto hops =
+        parse_ip_route_json(r.out, fmt::format("ip -n {} route show exact {}", leaf.netns, prefix));
+    return hops ? static_cast<int>(hops->size()) : 0;
   }
 
   // The links from `leaf` up to the spines, in cabling order.

@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -20,6 +19,7 @@
 #include "lab/lab_internal.h"
 #include "lab/netplan.h"
 #include "lab/process.h"
+#include "verify/frr_json.h"
 
 namespace gf {
 namespace fs = std::filesystem;
@@ -188,25 +188,14 @@ pid_t lab_daemon_pid(const std::string& netns, const std::string& daemon) {
   return static_cast<pid_t>(pid);
 }
 
-// peer -> BGP state on the switch in `netns` (empty when bgpd does not answer).
+// peer -> BGP state on the switch in `netns` (empty when bgpd does not answer, or answers what
+// parse_bgp_summary_json cannot read).
 std::map<std::string, std::string> bgp_peers(const std::string& netns) {
-  std::map<std::string, std::string> out;
-  const CommandResult r =
-      run_command({"vtysh", "-N", netns, "-c", "show bgp ipv4 unicast summary json"});
-  if (!r.ok()) return out;
-  const auto j = nlohmann::json::parse(r.out, nullptr, false);
-  if (j.is_discarded()) return out;
-  const nlohmann::json* peers = nullptr;
-  if (j.contains("peers"))
-    peers = &j["peers"];
-  else if (j.contains("ipv4Unicast") && j["ipv4Unicast"].contains("peers"))
-    peers = &j["ipv4Unicast"]["peers"];
-  if (!peers) return out;
-  for (const auto& [peer, v] : peers->items())
-    out[peer] = v.is_object() && v.contains("state") && v["state"].is_string()
-                    ? v["state"].get<std::string>()
-                    : "?";
-  return out;
+  const Argv cmd{"vtysh", "-N", netns, "-c", "show bgp ipv4 unicast summary json"};
+  const CommandResult r = run_command(cmd);
+  if (!r.ok()) return {};
+  auto peers = parse_bgp_summary_json(r.out, "vtysh -N " + netns + " -c '" + cmd.back() + "'");
+  return peers ? std::move(*peers) : std::map<std::string, std::string>{};
 }
 
 }  // namespace lab_internal

@@ -38,7 +38,8 @@ std::string lab_dir(const LabLayout& lab, const LabOptions& o);
 pid_t lab_daemon_pid(const std::string& netns, const std::string& daemon);
 /// Polls `done` until it returns true or `timeout_s` passes; returns its last answer.
 bool wait_until(double timeout_s, const std::function<bool()>& done);
-/// peer -> BGP state on the switch in `netns` (empty when bgpd does not answer).
+/// peer -> BGP state on the switch in `netns`, as vtysh's summary JSON says (verify/frr_json.h);
+/// empty when bgpd does not answer.
 std::map<std::string, std::string> bgp_peers(const std::string& netns);
 
 /// Set by SIGINT and SIGTERM while an InterruptGuard lives.
