@@ -188,7 +188,7 @@ struct Checker {
   Result<double> iperf(const HostAddress& from, const HostAddress& to, int streams = 1) const {
     BackgroundCommand server(
         in_netns(dev(to.node).netns, {"iperf3", "-s", "-1", "-B", ipv4_str(to.ip)}));
-    if (!server.started()) return Diagnostic{"", 0, 0, "", "iperf3 server did not start", ""};
+    if (!server.started()) return Diagnostic::error("iperf3 server did not start");
     const Argv client =
         in_netns(dev(from.node).netns, {"iperf3", "-c", ipv4_str(to.ip), "-B", ipv4_str(from.ip),
                                         "-t", kIperfSeconds, "-P", std::to_string(streams), "-J"});
@@ -207,8 +207,8 @@ struct Checker {
     if (!r.ok()) {
       std::string said = served.out;
       while (!said.empty() && said.back() == '\n') said.pop_back();
-      return Diagnostic{
-          "", 0, 0, "", r.describe(client) + (said.empty() ? "" : " (server: " + said + ")"), ""};
+      return Diagnostic::error(r.describe(client) +
+                               (said.empty() ? "" : " (server: " + said + ")"));
     }
     auto run = parse_iperf3(r.out, "iperf3 -J");
     if (!run) return run.errors();
@@ -450,22 +450,15 @@ Result<std::vector<LabCheck>> lab_check(const LabLayout& lab, const LabOptions& 
   // The lab must be up: every namespace and every daemon.
   for (const auto& d : lab.devices) {
     if (!netns_exists(d.netns))
-      return Diagnostic{"",
-                        0,
-                        0,
-                        "",
-                        fmt::format("lab {} is not up: no namespace {}", lab.name, d.netns),
-                        "run gpufabric lab up with the same spec first"};
+      return Diagnostic::error(fmt::format("lab {} is not up: no namespace {}", lab.name, d.netns),
+                               "run gpufabric lab up with the same spec first");
     if (d.role == "host") continue;
     for (const auto& daemon : kFrrDaemons)
       if (lab_daemon_pid(d.netns, daemon) <= 0)
-        return Diagnostic{"",
-                          0,
-                          0,
-                          "",
-                          fmt::format("lab {}: {} is not running on {}", lab.name, daemon, d.name),
-                          fmt::format("see {}/logs/{}-{}.log; run gpufabric lab up again",
-                                      lab_dir(lab, o), d.name, daemon)};
+        return Diagnostic::error(
+            fmt::format("lab {}: {} is not running on {}", lab.name, daemon, d.name),
+            fmt::format("see {}/logs/{}-{}.log; run gpufabric lab up again", lab_dir(lab, o),
+                        d.name, daemon));
   }
   Checker c{lab, o, {}};
   const LabDevice* leaf = nullptr;

@@ -124,7 +124,7 @@ std::vector<std::string> recorded_namespaces(const std::string& dir) {
 Result<bool> run_all(const std::vector<Argv>& cmds) {
   for (const auto& c : cmds) {
     const CommandResult r = run_command(c);
-    if (!r.ok()) return Diagnostic{"", 0, 0, "", r.describe(c), ""};
+    if (!r.ok()) return Diagnostic::error(r.describe(c));
   }
   return true;
 }
@@ -290,7 +290,7 @@ LabDownResult tear_down(const LabLayout& lab, const LabOptions& o, bool keep_log
 std::vector<Diagnostic> lab_state_errors(const LabLayout& lab, const LabOptions& o) {
   std::vector<Diagnostic> errs;
   auto refuse = [&](const std::string& what, const std::string& hint) {
-    errs.push_back({"", 0, 0, "--state-dir", what, hint});
+    errs.push_back(Diagnostic::flag("--state-dir", what, hint));
   };
   const std::string own_folder =
       fmt::format("give a folder of the lab's own, e.g. the default {}", kLabDefaultStateDir);
@@ -346,7 +346,7 @@ Result<LabDownResult> lab_down(const LabLayout& lab, const LabOptions& o) {
 std::vector<Diagnostic> lab_preflight(const LabOptions& o) {
   std::vector<Diagnostic> errs;
   auto need = [&](const std::string& what, const std::string& hint) {
-    errs.push_back({"", 0, 0, "", what, hint});
+    errs.push_back(Diagnostic::error(what, hint));
   };
   if (geteuid() != 0)
     need("the lab needs root: it creates network namespaces and veth pairs",
@@ -432,11 +432,11 @@ Result<int> start_daemons(const LabLayout& lab, const LabOptions& o, const std::
     fs::copy_file(fs::path(config_dir) / "frr" / (d.name + ".conf"), conf,
                   fs::copy_options::overwrite_existing, ec);
     if (ec)
-      return Diagnostic{
-          "", 0, 0, "", "cannot copy the frr.conf of " + d.name + " to " + run, ec.message()};
+      return Diagnostic::error("cannot copy the frr.conf of " + d.name + " to " + run,
+                               ec.message());
     const Argv chown{"chown", "-R", std::string(kFrrUser) + ":" + kFrrUser, run};
     if (const CommandResult r = run_command(chown); !r.ok())
-      return Diagnostic{"", 0, 0, "", r.describe(chown), "the frr package creates the frr account"};
+      return Diagnostic::error(r.describe(chown), "the frr package creates the frr account");
     for (const auto& daemon : kFrrDaemons) {
       const Argv cmd = in_netns(
           d.netns,
@@ -444,8 +444,8 @@ Result<int> start_daemons(const LabLayout& lab, const LabOptions& o, const std::
            "--log", "file:" + (fs::path(log_dir) / (d.name + "-" + daemon + ".log")).string()});
       const CommandResult r = run_command(cmd);
       if (!r.ok())
-        return Diagnostic{
-            "", 0, 0, "", r.describe(cmd), "its log is in " + log_dir + "; the config is " + conf};
+        return Diagnostic::error(r.describe(cmd),
+                                 "its log is in " + log_dir + "; the config is " + conf);
       ++started;
     }
   }
@@ -457,14 +457,11 @@ Result<int> start_daemons(const LabLayout& lab, const LabOptions& o, const std::
     size_t known = 0;
     wait_until(kConfigLoadWaitS, [&] { return (known = bgp_peers(d.netns).size()) >= expected; });
     if (known < expected)
-      return Diagnostic{"",
-                        0,
-                        0,
-                        "",
-                        fmt::format("bgpd on {} knows {} of its {} neighbours: it did not load "
-                                    "its frr.conf",
-                                    d.name, known, expected),
-                        "see " + (fs::path(log_dir) / (d.name + "-bgpd.log")).string()};
+      return Diagnostic::error(
+          fmt::format("bgpd on {} knows {} of its {} neighbours: it did not load "
+                      "its frr.conf",
+                      d.name, known, expected),
+          "see " + (fs::path(log_dir) / (d.name + "-bgpd.log")).string());
   }
   return started;
 }
@@ -486,18 +483,14 @@ Result<LabUpResult> build(const LabLayout& lab, const LabOptions& o) {
       // The previous lab is gone: one that exists now is somebody else's, and is not recorded
       // (so not deleted when this `up` fails).
       if (netns_exists(d.netns))
-        return Diagnostic{
-            "",
-            0,
-            0,
-            "",
+        return Diagnostic::error(
             fmt::format("namespace {} exists but is not lab {}'s (not in its record)", d.netns,
                         lab.name),
-            fmt::format("delete it (ip netns delete {}) if it is a leftover", d.netns)};
+            fmt::format("delete it (ip netns delete {}) if it is a leftover", d.netns));
       record << d.netns << "\n" << std::flush;  // recorded before it exists
       const Argv cmd{"ip", "netns", "add", d.netns};
       const CommandResult r = run_command(cmd);
-      if (!r.ok()) return Diagnostic{"", 0, 0, "", r.describe(cmd), ""};
+      if (!r.ok()) return Diagnostic::error(r.describe(cmd));
       ++res.namespaces;
     }
   }
@@ -522,24 +515,18 @@ Result<bool> make_state_dir(const LabLayout& lab, const LabOptions& o) {
   std::error_code ec;
   const bool made = fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec))
-    return Diagnostic{"",
-                      0,
-                      0,
-                      "--state-dir",
-                      fmt::format("cannot make the lab's folder {}: {}", dir.string(),
-                                  ec ? ec.message() : "not a folder"),
-                      "give a writable folder"};
+    return Diagnostic::flag("--state-dir",
+                            fmt::format("cannot make the lab's folder {}: {}", dir.string(),
+                                        ec ? ec.message() : "not a folder"),
+                            "give a writable folder");
   std::ofstream marker(dir / kLabStateMarker, std::ios::trunc);
   marker << lab.name << "\n";
   marker.close();
   if (!marker) {
     if (made) fs::remove(dir, ec);  // not left behind unmarked
-    return Diagnostic{"",
-                      0,
-                      0,
-                      "--state-dir",
-                      fmt::format("cannot write {} in {}", kLabStateMarker, dir.string()),
-                      "give a writable folder"};
+    return Diagnostic::flag("--state-dir",
+                            fmt::format("cannot write {} in {}", kLabStateMarker, dir.string()),
+                            "give a writable folder");
   }
   return true;
 }
@@ -557,8 +544,7 @@ Result<LabUpResult> lab_up(const LabLayout& lab, const LabOptions& o) {
   Result<LabUpResult> r = [&] {
     const InterruptGuard guard;
     Result<LabUpResult> built = build(lab, o);
-    if (built && g_interrupted)
-      return Result<LabUpResult>(Diagnostic{"", 0, 0, "", "interrupted", ""});
+    if (built && g_interrupted) return Result<LabUpResult>(Diagnostic::error("interrupted"));
     return built;
   }();
   if (!r) {
