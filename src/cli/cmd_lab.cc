@@ -98,7 +98,7 @@ int check(const LabLayout& lab, LabFlags f) {
 }
 
 int down(const LabLayout& lab, const LabFlags& f) {
-  if (geteuid() != 0) return fail({{"", 0, 0, "", "the lab needs root", "run it as root"}});
+  if (geteuid() != 0) return fail({Diagnostic::error("the lab needs root", "run it as root")});
   auto down = lab_down(lab, f.options);
   if (!down) return fail(down.errors());
   const LabDownResult& r = *down;

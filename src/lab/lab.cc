@@ -1,38 +1,32 @@
+// Bringing the lab up and down (`lab up`, `lab down`): the state folder (refused where it could
+// be the system's, marked as the lab's), the namespaces, veth pairs and bridges, the host files,
+// the FRR daemons, and removing all of it again. The layout is in layout.cc, the checks in
+// checks.cc.
 #include "lab/lab.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <memory>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "common/file.h"
-#include "config/config_set.h"
-#include "config/frr.h"
-#include "config/hosts.h"
+#include "lab/lab_internal.h"
 #include "lab/netplan.h"
 #include "lab/process.h"
-#include "verify/parsers.h"
+#include "verify/frr_json.h"
 
 namespace gf {
 namespace fs = std::filesystem;
-using Argv = std::vector<std::string>;
+using namespace lab_internal;  // NOLINT(google-build-using-namespace): the lab's own helpers
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-/// The FRR daemons of a lab switch, in start order (bgpd needs zebra's socket).
-const std::vector<std::string> kFrrDaemons{"zebra", "bgpd"};
 /// FRR's run directory; `-N NETNS` makes each daemon use /var/run/frr/NETNS/ for its pid file
 /// and sockets, which is also where `vtysh -N NETNS` looks.
 constexpr const char* kFrrRunDir = "/var/run/frr";
@@ -42,27 +36,6 @@ constexpr const char* kFrrUser = "frr";
 constexpr size_t kMaxLabNameInNetns = 24;
 /// How long bgpd may take to load its configuration after it started; seconds.
 constexpr double kConfigLoadWaitS = 10;
-/// How often check looks again while it waits for BGP.
-constexpr std::chrono::milliseconds kConvergePoll{250};
-/// Once a wait for convergence ran out, later waits take this long; seconds.
-constexpr double kAfterTimeoutWaitS = 2;
-/// The longest a single lab command (ping, iperf3 client, vtysh) may run; seconds.
-constexpr double kCommandTimeoutS = 30;
-/// A ping answers within this (the lab is one machine).
-constexpr const char* kPingWaitS = "2";
-/// Parallel TCP streams of the ECMP spread check: with 16, all on one of two uplinks happens
-/// with probability 2^-15.
-constexpr int kSpreadStreams = 16;
-/// The least share of the bytes every uplink must carry in the ECMP spread check.
-constexpr double kMinUplinkShare = 0.05;
-/// How long an iperf3 server may take to listen; seconds.
-constexpr double kIperfListenWaitS = 5;
-/// Connection attempts of the iperf3 client (a refused one is tried again).
-constexpr int kIperfAttempts = 3;
-/// iperf3 runs this long per measurement; seconds.
-constexpr const char* kIperfSeconds = "2";
-/// The IPv4 and ICMP headers a ping payload rides in: 20 + 8 bytes.
-constexpr int kPingHeaderBytes = 28;
 /// The record of a lab's namespaces, written before each is made, so `down` finds them all.
 constexpr const char* kNamespaceRecord = "namespaces";
 /// The lab's folders in its state folder: the configurations it runs and the daemons' logs.
@@ -89,34 +62,8 @@ std::string sanitize(const std::string& s, size_t max_len) {
   return out.empty() ? "lab" : out;
 }
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// Polls `done` until it returns true or `timeout_s` passes; returns its last answer.
-bool wait_until(double timeout_s, const std::function<bool()>& done) {
-  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
-  for (;;) {
-    if (done()) return true;
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(kConvergePoll);
-  }
-}
-
-Argv in_netns(const std::string& netns, Argv argv) {
-  argv.insert(argv.begin(), {"ip", "netns", "exec", netns});
-  return argv;
-}
-
-bool netns_exists(const std::string& netns) { return fs::exists("/run/netns/" + netns); }
-
-std::string lab_dir(const LabLayout& lab, const LabOptions& o) {
-  return (fs::path(o.state_dir) / sanitize(lab.name, kMaxLabNameInNetns)).string();
-}
-
-// The start of the name of every namespace of the lab `name`: "gf-NAME-".
-std::string netns_prefix(const std::string& name) {
-  return "gf-" + sanitize(name, kMaxLabNameInNetns) + "-";
+std::string frr_run_dir(const std::string& netns) {
+  return (fs::path(kFrrRunDir) / netns).string();
 }
 
 // Whether `ns` (a line of the record) is named as one of the lab's namespaces: its prefix, then
@@ -150,24 +97,8 @@ bool is_within(const fs::path& p, const fs::path& tree) {
   return true;
 }
 
-std::string frr_run_dir(const std::string& netns) {
-  return (fs::path(kFrrRunDir) / netns).string();
-}
-
 void say(const LabOptions& o, const std::string& line) {
   if (o.progress) o.progress(line);
-}
-
-// The PID an FRR daemon recorded, if that process is still this lab's daemon.
-pid_t lab_daemon_pid(const std::string& netns, const std::string& daemon) {
-  std::ifstream in(fs::path(frr_run_dir(netns)) / (daemon + ".pid"));
-  long pid = 0;
-  if (!(in >> pid) || pid <= 1) return -1;
-  // A recycled PID is somebody else's: it must be this daemon, started for this namespace.
-  const std::string cmd = process_cmdline(static_cast<pid_t>(pid));
-  if (cmd.find(daemon) == std::string::npos || cmd.find("-N " + netns + " ") == std::string::npos)
-    return -1;
-  return static_cast<pid_t>(pid);
 }
 
 // The processes running in a namespace.
@@ -193,56 +124,81 @@ std::vector<std::string> recorded_namespaces(const std::string& dir) {
 Result<bool> run_all(const std::vector<Argv>& cmds) {
   for (const auto& c : cmds) {
     const CommandResult r = run_command(c);
-    if (!r.ok()) return Diagnostic{"", 0, 0, "", r.describe(c), ""};
+    if (!r.ok()) return Diagnostic::error(r.describe(c));
   }
   return true;
 }
 
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+
 }  // namespace
 
-const LabDevice* LabLayout::device(const std::string& n) const {
-  for (const auto& d : devices)
-    if (d.name == n) return &d;
-  return nullptr;
+// ---------------------------------------------------------------------------------------------
+// helpers of lab_internal.h
+
+namespace lab_internal {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+InterruptGuard::InterruptGuard()
+    : int_(std::signal(SIGINT, on_interrupt)), term_(std::signal(SIGTERM, on_interrupt)) {
+  g_interrupted = 0;
 }
 
-Result<LabLayout> lab_layout(const PlannedSpec& planned) {
-  const Spec& spec = planned.spec;
-  const Plan& plan = planned.plan;
-  if (plan.technology == Technology::kInfiniband)
-    return spec.at("fabric.technology",
-                   "the lab emulates a routed (RoCE) fabric; InfiniBand has no IP underlay",
-                   "plan the lab with fabric.technology: roce");
-  if (plan.topo.kind == TopologyKind::kSingle)
-    return spec.at("fabric.topology",
-                   "the lab checks ECMP across spines and needs at least two tiers",
-                   "set fabric.topology: clos2");
-  const long long devices = plan.switch_total + plan.nodes;
-  if (devices > kLabMaxDevices)
-    return spec.at("cluster.nodes",
-                   fmt::format("the lab emulates at most {} switches and hosts; this spec has {} "
-                               "({} switches, {} nodes)",
-                               kLabMaxDevices, devices, plan.switch_total, plan.nodes),
-                   "run the lab on a small spec of the same design, e.g. "
-                   "examples/roce-lab-16.yaml");
-  // Exactly the files `gpufabric configs --target frr,host` writes.
-  auto set = config_files(planned, {"frr", "host"});
-  if (!set) return set.errors();
-  LabLayout lab;
-  lab.name = spec.name.empty() ? fs::path(spec.path).stem().string() : spec.name;
-  lab.addresses = std::move(set->addresses);
-  lab.configs = std::move(set->files);
-  const std::string prefix = netns_prefix(lab.name);
-  for (const auto& sw : lab.addresses.switches)
-    lab.devices.push_back({sw.name, sw.role, prefix + sw.name});
-  for (const auto& n : lab.addresses.nodes())
-    lab.devices.push_back({n.node, "host", prefix + n.node});
-  for (const auto& l : lab.addresses.links)
-    lab.links.push_back({l.a_device, swp_name(l.a_port), l.b_device, swp_name(l.b_port), true});
-  for (const auto& h : lab.addresses.hosts)
-    lab.links.push_back({h.node, h.netdev, h.leaf, swp_name(h.leaf_port), false});
-  return lab;
+InterruptGuard::~InterruptGuard() {
+  std::signal(SIGINT, int_);
+  std::signal(SIGTERM, term_);
 }
+
+// Polls `done` until it returns true or `timeout_s` passes; returns its last answer.
+bool wait_until(double timeout_s, const std::function<bool()>& done) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    if (done()) return true;
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(kConvergePoll);
+  }
+}
+
+Argv in_netns(const std::string& netns, Argv argv) {
+  argv.insert(argv.begin(), {"ip", "netns", "exec", netns});
+  return argv;
+}
+
+bool netns_exists(const std::string& netns) { return fs::exists("/run/netns/" + netns); }
+
+std::string lab_dir(const LabLayout& lab, const LabOptions& o) {
+  return (fs::path(o.state_dir) / sanitize(lab.name, kMaxLabNameInNetns)).string();
+}
+
+// The start of the name of every namespace of the lab `name`: "gf-NAME-".
+std::string netns_prefix(const std::string& name) {
+  return "gf-" + sanitize(name, kMaxLabNameInNetns) + "-";
+}
+
+// The PID an FRR daemon recorded, if that process is still this lab's daemon.
+pid_t lab_daemon_pid(const std::string& netns, const std::string& daemon) {
+  std::ifstream in(fs::path(frr_run_dir(netns)) / (daemon + ".pid"));
+  long pid = 0;
+  if (!(in >> pid) || pid <= 1) return -1;
+  // A recycled PID is somebody else's: it must be this daemon, started for this namespace.
+  const std::string cmd = process_cmdline(static_cast<pid_t>(pid));
+  if (cmd.find(daemon) == std::string::npos || cmd.find("-N " + netns + " ") == std::string::npos)
+    return -1;
+  return static_cast<pid_t>(pid);
+}
+
+// peer -> BGP state on the switch in `netns` (empty when bgpd does not answer, or answers what
+// parse_bgp_summary_json cannot read).
+std::map<std::string, std::string> bgp_peers(const std::string& netns) {
+  const Argv cmd{"vtysh", "-N", netns, "-c", "show bgp ipv4 unicast summary json"};
+  const CommandResult r = run_command(cmd);
+  if (!r.ok()) return {};
+  auto peers = parse_bgp_summary_json(r.out, "vtysh -N " + netns + " -c '" + cmd.back() + "'");
+  return peers ? std::move(*peers) : std::map<std::string, std::string>{};
+}
+
+}  // namespace lab_internal
 
 // ---------------------------------------------------------------------------------------------
 // down
@@ -334,7 +290,7 @@ LabDownResult tear_down(const LabLayout& lab, const LabOptions& o, bool keep_log
 std::vector<Diagnostic> lab_state_errors(const LabLayout& lab, const LabOptions& o) {
   std::vector<Diagnostic> errs;
   auto refuse = [&](const std::string& what, const std::string& hint) {
-    errs.push_back({"", 0, 0, "--state-dir", what, hint});
+    errs.push_back(Diagnostic::flag("--state-dir", what, hint));
   };
   const std::string own_folder =
       fmt::format("give a folder of the lab's own, e.g. the default {}", kLabDefaultStateDir);
@@ -390,7 +346,7 @@ Result<LabDownResult> lab_down(const LabLayout& lab, const LabOptions& o) {
 std::vector<Diagnostic> lab_preflight(const LabOptions& o) {
   std::vector<Diagnostic> errs;
   auto need = [&](const std::string& what, const std::string& hint) {
-    errs.push_back({"", 0, 0, "", what, hint});
+    errs.push_back(Diagnostic::error(what, hint));
   };
   if (geteuid() != 0)
     need("the lab needs root: it creates network namespaces and veth pairs",
@@ -462,27 +418,6 @@ Result<std::vector<Argv>> host_commands(const LabLayout& lab, const std::string&
   return cmds;
 }
 
-// peer -> BGP state on the switch in `netns` (empty when bgpd does not answer).
-std::map<std::string, std::string> bgp_peers(const std::string& netns) {
-  std::map<std::string, std::string> out;
-  const CommandResult r =
-      run_command({"vtysh", "-N", netns, "-c", "show bgp ipv4 unicast summary json"});
-  if (!r.ok()) return out;
-  const auto j = nlohmann::json::parse(r.out, nullptr, false);
-  if (j.is_discarded()) return out;
-  const nlohmann::json* peers = nullptr;
-  if (j.contains("peers"))
-    peers = &j["peers"];
-  else if (j.contains("ipv4Unicast") && j["ipv4Unicast"].contains("peers"))
-    peers = &j["ipv4Unicast"]["peers"];
-  if (!peers) return out;
-  for (const auto& [peer, v] : peers->items())
-    out[peer] = v.is_object() && v.contains("state") && v["state"].is_string()
-                    ? v["state"].get<std::string>()
-                    : "?";
-  return out;
-}
-
 Result<int> start_daemons(const LabLayout& lab, const LabOptions& o, const std::string& config_dir,
                           const std::string& log_dir) {
   int started = 0;
@@ -497,11 +432,11 @@ Result<int> start_daemons(const LabLayout& lab, const LabOptions& o, const std::
     fs::copy_file(fs::path(config_dir) / "frr" / (d.name + ".conf"), conf,
                   fs::copy_options::overwrite_existing, ec);
     if (ec)
-      return Diagnostic{
-          "", 0, 0, "", "cannot copy the frr.conf of " + d.name + " to " + run, ec.message()};
+      return Diagnostic::error("cannot copy the frr.conf of " + d.name + " to " + run,
+                               ec.message());
     const Argv chown{"chown", "-R", std::string(kFrrUser) + ":" + kFrrUser, run};
     if (const CommandResult r = run_command(chown); !r.ok())
-      return Diagnostic{"", 0, 0, "", r.describe(chown), "the frr package creates the frr account"};
+      return Diagnostic::error(r.describe(chown), "the frr package creates the frr account");
     for (const auto& daemon : kFrrDaemons) {
       const Argv cmd = in_netns(
           d.netns,
@@ -509,8 +444,8 @@ Result<int> start_daemons(const LabLayout& lab, const LabOptions& o, const std::
            "--log", "file:" + (fs::path(log_dir) / (d.name + "-" + daemon + ".log")).string()});
       const CommandResult r = run_command(cmd);
       if (!r.ok())
-        return Diagnostic{
-            "", 0, 0, "", r.describe(cmd), "its log is in " + log_dir + "; the config is " + conf};
+        return Diagnostic::error(r.describe(cmd),
+                                 "its log is in " + log_dir + "; the config is " + conf);
       ++started;
     }
   }
@@ -522,14 +457,11 @@ Result<int> start_daemons(const LabLayout& lab, const LabOptions& o, const std::
     size_t known = 0;
     wait_until(kConfigLoadWaitS, [&] { return (known = bgp_peers(d.netns).size()) >= expected; });
     if (known < expected)
-      return Diagnostic{"",
-                        0,
-                        0,
-                        "",
-                        fmt::format("bgpd on {} knows {} of its {} neighbours: it did not load "
-                                    "its frr.conf",
-                                    d.name, known, expected),
-                        "see " + (fs::path(log_dir) / (d.name + "-bgpd.log")).string()};
+      return Diagnostic::error(
+          fmt::format("bgpd on {} knows {} of its {} neighbours: it did not load "
+                      "its frr.conf",
+                      d.name, known, expected),
+          "see " + (fs::path(log_dir) / (d.name + "-bgpd.log")).string());
   }
   return started;
 }
@@ -551,18 +483,14 @@ Result<LabUpResult> build(const LabLayout& lab, const LabOptions& o) {
       // The previous lab is gone: one that exists now is somebody else's, and is not recorded
       // (so not deleted when this `up` fails).
       if (netns_exists(d.netns))
-        return Diagnostic{
-            "",
-            0,
-            0,
-            "",
+        return Diagnostic::error(
             fmt::format("namespace {} exists but is not lab {}'s (not in its record)", d.netns,
                         lab.name),
-            fmt::format("delete it (ip netns delete {}) if it is a leftover", d.netns)};
+            fmt::format("delete it (ip netns delete {}) if it is a leftover", d.netns));
       record << d.netns << "\n" << std::flush;  // recorded before it exists
       const Argv cmd{"ip", "netns", "add", d.netns};
       const CommandResult r = run_command(cmd);
-      if (!r.ok()) return Diagnostic{"", 0, 0, "", r.describe(cmd), ""};
+      if (!r.ok()) return Diagnostic::error(r.describe(cmd));
       ++res.namespaces;
     }
   }
@@ -580,29 +508,6 @@ Result<LabUpResult> build(const LabLayout& lab, const LabOptions& o) {
   return res;
 }
 
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int) { g_interrupted = 1; }
-
-// While it lives, SIGINT and SIGTERM set g_interrupted instead of ending the program, so that
-// up and check can finish a step and clean up.
-class InterruptGuard {
- public:
-  InterruptGuard()
-      : int_(std::signal(SIGINT, on_interrupt)), term_(std::signal(SIGTERM, on_interrupt)) {
-    g_interrupted = 0;
-  }
-  ~InterruptGuard() {
-    std::signal(SIGINT, int_);
-    std::signal(SIGTERM, term_);
-  }
-  InterruptGuard(const InterruptGuard&) = delete;
-  InterruptGuard& operator=(const InterruptGuard&) = delete;
-
- private:
-  void (*int_)(int);
-  void (*term_)(int);
-};
-
 // Makes the lab's folder in the state folder and marks it as the lab's before anything else
 // goes in.
 Result<bool> make_state_dir(const LabLayout& lab, const LabOptions& o) {
@@ -610,24 +515,18 @@ Result<bool> make_state_dir(const LabLayout& lab, const LabOptions& o) {
   std::error_code ec;
   const bool made = fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec))
-    return Diagnostic{"",
-                      0,
-                      0,
-                      "--state-dir",
-                      fmt::format("cannot make the lab's folder {}: {}", dir.string(),
-                                  ec ? ec.message() : "not a folder"),
-                      "give a writable folder"};
+    return Diagnostic::flag("--state-dir",
+                            fmt::format("cannot make the lab's folder {}: {}", dir.string(),
+                                        ec ? ec.message() : "not a folder"),
+                            "give a writable folder");
   std::ofstream marker(dir / kLabStateMarker, std::ios::trunc);
   marker << lab.name << "\n";
   marker.close();
   if (!marker) {
     if (made) fs::remove(dir, ec);  // not left behind unmarked
-    return Diagnostic{"",
-                      0,
-                      0,
-                      "--state-dir",
-                      fmt::format("cannot write {} in {}", kLabStateMarker, dir.string()),
-                      "give a writable folder"};
+    return Diagnostic::flag("--state-dir",
+                            fmt::format("cannot write {} in {}", kLabStateMarker, dir.string()),
+                            "give a writable folder");
   }
   return true;
 }
@@ -645,8 +544,7 @@ Result<LabUpResult> lab_up(const LabLayout& lab, const LabOptions& o) {
   Result<LabUpResult> r = [&] {
     const InterruptGuard guard;
     Result<LabUpResult> built = build(lab, o);
-    if (built && g_interrupted)
-      return Result<LabUpResult>(Diagnostic{"", 0, 0, "", "interrupted", ""});
+    if (built && g_interrupted) return Result<LabUpResult>(Diagnostic::error("interrupted"));
     return built;
   }();
   if (!r) {
@@ -657,469 +555,6 @@ Result<LabUpResult> lab_up(const LabLayout& lab, const LabOptions& o) {
     r->warnings = std::move(old->warnings);
   }
   return r;
-}
-
-// ---------------------------------------------------------------------------------------------
-// check
-
-namespace {
-
-struct Checker {
-  const LabLayout& lab;
-  const LabOptions& o;
-  std::vector<LabCheck> checks;
-
-  void add(const std::string& name, bool ok, const std::string& detail, Clock::time_point t0) {
-    checks.push_back({name, ok, detail, seconds_since(t0)});
-    if (o.on_check) o.on_check(checks.back());
-  }
-
-  // Sessions not Established, over all switches ("spine01 10.1.0.0 Active").
-  std::vector<std::string> sessions_down(int& total) const {
-    std::vector<std::string> down;
-    total = 0;
-    for (const auto& d : lab.devices) {
-      if (d.role == "host") continue;
-      const auto peers = bgp_peers(d.netns);
-      const size_t expected = lab.addresses.ports_of(d.name).size();
-      total += static_cast<int>(expected);
-      for (const auto& [peer, state] : peers)
-        if (state != "Established") down.push_back(d.name + " " + peer + " " + state);
-      if (peers.size() < expected)
-        down.push_back(
-            fmt::format("{}: {} of {} neighbours configured", d.name, peers.size(), expected));
-    }
-    return down;
-  }
-
-  // Next hops the kernel of `leaf` holds for `prefix` (0: no route).
-  static int next_hops(const LabDevice& leaf, const std::string& prefix) {
-    const CommandResult r =
-        run_command({"ip", "-j", "-n", leaf.netns, "route", "show", "exact", prefix});
-    if (!r.ok()) return 0;
-    const auto j = nlohmann::json::parse(r.out, nullptr, false);
-    if (j.is_discarded() || !j.is_array() || j.empty()) return 0;
-    const auto& route = j[0];
-    if (!route.is_object()) return 0;
-    if (route.contains("nexthops")) return static_cast<int>(route["nexthops"].size());
-    return route.contains("gateway") || route.contains("via") ? 1 : 0;
-  }
-
-  // The links from `leaf` up to the spines, in cabling order.
-  std::vector<const LabLink*> uplinks_of(const std::string& leaf) const {
-    std::vector<const LabLink*> out;
-    for (const auto& l : lab.links)
-      if (l.fabric && l.a == leaf) out.push_back(&l);
-    return out;
-  }
-  int uplinks(const std::string& leaf) const { return static_cast<int>(uplinks_of(leaf).size()); }
-  // The switches `leaf`'s uplinks reach: "spine01, spine02".
-  std::string spine_names(const std::string& leaf) const {
-    std::set<std::string> peers;
-    for (const auto* l : uplinks_of(leaf)) peers.insert(l->b);
-    std::string s;
-    for (const auto& p : peers) s += (s.empty() ? "" : ", ") + p;
-    return s;
-  }
-
-  // Next hops `leaf` should hold towards the subnet of leaf `owner` while `down` (if any) is
-  // down: one per uplink, less the failed uplink itself and the uplinks to a spine that no
-  // longer reaches `owner` directly (a spine of another pod reaches it through the cores).
-  int expected_next_hops(const std::string& leaf, const std::string& owner,
-                         const LabLink* down) const {
-    int n = 0;
-    for (const auto& p : lab.addresses.ports_of(leaf)) {
-      if (!p.up) continue;
-      if (down && leaf == down->a && swp_name(p.port) == down->a_if) continue;
-      if (down && owner == down->a && p.peer == down->b) {
-        int live = 0;  // the spine's other links to the owner
-        for (const auto& l : lab.links)
-          live += l.fabric && l.a == owner && l.b == p.peer && &l != down ? 1 : 0;
-        if (live == 0) continue;
-      }
-      ++n;
-    }
-    return n;
-  }
-
-  // Leaf routes to remote host subnets whose next-hop count is not what `down` leaves:
-  // "su01-r0-leaf 10.128.0.8/29: 1 next hops, expected 2".
-  std::vector<std::string> ecmp_mismatches(const LabLink* down, int& routes) const {
-    std::vector<std::string> bad;
-    routes = 0;
-    for (const auto& d : lab.devices) {
-      if (d.role != "leaf") continue;
-      for (const auto& s : lab.addresses.subnets) {
-        if (s.leaf == d.name || plane_of(s.leaf) != plane_of(d.name)) continue;
-        ++routes;
-        const int got = next_hops(d, s.prefix.str());
-        const int want = expected_next_hops(d.name, s.leaf, down);
-        if (got != want)
-          bad.push_back(
-              fmt::format("{} {}: {} next hops, expected {}", d.name, s.prefix.str(), got, want));
-      }
-    }
-    return bad;
-  }
-
-  const HostAddress& first_host() const { return lab.addresses.hosts.front(); }
-  // A host on a leaf other than the first host's, in its plane (planes are separate fabrics),
-  // in the last unit: the farthest one.
-  const HostAddress& far_host() const {
-    const HostAddress& f = first_host();
-    for (auto it = lab.addresses.hosts.rbegin(); it != lab.addresses.hosts.rend(); ++it)
-      if (it->leaf != f.leaf && it->plane == f.plane && it->rail == f.rail) return *it;
-    for (auto it = lab.addresses.hosts.rbegin(); it != lab.addresses.hosts.rend(); ++it)
-      if (it->leaf != f.leaf && it->plane == f.plane) return *it;
-    return lab.addresses.hosts.back();
-  }
-  // The first node's first port in the plane of `to` (planes are separate fabrics; within one,
-  // rail 0 reaches every rail through the spines).
-  const HostAddress& source_for(const HostAddress& to) const {
-    for (const auto& h : lab.addresses.hosts)
-      if (h.node == first_host().node && h.plane == to.plane) return h;
-    return first_host();
-  }
-  // The plane of a leaf (from the hosts cabled to it).
-  int plane_of(const std::string& leaf) const {
-    for (const auto& h : lab.addresses.hosts)
-      if (h.leaf == leaf) return h.plane;
-    return 0;
-  }
-  const LabDevice& dev(const std::string& name) const { return *lab.device(name); }
-
-  Argv ping_argv(const HostAddress& from, const HostAddress& to, int payload) const {
-    return in_netns(dev(from.node).netns,
-                    {"ping", "-n", "-M", "do", "-s", std::to_string(payload), "-c", "1", "-W",
-                     kPingWaitS, "-I", ipv4_str(from.ip), ipv4_str(to.ip)});
-  }
-  CommandResult ping(const HostAddress& from, const HostAddress& to, int payload) const {
-    return run_command(ping_argv(from, to, payload));
-  }
-
-  // How long a wait for convergence may take: the whole timeout until one wait has run out,
-  // then only a moment (a fabric that did not converge once will not, and check should end).
-  double wait_s() const { return converged_ ? o.timeout_s : kAfterTimeoutWaitS; }
-  bool waited(bool ok) {
-    converged_ = converged_ && ok;
-    return ok;
-  }
-  bool converged_ = true;
-
-  // iperf3 from `from` to `to`; Gbit/s received, or an error text.
-  Result<double> iperf(const HostAddress& from, const HostAddress& to, int streams = 1) const {
-    BackgroundCommand server(
-        in_netns(dev(to.node).netns, {"iperf3", "-s", "-1", "-B", ipv4_str(to.ip)}));
-    if (!server.started()) return Diagnostic{"", 0, 0, "", "iperf3 server did not start", ""};
-    const Argv client =
-        in_netns(dev(from.node).netns, {"iperf3", "-c", ipv4_str(to.ip), "-B", ipv4_str(from.ip),
-                                        "-t", kIperfSeconds, "-P", std::to_string(streams), "-J"});
-    // The client may only start once the server listens.
-    const Argv listening = in_netns(dev(to.node).netns, {"ss", "-Hltn", "src", ipv4_str(to.ip)});
-    wait_until(kIperfListenWaitS, [&] { return !run_command(listening).out.empty(); });
-    CommandResult r;
-    for (int attempt = 0; attempt < kIperfAttempts; ++attempt) {
-      r = run_command(client, kCommandTimeoutS);
-      if (r.out.find("Connection refused") == std::string::npos) break;
-      std::this_thread::sleep_for(kConvergePoll);
-    }
-    // iperf3 -J exits 0 even when it could not connect; its JSON then holds "error".
-    const bool ran = r.ok() && r.out.find("\"error\"") == std::string::npos;
-    const CommandResult served = server.finish(ran ? kCommandTimeoutS : 0);
-    if (!r.ok()) {
-      std::string said = served.out;
-      while (!said.empty() && said.back() == '\n') said.pop_back();
-      return Diagnostic{
-          "", 0, 0, "", r.describe(client) + (said.empty() ? "" : " (server: " + said + ")"), ""};
-    }
-    auto run = parse_iperf3(r.out, "iperf3 -J");
-    if (!run) return run.errors();
-    return run->received_bps / 1e9;
-  }
-
-  std::string where(const HostAddress& h) const {
-    return fmt::format("{} {} ({})", h.node, h.netdev, ipv4_str(h.ip));
-  }
-
-  void check_sessions(const std::string& name) {
-    const auto t0 = Clock::now();
-    int total = 0;
-    std::vector<std::string> down;
-    const bool ok = waited(wait_until(wait_s(), [&] {
-      down = sessions_down(total);
-      return down.empty();
-    }));
-    add(name, ok,
-        ok ? fmt::format("{} of {} eBGP sessions Established on {} switches", total, total,
-                         lab.addresses.switches.size())
-           : fmt::format("{} not Established after {:.0f} s: {}", down.size(), o.timeout_s,
-                         down.front()),
-        t0);
-  }
-
-  void check_ecmp(const std::string& name, const LabLink* down, const std::string& what) {
-    const auto t0 = Clock::now();
-    int routes = 0;
-    std::vector<std::string> bad;
-    const bool ok = waited(wait_until(wait_s(), [&] {
-      bad = ecmp_mismatches(down, routes);
-      return bad.empty();
-    }));
-    add(name, ok,
-        ok ? fmt::format("{} leaf routes to remote host subnets, {}", routes, what)
-           : fmt::format("{} of {} routes wrong: {}", bad.size(), routes, bad.front()),
-        t0);
-  }
-
-  void check_jumbo() {
-    const auto t0 = Clock::now();
-    const HostAddress& src = first_host();
-    const int payload = kHostMtu - kPingHeaderBytes;
-    int answered = 0, asked = 0;
-    std::string failed;
-    // Resolve the gateways first: the echoes to other leaves would all queue behind their ARP
-    // resolution, and the kernel holds only ~200 KiB (unres_qlen_bytes) of them, a dozen
-    // jumbo frames.
-    std::set<int> seen_planes;
-    for (const auto& h : lab.addresses.hosts) {
-      if (h.node != src.node || !seen_planes.insert(h.plane).second) continue;
-      run_command(in_netns(dev(h.node).netns, {"ping", "-n", "-c", "1", "-W", kPingWaitS, "-I",
-                                               ipv4_str(h.ip), ipv4_str(h.gateway)}));
-    }
-    const size_t planes = seen_planes.size();
-    // All at once: a broken fabric costs one ping timeout, not one per host. Each address is
-    // pinged from the first node's first port in its plane.
-    std::vector<std::pair<const HostAddress*, std::unique_ptr<BackgroundCommand>>> pings;
-    for (const auto& h : lab.addresses.hosts)
-      if (h.node != src.node)
-        pings.emplace_back(
-            &h, std::make_unique<BackgroundCommand>(ping_argv(source_for(h), h, payload)));
-    int retried = 0;
-    for (auto& [h, p] : pings) {
-      ++asked;
-      bool ok = p->finish(kCommandTimeoutS).ok();
-      if (!ok) {  // one more try: a busy machine can lose a single echo; a broken path stays so
-        ++retried;
-        ok = ping(source_for(*h), *h, payload).ok();
-      }
-      if (ok)
-        ++answered;
-      else if (failed.empty())
-        failed = where(*h);
-    }
-    add("jumbo-frames", answered == asked,
-        fmt::format("{} of {} host addresses answer {}-byte pings with DF set from {}{}{}",
-                    answered, asked, kHostMtu,
-                    planes > 1
-                        ? fmt::format("{}'s first port in each of the {} planes", src.node, planes)
-                        : where(src),
-                    retried ? fmt::format(" ({} asked twice)", retried) : "",
-                    failed.empty() ? "" : "; first silent: " + failed),
-        t0);
-  }
-
-  void check_oversize() {
-    const auto t0 = Clock::now();
-    const CommandResult r = ping(first_host(), far_host(), kHostMtu - kPingHeaderBytes + 1);
-    std::string why = r.err.empty() ? r.out : r.err;
-    if (const auto p = why.find("message too long"); p != std::string::npos)
-      why = why.substr(p, why.find('\n', p) - p);
-    else
-      why = r.ok() ? "it was answered" : "no answer";
-    const bool refused =
-        !r.ok() && why.find("mtu=" + std::to_string(kHostMtu)) != std::string::npos;
-    add("oversized-frames-refused", refused,
-        fmt::format("a {}-byte packet with DF set from {}: {}", kHostMtu + 1, first_host().node,
-                    why),
-        t0);
-  }
-
-  void check_traffic(const std::string& name, const std::string& context) {
-    const auto t0 = Clock::now();
-    const HostAddress& a = first_host();
-    const HostAddress& b = far_host();
-    auto gbps = iperf(a, b);
-    const bool ok = gbps && *gbps > 0;
-    add(name, ok,
-        ok ? fmt::format("iperf3 {} -> {}{}: {:.1f} Gbit/s", where(a), where(b), context, *gbps)
-           : (gbps ? std::string("no traffic received") : gbps.errors().front().message),
-        t0);
-  }
-
-  // Bytes sent so far by `port` of the switch in `netns` (-1 when unreadable).
-  static long long tx_bytes(const std::string& netns, const std::string& port) {
-    const CommandResult r =
-        run_command({"ip", "-j", "-s", "-n", netns, "link", "show", "dev", port});
-    const auto j = nlohmann::json::parse(r.out, nullptr, false);
-    if (j.is_discarded() || !j.is_array() || j.empty() || !j[0].is_object()) return -1;
-    const auto& st = j[0].contains("stats64") ? j[0]["stats64"] : j[0]["stats"];
-    if (!st.is_object() || !st.contains("tx") || !st["tx"].is_object()) return -1;
-    const auto& b = st["tx"]["bytes"];
-    return b.is_number() ? b.get<long long>() : -1;
-  }
-
-  // Many TCP streams between two hosts of different leaves leave the source leaf over every
-  // uplink: the switches hash the 5-tuple (as the configurations ask), so the streams' source
-  // ports spread them.
-  void check_ecmp_spread() {
-    const auto t0 = Clock::now();
-    const HostAddress& a = first_host();
-    const HostAddress& b = far_host();
-    const LabDevice& leaf = dev(a.leaf);
-    const std::vector<const LabLink*> ups = uplinks_of(a.leaf);
-    if (ups.size() < 2) {
-      add("ecmp-spread", true, fmt::format("skipped: {} has one uplink", a.leaf), t0);
-      return;
-    }
-    std::vector<long long> before;
-    for (const auto* u : ups) before.push_back(tx_bytes(leaf.netns, u->a_if));
-    auto gbps = iperf(a, b, kSpreadStreams);
-    if (!gbps) {
-      add("ecmp-spread", false, gbps.errors().front().message, t0);
-      return;
-    }
-    long long total = 0;
-    std::vector<long long> sent;
-    for (size_t i = 0; i < ups.size(); ++i) {
-      sent.push_back(tx_bytes(leaf.netns, ups[i]->a_if) - before[i]);
-      total += sent.back();
-    }
-    std::string split;
-    bool every = total > 0;
-    for (size_t i = 0; i < ups.size(); ++i) {
-      const double share = total > 0 ? static_cast<double>(sent[i]) / total : 0;
-      every = every && share >= kMinUplinkShare;
-      split += fmt::format("{}{} {:.0f}%", i ? ", " : "", ups[i]->a_if, 100 * share);
-    }
-    add("ecmp-spread", every,
-        fmt::format("{} TCP streams {} -> {} ({:.1f} Gbit/s) leave {} over {}", kSpreadStreams,
-                    a.node, b.node, *gbps, a.leaf, split),
-        t0);
-  }
-
-  // Takes the first leaf's first uplink down, checks the fabric routes around it, and brings it
-  // back.
-  void check_link_failure() {
-    // The first host's leaf, if it has another uplink to fail over to.
-    const std::vector<const LabLink*> ups = uplinks_of(first_host().leaf);
-    const auto t0 = Clock::now();
-    if (ups.size() < 2) {
-      add("link-down", true,
-          fmt::format("skipped: {} has {} uplink, nothing to fail over to (plan two or more "
-                      "uplinks per leaf, e.g. a lower oversubscription)",
-                      first_host().leaf, ups.size()),
-          t0);
-      return;
-    }
-    const LabLink* link = ups.front();
-    const LabDevice& leaf = dev(link->a);
-    const std::string name = fmt::format("{} {} - {} {}", link->a, link->a_if, link->b, link->b_if);
-    const CommandResult down =
-        run_command({"ip", "-n", leaf.netns, "link", "set", "dev", link->a_if, "down"});
-    if (!down.ok()) {
-      add("link-down", false, down.describe({"ip", "link", "set", link->a_if, "down"}), t0);
-      return;
-    }
-    // Ctrl-C while the link is down: the checks of the failure that are left are skipped, the
-    // link comes back and lab_check stops.
-    const std::vector<std::function<void()>> while_down{
-        [&] {  // the session over the failed link goes down (and check then sees it come back)
-          std::string peer = link->a_if;  // unnumbered sessions are named by their interface
-          for (const auto& p : lab.addresses.ports_of(leaf.name))
-            if (swp_name(p.port) == link->a_if && !lab.addresses.unnumbered)
-              peer = ipv4_str(p.peer_ip);
-          std::string state;
-          const bool ok = waited(wait_until(wait_s(), [&] {
-            const auto peers = bgp_peers(leaf.netns);
-            const auto it = peers.find(peer);
-            state = it == peers.end() ? "gone" : it->second;
-            return state != "Established";
-          }));
-          add("link-down-session", ok,
-              fmt::format("{} BGP session to {} over {}: {}", leaf.name, link->b, peer,
-                          ok ? state : "still Established"),
-              t0);
-        },
-        [&] {
-          const int full = uplinks(leaf.name);
-          check_ecmp("link-down-reroutes", link,
-                     fmt::format("{} down: {} routes through {} of {} uplinks, and the other "
-                                 "leaves reach it only through the spines still linked to it",
-                                 name, leaf.name, full - 1, full));
-        },
-        [&] {
-          const auto t1 = Clock::now();
-          const CommandResult r = ping(first_host(), far_host(), kHostMtu - kPingHeaderBytes);
-          add("link-down-pings", r.ok(),
-              fmt::format("{} -> {} with {} down: {}", first_host().node, far_host().node,
-                          link->a_if, r.ok() ? "answered" : "no answer"),
-              t1);
-        },
-        [&] { check_traffic("link-down-traffic", " with " + link->a_if + " down"); }};
-    for (const auto& step : while_down)
-      if (!g_interrupted) step();
-    run_command({"ip", "-n", leaf.netns, "link", "set", "dev", link->a_if, "up"});
-    if (g_interrupted) return;
-    check_sessions("link-up-sessions");
-    check_ecmp("link-up-restores", nullptr,
-               fmt::format("{} back up: every leaf uses all its uplinks again", name));
-  }
-};
-
-}  // namespace
-
-Result<std::vector<LabCheck>> lab_check(const LabLayout& lab, const LabOptions& o) {
-  // The lab must be up: every namespace and every daemon.
-  for (const auto& d : lab.devices) {
-    if (!netns_exists(d.netns))
-      return Diagnostic{"",
-                        0,
-                        0,
-                        "",
-                        fmt::format("lab {} is not up: no namespace {}", lab.name, d.netns),
-                        "run gpufabric lab up with the same spec first"};
-    if (d.role == "host") continue;
-    for (const auto& daemon : kFrrDaemons)
-      if (lab_daemon_pid(d.netns, daemon) <= 0)
-        return Diagnostic{"",
-                          0,
-                          0,
-                          "",
-                          fmt::format("lab {}: {} is not running on {}", lab.name, daemon, d.name),
-                          fmt::format("see {}/logs/{}-{}.log; run gpufabric lab up again",
-                                      lab_dir(lab, o), d.name, daemon)};
-  }
-  Checker c{lab, o, {}};
-  const LabDevice* leaf = nullptr;
-  for (const auto& d : lab.devices)
-    if (d.role == "leaf") {
-      leaf = &d;
-      break;
-    }
-  const std::vector<std::function<void()>> steps{
-      [&] { c.check_sessions("bgp-sessions"); },
-      [&] {
-        c.check_ecmp("ecmp-routes", nullptr,
-                     fmt::format("each with one next hop per uplink ({} on {}: {})",
-                                 c.uplinks(leaf->name), leaf->name, c.spine_names(leaf->name)));
-      },
-      [&] { c.check_jumbo(); },
-      [&] { c.check_oversize(); },
-      [&] { c.check_traffic("traffic-across-spines", ""); },
-      [&] { c.check_ecmp_spread(); },
-      [&] { c.check_link_failure(); }};
-  // Ctrl-C: finish the step (the failed link is always brought back), then stop; an interrupt
-  // during the last step is reported too.
-  const InterruptGuard guard;
-  for (const auto& step : steps) {
-    step();
-    if (g_interrupted) {
-      c.add("interrupted", false, "check was interrupted; the remaining checks did not run",
-            Clock::now());
-      break;
-    }
-  }
-  return c.checks;
 }
 
 }  // namespace gf

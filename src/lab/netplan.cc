@@ -17,7 +17,7 @@ constexpr int kMaxMtu = 65535;
 Diagnostic at(const std::string& file, const YAML::Node& n, const std::string& key,
               const std::string& message) {
   const YAML::Mark m = n.Mark();
-  return Diagnostic{file, m.line + 1, m.column + 1, key, message, ""};
+  return Diagnostic::at(file, m.line + 1, m.column + 1, key, message);
 }
 
 // Unknown keys of a map, as errors (the lab applies only what it understands).
@@ -38,12 +38,12 @@ Result<std::vector<NetplanInterface>> parse_netplan(const std::string& text,
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    return Diagnostic{file, e.mark.line + 1, e.mark.column + 1, "", e.msg, ""};
+    return Diagnostic::at(file, e.mark.line + 1, e.mark.column + 1, "", e.msg);
   }
   std::vector<Diagnostic> errs;
   const YAML::Node eths = child(child(root, "network"), "ethernets");
   if (!eths.IsDefined() || !eths.IsMap())
-    return Diagnostic{file, 1, 1, "network.ethernets", "missing: no interfaces to configure", ""};
+    return Diagnostic::at(file, 1, 1, "network.ethernets", "missing: no interfaces to configure");
   std::vector<NetplanInterface> out;
   try {
     for (const auto& kv : eths) {
@@ -86,7 +86,8 @@ Result<std::vector<NetplanInterface>> parse_netplan(const std::string& text,
       out.push_back(std::move(i));
     }
   } catch (const YAML::Exception& e) {
-    errs.push_back({file, e.mark.line + 1, e.mark.column + 1, "network.ethernets", e.msg, ""});
+    errs.push_back(
+        Diagnostic::at(file, e.mark.line + 1, e.mark.column + 1, "network.ethernets", e.msg));
   }
   if (!errs.empty()) return errs;
   return out;
