@@ -409,9 +409,10 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
         break;
       }
       case OutputKind::kUnknown:
-        errs.push_back({f.file, 0, 0, "", "cannot tell which tool wrote this file",
-                        "diagnose reads nccl-tests, perftest, iperf3 --json, NCCL_DEBUG=INFO "
-                        "logs, nvidia-smi topo -m, ibv_devinfo, ethtool -S and ip -d link"});
+        errs.push_back(Diagnostic::in_file(
+            f.file, "", "cannot tell which tool wrote this file",
+            "diagnose reads nccl-tests, perftest, iperf3 --json, NCCL_DEBUG=INFO logs, "
+            "nvidia-smi topo -m, ibv_devinfo, ethtool -S and ip -d link"));
         break;
     }
   }
@@ -451,15 +452,15 @@ Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
       }
       const int nodes = nodes_of(*run, plan.gpus_per_node);
       if (nodes > plan.nodes) {
-        errs.push_back({f.file, 0, 0, "",
-                        fmt::format("the run used {} nodes; the plan has {}", nodes, plan.nodes),
-                        ""});
+        errs.push_back(Diagnostic::in_file(
+            f.file, "", fmt::format("the run used {} nodes; the plan has {}", nodes, plan.nodes)));
         continue;
       }
       const std::string op_name_s = run->collective.empty() ? "all_reduce" : run->collective;
       auto op = parse_op(op_name_s);
       if (!op) {
-        errs.push_back({f.file, 0, 0, "", fmt::format("unknown collective '{}'", op_name_s), ""});
+        errs.push_back(
+            Diagnostic::in_file(f.file, "", fmt::format("unknown collective '{}'", op_name_s)));
         continue;
       }
       SimOptions o;
@@ -535,17 +536,18 @@ Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
       c.ok = c.ratio >= 1 - 1e-9;
       res.rows.push_back(c);
     } else if (f.kind == OutputKind::kUnknown) {
-      errs.push_back(
-          {f.file, 0, 0, "",
-           "not a result check can read: expected the output of nccl-tests (e.g. "
-           "all_reduce_perf), perftest (ib_write_bw, text or --out_json) or iperf3 --json",
-           "give the tool's output file as it printed it"});
+      errs.push_back(Diagnostic::in_file(
+          f.file, "",
+          "not a result check can read: expected the output of nccl-tests (e.g. "
+          "all_reduce_perf), perftest (ib_write_bw, text or --out_json) or iperf3 --json",
+          "give the tool's output file as it printed it"));
     } else {
-      errs.push_back({f.file, 0, 0, "",
-                      fmt::format("this is {} output; check compares nccl-tests, perftest and "
-                                  "iperf3 results with the plan",
-                                  output_kind_name(f.kind)),
-                      "use gpufabric diagnose for logs and system outputs"});
+      errs.push_back(Diagnostic::in_file(
+          f.file, "",
+          fmt::format("this is {} output; check compares nccl-tests, perftest and iperf3 "
+                      "results with the plan",
+                      output_kind_name(f.kind)),
+          "use gpufabric diagnose for logs and system outputs"));
     }
   }
   if (!errs.empty()) return errs;
