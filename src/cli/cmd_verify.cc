@@ -13,7 +13,9 @@
 #include "plan/plan.h"
 #include "spec/spec.h"
 #include "units/units.h"
+#include "verify/check.h"
 #include "verify/diagnose.h"
+#include "verify/doctor.h"
 
 namespace gf::cli {
 namespace {

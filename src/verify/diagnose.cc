@@ -1,31 +1,17 @@
 #include "verify/diagnose.h"
 
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <set>
-#include <sstream>
 
-#include "common/file.h"
-#include "common/text.h"
 #include "config/hosts.h"
-#include "sim/collective.h"
-#include "topo/fabric.h"
-
-extern char** environ;
 
 namespace gf {
 namespace {
 
-// The guide (§5.1): RDMA bandwidth near line rate, "400G link -> >= ~380 Gbps".
-constexpr double kRdmaLineRateShare = 0.95;
 // Below this share of line rate an RDMA result is an error, not a warning.
 constexpr double kRdmaBadShare = 0.8;
 // PFC: more than 1 pause frame per 100,000 received packets on the lossless priority is a storm
@@ -34,12 +20,6 @@ constexpr double kPauseStormRatio = 1e-5;
 // RoCE wants jumbo frames; InfiniBand and RoCE path MTU 4096 (the guide's §4.3).
 constexpr int kRdmaMtu = 4096;
 constexpr int kJumboMtu = 9000;
-// A single host's TCP streams reach about 100 Gbps; iperf3 checks connectivity, not RDMA.
-constexpr double kTcpPracticalGbps = 100;
-constexpr double kTcpShare = 0.9;
-// nccl-tests sizes judged by check: the bandwidth-bound region the guide measures (§5.2:
-// all_reduce_perf -b 1G -e 10G); below it NCCL's pipelining (NVLS especially) dominates.
-constexpr double kJudgedBytes = 1024.0 * 1024 * 1024;
 // diagnose flags nccl-tests bandwidth below this fraction of the simulated expectation.
 constexpr double kBusbwTolerance = 0.25;
 // Standard NIC port rates, for guessing the line rate of a perftest result without a plan.
@@ -49,15 +29,6 @@ Finding make(const char* id, const char* severity, std::vector<Evidence> ev, std
              std::string check, std::string fix) {
   return {id, severity, std::move(ev), std::move(cause), std::move(check), std::move(fix)};
 }
-
-// A sysfs attribute (operstate, mtu, rate): a few bytes; anything unreadable, endless or larger
-// than a counter file reads as empty, as a missing one does.
-std::string read_file(const std::string& path) {
-  auto r = read_file_bounded(path, kMaxCounterFileBytes);
-  return r ? *r : std::string();
-}
-
-std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 }  // namespace
 
@@ -435,310 +406,6 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
   }
   if (!errs.empty()) return errs;
   return out;
-}
-
-Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
-                                       const std::vector<ToolOutput>& files, double tolerance) {
-  CheckResult res;
-  std::vector<Diagnostic> errs;
-  const Fabric fabric = Fabric::build(plan, cat);
-  const double lane_gbps = plan.nic.rate_gbps / plan.topo.planes;
-  for (const auto& f : files) {
-    if (f.kind == OutputKind::kNcclTests) {
-      auto run = parse_nccl_tests(f.text, f.file);
-      if (!run) {
-        errs.insert(errs.end(), run.errors().begin(), run.errors().end());
-        continue;
-      }
-      const int nodes = nodes_of(*run, plan.gpus_per_node);
-      if (nodes > plan.nodes) {
-        errs.push_back(Diagnostic::in_file(
-            f.file, "", fmt::format("the run used {} nodes; the plan has {}", nodes, plan.nodes)));
-        continue;
-      }
-      const std::string op_name_s = run->collective.empty() ? "all_reduce" : run->collective;
-      auto op = parse_op(op_name_s);
-      if (!op) {
-        errs.push_back(
-            Diagnostic::in_file(f.file, "", fmt::format("unknown collective '{}'", op_name_s)));
-        continue;
-      }
-      SimOptions o;
-      o.op = *op;
-      o.nodes = nodes;
-      auto model = CollectiveModel::build(fabric, plan, o);
-      if (!model) {
-        errs.insert(errs.end(), model.errors().begin(), model.errors().end());
-        continue;
-      }
-      const double node_line_gbs = plan.nic.rate_gbps * plan.nics_per_node / 8;
-      for (const auto& row : run->rows) {
-        if (row.bytes < 1 << 20) continue;  // small sizes measure latency, not the fabric
-        const SizeResult sim = model->at(row.bytes);
-        CheckRow c{f.file,
-                   op_name_s,
-                   "busbw_gbs",
-                   row.bytes,
-                   row.busbw_gbs,
-                   sim.busbw_gbs,
-                   sim.busbw_gbs > 0 ? row.busbw_gbs / sim.busbw_gbs : 0,
-                   true,
-                   ""};
-        if (row.bytes < kJudgedBytes) {
-          c.note = "not judged: below 1 GiB (pipelining, not the fabric)";
-          c.judged = false;
-        } else {
-          c.ok = c.ratio >= 1 - tolerance;
-        }
-        if (nodes == 2 && row.busbw_gbs > node_line_gbs * 0.95)
-          c.note = (c.note.empty() ? "" : c.note + "; ") +
-                   "2-node runs use tree/NVLS-tree: busbw above the NICs' line rate is expected, "
-                   "not a network measurement (nccl #812)";
-        res.rows.push_back(c);
-      }
-    } else if (f.kind == OutputKind::kPerftest) {
-      auto p = parse_perftest(f.text, f.file);
-      if (!p) {
-        errs.insert(errs.end(), p.errors().begin(), p.errors().end());
-        continue;
-      }
-      if (p->latency) continue;
-      for (const auto& row : p->rows) {
-        CheckRow c{f.file,
-                   "rdma",
-                   "bw_gbps",
-                   row.bytes,
-                   row.bw_avg_gbps,
-                   lane_gbps * kRdmaLineRateShare,
-                   0,
-                   true,
-                   "guide §5.1: >= ~95% of line rate"};
-        c.ratio = row.bw_avg_gbps / c.expected;
-        c.ok = c.ratio >= 1 - 1e-9;
-        res.rows.push_back(c);
-      }
-    } else if (f.kind == OutputKind::kIperf3) {
-      auto r = parse_iperf3(f.text, f.file);
-      if (!r) {
-        errs.insert(errs.end(), r.errors().begin(), r.errors().end());
-        continue;
-      }
-      CheckRow c{f.file,
-                 "tcp",
-                 "gbps",
-                 0,
-                 r->received_bps / 1e9,
-                 std::min(lane_gbps, kTcpPracticalGbps) * kTcpShare,
-                 0,
-                 true,
-                 "TCP connectivity: a host's streams reach ~100 Gbps, not RDMA line rate"};
-      c.ratio = c.measured / c.expected;
-      c.ok = c.ratio >= 1 - 1e-9;
-      res.rows.push_back(c);
-    } else if (f.kind == OutputKind::kUnknown) {
-      errs.push_back(Diagnostic::in_file(
-          f.file, "",
-          "not a result check can read: expected the output of nccl-tests (e.g. "
-          "all_reduce_perf), perftest (ib_write_bw, text or --out_json) or iperf3 --json",
-          "give the tool's output file as it printed it"));
-    } else {
-      errs.push_back(Diagnostic::in_file(
-          f.file, "",
-          fmt::format("this is {} output; check compares nccl-tests, perftest and iperf3 "
-                      "results with the plan",
-                      output_kind_name(f.kind)),
-          "use gpufabric diagnose for logs and system outputs"));
-    }
-  }
-  if (!errs.empty()) return errs;
-  bool any_judged = false, all_ok = true;
-  for (const auto& r : res.rows) {
-    if (!r.judged) continue;
-    any_judged = true;
-    all_ok = all_ok && r.ok;
-  }
-  res.verdict = !any_judged ? CheckVerdict::kNothingJudged
-                : all_ok    ? CheckVerdict::kPass
-                            : CheckVerdict::kFail;
-  return res;
-}
-
-std::vector<Finding> doctor(const std::string& sysfs) {
-  namespace fs = std::filesystem;
-  std::vector<Finding> out;
-  std::error_code ec;
-  // Interfaces and their MTUs.
-  std::map<int, std::vector<std::string>> mtus;
-  for (const auto& e : fs::directory_iterator(fs::path(sysfs) / "class/net", ec)) {
-    const std::string name = e.path().filename();
-    if (name == "lo") continue;
-    const std::string state = first_line_of(read_file((e.path() / "operstate").string()));
-    const std::string mtu = first_line_of(read_file((e.path() / "mtu").string()));
-    if (state != "up" || mtu.empty()) continue;
-    const long v = std::strtol(mtu.c_str(), nullptr, 10);
-    if (v > 0 && v < 1'000'000) mtus[static_cast<int>(v)].push_back(name);
-  }
-  if (mtus.size() > 1) {
-    std::vector<Evidence> ev;
-    for (const auto& [m, names] : mtus)
-      for (const auto& n : names)
-        ev.push_back({sysfs + "/class/net/" + n + "/mtu", 0, fmt::format("{} mtu {}", n, m)});
-    out.push_back(make("mtu-mismatch", "warning", ev, "interfaces that are up use different MTUs",
-                       "ip link", "one MTU on every training interface (9000)"));
-  }
-  // RDMA devices.
-  std::vector<Evidence> rdma, down;
-  for (const auto& d : fs::directory_iterator(fs::path(sysfs) / "class/infiniband", ec)) {
-    for (const auto& p : fs::directory_iterator(d.path() / "ports", ec)) {
-      const std::string state = first_line_of(read_file((p.path() / "state").string()));
-      const std::string rate = first_line_of(read_file((p.path() / "rate").string()));
-      const std::string where = (p.path() / "state").string();
-      rdma.push_back({where, 0,
-                      fmt::format("{} port {}: {} {}", d.path().filename().string(),
-                                  p.path().filename().string(), state, rate)});
-      if (state.find("ACTIVE") == std::string::npos) down.push_back(rdma.back());
-    }
-  }
-  if (rdma.empty())
-    out.push_back(make("rdma-absent", "info", {},
-                       "no RDMA device on this host (no "
-                       "/sys/class/infiniband): NCCL would use sockets here",
-                       "ibv_devinfo",
-                       "install the NIC driver (rdma-core / MLNX_OFED) on GPU hosts"));
-  else if (!down.empty())
-    out.push_back(make("rdma-port-down", "error", down, "an RDMA port is not active", "ibstat",
-                       "check the cable, the switch port and the subnet manager"));
-  else
-    out.push_back(make("rdma-present", "info", rdma, "RDMA devices found", "", ""));
-  // memlock.
-  struct rlimit rl {};
-  if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    out.push_back(make(
-        "memlock-limited", "warning", {{"ulimit -l", 0, fmt::format("{} KiB", rl.rlim_cur / 1024)}},
-        "locked memory is limited: RDMA memory registration can fail (NCCL "
-        "'Transport retry count exceeded', ibv_reg_mr errors)",
-        "ulimit -l (should be unlimited)",
-        "'* - memlock unlimited' in /etc/security/limits.d/ (gpufabric configs writes it)"));
-  // NCCL variables.
-  std::vector<Evidence> vars;
-  bool ib_disabled = false;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string kv = *e;
-    if (kv.rfind("NCCL_", 0) != 0) continue;
-    vars.push_back({"environment", 0, kv});
-    ib_disabled = ib_disabled || kv == "NCCL_IB_DISABLE=1";
-  }
-  if (ib_disabled)
-    out.push_back(make("nccl-ib-disabled", "error", vars, "NCCL_IB_DISABLE=1 forces TCP sockets",
-                       "env | grep NCCL", "unset NCCL_IB_DISABLE"));
-  else if (!vars.empty())
-    out.push_back(make("nccl-variables", "info", vars, "NCCL variables set", "", ""));
-  // Tools, when present.
-  for (const char* tool : {"nvidia-smi", "ibv_devinfo"}) {
-    bool found = false;
-    const char* path = std::getenv("PATH");
-    std::stringstream ps(path ? path : "");
-    for (std::string dir; std::getline(ps, dir, ':');)
-      found = found || fs::exists(fs::path(dir) / tool, ec);
-    out.push_back(make(found ? "tool-present" : "tool-absent", "info",
-                       {{tool, 0, found ? "found" : "not installed"}},
-                       found ? fmt::format("{} is installed", tool)
-                             : fmt::format("{} is not installed on this host", tool),
-                       "", ""));
-  }
-  return out;
-}
-
-// Findings quote the files' lines, device and interface names, and file names as the user gave
-// them, none of which need be UTF-8; JSON must be (dump() throws on anything else).
-nlohmann::json findings_json(const std::vector<Finding>& fs) {
-  const auto u = utf8_or_replacement;
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& f : fs) {
-    nlohmann::json ev = nlohmann::json::array();
-    for (const auto& e : f.evidence)
-      ev.push_back({{"file", u(e.file)}, {"line", e.line}, {"text", u(e.text)}});
-    a.push_back({{"id", u(f.id)},
-                 {"severity", u(f.severity)},
-                 {"evidence", ev},
-                 {"cause", u(f.cause)},
-                 {"check", u(f.check)},
-                 {"fix", u(f.fix)}});
-  }
-  return {{"findings", a}};
-}
-
-std::string findings_text(const std::vector<Finding>& fs) {
-  std::string s;
-  if (fs.empty()) return "No findings.\n";
-  for (const auto& f : fs) {
-    s += fmt::format("[{}] {}: {}\n", f.severity, f.id, f.cause);
-    for (const auto& e : f.evidence)
-      s += e.line > 0 ? fmt::format("    {}:{}: {}\n", e.file, e.line, e.text)
-                      : fmt::format("    {}: {}\n", e.file, e.text);
-    if (!f.check.empty()) s += "    check: " + f.check + "\n";
-    if (!f.fix.empty()) s += "    fix:   " + f.fix + "\n";
-  }
-  return s;
-}
-
-const char* check_verdict_name(CheckVerdict v) {
-  switch (v) {
-    case CheckVerdict::kPass:
-      return "pass";
-    case CheckVerdict::kFail:
-      return "fail";
-    case CheckVerdict::kNothingJudged:
-      break;
-  }
-  return "nothing judged";
-}
-
-nlohmann::json check_json(const CheckResult& r) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& c : r.rows) {
-    // The file name as the user gave it, which need not be UTF-8 (see findings_json).
-    nlohmann::json j = {{"file", utf8_or_replacement(c.file)},
-                        {"collective", utf8_or_replacement(c.collective)},
-                        {"bytes", c.bytes},
-                        {"ratio", c.ratio},
-                        {"ok", c.ok},
-                        {"note", utf8_or_replacement(c.note)}};
-    if (c.what == "busbw_gbs") {
-      j["measured_busbw_gbs"] = c.measured;
-      j["expected_busbw_gbs"] = c.expected;
-    } else {
-      j["measured_gbps"] = c.measured;
-      j["expected_gbps"] = c.expected;
-    }
-    rows.push_back(j);
-  }
-  return {{"verdict", check_verdict_name(r.verdict)}, {"rows", rows}};
-}
-
-std::string check_text(const CheckResult& r) {
-  std::string s = fmt::format("{:<34} {:<10} {:>12} {:>10} {:>10} {:>7}  {}\n", "file", "what",
-                              "size", "measured", "expected", "ratio", "");
-  for (const auto& c : r.rows) {
-    const std::string file =
-        c.file.size() > 34 ? "..." + c.file.substr(c.file.size() - 31) : c.file;
-    s += fmt::format("{:<34} {:<10} {:>12.0f} {:>10.1f} {:>10.1f} {:>7.2f}  {}{}\n", file,
-                     c.collective, c.bytes, c.measured, c.expected, c.ratio, c.ok ? "ok" : "BELOW",
-                     c.note.empty() ? "" : "  (" + c.note + ")");
-  }
-  switch (r.verdict) {
-    case CheckVerdict::kPass:
-      s += "Verdict: PASS\n";
-      break;
-    case CheckVerdict::kFail:
-      s += "Verdict: FAIL (measurements below expectation)\n";
-      break;
-    case CheckVerdict::kNothingJudged:
-      s += "Verdict: NOTHING JUDGED (no nccl-tests size of 1 GiB or more, no perftest bandwidth "
-           "and no iperf3 result: rerun with larger sizes, e.g. -e 8G)\n";
-      break;
-  }
-  return s;
 }
 
 }  // namespace gf

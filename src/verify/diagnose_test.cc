@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "../../tests/support.h"
+#include "verify/check.h"
+#include "verify/doctor.h"
 
 namespace gf {
 namespace {

@@ -27,6 +27,13 @@ const char* output_kind_name(OutputKind k);
 /// Guesses what produced `text`.
 OutputKind detect_output_kind(const std::string& text);
 
+/// A tool output read from a file.
+struct ToolOutput {
+  std::string file;
+  std::string text;
+  OutputKind kind = OutputKind::kUnknown;
+};
+
 /// One row of a nccl-tests table (out-of-place figures).
 struct NcclTestsRow {
   int line = 0;

@@ -1,0 +1,120 @@
+#include "verify/doctor.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "common/file.h"
+
+extern char** environ;
+
+namespace gf {
+namespace {
+
+Finding make(const char* id, const char* severity, std::vector<Evidence> ev, std::string cause,
+             std::string check, std::string fix) {
+  return {id, severity, std::move(ev), std::move(cause), std::move(check), std::move(fix)};
+}
+
+// A sysfs attribute (operstate, mtu, rate): a few bytes; anything unreadable, endless or larger
+// than a counter file reads as empty, as a missing one does.
+std::string read_file(const std::string& path) {
+  auto r = read_file_bounded(path, kMaxCounterFileBytes);
+  return r ? *r : std::string();
+}
+
+std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace
+
+std::vector<Finding> doctor(const std::string& sysfs) {
+  namespace fs = std::filesystem;
+  std::vector<Finding> out;
+  std::error_code ec;
+  // Interfaces and their MTUs.
+  std::map<int, std::vector<std::string>> mtus;
+  for (const auto& e : fs::directory_iterator(fs::path(sysfs) / "class/net", ec)) {
+    const std::string name = e.path().filename();
+    if (name == "lo") continue;
+    const std::string state = first_line_of(read_file((e.path() / "operstate").string()));
+    const std::string mtu = first_line_of(read_file((e.path() / "mtu").string()));
+    if (state != "up" || mtu.empty()) continue;
+    const long v = std::strtol(mtu.c_str(), nullptr, 10);
+    if (v > 0 && v < 1'000'000) mtus[static_cast<int>(v)].push_back(name);
+  }
+  if (mtus.size() > 1) {
+    std::vector<Evidence> ev;
+    for (const auto& [m, names] : mtus)
+      for (const auto& n : names)
+        ev.push_back({sysfs + "/class/net/" + n + "/mtu", 0, fmt::format("{} mtu {}", n, m)});
+    out.push_back(make("mtu-mismatch", "warning", ev, "interfaces that are up use different MTUs",
+                       "ip link", "one MTU on every training interface (9000)"));
+  }
+  // RDMA devices.
+  std::vector<Evidence> rdma, down;
+  for (const auto& d : fs::directory_iterator(fs::path(sysfs) / "class/infiniband", ec)) {
+    for (const auto& p : fs::directory_iterator(d.path() / "ports", ec)) {
+      const std::string state = first_line_of(read_file((p.path() / "state").string()));
+      const std::string rate = first_line_of(read_file((p.path() / "rate").string()));
+      const std::string where = (p.path() / "state").string();
+      rdma.push_back({where, 0,
+                      fmt::format("{} port {}: {} {}", d.path().filename().string(),
+                                  p.path().filename().string(), state, rate)});
+      if (state.find("ACTIVE") == std::string::npos) down.push_back(rdma.back());
+    }
+  }
+  if (rdma.empty())
+    out.push_back(make("rdma-absent", "info", {},
+                       "no RDMA device on this host (no "
+                       "/sys/class/infiniband): NCCL would use sockets here",
+                       "ibv_devinfo",
+                       "install the NIC driver (rdma-core / MLNX_OFED) on GPU hosts"));
+  else if (!down.empty())
+    out.push_back(make("rdma-port-down", "error", down, "an RDMA port is not active", "ibstat",
+                       "check the cable, the switch port and the subnet manager"));
+  else
+    out.push_back(make("rdma-present", "info", rdma, "RDMA devices found", "", ""));
+  // memlock.
+  struct rlimit rl {};
+  if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    out.push_back(make(
+        "memlock-limited", "warning", {{"ulimit -l", 0, fmt::format("{} KiB", rl.rlim_cur / 1024)}},
+        "locked memory is limited: RDMA memory registration can fail (NCCL "
+        "'Transport retry count exceeded', ibv_reg_mr errors)",
+        "ulimit -l (should be unlimited)",
+        "'* - memlock unlimited' in /etc/security/limits.d/ (gpufabric configs writes it)"));
+  // NCCL variables.
+  std::vector<Evidence> vars;
+  bool ib_disabled = false;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    if (kv.rfind("NCCL_", 0) != 0) continue;
+    vars.push_back({"environment", 0, kv});
+    ib_disabled = ib_disabled || kv == "NCCL_IB_DISABLE=1";
+  }
+  if (ib_disabled)
+    out.push_back(make("nccl-ib-disabled", "error", vars, "NCCL_IB_DISABLE=1 forces TCP sockets",
+                       "env | grep NCCL", "unset NCCL_IB_DISABLE"));
+  else if (!vars.empty())
+    out.push_back(make("nccl-variables", "info", vars, "NCCL variables set", "", ""));
+  // Tools, when present.
+  for (const char* tool : {"nvidia-smi", "ibv_devinfo"}) {
+    bool found = false;
+    const char* path = std::getenv("PATH");
+    std::stringstream ps(path ? path : "");
+    for (std::string dir; std::getline(ps, dir, ':');)
+      found = found || fs::exists(fs::path(dir) / tool, ec);
+    out.push_back(make(found ? "tool-present" : "tool-absent", "info",
+                       {{tool, 0, found ? "found" : "not installed"}},
+                       found ? fmt::format("{} is installed", tool)
+                             : fmt::format("{} is not installed on this host", tool),
+                       "", ""));
+  }
+  return out;
+}
+
+}  // namespace gf

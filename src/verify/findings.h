@@ -1,0 +1,29 @@
+// A finding of diagnose or doctor: a problem, where it shows, and what to do about it; and how
+// findings are printed (text and --json).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gf {
+
+/// Where a finding comes from.
+struct Evidence {
+  std::string file;
+  int line = 0;
+  std::string text;
+};
+
+/// One problem found, with what to do about it.
+struct Finding {
+  std::string id;
+  std::string severity;  ///< error | warning | info
+  std::vector<Evidence> evidence;
+  std::string cause, check, fix;
+};
+
+nlohmann::json findings_json(const std::vector<Finding>& f);
+std::string findings_text(const std::vector<Finding>& f);
+
+}  // namespace gf
