@@ -47,7 +47,7 @@ Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& pat
 
 bool has_error(const std::vector<Finding>& fs) {
   for (const auto& f : fs)
-    if (f.severity == "error") return true;
+    if (f.severity == Severity::kError) return true;
   return false;
 }
 

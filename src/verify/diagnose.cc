@@ -25,7 +25,7 @@ constexpr double kBusbwTolerance = 0.25;
 // Standard NIC port rates, for guessing the line rate of a perftest result without a plan.
 constexpr double kStandardRatesGbps[] = {25, 50, 100, 200, 400, 800};
 
-Finding make(const char* id, const char* severity, std::vector<Evidence> ev, std::string cause,
+Finding make(const char* id, Severity severity, std::vector<Evidence> ev, std::string cause,
              std::string check, std::string fix) {
   return {id, severity, std::move(ev), std::move(cause), std::move(check), std::move(fix)};
 }
@@ -54,26 +54,26 @@ void rail_findings(const std::vector<std::string>& rails,
     if (l.mtu > kHostMtu) large.push_back(ev);
   }
   if (!missing.empty())
-    out.push_back(make("rail-missing", "warning", missing,
+    out.push_back(make("rail-missing", Severity::kWarning, missing,
                        "a rail the spec names (addressing.host_netdevs) is not on this host: "
                        "renamed, driver not loaded, or the output is of another host",
                        "ibdev2netdev; ip link", "fix addressing.host_netdevs or the host"));
   if (!down.empty())
-    out.push_back(make("rail-down", "error", down,
+    out.push_back(make("rail-down", Severity::kError, down,
                        "a planned rail is not up: its GPUs' traffic moves to the other rails or "
                        "NCCL fails",
                        "ip link; ethtool (link, cable); the switch port",
                        "bring the link up (cable, transceiver, switch port), netplan apply"));
   if (!small.empty())
     out.push_back(
-        make("rail-mtu-below-plan", "error", small,
+        make("rail-mtu-below-plan", Severity::kError, small,
              fmt::format("a planned rail runs below the planned MTU {}: jumbo RoCE "
                          "frames and 4096-byte RDMA path MTU do not fit",
                          kHostMtu),
              "ip link; ibv_devinfo active_mtu; ping -M do -s 8972 to another host",
              fmt::format("apply the generated netplan (MTU {}) on every node", kHostMtu)));
   if (!large.empty())
-    out.push_back(make("rail-mtu-above-plan", "warning", large,
+    out.push_back(make("rail-mtu-above-plan", Severity::kWarning, large,
                        fmt::format("a planned rail runs above the planned MTU {}: frames larger "
                                    "than the switch MTU (9100 on SONiC) are dropped",
                                    kHostMtu),
@@ -103,7 +103,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
           for (const auto& e : r->no_ib_device) ev.push_back({f.file, e.line, e.text});
           for (const auto& e : r->socket_fallback)
             if (ev.size() < 4) ev.push_back({f.file, e.line, e.text});
-          out.push_back(make("nccl-socket-fallback", "error", ev,
+          out.push_back(make("nccl-socket-fallback", Severity::kError, ev,
                              "NCCL fell back to TCP sockets: RDMA is not in use (no usable "
                              "InfiniBand/RoCE device, missing libibverbs or NCCL_IB_DISABLE=1)",
                              "NCCL_DEBUG=INFO must show 'NET/IB : Using [0]mlx5_0' and "
@@ -117,7 +117,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
             if (t.text.rfind("NET/IB", 0) == 0 && t.text.find("GDRDMA") == std::string::npos &&
                 ev.size() < 4)
               ev.push_back({f.file, t.line, "via " + t.text});
-          out.push_back(make("gpudirect-missing", "warning", ev,
+          out.push_back(make("gpudirect-missing", Severity::kWarning, ev,
                              fmt::format("{} of {} network channels run without GPUDirect RDMA: "
                                          "data is staged through host memory",
                                          r->net_ib - r->net_ib_gdr, r->net_ib),
@@ -133,7 +133,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
               e.text.find("memlock") != std::string::npos)
             memlock.push_back({f.file, e.line, e.text});
         if (!memlock.empty())
-          out.push_back(make("memlock-limited", "warning", memlock,
+          out.push_back(make("memlock-limited", Severity::kWarning, memlock,
                              "memory registration may be limited by the locked-memory ulimit",
                              "ulimit -l on every host (must be unlimited); gpufabric doctor",
                              "'* - memlock unlimited' in /etc/security/limits.d/, and "
@@ -146,7 +146,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
             other.push_back({f.file, e.line, e.text});
         }
         if (!retry.empty())
-          out.push_back(make("nccl-transport-retry", "error", retry,
+          out.push_back(make("nccl-transport-retry", Severity::kError, retry,
                              "RDMA connections time out: packets are dropped between the hosts "
                              "(firewall, no subnet manager, PFC/lossless misconfigured) or memory "
                              "registration is limited",
@@ -155,10 +155,10 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
                              "open the firewall, (re)start the subnet manager, set memlock "
                              "unlimited in /etc/security/limits.d, fix PFC on the RoCE priority"));
         if (!other.empty() && retry.empty())
-          out.push_back(make("nccl-warnings", "warning", other, "NCCL reported warnings",
+          out.push_back(make("nccl-warnings", Severity::kWarning, other, "NCCL reported warnings",
                              "read the lines quoted", "see NCCL's troubleshooting guide"));
         if (r->network == "IB" && r->ib_devices.empty() && r->net_ib == 0)
-          out.push_back(make("nccl-no-net-channels", "info", {{f.file, 0, ""}},
+          out.push_back(make("nccl-no-net-channels", Severity::kInfo, {{f.file, 0, ""}},
                              "the log shows no network channels (single node?)", "", ""));
         break;
       }
@@ -187,7 +187,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
                                       best == 9 ? std::string("(none listed)") : kind_of_best)});
         }
         if (!ev.empty())
-          out.push_back(make("gpu-nic-affinity", "warning", ev,
+          out.push_back(make("gpu-nic-affinity", Severity::kWarning, ev,
                              "GPUs without a NIC on their PCIe switch: GPUDirect RDMA crosses the "
                              "CPU interconnect (SYS) or is disabled",
                              "nvidia-smi topo -m: every GPU should see a NIC as PIX or PXB",
@@ -213,13 +213,13 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
                    fmt::format("{} port {}: active_mtu {}", dev.name, p.number, p.active_mtu)});
           }
         if (!down.empty())
-          out.push_back(make("rdma-port-down", "error", down,
+          out.push_back(make("rdma-port-down", Severity::kError, down,
                              "an RDMA port is not active: cable, switch port, or (InfiniBand) no "
                              "subnet manager",
                              "ibstat / ibv_devinfo; the switch port's state; sminfo",
                              "reseat or replace the cable, enable the switch port, start the SM"));
         if (!mtu.empty())
-          out.push_back(make("rdma-mtu-small", "warning", mtu,
+          out.push_back(make("rdma-mtu-small", Severity::kWarning, mtu,
                              fmt::format("RDMA path MTU below {}: more packets per message, lower "
                                          "bandwidth",
                                          kRdmaMtu),
@@ -262,7 +262,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
         }
         if (!storm.empty())
           out.push_back(
-              make("pfc-pause-storm", "error", storm,
+              make("pfc-pause-storm", Severity::kError, storm,
                    "the NIC receives pause frames at a high rate: a congested or stuck "
                    "receiver back-pressures the fabric (PFC storm)",
                    "switch 'show interface counters errors' and PFC counters; per-priority "
@@ -270,7 +270,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
                    "enable the PFC watchdog and ECN/DCQCN on the RoCE queue; check "
                    "buffer thresholds; find the slow receiver"));
         if (!drops.empty())
-          out.push_back(make("nic-discards", "warning", drops,
+          out.push_back(make("nic-discards", Severity::kWarning, drops,
                              "packets dropped at the NIC (lossless class misconfigured, or "
                              "receive buffers exhausted)",
                              "ethtool -S twice, a minute apart: are discards rising?",
@@ -286,7 +286,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
         }
         for (const auto& w : p->warnings)
           if (w.find("Conflicting CPU frequency") != std::string::npos)
-            out.push_back(make("cpu-frequency-scaling", "info", {{f.file, 0, w}},
+            out.push_back(make("cpu-frequency-scaling", Severity::kInfo, {{f.file, 0, w}},
                                "CPU frequency scaling: perftest's timing may be off",
                                "cpupower frequency-info", "set the performance governor"));
         if (p->latency) break;
@@ -303,7 +303,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
         if (rate > 0 && row.bw_avg_gbps < kRdmaLineRateShare * rate) {
           const bool bad = row.bw_avg_gbps < kRdmaBadShare * rate;
           out.push_back(make(
-              "rdma-below-line-rate", bad ? "error" : "warning",
+              "rdma-below-line-rate", bad ? Severity::kError : Severity::kWarning,
               {{f.file, row.line,
                 fmt::format("{:.1f} Gb/s of {:g} Gb/s line rate ({:.0f}%)", row.bw_avg_gbps, rate,
                             100 * row.bw_avg_gbps / rate)}},
@@ -315,7 +315,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
               "to a x16 Gen5 slot"));
         }
         if (p->mtu > 0 && p->mtu < kRdmaMtu)
-          out.push_back(make("rdma-mtu-small", "warning",
+          out.push_back(make("rdma-mtu-small", Severity::kWarning,
                              {{f.file, 0, fmt::format("Mtu {} in the test header", p->mtu)}},
                              "the RDMA path MTU is small", "ibv_devinfo active_mtu",
                              "MTU 9000 on RoCE interfaces, 4096 path MTU"));
@@ -328,7 +328,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
           break;
         }
         if (r->retransmits > 0 && r->protocol == "TCP")
-          out.push_back(make("tcp-retransmits", "info",
+          out.push_back(make("tcp-retransmits", Severity::kInfo,
                              {{f.file, 0, fmt::format("{:g} retransmits", r->retransmits)}},
                              "TCP retransmitted segments: some loss on the path",
                              "netstat -s; switch drop counters",
@@ -360,7 +360,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
                                    fmt::format("busbw {:.1f} GB/s, {:.0f}% of the simulated {:.1f}",
                                                row.measured, 100 * row.ratio, row.expected)});
             if (!low.empty())
-              out.push_back(make("busbw-below-expectation", "error", low,
+              out.push_back(make("busbw-below-expectation", Severity::kError, low,
                                  "collective bandwidth far below what the planned fabric gives: a "
                                  "slow link, NCCL not using every NIC, ECMP collisions or "
                                  "congestion",
@@ -372,7 +372,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
           }
         }
         if (!wrong.empty())
-          out.push_back(make("nccl-tests-wrong-results", "error", wrong,
+          out.push_back(make("nccl-tests-wrong-results", Severity::kError, wrong,
                              "nccl-tests found wrong results: data corruption (faulty GPU, NIC, "
                              "cable or driver)",
                              "rerun with -c 1 on subsets of nodes to isolate the faulty one",
@@ -395,14 +395,14 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
       for (const auto& [w, line] : where)
         ev.push_back({w.substr(0, w.find(':')), line,
                       fmt::format("{} mtu {}", w.substr(w.find(": ") + 2), mtu)});
-    out.push_back(make("mtu-mismatch", "warning", ev,
+    out.push_back(make("mtu-mismatch", Severity::kWarning, ev,
                        "interfaces that are up use different MTUs: jumbo frames get dropped where "
                        "the path is smaller (single node fine, multi-node broken)",
                        "ip link on every host; ping -M do -s 8972 between hosts",
                        "one MTU everywhere: 9000 on hosts (4096 RDMA path MTU), 9214 on switches"));
   } else if (mtus.size() == 1 && mtus.begin()->first < kJumboMtu) {
-    out.push_back(make("mtu-not-jumbo", "info", {}, "no interface uses jumbo frames", "ip link",
-                       "MTU 9000 on the RoCE interfaces"));
+    out.push_back(make("mtu-not-jumbo", Severity::kInfo, {}, "no interface uses jumbo frames",
+                       "ip link", "MTU 9000 on the RoCE interfaces"));
   }
   if (!errs.empty()) return errs;
   return out;

@@ -15,7 +15,7 @@ extern char** environ;
 namespace gf {
 namespace {
 
-Finding make(const char* id, const char* severity, std::vector<Evidence> ev, std::string cause,
+Finding make(const char* id, Severity severity, std::vector<Evidence> ev, std::string cause,
              std::string check, std::string fix) {
   return {id, severity, std::move(ev), std::move(cause), std::move(check), std::move(fix)};
 }
@@ -51,8 +51,9 @@ std::vector<Finding> doctor(const std::string& sysfs) {
     for (const auto& [m, names] : mtus)
       for (const auto& n : names)
         ev.push_back({sysfs + "/class/net/" + n + "/mtu", 0, fmt::format("{} mtu {}", n, m)});
-    out.push_back(make("mtu-mismatch", "warning", ev, "interfaces that are up use different MTUs",
-                       "ip link", "one MTU on every training interface (9000)"));
+    out.push_back(make("mtu-mismatch", Severity::kWarning, ev,
+                       "interfaces that are up use different MTUs", "ip link",
+                       "one MTU on every training interface (9000)"));
   }
   // RDMA devices.
   std::vector<Evidence> rdma, down;
@@ -68,25 +69,26 @@ std::vector<Finding> doctor(const std::string& sysfs) {
     }
   }
   if (rdma.empty())
-    out.push_back(make("rdma-absent", "info", {},
+    out.push_back(make("rdma-absent", Severity::kInfo, {},
                        "no RDMA device on this host (no "
                        "/sys/class/infiniband): NCCL would use sockets here",
                        "ibv_devinfo",
                        "install the NIC driver (rdma-core / MLNX_OFED) on GPU hosts"));
   else if (!down.empty())
-    out.push_back(make("rdma-port-down", "error", down, "an RDMA port is not active", "ibstat",
-                       "check the cable, the switch port and the subnet manager"));
+    out.push_back(make("rdma-port-down", Severity::kError, down, "an RDMA port is not active",
+                       "ibstat", "check the cable, the switch port and the subnet manager"));
   else
-    out.push_back(make("rdma-present", "info", rdma, "RDMA devices found", "", ""));
+    out.push_back(make("rdma-present", Severity::kInfo, rdma, "RDMA devices found", "", ""));
   // memlock.
   struct rlimit rl {};
   if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    out.push_back(make(
-        "memlock-limited", "warning", {{"ulimit -l", 0, fmt::format("{} KiB", rl.rlim_cur / 1024)}},
-        "locked memory is limited: RDMA memory registration can fail (NCCL "
-        "'Transport retry count exceeded', ibv_reg_mr errors)",
-        "ulimit -l (should be unlimited)",
-        "'* - memlock unlimited' in /etc/security/limits.d/ (gpufabric configs writes it)"));
+    out.push_back(
+        make("memlock-limited", Severity::kWarning,
+             {{"ulimit -l", 0, fmt::format("{} KiB", rl.rlim_cur / 1024)}},
+             "locked memory is limited: RDMA memory registration can fail (NCCL "
+             "'Transport retry count exceeded', ibv_reg_mr errors)",
+             "ulimit -l (should be unlimited)",
+             "'* - memlock unlimited' in /etc/security/limits.d/ (gpufabric configs writes it)"));
   // NCCL variables.
   std::vector<Evidence> vars;
   bool ib_disabled = false;
@@ -97,10 +99,11 @@ std::vector<Finding> doctor(const std::string& sysfs) {
     ib_disabled = ib_disabled || kv == "NCCL_IB_DISABLE=1";
   }
   if (ib_disabled)
-    out.push_back(make("nccl-ib-disabled", "error", vars, "NCCL_IB_DISABLE=1 forces TCP sockets",
-                       "env | grep NCCL", "unset NCCL_IB_DISABLE"));
+    out.push_back(make("nccl-ib-disabled", Severity::kError, vars,
+                       "NCCL_IB_DISABLE=1 forces TCP sockets", "env | grep NCCL",
+                       "unset NCCL_IB_DISABLE"));
   else if (!vars.empty())
-    out.push_back(make("nccl-variables", "info", vars, "NCCL variables set", "", ""));
+    out.push_back(make("nccl-variables", Severity::kInfo, vars, "NCCL variables set", "", ""));
   // Tools, when present.
   for (const char* tool : {"nvidia-smi", "ibv_devinfo"}) {
     bool found = false;
@@ -108,7 +111,7 @@ std::vector<Finding> doctor(const std::string& sysfs) {
     std::stringstream ps(path ? path : "");
     for (std::string dir; std::getline(ps, dir, ':');)
       found = found || fs::exists(fs::path(dir) / tool, ec);
-    out.push_back(make(found ? "tool-present" : "tool-absent", "info",
+    out.push_back(make(found ? "tool-present" : "tool-absent", Severity::kInfo,
                        {{tool, 0, found ? "found" : "not installed"}},
                        found ? fmt::format("{} is installed", tool)
                              : fmt::format("{} is not installed on this host", tool),

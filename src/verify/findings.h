@@ -4,9 +4,15 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gf {
+
+/// How bad a finding is; diagnose and doctor exit 1 on an error.
+enum class Severity { kError, kWarning, kInfo };
+/// "error", "warning" or "info", as the text and --json output write it.
+std::string_view severity_name(Severity s);
 
 /// Where a finding comes from.
 struct Evidence {
@@ -18,7 +24,7 @@ struct Evidence {
 /// One problem found, with what to do about it.
 struct Finding {
   std::string id;
-  std::string severity;  ///< error | warning | info
+  Severity severity = Severity::kInfo;
   std::vector<Evidence> evidence;
   std::string cause, check, fix;
 };
