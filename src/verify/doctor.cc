@@ -9,16 +9,12 @@
 #include <sstream>
 
 #include "common/file.h"
+#include "verify/rules.h"
 
 extern char** environ;
 
 namespace gf {
 namespace {
-
-Finding make(const char* id, Severity severity, std::vector<Evidence> ev, std::string cause,
-             std::string check, std::string fix) {
-  return {id, severity, std::move(ev), std::move(cause), std::move(check), std::move(fix)};
-}
 
 // A sysfs attribute (operstate, mtu, rate): a few bytes; anything unreadable, endless or larger
 // than a counter file reads as empty, as a missing one does.
@@ -51,9 +47,7 @@ std::vector<Finding> doctor(const std::string& sysfs) {
     for (const auto& [m, names] : mtus)
       for (const auto& n : names)
         ev.push_back({sysfs + "/class/net/" + n + "/mtu", 0, fmt::format("{} mtu {}", n, m)});
-    out.push_back(make("mtu-mismatch", Severity::kWarning, ev,
-                       "interfaces that are up use different MTUs", "ip link",
-                       "one MTU on every training interface (9000)"));
+    out.push_back(finding(rule("mtu-mismatch/doctor"), ev));
   }
   // RDMA devices.
   std::vector<Evidence> rdma, down;
@@ -69,26 +63,16 @@ std::vector<Finding> doctor(const std::string& sysfs) {
     }
   }
   if (rdma.empty())
-    out.push_back(make("rdma-absent", Severity::kInfo, {},
-                       "no RDMA device on this host (no "
-                       "/sys/class/infiniband): NCCL would use sockets here",
-                       "ibv_devinfo",
-                       "install the NIC driver (rdma-core / MLNX_OFED) on GPU hosts"));
+    out.push_back(finding(rule("rdma-absent"), {}));
   else if (!down.empty())
-    out.push_back(make("rdma-port-down", Severity::kError, down, "an RDMA port is not active",
-                       "ibstat", "check the cable, the switch port and the subnet manager"));
+    out.push_back(finding(rule("rdma-port-down/doctor"), down));
   else
-    out.push_back(make("rdma-present", Severity::kInfo, rdma, "RDMA devices found", "", ""));
+    out.push_back(finding(rule("rdma-present"), rdma));
   // memlock.
   struct rlimit rl {};
   if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    out.push_back(
-        make("memlock-limited", Severity::kWarning,
-             {{"ulimit -l", 0, fmt::format("{} KiB", rl.rlim_cur / 1024)}},
-             "locked memory is limited: RDMA memory registration can fail (NCCL "
-             "'Transport retry count exceeded', ibv_reg_mr errors)",
-             "ulimit -l (should be unlimited)",
-             "'* - memlock unlimited' in /etc/security/limits.d/ (gpufabric configs writes it)"));
+    out.push_back(finding(rule("memlock-limited/doctor"),
+                          {{"ulimit -l", 0, fmt::format("{} KiB", rl.rlim_cur / 1024)}}));
   // NCCL variables.
   std::vector<Evidence> vars;
   bool ib_disabled = false;
@@ -99,11 +83,9 @@ std::vector<Finding> doctor(const std::string& sysfs) {
     ib_disabled = ib_disabled || kv == "NCCL_IB_DISABLE=1";
   }
   if (ib_disabled)
-    out.push_back(make("nccl-ib-disabled", Severity::kError, vars,
-                       "NCCL_IB_DISABLE=1 forces TCP sockets", "env | grep NCCL",
-                       "unset NCCL_IB_DISABLE"));
+    out.push_back(finding(rule("nccl-ib-disabled"), vars));
   else if (!vars.empty())
-    out.push_back(make("nccl-variables", Severity::kInfo, vars, "NCCL variables set", "", ""));
+    out.push_back(finding(rule("nccl-variables"), vars));
   // Tools, when present.
   for (const char* tool : {"nvidia-smi", "ibv_devinfo"}) {
     bool found = false;
@@ -111,11 +93,8 @@ std::vector<Finding> doctor(const std::string& sysfs) {
     std::stringstream ps(path ? path : "");
     for (std::string dir; std::getline(ps, dir, ':');)
       found = found || fs::exists(fs::path(dir) / tool, ec);
-    out.push_back(make(found ? "tool-present" : "tool-absent", Severity::kInfo,
-                       {{tool, 0, found ? "found" : "not installed"}},
-                       found ? fmt::format("{} is installed", tool)
-                             : fmt::format("{} is not installed on this host", tool),
-                       "", ""));
+    out.push_back(finding(found ? rule("tool-present") : rule("tool-absent"),
+                          {{tool, 0, found ? "found" : "not installed"}}, tool));
   }
   return out;
 }
