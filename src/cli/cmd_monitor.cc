@@ -80,7 +80,7 @@ std::optional<Diagnostic> check_host(const std::string& host, const std::string&
   if (rc == 0) return std::nullopt;
   const std::string what =
       fmt::format("cannot listen on {}: cannot resolve '{}': {}", listen, host, ::gai_strerror(rc));
-  return Diagnostic{"", 0, 0, "--listen", what, "use ADDR:PORT, e.g. 127.0.0.1:9850"};
+  return Diagnostic::flag("--listen", what, "use ADDR:PORT, e.g. 127.0.0.1:9850");
 }
 
 // The diagnostic for a failed bind to --listen `listen`, from the bind's errno `err`.
@@ -92,7 +92,7 @@ Diagnostic bind_error(const std::string& listen, int err) {
                                             : "check the address";
   const std::string what =
       fmt::format("cannot listen on {}: {}", listen, err ? std::strerror(err) : "bind failed");
-  return {"", 0, 0, "--listen", what, hint};
+  return Diagnostic::flag("--listen", what, hint);
 }
 
 int run_exporter(const ExporterFlags& f) {
@@ -102,8 +102,8 @@ int run_exporter(const ExporterFlags& f) {
   if (colon == std::string::npos ||
       std::from_chars(f.listen.data() + colon + 1, port_end, port).ptr != port_end || port <= 0 ||
       port > 65535)
-    return fail({{"", 0, 0, "--listen", fmt::format("cannot read '{}'", f.listen),
-                  "use ADDR:PORT, e.g. 0.0.0.0:9850"}});
+    return fail({Diagnostic::flag("--listen", fmt::format("cannot read '{}'", f.listen),
+                                  "use ADDR:PORT, e.g. 0.0.0.0:9850")});
   std::optional<PlannedSpec> planned;
   if (!f.plan.empty()) {
     auto loaded = load_and_plan(f.plan);

@@ -13,7 +13,9 @@
 #include "plan/plan.h"
 #include "spec/spec.h"
 #include "units/units.h"
+#include "verify/check.h"
 #include "verify/diagnose.h"
+#include "verify/doctor.h"
 
 namespace gf::cli {
 namespace {
@@ -45,7 +47,7 @@ Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& pat
 
 bool has_error(const std::vector<Finding>& fs) {
   for (const auto& f : fs)
-    if (f.severity == "error") return true;
+    if (f.severity == Severity::kError) return true;
   return false;
 }
 
@@ -150,8 +152,8 @@ Command add_doctor(CLI::App& root) {
   return {a, [f]() -> int {
             std::error_code ec;
             if (!std::filesystem::is_directory(f->sysfs, ec))
-              return fail({{f->sysfs, 0, 0, "--sysfs", "no such folder",
-                            "give the root of a sysfs tree, e.g. /sys"}});
+              return fail({Diagnostic::in_file(f->sysfs, "--sysfs", "no such folder",
+                                               "give the root of a sysfs tree, e.g. /sys")});
             const auto r = doctor(f->sysfs);
             std::cout << (f->json ? findings_json(r).dump(2) + "\n" : findings_text(r));
             return has_error(r) ? kExitFindings : kExitOk;

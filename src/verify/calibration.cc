@@ -65,9 +65,8 @@ Result<long long> count_cell(const std::string& s, const std::string& file, int 
   long long v = 0;
   const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0 || v > 100'000'000)
-    return Diagnostic{
-        file, line, 0, column, fmt::format("'{}' is not a whole number from 0 to 100000000", s),
-        ""};
+    return Diagnostic::at(file, line, 0, column,
+                          fmt::format("'{}' is not a whole number from 0 to 100000000", s));
   return v;
 }
 
@@ -79,13 +78,9 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
   for (const char* need : {"hardware", "nodes", "gpus_per_node", "nic", "collective", "algo",
                            "bytes", "busbw_gbs", "time_us"})
     if (!csv.has(need))
-      return Diagnostic{file,
-                        1,
-                        0,
-                        need,
-                        "missing column",
-                        "the header needs hardware,nodes,gpus_per_node,nic,collective,algo,"
-                        "bytes,busbw_gbs,time_us"};
+      return Diagnostic::at(file, 1, 0, need, "missing column",
+                            "the header needs hardware,nodes,gpus_per_node,nic,collective,algo,"
+                            "bytes,busbw_gbs,time_us");
   for (size_t row = 0; row < csv.rows(); ++row) {
     const int lineno = csv.line(row);
     auto col = [&](const char* name) { return csv.at(row, name); };
@@ -199,7 +194,7 @@ Result<TrainingCalibration> calibrate_training(const std::string& text, const st
   const CsvTable csv(text);
   for (const char* need : {"gpu", "params", "heads", "hidden", "layers", "seq_len", "vocab", "tp",
                            "pp", "dp", "gpus", "global_batch", "tflops_per_gpu", "iteration_s"})
-    if (!csv.has(need)) return Diagnostic{file, 1, 0, need, "missing column", ""};
+    if (!csv.has(need)) return Diagnostic::at(file, 1, 0, need, "missing column");
   for (size_t row = 0; row < csv.rows(); ++row) {
     const int lineno = csv.line(row);
     auto col = [&](const char* name) { return csv.at(row, name); };

@@ -1,31 +1,17 @@
 #include "verify/diagnose.h"
 
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <set>
-#include <sstream>
 
-#include "common/file.h"
-#include "common/text.h"
 #include "config/hosts.h"
-#include "sim/collective.h"
-#include "topo/fabric.h"
-
-extern char** environ;
+#include "verify/rules.h"
 
 namespace gf {
 namespace {
 
-// The guide (§5.1): RDMA bandwidth near line rate, "400G link -> >= ~380 Gbps".
-constexpr double kRdmaLineRateShare = 0.95;
 // Below this share of line rate an RDMA result is an error, not a warning.
 constexpr double kRdmaBadShare = 0.8;
 // PFC: more than 1 pause frame per 100,000 received packets on the lossless priority is a storm
@@ -34,46 +20,199 @@ constexpr double kPauseStormRatio = 1e-5;
 // RoCE wants jumbo frames; InfiniBand and RoCE path MTU 4096 (the guide's §4.3).
 constexpr int kRdmaMtu = 4096;
 constexpr int kJumboMtu = 9000;
-// A single host's TCP streams reach about 100 Gbps; iperf3 checks connectivity, not RDMA.
-constexpr double kTcpPracticalGbps = 100;
-constexpr double kTcpShare = 0.9;
-// nccl-tests sizes judged by check: the bandwidth-bound region the guide measures (§5.2:
-// all_reduce_perf -b 1G -e 10G); below it NCCL's pipelining (NVLS especially) dominates.
-constexpr double kJudgedBytes = 1024.0 * 1024 * 1024;
 // diagnose flags nccl-tests bandwidth below this fraction of the simulated expectation.
 constexpr double kBusbwTolerance = 0.25;
 // Standard NIC port rates, for guessing the line rate of a perftest result without a plan.
 constexpr double kStandardRatesGbps[] = {25, 50, 100, 200, 400, 800};
+// At most this many lines quoted where a log may repeat a line for every channel or peer.
+constexpr std::size_t kMaxQuoted = 4;
 
-Finding make(const char* id, const char* severity, std::vector<Evidence> ev, std::string cause,
-             std::string check, std::string fix) {
-  return {id, severity, std::move(ev), std::move(cause), std::move(check), std::move(fix)};
+using Findings = std::vector<Finding>;
+
+bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+// NCCL_DEBUG=INFO logs: sockets instead of RDMA, GPUDirect missing, memory registration,
+// transport retries and other warnings.
+void nccl_log_findings(const NcclLog& r, const std::string& file, Findings& out) {
+  if (r.network == "Socket" || r.net_socket > 0 || !r.no_ib_device.empty()) {
+    std::vector<Evidence> ev;
+    for (const auto& e : r.no_ib_device) ev.push_back({file, e.line, e.text});
+    for (const auto& e : r.socket_fallback)
+      if (ev.size() < kMaxQuoted) ev.push_back({file, e.line, e.text});
+    out.push_back(finding(rule("nccl-socket-fallback"), ev));
+  }
+  if (r.net_ib > 0 && r.net_ib_gdr < r.net_ib) {
+    std::vector<Evidence> ev;
+    for (const auto& t : r.transports)
+      if (t.text.rfind("NET/IB", 0) == 0 && !has(t.text, "GDRDMA") && ev.size() < kMaxQuoted)
+        ev.push_back({file, t.line, "via " + t.text});
+    out.push_back(finding(rule("gpudirect-missing"), ev, r.net_ib - r.net_ib_gdr, r.net_ib));
+  }
+  std::vector<Evidence> retry, other, memlock;
+  for (const auto& e : r.errors)
+    if (has(e.text, "ibv_reg_mr") || has(e.text, "Cannot allocate memory") ||
+        has(e.text, "memlock"))
+      memlock.push_back({file, e.line, e.text});
+  if (!memlock.empty()) out.push_back(finding(rule("memlock-limited"), memlock));
+  for (const auto& e : r.errors) {
+    if (has(e.text, "retry count exceeded") || has(e.text, "status=12"))
+      retry.push_back({file, e.line, e.text});
+    else if (other.size() < kMaxQuoted)
+      other.push_back({file, e.line, e.text});
+  }
+  if (!retry.empty()) out.push_back(finding(rule("nccl-transport-retry"), retry));
+  if (!other.empty() && retry.empty()) out.push_back(finding(rule("nccl-warnings"), other));
+  if (r.network == "IB" && r.ib_devices.empty() && r.net_ib == 0)
+    out.push_back(finding(rule("nccl-no-net-channels"), {{file, 0, ""}}));
 }
 
-// A sysfs attribute (operstate, mtu, rate): a few bytes; anything unreadable, endless or larger
-// than a counter file reads as empty, as a missing one does.
-std::string read_file(const std::string& path) {
-  auto r = read_file_bounded(path, kMaxCounterFileBytes);
-  return r ? *r : std::string();
+// nvidia-smi topo -m: each GPU should have a NIC on its PCIe switch (PIX or PXB).
+void topo_findings(const TopoMatrix& t, const std::string& file, Findings& out) {
+  static const std::map<std::string, int> rank = {
+      {"PIX", 0}, {"PXB", 1}, {"PHB", 2}, {"NODE", 3}, {"SYS", 4}};
+  std::vector<Evidence> ev;
+  for (const auto& g : t.gpus) {
+    int best = 9;
+    std::string kind_of_best;
+    const auto links = t.link.find(g);
+    if (links != t.link.end())
+      for (const auto& [nic, kind] : links->second) {
+        auto it = rank.find(kind);
+        if (it != rank.end() && it->second < best) {
+          best = it->second;
+          kind_of_best = kind;
+        }
+      }
+    if (best >= 3) {
+      const auto line = t.line.find(g);
+      ev.push_back({file, line == t.line.end() ? 0 : line->second,
+                    fmt::format("{}: no NIC closer than {}", g,
+                                best == 9 ? std::string("(none listed)") : kind_of_best)});
+    }
+  }
+  if (!ev.empty()) out.push_back(finding(rule("gpu-nic-affinity"), ev));
 }
 
-std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
+// ibv_devinfo: ports not active, and path MTUs below 4096.
+void ibv_devinfo_findings(const std::vector<IbvDevice>& devices, const std::string& file,
+                          Findings& out) {
+  std::vector<Evidence> down, mtu;
+  for (const auto& dev : devices)
+    for (const auto& p : dev.ports) {
+      if (!has(p.state, "ACTIVE"))
+        down.push_back({file, p.line, fmt::format("{} port {}: {}", dev.name, p.number, p.state)});
+      if (p.active_mtu > 0 && p.active_mtu < kRdmaMtu)
+        mtu.push_back({file, p.line,
+                       fmt::format("{} port {}: active_mtu {}", dev.name, p.number, p.active_mtu)});
+    }
+  if (!down.empty()) out.push_back(finding(rule("rdma-port-down"), down));
+  if (!mtu.empty()) out.push_back(finding(rule("rdma-mtu-small"), mtu, kRdmaMtu));
+}
 
-}  // namespace
+// ethtool -S: pause storms on the lossless priority, and discards.
+void ethtool_findings(const EthtoolStats& s, const std::string& file, Findings& out) {
+  const double rx = s.counters.count("rx_packets") ? s.counters.at("rx_packets") : 0;
+  std::vector<Evidence> storm, drops;
+  for (const auto& [name, v] : s.counters) {
+    if (has(name, "_pause") && !has(name, "duration") && name.rfind("rx_prio", 0) == 0 && rx > 0 &&
+        v / rx > kPauseStormRatio)
+      storm.push_back(
+          {file, s.line.at(name), fmt::format("{}: {:g} ({:.2g} per packet)", name, v, v / rx)});
+    if ((has(name, "discard") || has(name, "out_of_buffer")) && v > 0)
+      drops.push_back({file, s.line.at(name), fmt::format("{}: {:g}", name, v)});
+  }
+  if (!storm.empty()) out.push_back(finding(rule("pfc-pause-storm"), storm));
+  if (!drops.empty()) out.push_back(finding(rule("nic-discards"), drops));
+}
 
-namespace {
+// perftest: CPU frequency scaling, bandwidth below line rate (`line_rate` Gb/s, 0 = the nearest
+// standard rate), a small path MTU.
+void perftest_findings(const PerftestRun& p, const std::string& file, double line_rate,
+                       Findings& out) {
+  for (const auto& w : p.warnings)
+    if (has(w, "Conflicting CPU frequency"))
+      out.push_back(finding(rule("cpu-frequency-scaling"), {{file, 0, w}}));
+  if (p.latency) return;
+  const auto& row =
+      *std::max_element(p.rows.begin(), p.rows.end(),
+                        [](const auto& a, const auto& b) { return a.bw_avg_gbps < b.bw_avg_gbps; });
+  double rate = line_rate;
+  if (rate <= 0)
+    for (double s : kStandardRatesGbps)
+      if (s >= row.bw_avg_gbps) {
+        rate = s;
+        break;
+      }
+  if (rate > 0 && row.bw_avg_gbps < kRdmaLineRateShare * rate) {
+    Finding f = finding(rule("rdma-below-line-rate"),
+                        {{file, row.line,
+                          fmt::format("{:.1f} Gb/s of {:g} Gb/s line rate ({:.0f}%)",
+                                      row.bw_avg_gbps, rate, 100 * row.bw_avg_gbps / rate)}});
+    if (row.bw_avg_gbps < kRdmaBadShare * rate) f.severity = Severity::kError;
+    out.push_back(std::move(f));
+  }
+  if (p.mtu > 0 && p.mtu < kRdmaMtu)
+    out.push_back(finding(rule("rdma-mtu-small/perftest"),
+                          {{file, 0, fmt::format("Mtu {} in the test header", p.mtu)}}));
+}
+
+// iperf3 --json: TCP retransmits.
+void iperf3_findings(const Iperf3Run& r, const std::string& file, Findings& out) {
+  if (r.retransmits > 0 && r.protocol == "TCP")
+    out.push_back(finding(rule("tcp-retransmits"),
+                          {{file, 0, fmt::format("{:g} retransmits", r.retransmits)}}));
+}
+
+// nccl-tests: bandwidth far below the simulated plan (with a plan), and wrong results.
+void nccl_tests_findings(const NcclTestsRun& r, const ToolOutput& f, const Plan* plan,
+                         const Catalog* catalog, Findings& out) {
+  std::vector<Evidence> wrong;
+  for (const auto& row : r.rows) {
+    double v = 0;
+    if (row.wrong != "N/A" && row.wrong != "0" &&
+        (std::sscanf(row.wrong.c_str(), "%lf", &v) != 1 || v > 1e-3))
+      wrong.push_back({f.file, row.line, "#wrong " + row.wrong});
+  }
+  if (plan && catalog) {
+    auto c = check_measurements(*plan, *catalog, {f}, kBusbwTolerance);
+    if (c) {
+      std::vector<Evidence> low;
+      for (const auto& row : c->rows)
+        if (!row.ok)
+          for (const auto& rr : r.rows)
+            if (rr.bytes == row.bytes)
+              low.push_back({f.file, rr.line,
+                             fmt::format("busbw {:.1f} GB/s, {:.0f}% of the simulated {:.1f}",
+                                         row.measured, 100 * row.ratio, row.expected)});
+      if (!low.empty()) out.push_back(finding(rule("busbw-below-expectation"), low));
+    }
+  }
+  if (!wrong.empty()) out.push_back(finding(rule("nccl-tests-wrong-results"), wrong));
+}
+
+// ip -d link outputs are judged together, once every file is read: the MTUs of the interfaces
+// that are up, and the planned rails.
+struct IpLinks {
+  std::map<int, std::vector<std::pair<std::string, int>>> mtus;          // mtu -> where
+  std::map<std::string, std::pair<IpLinkInterface, std::string>> links;  // name -> it, its file
+
+  void add(const std::vector<IpLinkInterface>& interfaces, const std::string& file) {
+    for (const auto& l : interfaces) {
+      if (l.name != "lo" && l.state == "UP") mtus[l.mtu].push_back({file + ": " + l.name, l.line});
+      links[l.name] = {l, file};
+    }
+  }
+};
 
 // The planned rails (addressing.host_netdevs) in `ip link` output: each present, up, at the MTU
 // the host files set (kHostMtu).
-void rail_findings(const std::vector<std::string>& rails,
-                   const std::map<std::string, std::pair<IpLinkInterface, std::string>>& links,
-                   std::vector<Finding>& out) {
+void rail_findings(const std::vector<std::string>& rails, const IpLinks& ip, Findings& out) {
   std::vector<Evidence> missing, down, small, large;
   for (const auto& rail : rails) {
-    const auto it = links.find(rail);
-    if (it == links.end()) {
-      missing.push_back(
-          {links.begin()->second.second, 0, fmt::format("{} is not among the interfaces", rail)});
+    const auto it = ip.links.find(rail);
+    if (it == ip.links.end()) {
+      missing.push_back({ip.links.begin()->second.second, 0,
+                         fmt::format("{} is not among the interfaces", rail)});
       continue;
     }
     const auto& [l, file] = it->second;
@@ -82,32 +221,24 @@ void rail_findings(const std::vector<std::string>& rails,
     if (l.mtu < kHostMtu) small.push_back(ev);
     if (l.mtu > kHostMtu) large.push_back(ev);
   }
-  if (!missing.empty())
-    out.push_back(make("rail-missing", "warning", missing,
-                       "a rail the spec names (addressing.host_netdevs) is not on this host: "
-                       "renamed, driver not loaded, or the output is of another host",
-                       "ibdev2netdev; ip link", "fix addressing.host_netdevs or the host"));
-  if (!down.empty())
-    out.push_back(make("rail-down", "error", down,
-                       "a planned rail is not up: its GPUs' traffic moves to the other rails or "
-                       "NCCL fails",
-                       "ip link; ethtool (link, cable); the switch port",
-                       "bring the link up (cable, transceiver, switch port), netplan apply"));
-  if (!small.empty())
-    out.push_back(
-        make("rail-mtu-below-plan", "error", small,
-             fmt::format("a planned rail runs below the planned MTU {}: jumbo RoCE "
-                         "frames and 4096-byte RDMA path MTU do not fit",
-                         kHostMtu),
-             "ip link; ibv_devinfo active_mtu; ping -M do -s 8972 to another host",
-             fmt::format("apply the generated netplan (MTU {}) on every node", kHostMtu)));
-  if (!large.empty())
-    out.push_back(make("rail-mtu-above-plan", "warning", large,
-                       fmt::format("a planned rail runs above the planned MTU {}: frames larger "
-                                   "than the switch MTU (9100 on SONiC) are dropped",
-                                   kHostMtu),
-                       "ip link; the switch port MTU",
-                       fmt::format("MTU {} on hosts, 9100-9216 on switches", kHostMtu)));
+  if (!missing.empty()) out.push_back(finding(rule("rail-missing"), missing));
+  if (!down.empty()) out.push_back(finding(rule("rail-down"), down));
+  if (!small.empty()) out.push_back(finding(rule("rail-mtu-below-plan"), small, kHostMtu));
+  if (!large.empty()) out.push_back(finding(rule("rail-mtu-above-plan"), large, kHostMtu));
+}
+
+// Interfaces that are up at different MTUs, or all below jumbo frames.
+void mtu_findings(const IpLinks& ip, Findings& out) {
+  if (ip.mtus.size() > 1) {
+    std::vector<Evidence> ev;
+    for (const auto& [mtu, where] : ip.mtus)
+      for (const auto& [w, line] : where)
+        ev.push_back({w.substr(0, w.find(':')), line,
+                      fmt::format("{} mtu {}", w.substr(w.find(": ") + 2), mtu)});
+    out.push_back(finding(rule("mtu-mismatch"), ev));
+  } else if (ip.mtus.size() == 1 && ip.mtus.begin()->first < kJumboMtu) {
+    out.push_back(finding(rule("mtu-not-jumbo"), {}));
+  }
 }
 
 }  // namespace
@@ -115,628 +246,53 @@ void rail_findings(const std::vector<std::string>& rails,
 Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, double line_rate,
                                       const Plan* plan, const Catalog* catalog,
                                       const std::vector<std::string>& rail_netdevs) {
-  std::vector<Finding> out;
+  Findings out;
   std::vector<Diagnostic> errs;
-  std::map<int, std::vector<std::pair<std::string, int>>> mtus;          // mtu -> where
-  std::map<std::string, std::pair<IpLinkInterface, std::string>> links;  // name -> it, its file
+  IpLinks ip;
   for (const auto& f : files) {
+    const std::string& file = f.file;
     switch (f.kind) {
-      case OutputKind::kNcclLog: {
-        auto r = parse_nccl_log(f.text, f.file);
-        if (!r) {
-          errs.insert(errs.end(), r.errors().begin(), r.errors().end());
-          break;
-        }
-        if (r->network == "Socket" || r->net_socket > 0 || !r->no_ib_device.empty()) {
-          std::vector<Evidence> ev;
-          for (const auto& e : r->no_ib_device) ev.push_back({f.file, e.line, e.text});
-          for (const auto& e : r->socket_fallback)
-            if (ev.size() < 4) ev.push_back({f.file, e.line, e.text});
-          out.push_back(make("nccl-socket-fallback", "error", ev,
-                             "NCCL fell back to TCP sockets: RDMA is not in use (no usable "
-                             "InfiniBand/RoCE device, missing libibverbs or NCCL_IB_DISABLE=1)",
-                             "NCCL_DEBUG=INFO must show 'NET/IB : Using [0]mlx5_0' and "
-                             "'Using network IB'; run ibv_devinfo",
-                             "install rdma-core/MLNX_OFED, load the NIC driver, unset "
-                             "NCCL_IB_DISABLE, set NCCL_IB_HCA to the RDMA NICs"));
-        }
-        if (r->net_ib > 0 && r->net_ib_gdr < r->net_ib) {
-          std::vector<Evidence> ev;
-          for (const auto& t : r->transports)
-            if (t.text.rfind("NET/IB", 0) == 0 && t.text.find("GDRDMA") == std::string::npos &&
-                ev.size() < 4)
-              ev.push_back({f.file, t.line, "via " + t.text});
-          out.push_back(make("gpudirect-missing", "warning", ev,
-                             fmt::format("{} of {} network channels run without GPUDirect RDMA: "
-                                         "data is staged through host memory",
-                                         r->net_ib - r->net_ib_gdr, r->net_ib),
-                             "nvidia-smi topo -m: GPU to NIC should be PIX or PXB, not SYS; "
-                             "lsmod | grep nvidia_peermem",
-                             "load nvidia-peermem (or use DMA-BUF), place each GPU's NIC on its "
-                             "PCIe switch, set NCCL_NET_GDR_LEVEL"));
-        }
-        std::vector<Evidence> retry, other, memlock;
-        for (const auto& e : r->errors)
-          if (e.text.find("ibv_reg_mr") != std::string::npos ||
-              e.text.find("Cannot allocate memory") != std::string::npos ||
-              e.text.find("memlock") != std::string::npos)
-            memlock.push_back({f.file, e.line, e.text});
-        if (!memlock.empty())
-          out.push_back(make("memlock-limited", "warning", memlock,
-                             "memory registration may be limited by the locked-memory ulimit",
-                             "ulimit -l on every host (must be unlimited); gpufabric doctor",
-                             "'* - memlock unlimited' in /etc/security/limits.d/, and "
-                             "LimitMEMLOCK=infinity for services"));
-        for (const auto& e : r->errors) {
-          if (e.text.find("retry count exceeded") != std::string::npos ||
-              e.text.find("status=12") != std::string::npos)
-            retry.push_back({f.file, e.line, e.text});
-          else if (other.size() < 4)
-            other.push_back({f.file, e.line, e.text});
-        }
-        if (!retry.empty())
-          out.push_back(make("nccl-transport-retry", "error", retry,
-                             "RDMA connections time out: packets are dropped between the hosts "
-                             "(firewall, no subnet manager, PFC/lossless misconfigured) or memory "
-                             "registration is limited",
-                             "ib_write_bw between the two hosts; sminfo (InfiniBand); ulimit -l; "
-                             "firewall rules for the RDMA/bootstrap ports",
-                             "open the firewall, (re)start the subnet manager, set memlock "
-                             "unlimited in /etc/security/limits.d, fix PFC on the RoCE priority"));
-        if (!other.empty() && retry.empty())
-          out.push_back(make("nccl-warnings", "warning", other, "NCCL reported warnings",
-                             "read the lines quoted", "see NCCL's troubleshooting guide"));
-        if (r->network == "IB" && r->ib_devices.empty() && r->net_ib == 0)
-          out.push_back(make("nccl-no-net-channels", "info", {{f.file, 0, ""}},
-                             "the log shows no network channels (single node?)", "", ""));
+      case OutputKind::kNcclLog:
+        with_parsed(parse_nccl_log, f, errs,
+                    [&](const auto& r) { nccl_log_findings(r, file, out); });
         break;
-      }
-      case OutputKind::kTopo: {
-        auto t = parse_topo(f.text, f.file);
-        if (!t) {
-          errs.insert(errs.end(), t.errors().begin(), t.errors().end());
-          break;
-        }
-        static const std::map<std::string, int> rank = {
-            {"PIX", 0}, {"PXB", 1}, {"PHB", 2}, {"NODE", 3}, {"SYS", 4}};
-        std::vector<Evidence> ev;
-        for (const auto& g : t->gpus) {
-          int best = 9;
-          std::string kind_of_best;
-          for (const auto& [nic, kind] : t->link[g]) {
-            auto it = rank.find(kind);
-            if (it != rank.end() && it->second < best) {
-              best = it->second;
-              kind_of_best = kind;
-            }
-          }
-          if (best >= 3)
-            ev.push_back({f.file, t->line[g],
-                          fmt::format("{}: no NIC closer than {}", g,
-                                      best == 9 ? std::string("(none listed)") : kind_of_best)});
-        }
-        if (!ev.empty())
-          out.push_back(make("gpu-nic-affinity", "warning", ev,
-                             "GPUs without a NIC on their PCIe switch: GPUDirect RDMA crosses the "
-                             "CPU interconnect (SYS) or is disabled",
-                             "nvidia-smi topo -m: every GPU should see a NIC as PIX or PXB",
-                             "install a NIC per GPU pair on the same PCIe switch, or set "
-                             "NCCL_IB_HCA / NCCL_NET_GDR_LEVEL to match the topology"));
+      case OutputKind::kTopo:
+        with_parsed(parse_topo, f, errs, [&](const auto& t) { topo_findings(t, file, out); });
         break;
-      }
-      case OutputKind::kIbvDevinfo: {
-        auto d = parse_ibv_devinfo(f.text, f.file);
-        if (!d) {
-          errs.insert(errs.end(), d.errors().begin(), d.errors().end());
-          break;
-        }
-        std::vector<Evidence> down, mtu;
-        for (const auto& dev : *d)
-          for (const auto& p : dev.ports) {
-            if (p.state.find("ACTIVE") == std::string::npos)
-              down.push_back(
-                  {f.file, p.line, fmt::format("{} port {}: {}", dev.name, p.number, p.state)});
-            if (p.active_mtu > 0 && p.active_mtu < kRdmaMtu)
-              mtu.push_back(
-                  {f.file, p.line,
-                   fmt::format("{} port {}: active_mtu {}", dev.name, p.number, p.active_mtu)});
-          }
-        if (!down.empty())
-          out.push_back(make("rdma-port-down", "error", down,
-                             "an RDMA port is not active: cable, switch port, or (InfiniBand) no "
-                             "subnet manager",
-                             "ibstat / ibv_devinfo; the switch port's state; sminfo",
-                             "reseat or replace the cable, enable the switch port, start the SM"));
-        if (!mtu.empty())
-          out.push_back(make("rdma-mtu-small", "warning", mtu,
-                             fmt::format("RDMA path MTU below {}: more packets per message, lower "
-                                         "bandwidth",
-                                         kRdmaMtu),
-                             "ibv_devinfo active_mtu; ip link (RoCE interface MTU >= 4200)",
-                             "set MTU 9000 on RoCE interfaces and 9214 on the switches (guide "
-                             "§4.2)"));
+      case OutputKind::kIbvDevinfo:
+        with_parsed(parse_ibv_devinfo, f, errs,
+                    [&](const auto& d) { ibv_devinfo_findings(d, file, out); });
         break;
-      }
-      case OutputKind::kIpLink: {
-        auto parsed = parse_ip_link(f.text, f.file);
-        if (!parsed) {
-          errs.insert(errs.end(), parsed.errors().begin(), parsed.errors().end());
-          break;
-        }
-        for (const auto& l : *parsed) {
-          if (l.name != "lo" && l.state == "UP")
-            mtus[l.mtu].push_back({f.file + ": " + l.name, l.line});
-          links[l.name] = {l, f.file};
-        }
+      case OutputKind::kIpLink:
+        with_parsed(parse_ip_link, f, errs, [&](const auto& l) { ip.add(l, file); });
         break;
-      }
-      case OutputKind::kEthtool: {
-        auto s = parse_ethtool(f.text, f.file);
-        if (!s) {
-          errs.insert(errs.end(), s.errors().begin(), s.errors().end());
-          break;
-        }
-        const double rx = s->counters.count("rx_packets") ? s->counters.at("rx_packets") : 0;
-        std::vector<Evidence> storm, drops;
-        for (const auto& [name, v] : s->counters) {
-          if (name.find("_pause") != std::string::npos &&
-              name.find("duration") == std::string::npos && name.rfind("rx_prio", 0) == 0 &&
-              rx > 0 && v / rx > kPauseStormRatio)
-            storm.push_back({f.file, s->line.at(name),
-                             fmt::format("{}: {:g} ({:.2g} per packet)", name, v, v / rx)});
-          if ((name.find("discard") != std::string::npos ||
-               name.find("out_of_buffer") != std::string::npos) &&
-              v > 0)
-            drops.push_back({f.file, s->line.at(name), fmt::format("{}: {:g}", name, v)});
-        }
-        if (!storm.empty())
-          out.push_back(
-              make("pfc-pause-storm", "error", storm,
-                   "the NIC receives pause frames at a high rate: a congested or stuck "
-                   "receiver back-pressures the fabric (PFC storm)",
-                   "switch 'show interface counters errors' and PFC counters; per-priority "
-                   "pause counters over time",
-                   "enable the PFC watchdog and ECN/DCQCN on the RoCE queue; check "
-                   "buffer thresholds; find the slow receiver"));
-        if (!drops.empty())
-          out.push_back(make("nic-discards", "warning", drops,
-                             "packets dropped at the NIC (lossless class misconfigured, or "
-                             "receive buffers exhausted)",
-                             "ethtool -S twice, a minute apart: are discards rising?",
-                             "trust DSCP and map RoCE to the PFC priority on host and switch; "
-                             "raise receive ring sizes"));
+      case OutputKind::kEthtool:
+        with_parsed(parse_ethtool, f, errs, [&](const auto& s) { ethtool_findings(s, file, out); });
         break;
-      }
-      case OutputKind::kPerftest: {
-        auto p = parse_perftest(f.text, f.file);
-        if (!p) {
-          errs.insert(errs.end(), p.errors().begin(), p.errors().end());
-          break;
-        }
-        for (const auto& w : p->warnings)
-          if (w.find("Conflicting CPU frequency") != std::string::npos)
-            out.push_back(make("cpu-frequency-scaling", "info", {{f.file, 0, w}},
-                               "CPU frequency scaling: perftest's timing may be off",
-                               "cpupower frequency-info", "set the performance governor"));
-        if (p->latency) break;
-        const auto& row = *std::max_element(
-            p->rows.begin(), p->rows.end(),
-            [](const auto& a, const auto& b) { return a.bw_avg_gbps < b.bw_avg_gbps; });
-        double rate = line_rate;
-        if (rate <= 0)
-          for (double s : kStandardRatesGbps)
-            if (s >= row.bw_avg_gbps) {
-              rate = s;
-              break;
-            }
-        if (rate > 0 && row.bw_avg_gbps < kRdmaLineRateShare * rate) {
-          const bool bad = row.bw_avg_gbps < kRdmaBadShare * rate;
-          out.push_back(make(
-              "rdma-below-line-rate", bad ? "error" : "warning",
-              {{f.file, row.line,
-                fmt::format("{:.1f} Gb/s of {:g} Gb/s line rate ({:.0f}%)", row.bw_avg_gbps, rate,
-                            100 * row.bw_avg_gbps / rate)}},
-              "RDMA bandwidth well below line rate: a link trained at a lower speed, a bad cable "
-              "or FEC errors, the wrong PCIe slot, or small MTU",
-              "ibv_devinfo -v (active_speed/width), ethtool (speed, FEC), lspci -vv (LnkSta), "
-              "the test with -F --report_gbits",
-              "replace or reseat the cable/transceiver, set the port speed and FEC, move the NIC "
-              "to a x16 Gen5 slot"));
-        }
-        if (p->mtu > 0 && p->mtu < kRdmaMtu)
-          out.push_back(make("rdma-mtu-small", "warning",
-                             {{f.file, 0, fmt::format("Mtu {} in the test header", p->mtu)}},
-                             "the RDMA path MTU is small", "ibv_devinfo active_mtu",
-                             "MTU 9000 on RoCE interfaces, 4096 path MTU"));
+      case OutputKind::kPerftest:
+        with_parsed(parse_perftest, f, errs,
+                    [&](const auto& p) { perftest_findings(p, file, line_rate, out); });
         break;
-      }
-      case OutputKind::kIperf3: {
-        auto r = parse_iperf3(f.text, f.file);
-        if (!r) {
-          errs.insert(errs.end(), r.errors().begin(), r.errors().end());
-          break;
-        }
-        if (r->retransmits > 0 && r->protocol == "TCP")
-          out.push_back(make("tcp-retransmits", "info",
-                             {{f.file, 0, fmt::format("{:g} retransmits", r->retransmits)}},
-                             "TCP retransmitted segments: some loss on the path",
-                             "netstat -s; switch drop counters",
-                             "check MTU consistency and drops"));
+      case OutputKind::kIperf3:
+        with_parsed(parse_iperf3, f, errs, [&](const auto& r) { iperf3_findings(r, file, out); });
         break;
-      }
-      case OutputKind::kNcclTests: {
-        auto r = parse_nccl_tests(f.text, f.file);
-        if (!r) {
-          errs.insert(errs.end(), r.errors().begin(), r.errors().end());
-          break;
-        }
-        std::vector<Evidence> wrong;
-        for (const auto& row : r->rows) {
-          double v = 0;
-          if (row.wrong != "N/A" && row.wrong != "0" &&
-              (std::sscanf(row.wrong.c_str(), "%lf", &v) != 1 || v > 1e-3))
-            wrong.push_back({f.file, row.line, "#wrong " + row.wrong});
-        }
-        if (plan && catalog) {
-          auto c = check_measurements(*plan, *catalog, {f}, kBusbwTolerance);
-          if (c) {
-            std::vector<Evidence> low;
-            for (const auto& row : c->rows)
-              if (!row.ok)
-                for (const auto& rr : r->rows)
-                  if (rr.bytes == row.bytes)
-                    low.push_back({f.file, rr.line,
-                                   fmt::format("busbw {:.1f} GB/s, {:.0f}% of the simulated {:.1f}",
-                                               row.measured, 100 * row.ratio, row.expected)});
-            if (!low.empty())
-              out.push_back(make("busbw-below-expectation", "error", low,
-                                 "collective bandwidth far below what the planned fabric gives: a "
-                                 "slow link, NCCL not using every NIC, ECMP collisions or "
-                                 "congestion",
-                                 "NCCL_DEBUG=INFO (NET/IB on every NIC, GDRDMA), ib_write_bw per "
-                                 "NIC pair, switch counters; gpufabric simulate --explain for the "
-                                 "expected bottleneck",
-                                 "fix the slow NIC or link; spread flows (NCCL_IB_QPS_PER_"
-                                 "CONNECTION, adaptive routing)"));
-          }
-        }
-        if (!wrong.empty())
-          out.push_back(make("nccl-tests-wrong-results", "error", wrong,
-                             "nccl-tests found wrong results: data corruption (faulty GPU, NIC, "
-                             "cable or driver)",
-                             "rerun with -c 1 on subsets of nodes to isolate the faulty one",
-                             "replace the failing component"));
+      case OutputKind::kNcclTests:
+        with_parsed(parse_nccl_tests, f, errs,
+                    [&](const auto& r) { nccl_tests_findings(r, f, plan, catalog, out); });
         break;
-      }
       case OutputKind::kUnknown:
-        errs.push_back({f.file, 0, 0, "", "cannot tell which tool wrote this file",
-                        "diagnose reads nccl-tests, perftest, iperf3 --json, NCCL_DEBUG=INFO "
-                        "logs, nvidia-smi topo -m, ibv_devinfo, ethtool -S and ip -d link"});
+        errs.push_back(Diagnostic::in_file(
+            file, "", "cannot tell which tool wrote this file",
+            "diagnose reads nccl-tests, perftest, iperf3 --json, NCCL_DEBUG=INFO logs, "
+            "nvidia-smi topo -m, ibv_devinfo, ethtool -S and ip -d link"));
         break;
     }
   }
-  if (plan && plan->technology == Technology::kRoce && !links.empty() && !rail_netdevs.empty())
-    rail_findings(rail_netdevs, links, out);
-  if (mtus.size() > 1) {
-    std::vector<Evidence> ev;
-    for (const auto& [mtu, where] : mtus)
-      for (const auto& [w, line] : where)
-        ev.push_back({w.substr(0, w.find(':')), line,
-                      fmt::format("{} mtu {}", w.substr(w.find(": ") + 2), mtu)});
-    out.push_back(make("mtu-mismatch", "warning", ev,
-                       "interfaces that are up use different MTUs: jumbo frames get dropped where "
-                       "the path is smaller (single node fine, multi-node broken)",
-                       "ip link on every host; ping -M do -s 8972 between hosts",
-                       "one MTU everywhere: 9000 on hosts (4096 RDMA path MTU), 9214 on switches"));
-  } else if (mtus.size() == 1 && mtus.begin()->first < kJumboMtu) {
-    out.push_back(make("mtu-not-jumbo", "info", {}, "no interface uses jumbo frames", "ip link",
-                       "MTU 9000 on the RoCE interfaces"));
-  }
+  if (plan && plan->technology == Technology::kRoce && !ip.links.empty() && !rail_netdevs.empty())
+    rail_findings(rail_netdevs, ip, out);
+  mtu_findings(ip, out);
   if (!errs.empty()) return errs;
   return out;
-}
-
-Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
-                                       const std::vector<ToolOutput>& files, double tolerance) {
-  CheckResult res;
-  std::vector<Diagnostic> errs;
-  const Fabric fabric = Fabric::build(plan, cat);
-  const double lane_gbps = plan.nic.rate_gbps / plan.topo.planes;
-  for (const auto& f : files) {
-    if (f.kind == OutputKind::kNcclTests) {
-      auto run = parse_nccl_tests(f.text, f.file);
-      if (!run) {
-        errs.insert(errs.end(), run.errors().begin(), run.errors().end());
-        continue;
-      }
-      const int nodes = nodes_of(*run, plan.gpus_per_node);
-      if (nodes > plan.nodes) {
-        errs.push_back({f.file, 0, 0, "",
-                        fmt::format("the run used {} nodes; the plan has {}", nodes, plan.nodes),
-                        ""});
-        continue;
-      }
-      const std::string op_name_s = run->collective.empty() ? "all_reduce" : run->collective;
-      auto op = parse_op(op_name_s);
-      if (!op) {
-        errs.push_back({f.file, 0, 0, "", fmt::format("unknown collective '{}'", op_name_s), ""});
-        continue;
-      }
-      SimOptions o;
-      o.op = *op;
-      o.nodes = nodes;
-      auto model = CollectiveModel::build(fabric, plan, o);
-      if (!model) {
-        errs.insert(errs.end(), model.errors().begin(), model.errors().end());
-        continue;
-      }
-      const double node_line_gbs = plan.nic.rate_gbps * plan.nics_per_node / 8;
-      for (const auto& row : run->rows) {
-        if (row.bytes < 1 << 20) continue;  // small sizes measure latency, not the fabric
-        const SizeResult sim = model->at(row.bytes);
-        CheckRow c{f.file,
-                   op_name_s,
-                   "busbw_gbs",
-                   row.bytes,
-                   row.busbw_gbs,
-                   sim.busbw_gbs,
-                   sim.busbw_gbs > 0 ? row.busbw_gbs / sim.busbw_gbs : 0,
-                   true,
-                   ""};
-        if (row.bytes < kJudgedBytes) {
-          c.note = "not judged: below 1 GiB (pipelining, not the fabric)";
-          c.judged = false;
-        } else {
-          c.ok = c.ratio >= 1 - tolerance;
-        }
-        if (nodes == 2 && row.busbw_gbs > node_line_gbs * 0.95)
-          c.note = (c.note.empty() ? "" : c.note + "; ") +
-                   "2-node runs use tree/NVLS-tree: busbw above the NICs' line rate is expected, "
-                   "not a network measurement (nccl #812)";
-        res.rows.push_back(c);
-      }
-    } else if (f.kind == OutputKind::kPerftest) {
-      auto p = parse_perftest(f.text, f.file);
-      if (!p) {
-        errs.insert(errs.end(), p.errors().begin(), p.errors().end());
-        continue;
-      }
-      if (p->latency) continue;
-      for (const auto& row : p->rows) {
-        CheckRow c{f.file,
-                   "rdma",
-                   "bw_gbps",
-                   row.bytes,
-                   row.bw_avg_gbps,
-                   lane_gbps * kRdmaLineRateShare,
-                   0,
-                   true,
-                   "guide §5.1: >= ~95% of line rate"};
-        c.ratio = row.bw_avg_gbps / c.expected;
-        c.ok = c.ratio >= 1 - 1e-9;
-        res.rows.push_back(c);
-      }
-    } else if (f.kind == OutputKind::kIperf3) {
-      auto r = parse_iperf3(f.text, f.file);
-      if (!r) {
-        errs.insert(errs.end(), r.errors().begin(), r.errors().end());
-        continue;
-      }
-      CheckRow c{f.file,
-                 "tcp",
-                 "gbps",
-                 0,
-                 r->received_bps / 1e9,
-                 std::min(lane_gbps, kTcpPracticalGbps) * kTcpShare,
-                 0,
-                 true,
-                 "TCP connectivity: a host's streams reach ~100 Gbps, not RDMA line rate"};
-      c.ratio = c.measured / c.expected;
-      c.ok = c.ratio >= 1 - 1e-9;
-      res.rows.push_back(c);
-    } else if (f.kind == OutputKind::kUnknown) {
-      errs.push_back(
-          {f.file, 0, 0, "",
-           "not a result check can read: expected the output of nccl-tests (e.g. "
-           "all_reduce_perf), perftest (ib_write_bw, text or --out_json) or iperf3 --json",
-           "give the tool's output file as it printed it"});
-    } else {
-      errs.push_back({f.file, 0, 0, "",
-                      fmt::format("this is {} output; check compares nccl-tests, perftest and "
-                                  "iperf3 results with the plan",
-                                  output_kind_name(f.kind)),
-                      "use gpufabric diagnose for logs and system outputs"});
-    }
-  }
-  if (!errs.empty()) return errs;
-  bool any_judged = false, all_ok = true;
-  for (const auto& r : res.rows) {
-    if (!r.judged) continue;
-    any_judged = true;
-    all_ok = all_ok && r.ok;
-  }
-  res.verdict = !any_judged ? CheckVerdict::kNothingJudged
-                : all_ok    ? CheckVerdict::kPass
-                            : CheckVerdict::kFail;
-  return res;
-}
-
-std::vector<Finding> doctor(const std::string& sysfs) {
-  namespace fs = std::filesystem;
-  std::vector<Finding> out;
-  std::error_code ec;
-  // Interfaces and their MTUs.
-  std::map<int, std::vector<std::string>> mtus;
-  for (const auto& e : fs::directory_iterator(fs::path(sysfs) / "class/net", ec)) {
-    const std::string name = e.path().filename();
-    if (name == "lo") continue;
-    const std::string state = first_line_of(read_file((e.path() / "operstate").string()));
-    const std::string mtu = first_line_of(read_file((e.path() / "mtu").string()));
-    if (state != "up" || mtu.empty()) continue;
-    const long v = std::strtol(mtu.c_str(), nullptr, 10);
-    if (v > 0 && v < 1'000'000) mtus[static_cast<int>(v)].push_back(name);
-  }
-  if (mtus.size() > 1) {
-    std::vector<Evidence> ev;
-    for (const auto& [m, names] : mtus)
-      for (const auto& n : names)
-        ev.push_back({sysfs + "/class/net/" + n + "/mtu", 0, fmt::format("{} mtu {}", n, m)});
-    out.push_back(make("mtu-mismatch", "warning", ev, "interfaces that are up use different MTUs",
-                       "ip link", "one MTU on every training interface (9000)"));
-  }
-  // RDMA devices.
-  std::vector<Evidence> rdma, down;
-  for (const auto& d : fs::directory_iterator(fs::path(sysfs) / "class/infiniband", ec)) {
-    for (const auto& p : fs::directory_iterator(d.path() / "ports", ec)) {
-      const std::string state = first_line_of(read_file((p.path() / "state").string()));
-      const std::string rate = first_line_of(read_file((p.path() / "rate").string()));
-      const std::string where = (p.path() / "state").string();
-      rdma.push_back({where, 0,
-                      fmt::format("{} port {}: {} {}", d.path().filename().string(),
-                                  p.path().filename().string(), state, rate)});
-      if (state.find("ACTIVE") == std::string::npos) down.push_back(rdma.back());
-    }
-  }
-  if (rdma.empty())
-    out.push_back(make("rdma-absent", "info", {},
-                       "no RDMA device on this host (no "
-                       "/sys/class/infiniband): NCCL would use sockets here",
-                       "ibv_devinfo",
-                       "install the NIC driver (rdma-core / MLNX_OFED) on GPU hosts"));
-  else if (!down.empty())
-    out.push_back(make("rdma-port-down", "error", down, "an RDMA port is not active", "ibstat",
-                       "check the cable, the switch port and the subnet manager"));
-  else
-    out.push_back(make("rdma-present", "info", rdma, "RDMA devices found", "", ""));
-  // memlock.
-  struct rlimit rl {};
-  if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    out.push_back(make(
-        "memlock-limited", "warning", {{"ulimit -l", 0, fmt::format("{} KiB", rl.rlim_cur / 1024)}},
-        "locked memory is limited: RDMA memory registration can fail (NCCL "
-        "'Transport retry count exceeded', ibv_reg_mr errors)",
-        "ulimit -l (should be unlimited)",
-        "'* - memlock unlimited' in /etc/security/limits.d/ (gpufabric configs writes it)"));
-  // NCCL variables.
-  std::vector<Evidence> vars;
-  bool ib_disabled = false;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string kv = *e;
-    if (kv.rfind("NCCL_", 0) != 0) continue;
-    vars.push_back({"environment", 0, kv});
-    ib_disabled = ib_disabled || kv == "NCCL_IB_DISABLE=1";
-  }
-  if (ib_disabled)
-    out.push_back(make("nccl-ib-disabled", "error", vars, "NCCL_IB_DISABLE=1 forces TCP sockets",
-                       "env | grep NCCL", "unset NCCL_IB_DISABLE"));
-  else if (!vars.empty())
-    out.push_back(make("nccl-variables", "info", vars, "NCCL variables set", "", ""));
-  // Tools, when present.
-  for (const char* tool : {"nvidia-smi", "ibv_devinfo"}) {
-    bool found = false;
-    const char* path = std::getenv("PATH");
-    std::stringstream ps(path ? path : "");
-    for (std::string dir; std::getline(ps, dir, ':');)
-      found = found || fs::exists(fs::path(dir) / tool, ec);
-    out.push_back(make(found ? "tool-present" : "tool-absent", "info",
-                       {{tool, 0, found ? "found" : "not installed"}},
-                       found ? fmt::format("{} is installed", tool)
-                             : fmt::format("{} is not installed on this host", tool),
-                       "", ""));
-  }
-  return out;
-}
-
-// Findings quote the files' lines, device and interface names, and file names as the user gave
-// them, none of which need be UTF-8; JSON must be (dump() throws on anything else).
-nlohmann::json findings_json(const std::vector<Finding>& fs) {
-  const auto u = utf8_or_replacement;
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& f : fs) {
-    nlohmann::json ev = nlohmann::json::array();
-    for (const auto& e : f.evidence)
-      ev.push_back({{"file", u(e.file)}, {"line", e.line}, {"text", u(e.text)}});
-    a.push_back({{"id", u(f.id)},
-                 {"severity", u(f.severity)},
-                 {"evidence", ev},
-                 {"cause", u(f.cause)},
-                 {"check", u(f.check)},
-                 {"fix", u(f.fix)}});
-  }
-  return {{"findings", a}};
-}
-
-std::string findings_text(const std::vector<Finding>& fs) {
-  std::string s;
-  if (fs.empty()) return "No findings.\n";
-  for (const auto& f : fs) {
-    s += fmt::format("[{}] {}: {}\n", f.severity, f.id, f.cause);
-    for (const auto& e : f.evidence)
-      s += e.line > 0 ? fmt::format("    {}:{}: {}\n", e.file, e.line, e.text)
-                      : fmt::format("    {}: {}\n", e.file, e.text);
-    if (!f.check.empty()) s += "    check: " + f.check + "\n";
-    if (!f.fix.empty()) s += "    fix:   " + f.fix + "\n";
-  }
-  return s;
-}
-
-const char* check_verdict_name(CheckVerdict v) {
-  switch (v) {
-    case CheckVerdict::kPass:
-      return "pass";
-    case CheckVerdict::kFail:
-      return "fail";
-    case CheckVerdict::kNothingJudged:
-      break;
-  }
-  return "nothing judged";
-}
-
-nlohmann::json check_json(const CheckResult& r) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& c : r.rows) {
-    // The file name as the user gave it, which need not be UTF-8 (see findings_json).
-    nlohmann::json j = {{"file", utf8_or_replacement(c.file)},
-                        {"collective", utf8_or_replacement(c.collective)},
-                        {"bytes", c.bytes},
-                        {"ratio", c.ratio},
-                        {"ok", c.ok},
-                        {"note", utf8_or_replacement(c.note)}};
-    if (c.what == "busbw_gbs") {
-      j["measured_busbw_gbs"] = c.measured;
-      j["expected_busbw_gbs"] = c.expected;
-    } else {
-      j["measured_gbps"] = c.measured;
-      j["expected_gbps"] = c.expected;
-    }
-    rows.push_back(j);
-  }
-  return {{"verdict", check_verdict_name(r.verdict)}, {"rows", rows}};
-}
-
-std::string check_text(const CheckResult& r) {
-  std::string s = fmt::format("{:<34} {:<10} {:>12} {:>10} {:>10} {:>7}  {}\n", "file", "what",
-                              "size", "measured", "expected", "ratio", "");
-  for (const auto& c : r.rows) {
-    const std::string file =
-        c.file.size() > 34 ? "..." + c.file.substr(c.file.size() - 31) : c.file;
-    s += fmt::format("{:<34} {:<10} {:>12.0f} {:>10.1f} {:>10.1f} {:>7.2f}  {}{}\n", file,
-                     c.collective, c.bytes, c.measured, c.expected, c.ratio, c.ok ? "ok" : "BELOW",
-                     c.note.empty() ? "" : "  (" + c.note + ")");
-  }
-  switch (r.verdict) {
-    case CheckVerdict::kPass:
-      s += "Verdict: PASS\n";
-      break;
-    case CheckVerdict::kFail:
-      s += "Verdict: FAIL (measurements below expectation)\n";
-      break;
-    case CheckVerdict::kNothingJudged:
-      s += "Verdict: NOTHING JUDGED (no nccl-tests size of 1 GiB or more, no perftest bandwidth "
-           "and no iperf3 result: rerun with larger sizes, e.g. -e 8G)\n";
-      break;
-  }
-  return s;
 }
 
 }  // namespace gf

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "../../tests/support.h"
+#include "verify/check.h"
+#include "verify/doctor.h"
 
 namespace gf {
 namespace {
@@ -23,7 +25,7 @@ ToolOutput load(const std::string& name) {
 
 std::set<std::string> ids(const std::vector<Finding>& fs) {
   std::set<std::string> out;
-  for (const auto& f : fs) out.insert(f.id + ":" + f.severity);
+  for (const auto& f : fs) out.insert(f.id + ":" + std::string(severity_name(f.severity)));
   return out;
 }
 
@@ -44,7 +46,7 @@ TEST(Diagnose, GuideTroubleshootingTable) {
     EXPECT_TRUE(got.count(want)) << want;
   for (const auto& f : *r) {
     EXPECT_FALSE(f.cause.empty()) << f.id;
-    if (f.severity != "info") {
+    if (f.severity != Severity::kInfo) {
       EXPECT_FALSE(f.fix.empty()) << f.id;
       ASSERT_FALSE(f.evidence.empty()) << f.id;
     }
@@ -54,7 +56,7 @@ TEST(Diagnose, GuideTroubleshootingTable) {
 TEST(Diagnose, HealthyOutputsHaveNoErrors) {
   auto r = diagnose({load("ib_write_bw-400g.txt"), load("nccl-tests-2node-allreduce.txt")}, 400);
   ASSERT_TRUE(r.ok());
-  for (const auto& f : *r) EXPECT_NE(f.severity, "error") << f.id;
+  for (const auto& f : *r) EXPECT_NE(f.severity, Severity::kError) << f.id;
 }
 
 // With a RoCE plan and named rails, ip link output is judged against the plan: ens2np0 runs
@@ -153,7 +155,7 @@ TEST(Doctor, ReadsARecordedHost) {
   EXPECT_TRUE(got.count("rdma-port-down:error"));
   // A machine without RDMA hardware: absent is information, not failure.
   const auto empty = doctor("/nonexistent-sysfs");
-  for (const auto& f : empty) EXPECT_NE(f.severity, "error") << f.id;
+  for (const auto& f : empty) EXPECT_NE(f.severity, Severity::kError) << f.id;
   EXPECT_TRUE(ids(empty).count("rdma-absent:info"));
 }
 

@@ -340,8 +340,8 @@ std::vector<Diagnostic> validate_exporter_options(const ExporterOptions& o) {
   auto folder = [&](const std::string& path, const char* key, const char* hint) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) return;
-    errs.push_back(
-        {path, 0, 0, key, fs::exists(path, ec) ? "is not a folder" : "no such folder", hint});
+    errs.push_back(Diagnostic::in_file(
+        path, key, fs::exists(path, ec) ? "is not a folder" : "no such folder", hint));
   };
   folder(o.sysfs, "--sysfs", "give /sys or the root of a recorded copy of it");
   if (!o.ethtool_dir.empty())
@@ -358,11 +358,12 @@ std::vector<Diagnostic> validate_exporter_options(const ExporterOptions& o) {
         nodes.push_back(r.a_device);
     });
     if (std::find(nodes.begin(), nodes.end(), o.node) == nodes.end())
-      errs.push_back({"", 0, 0, "--node",
-                      nodes.empty() ? fmt::format("'{}': the plan has no nodes", o.node)
-                                    : fmt::format("'{}' is not a node of the plan ({} to {})",
-                                                  o.node, nodes.front(), nodes.back()),
-                      did_you_mean(o.node, nodes)});
+      errs.push_back(Diagnostic::flag("--node",
+                                      nodes.empty()
+                                          ? fmt::format("'{}': the plan has no nodes", o.node)
+                                          : fmt::format("'{}' is not a node of the plan ({} to {})",
+                                                        o.node, nodes.front(), nodes.back()),
+                                      did_you_mean(o.node, nodes)));
   }
   return errs;
 }
@@ -373,7 +374,7 @@ Result<std::vector<BaselineRow>> read_baseline(const std::string& path, const st
   const auto text = read_file_bounded(path, kMaxSpecBytes, key);
   if (!text) return text.errors();
   const std::string hint = "give the output of 'gpufabric check SPEC FILES... --json'";
-  auto bad = [&](const std::string& what) { return Diagnostic{path, 0, 0, key, what, hint}; };
+  auto bad = [&](const std::string& what) { return Diagnostic::in_file(path, key, what, hint); };
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(*text);

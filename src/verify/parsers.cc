@@ -59,7 +59,7 @@ bool number(const std::string& s, double& v) {
 
 Diagnostic at(const std::string& file, int line, const std::string& msg,
               const std::string& hint = "") {
-  return {file, line, 0, "", msg, hint};
+  return Diagnostic::at(file, line, 0, "", msg, hint);
 }
 
 // Strips "[1,0]<stdout>:" (mpirun --tag-output) and similar rank prefixes.

@@ -27,6 +27,24 @@ const char* output_kind_name(OutputKind k);
 /// Guesses what produced `text`.
 OutputKind detect_output_kind(const std::string& text);
 
+/// A tool output read from a file.
+struct ToolOutput {
+  std::string file;
+  std::string text;
+  OutputKind kind = OutputKind::kUnknown;
+};
+
+/// Parses `out` with `parse` (one of the parse_* below) and hands the value to `use`; a file
+/// that does not parse adds its diagnostics to `errs` instead.
+template <typename Parse, typename Use>
+void with_parsed(Parse parse, const ToolOutput& out, std::vector<Diagnostic>& errs, Use use) {
+  auto r = parse(out.text, out.file);
+  if (r)
+    use(*r);
+  else
+    errs.insert(errs.end(), r.errors().begin(), r.errors().end());
+}
+
 /// One row of a nccl-tests table (out-of-place figures).
 struct NcclTestsRow {
   int line = 0;

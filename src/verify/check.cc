@@ -1,0 +1,206 @@
+#include "verify/check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+
+#include "common/text.h"
+#include "sim/collective.h"
+#include "topo/fabric.h"
+
+namespace gf {
+namespace {
+
+// A single host's TCP streams reach about 100 Gbps; iperf3 checks connectivity, not RDMA.
+constexpr double kTcpPracticalGbps = 100;
+constexpr double kTcpShare = 0.9;
+// nccl-tests sizes judged by check: the bandwidth-bound region the guide measures (§5.2:
+// all_reduce_perf -b 1G -e 10G); below it NCCL's pipelining (NVLS especially) dominates.
+constexpr double kJudgedBytes = 1024.0 * 1024 * 1024;
+
+// What check --json and the text say of each verdict, in the order of CheckVerdict.
+struct VerdictWords {
+  const char* name;  ///< check --json's "verdict"
+  const char* line;  ///< the text's last line
+};
+constexpr VerdictWords kVerdictWords[] = {
+    {"pass", "Verdict: PASS\n"},
+    {"fail", "Verdict: FAIL (measurements below expectation)\n"},
+    {"nothing judged",
+     "Verdict: NOTHING JUDGED (no nccl-tests size of 1 GiB or more, no perftest bandwidth and no "
+     "iperf3 result: rerun with larger sizes, e.g. -e 8G)\n"},
+};
+static_assert(std::size(kVerdictWords) ==
+              static_cast<std::size_t>(CheckVerdict::kNothingJudged) + 1);
+
+// nccl-tests: the bus bandwidth of each size from 1 MiB against the simulated collective at the
+// run's node count; sizes below kJudgedBytes are shown, not judged.
+void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Plan& plan,
+                     const Fabric& fabric, double tolerance, std::vector<CheckRow>& rows,
+                     std::vector<Diagnostic>& errs) {
+  const int nodes = nodes_of(run, plan.gpus_per_node);
+  if (nodes > plan.nodes) {
+    errs.push_back(Diagnostic::in_file(
+        file, "", fmt::format("the run used {} nodes; the plan has {}", nodes, plan.nodes)));
+    return;
+  }
+  const std::string op_name_s = run.collective.empty() ? "all_reduce" : run.collective;
+  auto op = parse_op(op_name_s);
+  if (!op) {
+    errs.push_back(
+        Diagnostic::in_file(file, "", fmt::format("unknown collective '{}'", op_name_s)));
+    return;
+  }
+  SimOptions o;
+  o.op = *op;
+  o.nodes = nodes;
+  auto model = CollectiveModel::build(fabric, plan, o);
+  if (!model) {
+    errs.insert(errs.end(), model.errors().begin(), model.errors().end());
+    return;
+  }
+  const double node_line_gbs = plan.nic.rate_gbps * plan.nics_per_node / 8;
+  for (const auto& row : run.rows) {
+    if (row.bytes < 1 << 20) continue;  // small sizes measure latency, not the fabric
+    const SizeResult sim = model->at(row.bytes);
+    CheckRow c{.file = file,
+               .collective = op_name_s,
+               .what = "busbw_gbs",
+               .bytes = row.bytes,
+               .measured = row.busbw_gbs,
+               .expected = sim.busbw_gbs,
+               .ratio = sim.busbw_gbs > 0 ? row.busbw_gbs / sim.busbw_gbs : 0};
+    if (row.bytes < kJudgedBytes) {
+      c.note = "not judged: below 1 GiB (pipelining, not the fabric)";
+      c.judged = false;
+    } else {
+      c.ok = c.ratio >= 1 - tolerance;
+    }
+    if (nodes == 2 && row.busbw_gbs > node_line_gbs * 0.95)
+      c.note = (c.note.empty() ? "" : c.note + "; ") +
+               "2-node runs use tree/NVLS-tree: busbw above the NICs' line rate is expected, "
+               "not a network measurement (nccl #812)";
+    rows.push_back(c);
+  }
+}
+
+// perftest bandwidth tests: each size against kRdmaLineRateShare of a rail's line rate.
+void perftest_rows(const PerftestRun& p, const std::string& file, double lane_gbps,
+                   std::vector<CheckRow>& rows) {
+  if (p.latency) return;
+  for (const auto& row : p.rows) {
+    CheckRow c{.file = file,
+               .collective = "rdma",
+               .what = "bw_gbps",
+               .bytes = row.bytes,
+               .measured = row.bw_avg_gbps,
+               .expected = lane_gbps * kRdmaLineRateShare,
+               .note = "guide §5.1: >= ~95% of line rate"};
+    c.ratio = row.bw_avg_gbps / c.expected;
+    c.ok = c.ratio >= 1 - 1e-9;
+    rows.push_back(c);
+  }
+}
+
+// iperf3: what a host's TCP streams practically reach.
+CheckRow iperf3_row(const Iperf3Run& r, const std::string& file, double lane_gbps) {
+  CheckRow c{.file = file,
+             .collective = "tcp",
+             .what = "gbps",
+             .measured = r.received_bps / 1e9,
+             .expected = std::min(lane_gbps, kTcpPracticalGbps) * kTcpShare,
+             .note = "TCP connectivity: a host's streams reach ~100 Gbps, not RDMA line rate"};
+  c.ratio = c.measured / c.expected;
+  c.ok = c.ratio >= 1 - 1e-9;
+  return c;
+}
+
+}  // namespace
+
+Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
+                                       const std::vector<ToolOutput>& files, double tolerance) {
+  CheckResult res;
+  std::vector<Diagnostic> errs;
+  const Fabric fabric = Fabric::build(plan, cat);
+  const double lane_gbps = plan.nic.rate_gbps / plan.topo.planes;
+  for (const auto& f : files) {
+    if (f.kind == OutputKind::kNcclTests) {
+      with_parsed(parse_nccl_tests, f, errs, [&](const auto& run) {
+        nccl_tests_rows(run, f.file, plan, fabric, tolerance, res.rows, errs);
+      });
+    } else if (f.kind == OutputKind::kPerftest) {
+      with_parsed(parse_perftest, f, errs,
+                  [&](const auto& p) { perftest_rows(p, f.file, lane_gbps, res.rows); });
+    } else if (f.kind == OutputKind::kIperf3) {
+      with_parsed(parse_iperf3, f, errs,
+                  [&](const auto& r) { res.rows.push_back(iperf3_row(r, f.file, lane_gbps)); });
+    } else if (f.kind == OutputKind::kUnknown) {
+      errs.push_back(Diagnostic::in_file(
+          f.file, "",
+          "not a result check can read: expected the output of nccl-tests (e.g. "
+          "all_reduce_perf), perftest (ib_write_bw, text or --out_json) or iperf3 --json",
+          "give the tool's output file as it printed it"));
+    } else {
+      errs.push_back(Diagnostic::in_file(
+          f.file, "",
+          fmt::format("this is {} output; check compares nccl-tests, perftest and iperf3 "
+                      "results with the plan",
+                      output_kind_name(f.kind)),
+          "use gpufabric diagnose for logs and system outputs"));
+    }
+  }
+  if (!errs.empty()) return errs;
+  bool any_judged = false, all_ok = true;
+  for (const auto& r : res.rows) {
+    if (!r.judged) continue;
+    any_judged = true;
+    all_ok = all_ok && r.ok;
+  }
+  res.verdict = !any_judged ? CheckVerdict::kNothingJudged
+                : all_ok    ? CheckVerdict::kPass
+                            : CheckVerdict::kFail;
+  return res;
+}
+
+const char* check_verdict_name(CheckVerdict v) {
+  return kVerdictWords[static_cast<std::size_t>(v)].name;
+}
+
+nlohmann::json check_json(const CheckResult& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& c : r.rows) {
+    // The file name as the user gave it, which need not be UTF-8 (see findings_json).
+    nlohmann::json j = {{"file", utf8_or_replacement(c.file)},
+                        {"collective", utf8_or_replacement(c.collective)},
+                        {"bytes", c.bytes},
+                        {"ratio", c.ratio},
+                        {"ok", c.ok},
+                        {"note", utf8_or_replacement(c.note)}};
+    if (c.what == "busbw_gbs") {
+      j["measured_busbw_gbs"] = c.measured;
+      j["expected_busbw_gbs"] = c.expected;
+    } else {
+      j["measured_gbps"] = c.measured;
+      j["expected_gbps"] = c.expected;
+    }
+    rows.push_back(j);
+  }
+  return {{"verdict", check_verdict_name(r.verdict)}, {"rows", rows}};
+}
+
+std::string check_text(const CheckResult& r) {
+  std::string s = fmt::format("{:<34} {:<10} {:>12} {:>10} {:>10} {:>7}  {}\n", "file", "what",
+                              "size", "measured", "expected", "ratio", "");
+  for (const auto& c : r.rows) {
+    const std::string file =
+        c.file.size() > 34 ? "..." + c.file.substr(c.file.size() - 31) : c.file;
+    s += fmt::format("{:<34} {:<10} {:>12.0f} {:>10.1f} {:>10.1f} {:>7.2f}  {}{}\n", file,
+                     c.collective, c.bytes, c.measured, c.expected, c.ratio, c.ok ? "ok" : "BELOW",
+                     c.note.empty() ? "" : "  (" + c.note + ")");
+  }
+  s += kVerdictWords[static_cast<std::size_t>(r.verdict)].line;
+  return s;
+}
+
+}  // namespace gf

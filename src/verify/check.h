@@ -1,0 +1,45 @@
+// `check`: real measurements (nccl-tests, perftest, iperf3) compared with what the simulator
+// expects of the planned fabric.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/diag.h"
+#include "plan/plan.h"
+#include "verify/parsers.h"
+
+namespace gf {
+
+// The guide (§5.1): RDMA bandwidth near line rate, "400G link -> >= ~380 Gbps".
+constexpr double kRdmaLineRateShare = 0.95;
+
+/// One compared figure.
+struct CheckRow {
+  std::string file, collective, what;
+  double bytes = 0, measured = 0, expected = 0, ratio = 0;
+  bool ok = true;
+  std::string note;
+  bool judged = true;  ///< compared with the tolerance; false for rows shown for context only
+};
+/// A check's outcome. Nothing judged is not a pass: a run cut after its small sizes, or only
+/// latency tests, says nothing about the fabric.
+enum class CheckVerdict { kPass, kFail, kNothingJudged };
+struct CheckResult {
+  std::vector<CheckRow> rows;
+  CheckVerdict verdict = CheckVerdict::kNothingJudged;
+  bool pass() const { return verdict == CheckVerdict::kPass; }
+};
+
+/// Compares measurements with what the simulator expects of `plan` at the node count each
+/// measurement used. `tolerance`: the fraction below expectation still accepted.
+Result<CheckResult> check_measurements(const Plan& plan, const Catalog& catalog,
+                                       const std::vector<ToolOutput>& files, double tolerance);
+
+/// "pass", "fail" or "nothing judged", as check --json writes it.
+const char* check_verdict_name(CheckVerdict v);
+nlohmann::json check_json(const CheckResult& r);
+std::string check_text(const CheckResult& r);
+
+}  // namespace gf

@@ -1,0 +1,15 @@
+// `doctor`: the local host inspected for the usual mistakes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "verify/findings.h"
+
+namespace gf {
+
+/// The local host inspected like the files: MTUs, RDMA devices, memlock, NCCL variables, and
+/// nvidia-smi / ibv_devinfo output when those tools exist. `sysfs` is the root of /sys.
+std::vector<Finding> doctor(const std::string& sysfs);
+
+}  // namespace gf
