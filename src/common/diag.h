@@ -46,8 +46,7 @@ struct Diagnostic {
     return {{}, 0, 0, {}, std::move(message), std::move(hint)};
   }
 
- private:  // (public until every caller uses the named constructors)
- public:
+ private:
   Diagnostic(std::string f, int l, int c, std::string k, std::string m, std::string h)
       : file(std::move(f)),
         line(l),

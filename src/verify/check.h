@@ -20,7 +20,7 @@ struct CheckRow {
   std::string file, collective, what;
   double bytes = 0, measured = 0, expected = 0, ratio = 0;
   bool ok = true;
-  std::string note;
+  std::string note{};
   bool judged = true;  ///< compared with the tolerance; false for rows shown for context only
 };
 /// A check's outcome. Nothing judged is not a pass: a run cut after its small sizes, or only
