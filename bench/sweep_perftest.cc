@@ -22,7 +22,7 @@ void BM_Sweep1000Designs1k(benchmark::State& state) {
   long long valid = 0;
   for (auto _ : state) {
     auto designs = gf::evaluate_designs(spec, axes, 0, n, threads, {});
-    auto r = gf::summarise_sweep(axes, std::move(designs), "time", 0);
+    auto r = gf::summarise_sweep(axes, std::move(designs), gf::Goal::kTime, 0);
     valid = 0;
     for (const auto& d : r.designs) valid += d.ok;
     benchmark::DoNotOptimize(r.best);

@@ -17,10 +17,10 @@ struct EmbeddedFile {
 extern const EmbeddedFile kEmbeddedCatalog[];
 extern const int kEmbeddedCatalogCount;
 
-double GpuModel::tflops(const std::string& precision) const {
-  if (precision == "fp8") return fp8_tflops > 0 ? fp8_tflops : bf16_tflops;
-  if (precision == "fp16") return fp16_tflops;
-  if (precision == "fp32") return fp32_tflops;
+double GpuModel::tflops(Precision precision) const {
+  if (precision == Precision::kFp8) return fp8_tflops > 0 ? fp8_tflops : bf16_tflops;
+  if (precision == Precision::kFp16) return fp16_tflops;
+  if (precision == Precision::kFp32) return fp32_tflops;
   return bf16_tflops;
 }
 
@@ -184,7 +184,7 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
 void read_cable(YamlReader& r, const YAML::Node& n, const std::string& path, CablePart& c) {
   r.check_keys(n, path, with_cost({"id", "name", "kind", "speed", "links", "max_length_m"}));
   if (auto v = r.text(n, "name", path)) c.name = *v;
-  if (auto v = r.choice(n, "kind", path, {"dac", "aoc", "transceiver", "fibre"}, true)) c.kind = *v;
+  if (auto v = r.choice_of(n, "kind", path, kCableKindNames, true)) c.kind = *v;
   if (auto v = r.quantity(n, "speed", path, units::parse_bitrate, true)) c.gbps = *v / 1e9;
   if (auto v = r.small_positive_int(n, "links", path)) c.links = *v;
   if (auto v = r.number(n, "max_length_m", path, true)) c.max_length_m = *v;
@@ -251,7 +251,7 @@ std::vector<std::string> Catalog::gpu_ids() const { return keys_of(gpus); }
 std::vector<std::string> Catalog::nic_ids() const { return keys_of(nics); }
 std::vector<std::string> Catalog::switch_ids() const { return keys_of(switches); }
 
-const CablePart* Catalog::cable_for(const std::string& kind, double gbps, double length_m,
+const CablePart* Catalog::cable_for(CableKind kind, double gbps, double length_m,
                                     int links_per_part) const {
   const CablePart* best = nullptr;
   for (const auto& [id, c] : cables) {

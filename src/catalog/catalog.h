@@ -30,6 +30,18 @@ inline constexpr EnumName<ScaleUpTech> kScaleUpTechNames[] = {
     {ScaleUpTech::kNvlink5, "nvlink5"},
     {ScaleUpTech::kInfinityFabric, "infinity-fabric"}};
 
+/// Number formats of training math: what a GPU's peak figure and a gradient's bytes depend on.
+enum class Precision { kFp32, kBf16, kFp16, kFp8 };
+inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kFp32, "fp32"},
+                                                          {Precision::kBf16, "bf16"},
+                                                          {Precision::kFp16, "fp16"},
+                                                          {Precision::kFp8, "fp8"}};
+inline const char* precision_name(Precision p) { return name_of(kPrecisionNames, p); }
+/// Bytes of one value: 4, 2, 2, 1.
+inline double precision_bytes(Precision p) {
+  return p == Precision::kFp32 ? 4 : p == Precision::kFp8 ? 1 : 2;
+}
+
 /// What a switch forwards.
 enum class SwitchTechnology { kInfiniband, kEthernet };
 inline constexpr EnumName<SwitchTechnology> kSwitchTechnologyNames[] = {
@@ -52,7 +64,7 @@ struct GpuModel {
   double gpu_hour_usd = 0;  ///< rental price per GPU-hour
   CostFigure node;          ///< one server: price and power
   CostFigure gpu_hour;      ///< provenance of gpu_hour_usd
-  double tflops(const std::string& precision) const;
+  double tflops(Precision precision) const;  ///< dense peak; fp8 falls back to bf16
 };
 
 /// A scale-out network adapter.
@@ -90,10 +102,18 @@ struct Switch {
   int ports_at(double gbps) const;
 };
 
+/// What a cable part is: a direct-attach copper cable, an active optical cable, a transceiver
+/// (two per optical link), or the fibre between two transceivers.
+enum class CableKind { kDac, kAoc, kTransceiver, kFibre };
+inline constexpr EnumName<CableKind> kCableKindNames[] = {{CableKind::kDac, "dac"},
+                                                          {CableKind::kAoc, "aoc"},
+                                                          {CableKind::kTransceiver, "transceiver"},
+                                                          {CableKind::kFibre, "fibre"}};
+
 /// A cable or optical part. Links are DAC (short), AOC, or two transceivers plus fibre.
 struct CablePart {
   std::string id, name;
-  std::string kind;  ///< dac | aoc | transceiver | fibre
+  CableKind kind = CableKind::kDac;
   double gbps = 0;   ///< lane speed of one link it carries
   int links = 1;     ///< links one part serves (twin-port transceiver: 2)
   double max_length_m = 0;
@@ -114,7 +134,7 @@ struct Catalog {
   std::vector<std::string> switch_ids() const;
   /// The cheapest part of `kind` for links of `gbps` that reaches `length_m`, preferring parts
   /// that serve `links_per_part` links; nullptr when none fits.
-  const CablePart* cable_for(const std::string& kind, double gbps, double length_m,
+  const CablePart* cable_for(CableKind kind, double gbps, double length_m,
                              int links_per_part = 1) const;
 };
 

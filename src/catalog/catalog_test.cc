@@ -35,10 +35,10 @@ TEST(Catalog, EveryFigureHasProvenance) {
 TEST(Catalog, CablesByReach) {
   auto c = builtin_catalog();
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->cable_for("dac", 400, 2)->id, "dac-400g");
-  EXPECT_EQ(c->cable_for("dac", 400, 5), nullptr);  // DAC reaches ~3 m
-  EXPECT_EQ(c->cable_for("aoc", 400, 20)->id, "aoc-400g");
-  EXPECT_EQ(c->cable_for("transceiver", 400, 40, 2)->id, "xcvr-2x400g-sr8");
+  EXPECT_EQ(c->cable_for(CableKind::kDac, 400, 2)->id, "dac-400g");
+  EXPECT_EQ(c->cable_for(CableKind::kDac, 400, 5), nullptr);  // DAC reaches ~3 m
+  EXPECT_EQ(c->cable_for(CableKind::kAoc, 400, 20)->id, "aoc-400g");
+  EXPECT_EQ(c->cable_for(CableKind::kTransceiver, 400, 40, 2)->id, "xcvr-2x400g-sr8");
 }
 
 TEST(Catalog, UserFilesOverrideAndAdd) {

@@ -29,7 +29,12 @@ int run(const EstimateFlags& f) {
   in.params = quantity_flag("--params", f.params, units::parse_count, kMinParams, kMaxFlagParams,
                             false, errs)
                   .value_or(0);
-  in.precision = f.precision;
+  if (auto p = parse_name(kPrecisionNames, f.precision))
+    in.precision = *p;
+  else
+    errs.push_back(Diagnostic::flag("--precision",
+                                    fmt::format("unknown precision '{}'", f.precision),
+                                    "use fp32, bf16, fp16 or fp8"));
   in.gpus = static_cast<long long>(
       quantity_flag("--gpus", f.gpus, units::parse_count, 2, kMaxFlagGpus, true, errs).value_or(0));
   in.link_bits_per_s =
@@ -77,7 +82,7 @@ Command add_estimate(CLI::App& root) {
       "How much traffic a gradient synchronisation makes and how long it takes on a link "
       "(the guide's calculator).");
   a->add_option("--params", f->params, "model parameters, e.g. 70B, 175B, 1.5T")->required();
-  a->add_option("--precision", f->precision, "gradient precision: fp32 | bf16 | fp16 | fp8")
+  a->add_option("--precision", f->precision, "gradient precision: " + names_joined(kPrecisionNames))
       ->capture_default_str();
   a->add_option("--gpus", f->gpus, "GPUs taking part (ring size), e.g. 1024")->required();
   a->add_option("--link", f->link, "per-GPU link rate, e.g. 400G, 800Gbps, 50GB/s");

@@ -32,11 +32,12 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
   std::vector<Port> ports;
   const double fabric_m =
       link_medium(plan, catalog,
-                  sw.role == "core" || sw.role == "spine" ? "spine-core" : "leaf-spine")
+                  sw.role == "core" || sw.role == "spine" ? LinkKind::kSpineCore
+                                                          : LinkKind::kLeafSpine)
           .length_m;
   const std::vector<SwitchPort> routed = a.ports_of(sw.name);
   for (const auto& r : routed) ports.push_back({r.port, r.peer, "fabric", fabric_m});
-  const double host_m = link_medium(plan, catalog, "node-leaf").length_m;
+  const double host_m = link_medium(plan, catalog, LinkKind::kNodeLeaf).length_m;
   const HostSubnet* subnet = a.subnet_of(sw.name);
   for (const auto& h : a.hosts)
     if (h.leaf == sw.name) ports.push_back({h.leaf_port, h.node + ":" + h.netdev, "host", host_m});

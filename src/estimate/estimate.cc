@@ -4,13 +4,6 @@
 
 namespace gf {
 
-double bytes_per_param(const std::string& p) {
-  if (p == "fp32") return 4;
-  if (p == "bf16" || p == "fp16") return 2;
-  if (p == "fp8") return 1;
-  return 0;
-}
-
 const std::vector<std::string>& estimate_collectives() {
   static const std::vector<std::string> k = {"all_reduce", "all_gather", "reduce_scatter",
                                              "alltoall", "broadcast"};
@@ -29,11 +22,7 @@ double traffic_factor(const std::string& c, long long n) {
 
 Result<Estimate> estimate(const EstimateInput& in) {
   std::vector<Diagnostic> errs;
-  const double bpp = bytes_per_param(in.precision);
-  if (bpp == 0)
-    errs.push_back(Diagnostic::flag("--precision",
-                                    fmt::format("unknown precision '{}'", in.precision),
-                                    "use fp32, bf16, fp16 or fp8"));
+  const double bpp = precision_bytes(in.precision);
   if (in.params <= 0) errs.push_back(Diagnostic::flag("--params", "must be positive, e.g. 70B"));
   if (in.gpus < 2)
     errs.push_back(Diagnostic::flag("--gpus", "needs at least 2 GPUs to communicate"));

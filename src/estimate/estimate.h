@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/catalog.h"
 #include "common/diag.h"
 
 namespace gf {
@@ -12,7 +13,7 @@ namespace gf {
 /// What the user asks the calculator.
 struct EstimateInput {
   double params = 0;               ///< model parameters
-  std::string precision = "bf16";  ///< fp32 | bf16 | fp16 | fp8
+  Precision precision = Precision::kBf16;
   long long gpus = 0;
   double link_bits_per_s = 0;    ///< per-GPU scale-out link
   double link_efficiency = 1.0;  ///< usable fraction of the line rate (the guide uses 1)
@@ -42,8 +43,6 @@ struct Estimate {
   double total_hours = 0;  ///< (comm + compute) over all steps
 };
 
-/// Bytes per parameter of a precision name; 0 when unknown.
-double bytes_per_param(const std::string& precision);
 /// Bytes each rank sends per byte of payload, by collective (ring algorithms).
 double traffic_factor(const std::string& collective, long long ranks);
 /// The collectives the calculator knows.

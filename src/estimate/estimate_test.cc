@@ -6,7 +6,7 @@ namespace gf {
 
 // The guide's figures (seed §1 and §3.2).
 TEST(Estimate, Guide175BPayload) {
-  EstimateInput in{.params = 175e9, .precision = "fp16", .gpus = 1024, .link_bits_per_s = 400e9};
+  EstimateInput in{.params = 175e9, .precision = Precision::kFp16, .gpus = 1024, .link_bits_per_s = 400e9};
   auto e = estimate(in);
   ASSERT_TRUE(e.ok());
   EXPECT_DOUBLE_EQ(e->payload_bytes, 350e9);
@@ -14,7 +14,7 @@ TEST(Estimate, Guide175BPayload) {
 
 TEST(Estimate, GuideWorkedExample70B) {
   EstimateInput in{.params = 70e9,
-                   .precision = "bf16",
+                   .precision = Precision::kBf16,
                    .gpus = 1024,
                    .link_bits_per_s = 400e9,
                    .compute_time_s = 10,
@@ -48,7 +48,7 @@ TEST(Estimate, FactorsPerCollective) {
 }
 
 TEST(Estimate, RejectsBadInputWithAllErrors) {
-  EstimateInput in{.params = -1, .precision = "fp7", .gpus = 1, .collective = "allreduce"};
+  EstimateInput in{.params = -1, .gpus = 1, .collective = "allreduce"};
   auto e = estimate(in);
   ASSERT_FALSE(e.ok());
   EXPECT_GE(e.errors().size(), 4u);

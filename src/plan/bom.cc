@@ -30,15 +30,16 @@ std::string LinkMedium::label() const {
   return fmt::format("{}+{}", xcvr_switch->id, fibre ? fibre->id : "fibre");
 }
 
-LinkMedium link_medium(const Plan& plan, const Catalog& cat, const std::string& link_kind) {
+LinkMedium link_medium(const Plan& plan, const Catalog& cat, LinkKind link_kind) {
   LinkMedium m;
   const Topology& t = plan.topo;
-  if (link_kind == "node-leaf") {
+  const bool node_end = link_kind == LinkKind::kNodeLeaf || link_kind == LinkKind::kApplianceLeaf;
+  if (node_end) {
     const bool in_rack = (t.kind == TopologyKind::kSingle && plan.nodes <= kSingleRackMaxNodes) ||
                          (!t.rail_optimized && t.kind != TopologyKind::kSingle);
     m.length_class = in_rack ? "rack" : "row";
     m.length_m = in_rack ? kRackRunM : kRowRunM;
-  } else if (link_kind == "leaf-spine") {
+  } else if (link_kind == LinkKind::kLeafSpine) {
     m.length_class = "hall";
     m.length_m = kHallRunM;
   } else {
@@ -48,20 +49,19 @@ LinkMedium link_medium(const Plan& plan, const Catalog& cat, const std::string& 
   const double gbps = t.lane_gbps;
   const int cage = std::max(1, plan.sw.ports_per_cage);
   // Optical: a transceiver at each end (twin-port parts on switch cages that need them), fibre.
-  const CablePart* x_single = cat.cable_for("transceiver", gbps, m.length_m, 1);
-  const CablePart* x_switch = cat.cable_for("transceiver", gbps, m.length_m, cage);
+  const CablePart* x_single = cat.cable_for(CableKind::kTransceiver, gbps, m.length_m, 1);
+  const CablePart* x_switch = cat.cable_for(CableKind::kTransceiver, gbps, m.length_m, cage);
   const CablePart* fibre = nullptr;
   for (const auto& [id, c] : cat.cables)
-    if (c.kind == "fibre" && c.max_length_m >= m.length_m &&
+    if (c.kind == CableKind::kFibre && c.max_length_m >= m.length_m &&
         (!fibre || c.cost.price_usd < fibre->cost.price_usd))
       fibre = &c;
-  const bool node_end = link_kind == "node-leaf";
   double optical = std::numeric_limits<double>::infinity();
   if (x_switch && fibre && (!node_end || x_single))
     optical = part_cost_per_link(node_end ? x_single : x_switch) + part_cost_per_link(x_switch) +
               fibre->cost.price_usd;
   double best = optical;
-  for (const char* kind : {"dac", "aoc"}) {
+  for (const CableKind kind : {CableKind::kDac, CableKind::kAoc}) {
     const CablePart* c = cat.cable_for(kind, gbps, m.length_m);
     if (c && c->cost.price_usd < best) {
       best = c->cost.price_usd;
@@ -93,19 +93,20 @@ void build_bom(Plan& p, const Catalog& cat) {
   add("switch", p.sw.id, p.sw.name, "core", p.core_total, p.sw.cost);
 
   struct Kind {
-    const char* name;
+    LinkKind kind;
     long long links;
     bool switch_both_ends;
   };
-  const Kind kinds[] = {{"node-leaf", p.node_leaf_total, false},
-                        {"leaf-spine", p.leaf_spine_total, true},
-                        {"spine-core", p.spine_core_total, true}};
+  const Kind kinds[] = {{LinkKind::kNodeLeaf, p.node_leaf_total, false},
+                        {LinkKind::kLeafSpine, p.leaf_spine_total, true},
+                        {LinkKind::kSpineCore, p.spine_core_total, true}};
   for (const auto& k : kinds) {
     if (k.links == 0) continue;
-    const LinkMedium m = link_medium(p, cat, k.name);
-    const std::string role = fmt::format("{} ({}, {} m)", k.name, m.length_class, m.length_m);
+    const LinkMedium m = link_medium(p, cat, k.kind);
+    const std::string role =
+        fmt::format("{} ({}, {} m)", link_kind_name(k.kind), m.length_class, m.length_m);
     if (m.cable) {
-      add(m.cable->kind == "dac" ? "cable" : "cable", m.cable->id, m.cable->name, role, k.links,
+      add("cable", m.cable->id, m.cable->name, role, k.links,
           m.cable->cost);
     } else if (m.xcvr_switch) {
       // Switch-side cages: twin-port parts serve two links each.
@@ -120,7 +121,7 @@ void build_bom(Plan& p, const Catalog& cat) {
       p.warnings.push_back(
           fmt::format("no cable or optic in the catalog carries {} Gbps over {} m "
                       "({} links); add one with a catalog file",
-                      p.topo.lane_gbps, m.length_m, k.name));
+                      p.topo.lane_gbps, m.length_m, link_kind_name(k.kind)));
     }
   }
   for (const auto& it : b.items) {

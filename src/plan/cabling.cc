@@ -67,9 +67,9 @@ void for_each_link(const Plan& p, const Catalog& cat,
                  std::max(2, digits(t.spines)),
                  std::max(2, digits(t.pods)),
                  std::max(3, digits(t.cores))};
-  const LinkMedium m_nl = link_medium(p, cat, "node-leaf");
-  const LinkMedium m_ls = link_medium(p, cat, "leaf-spine");
-  const LinkMedium m_sc = link_medium(p, cat, "spine-core");
+  const LinkMedium m_nl = link_medium(p, cat, LinkKind::kNodeLeaf);
+  const LinkMedium m_ls = link_medium(p, cat, LinkKind::kLeafSpine);
+  const LinkMedium m_sc = link_medium(p, cat, LinkKind::kSpineCore);
   const std::string c_nl = m_nl.label(), c_ls = m_ls.label(), c_sc = m_sc.label();
   CableRun r;
   for (int plane = 0; plane < t.planes; ++plane) {

@@ -317,7 +317,7 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
   }
   // Best switch per technology: fewest tiers first when the goal is time (latency, hops),
   // cheapest first when it is cost.
-  const bool time_goal = spec.constraints.goal == "time";
+  const bool time_goal = spec.constraints.goal == Goal::kTime;
   // Fraction of full injection bandwidth that crosses the bisection (1 = non-blocking).
   auto bisection_share = [](const Plan& p) {
     const double inject = static_cast<double>(p.node_leaf_total) * p.topo.lane_gbps;
@@ -418,11 +418,11 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
         p.sw.adaptive_routing ? LoadBalancing::kAdaptive : LoadBalancing::kEcmpMultiQp;
   const bool inr_hw = !p.sw.in_network_reduction.empty();
   p.in_network_reduction =
-      f.in_network_reduction == "on" || (f.in_network_reduction == "auto" && inr_hw);
+      f.in_network_reduction.value_or(inr_hw);
 
   // Warnings: where the plan contradicts the guide or the hardware.
   auto warn = [&](std::string w) { p.warnings.push_back(std::move(w)); };
-  if (f.in_network_reduction == "on" && !inr_hw)
+  if (f.in_network_reduction == true && !inr_hw)
     warn(
         fmt::format("in_network_reduction: on, but {} has no in-network reduction; collectives "
                     "will run without it",
@@ -440,7 +440,7 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
         fmt::format("RoCE at {} GPUs with a time-to-solution goal: the guide recommends "
                     "InfiniBand above {} GPUs for peak performance",
                     gpus, kInfinibandPreferredAboveGpus));
-  if (f.technology == Technology::kInfiniband && spec.constraints.goal == "cost" && roce &&
+  if (f.technology == Technology::kInfiniband && spec.constraints.goal == Goal::kCost && roce &&
       roce->plan.bom.network_capex_usd < ib->plan.bom.network_capex_usd)
     warn(fmt::format(
         "InfiniBand with a cost goal: RoCE would cost {} less in network capex",

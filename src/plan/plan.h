@@ -70,6 +70,12 @@ struct Candidate {
 
 /// Which tiers a link joins.
 enum class LinkKind : uint8_t { kNodeLeaf, kApplianceLeaf, kLeafSpine, kSpineCore, kGlobal };
+inline constexpr EnumName<LinkKind> kLinkKindNames[] = {{LinkKind::kNodeLeaf, "node-leaf"},
+                                                        {LinkKind::kApplianceLeaf, "appliance-leaf"},
+                                                        {LinkKind::kLeafSpine, "leaf-spine"},
+                                                        {LinkKind::kSpineCore, "spine-core"},
+                                                        {LinkKind::kGlobal, "global"}};
+inline const char* link_kind_name(LinkKind k) { return name_of(kLinkKindNames, k); }
 
 /// One physical link of the cabling plan. Indices are per plane: a node, leaf, spine or core
 /// number counted from 0 in the order the names count from 1.
@@ -166,7 +172,7 @@ struct LinkMedium {
   const CablePart* fibre = nullptr;
   std::string label() const;  ///< e.g. "aoc-400g" or "xcvr-2x400g-sr8+fibre"
 };
-/// The medium for one link kind: "node-leaf", "leaf-spine", "spine-core".
-LinkMedium link_medium(const Plan& plan, const Catalog& catalog, const std::string& link_kind);
+/// The medium for one kind of link (appliances are cabled as nodes, global links as spine-core).
+LinkMedium link_medium(const Plan& plan, const Catalog& catalog, LinkKind link_kind);
 
 }  // namespace gf

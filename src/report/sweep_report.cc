@@ -69,7 +69,7 @@ nlohmann::json sweep_json(const SweepResult& r) {
   for (const auto& d : r.designs)
     if (d.pareto) frontier.push_back(d.index + 1);
   return {{"axes", axes},
-          {"goal", r.goal},
+          {"goal", goal_name(r.goal)},
           {"budget_usd", r.budget_usd},
           {"designs", designs},
           {"pareto", frontier},

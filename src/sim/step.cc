@@ -112,8 +112,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
 
   const Dims d{par.tp, par.cp, par.ep, par.pp, std::max(1, par.dp / par.ep)};
   const int dp = par.dp;
-  const double act_bytes = w.precision == "fp32" ? 4 : 2;
-  const double grad_bytes = w.precision == "fp32" ? 4 : 2;
+  const double act_bytes = w.precision == Precision::kFp32 ? 4 : 2;
+  const double grad_bytes = w.precision == Precision::kFp32 ? 4 : 2;
   const double seq = m.seq_len > 0 ? m.seq_len : 2048;
   const double hidden = m.hidden > 0 ? m.hidden : 0;
   const double b = w.micro_batch;
@@ -142,8 +142,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     const double attn = 12.0 * m.layers * hidden * seq;  // per token, fwd + bwd
     r.model_flops = r.tokens_per_step * (6.0 * active + attn);
     double extra = 0;
-    if (w.recompute == "full") extra = r.tokens_per_step * (2.0 * active + attn / 3);
-    if (w.recompute == "selective") extra = r.tokens_per_step * attn / 3;
+    if (w.recompute == Recompute::kFull) extra = r.tokens_per_step * (2.0 * active + attn / 3);
+    if (w.recompute == Recompute::kSelective) extra = r.tokens_per_step * attn / 3;
     r.hardware_flops = r.model_flops + extra;
   }
   if (w.compute_time_s > 0) {
@@ -183,7 +183,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   // TP: 2 all-reduces forward and 2 backward per layer (reduce-scatter + all-gather pairs with
   // sequence parallelism move the same bytes); full recomputation repeats the forward ones.
   if (par.tp > 1 && shape) {
-    const double n = 4 + (w.recompute == "full" ? 2 : 0);
+    const double n = 4 + (w.recompute == Recompute::kFull ? 2 : 0);
     add(w.sequence_parallel ? "tp_reduce_scatter_all_gather" : "tp_allreduce", Op::kAllReduce,
         groups_along(d, 't'), tokens_mb * hidden * act_bytes, n * layers_stage * mb, all);
   }
@@ -210,7 +210,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   if (dp > 1) {
     const double grads = dense_params / (par.tp * par.pp) * grad_bytes;
     auto groups = groups_along(d, 'D');
-    if (w.dp_collective == "flat") groups = flatten(groups, plan.gpus_per_node);
+    if (w.dp_collective == DpCollective::kFlat) groups = flatten(groups, plan.gpus_per_node);
     const double window = per_mb * kBackwardShare;
     add(par.zero >= 1 ? "dp_reduce_scatter_all_gather" : "dp_allreduce", Op::kAllReduce, groups,
         grads, 1, [&](double, double total) {

@@ -99,7 +99,7 @@ void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
   f.load_balancing =
       r.choice_or_auto(n, "load_balancing", p, kLoadBalancingNames, f.load_balancing);
   if (auto v = r.choice(n, "in_network_reduction", p, {"auto", "on", "off"}))
-    f.in_network_reduction = *v;
+    f.in_network_reduction = *v == "auto" ? std::nullopt : std::optional<bool>(*v == "on");
   if (child(n, "appliance_ports").IsDefined()) {
     if (auto v = r.number(n, "appliance_ports", p)) {
       if (*v < 0 || *v > 1024 || std::floor(*v) != *v)
@@ -130,7 +130,7 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
                 "sequence_parallel", "virtual_pipeline", "compute_efficiency", "compute_time",
                 "steps", "tokens", "overlap", "dp_collective"});
   if (auto v = r.boolean(n, "overlap", p)) w.overlap = *v;
-  if (auto v = r.choice(n, "dp_collective", p, {"hierarchical", "flat"})) w.dp_collective = *v;
+  if (auto v = r.choice_of(n, "dp_collective", p, kDpCollectiveNames)) w.dp_collective = *v;
   const YAML::Node m = child(n, "model");
   const std::string mp = "workload.model";
   if (r.expect_map(m, mp)) {
@@ -159,7 +159,7 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
       r.error(child(m, "top_k"), "workload.model.top_k",
               "top_k cannot exceed the number of experts");
   }
-  if (auto v = r.choice(n, "precision", p, {"fp32", "bf16", "fp16", "fp8"})) w.precision = *v;
+  if (auto v = r.choice_of(n, "precision", p, kPrecisionNames)) w.precision = *v;
   const YAML::Node par = child(n, "parallelism");
   const std::string pp = "workload.parallelism";
   if (par.IsDefined() && r.expect_map(par, pp)) {
@@ -176,7 +176,7 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
   }
   if (!is_auto(n, "global_batch")) w.global_batch = small_int(r, n, "global_batch", p, 0);
   w.micro_batch = small_int(r, n, "micro_batch", p, 1);
-  if (auto v = r.choice(n, "recompute", p, {"none", "selective", "full"})) w.recompute = *v;
+  if (auto v = r.choice_of(n, "recompute", p, kRecomputeNames)) w.recompute = *v;
   if (auto v = r.boolean(n, "sequence_parallel", p)) w.sequence_parallel = *v;
   w.virtual_pipeline = small_int(r, n, "virtual_pipeline", p, 1);
   if (!is_auto(n, "compute_efficiency"))
@@ -215,7 +215,7 @@ void read_constraints(YamlReader& r, const YAML::Node& n, ConstraintsSpec& c) {
   const std::string p = "constraints";
   if (!r.expect_map(n, p)) return;
   r.check_keys(n, p, {"goal", "budget", "max_comm_fraction", "min_gpu_utilization"});
-  if (auto v = r.choice(n, "goal", p, {"time", "cost"})) c.goal = *v;
+  if (auto v = r.choice_of(n, "goal", p, kGoalNames)) c.goal = *v;
   if (!is_auto(n, "budget"))
     if (auto v = r.quantity(n, "budget", p, units::parse_usd)) c.budget_usd = *v;
   for (const char* key : {"max_comm_fraction", "min_gpu_utilization"}) {
@@ -537,7 +537,7 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
       errs.push_back(s.at("workload.global_batch",
                           fmt::format("global_batch {} is not a multiple of micro_batch*dp = {}",
                                       gb, static_cast<long long>(mb) * p.dp)));
-    if (s.workload->precision == "fp8" && gpu && gpu->fp8_tflops <= 0)
+    if (s.workload->precision == Precision::kFp8 && gpu && gpu->fp8_tflops <= 0)
       errs.push_back(s.at("workload.precision", fmt::format("{} has no FP8 tensor cores", gpu->id),
                           "use bf16"));
   }

@@ -71,9 +71,26 @@ struct FabricSpec {
   int scalable_unit = 0;                        ///< nodes per unit; 0 = auto (one leaf per rail)
   double spine_headroom = 0.0;                  ///< fraction of spine ports left free for growth
   std::optional<LoadBalancing> load_balancing;  ///< auto | ecmp | ecmp-multi-qp | adaptive | spray
-  std::string in_network_reduction = "auto";    ///< auto | on | off
+  std::optional<bool> in_network_reduction;     ///< auto | on | off
   int appliance_ports = 0;  ///< leaf ports taken by fabric-management appliances (e.g. UFM)
 };
+
+/// Activation recomputation (Korthikanti et al., "Reducing Activation Recomputation in Large
+/// Transformer Models", 2022): none, selective (attention's core recomputed), full (every layer).
+enum class Recompute { kNone, kSelective, kFull };
+inline constexpr EnumName<Recompute> kRecomputeNames[] = {
+    {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}};
+
+/// How the data-parallel gradients are reduced: hierarchically (inside the node over NVLink,
+/// then across nodes) or flat (every hop of one ring on the network).
+enum class DpCollective { kHierarchical, kFlat };
+inline constexpr EnumName<DpCollective> kDpCollectiveNames[] = {
+    {DpCollective::kHierarchical, "hierarchical"}, {DpCollective::kFlat, "flat"}};
+
+/// What the plan optimises: time to solution or cost.
+enum class Goal { kTime, kCost };
+inline constexpr EnumName<Goal> kGoalNames[] = {{Goal::kTime, "time"}, {Goal::kCost, "cost"}};
+inline const char* goal_name(Goal g) { return name_of(kGoalNames, g); }
 
 /// A transformer model's shape.
 struct ModelSpec {
@@ -89,11 +106,11 @@ struct ParallelismSpec {
 /// What the fabric carries during training.
 struct WorkloadSpec {
   ModelSpec model;
-  std::string precision = "bf16";  ///< fp32 | bf16 | fp16 | fp8
+  Precision precision = Precision::kBf16;
   ParallelismSpec parallelism;
   int global_batch = 0;  ///< sequences per step; 0 = unknown
   int micro_batch = 1;
-  std::string recompute = "selective";
+  Recompute recompute = Recompute::kSelective;
   bool sequence_parallel = true;
   int virtual_pipeline = 1;
   double compute_efficiency = 0;  ///< 0 = catalog default
@@ -101,12 +118,12 @@ struct WorkloadSpec {
   double steps = 0;               ///< 0 with tokens = 0: unknown
   double tokens = 0;
   bool overlap = true;                         ///< DP gradient reduction overlapped with backward
-  std::string dp_collective = "hierarchical";  ///< hierarchical | flat (every hop on the network)
+  DpCollective dp_collective = DpCollective::kHierarchical;
 };
 
 /// What the plan must achieve.
 struct ConstraintsSpec {
-  std::string goal = "time";  ///< time | cost
+  Goal goal = Goal::kTime;
   double budget_usd = 0;      ///< 0 = no budget
   double max_comm_fraction = 0.3;
   double min_gpu_utilization = 0.8;

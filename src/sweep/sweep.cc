@@ -237,7 +237,7 @@ std::vector<DesignResult> evaluate_designs(const std::string& path,
 }
 
 SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResult> designs,
-                            const std::string& goal, double budget_usd) {
+                            Goal goal, double budget_usd) {
   SweepResult r;
   r.axes = std::move(axes);
   r.goal = goal;
@@ -268,7 +268,7 @@ SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResul
     valid += d.ok;
     if (d.ok && d.within_budget && d.constraints_met) qualified.push_back(&d);
   }
-  const bool by_cost = goal == "cost";
+  const bool by_cost = goal == Goal::kCost;
   auto better = [&](const DesignResult* a, const DesignResult* b) {
     const auto ka = by_cost ? std::pair{a->capex_usd, frontier_time(*a)}
                             : std::pair{frontier_time(*a), a->capex_usd};

@@ -47,7 +47,7 @@ struct DesignResult {
 struct SweepResult {
   std::vector<SweepAxis> axes;
   std::vector<DesignResult> designs;  ///< every combination, valid or not, in order
-  std::string goal;                   ///< the spec's constraints.goal: time | cost
+  Goal goal = Goal::kTime;            ///< the spec's constraints.goal
   double budget_usd = 0;
   int best = -1;    ///< index of the best design; -1 when none qualifies
   std::string why;  ///< the reasoning for `best` (or why there is none)
@@ -65,7 +65,7 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
 /// Marks the frontier, picks the best design and explains it. `designs` may come from several
 /// processes; they are sorted by index first.
 SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResult> designs,
-                            const std::string& goal, double budget_usd);
+                            Goal goal, double budget_usd);
 
 /// What a valid design's plan and simulation give, as JSON: technology, topology, switch, nic,
 /// gpus, switches, capex_usd, network_capex_usd, power_w, busbw_gbs, constraints_met,

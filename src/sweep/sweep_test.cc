@@ -113,7 +113,7 @@ TEST(Sweep, FrontierAndBestForTheGoal) {
   invalid.index = 4;
   invalid.error = "no";
   ds.push_back(invalid);
-  auto time = summarise_sweep({}, ds, "time", 0);
+  auto time = summarise_sweep({}, ds, Goal::kTime, 0);
   ASSERT_EQ(time.designs.size(), 5u);
   EXPECT_EQ(time.designs[0].index, 0);  // sorted
   EXPECT_TRUE(time.designs[0].pareto);
@@ -124,13 +124,13 @@ TEST(Sweep, FrontierAndBestForTheGoal) {
   EXPECT_EQ(time.best, 1);  // fastest that meets the constraints
   EXPECT_NE(time.why.find("design 2 (k=1)"), std::string::npos) << time.why;
   EXPECT_NE(time.why.find("runner-up"), std::string::npos);
-  auto cost = summarise_sweep({}, ds, "cost", 0);
+  auto cost = summarise_sweep({}, ds, Goal::kCost, 0);
   EXPECT_EQ(cost.best, 0);
   // A budget that only the cheapest meets.
   for (auto& d : ds) d.within_budget = d.capex_usd <= 11e6;
-  EXPECT_EQ(summarise_sweep({}, ds, "time", 11e6).best, 0);
+  EXPECT_EQ(summarise_sweep({}, ds, Goal::kTime, 11e6).best, 0);
   for (auto& d : ds) d.within_budget = false;
-  auto none = summarise_sweep({}, ds, "time", 1e6);
+  auto none = summarise_sweep({}, ds, Goal::kTime, 1e6);
   EXPECT_EQ(none.best, -1);
   EXPECT_NE(none.why.find("none of the 4 valid designs"), std::string::npos) << none.why;
 }
