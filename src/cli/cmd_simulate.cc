@@ -62,11 +62,8 @@ int run(const SimulateFlags& f) {
           Diagnostic::flag("--load-balancing", fmt::format("unknown mode '{}'", f.load_balancing),
                            did_you_mean(f.load_balancing, names_of(kLoadBalancingNames))));
   }
-  const auto nccl_bytes = [](std::string_view t) {
-    return units::parse_bytes(t, units::SizeStyle::kNccl);
-  };
-  const auto lo = quantity_flag("-b", f.min_bytes, nccl_bytes, 0, kMaxFlagBytes, true, errs);
-  const auto hi = quantity_flag("-e", f.max_bytes, nccl_bytes, 1, kMaxFlagBytes, true, errs);
+  const auto lo = nccl_bytes_flag("-b", f.min_bytes, 0, errs);
+  const auto hi = nccl_bytes_flag("-e", f.max_bytes, 1, errs);
   if (lo && hi && *lo > *hi)
     errs.push_back(Diagnostic::flag("-b", "the smallest size is larger than the largest (-e)"));
   if (lo && hi && *lo <= *hi) {

@@ -40,11 +40,7 @@ int run(const WhatIfFlags& f) {
                                     kMaxGrowNodes, true, errs))
       o.grow_nodes = static_cast<int>(*n);
   }
-  const auto nccl_bytes = [](std::string_view t) {
-    return units::parse_bytes(t, units::SizeStyle::kNccl);
-  };
-  if (auto b = quantity_flag("--bytes", f.bytes, nccl_bytes, 1, kMaxFlagBytes, true, errs))
-    o.probe_bytes = *b;
+  if (auto b = nccl_bytes_flag("--bytes", f.bytes, 1, errs)) o.probe_bytes = *b;
   if (o.fail.empty() && o.grow_nodes == 0 && o.nic.empty())
     errs.push_back(Diagnostic::flag(
         "--fail", "nothing to change",

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "units/units.h"
+
 namespace gf::cli {
 
 CLI::Validator finite_in(double lo, double hi) {
@@ -43,6 +45,14 @@ std::optional<double> quantity_flag(const std::string& flag, const std::string& 
     return std::nullopt;
   }
   return v;
+}
+
+std::optional<double> nccl_bytes_flag(const std::string& flag, const std::string& text, double lo,
+                                      std::vector<Diagnostic>& errs) {
+  const auto parse = [](std::string_view t) {
+    return units::parse_bytes(t, units::SizeStyle::kNccl);
+  };
+  return quantity_flag(flag, text, parse, lo, kMaxFlagBytes, true, errs);
 }
 
 }  // namespace gf::cli

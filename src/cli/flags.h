@@ -38,4 +38,9 @@ std::optional<double> quantity_flag(const std::string& flag, const std::string& 
                                     double lo, double hi, bool whole,
                                     std::vector<Diagnostic>& errs);
 
+/// A message size as nccl-tests writes it (-b 8 -e 8G: K, M and G binary), whole bytes in
+/// [lo, kMaxFlagBytes]; errors as quantity_flag.
+std::optional<double> nccl_bytes_flag(const std::string& flag, const std::string& text, double lo,
+                                      std::vector<Diagnostic>& errs);
+
 }  // namespace gf::cli

@@ -72,6 +72,16 @@ void for_each_link(const Plan& p, const Catalog& cat,
   const LinkMedium m_sc = link_medium(p, cat, LinkKind::kSpineCore);
   const std::string c_nl = m_nl.label(), c_ls = m_ls.label(), c_sc = m_sc.label();
   CableRun r;
+  // The names of a switch-to-switch link: both ends' devices and port numbers, the medium.
+  auto name_switch_link = [&r](std::string lower, std::string upper, const std::string& cable,
+                               const std::string& length_class) {
+    r.a_device = std::move(lower);
+    r.a_port = std::to_string(r.a_port_no);
+    r.b_device = std::move(upper);
+    r.b_port = std::to_string(r.b_port_no);
+    r.cable = cable;
+    r.length_class = length_class;
+  };
   for (int plane = 0; plane < t.planes; ++plane) {
     // Node to leaf. Rail-optimized: node slot s of unit u, rail r -> leaf (u, r), port s+1.
     // Top of rack: node i of its leaf, rail r -> port i*rails + r + 1.
@@ -151,14 +161,8 @@ void for_each_link(const Plan& p, const Catalog& cat,
         r.b_index = s;
         r.a_port_no = t.leaf_down + j + 1;
         r.b_port_no = static_cast<int>(local * per_pair + j / spines_per + 1);
-        if (with_names) {
-          r.a_device = nm.leaf(plane, leaf);
-          r.a_port = std::to_string(r.a_port_no);
-          r.b_device = nm.spine(plane, s);
-          r.b_port = std::to_string(r.b_port_no);
-          r.cable = c_ls;
-          r.length_class = m_ls.length_class;
-        }
+        if (with_names)
+          name_switch_link(nm.leaf(plane, leaf), nm.spine(plane, s), c_ls, m_ls.length_class);
         visit(r);
       }
     }
@@ -176,14 +180,8 @@ void for_each_link(const Plan& p, const Catalog& cat,
           r.b_index = c;
           r.a_port_no = t.spine_down + j + 1;
           r.b_port_no = static_cast<int>(pod * per + j / t.cores_per_group + 1);
-          if (with_names) {
-            r.a_device = nm.spine(plane, s);
-            r.a_port = std::to_string(r.a_port_no);
-            r.b_device = nm.core(plane, c);
-            r.b_port = std::to_string(r.b_port_no);
-            r.cable = c_sc;
-            r.length_class = m_sc.length_class;
-          }
+          if (with_names)
+            name_switch_link(nm.spine(plane, s), nm.core(plane, c), c_sc, m_sc.length_class);
           visit(r);
         }
       }
@@ -202,14 +200,9 @@ void for_each_link(const Plan& p, const Catalog& cat,
             r.plane = plane;
             take(a, r.a_index, r.a_port_no);
             take(b, r.b_index, r.b_port_no);
-            if (with_names) {
-              r.a_device = nm.spine(plane, r.a_index);
-              r.a_port = std::to_string(r.a_port_no);
-              r.b_device = nm.spine(plane, r.b_index);
-              r.b_port = std::to_string(r.b_port_no);
-              r.cable = c_sc;
-              r.length_class = m_sc.length_class;
-            }
+            if (with_names)
+              name_switch_link(nm.spine(plane, r.a_index), nm.spine(plane, r.b_index), c_sc,
+                               m_sc.length_class);
             visit(r);
           }
     }
