@@ -48,12 +48,16 @@ class FlowSet {
   std::vector<Hop> hops_;
 };
 
+/// Completion times closer than this (relative) are one event: rounding, not modelling.
+constexpr double kFluidTie = 1e-9;
+
 /// What the fluid simulation found.
 struct FluidResult {
-  double time_s = 0;             ///< until the last flow completes
-  int bottleneck_link = -1;      ///< the link that paced the last flow to finish
-  std::vector<double> load_Bps;  ///< per link: traffic in the first sharing round (bytes/s)
-  int rounds = 0;                ///< max-min solves performed
+  double time_s = 0;                 ///< until the last flow completes
+  int bottleneck_link = -1;          ///< the link that paced the last flow to finish
+  std::vector<double> load_Bps;      ///< per link: traffic in the first sharing round (bytes/s)
+  std::vector<double> completion_s;  ///< per flow: when it finished (0 for an empty flow)
+  int rounds = 0;                    ///< events at which rates were solved (the first included)
 };
 
 /// Max-min fair rates of the active flows (`active[f]`), capacities in bytes/s. `limit[f]`
@@ -62,9 +66,11 @@ void max_min_rates(const FlowSet& flows, const std::vector<double>& capacity,
                    const std::vector<uint8_t>& active, std::vector<double>& rate,
                    std::vector<int32_t>& limit);
 
-/// Runs all flows to completion. Flows that would finish within `batch` (relative) of the next
-/// completion finish together, which bounds the number of re-sharing rounds.
+/// Runs all flows to completion, exactly: whenever flows finish, the max-min rates of the flows
+/// they shared links with (their connected component) are solved again. Flows finishing within
+/// `tie` (relative) of each other finish together, at the later time: floating-point ties, not
+/// an approximation (equal flows of a symmetric collective end in one event).
 FluidResult run_fluid(const FlowSet& flows, const std::vector<double>& capacity,
-                      double batch = 0.02);
+                      double tie = kFluidTie);
 
 }  // namespace gf

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <random>
+#include <string>
 
 namespace gf {
 
@@ -76,4 +79,119 @@ TEST(FlowSet, StopsGrowingAtItsMemoryBudget) {
   EXPECT_FALSE(unlimited.over_budget());
 }
 
+}  // namespace gf
+
+namespace gf {
+namespace {
+
+// The reference: max-min by water-filling in its textbook form (raise every unfrozen flow's
+// rate together until a link saturates, freeze the flows on it, repeat), and an event loop that
+// finishes the flow(s) with the least time left, one event at a time, re-solving everything.
+// Slow and obviously right.
+std::vector<double> reference_completions(const FlowSet& fs, const std::vector<double>& cap) {
+  const int F = fs.size();
+  std::vector<double> left(F), done(F, 0);
+  std::vector<uint8_t> active(F, 0);
+  for (int f = 0; f < F; ++f) {
+    left[f] = fs.bytes(f);
+    active[f] = left[f] > 0 && fs.begin(f) != fs.end(f);
+  }
+  double now = 0;
+  for (;;) {
+    std::vector<double> rate(F, 0);
+    std::vector<uint8_t> frozen(F, 0);
+    for (int f = 0; f < F; ++f) frozen[f] = !active[f];
+    for (;;) {
+      // Each link's headroom per unit of rate added to every unfrozen flow crossing it.
+      double step = std::numeric_limits<double>::infinity();
+      for (size_t l = 0; l < cap.size(); ++l) {
+        double used = 0, c = 0;
+        for (int f = 0; f < F; ++f)
+          for (const auto* h = fs.begin(f); h != fs.end(f); ++h)
+            if (static_cast<size_t>(h->link) == l) {
+              used += rate[f] * h->coef;
+              if (!frozen[f]) c += h->coef;
+            }
+        if (c > 0) step = std::min(step, (cap[l] - used) / c);
+      }
+      if (!std::isfinite(step)) break;
+      for (int f = 0; f < F; ++f)
+        if (!frozen[f]) rate[f] += step;
+      // Freeze the flows on every saturated link.
+      bool any = false;
+      for (size_t l = 0; l < cap.size(); ++l) {
+        double used = 0;
+        for (int f = 0; f < F; ++f)
+          for (const auto* h = fs.begin(f); h != fs.end(f); ++h)
+            if (static_cast<size_t>(h->link) == l) used += rate[f] * h->coef;
+        if (used >= cap[l] * (1 - 1e-12))
+          for (int f = 0; f < F; ++f)
+            for (const auto* h = fs.begin(f); h != fs.end(f); ++h)
+              if (static_cast<size_t>(h->link) == l && !frozen[f]) frozen[f] = 1, any = true;
+      }
+      if (!any) break;
+    }
+    double dt = std::numeric_limits<double>::infinity();
+    for (int f = 0; f < F; ++f)
+      if (active[f] && rate[f] > 0) dt = std::min(dt, left[f] / rate[f]);
+    if (!std::isfinite(dt)) break;
+    now += dt;
+    for (int f = 0; f < F; ++f) {
+      if (!active[f]) continue;
+      left[f] -= rate[f] * dt;
+      if (left[f] <= 1e-9 * fs.bytes(f)) {
+        active[f] = 0;
+        done[f] = now;
+      }
+    }
+  }
+  return done;
+}
+
+TEST(Fluid, ExactAgainstABruteForceReferenceOnRandomCases) {
+  std::mt19937_64 rng(20261201);
+  std::uniform_real_distribution<double> u(0, 1);
+  double worst = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int L = 1 + static_cast<int>(rng() % 6), F = 1 + static_cast<int>(rng() % 10);
+    std::vector<double> cap(static_cast<size_t>(L));
+    for (double& c : cap) c = 1 + 9 * u(rng);
+    FlowSet fs;
+    for (int f = 0; f < F; ++f) {
+      std::vector<Hop> path;
+      const int hops = 1 + static_cast<int>(rng() % 3);
+      for (int h = 0; h < hops; ++h)
+        path.push_back({static_cast<int32_t>(rng() % L), static_cast<float>(0.25 + u(rng))});
+      // Unequal sizes, some equal (ties), some 100x larger.
+      const double bytes = rng() % 4 == 0 ? 10.0 : (1 + 99 * u(rng)) * (rng() % 5 == 0 ? 100 : 1);
+      fs.add(bytes, path);
+    }
+    const FluidResult r = run_fluid(fs, cap);
+    const std::vector<double> ref = reference_completions(fs, cap);
+    double makespan = 0;
+    for (int f = 0; f < F; ++f) {
+      makespan = std::max(makespan, ref[f]);
+      ASSERT_NEAR(r.completion_s[f], ref[f], 1e-6 * ref[f] + 1e-12) << "trial " << trial;
+    }
+    ASSERT_NEAR(r.time_s, makespan, 1e-6 * makespan);
+    worst = std::max(worst, std::fabs(r.time_s - makespan) / makespan);
+  }
+  RecordProperty("worst_relative_error", std::to_string(worst));
+}
+
+TEST(Fluid, IndependentGroupsKeepTheirRates) {
+  // Two components: a short flow finishing does not disturb the other link's flows.
+  FlowSet fs;
+  fs.add(10, {{0, 1}});
+  fs.add(40, {{0, 1}});
+  fs.add(30, {{1, 1}});
+  fs.add(30, {{1, 1}});
+  const FluidResult r = run_fluid(fs, {10.0, 10.0});
+  EXPECT_NEAR(r.completion_s[0], 2.0, 1e-12);  // 5 B/s each until 10 B are moved
+  EXPECT_NEAR(r.completion_s[1], 5.0, 1e-12);  // then alone at 10 B/s for its last 30 B
+  EXPECT_NEAR(r.completion_s[2], 6.0, 1e-12);  // 5 B/s throughout
+  EXPECT_NEAR(r.time_s, 6.0, 1e-12);
+}
+
+}  // namespace
 }  // namespace gf
