@@ -86,6 +86,23 @@ TEST(Cli, EstimateReproducesTheGuide) {
   }
 }
 
+TEST(Cli, VersionSaysTheReleaseAndTheRevision) {
+  CmdResult r = gpufabric("--version");
+  EXPECT_EQ(r.code, 0);
+  // "gpufabric 0.1.0 (revision 2e841d9)", "(revision 2e841d9-dirty)", or "(revision unknown)"
+  // from a tarball.
+  const std::string head = "gpufabric " GPUFABRIC_VERSION " (revision ";
+  ASSERT_EQ(r.out.rfind(head, 0), 0u) << r.out;
+  const std::string revision = r.out.substr(head.size(), r.out.size() - head.size() - 2);
+  EXPECT_EQ(r.out.substr(r.out.size() - 2), ")\n") << r.out;
+  EXPECT_FALSE(revision.empty());
+  EXPECT_EQ(revision.find_first_not_of(
+                "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ._+-"),
+            std::string::npos)
+      << revision;
+  EXPECT_NE(gpufabric("--help").out.find("--version"), std::string::npos);
+}
+
 TEST(Cli, BadFlagsExitTwoWithAMessage) {
   CmdResult r = gpufabric("estimate --params 70B --gpus 1024 --link 400");
   EXPECT_EQ(r.code, 2);

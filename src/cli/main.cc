@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/version.h"
 
 namespace gf::cli {
 
@@ -25,7 +26,8 @@ int main(int argc, char** argv) {
       "for large-model training.",
       "gpufabric"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "gpufabric 0.1.0");
+  app.set_version_flag("--version", "gpufabric " + build_version(),
+                       "print the version and the git revision it was built from, and exit");
   app.footer(
       "Exit codes: 0 success, 1 findings (a check or diagnosis found problems), 2 bad input "
       "(a message names the file, line and key or the flag), 3 internal error (a bug in "
