@@ -160,6 +160,8 @@ TEST(Cli, PlanWritesItsFiles) {
                                         j["switches"]["spine"].get<int>() +
                                         j["switches"]["core"].get<int>());
   EXPECT_GT(j["bom"]["capex_usd"].get<double>(), 0);
+  EXPECT_EQ(j["gpufabric_version"].get<std::string>().rfind(GPUFABRIC_VERSION " (revision ", 0), 0u)
+      << j["gpufabric_version"];
   std::ifstream cab(dir / "cabling.csv");
   long long lines = 0;
   for (std::string l; std::getline(cab, l);) ++lines;
@@ -173,6 +175,7 @@ TEST(Cli, PlanWritesItsFiles) {
   ASSERT_EQ(js.code, 0);
   auto k = nlohmann::json::parse(js.out);
   EXPECT_EQ(k["technology"], "roce");
+  EXPECT_EQ(k["gpufabric_version"], j["gpufabric_version"]);
 }
 
 TEST(CliReport, WritesTheReportAndItsCompanions) {
@@ -186,6 +189,13 @@ TEST(CliReport, WritesTheReportAndItsCompanions) {
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   std::ifstream sj(dir / "step.json");
   EXPECT_GT(nlohmann::json::parse(sj)["step_time_s"].get<double>(), 0);
+  const std::string version = gpufabric("--version").out;  // "gpufabric 0.1.0 (revision ...)\n"
+  std::ifstream pj(dir / "plan.json");
+  const std::string recorded = nlohmann::json::parse(pj)["gpufabric_version"];
+  EXPECT_EQ("gpufabric " + recorded + "\n", version);
+  std::ifstream html(dir / "report.html");
+  const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("Made by gpufabric " + recorded), std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -228,6 +238,8 @@ TEST(CliSweep, WritesEveryDesignAndTheBest) {
   EXPECT_EQ(j["designs"][3]["values"]["cluster.nic"], "cx8-800g");
   EXPECT_GE(j["pareto"].size(), 1u);
   EXPECT_FALSE(j["why"].get<std::string>().empty());
+  EXPECT_EQ(j["gpufabric_version"].get<std::string>().rfind(GPUFABRIC_VERSION " (revision ", 0), 0u)
+      << j["gpufabric_version"];
   std::ifstream csv(dir / "sweep.csv");
   long long lines = 0;
   for (std::string l; std::getline(csv, l);) ++lines;
