@@ -103,6 +103,16 @@ TEST(Cli, VersionSaysTheReleaseAndTheRevision) {
   EXPECT_NE(gpufabric("--help").out.find("--version"), std::string::npos);
 }
 
+TEST(Cli, CompletionScriptIsBash) {
+  CmdResult r = gpufabric("completion bash");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("complete -F _gpufabric gpufabric"), std::string::npos);
+  EXPECT_NE(r.out.find("'simulate --op') echo 'all_reduce"), std::string::npos);
+  r = gpufabric("completion zsh");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(r.out.empty());
+}
+
 TEST(Cli, BadFlagsExitTwoWithAMessage) {
   CmdResult r = gpufabric("estimate --params 70B --gpus 1024 --link 400");
   EXPECT_EQ(r.code, 2);
@@ -137,7 +147,8 @@ TEST(Cli, HelpListsEveryFlag) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> more{
       {"report", {"SPEC", "--out", "--measured"}},
       {"sweep", {"SPEC", "--vary", "--out", "--threads", "--json", "--quiet"}},
-      {"configs", {"SPEC", "--out", "--target"}}};
+      {"configs", {"SPEC", "--out", "--target"}},
+      {"completion", {"SHELL", "bash"}}};
   for (const auto& [cmd, flags] : more) {
     r = gpufabric(cmd + " --help");
     EXPECT_EQ(r.code, 0) << cmd;
