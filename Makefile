@@ -14,7 +14,7 @@ DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-dev time \
   libcpp-httplib-dev prometheus curl chromium libopenmpi-dev openmpi-bin \
-  frr iproute2 iputils-ping iperf3 procps
+  frr iproute2 iputils-ping iperf3 procps help2man
 
 .PHONY: deps build run test bench fuzz format clean
 
