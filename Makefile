@@ -2,21 +2,26 @@
 #   make run    install packages, build, run the main job on the default example
 #   make test   install packages, build, run every test (unit, CLI, fuzz)
 #   make bench  performance benchmarks
+#   make install PREFIX=/usr/local   install the binary, manual pages, bash completion and
+#                                    examples under PREFIX (DESTDIR=... stages them)
+#   make deb    the Debian package, build/gpufabric_VERSION_ARCH.deb
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 FUZZ_BUILD ?= build-fuzz
 EXAMPLE ?= examples/seed-70b-1024.yaml
 FUZZ_SECONDS ?= 20
+PREFIX ?= /usr/local
 
 # Every Debian package the build, the tests and the benchmarks need.
 DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config \
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-dev time \
   libcpp-httplib-dev prometheus curl chromium libopenmpi-dev openmpi-bin \
-  frr iproute2 iputils-ping iperf3 procps
+  frr iproute2 iputils-ping iperf3 procps help2man \
+  dpkg-dev bash-completion
 
-.PHONY: deps build run test bench fuzz format clean
+.PHONY: deps build run test bench fuzz install deb format clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -55,6 +60,12 @@ test: build
 bench: build
 	./$(BUILD)/gpufabric_bench --benchmark_counters_tabular=true
 	bench/peak_memory.sh ./$(BUILD)/gpufabric
+
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

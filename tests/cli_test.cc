@@ -86,6 +86,33 @@ TEST(Cli, EstimateReproducesTheGuide) {
   }
 }
 
+TEST(Cli, VersionSaysTheReleaseAndTheRevision) {
+  CmdResult r = gpufabric("--version");
+  EXPECT_EQ(r.code, 0);
+  // "gpufabric 0.1.0 (revision 2e841d9)", "(revision 2e841d9-dirty)", or "(revision unknown)"
+  // from a tarball.
+  const std::string head = "gpufabric " GPUFABRIC_VERSION " (revision ";
+  ASSERT_EQ(r.out.rfind(head, 0), 0u) << r.out;
+  const std::string revision = r.out.substr(head.size(), r.out.size() - head.size() - 2);
+  EXPECT_EQ(r.out.substr(r.out.size() - 2), ")\n") << r.out;
+  EXPECT_FALSE(revision.empty());
+  EXPECT_EQ(revision.find_first_not_of(
+                "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ._+-"),
+            std::string::npos)
+      << revision;
+  EXPECT_NE(gpufabric("--help").out.find("--version"), std::string::npos);
+}
+
+TEST(Cli, CompletionScriptIsBash) {
+  CmdResult r = gpufabric("completion bash");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("complete -F _gpufabric gpufabric"), std::string::npos);
+  EXPECT_NE(r.out.find("'simulate --op') echo 'all_reduce"), std::string::npos);
+  r = gpufabric("completion zsh");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(r.out.empty());
+}
+
 TEST(Cli, BadFlagsExitTwoWithAMessage) {
   CmdResult r = gpufabric("estimate --params 70B --gpus 1024 --link 400");
   EXPECT_EQ(r.code, 2);
@@ -120,7 +147,8 @@ TEST(Cli, HelpListsEveryFlag) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> more{
       {"report", {"SPEC", "--out", "--measured"}},
       {"sweep", {"SPEC", "--vary", "--out", "--threads", "--json", "--quiet"}},
-      {"configs", {"SPEC", "--out", "--target"}}};
+      {"configs", {"SPEC", "--out", "--target"}},
+      {"completion", {"SHELL", "bash"}}};
   for (const auto& [cmd, flags] : more) {
     r = gpufabric(cmd + " --help");
     EXPECT_EQ(r.code, 0) << cmd;
@@ -143,6 +171,8 @@ TEST(Cli, PlanWritesItsFiles) {
                                         j["switches"]["spine"].get<int>() +
                                         j["switches"]["core"].get<int>());
   EXPECT_GT(j["bom"]["capex_usd"].get<double>(), 0);
+  EXPECT_EQ(j["gpufabric_version"].get<std::string>().rfind(GPUFABRIC_VERSION " (revision ", 0), 0u)
+      << j["gpufabric_version"];
   std::ifstream cab(dir / "cabling.csv");
   long long lines = 0;
   for (std::string l; std::getline(cab, l);) ++lines;
@@ -156,6 +186,7 @@ TEST(Cli, PlanWritesItsFiles) {
   ASSERT_EQ(js.code, 0);
   auto k = nlohmann::json::parse(js.out);
   EXPECT_EQ(k["technology"], "roce");
+  EXPECT_EQ(k["gpufabric_version"], j["gpufabric_version"]);
 }
 
 TEST(CliReport, WritesTheReportAndItsCompanions) {
@@ -169,6 +200,13 @@ TEST(CliReport, WritesTheReportAndItsCompanions) {
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   std::ifstream sj(dir / "step.json");
   EXPECT_GT(nlohmann::json::parse(sj)["step_time_s"].get<double>(), 0);
+  const std::string version = gpufabric("--version").out;  // "gpufabric 0.1.0 (revision ...)\n"
+  std::ifstream pj(dir / "plan.json");
+  const std::string recorded = nlohmann::json::parse(pj)["gpufabric_version"];
+  EXPECT_EQ("gpufabric " + recorded + "\n", version);
+  std::ifstream html(dir / "report.html");
+  const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("Made by gpufabric " + recorded), std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -211,6 +249,8 @@ TEST(CliSweep, WritesEveryDesignAndTheBest) {
   EXPECT_EQ(j["designs"][3]["values"]["cluster.nic"], "cx8-800g");
   EXPECT_GE(j["pareto"].size(), 1u);
   EXPECT_FALSE(j["why"].get<std::string>().empty());
+  EXPECT_EQ(j["gpufabric_version"].get<std::string>().rfind(GPUFABRIC_VERSION " (revision ", 0), 0u)
+      << j["gpufabric_version"];
   std::ifstream csv(dir / "sweep.csv");
   long long lines = 0;
   for (std::string l; std::getline(csv, l);) ++lines;

@@ -62,3 +62,5 @@ find "$OUT" -type f -name 'sweep.*' -exec sed -i -E 's/"(elapsed|seconds|wall)[a
 sed -i -E 's/"(elapsed|seconds|wall)[a-z_]*": [0-9.e+-]+/"\1": 0/g' "$OUT"/sweep.out
 # Where the snapshot was written is not behaviour either.
 for f in "$OUT"/*.out "$OUT"/*.err; do sed -i "s#$OUT#SNAPSHOT#g" "$f"; done
+# Nor which build wrote it (plan.json and sweep.json record the version and git revision).
+grep -rlZ '"gpufabric_version": ' "$OUT" | xargs -0 -r sed -i -E 's/"gpufabric_version": "[^"]*"/"gpufabric_version": "BUILD"/'

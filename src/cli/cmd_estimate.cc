@@ -6,6 +6,7 @@
 
 #include "catalog/catalog.h"
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/flags.h"
 #include "estimate/estimate.h"
 #include "report/plan_report.h"
@@ -20,6 +21,13 @@ struct EstimateFlags {
   double link_efficiency = 1.0;
   bool json = false;
 };
+
+/// "a | b | c", for --collective's help.
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : " | ") + n;
+  return out;
+}
 
 int run(const EstimateFlags& f) {
   std::vector<Diagnostic> errs;
@@ -82,11 +90,15 @@ Command add_estimate(CLI::App& root) {
       "How much traffic a gradient synchronisation makes and how long it takes on a link "
       "(the guide's calculator).");
   a->add_option("--params", f->params, "model parameters, e.g. 70B, 175B, 1.5T")->required();
-  a->add_option("--precision", f->precision, "gradient precision: " + names_joined(kPrecisionNames))
-      ->capture_default_str();
+  complete_with(a->add_option("--precision", f->precision,
+                              "gradient precision: " + names_joined(kPrecisionNames))
+                    ->capture_default_str(),
+                [] { return names_of(kPrecisionNames); });
   a->add_option("--gpus", f->gpus, "GPUs taking part (ring size), e.g. 1024")->required();
   a->add_option("--link", f->link, "per-GPU link rate, e.g. 400G, 800Gbps, 50GB/s");
-  a->add_option("--nic", f->nic, "take the link rate from a catalog NIC, e.g. cx7-400g");
+  complete_with(
+      a->add_option("--nic", f->nic, "take the link rate from a catalog NIC, e.g. cx7-400g"),
+      catalog_nic_ids);
   a->add_option("--link-efficiency", f->link_efficiency,
                 "usable fraction of the line rate, in (0, 1] (the guide uses 1; NCCL reaches "
                 "~0.92-0.96)")
@@ -97,9 +109,9 @@ Command add_estimate(CLI::App& root) {
                 "use this collective time instead of computing it, e.g. 1s (the guide's 1 s vs "
                 "10 s example)");
   a->add_option("--steps", f->steps, "training steps, e.g. 100000 or 100k");
-  a->add_option("--collective", f->collective,
-                "all_reduce | all_gather | reduce_scatter | alltoall | broadcast")
-      ->capture_default_str();
+  complete_with(a->add_option("--collective", f->collective, joined(estimate_collectives()))
+                    ->capture_default_str(),
+                estimate_collectives);
   a->add_flag("--json", f->json, "print the result as JSON");
   return {a, [f] { return run(*f); }};
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/flags.h"
 #include "cli/resources.h"
 #include "lab/lab.h"
@@ -142,9 +143,11 @@ Command add_lab(CLI::App& root) {
       "pair per cabling link, applies the generated host files and runs FRR with the generated "
       "frr.conf; `check` proves BGP, ECMP, jumbo frames, traffic and a link failure (exit 1 if "
       "any check fails); `down` removes it all.");
-  c->add_option("ACTION", f->action, "up | check | down")
-      ->required()
-      ->check(CLI::IsMember({"up", "check", "down"}));
+  static const std::vector<std::string> kActions = {"up", "check", "down"};
+  complete_with(c->add_option("ACTION", f->action, "up | check | down")
+                    ->required()
+                    ->check(CLI::IsMember(kActions)),
+                [] { return kActions; });
   c->add_option("SPEC", f->spec,
                 "the cluster spec (YAML); a small one, e.g. "
                 "examples/roce-lab-16.yaml")

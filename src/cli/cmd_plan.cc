@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/resources.h"
+#include "cli/version.h"
 #include "common/output.h"
 #include "plan/plan.h"
 #include "report/plan_report.h"
@@ -24,7 +25,8 @@ int run(const PlanFlags& f) {
   auto loaded = load_and_plan(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
-  const auto json = plan_json(*plan);
+  auto json = plan_json(*plan);
+  json["gpufabric_version"] = build_version();
   if (!f.out.empty()) {
     auto written = write_outputs(f.out, {{"plan.json", json.dump(2) + "\n"},
                                          {"plan.md", plan_markdown(*plan)},

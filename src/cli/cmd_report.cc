@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/resources.h"
+#include "cli/version.h"
 #include "common/file.h"
 #include "plan/plan.h"
 #include "report/report.h"
@@ -34,7 +35,7 @@ int run(const ReportFlags& f) {
     if (!run) return fail(run.errors());
     measured.push_back(measured_run(*run, path, loaded->plan.gpus_per_node));
   }
-  auto files = make_report(*loaded, measured, f.configs);
+  auto files = make_report(*loaded, measured, f.configs, build_version());
   if (!files) return fail(files.errors());
   auto written = write_outputs(f.out, *files);
   if (!written) return fail(written.errors());

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/flags.h"
 #include "cli/resources.h"
 #include "plan/plan.h"
@@ -31,6 +32,12 @@ struct SimulateFlags {
   unsigned long long seed = 1;
   bool explain = false, json = false;
 };
+
+/// "auto" and then `names`: the values of --algo and --proto.
+std::vector<std::string> auto_or(std::vector<std::string> names) {
+  names.insert(names.begin(), "auto");
+  return names;
+}
 
 int run(const SimulateFlags& f) {
   std::vector<Diagnostic> errs;
@@ -116,26 +123,32 @@ Command add_simulate(CLI::App& root) {
       "How collectives perform on the planned fabric and where the bottleneck is; prints the "
       "table nccl-tests prints.");
   a->add_option("SPEC", f->spec, "the cluster spec (YAML)")->required();
-  a->add_option("--op", f->op,
-                "collective: all_reduce | all_gather | reduce_scatter | alltoall | broadcast | "
-                "reduce | sendrecv")
-      ->capture_default_str();
+  complete_with(a->add_option("--op", f->op,
+                              "collective: all_reduce | all_gather | reduce_scatter | alltoall | "
+                              "broadcast | reduce | sendrecv")
+                    ->capture_default_str(),
+                op_names);
   a->add_option("-b,--minbytes", f->min_bytes, "smallest size, as nccl-tests (K M G are binary)")
       ->capture_default_str();
   a->add_option("-e,--maxbytes", f->max_bytes, "largest size, e.g. 8G")->capture_default_str();
   a->add_option("-f,--stepfactor", f->factor, "multiply the size by this each step (above 1)")
       ->check(finite_in(kMinStepFactor, kMaxStepFactor))
       ->capture_default_str();
-  a->add_option("--algo", f->algo,
-                "auto | ring | tree | nvls | nvls_tree | collnet | pat | p2p (auto: as NCCL)")
-      ->capture_default_str();
-  a->add_option("--proto", f->proto, "auto | LL | LL128 | Simple")->capture_default_str();
+  complete_with(a->add_option("--algo", f->algo,
+                              "auto | ring | tree | nvls | nvls_tree | collnet | pat | p2p (auto: "
+                              "as NCCL)")
+                    ->capture_default_str(),
+                [] { return auto_or(names_of(kAlgorithmNames)); });
+  complete_with(
+      a->add_option("--proto", f->proto, "auto | LL | LL128 | Simple")->capture_default_str(),
+      [] { return auto_or(names_of(kProtocolNames)); });
   a->add_option("--nodes", f->nodes,
                 "run on the first N nodes of the fabric (as nccl-tests on part of a cluster; "
                 "default: all)")
       ->check(CLI::Range(1, static_cast<int>(kMaxFlagGpus)));
-  a->add_option("--load-balancing", f->load_balancing,
-                "override the plan's: " + names_joined(kLoadBalancingNames));
+  complete_with(a->add_option("--load-balancing", f->load_balancing,
+                              "override the plan's: " + names_joined(kLoadBalancingNames)),
+                [] { return names_of(kLoadBalancingNames); });
   a->add_option("--seed", f->seed, "ECMP hash seed (collisions differ per seed)")
       ->capture_default_str();
   a->add_flag("--explain", f->explain,

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/version.h"
 #include "common/output.h"
 #include "report/sweep_report.h"
 #include "spec/spec.h"
@@ -171,12 +172,14 @@ int run(const SweepFlags& f) {
     return fail({Diagnostic::in_file(
         f.spec, "--vary", "no combination is valid; the first: " + r.designs.front().error,
         "check the keys and values given to --vary")});
+  auto json = sweep_json(r);
+  json["gpufabric_version"] = build_version();
   auto written = write_outputs(f.out, {{"sweep.csv", sweep_csv(r)},
-                                       {"sweep.json", sweep_json(r).dump(2) + "\n"},
+                                       {"sweep.json", json.dump(2) + "\n"},
                                        {"sweep.html", sweep_html(r, base->spec.name)}});
   if (!written) return fail(written.errors());
   if (f.json)
-    std::cout << sweep_json(r).dump(2) << "\n";
+    std::cout << json.dump(2) << "\n";
   else
     std::cout << sweep_table(r)
               << "written: " << (std::filesystem::path(f.out) / "sweep.{csv,json,html}").string()

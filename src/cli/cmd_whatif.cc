@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/flags.h"
 #include "cli/resources.h"
 #include "plan/plan.h"
@@ -71,7 +72,9 @@ Command add_what_if(CLI::App& root) {
                 "link:A:B | switch:NAME | node:NAME with cabling.csv names, e.g. "
                 "switch:su01-r0-leaf (repeatable)");
   a->add_option("--grow", f->grow, "add nodes: nodes=+N");
-  a->add_option("--nic", f->nic, "other NICs: a rate (800G) or a catalog id (cx8-800g)");
+  complete_with(
+      a->add_option("--nic", f->nic, "other NICs: a rate (800G) or a catalog id (cx8-800g)"),
+      catalog_nic_ids);
   a->add_option("--bytes", f->bytes, "collective size compared, as nccl-tests (K M G binary)")
       ->capture_default_str();
   a->add_flag("--json", f->json, "print the comparison as JSON");

@@ -8,6 +8,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/completion.h"
+#include "cli/version.h"
 
 namespace gf::cli {
 
@@ -25,16 +27,17 @@ int main(int argc, char** argv) {
       "for large-model training.",
       "gpufabric"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "gpufabric 0.1.0");
+  app.set_version_flag("--version", "gpufabric " + build_version(),
+                       "print the version and the git revision it was built from, and exit");
   app.footer(
       "Exit codes: 0 success, 1 findings (a check or diagnosis found problems), 2 bad input "
       "(a message names the file, line and key or the flag), 3 internal error (a bug in "
       "gpufabric: please report it with the command line).\nRun 'gpufabric COMMAND --help'.\n");
-  std::vector<Command> commands = {add_estimate(app),  add_plan(app),    add_simulate(app),
-                                   add_step(app),      add_what_if(app), add_check(app),
-                                   add_diagnose(app),  add_doctor(app),  add_exporter(app),
-                                   add_dashboard(app), add_report(app),  add_sweep(app),
-                                   add_configs(app),   add_lab(app),     add_calibrate(app)};
+  std::vector<Command> commands = {
+      add_estimate(app), add_plan(app),      add_simulate(app),  add_step(app),
+      add_what_if(app),  add_check(app),     add_diagnose(app),  add_doctor(app),
+      add_exporter(app), add_dashboard(app), add_report(app),    add_sweep(app),
+      add_configs(app),  add_lab(app),       add_calibrate(app), add_completion(app)};
   // An unknown first word is a mistyped subcommand, not a missing one.
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;

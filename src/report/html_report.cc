@@ -283,6 +283,8 @@ std::string report_html(const ReportInputs& in) {
   body += "<section><h2>Files</h2><ul>";
   for (const auto& f : in.files) body += fmt::format("<li><a href=\"{0}\">{0}</a></li>", esc(f));
   body += "</ul></section>";
+  if (!in.gpufabric_version.empty())
+    body += fmt::format("<footer><p>Made by gpufabric {}.</p></footer>", esc(in.gpufabric_version));
 
   // Charts.
   json points = json::array();

@@ -40,6 +40,9 @@ struct ReportInputs {
   std::vector<std::string> files;  ///< files written beside the report, for links
   /// What configs/ holds (one line each) and its entries to link; empty without --configs.
   std::vector<std::string> config_lines, config_links;
+  /// The gpufabric build that made the report ("0.1.0 (revision 2e841d9)"), shown at its foot;
+  /// empty: not shown.
+  std::string gpufabric_version;
 };
 
 std::string report_html(const ReportInputs& in);

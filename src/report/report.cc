@@ -152,7 +152,8 @@ Result<std::vector<OutputFile>> report_configs(const PlannedSpec& planned, Repor
 
 Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
                                             const std::vector<MeasuredRun>& measured,
-                                            bool with_configs) {
+                                            bool with_configs,
+                                            const std::string& gpufabric_version) {
   const Plan& plan = planned.plan;
   const Fabric fabric = Fabric::build(plan, planned.catalog);
   const SimOptions o;
@@ -161,6 +162,7 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
 
   ReportInputs in;
   in.plan = &plan;
+  in.gpufabric_version = gpufabric_version;
   in.probe_bytes = kQuotedBytes;
   const SizeResult probe = model->at(kQuotedBytes);
   in.predicted_busbw_gbs = probe.busbw_gbs;
@@ -187,7 +189,9 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
 
   const SimReport sim = simulate_sweep(plan, *model, size_sweep(8, 8 * kQuotedBytes, kSizeFactor),
                                        8, 8 * kQuotedBytes, kSizeFactor);
-  files.push_back({"plan.json", plan_json(plan).dump(2) + "\n"});
+  auto plan_j = plan_json(plan);
+  if (!gpufabric_version.empty()) plan_j["gpufabric_version"] = gpufabric_version;
+  files.push_back({"plan.json", plan_j.dump(2) + "\n"});
   files.push_back({"plan.md", plan_markdown(plan)});
   files.push_back({"bom.csv", bom_csv(plan)});
   files.push_back({"cabling.csv", cabling_csv(plan, planned.catalog)});

@@ -31,8 +31,11 @@ MeasuredRun measured_run(const NcclTestsRun& run, const std::string& file, int g
 /// nodes (a 2-node run is not compared with the whole cluster). A run larger than the plan or of
 /// an unknown collective is an error naming its file. With `with_configs`, every configuration
 /// `gpufabric configs` writes goes under configs/, linked from a Configurations section.
+/// A non-empty `gpufabric_version` (the build that makes the report, given by the caller) is
+/// recorded in report.html and under plan.json's "gpufabric_version" key.
 Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
                                             const std::vector<MeasuredRun>& measured,
-                                            bool with_configs = false);
+                                            bool with_configs = false,
+                                            const std::string& gpufabric_version = "");
 
 }  // namespace gf

@@ -43,6 +43,21 @@ TEST(Report, SeedExampleHasEverySection) {
   EXPECT_TRUE(html.find("PASS") != std::string::npos || html.find("FAIL") != std::string::npos);
 }
 
+TEST(Report, RecordsTheVersionItIsGiven) {
+  const auto seed = load_example("seed-70b-1024.yaml");
+  auto files = make_report(seed, {}, false, "9.8.7 (revision abc123)");
+  ASSERT_TRUE(files.ok());
+  EXPECT_NE(file_of(*files, "report.html").find("Made by gpufabric 9.8.7 (revision abc123)."),
+            std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(file_of(*files, "plan.json"))["gpufabric_version"],
+            "9.8.7 (revision abc123)");
+  // Without one, neither says anything of a version.
+  auto plain = make_report(seed, {});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(file_of(*plain, "report.html").find("Made by gpufabric"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(file_of(*plain, "plan.json")).contains("gpufabric_version"));
+}
+
 TEST(Report, OpensOffline) {
   auto files = make_report(load_example("seed-70b-1024.yaml"), {});
   ASSERT_TRUE(files.ok());
