@@ -3,12 +3,23 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "plan/plan.h"
 #include "spec/spec.h"
 
 namespace gf::testing {
+
+/// The text of a recorded tool output, tests/data/outputs/NAME; a test failure if it is missing.
+inline std::string output_fixture(const std::string& name) {
+  std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/outputs/" + name);
+  EXPECT_TRUE(in) << name;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 /// The spec of `yaml`, validated against `catalog`, planned; test failures on the way.
 inline Plan plan_of(const std::string& yaml, const Catalog& catalog, Spec* spec_out = nullptr) {

@@ -19,16 +19,12 @@
 #include <sstream>
 #include <string>
 
+#include "../../tests/support.h"
+
 namespace gf {
 namespace {
 
-std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/outputs/" + name);
-  EXPECT_TRUE(in) << name;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string fixture(const std::string& name) { return testing::output_fixture(name); }
 
 using Peers = std::map<std::string, std::string>;
 

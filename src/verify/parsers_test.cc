@@ -8,16 +8,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "../../tests/support.h"
+
 namespace gf {
 namespace {
 
-std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/outputs/" + name);
-  EXPECT_TRUE(in) << name;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string fixture(const std::string& name) { return testing::output_fixture(name); }
 
 // The first `n` lines of a text: a run cut short.
 std::string head(const std::string& s, int n) {
