@@ -26,7 +26,7 @@ constexpr double kMaxStepFactor = 1024;
 
 struct SimulateFlags {
   std::string spec, op = "all_reduce", min_bytes = "8", max_bytes = "8G", algo = "auto",
-                    proto = "auto", load_balancing;
+                    proto = "auto", load_balancing, nccl;
   double factor = 2;
   int nodes = 0;
   unsigned long long seed = 1;
@@ -61,6 +61,12 @@ int run(const SimulateFlags& f) {
     else
       errs.push_back(Diagnostic::flag("--proto", fmt::format("unknown protocol '{}'", f.proto),
                                       "use auto, LL, LL128 or Simple"));
+  }
+  if (!f.nccl.empty()) {
+    o.nccl = parse_name(kNcclReleaseNames, f.nccl);
+    if (!o.nccl)
+      errs.push_back(Diagnostic::flag("--nccl", fmt::format("unknown NCCL release '{}'", f.nccl),
+                                      "use " + names_joined(kNcclReleaseNames, " or ")));
   }
   if (!f.load_balancing.empty()) {
     o.load_balancing = parse_name(kLoadBalancingNames, f.load_balancing);
@@ -149,6 +155,12 @@ Command add_simulate(CLI::App& root) {
   complete_with(a->add_option("--load-balancing", f->load_balancing,
                               "override the plan's: " + names_joined(kLoadBalancingNames)),
                 [] { return names_of(kLoadBalancingNames); });
+  complete_with(
+      a->add_option(
+          "--nccl", f->nccl,
+          "the NCCL release whose tuner terms are used: " + names_joined(kNcclReleaseNames) +
+              " (default: the spec's cluster.nccl, else " + nccl_release_name(kNewestNccl) + ")"),
+      [] { return names_of(kNcclReleaseNames); });
   a->add_option("--seed", f->seed, "ECMP hash seed (collisions differ per seed)")
       ->capture_default_str();
   a->add_flag("--explain", f->explain,

@@ -408,6 +408,7 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
     c.chosen = c.technology == p.technology && c.switch_id == p.sw.id && c.note.empty();
   p.candidates = candidates;
 
+  p.nccl = spec.cluster.nccl;
   // Resolved fabric features.
   if (f.load_balancing)
     p.load_balancing = *f.load_balancing;
@@ -417,8 +418,7 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
     p.load_balancing =
         p.sw.adaptive_routing ? LoadBalancing::kAdaptive : LoadBalancing::kEcmpMultiQp;
   const bool inr_hw = !p.sw.in_network_reduction.empty();
-  p.in_network_reduction =
-      f.in_network_reduction.value_or(inr_hw);
+  p.in_network_reduction = f.in_network_reduction.value_or(inr_hw);
 
   // Warnings: where the plan contradicts the guide or the hardware.
   auto warn = [&](std::string w) { p.warnings.push_back(std::move(w)); };

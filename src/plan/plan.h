@@ -70,11 +70,12 @@ struct Candidate {
 
 /// Which tiers a link joins.
 enum class LinkKind : uint8_t { kNodeLeaf, kApplianceLeaf, kLeafSpine, kSpineCore, kGlobal };
-inline constexpr EnumName<LinkKind> kLinkKindNames[] = {{LinkKind::kNodeLeaf, "node-leaf"},
-                                                        {LinkKind::kApplianceLeaf, "appliance-leaf"},
-                                                        {LinkKind::kLeafSpine, "leaf-spine"},
-                                                        {LinkKind::kSpineCore, "spine-core"},
-                                                        {LinkKind::kGlobal, "global"}};
+inline constexpr EnumName<LinkKind> kLinkKindNames[] = {
+    {LinkKind::kNodeLeaf, "node-leaf"},
+    {LinkKind::kApplianceLeaf, "appliance-leaf"},
+    {LinkKind::kLeafSpine, "leaf-spine"},
+    {LinkKind::kSpineCore, "spine-core"},
+    {LinkKind::kGlobal, "global"}};
 inline const char* link_kind_name(LinkKind k) { return name_of(kLinkKindNames, k); }
 
 /// One physical link of the cabling plan. Indices are per plane: a node, leaf, spine or core
@@ -101,6 +102,7 @@ struct Plan {
   std::string technology_reason;
   std::string switch_reason;
   LoadBalancing load_balancing = LoadBalancing::kEcmp;  ///< resolved
+  NcclRelease nccl = kNewestNccl;                       ///< cluster.nccl
   bool in_network_reduction = false;                    ///< resolved
   int appliance_ports = 0;
   Topology topo;

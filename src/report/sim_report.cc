@@ -180,6 +180,7 @@ nlohmann::json sim_json(const SimReport& r) {
           {"gpus", m.ranks()},
           {"nodes", m.nodes()},
           {"load_balancing", load_balancing_name(m.load_balancing())},
+          {"nccl", nccl_release_name(m.nccl())},
           {"avg_busbw_gbs", r.rows.empty() ? 0.0 : bw_sum / r.rows.size()},
           {"results", rows},
           {"algorithms", algos}};

@@ -19,6 +19,20 @@ namespace {
 
 using Hop = FlowSet::Hop;
 
+// NCCL's table row for the GPU, by its scale-up interconnect: NVLink 3 is Ampere, 4 Hopper,
+// 5 Blackwell. AMD's Infinity Fabric GPUs run RCCL, whose tables are NCCL's; Hopper's row
+// stands for them (an approximation).
+GpuGeneration generation_of(const GpuModel& gpu) {
+  switch (gpu.scaleup_tech) {
+    case ScaleUpTech::kNvlink3:
+      return GpuGeneration::kAmpere;
+    case ScaleUpTech::kNvlink5:
+      return GpuGeneration::kBlackwell;
+    default:
+      return GpuGeneration::kHopper;
+  }
+}
+
 // The mean of the sampled node-to-node path latencies, us (0 when none was sampled).
 double mean_hop_latency_us(const std::vector<double>& samples_s) {
   if (samples_s.empty()) return 0;
@@ -56,6 +70,11 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.nodes_ = nodes;
   cm.domains_ = b.domains;
   cm.domain_gpus_ = b.D;
+  cm.nccl_ = o.nccl.value_or(plan.nccl);
+  cm.generation_ = generation_of(plan.gpu);
+  // The channels of flow_builder's rings and trees.
+  cm.ring_channels_ = b.domains > 1 ? b.R * nccl::kRingChannelsPerNic : nccl::kIntraDomainChannels;
+  cm.tree_channels_ = b.domains > 1 ? b.R * nccl::kTreeChannelsPerNic : nccl::kIntraDomainChannels;
   if (b.ranks < 2)
     return Diagnostic::flag("--nodes", "a collective needs at least 2 GPUs",
                             "use more nodes or GPUs per node");
@@ -106,7 +125,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   });
   model(Algorithm::kTree, reduce_all ? "" : "all_reduce only", [&](FlowSet& fs, auto&) {
     b.tree(fs);
-    return kPayload * nccl::kTreeFactor;
+    return kPayload;  // tree's x.92 is NCCL's cost term (nccl_cost.cc)
   });
   const std::string nvls_no = !reduce_all ? "all_reduce only"
                               : !nvls_hw  ? "the GPU's scale-up switch has no NVLink SHARP"
@@ -141,11 +160,12 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   });
   // PAT: log-depth all_gather / reduce_scatter; NCCL uses it with one GPU per node.
   // NCCL (2.23+) runs PAT with one GPU per node; forced, it runs anywhere.
-  const std::string pat_no = (op != Op::kAllGather && op != Op::kReduceScatter)
-                                 ? "all_gather and reduce_scatter only"
-                             : (fab.gpus_per_node() > 1 && o.algorithm != Algorithm::kPat)
-                                 ? "NCCL uses PAT with one GPU per node"
-                                 : "";
+  const std::string pat_no =
+      (op != Op::kAllGather && op != Op::kReduceScatter) ? "all_gather and reduce_scatter only"
+      : cm.nccl_ == NcclRelease::kV2_18                  ? "NCCL 2.18 has no PAT (2.23 and later)"
+      : (fab.gpus_per_node() > 1 && o.algorithm != Algorithm::kPat)
+          ? "NCCL uses PAT with one GPU per node"
+          : "";
   {
     AlgorithmModel m;
     m.algorithm = Algorithm::kPat;
@@ -277,6 +297,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
       for (uint8_t u : used) rails += u;
     }
     const int C = std::max(1, rails) * nccl::kRingChannelsPerNic;
+    gc.channels_ = C;
     for (int c = 0; c < C; ++c) {
       path.clear();
       const int plane = (c / std::max(1, rails)) % b.P;
@@ -297,6 +318,8 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   gc.seconds_per_byte_ = m.seconds_per_byte;
   gc.bottleneck_ = m.bottleneck;
   gc.domains_ = domains_max;
+  gc.nccl_ = plan.nccl;
+  gc.generation_ = generation_of(plan.gpu);
   gc.hop_latency_us_ = mean_hop_latency_us(b.path_latency);
   if (!std::isfinite(gc.seconds_per_byte_) || b.unroutable > 0)
     return Diagnostic::error("failed links cut a group apart");
@@ -308,7 +331,9 @@ double GroupCollective::seconds(double bytes) const {
   // NCCL runs a group's alltoall and sendrecv as point-to-point, the rest as rings.
   const Algorithm a =
       op_ == Op::kAlltoall || op_ == Op::kSendRecv ? Algorithm::kP2p : Algorithm::kRing;
-  const CostShape shape{op_, size_, domains_, 0, hop_latency_us_};
+  const CostShape shape{
+      op_,   size_,       domains_, size_ / std::max(1, domains_), hop_latency_us_,
+      nccl_, generation_, channels_};
   double best = std::numeric_limits<double>::infinity();
   for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple})
     best = std::min(best, collective_time_us(a, p, shape, seconds_per_byte_, bytes) * 1e-6);
@@ -324,7 +349,8 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   double hop = 0;
   for (const auto& m : models_)
     if (m.algorithm == a) hop = m.net_hop_latency_us;
-  return {op_, ranks_, domains_, domain_gpus_, hop};
+  return {op_, ranks_, domains_,    domain_gpus_,
+          hop, nccl_,  generation_, a == Algorithm::kTree ? tree_channels_ : ring_channels_};
 }
 
 double CollectiveModel::time_us(Algorithm a, Protocol p, double bytes) const {
@@ -353,7 +379,7 @@ SizeResult CollectiveModel::at(double bytes) const {
         // The fixed part: what is left of the time without the data (an alltoall's posting
         // counts only where it outlasts the data).
         r.latency_us =
-            t - bytes * m.seconds_per_byte / protocol_factor(m.algorithm, p, op_, domains_) * 1e6;
+            t - data_time_us(m.algorithm, p, shape(m.algorithm), m.seconds_per_byte, bytes);
         r.bottleneck = m.bottleneck;
         r.bottleneck_utilization = m.bottleneck_utilization;
         r.ecmp_collision = m.ecmp_collision;

@@ -21,6 +21,7 @@ struct SimOptions {
   std::optional<Protocol> protocol;             ///< nullopt: choose as NCCL would
   int nodes = 0;                                ///< first N nodes of the fabric; 0 = all
   std::optional<LoadBalancing> load_balancing;  ///< nullopt: the plan's
+  std::optional<NcclRelease> nccl;              ///< nullopt: the plan's (cluster.nccl)
   uint64_t seed = 1;                            ///< ECMP hash seed
   /// Memory the flows of one algorithm may take, bytes (0: no limit); beyond it build returns
   /// an error with the figure instead of exhausting the machine.
@@ -65,6 +66,7 @@ class CollectiveModel {
   int nodes() const { return nodes_; }
   int domains() const { return domains_; }
   Op op() const { return op_; }
+  NcclRelease nccl() const { return nccl_; }  ///< whose tuner terms the costs use
   const std::vector<AlgorithmModel>& algorithms() const { return models_; }
   LoadBalancing load_balancing() const { return load_balancing_; }
 
@@ -74,6 +76,9 @@ class CollectiveModel {
   Op op_ = Op::kAllReduce;
   long long ranks_ = 0;
   int nodes_ = 0, domains_ = 0, domain_gpus_ = 0;
+  int ring_channels_ = 16, tree_channels_ = 16;
+  NcclRelease nccl_ = kNewestNccl;
+  GpuGeneration generation_ = GpuGeneration::kHopper;
   std::optional<Algorithm> forced_algorithm_;
   std::optional<Protocol> forced_protocol_;
   std::vector<AlgorithmModel> models_;
@@ -103,6 +108,9 @@ class GroupCollective {
   int size_ = 0, domains_ = 1;
   double seconds_per_byte_ = 0;
   double hop_latency_us_ = 0;
+  int channels_ = 16;  // of its ring across domains (caps are per channel); 16 inside one
+  NcclRelease nccl_ = kNewestNccl;
+  GpuGeneration generation_ = GpuGeneration::kHopper;
   std::string bottleneck_;
 };
 

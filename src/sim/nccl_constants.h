@@ -1,5 +1,6 @@
 // Model constants of NCCL's collectives: latencies, protocol efficiencies, channel counts.
-// One table, each figure with its unit and source (as NCCL's tuning.cc keeps them). Latencies in microseconds.
+// One table, each figure with its unit and source (as NCCL's tuning.cc keeps them). Latencies in
+// microseconds.
 #pragma once
 
 namespace gf::nccl {
@@ -8,47 +9,160 @@ enum Algo { kTree, kRing, kCollNetDirect, kCollNetChain, kNvls, kNvlsTree, kPat,
 enum Proto { kLL, kLL128, kSimple, kNumProtos };
 enum Hw { kNvlink, kPci, kNet, kNumHw };
 
-// NCCL src/graph/tuning.cc (v2.28) baseLatencies, us: fixed cost of a collective per
-// algorithm and protocol.
-inline constexpr float kBaseLatencyUs[kNumAlgos][kNumProtos] = {
-    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4},  // Tree, Ring
-    {0, 0, 0},        {0, 0, 0},         // CollNet Direct, Chain
-    {0, 0, 0},        {0, 0, 0},         // NVLS, NVLS Tree
-    {8.0, 8.0, 8.0},                     // PAT
+// The terms of NCCL's tuner (src/graph/tuning.cc) that differ between the releases modelled,
+// one set per release, read from the tagged source (docs/nccl-model-reference.md has every line
+// cited). Latencies in microseconds, bandwidths in GB/s (1e9 bytes/s) as tuning.cc keeps them.
+struct ReleaseTerms {
+  const char* tag;
+  // baseLat[algorithm][protocol] and hwLat[hop][algorithm][protocol].
+  float base_latency_us[kNumAlgos][kNumProtos];
+  float hw_latency_us[kNumHw][kNumAlgos][kNumProtos];
+  // llMaxBws[row][nodes class]: row = the GPU generation on one node, the CPU vendor on more
+  // (0 Intel, 1 AMD); nodes class = 1, 2, 3+ nodes.
+  double ll_max_bw[4][3];
+  // Ring LL bandwidth relative to the Simple bus bandwidth: a multi-node or all_reduce ratio
+  // and a one-node gather-type ratio (v2.18: 1/4, 1/3; v2.21+: .5 for both).
+  double ring_ll_ratio_multi, ring_ll_ratio_intra;
+  // Ring LL128 relative to Simple with one GPU per node (v2.18: 0.7) and otherwise (0.92).
+  double ring_ll128_ratio_ppn1, ring_ll128_ratio;
+  // all_reduce's steps between nodes are 2n (v2.18) or 2(n-1) (v2.23+).
+  bool ring_allreduce_inter_2n;
+  // With one GPU per node the network step costs Tree's network latency (v2.23+).
+  bool ppn1_uses_tree_net_latency;
+  // CollNet Direct: per extra local rank, us (v2.18: 0.5, v2.19+: 0.4).
+  double collnet_direct_arity_us;
+  // NVLS and NVLS Tree latency: v2.18 a base of 23 us, NVLS Tree linear in nodes; v2.29 the
+  // NVLink step (25 us) and NVLS Tree logarithmic in nodes.
+  bool nvls_latency_v2_18;
+  bool has_pat;  // PAT exists (v2.23+)
 };
 
-// NCCL src/graph/tuning.cc (v2.28) hwLatencies, us: cost of one step over each kind of hop.
-inline constexpr float kHwLatencyUs[kNumHw][kNumAlgos][kNumProtos] = {
-    /* NVLink */ {{0.6, 1.25, 4.0},
-                  {0.6, 1.9, 3.4},
-                  {0, 0, 3.7},
-                  {0, 0, 2.8},
-                  {0, 0, 25},
-                  {0, 0, 25},
-                  {0, 0, 4.0}},
-    /* PCI */
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},
-    /* Net */
-    {{5.0, 8.5, 14},
-     {2.7, 4.0, 14.0},
-     {0, 0, 31},
-     {0, 0, 30},
-     {0, 0, 18},
-     {0, 0, 20.9},
-     {0, 0, 14}},
+// NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
+// 161-163 (nInterSteps), 178-179 (ring LL, LL128), 231-238 (CollNet, NVLS latency).
+inline constexpr ReleaseTerms kV2_18 = {
+    "v2.18.6-1",
+    {{6.8, 14.0, 0},
+     {6.6, 14.0, 8.4},
+     {6.8, 14.0, 0},
+     {6.8, 14.0, 0},
+     {0, 0, 23.0},
+     {0, 0, 23.0},
+     {0, 0, 0}},
+    {/* NVLink */ {
+         {.6, 1.25, 4}, {.6, 1.9, 3.4}, {0, 0, 8.0}, {0, 0, 4.75}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     /* PCI */
+     {{1.0, 1.9, 6}, {1.0, 2.5, 5.7}, {0, 0, 8.0}, {0, 0, 8.0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     /* Net */
+     {{5.0, 8.5, 14},
+      {2.7, 4.0, 14.0},
+      {0, 0, 10.7},
+      {0, 0, 14},
+      {0, 0, 18},
+      {0, 0, 19},
+      {0, 0, 0}}},
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}},
+    1.0 / 4.0,
+    1.0 / 3.0,
+    0.7,
+    0.92,
+    true,
+    false,
+    0.5,
+    true,
+    false,
 };
 
-// Protocol bandwidth relative to Simple (NCCL tuning.cc: ring LL x1/4 across nodes (x1/3 in a
-// node for gather-type collectives), tree LL x1/3.8, LL128 x0.92 ring / x0.915 tree).
-inline constexpr double kRingLLFactor = 1.0 / 4.0;
-inline constexpr double kRingLLFactorIntra = 1.0 / 3.0;
-inline constexpr double kTreeLLFactor = 1.0 / 3.8;
-inline constexpr double kRingLL128Factor = 0.92;
-inline constexpr double kTreeLL128Factor = 0.915;
-// NCCL tuning.cc: tree bandwidth x0.9 of the link model; CollNet x0.9.
-inline constexpr double kTreeFactor = 0.9;
+// NCCL v2.29.7-1: tuning.cc@v2.29.7-1 lines 144-149 (baseLat), 150-169 (hwLat), 170-175
+// (llMaxBws), 305-306 (ring LL, LL128), 356-357 (ppn 1), 379-380 (nInterSteps), 388-401
+// (CollNet, NVLS, PAT latency).
+inline constexpr ReleaseTerms kV2_29 = {
+    "v2.29.7-1",
+    {{6.8, 14.0, 8.4},
+     {6.6, 14.0, 8.4},
+     {0, 0, 0},
+     {0, 0, 0},
+     {0, 0, 0},
+     {0, 0, 0},
+     {8.0, 8.0, 8.0}},
+    {/* NVLink */ {{.6, 1.25, 4.0},
+                   {.6, 1.9, 3.4},
+                   {0, 0, 3.7},
+                   {0, 0, 2.8},
+                   {0, 0, 25},
+                   {0, 0, 25},
+                   {0, 0, 4.0}},
+     /* PCI */
+     {{1.0, 1.9, 4.0},
+      {1.0, 2.5, 5.7},
+      {0, 0, 3.7},
+      {0, 0, 2.8},
+      {0, 0, 0},
+      {0, 0, 0},
+      {0, 0, 4.0}},
+     /* Net */
+     {{5.0, 8.5, 14},
+      {2.7, 4.0, 14.0},
+      {0, 0, 31},
+      {0, 0, 30},
+      {0, 0, 18},
+      {0, 0, 20.9},
+      {0, 0, 14}}},
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}},
+    0.5,
+    0.5,
+    0.92,
+    0.92,
+    false,
+    true,
+    0.4,
+    false,
+    true,
+};
+
+// Terms both releases share (tuning.cc@v2.18.6-1 / @v2.29.7-1, same lines as above):
+// per-channel caps [generation: Volta, Ampere, Hopper, Blackwell][nodes class], GB/s
+// (Blackwell rows exist only from v2.28; v2.18 runs Blackwell as Hopper).
+inline constexpr double kPerChMaxRingLL128Bw[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
+inline constexpr double kPerChMaxTreeLL128Bw[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+inline constexpr double kPerChMaxTreeBw[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+// Tree bandwidth x.92 of the link model, LL x1/3.8, LL128 x120/128 (x7/9 on one node)
+// (tuning.cc@v2.29.7-1:307-309, the same in v2.18.6-1:180-182).
+inline constexpr double kTreeRatio = 0.92;
+inline constexpr double kTreeLLRatio = 1.0 / 3.8;
+inline constexpr double kTreeLL128RatioMulti = 120.0 / 128.0;
+inline constexpr double kTreeLL128RatioOneNode = 7.0 / 9.0;
+// treeCorrectionFactor[protocol][log2(bytes / 64)], applied to tree bandwidth below 2^29 bytes
+// (tuning.cc@v2.29.7-1:581-585; v2.18.6-1:375-379 has the first 23 columns).
+inline constexpr double kTreeCorrection[kNumProtos][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+// Ring Simple all_reduce across nodes: latency x1.4 on Ampere and newer (x1.9 before) once each
+// channel's share per rank reaches 64 bytes (tuning.cc@v2.29.7-1:597-600, v2.18.6-1:390-393).
+inline constexpr double kRingPlateauLatencyFactor = 1.4;
+inline constexpr double kRingPlateauLatencyFactorVolta = 1.9;
+inline constexpr double kRingPlateauMinBytes = 64;
+// netOverhead: the floor of a ring step inside a node when the ring crosses nodes, us (x86
+// Intel 1.0, AMD 2.0; x3 for Simple) (tuning.cc@v2.29.7-1:213-220, 372-378; v2.18.6-1:109-118).
+inline constexpr double kNetOverheadUsIntel = 1.0;
+inline constexpr double kNetOverheadSimpleFactor = 3.0;
+// PAT (v2.23+, one GPU per node): bandwidth x.75, latency 8 + log2(nodes) x interLat/3.5 +
+// nRanks x 2.8 us (tuning.cc@v2.29.7-1:311, 397-401).
+inline constexpr double kPatRatio = 0.75;
+inline constexpr double kPatLatencyDivisor = 3.5;
+inline constexpr double kPatPerRankUs = 2.8;
+
+// CollNet (SHARP) bandwidth x0.9 of the link model: gpufabric's figure, not yet NCCL's
+// Direct/Chain terms (the simulator-fidelity issue).
 inline constexpr double kCollNetFactor = 0.9;
-// NCCL tuning.cc nvlsEfficiency: share of NVLink bandwidth NVLS reaches (Hopper; Blackwell 0.74).
+// NCCL tuning.cc nvlsEfficiency: share of NVLink bandwidth NVLS reaches, Hopper 0.85, Blackwell
+// 0.74 (tuning.cc@v2.29.7-1:135-140).
 inline constexpr double kNvlsEfficiencyHopper = 0.85;
 inline constexpr double kNvlsEfficiencyBlackwell = 0.74;
 

@@ -2,21 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 
 #include "sim/nccl_constants.h"
 
 namespace gf {
-namespace {
-
-int log2_ceil(long long n) {
-  int k = 0;
-  while ((1LL << k) < n) ++k;
-  return k;
-}
-
-}  // namespace
-
 std::optional<Algorithm> parse_algorithm(const std::string& s) {
   if (s == "sharp") return Algorithm::kCollNet;
   return parse_name(kAlgorithmNames, s);
@@ -61,58 +52,156 @@ double ring_traffic_factor(Op op, long long n) {
   }
 }
 
+namespace {
+
+const nccl::ReleaseTerms& terms(NcclRelease r) {
+  return r == NcclRelease::kV2_18 ? nccl::kV2_18 : nccl::kV2_29;
+}
+
+// The row of the per-generation tables: v2.18 has no Blackwell row and runs it as Hopper.
+int generation_row(const CostShape& s) {
+  if (s.release == NcclRelease::kV2_18 && s.generation == GpuGeneration::kBlackwell)
+    return static_cast<int>(GpuGeneration::kHopper);
+  return static_cast<int>(s.generation);
+}
+
+// tuning.cc's nodes class: 1, 2, or 3 and more nodes.
+int nodes_class(int domains) { return domains <= 2 ? std::max(0, domains - 1) : 2; }
+
+// log2i: floor of log2, 0 for n < 2 (NCCL's own, src/include/utils.h).
+int log2_floor(long long n) {
+  int k = 0;
+  while (n >= 2) {
+    n >>= 1;
+    ++k;
+  }
+  return k;
+}
+
+// The ring's steps (nsteps in tuning.cc): all_reduce 2(N-1), gather-type N-1, others N.
+long long ring_steps(Op op, long long n) {
+  return op == Op::kAllReduce                                 ? 2 * (n - 1)
+         : (op == Op::kAllGather || op == Op::kReduceScatter) ? n - 1
+                                                              : n;
+}
+
+}  // namespace
+
 double latency_us(Algorithm a, Protocol p, const CostShape& s) {
+  const nccl::ReleaseTerms& t = terms(s.release);
   const long long N = s.ranks;
-  const int n = s.domains;
-  const double hop = s.net_hop_us;
+  const int n = std::max(1, s.domains);
+  const double ppn = static_cast<double>(N) / n;
   const int pi = static_cast<int>(p);
-  auto hw = [&](nccl::Hw h, nccl::Algo al) { return nccl::kHwLatencyUs[h][al][pi]; };
+  auto hw = [&](nccl::Hw h, nccl::Algo al) {
+    return static_cast<double>(t.hw_latency_us[h][al][pi]);
+  };
+  auto base = [&](nccl::Algo al) { return static_cast<double>(t.base_latency_us[al][pi]); };
+  // A network step: the algorithm's (Tree's with one GPU per node, v2.23+), plus the fabric.
+  auto inter = [&](nccl::Algo al) {
+    const nccl::Algo net_al = t.ppn1_uses_tree_net_latency && ppn == 1 ? nccl::kTree : al;
+    return hw(nccl::kNet, net_al) + s.net_hop_us;
+  };
   switch (a) {
     case Algorithm::kRing: {
-      const long long steps = s.op == Op::kAllReduce                                   ? 2 * (N - 1)
-                              : (s.op == Op::kAllGather || s.op == Op::kReduceScatter) ? N - 1
-                                                                                       : N;
-      const long long inter = n <= 1 ? 0 : s.op == Op::kAllReduce ? 2 * (n - 1) : n - 1;
+      const long long steps = ring_steps(s.op, N);
+      if (s.op == Op::kBroadcast || s.op == Op::kReduce) {
+        // Every step at one hop's latency, Simple at Tree's Simple step ("some chunk latency",
+        // tuning.cc@v2.29.7-1:363-370): NVLink on one node, the network across nodes.
+        const nccl::Hw h = n > 1 ? nccl::kNet : nccl::kNvlink;
+        const double step = p == Protocol::kSimple
+                                ? static_cast<double>(t.hw_latency_us[h][nccl::kTree][pi])
+                                : hw(h, nccl::kRing);
+        return base(nccl::kRing) + steps * step + (n > 1 ? (n - 1) * s.net_hop_us : 0);
+      }
+      const long long ninter = n <= 1                      ? 0
+                               : s.op != Op::kAllReduce    ? n - 1
+                               : t.ring_allreduce_inter_2n ? 2LL * n
+                                                           : 2LL * (n - 1);
       double intra = hw(nccl::kNvlink, nccl::kRing);
-      if (n > 1 && p == Protocol::kLL) intra *= 1.8;  // NCCL tuning.cc
-      return nccl::kBaseLatencyUs[nccl::kRing][pi] + (steps - inter) * intra +
-             inter * (hw(nccl::kNet, nccl::kRing) + hop);
+      if (n > 1)  // netOverhead: the floor of a step inside a node of a ring across nodes
+        intra = std::max(intra, nccl::kNetOverheadUsIntel *
+                                    (p == Protocol::kSimple ? nccl::kNetOverheadSimpleFactor : 1));
+      return base(nccl::kRing) + static_cast<double>(steps - ninter) * intra +
+             static_cast<double>(ninter) * inter(nccl::kRing);
     }
-    case Algorithm::kTree: {
-      double intra = hw(nccl::kNvlink, nccl::kTree);
-      if (n > 1 && p == Protocol::kLL) intra *= 1.8;
-      return nccl::kBaseLatencyUs[nccl::kTree][pi] +
-             2 * ((s.domain_gpus - 1) * intra + log2_ceil(n) * (hw(nccl::kNet, nccl::kTree) + hop));
-    }
+    case Algorithm::kTree:
+      return base(nccl::kTree) +
+             2 * ((ppn - 1) * hw(nccl::kNvlink, nccl::kTree) + log2_floor(n) * inter(nccl::kTree));
     case Algorithm::kNvls:
-      return hw(nccl::kNvlink, nccl::kNvls);
+      if (t.nvls_latency_v2_18)
+        return base(nccl::kNvls) + (n > 1 ? hw(nccl::kNet, nccl::kNvls) + s.net_hop_us : 0);
+      return hw(nccl::kNvlink, nccl::kNvls) + (n > 1 ? inter(nccl::kNvls) : 0);
     case Algorithm::kNvlsTree:
-      return hw(nccl::kNvlink, nccl::kNvlsTree) +
-             2 * log2_ceil(n) * (hw(nccl::kNet, nccl::kNvlsTree) + hop);
-    case Algorithm::kCollNet:
-      return hw(nccl::kNvlink, nccl::kCollNetDirect) + hw(nccl::kNet, nccl::kCollNetDirect) +
-             2 * hop;
+      if (t.nvls_latency_v2_18)
+        return base(nccl::kNvlsTree) +
+               2.0 * (n - 1) * (hw(nccl::kNet, nccl::kNvlsTree) + s.net_hop_us);
+      return hw(nccl::kNvlink, nccl::kNvlsTree) + 2 * log2_floor(n) * inter(nccl::kNvlsTree);
+    case Algorithm::kCollNet:  // CollNet Direct
+      return base(nccl::kCollNetDirect) +
+             2 * (std::min(1.0, ppn - 1) * hw(nccl::kNvlink, nccl::kCollNetDirect) +
+                  (ppn - 1) * t.collnet_direct_arity_us) +
+             inter(nccl::kCollNetDirect);
     case Algorithm::kPat:
-      return nccl::kBaseLatencyUs[nccl::kPat][pi] +
-             log2_ceil(N) *
-                 ((n > 1 ? hw(nccl::kNet, nccl::kPat) : hw(nccl::kNvlink, nccl::kPat)) + hop);
+      if (!t.has_pat) return std::numeric_limits<double>::infinity();
+      return base(nccl::kPat) + log2_floor(n) * (inter(nccl::kPat) / nccl::kPatLatencyDivisor) +
+             static_cast<double>(N) * nccl::kPatPerRankUs;
     case Algorithm::kP2p: {
-      const double one = n > 1 ? hw(nccl::kNet, nccl::kRing) + hop : hw(nccl::kNvlink, nccl::kRing);
+      // gpufabric's estimate: NCCL's tuner has no send/recv latency (docs/nccl-model-reference.md).
+      const double one =
+          n > 1 ? hw(nccl::kNet, nccl::kRing) + s.net_hop_us : hw(nccl::kNvlink, nccl::kRing);
       return nccl::kP2pBaseLatencyUs + one;  // an alltoall's posting: alltoall_time_us
     }
   }
   return 0;
 }
 
-double protocol_factor(Algorithm a, Protocol p, Op op, int domains) {
-  if (p == Protocol::kSimple) return 1.0;
-  if (a == Algorithm::kRing)
-    return p == Protocol::kLL128 ? nccl::kRingLL128Factor
-                                 : (domains > 1 || op == Op::kAllReduce ? nccl::kRingLLFactor
-                                                                        : nccl::kRingLLFactorIntra);
-  if (a == Algorithm::kTree)
-    return p == Protocol::kLL128 ? nccl::kTreeLL128Factor : nccl::kTreeLLFactor;
-  return 0;  // NVLS, CollNet, PAT and p2p run Simple only
+double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double simple_Bps,
+                          double bytes) {
+  const nccl::ReleaseTerms& t = terms(s.release);
+  const int n = std::max(1, s.domains);
+  const double ppn = static_cast<double>(s.ranks) / n;
+  const int row = generation_row(s), col = nodes_class(n);
+  // llMaxBws: the GPU's row on one node, the CPU vendor's across nodes (Intel assumed: row 0).
+  const double ll_max_Bps = t.ll_max_bw[n == 1 ? row : 0][col] * 1e9;
+  const double channels = std::max(1, s.channels);
+  switch (a) {
+    case Algorithm::kRing: {
+      // Caps are on bus bandwidth; the payload moves at bus bandwidth x N / nsteps.
+      const double to_alg = static_cast<double>(s.ranks) /
+                            static_cast<double>(std::max(1LL, ring_steps(s.op, s.ranks)));
+      if (p == Protocol::kSimple) return simple_Bps;
+      if (p == Protocol::kLL) {
+        const bool multi = n > 1 || s.op == Op::kAllReduce || s.op == Op::kReduce;
+        return std::min(ll_max_Bps * to_alg,
+                        simple_Bps * (multi ? t.ring_ll_ratio_multi : t.ring_ll_ratio_intra));
+      }
+      return std::min(simple_Bps * (ppn < 2 ? t.ring_ll128_ratio_ppn1 : t.ring_ll128_ratio),
+                      channels * nccl::kPerChMaxRingLL128Bw[row][col] * 1e9 * to_alg);
+    }
+    case Algorithm::kTree: {
+      constexpr double kToAlg = 0.5;  // tree: bus bandwidth x .5
+      double bw = std::min(simple_Bps * nccl::kTreeRatio,
+                           channels * nccl::kPerChMaxTreeBw[row][col] * 1e9 * kToAlg);
+      if (p == Protocol::kLL) bw = std::min(bw * nccl::kTreeLLRatio, ll_max_Bps * kToAlg);
+      if (p == Protocol::kLL128)
+        bw = std::min(bw * (n == 1 ? nccl::kTreeLL128RatioOneNode : nccl::kTreeLL128RatioMulti),
+                      channels * nccl::kPerChMaxTreeLL128Bw[row][col] * 1e9 * kToAlg);
+      // treeCorrectionFactor by log2(bytes / 64): 23 sizes in v2.18, 24 in v2.29 (which skips
+      // messages under 64 bytes).
+      const int columns = s.release == NcclRelease::kV2_18 ? 23 : 24;
+      const long long units = static_cast<long long>(bytes) >> 6;
+      if (units >= 1 || s.release == NcclRelease::kV2_18) {
+        const int k = log2_floor(units);
+        if (k < columns) bw *= nccl::kTreeCorrection[static_cast<int>(p)][k];
+      }
+      return bw;
+    }
+    case Algorithm::kPat:
+      return p == Protocol::kSimple && t.has_pat ? simple_Bps * nccl::kPatRatio : 0;
+    default:  // NVLS, CollNet and point-to-point run Simple only
+      return p == Protocol::kSimple ? simple_Bps : 0;
+  }
 }
 
 double alltoall_posting_us(long long ranks) {
@@ -123,14 +212,26 @@ double alltoall_time_us(double fixed_us, long long ranks, double data_us) {
   return fixed_us + std::max(alltoall_posting_us(ranks), data_us);
 }
 
+double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                    double bytes) {
+  const double bw = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
+  return bw > 0 ? bytes / bw * 1e6 : std::numeric_limits<double>::infinity();
+}
+
 double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                           double bytes) {
-  const double f = protocol_factor(a, p, s.op, s.domains);
-  if (f <= 0) return std::numeric_limits<double>::infinity();
-  const double data_us = bytes * seconds_per_byte / f * 1e6;
+  const double data_us = data_time_us(a, p, s, seconds_per_byte, bytes);
+  if (!std::isfinite(data_us)) return data_us;
   if (a == Algorithm::kP2p && s.op == Op::kAlltoall)
     return alltoall_time_us(latency_us(a, p, s), s.ranks, data_us);
-  return latency_us(a, p, s) + data_us;
+  double lat = latency_us(a, p, s);
+  // Ring Simple all_reduce across nodes: tuning.cc's plateau factor on the latency.
+  if (a == Algorithm::kRing && p == Protocol::kSimple && s.domains > 1 && s.op == Op::kAllReduce &&
+      bytes / (std::max(1, s.channels) * static_cast<double>(s.ranks)) >=
+          nccl::kRingPlateauMinBytes)
+    lat *= s.generation == GpuGeneration::kVolta ? nccl::kRingPlateauLatencyFactorVolta
+                                                 : nccl::kRingPlateauLatencyFactor;
+  return lat + data_us;
 }
 
 }  // namespace gf

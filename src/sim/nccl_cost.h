@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/enum_names.h"
+#include "spec/spec.h"
 
 namespace gf {
 
@@ -48,13 +49,20 @@ double bus_factor(Op op, long long ranks);
 /// all-gather), all_gather and reduce_scatter (N-1)/N, broadcast and reduce 1 (a pipeline).
 double ring_traffic_factor(Op op, long long ranks);
 
+/// The GPU generation NCCL's tables are indexed by (its compute-capability index).
+enum class GpuGeneration { kVolta, kAmpere, kHopper, kBlackwell };
+
 /// The communicator a cost is charged for.
 struct CostShape {
   Op op = Op::kAllReduce;
   long long ranks = 0;    ///< GPUs
-  int domains = 1;        ///< scale-up domains the ranks span (nodes, or NVL72 racks)
+  int domains = 1;        ///< scale-up domains the ranks span (NCCL's nodes; NVL72 racks)
   int domain_gpus = 1;    ///< GPUs per domain
-  double net_hop_us = 0;  ///< the fabric's own latency of one node-to-node hop (switches, wire)
+  double net_hop_us = 0;  ///< the fabric's own latency of one node-to-node hop (switches, wire):
+                          ///< gpufabric's term; NCCL's latencyInter is the NET plugin's, 0 for IB
+  NcclRelease release = kNewestNccl;
+  GpuGeneration generation = GpuGeneration::kHopper;
+  int channels = 16;  ///< channels the algorithm runs on (its caps are per channel)
 };
 
 /// Fixed time of one collective, us: NCCL's base latency of the algorithm and protocol plus
@@ -62,9 +70,12 @@ struct CostShape {
 /// fabric's hop latency on the steps that cross the network.
 double latency_us(Algorithm a, Protocol p, const CostShape& s);
 
-/// Bandwidth of a protocol relative to Simple on an algorithm (tuning.cc); 0 where NCCL does
-/// not run that protocol with that algorithm.
-double protocol_factor(Algorithm a, Protocol p, Op op, int domains);
+/// The bandwidth (algorithm bandwidth, bytes/s of payload) of a protocol on an algorithm for a
+/// message of `bytes`, from the Simple protocol's `simple_Bps` as the flow model found it:
+/// NCCL's ratios and caps per protocol, tree's per-size correction (tuning.cc). 0 where NCCL
+/// does not run that protocol with that algorithm.
+double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double simple_Bps,
+                          double bytes);
 
 /// The time an alltoall of `ranks` spends posting a send and a receive to every peer, us. It
 /// overlaps the data: an alltoall takes the longer of the two (plus its fixed latency).
@@ -72,9 +83,13 @@ double alltoall_posting_us(long long ranks);
 /// An alltoall's time, us: its fixed latency, then the posting or the data, whichever is longer.
 double alltoall_time_us(double fixed_us, long long ranks, double data_us);
 
-/// Time of one (algorithm, protocol) at `bytes`, us: the fixed latency plus the data at
-/// `seconds_per_byte` (Simple) scaled by the protocol; infinity where the protocol does not run.
+/// Time of one (algorithm, protocol) at `bytes`, us: the fixed latency (with ring Simple's
+/// plateau factor once the message is large enough) plus the data at protocol_bandwidth;
+/// infinity where the protocol does not run. `seconds_per_byte`: Simple, from the flow model.
 double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                           double bytes);
+/// The data part of collective_time_us, us.
+double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                    double bytes);
 
 }  // namespace gf

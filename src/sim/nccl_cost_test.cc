@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/nccl_constants.h"
@@ -35,66 +36,134 @@ TEST(NcclCost, BusFactorIsNcclTests) {
   EXPECT_DOUBLE_EQ(ring_traffic_factor(Op::kBroadcast, 4), 1.0);
 }
 
-// 16 GPUs in 2 domains of 8, 1 us of fabric per network hop.
-constexpr CostShape kTwoNodes{Op::kAllReduce, 16, 2, 8, 1.0};
+// Communicators with no fabric hop of their own, so that the figures are tuning.cc's alone.
+CostShape shape(Op op, long long ranks, int domains, NcclRelease r) {
+  CostShape s;
+  s.op = op;
+  s.ranks = ranks;
+  s.domains = domains;
+  s.domain_gpus = static_cast<int>(ranks / domains);
+  s.release = r;
+  s.generation = GpuGeneration::kHopper;
+  s.channels = 16;
+  return s;
+}
+constexpr NcclRelease k218 = NcclRelease::kV2_18, k229 = NcclRelease::kV2_29;
 
-TEST(NcclCost, RingLatencyCountsIntraAndInterSteps) {
-  // all_reduce: 2(N-1) = 30 steps, 2(n-1) = 2 of them between domains.
-  // Simple: 8.4 + 28 x 3.4 (NVLink) + 2 x (14 (net) + 1) = 133.6 us.
-  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, kTwoNodes), 133.6, 1e-4);
-  // LL across nodes: the NVLink step x1.8 (tuning.cc): 6.6 + 28 x 1.08 + 2 x (2.7 + 1).
-  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, kTwoNodes), 44.24, 1e-4);
-  // all_gather: N-1 = 15 steps, n-1 = 1 between domains: 8.4 + 14 x 3.4 + 15.
-  CostShape ag = kTwoNodes;
-  ag.op = Op::kAllGather;
-  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, ag), 71.0, 1e-4);
-  // One domain: every step over NVLink, no fabric hop, no LL penalty: 6.6 + 7 x 0.6.
-  const CostShape one{Op::kAllGather, 8, 1, 8, 5.0};
-  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, one), 10.8, 1e-4);
-  // broadcast pipelines through every rank: N steps.
-  CostShape bc = one;
-  bc.op = Op::kBroadcast;
-  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, bc), 8.4 + 8 * 3.4, 1e-4);
+TEST(NcclCost, RingLatencyOneNodeIsTheSameInBothReleases) {
+  // 8 GPUs, all_reduce: 14 NVLink steps. LL 6.6 + 14 x .6; LL128 14 + 14 x 1.9; Simple 8.4 +
+  // 14 x 3.4 (docs/nccl-model-reference.md 1.5, worked values).
+  for (NcclRelease r : {k218, k229}) {
+    const CostShape s = shape(Op::kAllReduce, 8, 1, r);
+    EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, s), 15.0, 1e-4);
+    EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL128, s), 40.6, 1e-4);
+    EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, s), 56.0, 1e-4);
+  }
 }
 
-TEST(NcclCost, TreeLatencyIsChainPlusLogDepth) {
-  // Up and down: 2 x ((8 - 1) x 4.0 + ceil(log2 2) x (14 + 1)) + 8.4.
-  EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kSimple, kTwoNodes), 94.4, 1e-4);
-  CostShape many = kTwoNodes;
-  many.domains = 5;  // ceil(log2 5) = 3 levels
-  EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kSimple, many),
-              8.4 + 2 * (7 * 4.0 + 3 * 15.0), 1e-4);
+TEST(NcclCost, RingLatencyAcrossNodesPerRelease) {
+  // 8 nodes x 8 GPUs all_reduce: 126 steps; between nodes 2n = 16 (2.18) or 2(n-1) = 14 (2.23+);
+  // a step inside a node at least netOverhead (1 us, x3 for Simple).
+  const CostShape a = shape(Op::kAllReduce, 64, 8, k218), b = shape(Op::kAllReduce, 64, 8, k229);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, a), 6.6 + 110 * 1.0 + 16 * 2.7, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, b), 6.6 + 112 * 1.0 + 14 * 2.7, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL128, a), 287.0, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL128, b), 282.8, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, a), 606.4, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, b), 585.2, 1e-4);
+  // The fabric's own hop latency is added to every step between nodes.
+  CostShape hop = b;
+  hop.net_hop_us = 2;
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, hop), 585.2 + 14 * 2, 1e-4);
 }
 
-TEST(NcclCost, OtherAlgorithmsLatency) {
-  EXPECT_NEAR(latency_us(Algorithm::kNvls, Protocol::kSimple, kTwoNodes), 25.0, 1e-4);
-  EXPECT_NEAR(latency_us(Algorithm::kNvlsTree, Protocol::kSimple, kTwoNodes), 25 + 2 * 21.9,
+TEST(NcclCost, TreeLatencyIsChainPlusFloorLog) {
+  // 2 x ((ppn - 1) x NVLink + floor(log2 n) x Net) + base; Tree Simple's base is 0 in 2.18.
+  const CostShape a = shape(Op::kAllReduce, 64, 8, k218), b = shape(Op::kAllReduce, 64, 8, k229);
+  EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kLL, b), 45.2, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kLL128, b), 82.5, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kSimple, a), 140.0, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kSimple, b), 148.4, 1e-4);
+  // floor, not ceil: 5 nodes are 2 levels.
+  const CostShape five = shape(Op::kAllReduce, 40, 5, k229);
+  EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kSimple, five), 8.4 + 2 * (7 * 4.0 + 2 * 14),
               1e-4);
-  EXPECT_NEAR(latency_us(Algorithm::kCollNet, Protocol::kSimple, kTwoNodes), 3.7 + 31 + 2, 1e-4);
-  EXPECT_NEAR(latency_us(Algorithm::kPat, Protocol::kSimple, kTwoNodes), 8.0 + 4 * 15.0, 1e-4);
-  EXPECT_NEAR(latency_us(Algorithm::kP2p, Protocol::kSimple, kTwoNodes), 8.4 + 15.0, 1e-4);
 }
 
-TEST(NcclCost, ProtocolFactors) {
-  EXPECT_EQ(protocol_factor(Algorithm::kRing, Protocol::kSimple, Op::kAllReduce, 2), 1.0);
-  EXPECT_EQ(protocol_factor(Algorithm::kRing, Protocol::kLL, Op::kAllReduce, 2),
-            nccl::kRingLLFactor);
-  EXPECT_EQ(protocol_factor(Algorithm::kRing, Protocol::kLL, Op::kAllGather, 1),
-            nccl::kRingLLFactorIntra);
-  EXPECT_EQ(protocol_factor(Algorithm::kTree, Protocol::kLL128, Op::kAllReduce, 2),
-            nccl::kTreeLL128Factor);
-  EXPECT_EQ(protocol_factor(Algorithm::kNvls, Protocol::kLL, Op::kAllReduce, 1), 0.0);
-  EXPECT_EQ(protocol_factor(Algorithm::kP2p, Protocol::kLL128, Op::kAlltoall, 2), 0.0);
+TEST(NcclCost, NvlsCollNetAndPatLatencyPerRelease) {
+  const CostShape one18 = shape(Op::kAllReduce, 8, 1, k218),
+                  one29 = shape(Op::kAllReduce, 8, 1, k229);
+  EXPECT_NEAR(latency_us(Algorithm::kNvls, Protocol::kSimple, one18), 23.0, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kNvls, Protocol::kSimple, one29), 25.0, 1e-4);
+  const CostShape m18 = shape(Op::kAllReduce, 32, 4, k218),
+                  m29 = shape(Op::kAllReduce, 32, 4, k229);
+  EXPECT_NEAR(latency_us(Algorithm::kNvlsTree, Protocol::kSimple, m18), 23 + 2 * 3 * 19.0, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kNvlsTree, Protocol::kSimple, m29), 25 + 2 * 2 * 20.9, 1e-4);
+  // CollNet Direct: 2 x (NVLink + 7 x arity) + Net.
+  EXPECT_NEAR(latency_us(Algorithm::kCollNet, Protocol::kSimple, m18), 2 * (8.0 + 7 * 0.5) + 10.7,
+              1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kCollNet, Protocol::kSimple, m29), 2 * (3.7 + 7 * 0.4) + 31,
+              1e-4);
+  // PAT (2.23+): one GPU per node, 16 nodes: 8 + log2(16) x 14 / 3.5 + 16 x 2.8; none in 2.18.
+  const CostShape pat = shape(Op::kAllGather, 16, 16, k229);
+  EXPECT_NEAR(latency_us(Algorithm::kPat, Protocol::kSimple, pat), 8 + 4 * 14 / 3.5 + 16 * 2.8,
+              1e-4);
+  EXPECT_TRUE(std::isinf(
+      latency_us(Algorithm::kPat, Protocol::kSimple, shape(Op::kAllGather, 16, 16, k218))));
 }
 
-TEST(NcclCost, CollectiveTimeAddsLatencyAndData) {
-  // 1 GB at 1 ns/byte on Simple: latency + 1e6 us.
-  const double t = collective_time_us(Algorithm::kRing, Protocol::kSimple, kTwoNodes, 1e-9, 1e9);
-  EXPECT_NEAR(t, 133.6 + 1e6, 1e-3);
-  // LL moves the same data at a quarter of Simple's bandwidth.
-  const double ll = collective_time_us(Algorithm::kRing, Protocol::kLL, kTwoNodes, 1e-9, 1e9);
-  EXPECT_NEAR(ll, 44.24 + 4e6, 1e-2);
-  EXPECT_TRUE(std::isinf(collective_time_us(Algorithm::kNvls, Protocol::kLL, kTwoNodes, 1e-9, 1)));
+TEST(NcclCost, RingProtocolBandwidthPerRelease) {
+  const double simple = 50e9;  // payload bytes/s
+  // 8 nodes: llMaxBw 20.4 GB/s of bus bandwidth (Intel CPU, 3+ nodes), x N/nsteps = 64/126.
+  const double ll_cap = 20.4e9 * 64 / 126;
+  const CostShape a = shape(Op::kAllReduce, 64, 8, k218), b = shape(Op::kAllReduce, 64, 8, k229);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kRing, Protocol::kLL, a, simple, 1e6), ll_cap, 1);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kRing, Protocol::kLL, b, simple, 1e6), ll_cap, 1);
+  // Where the cap does not bind: x1/4 (2.18) against x.5 (2.21+).
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kRing, Protocol::kLL, a, 20e9, 1e6), 5e9, 1);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kRing, Protocol::kLL, b, 20e9, 1e6), 10e9, 1);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kRing, Protocol::kLL128, b, simple, 1e6), simple * 0.92,
+              1);
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kRing, Protocol::kSimple, b, simple, 1e6), simple);
+  // One node of Hopper: llMaxBw 87.7 (2.18) or 141.0 (2.29) GB/s; all_gather x1/3 in 2.18.
+  const CostShape g18 = shape(Op::kAllGather, 8, 1, k218), g29 = shape(Op::kAllGather, 8, 1, k229);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kRing, Protocol::kLL, g18, 300e9, 1e6),
+              std::min(87.7e9 * 8 / 7, 100e9), 1);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kRing, Protocol::kLL, g29, 300e9, 1e6),
+              std::min(141.0e9 * 8 / 7, 150e9), 1);
+}
+
+TEST(NcclCost, TreeBandwidthHasItsRatioAndPerSizeCorrection) {
+  const CostShape b = shape(Op::kAllReduce, 64, 8, k229);
+  // 1 GiB: past the correction table; x.92.
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kTree, Protocol::kSimple, b, 40e9, 1 << 30),
+              40e9 * 0.92, 1);
+  // 1 MiB: log2(2^20 / 64) = 14, Simple's factor .5.
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kTree, Protocol::kSimple, b, 40e9, 1 << 20),
+              40e9 * 0.92 * 0.5, 1);
+  // LL: /3.8, under llMaxBw x .5; LL128 x120/128 across nodes.
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kTree, Protocol::kLL, b, 40e9, 1 << 30),
+              std::min(40e9 * 0.92 / 3.8, 20.4e9 * 0.5), 1);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kTree, Protocol::kLL128, b, 40e9, 1 << 30),
+              40e9 * 0.92 * 120 / 128, 1);
+  // NVLS, CollNet and p2p run Simple only; PAT x.75 where it exists.
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kNvls, Protocol::kLL, b, 40e9, 1e6), 0);
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kPat, Protocol::kSimple, b, 40e9, 1e6), 30e9);
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kPat, Protocol::kSimple,
+                               shape(Op::kAllGather, 16, 16, k218), 40e9, 1e6),
+            0);
+}
+
+TEST(NcclCost, CollectiveTimeAddsLatencyDataAndRingPlateau) {
+  const CostShape b = shape(Op::kAllReduce, 64, 8, k229);
+  // 1 GB at 1 ns/byte on Simple: the latency x1.4 (plateau: 1e9 / (16 x 64) >= 64 B) + 1e6 us.
+  const double t = collective_time_us(Algorithm::kRing, Protocol::kSimple, b, 1e-9, 1e9);
+  EXPECT_NEAR(t, 585.2 * 1.4 + 1e6, 1e-3);
+  // 32 KiB: under the plateau's threshold (32 B per channel and rank).
+  EXPECT_NEAR(collective_time_us(Algorithm::kRing, Protocol::kSimple, b, 1e-9, 32768),
+              585.2 + 32.768, 1e-3);
+  EXPECT_NEAR(data_time_us(Algorithm::kRing, Protocol::kSimple, b, 1e-9, 1e9), 1e6, 1e-3);
+  EXPECT_TRUE(std::isinf(collective_time_us(Algorithm::kNvls, Protocol::kLL, b, 1e-9, 1)));
 }
 
 TEST(NcclCost, AlltoallPostingOverlapsData) {
@@ -103,10 +172,10 @@ TEST(NcclCost, AlltoallPostingOverlapsData) {
   EXPECT_DOUBLE_EQ(alltoall_time_us(10, 16, 1), 10 + 15 * nccl::kP2pPerPeerLatencyUs);
   // Large data hides the posting.
   EXPECT_DOUBLE_EQ(alltoall_time_us(10, 16, 1000), 1010);
-  CostShape a2a = kTwoNodes;
-  a2a.op = Op::kAlltoall;
+  CostShape a2a = shape(Op::kAlltoall, 16, 2, k229);
+  a2a.net_hop_us = 1;
   EXPECT_NEAR(collective_time_us(Algorithm::kP2p, Protocol::kSimple, a2a, 1e-9, 1e3),
-              23.4 + 15 * nccl::kP2pPerPeerLatencyUs, 1e-6);
+              8.4 + 14 + 1 + 15 * nccl::kP2pPerPeerLatencyUs, 1e-6);
 }
 
 }  // namespace

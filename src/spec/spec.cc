@@ -38,7 +38,9 @@ bool is_auto(const YAML::Node& map, const std::string& key) {
 
 void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
   if (!r.expect_map(n, "cluster")) return;
-  r.check_keys(n, "cluster", {"gpu", "nodes", "gpus", "gpus_per_node", "nic", "nics_per_node"});
+  r.check_keys(n, "cluster",
+               {"gpu", "nodes", "gpus", "gpus_per_node", "nic", "nics_per_node", "nccl"});
+  if (auto v = r.choice_of(n, "nccl", "cluster", kNcclReleaseNames)) c.nccl = *v;
   if (auto v = r.text(n, "gpu", "cluster", true)) c.gpu = *v;
   if (auto v = r.text(n, "nic", "cluster", true)) c.nic = *v;
   const bool has_nodes = child(n, "nodes").IsDefined(), has_gpus = child(n, "gpus").IsDefined();

@@ -18,14 +18,23 @@ struct SourceLoc {
   int line = 0, column = 0;  ///< 1-based
 };
 
+/// The NCCL releases whose tuner terms are modelled (sim/nccl_constants.h has a table of each):
+/// v2.18.6-1 and v2.29.7-1.
+enum class NcclRelease { kV2_18, kV2_29 };
+inline constexpr EnumName<NcclRelease> kNcclReleaseNames[] = {{NcclRelease::kV2_18, "2.18"},
+                                                              {NcclRelease::kV2_29, "2.29"}};
+inline constexpr NcclRelease kNewestNccl = NcclRelease::kV2_29;
+inline const char* nccl_release_name(NcclRelease r) { return name_of(kNcclReleaseNames, r); }
+
 /// The compute side: servers, GPUs and scale-out NICs.
 struct ClusterSpec {
-  std::string gpu;               ///< catalog id
-  int nodes = 0;                 ///< derived from `gpus` when only that is given
-  int gpus_per_node = 0;         ///< 0: the catalog's value for the GPU
-  std::string nic;               ///< catalog id of the backend NIC
-  int nics_per_node = 0;         ///< 0: one per GPU (rail-optimized)
-  long long gpus_requested = 0;  ///< `gpus:` as written (0 when `nodes:` was used)
+  std::string gpu;                 ///< catalog id
+  int nodes = 0;                   ///< derived from `gpus` when only that is given
+  int gpus_per_node = 0;           ///< 0: the catalog's value for the GPU
+  std::string nic;                 ///< catalog id of the backend NIC
+  int nics_per_node = 0;           ///< 0: one per GPU (rail-optimized)
+  long long gpus_requested = 0;    ///< `gpus:` as written (0 when `nodes:` was used)
+  NcclRelease nccl = kNewestNccl;  ///< the NCCL release the collectives run with
 };
 
 /// The scale-out network technology.
@@ -117,14 +126,14 @@ struct WorkloadSpec {
   double compute_time_s = 0;      ///< 0 = computed from FLOPs
   double steps = 0;               ///< 0 with tokens = 0: unknown
   double tokens = 0;
-  bool overlap = true;                         ///< DP gradient reduction overlapped with backward
+  bool overlap = true;  ///< DP gradient reduction overlapped with backward
   DpCollective dp_collective = DpCollective::kHierarchical;
 };
 
 /// What the plan must achieve.
 struct ConstraintsSpec {
   Goal goal = Goal::kTime;
-  double budget_usd = 0;      ///< 0 = no budget
+  double budget_usd = 0;  ///< 0 = no budget
   double max_comm_fraction = 0.3;
   double min_gpu_utilization = 0.8;
 };
