@@ -1,4 +1,5 @@
 // The address plan and the FRR configurations; every frr.conf is checked by real FRR.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -212,8 +213,11 @@ TEST(Hosts, RailNamesFromTheSpec) {
   EXPECT_NE(np.find("    ens2f0np0:\n      mtu: 9000"), std::string::npos) << np;
   EXPECT_EQ(np.find("nic"), std::string::npos) << np;
   const std::string& env = files["hosts/node001/nccl.env"];
-  EXPECT_NE(env.find("NCCL_IB_HCA=mlx5_0:1,mlx5_3:1\n"), std::string::npos) << env;
-  EXPECT_NE(env.find("NCCL_SOCKET_IFNAME=^lo,docker,ens1f0np0,ens2f0np0\n"), std::string::npos);
+  EXPECT_NE(env.find("NCCL_IB_HCA==mlx5_0:1,mlx5_3:1\n"), std::string::npos) << env;
+  // Bootstrap over the management interface only; the placeholder until the spec names it.
+  EXPECT_NE(env.find("NCCL_SOCKET_IFNAME==mgmt0\nGLOO_SOCKET_IFNAME=mgmt0\n"), std::string::npos)
+      << env;
+  EXPECT_NE(env.find("# mgmt0 is a placeholder"), std::string::npos) << env;
   EXPECT_NE(files["hosts/node001/roce-qos.sh"].find("mlnx_qos -i ens2f0np0 --trust dscp"),
             std::string::npos);
   EXPECT_NE(ip_plan_csv(*a).find("host,node001,ens2f0np0,"), std::string::npos);
@@ -312,7 +316,8 @@ TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
       }
     }
     if (name.ends_with("nccl.env")) {
-      EXPECT_NE(text.find("NCCL_IB_HCA=mlx5_0:1,mlx5_1:1\n"), std::string::npos) << text;
+      // '=': exact names, or mlx5_1 would also select mlx5_10 ... mlx5_19.
+      EXPECT_NE(text.find("NCCL_IB_HCA==mlx5_0:1,mlx5_1:1\n"), std::string::npos) << text;
       EXPECT_NE(text.find("NCCL_IB_TC=106\n"), std::string::npos);
       EXPECT_EQ(text.find("NCCL_IB_QPS_PER_CONNECTION"), std::string::npos);  // lab is ecmp
     }
@@ -348,6 +353,37 @@ TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
       EXPECT_NE(text.find("NCCL_IB_QPS_PER_CONNECTION=4"), std::string::npos);
     }
   }
+}
+
+// NCCL's and Gloo's bootstrap and torchrun's rendezvous run over the management interface the
+// spec names, never a rail; the HCA list matches names exactly, which matters from ten RDMA
+// devices a node (mlx5_1 would also select mlx5_10 ... mlx5_15).
+TEST(Hosts, BootstrapOverTheManagementInterface) {
+  const char* spec =
+      "cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g, nics_per_node: 8}\n"
+      "fabric: {technology: roce, topology: clos2, switch: arista-7060x6, planes: 2}\n"
+      "addressing: {mgmt_netdev: eno1}\n";
+  const Catalog cat = *builtin_catalog();
+  Spec s;
+  const Plan plan = testing::plan_of(spec, cat, &s);
+  auto a = plan_addresses(plan, cat, s.addressing);
+  ASSERT_TRUE(a.ok()) << format_diagnostics(a.errors());
+  std::map<std::string, std::string> files;
+  for (auto& [name, text] : host_files(plan, *a)) files[name] = text;
+  const std::string& env = files["hosts/node001/nccl.env"];
+  EXPECT_NE(env.find("\nNCCL_SOCKET_IFNAME==eno1\nGLOO_SOCKET_IFNAME=eno1\n"), std::string::npos)
+      << env;
+  EXPECT_EQ(env.find("placeholder"), std::string::npos) << env;
+  const auto at = env.find("NCCL_IB_HCA==mlx5_0:1,");
+  ASSERT_NE(at, std::string::npos) << env;
+  const std::string hca = env.substr(at, env.find('\n', at) - at);
+  for (int d = 0; d < 16; ++d)  // 8 NICs x 2 planes, each named once and exactly
+    EXPECT_NE((hca + ",").find(fmt::format("mlx5_{}:1,", d)), std::string::npos) << d << hca;
+  const std::string& run = files["hosts/node002/torchrun.sh"];
+  EXPECT_NE(run.find("--rdzv-endpoint=\"${MASTER_ADDR:-node001}:29500\""), std::string::npos)
+      << run;
+  EXPECT_EQ(run.find("10.128."), std::string::npos) << run;  // no rail address
+  EXPECT_EQ(sh_syntax(run), 0) << run;
 }
 
 }  // namespace
