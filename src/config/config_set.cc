@@ -88,6 +88,7 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
   set.folders.push_back("ip-plan.csv");
   for (const auto& t : kEthernetTargets)
     if (wanted(t.name)) set.folders.push_back(t.folder);
+  const CumulusRelease cumulus = parse_cumulus_release(planned.spec.addressing.cumulus_version);
   for (const auto& sw : ap.switches) {
     if (wanted("frr")) set.files.push_back({"frr/" + sw.name + ".conf", frr_conf(ap, sw)});
     if (wanted("eos")) set.files.push_back({"eos/" + sw.name + ".cfg", eos_config(plan, ap, sw)});
@@ -96,7 +97,8 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
                            sonic_config_db(plan, planned.catalog, ap, sw).dump(2) + "\n"});
       set.files.push_back({"sonic/" + sw.name + "/frr.conf", sonic_frr_conf(plan, ap, sw)});
     }
-    if (wanted("nvue")) set.files.push_back({"nvue/" + sw.name + ".sh", nvue_commands(ap, sw)});
+    if (wanted("nvue"))
+      set.files.push_back({"nvue/" + sw.name + ".sh", nvue_commands(plan, ap, sw, cumulus)});
   }
   if (wanted("host"))
     for (auto& h : host_files(plan, ap)) set.files.push_back(std::move(h));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +17,7 @@
 #include "config/hosts.h"
 #include "config/nvue.h"
 #include "config/opensm.h"
+#include "config/ports.h"
 #include "config/sonic.h"
 #include "lab/process.h"
 
@@ -32,6 +34,16 @@ std::pair<int, std::string> frr_dryrun(const std::string& conf) {
   const CommandResult r = run_command({"vtysh", "--dryrun", "--inputfile", path.string()});
   std::filesystem::remove(path);
   return {r.exit_code, r.out + r.err};
+}
+
+// `sh -n` (syntax only) of a generated script.
+int sh_syntax(const std::string& script) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("gf_sh_" + std::to_string(getpid()) + ".sh");
+  std::ofstream(path) << script;
+  const int status = std::system(("sh -n " + path.string()).c_str());
+  std::filesystem::remove(path);
+  return WEXITSTATUS(status);
 }
 
 TEST(Addressing, Prefixes) {
@@ -197,7 +209,45 @@ TEST(Eos, RoutedPortsCarryTheRoceProfileAndEveryNeighbour) {
   EXPECT_EQ(eos_port_name(lab.plan, 1), "Ethernet1/1");
   EXPECT_EQ(eos_port_name(lab.plan, 2), "Ethernet1/5");  // 2 x 400G per 800G cage
   EXPECT_EQ(eos_port_name(lab.plan, 3), "Ethernet2/1");
+  // Both 400G ports of a cage need the 4-lane speed: /5 exists only when /1 runs 400g-4.
+  for (const auto& sw : a->switches) {
+    const std::string cfg = eos_config(lab.plan, *a, sw);
+    int links = 0, hosts = 0;
+    for (const auto& l : a->links) links += l.a_device == sw.name || l.b_device == sw.name;
+    for (const auto& h : a->hosts) hosts += h.leaf == sw.name;
+    EXPECT_EQ(count(cfg, "   speed 400g-4\n"), links + hosts) << sw.name;
+    EXPECT_EQ(count(cfg, "   speed "), links + hosts) << sw.name;
+  }
+  const SwitchAddress* leaf = a->find("su01-r0-leaf");
+  ASSERT_NE(leaf, nullptr);
+  const std::string cfg = eos_config(lab.plan, *a, *leaf);
+  EXPECT_NE(cfg.find("interface Ethernet33/5\n   description to spine02 Ethernet1/1\n   mtu "
+                     "9214\n   speed 400g-4\n   no switchport\n"),
+            std::string::npos)
+      << cfg;
 }
+
+// A cage whose first port is unused still runs the breakout: its /1 gets the speed and is shut.
+TEST(Eos, UnusedPortsOfAUsedCageKeepTheBreakout) {
+  const char* spec =
+      "cluster: {gpu: h100-sxm, nodes: 3, gpus_per_node: 1, nic: cx7-400g, nics_per_node: 1}\n"
+      "fabric: {technology: roce, topology: clos2, scalable_unit: 3, switch: arista-7060x6}\n";
+  const Catalog cat = *builtin_catalog();
+  Spec s;
+  const Plan plan = testing::plan_of(spec, cat, &s);
+  auto a = plan_addresses(plan, cat, s.addressing);
+  ASSERT_TRUE(a.ok()) << format_diagnostics(a.errors());
+  for (const auto& sw : a->switches) {
+    if (sw.role != "leaf") continue;
+    const std::string cfg = eos_config(plan, *a, sw);
+    // Hosts on ports 1-3: port 4 (Ethernet2/5) is the unused half of cage 2.
+    EXPECT_NE(cfg.find("interface Ethernet2/5\n   description unused (its cage runs 400g-4)\n"
+                       "   shutdown\n   speed 400g-4\n"),
+              std::string::npos)
+        << cfg;
+  }
+}
+
 
 // Rails named in the spec replace the nicN / mlx5_N placeholders everywhere a host is named.
 TEST(Hosts, RailNamesFromTheSpec) {
@@ -247,6 +297,95 @@ TEST(Hosts, EveryPlanePortHasItsOwnRoutingTable) {
   EXPECT_EQ(tables, (std::set<int>{100, 101}));
 }
 
+// NVUE breaks out the cages it uses (Cumulus 5.4+: `link breakout 2x`) and names the ports
+// swp<cage>s<n>, the same cages EOS and SONiC use.
+TEST(Nvue, BreakoutCagesAndCumulusNames) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  const SwitchAddress* leaf = a->find("su01-r0-leaf");
+  ASSERT_NE(leaf, nullptr);
+  const std::string nv = nvue_commands(lab.plan, *a, *leaf);
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (size_t at = nv.find(what); at != std::string::npos; at = nv.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("nv set interface swp33 link breakout 2x\n"), 1) << nv;
+  EXPECT_EQ(count(" link breakout 2x\n"), 8);  // cages 1-4 (hosts) and 33-36 (uplinks)
+  EXPECT_LT(nv.find("swp33 link breakout"), nv.find("swp33s0 link state up"));
+  EXPECT_NE(nv.find("nv set interface swp33s0 description \"to spine01 swp1s0\"\n"),
+            std::string::npos);
+  EXPECT_NE(nv.find("nv set interface swp33s0 ip address 10.1.0.0/31\n"), std::string::npos);
+  EXPECT_NE(nv.find("nv set interface swp33s1 ip address 10.1.0.2/31\n"), std::string::npos);
+  EXPECT_NE(nv.find("nv set interface swp1s1 bridge domain br_default access 1000\n"),
+            std::string::npos);
+  EXPECT_EQ(nv.find("swp65"), std::string::npos);  // no logical numbering
+  // The flavours agree: cabling port 65 is EOS Ethernet33/1, SONiC Ethernet256, Cumulus swp33s0.
+  EXPECT_EQ(cumulus_port_name(lab.plan, 65), "swp33s0");
+  EXPECT_EQ(eos_port_name(lab.plan, 65), "Ethernet33/1");
+  EXPECT_EQ(sonic_port_name(lab.plan, 65), "Ethernet256");
+  EXPECT_EQ(cumulus_port_name(lab.plan, 66), "swp33s1");
+  EXPECT_EQ(eos_port_name(lab.plan, 66), "Ethernet33/5");
+  EXPECT_EQ(sonic_port_name(lab.plan, 66), "Ethernet260");
+  // Unnumbered: BGP on the interfaces, by the same names.
+  AddressingSpec un = lab.spec.addressing;
+  un.unnumbered = true;
+  auto b = plan_addresses(lab.plan, lab.catalog, un);
+  ASSERT_TRUE(b.ok());
+  const std::string nu = nvue_commands(lab.plan, *b, *b->find("su01-r0-leaf"));
+  EXPECT_NE(nu.find("nv set vrf default router bgp neighbor swp33s0 remote-as external\n"),
+            std::string::npos)
+      << nu;
+  EXPECT_EQ(sh_syntax(nu), 0);
+}
+
+// Cumulus 5.15 writes enabled/disabled for NVUE's booleans and `ipv4 address` for an interface's
+// address (its "New and Changed NVUE Commands"); 5.14 and earlier on/off and `ip address`.
+TEST(Nvue, TheReleaseDecidesTheWords) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  const SwitchAddress& leaf = *a->find("su01-r0-leaf");
+  const std::string old = nvue_commands(lab.plan, *a, leaf, parse_cumulus_release("5.14"));
+  const std::string now = nvue_commands(lab.plan, *a, leaf, parse_cumulus_release("5.15"));
+  EXPECT_NE(old.find("(Cumulus Linux 5.14)"), std::string::npos);
+  EXPECT_NE(old.find("nv set system forwarding ecmp-hash source-port on\n"), std::string::npos);
+  EXPECT_NE(old.find("path-selection multipath aspath-ignore on\n"), std::string::npos);
+  EXPECT_NE(old.find("nv set interface lo ip address 10.0.0.0/32\n"), std::string::npos);
+  EXPECT_NE(now.find("(Cumulus Linux 5.15)"), std::string::npos);
+  EXPECT_NE(now.find("nv set system forwarding ecmp-hash source-port enabled\n"),
+            std::string::npos);
+  EXPECT_NE(now.find("path-selection multipath aspath-ignore enabled\n"), std::string::npos);
+  EXPECT_NE(now.find("nv set interface lo ipv4 address 10.0.0.0/32\n"), std::string::npos);
+  EXPECT_NE(now.find("nv set interface swp33s0 ipv4 address 10.1.0.0/31\n"), std::string::npos);
+  EXPECT_NE(now.find("nv set interface vlan1000 ipv4 address "), std::string::npos);
+  EXPECT_EQ(now.find(" on\n"), std::string::npos) << now;
+  EXPECT_EQ(now.find(" ip address "), std::string::npos) << now;
+  EXPECT_EQ(parse_cumulus_release("5.10").minor, 10);
+  EXPECT_TRUE(parse_cumulus_release("5.15").at_least(5, 15));
+  EXPECT_FALSE(parse_cumulus_release("5.9").at_least(5, 15));
+}
+
+// The FRR that Cumulus runs (NVUE writes /etc/frr/frr.conf from the commands) with the
+// Cumulus port names, numbered and unnumbered: real FRR accepts it.
+TEST(Frr, CumulusPortNamesAreAcceptedByRealFrr) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  for (bool unnumbered : {false, true}) {
+    AddressingSpec spec = lab.spec.addressing;
+    spec.unnumbered = unnumbered;
+    auto a = plan_addresses(lab.plan, lab.catalog, spec);
+    ASSERT_TRUE(a.ok());
+    for (const auto& sw : a->switches) {
+      const std::string conf =
+          frr_conf(*a, sw, [&](int p) { return cumulus_port_name(lab.plan, p); }, "vlan1000");
+      EXPECT_EQ(conf.find("swp6"), std::string::npos) << conf;  // no logical port 65-72
+      const auto [rc, said] = frr_dryrun(conf);
+      EXPECT_EQ(rc, 0) << sw.name << ":\n" << said << conf;
+    }
+  }
+}
+
 TEST(Ansible, InventoryGroupsEverySwitchAndNode) {
   const PlannedSpec lab = load_example("roce-lab-64.yaml");
   auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
@@ -285,16 +424,6 @@ TEST(OpenSm, RoutingEngineFitsTheTopology) {
             std::string::npos);
 }
 
-// `sh -n` (syntax only) of a generated script.
-int sh_syntax(const std::string& script) {
-  const auto path =
-      std::filesystem::temp_directory_path() / ("gf_sh_" + std::to_string(getpid()) + ".sh");
-  std::ofstream(path) << script;
-  const int status = std::system(("sh -n " + path.string()).c_str());
-  std::filesystem::remove(path);
-  return WEXITSTATUS(status);
-}
-
 TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
   const PlannedSpec lab = load_example("roce-lab-64.yaml");
   auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
@@ -331,7 +460,7 @@ TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
   EXPECT_EQ(netplans, lab.plan.nodes);
   // NVUE scripts: valid shell, one BGP neighbour per routed link, lossless RoCE.
   for (const auto& sw : a->switches) {
-    const std::string nv = nvue_commands(*a, sw);
+    const std::string nv = nvue_commands(lab.plan, *a, sw);
     EXPECT_EQ(sh_syntax(nv), 0) << nv;
     int links = 0;
     for (const auto& l : a->links) links += l.a_device == sw.name || l.b_device == sw.name;
@@ -344,6 +473,8 @@ TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
     EXPECT_NE(nv.find("nv set system forwarding ecmp-hash source-port on"), std::string::npos);
     EXPECT_NE(nv.find("nv set router bgp autonomous-system " + std::to_string(sw.asn)),
               std::string::npos);
+    // Saved to the startup configuration whatever auto save is set to.
+    EXPECT_TRUE(nv.ends_with("nv config apply --assume-yes\nnv config save\n")) << nv;
   }
   // ecmp-multi-qp spreads a connection over more QPs (more UDP source ports to hash).
   Plan multi = lab.plan;

@@ -28,8 +28,6 @@ constexpr int kEcnMaxKiB = 1536;
 constexpr int kEcnMarkPercent = 20;
 /// PFC watchdog: a queue paused this long is stuck (a storm); drop, recover after as long.
 constexpr int kPfcWatchdogMs = 200;
-/// Electrical lanes per switch cage (OSFP / QSFP-DD), shared by its breakout ports.
-constexpr int kLanesPerCage = 8;
 /// Jumbo MTU on hosts; switches carry 9214 (EOS) / 9100 (SONiC) to leave room for headers.
 constexpr int kHostMtu = 9000;
 /// NCCL_IB_QPS_PER_CONNECTION with ecmp-multi-qp: more QPs, more UDP source ports for ECMP.

@@ -19,12 +19,6 @@ struct Port {
 
 }  // namespace
 
-std::string sonic_port_name(const Plan& plan, int port) {
-  const int radix = std::max(1, plan.topo.radix);
-  const int lanes = std::max(1, kLanesPerCage * std::max(1, plan.sw.ports) / radix);
-  return fmt::format("Ethernet{}", (port - 1) * lanes);
-}
-
 nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const AddressPlan& a,
                                const SwitchAddress& sw) {
   using nlohmann::json;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/addressing.h"
+#include "config/ports.h"
 #include "plan/plan.h"
 
 namespace gf {
@@ -15,10 +16,7 @@ constexpr int kSonicMtu = 9100;
 /// The VLAN that holds a leaf's host ports (SONiC and NVUE); its interface is the gateway.
 constexpr int kSonicHostVlan = 1000;
 
-/// SONiC's name of front-panel port `port` (from 1): Ethernet<first lane>, with 8 SerDes lanes
-/// per native cage shared by its breakout ports (check against the platform's port_config.ini).
-std::string sonic_port_name(const Plan& plan, int port);
-
+/// Ports are named by config/ports.h (sonic_port_name).
 nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const AddressPlan& a,
                                const SwitchAddress& sw);
 std::string sonic_frr_conf(const Plan& plan, const AddressPlan& a, const SwitchAddress& sw);
