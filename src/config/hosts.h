@@ -1,6 +1,7 @@
 // Host configuration of a RoCE cluster, one set per node (guide §4.3, §4.4): netplan for the
 // rail interfaces, RoCE QoS, memlock limits, sysctl, the NCCL environment and a torchrun
-// launcher.
+// launcher. The lines and their sources (NCCL's environment documentation for the exact-match
+// NCCL_IB_HCA and NCCL_SOCKET_IFNAME) are in docs/configs/hosts.md.
 #pragma once
 
 #include <string>
