@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "units/units.h"
@@ -164,6 +165,17 @@ void read_nic(YamlReader& r, const YAML::Node& n, const std::string& path, Nic& 
   read_cost(r, n, path, c.cost, true, true);
 }
 
+// A buffer profile's dynamic_th: the alpha exponent, -8 to 8 (sonic-buffer-profile.yang).
+std::optional<int> dynamic_th(YamlReader& r, const YAML::Node& n, const std::string& path) {
+  const auto v = r.number(n, "dynamic_th", path);
+  if (!v) return std::nullopt;
+  if (*v < -8 || *v > 8 || *v != std::floor(*v)) {
+    r.error(child(n, "dynamic_th"), path + ".dynamic_th", "expected a whole number from -8 to 8");
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
+}
+
 // A SONiC buffer object: {type|pool, size, xoff, static_th, dynamic_th}.
 void read_buffer_object(YamlReader& r, const YAML::Node& n, const std::string& path, bool pool,
                         SonicBufferObject& o) {
@@ -177,7 +189,7 @@ void read_buffer_object(YamlReader& r, const YAML::Node& n, const std::string& p
   } else {
     if (auto v = r.text(n, "pool", path, true)) o.pool = *v;
     if (auto v = r.number(n, "static_th", path)) o.static_th = *v;
-    if (auto v = r.number(n, "dynamic_th", path)) o.dynamic_th = static_cast<int>(*v);
+    if (auto v = dynamic_th(r, n, path)) o.dynamic_th = *v;
     if (o.static_th <= 0 && !o.dynamic_th)
       r.error(n, path, "a buffer profile needs static_th or dynamic_th");
   }
@@ -235,7 +247,7 @@ void read_sonic(YamlReader& r, const YAML::Node& n, const std::string& path, Son
       if (auto v = r.number(pg, "size", pp, true)) l.size = *v;
       if (auto v = r.number(pg, "xon", pp)) l.xon = *v;
       if (auto v = r.number(pg, "xon_offset", pp)) l.xon_offset = *v;
-      if (auto v = r.number(pg, "dynamic_th", pp)) l.dynamic_th = static_cast<int>(*v);
+      if (auto v = dynamic_th(r, pg, pp)) l.dynamic_th = *v;
       if (auto v = r.small_positive_int(pg, "cell_bytes", pp, true)) l.cell_bytes = *v;
       p.lossless_pg = l;
     }

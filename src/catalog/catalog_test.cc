@@ -203,6 +203,9 @@ switches:
   EXPECT_NE(errs("    asic_vendor: broadcom\n" + sonic).find("traditional buffer model"),
             std::string::npos);
   EXPECT_NE(errs("    asic_vendor: tofino\n").find("'tofino' is not one of"), std::string::npos);
+  std::string huge = sonic;
+  huge.replace(huge.find("dynamic_th: 3"), 13, "dynamic_th: 1e300");
+  EXPECT_NE(errs("    asic_vendor: mellanox\n" + huge).find("from -8 to 8"), std::string::npos);
 }
 
 }  // namespace gf
