@@ -446,6 +446,19 @@ switches:
   ASSERT_FALSE(sonic.ok());
   EXPECT_EQ(sonic.errors()[0].key, "fabric.switch");
   EXPECT_NE(sonic.errors()[0].message.find("no SONiC platform for my-800g"), std::string::npos);
+  // A modular chassis: its EOS names have a line card, which the port model lacks.
+  PlannedSpec m;
+  m.catalog = cat;
+  m.plan = testing::plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 2}\n"
+      "fabric: {technology: roce, topology: clos2, switch: arista-7800r3}\n",
+      cat, &m.spec);
+  auto chassis = config_files(m, {});
+  ASSERT_TRUE(chassis.ok()) << format_diagnostics(chassis.errors());
+  EXPECT_EQ(std::count(chassis->folders.begin(), chassis->folders.end(), "eos/"), 0);
+  auto eos = config_files(m, {"eos"});
+  ASSERT_FALSE(eos.ok());
+  EXPECT_NE(eos.errors()[0].message.find("arista-7800r3 is modular"), std::string::npos);
 }
 
 // NVUE breaks out the cages it uses (Cumulus 5.4+: `link breakout 2x`) and names the ports
