@@ -212,7 +212,8 @@ void read_sonic(YamlReader& r, const YAML::Node& n, const std::string& path, Son
       const std::string speed = kv.first.Scalar();
       auto g = units::parse_bitrate(speed);
       if (!g || !kv.second.IsScalar())
-        r.error(kv.first, path + ".hwsku", fmt::format("'{}: ...' is not a speed and a name", speed),
+        r.error(kv.first, path + ".hwsku",
+                fmt::format("'{}: ...' is not a speed and a name", speed),
                 "write it as 400G: Arista-7060X6-64PE-O128S2");
       else
         p.hwsku[*g / 1e9] = kv.second.Scalar();
@@ -275,8 +276,8 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
   r.check_keys(n, path,
                with_cost({"id", "name", "technology", "ports", "port_speed", "ports_per_cage",
                           "breakout", "buffer_mb", "in_network_reduction", "adaptive_routing",
-                          "latency_ns", "latency_source", "modular", "rack_units",
-                          "lanes_per_cage", "serdes_lanes", "asic_vendor", "sonic"}));
+                          "latency_ns", "latency_source", "modular", "rack_units", "lanes_per_cage",
+                          "serdes_lanes", "asic_vendor", "sonic"}));
   if (auto v = r.text(n, "name", path)) s.name = *v;
   if (auto v = r.choice_of(n, "technology", path, kSwitchTechnologyNames, true)) s.technology = *v;
   if (auto v = r.small_positive_int(n, "ports", path, true)) s.ports = *v;
@@ -360,8 +361,8 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
               "the lossless PGs' pool, ingress_lossless_pool, is missing (buffermgrd names it)");
     for (const auto& [gbps, sku] : p.hwsku)
       if (s.ports_at(gbps) == 0)
-        r.error(so, path + ".sonic.hwsku", fmt::format("{} is for {:g}G, a speed the switch lacks",
-                                                       sku, gbps));
+        r.error(so, path + ".sonic.hwsku",
+                fmt::format("{} is for {:g}G, a speed the switch lacks", sku, gbps));
     s.sonic = std::move(p);
   }
   read_cost(r, n, path, s.cost, true, true);

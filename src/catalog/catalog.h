@@ -105,7 +105,7 @@ inline const char* buffer_model_name(BufferModel m) { return name_of(kBufferMode
 /// barefoot (and vs). Every other vendor runs the traditional model.
 inline BufferModel sonic_buffer_model(AsicVendor v) {
   return v == AsicVendor::kMellanox || v == AsicVendor::kBarefoot ? BufferModel::kDynamic
-                                                                   : BufferModel::kTraditional;
+                                                                  : BufferModel::kTraditional;
 }
 
 /// One SONiC buffer object as a platform's buffers_defaults_*.j2 sets it (BUFFER_POOL or
@@ -128,13 +128,13 @@ struct SonicLosslessPg {
 /// What SONiC needs to know about a switch that its own device folder holds
 /// (sonic-buildimage device/<vendor>/<platform>/): names, FEC, buffer pools and profiles.
 struct SonicPlatform {
-  std::string platform;                  ///< DEVICE_METADATA platform (the device folder)
-  std::map<double, std::string> hwsku;   ///< the HWSKU folder per port speed (Gb/s)
-  std::string fec;                       ///< PORT fec; empty: left to the platform
+  std::string platform;                 ///< DEVICE_METADATA platform (the device folder)
+  std::map<double, std::string> hwsku;  ///< the HWSKU folder per port speed (Gb/s)
+  std::string fec;                      ///< PORT fec; empty: left to the platform
   std::map<std::string, SonicBufferObject> pools, profiles;
   std::string queue_lossy_profile = "egress_lossy_profile";  ///< on the lossy queues
-  std::optional<SonicLosslessPg> lossless_pg;  ///< traditional model only
-  std::vector<double> cable_lengths_m;          ///< the lengths pg_profile_lookup.ini lists
+  std::optional<SonicLosslessPg> lossless_pg;                ///< traditional model only
+  std::vector<double> cable_lengths_m;  ///< the lengths pg_profile_lookup.ini lists
   std::string source;
 };
 
@@ -163,7 +163,7 @@ struct Switch {
   bool modular = false;
   int rack_units = 1;
   CostFigure cost;
-  int lanes_per_cage = 8;       ///< electrical lanes of one cage (OSFP, QSFP-DD: 8; QSFP56: 4)
+  int lanes_per_cage = 8;         ///< electrical lanes of one cage (OSFP, QSFP-DD: 8; QSFP56: 4)
   std::vector<int> serdes_lanes;  ///< the ASIC lane of each cage's first lane; empty: unknown
   std::optional<AsicVendor> asic_vendor;
   std::optional<SonicPlatform> sonic;  ///< absent: no SONiC platform known for the switch

@@ -131,7 +131,7 @@ TEST(Catalog, PortsSitInCagesOnTheirLanes) {
   auto p66 = x6.slot(66, 400);
   ASSERT_TRUE(p66.has_value());
   EXPECT_EQ(p66->first_lane, 4);
-  EXPECT_EQ(x6.asic_lanes(*p66), (std::vector<int>{277, 278, 279, 280}));  // etp33b
+  EXPECT_EQ(x6.asic_lanes(*p66), (std::vector<int>{277, 278, 279, 280}));      // etp33b
   EXPECT_EQ(x6.asic_lanes(*x6.slot(3, 400)), (std::vector<int>{1, 2, 3, 4}));  // etp2a
   EXPECT_EQ(x6.slot(1, 800)->lanes, 8);
   EXPECT_EQ(x6.slot(4, 200)->first_lane, 6);
@@ -186,18 +186,21 @@ switches:
   EXPECT_EQ(errs(""), "");
   EXPECT_NE(errs("    breakout: [{ports: 96, port_speed: 400G}]\n").find("do not split 64 cages"),
             std::string::npos);
-  EXPECT_NE(errs("    serdes_lanes: [0, 8]\n").find("switches.x.serdes_lanes: expected a list of 64"),
-            std::string::npos);
+  EXPECT_NE(
+      errs("    serdes_lanes: [0, 8]\n").find("switches.x.serdes_lanes: expected a list of 64"),
+      std::string::npos);
   const std::string sonic =
-      "    serdes_lanes: [" + [] {
+      "    serdes_lanes: [" +
+      [] {
         std::string l;
         for (int i = 0; i < 64; ++i) l += (i ? ", " : "") + std::to_string(8 * i);
         return l;
-      }() + "]\n    sonic:\n      platform: p\n      source: s\n      pools: {ingress_lossless_pool: "
-            "{type: ingress}}\n      profiles: {ingress_lossy_profile: {pool: "
-            "ingress_lossless_pool, dynamic_th: 3}, egress_lossless_profile: {pool: "
-            "ingress_lossless_pool, dynamic_th: 7}, egress_lossy_profile: {pool: "
-            "ingress_lossless_pool, dynamic_th: 7}}\n";
+      }() +
+      "]\n    sonic:\n      platform: p\n      source: s\n      pools: {ingress_lossless_pool: "
+      "{type: ingress}}\n      profiles: {ingress_lossy_profile: {pool: "
+      "ingress_lossless_pool, dynamic_th: 3}, egress_lossless_profile: {pool: "
+      "ingress_lossless_pool, dynamic_th: 7}, egress_lossy_profile: {pool: "
+      "ingress_lossless_pool, dynamic_th: 7}}\n";
   EXPECT_NE(errs(sonic).find("needs the switch's asic_vendor"), std::string::npos) << errs(sonic);
   EXPECT_EQ(errs("    asic_vendor: mellanox\n" + sonic), "");
   EXPECT_NE(errs("    asic_vendor: broadcom\n" + sonic).find("traditional buffer model"),

@@ -90,13 +90,15 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
   // error; with all targets it is left out.
   std::map<std::string, std::string> unfit;
   if (plan.sw.modular)
-    unfit["eos"] = fmt::format("{} is modular: its EOS port names (Ethernet<card>/<port>/<lane>) "
-                               "are not in the catalog's port model",
-                               plan.sw.id);
+    unfit["eos"] = fmt::format(
+        "{} is modular: its EOS port names (Ethernet<card>/<port>/<lane>) "
+        "are not in the catalog's port model",
+        plan.sw.id);
   if (!plan.sw.sonic)
-    unfit["sonic"] = fmt::format("the catalog has no SONiC platform for {} (its lanes, HWSKU "
-                                 "and buffers: sonic, serdes_lanes, asic_vendor)",
-                                 plan.sw.id);
+    unfit["sonic"] = fmt::format(
+        "the catalog has no SONiC platform for {} (its lanes, HWSKU "
+        "and buffers: sonic, serdes_lanes, asic_vendor)",
+        plan.sw.id);
   for (const auto& [t, why] : unfit)
     if (targets.count(t))
       return planned.spec.at("fabric.switch", fmt::format("--target {}: {}", t, why),
@@ -114,8 +116,8 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
     if (wanted("eos")) set.files.push_back({"eos/" + sw.name + ".cfg", eos_config(plan, ap, sw)});
     if (wanted("sonic")) {
       auto db = sonic_config_db(plan, planned.catalog, ap, sw);
-      if (!db) return planned.spec.at(db.errors()[0].key, db.errors()[0].message,
-                                      db.errors()[0].hint);
+      if (!db)
+        return planned.spec.at(db.errors()[0].key, db.errors()[0].message, db.errors()[0].hint);
       set.files.push_back({"sonic/" + sw.name + "/config_db.json", db->dump(2) + "\n"});
       set.files.push_back({"sonic/" + sw.name + "/frr.conf", sonic_frr_conf(plan, ap, sw)});
     }

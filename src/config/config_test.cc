@@ -541,8 +541,8 @@ TEST(Frr, CumulusPortNamesAreAcceptedByRealFrr) {
     auto a = plan_addresses(lab.plan, lab.catalog, spec);
     ASSERT_TRUE(a.ok());
     for (const auto& sw : a->switches) {
-      const std::string conf =
-          frr_conf(*a, sw, [&](int p) { return cumulus_port_name(lab.plan, p); }, "vlan1000");
+      const std::string conf = frr_conf(
+          *a, sw, [&](int p) { return cumulus_port_name(lab.plan, p); }, "vlan1000");
       EXPECT_EQ(conf.find("swp6"), std::string::npos) << conf;  // no logical port 65-72
       const auto [rc, said] = frr_dryrun(conf);
       EXPECT_EQ(rc, 0) << sw.name << ":\n" << said << conf;

@@ -15,7 +15,8 @@ namespace gf {
 constexpr int kEosMtu = 9214;
 /// The EOS releases the configuration is written for: the 4.3x trains. The speed tokens of
 /// broken-out cages (`speed 400g-4`, one of two 400G ports of an 8-lane cage) are the ones
-/// cEOS-lab 4.35.1F accepts (batfish PR 9929) and AVD's eos_cli_config_gen lists (docs/configs/eos.md).
+/// cEOS-lab 4.35.1F accepts (batfish PR 9929) and AVD's eos_cli_config_gen lists
+/// (docs/configs/eos.md).
 inline constexpr const char* kEosTarget = "EOS 4.3x";
 
 /// Ports are named by config/ports.h (eos_port_name): Ethernet<cage>/<first lane>; every port

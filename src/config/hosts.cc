@@ -94,8 +94,7 @@ std::vector<OutputFile> host_files(const Plan& plan, const AddressPlan& a) {
                      "exec torchrun --nnodes={} --nproc-per-node={} --node-rank={} "
                      "--rdzv-backend=c10d --rdzv-endpoint=\"${{MASTER_ADDR:-{}}}:29500\" "
                      "\"$@\"\n",
-                     node, n, nodes.size(), master, nodes.size(), plan.gpus_per_node, n,
-                     master)});
+                     node, n, nodes.size(), master, nodes.size(), plan.gpus_per_node, n, master)});
   }
   return out;
 }

@@ -73,8 +73,7 @@ std::string nvue_commands(const Plan& plan, const AddressPlan& a, const SwitchAd
       if (h.leaf == sw.name) {
         const std::string name = port(h.leaf_port);
         cage(h.leaf_port);
-        c += fmt::format("nv set interface {} description \"to {} {}\"\n", name, h.node,
-                         h.netdev);
+        c += fmt::format("nv set interface {} description \"to {} {}\"\n", name, h.node, h.netdev);
         c += fmt::format("nv set interface {} link mtu {}\n", name, kCumulusMtu);
         c += fmt::format("nv set interface {} bridge domain br_default access {}\n", name,
                          kSonicHostVlan);
@@ -86,8 +85,7 @@ std::string nvue_commands(const Plan& plan, const AddressPlan& a, const SwitchAd
   }
   c += fmt::format("nv set router bgp autonomous-system {}\n", sw.asn);
   c += fmt::format("nv set router bgp router-id {}\n", ipv4_str(sw.loopback));
-  c += fmt::format("nv set vrf default router bgp path-selection multipath aspath-ignore {}\n",
-                   on);
+  c += fmt::format("nv set vrf default router bgp path-selection multipath aspath-ignore {}\n", on);
   c += fmt::format("nv set vrf default router bgp address-family ipv4-unicast network {}/32\n",
                    ipv4_str(sw.loopback));
   c += fmt::format("nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp {}\n",

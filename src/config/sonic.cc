@@ -61,14 +61,12 @@ double sonic_cable_length(const SonicPlatform& platform, double length_m) {
   return std::ceil(length_m);
 }
 
-LosslessProfile sonic_lossless_profile(const SonicPlatform& platform, double gbps,
-                                       double cable_m) {
+LosslessProfile sonic_lossless_profile(const SonicPlatform& platform, double gbps, double cable_m) {
   const SonicLosslessPg pg = platform.lossless_pg.value_or(SonicLosslessPg{});
   const double cell = std::max(1, pg.cell_bytes);
   const double worst =
       cell > 2 * kMinimalPacketBytes ? cell / kMinimalPacketBytes : 2 * cell / (1 + cell);
-  const double occupancy =
-      (100 - kSmallPacketPercentage + kSmallPacketPercentage * worst) / 100.0;
+  const double occupancy = (100 - kSmallPacketPercentage + kSmallPacketPercentage * worst) / 100.0;
   const double cable_bytes = 2 * cable_m * gbps * 1e9 / kSignalSpeedMps / 8;
   const double peer_response = pause_quanta(gbps) * 512.0 / 8;
   const double propagation = kSonicMtu + cable_bytes + kMacPhyDelayBytes + peer_response;

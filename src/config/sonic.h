@@ -42,8 +42,7 @@ struct LosslessProfile {
   int dynamic_th = 0;
   std::string name;  ///< pg_lossless_<speed Mb/s>_<cable>m_profile, buffermgrd's own naming
 };
-LosslessProfile sonic_lossless_profile(const SonicPlatform& platform, double gbps,
-                                       double cable_m);
+LosslessProfile sonic_lossless_profile(const SonicPlatform& platform, double gbps, double cable_m);
 /// The CABLE_LENGTH of a run of `length_m` in the traditional model: the shortest length of the
 /// platform's pg_profile_lookup.ini that is at least as long (so buffermgrd finds it), else
 /// the run rounded up to a metre.

@@ -206,7 +206,8 @@ TEST(SpecErrors, ManagementInterfaceAndCumulusRelease) {
   EXPECT_EQ(errors_of(fmt::format(fmt::runtime(base), "cumulus_version: 5.15")), "");
   EXPECT_EQ(errors_of(fmt::format(fmt::runtime(base), "cumulus_version: \"5.10\"")), "");
   for (const char* bad : {"5.3", "4.4", "6.0", "5", "5.x", "5.14.1"}) {
-    const auto e = errors_of(fmt::format(fmt::runtime(base), std::string("cumulus_version: ") + bad));
+    const auto e =
+        errors_of(fmt::format(fmt::runtime(base), std::string("cumulus_version: ") + bad));
     EXPECT_NE(e.find("addressing.cumulus_version: '" + std::string(bad) +
                      "' is not a Cumulus Linux release"),
               std::string::npos)
