@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 
 #include "units/units.h"
 #include "yaml/yaml_reader.h"
@@ -42,6 +44,27 @@ int Switch::ports_at(double gbps) const {
   for (const auto& b : breakouts)
     if (b.gbps == gbps) return b.ports;
   return 0;
+}
+
+int Switch::cages() const { return std::max(1, ports / std::max(1, ports_per_cage)); }
+
+std::optional<PortSlot> Switch::slot(int port, double gbps) const {
+  const int n = ports_at(gbps);
+  if (n <= 0 || port < 1 || port > n) return std::nullopt;
+  PortSlot s;
+  s.subports = std::max(1, n / cages());
+  s.cage = (port - 1) / s.subports + 1;
+  s.subport = (port - 1) % s.subports;
+  s.lanes = std::max(1, lanes_per_cage / s.subports);
+  s.first_lane = s.subport * s.lanes;
+  return s;
+}
+
+std::vector<int> Switch::asic_lanes(const PortSlot& s) const {
+  std::vector<int> out;
+  if (s.cage < 1 || s.cage > static_cast<int>(serdes_lanes.size())) return out;
+  for (int l = 0; l < s.lanes; ++l) out.push_back(serdes_lanes[s.cage - 1] + s.first_lane + l);
+  return out;
 }
 
 namespace {
@@ -142,11 +165,119 @@ void read_nic(YamlReader& r, const YAML::Node& n, const std::string& path, Nic& 
   read_cost(r, n, path, c.cost, true, true);
 }
 
+// A buffer profile's dynamic_th: the alpha exponent, -8 to 8 (sonic-buffer-profile.yang).
+std::optional<int> dynamic_th(YamlReader& r, const YAML::Node& n, const std::string& path) {
+  const auto v = r.number(n, "dynamic_th", path);
+  if (!v) return std::nullopt;
+  if (*v < -8 || *v > 8 || *v != std::floor(*v)) {
+    r.error(child(n, "dynamic_th"), path + ".dynamic_th", "expected a whole number from -8 to 8");
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
+}
+
+// A SONiC buffer object: {type|pool, size, xoff, static_th, dynamic_th}.
+void read_buffer_object(YamlReader& r, const YAML::Node& n, const std::string& path, bool pool,
+                        SonicBufferObject& o) {
+  if (!r.expect_map(n, path)) return;
+  r.check_keys(n, path,
+               pool ? std::vector<std::string>{"type", "size", "xoff"}
+                    : std::vector<std::string>{"pool", "size", "static_th", "dynamic_th"});
+  if (pool) {
+    if (auto v = r.choice(n, "type", path, {"ingress", "egress"}, true)) o.pool = *v;
+    if (auto v = r.number(n, "xoff", path)) o.xoff = *v;
+  } else {
+    if (auto v = r.text(n, "pool", path, true)) o.pool = *v;
+    if (auto v = r.number(n, "static_th", path)) o.static_th = *v;
+    if (auto v = dynamic_th(r, n, path)) o.dynamic_th = *v;
+    if (o.static_th <= 0 && !o.dynamic_th)
+      r.error(n, path, "a buffer profile needs static_th or dynamic_th");
+  }
+  if (auto v = r.number(n, "size", path)) o.size = *v;
+}
+
+// sonic: the platform's names and buffer figures (catalog/switches.yaml says where from).
+void read_sonic(YamlReader& r, const YAML::Node& n, const std::string& path, SonicPlatform& p) {
+  if (!r.expect_map(n, path)) return;
+  r.check_keys(n, path,
+               {"platform", "hwsku", "fec", "pools", "profiles", "queue_lossy_profile",
+                "lossless_pg", "cable_lengths_m", "source"});
+  if (auto v = r.text(n, "platform", path, true)) p.platform = *v;
+  if (auto v = r.text(n, "fec", path)) p.fec = *v;
+  if (auto v = r.text(n, "source", path, true)) p.source = *v;
+  if (auto v = r.text(n, "queue_lossy_profile", path)) p.queue_lossy_profile = *v;
+  const YAML::Node hw = child(n, "hwsku");
+  if (hw.IsDefined() && r.expect_map(hw, path + ".hwsku"))
+    for (const auto& kv : hw) {
+      const std::string speed = kv.first.Scalar();
+      auto g = units::parse_bitrate(speed);
+      if (!g || !kv.second.IsScalar())
+        r.error(kv.first, path + ".hwsku",
+                fmt::format("'{}: ...' is not a speed and a name", speed),
+                "write it as 400G: Arista-7060X6-64PE-O128S2");
+      else
+        p.hwsku[*g / 1e9] = kv.second.Scalar();
+    }
+  for (const char* table : {"pools", "profiles"}) {
+    const YAML::Node t = child(n, table);
+    const std::string tp = path + "." + table;
+    if (!r.expect_map(t, tp)) continue;
+    const bool pool = std::string(table) == "pools";
+    for (const auto& kv : t) {
+      SonicBufferObject o;
+      read_buffer_object(r, kv.second, tp + "." + kv.first.Scalar(), pool, o);
+      (pool ? p.pools : p.profiles)[kv.first.Scalar()] = o;
+    }
+  }
+  for (const auto& [name, prof] : p.profiles)
+    if (!p.pools.count(prof.pool))
+      r.error(child(child(n, "profiles"), name), path + ".profiles." + name,
+              fmt::format("pool '{}' is not among this platform's pools", prof.pool));
+  for (const char* need : {"ingress_lossy_profile", "egress_lossless_profile"})
+    if (!p.profiles.count(need))
+      r.error(n, path + ".profiles", fmt::format("the platform's {} is missing", need));
+  if (!p.profiles.count(p.queue_lossy_profile))
+    r.error(n, path + ".queue_lossy_profile",
+            fmt::format("'{}' is not among the profiles", p.queue_lossy_profile));
+  const YAML::Node pg = child(n, "lossless_pg");
+  if (pg.IsDefined()) {
+    const std::string pp = path + ".lossless_pg";
+    if (r.expect_map(pg, pp)) {
+      r.check_keys(pg, pp, {"size", "xon", "xon_offset", "dynamic_th", "cell_bytes"});
+      SonicLosslessPg l;
+      if (auto v = r.number(pg, "size", pp, true)) l.size = *v;
+      if (auto v = r.number(pg, "xon", pp)) l.xon = *v;
+      if (auto v = r.number(pg, "xon_offset", pp)) l.xon_offset = *v;
+      if (auto v = dynamic_th(r, pg, pp)) l.dynamic_th = *v;
+      if (auto v = r.small_positive_int(pg, "cell_bytes", pp, true)) l.cell_bytes = *v;
+      p.lossless_pg = l;
+    }
+  }
+  const YAML::Node cl = child(n, "cable_lengths_m");
+  if (cl.IsDefined()) {
+    if (!cl.IsSequence()) {
+      r.error(cl, path + ".cable_lengths_m", "expected a list of lengths in metres: [5, 40, 150]");
+    } else {
+      for (const auto& e : cl) {
+        char* end = nullptr;
+        const std::string t = e.IsScalar() ? e.Scalar() : "";
+        const double m = std::strtod(t.c_str(), &end);
+        if (t.empty() || *end != '\0' || !(m > 0) || m > 100000)
+          r.error(e, path + ".cable_lengths_m", fmt::format("'{}' is not a length in metres", t));
+        else
+          p.cable_lengths_m.push_back(m);
+      }
+      std::sort(p.cable_lengths_m.begin(), p.cable_lengths_m.end());
+    }
+  }
+}
+
 void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Switch& s) {
   r.check_keys(n, path,
                with_cost({"id", "name", "technology", "ports", "port_speed", "ports_per_cage",
                           "breakout", "buffer_mb", "in_network_reduction", "adaptive_routing",
-                          "latency_ns", "latency_source", "modular", "rack_units"}));
+                          "latency_ns", "latency_source", "modular", "rack_units", "lanes_per_cage",
+                          "serdes_lanes", "asic_vendor", "sonic"}));
   if (auto v = r.text(n, "name", path)) s.name = *v;
   if (auto v = r.choice_of(n, "technology", path, kSwitchTechnologyNames, true)) s.technology = *v;
   if (auto v = r.small_positive_int(n, "ports", path, true)) s.ports = *v;
@@ -177,6 +308,62 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
         s.breakouts.push_back(o);
       }
     }
+  }
+  if (auto v = r.small_positive_int(n, "lanes_per_cage", path)) s.lanes_per_cage = *v;
+  if (auto v = r.choice_of(n, "asic_vendor", path, kAsicVendorNames)) s.asic_vendor = *v;
+  // One model of the cages: every speed fills whole cages, each port on a whole number of lanes.
+  for (const auto& [ports, gbps] : [&] {
+         std::vector<std::pair<int, double>> speeds{{s.ports, s.port_gbps}};
+         for (const auto& b : s.breakouts) speeds.push_back({b.ports, b.gbps});
+         return speeds;
+       }()) {
+    const int per_cage = ports / s.cages();
+    if (ports % s.cages() != 0 || per_cage < 1 || s.lanes_per_cage % per_cage != 0)
+      r.error(n, path,
+              fmt::format("{} ports at {:g}G do not split {} cages of {} lanes evenly", ports, gbps,
+                          s.cages(), s.lanes_per_cage),
+              "check ports, ports_per_cage, lanes_per_cage and breakout");
+  }
+  const YAML::Node lanes = child(n, "serdes_lanes");
+  if (lanes.IsDefined()) {
+    if (!lanes.IsSequence() || static_cast<int>(lanes.size()) != s.cages()) {
+      r.error(lanes, path + ".serdes_lanes",
+              fmt::format("expected a list of {} lane numbers, one per cage", s.cages()));
+    } else {
+      for (const auto& e : lanes) {
+        char* end = nullptr;
+        const std::string t = e.IsScalar() ? e.Scalar() : "";
+        const long v = std::strtol(t.c_str(), &end, 10);
+        if (t.empty() || *end != '\0' || v < 0 || v > 100000)
+          r.error(e, path + ".serdes_lanes", fmt::format("'{}' is not a lane number", t));
+        else
+          s.serdes_lanes.push_back(static_cast<int>(v));
+      }
+    }
+  }
+  const YAML::Node so = child(n, "sonic");
+  if (so.IsDefined()) {
+    SonicPlatform p;
+    read_sonic(r, so, path + ".sonic", p);
+    if (!s.asic_vendor)
+      r.error(so, path + ".sonic", "a SONiC platform needs the switch's asic_vendor",
+              "its buffer model depends on it: asic_vendor: broadcom");
+    if (s.serdes_lanes.empty())
+      r.error(so, path + ".sonic", "a SONiC platform needs serdes_lanes (PORT lanes)");
+    if (s.asic_vendor && sonic_buffer_model(*s.asic_vendor) == BufferModel::kTraditional &&
+        (!p.lossless_pg || p.cable_lengths_m.empty()))
+      r.error(so, path + ".sonic",
+              fmt::format("a {} switch runs SONiC's traditional buffer model: it needs "
+                          "lossless_pg and cable_lengths_m (the platform's pg_profile_lookup.ini)",
+                          asic_vendor_name(*s.asic_vendor)));
+    if (!p.pools.count("ingress_lossless_pool"))
+      r.error(so, path + ".sonic.pools",
+              "the lossless PGs' pool, ingress_lossless_pool, is missing (buffermgrd names it)");
+    for (const auto& [gbps, sku] : p.hwsku)
+      if (s.ports_at(gbps) == 0)
+        r.error(so, path + ".sonic.hwsku",
+                fmt::format("{} is for {:g}G, a speed the switch lacks", sku, gbps));
+    s.sonic = std::move(p);
   }
   read_cost(r, n, path, s.cost, true, true);
 }

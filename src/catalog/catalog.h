@@ -83,6 +83,71 @@ struct Breakout {
   double gbps = 0;
 };
 
+/// The vendor of a switch's ASIC, as SONiC names the platform family (sonic-buildimage
+/// device/*/*/platform_asic: "broadcom", "mellanox", ...). SONiC's dynamic buffer model runs only
+/// where sonic-swss ships the vendor's headroom script (config/sonic.cc).
+enum class AsicVendor { kBroadcom, kMellanox, kBarefoot, kMarvell };
+inline constexpr EnumName<AsicVendor> kAsicVendorNames[] = {{AsicVendor::kBroadcom, "broadcom"},
+                                                            {AsicVendor::kMellanox, "mellanox"},
+                                                            {AsicVendor::kBarefoot, "barefoot"},
+                                                            {AsicVendor::kMarvell, "marvell"}};
+inline const char* asic_vendor_name(AsicVendor v) { return name_of(kAsicVendorNames, v); }
+
+/// SONiC's buffer models (sonic-device_metadata.yang, DEVICE_METADATA buffer_model):
+/// "dynamic" (buffermgrd computes each lossless PG's headroom with the vendor's Lua script) and
+/// "traditional" (static BUFFER_PROFILEs from CONFIG_DB).
+enum class BufferModel { kTraditional, kDynamic };
+inline constexpr EnumName<BufferModel> kBufferModelNames[] = {
+    {BufferModel::kTraditional, "traditional"}, {BufferModel::kDynamic, "dynamic"}};
+inline const char* buffer_model_name(BufferModel m) { return name_of(kBufferModelNames, m); }
+/// The dynamic model needs cfgmgr/buffer_headroom_<vendor>.lua in sonic-swss (buffermgrdyn.cpp
+/// loads it by the ASIC_VENDOR name and does not start without it); 202311 ships mellanox and
+/// barefoot (and vs). Every other vendor runs the traditional model.
+inline BufferModel sonic_buffer_model(AsicVendor v) {
+  return v == AsicVendor::kMellanox || v == AsicVendor::kBarefoot ? BufferModel::kDynamic
+                                                                  : BufferModel::kTraditional;
+}
+
+/// One SONiC buffer object as a platform's buffers_defaults_*.j2 sets it (BUFFER_POOL or
+/// BUFFER_PROFILE); sizes in bytes, 0 = absent (a pool the dynamic model sizes itself).
+struct SonicBufferObject {
+  std::string pool;  ///< profiles: the pool; pools: "ingress" or "egress" (the type)
+  double size = 0, xoff = 0, static_th = 0;
+  std::optional<int> dynamic_th;
+};
+
+/// The lossless priority group's fixed figures of a platform's pg_profile_lookup.ini (the
+/// traditional buffer model): the reserved size, xon, xon_offset and threshold. The headroom
+/// (xoff) is computed per port from speed and cable length (config/sonic.cc).
+struct SonicLosslessPg {
+  double size = 0, xon = 0, xon_offset = 0;
+  int dynamic_th = 0;
+  int cell_bytes = 0;  ///< the ASIC's buffer cell, for the worst-case occupancy of small packets
+};
+
+/// What SONiC needs to know about a switch that its own device folder holds
+/// (sonic-buildimage device/<vendor>/<platform>/): names, FEC, buffer pools and profiles.
+struct SonicPlatform {
+  std::string platform;                 ///< DEVICE_METADATA platform (the device folder)
+  std::map<double, std::string> hwsku;  ///< the HWSKU folder per port speed (Gb/s)
+  std::string fec;                      ///< PORT fec; empty: left to the platform
+  std::map<std::string, SonicBufferObject> pools, profiles;
+  std::string queue_lossy_profile = "egress_lossy_profile";  ///< on the lossy queues
+  std::optional<SonicLosslessPg> lossless_pg;                ///< traditional model only
+  std::vector<double> cable_lengths_m;  ///< the lengths pg_profile_lookup.ini lists
+  std::string source;
+};
+
+/// Where a switch port sits: its front-panel cage and the lanes of the cage it uses. A cage
+/// (OSFP, QSFP-DD: 8 lanes) runs as one port or is broken out into 2, 4 or 8.
+struct PortSlot {
+  int cage = 0;        ///< from 1, as the front panel numbers them
+  int subport = 0;     ///< from 0, within the cage
+  int subports = 1;    ///< interfaces the cage is split into at this speed
+  int first_lane = 0;  ///< from 0: the cage lane the port starts on (subport x lanes)
+  int lanes = 0;       ///< electrical lanes of the port
+};
+
 /// A fabric switch (fixed or modular).
 struct Switch {
   std::string id, name;
@@ -98,8 +163,19 @@ struct Switch {
   bool modular = false;
   int rack_units = 1;
   CostFigure cost;
+  int lanes_per_cage = 8;         ///< electrical lanes of one cage (OSFP, QSFP-DD: 8; QSFP56: 4)
+  std::vector<int> serdes_lanes;  ///< the ASIC lane of each cage's first lane; empty: unknown
+  std::optional<AsicVendor> asic_vendor;
+  std::optional<SonicPlatform> sonic;  ///< absent: no SONiC platform known for the switch
   /// Ports available at `gbps` (native or by breakout); 0 when the speed is not offered.
   int ports_at(double gbps) const;
+  /// Front-panel cages: ports / ports_per_cage.
+  int cages() const;
+  /// Where port `port` (from 1) of the `ports_at(gbps)` ports sits: ports fill the cages in
+  /// order, `ports_at(gbps) / cages()` to a cage. nullopt for a port the switch does not have.
+  std::optional<PortSlot> slot(int port, double gbps) const;
+  /// The ASIC lanes of a slot, as SONiC's PORT table lists them; empty without serdes_lanes.
+  std::vector<int> asic_lanes(const PortSlot& s) const;
 };
 
 /// What a cable part is: a direct-attach copper cable, an active optical cable, a transceiver

@@ -114,4 +114,101 @@ TEST(Catalog, CountsTooLargeForAnIntAreErrors) {
   EXPECT_FALSE(c.switches.count("huge"));
 }
 
+// One model of a switch's cages: ports fill the cages in order, and SONiC's lanes come from the
+// platform's lane map (sonic-buildimage device/*/platform.json).
+TEST(Catalog, PortsSitInCagesOnTheirLanes) {
+  auto c = builtin_catalog();
+  ASSERT_TRUE(c.ok()) << format_diagnostics(c.errors());
+  const Switch& x6 = c->switches.at("arista-7060x6");
+  EXPECT_EQ(x6.cages(), 64);
+  auto p65 = x6.slot(65, 400);  // 128 x 400G: two to a cage
+  ASSERT_TRUE(p65.has_value());
+  EXPECT_EQ(p65->cage, 33);
+  EXPECT_EQ(p65->subport, 0);
+  EXPECT_EQ(p65->subports, 2);
+  EXPECT_EQ(p65->lanes, 4);
+  EXPECT_EQ(x6.asic_lanes(*p65), (std::vector<int>{273, 274, 275, 276}));  // etp33a
+  auto p66 = x6.slot(66, 400);
+  ASSERT_TRUE(p66.has_value());
+  EXPECT_EQ(p66->first_lane, 4);
+  EXPECT_EQ(x6.asic_lanes(*p66), (std::vector<int>{277, 278, 279, 280}));      // etp33b
+  EXPECT_EQ(x6.asic_lanes(*x6.slot(3, 400)), (std::vector<int>{1, 2, 3, 4}));  // etp2a
+  EXPECT_EQ(x6.slot(1, 800)->lanes, 8);
+  EXPECT_EQ(x6.slot(4, 200)->first_lane, 6);
+  EXPECT_FALSE(x6.slot(129, 400).has_value());
+  EXPECT_FALSE(x6.slot(1, 100).has_value());
+  const Switch& sn = c->switches.at("sn5600");
+  EXPECT_EQ(sn.asic_lanes(*sn.slot(2, 400)), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(sn.asic_lanes(*sn.slot(128, 400)), (std::vector<int>{508, 509, 510, 511}));
+  EXPECT_EQ(c->switches.at("qm9700").slot(2, 400)->cage, 1);  // twin-port OSFP
+  EXPECT_TRUE(c->switches.at("arista-7800r3").asic_lanes(PortSlot{1, 0, 1, 0, 8}).empty());
+}
+
+// SONiC's buffer model follows the ASIC vendor: dynamic only where sonic-swss has its headroom
+// script (mellanox, barefoot); the platforms' names and figures come with the catalog.
+TEST(Catalog, SonicPlatformsAndTheirBufferModel) {
+  auto c = builtin_catalog();
+  ASSERT_TRUE(c.ok());
+  const Switch& x6 = c->switches.at("arista-7060x6");
+  ASSERT_TRUE(x6.asic_vendor && x6.sonic);
+  EXPECT_EQ(sonic_buffer_model(*x6.asic_vendor), BufferModel::kTraditional);
+  EXPECT_EQ(x6.sonic->hwsku.at(400), "Arista-7060X6-64PE-O128S2");
+  EXPECT_EQ(x6.sonic->pools.at("egress_lossless_pool").size, 166115492);
+  EXPECT_EQ(x6.sonic->lossless_pg->cell_bytes, 254);
+  EXPECT_EQ(x6.sonic->cable_lengths_m, (std::vector<double>{5, 40, 150}));
+  const Switch& sn = c->switches.at("sn5600");
+  ASSERT_TRUE(sn.asic_vendor && sn.sonic);
+  EXPECT_EQ(sonic_buffer_model(*sn.asic_vendor), BufferModel::kDynamic);
+  EXPECT_EQ(sn.sonic->platform, "x86_64-nvidia_sn5600-r0");
+  EXPECT_EQ(sn.sonic->pools.at("ingress_lossless_pool").size, 0);  // the dynamic model sizes it
+  EXPECT_EQ(sn.sonic->queue_lossy_profile, "q_lossy_profile");
+  EXPECT_EQ(sonic_buffer_model(AsicVendor::kBarefoot), BufferModel::kDynamic);
+  EXPECT_EQ(sonic_buffer_model(AsicVendor::kMarvell), BufferModel::kTraditional);
+}
+
+TEST(Catalog, PortModelErrorsNameTheKey) {
+  Catalog c;
+  const std::string base = R"(
+switches:
+  - id: x
+    technology: ethernet
+    ports: 64
+    port_speed: 800G
+    latency_ns: 600
+    price_usd: 1
+    power_w: 1
+    estimate: true
+)";
+  auto errs = [&](const std::string& extra) {
+    Catalog cat;
+    return format_diagnostics(merge_catalog(cat, base + extra, "mine.yaml"));
+  };
+  EXPECT_EQ(errs(""), "");
+  EXPECT_NE(errs("    breakout: [{ports: 96, port_speed: 400G}]\n").find("do not split 64 cages"),
+            std::string::npos);
+  EXPECT_NE(
+      errs("    serdes_lanes: [0, 8]\n").find("switches.x.serdes_lanes: expected a list of 64"),
+      std::string::npos);
+  const std::string sonic =
+      "    serdes_lanes: [" +
+      [] {
+        std::string l;
+        for (int i = 0; i < 64; ++i) l += (i ? ", " : "") + std::to_string(8 * i);
+        return l;
+      }() +
+      "]\n    sonic:\n      platform: p\n      source: s\n      pools: {ingress_lossless_pool: "
+      "{type: ingress}}\n      profiles: {ingress_lossy_profile: {pool: "
+      "ingress_lossless_pool, dynamic_th: 3}, egress_lossless_profile: {pool: "
+      "ingress_lossless_pool, dynamic_th: 7}, egress_lossy_profile: {pool: "
+      "ingress_lossless_pool, dynamic_th: 7}}\n";
+  EXPECT_NE(errs(sonic).find("needs the switch's asic_vendor"), std::string::npos) << errs(sonic);
+  EXPECT_EQ(errs("    asic_vendor: mellanox\n" + sonic), "");
+  EXPECT_NE(errs("    asic_vendor: broadcom\n" + sonic).find("traditional buffer model"),
+            std::string::npos);
+  EXPECT_NE(errs("    asic_vendor: tofino\n").find("'tofino' is not one of"), std::string::npos);
+  std::string huge = sonic;
+  huge.replace(huge.find("dynamic_th: 3"), 13, "dynamic_th: 1e300");
+  EXPECT_NE(errs("    asic_vendor: mellanox\n" + huge).find("from -8 to 8"), std::string::npos);
+}
+
 }  // namespace gf

@@ -98,6 +98,7 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
   AddressPlan out;
   out.unnumbered = spec.unnumbered;
   out.host_pool = *hs;
+  out.mgmt_netdev = spec.mgmt_netdev;
   // One pass over the cabling: switches by role in first-seen order, routed links, host ports.
   std::map<std::string, size_t> index;
   std::vector<CableRun> routed, hosts;

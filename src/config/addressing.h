@@ -76,6 +76,8 @@ struct AddressPlan {
   bool unnumbered = false;
   /// addressing.hosts: every host subnet, today's and those of leaves added later, lies in it.
   Ipv4Prefix host_pool;
+  /// addressing.mgmt_netdev: a node's management interface (bootstrap and rendezvous).
+  std::string mgmt_netdev = kMgmtNetdevPlaceholder;
   const SwitchAddress* find(const std::string& name) const;
   /// The routed links of switch `name`, in cabling order.
   std::vector<SwitchPort> ports_of(const std::string& name) const;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "config/ansible.h"
 #include "config/eos.h"
@@ -83,20 +84,45 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
   }
   set.addresses = std::move(*a);
   const AddressPlan& ap = set.addresses;
-  auto wanted = [&](const std::string& t) { return targets.empty() || targets.count(t) > 0; };
+  // What the switch model allows: EOS names the ports of fixed switches (a modular chassis has
+  // Ethernet<card>/<port>/<lane>, which the catalog does not model); SONiC needs the catalog's
+  // platform (lanes, HWSKU, buffers). Asked for by name, a target that does not fit is an
+  // error; with all targets it is left out.
+  std::map<std::string, std::string> unfit;
+  if (plan.sw.modular)
+    unfit["eos"] = fmt::format(
+        "{} is modular: its EOS port names (Ethernet<card>/<port>/<lane>) "
+        "are not in the catalog's port model",
+        plan.sw.id);
+  if (!plan.sw.sonic)
+    unfit["sonic"] = fmt::format(
+        "the catalog has no SONiC platform for {} (its lanes, HWSKU "
+        "and buffers: sonic, serdes_lanes, asic_vendor)",
+        plan.sw.id);
+  for (const auto& [t, why] : unfit)
+    if (targets.count(t))
+      return planned.spec.at("fabric.switch", fmt::format("--target {}: {}", t, why),
+                             "choose another switch or target");
+  auto wanted = [&](const std::string& t) {
+    return (targets.empty() || targets.count(t) > 0) && !unfit.count(t);
+  };
   set.files.push_back({"ip-plan.csv", ip_plan_csv(ap)});
   set.folders.push_back("ip-plan.csv");
   for (const auto& t : kEthernetTargets)
     if (wanted(t.name)) set.folders.push_back(t.folder);
+  const CumulusRelease cumulus = parse_cumulus_release(planned.spec.addressing.cumulus_version);
   for (const auto& sw : ap.switches) {
     if (wanted("frr")) set.files.push_back({"frr/" + sw.name + ".conf", frr_conf(ap, sw)});
     if (wanted("eos")) set.files.push_back({"eos/" + sw.name + ".cfg", eos_config(plan, ap, sw)});
     if (wanted("sonic")) {
-      set.files.push_back({"sonic/" + sw.name + "/config_db.json",
-                           sonic_config_db(plan, planned.catalog, ap, sw).dump(2) + "\n"});
+      auto db = sonic_config_db(plan, planned.catalog, ap, sw);
+      if (!db)
+        return planned.spec.at(db.errors()[0].key, db.errors()[0].message, db.errors()[0].hint);
+      set.files.push_back({"sonic/" + sw.name + "/config_db.json", db->dump(2) + "\n"});
       set.files.push_back({"sonic/" + sw.name + "/frr.conf", sonic_frr_conf(plan, ap, sw)});
     }
-    if (wanted("nvue")) set.files.push_back({"nvue/" + sw.name + ".sh", nvue_commands(ap, sw)});
+    if (wanted("nvue"))
+      set.files.push_back({"nvue/" + sw.name + ".sh", nvue_commands(plan, ap, sw, cumulus)});
   }
   if (wanted("host"))
     for (auto& h : host_files(plan, ap)) set.files.push_back(std::move(h));

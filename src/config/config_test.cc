@@ -1,7 +1,9 @@
 // The address plan and the FRR configurations; every frr.conf is checked by real FRR.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -10,11 +12,13 @@
 #include "../../tests/support.h"
 #include "config/addressing.h"
 #include "config/ansible.h"
+#include "config/config_set.h"
 #include "config/eos.h"
 #include "config/frr.h"
 #include "config/hosts.h"
 #include "config/nvue.h"
 #include "config/opensm.h"
+#include "config/ports.h"
 #include "config/sonic.h"
 #include "lab/process.h"
 
@@ -31,6 +35,16 @@ std::pair<int, std::string> frr_dryrun(const std::string& conf) {
   const CommandResult r = run_command({"vtysh", "--dryrun", "--inputfile", path.string()});
   std::filesystem::remove(path);
   return {r.exit_code, r.out + r.err};
+}
+
+// `sh -n` (syntax only) of a generated script.
+int sh_syntax(const std::string& script) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("gf_sh_" + std::to_string(getpid()) + ".sh");
+  std::ofstream(path) << script;
+  const int status = std::system(("sh -n " + path.string()).c_str());
+  std::filesystem::remove(path);
+  return WEXITSTATUS(status);
 }
 
 TEST(Addressing, Prefixes) {
@@ -139,13 +153,18 @@ TEST(Sonic, ConfigDbHoldsTheRoceTablesAndItsFrrConfIsValid) {
   auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
   ASSERT_TRUE(a.ok());
   for (const auto& sw : a->switches) {
-    const auto db = nlohmann::json::parse(sonic_config_db(lab.plan, lab.catalog, *a, sw).dump());
+    auto made = sonic_config_db(lab.plan, lab.catalog, *a, sw);
+    ASSERT_TRUE(made.ok()) << format_diagnostics(made.errors());
+    const auto db = nlohmann::json::parse(made->dump());
     for (const char* table :
-         {"DEVICE_METADATA", "LOOPBACK_INTERFACE", "PORT", "INTERFACE", "BGP_NEIGHBOR",
-          "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "PORT_QOS_MAP",
-          "WRED_PROFILE", "SCHEDULER", "QUEUE", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG",
-          "BUFFER_QUEUE", "CABLE_LENGTH", "PFC_WD"})
+         {"DEVICE_METADATA", "LOOPBACK_INTERFACE", "PORT", "INTERFACE", "DSCP_TO_TC_MAP",
+          "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "MAP_PFC_PRIORITY_TO_QUEUE",
+          "PORT_QOS_MAP", "WRED_PROFILE", "SCHEDULER", "QUEUE", "BUFFER_POOL", "BUFFER_PROFILE",
+          "BUFFER_PG", "BUFFER_QUEUE", "CABLE_LENGTH", "PFC_WD"})
       EXPECT_TRUE(db.contains(table)) << sw.name << " lacks " << table;
+    // frr.conf is authoritative: bgpcfgd would add BGP_NEIGHBOR's peers beside it.
+    EXPECT_FALSE(db.contains("BGP_NEIGHBOR")) << sw.name;
+    EXPECT_EQ(db["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"], "split-unified");
     EXPECT_EQ(db["DEVICE_METADATA"]["localhost"]["bgp_asn"], std::to_string(sw.asn));
     EXPECT_EQ(db["DSCP_TO_TC_MAP"]["ROCE"]["26"], "3");
     EXPECT_EQ(db["DSCP_TO_TC_MAP"]["ROCE"]["48"], "6");
@@ -154,14 +173,28 @@ TEST(Sonic, ConfigDbHoldsTheRoceTablesAndItsFrrConfIsValid) {
     EXPECT_EQ(db["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"][3], "L4_SRC_PORT");
     for (const auto& [port, cfg] : db["PORT"].items()) {
       EXPECT_EQ(cfg["mtu"], "9100") << port;
+      // sonic-port.yang: lanes and speed are mandatory; 4 of the cage's 8 lanes at 400G.
+      const std::string lanes = cfg["lanes"].get<std::string>();
+      EXPECT_EQ(std::count(lanes.begin(), lanes.end(), ','), 3) << port << ": " << lanes;
+      EXPECT_EQ(cfg["speed"], "400000") << port;
       EXPECT_EQ(db["PORT_QOS_MAP"][port]["pfc_enable"], "3") << port;
+      EXPECT_EQ(db["PORT_QOS_MAP"][port]["pfc_to_queue_map"], "ROCE") << port;
       EXPECT_TRUE(db["BUFFER_PG"].contains(port + "|3")) << port;
+      EXPECT_EQ(db["BUFFER_PG"][port + "|0"]["profile"], "ingress_lossy_profile") << port;
     }
     int neighbours = 0;
     for (const auto& l : a->links) neighbours += l.a_device == sw.name || l.b_device == sw.name;
-    EXPECT_EQ(static_cast<int>(db["BGP_NEIGHBOR"].size()), neighbours) << sw.name;
+    EXPECT_EQ(static_cast<int>(db["INTERFACE"].size()), 2 * neighbours) << sw.name;
     EXPECT_EQ(db.contains("VLAN_INTERFACE"), sw.role == "leaf");
     const std::string frr = sonic_frr_conf(lab.plan, *a, sw);
+    size_t peers = 0;
+    for (size_t at = frr.find(" peer-group UPLINKS\n"); at != std::string::npos;
+         at = frr.find(" peer-group UPLINKS\n", at + 1))
+      ++peers;
+    for (size_t at = frr.find(" peer-group DOWNLINKS\n"); at != std::string::npos;
+         at = frr.find(" peer-group DOWNLINKS\n", at + 1))
+      ++peers;
+    EXPECT_EQ(static_cast<int>(peers), neighbours) << frr;
     // The gateway sits on the host VLAN's interface, the one config_db.json creates.
     EXPECT_EQ(frr.find("interface Vlan1000\n") != std::string::npos, sw.role == "leaf") << frr;
     const auto [rc, said] = frr_dryrun(frr);
@@ -196,6 +229,43 @@ TEST(Eos, RoutedPortsCarryTheRoceProfileAndEveryNeighbour) {
   EXPECT_EQ(eos_port_name(lab.plan, 1), "Ethernet1/1");
   EXPECT_EQ(eos_port_name(lab.plan, 2), "Ethernet1/5");  // 2 x 400G per 800G cage
   EXPECT_EQ(eos_port_name(lab.plan, 3), "Ethernet2/1");
+  // Both 400G ports of a cage need the 4-lane speed: /5 exists only when /1 runs 400g-4.
+  for (const auto& sw : a->switches) {
+    const std::string cfg = eos_config(lab.plan, *a, sw);
+    int links = 0, hosts = 0;
+    for (const auto& l : a->links) links += l.a_device == sw.name || l.b_device == sw.name;
+    for (const auto& h : a->hosts) hosts += h.leaf == sw.name;
+    EXPECT_EQ(count(cfg, "   speed 400g-4\n"), links + hosts) << sw.name;
+    EXPECT_EQ(count(cfg, "   speed "), links + hosts) << sw.name;
+  }
+  const SwitchAddress* leaf = a->find("su01-r0-leaf");
+  ASSERT_NE(leaf, nullptr);
+  const std::string cfg = eos_config(lab.plan, *a, *leaf);
+  EXPECT_NE(cfg.find("interface Ethernet33/5\n   description to spine02 Ethernet1/1\n   mtu "
+                     "9214\n   speed 400g-4\n   no switchport\n"),
+            std::string::npos)
+      << cfg;
+}
+
+// A cage whose first port is unused still runs the breakout: its /1 gets the speed and is shut.
+TEST(Eos, UnusedPortsOfAUsedCageKeepTheBreakout) {
+  const char* spec =
+      "cluster: {gpu: h100-sxm, nodes: 3, gpus_per_node: 1, nic: cx7-400g, nics_per_node: 1}\n"
+      "fabric: {technology: roce, topology: clos2, scalable_unit: 3, switch: arista-7060x6}\n";
+  const Catalog cat = *builtin_catalog();
+  Spec s;
+  const Plan plan = testing::plan_of(spec, cat, &s);
+  auto a = plan_addresses(plan, cat, s.addressing);
+  ASSERT_TRUE(a.ok()) << format_diagnostics(a.errors());
+  for (const auto& sw : a->switches) {
+    if (sw.role != "leaf") continue;
+    const std::string cfg = eos_config(plan, *a, sw);
+    // Hosts on ports 1-3: port 4 (Ethernet2/5) is the unused half of cage 2.
+    EXPECT_NE(cfg.find("interface Ethernet2/5\n   description unused (its cage runs 400g-4)\n"
+                       "   shutdown\n   speed 400g-4\n"),
+              std::string::npos)
+        << cfg;
+  }
 }
 
 // Rails named in the spec replace the nicN / mlx5_N placeholders everywhere a host is named.
@@ -212,8 +282,11 @@ TEST(Hosts, RailNamesFromTheSpec) {
   EXPECT_NE(np.find("    ens2f0np0:\n      mtu: 9000"), std::string::npos) << np;
   EXPECT_EQ(np.find("nic"), std::string::npos) << np;
   const std::string& env = files["hosts/node001/nccl.env"];
-  EXPECT_NE(env.find("NCCL_IB_HCA=mlx5_0:1,mlx5_3:1\n"), std::string::npos) << env;
-  EXPECT_NE(env.find("NCCL_SOCKET_IFNAME=^lo,docker,ens1f0np0,ens2f0np0\n"), std::string::npos);
+  EXPECT_NE(env.find("NCCL_IB_HCA==mlx5_0:1,mlx5_3:1\n"), std::string::npos) << env;
+  // Bootstrap over the management interface only; the placeholder until the spec names it.
+  EXPECT_NE(env.find("NCCL_SOCKET_IFNAME==mgmt0\nGLOO_SOCKET_IFNAME=mgmt0\n"), std::string::npos)
+      << env;
+  EXPECT_NE(env.find("# mgmt0 is a placeholder"), std::string::npos) << env;
   EXPECT_NE(files["hosts/node001/roce-qos.sh"].find("mlnx_qos -i ens2f0np0 --trust dscp"),
             std::string::npos);
   EXPECT_NE(ip_plan_csv(*a).find("host,node001,ens2f0np0,"), std::string::npos);
@@ -241,6 +314,271 @@ TEST(Hosts, EveryPlanePortHasItsOwnRoutingTable) {
   for (const auto& eth : np["network"]["ethernets"])
     for (const auto& r : eth.second["routing-policy"]) tables.insert(r["table"].as<int>());
   EXPECT_EQ(tables, (std::set<int>{100, 101}));
+}
+
+// Broadcom (the 7060X6's Tomahawk 5) has no headroom script in sonic-swss: the traditional
+// model, with a static lossless profile per speed and cable length named as buffermgrd names
+// them, so that buffermgrd reuses it instead of writing its own.
+TEST(Sonic, TraditionalBuffersOnATomahawk) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  const SwitchAddress* leaf = a->find("su01-r0-leaf");
+  ASSERT_NE(leaf, nullptr);
+  auto made = sonic_config_db(lab.plan, lab.catalog, *a, *leaf);
+  ASSERT_TRUE(made.ok());
+  const nlohmann::json& db = *made;
+  const auto& meta = db["DEVICE_METADATA"]["localhost"];
+  EXPECT_EQ(meta["buffer_model"], "traditional");
+  EXPECT_EQ(meta["platform"], "x86_64-arista_7060x6_64pe");
+  EXPECT_EQ(meta["hwsku"], "Arista-7060X6-64PE-O128S2");
+  // Port 65, the first uplink: cage 33's first 400G port, on its ASIC lanes (platform.json).
+  const auto& up = db["PORT"]["Ethernet256"];
+  EXPECT_EQ(up["lanes"], "273,274,275,276");
+  EXPECT_EQ(up["alias"], "etp33a");
+  EXPECT_EQ(up["index"], "33");
+  EXPECT_EQ(up["fec"], "rs");
+  EXPECT_EQ(db["PORT"]["Ethernet260"]["lanes"], "277,278,279,280");
+  EXPECT_EQ(db["PORT"]["Ethernet0"]["lanes"], "17,18,19,20");
+  // Uplinks are hall runs (50 m), hosts row runs (20 m): the next pg_profile_lookup.ini lengths.
+  EXPECT_EQ(db["CABLE_LENGTH"]["AZURE"]["Ethernet256"], "150m");
+  EXPECT_EQ(db["CABLE_LENGTH"]["AZURE"]["Ethernet0"], "40m");
+  EXPECT_EQ(db["BUFFER_PG"]["Ethernet256|3"]["profile"], "pg_lossless_400000_150m_profile");
+  EXPECT_EQ(db["BUFFER_PG"]["Ethernet0|3"]["profile"], "pg_lossless_400000_40m_profile");
+  const auto& far = db["BUFFER_PROFILE"]["pg_lossless_400000_150m_profile"];
+  EXPECT_EQ(far["pool"], "ingress_lossless_pool");
+  EXPECT_EQ(far["xoff"], "579584");
+  EXPECT_EQ(far["size"], "18796");
+  EXPECT_EQ(far["xon"], "0");
+  EXPECT_EQ(far["xon_offset"], "3556");
+  EXPECT_EQ(db["BUFFER_PROFILE"]["pg_lossless_400000_40m_profile"]["xoff"], "359424");
+  EXPECT_EQ(db["BUFFER_POOL"]["egress_lossless_pool"]["size"], "166115492");
+  EXPECT_EQ(db["BUFFER_POOL"]["ingress_lossless_pool"]["xoff"], "29423360");
+  EXPECT_EQ(db["BUFFER_QUEUE"]["Ethernet256|4-6"]["profile"], "egress_lossy_profile");
+  EXPECT_FALSE(db.contains("LOSSLESS_TRAFFIC_PATTERN"));
+}
+
+// The headroom of SONiC's formula (buffer_headroom_mellanox.lua) with the Tomahawk 5's 254-byte
+// cells: 400G on 150 m needs 566 KiB, just under the 612140 bytes the platform's own
+// pg_profile_lookup.ini gives every length up to 150 m; shorter and slower need less.
+TEST(Sonic, HeadroomFollowsSpeedAndCable) {
+  const Catalog cat = *builtin_catalog();
+  const SonicPlatform& tomahawk = *cat.switches.at("arista-7060x6").sonic;
+  const LosslessProfile far = sonic_lossless_profile(tomahawk, 400, 150);
+  EXPECT_EQ(far.xoff, 579584);
+  EXPECT_LT(far.xoff, 612140);
+  EXPECT_GT(far.xoff, 0.9 * 612140);
+  EXPECT_EQ(far.name, "pg_lossless_400000_150m_profile");
+  EXPECT_LT(sonic_lossless_profile(tomahawk, 400, 40).xoff, far.xoff);
+  EXPECT_LT(sonic_lossless_profile(tomahawk, 200, 150).xoff, far.xoff);
+  EXPECT_EQ(sonic_lossless_profile(tomahawk, 400, 5).xoff % 1024, 0);
+  EXPECT_EQ(sonic_cable_length(tomahawk, 2.5), 5);
+  EXPECT_EQ(sonic_cable_length(tomahawk, 20), 40);
+  EXPECT_EQ(sonic_cable_length(tomahawk, 50), 150);
+  EXPECT_EQ(sonic_cable_length(tomahawk, 300), 300);  // longer than the table: as it is
+}
+
+// Spectrum: the dynamic model, whose Mellanox script computes the headroom from the tables it
+// reads (LOSSLESS_TRAFFIC_PATTERN, DEFAULT_LOSSLESS_BUFFER_PARAMETER) and the platform name.
+TEST(Sonic, DynamicBuffersOnASpectrum) {
+  const char* spec =
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 2}\n"
+      "fabric: {technology: roce, topology: clos2, switch: sn5600}\n";
+  const Catalog cat = *builtin_catalog();
+  Spec s;
+  const Plan plan = testing::plan_of(spec, cat, &s);
+  ASSERT_EQ(plan.topo.lane_gbps, 400);
+  auto a = plan_addresses(plan, cat, s.addressing);
+  ASSERT_TRUE(a.ok());
+  auto made = sonic_config_db(plan, cat, *a, a->switches.front());
+  ASSERT_TRUE(made.ok());
+  const nlohmann::json& db = *made;
+  EXPECT_EQ(db["DEVICE_METADATA"]["localhost"]["buffer_model"], "dynamic");
+  EXPECT_EQ(db["DEVICE_METADATA"]["localhost"]["platform"], "x86_64-nvidia_sn5600-r0");
+  EXPECT_EQ(db["DEVICE_METADATA"]["localhost"]["hwsku"], "Mellanox-SN5600-O128");
+  EXPECT_EQ(db["PORT"]["Ethernet4"]["lanes"], "4,5,6,7");
+  EXPECT_FALSE(db["PORT"]["Ethernet4"].contains("fec"));  // left to the Spectrum firmware
+  for (const auto& [key, pg] : db["BUFFER_PG"].items())
+    if (key.ends_with("|3")) {
+      EXPECT_EQ(pg["profile"], "NULL") << key;
+    }
+  EXPECT_EQ(db["LOSSLESS_TRAFFIC_PATTERN"]["AZURE"]["mtu"], "9100");
+  EXPECT_EQ(db["LOSSLESS_TRAFFIC_PATTERN"]["AZURE"]["small_packet_percentage"], "100");
+  EXPECT_EQ(db["DEFAULT_LOSSLESS_BUFFER_PARAMETER"]["AZURE"]["default_dynamic_th"], "0");
+  EXPECT_FALSE(db["BUFFER_POOL"]["ingress_lossless_pool"].contains("size"));
+  EXPECT_EQ(db["BUFFER_POOL"]["egress_lossless_pool"]["size"], "158229504");
+  EXPECT_EQ(db["BUFFER_QUEUE"]["Ethernet0|0-2"]["profile"], "q_lossy_profile");
+  for (const auto& [port, len] : db["CABLE_LENGTH"]["AZURE"].items()) {
+    const std::string m = len.get<std::string>();
+    EXPECT_EQ(m.find('.'), std::string::npos) << port << " " << m;  // YANG: [0-9]+m
+  }
+}
+
+// A switch the catalog has no SONiC platform (or no fixed-port model) for: asked for by name,
+// the target is an error naming fabric.switch; with all targets it is left out.
+TEST(ConfigSet, TargetsTheSwitchCannotTakeAreRefusedOrLeftOut) {
+  Catalog cat = *builtin_catalog();
+  const std::string mine = R"(
+switches:
+  - id: my-800g
+    technology: ethernet
+    ports: 64
+    port_speed: 800G
+    breakout: [{ports: 128, port_speed: 400G}]
+    latency_ns: 600
+    price_usd: 50000
+    power_w: 1300
+    estimate: true
+)";
+  ASSERT_TRUE(merge_catalog(cat, mine, "mine.yaml").empty());
+  PlannedSpec p;
+  p.catalog = cat;
+  p.plan = testing::plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 2}\n"
+      "fabric: {technology: roce, topology: clos2, switch: my-800g}\n",
+      cat, &p.spec);
+  auto all = config_files(p, {});
+  ASSERT_TRUE(all.ok()) << format_diagnostics(all.errors());
+  EXPECT_EQ(std::count(all->folders.begin(), all->folders.end(), "sonic/"), 0);
+  EXPECT_EQ(std::count(all->folders.begin(), all->folders.end(), "eos/"), 1);
+  for (const auto& [path, text] : all->files) EXPECT_FALSE(path.starts_with("sonic/")) << path;
+  auto sonic = config_files(p, {"sonic"});
+  ASSERT_FALSE(sonic.ok());
+  EXPECT_EQ(sonic.errors()[0].key, "fabric.switch");
+  EXPECT_NE(sonic.errors()[0].message.find("no SONiC platform for my-800g"), std::string::npos);
+  // A modular chassis: its EOS names have a line card, which the port model lacks.
+  PlannedSpec m;
+  m.catalog = cat;
+  m.plan = testing::plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 2}\n"
+      "fabric: {technology: roce, topology: clos2, switch: arista-7800r3}\n",
+      cat, &m.spec);
+  auto chassis = config_files(m, {});
+  ASSERT_TRUE(chassis.ok()) << format_diagnostics(chassis.errors());
+  EXPECT_EQ(std::count(chassis->folders.begin(), chassis->folders.end(), "eos/"), 0);
+  auto eos = config_files(m, {"eos"});
+  ASSERT_FALSE(eos.ok());
+  EXPECT_NE(eos.errors()[0].message.find("arista-7800r3 is modular"), std::string::npos);
+}
+
+// NVUE breaks out the cages it uses (Cumulus 5.4+: `link breakout 2x`) and names the ports
+// swp<cage>s<n>, the same cages EOS and SONiC use.
+TEST(Nvue, BreakoutCagesAndCumulusNames) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  const SwitchAddress* leaf = a->find("su01-r0-leaf");
+  ASSERT_NE(leaf, nullptr);
+  const std::string nv = nvue_commands(lab.plan, *a, *leaf);
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (size_t at = nv.find(what); at != std::string::npos; at = nv.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("nv set interface swp33 link breakout 2x\n"), 1) << nv;
+  EXPECT_EQ(count(" link breakout 2x\n"), 8);  // cages 1-4 (hosts) and 33-36 (uplinks)
+  EXPECT_LT(nv.find("swp33 link breakout"), nv.find("swp33s0 link state up"));
+  EXPECT_NE(nv.find("nv set interface swp33s0 description \"to spine01 swp1s0\"\n"),
+            std::string::npos);
+  EXPECT_NE(nv.find("nv set interface swp33s0 ip address 10.1.0.0/31\n"), std::string::npos);
+  EXPECT_NE(nv.find("nv set interface swp33s1 ip address 10.1.0.2/31\n"), std::string::npos);
+  EXPECT_NE(nv.find("nv set interface swp1s1 bridge domain br_default access 1000\n"),
+            std::string::npos);
+  EXPECT_EQ(nv.find("swp65"), std::string::npos);  // no logical numbering
+  // The flavours agree: cabling port 65 is EOS Ethernet33/1, SONiC Ethernet256, Cumulus swp33s0.
+  EXPECT_EQ(cumulus_port_name(lab.plan, 65), "swp33s0");
+  EXPECT_EQ(eos_port_name(lab.plan, 65), "Ethernet33/1");
+  EXPECT_EQ(sonic_port_name(lab.plan, 65), "Ethernet256");
+  EXPECT_EQ(cumulus_port_name(lab.plan, 66), "swp33s1");
+  EXPECT_EQ(eos_port_name(lab.plan, 66), "Ethernet33/5");
+  EXPECT_EQ(sonic_port_name(lab.plan, 66), "Ethernet260");
+  // Unnumbered: BGP on the interfaces, by the same names.
+  AddressingSpec un = lab.spec.addressing;
+  un.unnumbered = true;
+  auto b = plan_addresses(lab.plan, lab.catalog, un);
+  ASSERT_TRUE(b.ok());
+  const std::string nu = nvue_commands(lab.plan, *b, *b->find("su01-r0-leaf"));
+  EXPECT_NE(nu.find("nv set vrf default router bgp neighbor swp33s0 remote-as external\n"),
+            std::string::npos)
+      << nu;
+  EXPECT_EQ(sh_syntax(nu), 0);
+}
+
+// Cumulus 5.15 writes enabled/disabled for NVUE's booleans and `ipv4 address` for an interface's
+// address (its "New and Changed NVUE Commands"); 5.14 and earlier on/off and `ip address`.
+TEST(Nvue, TheReleaseDecidesTheWords) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  const SwitchAddress& leaf = *a->find("su01-r0-leaf");
+  const std::string old = nvue_commands(lab.plan, *a, leaf, parse_cumulus_release("5.14"));
+  const std::string now = nvue_commands(lab.plan, *a, leaf, parse_cumulus_release("5.15"));
+  EXPECT_NE(old.find("(Cumulus Linux 5.14)"), std::string::npos);
+  EXPECT_NE(old.find("nv set system forwarding ecmp-hash source-port on\n"), std::string::npos);
+  EXPECT_NE(old.find("path-selection multipath aspath-ignore on\n"), std::string::npos);
+  EXPECT_NE(old.find("nv set interface lo ip address 10.0.0.0/32\n"), std::string::npos);
+  EXPECT_NE(now.find("(Cumulus Linux 5.15)"), std::string::npos);
+  EXPECT_NE(now.find("nv set system forwarding ecmp-hash source-port enabled\n"),
+            std::string::npos);
+  EXPECT_NE(now.find("path-selection multipath aspath-ignore enabled\n"), std::string::npos);
+  EXPECT_NE(now.find("nv set interface lo ipv4 address 10.0.0.0/32\n"), std::string::npos);
+  EXPECT_NE(now.find("nv set interface swp33s0 ipv4 address 10.1.0.0/31\n"), std::string::npos);
+  EXPECT_NE(now.find("nv set interface vlan1000 ipv4 address "), std::string::npos);
+  EXPECT_EQ(now.find(" on\n"), std::string::npos) << now;
+  EXPECT_EQ(now.find(" ip address "), std::string::npos) << now;
+  EXPECT_EQ(parse_cumulus_release("5.10").minor, 10);
+  EXPECT_TRUE(parse_cumulus_release("5.15").at_least(5, 15));
+  EXPECT_FALSE(parse_cumulus_release("5.9").at_least(5, 15));
+}
+
+// The FRR that Cumulus runs (NVUE writes /etc/frr/frr.conf from the commands) with the
+// Cumulus port names, numbered and unnumbered: real FRR accepts it.
+TEST(Frr, CumulusPortNamesAreAcceptedByRealFrr) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  for (bool unnumbered : {false, true}) {
+    AddressingSpec spec = lab.spec.addressing;
+    spec.unnumbered = unnumbered;
+    auto a = plan_addresses(lab.plan, lab.catalog, spec);
+    ASSERT_TRUE(a.ok());
+    for (const auto& sw : a->switches) {
+      const std::string conf = frr_conf(
+          *a, sw, [&](int p) { return cumulus_port_name(lab.plan, p); }, "vlan1000");
+      EXPECT_EQ(conf.find("swp6"), std::string::npos) << conf;  // no logical port 65-72
+      const auto [rc, said] = frr_dryrun(conf);
+      EXPECT_EQ(rc, 0) << sw.name << ":\n" << said << conf;
+    }
+  }
+}
+
+// NCCL's and Gloo's bootstrap and torchrun's rendezvous run over the management interface the
+// spec names, never a rail; the HCA list matches names exactly, which matters from ten RDMA
+// devices a node (mlx5_1 would also select mlx5_10 ... mlx5_15).
+TEST(Hosts, BootstrapOverTheManagementInterface) {
+  const char* spec =
+      "cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g, nics_per_node: 8}\n"
+      "fabric: {technology: roce, topology: clos2, switch: arista-7060x6, planes: 2}\n"
+      "addressing: {mgmt_netdev: eno1}\n";
+  const Catalog cat = *builtin_catalog();
+  Spec s;
+  const Plan plan = testing::plan_of(spec, cat, &s);
+  auto a = plan_addresses(plan, cat, s.addressing);
+  ASSERT_TRUE(a.ok()) << format_diagnostics(a.errors());
+  std::map<std::string, std::string> files;
+  for (auto& [name, text] : host_files(plan, *a)) files[name] = text;
+  const std::string& env = files["hosts/node001/nccl.env"];
+  EXPECT_NE(env.find("\nNCCL_SOCKET_IFNAME==eno1\nGLOO_SOCKET_IFNAME=eno1\n"), std::string::npos)
+      << env;
+  EXPECT_EQ(env.find("placeholder"), std::string::npos) << env;
+  const auto at = env.find("NCCL_IB_HCA==mlx5_0:1,");
+  ASSERT_NE(at, std::string::npos) << env;
+  const std::string hca = env.substr(at, env.find('\n', at) - at);
+  for (int d = 0; d < 16; ++d)  // 8 NICs x 2 planes, each named once and exactly
+    EXPECT_NE((hca + ",").find(fmt::format("mlx5_{}:1,", d)), std::string::npos) << d << hca;
+  const std::string& run = files["hosts/node002/torchrun.sh"];
+  EXPECT_NE(run.find("--rdzv-endpoint=\"${MASTER_ADDR:-node001}:29500\""), std::string::npos)
+      << run;
+  EXPECT_EQ(run.find("10.128."), std::string::npos) << run;  // no rail address
+  EXPECT_EQ(sh_syntax(run), 0) << run;
 }
 
 TEST(Ansible, InventoryGroupsEverySwitchAndNode) {
@@ -281,16 +619,6 @@ TEST(OpenSm, RoutingEngineFitsTheTopology) {
             std::string::npos);
 }
 
-// `sh -n` (syntax only) of a generated script.
-int sh_syntax(const std::string& script) {
-  const auto path =
-      std::filesystem::temp_directory_path() / ("gf_sh_" + std::to_string(getpid()) + ".sh");
-  std::ofstream(path) << script;
-  const int status = std::system(("sh -n " + path.string()).c_str());
-  std::filesystem::remove(path);
-  return WEXITSTATUS(status);
-}
-
 TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
   const PlannedSpec lab = load_example("roce-lab-64.yaml");
   auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
@@ -312,7 +640,8 @@ TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
       }
     }
     if (name.ends_with("nccl.env")) {
-      EXPECT_NE(text.find("NCCL_IB_HCA=mlx5_0:1,mlx5_1:1\n"), std::string::npos) << text;
+      // '=': exact names, or mlx5_1 would also select mlx5_10 ... mlx5_19.
+      EXPECT_NE(text.find("NCCL_IB_HCA==mlx5_0:1,mlx5_1:1\n"), std::string::npos) << text;
       EXPECT_NE(text.find("NCCL_IB_TC=106\n"), std::string::npos);
       EXPECT_EQ(text.find("NCCL_IB_QPS_PER_CONNECTION"), std::string::npos);  // lab is ecmp
     }
@@ -326,7 +655,7 @@ TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
   EXPECT_EQ(netplans, lab.plan.nodes);
   // NVUE scripts: valid shell, one BGP neighbour per routed link, lossless RoCE.
   for (const auto& sw : a->switches) {
-    const std::string nv = nvue_commands(*a, sw);
+    const std::string nv = nvue_commands(lab.plan, *a, sw);
     EXPECT_EQ(sh_syntax(nv), 0) << nv;
     int links = 0;
     for (const auto& l : a->links) links += l.a_device == sw.name || l.b_device == sw.name;
@@ -339,6 +668,8 @@ TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
     EXPECT_NE(nv.find("nv set system forwarding ecmp-hash source-port on"), std::string::npos);
     EXPECT_NE(nv.find("nv set router bgp autonomous-system " + std::to_string(sw.asn)),
               std::string::npos);
+    // Saved to the startup configuration whatever auto save is set to.
+    EXPECT_TRUE(nv.ends_with("nv config apply --assume-yes\nnv config save\n")) << nv;
   }
   // ecmp-multi-qp spreads a connection over more QPs (more UDP source ports to hash).
   Plan multi = lab.plan;

@@ -1,6 +1,7 @@
 // Host configuration of a RoCE cluster, one set per node (guide §4.3, §4.4): netplan for the
 // rail interfaces, RoCE QoS, memlock limits, sysctl, the NCCL environment and a torchrun
-// launcher.
+// launcher. The lines and their sources (NCCL's environment documentation for the exact-match
+// NCCL_IB_HCA and NCCL_SOCKET_IFNAME) are in docs/configs/hosts.md.
 #pragma once
 
 #include <string>
@@ -28,8 +29,6 @@ constexpr int kEcnMaxKiB = 1536;
 constexpr int kEcnMarkPercent = 20;
 /// PFC watchdog: a queue paused this long is stuck (a storm); drop, recover after as long.
 constexpr int kPfcWatchdogMs = 200;
-/// Electrical lanes per switch cage (OSFP / QSFP-DD), shared by its breakout ports.
-constexpr int kLanesPerCage = 8;
 /// Jumbo MTU on hosts; switches carry 9214 (EOS) / 9100 (SONiC) to leave room for headers.
 constexpr int kHostMtu = 9000;
 /// NCCL_IB_QPS_PER_CONNECTION with ecmp-multi-qp: more QPs, more UDP source ports for ECMP.

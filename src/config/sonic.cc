@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "config/frr.h"
 #include "config/hosts.h"
 
@@ -11,43 +14,116 @@ namespace {
 const char* const kMap = "ROCE";
 constexpr int kKiB = 1024;
 
+// The constants of sonic-swss 202311 cfgmgr/buffer_headroom_mellanox.lua (sonic.h gives the
+// formula). The signal's speed in the cable, m/s (the script's speed_of_light).
+constexpr double kSignalSpeedMps = 198000000;
+constexpr double kMinimalPacketBytes = 64;
+// LOSSLESS_TRAFFIC_PATTERN small_packet_percentage: sonic-buildimage 202311
+// files/build_templates/buffers_config.j2 writes 100 (every packet small, the worst case).
+constexpr int kSmallPacketPercentage = 100;
+// The MAC and PHY delay: 0.8 KiB in NVIDIA's ASIC table (platform/mellanox/asic_table.j2,
+// every Spectrum); Broadcom publishes none for the Tomahawks, so the same figure is used.
+constexpr double kMacPhyDelayBytes = 0.8 * kKiB;
+
+// Pause quanta a peer may still send after a PAUSE frame, by speed (IEEE 802.3 Annex 31B.3.7,
+// as buffer_headroom_mellanox.lua tabulates them).
+int pause_quanta(double gbps) {
+  if (gbps >= 400) return 905;
+  if (gbps >= 200) return 453;
+  if (gbps >= 100) return 394;
+  if (gbps >= 50) return 147;
+  if (gbps >= 40) return 118;
+  if (gbps >= 25) return 80;
+  return 67;
+}
+
+long long round_up(double bytes, int unit) {
+  return static_cast<long long>(std::ceil(bytes / unit)) * unit;
+}
+
+std::string metres(double m) { return fmt::format("{:g}m", m); }
+
+// The lossless and lossy queues of a port: 3 lossless (RoCE), CNPs in 6, the rest lossy.
+constexpr const char* kLossyQueues[] = {"0-2", "4-6"};
+
 struct Port {
   int port = 0;
-  std::string peer, kind;  // kind: fabric | host
+  std::string description;
   double length_m = 0;
+  bool used = true;
 };
 
 }  // namespace
 
-std::string sonic_port_name(const Plan& plan, int port) {
-  const int radix = std::max(1, plan.topo.radix);
-  const int lanes = std::max(1, kLanesPerCage * std::max(1, plan.sw.ports) / radix);
-  return fmt::format("Ethernet{}", (port - 1) * lanes);
+double sonic_cable_length(const SonicPlatform& platform, double length_m) {
+  for (double l : platform.cable_lengths_m)
+    if (l >= length_m) return l;
+  return std::ceil(length_m);
 }
 
-nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const AddressPlan& a,
-                               const SwitchAddress& sw) {
+LosslessProfile sonic_lossless_profile(const SonicPlatform& platform, double gbps, double cable_m) {
+  const SonicLosslessPg pg = platform.lossless_pg.value_or(SonicLosslessPg{});
+  const double cell = std::max(1, pg.cell_bytes);
+  const double worst =
+      cell > 2 * kMinimalPacketBytes ? cell / kMinimalPacketBytes : 2 * cell / (1 + cell);
+  const double occupancy = (100 - kSmallPacketPercentage + kSmallPacketPercentage * worst) / 100.0;
+  const double cable_bytes = 2 * cable_m * gbps * 1e9 / kSignalSpeedMps / 8;
+  const double peer_response = pause_quanta(gbps) * 512.0 / 8;
+  const double propagation = kSonicMtu + cable_bytes + kMacPhyDelayBytes + peer_response;
+  LosslessProfile p;
+  p.cable_m = cable_m;
+  p.xoff = round_up(kSonicMtu + propagation * occupancy, kKiB);
+  p.xon = static_cast<long long>(pg.xon);
+  p.size = static_cast<long long>(pg.size);
+  p.xon_offset = static_cast<long long>(pg.xon_offset);
+  p.dynamic_th = pg.dynamic_th;
+  p.name = fmt::format("pg_lossless_{:.0f}_{}_profile", gbps * 1000, metres(cable_m));
+  return p;
+}
+
+Result<nlohmann::json> sonic_config_db(const Plan& plan, const Catalog& catalog,
+                                       const AddressPlan& a, const SwitchAddress& sw) {
   using nlohmann::json;
+  if (!plan.sw.sonic || !plan.sw.asic_vendor || plan.sw.serdes_lanes.empty())
+    return Diagnostic::at_key(
+        "fabric.switch",
+        fmt::format("the catalog has no SONiC platform for {} (sonic, serdes_lanes, "
+                    "asic_vendor)",
+                    plan.sw.id),
+        "add them to the switch's catalog entry from its sonic-buildimage device folder");
+  const SonicPlatform& platform = *plan.sw.sonic;
+  const BufferModel model = sonic_buffer_model(*plan.sw.asic_vendor);
   auto name = [&](int p) { return sonic_port_name(plan, p); };
+  // Each routed port's cable: leaf-spine below a spine and on a leaf, spine-core above it.
+  auto medium_m = [&](LinkKind k) { return link_medium(plan, catalog, k).length_m; };
   std::vector<Port> ports;
-  const double fabric_m =
-      link_medium(plan, catalog,
-                  sw.role == "core" || sw.role == "spine" ? LinkKind::kSpineCore
-                                                          : LinkKind::kLeafSpine)
-          .length_m;
   const std::vector<SwitchPort> routed = a.ports_of(sw.name);
-  for (const auto& r : routed) ports.push_back({r.port, r.peer, "fabric", fabric_m});
-  const double host_m = link_medium(plan, catalog, LinkKind::kNodeLeaf).length_m;
+  for (const auto& r : routed) {
+    const bool core_link = sw.role == "core" || (sw.role == "spine" && r.up);
+    ports.push_back({r.port, "to " + r.peer + " " + name(r.peer_port),
+                     medium_m(core_link ? LinkKind::kSpineCore : LinkKind::kLeafSpine)});
+  }
   const HostSubnet* subnet = a.subnet_of(sw.name);
   for (const auto& h : a.hosts)
-    if (h.leaf == sw.name) ports.push_back({h.leaf_port, h.node + ":" + h.netdev, "host", host_m});
+    if (h.leaf == sw.name)
+      ports.push_back(
+          {h.leaf_port, "to " + h.node + " " + h.netdev, medium_m(LinkKind::kNodeLeaf)});
+  std::vector<int> used;
+  for (const auto& p : ports) used.push_back(p.port);
+  for (int p : cage_ports(plan, used))
+    if (std::find(used.begin(), used.end(), p) == used.end())
+      ports.push_back({p, "unused (a port of a broken-out cage)", 0, false});
 
   json db;
-  db["DEVICE_METADATA"]["localhost"] = {{"hostname", sw.name},
-                                        {"bgp_asn", std::to_string(sw.asn)},
-                                        {"type", sw.role == "leaf" ? "LeafRouter" : "SpineRouter"},
-                                        {"docker_routing_config_mode", "split"},
-                                        {"buffer_model", "dynamic"}};
+  json& meta = db["DEVICE_METADATA"]["localhost"];
+  meta = {{"hostname", sw.name},
+          {"bgp_asn", std::to_string(sw.asn)},
+          {"type", sw.role == "leaf" ? "LeafRouter" : "SpineRouter"},
+          {"docker_routing_config_mode", "split-unified"},
+          {"buffer_model", buffer_model_name(model)},
+          {"platform", platform.platform}};
+  if (auto it = platform.hwsku.find(plan.topo.lane_gbps); it != platform.hwsku.end())
+    meta["hwsku"] = it->second;
   db["LOOPBACK_INTERFACE"]["Loopback0"] = json::object();
   db["LOOPBACK_INTERFACE"]["Loopback0|" + ipv4_str(sw.loopback) + "/32"] = json::object();
   const std::string speed = fmt::format("{:.0f}", plan.topo.lane_gbps * 1000);
@@ -60,13 +136,17 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
   // UDP source port (guide §4.2).
   db["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"] =
       json::array({"SRC_IP", "DST_IP", "IP_PROTOCOL", "L4_SRC_PORT", "L4_DST_PORT"});
-  json tcq = json::object(), tcpg = json::object();
+  json tcq = json::object(), tcpg = json::object(), pfcq = json::object();
   for (int tc = 0; tc < 8; ++tc) {
     tcq[std::to_string(tc)] = std::to_string(tc);
     tcpg[std::to_string(tc)] = tc == kRocePriority ? std::to_string(kRocePriority) : "0";
+    pfcq[std::to_string(tc)] = std::to_string(tc);
   }
   db["TC_TO_QUEUE_MAP"][kMap] = tcq;
   db["TC_TO_PRIORITY_GROUP_MAP"][kMap] = tcpg;
+  // The queue a received PFC frame of each priority pauses (SAI_PORT_ATTR_QOS_PFC_PRIORITY_TO_
+  // QUEUE_MAP, sonic-swss qosorch.cpp): priority 3 pauses queue 3, where TC 3 is sent.
+  db["MAP_PFC_PRIORITY_TO_QUEUE"][kMap] = pfcq;
   db["SCHEDULER"]["scheduler.strict"] = {{"type", "STRICT"}};
   db["SCHEDULER"]["scheduler.roce"] = {{"type", "DWRR"}, {"weight", "50"}};
   db["WRED_PROFILE"]["ROCE_LOSSLESS"] = {
@@ -75,28 +155,66 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
       {"green_min_threshold", std::to_string(kEcnMinKiB * kKiB)},
       {"green_max_threshold", std::to_string(kEcnMaxKiB * kKiB)},
       {"green_drop_probability", std::to_string(kEcnMarkPercent)}};
-  // Dynamic buffer model: SONiC computes each lossless PG's headroom from the port speed and
-  // the cable length below ("NULL" profile = calculated).
-  db["BUFFER_POOL"]["ingress_lossless_pool"] = {{"type", "ingress"}, {"mode", "dynamic"}};
-  db["BUFFER_POOL"]["egress_lossless_pool"] = {{"type", "egress"}, {"mode", "dynamic"}};
-  db["BUFFER_PROFILE"]["egress_lossless_profile"] = {
-      {"pool", "egress_lossless_pool"}, {"size", "0"}, {"dynamic_th", "7"}};
-  db["DEFAULT_LOSSLESS_BUFFER_PARAMETER"]["AZURE"] = {{"default_dynamic_th", "0"}};
+  // Buffers: the platform's pools and profiles (catalog, from its buffers_defaults_t1.j2), and
+  // the lossless PG by the platform's buffer model.
+  for (const auto& [pool, o] : platform.pools) {
+    json& j = db["BUFFER_POOL"][pool];
+    j = {{"type", o.pool}, {"mode", "dynamic"}};
+    if (o.size > 0) j["size"] = fmt::format("{:.0f}", o.size);
+    if (o.xoff > 0) j["xoff"] = fmt::format("{:.0f}", o.xoff);
+  }
+  for (const auto& [profile, o] : platform.profiles) {
+    json& j = db["BUFFER_PROFILE"][profile];
+    j = {{"pool", o.pool}, {"size", fmt::format("{:.0f}", o.size)}};
+    if (o.static_th > 0) j["static_th"] = fmt::format("{:.0f}", o.static_th);
+    if (o.dynamic_th) j["dynamic_th"] = std::to_string(*o.dynamic_th);
+  }
+  if (model == BufferModel::kDynamic) {
+    // buffermgrd computes each lossless PG ("NULL" profile) with the vendor's script, which
+    // reads these two tables (buffers_config.j2's values; the lossless MTU is the port's).
+    db["DEFAULT_LOSSLESS_BUFFER_PARAMETER"]["AZURE"] = {{"default_dynamic_th", "0"}};
+    db["LOSSLESS_TRAFFIC_PATTERN"]["AZURE"] = {
+        {"mtu", std::to_string(kSonicMtu)},
+        {"small_packet_percentage", std::to_string(kSmallPacketPercentage)}};
+  }
   for (const auto& p : ports) {
     const std::string n = name(p.port);
-    db["PORT"][n] = {{"admin_status", "up"},
-                     {"mtu", std::to_string(kSonicMtu)},
-                     {"speed", speed},
-                     {"description", "to " + p.peer}};
-    db["CABLE_LENGTH"]["AZURE"][n] = fmt::format("{:.0f}m", p.length_m);
+    json& port = db["PORT"][n];
+    port = {{"admin_status", p.used ? "up" : "down"},
+            {"alias", sonic_port_alias(plan, p.port)},
+            {"description", p.description},
+            {"index", std::to_string(port_slot(plan, p.port).cage)},
+            {"lanes", sonic_port_lanes(plan, p.port)},
+            {"mtu", std::to_string(kSonicMtu)},
+            {"speed", speed}};
+    if (!platform.fec.empty()) port["fec"] = platform.fec;
+    if (!p.used) continue;
+    const double cable = model == BufferModel::kDynamic ? std::ceil(p.length_m)
+                                                        : sonic_cable_length(platform, p.length_m);
+    db["CABLE_LENGTH"]["AZURE"][n] = metres(cable);
     db["PORT_QOS_MAP"][n] = {{"dscp_to_tc_map", kMap},
                              {"tc_to_queue_map", kMap},
                              {"tc_to_pg_map", kMap},
+                             {"pfc_to_queue_map", kMap},
                              {"pfc_enable", std::to_string(kRocePriority)},
                              {"pfcwd_sw_enable", std::to_string(kRocePriority)}};
-    db["BUFFER_PG"][fmt::format("{}|{}", n, kRocePriority)] = {{"profile", "NULL"}};
+    std::string lossless = "NULL";
+    if (model == BufferModel::kTraditional) {
+      const LosslessProfile lp = sonic_lossless_profile(platform, plan.topo.lane_gbps, cable);
+      db["BUFFER_PROFILE"][lp.name] = {{"pool", "ingress_lossless_pool"},
+                                       {"xon", std::to_string(lp.xon)},
+                                       {"xoff", std::to_string(lp.xoff)},
+                                       {"size", std::to_string(lp.size)},
+                                       {"dynamic_th", std::to_string(lp.dynamic_th)},
+                                       {"xon_offset", std::to_string(lp.xon_offset)}};
+      lossless = lp.name;
+    }
+    db["BUFFER_PG"][n + "|0"] = {{"profile", "ingress_lossy_profile"}};
+    db["BUFFER_PG"][fmt::format("{}|{}", n, kRocePriority)] = {{"profile", lossless}};
     db["BUFFER_QUEUE"][fmt::format("{}|{}", n, kRocePriority)] = {
         {"profile", "egress_lossless_profile"}};
+    for (const char* q : kLossyQueues)
+      db["BUFFER_QUEUE"][n + "|" + q] = {{"profile", platform.queue_lossy_profile}};
     db["QUEUE"][fmt::format("{}|{}", n, kRocePriority)] = {{"scheduler", "scheduler.roce"},
                                                            {"wred_profile", "ROCE_LOSSLESS"}};
     db["QUEUE"][fmt::format("{}|{}", n, kCnpQueue)] = {{"scheduler", "scheduler.strict"}};
@@ -110,20 +228,15 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
       db["INTERFACE"][n] = {{"ipv6_use_link_local_only", "enable"}};
       continue;
     }
-    const SwitchAddress* peer = a.find(r.peer);
     db["INTERFACE"][n] = json::object();
     db["INTERFACE"][n + "|" + ipv4_str(r.ip) + "/31"] = json::object();
-    db["BGP_NEIGHBOR"][ipv4_str(r.peer_ip)] = {{"asn", std::to_string(peer ? peer->asn : 0)},
-                                               {"name", r.peer},
-                                               {"local_addr", ipv4_str(r.ip)},
-                                               {"admin_status", "up"}};
   }
   if (subnet) {
     const std::string vlan = fmt::format("Vlan{}", kSonicHostVlan);
     db["VLAN"][vlan] = {{"vlanid", std::to_string(kSonicHostVlan)}};
-    for (const auto& p : ports)
-      if (p.kind == "host")
-        db["VLAN_MEMBER"][vlan + "|" + name(p.port)] = {{"tagging_mode", "untagged"}};
+    for (const auto& h : a.hosts)
+      if (h.leaf == sw.name)
+        db["VLAN_MEMBER"][vlan + "|" + name(h.leaf_port)] = {{"tagging_mode", "untagged"}};
     db["VLAN_INTERFACE"][vlan] = json::object();
     db["VLAN_INTERFACE"][fmt::format("{}|{}/{}", vlan, ipv4_str(subnet->gateway),
                                      subnet->prefix.len)] = json::object();
@@ -132,9 +245,11 @@ nlohmann::json sonic_config_db(const Plan& plan, const Catalog& catalog, const A
 }
 
 std::string sonic_frr_conf(const Plan& plan, const AddressPlan& a, const SwitchAddress& sw) {
-  return frr_conf(
-      a, sw, [&](int p) { return sonic_port_name(plan, p); },
-      fmt::format("Vlan{}", kSonicHostVlan));
+  return fmt::format("! {}: /etc/sonic/frr/frr.conf, docker_routing_config_mode split-unified\n",
+                     kSonicTarget) +
+         frr_conf(
+             a, sw, [&](int p) { return sonic_port_name(plan, p); },
+             fmt::format("Vlan{}", kSonicHostVlan));
 }
 
 }  // namespace gf

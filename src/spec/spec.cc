@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -250,7 +251,7 @@ void read_addressing(YamlReader& r, const YAML::Node& n, AddressingSpec& a) {
   if (!r.expect_map(n, p)) return;
   r.check_keys(n, p,
                {"loopbacks", "links", "hosts", "asn_spine", "asn_leaf", "unnumbered",
-                "host_netdevs", "host_rdma_devices"});
+                "host_netdevs", "host_rdma_devices", "mgmt_netdev", "cumulus_version"});
   for (const char* key : {"loopbacks", "links", "hosts"}) {
     auto v = r.text(n, key, p);
     if (!v) continue;
@@ -299,6 +300,32 @@ void read_addressing(YamlReader& r, const YAML::Node& n, AddressingSpec& a) {
       names.push_back(name);
     }
     (netdev ? a.host_netdevs : a.host_rdma_devices) = names;
+  }
+  if (auto v = r.text(n, "mgmt_netdev", p)) {
+    const std::string path = YamlReader::join(p, "mgmt_netdev");
+    if (!is_device_name(*v, kMaxNetdevName))
+      r.error(child(n, "mgmt_netdev"), path,
+              fmt::format("'{}' is not a network interface name", *v),
+              fmt::format("at most {} characters, no '/', ':' or spaces", kMaxNetdevName));
+    else if (std::find(a.host_netdevs.begin(), a.host_netdevs.end(), *v) != a.host_netdevs.end())
+      r.error(child(n, "mgmt_netdev"), path,
+              fmt::format("'{}' is a rail (addressing.host_netdevs), not the management "
+                          "interface",
+                          *v),
+              "name the interface of the management network (ip -br addr shows it)");
+    else
+      a.mgmt_netdev = *v;
+  }
+  if (auto v = r.text(n, "cumulus_version", p)) {
+    unsigned major = 0, minor = 0;
+    char tail = 0;
+    const int got = std::sscanf(v->c_str(), "%2u.%2u%c", &major, &minor, &tail);
+    if (got != 2 || major != 5 || minor < kOldestCumulusMinor)
+      r.error(child(n, "cumulus_version"), YamlReader::join(p, "cumulus_version"),
+              fmt::format("'{}' is not a Cumulus Linux release gpufabric writes NVUE for", *v),
+              fmt::format("5.{} or later, as major.minor: 5.14", kOldestCumulusMinor));
+    else
+      a.cumulus_version = *v;
   }
 }
 

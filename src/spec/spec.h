@@ -138,6 +138,14 @@ struct ConstraintsSpec {
   double min_gpu_utilization = 0.8;
 };
 
+/// The placeholder of addressing.mgmt_netdev: not an interface any host has, so NCCL stops
+/// with "no socket interface found" rather than bootstrap over a rail.
+inline constexpr const char* kMgmtNetdevPlaceholder = "mgmt0";
+/// addressing.cumulus_version's default: the newest release with NVUE's on/off booleans.
+inline constexpr const char* kDefaultCumulusVersion = "5.14";
+/// The oldest Cumulus Linux 5.x minor release accepted (NVUE's `link breakout 2x` is 5.4.0's).
+inline constexpr int kOldestCumulusMinor = 4;
+
 /// The IP and ASN plan of a routed fabric (RoCE). Pools are IPv4 prefixes.
 struct AddressingSpec {
   std::string loopbacks = "10.0.0.0/16";  ///< a /32 per switch
@@ -149,6 +157,12 @@ struct AddressingSpec {
   /// The OS names of a node's rail ports, in cabling order (NIC 0 plane 1, NIC 0 plane 2, NIC 1,
   /// ...): the netdevs (`ibdev2netdev`) and RDMA devices. Empty: nicN and mlx5_N.
   std::vector<std::string> host_netdevs, host_rdma_devices;
+  /// A node's management interface: NCCL's and Gloo's bootstrap sockets and torchrun's
+  /// rendezvous run over it, never over a rail. kMgmtNetdevPlaceholder until the spec names it.
+  std::string mgmt_netdev = kMgmtNetdevPlaceholder;
+  /// The Cumulus Linux release the NVUE commands are written for: 5.4 or later (the
+  /// `link breakout 2x` syntax); from 5.15 NVUE writes enabled/disabled and `ipv4 address`.
+  std::string cumulus_version = kDefaultCumulusVersion;
 };
 
 /// A validated spec.

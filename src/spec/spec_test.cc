@@ -183,6 +183,38 @@ TEST(SpecErrors, HostDeviceNames) {
             std::string::npos);
 }
 
+// The management interface (NCCL's bootstrap) is a Linux interface name and not a rail; the
+// Cumulus release is 5.4 or later.
+TEST(SpecErrors, ManagementInterfaceAndCumulusRelease) {
+  const char* base =
+      "cluster: {{gpu: h100-sxm, nodes: 4, nic: cx7-400g, nics_per_node: 2}}\n"
+      "fabric: {{technology: roce}}\naddressing:\n  host_netdevs: [ens1np0, ens2np0]\n  {}\n";
+  auto spec = parse_spec(fmt::format(fmt::runtime(base), "mgmt_netdev: eno1"), "spec.yaml");
+  ASSERT_TRUE(spec.ok()) << format_diagnostics(spec.errors());
+  EXPECT_EQ(spec->addressing.mgmt_netdev, "eno1");
+  EXPECT_EQ(spec->addressing.cumulus_version, "5.14");  // the default
+  auto plain = parse_spec("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n", "spec.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->addressing.mgmt_netdev, kMgmtNetdevPlaceholder);
+  const auto rail = errors_of(fmt::format(fmt::runtime(base), "mgmt_netdev: ens2np0"));
+  EXPECT_NE(rail.find("spec.yaml:5:16: error: addressing.mgmt_netdev: 'ens2np0' is a rail"),
+            std::string::npos)
+      << rail;
+  EXPECT_NE(errors_of(fmt::format(fmt::runtime(base), "mgmt_netdev: a:b"))
+                .find("'a:b' is not a network interface name"),
+            std::string::npos);
+  EXPECT_EQ(errors_of(fmt::format(fmt::runtime(base), "cumulus_version: 5.15")), "");
+  EXPECT_EQ(errors_of(fmt::format(fmt::runtime(base), "cumulus_version: \"5.10\"")), "");
+  for (const char* bad : {"5.3", "4.4", "6.0", "5", "5.x", "5.14.1"}) {
+    const auto e =
+        errors_of(fmt::format(fmt::runtime(base), std::string("cumulus_version: ") + bad));
+    EXPECT_NE(e.find("addressing.cumulus_version: '" + std::string(bad) +
+                     "' is not a Cumulus Linux release"),
+              std::string::npos)
+        << bad << ": " << e;
+  }
+}
+
 TEST(SpecErrors, ReportsEveryErrorNotJustTheFirst) {
   const auto e = errors_of(
       "cluster:\n  gpu: h100-sxm\n  nodes: 4\n  nic: cx7-400g\n  colour: red\nfabric:\n  planes: "
