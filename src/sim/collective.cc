@@ -72,9 +72,8 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.domain_gpus_ = b.D;
   cm.nccl_ = o.nccl.value_or(plan.nccl);
   cm.generation_ = generation_of(plan.gpu);
-  // The channels of flow_builder's rings and trees.
-  cm.ring_channels_ = b.domains > 1 ? b.R * nccl::kRingChannelsPerNic : nccl::kIntraDomainChannels;
-  cm.tree_channels_ = b.domains > 1 ? b.R * nccl::kTreeChannelsPerNic : nccl::kIntraDomainChannels;
+  cm.ring_channels_ = b.ring_channels();
+  cm.tree_channels_ = b.tree_channels();
   if (b.ranks < 2)
     return Diagnostic::flag("--nodes", "a collective needs at least 2 GPUs",
                             "use more nodes or GPUs per node");
@@ -82,7 +81,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   const std::vector<double> cap = simple_capacities(fab);
   const bool multi = b.domains > 1;
   const bool nvls_hw = plan.gpu.nvls && b.D > 1;
-  const double nvls_eff = plan.gpu.scaleup_tech == ScaleUpTech::kNvlink5
+  const double nvls_eff = cm.generation_ == GpuGeneration::kBlackwell
                               ? nccl::kNvlsEfficiencyBlackwell
                               : nccl::kNvlsEfficiencyHopper;
   const double N = static_cast<double>(b.ranks);

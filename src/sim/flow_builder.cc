@@ -354,7 +354,7 @@ long long FlowBuilder::entry_gpu(int d, int rail, int c) const {
 
 // Ring channels: every hop of channel c's ring in one flow (the slowest hop paces it).
 void FlowBuilder::ring(double bytes_per_hop_total, FlowSet& fs) {
-  const int C = domains > 1 ? R * nccl::kRingChannelsPerNic : nccl::kIntraDomainChannels;
+  const int C = ring_channels();
   std::vector<Hop> path;
   for (int c = 0; c < C; ++c) {
     path.clear();
@@ -393,7 +393,7 @@ int FlowBuilder::tree_parent(int r, int t) const {
 
 // Tree channels: chain in each domain (up and down), tree edges between domains.
 void FlowBuilder::tree(FlowSet& fs) {
-  const int C = domains > 1 ? R * nccl::kTreeChannelsPerNic : nccl::kIntraDomainChannels;
+  const int C = tree_channels();
   std::vector<Hop> path;
   for (int c = 0; c < C; ++c) {
     path.clear();

@@ -75,6 +75,13 @@ struct FlowBuilder {
   int nic_of_gpu(long long gpu) const {
     return fab.nic(node_of(gpu), fab.rail_of_gpu(static_cast<int>(gpu % G)));
   }
+  /// Channels of ring() and tree(): two per NIC across domains, NCCL's NVLink count in one.
+  int ring_channels() const {
+    return domains > 1 ? R * nccl::kRingChannelsPerNic : nccl::kIntraDomainChannels;
+  }
+  int tree_channels() const {
+    return domains > 1 ? R * nccl::kTreeChannelsPerNic : nccl::kIntraDomainChannels;
+  }
 
   void nvlink(long long a, long long b, double coef, std::vector<Hop>& out) const;
 

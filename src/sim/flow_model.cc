@@ -18,84 +18,6 @@ int FlowSet::add(double bytes, const std::vector<Hop>& path) {
   return static_cast<int>(bytes_.size()) - 1;
 }
 
-void max_min_rates(const FlowSet& flows, const std::vector<double>& capacity,
-                   const std::vector<uint8_t>& active, std::vector<double>& rate,
-                   std::vector<int32_t>& limit) {
-  const int F = flows.size();
-  const size_t L = capacity.size();
-  rate.assign(F, 0);
-  limit.assign(F, -1);
-  // Per link: remaining capacity and the sum of coefficients of unfrozen flows on it.
-  std::vector<double> rem(capacity), coef(L, 0);
-  std::vector<int64_t> first(L + 1, 0);
-  for (int f = 0; f < F; ++f) {
-    if (!active[f]) continue;
-    for (const auto* h = flows.begin(f); h != flows.end(f); ++h) {
-      coef[h->link] += h->coef;
-      ++first[h->link + 1];
-    }
-  }
-  std::vector<int32_t> used;  // links that carry unfrozen flows
-  for (size_t l = 0; l < L; ++l) {
-    if (first[l + 1] > 0) used.push_back(static_cast<int32_t>(l));
-    first[l + 1] += first[l];
-  }
-  // Link -> flows index (a flow appears once per hop on that link).
-  std::vector<int32_t> on_link(static_cast<size_t>(first[L]));
-  {
-    std::vector<int64_t> fill(first.begin(), first.end() - 1);
-    for (int f = 0; f < F; ++f) {
-      if (!active[f]) continue;
-      for (const auto* h = flows.begin(f); h != flows.end(f); ++h)
-        on_link[static_cast<size_t>(fill[h->link]++)] = f;
-    }
-  }
-  // Progressive filling: the link with the lowest fair share freezes every flow crossing it at
-  // that share; links whose share changed are re-queued (stale queue entries are skipped).
-  constexpr double kEps = 1e-12;
-  using Entry = std::pair<double, int32_t>;
-  std::vector<Entry> heap;
-  heap.reserve(used.size() * 2);
-  auto share = [&](int32_t l) { return std::max(0.0, rem[l]) / coef[l]; };
-  for (int32_t l : used)
-    if (coef[l] > kEps) heap.push_back({share(l), l});
-  std::make_heap(heap.begin(), heap.end(), std::greater<Entry>());
-  std::vector<uint8_t> frozen(F, 0), dirty(L, 0);
-  std::vector<int32_t> touched;
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), std::greater<Entry>());
-    const auto [s, l] = heap.back();
-    heap.pop_back();
-    if (coef[l] <= kEps) continue;
-    const double now = share(l);
-    if (std::fabs(now - s) > 1e-9 * std::max(now, s) + 1e-300) continue;  // stale entry
-    for (int64_t k = first[l]; k < first[l + 1]; ++k) {
-      const int f = on_link[static_cast<size_t>(k)];
-      if (frozen[f]) continue;
-      frozen[f] = 1;
-      rate[f] = now;
-      limit[f] = l;
-      for (const auto* h = flows.begin(f); h != flows.end(f); ++h) {
-        rem[h->link] -= now * h->coef;
-        coef[h->link] -= h->coef;
-        if (!dirty[h->link]) {
-          dirty[h->link] = 1;
-          touched.push_back(h->link);
-        }
-      }
-    }
-    coef[l] = 0;
-    for (int32_t t : touched) {
-      dirty[t] = 0;
-      if (coef[t] > kEps) {
-        heap.push_back({share(t), t});
-        std::push_heap(heap.begin(), heap.end(), std::greater<Entry>());
-      }
-    }
-    touched.clear();
-  }
-}
-
 namespace {
 
 // The fluid simulation, exact: flows share the links max-min fairly, and each time flows finish
@@ -114,30 +36,20 @@ class Fluid {
   Fluid(const FlowSet& flows, const std::vector<double>& capacity)
       : fs_(flows), cap_(capacity), F_(flows.size()), L_(capacity.size()) {}
 
+  // Max-min rates of the flows `active` marks: the first solve alone.
+  void rates(const std::vector<uint8_t>& active, std::vector<double>& rate,
+             std::vector<int32_t>& limit) {
+    start(active);
+    rate = rate_;
+    limit = limit_;
+  }
+
   FluidResult run(double tie) {
     FluidResult out;
-    const size_t F = static_cast<size_t>(F_);
-    out.load_Bps.assign(L_, 0);
-    out.completion_s.assign(F, 0);
-    active_.assign(F, 0);
-    solving_.assign(F, 0);
-    frozen_.assign(F, 0);
-    remaining_.assign(F, 0);
-    rate_.assign(F, 0);
-    since_.assign(F, 0);
-    version_.assign(F, 0);
-    limit_.assign(F, -1);
-    for (int f = 0; f < F_; ++f) {
-      remaining_[f] = fs_.bytes(f);
-      active_[f] = remaining_[f] > 0 && fs_.begin(f) != fs_.end(f);
-    }
-    index_links();
-    find_components();
-    rem_.assign(L_, 0);
-    coef_.assign(L_, 0);
-    usage_.assign(L_, 0);
-    in_solve_link_.assign(L_, 0);
-    for (size_t c = 0; c < comp_flows_.size(); ++c) solve(static_cast<int>(c), 0, 0);
+    std::vector<uint8_t> active(static_cast<size_t>(F_), 0);
+    for (int f = 0; f < F_; ++f) active[f] = fs_.bytes(f) > 0 && fs_.begin(f) != fs_.end(f);
+    start(active);
+    out.completion_s.assign(static_cast<size_t>(F_), 0);
     ++out.rounds;
     out.load_Bps = usage_;
     std::vector<int> ending;
@@ -196,7 +108,30 @@ class Fluid {
     bool operator>(const Event& o) const { return time > o.time; }
   };
 
-  // Link -> flows index over every flow with bytes to move (a flow once per hop on the link).
+  // Every flow `active` marks with its bytes to move, the links indexed and the components
+  // found, and the rates of the first solve.
+  void start(const std::vector<uint8_t>& active) {
+    const size_t F = static_cast<size_t>(F_);
+    active_ = active;
+    solving_.assign(F, 0);
+    frozen_.assign(F, 0);
+    remaining_.assign(F, 0);
+    rate_.assign(F, 0);
+    since_.assign(F, 0);
+    version_.assign(F, 0);
+    limit_.assign(F, -1);
+    for (int f = 0; f < F_; ++f) remaining_[f] = fs_.bytes(f);
+    index_links();
+    find_components();
+    rem_.assign(L_, 0);
+    coef_.assign(L_, 0);
+    usage_.assign(L_, 0);
+    in_solve_link_.assign(L_, 0);
+    touched_link_.assign(L_, 0);
+    for (size_t c = 0; c < comp_flows_.size(); ++c) solve(static_cast<int>(c), 0, 0);
+  }
+
+  // Link -> flows index over the active flows (a flow once per hop on the link).
   void index_links() {
     first_.assign(L_ + 1, 0);
     for (int f = 0; f < F_; ++f)
@@ -297,17 +232,21 @@ class Fluid {
         for (const auto* h = fs_.begin(f); h != fs_.end(f); ++h) {
           rem_[h->link] -= fill * h->coef;
           coef_[h->link] -= h->coef;
-          if (h->link != l && coef_[h->link] > kCoefEps) touched_.push_back(h->link);
+          if (!touched_link_[h->link]) {
+            touched_link_[h->link] = 1;
+            touched_.push_back(h->link);
+          }
         }
       }
       coef_[l] = 0;
-      std::sort(touched_.begin(), touched_.end());
-      touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-      for (int32_t t : touched_)
+      // Links whose share changed are queued again (their stale entries are skipped).
+      for (int32_t t : touched_) {
+        touched_link_[t] = 0;
         if (coef_[t] > kCoefEps) {
           heap_.push_back({share(t), t});
           std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
         }
+      }
       touched_.clear();
     }
     for (int32_t l : links_) in_solve_link_[l] = 0;
@@ -333,7 +272,8 @@ class Fluid {
   const size_t L_;
   // Per flow: still moving; being solved now; frozen in this solve.
   std::vector<uint8_t> active_, solving_, frozen_;
-  std::vector<uint8_t> in_solve_link_;  // per link: crossed by a flow being solved
+  // Per link: crossed by a flow being solved; its share changed in this filling step.
+  std::vector<uint8_t> in_solve_link_, touched_link_;
   // Per flow: bytes left at `since_`, the rate since then, the link that froze it.
   std::vector<double> remaining_, rate_, since_;
   std::vector<int32_t> limit_;
@@ -350,6 +290,12 @@ class Fluid {
 };
 
 }  // namespace
+
+void max_min_rates(const FlowSet& flows, const std::vector<double>& capacity,
+                   const std::vector<uint8_t>& active, std::vector<double>& rate,
+                   std::vector<int32_t>& limit) {
+  Fluid(flows, capacity).rates(active, rate, limit);
+}
 
 FluidResult run_fluid(const FlowSet& flows, const std::vector<double>& capacity, double tie) {
   return Fluid(flows, capacity).run(tie);
