@@ -142,7 +142,7 @@ TEST(Cli, HelpListsEveryFlag) {
   r = gpufabric("simulate --help");
   EXPECT_EQ(r.code, 0);
   for (const char* f : {"SPEC", "--op", "-b", "-e", "-f", "--algo", "--proto", "--nodes",
-                        "--load-balancing", "--seed", "--explain", "--json"})
+                        "--load-balancing", "--nccl", "--seed", "--explain", "--json"})
     EXPECT_NE(r.out.find(f), std::string::npos) << f;
   const std::vector<std::pair<std::string, std::vector<std::string>>> more{
       {"report", {"SPEC", "--out", "--measured"}},
@@ -543,7 +543,9 @@ TEST(CliSimulate, BadInputExitsTwo) {
         Case{"--algo ringg", "unknown algorithm"}, Case{"--proto fast", "unknown protocol"},
         Case{"--nodes 999", "cannot run on 999"}, Case{"-b 1G -e 1K", "larger than the largest"},
         Case{"-b lots", "is not a size"}, Case{"-f 1", "factor"},
-        Case{"--load-balancing ecmpp", "did you mean 'ecmp'"}}) {
+        Case{"--load-balancing ecmpp", "did you mean 'ecmp'"},
+        Case{"--nccl 2.30", "--nccl: unknown NCCL release '2.30' (use 2.18 or 2.29)"},
+        Case{"--op all_gather --algo pat --nccl 2.18", "NCCL 2.18 has no PAT"}}) {
     CmdResult r = gpufabric(std::string("simulate examples/seed-70b-1024.yaml ") + c.args);
     EXPECT_EQ(r.code, 2) << c.args;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << ": " << r.err;

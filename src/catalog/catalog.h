@@ -36,7 +36,6 @@ inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kFp32, "fp
                                                           {Precision::kBf16, "bf16"},
                                                           {Precision::kFp16, "fp16"},
                                                           {Precision::kFp8, "fp8"}};
-inline const char* precision_name(Precision p) { return name_of(kPrecisionNames, p); }
 /// Bytes of one value: 4, 2, 2, 1.
 inline double precision_bytes(Precision p) {
   return p == Precision::kFp32 ? 4 : p == Precision::kFp8 ? 1 : 2;

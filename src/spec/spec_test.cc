@@ -124,6 +124,20 @@ TEST(SpecErrors, BadChoiceWithSuggestion) {
   EXPECT_NE(e.find("did you mean 'clos"), std::string::npos) << e;
 }
 
+TEST(SpecErrors, NcclRelease) {
+  const std::string base = "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g, nccl: ";
+  auto old = parse_spec(base + "\"2.18\"}\n", "spec.yaml");
+  ASSERT_TRUE(old.ok()) << format_diagnostics(old.errors());
+  EXPECT_EQ(old->cluster.nccl, NcclRelease::kV2_18);
+  auto plain = parse_spec("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n", "spec.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->cluster.nccl, kNewestNccl);
+  const auto e = errors_of(base + "\"2.19\"}\n");
+  EXPECT_NE(e.find("spec.yaml:1:57: error: cluster.nccl: '2.19' is not one of 2.18 | 2.29"),
+            std::string::npos)
+      << e;
+}
+
 TEST(SpecErrors, MissingRequired) {
   const auto e = errors_of("cluster:\n  gpu: h100-sxm\n  nodes: 4\n");
   EXPECT_NE(e.find("cluster.nic: missing required key"), std::string::npos) << e;
