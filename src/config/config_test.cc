@@ -18,9 +18,9 @@
 #include "config/hosts.h"
 #include "config/nvue.h"
 #include "config/opensm.h"
-#include "config/ports.h"
 #include "config/sonic.h"
 #include "lab/process.h"
+#include "plan/ports.h"
 
 namespace gf {
 namespace {

@@ -1,9 +1,10 @@
-// The names every configuration flavour gives one switch port, all from the catalog's model of
-// the switch's cages (catalog/catalog.h: Switch::slot): port N of the plan (cabling.csv's port
-// number, from 1) is sub-port S of cage C, on `lanes` of the cage's 8 lanes. A 64 x 800G switch
-// run at 400G has its 128 ports two to a cage: port 65 is cage 33, sub-port 0 (lanes 1-4), port
-// 66 the same cage's sub-port 1 (lanes 5-8). The sources for each flavour's naming are in
-// docs/configs/.
+// The port model: the names the cabling plan and every configuration flavour give one switch
+// port, all from the catalog's model of the switch's cages (catalog/catalog.h: Switch::slot).
+// Port N of the plan (cabling.csv's port number, from 1) is sub-port S of cage C, on `lanes` of
+// the cage's 8 lanes. A 64 x 800G switch run at 400G has its 128 ports two to a cage: port 65 is
+// cage 33, sub-port 0 (lanes 1-4), port 66 the same cage's sub-port 1 (lanes 5-8). In the plan
+// layer so that cabling.csv (plan) and the configurations (config) name ports from one model;
+// the sources for each flavour's naming are in docs/configs/.
 #pragma once
 
 #include <string>
@@ -19,6 +20,13 @@ PortSlot port_slot(const Plan& plan, int port);
 /// Every port (from 1) of the cages that `used` touches, ascending: the siblings of a used
 /// breakout port must be set up too (EOS's /5 exists only when /1 runs on 4 lanes).
 std::vector<int> cage_ports(const Plan& plan, const std::vector<int>& used);
+
+/// The front-panel name, NOS-neutral (cabling.csv's a_port_name, b_port_name): the cage, and
+/// when the cage is broken out "/" and the sub-port from 1 in lane order ("33/2": cage 33's
+/// second port, lanes 5-8). The NOSes number the same sub-port differently (EOS by first lane,
+/// /5; Cumulus from 0, s1; SONiC by letter, etp33b), so the cabling plan names what is on the
+/// front panel and docs/configs/README.md maps it to each.
+std::string panel_port_name(const Plan& plan, int port);
 
 /// EOS: Ethernet<cage>/<first lane> ("Ethernet33/5": cage 33, lanes 5-8).
 std::string eos_port_name(const Plan& plan, int port);
