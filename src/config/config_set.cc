@@ -106,13 +106,13 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
   auto wanted = [&](const std::string& t) {
     return (targets.empty() || targets.count(t) > 0) && !unfit.count(t);
   };
-  set.files.push_back({"ip-plan.csv", ip_plan_csv(ap)});
+  set.files.push_back({"ip-plan.csv", ip_plan_csv(plan, ap)});
   set.folders.push_back("ip-plan.csv");
   for (const auto& t : kEthernetTargets)
     if (wanted(t.name)) set.folders.push_back(t.folder);
   const CumulusRelease cumulus = parse_cumulus_release(planned.spec.addressing.cumulus_version);
   for (const auto& sw : ap.switches) {
-    if (wanted("frr")) set.files.push_back({"frr/" + sw.name + ".conf", frr_conf(ap, sw)});
+    if (wanted("frr")) set.files.push_back({"frr/" + sw.name + ".conf", frr_conf(plan, ap, sw)});
     if (wanted("eos")) set.files.push_back({"eos/" + sw.name + ".cfg", eos_config(plan, ap, sw)});
     if (wanted("sonic")) {
       auto db = sonic_config_db(plan, planned.catalog, ap, sw);

@@ -28,12 +28,14 @@ std::vector<int> cage_ports(const Plan& plan, const std::vector<int>& used);
 /// front panel and docs/configs/README.md maps it to each.
 std::string panel_port_name(const Plan& plan, int port);
 
-/// EOS: Ethernet<cage>/<first lane> ("Ethernet33/5": cage 33, lanes 5-8).
+/// EOS: Ethernet<cage>/<first lane> ("Ethernet33/5": cage 33, lanes 5-8; EOS User Manual,
+/// Layer 1 Profiles: cage N exposes EthernetN/1 ... /8, one per lane; docs/configs/eos.md).
 std::string eos_port_name(const Plan& plan, int port);
 /// EOS's speed of the plan's ports: <Gb/s>g-<lanes> ("400g-4": 400G on 4 lanes).
 std::string eos_speed(const Plan& plan);
 
-/// SONiC: Ethernet<8 x (cage - 1) + first lane> (the device folder's port_config.ini).
+/// SONiC: Ethernet<8 x (cage - 1) + first lane> (the device folder's port_config.ini;
+/// docs/configs/sonic.md).
 std::string sonic_port_name(const Plan& plan, int port);
 /// SONiC's alias of the port (platform.json's breakout names): etp<cage>, with a, b, ... per
 /// sub-port when the cage is broken out.
@@ -42,7 +44,9 @@ std::string sonic_port_alias(const Plan& plan, int port);
 /// catalog has no serdes_lanes for the switch.
 std::string sonic_port_lanes(const Plan& plan, int port);
 
-/// Cumulus Linux: swp<cage>, or swp<cage>s<sub-port> (from s0) when the cage is broken out.
+/// Cumulus Linux: swp<cage>, or swp<cage>s<sub-port> (from s0) when the cage is broken out
+/// (Cumulus Linux 5.12, Switch Port Attributes: the breakout ports of swp1 are swp1s0, swp1s1,
+/// ...; docs/configs/cumulus.md). The frr/ files and the lab name ports so too.
 std::string cumulus_port_name(const Plan& plan, int port);
 /// The NVUE breakout of the plan's cages ("2x"), empty when they run unsplit.
 std::string cumulus_breakout(const Plan& plan);
