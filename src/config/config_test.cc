@@ -451,6 +451,36 @@ switches:
   ASSERT_FALSE(sonic.ok());
   EXPECT_EQ(sonic.errors()[0].key, "fabric.switch");
   EXPECT_NE(sonic.errors()[0].message.find("no SONiC platform for my-800g"), std::string::npos);
+  // `configs` skips a target it was asked for that does not fit, and says so; only when none
+  // fits is it an error. By default every target left out is named, with why.
+  auto some = config_targets(p, {"eos", "sonic", "hosts"});
+  ASSERT_TRUE(some.ok()) << format_diagnostics(some.errors());
+  EXPECT_TRUE(some->asked);
+  EXPECT_EQ(some->targets, (std::set<std::string>{"eos", "host"}));
+  ASSERT_EQ(some->skipped.size(), 1u);
+  EXPECT_EQ(some->skipped[0].target, "sonic");
+  EXPECT_EQ(some->skipped[0].key, "fabric.switch");
+  EXPECT_NE(some->skipped[0].reason.find("no SONiC platform for my-800g"), std::string::npos);
+  auto none = config_targets(p, {"sonic", "opensm"});
+  ASSERT_FALSE(none.ok());
+  ASSERT_EQ(none.errors().size(), 2u);
+  EXPECT_EQ(none.errors()[0].key, "fabric.switch");
+  EXPECT_EQ(none.errors()[1].key, "fabric.technology");
+  EXPECT_NE(none.errors()[1].message.find("--target opensm: configures an InfiniBand subnet "
+                                          "manager; the fabric is RoCE"),
+            std::string::npos)
+      << none.errors()[1].message;
+  for (const std::vector<std::string>& every :
+       {std::vector<std::string>{}, std::vector<std::string>{"all"}}) {
+    auto d = config_targets(p, every);
+    ASSERT_TRUE(d.ok());
+    EXPECT_FALSE(d->asked);
+    EXPECT_TRUE(d->targets.empty());
+    ASSERT_EQ(d->skipped.size(), 2u);
+    EXPECT_EQ(d->skipped[0].target, "sonic");
+    EXPECT_EQ(d->skipped[1].target, "opensm");
+  }
+  EXPECT_FALSE(config_targets(p, {"junos"}).ok());
   // A modular chassis: its EOS names have a line card, which the port model lacks.
   PlannedSpec m;
   m.catalog = cat;
