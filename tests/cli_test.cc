@@ -278,6 +278,11 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("4 switches, 16 routed links, 16 host addresses"), std::string::npos)
       << r.out;
+  // By default what does not fit the fabric is named after the summary.
+  EXPECT_NE(r.out.find("\nnot written: opensm (configures an InfiniBand subnet manager; the "
+                       "fabric is RoCE)\n"),
+            std::string::npos)
+      << r.out;
   for (const char* f : {"ip-plan.csv", "frr/spine01.conf", "frr/spine02.conf",
                         "frr/su01-r0-leaf.conf", "frr/su01-r1-leaf.conf"})
     EXPECT_TRUE(fs::exists(dir / f)) << f;
@@ -289,7 +294,32 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
   for (const char* f : {"opensm/opensm.conf", "opensm/partitions.conf", "cabling.csv"})
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   EXPECT_FALSE(fs::exists(dir / "frr"));
+  EXPECT_NE(ib.out.find("\nnot written: frr, eos, sonic, nvue, host, ansible (configures "
+                        "Ethernet (RoCE) switches or hosts; the fabric is InfiniBand)\n"),
+            std::string::npos)
+      << ib.out;
   fs::remove_all(dir);
+  // Asked for, an Ethernet target on InfiniBand is skipped with a warning on stderr...
+  CmdResult ib_some =
+      gpufabric("configs examples/seed-70b-1024.yaml --target opensm,nvue -o " + dir.string());
+  ASSERT_EQ(ib_some.code, 0) << ib_some.err;
+  EXPECT_NE(ib_some.err.find("warning: --target nvue skipped (fabric.technology): configures "
+                             "Ethernet (RoCE) switches or hosts; the fabric is InfiniBand\n"),
+            std::string::npos)
+      << ib_some.err;
+  EXPECT_TRUE(fs::exists(dir / "opensm/opensm.conf"));
+  EXPECT_FALSE(fs::exists(dir / "nvue"));
+  EXPECT_EQ(ib_some.out.find("not written"), std::string::npos) << ib_some.out;
+  fs::remove_all(dir);
+  // ... and when nothing asked for fits, that is bad input: each target named, nothing written.
+  CmdResult ib_none =
+      gpufabric("configs examples/seed-70b-1024.yaml --target eos,sonic -o " + dir.string());
+  EXPECT_EQ(ib_none.code, 2);
+  EXPECT_NE(ib_none.err.find("error: fabric.technology: --target eos: "), std::string::npos)
+      << ib_none.err;
+  EXPECT_NE(ib_none.err.find("error: fabric.technology: --target sonic: "), std::string::npos)
+      << ib_none.err;
+  EXPECT_FALSE(fs::exists(dir));
   CmdResult bad = gpufabric("configs examples/roce-lab-64.yaml --target junos -o " + dir.string());
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--target"), std::string::npos) << bad.err;
@@ -309,6 +339,16 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
   EXPECT_EQ(wrong.code, 2);
   EXPECT_NE(wrong.err.find("fabric.technology"), std::string::npos) << wrong.err;
   EXPECT_FALSE(fs::exists(dir));
+  CmdResult mixed =
+      gpufabric("configs examples/roce-lab-64.yaml --target eos,opensm -o " + dir.string());
+  ASSERT_EQ(mixed.code, 0) << mixed.err;
+  EXPECT_NE(mixed.err.find("warning: --target opensm skipped (fabric.technology): configures an "
+                           "InfiniBand subnet manager; the fabric is RoCE\n"),
+            std::string::npos)
+      << mixed.err;
+  EXPECT_NE(mixed.out.find(": ip-plan.csv, eos/\n"), std::string::npos) << mixed.out;
+  EXPECT_FALSE(fs::exists(dir / "opensm"));
+  fs::remove_all(dir);
 }
 
 // Golden files: every target's output for the lab spec, byte for byte. After an intended

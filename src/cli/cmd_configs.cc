@@ -1,6 +1,7 @@
 // gpufabric configs: the address plan and the switch configurations of a routed fabric.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -19,13 +20,36 @@ struct ConfigsFlags {
   std::vector<std::string> targets;
 };
 
+// "frr, eos, sonic (configures ...; the fabric is InfiniBand)": targets with one reason together,
+// in the listed order.
+std::string skipped_summary(const std::vector<UnfitTarget>& skipped) {
+  std::vector<std::pair<std::string, std::string>> groups;  // targets, reason
+  for (const auto& u : skipped) {
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.second == u.reason; });
+    if (it == groups.end())
+      groups.push_back({u.target, u.reason});
+    else
+      it->first += ", " + u.target;
+  }
+  std::string s;
+  for (const auto& [targets, reason] : groups)
+    s += fmt::format("{}{} ({})", s.empty() ? "" : "; ", targets, reason);
+  return s;
+}
+
 int run(const ConfigsFlags& f) {
   Heartbeat alive("configs");
   auto loaded = load_and_plan(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
-  auto targets = config_targets(*loaded, f.targets);
-  if (!targets) return fail(targets.errors());
-  auto set = config_files(*loaded, *targets);
+  auto choice = config_targets(*loaded, f.targets);
+  if (!choice) return fail(choice.errors());
+  // A target asked for that the fabric cannot take is a warning (all of them: an error, above).
+  if (choice->asked)
+    for (const auto& u : choice->skipped)
+      std::cerr << fmt::format("warning: --target {} skipped ({}): {}\n", u.target, u.key,
+                               u.reason);
+  auto set = config_files(*loaded, choice->targets);
   if (!set) return fail(set.errors());
   auto written = write_outputs(f.out, set->files);
   if (!written) return fail(written.errors());
@@ -38,6 +62,8 @@ int run(const ConfigsFlags& f) {
     std::cout << fmt::format("{} switches, {} routed links, {} host addresses in {}: {}\n",
                              set->addresses.switches.size(), set->addresses.links.size(),
                              set->addresses.hosts.size(), f.out, folders);
+  if (!choice->asked && !choice->skipped.empty())
+    std::cout << "not written: " << skipped_summary(choice->skipped) << "\n";
   return kExitOk;
 }
 
@@ -57,7 +83,9 @@ Command add_configs(CLI::App& root) {
   c->add_option("-o,--out", f->out, "folder for ip-plan.csv and the configurations")->required();
   c->add_option("--target", f->targets,
                 "what to write, comma-separated: frr, eos, sonic, nvue, host, ansible (RoCE) or "
-                "opensm (InfiniBand); default all that fit the fabric")
+                "opensm (InfiniBand); default all that fit the fabric (the others are named "
+                "after the summary). A target named that does not fit is skipped with a warning; "
+                "exit 2 when none fits")
       ->delimiter(',');
   return {c, [f] { return run(*f); }};
 }

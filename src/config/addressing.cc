@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "config/frr.h"
+
 namespace gf {
 namespace {
 
@@ -211,24 +213,25 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
   return out;
 }
 
-std::string ip_plan_csv(const AddressPlan& a) {
+std::string ip_plan_csv(const Plan& plan, const AddressPlan& a) {
+  auto port = [&plan](int p) { return frr_port_name(plan, p); };
   std::string out = "kind,device,interface,address,peer_device,peer_interface,asn\n";
   for (const auto& s : a.switches)
     out += fmt::format("loopback,{},lo,{}/32,,,{}\n", s.name, ipv4_str(s.loopback), s.asn);
   for (const auto& l : a.links) {
     const std::string a_ip = a.unnumbered ? "unnumbered" : ipv4_str(l.a_ip) + "/31";
     const std::string b_ip = a.unnumbered ? "unnumbered" : ipv4_str(l.b_ip) + "/31";
-    out += fmt::format("link,{},swp{},{},{},swp{},\n", l.a_device, l.a_port, a_ip, l.b_device,
-                       l.b_port);
-    out += fmt::format("link,{},swp{},{},{},swp{},\n", l.b_device, l.b_port, b_ip, l.a_device,
-                       l.a_port);
+    out += fmt::format("link,{},{},{},{},{},\n", l.a_device, port(l.a_port), a_ip, l.b_device,
+                       port(l.b_port));
+    out += fmt::format("link,{},{},{},{},{},\n", l.b_device, port(l.b_port), b_ip, l.a_device,
+                       port(l.a_port));
   }
   for (const auto& s : a.subnets)
     out +=
         fmt::format("host-gateway,{},hosts,{}/{},,,\n", s.leaf, ipv4_str(s.gateway), s.prefix.len);
   for (const auto& h : a.hosts)
-    out += fmt::format("host,{},{},{}/{},{},swp{},\n", h.node, h.netdev, ipv4_str(h.ip),
-                       h.prefix_len, h.leaf, h.leaf_port);
+    out += fmt::format("host,{},{},{}/{},{},{},\n", h.node, h.netdev, ipv4_str(h.ip), h.prefix_len,
+                       h.leaf, port(h.leaf_port));
   return out;
 }
 

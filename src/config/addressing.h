@@ -92,7 +92,9 @@ struct AddressPlan {
 Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
                                    const AddressingSpec& spec);
 
-/// ip-plan.csv: one row per address (loopbacks, link ends, host subnets and hosts).
-std::string ip_plan_csv(const AddressPlan& a);
+/// ip-plan.csv: one row per address (loopbacks, link ends, host subnets and hosts). Switch
+/// ports are named as the frr/ files name them (frr.h: frr_port_name), where the addresses are
+/// configured.
+std::string ip_plan_csv(const Plan& plan, const AddressPlan& a);
 
 }  // namespace gf

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 
 #include "config/ansible.h"
 #include "config/eos.h"
@@ -35,14 +34,57 @@ std::string ethernet_target_list() {
 
 }  // namespace
 
-Result<std::set<std::string>> config_targets(const PlannedSpec& planned,
-                                             const std::vector<std::string>& targets) {
+std::vector<UnfitTarget> unfit_targets(const PlannedSpec& planned) {
+  const Plan& plan = planned.plan;
+  const bool ib = plan.technology == Technology::kInfiniband;
+  std::vector<UnfitTarget> out;
+  for (const auto& t : kEthernetTargets) {
+    if (ib) {
+      out.push_back(
+          {t.name, "fabric.technology",
+           "configures Ethernet (RoCE) switches or hosts; the fabric is InfiniBand",
+           fmt::format("use --target {}, or leave --target out", kInfinibandConfigTarget)});
+      continue;
+    }
+    // What the switch model allows: EOS names the ports of fixed switches (a modular chassis has
+    // Ethernet<card>/<port>/<lane>, which the catalog does not model); SONiC needs the catalog's
+    // platform (lanes, HWSKU, buffers).
+    const std::string name = t.name;
+    if (name == "eos" && plan.sw.modular)
+      out.push_back({t.name, "fabric.switch",
+                     fmt::format("{} is modular: its EOS port names (Ethernet<card>/<port>/<lane>) "
+                                 "are not in the catalog's port model",
+                                 plan.sw.id),
+                     "choose another switch or target"});
+    if (name == "sonic" && !plan.sw.sonic)
+      out.push_back({t.name, "fabric.switch",
+                     fmt::format("the catalog has no SONiC platform for {} (its lanes, HWSKU and "
+                                 "buffers: sonic, serdes_lanes, asic_vendor)",
+                                 plan.sw.id),
+                     "choose another switch or target"});
+  }
+  if (!ib)
+    out.push_back({kInfinibandConfigTarget, "fabric.technology",
+                   "configures an InfiniBand subnet manager; the fabric is RoCE",
+                   fmt::format("use one of {}, or leave --target out", ethernet_target_list())});
+  return out;
+}
+
+Result<TargetChoice> config_targets(const PlannedSpec& planned,
+                                    const std::vector<std::string>& targets) {
   std::vector<std::string> all;
   for (const auto& t : kEthernetTargets) all.push_back(t.name);
   all.push_back(kInfinibandConfigTarget);
   all.push_back("all");
-  const bool ib = planned.plan.technology == Technology::kInfiniband;
-  std::set<std::string> want;
+  const std::vector<UnfitTarget> unfit = unfit_targets(planned);
+  auto unfit_one = [&unfit](const std::string& t) -> const UnfitTarget* {
+    for (const auto& u : unfit)
+      if (u.target == t) return &u;
+    return nullptr;
+  };
+  TargetChoice choice;
+  std::set<std::string> asked;
+  bool every = targets.empty();
   for (std::string t : targets) {
     if (t == "hosts") t = "host";
     if (std::find(all.begin(), all.end(), t) == all.end())
@@ -50,24 +92,43 @@ Result<std::set<std::string>> config_targets(const PlannedSpec& planned,
                               fmt::format("unknown target '{}': one of {}, {} or all", t,
                                           ethernet_target_list(), kInfinibandConfigTarget),
                               did_you_mean(t, all));
-    if (t == "all") return std::set<std::string>{};
-    const bool ib_target = t == kInfinibandConfigTarget;
-    if (ib_target != ib)
-      return planned.spec.at(
-          "fabric.technology",
-          fmt::format(
-              "--target {} configures {}, but this fabric is {}", t,
-              ib_target ? "an InfiniBand subnet manager" : "Ethernet (RoCE) switches or hosts",
-              ib ? "InfiniBand" : "RoCE"),
-          ib ? fmt::format("use --target {}, or leave --target out", kInfinibandConfigTarget)
-             : fmt::format("use one of {}, or leave --target out", ethernet_target_list()));
-    want.insert(t);
+    if (t == "all")
+      every = true;
+    else
+      asked.insert(t);
   }
-  return want;
+  if (every) {  // all that fit: config_files leaves the others out, the summary names them
+    choice.skipped = unfit;
+    return choice;
+  }
+  choice.asked = true;
+  for (const std::string& t : all)  // in the listed order
+    if (asked.count(t)) {
+      if (const UnfitTarget* u = unfit_one(t))
+        choice.skipped.push_back(*u);
+      else
+        choice.targets.insert(t);
+    }
+  if (choice.targets.empty()) {  // nothing asked for can be written
+    std::vector<Diagnostic> errs;
+    for (const auto& u : choice.skipped)
+      errs.push_back(
+          planned.spec.at(u.key, fmt::format("--target {}: {}", u.target, u.reason), u.hint));
+    return errs;
+  }
+  return choice;
 }
 
 Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::string>& targets) {
   const Plan& plan = planned.plan;
+  // Asked for by name, a target that does not fit is an error (config_targets skips those);
+  // with all targets it is left out.
+  std::set<std::string> unfit;
+  for (const auto& u : unfit_targets(planned)) {
+    if (targets.count(u.target))
+      return planned.spec.at(u.key, fmt::format("--target {}: {}", u.target, u.reason), u.hint);
+    unfit.insert(u.target);
+  }
   ConfigSet set;
   if (plan.technology == Technology::kInfiniband) {  // the subnet manager configures the fabric
     set.files = {{"opensm/opensm.conf", opensm_conf(plan)},
@@ -84,35 +145,16 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
   }
   set.addresses = std::move(*a);
   const AddressPlan& ap = set.addresses;
-  // What the switch model allows: EOS names the ports of fixed switches (a modular chassis has
-  // Ethernet<card>/<port>/<lane>, which the catalog does not model); SONiC needs the catalog's
-  // platform (lanes, HWSKU, buffers). Asked for by name, a target that does not fit is an
-  // error; with all targets it is left out.
-  std::map<std::string, std::string> unfit;
-  if (plan.sw.modular)
-    unfit["eos"] = fmt::format(
-        "{} is modular: its EOS port names (Ethernet<card>/<port>/<lane>) "
-        "are not in the catalog's port model",
-        plan.sw.id);
-  if (!plan.sw.sonic)
-    unfit["sonic"] = fmt::format(
-        "the catalog has no SONiC platform for {} (its lanes, HWSKU "
-        "and buffers: sonic, serdes_lanes, asic_vendor)",
-        plan.sw.id);
-  for (const auto& [t, why] : unfit)
-    if (targets.count(t))
-      return planned.spec.at("fabric.switch", fmt::format("--target {}: {}", t, why),
-                             "choose another switch or target");
   auto wanted = [&](const std::string& t) {
     return (targets.empty() || targets.count(t) > 0) && !unfit.count(t);
   };
-  set.files.push_back({"ip-plan.csv", ip_plan_csv(ap)});
+  set.files.push_back({"ip-plan.csv", ip_plan_csv(plan, ap)});
   set.folders.push_back("ip-plan.csv");
   for (const auto& t : kEthernetTargets)
     if (wanted(t.name)) set.folders.push_back(t.folder);
   const CumulusRelease cumulus = parse_cumulus_release(planned.spec.addressing.cumulus_version);
   for (const auto& sw : ap.switches) {
-    if (wanted("frr")) set.files.push_back({"frr/" + sw.name + ".conf", frr_conf(ap, sw)});
+    if (wanted("frr")) set.files.push_back({"frr/" + sw.name + ".conf", frr_conf(plan, ap, sw)});
     if (wanted("eos")) set.files.push_back({"eos/" + sw.name + ".cfg", eos_config(plan, ap, sw)});
     if (wanted("sonic")) {
       auto db = sonic_config_db(plan, planned.catalog, ap, sw);

@@ -18,9 +18,9 @@
 #include "config/hosts.h"
 #include "config/nvue.h"
 #include "config/opensm.h"
-#include "config/ports.h"
 #include "config/sonic.h"
 #include "lab/process.h"
+#include "plan/ports.h"
 
 namespace gf {
 namespace {
@@ -84,9 +84,14 @@ TEST(Addressing, LabFabricIsAddressedUniquely) {
     EXPECT_TRUE(ips.insert(h.ip).second);
     EXPECT_EQ(h.ip >> (32 - h.prefix_len), h.gateway >> (32 - h.prefix_len));  // same subnet
   }
-  const std::string csv = ip_plan_csv(*a);
+  const std::string csv = ip_plan_csv(lab.plan, *a);
   EXPECT_NE(csv.find("loopback,spine01,lo,10.0.0."), std::string::npos) << csv.substr(0, 400);
   EXPECT_NE(csv.find("host,node001,nic0,10.128.0.2/"), std::string::npos);
+  // Switch ports as frr/ names them (Cumulus: cage 33's first 400G port), not port 65.
+  EXPECT_NE(csv.find("link,su01-r0-leaf,swp33s0,10.1.0.0/31,spine01,swp1s0,\n"), std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find(",su01-r0-leaf,swp1s0,\n"), std::string::npos) << csv;
+  EXPECT_EQ(csv.find("swp65"), std::string::npos);
 }
 
 TEST(Addressing, ErrorsNameTheKey) {
@@ -118,7 +123,7 @@ TEST(Frr, EveryLabConfigIsAcceptedByRealFrr) {
     auto a = plan_addresses(lab.plan, lab.catalog, spec);
     ASSERT_TRUE(a.ok());
     for (const auto& sw : a->switches) {
-      const std::string conf = frr_conf(*a, sw);
+      const std::string conf = frr_conf(lab.plan, *a, sw);
       EXPECT_NE(conf.find("maximum-paths 64"), std::string::npos);
       EXPECT_NE(conf.find("router bgp " + std::to_string(sw.asn)), std::string::npos);
       // ECMP members must come back after a link flap (gpufabric lab check proves it).
@@ -143,7 +148,7 @@ TEST(Frr, ThreeTierFabricHasPodAsnsAndValidConfigs) {
   EXPECT_EQ(static_cast<int>(spine_asns.size()), big.plan.topo.pods);
   ASSERT_TRUE(leaf && spine && core);
   for (const SwitchAddress* s : {leaf, spine, core}) {
-    const auto [rc, said] = frr_dryrun(frr_conf(*a, *s));
+    const auto [rc, said] = frr_dryrun(frr_conf(big.plan, *a, *s));
     EXPECT_EQ(rc, 0) << s->name << ":\n" << said;
   }
 }
@@ -289,7 +294,7 @@ TEST(Hosts, RailNamesFromTheSpec) {
   EXPECT_NE(env.find("# mgmt0 is a placeholder"), std::string::npos) << env;
   EXPECT_NE(files["hosts/node001/roce-qos.sh"].find("mlnx_qos -i ens2f0np0 --trust dscp"),
             std::string::npos);
-  EXPECT_NE(ip_plan_csv(*a).find("host,node001,ens2f0np0,"), std::string::npos);
+  EXPECT_NE(ip_plan_csv(lab.plan, *a).find("host,node001,ens2f0np0,"), std::string::npos);
   const SwitchAddress* leaf = a->find("su01-r1-leaf");
   ASSERT_NE(leaf, nullptr);
   EXPECT_NE(eos_config(lab.plan, *a, *leaf).find("node001 ens2f0np0"), std::string::npos);
@@ -446,6 +451,36 @@ switches:
   ASSERT_FALSE(sonic.ok());
   EXPECT_EQ(sonic.errors()[0].key, "fabric.switch");
   EXPECT_NE(sonic.errors()[0].message.find("no SONiC platform for my-800g"), std::string::npos);
+  // `configs` skips a target it was asked for that does not fit, and says so; only when none
+  // fits is it an error. By default every target left out is named, with why.
+  auto some = config_targets(p, {"eos", "sonic", "hosts"});
+  ASSERT_TRUE(some.ok()) << format_diagnostics(some.errors());
+  EXPECT_TRUE(some->asked);
+  EXPECT_EQ(some->targets, (std::set<std::string>{"eos", "host"}));
+  ASSERT_EQ(some->skipped.size(), 1u);
+  EXPECT_EQ(some->skipped[0].target, "sonic");
+  EXPECT_EQ(some->skipped[0].key, "fabric.switch");
+  EXPECT_NE(some->skipped[0].reason.find("no SONiC platform for my-800g"), std::string::npos);
+  auto none = config_targets(p, {"sonic", "opensm"});
+  ASSERT_FALSE(none.ok());
+  ASSERT_EQ(none.errors().size(), 2u);
+  EXPECT_EQ(none.errors()[0].key, "fabric.switch");
+  EXPECT_EQ(none.errors()[1].key, "fabric.technology");
+  EXPECT_NE(none.errors()[1].message.find("--target opensm: configures an InfiniBand subnet "
+                                          "manager; the fabric is RoCE"),
+            std::string::npos)
+      << none.errors()[1].message;
+  for (const std::vector<std::string>& every :
+       {std::vector<std::string>{}, std::vector<std::string>{"all"}}) {
+    auto d = config_targets(p, every);
+    ASSERT_TRUE(d.ok());
+    EXPECT_FALSE(d->asked);
+    EXPECT_TRUE(d->targets.empty());
+    ASSERT_EQ(d->skipped.size(), 2u);
+    EXPECT_EQ(d->skipped[0].target, "sonic");
+    EXPECT_EQ(d->skipped[1].target, "opensm");
+  }
+  EXPECT_FALSE(config_targets(p, {"junos"}).ok());
   // A modular chassis: its EOS names have a line card, which the port model lacks.
   PlannedSpec m;
   m.catalog = cat;
@@ -532,7 +567,8 @@ TEST(Nvue, TheReleaseDecidesTheWords) {
 }
 
 // The FRR that Cumulus runs (NVUE writes /etc/frr/frr.conf from the commands) with the
-// Cumulus port names, numbered and unnumbered: real FRR accepts it.
+// Cumulus port names, numbered and unnumbered: real FRR accepts it. The standalone frr/ files
+// name the ports the same way, so that they and nvue/ agree port by port.
 TEST(Frr, CumulusPortNamesAreAcceptedByRealFrr) {
   const PlannedSpec lab = load_example("roce-lab-64.yaml");
   for (bool unnumbered : {false, true}) {
@@ -546,6 +582,32 @@ TEST(Frr, CumulusPortNamesAreAcceptedByRealFrr) {
       EXPECT_EQ(conf.find("swp6"), std::string::npos) << conf;  // no logical port 65-72
       const auto [rc, said] = frr_dryrun(conf);
       EXPECT_EQ(rc, 0) << sw.name << ":\n" << said << conf;
+      const std::string standalone = frr_conf(lab.plan, *a, sw);
+      EXPECT_EQ(conf.substr(0, conf.find("interface vlan1000")),
+                standalone.substr(0, standalone.find("interface hosts")))
+          << standalone;
+    }
+    // Every routed port of the leaf's frr/ file is a port of its NVUE script, by the same name.
+    const SwitchAddress& leaf = *a->find("su01-r0-leaf");
+    const std::string frr = frr_conf(lab.plan, *a, leaf);
+    const std::string nv = nvue_commands(lab.plan, *a, leaf);
+    int ports = 0;
+    for (const auto& p : a->ports_of(leaf.name)) {
+      const std::string name = frr_port_name(lab.plan, p.port);
+      EXPECT_NE(frr.find("interface " + name + "\n description to " + p.peer + " " +
+                         frr_port_name(lab.plan, p.peer_port) + "\n"),
+                std::string::npos)
+          << frr;
+      EXPECT_NE(nv.find("nv set interface " + name + " description \"to " + p.peer + " " +
+                        frr_port_name(lab.plan, p.peer_port) + "\"\n"),
+                std::string::npos)
+          << nv;
+      ++ports;
+    }
+    EXPECT_EQ(ports, lab.plan.topo.leaf_up);
+    if (unnumbered) {
+      EXPECT_NE(frr.find(" neighbor swp33s0 interface peer-group UPLINKS\n"), std::string::npos)
+          << frr;
     }
   }
 }

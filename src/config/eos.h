@@ -6,8 +6,8 @@
 #include <string>
 
 #include "config/addressing.h"
-#include "config/ports.h"
 #include "plan/plan.h"
+#include "plan/ports.h"
 
 namespace gf {
 
@@ -19,7 +19,7 @@ constexpr int kEosMtu = 9214;
 /// (docs/configs/eos.md).
 inline constexpr const char* kEosTarget = "EOS 4.3x";
 
-/// Ports are named by config/ports.h (eos_port_name): Ethernet<cage>/<first lane>; every port
+/// Ports are named by plan/ports.h (eos_port_name): Ethernet<cage>/<first lane>; every port
 /// carries `speed <Gb/s>g-<lanes>`, and the unused ports of a used cage are set to the same
 /// speed and shut, since EOS brings up Ethernet<cage>/5 only when /1 runs on 4 lanes.
 std::string eos_config(const Plan& plan, const AddressPlan& a, const SwitchAddress& sw);

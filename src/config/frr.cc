@@ -2,9 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "plan/ports.h"
+
 namespace gf {
 
-std::string swp_name(int port) { return "swp" + std::to_string(port); }
+std::string frr_port_name(const Plan& plan, int port) { return cumulus_port_name(plan, port); }
+
+std::string frr_conf(const Plan& plan, const AddressPlan& a, const SwitchAddress& sw) {
+  return frr_conf(a, sw, [&plan](int p) { return frr_port_name(plan, p); });
+}
 
 std::string frr_conf(const AddressPlan& a, const SwitchAddress& sw, const PortNamer& port_name,
                      const std::string& hosts_interface) {

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "config/addressing.h"
-#include "config/ports.h"
 #include "plan/plan.h"
+#include "plan/ports.h"
 
 namespace gf {
 

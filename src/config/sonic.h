@@ -14,8 +14,8 @@
 #include <string>
 
 #include "config/addressing.h"
-#include "config/ports.h"
 #include "plan/plan.h"
+#include "plan/ports.h"
 
 namespace gf {
 

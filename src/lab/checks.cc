@@ -111,7 +111,7 @@ struct Checker {
     int n = 0;
     for (const auto& p : lab.addresses.ports_of(leaf)) {
       if (!p.up) continue;
-      if (down && leaf == down->a && swp_name(p.port) == down->a_if) continue;
+      if (down && leaf == down->a && p.port == down->a_port) continue;
       if (down && owner == down->a && p.peer == down->b) {
         int live = 0;  // the spine's other links to the owner
         for (const auto& l : lab.links)
@@ -419,8 +419,7 @@ struct Checker {
         [&] {  // the session over the failed link goes down (and check then sees it come back)
           std::string peer = link->a_if;  // unnumbered sessions are named by their interface
           for (const auto& p : lab.addresses.ports_of(leaf.name))
-            if (swp_name(p.port) == link->a_if && !lab.addresses.unnumbered)
-              peer = ipv4_str(p.peer_ip);
+            if (p.port == link->a_port && !lab.addresses.unnumbered) peer = ipv4_str(p.peer_ip);
           std::string state;
           const bool ok = waited(wait_until(wait_s(), [&] {
             const auto peers = bgp_peers(leaf.netns);

@@ -21,8 +21,10 @@ namespace gf {
 /// The most namespaces (switches + hosts) a lab builds: each switch runs two FRR daemons
 /// (about 15 MiB each), and a lab is a proof of the configurations, not a copy of the cluster.
 constexpr int kLabMaxDevices = 64;
-/// Switch ports in the lab carry the MTU of a Linux (Cumulus-style swpN) switch port.
+/// Switch ports in the lab carry the MTU of a Linux (Cumulus-style swp) switch port.
 constexpr int kLabSwitchMtu = 9216;
+/// The longest Linux interface name (IFNAMSIZ 16 with its terminating NUL): every veth end.
+constexpr size_t kLabMaxInterfaceName = 15;
 /// The bridge on each leaf that holds its host ports; the leaf's frr.conf puts the host
 /// gateway on it ("interface hosts").
 inline constexpr const char* kLabHostBridge = "hosts";
@@ -33,10 +35,12 @@ struct LabDevice {
   std::string netns;
 };
 
-/// One veth pair: a cabling link.
+/// One veth pair: a cabling link. Switch ends are named as the frr/ files name the ports
+/// (config/frr.h: frr_port_name, swp<cage>s<n> on a broken-out cage).
 struct LabLink {
   std::string a, a_if, b, b_if;  ///< device names and interface names
-  bool fabric = false;  ///< switch to switch (a is the lower tier) rather than host to leaf
+  bool fabric = false;         ///< switch to switch (a is the lower tier) rather than host to leaf
+  int a_port = 0, b_port = 0;  ///< the cabling plan's switch port numbers; 0 for a host end
 };
 
 struct LabLayout {

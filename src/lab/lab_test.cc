@@ -54,6 +54,21 @@ TEST(LabLayout, SixteenGpuLabHasTwoSpinesFourLeavesEightHosts) {
     EXPECT_EQ(lab->device(l.a)->role, "leaf");
     EXPECT_EQ(lab->device(l.b)->role, "spine");
   }
+  // Every veth end is a valid Linux interface name, and the switch ends are the ports frr/
+  // names: the 7060X6's 800G cages broken out into two 400G ports each, swp<cage>s<n>.
+  for (const auto& l : lab->links)
+    for (const std::string& name : {l.a_if, l.b_if}) {
+      EXPECT_LE(name.size(), kLabMaxInterfaceName) << name;
+      EXPECT_EQ(name.find_first_of("/: "), std::string::npos) << name;
+    }
+  const LabLink& up = lab->links.front();
+  EXPECT_EQ(up.a, "su01-r0-leaf");
+  EXPECT_EQ(up.a_if, "swp" + std::to_string((up.a_port + 1) / 2) + "s" +
+                         std::to_string((up.a_port - 1) % 2));
+  EXPECT_EQ(up.b_if, "swp1s0");
+  EXPECT_NE(config(*lab, "frr/su01-r0-leaf.conf")->find("interface " + up.a_if + "\n"),
+            std::string::npos);
+  EXPECT_NE(config(*lab, "frr/spine01.conf")->find("interface swp1s0\n"), std::string::npos);
   EXPECT_EQ(fabric, 8);
   EXPECT_EQ(lab->links.size(), 24u);
   for (const auto& [pair, n] : per_pair) EXPECT_EQ(n, 1) << pair.first << "-" << pair.second;

@@ -50,10 +50,16 @@ Result<LabLayout> lab_layout(const PlannedSpec& planned) {
     lab.devices.push_back({sw.name, sw.role, prefix + sw.name});
   for (const auto& n : lab.addresses.nodes())
     lab.devices.push_back({n.node, "host", prefix + n.node});
+  // The veth ends carry the names frr/ gives the ports. They fit a Linux interface name
+  // (kLabMaxInterfaceName): swp<cage>s<n> is 8 characters up to cage 999, and a lab of
+  // kLabMaxDevices uses a few dozen cages; host rails are the spec's netdev names, which the
+  // spec reader keeps within 15.
+  auto port = [&plan](int p) { return frr_port_name(plan, p); };
   for (const auto& l : lab.addresses.links)
-    lab.links.push_back({l.a_device, swp_name(l.a_port), l.b_device, swp_name(l.b_port), true});
+    lab.links.push_back(
+        {l.a_device, port(l.a_port), l.b_device, port(l.b_port), true, l.a_port, l.b_port});
   for (const auto& h : lab.addresses.hosts)
-    lab.links.push_back({h.node, h.netdev, h.leaf, swp_name(h.leaf_port), false});
+    lab.links.push_back({h.node, h.netdev, h.leaf, port(h.leaf_port), false, 0, h.leaf_port});
   return lab;
 }
 

@@ -3,10 +3,12 @@
 // Names: node0001..; leaves "su01-r3-leaf" (rail-optimized unit 1, rail 3) or "leaf001" (top of
 // rack); spines "spine01" (2 tiers) or "pod02-spine03" (3 tiers) / "g02-spine03" (dragonfly);
 // cores "core001". With several planes every switch name starts with "p1-", "p2-", ... and a
-// host port is "nic3.p1". Switch ports are numbered from 1: down ports first, then up ports.
+// host port is "nic3.p1". Switch ports are numbered from 1: down ports first, then up ports;
+// cabling.csv gives each its front-panel name too (plan/ports.h: "33/2", cage 33's second port).
 #include <fmt/format.h>
 
 #include "plan/plan.h"
+#include "plan/ports.h"
 
 namespace gf {
 namespace {
@@ -211,10 +213,17 @@ void for_each_link(const Plan& p, const Catalog& cat,
 
 std::string cabling_csv(const Plan& p, const Catalog& cat) {
   fmt::memory_buffer out;
-  fmt::format_to(std::back_inserter(out), "a_device,a_port,b_device,b_port,cable,length_class\n");
+  // The name columns come last, so that a reader of the first six columns is unchanged.
+  fmt::format_to(std::back_inserter(out),
+                 "a_device,a_port,b_device,b_port,cable,length_class,a_port_name,b_port_name\n");
+  // A switch port's front-panel name; a node's or an appliance's port keeps its own name.
+  auto name = [&p](int port_no, const std::string& port) {
+    return port_no > 0 ? panel_port_name(p, port_no) : port;
+  };
   for_each_link(p, cat, [&](const CableRun& r) {
-    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{}\n", r.a_device, r.a_port, r.b_device,
-                   r.b_port, r.cable, r.length_class);
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{}\n", r.a_device, r.a_port,
+                   r.b_device, r.b_port, r.cable, r.length_class, name(r.a_port_no, r.a_port),
+                   name(r.b_port_no, r.b_port));
   });
   return fmt::to_string(out);
 }

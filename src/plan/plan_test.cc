@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/csv.h"
+#include "plan/ports.h"
 
 namespace gf {
 namespace {
@@ -240,7 +241,20 @@ void check_cabling(const std::string& yaml) {
   });
   EXPECT_FALSE(dup) << yaml;
   EXPECT_EQ(rows, p.link_total) << yaml;
-  EXPECT_EQ(cabling_csv(p, cat), cabling_csv(p, cat));  // deterministic
+  const std::string csv = cabling_csv(p, cat);
+  EXPECT_EQ(csv, cabling_csv(p, cat));  // deterministic
+  // The front-panel names are one-to-one with the port numbers on every device.
+  std::set<std::string> names;
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const auto f = split_csv(line);
+    ASSERT_EQ(f.size(), 8u) << line;
+    EXPECT_TRUE(names.insert(f[0] + "#" + f[6]).second) << line;
+    EXPECT_TRUE(names.insert(f[2] + "#" + f[7]).second) << line;
+    EXPECT_EQ(f[7], panel_port_name(p, std::atoi(f[3].c_str()))) << line;
+  }
 }
 
 // A partly filled last pod keeps every spine but only the core uplinks its leaves need (1:1 at
@@ -298,12 +312,59 @@ TEST(Cabling, NamesAndMediaAreRealistic) {
       "switch: qm9700}\n");
   auto cat = *builtin_catalog();
   const std::string csv = cabling_csv(p, cat);
-  EXPECT_EQ(csv.substr(0, csv.find('\n')), "a_device,a_port,b_device,b_port,cable,length_class");
+  // The numbered columns first, as before the names were added, so their readers are unchanged.
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "a_device,a_port,b_device,b_port,cable,length_class,a_port_name,b_port_name");
   EXPECT_NE(csv.find("node001,nic0,su01-r0-leaf,1,"), std::string::npos);
   EXPECT_NE(csv.find("node064,nic7,su02-r7-leaf,32,"), std::string::npos);
   EXPECT_NE(csv.find("su01-r0-leaf,33,spine01,1,"), std::string::npos);
-  // Leaf-spine at hall distance on twin-port cages: twin-port transceivers + fibre.
-  EXPECT_NE(csv.find("xcvr-2x400g-sr8+fibre-mmf-mpo,hall"), std::string::npos);
+  // Leaf-spine at hall distance on twin-port cages (the QM9700's 32 OSFP cages of two 400G
+  // ports): twin-port transceivers + fibre, and port 33 is the second half of cage 17.
+  EXPECT_NE(csv.find("su01-r0-leaf,33,spine01,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/1,1/1\n"),
+            std::string::npos);
+  EXPECT_NE(csv.find("su01-r0-leaf,34,spine02,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/2,1/1\n"),
+            std::string::npos);
+  EXPECT_NE(csv.find(",nic0,1/1\n"), std::string::npos);  // a node's port keeps its name
+}
+
+// One port model names a port for the cabling plan and for every flavour: cabling port 65 of a
+// 64 x 800G switch run at 400G is cage 33's first 400G port (lanes 1-4), 66 its second.
+TEST(Ports, EveryFlavourNamesTheSameSubPortOfACage) {
+  const Plan p = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 2}\n"
+      "fabric: {technology: roce, topology: clos2, switch: arista-7060x6}\n");
+  ASSERT_EQ(p.topo.lane_gbps, 400);
+  EXPECT_EQ(panel_port_name(p, 65), "33/1");
+  EXPECT_EQ(eos_port_name(p, 65), "Ethernet33/1");
+  EXPECT_EQ(sonic_port_name(p, 65), "Ethernet256");
+  EXPECT_EQ(sonic_port_alias(p, 65), "etp33a");
+  EXPECT_EQ(sonic_port_lanes(p, 65), "273,274,275,276");
+  EXPECT_EQ(cumulus_port_name(p, 65), "swp33s0");
+  EXPECT_EQ(panel_port_name(p, 66), "33/2");
+  EXPECT_EQ(eos_port_name(p, 66), "Ethernet33/5");
+  EXPECT_EQ(sonic_port_name(p, 66), "Ethernet260");
+  EXPECT_EQ(sonic_port_alias(p, 66), "etp33b");
+  EXPECT_EQ(cumulus_port_name(p, 66), "swp33s1");
+  EXPECT_EQ(eos_speed(p), "400g-4");
+  EXPECT_EQ(cumulus_breakout(p), "2x");
+  EXPECT_EQ(cage_ports(p, {66}), (std::vector<int>{65, 66}));
+  // Every port: each flavour's name says the cage the front-panel name says.
+  for (int port = 1; port <= p.topo.radix; ++port) {
+    const PortSlot s = port_slot(p, port);
+    const std::string cage = std::to_string(s.cage);
+    EXPECT_EQ(panel_port_name(p, port), cage + "/" + std::to_string(s.subport + 1));
+    EXPECT_EQ(eos_port_name(p, port).rfind("Ethernet" + cage + "/", 0), 0u) << port;
+    EXPECT_EQ(cumulus_port_name(p, port), "swp" + cage + "s" + std::to_string(s.subport));
+  }
+  // At the cages' own speed a port is a whole cage: no sub-port in any name.
+  const Plan q = plan_of(
+      "cluster: {gpu: b200, nodes: 8, nic: cx8-800g, nics_per_node: 2}\n"
+      "fabric: {technology: roce, topology: clos2, switch: arista-7060x6}\n");
+  ASSERT_EQ(q.topo.lane_gbps, 800);
+  EXPECT_EQ(panel_port_name(q, 33), "33");
+  EXPECT_EQ(eos_port_name(q, 33), "Ethernet33/1");
+  EXPECT_EQ(cumulus_port_name(q, 33), "swp33");
+  EXPECT_EQ(cumulus_breakout(q), "");
 }
 
 }  // namespace gf

@@ -1,4 +1,4 @@
-#include "config/ports.h"
+#include "plan/ports.h"
 
 #include <fmt/format.h>
 
@@ -22,6 +22,12 @@ std::vector<int> cage_ports(const Plan& plan, const std::vector<int>& used) {
     for (int k = 0; k < s.subports; ++k) out.insert(first + k);
   }
   return {out.begin(), out.end()};
+}
+
+std::string panel_port_name(const Plan& plan, int port) {
+  const PortSlot s = port_slot(plan, port);
+  if (s.subports == 1) return std::to_string(s.cage);
+  return fmt::format("{}/{}", s.cage, s.subport + 1);
 }
 
 std::string eos_port_name(const Plan& plan, int port) {
