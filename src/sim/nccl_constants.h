@@ -158,6 +158,39 @@ inline constexpr double kPatRatio = 0.75;
 inline constexpr double kPatLatencyDivisor = 3.5;
 inline constexpr double kPatPerRankUs = 2.8;
 
+// How enqueue.cc runs one call (docs/nccl-model-reference.md section 2). NCCL_STEPS: the slots of a
+// connection's FIFO (device.h@v2.29.7-1:26, devcomm.h@v2.18.6-1:34).
+inline constexpr int kSteps = 8;
+// Data bytes one step carries per channel: Simple's 4 MiB buffer / 8 steps; LL's 512 KiB wire
+// buffer / 8 steps, half of it flags; LL128's 4,915,200 B buffer / 8 steps x 15/16 data
+// (init.cc@v2.29.7-1:753-770; enqueue.cc@v2.29.7-1:2135-2140).
+inline constexpr double kStepDataBytes[kNumProtos] = {32768, 576000, 524288};
+// Ring Simple all_reduce/all_gather/reduce_scatter: 4 steps a chunk (ALLREDUCE_CHUNKSTEPS =
+// NCCL_STEPS/2, collectives.h@v2.29.7-1:19-35); every other algorithm and protocol 1.
+inline constexpr int kRingSimpleChunkSteps = 4;
+// maxThreads per protocol (tuning.cc@v2.29.7-1:232-244): LL 512, LL128 640, Simple 512; NVLS
+// and CollNet 640 (NCCL_MAX_NTHREADS).
+inline constexpr int kMaxThreads[kNumProtos] = {512, 640, 512};
+inline constexpr int kMaxThreadsNvlsCollNet = 640;
+// Thread thresholds: bytes per thread below which a channel is dropped (comm.h@v2.29.7-1:45-47:
+// LL 8, LL128 8, Simple 64; ring LL x nRanks, tuning.cc@v2.29.7-1:543-550).
+inline constexpr int kThreadThreshold[kNumProtos] = {8, 8, 64};
+// NVLS: channels (nvls.cc@v2.29.7-1:149-151: 16 on Hopper; Blackwell 24 on one NVLink domain,
+// 32 across) and the largest chunk, NCCL_NVLS_CHUNKSIZE 128 KiB (nvls.cc@v2.29.7-1:154).
+inline constexpr int kNvlsChannelsHopper = 16;
+inline constexpr int kNvlsChannelsBlackwellOne = 24;
+inline constexpr int kNvlsChannelsBlackwellMulti = 32;
+inline constexpr double kNvlsChunkBytes = 128 * 1024;
+// NVLS Tree's chunk from 4 nodes on: NCCL_NVLSTREE_MAX_CHUNKSIZE's default (enqueue.cc@v2.29.7-1:
+// 2168-2180).
+inline constexpr double kNvlsTreeChunkBytesFrom4Nodes = 65536;
+
+// A tree hop moves one chunk while an inner node's busiest link carries three per chunk of the
+// tree (the two children's on the way up, the parent's on the way down): a stage of a tree's
+// fill takes a third of its steady chunk time (gpufabric's approximation of the double binary
+// tree, Sanders et al. 2009 as NCCL builds it, src/graph/trees.cc).
+inline constexpr double kTreeStageShare = 1.0 / 3.0;
+
 // CollNet (SHARP) bandwidth x0.9 of the link model: gpufabric's figure, not yet NCCL's
 // Direct/Chain terms (the simulator-fidelity issue).
 inline constexpr double kCollNetFactor = 0.9;
