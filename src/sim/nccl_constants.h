@@ -207,6 +207,9 @@ inline constexpr double kScaleUpSimpleEfficiency = 0.82;
 // rate; the midpoint.
 inline constexpr double kNetworkSimpleEfficiency = 0.94;
 
+// The communicator runs each channel of the topology search's graph twice ("Duplication should
+// be complete now", connect.cc@v2.29.7-1:453, v2.18.6-1:391).
+inline constexpr int kCommChannelsPerGraphChannel = 2;
 // NCCL builds two channels per NIC for rings across nodes (the ring graph's channels are
 // duplicated, src/graph/connect.cc), and uses up to 16+ channels over NVLink in a node.
 inline constexpr int kRingChannelsPerNic = 2;

@@ -164,7 +164,10 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
   const int row = generation_row(s), col = nodes_class(n);
   // llMaxBws: the GPU's row on one node, the CPU vendor's across nodes (Intel assumed: row 0).
   const double ll_max_Bps = t.ll_max_bw[n == 1 ? row : 0][col] * 1e9;
-  const double channels = std::max(1, s.channels);
+  // The caps are per channel of the topology search's graph (tuning.cc multiplies them by
+  // graphs[a]->nChannels), which the communicator then duplicates (connect.cc@v2.29.7-1:453:
+  // comm->nChannels = 2 x nChannels): half of the communicator's channels.
+  const double channels = std::max(1, s.channels / nccl::kCommChannelsPerGraphChannel);
   switch (a) {
     case Algorithm::kRing: {
       // Caps are on bus bandwidth; the payload moves at bus bandwidth x N / nsteps.
