@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "common/csv.h"
 #include "plan/plan.h"
@@ -23,21 +26,6 @@ namespace {
 constexpr int kMultiNodes = 4;
 constexpr double kLargeMessageBytes = 32.0 * (1 << 20);
 constexpr double kLargeDefaultBytes = 8.0 * (1LL << 30);  // "large" = nccl-tests' -e 8G
-
-std::string gpu_id(const std::string& hw) {
-  if (hw.find("A100") != std::string::npos) return "a100-sxm-80g";
-  if (hw.find("H200") != std::string::npos) return "h200-sxm";
-  if (hw.find("B200") != std::string::npos) return "b200";
-  return "h100-sxm";  // "any": the common case in the sources
-}
-
-std::string nic_id(const std::string& nic) {
-  if (nic.find("100G") != std::string::npos && nic.find("400") == std::string::npos)
-    return "cx6-100g";
-  if (nic.find("200G") != std::string::npos) return "cx6-200g";
-  if (nic.find("800G") != std::string::npos) return "cx8-800g";
-  return "cx7-400g";
-}
 
 // libstdc++'s std::regex recurses once per character a match takes: a cell of some 50,000
 // digits overflowed the stack. Figures are a few characters and notes a line; longer text is
@@ -70,6 +58,134 @@ Result<long long> count_cell(const std::string& s, const std::string& file, int 
   return v;
 }
 
+// The catalog GPU a published hardware name means; "" when the catalog has none ("any" is
+// the common case in the maintainers' rules of thumb, an H100).
+std::string gpu_id(const std::string& hw) {
+  if (hw.find("A100") != std::string::npos) return "a100-sxm-80g";
+  if (hw.find("H200") != std::string::npos) return "h200-sxm";
+  if (hw.find("B200") != std::string::npos) return "b200";
+  if (hw.find("H100") != std::string::npos || hw == "any") return "h100-sxm";
+  return "";
+}
+
+// The catalog NIC a published NIC means; "" when the catalog has none. "none" (one node) and
+// an empty cell take the 400G NIC, which a single node does not use.
+std::string nic_id(const std::string& nic) {
+  if (nic.find("800G") != std::string::npos) return "cx8-800g";
+  if (nic.find("400G") != std::string::npos) return "cx7-400g";
+  if (nic.find("200G") != std::string::npos) return "cx6-200g";
+  if (nic.find("100G") != std::string::npos) return "cx6-100g";
+  if (nic.empty() || nic == "none") return "cx7-400g";
+  return "";
+}
+
+// The run a row belongs to, for the per-source table: a "<repository or issue> (same ...)" row
+// continues the run above when both name the same repository (their first word), and starts
+// the run "<repository or issue>" otherwise.
+std::string source_group(const std::string& source, const std::string& previous) {
+  const size_t same = source.find("(same");
+  if (same == std::string::npos) return source;
+  std::string prefix = source.substr(0, same);
+  while (!prefix.empty() && prefix.back() == ' ') prefix.pop_back();
+  auto first_word = [](const std::string& s) { return s.substr(0, s.find(' ')); };
+  if (!previous.empty() && first_word(previous) == first_word(prefix)) return previous;
+  return prefix;
+}
+
+// The algorithm group a published `algo` cell belongs to: NCCL_ALGO's CollnetDirect and
+// CollnetChain are both CollNet here; alltoall and sendrecv have no NCCL algorithm (p2p).
+std::string algorithm_group(const std::string& algo, Op op) {
+  if (op == Op::kAlltoall || op == Op::kSendRecv) return "p2p";
+  if (algo.empty() || algo == "auto") return "auto";
+  if (algo.rfind("collnet", 0) == 0) return "collnet";
+  return algo;
+}
+
+constexpr double kMiB = 1 << 20;
+
+// Size bands of the targets: small < 1 MiB (latency), 1-16 MiB, >= 32 MiB.
+std::string size_band(double bytes) {
+  if (bytes < kMiB) return "small";
+  if (bytes <= 16 * kMiB) return "mid";
+  if (bytes >= kLargeMessageBytes) return "large";
+  return "between";
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The figure a band is judged on: the ratio for small messages, |error| otherwise.
+double judged(const CalibrationPoint& p) {
+  return p.band == "small" ? p.ratio : std::fabs(p.error);
+}
+
+ErrorStats stats_of(const std::vector<const CalibrationPoint*>& pts) {
+  ErrorStats e;
+  std::vector<double> v;
+  for (const auto* p : pts) v.push_back(judged(*p));
+  e.count = static_cast<int>(v.size());
+  if (!v.empty()) {
+    e.median = median_of(v);
+    e.worst = *std::max_element(v.begin(), v.end());
+  }
+  return e;
+}
+
+// The errors of one set's points, grouped, and the targets judged on them.
+SetSummary summarize(const std::string& set, const std::vector<CalibrationPoint>& points,
+                     const std::vector<SkippedRow>& skipped) {
+  SetSummary out;
+  out.set = set;
+  std::vector<const CalibrationPoint*> mine;
+  for (const auto& p : points)
+    if (p.set == set) mine.push_back(&p);
+  for (const auto& k : skipped)
+    if (k.set == set) ++out.skipped;
+  out.points = static_cast<int>(mine.size());
+  auto in_band = [&](const std::string& band) {
+    std::vector<const CalibrationPoint*> v;
+    for (const auto* p : mine)
+      if (p->band == band) v.push_back(p);
+    return v;
+  };
+  out.small = stats_of(in_band("small"));
+  out.mid = stats_of(in_band("mid"));
+  out.large = stats_of(in_band("large"));
+  // Groups in a fixed order: collective, algorithm, band as they first appear, sorted.
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<const CalibrationPoint*>>
+      by_group, by_source;
+  for (const auto* p : mine) {
+    by_group[{p->collective, p->algorithm_group, p->band}].push_back(p);
+    by_source[{p->source_group, "", p->band}].push_back(p);
+  }
+  for (const auto& [k, v] : by_group)
+    out.groups.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), stats_of(v)});
+  for (const auto& [k, v] : by_source)
+    out.source_groups.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), stats_of(v)});
+  out.targets = {
+      {"large median |error|", "large", kTargetLargeMedian, out.large.median, out.large.count,
+       out.large.median <= kTargetLargeMedian},
+      {"large worst |error|", "large", kTargetLargeWorst, out.large.worst, out.large.count,
+       out.large.worst <= kTargetLargeWorst},
+      {"1-16 MiB median |error|", "mid", kTargetMidMedian, out.mid.median, out.mid.count,
+       out.mid.median <= kTargetMidMedian},
+      {"small worst latency ratio", "small", kTargetSmallRatio, out.small.worst, out.small.count,
+       out.small.worst <= kTargetSmallRatio},
+  };
+  bool judged_any = false, all_met = true;
+  for (const auto& t : out.targets) {
+    if (t.count == 0) continue;
+    judged_any = true;
+    all_met = all_met && t.pass;
+  }
+  out.pass = judged_any && all_met;
+  return out;
+}
+
 }  // namespace
 
 Result<CalibrationSummary> calibrate(const std::string& text, const std::string& file) {
@@ -81,22 +197,39 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
       return Diagnostic::at(file, 1, 0, need, "missing column",
                             "the header needs hardware,nodes,gpus_per_node,nic,collective,algo,"
                             "bytes,busbw_gbs,time_us");
+  sum.has_set_column = csv.has("set");
+  auto cat = builtin_catalog();
+  if (!cat) return cat.errors();
+  std::string group;  // the source of the run the current row belongs to
   for (size_t row = 0; row < csv.rows(); ++row) {
     const int lineno = csv.line(row);
     auto col = [&](const char* name) { return csv.at(row, name); };
     CalibrationPoint p;
     p.line = lineno;
     p.source = col("source");
+    group = source_group(p.source, group);
+    p.source_group = group;
+    // The set is checked first: a row of neither set is bad input whatever else it holds.
+    p.set = sum.has_set_column ? col("set") : "fit";
+    if (p.set != "fit" && p.set != "test")
+      return Diagnostic::at(file, lineno, 0, "set",
+                            fmt::format("'{}' is neither fit nor test", p.set),
+                            "fit: a row constants may be set from; test: a row kept unseen");
     p.hardware = col("hardware");
     p.collective = col("collective");
     p.algorithm = col("algo");
     const std::string nodes = col("nodes"), bytes = col("bytes");
     const std::string note = col("note");
+    auto skip = [&](std::string reason) {
+      sum.skipped.push_back(fmt::format("line {} ({}): {}", lineno, p.set, reason));
+      sum.skipped_rows.push_back({lineno, p.set, p.source_group, std::move(reason)});
+    };
     auto op = parse_op(p.collective);
     if (!op) {
-      sum.skipped.push_back(fmt::format("line {}: unknown collective '{}'", lineno, p.collective));
+      skip(fmt::format("unknown collective '{}'", p.collective));
       continue;
     }
+    p.algorithm_group = algorithm_group(p.algorithm, *op);
     // The figure: bus bandwidth, a time, or a per-NIC bandwidth stated in the note.
     double lo = 0, hi = 0;
     if (parse_range(col("busbw_gbs"), lo, hi)) {
@@ -111,14 +244,17 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
         lo = std::strtod(m[1].str().c_str(), nullptr);
         hi = m[2].matched ? std::strtod(m[2].str().c_str(), nullptr) : lo;
       } else {
-        sum.skipped.push_back(fmt::format("line {}: no figure to compare ({})", lineno,
-                                          note.empty() ? p.source : note));
+        skip(fmt::format("no figure to compare ({})", note.empty() ? p.source : note));
         continue;
       }
     }
     p.published_lo = lo;
     p.published_hi = hi;
     p.published = (lo + hi) / 2;
+    if (!(p.published > 0)) {
+      skip("the published figure is not positive");
+      continue;
+    }
     const auto n = nodes == "multi" ? Result<long long>(kMultiNodes)
                                     : count_cell(nodes, file, lineno, "nodes");
     const auto gpn = count_cell(col("gpus_per_node"), file, lineno, "gpus_per_node");
@@ -127,60 +263,110 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
       if (!*v) return v->errors();
     p.nodes = std::max(1, static_cast<int>(*n));
     p.gpus_per_node = std::max(1, static_cast<int>(*gpn));
-    int nics = static_cast<int>(*npn);
-    if (nics <= 0) nics = std::min(p.gpus_per_node, 8);
-    p.nic = nic_id(col("nic"));
     p.bytes = bytes == "large" ? kLargeDefaultBytes : std::atof(bytes.c_str());
     p.large = p.bytes >= kLargeMessageBytes;
-    const bool sharp = note.find("SHARP") != std::string::npos;
+    p.band = size_band(p.bytes);
+    if (p.kind == "latency" && p.band != "small") p.kind = "time";
+    // Hardware the catalog lacks is listed as skipped, not approximated by something else.
+    const std::string gpu = gpu_id(p.hardware);
+    if (gpu.empty()) {
+      skip(fmt::format("GPU '{}' is not in the catalog (catalog/gpus.yaml)", p.hardware));
+      continue;
+    }
+    const std::string nic_cell = col("nic");
+    p.nic = nic_id(nic_cell);
+    if (p.nic.empty()) {
+      skip(nic_cell == "not stated"
+               ? std::string("the source does not state the NIC")
+               : fmt::format("NIC '{}' is not in the catalog (catalog/nics.yaml)", nic_cell));
+      continue;
+    }
+    std::optional<Algorithm> forced;
+    if (p.algorithm_group != "auto" && p.algorithm_group != "p2p") {
+      forced = parse_algorithm(p.algorithm_group);
+      if (!forced) {
+        skip(fmt::format("unknown algorithm '{}'", p.algorithm));
+        continue;
+      }
+    }
+    int nics = static_cast<int>(*npn);
+    if (nics <= 0) nics = std::min(p.gpus_per_node, 8);
+    const bool roce = col("fabric").find("RoCE") != std::string::npos;
+    const bool sharp =
+        p.algorithm_group == "collnet" || (note.find("SHARP") != std::string::npos &&
+                                           note.find("SHARP inactive") == std::string::npos);
     const std::string spec_text = fmt::format(
         "name: calibration-line-{}\ncluster: {{gpu: {}, nodes: {}, gpus_per_node: {}, nic: {}, "
-        "nics_per_node: {}}}\nfabric: {{technology: infiniband, in_network_reduction: {}}}\n",
-        lineno, gpu_id(p.hardware), p.nodes, p.gpus_per_node, p.nic, nics, sharp ? "on" : "off");
+        "nics_per_node: {}}}\nfabric: {{technology: {}, in_network_reduction: {}}}\n",
+        lineno, gpu, p.nodes, p.gpus_per_node, p.nic, nics, roce ? "roce" : "infiniband",
+        sharp ? "on" : "off");
+    // A row gpufabric cannot build or run is skipped with the model's own reason.
+    auto first_error = [](const std::vector<Diagnostic>& e) {
+      return e.empty() ? std::string("cannot be simulated") : e.front().message;
+    };
     auto spec = parse_spec(spec_text, file);
     if (!spec) return spec.errors();
-    auto cat = builtin_catalog();
-    if (!cat) return cat.errors();
     auto errs = validate_spec(*spec, *cat);
-    if (!errs.empty()) return errs;
+    if (!errs.empty()) {
+      skip(fmt::format("no spec of this hardware: {}", first_error(errs)));
+      continue;
+    }
     auto plan = make_plan(*spec, *cat);
-    if (!plan) return plan.errors();
+    if (!plan) {
+      skip(fmt::format("no plan: {}", first_error(plan.errors())));
+      continue;
+    }
     const Fabric fabric = Fabric::build(*plan, *cat);
     SimOptions o;
     o.op = *op;
-    if (!p.algorithm.empty() && p.algorithm != "auto") o.algorithm = parse_algorithm(p.algorithm);
+    o.algorithm = forced;
     auto model = CollectiveModel::build(fabric, *plan, o);
-    if (!model) return model.errors();
+    if (!model) {
+      skip(fmt::format("not simulated: {}", first_error(model.errors())));
+      continue;
+    }
+    if (forced) {
+      std::string why;
+      for (const auto& a : model->algorithms())
+        if (a.algorithm == *forced && !a.available) why = a.unavailable_reason;
+      if (!why.empty()) {
+        skip(fmt::format("{} {} is not simulated: {}", p.collective, p.algorithm_group, why));
+        continue;
+      }
+    }
     const SizeResult r = model->at(p.bytes);
     p.simulated_algorithm = algorithm_name(r.algorithm);
     p.simulated_protocol = protocol_name(r.protocol);
-    if (p.kind == "latency")
+    if (p.kind == "latency" || p.kind == "time")
       p.simulated = r.time_us;
     else if (p.kind == "busbw_per_nic")
       p.simulated = r.busbw_gbs * p.gpus_per_node / nics / p.gpus_per_node;
     else
       p.simulated = r.busbw_gbs;
-    p.error = (p.simulated - p.published) / p.published;
+    if (!std::isfinite(p.simulated) || !(p.simulated > 0)) {
+      skip("the simulator gives no figure for it");
+      continue;
+    }
+    // A time at 1 MiB or more is judged as the bandwidth it implies (bandwidth ~ 1 / time).
+    p.error = p.kind == "time" ? p.published / p.simulated - 1
+                               : (p.simulated - p.published) / p.published;
+    p.ratio = std::max(p.simulated / p.published, p.published / p.simulated);
     sum.points.push_back(p);
   }
   std::vector<double> large;
   for (const auto& p : sum.points) {
-    if (p.kind == "latency") {
-      const double ratio = std::max(p.simulated / p.published, p.published / p.simulated);
-      sum.worst_latency_ratio = std::max(sum.worst_latency_ratio, ratio);
-    } else if (p.large) {
+    if (p.kind == "latency")
+      sum.worst_latency_ratio = std::max(sum.worst_latency_ratio, p.ratio);
+    else if (p.large)
       large.push_back(std::fabs(p.error));
-    }
   }
-  std::sort(large.begin(), large.end());
   if (!large.empty()) {
-    const size_t n = large.size();
-    sum.median_abs_error_large = n % 2 ? large[n / 2] : (large[n / 2 - 1] + large[n / 2]) / 2;
-    sum.max_abs_error_large = large.back();
+    sum.median_abs_error_large = median_of(large);
+    sum.max_abs_error_large = *std::max_element(large.begin(), large.end());
   }
-  sum.pass = !large.empty() && sum.median_abs_error_large <= kCalibrationMedianLimit &&
-             sum.max_abs_error_large <= kCalibrationMaxLimit &&
-             sum.worst_latency_ratio <= kCalibrationLatencyFactor;
+  sum.fit = summarize("fit", sum.points, sum.skipped_rows);
+  sum.test = summarize("test", sum.points, sum.skipped_rows);
+  sum.pass = sum.test.pass;
   return sum;
 }
 
@@ -273,12 +459,46 @@ std::string training_table(const TrainingCalibration& t) {
   return s;
 }
 
-std::string calibration_table(const CalibrationSummary& s) {
+namespace {
+
+std::string band_name(const std::string& band) {
+  if (band == "small") return "< 1 MiB";
+  if (band == "mid") return "1-16 MiB";
+  if (band == "large") return ">= 32 MiB";
+  return "16-32 MiB";
+}
+
+// "3.1%" for bandwidth bands, "1.23x" for the small band; "-" with no points.
+std::string figure(const std::string& band, int count, double v) {
+  if (count == 0) return "-";
+  return band == "small" ? fmt::format("{:.2f}x", v) : fmt::format("{:.1f}%", 100 * v);
+}
+
+// The target of a band as the issue states it, and whether the group meets it.
+std::string target_cell(const std::string& band, const ErrorStats& e) {
+  if (e.count == 0) return "";
+  if (band == "large") {
+    const bool ok = e.median <= kTargetLargeMedian && e.worst <= kTargetLargeWorst;
+    return fmt::format("median <= {:.0f}%, worst <= {:.0f}%: {}", 100 * kTargetLargeMedian,
+                       100 * kTargetLargeWorst, ok ? "pass" : "FAIL");
+  }
+  if (band == "mid")
+    return fmt::format("median <= {:.0f}%: {}", 100 * kTargetMidMedian,
+                       e.median <= kTargetMidMedian ? "pass" : "FAIL");
+  if (band == "small")
+    return fmt::format("within {:.1f}x: {}", kTargetSmallRatio,
+                       e.worst <= kTargetSmallRatio ? "pass" : "FAIL");
+  return "no target";
+}
+
+std::string points_table(const CalibrationSummary& s, const std::string& set) {
   std::string out =
       "| line | hardware | nodes x GPUs | collective | algo | size | published | simulated | "
       "error |\n|---:|---|---|---|---|---:|---:|---:|---:|\n";
   for (const auto& p : s.points) {
-    const std::string unit = p.kind == "latency" ? "us" : "GB/s";
+    if (p.set != set) continue;
+    const bool t = p.kind == "latency" || p.kind == "time";
+    const std::string unit = t ? "us" : "GB/s";
     const std::string pub = p.published_lo != p.published_hi
                                 ? fmt::format("{:g}-{:g} {}", p.published_lo, p.published_hi, unit)
                                 : fmt::format("{:g} {}", p.published, unit);
@@ -291,15 +511,113 @@ std::string calibration_table(const CalibrationSummary& s) {
         p.bytes >= 1 ? fmt::format("{:.0f}", p.bytes) : "-", pub, what, p.simulated, unit, what,
         100 * p.error);
   }
-  out += fmt::format(
-      "\nLarge messages (>= 32 MiB): median |error| {:.1f}% (limit {:.0f}%), worst {:.1f}% (limit "
-      "{:.0f}%). Small-message latency: worst ratio {:.2f}x (limit {:.0f}x). {}\n",
-      100 * s.median_abs_error_large, 100 * kCalibrationMedianLimit, 100 * s.max_abs_error_large,
-      100 * kCalibrationMaxLimit, s.worst_latency_ratio, kCalibrationLatencyFactor,
-      s.pass ? "PASS" : "FAIL");
+  return out;
+}
+
+std::string set_summary(const SetSummary& x, bool judged) {
+  std::string out = fmt::format("### {} set: {} points simulated, {} rows skipped\n\n", x.set,
+                                x.points, x.skipped);
+  out +=
+      "| collective | algorithm | size | n | median | worst | target |\n"
+      "|---|---|---|---:|---:|---:|---|\n";
+  for (const auto& g : x.groups)
+    out +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", g.collective, g.algorithm,
+                    band_name(g.band), g.stats.count, figure(g.band, g.stats.count, g.stats.median),
+                    figure(g.band, g.stats.count, g.stats.worst), target_cell(g.band, g.stats));
+  for (const auto* b : {"small", "mid", "large"}) {
+    const ErrorStats& e = std::string(b) == "small" ? x.small
+                          : std::string(b) == "mid" ? x.mid
+                                                    : x.large;
+    out +=
+        fmt::format("| **all** | **all** | {} | {} | {} | {} | {} |\n", band_name(b), e.count,
+                    figure(b, e.count, e.median), figure(b, e.count, e.worst), target_cell(b, e));
+  }
+  out += "\n| source | size | n | median | worst |\n|---|---|---:|---:|---:|\n";
+  for (const auto& g : x.source_groups)
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", g.collective, band_name(g.band),
+                       g.stats.count, figure(g.band, g.stats.count, g.stats.median),
+                       figure(g.band, g.stats.count, g.stats.worst));
+  out += fmt::format("\nTargets on the {} set{}:\n\n", x.set,
+                     judged ? "" : " (shown for reference: the verdict is the test set's)");
+  out += "| target | limit | measured | n | verdict |\n|---|---:|---:|---:|---|\n";
+  for (const auto& t : x.targets) {
+    const std::string limit =
+        t.band == "small" ? fmt::format("{:.1f}x", t.limit) : fmt::format("{:.0f}%", 100 * t.limit);
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", t.name, limit,
+                       figure(t.band, t.count, t.measured), t.count,
+                       t.count == 0 ? "no rows"
+                       : t.pass     ? "pass"
+                                    : "FAIL");
+  }
+  out += "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string calibration_summary_table(const CalibrationSummary& s) {
+  std::string out;
+  if (!s.has_set_column)
+    out += "(the file has no set column: every row is read as fit, and there is no test set)\n\n";
+  out += set_summary(s.fit, false);
+  out += set_summary(s.test, true);
+  out += fmt::format("Test set: {}.\n", s.test.points == 0 ? "no points, nothing judged"
+                                        : s.pass           ? "every judged target met (PASS)"
+                                                           : "targets missed (FAIL)");
+  return out;
+}
+
+std::string calibration_table(const CalibrationSummary& s) {
+  std::string out;
+  for (const auto* set : {"fit", "test"}) {
+    out += fmt::format("## {} set\n\n", set);
+    out += points_table(s, set);
+    out += "\n";
+  }
+  out += "## Summary\n\n" + calibration_summary_table(s);
+  if (!s.skipped.empty()) out += "\n";
   for (const auto& k : s.skipped) out += "skipped: " + k + "\n";
   return out;
 }
+
+namespace {
+
+nlohmann::json stats_json(const ErrorStats& e) {
+  return {{"count", e.count}, {"median", e.median}, {"worst", e.worst}};
+}
+
+nlohmann::json set_json(const SetSummary& x) {
+  nlohmann::json groups = nlohmann::json::array(), sources = nlohmann::json::array(),
+                 targets = nlohmann::json::array();
+  for (const auto& g : x.groups)
+    groups.push_back({{"collective", g.collective},
+                      {"algorithm", g.algorithm},
+                      {"band", g.band},
+                      {"count", g.stats.count},
+                      {"median", g.stats.median},
+                      {"worst", g.stats.worst}});
+  for (const auto& g : x.source_groups)
+    sources.push_back({{"source", g.collective},
+                       {"band", g.band},
+                       {"count", g.stats.count},
+                       {"median", g.stats.median},
+                       {"worst", g.stats.worst}});
+  for (const auto& t : x.targets)
+    targets.push_back({{"name", t.name},
+                       {"band", t.band},
+                       {"limit", t.limit},
+                       {"measured", t.measured},
+                       {"count", t.count},
+                       {"pass", t.pass}});
+  // small: the ratio max(sim/pub, pub/sim); mid and large: |relative error| of bandwidth
+  return {
+      {"points", x.points},       {"skipped", x.skipped},         {"small", stats_json(x.small)},
+      {"mid", stats_json(x.mid)}, {"large", stats_json(x.large)}, {"groups", groups},
+      {"sources", sources},       {"targets", targets},           {"pass", x.pass}};
+}
+
+}  // namespace
 
 nlohmann::json calibration_json(const CalibrationSummary& s) {
   nlohmann::json pts = nlohmann::json::array();
@@ -317,12 +635,24 @@ nlohmann::json calibration_json(const CalibrationSummary& s) {
                    {"simulated", p.simulated},
                    {"error", p.error},
                    {"simulated_algorithm", p.simulated_algorithm},
-                   {"simulated_protocol", p.simulated_protocol}});
+                   {"simulated_protocol", p.simulated_protocol},
+                   {"set", p.set},
+                   {"source_group", p.source_group},
+                   {"algorithm_group", p.algorithm_group},
+                   {"band", p.band},
+                   {"ratio", p.ratio}});
+  nlohmann::json skipped_rows = nlohmann::json::array();
+  for (const auto& k : s.skipped_rows)
+    skipped_rows.push_back(
+        {{"line", k.line}, {"set", k.set}, {"source", k.source}, {"reason", k.reason}});
   return {{"points", pts},
           {"median_abs_error_large", s.median_abs_error_large},
           {"max_abs_error_large", s.max_abs_error_large},
           {"worst_latency_ratio", s.worst_latency_ratio},
           {"skipped", s.skipped},
+          {"skipped_rows", skipped_rows},
+          {"has_set_column", s.has_set_column},
+          {"sets", {{"fit", set_json(s.fit)}, {"test", set_json(s.test)}}},
           {"pass", s.pass}};
 }
 
