@@ -155,7 +155,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
                                 : "";
   model(Algorithm::kCollNet, cn_no, [&](FlowSet& fs, auto&) {
     b.collnet(fs);
-    return kPayload * nccl::kCollNetFactor;
+    return kPayload;  // CollNet Direct's factors are NCCL's cost terms (nccl_cost.cc)
   });
   // PAT: log-depth all_gather / reduce_scatter; NCCL uses it with one GPU per node.
   // NCCL (2.23+) runs PAT with one GPU per node; forced, it runs anywhere.

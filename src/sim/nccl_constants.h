@@ -191,9 +191,9 @@ inline constexpr double kNvlsTreeChunkBytesFrom4Nodes = 65536;
 // tree, Sanders et al. 2009 as NCCL builds it, src/graph/trees.cc).
 inline constexpr double kTreeStageShare = 1.0 / 3.0;
 
-// CollNet (SHARP) bandwidth x0.9 of the link model: gpufabric's figure, not yet NCCL's
-// Direct/Chain terms (the simulator-fidelity issue).
-inline constexpr double kCollNetFactor = 0.9;
+// CollNet Direct all_reduce on compute capability 9.0 and later: bus bandwidth x.85
+// (tuning.cc@v2.29.7-1:322, v2.18.6-1:192).
+inline constexpr double kCollNetDirectHopperFactor = 0.85;
 // NCCL tuning.cc nvlsEfficiency: share of NVLink bandwidth NVLS reaches, Hopper 0.85, Blackwell
 // 0.74 (tuning.cc@v2.29.7-1:135-140).
 inline constexpr double kNvlsEfficiencyHopper = 0.85;

@@ -202,6 +202,18 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
     }
     case Algorithm::kPat:
       return p == Protocol::kSimple && t.has_pat ? simple_Bps * nccl::kPatRatio : 0;
+    case Algorithm::kCollNet: {
+      if (p != Protocol::kSimple) return 0;
+      // CollNet Direct all_reduce (tuning.cc@v2.29.7-1:318-322, v2.18.6-1:186-192): "requires
+      // all GPUs to have a local NIC to work at full speed": the GPU/NIC ratio ppn / nChannels,
+      // halfway back to 1, divides the bandwidth; x.85 from Hopper on.
+      double factor = ppn / channels;
+      factor -= (factor - 1) / 2;
+      double bw = simple_Bps / std::max(1.0, factor);
+      if (s.generation != GpuGeneration::kVolta && s.generation != GpuGeneration::kAmpere)
+        bw *= nccl::kCollNetDirectHopperFactor;
+      return bw;
+    }
     default:  // NVLS, CollNet and point-to-point run Simple only
       return p == Protocol::kSimple ? simple_Bps : 0;
   }
