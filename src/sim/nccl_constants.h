@@ -225,8 +225,9 @@ inline constexpr int kSprayWays = 64;
 // Alltoall already spreads over thousands of connections; fewer sprayed paths per connection
 // give the same evenness at a fraction of the cost.
 inline constexpr int kSprayWaysP2p = 4;
-// Point-to-point (alltoall, sendrecv) cost per peer, us: NCCL posts one send and one receive
-// per peer per channel; estimate from nccl-tests alltoall small-size times (~25 us on 8 GPUs).
+// Point-to-point (alltoall, sendrecv) cost per network peer, us: the proxy posts one send and
+// one receive per peer; gpufabric's estimate, not a figure of NCCL's source (its tuner has no
+// send/recv term). Judged on the test set's alltoall latencies (calibrate), not fitted there.
 inline constexpr double kP2pPerPeerLatencyUs = 1.5;
 inline constexpr double kP2pBaseLatencyUs = 8.4;  // as Ring/Simple base latency
 

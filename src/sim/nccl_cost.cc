@@ -219,12 +219,12 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
   }
 }
 
-double alltoall_posting_us(long long ranks) {
-  return static_cast<double>(ranks - 1) * nccl::kP2pPerPeerLatencyUs;
+double alltoall_posting_us(long long network_peers) {
+  return static_cast<double>(std::max(0LL, network_peers)) * nccl::kP2pPerPeerLatencyUs;
 }
 
-double alltoall_time_us(double fixed_us, long long ranks, double data_us) {
-  return fixed_us + std::max(alltoall_posting_us(ranks), data_us);
+double alltoall_time_us(double fixed_us, long long network_peers, double data_us) {
+  return fixed_us + std::max(alltoall_posting_us(network_peers), data_us);
 }
 
 PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes) {
@@ -355,7 +355,9 @@ double fixed_us(Algorithm a, Protocol p, const CostShape& s, double bytes) {
 double assemble_us(Algorithm a, Protocol p, const CostShape& s, double bytes, double data_us) {
   if (!std::isfinite(data_us)) return data_us;
   if (a == Algorithm::kP2p && s.op == Op::kAlltoall)
-    return alltoall_time_us(latency_us(a, p, s), s.ranks, data_us);
+    return alltoall_time_us(latency_us(a, p, s),
+                            s.ranks - std::min<long long>(s.ranks, std::max(1, s.domain_gpus)),
+                            data_us);
   return fixed_us(a, p, s, bytes) + data_us;
 }
 

@@ -77,11 +77,14 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s);
 double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double simple_Bps,
                           double bytes);
 
-/// The time an alltoall of `ranks` spends posting a send and a receive to every peer, us. It
-/// overlaps the data: an alltoall takes the longer of the two (plus its fixed latency).
-double alltoall_posting_us(long long ranks);
+/// The time an alltoall spends posting a send and a receive to each of `network_peers` (the
+/// peers outside the rank's scale-up domain), us. A GPU's kernel serves its NVLink peers on
+/// all its channels at once (up to 8 point-to-point operations a channel, enqueue.cc@v2.29.7-1:
+/// 1016-1025); the network peers go one after another through the rank's proxy thread
+/// (proxy.cc). It overlaps the data: an alltoall takes the longer of the two.
+double alltoall_posting_us(long long network_peers);
 /// An alltoall's time, us: its fixed latency, then the posting or the data, whichever is longer.
-double alltoall_time_us(double fixed_us, long long ranks, double data_us);
+double alltoall_time_us(double fixed_us, long long network_peers, double data_us);
 
 /// How NCCL's enqueue.cc runs one call of `bytes` (its nBytes): the channels it keeps for that
 /// size, the chunk each channel streams and the stages a chunk passes in sequence

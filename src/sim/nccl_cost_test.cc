@@ -218,15 +218,20 @@ TEST(NcclCost, PipelineFillsBroadcastChainsTreesAndNvls) {
 }
 
 TEST(NcclCost, AlltoallPostingOverlapsData) {
-  EXPECT_DOUBLE_EQ(alltoall_posting_us(9), 8 * nccl::kP2pPerPeerLatencyUs);
-  // Small data: the posting of 15 peers (22.5 us) is longer than the data.
-  EXPECT_DOUBLE_EQ(alltoall_time_us(10, 16, 1), 10 + 15 * nccl::kP2pPerPeerLatencyUs);
+  EXPECT_DOUBLE_EQ(alltoall_posting_us(8), 8 * nccl::kP2pPerPeerLatencyUs);
+  // Small data: the posting of 15 network peers (22.5 us) is longer than the data.
+  EXPECT_DOUBLE_EQ(alltoall_time_us(10, 15, 1), 10 + 15 * nccl::kP2pPerPeerLatencyUs);
   // Large data hides the posting.
-  EXPECT_DOUBLE_EQ(alltoall_time_us(10, 16, 1000), 1010);
+  EXPECT_DOUBLE_EQ(alltoall_time_us(10, 15, 1000), 1010);
+  // 2 nodes of 8: each rank has 8 peers over the network; its 7 NVLink peers cost no posting.
   CostShape a2a = shape(Op::kAlltoall, 16, 2, k229);
   a2a.net_hop_us = 1;
   EXPECT_NEAR(collective_time_us(Algorithm::kP2p, Protocol::kSimple, a2a, 1e-9, 1e3),
-              8.4 + 14 + 1 + 15 * nccl::kP2pPerPeerLatencyUs, 1e-6);
+              8.4 + 14 + 1 + 8 * nccl::kP2pPerPeerLatencyUs, 1e-6);
+  // One node: no network peer, the data alone.
+  EXPECT_NEAR(collective_time_us(Algorithm::kP2p, Protocol::kSimple,
+                                 shape(Op::kAlltoall, 8, 1, k229), 1e-9, 1e3),
+              8.4 + 0.6 + 1, 1e-4);
 }
 
 }  // namespace
