@@ -155,7 +155,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
                                 : "";
   model(Algorithm::kCollNet, cn_no, [&](FlowSet& fs, auto&) {
     b.collnet(fs);
-    return kPayload * nccl::kCollNetFactor;
+    return kPayload;  // CollNet Direct's factors are NCCL's cost terms (nccl_cost.cc)
   });
   // PAT: log-depth all_gather / reduce_scatter; NCCL uses it with one GPU per node.
   // NCCL (2.23+) runs PAT with one GPU per node; forced, it runs anywhere.
@@ -333,10 +333,16 @@ double GroupCollective::seconds(double bytes) const {
   const CostShape shape{
       op_,   size_,       domains_, size_ / std::max(1, domains_), hop_latency_us_,
       nccl_, generation_, channels_};
-  double best = std::numeric_limits<double>::infinity();
-  for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple})
-    best = std::min(best, collective_time_us(a, p, shape, seconds_per_byte_, bytes) * 1e-6);
-  return best;
+  // The protocol NCCL's tuner picks, at the time its pipeline then takes.
+  double best = std::numeric_limits<double>::infinity(), chosen = best;
+  for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
+    const double t = tuner_time_us(a, p, shape, seconds_per_byte_, bytes);
+    if (t < best) {
+      best = t;
+      chosen = collective_time_us(a, p, shape, seconds_per_byte_, bytes) * 1e-6;
+    }
+  }
+  return chosen;
 }
 
 double GroupCollective::busbw_gbs(double bytes) const {
@@ -348,8 +354,13 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   double hop = 0;
   for (const auto& m : models_)
     if (m.algorithm == a) hop = m.net_hop_latency_us;
-  return {op_, ranks_, domains_,    domain_gpus_,
-          hop, nccl_,  generation_, a == Algorithm::kTree ? tree_channels_ : ring_channels_};
+  int channels = a == Algorithm::kTree ? tree_channels_ : ring_channels_;
+  if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree)
+    channels = generation_ == GpuGeneration::kBlackwell && nccl_ != NcclRelease::kV2_18
+                   ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti
+                                   : nccl::kNvlsChannelsBlackwellOne)
+                   : nccl::kNvlsChannelsHopper;
+  return {op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
 }
 
 double CollectiveModel::time_us(Algorithm a, Protocol p, double bytes) const {
@@ -357,6 +368,15 @@ double CollectiveModel::time_us(Algorithm a, Protocol p, double bytes) const {
     if (m.algorithm != a) continue;
     if (!m.available) return std::numeric_limits<double>::infinity();
     return collective_time_us(a, p, shape(a), m.seconds_per_byte, bytes);
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+double CollectiveModel::tuner_time_us(Algorithm a, Protocol p, double bytes) const {
+  for (const auto& m : models_) {
+    if (m.algorithm != a) continue;
+    if (!m.available) return std::numeric_limits<double>::infinity();
+    return gf::tuner_time_us(a, p, shape(a), m.seconds_per_byte, bytes);
   }
   return std::numeric_limits<double>::infinity();
 }
@@ -370,9 +390,12 @@ SizeResult CollectiveModel::at(double bytes) const {
     if (forced_algorithm_ && m.algorithm != *forced_algorithm_) continue;
     for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
       if (forced_protocol_ && p != *forced_protocol_) continue;
-      const double t = time_us(m.algorithm, p, bytes);
-      if (t < best) {
-        best = t;
+      // NCCL chooses by its tuner's estimate; the call then takes the pipeline's time.
+      const double estimate = tuner_time_us(m.algorithm, p, bytes);
+      if (estimate < best) {
+        best = estimate;
+        const double t = time_us(m.algorithm, p, bytes);
+        r.time_us = t;
         r.algorithm = m.algorithm;
         r.protocol = p;
         // The fixed part: what is left of the time without the data (an alltoall's posting
@@ -385,11 +408,11 @@ SizeResult CollectiveModel::at(double bytes) const {
       }
     }
   }
-  r.time_us = best;
-  if (std::isfinite(best) && best > 0) {
-    r.algbw_gbs = bytes / (best * 1e-6) / 1e9;
+  if (!std::isfinite(best)) r.time_us = best;
+  if (std::isfinite(r.time_us) && r.time_us > 0) {
+    r.algbw_gbs = bytes / (r.time_us * 1e-6) / 1e9;
     r.busbw_gbs = r.algbw_gbs * bus_factor(op_, ranks_);
-    if (r.latency_us > 0.5 * best) r.bottleneck = "latency";
+    if (r.latency_us > 0.5 * r.time_us) r.bottleneck = "latency";
   }
   return r;
 }

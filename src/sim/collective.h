@@ -62,6 +62,8 @@ class CollectiveModel {
   SizeResult at(double bytes) const;
   /// Time of one (algorithm, protocol) at a size; infinity when not available.
   double time_us(Algorithm a, Protocol p, double bytes) const;
+  /// NCCL's tuner's estimate of the same (what it chooses by); infinity when not available.
+  double tuner_time_us(Algorithm a, Protocol p, double bytes) const;
   long long ranks() const { return ranks_; }
   int nodes() const { return nodes_; }
   int domains() const { return domains_; }

@@ -54,15 +54,28 @@ TEST(Collective, FourHundredGigNicGives46To48PerNic) {
   }
 }
 
-TEST(Collective, TwoNodeAllReduceUsesTreeAboveLineRate) {
-  // DGX A100, 8 x 200G: line rate 200 GB/s per node (nccl #812).
+TEST(Collective, TreeIsCappedPerGraphChannel) {
+  // NCCL's tree bus bandwidth is at most nChannels x perChMaxTreeBw of the search's graph (one
+  // channel per NIC here): Ampere, 2 nodes, 8 x 23.6 GB/s, under what the ring reaches, so the
+  // tuner keeps the ring on 2 DGX A100 (nccl #812's "2-node runs use tree" predates the caps).
   const auto s = setup(ib("a100-sxm-80g", 2, "cx6-200g", "qm8700"));
-  const SizeResult r = run(s, {}, 8 * kGiB);
-  EXPECT_EQ(r.algorithm, Algorithm::kTree);
-  EXPECT_GT(r.busbw_gbs, 200.0);
-  // On 4 nodes the same hardware runs at line rate, not above.
-  const auto s4 = setup(ib("a100-sxm-80g", 4, "cx6-200g", "qm8700"));
-  EXPECT_LT(run(s4, {}, 8 * kGiB).busbw_gbs, 200.0);
+  EXPECT_EQ(run(s, {}, 8 * kGiB).algorithm, Algorithm::kRing);
+  // Blackwell from 4 nodes on: 8 x 24 GB/s, about half of the ring's bus bandwidth, at every
+  // node count (tuning.cc@v2.29.7-1:188-193).
+  SimOptions tree, ring;
+  tree.algorithm = Algorithm::kTree;
+  ring.algorithm = Algorithm::kRing;
+  for (int nodes : {4, 16}) {
+    const auto b = setup(ib("b200", nodes, "cx7-400g", "qm9700"));
+    const double t = run(b, tree, 32 * kGiB).busbw_gbs, r = run(b, ring, 32 * kGiB).busbw_gbs;
+    const double ranks = nodes * 8.0;
+    EXPECT_NEAR(t, 8 * 24.0 * 0.5 * 2 * (ranks - 1) / ranks, 8 * 24.0 * 0.03) << nodes;
+    EXPECT_LT(t, 0.6 * r) << nodes;
+  }
+  // NVLS Tree on 2 nodes runs each node's NICs both ways at once: above their line rate.
+  SimOptions nt;
+  nt.algorithm = Algorithm::kNvlsTree;
+  EXPECT_GT(run(setup(ib("b200", 2, "cx7-400g", "qm9700")), nt, 32 * kGiB).busbw_gbs, 400);
 }
 
 TEST(Collective, NvlsReaches480OnlyForLargeSizes) {
@@ -123,14 +136,14 @@ TEST(Collective, AlltoallFollowsNodesOverNodesMinusOne) {
 }
 
 // Posting a send and a receive per peer overlaps the data: at 1 GiB on 512 nodes (4,096 ranks,
-// 6 ms of posting) the alltoall still runs at the per-GPU network bandwidth, while a tiny one
+// 6 ms of posting to the 4,088 network peers) the alltoall still runs at the per-GPU network bandwidth, while a tiny one
 // pays the posting in full.
 TEST(Collective, AlltoallPostingOverlapsTheData) {
   const auto s = setup(ib("h100-sxm", 512, "cx7-400g", "qm9700"));
   SimOptions o;
   o.op = Op::kAlltoall;
   EXPECT_NEAR(run(s, o, kGiB).busbw_gbs, 47.0, 47.0 * 0.1);
-  EXPECT_GE(run(s, o, 8).time_us, alltoall_posting_us(512 * 8));
+  EXPECT_GE(run(s, o, 8).time_us, alltoall_posting_us(511 * 8));
 }
 
 // On a non-blocking three-tier fabric (1,024 nodes, 8 pods: the per-leaf-pair aggregation)
@@ -184,8 +197,12 @@ TEST(Collective, SharpCarriesEachByteOnce) {
   SimOptions o;
   o.algorithm = Algorithm::kCollNet;
   const double sharp = run(s, o, 8 * kGiB).busbw_gbs;
-  // CoreWeave: 386.6 GB/s on 8 x 8 H100 with SHARP (MODELING.md).
-  EXPECT_NEAR(sharp, 386.6, 386.6 * 0.1);
+  // CoreWeave: 386.6 GB/s on 8 x 8 H100 with SHARP (MODELING.md); NCCL's CollNet Direct terms
+  // (x.85 on Hopper, no constant of gpufabric's) put it 10 % under.
+  EXPECT_NEAR(sharp, 386.6, 386.6 * 0.15);
+  SimOptions r;
+  r.algorithm = Algorithm::kRing;
+  EXPECT_GT(sharp, run(s, r, 8 * kGiB).busbw_gbs);
 }
 
 TEST(Collective, SizeSweepLikeNcclTests) {

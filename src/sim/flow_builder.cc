@@ -337,8 +337,8 @@ bool FlowBuilder::nic_links_intact(const std::vector<int>& nodes, int rail, int 
 
 // One hop between the entry GPUs of two domains, through their NICs on one rail and plane.
 bool FlowBuilder::domain_hop(long long from_gpu, long long to_gpu, int plane, uint64_t key,
-                             std::vector<Hop>& out) {
-  const int na = nic_of_gpu(from_gpu), nb = nic_of_gpu(to_gpu);
+                             std::vector<Hop>& out, int rail) {
+  const int na = nic_on_rail(from_gpu, rail), nb = nic_on_rail(to_gpu, rail);
   out.push_back({fab.pcie_to_nic(na), 1.0f});
   const bool ok = net(na, nb, plane, key, 1.0, out);
   out.push_back({fab.pcie_from_nic(nb), 1.0f});
@@ -372,7 +372,7 @@ void FlowBuilder::ring(double bytes_per_hop_total, FlowSet& fs) {
         nvlink(first + (e - first + k) % m, first + (e - first + k + 1) % m, 1.0, path);
       if (domains > 1) {
         const int next = (d + 1) % domains;
-        domain_hop(e, entry_gpu(next, rail, c), plane, mix_key(c, d), path);
+        domain_hop(e, entry_gpu(next, rail, c), plane, mix_key(c, d), path, rail);
       }
     }
     fs.add(bytes_per_hop_total / C, path);
@@ -413,8 +413,8 @@ void FlowBuilder::tree(FlowSet& fs) {
     for (int d = 0; d < domains; ++d) {
       const int parent = tree_parent(d, t);
       if (parent < 0) continue;
-      domain_hop(entry[d], entry[parent], plane, mix_key(c, 2 * d), path);      // up
-      domain_hop(entry[parent], entry[d], plane, mix_key(c, 2 * d + 1), path);  // down
+      domain_hop(entry[d], entry[parent], plane, mix_key(c, 2 * d), path, rail);  // up
+      domain_hop(entry[parent], entry[d], plane, mix_key(c, 2 * d + 1), path, rail);  // down
     }
     fs.add(kPayload / C, path);
   }
@@ -448,8 +448,8 @@ void FlowBuilder::nvls_tree_inter(FlowSet& fs) {
       const int parent = tree_parent(d, t);
       if (parent < 0) continue;
       const long long a = entry_gpu(d, rail, c), b = entry_gpu(parent, rail, c);
-      domain_hop(a, b, plane, mix_key(c, 2 * d), path);
-      domain_hop(b, a, plane, mix_key(c, 2 * d + 1), path);
+      domain_hop(a, b, plane, mix_key(c, 2 * d), path, rail);
+      domain_hop(b, a, plane, mix_key(c, 2 * d + 1), path, rail);
     }
     fs.add(kPayload / C, path);
   }

@@ -117,8 +117,16 @@ struct FlowBuilder {
   bool nic_links_intact(const std::vector<int>& nodes, int rail, int plane) const;
 
   /// One hop between the entry GPUs of two domains, through their NICs on one rail and plane.
+  /// `rail`: the channel's, where a GPU owns several NICs (more NICs than GPUs in a node); -1:
+  /// the GPU's own.
   bool domain_hop(long long from_gpu, long long to_gpu, int plane, uint64_t key,
-                  std::vector<Hop>& out);
+                  std::vector<Hop>& out, int rail = -1);
+  /// The NIC `gpu` sends through on `rail`: the rail's own if the GPU owns it, else its first.
+  int nic_on_rail(long long gpu, int rail) const {
+    return rail >= 0 && fab.gpu_of_rail(rail) == static_cast<int>(gpu % G)
+               ? fab.nic(node_of(gpu), rail)
+               : nic_of_gpu(gpu);
+  }
 
   /// Where channel c enters domain d: the GPU on its rail, on a node chosen round-robin.
   long long entry_gpu(int d, int rail, int c) const;

@@ -158,9 +158,42 @@ inline constexpr double kPatRatio = 0.75;
 inline constexpr double kPatLatencyDivisor = 3.5;
 inline constexpr double kPatPerRankUs = 2.8;
 
-// CollNet (SHARP) bandwidth x0.9 of the link model: gpufabric's figure, not yet NCCL's
-// Direct/Chain terms (the simulator-fidelity issue).
-inline constexpr double kCollNetFactor = 0.9;
+// How enqueue.cc runs one call (docs/nccl-model-reference.md section 2). NCCL_STEPS: the slots of a
+// connection's FIFO (device.h@v2.29.7-1:26, devcomm.h@v2.18.6-1:34).
+inline constexpr int kSteps = 8;
+// Data bytes one step carries per channel: Simple's 4 MiB buffer / 8 steps; LL's 512 KiB wire
+// buffer / 8 steps, half of it flags; LL128's 4,915,200 B buffer / 8 steps x 15/16 data
+// (init.cc@v2.29.7-1:753-770; enqueue.cc@v2.29.7-1:2135-2140).
+inline constexpr double kStepDataBytes[kNumProtos] = {32768, 576000, 524288};
+// Ring Simple all_reduce/all_gather/reduce_scatter: 4 steps a chunk (ALLREDUCE_CHUNKSTEPS =
+// NCCL_STEPS/2, collectives.h@v2.29.7-1:19-35); every other algorithm and protocol 1.
+inline constexpr int kRingSimpleChunkSteps = 4;
+// maxThreads per protocol (tuning.cc@v2.29.7-1:232-244): LL 512, LL128 640, Simple 512; NVLS
+// and CollNet 640 (NCCL_MAX_NTHREADS).
+inline constexpr int kMaxThreads[kNumProtos] = {512, 640, 512};
+inline constexpr int kMaxThreadsNvlsCollNet = 640;
+// Thread thresholds: bytes per thread below which a channel is dropped (comm.h@v2.29.7-1:45-47:
+// LL 8, LL128 8, Simple 64; ring LL x nRanks, tuning.cc@v2.29.7-1:543-550).
+inline constexpr int kThreadThreshold[kNumProtos] = {8, 8, 64};
+// NVLS: channels (nvls.cc@v2.29.7-1:149-151: 16 on Hopper; Blackwell 24 on one NVLink domain,
+// 32 across) and the largest chunk, NCCL_NVLS_CHUNKSIZE 128 KiB (nvls.cc@v2.29.7-1:154).
+inline constexpr int kNvlsChannelsHopper = 16;
+inline constexpr int kNvlsChannelsBlackwellOne = 24;
+inline constexpr int kNvlsChannelsBlackwellMulti = 32;
+inline constexpr double kNvlsChunkBytes = 128 * 1024;
+// NVLS Tree's chunk from 4 nodes on: NCCL_NVLSTREE_MAX_CHUNKSIZE's default (enqueue.cc@v2.29.7-1:
+// 2168-2180).
+inline constexpr double kNvlsTreeChunkBytesFrom4Nodes = 65536;
+
+// A tree hop moves one chunk while an inner node's busiest link carries three per chunk of the
+// tree (the two children's on the way up, the parent's on the way down): a stage of a tree's
+// fill takes a third of its steady chunk time (gpufabric's approximation of the double binary
+// tree, Sanders et al. 2009 as NCCL builds it, src/graph/trees.cc).
+inline constexpr double kTreeStageShare = 1.0 / 3.0;
+
+// CollNet Direct all_reduce on compute capability 9.0 and later: bus bandwidth x.85
+// (tuning.cc@v2.29.7-1:322, v2.18.6-1:192).
+inline constexpr double kCollNetDirectHopperFactor = 0.85;
 // NCCL tuning.cc nvlsEfficiency: share of NVLink bandwidth NVLS reaches, Hopper 0.85, Blackwell
 // 0.74 (tuning.cc@v2.29.7-1:135-140).
 inline constexpr double kNvlsEfficiencyHopper = 0.85;
@@ -174,6 +207,9 @@ inline constexpr double kScaleUpSimpleEfficiency = 0.82;
 // rate; the midpoint.
 inline constexpr double kNetworkSimpleEfficiency = 0.94;
 
+// The communicator runs each channel of the topology search's graph twice ("Duplication should
+// be complete now", connect.cc@v2.29.7-1:453, v2.18.6-1:391).
+inline constexpr int kCommChannelsPerGraphChannel = 2;
 // NCCL builds two channels per NIC for rings across nodes (the ring graph's channels are
 // duplicated, src/graph/connect.cc), and uses up to 16+ channels over NVLink in a node.
 inline constexpr int kRingChannelsPerNic = 2;
@@ -189,8 +225,9 @@ inline constexpr int kSprayWays = 64;
 // Alltoall already spreads over thousands of connections; fewer sprayed paths per connection
 // give the same evenness at a fraction of the cost.
 inline constexpr int kSprayWaysP2p = 4;
-// Point-to-point (alltoall, sendrecv) cost per peer, us: NCCL posts one send and one receive
-// per peer per channel; estimate from nccl-tests alltoall small-size times (~25 us on 8 GPUs).
+// Point-to-point (alltoall, sendrecv) cost per network peer, us: the proxy posts one send and
+// one receive per peer; gpufabric's estimate, not a figure of NCCL's source (its tuner has no
+// send/recv term). Judged on the test set's alltoall latencies (calibrate), not fitted there.
 inline constexpr double kP2pPerPeerLatencyUs = 1.5;
 inline constexpr double kP2pBaseLatencyUs = 8.4;  // as Ring/Simple base latency
 

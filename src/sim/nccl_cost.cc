@@ -164,7 +164,10 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
   const int row = generation_row(s), col = nodes_class(n);
   // llMaxBws: the GPU's row on one node, the CPU vendor's across nodes (Intel assumed: row 0).
   const double ll_max_Bps = t.ll_max_bw[n == 1 ? row : 0][col] * 1e9;
-  const double channels = std::max(1, s.channels);
+  // The caps are per channel of the topology search's graph (tuning.cc multiplies them by
+  // graphs[a]->nChannels), which the communicator then duplicates (connect.cc@v2.29.7-1:453:
+  // comm->nChannels = 2 x nChannels): half of the communicator's channels.
+  const double channels = std::max(1, s.channels / nccl::kCommChannelsPerGraphChannel);
   switch (a) {
     case Algorithm::kRing: {
       // Caps are on bus bandwidth; the payload moves at bus bandwidth x N / nsteps.
@@ -199,39 +202,183 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
     }
     case Algorithm::kPat:
       return p == Protocol::kSimple && t.has_pat ? simple_Bps * nccl::kPatRatio : 0;
+    case Algorithm::kCollNet: {
+      if (p != Protocol::kSimple) return 0;
+      // CollNet Direct all_reduce (tuning.cc@v2.29.7-1:318-322, v2.18.6-1:186-192): "requires
+      // all GPUs to have a local NIC to work at full speed": the GPU/NIC ratio ppn / nChannels,
+      // halfway back to 1, divides the bandwidth; x.85 from Hopper on.
+      double factor = ppn / channels;
+      factor -= (factor - 1) / 2;
+      double bw = simple_Bps / std::max(1.0, factor);
+      if (s.generation != GpuGeneration::kVolta && s.generation != GpuGeneration::kAmpere)
+        bw *= nccl::kCollNetDirectHopperFactor;
+      return bw;
+    }
     default:  // NVLS, CollNet and point-to-point run Simple only
       return p == Protocol::kSimple ? simple_Bps : 0;
   }
 }
 
-double alltoall_posting_us(long long ranks) {
-  return static_cast<double>(ranks - 1) * nccl::kP2pPerPeerLatencyUs;
+double alltoall_posting_us(long long network_peers) {
+  return static_cast<double>(std::max(0LL, network_peers)) * nccl::kP2pPerPeerLatencyUs;
 }
 
-double alltoall_time_us(double fixed_us, long long ranks, double data_us) {
-  return fixed_us + std::max(alltoall_posting_us(ranks), data_us);
+double alltoall_time_us(double fixed_us, long long network_peers, double data_us) {
+  return fixed_us + std::max(alltoall_posting_us(network_peers), data_us);
 }
 
-double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
-                    double bytes) {
+PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes) {
+  PipelineRun r;
+  const int pi = static_cast<int>(p);
+  const long long N = std::max(1LL, s.ranks);
+  const int n = std::max(1, s.domains);
+  const double ppn = static_cast<double>(N) / n;
+  const double S = std::max(1.0, bytes);
+  r.comm_channels = std::max(1, s.channels);
+  r.channels = r.comm_channels;
+  if (a == Algorithm::kRing || a == Algorithm::kTree || a == Algorithm::kPat) {
+    // Channels are dropped while nBytes < nc x nThreads x threshold (enqueue.cc@v2.29.7-1:
+    // 1997-2004, v2.18.6-1:1208-1212); ring LL's threshold is x nRanks.
+    double per_channel = static_cast<double>(nccl::kMaxThreads[pi]) * nccl::kThreadThreshold[pi];
+    if (a == Algorithm::kRing && p == Protocol::kLL) per_channel *= static_cast<double>(N);
+    r.channels = static_cast<int>(
+        std::clamp(std::floor(S / per_channel), 1.0, static_cast<double>(r.comm_channels)));
+  }
+  const double nc = r.channels;
+  const double per_channel_bytes = S / nc;
+  const double step = nccl::kStepDataBytes[pi];
+  auto stream = [&](double chunk, double streamed_bytes, int stages) {
+    r.chunk_bytes = std::min(chunk, streamed_bytes);
+    r.chunks = std::max(1.0, std::ceil(streamed_bytes / chunk));
+    r.stages = std::max(1, stages);
+  };
+  switch (a) {
+    case Algorithm::kRing:
+      if (s.op == Op::kBroadcast || s.op == Op::kReduce) {
+        // PipelineFrom / PipelineTo: one step a chunk down a chain of N - 1 hops; a hop
+        // forwards a step once it has all of it (enqueue.cc@v2.29.7-1:2205-2242).
+        stream(step, per_channel_bytes, static_cast<int>(N - 1));
+      } else {
+        // Every rank sends at every step of the loop: the steps' latency is the fixed part, and
+        // loops follow each other through the 8-step FIFO; nothing more to fill.
+        const double chunk = step * (p == Protocol::kSimple ? nccl::kRingSimpleChunkSteps : 1);
+        stream(chunk * static_cast<double>(N), per_channel_bytes, 1);
+      }
+      break;
+    case Algorithm::kTree: {
+      // Depth "m - 1 + log2i(nodes)" (connect.cc@v2.29.7-1:143). runTreeSplit: reduce up and
+      // broadcast down run at once, so a chunk crosses 2 x depth hops (device/all_reduce.h@
+      // v2.29.7-1:150-230).
+      const int depth = static_cast<int>(ppn) - 1 + log2_floor(n);
+      double k = step;
+      if (p == Protocol::kSimple && s.release == NcclRelease::kV2_18) {
+        // v2.18 shrinks the chunk for shallow trees (enqueue.cc@v2.18.6-1:1313-1319).
+        while (S / (nc * k) < depth * 8 && k > 131072) k /= 2;
+        while (S / (nc * k) < depth * 4 && k > 65536) k /= 2;
+        while (S / (nc * k) < depth && k > 32768) k /= 2;
+      }
+      if (p == Protocol::kLL128) {  // enqueue.cc@v2.29.7-1:2181-2189
+        const double steps_ll128 = 1 + log2_floor(n) + 0.1 * ppn;
+        while (std::floor(S / (nc * k)) < steps_ll128 * 64 / ppn && k > 131072) k /= 2;
+        while (std::floor(S / (nc * k)) < steps_ll128 * 16 / ppn && k > 32768) k /= 2;
+      }
+      stream(k, per_channel_bytes, 2 * std::max(1, depth));
+      r.stage_share = nccl::kTreeStageShare;
+      break;
+    }
+    case Algorithm::kNvls:
+    case Algorithm::kNvlsTree: {
+      // A loop is nHeads chunks per channel (one per local rank): reduced through the switch,
+      // then multicast (and, for NVLS Tree, up and down the tree between nodes). Chunk sizes as
+      // enqueue.cc@v2.29.7-1:2153-2180 chooses them.
+      const double heads = n > 1 ? ppn : static_cast<double>(N);
+      const double ops = nc * heads;
+      // NVLS moves data with multimem loads and stores on the buffers themselves, no FIFO of
+      // steps: each loop's stage waits for the last one's flags, at the Simple protocol's step
+      // latency over NVLink (tuning.cc's hwLat[NVLINK][RING][SIMPLE]).
+      r.exposed_step_us = terms(s.release).hw_latency_us[nccl::kNvlink][nccl::kRing][pi];
+      double k = nccl::kNvlsChunkBytes;
+      if (a == Algorithm::kNvls) {
+        if (S < 64 * ops * k && k > 65536) k = 65536;
+        if (S < 8 * ops * k && k > 32768) k = 32768;
+        if (S < 2 * ops * k && k > 16384) k = 16384;
+        stream(k * heads, per_channel_bytes, 2);
+      } else {
+        if (n >= 4) k = std::min(k, nccl::kNvlsTreeChunkBytesFrom4Nodes);
+        if (S < 16 * ops * k && k > 131072) k = 131072;
+        if (S < 4 * ops * k && k > 65536) k = 65536;
+        if (S < ops * k && k > 32768) k = 32768;
+        stream(k * heads, per_channel_bytes, 2 + 2 * log2_floor(n));
+        r.stage_share = nccl::kTreeStageShare;
+      }
+      break;
+    }
+    case Algorithm::kCollNet: {
+      // CollNet Direct: nHeads chunks a loop; scattered to the heads, reduced by the switches
+      // and back, gathered: three stages (enqueue.cc@v2.29.7-1:2142-2152, depth 1).
+      const double heads = ppn;
+      double k = step;
+      while (S / (nc * heads * k) < 64 && k > 131072) k /= 2;
+      while (S / (nc * heads * k) < 8 && k > 65536) k /= 2;
+      while (S / (nc * heads * k) < 8 && k > 32768) k /= 2;
+      stream(k * heads, per_channel_bytes, 3);
+      break;
+    }
+    default:  // PAT's steps are simulated one by one; point-to-point has its own schedule
+      stream(per_channel_bytes, per_channel_bytes, 1);
+      break;
+  }
+  return r;
+}
+
+namespace {
+
+// The data at protocol_bandwidth over every channel, us: NCCL's tuner's term.
+double tuner_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                     double bytes) {
   const double bw = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
   return bw > 0 ? bytes / bw * 1e6 : std::numeric_limits<double>::infinity();
 }
 
-double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
-                          double bytes) {
-  const double data_us = data_time_us(a, p, s, seconds_per_byte, bytes);
-  if (!std::isfinite(data_us)) return data_us;
-  if (a == Algorithm::kP2p && s.op == Op::kAlltoall)
-    return alltoall_time_us(latency_us(a, p, s), s.ranks, data_us);
+// The fixed part of a time: the latency, with ring Simple all_reduce's plateau factor across
+// nodes (tuning.cc@v2.29.7-1:597-600).
+double fixed_us(Algorithm a, Protocol p, const CostShape& s, double bytes) {
   double lat = latency_us(a, p, s);
-  // Ring Simple all_reduce across nodes: tuning.cc's plateau factor on the latency.
   if (a == Algorithm::kRing && p == Protocol::kSimple && s.domains > 1 && s.op == Op::kAllReduce &&
       bytes / (std::max(1, s.channels) * static_cast<double>(s.ranks)) >=
           nccl::kRingPlateauMinBytes)
     lat *= s.generation == GpuGeneration::kVolta ? nccl::kRingPlateauLatencyFactorVolta
                                                  : nccl::kRingPlateauLatencyFactor;
-  return lat + data_us;
+  return lat;
+}
+
+double assemble_us(Algorithm a, Protocol p, const CostShape& s, double bytes, double data_us) {
+  if (!std::isfinite(data_us)) return data_us;
+  if (a == Algorithm::kP2p && s.op == Op::kAlltoall)
+    return alltoall_time_us(latency_us(a, p, s),
+                            s.ranks - std::min<long long>(s.ranks, std::max(1, s.domain_gpus)),
+                            data_us);
+  return fixed_us(a, p, s, bytes) + data_us;
+}
+
+}  // namespace
+
+double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                    double bytes) {
+  const double full = tuner_data_us(a, p, s, seconds_per_byte, bytes);
+  if (!std::isfinite(full)) return full;
+  const PipelineRun run = pipeline_run(a, p, s, bytes);
+  return full * run.comm_channels / run.channels * run.fill_factor() + run.exposed_us();
+}
+
+double tuner_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                     double bytes) {
+  return assemble_us(a, p, s, bytes, tuner_data_us(a, p, s, seconds_per_byte, bytes));
+}
+
+double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                          double bytes) {
+  return assemble_us(a, p, s, bytes, data_time_us(a, p, s, seconds_per_byte, bytes));
 }
 
 }  // namespace gf

@@ -77,15 +77,49 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s);
 double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double simple_Bps,
                           double bytes);
 
-/// The time an alltoall of `ranks` spends posting a send and a receive to every peer, us. It
-/// overlaps the data: an alltoall takes the longer of the two (plus its fixed latency).
-double alltoall_posting_us(long long ranks);
+/// The time an alltoall spends posting a send and a receive to each of `network_peers` (the
+/// peers outside the rank's scale-up domain), us. A GPU's kernel serves its NVLink peers on
+/// all its channels at once (up to 8 point-to-point operations a channel, enqueue.cc@v2.29.7-1:
+/// 1016-1025); the network peers go one after another through the rank's proxy thread
+/// (proxy.cc). It overlaps the data: an alltoall takes the longer of the two.
+double alltoall_posting_us(long long network_peers);
 /// An alltoall's time, us: its fixed latency, then the posting or the data, whichever is longer.
-double alltoall_time_us(double fixed_us, long long ranks, double data_us);
+double alltoall_time_us(double fixed_us, long long network_peers, double data_us);
 
-/// Time of one (algorithm, protocol) at `bytes`, us: the fixed latency (with ring Simple's
-/// plateau factor once the message is large enough) plus the data at protocol_bandwidth;
-/// infinity where the protocol does not run. `seconds_per_byte`: Simple, from the flow model.
+/// How NCCL's enqueue.cc runs one call of `bytes` (its nBytes): the channels it keeps for that
+/// size, the chunk each channel streams and the stages a chunk passes in sequence
+/// (docs/nccl-model-reference.md sections 2.2, 2.3 and 4.3).
+struct PipelineRun {
+  int channels = 1;        ///< channels of this call (fewer than the communicator's when small)
+  int comm_channels = 1;   ///< the communicator's (the flow model's bandwidth is for all of them)
+  double chunk_bytes = 0;  ///< data bytes of one chunk of one channel
+  double chunks = 1;       ///< chunks (or loops) each channel streams
+  int stages = 1;          ///< dependent stages a chunk crosses (1: no fill beyond the latency)
+  /// A step's synchronisation that no FIFO hides, us: NVLS has none between its reduce and
+  /// multicast stages, so each loop of each stage waits for it (0 elsewhere).
+  double exposed_step_us = 0;
+  /// The share of a chunk's steady-state time one stage takes: 1 where the busiest link carries
+  /// each chunk once (a chain, NVLS); 1/3 for trees, whose busiest link (an inner node's) carries
+  /// three chunk transfers (two children's, the parent's) for the one a stage moves.
+  double stage_share = 1;
+  /// The pipeline's time over its steady-state time: (chunks + (stages - 1) x share) / chunks.
+  double fill_factor() const { return (chunks + (stages - 1) * stage_share) / chunks; }
+  /// The exposed steps' time, us: one per chunk slot of the pipeline.
+  double exposed_us() const { return (chunks + stages - 1) * exposed_step_us; }
+};
+PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes);
+
+/// NCCL's own estimate of one (algorithm, protocol) at `bytes`, us (tuning.cc's
+/// ncclTopoGetAlgoTime): the fixed latency (ring Simple's plateau factor once the message is
+/// large enough) plus the data at protocol_bandwidth over every channel. NCCL chooses the
+/// algorithm and protocol by it; infinity where the protocol does not run.
+/// `seconds_per_byte`: Simple, from the flow model.
+double tuner_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                     double bytes);
+/// The time the call takes, us: the same fixed latency, and the data as the pipeline moves it:
+/// on the channels NCCL keeps for this size (each at its share of the bandwidth, as
+/// tuning.cc@v2.18.6-1:389 rescales), with the fill and drain of chunks through the stages of
+/// broadcast chains, trees and NVLS (pipeline_run).
 double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                           double bytes);
 /// The data part of collective_time_us, us.

@@ -159,23 +159,79 @@ TEST(NcclCost, CollectiveTimeAddsLatencyDataAndRingPlateau) {
   // 1 GB at 1 ns/byte on Simple: the latency x1.4 (plateau: 1e9 / (16 x 64) >= 64 B) + 1e6 us.
   const double t = collective_time_us(Algorithm::kRing, Protocol::kSimple, b, 1e-9, 1e9);
   EXPECT_NEAR(t, 585.2 * 1.4 + 1e6, 1e-3);
-  // 32 KiB: under the plateau's threshold (32 B per channel and rank).
+  // 32 KiB: under the plateau's threshold (32 B per channel and rank). NCCL's tuner charges the
+  // data at every channel's bandwidth; the call runs on one channel of 16 (32 KiB < 2 x 512
+  // threads x 64 B), at a 16th of it.
+  EXPECT_NEAR(tuner_time_us(Algorithm::kRing, Protocol::kSimple, b, 1e-9, 32768), 585.2 + 32.768,
+              1e-3);
   EXPECT_NEAR(collective_time_us(Algorithm::kRing, Protocol::kSimple, b, 1e-9, 32768),
-              585.2 + 32.768, 1e-3);
+              585.2 + 32.768 * 16, 1e-3);
   EXPECT_NEAR(data_time_us(Algorithm::kRing, Protocol::kSimple, b, 1e-9, 1e9), 1e6, 1e-3);
   EXPECT_TRUE(std::isinf(collective_time_us(Algorithm::kNvls, Protocol::kLL, b, 1e-9, 1)));
 }
 
+TEST(NcclCost, PipelineKeepsChannelsAsEnqueueDoes) {
+  const CostShape one = shape(Op::kAllReduce, 8, 1, k229);  // 16 channels
+  // Simple ring: a channel per 512 threads x 64 B = 32 KiB (enqueue.cc's loop), at least one.
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, one, 8).channels, 1);
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, one, 5 * 32768).channels, 5);
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, one, 1 << 30).channels, 16);
+  // Ring LL's threshold is x nRanks: 512 x 8 x 8 = 32 KiB too on 8 GPUs; LL128 640 x 8 = 5 KiB.
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL, one, 3 * 32768).channels, 3);
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL128, one, 3 * 32768).channels, 16);
+  // NVLS keeps its channels at every size.
+  EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, one, 8).channels, 16);
+}
+
+TEST(NcclCost, PipelineFillsBroadcastChainsTreesAndNvls) {
+  // Broadcast on 8 ranks, Simple, 16 channels: 512 KiB steps down a 7-hop chain. 64 MiB is
+  // 4 MiB a channel = 8 chunks; the last leaves the root after 8 chunk times and arrives 6 later.
+  const CostShape bc = shape(Op::kBroadcast, 8, 1, k229);
+  const PipelineRun b = pipeline_run(Algorithm::kRing, Protocol::kSimple, bc, 64 << 20);
+  EXPECT_EQ(b.stages, 7);
+  EXPECT_DOUBLE_EQ(b.chunks, 8);
+  EXPECT_DOUBLE_EQ(b.fill_factor(), (8 + 6) / 8.0);
+  // 1 MiB: 64 KiB a channel, one chunk, stored and forwarded at each of the 7 hops.
+  EXPECT_DOUBLE_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, bc, 1 << 20).fill_factor(),
+                   7);
+  // A ring all_reduce's loops follow each other through the FIFO: no fill.
+  EXPECT_DOUBLE_EQ(
+      pipeline_run(Algorithm::kRing, Protocol::kSimple, shape(Op::kAllReduce, 8, 1, k229), 1 << 20)
+          .fill_factor(),
+      1);
+  // Tree on 8 nodes x 8: depth 7 + 3 = 10, 20 hops at a third of a chunk's time each.
+  const CostShape tr = shape(Op::kAllReduce, 64, 8, k229);
+  const PipelineRun t = pipeline_run(Algorithm::kTree, Protocol::kSimple, tr, 1 << 30);
+  EXPECT_EQ(t.stages, 20);
+  EXPECT_DOUBLE_EQ(t.chunks, (1 << 30) / 16.0 / 524288);
+  EXPECT_DOUBLE_EQ(t.fill_factor(), (t.chunks + 19.0 / 3) / t.chunks);
+  // NVLS on one node of 8: 16 MiB is under 8 x 128 x 64 KiB, so 32 KiB chunks; a loop is 8 of
+  // them a channel, 4 loops, two stages, and each loop's stage waits one NVLink Simple step.
+  const CostShape one = shape(Op::kAllReduce, 8, 1, k229);
+  const PipelineRun nv = pipeline_run(Algorithm::kNvls, Protocol::kSimple, one, 16 << 20);
+  EXPECT_DOUBLE_EQ(nv.chunk_bytes, 8 * 32768);
+  EXPECT_DOUBLE_EQ(nv.chunks, 4);
+  EXPECT_DOUBLE_EQ(nv.fill_factor(), 5 / 4.0);
+  EXPECT_NEAR(nv.exposed_us(), 5 * 3.4, 1e-5);
+  EXPECT_NEAR(data_time_us(Algorithm::kNvls, Protocol::kSimple, one, 1e-9, 16 << 20),
+              (16 << 20) * 1e-3 * 5 / 4 + 5 * 3.4, 1e-4);
+}
+
 TEST(NcclCost, AlltoallPostingOverlapsData) {
-  EXPECT_DOUBLE_EQ(alltoall_posting_us(9), 8 * nccl::kP2pPerPeerLatencyUs);
-  // Small data: the posting of 15 peers (22.5 us) is longer than the data.
-  EXPECT_DOUBLE_EQ(alltoall_time_us(10, 16, 1), 10 + 15 * nccl::kP2pPerPeerLatencyUs);
+  EXPECT_DOUBLE_EQ(alltoall_posting_us(8), 8 * nccl::kP2pPerPeerLatencyUs);
+  // Small data: the posting of 15 network peers (22.5 us) is longer than the data.
+  EXPECT_DOUBLE_EQ(alltoall_time_us(10, 15, 1), 10 + 15 * nccl::kP2pPerPeerLatencyUs);
   // Large data hides the posting.
-  EXPECT_DOUBLE_EQ(alltoall_time_us(10, 16, 1000), 1010);
+  EXPECT_DOUBLE_EQ(alltoall_time_us(10, 15, 1000), 1010);
+  // 2 nodes of 8: each rank has 8 peers over the network; its 7 NVLink peers cost no posting.
   CostShape a2a = shape(Op::kAlltoall, 16, 2, k229);
   a2a.net_hop_us = 1;
   EXPECT_NEAR(collective_time_us(Algorithm::kP2p, Protocol::kSimple, a2a, 1e-9, 1e3),
-              8.4 + 14 + 1 + 15 * nccl::kP2pPerPeerLatencyUs, 1e-6);
+              8.4 + 14 + 1 + 8 * nccl::kP2pPerPeerLatencyUs, 1e-6);
+  // One node: no network peer, the data alone.
+  EXPECT_NEAR(collective_time_us(Algorithm::kP2p, Protocol::kSimple,
+                                 shape(Op::kAlltoall, 8, 1, k229), 1e-9, 1e3),
+              8.4 + 0.6 + 1, 1e-4);
 }
 
 }  // namespace

@@ -69,9 +69,15 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   f.rails_ = p.nics_per_node;
   f.planes_ = t.planes;
   f.kind_ = t.kind;
-  // A scale-up domain spans whole nodes (NVL72: 18 trays of 4 GPUs); never beyond the cluster.
-  f.domain_gpus_ = std::max(p.gpus_per_node,
-                            std::min<int>(p.gpu.scaleup_domain_gpus, p.nodes * p.gpus_per_node));
+  // A scale-up domain spans whole nodes where the catalog's is larger than its server (NVL72: 18
+  // trays of 4 GPUs), never beyond the cluster; where the server holds the whole domain (DGX:
+  // 8 GPUs on their NVSwitches) it is the node, however few GPUs a node runs (2 nodes of 1 GPU
+  // are 2 domains, not one).
+  const bool spans_nodes = p.gpu.scaleup_domain_gpus > p.gpu.gpus_per_node;
+  f.domain_gpus_ =
+      spans_nodes ? std::max(p.gpus_per_node, std::min<int>(p.gpu.scaleup_domain_gpus,
+                                                            p.nodes * p.gpus_per_node))
+                  : p.gpus_per_node;
   f.domain_gpus_ -= f.domain_gpus_ % p.gpus_per_node;
   const long long gpus = 1LL * p.nodes * p.gpus_per_node;
   const int domains = static_cast<int>((gpus + f.domain_gpus_ - 1) / f.domain_gpus_);

@@ -53,8 +53,12 @@ class Fabric {
   int nic(int node, int rail) const { return node * rails_ + rail; }
   /// The NIC nearest GPU g of its node (GPUs share NICs evenly when there are fewer NICs).
   int rail_of_gpu(int g) const { return g * rails_ / gpus_per_node_; }
-  /// A GPU attached to NIC `rail` (the first of those that share it).
-  int gpu_of_rail(int rail) const { return (rail * gpus_per_node_ + rails_ - 1) / rails_; }
+  /// A GPU attached to NIC `rail` (the first of those that share it; with more NICs than GPUs
+  /// the GPU that owns it).
+  int gpu_of_rail(int rail) const {
+    return rails_ <= gpus_per_node_ ? (rail * gpus_per_node_ + rails_ - 1) / rails_
+                                    : rail * gpus_per_node_ / rails_;
+  }
 
   // Link ids of host-side hops.
   int gpu_up(int gpu) const { return gpu_up_[gpu]; }      ///< GPU -> scale-up switch
