@@ -1,4 +1,6 @@
 // gpufabric step: one training step on the planned fabric, and what it means for training.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 
@@ -35,8 +37,15 @@ int run(const StepFlags& f) {
     std::cout << step_json(*r, sens).dump(2) << "\n";
   else
     std::cout << step_text(plan->name, *r, sens);
-  bool pass = true;
+  bool pass = r->memory.fits;
   for (const auto& c : r->constraints) pass = pass && c.pass;
+  if (!r->memory.fits) {
+    const auto& p = r->memory.peak();
+    std::cerr << fmt::format(
+        "error: the step does not fit in memory: stage {} needs {:.1f} GiB per GPU, the {} has "
+        "{:.1f} GiB\n",
+        p.stage, p.total_bytes() / 1073741824.0, plan->gpu.id, r->memory.hbm_bytes / 1073741824.0);
+  }
   return pass ? kExitOk : kExitFindings;
 }
 
@@ -47,7 +56,8 @@ Command add_step(CLI::App& root) {
   CLI::App* a = root.add_subcommand(
       "step",
       "How a training step splits into compute and communication on the planned fabric; time and "
-      "cost to train (exit 1 when a constraint fails).");
+      "cost to train; memory per GPU against HBM (exit 1 when a constraint fails or the step "
+      "does not fit in memory).");
   a->add_option("SPEC", f->spec, "the cluster spec with a workload section (YAML)")->required();
   a->add_flag("--no-sensitivity", f->no_sensitivity,
               "skip the NIC x0.5 / x2 / 2:1-oversubscription table");
