@@ -6,8 +6,10 @@
 
 #include "cli/commands.h"
 #include "cli/resources.h"
+#include "common/output.h"
 #include "plan/plan.h"
 #include "report/step_report.h"
+#include "report/step_trace.h"
 #include "sim/step.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
@@ -16,7 +18,7 @@ namespace gf::cli {
 namespace {
 
 struct StepFlags {
-  std::string spec;
+  std::string spec, out;
   bool json = false, no_sensitivity = false;
 };
 
@@ -32,6 +34,12 @@ int run(const StepFlags& f) {
   if (!f.no_sensitivity) {
     auto s = step_sensitivity(loaded->spec, loaded->catalog, *plan);
     if (s) sens = *s;
+  }
+  if (!f.out.empty()) {
+    auto written = write_outputs(f.out, {{"step.trace.json", step_trace(*r).dump() + "\n"}});
+    if (!written) return fail(written.errors());
+    if (!f.json)
+      for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
   }
   if (f.json)
     std::cout << step_json(*r, sens).dump(2) << "\n";
@@ -61,6 +69,9 @@ Command add_step(CLI::App& root) {
   a->add_option("SPEC", f->spec, "the cluster spec with a workload section (YAML)")->required();
   a->add_flag("--no-sensitivity", f->no_sensitivity,
               "skip the NIC x0.5 / x2 / 2:1-oversubscription table");
+  a->add_option("-o,--out", f->out,
+                "write step.trace.json (Chrome trace-event timeline of one step, for Perfetto) "
+                "into this folder");
   a->add_flag("--json", f->json, "print the result as JSON");
   return {a, [f] { return run(*f); }};
 }
