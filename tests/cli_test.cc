@@ -148,6 +148,7 @@ TEST(Cli, HelpListsEveryFlag) {
       {"report", {"SPEC", "--out", "--measured"}},
       {"sweep", {"SPEC", "--vary", "--out", "--threads", "--json", "--quiet"}},
       {"configs", {"SPEC", "--out", "--target"}},
+      {"step", {"SPEC", "--out", "--json", "--no-sensitivity"}},
       {"completion", {"SHELL", "bash"}}};
   for (const auto& [cmd, flags] : more) {
     r = gpufabric(cmd + " --help");
@@ -677,6 +678,56 @@ TEST(CliStep, JsonFollowsTheContract) {
   CmdResult none = gpufabric("step examples/roce-lab-64.yaml");
   EXPECT_EQ(none.code, 2);
   EXPECT_NE(none.err.find("workload"), std::string::npos) << none.err;
+}
+
+TEST(CliStep, MemoryAndTimeline) {
+  // The memory breakdown is in the JSON and the text; -o writes the Perfetto timeline.
+  const fs::path dir = temp_dir("step");
+  CmdResult r =
+      gpufabric("step examples/seed-70b-1024.yaml --json --no-sensitivity -o " + dir.string());
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"params_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+                        "nccl_bytes", "total_bytes", "hbm_bytes", "fits", "stages"})
+    EXPECT_TRUE(j["memory"].contains(k)) << k;
+  EXPECT_TRUE(j["memory"]["fits"].get<bool>());
+  EXPECT_TRUE(j.contains("pipeline"));
+  std::ifstream tf(dir / "step.trace.json");
+  ASSERT_TRUE(tf) << "no step.trace.json";
+  auto t = nlohmann::json::parse(tf);
+  ASSERT_TRUE(t["traceEvents"].is_array());
+  EXPECT_GT(t["traceEvents"].size(), 10u);
+  fs::remove_all(dir);
+  CmdResult text = gpufabric("step examples/seed-70b-1024.yaml --no-sensitivity");
+  EXPECT_NE(text.out.find("PASS memory: "), std::string::npos) << text.out;
+  // GPT-3 175B on 8 x 8 A100 without recomputation at 4 sequences a microbatch: 176 GiB a GPU.
+  const fs::path big = write_temp(
+      "oversized.yaml",
+      "name: oversized\ncluster: {gpu: a100-sxm-80g, nodes: 8, nic: cx6-200g}\n"
+      "workload:\n  model: {params: 175B, layers: 96, hidden: 12288, heads: 96, seq_len: 2048, "
+      "vocab: 51200}\n  parallelism: {tp: 8, pp: 8}\n  global_batch: 256\n  micro_batch: 4\n"
+      "  recompute: none\nconstraints: {max_comm_fraction: 1, min_gpu_utilization: 0}\n");
+  CmdResult over = gpufabric("step " + big.string() + " --no-sensitivity");
+  EXPECT_EQ(over.code, 1) << over.err;
+  EXPECT_NE(over.out.find("FAIL memory: "), std::string::npos) << over.out;
+  EXPECT_NE(over.err.find("does not fit in memory: stage 0 needs"), std::string::npos) << over.err;
+  // sweep marks the design invalid, with the reason.
+  const fs::path sdir = temp_dir("sweep_memory");
+  CmdResult sw =
+      gpufabric("sweep " + big.string() +
+                " --vary workload.micro_batch=1,4 --vary workload.recompute=selective,none"
+                " --threads 1 -o " +
+                sdir.string());
+  EXPECT_EQ(sw.code, 0) << sw.err;
+  std::ifstream js(sdir / "sweep.json");
+  auto sj = nlohmann::json::parse(js);
+  ASSERT_EQ(sj["designs"].size(), 4u);
+  EXPECT_TRUE(sj["designs"][0]["valid"].get<bool>());   // micro_batch 1, selective
+  EXPECT_FALSE(sj["designs"][3]["valid"].get<bool>());  // micro_batch 4, no recomputation
+  EXPECT_NE(sj["designs"][3]["error"].get<std::string>().find("does not fit in memory"),
+            std::string::npos);
+  fs::remove_all(sdir);
+  fs::remove(big);
 }
 
 TEST(CliWhatIf, JsonAndErrors) {

@@ -97,12 +97,13 @@ std::vector<std::string> with_cost(std::vector<std::string> keys) {
 void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuModel& g) {
   r.check_keys(
       n, path,
-      {"id", "name", "vendor", "memory_gb", "fp32_tflops", "fp16_tflops", "bf16_tflops",
-       "fp8_tflops", "tflops_source", "scaleup", "pcie_gen", "gpus_per_node", "max_nics_per_node",
-       "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour"});
+      {"id", "name", "vendor", "memory_gb", "memory_source", "fp32_tflops", "fp16_tflops",
+       "bf16_tflops", "fp8_tflops", "tflops_source", "scaleup", "pcie_gen", "gpus_per_node",
+       "max_nics_per_node", "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour"});
   if (auto v = r.text(n, "name", path)) g.name = *v;
   if (auto v = r.text(n, "vendor", path)) g.vendor = *v;
   if (auto v = r.number(n, "memory_gb", path, true)) g.memory_gb = *v;
+  if (auto v = r.text(n, "memory_source", path)) g.memory_source = *v;
   if (auto v = r.number(n, "fp32_tflops", path)) g.fp32_tflops = *v;
   if (auto v = r.number(n, "bf16_tflops", path, true)) g.bf16_tflops = *v;
   g.fp16_tflops = g.bf16_tflops;

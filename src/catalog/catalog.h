@@ -49,7 +49,8 @@ inline constexpr EnumName<SwitchTechnology> kSwitchTechnologyNames[] = {
 /// A GPU model together with the server (node) that hosts it.
 struct GpuModel {
   std::string id, name, vendor;
-  double memory_gb = 0;
+  double memory_gb = 0;       ///< HBM, in the vendor's (binary) GB: an "80GB" A100 has 80 GiB
+  std::string memory_source;  ///< where memory_gb comes from
   double fp32_tflops = 0, fp16_tflops = 0, bf16_tflops = 0, fp8_tflops = 0;  ///< dense peak
   ScaleUpTech scaleup_tech = ScaleUpTech::kNvlink4;
   double scaleup_gbs_per_gpu = 0;  ///< per direction, GB/s

@@ -1,11 +1,15 @@
 // gpufabric step: one training step on the planned fabric, and what it means for training.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/resources.h"
+#include "common/output.h"
 #include "plan/plan.h"
 #include "report/step_report.h"
+#include "report/step_trace.h"
 #include "sim/step.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
@@ -14,7 +18,7 @@ namespace gf::cli {
 namespace {
 
 struct StepFlags {
-  std::string spec;
+  std::string spec, out;
   bool json = false, no_sensitivity = false;
 };
 
@@ -31,12 +35,25 @@ int run(const StepFlags& f) {
     auto s = step_sensitivity(loaded->spec, loaded->catalog, *plan);
     if (s) sens = *s;
   }
+  if (!f.out.empty()) {
+    auto written = write_outputs(f.out, {{"step.trace.json", step_trace(*r).dump() + "\n"}});
+    if (!written) return fail(written.errors());
+    if (!f.json)
+      for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
+  }
   if (f.json)
     std::cout << step_json(*r, sens).dump(2) << "\n";
   else
     std::cout << step_text(plan->name, *r, sens);
-  bool pass = true;
+  bool pass = r->memory.fits;
   for (const auto& c : r->constraints) pass = pass && c.pass;
+  if (!r->memory.fits) {
+    const auto& p = r->memory.peak();
+    std::cerr << fmt::format(
+        "error: the step does not fit in memory: stage {} needs {:.1f} GiB per GPU, the {} has "
+        "{:.1f} GiB\n",
+        p.stage, p.total_bytes() / 1073741824.0, plan->gpu.id, r->memory.hbm_bytes / 1073741824.0);
+  }
   return pass ? kExitOk : kExitFindings;
 }
 
@@ -47,10 +64,14 @@ Command add_step(CLI::App& root) {
   CLI::App* a = root.add_subcommand(
       "step",
       "How a training step splits into compute and communication on the planned fabric; time and "
-      "cost to train (exit 1 when a constraint fails).");
+      "cost to train; memory per GPU against HBM (exit 1 when a constraint fails or the step "
+      "does not fit in memory).");
   a->add_option("SPEC", f->spec, "the cluster spec with a workload section (YAML)")->required();
   a->add_flag("--no-sensitivity", f->no_sensitivity,
               "skip the NIC x0.5 / x2 / 2:1-oversubscription table");
+  a->add_option("-o,--out", f->out,
+                "write step.trace.json (Chrome trace-event timeline of one step, for Perfetto) "
+                "into this folder");
   a->add_flag("--json", f->json, "print the result as JSON");
   return {a, [f] { return run(*f); }};
 }

@@ -7,6 +7,45 @@
 namespace gf {
 namespace {
 
+nlohmann::json stage_memory_json(const StageMemory& m) {
+  return {{"stage", m.stage},
+          {"layers", m.layers},
+          {"params_bytes", m.params_bytes},
+          {"gradients_bytes", m.gradients_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},
+          {"activations_bytes", m.activations_bytes},
+          {"nccl_bytes", m.nccl_bytes},
+          {"in_flight_microbatches", m.in_flight_microbatches},
+          {"total_bytes", m.total_bytes()}};
+}
+
+nlohmann::json memory_json(const StepMemory& m) {
+  nlohmann::json j = m.stages.empty() ? nlohmann::json::object() : stage_memory_json(m.peak());
+  j["hbm_bytes"] = m.hbm_bytes;
+  j["fits"] = m.fits;
+  j["peak_stage"] = m.peak_stage;
+  j["bytes_per_param"] = m.bytes_per_param;
+  j["activation_layer_bytes"] = m.activation_layer_bytes;
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : m.stages) stages.push_back(stage_memory_json(s));
+  j["stages"] = stages;
+  return j;
+}
+
+nlohmann::json pipeline_json(const StepResult& r) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : r.stages)
+    stages.push_back({{"layers", s.layers},
+                      {"load_layers", s.load},
+                      {"forward_s", s.forward_s},
+                      {"backward_s", s.backward_s}});
+  return {{"rule", r.pipeline.rule},
+          {"embedding_counted", r.pipeline.embedding_counted},
+          {"loss_counted", r.pipeline.loss_counted},
+          {"critical_stage", r.critical_stage},
+          {"stages", stages}};
+}
+
 nlohmann::json result_json(const StepResult& r) {
   nlohmann::json breakdown = nlohmann::json::array();
   breakdown.push_back({{"kind", "compute"}, {"total_s", r.compute_s}, {"exposed_s", r.compute_s}});
@@ -44,10 +83,34 @@ nlohmann::json result_json(const StepResult& r) {
           {"cost_to_train_usd", r.cost_to_train_usd},
           {"breakdown", breakdown},
           {"constraints", cons},
+          {"mean_compute_s", r.mean_compute_s},
+          {"pipeline", pipeline_json(r)},
+          {"memory", memory_json(r.memory)},
           {"notes", r.notes}};
 }
 
 }  // namespace
+
+std::string memory_text(const StepMemory& m) {
+  if (m.stages.empty()) return "";
+  const StageMemory& p = m.peak();
+  auto gb = [](double bytes) { return fmt::format("{:.1f} GiB", bytes / 1073741824.0); };
+  std::string s = fmt::format("  memory per GPU (stage {} of {}, {} layers):\n", p.stage,
+                              m.stages.size(), p.layers);
+  s += fmt::format("    {:<30} {:>10}\n", "weights", gb(p.params_bytes));
+  s += fmt::format("    {:<30} {:>10}\n", "gradients", gb(p.gradients_bytes));
+  s += fmt::format("    {:<30} {:>10}\n", "optimizer states", gb(p.optimizer_bytes));
+  s += fmt::format("    {:<30} {:>10}\n",
+                   fmt::format("activations ({:g} microbatches)", p.in_flight_microbatches),
+                   gb(p.activations_bytes));
+  s += fmt::format("    {:<30} {:>10}\n", "NCCL buffers", gb(p.nccl_bytes));
+  s += fmt::format("    {:<30} {:>10} of {} HBM\n", "total", gb(p.total_bytes()), gb(m.hbm_bytes));
+  s += fmt::format(
+      "  {} memory: {} needed per GPU, {} of HBM{}\n", m.fits ? "PASS" : "FAIL",
+      gb(p.total_bytes()), gb(m.hbm_bytes),
+      m.fits ? "" : " (does not fit: more tp/pp, zero, recompute or a smaller micro_batch)");
+  return s;
+}
 
 nlohmann::json step_json(const StepResult& r, const std::vector<StepScenario>& sens) {
   nlohmann::json j = result_json(r);
@@ -89,6 +152,7 @@ std::string step_text(const std::string& name, const StepResult& r,
   for (const auto& c : r.constraints)
     s += fmt::format("  {} {}: {:.3f} (limit {:g})\n", c.pass ? "PASS" : "FAIL", c.name, c.value,
                      c.limit);
+  s += memory_text(r.memory);
   for (const auto& n : r.notes) s += "  note: " + n + "\n";
   if (!sens.empty()) {
     s += "\nSensitivity (the guide's \"do we need 800G?\"):\n";

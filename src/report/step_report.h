@@ -12,5 +12,7 @@ namespace gf {
 nlohmann::json step_json(const StepResult& r, const std::vector<StepScenario>& sensitivity);
 std::string step_text(const std::string& name, const StepResult& r,
                       const std::vector<StepScenario>& sensitivity);
+/// The peak stage's memory per GPU against HBM, and a PASS/FAIL line.
+std::string memory_text(const StepMemory& m);
 
 }  // namespace gf

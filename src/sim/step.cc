@@ -119,7 +119,14 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   const double b = w.micro_batch;
   r.microbatches = w.global_batch > 0 ? std::max(1.0, w.global_batch / (b * dp)) : 1.0;
   const double mb = r.microbatches;
-  const double layers_stage = m.layers > 0 ? static_cast<double>(m.layers) / par.pp : 0;
+  auto layout = pipeline_layout(m.layers, par.pp, w.virtual_pipeline, w.first_stage_layers,
+                                w.last_stage_layers);
+  if (!layout) {
+    for (const auto& e : layout.errors()) errs.push_back(spec.at(e.key, e.message, e.hint));
+    return errs;
+  }
+  r.pipeline = *layout;
+  r.virtual_pipeline = std::max(1, w.virtual_pipeline);
   r.tokens_per_step = w.global_batch > 0 ? w.global_batch * seq : 0;
 
   // Active parameters: a MoE layer's FFN is 8h^2 per expert; only top_k of them run per token.
@@ -152,9 +159,43 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   } else {
     r.compute_s = r.hardware_flops / r.gpus / (peak * eff);
   }
-  // 1F1B bubble, interleaved: (p - 1) / (v m) of the ideal compute.
-  if (par.pp > 1) r.bubble_s = r.compute_s * (par.pp - 1) / (w.virtual_pipeline * mb);
+  r.mean_compute_s = r.compute_s;
+  // Stages: each one's load in layers, the last one's with the output layer (6 h vocab FLOPs a
+  // token, forward and backward, never recomputed: the V/(16lh) term of Narayanan et al. SC'21
+  // eq. 3). The slowest stage paces the pipeline: the others wait for it every microbatch.
+  const double out_flops_token = 6.0 * hidden * m.vocab;
+  const double layer_flops_token =
+      shape && r.tokens_per_step > 0
+          ? (r.hardware_flops / r.tokens_per_step - out_flops_token) / m.layers
+          : 0;
+  const double out_load =
+      layer_flops_token > 0 && w.compute_time_s <= 0 ? out_flops_token / layer_flops_token : 0;
+  double total_load = 0;
+  for (size_t i = 0; i < r.pipeline.layers.size(); ++i) {
+    StageTime st;
+    st.layers = r.pipeline.layers[i];
+    st.load = m.layers > 0 ? st.layers : 1.0;
+    if (i + 1 == r.pipeline.layers.size()) st.load += out_load;
+    total_load += st.load;
+    r.stages.push_back(st);
+  }
+  for (size_t i = 0; i < r.stages.size(); ++i)
+    if (r.stages[i].load > r.stages[r.critical_stage].load) r.critical_stage = static_cast<int>(i);
+  for (auto& st : r.stages) {
+    // A stage's share of the mean per-GPU compute, scaled to its load.
+    const double t = r.compute_s / mb * par.pp * st.load / total_load;
+    st.forward_s = t * (1 - kBackwardShare);
+    st.backward_s = t * kBackwardShare;
+  }
+  const StageTime& crit = r.stages[r.critical_stage];
+  r.compute_s = mb * (crit.forward_s + crit.backward_s);
+  const double layers_stage = m.layers > 0 ? crit.layers : 0;
+  if (r.pipeline.rule != "even" && r.pipeline.rule != "one stage" && m.layers > 0)
+    r.notes.push_back(fmt::format("pipeline stages: {}", r.pipeline.rule));
+  // 1F1B bubble (p - 1) t, interleaved (p - 1) t / v, t the slowest stage's forward and backward
+  // of one microbatch (Narayanan et al. SC'21 §2.2; Megatron-LM's schedules.py).
   const double per_mb = r.compute_s / mb;
+  if (par.pp > 1) r.bubble_s = per_mb * (par.pp - 1) / w.virtual_pipeline;
 
   const LoadBalancing lb = plan.load_balancing;
   auto add = [&](const std::string& kind, Op op, const std::vector<std::vector<int>>& groups,
@@ -233,7 +274,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   for (const auto& c : r.comms) r.exposed_comm_s += c.exposed_s;
   r.step_time_s = r.compute_s + r.bubble_s + r.exposed_comm_s;
   r.comm_fraction = r.exposed_comm_s / r.step_time_s;
-  r.gpu_utilization = r.compute_s / r.step_time_s;
+  r.gpu_utilization = r.mean_compute_s / r.step_time_s;
   if (r.model_flops > 0) {
     r.mfu = r.model_flops / (r.step_time_s * r.gpus * peak);
     r.hfu = r.hardware_flops / (r.step_time_s * r.gpus * peak);
@@ -246,6 +287,9 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   r.time_to_train_s = r.steps * r.step_time_s;
   r.gpu_hour_usd = plan.gpu.gpu_hour_usd;
   r.cost_to_train_usd = r.time_to_train_s / 3600 * r.gpus * r.gpu_hour_usd;
+  // HBM: the catalog's memory_gb are binary gigabytes as GPU vendors count them (an "80GB"
+  // A100 reports 81,920 MiB).
+  r.memory = step_memory(w, r.pipeline, mb, expert_params, plan.gpu.memory_gb * 1073741824.0);
   const auto& cons = spec.constraints;
   r.constraints.push_back({"max_comm_fraction", cons.max_comm_fraction, r.comm_fraction,
                            r.comm_fraction <= cons.max_comm_fraction});

@@ -9,6 +9,8 @@
 #include "catalog/catalog.h"
 #include "common/diag.h"
 #include "plan/plan.h"
+#include "sim/memory.h"
+#include "spec/pipeline.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
 
@@ -33,13 +35,21 @@ struct ConstraintCheck {
   bool pass = true;
 };
 
+/// One pipeline stage's compute per microbatch (the critical stage sets the pipeline's pace).
+struct StageTime {
+  int layers = 0;
+  double load = 0;  ///< work in transformer layers: its layers plus the output layer's share
+  double forward_s = 0, backward_s = 0;
+};
+
 /// What one step costs and what it implies.
 struct StepResult {
   long long gpus = 0;
   double microbatches = 0;
   double model_flops = 0, hardware_flops = 0;  ///< per step, all GPUs
   double compute_efficiency = 0;
-  double compute_s = 0;  ///< compute without the pipeline bubble
+  double compute_s = 0;       ///< the critical stage's compute, without the pipeline bubble
+  double mean_compute_s = 0;  ///< compute averaged over the stages (what the GPUs do usefully)
   double bubble_s = 0;
   double exposed_comm_s = 0;
   double step_time_s = 0;
@@ -48,6 +58,11 @@ struct StepResult {
   double mfu = 0, hfu = 0, gpu_utilization = 0;
   double tokens_per_step = 0, tokens_per_s = 0;
   double steps = 0, time_to_train_s = 0, cost_to_train_usd = 0, gpu_hour_usd = 0;
+  PipelineLayout pipeline;
+  int virtual_pipeline = 1;       ///< model chunks per pipeline rank (interleaved schedule)
+  std::vector<StageTime> stages;  ///< one per pipeline rank
+  int critical_stage = 0;         ///< the slowest stage
+  StepMemory memory;
   std::vector<StepComm> comms;
   std::vector<ConstraintCheck> constraints;
   std::vector<std::string> notes;

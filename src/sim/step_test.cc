@@ -130,6 +130,54 @@ TEST(Step, SensitivityAnswersDoWeNeed800G) {
   EXPECT_GE((*s)[3].result.step_time_s, base * 0.999);  // 2:1: never faster
 }
 
+TEST(Step, Llama3With126LayersOn16StagesRuns) {
+  // "pp*virtual_pipeline = 16 must divide the 126 layers" refused it before: now 7 + 14 x 8 + 7.
+  const StepResult r = step(setup(
+      "cluster: {gpu: h100-sxm, gpus: 8192, nic: cx7-400g}\n"
+      "workload:\n  model: {params: 405B, layers: 126, hidden: 16384, heads: 128, seq_len: 8192, "
+      "vocab: 128256}\n  parallelism: {tp: 8, pp: 16, dp: 64, zero: 2}\n"
+      "  global_batch: 2048\n"));
+  ASSERT_EQ(r.stages.size(), 16u);
+  EXPECT_EQ(r.stages.front().layers, 7);
+  EXPECT_EQ(r.stages.back().layers, 7);
+  EXPECT_EQ(r.stages[r.critical_stage].layers, 8);  // the output layer is lighter than a layer
+  // The slowest stage paces the step: 8 layers where the mean is (126 + output) / 16.
+  EXPECT_GT(r.compute_s, r.mean_compute_s);
+  EXPECT_LT(r.compute_s, r.mean_compute_s * 8 * 16 / 126.0);
+  // Megatron's 1F1B bubble with that stage: (p - 1) x its forward and backward.
+  const auto& c = r.stages[r.critical_stage];
+  EXPECT_NEAR(r.bubble_s, 15 * (c.forward_s + c.backward_s), 1e-9);
+  EXPECT_NEAR(r.step_time_s, r.compute_s + r.bubble_s + r.exposed_comm_s, 1e-9);
+  EXPECT_TRUE(r.memory.fits);
+  EXPECT_GT(r.tflops_per_gpu, 200);
+}
+
+TEST(Step, EvenStagesCarryTheOutputLayerOnTheLast) {
+  const StepResult r = step(
+      setup("cluster: {gpu: h100-sxm, nodes: 32, nic: cx7-400g}\n"
+            "workload:\n  model: {params: 70B, layers: 80, hidden: 8192, heads: 64, seq_len: 4096, "
+            "vocab: 128256}\n  parallelism: {tp: 8, pp: 4}\n  global_batch: 256\n"));
+  EXPECT_EQ(r.pipeline.rule, "even");
+  EXPECT_EQ(r.critical_stage, 3);
+  // Output layer 6 h V a token against a layer's (hardware_flops / tokens - 6 h V) / 80.
+  const double out = 6.0 * 8192 * 128256;
+  const double layer = (r.hardware_flops / r.tokens_per_step - out) / 80;
+  EXPECT_NEAR(r.stages[3].load, 20 + out / layer, 1e-9);
+  EXPECT_NEAR(r.compute_s / r.mean_compute_s, 4 * (20 + out / layer) / (80 + out / layer), 1e-9);
+  EXPECT_NEAR(r.gpu_utilization, r.mean_compute_s / r.step_time_s, 1e-12);
+}
+
+TEST(Step, MemoryThatDoesNotFitIsReported) {
+  const StepResult r = step(setup(
+      "cluster: {gpu: a100-sxm-80g, nodes: 8, nic: cx6-200g}\n"
+      "workload:\n  model: {params: 175B, layers: 96, hidden: 12288, heads: 96, seq_len: 2048, "
+      "vocab: 51200}\n  parallelism: {tp: 8, pp: 8}\n  global_batch: 256\n  micro_batch: 4\n"
+      "  recompute: none\n"));
+  EXPECT_FALSE(r.memory.fits);
+  EXPECT_GT(r.memory.peak().total_bytes(), r.memory.hbm_bytes);
+  EXPECT_DOUBLE_EQ(r.memory.hbm_bytes, 80 * 1073741824.0);
+}
+
 TEST(Step, NeedsAWorkload) {
   const StepSetup r = setup("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n");
   const Fabric f = Fabric::build(r.plan, r.cat);

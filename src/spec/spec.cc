@@ -12,6 +12,7 @@
 
 #include "common/file.h"
 #include "common/text.h"
+#include "spec/pipeline.h"
 #include "units/units.h"
 #include "yaml/yaml_reader.h"
 
@@ -128,10 +129,11 @@ int small_int(YamlReader& r, const YAML::Node& n, const std::string& key, const 
 void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
   const std::string p = "workload";
   if (!r.expect_map(n, p)) return;
-  r.check_keys(n, p,
-               {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
-                "sequence_parallel", "virtual_pipeline", "compute_efficiency", "compute_time",
-                "steps", "tokens", "overlap", "dp_collective"});
+  r.check_keys(
+      n, p,
+      {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
+       "sequence_parallel", "virtual_pipeline", "first_stage_layers", "last_stage_layers",
+       "compute_efficiency", "compute_time", "steps", "tokens", "overlap", "dp_collective"});
   if (auto v = r.boolean(n, "overlap", p)) w.overlap = *v;
   if (auto v = r.choice_of(n, "dp_collective", p, kDpCollectiveNames)) w.dp_collective = *v;
   const YAML::Node m = child(n, "model");
@@ -182,6 +184,10 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
   if (auto v = r.choice_of(n, "recompute", p, kRecomputeNames)) w.recompute = *v;
   if (auto v = r.boolean(n, "sequence_parallel", p)) w.sequence_parallel = *v;
   w.virtual_pipeline = small_int(r, n, "virtual_pipeline", p, 1);
+  if (!is_auto(n, "first_stage_layers"))
+    w.first_stage_layers = small_int(r, n, "first_stage_layers", p, 0);
+  if (!is_auto(n, "last_stage_layers"))
+    w.last_stage_layers = small_int(r, n, "last_stage_layers", p, 0);
   if (!is_auto(n, "compute_efficiency"))
     if (auto v = r.number(n, "compute_efficiency", p)) {
       if (*v <= 0 || *v > 1)
@@ -557,10 +563,15 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
       errs.push_back(
           s.at("workload.parallelism.tp",
                fmt::format("tp = {} must divide the {} attention heads", p.tp, m.heads)));
-    if (m.layers > 0 && m.layers % (p.pp * s.workload->virtual_pipeline) != 0)
-      errs.push_back(s.at("workload.parallelism.pp",
-                          fmt::format("pp*virtual_pipeline = {} must divide the {} layers",
-                                      p.pp * s.workload->virtual_pipeline, m.layers)));
+    const auto& w = *s.workload;
+    if ((w.first_stage_layers > 0 || w.last_stage_layers > 0) && (p.pp < 2 || m.layers <= 0))
+      errs.push_back(s.at(
+          w.first_stage_layers > 0 ? "workload.first_stage_layers" : "workload.last_stage_layers",
+          "first_stage_layers and last_stage_layers need pp >= 2 and model.layers"));
+    else if (auto layout = pipeline_layout(m.layers, p.pp, w.virtual_pipeline, w.first_stage_layers,
+                                           w.last_stage_layers);
+             !layout)
+      for (const auto& e : layout.errors()) errs.push_back(s.at(e.key, e.message, e.hint));
     const int gb = s.workload->global_batch, mb = s.workload->micro_batch;
     if (gb > 0 && p.dp > 0 && gb % (static_cast<long long>(mb) * p.dp) != 0)
       errs.push_back(s.at("workload.global_batch",

@@ -122,6 +122,9 @@ struct WorkloadSpec {
   Recompute recompute = Recompute::kSelective;
   bool sequence_parallel = true;
   int virtual_pipeline = 1;
+  /// Transformer layers on the first and the last pipeline stage (Megatron-LM's
+  /// --decoder-first/last-pipeline-num-layers); 0: placed as spec/pipeline.h says.
+  int first_stage_layers = 0, last_stage_layers = 0;
   double compute_efficiency = 0;  ///< 0 = catalog default
   double compute_time_s = 0;      ///< 0 = computed from FLOPs
   double steps = 0;               ///< 0 with tokens = 0: unknown

@@ -170,6 +170,32 @@ TEST(SpecErrors, ImpossibleCombinations) {
             std::string::npos);
 }
 
+TEST(SpecErrors, PipelineStagesThatMegatronCannotPlace) {
+  const std::string head =
+      "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\nworkload:\n  model: {params: 405B, "
+      "layers: 126}\n  parallelism: {tp: 8, pp: 16}\n";
+  EXPECT_EQ(errors_of(head), "");  // 7 + 14 x 8 + 7, the embedding and loss counted as layers
+  EXPECT_EQ(errors_of(head + "  first_stage_layers: 5\n  last_stage_layers: 9\n"), "");
+  EXPECT_EQ(errors_of(head + "  first_stage_layers: auto\n"), "");
+  const auto uneven = errors_of(head + "  first_stage_layers: 6\n  last_stage_layers: 6\n");
+  EXPECT_NE(uneven.find("spec.yaml:5:"), std::string::npos) << uneven;
+  EXPECT_NE(uneven.find("workload.first_stage_layers: first_stage_layers 6 + last_stage_layers 6 "
+                        "leave 114 of the 126 layers for the other 14 stages"),
+            std::string::npos)
+      << uneven;
+  const auto vp = errors_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: {params: 1B, "
+      "layers: 7}\n  parallelism: {tp: 8, pp: 4}\n  virtual_pipeline: 2\n");
+  EXPECT_NE(vp.find("workload.parallelism.pp: pp*virtual_pipeline = 8 divides neither the 7 "
+                    "layers"),
+            std::string::npos)
+      << vp;
+  const auto no_pp = errors_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: {params: 1B, "
+      "layers: 8}\n  first_stage_layers: 2\n");
+  EXPECT_NE(no_pp.find("need pp >= 2"), std::string::npos) << no_pp;
+}
+
 // Rail device names: Linux interface names, one per rail port (NICs x planes), no repeats.
 TEST(SpecErrors, HostDeviceNames) {
   const char* base =

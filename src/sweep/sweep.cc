@@ -128,6 +128,15 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
       d.error = one_line(step.errors());
       return d;
     }
+    if (!step->memory.fits) {
+      const auto& p = step->memory.peak();
+      d.error = fmt::format(
+          "does not fit in memory: pipeline stage {} needs {:.1f} GiB per GPU, the {} has {:.1f} "
+          "GiB",
+          p.stage, p.total_bytes() / 1073741824.0, plan->gpu.id,
+          step->memory.hbm_bytes / 1073741824.0);
+      return d;
+    }
     d.has_step = true;
     d.step_time_s = step->step_time_s;
     d.comm_fraction = step->comm_fraction;

@@ -410,17 +410,29 @@ Result<TrainingCalibration> calibrate_training(const std::string& text, const st
     // The interconnect column names the NIC rate: "8x200G HDR IB per node".
     const std::string fabric = col("interconnect");
     const std::string nic = fabric.find("400G") != std::string::npos ? "cx7-400g" : "cx6-200g";
+    const std::string technology = fabric.find("RoCE") != std::string::npos ? "roce" : "infiniband";
+    // Optional columns: context parallelism, interleaving, uneven stages, ZeRO stage.
+    auto optional = [&](const char* name, const char* key, std::string& out) {
+      if (!col(name).empty()) out += fmt::format("  {}: {}\n", key, col(name));
+    };
+    std::string extra;
+    optional("virtual_pipeline", "virtual_pipeline", extra);
+    optional("first_stage_layers", "first_stage_layers", extra);
+    optional("last_stage_layers", "last_stage_layers", extra);
+    const std::string cp = col("cp").empty() ? "1" : col("cp");
+    const std::string zero = col("zero").empty() ? "0" : col("zero");
     const std::string mb = col("micro_batch").empty() ? "1" : col("micro_batch");
     const std::string sp = col("sequence_parallel") == "yes" ? "true" : "false";
     const std::string recompute = col("recompute").empty() ? "none" : col("recompute");
     const std::string spec_text = fmt::format(
         "name: training-line-{}\ncluster: {{gpu: {}, gpus: {}, nic: {}}}\n"
-        "fabric: {{technology: infiniband, in_network_reduction: off}}\n"
+        "fabric: {{technology: {}, in_network_reduction: off}}\n"
         "workload:\n  model: {{params: {}, heads: {}, hidden: {}, layers: {}, seq_len: {}, "
-        "vocab: {}}}\n  parallelism: {{tp: {}, pp: {}, dp: {}}}\n  global_batch: {}\n"
-        "  micro_batch: {}\n  recompute: {}\n  sequence_parallel: {}\n",
-        lineno, col("gpu"), p.gpus, nic, p.params, col("heads"), col("hidden"), col("layers"),
-        col("seq_len"), col("vocab"), p.tp, p.pp, p.dp, col("global_batch"), mb, recompute, sp);
+        "vocab: {}}}\n  parallelism: {{tp: {}, pp: {}, dp: {}, cp: {}, zero: {}}}\n"
+        "  global_batch: {}\n  micro_batch: {}\n  recompute: {}\n  sequence_parallel: {}\n{}",
+        lineno, col("gpu"), p.gpus, nic, technology, p.params, col("heads"), col("hidden"),
+        col("layers"), col("seq_len"), col("vocab"), p.tp, p.pp, p.dp, cp, zero,
+        col("global_batch"), mb, recompute, sp, extra);
     auto spec = parse_spec(spec_text, file);
     if (!spec) return spec.errors();
     auto cat = builtin_catalog();
@@ -437,25 +449,42 @@ Result<TrainingCalibration> calibrate_training(const std::string& text, const st
     if (!r) return r.errors();
     p.simulated = p.kind == "tflops_per_gpu" ? r->tflops_per_gpu : r->step_time_s;
     p.error = (p.simulated - p.published) / p.published;
-    out.max_abs_error = std::max(out.max_abs_error, std::fabs(p.error));
+    p.memory_bytes = r->memory.peak().total_bytes();
+    p.hbm_bytes = r->memory.hbm_bytes;
+    p.memory_bytes = r->memory.peak().total_bytes();
+    p.hbm_bytes = r->memory.hbm_bytes;
+    p.set = col("set");
+    if (!p.set.empty() && p.set != "check" && p.set != "report")
+      return Diagnostic::at(file, lineno, 0, "set",
+                            fmt::format("'{}': expected check, report or nothing", p.set));
+    double& worst = p.gated() ? out.max_abs_error : out.max_abs_error_reported;
+    worst = std::max(worst, std::fabs(p.error));
     out.points.push_back(p);
   }
-  out.pass = !out.points.empty() && out.max_abs_error <= kTrainingLimit;
+  const bool any_gated =
+      std::any_of(out.points.begin(), out.points.end(), [](const auto& p) { return p.gated(); });
+  out.pass = any_gated && out.max_abs_error <= kTrainingLimit;
   return out;
 }
 
 std::string training_table(const TrainingCalibration& t) {
   std::string s =
-      "| line | model | GPUs (tp x pp x dp) | published | simulated | error |\n"
-      "|---:|---|---|---:|---:|---:|\n";
+      "| line | model | GPUs (tp x pp x dp) | published | simulated | error | memory per GPU "
+      "|\n|---:|---|---|---:|---:|---:|---:|\n";
   for (const auto& p : t.points) {
     const std::string unit = p.kind == "tflops_per_gpu" ? "TFLOP/s per GPU" : "s per iteration";
-    s += fmt::format("| {} | {} | {} ({} x {} x {}) | {:g} {} | {:.3g} {} | {:+.1f}% |\n", p.line,
-                     p.params, p.gpus, p.tp, p.pp, p.dp, p.published, unit, p.simulated, unit,
-                     100 * p.error);
+    s += fmt::format(
+        "| {} | {} | {} ({} x {} x {}) | {:g} {} | {:.3g} {} | {:+.1f}%{} | {:.1f} of {:.0f} "
+        "GiB{} |\n",
+        p.line, p.params, p.gpus, p.tp, p.pp, p.dp, p.published, unit, p.simulated, unit,
+        100 * p.error, p.gated() ? "" : " (reported)", p.memory_bytes / 1073741824.0,
+        p.hbm_bytes / 1073741824.0, p.memory_bytes > p.hbm_bytes ? " (does not fit)" : "");
   }
   s += fmt::format("\nWorst |error| {:.1f}% (limit {:.0f}%). {}\n", 100 * t.max_abs_error,
                    100 * kTrainingLimit, t.pass ? "PASS" : "FAIL");
+  if (t.max_abs_error_reported > 0)
+    s += fmt::format("Rows marked report (not held to the limit): worst |error| {:.1f}%.\n",
+                     100 * t.max_abs_error_reported);
   return s;
 }
 

@@ -1,0 +1,139 @@
+#include "sim/memory.h"
+
+#include <algorithm>
+
+namespace gf {
+namespace {
+
+// Bytes per parameter of mixed-precision Adam as Megatron-LM keeps them (core_v0.15.0,
+// docs/source/api-guide/dist_optimizer.md): weights, main gradients, optimizer states (fp32
+// master weights and Adam's two moments; with fp16 also an fp32 gradient copy).
+struct ParamBytes {
+  double weights, gradients, optimizer;
+};
+constexpr ParamBytes kBf16Adam{2, 4, 12};  // 18; distributed optimizer 6 + 12/d
+constexpr ParamBytes kFp16Adam{2, 2, 16};  // 20; 4 + 16/d
+constexpr ParamBytes kFp32Adam{4, 4, 8};   // 16; 8 + 8/d
+
+ParamBytes param_bytes(Precision p) {
+  if (p == Precision::kFp32) return kFp32Adam;
+  if (p == Precision::kFp16) return kFp16Adam;
+  return kBf16Adam;  // bf16, and fp8 (FP8 GEMMs keep bf16 weights and fp32 main gradients)
+}
+
+// Head dimension assumed when the model gives no head count (most models since GPT-3 use 128).
+constexpr double kDefaultHeadDim = 128;
+// NCCL's buffers per connection and channel, one per protocol (NCCL src/init.cc, v2.18-2.29:
+// DEFAULT_BUFFSIZE 4 MiB for Simple, DEFAULT_LL128_BUFFSIZE 4,915,200 B, DEFAULT_LL_BUFFSIZE
+// 512 KiB).
+constexpr double kNcclConnectionBytes = 4194304.0 + 4915200.0 + 524288.0;
+// Channels per communicator and peers per channel (a ring's previous and next rank): estimate;
+// NCCL opens 8-32 channels on 8-NIC H100 nodes.
+constexpr double kNcclChannels = 16;
+constexpr double kNcclPeersPerChannel = 2;
+
+// Activations one transformer layer keeps for its backward, per microbatch, in bytes of 16-bit
+// activations: Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
+// Models" (MLSys 2023, arXiv 2205.05198), Table 2: s the sequence on this rank, b the
+// microbatch, h hidden, a heads, t tensor-parallel ranks.
+double layer_activation_bytes(Recompute rc, bool sp, double s, double b, double h, double a,
+                              double t) {
+  if (rc == Recompute::kFull) return 2.0 * s * b * h / (sp ? t : 1);  // the layer's input only
+  const double kept = sp ? 34.0 / t : 10.0 + 24.0 / t;                // selective: 34 sbh / t
+  // Attention's softmax, its dropout mask and output: 5as/h, gone with selective recomputation.
+  const double scores = rc == Recompute::kNone ? 5.0 * a * s / (h * t) : 0;
+  return s * b * h * (kept + scores);
+}
+
+}  // namespace
+
+StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, double microbatches,
+                       double expert_params, double hbm_bytes) {
+  StepMemory out;
+  out.hbm_bytes = hbm_bytes;
+  const auto& m = w.model;
+  const auto& par = w.parallelism;
+  const int pp = static_cast<int>(layout.layers.size());
+  const int vp = std::max(1, w.virtual_pipeline);
+  const double t = par.tp, cp = par.cp, ep = std::max(1, par.ep);
+  const double h = m.hidden, vocab = m.vocab;
+  const double s = (m.seq_len > 0 ? m.seq_len : 0) / cp;  // sequence on one CP rank
+  const double b = w.micro_batch;
+  const double heads = m.heads > 0 ? m.heads : h / kDefaultHeadDim;
+  const bool sp = w.sequence_parallel && t > 1;
+  const double precision_factor = w.precision == Precision::kFp32 ? 2 : 1;
+
+  // Weights: the embedding table on the first stage, the output layer (or the tied copy Megatron
+  // keeps) on the last; the rest spread over the layers. Experts are sharded over ep.
+  const double embedding = vocab * h;
+  const int layers = std::max(1, m.layers);
+  const double dense = std::max(0.0, m.params - expert_params - (m.layers > 0 ? embedding : 0));
+  const double dense_layer = dense / layers, expert_layer = expert_params / layers;
+  const ParamBytes pb = param_bytes(w.precision);
+  out.bytes_per_param = pb.weights + pb.gradients + pb.optimizer;
+  // ZeRO-1 (= Megatron's distributed optimizer) shards optimizer states over the data-parallel
+  // (x context-parallel) group, ZeRO-2 gradients too, ZeRO-3 the weights as well (Rajbhandari
+  // et al., "ZeRO", SC'20).
+  const double dense_shard = std::max(1.0, static_cast<double>(par.dp) * cp);
+  const double expert_shard = std::max(1.0, par.dp / ep * cp);
+  auto sharded = [&](double bytes, int from_stage, double shard) {
+    return par.zero >= from_stage ? bytes / shard : bytes;
+  };
+
+  out.activation_layer_bytes =
+      layer_activation_bytes(w.recompute, sp, s, b, h, heads, t) * precision_factor;
+  const double working_layer =
+      layer_activation_bytes(Recompute::kNone, sp, s, b, h, heads, t) * precision_factor;
+
+  for (int r = 0; r < pp; ++r) {
+    StageMemory st;
+    st.stage = r;
+    st.layers = layout.layers[r];
+    const bool first = r == 0, last = r == pp - 1;
+    const double n = m.layers > 0 ? st.layers : static_cast<double>(layers) / pp;
+    double dense_p = n * dense_layer;
+    if (m.layers > 0)
+      dense_p += (first ? embedding : 0) + (last && pp > 1 ? embedding : 0);
+    else
+      dense_p = dense / pp;
+    const double dense_gpu = dense_p / t, expert_gpu = n * expert_layer / (t * ep);
+    st.params_bytes = sharded(dense_gpu * pb.weights, 3, dense_shard) +
+                      sharded(expert_gpu * pb.weights, 3, expert_shard);
+    st.gradients_bytes = sharded(dense_gpu * pb.gradients, 2, dense_shard) +
+                         sharded(expert_gpu * pb.gradients, 2, expert_shard);
+    st.optimizer_bytes = sharded(dense_gpu * pb.optimizer, 1, dense_shard) +
+                         sharded(expert_gpu * pb.optimizer, 1, expert_shard);
+
+    // Microbatches in flight at the schedule's peak (Megatron-LM core_v0.15.0,
+    // megatron/core/pipeline_parallel/schedules.py, num_warmup_microbatches): 1F1B keeps
+    // pp - rank forwards waiting for their backward; the interleaved schedule keeps
+    // 2 (pp - rank - 1) + (vp - 1) pp + 1 chunks of 1/vp of the stage, which on the first stage
+    // is Korthikanti et al.'s L (1 + (p - 1) / (p v)) layers' worth.
+    double in_flight = 1;
+    if (pp > 1 && vp == 1) in_flight = std::min<double>(pp - r, microbatches);
+    if (pp > 1 && vp > 1)
+      in_flight =
+          std::min<double>(2.0 * (pp - r - 1) + (vp - 1.0) * pp + 1, microbatches * vp) / vp;
+    st.in_flight_microbatches = in_flight;
+    if (s > 0 && h > 0) {
+      st.activations_bytes = out.activation_layer_bytes * n * in_flight;
+      if (w.recompute == Recompute::kFull) st.activations_bytes += working_layer;
+      // Megatron-LM's theoretical_memory_usage.py (core_v0.15.0): the embedding's input ids
+      // (8 B a token) and dropout mask for every microbatch in flight on the first stage; the
+      // output layer and the loss, 4sbh (1 + v/h), for the one microbatch on the last.
+      if (first) st.activations_bytes += in_flight * (8.0 * s * b + s * b * h) / t;
+      if (last && vocab > 0) st.activations_bytes += 4.0 * s * b * h * (1 + vocab / h) / t;
+    }
+    int comms = 0;
+    for (int size : {par.tp, par.cp, par.ep, par.dp, pp}) comms += size > 1;
+    st.nccl_bytes = comms * kNcclChannels * kNcclPeersPerChannel * kNcclConnectionBytes;
+    out.stages.push_back(st);
+  }
+  for (size_t r = 0; r < out.stages.size(); ++r)
+    if (out.stages[r].total_bytes() > out.stages[out.peak_stage].total_bytes())
+      out.peak_stage = static_cast<int>(r);
+  out.fits = hbm_bytes <= 0 || out.peak().total_bytes() <= hbm_bytes;
+  return out;
+}
+
+}  // namespace gf

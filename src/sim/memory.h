@@ -1,0 +1,42 @@
+// The memory one GPU needs to train: weights, gradients, optimizer states, the activations the
+// pipeline schedule keeps in flight, and NCCL's buffers, against the GPU's HBM.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "spec/pipeline.h"
+#include "spec/spec.h"
+
+namespace gf {
+
+/// What one GPU of one pipeline stage holds at its peak, in bytes.
+struct StageMemory {
+  int stage = 0;
+  int layers = 0;
+  double params_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0;
+  double activations_bytes = 0;  ///< every microbatch in flight at the schedule's peak
+  double nccl_bytes = 0;
+  double in_flight_microbatches = 0;  ///< whole-stage microbatches whose activations are kept
+  double total_bytes() const {
+    return params_bytes + gradients_bytes + optimizer_bytes + activations_bytes + nccl_bytes;
+  }
+};
+
+/// The per-GPU footprint of a training layout, stage by stage, and whether it fits.
+struct StepMemory {
+  std::vector<StageMemory> stages;
+  int peak_stage = 0;                 ///< the stage that needs the most
+  double hbm_bytes = 0;               ///< the GPU's memory
+  double activation_layer_bytes = 0;  ///< one layer, one microbatch, as kept for the backward
+  double bytes_per_param = 0;         ///< weights + gradients + optimizer, before sharding
+  bool fits = true;
+  const StageMemory& peak() const { return stages[peak_stage]; }
+};
+
+/// The memory of `w` split as `layout` says, `microbatches` per step, on a GPU of `hbm_bytes`.
+/// `expert_params` is the part of model.params in MoE experts (sharded over ep).
+StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, double microbatches,
+                       double expert_params, double hbm_bytes);
+
+}  // namespace gf

@@ -1,0 +1,93 @@
+#include "sim/memory.h"
+
+#include <gtest/gtest.h>
+
+namespace gf {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+// GPT-3 175B as Korthikanti et al. (arXiv 2205.05198, table 3) ran it on Megatron-LM: 96 layers,
+// hidden 12288, 96 heads, sequence 2048, vocabulary 51200, tp 8, pp 8, selective recomputation
+// with sequence parallelism, microbatch 1, 64 microbatches.
+WorkloadSpec gpt3_175b() {
+  WorkloadSpec w;
+  w.model = {175e9, 96, 12288, 96, 2048, 51200, 0, 0};
+  w.precision = Precision::kBf16;
+  w.parallelism = {8, 8, 1, 1, 1, 0};
+  w.global_batch = 64;
+  w.micro_batch = 1;
+  w.recompute = Recompute::kSelective;
+  w.sequence_parallel = true;
+  return w;
+}
+
+StepMemory memory_of(const WorkloadSpec& w, double microbatches, double hbm_gib = 80) {
+  auto layout = pipeline_layout(w.model.layers, w.parallelism.pp, w.virtual_pipeline);
+  EXPECT_TRUE(layout.ok());
+  return step_memory(w, *layout, microbatches, 0, hbm_gib * kGiB);
+}
+
+}  // namespace
+
+TEST(Memory, Gpt3On8x8FitsIn80GB) {
+  // Worked by hand. Embedding V h = 51200 x 12288 = 629,145,600; a layer (175e9 - V h) / 96 =
+  // 1,816,363,066.7 parameters. Stage 0: 12 layers + embedding = 22,425,502,400, / tp 8 =
+  // 2,803,187,800 a GPU. Bytes: weights 2 -> 5.221 GiB, fp32 main gradients 4 -> 10.443 GiB,
+  // Adam (fp32 master, m, v) 12 -> 31.328 GiB.
+  // Activations: 34 s b h / t = 34 x 2048 x 12288 / 8 = 106,954,752 B a layer; 1F1B keeps pp = 8
+  // microbatches on stage 0: 96 layer-microbatches = 10,267,656,192 B, plus the embedding's
+  // 8 x (8 s + s h) / t = 25,182,208 B -> 9.586 GiB.
+  // NCCL: 2 communicators (tp, pp) x 16 channels x 2 peers x 9,633,792 B = 0.574 GiB.
+  // Total 61,366,781,488 B = 57.15 GiB < 80 GiB.
+  const StepMemory m = memory_of(gpt3_175b(), 64);
+  ASSERT_EQ(m.stages.size(), 8u);
+  EXPECT_EQ(m.peak_stage, 0);
+  const StageMemory& p = m.peak();
+  EXPECT_NEAR(p.params_bytes / kGiB, 5.221, 0.002);
+  EXPECT_NEAR(p.gradients_bytes / kGiB, 10.443, 0.002);
+  EXPECT_NEAR(p.optimizer_bytes / kGiB, 31.328, 0.002);
+  EXPECT_NEAR(m.activation_layer_bytes, 106954752.0, 1);
+  EXPECT_DOUBLE_EQ(p.in_flight_microbatches, 8);
+  EXPECT_NEAR(p.activations_bytes / kGiB, 9.586, 0.002);
+  EXPECT_NEAR(p.nccl_bytes / kGiB, 0.574, 0.001);
+  EXPECT_NEAR(p.total_bytes(), 61366781488.0, 1e4);
+  EXPECT_TRUE(m.fits);
+  // The last stage keeps one microbatch (plus the output layer's 4sbh(1 + v/h)/t = 65,011,712 B).
+  EXPECT_DOUBLE_EQ(m.stages.back().in_flight_microbatches, 1);
+  EXPECT_NEAR(m.stages.back().activations_bytes, 12 * 106954752.0 + 65011712.0, 1);
+}
+
+TEST(Memory, Gpt3WithoutRecomputationAt4SequencesDoesNotFit) {
+  // No recomputation adds attention's 5as/h = 5 x 96 x 2048 / 12288 = 80: a layer keeps
+  // s b h (34 + 80) / t = 2048 x 4 x 12288 x 114 / 8 = 1,434,451,968 B; x 96 on stage 0 =
+  // 128.25 GiB of activations alone: 175.9 GiB in all.
+  WorkloadSpec w = gpt3_175b();
+  w.recompute = Recompute::kNone;
+  w.micro_batch = 4;
+  w.global_batch = 256;
+  const StepMemory m = memory_of(w, 64);
+  EXPECT_NEAR(m.activation_layer_bytes, 1434451968.0, 1);
+  EXPECT_NEAR(m.peak().total_bytes() / kGiB, 175.9, 0.1);
+  EXPECT_FALSE(m.fits);
+}
+
+TEST(Memory, ShardingAndRecomputationShrinkTheFootprint) {
+  WorkloadSpec w = gpt3_175b();
+  w.parallelism.dp = 16;
+  const double plain = memory_of(w, 8).peak().optimizer_bytes;
+  w.parallelism.zero = 1;  // Megatron's distributed optimizer: 6 + 12/d bytes a parameter
+  const StepMemory z1 = memory_of(w, 8);
+  EXPECT_NEAR(z1.peak().optimizer_bytes, plain / 16, 1);
+  EXPECT_NEAR((z1.peak().params_bytes + z1.peak().gradients_bytes + z1.peak().optimizer_bytes) /
+                  (z1.peak().params_bytes / 2),
+              6 + 12.0 / 16, 1e-9);
+  w.recompute = Recompute::kFull;  // 2 s b h / t a layer instead of 34
+  EXPECT_NEAR(memory_of(w, 8).activation_layer_bytes, 2.0 * 2048 * 12288 / 8, 1);
+  // Interleaving 2 chunks: the first stage keeps L (1 + (p - 1)/(p v)) = 96 x 1.4375 layers.
+  w.recompute = Recompute::kSelective;
+  w.virtual_pipeline = 2;
+  EXPECT_DOUBLE_EQ(memory_of(w, 64).stages[0].in_flight_microbatches, 8 * 1.4375);
+}
+
+}  // namespace gf
