@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <regex>
@@ -186,6 +187,16 @@ SetSummary summarize(const std::string& set, const std::vector<CalibrationPoint>
   return out;
 }
 
+// The modelled release whose tuner terms a row's NCCL version runs with: up to 2.20 the 2.18
+// table (ring LL x1/4 and the rest that changed in 2.21 and 2.23), after it the newest; a row
+// that does not say runs the newest, as a spec that does not.
+std::string modelled_release(const std::string& version) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) == 2 && major == 2 && minor <= 20)
+    return "2.18";
+  return "2.29";
+}
+
 }  // namespace
 
 Result<CalibrationSummary> calibrate(const std::string& text, const std::string& file) {
@@ -297,9 +308,9 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
                                            note.find("SHARP inactive") == std::string::npos);
     const std::string spec_text = fmt::format(
         "name: calibration-line-{}\ncluster: {{gpu: {}, nodes: {}, gpus_per_node: {}, nic: {}, "
-        "nics_per_node: {}}}\nfabric: {{technology: {}, in_network_reduction: {}}}\n",
-        lineno, gpu, p.nodes, p.gpus_per_node, p.nic, nics, roce ? "roce" : "infiniband",
-        sharp ? "on" : "off");
+        "nics_per_node: {}, nccl: '{}'}}\nfabric: {{technology: {}, in_network_reduction: {}}}\n",
+        lineno, gpu, p.nodes, p.gpus_per_node, p.nic, nics, modelled_release(col("nccl")),
+        roce ? "roce" : "infiniband", sharp ? "on" : "off");
     // A row gpufabric cannot build or run is skipped with the model's own reason.
     auto first_error = [](const std::vector<Diagnostic>& e) {
       return e.empty() ? std::string("cannot be simulated") : e.front().message;
