@@ -53,9 +53,6 @@ void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>
 
 double collision_factor(const Fabric& fab, const FlowSet& fs) {
   const auto& links = fab.links();
-  std::vector<double> bytes(links.size(), 0);
-  for (int f = 0; f < fs.size(); ++f)
-    for (const auto* h = fs.begin(f); h != fs.end(f); ++h) bytes[h->link] += fs.bytes(f) * h->coef;
   // Groups: leaf-spine up, leaf-spine down, spine-core up, spine-core down. A link belongs to
   // its lower-tier switch; a switch with traffic on any link of a group could have spread it
   // over all of its links in that group.
@@ -64,6 +61,14 @@ double collision_factor(const Fabric& fab, const FlowSet& fs) {
     const bool up = fab.tier(k.from) < fab.tier(k.to);
     return (k.cls == LinkClass::kSpineCore ? 2 : 0) + (up ? 0 : 1);
   };
+  std::vector<double> bytes(links.size(), 0);
+  double piece[4] = {0, 0, 0, 0};  // per group: the most one flow puts on one of its links
+  for (int f = 0; f < fs.size(); ++f)
+    for (const auto* h = fs.begin(f); h != fs.end(f); ++h) {
+      const double b = fs.bytes(f) * h->coef;
+      bytes[h->link] += b;
+      if (const int g = group(links[h->link]); g >= 0) piece[g] = std::max(piece[g], b);
+    }
   auto owner = [&](const Link& k) { return fab.tier(k.from) < fab.tier(k.to) ? k.from : k.to; };
   std::vector<uint8_t> active(static_cast<size_t>(fab.vertices()) * 4, 0);
   for (size_t l = 0; l < links.size(); ++l)
@@ -79,7 +84,10 @@ double collision_factor(const Fabric& fab, const FlowSet& fs) {
         max = std::max(max, bytes[l]);
         ++n;
       }
-    if (n > 0 && sum > 0) worst = std::max(worst, max / (sum / static_cast<double>(n)));
+    // The even share, but never below the largest piece a flow puts on one link: a QP is not
+    // split by ECMP, so one QP alone on a link is not a collision.
+    const double even = std::max(sum / static_cast<double>(n), piece[g]);
+    if (n > 0 && sum > 0) worst = std::max(worst, max / even);
   }
   return worst;
 }

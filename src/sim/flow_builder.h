@@ -58,9 +58,10 @@ void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>
 
 /// The ECMP collision factor of `fs`: over each group of switch-to-switch links (leaf-spine up,
 /// leaf-spine down, spine-core up, spine-core down), the most bytes any link carries over the
-/// even share, the group's bytes divided by the links of the switches that carry any of them
-/// (a link belongs to its lower-tier switch); the largest over the groups. 1: every switch
-/// spread its traffic evenly over its links; 2: some link carries twice its even share.
+/// even share: the group's bytes divided by the links of the switches that carry any of them
+/// (a link belongs to its lower-tier switch), and never less than the most one flow puts on one
+/// link (what cannot be split: a QP under ECMP); the largest over the groups. 1: spread as
+/// evenly as the flows allow; 2: some link carries twice that, e.g. two QPs that collided.
 double collision_factor(const Fabric& fab, const FlowSet& fs);
 
 /// Builds the flows of one collective on the first `nodes` nodes of a fabric.

@@ -354,7 +354,10 @@ bool Fabric::route(int src_nic, int dst_nic, int plane, const FlowTuple& flow,
               [&](int v, int, int, const std::vector<int32_t>& cand) {
                 const uint64_t n = cand.size();
                 const int l = cand[(hash_at(v, flow) % n + spread % n) % n];
-                spread /= n;
+                // The next digit for the next hop; once the spread is used up (fewer ways than
+                // the hops' choices multiplied), the rest is scrambled so that ways that met at
+                // this hop do not all take one link at the next.
+                spread = spread >= n ? spread / n : mix64(spread);
                 return l;
               });
 }

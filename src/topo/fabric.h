@@ -122,7 +122,8 @@ class Fabric {
   /// among its equal next hops by its own ECMP hash of `flow` (hash_at). Returns false when no
   /// path survives failed links.
   /// `spread` enumerates different equal-cost paths for the same flow: at each hop with n
-  /// choices its next base-n digit is added to the hashed choice (adaptive routing, spraying).
+  /// choices its next base-n digit is added to the hashed choice (adaptive routing, spraying);
+  /// when fewer remain than a hop has choices, the rest is scrambled for the next hops.
   bool route(int src_nic, int dst_nic, int plane, const FlowTuple& flow,
              std::vector<int32_t>& path, uint64_t spread = 0) const;
   /// The same for a QP: the NICs' addresses and the UDP source port of QP numbers taken from
