@@ -277,7 +277,6 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
                            (lb == LoadBalancing::kEcmpMultiQp ? nccl::kQpsPerConnection : 1);
   const bool hashed = (lb == LoadBalancing::kEcmp || lb == LoadBalancing::kEcmpMultiQp) &&
                       qp_routes <= kMaxHashedAlltoallRoutes;
-  spread_evenly = !hashed && (lb == LoadBalancing::kEcmp || lb == LoadBalancing::kEcmpMultiQp);
   std::vector<uint32_t> turn(fab.round_robin_slots(), 0);
   // Ordinal of each leaf among the leaves of its (plane, rail).
   std::map<std::tuple<int, int, int>, int> ordinal;

@@ -83,7 +83,6 @@ struct FlowBuilder {
   size_t flow_budget = 0;   // bytes the flows of one algorithm may take; 0 = no limit
   double flows_needed = 0;  // bytes an over-budget algorithm was estimated to need; 0 = unknown
   bool over_budget = false;
-  bool spread_evenly = false;  // alltoall_by_leaf spread hashed connections evenly (too many)
   std::vector<double> path_latency;  // sample node-to-node path latencies
   std::vector<int32_t> scratch;
   std::vector<double> link_bytes;  // per link: routes counted by hash_connections

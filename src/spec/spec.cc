@@ -103,7 +103,8 @@ void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
       r.choice_or_auto(n, "load_balancing", p, kLoadBalancingNames, f.load_balancing);
   if (auto v = r.choice(n, "in_network_reduction", p, {"auto", "on", "off"}))
     f.in_network_reduction = *v == "auto" ? std::nullopt : std::optional<bool>(*v == "on");
-  if (const YAML::Node h = child(n, "ecmp_hash"); h.IsDefined() && r.expect_map(h, p + ".ecmp_hash")) {
+  if (const YAML::Node h = child(n, "ecmp_hash");
+      h.IsDefined() && r.expect_map(h, p + ".ecmp_hash")) {
     r.check_keys(h, p + ".ecmp_hash", {"seed"});
     if (auto v = r.choice_of(h, "seed", p + ".ecmp_hash", kEcmpSeedPolicyNames)) f.ecmp_seed = *v;
   }

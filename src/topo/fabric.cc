@@ -158,7 +158,9 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
       const int local = (v - f.switch_base_) % f.per_plane_;
       const int plane = (v - f.switch_base_) / f.per_plane_;
       const int tier = f.tier_[v];
-      const int index = tier == 1 ? local : tier == 2 ? local - t.leaves : local - t.leaves - t.spines;
+      const int index = tier == 1   ? local
+                        : tier == 2 ? local - t.leaves
+                                    : local - t.leaves - t.spines;
       const uint32_t seed = ecmp_hash_seed(p.ecmp_seed, plane, tier, index);
       auto [it, fresh] = by_seed.emplace(seed, static_cast<int32_t>(f.hashes_.size()));
       if (fresh) f.hashes_.push_back(EcmpHash::from_seed(seed));

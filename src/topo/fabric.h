@@ -124,8 +124,8 @@ class Fabric {
   /// `spread` enumerates different equal-cost paths for the same flow: at each hop with n
   /// choices its next base-n digit is added to the hashed choice (adaptive routing, spraying);
   /// when fewer remain than a hop has choices, the rest is scrambled for the next hops.
-  bool route(int src_nic, int dst_nic, int plane, const FlowTuple& flow,
-             std::vector<int32_t>& path, uint64_t spread = 0) const;
+  bool route(int src_nic, int dst_nic, int plane, const FlowTuple& flow, std::vector<int32_t>& path,
+             uint64_t spread = 0) const;
   /// The same for a QP: the NICs' addresses and the UDP source port of QP numbers taken from
   /// `qp` (24 bits each end).
   bool route(int src_nic, int dst_nic, int plane, uint64_t qp, std::vector<int32_t>& path,
@@ -210,8 +210,8 @@ class Fabric {
   int spines_per_pod_ = 0, cores_per_group_ = 0;
   std::vector<Link> links_;
   std::vector<int8_t> tier_;  ///< per vertex: 0 host side, 1 leaf, 2 spine, 3 core
-  std::vector<uint32_t> seed_of_;   ///< per vertex: its ECMP hash seed (0 for host side)
-  std::vector<int32_t> hash_of_;    ///< per vertex: index into hashes_ (one per distinct seed)
+  std::vector<uint32_t> seed_of_;  ///< per vertex: its ECMP hash seed (0 for host side)
+  std::vector<int32_t> hash_of_;   ///< per vertex: index into hashes_ (one per distinct seed)
   std::vector<EcmpHash> hashes_;
   std::vector<int32_t> pod_;  ///< per vertex: pod / group of a switch; for a core its group
   std::vector<int32_t> gpu_up_, gpu_down_, pcie_up_, pcie_down_;

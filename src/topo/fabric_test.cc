@@ -124,8 +124,8 @@ TEST(Fabric, FailedLinksAreAvoided) {
 // 66.9.149.187:2794 -> 161.142.100.80:1766 hashes (IPv4 with ports) to 0x51ccc178.
 TEST(Fabric, EcmpHashIsToeplitzAsRssSpecifiesIt) {
   const EcmpHash h = EcmpHash::from_key(0x6d5a56da255b0ec2ULL, 0x4167253d43a38fb0ULL);
-  const FlowTuple t{66u << 24 | 9u << 16 | 149u << 8 | 187u, 161u << 24 | 142u << 16 | 100u << 8 | 80u,
-                    2794, 1766};
+  const FlowTuple t{66u << 24 | 9u << 16 | 149u << 8 | 187u,
+                    161u << 24 | 142u << 16 | 100u << 8 | 80u, 2794, 1766};
   EXPECT_EQ(h(t), 0x51ccc178u);
   // The RoCE v2 source port comes from both QP numbers, in 0xC000-0xFFFF.
   EXPECT_GE(roce_udp_source_port(0x123, 0x456), 0xC000);
