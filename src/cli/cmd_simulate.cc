@@ -161,7 +161,9 @@ Command add_simulate(CLI::App& root) {
           "the NCCL release whose tuner terms are used: " + names_joined(kNcclReleaseNames) +
               " (default: the spec's cluster.nccl, else " + nccl_release_name(kNewestNccl) + ")"),
       [] { return names_of(kNcclReleaseNames); });
-  a->add_option("--seed", f->seed, "ECMP hash seed (collisions differ per seed)")
+  a->add_option("--seed", f->seed,
+                "where the QP numbers start: the UDP source ports the switches hash, and so the "
+                "collisions, differ per seed (the switches' own seeds: fabric.ecmp_hash.seed)")
       ->capture_default_str();
   a->add_flag("--explain", f->explain,
               "add per size: algorithm, protocol, bottleneck link class and its utilisation, ECMP "

@@ -410,6 +410,7 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
 
   p.nccl = spec.cluster.nccl;
   // Resolved fabric features.
+  p.ecmp_seed = f.ecmp_seed;
   if (f.load_balancing)
     p.load_balancing = *f.load_balancing;
   else if (p.technology == Technology::kInfiniband)

@@ -102,6 +102,7 @@ struct Plan {
   std::string technology_reason;
   std::string switch_reason;
   LoadBalancing load_balancing = LoadBalancing::kEcmp;  ///< resolved
+  EcmpSeedPolicy ecmp_seed = EcmpSeedPolicy::kPerSwitch;  ///< fabric.ecmp_hash.seed
   NcclRelease nccl = kNewestNccl;                       ///< cluster.nccl
   bool in_network_reduction = false;                    ///< resolved
   int appliance_ports = 0;

@@ -37,7 +37,7 @@ struct AlgorithmModel {
   double net_hop_latency_us = 0;      ///< fabric latency of one node-to-node hop
   std::string bottleneck;             ///< link class that paced the slowest flow
   double bottleneck_utilization = 0;  ///< mean load/capacity of that class's busy links
-  double ecmp_collision = 1;          ///< most-loaded over mean-loaded busy uplink (1 = even)
+  double ecmp_collision = 1;          ///< collision_factor (flow_builder.h): 1 = spread evenly
   int flows = 0;
   int unroutable = 0;  ///< flows with no surviving path (failed links)
 };

@@ -111,6 +111,47 @@ TEST(Collective, EcmpCollisionsMultiQpAndAdaptiveRouting) {
   EXPECT_LT(ar.ecmp_collision, ecmp.ecmp_collision);
 }
 
+// A small three-tier fabric (64 nodes, 2 pods, 40-port switches), not rail-optimized: every
+// alltoall connection between pods is hashed at a leaf and at a spine.
+Setup three_tier(const char* seed) {
+  return setup(fmt::format(
+      "cluster: {{gpu: h100-sxm, nodes: 64, nic: cx6-200g}}\nfabric: {{technology: infiniband, "
+      "switch: qm8700, topology: clos3, rail_optimized: false, in_network_reduction: off, "
+      "ecmp_hash: {{seed: {}}}}}\n",
+      seed));
+}
+
+SizeResult alltoall(const Setup& s, LoadBalancing lb) {
+  SimOptions o;
+  o.op = Op::kAlltoall;
+  o.load_balancing = lb;
+  return run(s, o, kGiB);
+}
+
+// One seed at every switch polarizes the spines' uplinks (the flows a leaf hashed to a spine
+// all leave it by one uplink); a seed per switch spreads them.
+TEST(Collective, OneSeedPolarizesTheSpinesAndSeedsPerSwitchDoNot) {
+  const SizeResult same = alltoall(three_tier("same"), LoadBalancing::kEcmp);
+  const SizeResult own = alltoall(three_tier("per_switch"), LoadBalancing::kEcmp);
+  EXPECT_GT(same.ecmp_collision, 4.0);
+  EXPECT_LT(own.ecmp_collision, 2.5);
+  EXPECT_EQ(same.bottleneck, "spine-core uplinks");
+  EXPECT_GT(own.busbw_gbs, 1.8 * same.busbw_gbs);
+}
+
+// Several QPs per connection give the switches more source ports to hash: links are loaded
+// more evenly and the alltoall is faster; adaptive routing is never slower than hashing.
+TEST(Collective, MultiQpSpreadsMoreEvenlyAndAdaptiveIsNoSlower) {
+  const auto s = three_tier("per_switch");
+  const SizeResult one = alltoall(s, LoadBalancing::kEcmp);
+  const SizeResult qps = alltoall(s, LoadBalancing::kEcmpMultiQp);
+  const SizeResult ar = alltoall(s, LoadBalancing::kAdaptive);
+  EXPECT_LT(qps.ecmp_collision, one.ecmp_collision);
+  EXPECT_GT(qps.busbw_gbs, one.busbw_gbs);
+  EXPECT_LE(ar.time_us, one.time_us);
+  EXPECT_LE(ar.time_us, qps.time_us * 1.001);
+}
+
 TEST(Collective, OversubscriptionLowersCrossUnitBandwidth) {
   auto alltoall = [&](const char* ratio) {
     const auto s = setup(

@@ -48,15 +48,48 @@ void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>
       }
     m.bottleneck_utilization = busy ? util / busy : 0;
   }
-  double max_up = 0, sum_up = 0;
-  int n_up = 0;
-  for (size_t l = 0; l < r.load_Bps.size(); ++l)
-    if (r.load_Bps[l] > 0 && fab.is_uplink(static_cast<int>(l))) {
-      max_up = std::max(max_up, r.load_Bps[l]);
-      sum_up += r.load_Bps[l];
-      ++n_up;
+  m.ecmp_collision = collision_factor(fab, fs);
+}
+
+double collision_factor(const Fabric& fab, const FlowSet& fs) {
+  const auto& links = fab.links();
+  // Groups: leaf-spine up, leaf-spine down, spine-core up, spine-core down. A link belongs to
+  // its lower-tier switch; a switch with traffic on any link of a group could have spread it
+  // over all of its links in that group.
+  auto group = [&](const Link& k) {
+    if (k.failed || (k.cls != LinkClass::kLeafSpine && k.cls != LinkClass::kSpineCore)) return -1;
+    const bool up = fab.tier(k.from) < fab.tier(k.to);
+    return (k.cls == LinkClass::kSpineCore ? 2 : 0) + (up ? 0 : 1);
+  };
+  std::vector<double> bytes(links.size(), 0);
+  double piece[4] = {0, 0, 0, 0};  // per group: the most one flow puts on one of its links
+  for (int f = 0; f < fs.size(); ++f)
+    for (const auto* h = fs.begin(f); h != fs.end(f); ++h) {
+      const double b = fs.bytes(f) * h->coef;
+      bytes[h->link] += b;
+      if (const int g = group(links[h->link]); g >= 0) piece[g] = std::max(piece[g], b);
     }
-  m.ecmp_collision = n_up ? max_up / (sum_up / n_up) : 1.0;
+  auto owner = [&](const Link& k) { return fab.tier(k.from) < fab.tier(k.to) ? k.from : k.to; };
+  std::vector<uint8_t> active(static_cast<size_t>(fab.vertices()) * 4, 0);
+  for (size_t l = 0; l < links.size(); ++l)
+    if (const int g = group(links[l]); g >= 0 && bytes[l] > 0)
+      active[static_cast<size_t>(owner(links[l])) * 4 + g] = 1;
+  double worst = 1.0;
+  for (int g = 0; g < 4; ++g) {
+    double sum = 0, max = 0;
+    long long n = 0;
+    for (size_t l = 0; l < links.size(); ++l)
+      if (group(links[l]) == g && active[static_cast<size_t>(owner(links[l])) * 4 + g]) {
+        sum += bytes[l];
+        max = std::max(max, bytes[l]);
+        ++n;
+      }
+    // The even share, but never below the largest piece a flow puts on one link: a QP is not
+    // split by ECMP, so one QP alone on a link is not a collision.
+    const double even = std::max(sum / static_cast<double>(n), piece[g]);
+    if (n > 0 && sum > 0) worst = std::max(worst, max / even);
+  }
+  return worst;
 }
 
 FlowBuilder::FlowBuilder(const Fabric& fabric, LoadBalancing mode, uint64_t hash_seed,
@@ -78,10 +111,11 @@ void FlowBuilder::nvlink(long long a, long long b, double coef, std::vector<Hop>
   out.push_back({fab.gpu_down(static_cast<int>(b)), static_cast<float>(coef)});
 }
 
-// NIC to NIC across the fabric, spread as the load-balancing mode does.
+// NIC to NIC across the fabric, spread as the load-balancing mode does. The connection's QP
+// numbers come from its key and the run's seed (drivers hand them out; they differ per run).
 bool FlowBuilder::net(int nic_a, int nic_b, int plane, uint64_t key, double coef,
                       std::vector<Hop>& out) {
-  const uint64_t h = mix_key(seed, key);
+  const uint64_t h = mix_key(seed, key) & 0xFFFFFFFFFFFFULL;
   auto one = [&](uint64_t hash, uint64_t spread, double c) {
     // A NIC with a port in every plane fails over to the next plane when its own is cut
     // (dual-plane fabrics halve, they do not stop).
@@ -102,8 +136,10 @@ bool FlowBuilder::net(int nic_a, int nic_b, int plane, uint64_t key, double coef
       ok = one(h, 0, coef);
       break;
     case LoadBalancing::kEcmpMultiQp:
+      // NCCL creates a connection's QPs one after another: consecutive QP numbers at both ends,
+      // so each QP has a UDP source port (and a path) of its own.
       for (int q = 0; q < nccl::kQpsPerConnection && ok; ++q)
-        ok = one(mix_key(h, static_cast<uint64_t>(q) + 1), 0, coef / nccl::kQpsPerConnection);
+        ok = one(next_qp(h, q), 0, coef / nccl::kQpsPerConnection);
       break;
     case LoadBalancing::kAdaptive:
     case LoadBalancing::kSpray:  // the NIC sprays packets: as evenly as adaptive routing
@@ -234,6 +270,13 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
       for (int plane = 0; plane < P; ++plane)
         groups[{plane, rail, fab.leaf_of_nic(fab.nic(node, rail), plane)}].push_back(node);
   const double gpr = static_cast<double>(G) / R / P;  // pairs per NIC pair and plane
+  // ECMP and multi-QP hash every connection (each QP) while that stays affordable; beyond
+  // kMaxHashedAlltoallRoutes they are spread evenly as adaptive routing spreads them.
+  const double qp_routes = 1.0 * nodes * nodes * R * std::max(1, G / R) *
+                           nccl::kRingChannelsPerNic *
+                           (lb == LoadBalancing::kEcmpMultiQp ? nccl::kQpsPerConnection : 1);
+  const bool hashed = (lb == LoadBalancing::kEcmp || lb == LoadBalancing::kEcmpMultiQp) &&
+                      qp_routes <= kMaxHashedAlltoallRoutes;
   std::vector<uint32_t> turn(fab.round_robin_slots(), 0);
   // Ordinal of each leaf among the leaves of its (plane, rail).
   std::map<std::tuple<int, int, int>, int> ordinal;
@@ -268,27 +311,30 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
       // Same node pairs excluded: a node does not use its NIC to reach itself.
       const double conns = static_cast<double>(src.size()) * dst.size();
       const double total = G * gpr * conns;
-      // At least one way per uplink of the source leaf, so that the round-robin covers all
-      // of them: with fewer, a leaf pair used half the spines and the spine-core links were
-      // loaded unevenly (1,024 nodes: 27 GB/s instead of 47).
-      const int leaf_ups = fab.up_degree(std::get<2>(ka));
-      const int ways =
-          static_cast<int>(std::min<double>(std::max(kAggregateWays, leaf_ups), conns));
       bool ok = true;
       const size_t between = path.size();
-      // Thousands of connections join two leaves, more than there are paths between them, so
-      // per-flow hashing evens out (relative spread ~ sqrt(paths / connections)): the ways
-      // take the equal paths round-robin at every switch, in every load-balancing mode.
-      // The source leaf starts the pair at (A + B) x ways, so that for every destination the
-      // sources arrive over different spines (a Latin square of uplink blocks).
-      turn[static_cast<size_t>(std::get<2>(ka))] =
-          static_cast<uint32_t>((ordinal[ka] + ordinal[kb]) * ways);
-      for (int w = 0; w < ways && ok; ++w) {
-        const int a = src[static_cast<size_t>(w) % src.size()];
-        const int b2 = dst[(static_cast<size_t>(w) / src.size()) % dst.size()];
-        scratch.clear();
-        ok = fab.route_round_robin(fab.nic(a, rail), fab.nic(b2, rail), plane, turn, scratch);
-        for (int l : scratch) path.push_back({l, static_cast<float>(total / ways)});
+      if (hashed) {
+        // Every connection (and each of its QPs) is hashed at every switch, as the switches
+        // would; the leaf pair's flow carries the bytes each link got.
+        ok = hash_connections(src, dst, rail, plane, total, path);
+      } else {
+        // Adaptive routing and spraying spread every connection over the equal paths evenly:
+        // the ways take them round-robin at every switch. The source leaf starts the pair at
+        // (A + B) x ways, so that for every destination the sources arrive over different
+        // spines (a Latin square of uplink blocks). At least one way per uplink of the source
+        // leaf, so that the round-robin covers all of them.
+        const int leaf_ups = fab.up_degree(std::get<2>(ka));
+        const int ways =
+            static_cast<int>(std::min<double>(std::max(kAggregateWays, leaf_ups), conns));
+        turn[static_cast<size_t>(std::get<2>(ka))] =
+            static_cast<uint32_t>((ordinal[ka] + ordinal[kb]) * ways);
+        for (int w = 0; w < ways && ok; ++w) {
+          const int a = src[static_cast<size_t>(w) % src.size()];
+          const int b2 = dst[(static_cast<size_t>(w) / src.size()) % dst.size()];
+          scratch.clear();
+          ok = fab.route_round_robin(fab.nic(a, rail), fab.nic(b2, rail), plane, turn, scratch);
+          for (int l : scratch) path.push_back({l, static_cast<float>(total / ways)});
+        }
       }
       if (!ok) ++unroutable;
       // The NIC links were counted per NIC above; keep only the hops between the leaves.
@@ -298,6 +344,49 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
                  path.end());
       if (ok) fs.add(pair_bytes, path);
     }
+}
+
+// Hashes every connection from the NICs on `rail` of `src` nodes to those of `dst` nodes on
+// `plane` (PXN: one per destination GPU on that rail and channel; each QP of it in multi-QP)
+// and appends the links between the leaves with the share of `total` each carries.
+bool FlowBuilder::hash_connections(const std::vector<int>& src, const std::vector<int>& dst,
+                                   int rail, int plane, double total, std::vector<Hop>& out) {
+  const int ch = nccl::kRingChannelsPerNic;
+  const int gpus_on_rail = std::max(1, G / R);
+  const int qps = lb == LoadBalancing::kEcmpMultiQp ? nccl::kQpsPerConnection : 1;
+  if (link_bytes.size() != fab.links().size()) link_bytes.assign(fab.links().size(), 0);
+  touched.clear();
+  long long routes = 0;
+  for (int a : src)
+    for (int b : dst) {
+      if (a == b) continue;
+      const int nic_a = fab.nic(a, rail), nic_b = fab.nic(b, rail);
+      for (int g = 0; g < gpus_on_rail; ++g)
+        for (int c = 0; c < ch; ++c) {
+          // Connections of this NIC pair on this plane (others take the other planes).
+          if (P > 1 && (g * ch + c) % P != plane) continue;
+          const uint64_t h =
+              mix_key(seed, mix_key(mix_key(nic_a, 1LL * nic_b * G + g), c)) & 0xFFFFFFFFFFFFULL;
+          for (int q = 0; q < qps; ++q) {
+            scratch.clear();
+            if (!fab.route(nic_a, nic_b, plane, next_qp(h, q), scratch)) return false;
+            ++routes;
+            for (size_t i = 1; i + 1 < scratch.size(); ++i) {
+              const int32_t l = scratch[i];
+              if (link_bytes[static_cast<size_t>(l)] == 0) touched.push_back(l);
+              link_bytes[static_cast<size_t>(l)] += 1;
+            }
+          }
+        }
+    }
+  for (int32_t l : touched) {
+    if (routes > 0)
+      out.push_back({l, static_cast<float>(total * link_bytes[static_cast<size_t>(l)] /
+                                           static_cast<double>(routes))});
+    link_bytes[static_cast<size_t>(l)] = 0;
+  }
+  touched.clear();
+  return true;
 }
 
 // The memory alltoall_by_leaf's flows take, estimated before they are made: one flow per

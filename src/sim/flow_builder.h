@@ -20,6 +20,9 @@ namespace gf {
 constexpr double kPayload = 1e9;
 /// Above this many connections an alltoall is simulated leaf pair by leaf pair.
 constexpr double kMaxAlltoallConnections = 4e6;
+/// The most QP routes alltoall_by_leaf hashes one by one (~0.7 us each): beyond, ECMP and
+/// multi-QP connections are spread evenly over the equal paths (not yet exact by symmetry).
+constexpr double kMaxHashedAlltoallRoutes = 8e6;
 /// Paths a leaf-pair aggregate is split over, at least (one per uplink of the source leaf).
 constexpr int kAggregateWays = 16;
 /// Peak memory of building and solving flows over the flows' own memory
@@ -35,6 +38,14 @@ inline uint64_t mix_key(uint64_t a, uint64_t b) {
   return x ^ (x >> 31);
 }
 
+/// QP `q` after the QP `qp` (24-bit local and remote QP numbers, local in the low bits): both
+/// ends' numbers advance by q.
+inline uint64_t next_qp(uint64_t qp, int q) {
+  const uint64_t l = ((qp & 0xFFFFFF) + static_cast<uint64_t>(q)) & 0xFFFFFF;
+  const uint64_t r = (((qp >> 24) & 0xFFFFFF) + static_cast<uint64_t>(q)) & 0xFFFFFF;
+  return l | r << 24;
+}
+
 /// Link capacities as the Simple protocol uses them: raw bytes/s times what Simple achieves on
 /// each class of link (nccl_constants.h); failed links carry nothing.
 std::vector<double> simple_capacities(const Fabric& fab);
@@ -44,6 +55,14 @@ std::vector<double> simple_capacities(const Fabric& fab);
 /// factor.
 void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
                  double payload, AlgorithmModel& m);
+
+/// The ECMP collision factor of `fs`: over each group of switch-to-switch links (leaf-spine up,
+/// leaf-spine down, spine-core up, spine-core down), the most bytes any link carries over the
+/// even share: the group's bytes divided by the links of the switches that carry any of them
+/// (a link belongs to its lower-tier switch), and never less than the most one flow puts on one
+/// link (what cannot be split: a QP under ECMP); the largest over the groups. 1: spread as
+/// evenly as the flows allow; 2: some link carries twice that, e.g. two QPs that collided.
+double collision_factor(const Fabric& fab, const FlowSet& fs);
 
 /// Builds the flows of one collective on the first `nodes` nodes of a fabric.
 struct FlowBuilder {
@@ -66,6 +85,8 @@ struct FlowBuilder {
   bool over_budget = false;
   std::vector<double> path_latency;  // sample node-to-node path latencies
   std::vector<int32_t> scratch;
+  std::vector<double> link_bytes;  // per link: routes counted by hash_connections
+  std::vector<int32_t> touched;
 
   int node_of(long long gpu) const { return static_cast<int>(gpu / G); }
   long long domain_first(int d) const { return 1LL * d * D; }
@@ -104,9 +125,16 @@ struct FlowBuilder {
 
   /// Alltoall at scale: the connections between the NICs of one leaf and those of another
   /// (same rail and plane) are one flow. NIC links count the pairs that cross them; between the
-  /// leaves the traffic is spread over up to kAggregateWays paths. Scale-up links of the first
-  /// domain carry their share in a flow of their own.
+  /// leaves each link carries the share of the connections the switches hashed onto it (ECMP,
+  /// multi-QP: every connection and QP hashed), or an even share over the equal paths (adaptive,
+  /// spray). Scale-up links of the first domain carry their share in a flow of their own.
   void alltoall_by_leaf(FlowSet& fs);
+
+  /// Hashes every connection between the `rail` NICs of `src` and `dst` nodes on `plane` (each
+  /// QP in multi-QP) at every switch; appends the links between the leaves, each with its share
+  /// of `total`. False when one has no path.
+  bool hash_connections(const std::vector<int>& src, const std::vector<int>& dst, int rail,
+                        int plane, double total, std::vector<Hop>& out);
 
   /// The memory alltoall_by_leaf's flows take, estimated before they are made: one flow per
   /// pair of leaves on a rail and plane, each with its ways' hops between the leaves (two per

@@ -73,7 +73,7 @@ void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
   r.check_keys(n, p,
                {"technology", "topology", "rail_optimized", "switch", "oversubscription", "planes",
                 "scalable_unit", "spine_headroom", "load_balancing", "in_network_reduction",
-                "appliance_ports"});
+                "appliance_ports", "ecmp_hash"});
   f.technology = r.choice_or_auto(n, "technology", p, kTechnologyNames, f.technology);
   f.topology = r.choice_or_auto(n, "topology", p, kTopologyKindNames, f.topology);
   if (auto v = r.boolean(n, "rail_optimized", p)) f.rail_optimized = *v;
@@ -104,6 +104,11 @@ void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
       r.choice_or_auto(n, "load_balancing", p, kLoadBalancingNames, f.load_balancing);
   if (auto v = r.choice(n, "in_network_reduction", p, {"auto", "on", "off"}))
     f.in_network_reduction = *v == "auto" ? std::nullopt : std::optional<bool>(*v == "on");
+  if (const YAML::Node h = child(n, "ecmp_hash");
+      h.IsDefined() && r.expect_map(h, p + ".ecmp_hash")) {
+    r.check_keys(h, p + ".ecmp_hash", {"seed"});
+    if (auto v = r.choice_of(h, "seed", p + ".ecmp_hash", kEcmpSeedPolicyNames)) f.ecmp_seed = *v;
+  }
   if (child(n, "appliance_ports").IsDefined()) {
     if (auto v = r.number(n, "appliance_ports", p)) {
       if (*v < 0 || *v > 1024 || std::floor(*v) != *v)

@@ -69,6 +69,19 @@ inline const char* load_balancing_name(LoadBalancing lb) {
   return name_of(kLoadBalancingNames, lb);
 }
 
+/// Which ECMP hash seed each switch gets (fabric.ecmp_hash.seed): its own (per_switch), one per
+/// tier (per_tier: every leaf alike, every spine alike, ...), or one for all (same). Switches
+/// that share a seed and hash the same fields make the same choice for the same flow, so two
+/// tiers with one seed polarize (topo/fabric.h, ecmp_hash_seed).
+enum class EcmpSeedPolicy { kPerSwitch, kPerTier, kSame };
+inline constexpr EnumName<EcmpSeedPolicy> kEcmpSeedPolicyNames[] = {
+    {EcmpSeedPolicy::kPerSwitch, "per_switch"},
+    {EcmpSeedPolicy::kPerTier, "per_tier"},
+    {EcmpSeedPolicy::kSame, "same"}};
+inline const char* ecmp_seed_policy_name(EcmpSeedPolicy p) {
+  return name_of(kEcmpSeedPolicyNames, p);
+}
+
 /// The scale-out fabric to plan; an empty optional is "auto": the planner decides.
 struct FabricSpec {
   std::optional<Technology> technology;  ///< auto | infiniband | roce
@@ -82,6 +95,7 @@ struct FabricSpec {
   std::optional<LoadBalancing> load_balancing;  ///< auto | ecmp | ecmp-multi-qp | adaptive | spray
   std::optional<bool> in_network_reduction;     ///< auto | on | off
   int appliance_ports = 0;  ///< leaf ports taken by fabric-management appliances (e.g. UFM)
+  EcmpSeedPolicy ecmp_seed = EcmpSeedPolicy::kPerSwitch;  ///< fabric.ecmp_hash.seed
 };
 
 /// Activation recomputation (Korthikanti et al., "Reducing Activation Recomputation in Large

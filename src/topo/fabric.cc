@@ -29,6 +29,56 @@ uint64_t mix64(uint64_t x) {
 
 }  // namespace
 
+uint16_t roce_udp_source_port(uint32_t lqpn, uint32_t rqpn) {
+  uint64_t v = static_cast<uint64_t>(lqpn) * rqpn;  // rdma_calc_flow_label
+  v ^= v >> 20;
+  v ^= v >> 40;
+  const uint32_t fl = static_cast<uint32_t>(v & 0xFFFFF);
+  // rdma_flow_label_to_udp_sport: 14 bits, the flow label's high 6 folded in, in 0xC000+.
+  return static_cast<uint16_t>(((fl & 0x3FFF) ^ ((fl & 0xFC000) >> 14)) | 0xC000);
+}
+
+uint32_t nic_ipv4(int nic, int plane) {
+  return 0x0A000000u | (static_cast<uint32_t>(plane) & 7u) << 21 |
+         (static_cast<uint32_t>(nic) & 0x1FFFFFu);
+}
+
+uint32_t ecmp_hash_seed(EcmpSeedPolicy policy, int plane, int tier, int index) {
+  switch (policy) {
+    case EcmpSeedPolicy::kPerSwitch:
+      return static_cast<uint32_t>(1'000'000 * tier + 100'000 * plane + index + 1);
+    case EcmpSeedPolicy::kPerTier:
+      return tier <= 1 ? 10 : tier == 2 ? 25 : 40;
+    case EcmpSeedPolicy::kSame:
+      return 0;
+  }
+  return 0;
+}
+
+EcmpHash EcmpHash::from_seed(uint32_t seed) {
+  const uint64_t k0 = mix64(seed), k1 = mix64(static_cast<uint64_t>(seed) + (1ULL << 32));
+  return from_key(k0, k1);
+}
+
+EcmpHash EcmpHash::from_key(uint64_t k0, uint64_t k1) {
+  // The 32-bit key window that input bit i (0 = most significant bit of the source address)
+  // XORs in when set.
+  auto window = [&](int i) -> uint32_t {
+    if (i == 0) return static_cast<uint32_t>(k0 >> 32);
+    if (i < 64) return static_cast<uint32_t>(((k0 << i) | (k1 >> (64 - i))) >> 32);
+    return static_cast<uint32_t>((k1 << (i - 64)) >> 32);
+  };
+  EcmpHash h;
+  for (int p = 0; p < 24; ++p)
+    for (int v = 0; v < 16; ++v) {
+      uint32_t x = 0;
+      for (int b = 0; b < 4; ++b)
+        if (v & (8 >> b)) x ^= window(4 * p + b);
+      h.table_[static_cast<size_t>(p * 16 + v)] = x;
+    }
+  return h;
+}
+
 const char* link_class_name(LinkClass c) {
   switch (c) {
     case LinkClass::kScaleUp:
@@ -105,6 +155,25 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
     for (int i = 0; i < t.cores; ++i) f.add_vertex(3, i / f.cores_per_group_);
   }
   if (f.groups_) f.global_reach_.assign(static_cast<size_t>(t.spines) * f.groups_, 0);
+  // Every switch's ECMP hash, one EcmpHash per distinct seed.
+  f.seed_of_.assign(f.tier_.size(), 0);
+  f.hash_of_.assign(f.tier_.size(), -1);
+  {
+    std::unordered_map<uint32_t, int32_t> by_seed;
+    for (int v = f.switch_base_; v < static_cast<int>(f.tier_.size()); ++v) {
+      const int local = (v - f.switch_base_) % f.per_plane_;
+      const int plane = (v - f.switch_base_) / f.per_plane_;
+      const int tier = f.tier_[v];
+      const int index = tier == 1   ? local
+                        : tier == 2 ? local - t.leaves
+                                    : local - t.leaves - t.spines;
+      const uint32_t seed = ecmp_hash_seed(p.ecmp_seed, plane, tier, index);
+      auto [it, fresh] = by_seed.emplace(seed, static_cast<int32_t>(f.hashes_.size()));
+      if (fresh) f.hashes_.push_back(EcmpHash::from_seed(seed));
+      f.seed_of_[v] = seed;
+      f.hash_of_[v] = it->second;
+    }
+  }
 
   // Host side: GPU <-> scale-up switch, GPU memory <-> NIC over PCIe.
   const double nvlink = p.gpu.scaleup_gbs_per_gpu * 1e9;
@@ -287,19 +356,18 @@ bool Fabric::walk(int src_nic, int dst_nic, int plane, std::vector<int32_t>& pat
   return true;
 }
 
-bool Fabric::route(int src_nic, int dst_nic, int plane, uint64_t hash, std::vector<int32_t>& path,
-                   uint64_t spread, int first_uplink) const {
-  return walk(
-      src_nic, dst_nic, plane, path, [&](int, int, int hop, const std::vector<int32_t>& cand) {
-        const uint64_t h = mix64(hash ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(hop + 1)));
-        // Pinned routes take the given first uplink and then rotate every later
-        // choice by `spread` itself; others use spread's base-n digits.
-        const bool pinned = first_uplink >= 0;
-        const int l = pinned && hop == 0 ? cand[static_cast<size_t>(first_uplink) % cand.size()]
-                                         : cand[(h + spread % cand.size()) % cand.size()];
-        if (!pinned) spread /= cand.size();
-        return l;
-      });
+bool Fabric::route(int src_nic, int dst_nic, int plane, const FlowTuple& flow,
+                   std::vector<int32_t>& path, uint64_t spread) const {
+  return walk(src_nic, dst_nic, plane, path,
+              [&](int v, int, int, const std::vector<int32_t>& cand) {
+                const uint64_t n = cand.size();
+                const int l = cand[(hash_at(v, flow) % n + spread % n) % n];
+                // The next digit for the next hop; once the spread is used up (fewer ways than
+                // the hops' choices multiplied), the rest is scrambled so that ways that met at
+                // this hop do not all take one link at the next.
+                spread = spread >= n ? spread / n : mix64(spread);
+                return l;
+              });
 }
 
 bool Fabric::route_round_robin(int src_nic, int dst_nic, int plane, std::vector<uint32_t>& turn,

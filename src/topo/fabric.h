@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -23,6 +24,59 @@ enum class LinkClass : uint8_t {
   kGlobal,     ///< spine <-> spine between dragonfly groups
 };
 const char* link_class_name(LinkClass c);
+
+/// RoCE v2's UDP destination port (IANA): the same on every packet, so it adds no entropy.
+constexpr uint16_t kRoceV2UdpPort = 4791;
+
+/// The header fields a switch hashes to choose among equal next hops: RoCE v2's 5-tuple (the
+/// protocol, UDP, is the same for every flow and is left out).
+struct FlowTuple {
+  uint32_t src_ip = 0, dst_ip = 0;
+  uint16_t src_port = 0, dst_port = kRoceV2UdpPort;
+};
+
+/// The UDP source port a RoCE v2 NIC puts on a QP's packets, from the QP numbers of both ends,
+/// as Linux computes it (include/rdma/ib_verbs.h: rdma_calc_flow_label, then
+/// rdma_flow_label_to_udp_sport): 0xC000 to 0xFFFF. This port is a connection's entropy.
+uint16_t roce_udp_source_port(uint32_t local_qpn, uint32_t remote_qpn);
+
+/// A stable IPv4 address per NIC port, standing for the address plan's (config/addressing): in
+/// 10.0.0.0/8, the plane in bits 21-23 and the NIC in the low 21 bits.
+uint32_t nic_ipv4(int nic, int plane);
+
+/// The ECMP hash seed of a switch (tier 1 leaf, 2 spine, 3 core; `index` counts the switches of
+/// that tier in its plane from 0), the value the generated switch configurations set:
+/// - per_switch: 1,000,000 x tier + 100,000 x plane + index + 1, one per switch of a plane;
+/// - per_tier: SONiC's defaults by role (sonic-buildimage dockers/docker-orchagent/
+///   switch.json.j2): 10 for leaves (LeafRouter), 25 for spines (SpineRouter), 40 for cores
+///   (FabricSpineRouter);
+/// - same: 0 everywhere (the tiers polarize).
+uint32_t ecmp_hash_seed(EcmpSeedPolicy policy, int plane, int tier, int index);
+
+/// One switch's ECMP hash: the Toeplitz hash (Microsoft's RSS specification, "Verifying the RSS
+/// Hash Calculation"; the hash NICs compute for receive-side scaling) of src IP, dst IP, src
+/// port, dst port, under a 128-bit key expanded from the switch's seed (splitmix64); the next
+/// hop is the hash modulo the number of equal next hops. Like the CRCs switch ASICs use it is
+/// linear in the header bits: switches with one key pick the same bucket for the same flow,
+/// so the flows a leaf sent to one spine all leave that spine by one uplink when the spine
+/// hashes with the leaf's key; a different key is a different linear map and spreads them.
+class EcmpHash {
+ public:
+  static EcmpHash from_seed(uint32_t seed);
+  /// From the first 128 bits of a Toeplitz key, big-endian (k0 then k1).
+  static EcmpHash from_key(uint64_t k0, uint64_t k1);
+  uint32_t operator()(const FlowTuple& t) const {
+    const uint64_t hi = static_cast<uint64_t>(t.src_ip) << 32 | t.dst_ip;
+    const uint32_t lo = static_cast<uint32_t>(t.src_port) << 16 | t.dst_port;
+    uint32_t h = 0;
+    for (int p = 0; p < 16; ++p) h ^= table_[p * 16 + ((hi >> (60 - 4 * p)) & 0xF)];
+    for (int p = 0; p < 8; ++p) h ^= table_[(16 + p) * 16 + ((lo >> (28 - 4 * p)) & 0xF)];
+    return h;
+  }
+
+ private:
+  std::array<uint32_t, 24 * 16> table_{};  ///< per input nibble and value: its key windows XORed
+};
 
 /// A directed link.
 struct Link {
@@ -68,14 +122,35 @@ class Fabric {
   int nic_to_leaf(int nic, int plane) const { return nic_up_[nic * planes_ + plane]; }
   int leaf_to_nic(int nic, int plane) const { return nic_down_[nic * planes_ + plane]; }
 
-  /// Appends to `path` the links from NIC `src` to NIC `dst` on `plane`, choosing among equal
-  /// paths by `hash` (each hop mixes it differently). Returns false when no path survives
-  /// failed links.
-  /// `spread` enumerates different equal-cost paths for the same hash: at each hop with n
-  /// choices its next base-n digit is added to the hashed choice (adaptive routing, spraying).
-  /// `first_uplink` >= 0 picks the source leaf's uplink (modulo the choices) instead of hashing.
-  bool route(int src_nic, int dst_nic, int plane, uint64_t hash, std::vector<int32_t>& path,
-             uint64_t spread = 0, int first_uplink = -1) const;
+  /// Appends to `path` the links from NIC `src` to NIC `dst` on `plane`, each switch choosing
+  /// among its equal next hops by its own ECMP hash of `flow` (hash_at). Returns false when no
+  /// path survives failed links.
+  /// `spread` enumerates different equal-cost paths for the same flow: at each hop with n
+  /// choices its next base-n digit is added to the hashed choice (adaptive routing, spraying);
+  /// when fewer remain than a hop has choices, the rest is scrambled for the next hops.
+  bool route(int src_nic, int dst_nic, int plane, const FlowTuple& flow, std::vector<int32_t>& path,
+             uint64_t spread = 0) const;
+  /// The same for a QP: the NICs' addresses and the UDP source port of QP numbers taken from
+  /// `qp` (24 bits each end).
+  bool route(int src_nic, int dst_nic, int plane, uint64_t qp, std::vector<int32_t>& path,
+             uint64_t spread = 0) const {
+    return route(src_nic, dst_nic, plane, qp_tuple(src_nic, dst_nic, plane, qp), path, spread);
+  }
+  /// The 5-tuple of a QP between two NICs (see route).
+  static FlowTuple qp_tuple(int src_nic, int dst_nic, int plane, uint64_t qp) {
+    return {nic_ipv4(src_nic, plane), nic_ipv4(dst_nic, plane),
+            roce_udp_source_port(static_cast<uint32_t>(qp & 0xFFFFFF),
+                                 static_cast<uint32_t>((qp >> 24) & 0xFFFFFF)),
+            kRoceV2UdpPort};
+  }
+  /// What switch vertex `v` hashes `flow` to (its seed's EcmpHash).
+  uint32_t hash_at(int v, const FlowTuple& flow) const {
+    return hashes_[static_cast<size_t>(hash_of_[v])](flow);
+  }
+  /// The ECMP hash seed of switch vertex `v` (ecmp_hash_seed).
+  uint32_t ecmp_seed_of(int v) const { return seed_of_[v]; }
+  /// Tier of a vertex: 0 host side, 1 leaf, 2 spine, 3 core.
+  int tier(int v) const { return tier_[v]; }
   /// Like route(), but every switch hands out its equal next hops round-robin (`turn` holds one
   /// counter per vertex, kept by the caller across calls): many routes then load the equal
   /// paths exactly evenly, as packet spraying or many hashed connections do on average.
@@ -139,6 +214,9 @@ class Fabric {
   int spines_per_pod_ = 0, cores_per_group_ = 0;
   std::vector<Link> links_;
   std::vector<int8_t> tier_;  ///< per vertex: 0 host side, 1 leaf, 2 spine, 3 core
+  std::vector<uint32_t> seed_of_;  ///< per vertex: its ECMP hash seed (0 for host side)
+  std::vector<int32_t> hash_of_;   ///< per vertex: index into hashes_ (one per distinct seed)
+  std::vector<EcmpHash> hashes_;
   std::vector<int32_t> pod_;  ///< per vertex: pod / group of a switch; for a core its group
   std::vector<int32_t> gpu_up_, gpu_down_, pcie_up_, pcie_down_;
   std::vector<int32_t> nic_up_, nic_down_;  ///< per (nic, plane)

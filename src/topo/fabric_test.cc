@@ -1,7 +1,9 @@
 #include "topo/fabric.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 namespace gf {
@@ -53,11 +55,12 @@ TEST(Fabric, RoutesAreShortestAndHashSpreadsThem) {
   // Same rail, same unit: NIC -> leaf -> NIC.
   ASSERT_TRUE(f.route(f.nic(0, 0), f.nic(1, 0), 0, 7, path));
   EXPECT_EQ(path.size(), 2u);
-  // Across units: NIC -> leaf -> spine -> leaf -> NIC, over different spines for different hashes.
+  // Across units: NIC -> leaf -> spine -> leaf -> NIC, over different spines for different QPs
+  // (QP numbers of both ends, 24 bits each).
   std::set<int> spines;
   for (uint64_t h = 0; h < 64; ++h) {
     path.clear();
-    ASSERT_TRUE(f.route(f.nic(0, 0), f.nic(40, 0), 0, h, path));
+    ASSERT_TRUE(f.route(f.nic(0, 0), f.nic(40, 0), 0, (h + 1) | (h + 77) << 24, path));
     ASSERT_EQ(path.size(), 4u);
     EXPECT_EQ(f.links()[path[1]].to, f.links()[path[2]].from);
     spines.insert(f.links()[path[1]].to);
@@ -115,6 +118,59 @@ TEST(Fabric, FailedLinksAreAvoided) {
   f.fail_link(survivor);
   path.clear();
   EXPECT_FALSE(f.route(f.nic(0, 0), f.nic(40, 0), 0, 1, path));
+}
+
+// Microsoft's RSS specification, "Verifying the RSS Hash Calculation": with its sample key,
+// 66.9.149.187:2794 -> 161.142.100.80:1766 hashes (IPv4 with ports) to 0x51ccc178.
+TEST(Fabric, EcmpHashIsToeplitzAsRssSpecifiesIt) {
+  const EcmpHash h = EcmpHash::from_key(0x6d5a56da255b0ec2ULL, 0x4167253d43a38fb0ULL);
+  const FlowTuple t{66u << 24 | 9u << 16 | 149u << 8 | 187u,
+                    161u << 24 | 142u << 16 | 100u << 8 | 80u, 2794, 1766};
+  EXPECT_EQ(h(t), 0x51ccc178u);
+  // The RoCE v2 source port comes from both QP numbers, in 0xC000-0xFFFF.
+  EXPECT_GE(roce_udp_source_port(0x123, 0x456), 0xC000);
+  EXPECT_NE(roce_udp_source_port(0x123, 0x456), roce_udp_source_port(0x124, 0x457));
+  // Seeds: one per switch, one per tier (SONiC's by role), or one for all.
+  EXPECT_NE(ecmp_hash_seed(EcmpSeedPolicy::kPerSwitch, 0, 1, 0),
+            ecmp_hash_seed(EcmpSeedPolicy::kPerSwitch, 0, 1, 1));
+  EXPECT_EQ(ecmp_hash_seed(EcmpSeedPolicy::kPerTier, 0, 1, 0),
+            ecmp_hash_seed(EcmpSeedPolicy::kPerTier, 0, 1, 5));
+  EXPECT_NE(ecmp_hash_seed(EcmpSeedPolicy::kPerTier, 0, 1, 0),
+            ecmp_hash_seed(EcmpSeedPolicy::kPerTier, 0, 2, 0));
+  EXPECT_EQ(ecmp_hash_seed(EcmpSeedPolicy::kSame, 0, 1, 0),
+            ecmp_hash_seed(EcmpSeedPolicy::kSame, 0, 3, 7));
+}
+
+// Polarization: when a spine hashes with its leaf's seed, the flows the leaf sent it are
+// confined to a few of the spine's uplinks to the cores (the leaf chose spine h mod 16, which
+// fixes h mod 4, so of the spine's 20 uplinks, h mod 20, only 5 are reachable); with a seed
+// per switch or per tier they spread over most of them.
+TEST(Fabric, OneSeedForTwoTiersPolarizesTheSecond) {
+  auto uplinks_used = [](const char* seed) {
+    auto b = plan_of(fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 64, nic: cx6-200g}}\nfabric: {{technology: "
+        "infiniband, switch: qm8700, topology: clos3, rail_optimized: false, ecmp_hash: {{seed: "
+        "{}}}}}\n",
+        seed));
+    EXPECT_EQ(b.plan.topo.kind, TopologyKind::kClos3);
+    const Fabric f = Fabric::build(b.plan, b.cat);
+    // From the NICs of node 0 to those of the last node (another pod): two switch tiers hash.
+    std::map<int, std::set<int>> ups;  // spine -> spine-core links used
+    std::vector<int32_t> path;
+    for (int rail = 0; rail < 8; ++rail)
+      for (uint64_t qp = 1; qp <= 64; ++qp) {
+        path.clear();
+        EXPECT_TRUE(f.route(f.nic(0, rail), f.nic(63, rail), 0, qp | (qp * 7 + 3) << 24, path));
+        EXPECT_EQ(path.size(), 6u);  // NIC, leaf-spine, spine-core, core-spine, spine-leaf, NIC
+        ups[f.links()[path[2]].from].insert(path[2]);
+      }
+    double links = 0;
+    for (const auto& [spine, used] : ups) links += static_cast<double>(used.size());
+    return links / static_cast<double>(ups.size());  // uplinks used per spine
+  };
+  EXPECT_LE(uplinks_used("same"), 5.0);
+  EXPECT_GT(uplinks_used("per_switch"), 10.0);
+  EXPECT_GT(uplinks_used("per_tier"), 10.0);
 }
 
 }  // namespace gf
