@@ -10,6 +10,8 @@ for args in "plan examples/seed-70b-1024.yaml -o $out/o" "plan examples/roce-16k
             "plan bench/specs/ib-131k.yaml -o $out/o" "plan bench/specs/roce-131k-qm.yaml -o $out/o" \
             "simulate examples/roce-16k.yaml --load-balancing ecmp" \
             "simulate bench/specs/ib-131k.yaml" \
+            "plan bench/specs/ib-1m.yaml -o $out/o" "plan bench/specs/roce-1m.yaml -o $out/o" \
+            "simulate bench/specs/ib-1m.yaml" "simulate bench/specs/roce-1m.yaml" \
             "simulate examples/seed-70b-1024.yaml --op alltoall -b 1G -e 1G" \
             "simulate examples/roce-16k.yaml --op alltoall -b 1G -e 1G" \
             "step examples/roce-16k.yaml" \

@@ -41,6 +41,9 @@ void plan_all(benchmark::State& state, const char* spec) {
 void BM_Plan1k(benchmark::State& state) { plan_all(state, "examples/seed-70b-1024.yaml"); }
 void BM_Plan16k(benchmark::State& state) { plan_all(state, "examples/roce-16k.yaml"); }
 void BM_Plan131kClos3(benchmark::State& state) { plan_all(state, "bench/specs/ib-131k.yaml"); }
+// 1,048,576 GPUs (issue: simulator fidelity): plan with every output <= 10 s.
+void BM_Plan1MClos3(benchmark::State& state) { plan_all(state, "bench/specs/ib-1m.yaml"); }
+void BM_Plan1MDragonfly(benchmark::State& state) { plan_all(state, "bench/specs/roce-1m.yaml"); }
 void BM_Plan131kDragonfly(benchmark::State& state) {
   plan_all(state, "bench/specs/roce-131k-qm.yaml");
 }
@@ -48,6 +51,8 @@ BENCHMARK(BM_Plan1k)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Plan16k)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Plan131kClos3)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Plan131kDragonfly)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Plan1MClos3)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_Plan1MDragonfly)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 
