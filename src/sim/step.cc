@@ -232,11 +232,14 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   if (par.cp > 1 && shape)
     add("cp_kv_exchange", Op::kAllGather, groups_along(d, 'c'), 2.0 * b * seq * hidden * act_bytes,
         2 * layers_stage * mb, [](double, double total) { return total * kCpExposedFraction; });
-  // EP: dispatch and combine all-to-all, forward and backward, per MoE layer.
+  // EP: dispatch and combine all-to-all, forward and backward, per MoE layer. Each EP rank routes
+  // its own tokens, each to top_k experts: its send buffer (nccl-tests' alltoall size, 1/ep of it
+  // to each rank, its own included) is tokens x top_k x hidden x bytes (Megatron-LM core_v0.15.0
+  // moe/token_dispatcher.py:484, MoEAlltoAllTokenDispatcher: num_out_tokens = tokens x topk).
   if (par.ep > 1 && m.experts > 0 && shape) {
     const double tokens = tokens_mb / (w.sequence_parallel ? par.tp : 1);
     add("ep_alltoall", Op::kAlltoall, groups_along(d, 'e'),
-        tokens * hidden * act_bytes * std::max(1, m.top_k) * par.ep, 4 * layers_stage * mb, all);
+        tokens * hidden * act_bytes * std::max(1, m.top_k), 4 * layers_stage * mb, all);
   }
   // PP: activations forward and gradients backward across each stage boundary; the steady
   // state hides them behind compute, filling and draining the pipeline does not.
