@@ -285,65 +285,168 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
     for (const auto& kv : groups)
       ordinal[kv.first] = next[{std::get<0>(kv.first), std::get<1>(kv.first)}]++;
   }
-  for (const auto& [ka, src] : groups)
-    for (const auto& [kb, dst] : groups) {
-      if (std::get<0>(ka) != std::get<0>(kb) || std::get<1>(ka) != std::get<1>(kb)) continue;
-      const int plane = std::get<0>(ka), rail = std::get<1>(ka);
-      // Pairs from each source NIC: G GPUs x (GPUs on this rail of each destination node).
-      const double per_src = G * gpr * static_cast<double>(dst.size());
-      const double per_dst = G * gpr * static_cast<double>(src.size());
-      path.clear();
-      // Every NIC of a leaf carries the same share of these pairs, so while none of their
-      // links failed one stands for all in the max-min sharing (the same rates and per-link
-      // loads, far fewer hops); otherwise each is kept, as any may be a failed one.
-      const size_t n_src = nic_links_intact(src, rail, plane) ? 1 : src.size();
-      const size_t n_dst = nic_links_intact(dst, rail, plane) ? 1 : dst.size();
-      for (size_t i = 0; i < n_src; ++i) {
-        const int nic = fab.nic(src[i], rail);
-        path.push_back({fab.pcie_to_nic(nic), static_cast<float>(per_src)});
-        path.push_back({fab.nic_to_leaf(nic, plane), static_cast<float>(per_src)});
-      }
-      for (size_t i = 0; i < n_dst; ++i) {
-        const int nic = fab.nic(dst[i], rail);
-        path.push_back({fab.leaf_to_nic(nic, plane), static_cast<float>(per_dst)});
-        path.push_back({fab.pcie_from_nic(nic), static_cast<float>(per_dst)});
-      }
-      // Same node pairs excluded: a node does not use its NIC to reach itself.
-      const double conns = static_cast<double>(src.size()) * dst.size();
-      const double total = G * gpr * conns;
-      bool ok = true;
-      const size_t between = path.size();
-      if (hashed) {
-        // Every connection (and each of its QPs) is hashed at every switch, as the switches
-        // would; the leaf pair's flow carries the bytes each link got.
-        ok = hash_connections(src, dst, rail, plane, total, path);
-      } else {
-        // Adaptive routing and spraying spread every connection over the equal paths evenly:
-        // the ways take them round-robin at every switch. The source leaf starts the pair at
-        // (A + B) x ways, so that for every destination the sources arrive over different
-        // spines (a Latin square of uplink blocks). At least one way per uplink of the source
-        // leaf, so that the round-robin covers all of them.
-        const int leaf_ups = fab.up_degree(std::get<2>(ka));
-        const int ways =
-            static_cast<int>(std::min<double>(std::max(kAggregateWays, leaf_ups), conns));
-        turn[static_cast<size_t>(std::get<2>(ka))] =
-            static_cast<uint32_t>((ordinal[ka] + ordinal[kb]) * ways);
-        for (int w = 0; w < ways && ok; ++w) {
-          const int a = src[static_cast<size_t>(w) % src.size()];
-          const int b2 = dst[(static_cast<size_t>(w) / src.size()) % dst.size()];
-          scratch.clear();
-          ok = fab.route_round_robin(fab.nic(a, rail), fab.nic(b2, rail), plane, turn, scratch);
-          for (int l : scratch) path.push_back({l, static_cast<float>(total / ways)});
-        }
-      }
-      if (!ok) ++unroutable;
-      // The NIC links were counted per NIC above; keep only the hops between the leaves.
-      path.erase(std::remove_if(
-                     path.begin() + static_cast<long>(between), path.end(),
-                     [&](const Hop& h) { return fab.links()[h.link].cls == LinkClass::kNicLeaf; }),
-                 path.end());
-      if (ok) fs.add(pair_bytes, path);
+  // The flow of one leaf pair on one rail and plane into `path` (NIC hops first, then the hops
+  // between the leaves from `between` on); false when a connection has no path.
+  size_t between = 0;
+  auto pair_path = [&](const std::tuple<int, int, int>& ka, const std::vector<int>& src,
+                       const std::tuple<int, int, int>& kb, const std::vector<int>& dst) {
+    const int plane = std::get<0>(ka), rail = std::get<1>(ka);
+    // Pairs from each source NIC: G GPUs x (GPUs on this rail of each destination node).
+    const double per_src = G * gpr * static_cast<double>(dst.size());
+    const double per_dst = G * gpr * static_cast<double>(src.size());
+    path.clear();
+    // Every NIC of a leaf carries the same share of these pairs, so while none of their
+    // links failed one stands for all in the max-min sharing (the same rates and per-link
+    // loads, far fewer hops); otherwise each is kept, as any may be a failed one.
+    const size_t n_src = nic_links_intact(src, rail, plane) ? 1 : src.size();
+    const size_t n_dst = nic_links_intact(dst, rail, plane) ? 1 : dst.size();
+    for (size_t i = 0; i < n_src; ++i) {
+      const int nic = fab.nic(src[i], rail);
+      path.push_back({fab.pcie_to_nic(nic), static_cast<float>(per_src)});
+      path.push_back({fab.nic_to_leaf(nic, plane), static_cast<float>(per_src)});
     }
+    for (size_t i = 0; i < n_dst; ++i) {
+      const int nic = fab.nic(dst[i], rail);
+      path.push_back({fab.leaf_to_nic(nic, plane), static_cast<float>(per_dst)});
+      path.push_back({fab.pcie_from_nic(nic), static_cast<float>(per_dst)});
+    }
+    // Same node pairs excluded: a node does not use its NIC to reach itself.
+    const double conns = static_cast<double>(src.size()) * dst.size();
+    const double total = G * gpr * conns;
+    bool ok = true;
+    between = path.size();
+    if (hashed) {
+      // Every connection (and each of its QPs) is hashed at every switch, as the switches
+      // would; the leaf pair's flow carries the bytes each link got.
+      ok = hash_connections(src, dst, rail, plane, total, path);
+    } else {
+      // Adaptive routing and spraying spread every connection over the equal paths evenly:
+      // the ways take them round-robin at every switch. The source leaf starts the pair at
+      // (A + B) x ways, so that for every destination the sources arrive over different
+      // spines (a Latin square of uplink blocks). At least one way per uplink of the source
+      // leaf, so that the round-robin covers all of them.
+      const int leaf_ups = fab.up_degree(std::get<2>(ka));
+      const int ways =
+          static_cast<int>(std::min<double>(std::max(kAggregateWays, leaf_ups), conns));
+      turn[static_cast<size_t>(std::get<2>(ka))] =
+          static_cast<uint32_t>((ordinal[ka] + ordinal[kb]) * ways);
+      for (int w = 0; w < ways && ok; ++w) {
+        const int a = src[static_cast<size_t>(w) % src.size()];
+        const int b2 = dst[(static_cast<size_t>(w) / src.size()) % dst.size()];
+        scratch.clear();
+        ok = fab.route_round_robin(fab.nic(a, rail), fab.nic(b2, rail), plane, turn, scratch);
+        for (int l : scratch) path.push_back({l, static_cast<float>(total / ways)});
+      }
+    }
+    // The NIC links were counted per NIC above; keep only the hops between the leaves.
+    path.erase(std::remove_if(
+                   path.begin() + static_cast<long>(between), path.end(),
+                   [&](const Hop& h) { return fab.links()[h.link].cls == LinkClass::kNicLeaf; }),
+               path.end());
+    return ok;
+  };
+  // The leaves of each (plane, rail) with their nodes, in the order of `groups`.
+  using Leaves = std::vector<std::pair<std::tuple<int, int, int>, const std::vector<int>*>>;
+  std::vector<Leaves> rails;  // plane-major, as `groups` is ordered
+  for (const auto& kv : groups) {
+    if (rails.empty() || std::get<0>(rails.back()[0].first) != std::get<0>(kv.first) ||
+        std::get<1>(rails.back()[0].first) != std::get<1>(kv.first))
+      rails.emplace_back();
+    rails.back().push_back({kv.first, &kv.second});
+  }
+  // All the flows of one rail, in `groups` order.
+  auto add_rail = [&](const Leaves& leaves) {
+    for (const auto& [ka, src] : leaves)
+      for (const auto& [kb, dst] : leaves) {
+        const bool ok = pair_path(ka, *src, kb, *dst);
+        if (!ok) ++unroutable;
+        if (ok) fs.add(pair_bytes, path);
+      }
+  };
+  // Whether two rails of a plane have the same leaves holding the same nodes, over NIC links
+  // alike (so the one's flows are the other's with its NICs swapped in).
+  auto same_nodes = [&](const Leaves& a, const Leaves& b) {
+    if (a.size() != b.size() || std::get<0>(a[0].first) != std::get<0>(b[0].first)) return false;
+    const int plane = std::get<0>(a[0].first);
+    const int ra = std::get<1>(a[0].first), rb = std::get<1>(b[0].first);
+    const auto& links = fab.links();
+    auto alike = [&](int la, int lb) {
+      return links[static_cast<size_t>(la)].bytes_per_s ==
+                 links[static_cast<size_t>(lb)].bytes_per_s &&
+             links[static_cast<size_t>(la)].cls == links[static_cast<size_t>(lb)].cls;
+    };
+    for (size_t j = 0; j < a.size(); ++j) {
+      if (std::get<2>(a[j].first) != std::get<2>(b[j].first) || *a[j].second != *b[j].second)
+        return false;
+      for (int node : *a[j].second) {
+        const int na = fab.nic(node, ra), nb = fab.nic(node, rb);
+        if (!alike(fab.pcie_to_nic(na), fab.pcie_to_nic(nb)) ||
+            !alike(fab.pcie_from_nic(na), fab.pcie_from_nic(nb)) ||
+            !alike(fab.nic_to_leaf(na, plane), fab.nic_to_leaf(nb, plane)) ||
+            !alike(fab.leaf_to_nic(na, plane), fab.leaf_to_nic(nb, plane)))
+          return false;
+      }
+    }
+    return true;
+  };
+  for (size_t i = 0; i < rails.size();) {
+    // Rails of one plane whose leaves hold the same nodes (no rail optimization) take the same
+    // round-robin turns between the leaves when the counters come back to where they started:
+    // proven when the second rail's hops between the leaves repeat the first's (every choice
+    // repeated means every counter moved by a multiple of its choices). Those rails' flows of
+    // a leaf pair then have equal rates by symmetry and are one flow, with the NIC hops of the
+    // first rail (its NICs stand for the others') and the hops between the leaves once per
+    // rail; the counters are advanced as the skipped rails would have advanced them.
+    size_t run = 1;
+    if (!hashed && !fab.any_failed())
+      while (i + run < rails.size() && same_nodes(rails[i], rails[i + run])) ++run;
+    if (run < 3) {
+      add_rail(rails[i++]);
+      continue;
+    }
+    const std::vector<uint32_t> turn_before = turn;
+    std::vector<Hop> first;  // the first rail's flows, one after another
+    std::vector<size_t> first_at{0}, first_between;
+    bool ok = true;
+    for (const auto& [ka, src] : rails[i])
+      for (const auto& [kb, dst] : rails[i]) {
+        ok = pair_path(ka, *src, kb, *dst) && ok;
+        first.insert(first.end(), path.begin(), path.end());
+        first_at.push_back(first.size());
+        first_between.push_back(between);
+      }
+    const std::vector<uint32_t> turn_first = turn;
+    size_t k = 0;
+    bool repeats = ok;
+    for (const auto& [ka, src] : rails[i + 1])
+      for (const auto& [kb, dst] : rails[i + 1]) {
+        if (!repeats) break;
+        repeats = pair_path(ka, *src, kb, *dst) &&
+                  path.size() - between == first_at[k + 1] - first_at[k] - first_between[k];
+        for (size_t h = between; h < path.size() && repeats; ++h) {
+          const Hop& o = first[first_at[k] + first_between[k] + (h - between)];
+          repeats = o.link == path[h].link && o.coef == path[h].coef;
+        }
+        ++k;
+      }
+    if (!repeats) {  // route the rails one by one from where the first left the counters
+      turn = turn_before;
+      add_rail(rails[i]);
+      add_rail(rails[i + 1]);
+      i += 2;
+      continue;
+    }
+    const float copies = static_cast<float>(run);
+    for (size_t f = 0; f + 1 < first_at.size(); ++f) {
+      path.assign(first.begin() + static_cast<long>(first_at[f]),
+                  first.begin() + static_cast<long>(first_at[f + 1]));
+      for (size_t h = first_between[f]; h < path.size(); ++h) path[h].coef *= copies;
+      fs.add(pair_bytes, path);
+    }
+    for (size_t v = 0; v < turn.size(); ++v)
+      turn[v] += static_cast<uint32_t>(run - 2) * (turn[v] - turn_first[v]);
+    i += run;
+  }
 }
 
 // Hashes every connection from the NICs on `rail` of `src` nodes to those of `dst` nodes on
@@ -502,7 +605,7 @@ void FlowBuilder::tree(FlowSet& fs) {
     for (int d = 0; d < domains; ++d) {
       const int parent = tree_parent(d, t);
       if (parent < 0) continue;
-      domain_hop(entry[d], entry[parent], plane, mix_key(c, 2 * d), path, rail);  // up
+      domain_hop(entry[d], entry[parent], plane, mix_key(c, 2 * d), path, rail);      // up
       domain_hop(entry[parent], entry[d], plane, mix_key(c, 2 * d + 1), path, rail);  // down
     }
     fs.add(kPayload / C, path);
