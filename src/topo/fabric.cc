@@ -124,10 +124,9 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   // 8 GPUs on their NVSwitches) it is the node, however few GPUs a node runs (2 nodes of 1 GPU
   // are 2 domains, not one).
   const bool spans_nodes = p.gpu.scaleup_domain_gpus > p.gpu.gpus_per_node;
-  f.domain_gpus_ =
-      spans_nodes ? std::max(p.gpus_per_node, std::min<int>(p.gpu.scaleup_domain_gpus,
-                                                            p.nodes * p.gpus_per_node))
-                  : p.gpus_per_node;
+  f.domain_gpus_ = spans_nodes ? std::max(p.gpus_per_node, std::min<int>(p.gpu.scaleup_domain_gpus,
+                                                                         p.nodes * p.gpus_per_node))
+                               : p.gpus_per_node;
   f.domain_gpus_ -= f.domain_gpus_ % p.gpus_per_node;
   const long long gpus = 1LL * p.nodes * p.gpus_per_node;
   const int domains = static_cast<int>((gpus + f.domain_gpus_ - 1) / f.domain_gpus_);
@@ -256,6 +255,9 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
         }
       },
       /*with_names=*/false);
+  f.up_links_.resize(f.up_.size());
+  for (size_t v = 0; v < f.up_.size(); ++v)
+    for (const Adj& a : f.up_[v]) f.up_links_[v].push_back(a.link);
   return f;
 }
 
@@ -282,7 +284,11 @@ bool Fabric::reaches(int v, int dst_leaf) const {
   return ok;
 }
 
-void Fabric::next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const {
+const std::vector<int32_t>& Fabric::next_hops(int v, int dst_leaf,
+                                              std::vector<int32_t>& out) const {
+  // A leaf, or a spine towards another pod of a Clos, may take any uplink while none failed.
+  if (!any_failed_ && !groups_ && (tier_[v] == 1 || (tier_[v] == 2 && pod_[v] != pod_[dst_leaf])))
+    return up_links_[v];
   out.clear();
   if (any_failed_) {
     next_hops_all(v, dst_leaf, out);
@@ -290,9 +296,10 @@ void Fabric::next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const {
     for (int32_t l : out)
       if (reaches(links_[l].to, dst_leaf)) out[w++] = l;
     out.resize(w);
-    return;
+    return out;
   }
   next_hops_all(v, dst_leaf, out);
+  return out;
 }
 
 void Fabric::next_hops_all(int v, int dst_leaf, std::vector<int32_t>& out) const {
@@ -346,9 +353,9 @@ bool Fabric::walk(int src_nic, int dst_nic, int plane, std::vector<int32_t>& pat
   thread_local std::vector<int32_t> cand;
   for (int hop = 0; v != dst_leaf; ++hop) {
     if (hop > 8) return false;
-    next_hops(v, dst_leaf, cand);
-    if (cand.empty()) return false;
-    const int l = choose(v, dst_leaf, hop, cand);
+    const std::vector<int32_t>& next = next_hops(v, dst_leaf, cand);
+    if (next.empty()) return false;
+    const int l = choose(v, dst_leaf, hop, next);
     path.push_back(l);
     v = links_[l].to;
   }

@@ -201,8 +201,9 @@ class Fabric {
  private:
   int add_vertex(int tier, int pod);
   int add_link(int from, int to, double bytes_per_s, double latency_s, LinkClass cls);
-  // Candidate next links from switch `v` towards leaf `dst_leaf` (same plane).
-  void next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const;
+  // Candidate next links from switch `v` towards leaf `dst_leaf` (same plane): `out`, or
+  // without failures where every uplink is one, the switch's own list of them.
+  const std::vector<int32_t>& next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const;
   void next_hops_all(int v, int dst_leaf, std::vector<int32_t>& out) const;
   // From a NIC to a NIC on one plane; `choose` picks among the equal next links at each hop.
   template <typename Choose>
@@ -213,7 +214,7 @@ class Fabric {
   int switch_base_ = 0, per_plane_ = 0, leaves_ = 0, spines_ = 0, cores_ = 0;
   int spines_per_pod_ = 0, cores_per_group_ = 0;
   std::vector<Link> links_;
-  std::vector<int8_t> tier_;  ///< per vertex: 0 host side, 1 leaf, 2 spine, 3 core
+  std::vector<int8_t> tier_;       ///< per vertex: 0 host side, 1 leaf, 2 spine, 3 core
   std::vector<uint32_t> seed_of_;  ///< per vertex: its ECMP hash seed (0 for host side)
   std::vector<int32_t> hash_of_;   ///< per vertex: index into hashes_ (one per distinct seed)
   std::vector<EcmpHash> hashes_;
@@ -227,10 +228,11 @@ class Fabric {
     int32_t link, to, to_pod;
     bool failed;
   };
-  std::vector<std::vector<Adj>> up_;      ///< per switch: links to the tier above
-  std::vector<std::vector<Adj>> down_;    ///< per switch: links to the tier below
-  std::vector<std::vector<Adj>> global_;  ///< per switch: global links (dragonfly spines)
-  std::vector<uint8_t> global_reach_;     ///< dragonfly: [spine index in plane * groups + group]
+  std::vector<std::vector<Adj>> up_;            ///< per switch: links to the tier above
+  std::vector<std::vector<int32_t>> up_links_;  ///< per switch: up_'s link ids, in its order
+  std::vector<std::vector<Adj>> down_;          ///< per switch: links to the tier below
+  std::vector<std::vector<Adj>> global_;        ///< per switch: global links (dragonfly spines)
+  std::vector<uint8_t> global_reach_;  ///< dragonfly: [spine index in plane * groups + group]
   int groups_ = 0;
   int pods_ = 1;
   // With failed links, a next hop counts only if it still reaches the destination leaf (as
