@@ -14,6 +14,7 @@ for args in "plan examples/seed-70b-1024.yaml -o $out/o" "plan examples/roce-16k
             "simulate bench/specs/ib-1m.yaml" "simulate bench/specs/roce-1m.yaml" \
             "simulate examples/seed-70b-1024.yaml --op alltoall -b 1G -e 1G" \
             "simulate examples/roce-16k.yaml --op alltoall -b 1G -e 1G" \
+            "simulate bench/specs/roce-16k-nonrail.yaml --op alltoall -b 1G -e 1G" \
             "step examples/roce-16k.yaml" \
             "what-if examples/roce-16k.yaml --fail link:su01-r0-leaf:pod01-spine01" \
             "report examples/roce-16k.yaml -o $out/o"; do
