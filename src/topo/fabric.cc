@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 
 namespace gf {
 namespace {
@@ -258,6 +259,20 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   f.up_links_.resize(f.up_.size());
   for (size_t v = 0; v < f.up_.size(); ++v)
     for (const Adj& a : f.up_[v]) f.up_links_[v].push_back(a.link);
+  f.down_links_.resize(f.down_.size());
+  f.down_groups_.resize(f.down_.size());
+  for (size_t v = 0; v < f.down_.size(); ++v) {
+    if (f.tier_[v] < 2) continue;
+    std::vector<std::pair<int32_t, int32_t>> keyed;  // (key, link), stably sorted by key
+    for (const Adj& a : f.down_[v]) keyed.push_back({f.tier_[v] == 2 ? a.to : a.to_pod, a.link});
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [key, link] : keyed) {
+      if (f.down_groups_[v].empty() || f.down_groups_[v].back().first != key)
+        f.down_groups_[v].push_back({key, static_cast<int32_t>(f.down_links_[v].size())});
+      f.down_links_[v].push_back(link);
+    }
+  }
   return f;
 }
 
@@ -284,11 +299,20 @@ bool Fabric::reaches(int v, int dst_leaf) const {
   return ok;
 }
 
-const std::vector<int32_t>& Fabric::next_hops(int v, int dst_leaf,
-                                              std::vector<int32_t>& out) const {
-  // A leaf, or a spine towards another pod of a Clos, may take any uplink while none failed.
-  if (!any_failed_ && !groups_ && (tier_[v] == 1 || (tier_[v] == 2 && pod_[v] != pod_[dst_leaf])))
-    return up_links_[v];
+std::span<const int32_t> Fabric::next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const {
+  // While no link failed: a leaf, or a spine towards another pod of a Clos, may take any
+  // uplink; a spine of the destination's pod, or a core, any link down to it.
+  if (!any_failed_ && !groups_) {
+    if (tier_[v] == 1 || (tier_[v] == 2 && pod_[v] != pod_[dst_leaf])) return up_links_[v];
+    const int32_t key = tier_[v] == 2 ? dst_leaf : pod_[dst_leaf];
+    const auto& g = down_groups_[v];
+    const auto it = std::lower_bound(g.begin(), g.end(), std::pair<int32_t, int32_t>{key, -1});
+    if (it == g.end() || it->first != key) return {};
+    const auto& links = down_links_[v];
+    const size_t end = it + 1 == g.end() ? links.size() : static_cast<size_t>((it + 1)->second);
+    return std::span<const int32_t>(links).subspan(static_cast<size_t>(it->second),
+                                                   end - static_cast<size_t>(it->second));
+  }
   out.clear();
   if (any_failed_) {
     next_hops_all(v, dst_leaf, out);
@@ -353,7 +377,7 @@ bool Fabric::walk(int src_nic, int dst_nic, int plane, std::vector<int32_t>& pat
   thread_local std::vector<int32_t> cand;
   for (int hop = 0; v != dst_leaf; ++hop) {
     if (hop > 8) return false;
-    const std::vector<int32_t>& next = next_hops(v, dst_leaf, cand);
+    const std::span<const int32_t> next = next_hops(v, dst_leaf, cand);
     if (next.empty()) return false;
     const int l = choose(v, dst_leaf, hop, next);
     path.push_back(l);
@@ -365,22 +389,21 @@ bool Fabric::walk(int src_nic, int dst_nic, int plane, std::vector<int32_t>& pat
 
 bool Fabric::route(int src_nic, int dst_nic, int plane, const FlowTuple& flow,
                    std::vector<int32_t>& path, uint64_t spread) const {
-  return walk(src_nic, dst_nic, plane, path,
-              [&](int v, int, int, const std::vector<int32_t>& cand) {
-                const uint64_t n = cand.size();
-                const int l = cand[(hash_at(v, flow) % n + spread % n) % n];
-                // The next digit for the next hop; once the spread is used up (fewer ways than
-                // the hops' choices multiplied), the rest is scrambled so that ways that met at
-                // this hop do not all take one link at the next.
-                spread = spread >= n ? spread / n : mix64(spread);
-                return l;
-              });
+  return walk(src_nic, dst_nic, plane, path, [&](int v, int, int, std::span<const int32_t> cand) {
+    const uint64_t n = cand.size();
+    const int l = cand[(hash_at(v, flow) % n + spread % n) % n];
+    // The next digit for the next hop; once the spread is used up (fewer ways than
+    // the hops' choices multiplied), the rest is scrambled so that ways that met at
+    // this hop do not all take one link at the next.
+    spread = spread >= n ? spread / n : mix64(spread);
+    return l;
+  });
 }
 
 bool Fabric::route_round_robin(int src_nic, int dst_nic, int plane, std::vector<uint32_t>& turn,
                                std::vector<int32_t>& path) const {
   return walk(src_nic, dst_nic, plane, path,
-              [&](int v, int dst_leaf, int, const std::vector<int32_t>& cand) {
+              [&](int v, int dst_leaf, int, std::span<const int32_t> cand) {
                 // A core takes turns per destination pod: its choices differ by pod.
                 size_t slot = static_cast<size_t>(v);
                 if (tier_[v] == 3) {
@@ -391,6 +414,32 @@ bool Fabric::route_round_robin(int src_nic, int dst_nic, int plane, std::vector<
                 }
                 return cand[turn[slot]++ % cand.size()];
               });
+}
+
+uint64_t Fabric::round_robin_period(size_t slot) const {
+  thread_local std::vector<int32_t> cand;
+  uint64_t period = 1;
+  auto fold = [&](int v, int dst_leaf) {
+    const uint64_t n = next_hops(v, dst_leaf, cand).size();
+    if (n > 0 && period > 0) period = std::lcm(period, n);
+    if (period > (uint64_t{1} << 32)) period = 0;
+  };
+  int v = 0, pod = -1;
+  if (slot < tier_.size()) {
+    v = static_cast<int>(slot);
+    if (tier_[v] == 0 || tier_[v] == 3) return 1;  // host side; a core counts per pod
+  } else {
+    const size_t k = slot - tier_.size();
+    pod = static_cast<int>(k % static_cast<size_t>(pods_));
+    const int core = static_cast<int>(k / static_cast<size_t>(pods_));
+    v = core_vertex(core / std::max(1, cores_), core % std::max(1, cores_));
+  }
+  const int plane = (v - switch_base_) / per_plane_;
+  for (int i = 0; i < leaves_; ++i) {
+    const int leaf = leaf_vertex(plane, i);
+    if (leaf != v && (pod < 0 || pod_[leaf] == pod)) fold(v, leaf);
+  }
+  return period;
 }
 
 bool Fabric::route_to_switch(int src_nic, int plane, int target, uint64_t hash,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -156,6 +157,10 @@ class Fabric {
   /// paths exactly evenly, as packet spraying or many hashed connections do on average.
   bool route_round_robin(int src_nic, int dst_nic, int plane, std::vector<uint32_t>& turn,
                          std::vector<int32_t>& path) const;
+  /// The least common multiple of the numbers of equal next hops that round-robin counter
+  /// `slot` chooses among, over every destination leaf (1 where it never chooses; 0 when too
+  /// large to matter): a counter moved by a multiple of it chooses as before.
+  uint64_t round_robin_period(size_t slot) const;
   int vertices() const { return static_cast<int>(tier_.size()); }
   /// Counters route_round_robin() needs: one per vertex, and one per (core, destination pod).
   size_t round_robin_slots() const {
@@ -203,7 +208,7 @@ class Fabric {
   int add_link(int from, int to, double bytes_per_s, double latency_s, LinkClass cls);
   // Candidate next links from switch `v` towards leaf `dst_leaf` (same plane): `out`, or
   // without failures where every uplink is one, the switch's own list of them.
-  const std::vector<int32_t>& next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const;
+  std::span<const int32_t> next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const;
   void next_hops_all(int v, int dst_leaf, std::vector<int32_t>& out) const;
   // From a NIC to a NIC on one plane; `choose` picks among the equal next links at each hop.
   template <typename Choose>
@@ -230,9 +235,13 @@ class Fabric {
   };
   std::vector<std::vector<Adj>> up_;            ///< per switch: links to the tier above
   std::vector<std::vector<int32_t>> up_links_;  ///< per switch: up_'s link ids, in its order
-  std::vector<std::vector<Adj>> down_;          ///< per switch: links to the tier below
-  std::vector<std::vector<Adj>> global_;        ///< per switch: global links (dragonfly spines)
-  std::vector<uint8_t> global_reach_;  ///< dragonfly: [spine index in plane * groups + group]
+  /// Per spine or core: down_'s link ids grouped by where they lead (a spine's by leaf, a
+  /// core's by pod), each group in down_'s order; and each group's key and first entry.
+  std::vector<std::vector<int32_t>> down_links_;
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> down_groups_;
+  std::vector<std::vector<Adj>> down_;    ///< per switch: links to the tier below
+  std::vector<std::vector<Adj>> global_;  ///< per switch: global links (dragonfly spines)
+  std::vector<uint8_t> global_reach_;     ///< dragonfly: [spine index in plane * groups + group]
   int groups_ = 0;
   int pods_ = 1;
   // With failed links, a next hop counts only if it still reaches the destination leaf (as
