@@ -1,6 +1,7 @@
 #include "sim/flow_builder.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -390,61 +391,50 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
     return true;
   };
   for (size_t i = 0; i < rails.size();) {
-    // Rails of one plane whose leaves hold the same nodes (no rail optimization) take the same
-    // round-robin turns between the leaves when the counters come back to where they started:
-    // proven when the second rail's hops between the leaves repeat the first's (every choice
-    // repeated means every counter moved by a multiple of its choices). Those rails' flows of
-    // a leaf pair then have equal rates by symmetry and are one flow, with the NIC hops of the
-    // first rail (its NICs stand for the others') and the hops between the leaves once per
-    // rail; the counters are advanced as the skipped rails would have advanced them.
+    // Rails of one plane whose leaves hold the same nodes (no rail optimization) make the same
+    // round-robin calls between the leaves, and take the same turns when the first rail moved
+    // every counter by a multiple of the choices it has. Those rails' flows of a leaf pair then
+    // have equal rates by symmetry and are one flow, with the NIC hops of the first rail (its
+    // NICs stand for the others') and the hops between the leaves once per rail; the counters
+    // are advanced as the skipped rails would have advanced them.
     size_t run = 1;
     if (!hashed && !fab.any_failed())
       while (i + run < rails.size() && same_nodes(rails[i], rails[i + run])) ++run;
-    if (run < 3) {
+    if (run < 2) {
       add_rail(rails[i++]);
       continue;
     }
     const std::vector<uint32_t> turn_before = turn;
-    std::vector<Hop> first;  // the first rail's flows, one after another
-    std::vector<size_t> first_at{0}, first_between;
+    const int flows_before = fs.size();
+    const float copies = static_cast<float>(run);
     bool ok = true;
     for (const auto& [ka, src] : rails[i])
       for (const auto& [kb, dst] : rails[i]) {
         ok = pair_path(ka, *src, kb, *dst) && ok;
-        first.insert(first.end(), path.begin(), path.end());
-        first_at.push_back(first.size());
-        first_between.push_back(between);
+        for (size_t h = between; h < path.size(); ++h) path[h].coef *= copies;
+        fs.add(pair_bytes, path);
       }
-    const std::vector<uint32_t> turn_first = turn;
-    size_t k = 0;
+    // The other rails make the same calls; each choice repeats when every counter moved by a
+    // multiple of the choices it has (its period), without wrapping. A leaf's counter starts
+    // afresh at each of its pairs.
     bool repeats = ok;
-    for (const auto& [ka, src] : rails[i + 1])
-      for (const auto& [kb, dst] : rails[i + 1]) {
-        if (!repeats) break;
-        repeats = pair_path(ka, *src, kb, *dst) &&
-                  path.size() - between == first_at[k + 1] - first_at[k] - first_between[k];
-        for (size_t h = between; h < path.size() && repeats; ++h) {
-          const Hop& o = first[first_at[k] + first_between[k] + (h - between)];
-          repeats = o.link == path[h].link && o.coef == path[h].coef;
-        }
-        ++k;
-      }
-    if (!repeats) {  // route the rails one by one from where the first left the counters
+    for (size_t v = 0; v < turn.size() && repeats; ++v) {
+      const uint64_t moved = turn[v] - turn_before[v];
+      if (moved == 0 ||
+          (v < static_cast<size_t>(fab.vertices()) && fab.tier(static_cast<int>(v)) == 1))
+        continue;
+      const uint64_t period = fab.round_robin_period(v);
+      repeats = period > 0 && moved % period == 0 &&
+                turn[v] + (run - 1) * moved <= std::numeric_limits<uint32_t>::max();
+    }
+    if (!repeats) {  // route the rail again, its flows one by one
+      fs.truncate(flows_before);
       turn = turn_before;
-      add_rail(rails[i]);
-      add_rail(rails[i + 1]);
-      i += 2;
+      add_rail(rails[i++]);
       continue;
     }
-    const float copies = static_cast<float>(run);
-    for (size_t f = 0; f + 1 < first_at.size(); ++f) {
-      path.assign(first.begin() + static_cast<long>(first_at[f]),
-                  first.begin() + static_cast<long>(first_at[f + 1]));
-      for (size_t h = first_between[f]; h < path.size(); ++h) path[h].coef *= copies;
-      fs.add(pair_bytes, path);
-    }
     for (size_t v = 0; v < turn.size(); ++v)
-      turn[v] += static_cast<uint32_t>(run - 2) * (turn[v] - turn_first[v]);
+      turn[v] += static_cast<uint32_t>(run - 1) * (turn[v] - turn_before[v]);
     i += run;
   }
 }

@@ -128,6 +128,7 @@ struct FlowBuilder {
   /// leaves each link carries the share of the connections the switches hashed onto it (ECMP,
   /// multi-QP: every connection and QP hashed), or an even share over the equal paths (adaptive,
   /// spray). Scale-up links of the first domain carry their share in a flow of their own.
+  /// Rails spread alike between the same leaves (no rail optimization) are one flow per pair.
   void alltoall_by_leaf(FlowSet& fs);
 
   /// Hashes every connection between the `rail` NICs of `src` and `dst` nodes on `plane` (each

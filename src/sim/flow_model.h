@@ -25,6 +25,13 @@ class FlowSet {
   /// Adds a flow that moves `bytes` over every hop; returns its index, or -1 over the budget.
   int add(double bytes, const std::vector<Hop>& path);
   bool over_budget() const { return over_budget_; }
+  /// Drops the flows from `flows` on (those added last).
+  void truncate(int flows) {
+    if (flows >= size()) return;
+    bytes_.resize(static_cast<size_t>(flows));
+    offset_.resize(static_cast<size_t>(flows) + 1);
+    hops_.resize(static_cast<size_t>(offset_.back()));
+  }
   /// Memory the flows take, counting the headroom a growing vector doubles into.
   static size_t memory_bytes(size_t flows, size_t hops) {
     return 2 * (flows * (sizeof(double) + sizeof(int64_t)) + hops * sizeof(Hop));
