@@ -63,12 +63,14 @@ double collision_factor(const Fabric& fab, const FlowSet& fs) {
     return (k.cls == LinkClass::kSpineCore ? 2 : 0) + (up ? 0 : 1);
   };
   std::vector<double> bytes(links.size(), 0);
+  std::vector<int8_t> group_of(links.size());
+  for (size_t l = 0; l < links.size(); ++l) group_of[l] = static_cast<int8_t>(group(links[l]));
   double piece[4] = {0, 0, 0, 0};  // per group: the most one flow puts on one of its links
   for (int f = 0; f < fs.size(); ++f)
     for (const auto* h = fs.begin(f); h != fs.end(f); ++h) {
       const double b = fs.bytes(f) * h->coef;
       bytes[h->link] += b;
-      if (const int g = group(links[h->link]); g >= 0) piece[g] = std::max(piece[g], b);
+      if (const int g = group_of[h->link]; g >= 0) piece[g] = std::max(piece[g], b);
     }
   auto owner = [&](const Link& k) { return fab.tier(k.from) < fab.tier(k.to) ? k.from : k.to; };
   std::vector<uint8_t> active(static_cast<size_t>(fab.vertices()) * 4, 0);
@@ -390,6 +392,25 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
     }
     return true;
   };
+  // How many rails from rail i on (1 or more) hold the same nodes on the same leaves.
+  auto run_at = [&](size_t i) {
+    size_t run = 1;
+    if (!hashed && !fab.any_failed())
+      while (i + run < rails.size() && same_nodes(rails[i], rails[i + run])) ++run;
+    return run;
+  };
+  {  // the flows' room up front, as merged rails take it (no copy as the flow set grows)
+    const size_t between_hops = fab.has_core() ? 4 : 2;
+    size_t flows = 0, hops = 0;
+    for (size_t i = 0; i < rails.size(); i += run_at(i))
+      for (const auto& [ka, src] : rails[i]) {
+        const size_t ways =
+            static_cast<size_t>(std::max(kAggregateWays, fab.up_degree(std::get<2>(ka))));
+        flows += rails[i].size();
+        hops += rails[i].size() * (4 + ways * between_hops);
+      }
+    fs.reserve(fs.size() + flows, fs.hop_count() + hops);
+  }
   for (size_t i = 0; i < rails.size();) {
     // Rails of one plane whose leaves hold the same nodes (no rail optimization) make the same
     // round-robin calls between the leaves, and take the same turns when the first rail moved
@@ -397,9 +418,7 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
     // have equal rates by symmetry and are one flow, with the NIC hops of the first rail (its
     // NICs stand for the others') and the hops between the leaves once per rail; the counters
     // are advanced as the skipped rails would have advanced them.
-    size_t run = 1;
-    if (!hashed && !fab.any_failed())
-      while (i + run < rails.size() && same_nodes(rails[i], rails[i + run])) ++run;
+    const size_t run = run_at(i);
     if (run < 2) {
       add_rail(rails[i++]);
       continue;

@@ -64,6 +64,20 @@ TEST(Fluid, ZeroCapacityNeverFinishes) {
 
 namespace gf {
 
+TEST(FlowSet, TruncateDropsTheLastFlows) {
+  FlowSet fs;
+  fs.add(1, {Hop{0, 1}});
+  fs.add(2, {Hop{1, 1}, Hop{2, 1}});
+  fs.add(3, {Hop{3, 1}});
+  fs.truncate(1);
+  ASSERT_EQ(fs.size(), 1);
+  EXPECT_EQ(fs.hop_count(), 1u);
+  EXPECT_EQ(fs.add(4, {Hop{5, 2}}), 1);
+  EXPECT_EQ(fs.bytes(1), 4);
+  EXPECT_EQ(fs.begin(1)->link, 5);
+  EXPECT_EQ(fs.end(1) - fs.begin(1), 1);
+}
+
 TEST(FlowSet, StopsGrowingAtItsMemoryBudget) {
   const size_t budget = 64 * 1024;
   FlowSet fs(budget);

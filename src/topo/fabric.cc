@@ -256,6 +256,8 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
         }
       },
       /*with_names=*/false);
+  f.link_to_.reserve(f.links_.size());
+  for (const Link& k : f.links_) f.link_to_.push_back(k.to);
   f.up_links_.resize(f.up_.size());
   for (size_t v = 0; v < f.up_.size(); ++v)
     for (const Adj& a : f.up_[v]) f.up_links_[v].push_back(a.link);
@@ -381,7 +383,7 @@ bool Fabric::walk(int src_nic, int dst_nic, int plane, std::vector<int32_t>& pat
     if (next.empty()) return false;
     const int l = choose(v, dst_leaf, hop, next);
     path.push_back(l);
-    v = links_[l].to;
+    v = link_to_[static_cast<size_t>(l)];
   }
   path.push_back(nic_down_[d]);
   return true;

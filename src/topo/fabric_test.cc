@@ -93,6 +93,41 @@ TEST(Fabric, ThreeTierAndDragonflyRoutes) {
   EXPECT_EQ(g.links()[path[2]].cls, LinkClass::kGlobal);
 }
 
+// A round-robin counter moved by its period (the lcm of the choices it has) chooses as before:
+// what lets alltoall_by_leaf route one rail for many.
+TEST(Fabric, RoundRobinCountersRepeatAfterTheirPeriod) {
+  auto b = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 512, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700}\n");
+  const Fabric f = Fabric::build(b.plan, b.cat);
+  auto routes = [&](std::vector<uint32_t> turn) {
+    std::vector<int32_t> all, path;
+    for (int a = 0; a < 512; a += 37)
+      for (int d = 0; d < 512; d += 29) {
+        path.clear();
+        EXPECT_TRUE(f.route_round_robin(f.nic(a, 0), f.nic(d, 0), 0, turn, path));
+        all.insert(all.end(), path.begin(), path.end());
+      }
+    return all;
+  };
+  std::vector<uint32_t> start(f.round_robin_slots());
+  for (size_t s = 0; s < start.size(); ++s) start[s] = static_cast<uint32_t>(s * 7919 % 1000);
+  std::vector<uint32_t> moved = start, off_by_one = start;
+  bool some_choice = false;
+  for (size_t s = 0; s < start.size(); ++s) {
+    const uint64_t period = f.round_robin_period(s);
+    ASSERT_GT(period, 0u);
+    moved[s] += static_cast<uint32_t>(3 * period);
+    if (period > 1) {
+      some_choice = true;
+      off_by_one[s] += 1;
+    }
+  }
+  EXPECT_TRUE(some_choice);
+  EXPECT_EQ(routes(moved), routes(start));
+  EXPECT_NE(routes(off_by_one), routes(start));  // the test can tell a different turn
+}
+
 TEST(Fabric, FailedLinksAreAvoided) {
   auto b = plan_of(
       "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\nfabric: {technology: infiniband, "
