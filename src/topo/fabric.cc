@@ -258,21 +258,23 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
       /*with_names=*/false);
   f.link_to_.reserve(f.links_.size());
   for (const Link& k : f.links_) f.link_to_.push_back(k.to);
-  f.up_links_.resize(f.up_.size());
-  for (size_t v = 0; v < f.up_.size(); ++v)
-    for (const Adj& a : f.up_[v]) f.up_links_[v].push_back(a.link);
-  f.down_links_.resize(f.down_.size());
-  f.down_groups_.resize(f.down_.size());
-  for (size_t v = 0; v < f.down_.size(); ++v) {
+  // Per switch (vertex - switch_base_): its uplinks, and its links down grouped by destination.
+  const size_t switches = f.tier_.size() - static_cast<size_t>(f.switch_base_);
+  f.up_links_.resize(switches);
+  f.down_links_.resize(switches);
+  f.down_groups_.resize(switches);
+  for (size_t s = 0; s < switches; ++s) {
+    const size_t v = s + static_cast<size_t>(f.switch_base_);
+    for (const Adj& a : f.up_[v]) f.up_links_[s].push_back(a.link);
     if (f.tier_[v] < 2) continue;
     std::vector<std::pair<int32_t, int32_t>> keyed;  // (key, link), stably sorted by key
     for (const Adj& a : f.down_[v]) keyed.push_back({f.tier_[v] == 2 ? a.to : a.to_pod, a.link});
     std::stable_sort(keyed.begin(), keyed.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [key, link] : keyed) {
-      if (f.down_groups_[v].empty() || f.down_groups_[v].back().first != key)
-        f.down_groups_[v].push_back({key, static_cast<int32_t>(f.down_links_[v].size())});
-      f.down_links_[v].push_back(link);
+      if (f.down_groups_[s].empty() || f.down_groups_[s].back().first != key)
+        f.down_groups_[s].push_back({key, static_cast<int32_t>(f.down_links_[s].size())});
+      f.down_links_[s].push_back(link);
     }
   }
   return f;
@@ -305,12 +307,13 @@ std::span<const int32_t> Fabric::next_hops(int v, int dst_leaf, std::vector<int3
   // While no link failed: a leaf, or a spine towards another pod of a Clos, may take any
   // uplink; a spine of the destination's pod, or a core, any link down to it.
   if (!any_failed_ && !groups_) {
-    if (tier_[v] == 1 || (tier_[v] == 2 && pod_[v] != pod_[dst_leaf])) return up_links_[v];
+    if (tier_[v] == 1 || (tier_[v] == 2 && pod_[v] != pod_[dst_leaf]))
+      return up_links_[v - switch_base_];
     const int32_t key = tier_[v] == 2 ? dst_leaf : pod_[dst_leaf];
-    const auto& g = down_groups_[v];
+    const auto& g = down_groups_[v - switch_base_];
     const auto it = std::lower_bound(g.begin(), g.end(), std::pair<int32_t, int32_t>{key, -1});
     if (it == g.end() || it->first != key) return {};
-    const auto& links = down_links_[v];
+    const auto& links = down_links_[v - switch_base_];
     const size_t end = it + 1 == g.end() ? links.size() : static_cast<size_t>((it + 1)->second);
     return std::span<const int32_t>(links).subspan(static_cast<size_t>(it->second),
                                                    end - static_cast<size_t>(it->second));

@@ -235,7 +235,8 @@ class Fabric {
   };
   std::vector<std::vector<Adj>> up_;  ///< per switch: links to the tier above
   std::vector<int32_t> link_to_;      ///< per link: links_[l].to, packed (routing's next vertex)
-  std::vector<std::vector<int32_t>> up_links_;  ///< per switch: up_'s link ids, in its order
+  /// Per switch (vertex - switch_base_): up_'s link ids, in its order.
+  std::vector<std::vector<int32_t>> up_links_;
   /// Per spine or core: down_'s link ids grouped by where they lead (a spine's by leaf, a
   /// core's by pod), each group in down_'s order; and each group's key and first entry.
   std::vector<std::vector<int32_t>> down_links_;
