@@ -23,16 +23,15 @@ constexpr double kKiB = 1024;
 // Size step (×) on the busbw chart and in simulate.json (nccl-tests' -f 2, as `simulate` does).
 constexpr double kSizeFactor = 2;
 
-// One curve per available algorithm, each at its best protocol.
+// One curve per available algorithm, each at the protocol NCCL's tuner picks for it (what
+// `simulate --algo` prints and NCCL_ALGO alone runs).
 void add_algorithm_curves(const CollectiveModel& model, const std::vector<double>& sizes,
                           std::vector<BusbwSeries>& out) {
   for (const auto& a : model.algorithms()) {
     if (!a.available) continue;
     BusbwSeries series{std::string(algorithm_name(a.algorithm)) + " (simulated)", {}};
     for (double s : sizes) {
-      double best = 1e300;
-      for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple})
-        best = std::min(best, model.time_us(a.algorithm, p, s));
+      const double best = model.time_us(a.algorithm, s);
       if (best < 1e299)
         series.points.push_back(
             {s, s / (best * 1e-6) / 1e9 * bus_factor(Op::kAllReduce, model.ranks())});

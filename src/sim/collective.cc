@@ -334,15 +334,7 @@ double GroupCollective::seconds(double bytes) const {
       op_,   size_,       domains_, size_ / std::max(1, domains_), hop_latency_us_,
       nccl_, generation_, channels_};
   // The protocol NCCL's tuner picks, at the time its pipeline then takes.
-  double best = std::numeric_limits<double>::infinity(), chosen = best;
-  for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
-    const double t = tuner_time_us(a, p, shape, seconds_per_byte_, bytes);
-    if (t < best) {
-      best = t;
-      chosen = collective_time_us(a, p, shape, seconds_per_byte_, bytes) * 1e-6;
-    }
-  }
-  return chosen;
+  return pick_protocol(a, shape, seconds_per_byte_, bytes).time_us * 1e-6;
 }
 
 double GroupCollective::busbw_gbs(double bytes) const {
@@ -363,22 +355,22 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   return {op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
 }
 
-double CollectiveModel::time_us(Algorithm a, Protocol p, double bytes) const {
-  for (const auto& m : models_) {
-    if (m.algorithm != a) continue;
-    if (!m.available) return std::numeric_limits<double>::infinity();
-    return collective_time_us(a, p, shape(a), m.seconds_per_byte, bytes);
-  }
-  return std::numeric_limits<double>::infinity();
+const AlgorithmModel* CollectiveModel::available(Algorithm a) const {
+  for (const auto& m : models_)
+    if (m.algorithm == a) return m.available ? &m : nullptr;
+  return nullptr;
 }
 
-double CollectiveModel::tuner_time_us(Algorithm a, Protocol p, double bytes) const {
-  for (const auto& m : models_) {
-    if (m.algorithm != a) continue;
-    if (!m.available) return std::numeric_limits<double>::infinity();
-    return gf::tuner_time_us(a, p, shape(a), m.seconds_per_byte, bytes);
-  }
-  return std::numeric_limits<double>::infinity();
+double CollectiveModel::time_us(Algorithm a, Protocol p, double bytes) const {
+  const AlgorithmModel* m = available(a);
+  return m ? collective_time_us(a, p, shape(a), m->seconds_per_byte, bytes)
+           : std::numeric_limits<double>::infinity();
+}
+
+double CollectiveModel::time_us(Algorithm a, double bytes) const {
+  const AlgorithmModel* m = available(a);
+  return m ? pick_protocol(a, shape(a), m->seconds_per_byte, bytes, forced_protocol_).time_us
+           : std::numeric_limits<double>::infinity();
 }
 
 SizeResult CollectiveModel::at(double bytes) const {
@@ -388,24 +380,22 @@ SizeResult CollectiveModel::at(double bytes) const {
   for (const auto& m : models_) {
     if (!m.available) continue;
     if (forced_algorithm_ && m.algorithm != *forced_algorithm_) continue;
-    for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
-      if (forced_protocol_ && p != *forced_protocol_) continue;
-      // NCCL chooses by its tuner's estimate; the call then takes the pipeline's time.
-      const double estimate = tuner_time_us(m.algorithm, p, bytes);
-      if (estimate < best) {
-        best = estimate;
-        const double t = time_us(m.algorithm, p, bytes);
-        r.time_us = t;
-        r.algorithm = m.algorithm;
-        r.protocol = p;
-        // The fixed part: what is left of the time without the data (an alltoall's posting
-        // counts only where it outlasts the data).
-        r.latency_us =
-            t - data_time_us(m.algorithm, p, shape(m.algorithm), m.seconds_per_byte, bytes);
-        r.bottleneck = m.bottleneck;
-        r.bottleneck_utilization = m.bottleneck_utilization;
-        r.ecmp_collision = m.ecmp_collision;
-      }
+    // NCCL chooses by its tuner's estimate; the call then takes the pipeline's time.
+    const CostShape sh = shape(m.algorithm);
+    const ProtocolPick pick =
+        pick_protocol(m.algorithm, sh, m.seconds_per_byte, bytes, forced_protocol_);
+    if (pick.estimate_us < best) {
+      best = pick.estimate_us;
+      r.time_us = pick.time_us;
+      r.algorithm = m.algorithm;
+      r.protocol = pick.protocol;
+      // The fixed part: what is left of the time without the data (an alltoall's posting
+      // counts only where it outlasts the data).
+      r.latency_us =
+          pick.time_us - data_time_us(m.algorithm, pick.protocol, sh, m.seconds_per_byte, bytes);
+      r.bottleneck = m.bottleneck;
+      r.bottleneck_utilization = m.bottleneck_utilization;
+      r.ecmp_collision = m.ecmp_collision;
     }
   }
   if (!std::isfinite(best)) r.time_us = best;

@@ -62,8 +62,9 @@ class CollectiveModel {
   SizeResult at(double bytes) const;
   /// Time of one (algorithm, protocol) at a size; infinity when not available.
   double time_us(Algorithm a, Protocol p, double bytes) const;
-  /// NCCL's tuner's estimate of the same (what it chooses by); infinity when not available.
-  double tuner_time_us(Algorithm a, Protocol p, double bytes) const;
+  /// Time of `a` at a size with the protocol NCCL's tuner picks for it (as NCCL_ALGO forced
+  /// alone runs it); infinity when not available.
+  double time_us(Algorithm a, double bytes) const;
   long long ranks() const { return ranks_; }
   int nodes() const { return nodes_; }
   int domains() const { return domains_; }
@@ -75,6 +76,8 @@ class CollectiveModel {
  private:
   /// The communicator `a` runs on, for NCCL's cost terms (nccl_cost.h).
   CostShape shape(Algorithm a) const;
+  /// The bandwidth side of `a`, nullptr when it was not modelled or is not available.
+  const AlgorithmModel* available(Algorithm a) const;
   Op op_ = Op::kAllReduce;
   long long ranks_ = 0;
   int nodes_ = 0, domains_ = 0, domain_gpus_ = 0;

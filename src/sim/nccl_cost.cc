@@ -214,7 +214,7 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
         bw *= nccl::kCollNetDirectHopperFactor;
       return bw;
     }
-    default:  // NVLS, CollNet and point-to-point run Simple only
+    default:  // NVLS and point-to-point run Simple only
       return p == Protocol::kSimple ? simple_Bps : 0;
   }
 }
@@ -379,6 +379,18 @@ double tuner_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds
 double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                           double bytes) {
   return assemble_us(a, p, s, bytes, data_time_us(a, p, s, seconds_per_byte, bytes));
+}
+
+ProtocolPick pick_protocol(Algorithm a, const CostShape& s, double seconds_per_byte, double bytes,
+                           std::optional<Protocol> only) {
+  ProtocolPick pick;
+  for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
+    if (only && p != *only) continue;
+    const double estimate = tuner_time_us(a, p, s, seconds_per_byte, bytes);
+    if (estimate < pick.estimate_us)
+      pick = {p, estimate, collective_time_us(a, p, s, seconds_per_byte, bytes)};
+  }
+  return pick;
 }
 
 }  // namespace gf

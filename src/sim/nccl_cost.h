@@ -4,6 +4,7 @@
 // arithmetic over nccl_constants.h and the shape of the communicator only.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,7 +93,8 @@ double alltoall_time_us(double fixed_us, long long network_peers, double data_us
 struct PipelineRun {
   int channels = 1;        ///< channels of this call (fewer than the communicator's when small)
   int comm_channels = 1;   ///< the communicator's (the flow model's bandwidth is for all of them)
-  double chunk_bytes = 0;  ///< data bytes of one chunk of one channel
+  double chunk_bytes = 0;  ///< data bytes one channel streams as a unit (a chunk; a whole loop
+                           ///< of N or nHeads chunks for rings, NVLS and CollNet)
   double chunks = 1;       ///< chunks (or loops) each channel streams
   int stages = 1;          ///< dependent stages a chunk crosses (1: no fill beyond the latency)
   /// A step's synchronisation that no FIFO hides, us: NVLS has none between its reduce and
@@ -125,5 +127,16 @@ double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double se
 /// The data part of collective_time_us, us.
 double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                     double bytes);
+
+/// The protocol NCCL's tuner picks for `a` at `bytes`: the least tuner_time_us (the first of
+/// LL, LL128, Simple on a tie; `only`: that one), its estimate and the time the call then takes
+/// (collective_time_us); both infinity where no protocol runs.
+struct ProtocolPick {
+  Protocol protocol = Protocol::kSimple;
+  double estimate_us = std::numeric_limits<double>::infinity();
+  double time_us = std::numeric_limits<double>::infinity();
+};
+ProtocolPick pick_protocol(Algorithm a, const CostShape& s, double seconds_per_byte, double bytes,
+                           std::optional<Protocol> only = std::nullopt);
 
 }  // namespace gf
