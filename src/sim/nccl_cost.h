@@ -63,7 +63,8 @@ struct CostShape {
                           ///< gpufabric's term; NCCL's latencyInter is the NET plugin's, 0 for IB
   NcclRelease release = kNewestNccl;
   GpuGeneration generation = GpuGeneration::kHopper;
-  int channels = 16;  ///< channels the algorithm runs on (its caps are per channel)
+  int channels = 16;  ///< the communicator's channels for the algorithm (comm->nChannels; the
+                      ///< tuner's per-channel caps count the search graph's, half of them)
 };
 
 /// Fixed time of one collective, us: NCCL's base latency of the algorithm and protocol plus

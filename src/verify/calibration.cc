@@ -190,11 +190,11 @@ SetSummary summarize(const std::string& set, const std::vector<CalibrationPoint>
 // The modelled release whose tuner terms a row's NCCL version runs with: up to 2.20 the 2.18
 // table (ring LL x1/4 and the rest that changed in 2.21 and 2.23), after it the newest; a row
 // that does not say runs the newest, as a spec that does not.
-std::string modelled_release(const std::string& version) {
+const char* modelled_release(const std::string& version) {
   int major = 0, minor = 0;
   if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) == 2 && major == 2 && minor <= 20)
-    return "2.18";
-  return "2.29";
+    return nccl_release_name(NcclRelease::kV2_18);
+  return nccl_release_name(kNewestNccl);
 }
 
 }  // namespace
