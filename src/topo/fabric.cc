@@ -156,7 +156,6 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   }
   if (f.groups_) f.global_reach_.assign(static_cast<size_t>(t.spines) * f.groups_, 0);
   // Every switch's ECMP hash, one EcmpHash per distinct seed.
-  f.seed_of_.assign(f.tier_.size(), 0);
   f.hash_of_.assign(f.tier_.size(), -1);
   {
     std::unordered_map<uint32_t, int32_t> by_seed;
@@ -170,7 +169,6 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
       const uint32_t seed = ecmp_hash_seed(p.ecmp_seed, plane, tier, index);
       auto [it, fresh] = by_seed.emplace(seed, static_cast<int32_t>(f.hashes_.size()));
       if (fresh) f.hashes_.push_back(EcmpHash::from_seed(seed));
-      f.seed_of_[v] = seed;
       f.hash_of_[v] = it->second;
     }
   }

@@ -148,8 +148,6 @@ class Fabric {
   uint32_t hash_at(int v, const FlowTuple& flow) const {
     return hashes_[static_cast<size_t>(hash_of_[v])](flow);
   }
-  /// The ECMP hash seed of switch vertex `v` (ecmp_hash_seed).
-  uint32_t ecmp_seed_of(int v) const { return seed_of_[v]; }
   /// Tier of a vertex: 0 host side, 1 leaf, 2 spine, 3 core.
   int tier(int v) const { return tier_[v]; }
   /// Like route(), but every switch hands out its equal next hops round-robin (`turn` holds one
@@ -220,7 +218,6 @@ class Fabric {
   int spines_per_pod_ = 0, cores_per_group_ = 0;
   std::vector<Link> links_;
   std::vector<int8_t> tier_;       ///< per vertex: 0 host side, 1 leaf, 2 spine, 3 core
-  std::vector<uint32_t> seed_of_;  ///< per vertex: its ECMP hash seed (0 for host side)
   std::vector<int32_t> hash_of_;   ///< per vertex: index into hashes_ (one per distinct seed)
   std::vector<EcmpHash> hashes_;
   std::vector<int32_t> pod_;  ///< per vertex: pod / group of a switch; for a core its group
