@@ -138,6 +138,22 @@ TEST(SpecErrors, NcclRelease) {
       << e;
 }
 
+TEST(SpecErrors, EcmpHashSeed) {
+  const std::string base =
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {ecmp_hash: {seed: ";
+  auto tier = parse_spec(base + "per_tier}}\n", "spec.yaml");
+  ASSERT_TRUE(tier.ok()) << format_diagnostics(tier.errors());
+  EXPECT_EQ(tier->fabric.ecmp_seed, EcmpSeedPolicy::kPerTier);
+  const auto e = errors_of(base + "random}}\n");
+  EXPECT_NE(e.find("fabric.ecmp_hash.seed: 'random' is not one of per_switch | per_tier | same"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(errors_of("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {ecmp_hash: "
+                      "{sead: same}}\n")
+                .find("fabric.ecmp_hash.sead"),
+            std::string::npos);
+}
+
 TEST(SpecErrors, MissingRequired) {
   const auto e = errors_of("cluster:\n  gpu: h100-sxm\n  nodes: 4\n");
   EXPECT_NE(e.find("cluster.nic: missing required key"), std::string::npos) << e;
