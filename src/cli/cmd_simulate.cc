@@ -5,11 +5,13 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/completion.h"
 #include "cli/flags.h"
 #include "cli/resources.h"
+#include "common/output.h"
 #include "plan/plan.h"
 #include "report/sim_report.h"
 #include "sim/collective.h"
@@ -26,7 +28,7 @@ constexpr double kMaxStepFactor = 1024;
 
 struct SimulateFlags {
   std::string spec, op = "all_reduce", min_bytes = "8", max_bytes = "8G", algo = "auto",
-                    proto = "auto", load_balancing, nccl;
+                    proto = "auto", load_balancing, nccl, links, links_bytes = "1G";
   double factor = 2;
   int nodes = 0;
   unsigned long long seed = 1;
@@ -75,6 +77,8 @@ int run(const SimulateFlags& f) {
           Diagnostic::flag("--load-balancing", fmt::format("unknown mode '{}'", f.load_balancing),
                            did_you_mean(f.load_balancing, names_of(kLoadBalancingNames))));
   }
+  std::optional<double> links_bytes;
+  if (!f.links.empty()) links_bytes = nccl_bytes_flag("--links-bytes", f.links_bytes, 1, errs);
   const auto lo = nccl_bytes_flag("-b", f.min_bytes, 0, errs);
   const auto hi = nccl_bytes_flag("-e", f.max_bytes, 1, errs);
   if (lo && hi && *lo > *hi)
@@ -113,10 +117,31 @@ int run(const SimulateFlags& f) {
   }
   const auto sizes = size_sweep(*lo, *hi, f.factor);
   const SimReport report = simulate_sweep(*plan, *model, sizes, *lo, *hi, f.factor);
-  if (f.json)
-    std::cout << sim_json(report).dump(2) << "\n";
-  else
+  // Traffic per link: the algorithm chosen at --links-bytes simulated again with its load kept.
+  std::optional<CollectiveTraffic> traffic;
+  std::unique_ptr<LinkNames> names;
+  if (!f.links.empty()) {
+    auto t = collective_traffic(fabric, *plan, o, *model, *links_bytes);
+    if (!t) return fail(t.errors());
+    traffic = std::move(*t);
+    names = std::make_unique<LinkNames>(*plan, loaded->catalog, fabric);
+    auto w = write_output_file(f.links, "--links", [&](std::ostream& out) {
+      write_links_csv(out, fabric, *names, *traffic);
+    });
+    if (!w) return fail(w.errors());
+    if (!f.json) std::cerr << "wrote " << *w << "\n";
+  }
+  if (f.json) {
+    auto j = sim_json(report);
+    if (traffic) {
+      j["links"] = links_json(fabric, *names, *traffic);
+      j["links"]["file"] = f.links;
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
     std::cout << nccl_tests_table(report, f.explain);
+    if (traffic) std::cout << links_text(fabric, *names, *traffic);
+  }
   return kExitOk;
 }
 
@@ -168,6 +193,13 @@ Command add_simulate(CLI::App& root) {
   a->add_flag("--explain", f->explain,
               "add per size: algorithm, protocol, bottleneck link class and its utilisation, ECMP "
               "collision factor");
+  a->add_option("--links", f->links,
+                "write the traffic per directed link to this CSV (ends as cabling.csv names them, "
+                "tier, capacity, bytes, mean and peak utilisation, flows; hottest first) for the "
+                "algorithm NCCL picks at --links-bytes");
+  a->add_option("--links-bytes", f->links_bytes,
+                "collective size of the --links table, as nccl-tests (K M G binary)")
+      ->capture_default_str();
   a->add_flag("--json", f->json, "print results as JSON");
   return {a, [f] { return run(*f); }};
 }

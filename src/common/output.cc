@@ -166,6 +166,45 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
   return written;
 }
 
+Result<std::string> write_output_file(const std::string& path, const std::string& flag,
+                                      const std::function<void(std::ostream&)>& write) {
+  std::error_code ec;
+  const fs::path target(path);
+  auto error = [&](const std::string& message, const std::string& hint = "") {
+    return Diagnostic::in_file(path, flag, message, hint);
+  };
+  if (path.empty() || target.filename().empty() || target.filename() == "." ||
+      target.filename() == "..")
+    return error("not a file name", "give a file, e.g. links.csv");
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    return error("the folder does not exist", "create it first or choose another file");
+  const auto st = fs::symlink_status(target, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st) && !fs::is_symlink(st))
+    return error(fs::is_directory(st) ? "a folder is where this output file goes"
+                                      : "something that is not a file is in the way",
+                 "move it away or choose another file");
+  const fs::path tmp =
+      dir / fmt::format(".{}.gpufabric-{}.tmp", target.filename().string(), getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (out) write(out);
+    out.close();
+    if (!out) {
+      const std::string why = std::strerror(errno);
+      fs::remove(tmp, ec);
+      return error("cannot write the file: " + why, "check free space and permissions");
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(tmp, ec);
+    return error("cannot move the file into place: " + why);
+  }
+  return path;
+}
+
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";

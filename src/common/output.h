@@ -1,6 +1,8 @@
 // Writing result files: all or nothing, so bad input never leaves half-written output.
 #pragma once
 
+#include <functional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +18,13 @@ using OutputFile = std::pair<std::string, std::string>;
 /// all are renamed into place only once all were written. Returns the paths written.
 Result<std::vector<std::string>> write_outputs(const std::string& dir,
                                                const std::vector<OutputFile>& files);
+
+/// Writes one file at `path` from `write` (streamed, so that a large table is never held in
+/// memory): into a temporary file beside it first, renamed over `path` only once all was
+/// written; on failure nothing is left. `flag` names the option in errors. Refuses a folder or
+/// anything but a regular file in the way, and a missing parent folder. Returns the path.
+Result<std::string> write_output_file(const std::string& path, const std::string& flag,
+                                      const std::function<void(std::ostream&)>& write);
 
 /// A CSV field, quoted when it holds a comma, a quote or a newline (RFC 4180).
 std::string csv_field(const std::string& s);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/output.h"
+
 namespace gf {
 namespace {
 
@@ -186,6 +188,95 @@ nlohmann::json sim_json(const SimReport& r) {
           {"avg_busbw_gbs", r.rows.empty() ? 0.0 : bw_sum / r.rows.size()},
           {"results", rows},
           {"algorithms", algos}};
+}
+
+}  // namespace gf
+
+namespace gf {
+
+const char* const kLinksCsvHeader =
+    "rank,from_device,from_port,to_device,to_port,tier,direction,capacity_gbps,bytes,"
+    "utilization_mean,utilization_peak,flows";
+
+void write_links_csv(std::ostream& out, const Fabric& fab, const LinkNames& names,
+                     const CollectiveTraffic& t) {
+  out << kLinksCsvHeader << "\n";
+  const std::vector<int32_t> order = links_hottest_first(fab, t.load);
+  long long rank = 0;
+  std::string row;
+  for (int32_t l : order) {
+    const LinkUse u = link_use(fab, t.load, l, t.bytes, t.seconds);
+    const LinkEnd a = names.from(l), b = names.to(l);
+    row = fmt::format("{},{},{},{},{},{},{},{:g},{:.0f},{:.4f},{:.4f},{}\n", ++rank,
+                      csv_field(a.device), csv_field(a.port), csv_field(b.device),
+                      csv_field(b.port), link_tier_key(fab.links()[l].cls),
+                      link_direction(fab, l), u.capacity_Bps * 8 / 1e9, u.bytes, u.mean_util,
+                      u.peak_util, u.flows);
+    out << row;
+  }
+}
+
+namespace {
+std::string end_name(const LinkEnd& e) { return e.port.empty() ? e.device : e.device + ":" + e.port; }
+}  // namespace
+
+std::string links_text(const Fabric& fab, const LinkNames& names, const CollectiveTraffic& t,
+                       int top) {
+  std::string s = fmt::format(
+      "#\n# Traffic per link: {} of {:.0f} bytes, {} / {}, {:.1f} us\n"
+      "# {:<12} {:>10} {:>10} {:>12} {:>9} {:>9}\n",
+      op_name(t.op), t.bytes, algorithm_name(t.at.algorithm), protocol_name(t.at.protocol),
+      t.seconds * 1e6, "tier", "busy", "links", "bytes", "mean", "max");
+  for (const auto& h : tier_heat(fab, t.load, t.bytes, t.seconds))
+    s += fmt::format("# {:<12} {:>10} {:>10} {:>12.4g} {:>8.1f}% {:>8.1f}%\n",
+                     link_tier_key(h.cls), h.busy, h.links, h.bytes, 100 * h.mean_util,
+                     100 * h.max_util);
+  const auto order = links_hottest_first(fab, t.load);
+  if (!order.empty()) s += "# hottest links (utilisation mean / peak, flows):\n";
+  for (size_t i = 0; i < order.size() && static_cast<int>(i) < top; ++i) {
+    const LinkUse u = link_use(fab, t.load, order[i], t.bytes, t.seconds);
+    s += fmt::format("#   {} -> {} ({}): {:.1f}% / {:.1f}%, {} flows\n",
+                     end_name(names.from(order[i])), end_name(names.to(order[i])),
+                     link_tier_key(fab.links()[order[i]].cls), 100 * u.mean_util,
+                     100 * u.peak_util, u.flows);
+  }
+  return s;
+}
+
+nlohmann::json links_json(const Fabric& fab, const LinkNames& names, const CollectiveTraffic& t,
+                          int top) {
+  nlohmann::json tiers = nlohmann::json::array();
+  for (const auto& h : tier_heat(fab, t.load, t.bytes, t.seconds))
+    tiers.push_back({{"tier", link_tier_key(h.cls)},
+                     {"links", h.links},
+                     {"busy_links", h.busy},
+                     {"bytes", h.bytes},
+                     {"utilization_mean", h.mean_util},
+                     {"utilization_max", h.max_util},
+                     {"histogram", h.bins}});
+  nlohmann::json hottest = nlohmann::json::array();
+  const auto order = links_hottest_first(fab, t.load);
+  for (size_t i = 0; i < order.size() && static_cast<int>(i) < top; ++i) {
+    const LinkUse u = link_use(fab, t.load, order[i], t.bytes, t.seconds);
+    const LinkEnd a = names.from(order[i]), b = names.to(order[i]);
+    hottest.push_back({{"from_device", a.device},
+                       {"from_port", a.port},
+                       {"to_device", b.device},
+                       {"to_port", b.port},
+                       {"tier", link_tier_key(fab.links()[order[i]].cls)},
+                       {"bytes", u.bytes},
+                       {"utilization_mean", u.mean_util},
+                       {"utilization_peak", u.peak_util},
+                       {"flows", u.flows}});
+  }
+  return {{"op", op_name(t.op)},
+          {"bytes", t.bytes},
+          {"algorithm", algorithm_name(t.at.algorithm)},
+          {"protocol", protocol_name(t.at.protocol)},
+          {"time_us", t.seconds * 1e6},
+          {"links_with_traffic", order.size()},
+          {"tiers", tiers},
+          {"hottest", hottest}};
 }
 
 }  // namespace gf

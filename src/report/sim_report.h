@@ -3,11 +3,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "plan/plan.h"
 #include "sim/collective.h"
+#include "sim/link_load.h"
 
 namespace gf {
 
@@ -30,5 +32,19 @@ SimReport simulate_sweep(const Plan& plan, const CollectiveModel& model,
 
 std::string nccl_tests_table(const SimReport& r, bool explain);
 nlohmann::json sim_json(const SimReport& r);
+
+/// The links CSV's header line (without the newline).
+extern const char* const kLinksCsvHeader;
+/// The traffic per link of `t` as CSV, every directed link that carries any, hottest first
+/// (rank, ends as cabling.csv names them, tier, direction, capacity, bytes, mean and peak
+/// utilisation, flows), streamed row by row.
+void write_links_csv(std::ostream& out, const Fabric& fabric, const LinkNames& names,
+                     const CollectiveTraffic& t);
+/// Per tier: links busy of all, bytes, mean and largest utilisation; and the hottest `top`
+/// links. Text lines start with "# " (they follow nccl-tests' table).
+std::string links_text(const Fabric& fabric, const LinkNames& names, const CollectiveTraffic& t,
+                       int top = 5);
+nlohmann::json links_json(const Fabric& fabric, const LinkNames& names,
+                          const CollectiveTraffic& t, int top = 10);
 
 }  // namespace gf

@@ -86,9 +86,18 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
                               : nccl::kNvlsEfficiencyHopper;
   const double N = static_cast<double>(b.ranks);
 
-  auto model = [&](Algorithm a, const std::string& why_not, auto&& fill) {
+  if (o.link_load_of) {
+    cm.link_load_.emplace();
+    cm.link_load_->algorithm = *o.link_load_of;
+    cm.link_load_->payload_bytes = kPayload;
+  }
+  // Only the algorithm whose traffic per link is kept, when one is.
+  auto skipped = [&](Algorithm a) { return o.link_load_of && a != *o.link_load_of; };
+  LinkLoad* keep = cm.link_load_ ? &*cm.link_load_ : nullptr;
+  auto model = [&](Algorithm a, std::string why_not, auto&& fill) {
     AlgorithmModel m;
     m.algorithm = a;
+    if (why_not.empty() && skipped(a)) why_not = "not modelled (traffic per link of another)";
     if (!why_not.empty()) {
       m.unavailable_reason = why_not;
       cm.models_.push_back(m);
@@ -105,7 +114,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     }
     m.unroutable = b.unroutable;
     m.available = true;
-    solve_flows(fab, fs, c, payload, m);
+    solve_flows(fab, fs, c, payload, m, keep);
     m.net_hop_latency_us = mean_hop_latency_us(b.path_latency);
     if (!std::isfinite(m.seconds_per_byte) || m.seconds_per_byte <= 0 || m.unroutable > 0) {
       m.available = false;
@@ -168,8 +177,8 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   {
     AlgorithmModel m;
     m.algorithm = Algorithm::kPat;
-    if (!pat_no.empty()) {
-      m.unavailable_reason = pat_no;
+    if (!pat_no.empty() || skipped(Algorithm::kPat)) {
+      m.unavailable_reason = pat_no.empty() ? "not modelled (traffic per link of another)" : pat_no;
     } else {
       // Steps run one after another: step k moves min(2^k, N - 2^k) chunks of S/N to rank i+2^k.
       double t = 0;
@@ -184,7 +193,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
           fs.add(kPayload * chunks / N, path);
         }
         AlgorithmModel step;
-        solve_flows(fab, fs, cap, kPayload, step);
+        solve_flows(fab, fs, cap, kPayload, step, keep);
         t += step.seconds_per_byte;
         m.bottleneck = step.bottleneck;
         m.bottleneck_utilization = step.bottleneck_utilization;
@@ -222,6 +231,25 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
                           human_bytes(static_cast<double>(o.memory_budget_bytes))),
         "simulate part of the fabric (--nodes N) or use a machine with more memory");
   return cm;
+}
+
+Result<CollectiveTraffic> collective_traffic(const Fabric& fab, const Plan& plan,
+                                             const SimOptions& o, const CollectiveModel& model,
+                                             double bytes) {
+  CollectiveTraffic t;
+  t.op = model.op();
+  t.bytes = bytes;
+  t.at = model.at(bytes);
+  if (!std::isfinite(t.at.time_us) || t.at.time_us <= 0)
+    return Diagnostic::error(
+        fmt::format("{} cannot run on every rank here: no traffic per link", op_name(t.op)));
+  t.seconds = t.at.time_us * 1e-6;
+  SimOptions keep = o;
+  keep.link_load_of = t.at.algorithm;
+  auto m = CollectiveModel::build(fab, plan, keep);
+  if (!m) return m.errors();
+  t.load = *m->link_load();
+  return t;
 }
 
 Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& plan, Op op,

@@ -9,6 +9,7 @@
 
 #include "common/diag.h"
 #include "plan/plan.h"
+#include "sim/link_load.h"
 #include "sim/nccl_cost.h"
 #include "topo/fabric.h"
 
@@ -26,6 +27,9 @@ struct SimOptions {
   /// Memory the flows of one algorithm may take, bytes (0: no limit); beyond it build returns
   /// an error with the figure instead of exhausting the machine.
   size_t memory_budget_bytes = 0;
+  /// Keep the traffic per link of this algorithm's flows (link_load()); the other algorithms
+  /// are then not modelled (collective_traffic() builds such a model beside the full one).
+  std::optional<Algorithm> link_load_of;
 };
 
 /// The bandwidth side of one algorithm on this fabric: seconds per byte with Simple, and why.
@@ -72,6 +76,8 @@ class CollectiveModel {
   NcclRelease nccl() const { return nccl_; }  ///< whose tuner terms the costs use
   const std::vector<AlgorithmModel>& algorithms() const { return models_; }
   LoadBalancing load_balancing() const { return load_balancing_; }
+  /// The traffic per link of SimOptions::link_load_of; nullptr when none was kept.
+  const LinkLoad* link_load() const { return link_load_ ? &*link_load_ : nullptr; }
 
  private:
   /// The communicator `a` runs on, for NCCL's cost terms (nccl_cost.h).
@@ -88,7 +94,24 @@ class CollectiveModel {
   std::optional<Protocol> forced_protocol_;
   std::vector<AlgorithmModel> models_;
   LoadBalancing load_balancing_ = LoadBalancing::kEcmp;
+  std::optional<LinkLoad> link_load_;
 };
+
+/// One collective's traffic per link: the algorithm NCCL picks at a size (as `model`, built with
+/// the same options, chose it) with its flows' load on every link, and the collective's time.
+struct CollectiveTraffic {
+  Op op = Op::kAllReduce;
+  double bytes = 0;    ///< nccl-tests size
+  double seconds = 0;  ///< the collective's time at that size (latency included)
+  SizeResult at;
+  LinkLoad load;
+};
+
+/// Builds the flows of the algorithm `model` picks at `bytes` again, keeping their traffic per
+/// link (one more algorithm simulated; the memory of one LinkLoad).
+Result<CollectiveTraffic> collective_traffic(const Fabric& fabric, const Plan& plan,
+                                             const SimOptions& options,
+                                             const CollectiveModel& model, double bytes);
 
 /// A collective run by many groups of GPUs at once (every DP group, every TP group, ...), as a
 /// training step runs them: the groups share the fabric, so their flows contend.

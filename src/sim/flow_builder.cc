@@ -33,8 +33,9 @@ std::vector<double> simple_capacities(const Fabric& fab) {
 }
 
 void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
-                 double payload, AlgorithmModel& m) {
+                 double payload, AlgorithmModel& m, LinkLoad* keep) {
   const FluidResult r = run_fluid(fs, capacity);
+  if (keep) keep->add(fs, r, fab.links().size());
   m.flows = fs.size();
   m.seconds_per_byte = r.time_s / payload;
   if (r.bottleneck_link >= 0) {

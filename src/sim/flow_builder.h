@@ -11,6 +11,7 @@
 
 #include "sim/collective.h"
 #include "sim/flow_model.h"
+#include "sim/link_load.h"
 #include "sim/nccl_constants.h"
 #include "topo/fabric.h"
 
@@ -52,9 +53,9 @@ std::vector<double> simple_capacities(const Fabric& fab);
 
 /// Runs `fs` on links of `capacity` (max-min fair sharing to completion) and fills `m` with
 /// seconds per payload byte, the bottleneck link class, its utilisation and the ECMP collision
-/// factor.
+/// factor. With `keep`, the flows' traffic per link is added to it (link_load.h).
 void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
-                 double payload, AlgorithmModel& m);
+                 double payload, AlgorithmModel& m, LinkLoad* keep = nullptr);
 
 /// The ECMP collision factor of `fs`: over each group of switch-to-switch links (leaf-spine up,
 /// leaf-spine down, spine-core up, spine-core down), the most bytes any link carries over the

@@ -498,6 +498,13 @@ void Fabric::fail_vertex(int v) {
     if (links_[i].from == v || links_[i].to == v) fail_link(static_cast<int>(i));
 }
 
+std::vector<int32_t> Fabric::links_of_vertex(int v) const {
+  std::vector<int32_t> out;
+  for (size_t l = 0; l < links_.size(); ++l)
+    if (links_[l].from == v || links_[l].to == v) out.push_back(static_cast<int32_t>(l));
+  return out;
+}
+
 std::string Fabric::vertex_name(int v) const {
   const long long gpus = 1LL * nodes_ * gpus_per_node_;
   if (v < gpus) return fmt::format("node{}/gpu{}", v / gpus_per_node_ + 1, v % gpus_per_node_);

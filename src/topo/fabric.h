@@ -199,6 +199,11 @@ class Fabric {
   void fail_link(int id);
   /// Fails every link touching a vertex.
   void fail_vertex(int v);
+  /// Sets a link's capacity in its direction (a port trained at a lower speed, a degraded
+  /// switch): routing is unchanged, the flows over it share less.
+  void set_capacity(int id, double bytes_per_s) { links_[id].bytes_per_s = bytes_per_s; }
+  /// Links touching vertex `v` (either direction).
+  std::vector<int32_t> links_of_vertex(int v) const;
   std::string vertex_name(int v) const;
 
  private:
