@@ -9,6 +9,8 @@
 #include "cli/flags.h"
 #include "cli/resources.h"
 #include "plan/plan.h"
+#include "common/output.h"
+#include "report/sim_report.h"
 #include "report/whatif_report.h"
 #include "sim/whatif.h"
 #include "spec/spec.h"
@@ -22,8 +24,8 @@ namespace {
 constexpr double kMaxGrowNodes = 1e6;
 
 struct WhatIfFlags {
-  std::string spec, grow, nic, bytes = "1G";
-  std::vector<std::string> fail;
+  std::string spec, grow, nic, bytes = "1G", links;
+  std::vector<std::string> fail, degrade, slow;
   bool json = false;
 };
 
@@ -31,6 +33,9 @@ int run(const WhatIfFlags& f) {
   WhatIfOptions o;
   o.fail = f.fail;
   o.nic = f.nic;
+  o.degrade = f.degrade;
+  o.slow = f.slow;
+  o.links = !f.links.empty();
   std::vector<Diagnostic> errs;
   if (!f.grow.empty()) {
     const std::string prefix = "nodes=+";
@@ -42,10 +47,12 @@ int run(const WhatIfFlags& f) {
       o.grow_nodes = static_cast<int>(*n);
   }
   if (auto b = nccl_bytes_flag("--bytes", f.bytes, 1, errs)) o.probe_bytes = *b;
-  if (o.fail.empty() && o.grow_nodes == 0 && o.nic.empty())
+  if (o.fail.empty() && o.grow_nodes == 0 && o.nic.empty() && o.degrade.empty() &&
+      o.slow.empty())
     errs.push_back(Diagnostic::flag(
         "--fail", "nothing to change",
-        "give --fail link:A:B | switch:NAME | node:NAME, --grow nodes=+N or --nic 800G"));
+        "give --fail link:A:B | switch:NAME | node:NAME, --degrade link:A:B=200G | "
+        "switch:NAME=0.5, --slow node:NAME=0.8, --grow nodes=+N or --nic 800G"));
   if (!errs.empty()) return fail(errs);
   Heartbeat alive("what-if");
   auto loaded = load_and_plan(f.spec, load_limits(true));
@@ -53,10 +60,29 @@ int run(const WhatIfFlags& f) {
   const Plan* plan = &loaded->plan;
   auto r = what_if(loaded->spec, loaded->catalog, *plan, o);
   if (!r) return fail(r.errors());
-  if (f.json)
-    std::cout << what_if_json(*r).dump(2) << "\n";
-  else
+  std::unique_ptr<LinkNames> names;
+  if (r->links) {
+    names = std::make_unique<LinkNames>(r->links->plan, loaded->catalog, r->links->fabric);
+    auto w = write_output_file(f.links, "--links", [&](std::ostream& out) {
+      write_links_csv(out, r->links->fabric, *names, r->links->traffic);
+    });
+    if (!w) return fail(w.errors());
+    if (!f.json) std::cerr << "wrote " << *w << "\n";
+  }
+  if (f.json) {
+    auto j = what_if_json(*r);
+    if (r->links) {
+      j["links"] = links_json(r->links->fabric, *names, r->links->traffic);
+      j["links"]["file"] = f.links;
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
     std::cout << what_if_text(*r);
+    if (r->links) {
+      std::cout << "\nScenario:\n";
+      std::cout << links_text(r->links->fabric, *names, r->links->traffic);
+    }
+  }
   return kExitOk;
 }
 
@@ -71,6 +97,16 @@ Command add_what_if(CLI::App& root) {
   a->add_option("--fail", f->fail,
                 "link:A:B | switch:NAME | node:NAME with cabling.csv names, e.g. "
                 "switch:su01-r0-leaf (repeatable)");
+  a->add_option("--degrade", f->degrade,
+                "link:A:B=RATE (a link trained at a lower speed, e.g. "
+                "link:node001:su01-r0-leaf=200G) | switch:NAME=FRACTION (every port at that "
+                "fraction of its capacity, e.g. switch:spine01=0.5); repeatable");
+  a->add_option("--slow", f->slow,
+                "node:NAME=SPEED: a straggler node computing at that fraction of the others' "
+                "speed, e.g. node:node001=0.8 (repeatable)");
+  a->add_option("--links", f->links,
+                "write the scenario's all_reduce traffic per directed link at --bytes to this CSV "
+                "(as simulate --links)");
   a->add_option("--grow", f->grow, "add nodes: nodes=+N");
   complete_with(
       a->add_option("--nic", f->nic, "other NICs: a rate (800G) or a catalog id (cx8-800g)"),

@@ -26,7 +26,13 @@ nlohmann::json side_json(const WhatIfSide& s) {
                  {"comm_fraction", s.step->comm_fraction},
                  {"mfu", s.step->mfu},
                  {"tokens_per_s", s.step->tokens_per_s},
-                 {"time_to_train_s", s.step->time_to_train_s}};
+                 {"time_to_train_s", s.step->time_to_train_s},
+                 {"compute_s", s.step->compute_s}};
+  if (s.step && s.step->straggler_node >= 0)
+    j["step"]["straggler"] = {{"node_index", s.step->straggler_node},
+                              {"stage", s.step->straggler_stage + 1},
+                              {"speed", s.step->straggler_speed},
+                              {"added_s", s.step->straggler_s}};
   return j;
 }
 

@@ -86,7 +86,8 @@ Plan with_nic_rate(const Plan& plan, double factor) {
   return p;
 }
 
-Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabric& fabric) {
+Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabric& fabric,
+                                 const std::vector<double>& node_speed) {
   if (!spec.workload)
     return spec.at("workload", "the step model needs a workload section",
                    "add workload: {model: {params: 70B, ...}, parallelism: {...}} as in "
@@ -189,6 +190,37 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   }
   const StageTime& crit = r.stages[r.critical_stage];
   r.compute_s = mb * (crit.forward_s + crit.backward_s);
+  // Slow nodes: per pipeline (each data-parallel replica of the model), every stage at the
+  // speed of its slowest rank; the step waits for the slowest pipeline's pace.
+  double pace = crit.forward_s + crit.backward_s;  // per microbatch
+  const double nominal_pace = pace;
+  if (!node_speed.empty()) {
+    const int G = plan.gpus_per_node;
+    for (int o = 0; o < d.dpo; ++o)
+      for (int p = 0; p < d.pp && p < static_cast<int>(r.stages.size()); ++p) {
+        double speed = 1;
+        int slow_node = -1;
+        for (int e = 0; e < d.ep; ++e)
+          for (int c = 0; c < d.cp; ++c)
+            for (int t = 0; t < d.tp; ++t) {
+              const int node = rank_of(d, t, c, e, p, o) / G;
+              if (node >= 0 && node < static_cast<int>(node_speed.size()) &&
+                  node_speed[static_cast<size_t>(node)] < speed) {
+                speed = node_speed[static_cast<size_t>(node)];
+                slow_node = node;
+              }
+            }
+        const double t_stage = (r.stages[p].forward_s + r.stages[p].backward_s) / speed;
+        if (t_stage > pace * (1 + 1e-12)) {
+          pace = t_stage;
+          r.critical_stage = p;
+          r.straggler_node = slow_node;
+          r.straggler_stage = p;
+          r.straggler_speed = speed;
+        }
+      }
+    r.compute_s = mb * pace;
+  }
   const double layers_stage = m.layers > 0 ? crit.layers : 0;
   if (r.pipeline.rule != "even" && r.pipeline.rule != "one stage" && m.layers > 0)
     r.notes.push_back(fmt::format("pipeline stages: {}", r.pipeline.rule));
@@ -196,6 +228,13 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   // of one microbatch (Narayanan et al. SC'21 §2.2; Megatron-LM's schedules.py).
   const double per_mb = r.compute_s / mb;
   if (par.pp > 1) r.bubble_s = per_mb * (par.pp - 1) / w.virtual_pipeline;
+  if (r.straggler_node >= 0) {
+    r.straggler_s = (pace - nominal_pace) * (mb + (par.pp > 1 ? (par.pp - 1.0) / w.virtual_pipeline : 0));
+    r.notes.push_back(fmt::format(
+        "the step waits for its slowest member: node {} at {:g}x speed paces pipeline stage {} "
+        "(+{:.3g} s of compute and bubble)",
+        r.straggler_node + 1, r.straggler_speed, r.straggler_stage + 1, r.straggler_s));
+  }
 
   const LoadBalancing lb = plan.load_balancing;
   auto add = [&](const std::string& kind, Op op, const std::vector<std::vector<int>>& groups,

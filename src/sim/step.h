@@ -66,10 +66,19 @@ struct StepResult {
   std::vector<StepComm> comms;
   std::vector<ConstraintCheck> constraints;
   std::vector<std::string> notes;
+  /// With slow nodes: the node whose stage paces the slowest pipeline (-1: none slower), that
+  /// stage, its speed, and the compute (bubble included) the step gains by waiting for it.
+  int straggler_node = -1, straggler_stage = -1;
+  double straggler_speed = 1, straggler_s = 0;
 };
 
-/// Simulates one training step of the spec's workload on the plan's fabric.
-Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabric& fabric);
+/// Simulates one training step of the spec's workload on the plan's fabric. `node_speed`: per
+/// node, the speed its GPUs compute at (1: nominal; empty: all nominal). The step is
+/// synchronous: tensor, context and expert parallel ranks of a stage work in lockstep, so a
+/// stage runs at its slowest rank's speed; a pipeline runs at its slowest stage's pace, and data
+/// parallelism waits for the slowest pipeline at the gradient reduction.
+Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabric& fabric,
+                                 const std::vector<double>& node_speed = {});
 
 /// A what-if of the same step: a label and its result.
 struct StepScenario {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -54,10 +56,11 @@ Names names_of(const Plan& plan, const Catalog& cat, const Fabric& f) {
   return n;
 }
 
-Diagnostic unknown(const std::string& what, const std::string& name, const Names& n) {
+Diagnostic unknown(const std::string& what, const std::string& name, const Names& n,
+                   const std::string& flag = "--fail") {
   const std::string hint = did_you_mean(name, n.all);
   return Diagnostic::flag(
-      "--fail", fmt::format("unknown {} '{}'", what, name),
+      flag, fmt::format("unknown {} '{}'", what, name),
       hint.empty() ? "use the device names of cabling.csv (gpufabric plan -o DIR)" : hint);
 }
 
@@ -146,8 +149,153 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
   return errs;
 }
 
+// "kind:a[:b]=value" split at ':' and the last '='; false when there is no '=' or a part is empty.
+bool split_item(const std::string& item, std::vector<std::string>& parts, std::string& value) {
+  const size_t eq = item.rfind('=');
+  if (eq == std::string::npos) return false;
+  value = item.substr(eq + 1);
+  parts.clear();
+  size_t start = 0;
+  const std::string head = item.substr(0, eq);
+  for (size_t i = 0; i <= head.size(); ++i)
+    if (i == head.size() || head[i] == ':') {
+      parts.push_back(head.substr(start, i - start));
+      start = i + 1;
+    }
+  for (const auto& p : parts)
+    if (p.empty()) return false;
+  return !value.empty();
+}
+
+// A fraction in (0, 1] from `text`, or nullopt.
+std::optional<double> fraction_of(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1)
+    return std::nullopt;
+  return v;
+}
+
+// Applies "--degrade" items to the fabric: a cable's two directions set to the rate it trained
+// at, or every link of a switch scaled to a fraction of its capacity.
+std::vector<Diagnostic> apply_degrades(const std::vector<std::string>& items, const Names& n,
+                                       Fabric& f, std::vector<std::string>& changes) {
+  std::vector<Diagnostic> errs;
+  const std::string form = "use link:A:B=RATE (e.g. link:node001:su01-r0-leaf=200G) or "
+                           "switch:NAME=FRACTION (e.g. switch:spine01=0.5)";
+  for (const auto& item : items) {
+    std::vector<std::string> parts;
+    std::string value;
+    if (!split_item(item, parts, value) ||
+        !((parts[0] == "link" && parts.size() == 3) || (parts[0] == "switch" && parts.size() == 2))) {
+      errs.push_back(Diagnostic::flag("--degrade", fmt::format("cannot read '{}'", item), form));
+      continue;
+    }
+    if (parts[0] == "switch") {
+      auto it = n.vertex.find(parts[1]);
+      if (it == n.vertex.end()) {
+        errs.push_back(unknown("switch", parts[1], n, "--degrade"));
+        continue;
+      }
+      const auto frac = fraction_of(value);
+      if (!frac) {
+        errs.push_back(Diagnostic::flag(
+            "--degrade", fmt::format("'{}' in '{}' is not a fraction above 0 and at most 1", value, item),
+            "e.g. switch:" + parts[1] + "=0.5 (half its capacity)"));
+        continue;
+      }
+      for (int32_t l : f.links_of_vertex(it->second))
+        f.set_capacity(l, f.links()[l].bytes_per_s * *frac);
+      changes.push_back(
+          fmt::format("switch {} at {:g}% of its capacity: every port slowed", parts[1], 100 * *frac));
+      continue;
+    }
+    // A link: node to leaf, or the first cable between two switches (as --fail takes it).
+    const auto rate = units::parse_bitrate(value);
+    if (!rate || *rate <= 0) {
+      errs.push_back(Diagnostic::flag(
+          "--degrade", fmt::format("'{}' in '{}' is not a rate", value, item),
+          "give the speed the link trained at, e.g. =200G"));
+      continue;
+    }
+    auto na = n.node.find(parts[1]);
+    auto vb = n.vertex.find(parts[2]);
+    auto va = n.vertex.find(parts[1]);
+    if (vb == n.vertex.end() || (na == n.node.end() && va == n.vertex.end())) {
+      errs.push_back(unknown("device", vb == n.vertex.end() ? parts[2] : parts[1], n, "--degrade"));
+      continue;
+    }
+    int link = -1;
+    if (na != n.node.end()) {
+      for (int r = 0; r < f.nics_per_node() && link < 0; ++r)
+        for (int p = 0; p < f.planes() && link < 0; ++p) {
+          const int nic = f.nic(na->second, r);
+          if (f.leaf_of_nic(nic, p) == vb->second) link = f.nic_to_leaf(nic, p);
+        }
+    } else {
+      for (size_t i = 0; i < f.links().size() && link < 0; ++i)
+        if (f.links()[i].from == va->second && f.links()[i].to == vb->second)
+          link = static_cast<int>(i);
+    }
+    if (link < 0) {
+      errs.push_back(Diagnostic::flag("--degrade",
+                                      fmt::format("no cable joins {} and {}", parts[1], parts[2]),
+                                      "see cabling.csv for the links that exist"));
+      continue;
+    }
+    const double was = f.links()[link].bytes_per_s * 8;
+    if (*rate > was * (1 + 1e-9)) {
+      errs.push_back(Diagnostic::flag(
+          "--degrade",
+          fmt::format("{} is faster than the link's {:g}G: a degraded link trains slower",
+                      value, was / 1e9),
+          "give a rate below the link's, e.g. =" + fmt::format("{:g}G", was / 2e9)));
+      continue;
+    }
+    f.set_capacity(link, *rate / 8);
+    f.set_capacity(Fabric::reverse(link), *rate / 8);
+    changes.push_back(fmt::format("link {} - {} trained at {:g}G instead of {:g}G", parts[1],
+                                  parts[2], *rate / 1e9, was / 1e9));
+  }
+  return errs;
+}
+
+// "--slow node:NAME=0.8": per node, the speed its GPUs compute at (1 for the others).
+std::vector<Diagnostic> parse_slow(const std::vector<std::string>& items, const Names& n,
+                                   int nodes, std::vector<double>& speed,
+                                   std::vector<std::string>& changes) {
+  std::vector<Diagnostic> errs;
+  if (!items.empty()) speed.assign(static_cast<size_t>(nodes), 1.0);
+  for (const auto& item : items) {
+    std::vector<std::string> parts;
+    std::string value;
+    if (!split_item(item, parts, value) || parts.size() != 2 || parts[0] != "node") {
+      errs.push_back(Diagnostic::flag("--slow", fmt::format("cannot read '{}'", item),
+                                      "use node:NAME=SPEED, e.g. node:node001=0.8 (computes at "
+                                      "0.8x the others' speed)"));
+      continue;
+    }
+    auto it = n.node.find(parts[1]);
+    if (it == n.node.end()) {
+      errs.push_back(unknown("node", parts[1], n, "--slow"));
+      continue;
+    }
+    const auto frac = fraction_of(value);
+    if (!frac) {
+      errs.push_back(Diagnostic::flag(
+          "--slow", fmt::format("'{}' in '{}' is not a speed above 0 and at most 1", value, item),
+          "e.g. node:" + parts[1] + "=0.8"));
+      continue;
+    }
+    speed[static_cast<size_t>(it->second)] = *frac;
+    changes.push_back(fmt::format("node {} computes at {:g}x the others' speed (a straggler)",
+                                  parts[1], *frac));
+  }
+  return errs;
+}
+
 WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan, const Fabric& f,
-                   double bytes) {
+                   double bytes, const std::vector<double>& node_speed = {}) {
   WhatIfSide s;
   s.label = label;
   s.gpus = plan.gpus;
@@ -178,7 +326,7 @@ WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan,
     s.collectives.push_back(p);
   }
   if (spec.workload) {
-    auto st = simulate_step(spec, plan, f);
+    auto st = simulate_step(spec, plan, f, node_speed);
     if (st)
       s.step = *st;
     else
@@ -263,8 +411,29 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
                                       p2->nic.rate_gbps, plan.sw.id, p2->sw.id));
   const Names names = names_of(*p2, cat, f2);
   auto errs = apply_failures(o.fail, names, f2, out.changes);
+  auto more = apply_degrades(o.degrade, names, f2, out.changes);
+  errs.insert(errs.end(), more.begin(), more.end());
+  std::vector<double> speed;
+  more = parse_slow(o.slow, names, p2->nodes, speed, out.changes);
+  errs.insert(errs.end(), more.begin(), more.end());
   if (!errs.empty()) return errs;
-  out.scenario = measure("scenario", s2, *p2, f2, o.probe_bytes);
+  out.scenario = measure("scenario", s2, *p2, f2, o.probe_bytes, speed);
+  if (out.scenario.step && !o.slow.empty() && out.scenario.step->straggler_node >= 0)
+    for (const auto& [name, node] : names.node)
+      if (node == out.scenario.step->straggler_node)
+        out.changes.push_back(fmt::format(
+            "the step waits for its slowest member: {} (pipeline stage {}) paces the step, "
+            "+{} of compute",
+            name, out.scenario.step->straggler_stage + 1,
+            units::format_seconds(out.scenario.step->straggler_s)));
+  if (o.links) {
+    SimOptions so;
+    auto m = CollectiveModel::build(f2, *p2, so);
+    if (!m) return m.errors();
+    auto t = collective_traffic(f2, *p2, so, *m, o.probe_bytes);
+    if (!t) return t.errors();
+    out.links = std::make_shared<const WhatIfLinks>(WhatIfLinks{*p2, f2, std::move(*t)});
+  }
 
   // Which nodes lost what: a rail with no plane left cuts the node off (NCCL needs every NIC
   // it was given); a lost plane only degrades it.
@@ -358,6 +527,21 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
         "no node is cut off: the job keeps running on fewer paths (degraded bandwidth above)";
   } else if (!o.fail.empty()) {
     out.recommendation = "no node lost a link: the fabric re-routes around the failure";
+  } else if (!o.degrade.empty() || !o.slow.empty()) {
+    std::string rec;
+    if (!o.degrade.empty())
+      rec = "a degraded part slows every collective that crosses it (a ring is paced by its "
+            "slowest hop): reseat or replace the optic or cable of a link that trained low, "
+            "drain a slow switch (guide §6)";
+    if (!o.slow.empty())
+      rec += std::string(rec.empty() ? "" : "; ") +
+             "a synchronous step waits for its slowest rank: find the straggler (its GPU "
+             "clocks, thermals, HBM errors) and take it out of the job or replace it";
+    if (out.baseline.step && out.scenario.step)
+      rec += fmt::format(" (step time {:+.1f}%)", 100 * (out.scenario.step->step_time_s /
+                                                             out.baseline.step->step_time_s -
+                                                         1));
+    out.recommendation = rec;
   }
   return out;
 }

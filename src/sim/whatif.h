@@ -2,12 +2,14 @@
 // the job should do about them (seed §7 "design for failure", §8 growth).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/diag.h"
 #include "plan/plan.h"
+#include "sim/collective.h"
 #include "sim/step.h"
 #include "spec/spec.h"
 
@@ -19,6 +21,18 @@ struct WhatIfOptions {
   int grow_nodes = 0;             ///< --grow nodes=+N
   std::string nic;                ///< --nic: a rate ("800G") or a catalog id
   double probe_bytes = 1024.0 * 1024 * 1024;  ///< collective size compared (nccl-tests size)
+  /// "link:A:B=200G" (a link trained at a lower speed, both directions), "switch:NAME=0.5"
+  /// (every link of the switch at that fraction of its capacity).
+  std::vector<std::string> degrade;
+  std::vector<std::string> slow;  ///< "node:NAME=0.8": the node computes at that fraction
+  bool links = false;             ///< keep the scenario's all_reduce traffic per link
+};
+
+/// The scenario's all_reduce traffic per link, with the plan and fabric that name the links.
+struct WhatIfLinks {
+  Plan plan;
+  Fabric fabric;
+  CollectiveTraffic traffic;
 };
 
 /// One collective's bus bandwidth, or why it cannot run.
@@ -57,6 +71,7 @@ struct WhatIfResult {
   std::vector<std::string> changes;
   std::vector<AffectedNode> affected;
   std::string recommendation;
+  std::shared_ptr<const WhatIfLinks> links;  ///< with WhatIfOptions::links
 };
 
 Result<WhatIfResult> what_if(const Spec& spec, const Catalog& catalog, const Plan& plan,
