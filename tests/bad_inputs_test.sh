@@ -116,6 +116,20 @@ expect 2 "-f: [0-9]+ sizes from -b to -e; at most 200" "$bin" simulate "$good" -
 expect 2 "-b: '-8' is not a non-negative size" "$bin" simulate "$good" -b -8
 expect 2 "bytes: 'inf' is not" "$bin" what-if "$good" --fail node:node001 --bytes inf
 expect 2 "grow: '1e9' is outside" "$bin" what-if "$good" --grow nodes=+1e9
+expect 2 "degrade: unknown device 'su01-r0-leef' \(did you mean 'su01-r0-leaf'\?\)" \
+  "$bin" what-if "$good" --degrade link:node001:su01-r0-leef=200G
+expect 2 "degrade: cannot read 'link:node001:su01-r0-leaf' \(use link:A:B=RATE" \
+  "$bin" what-if "$good" --degrade link:node001:su01-r0-leaf
+expect 2 "degrade: '1e999G' in .* is not a rate" \
+  "$bin" what-if "$good" --degrade link:node001:su01-r0-leaf=1e999G
+expect 2 "degrade: 800G is faster than the link's 400G" \
+  "$bin" what-if "$good" --degrade link:node001:su01-r0-leaf=800G
+expect 2 "degrade: 'nan' in 'switch:spine01=nan' is not a fraction" \
+  "$bin" what-if "$good" --degrade switch:spine01=nan
+expect 2 "slow: unknown node 'node0001'" "$bin" what-if "$good" --slow node:node0001=0.8
+expect 2 "slow: cannot read 'node001' \(use node:NAME=SPEED" "$bin" what-if "$good" --slow node001
+expect 2 "slow: '-1' in 'node:node001=-1' is not a speed" "$bin" what-if "$good" --slow node:node001=-1
+expect 2 "links-bytes: 'x' is not" "$bin" simulate "$good" --links l.csv --links-bytes x
 expect 2 "timeout: 'nan' is not a finite number" "$bin" lab check "$good" --timeout nan
 expect 2 "threads: Value 0 not in range" "$bin" sweep "$good" --vary fabric.planes=1,2 -o sw --threads 0
 expect 2 "unknown subcommand 'nosuch'" "$bin" nosuch
@@ -132,6 +146,14 @@ expect 2 "unknown.txt: error: not a result check can read: expected the output o
 expect 2 "is a folder, not a file" "$bin" check "$good" "$work"
 
 echo "== outputs are all-or-nothing"
+mkdir -p lk/links.csv
+snapshot lk
+expect 2 "lk/links.csv: error: --links: a folder is where this output file goes" \
+  "$bin" simulate "$good" -b 1G -e 1G --links lk/links.csv
+unchanged lk
+expect 2 "nosuchdir/links.csv: error: --links: the folder does not exist" \
+  "$bin" simulate "$good" -b 1G -e 1G --links nosuchdir/links.csv
+[ -e nosuchdir ] && { echo "FAIL: --links made a folder"; failures=$((failures + 1)); }
 mkdir -p po/cabling.csv
 snapshot po
 expect 2 "po/cabling.csv: error: -o: a folder is where this output file goes" "$bin" plan "$good" -o po

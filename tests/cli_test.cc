@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -883,3 +884,79 @@ TEST(CliExporter, BadInputIsOneClearErrorAndExitTwoBeforeServing) {
 }
 
 }  // namespace
+
+TEST(CliSimulate, LinksCsvSumsToTheRingsBytesTimesItsHops) {
+  const fs::path dir = temp_dir("links");
+  fs::create_directories(dir);
+  const fs::path csv = dir / "links.csv";
+  CmdResult r = gpufabric("simulate examples/seed-70b-1024.yaml --algo ring -b 1G -e 1G --links " +
+                          csv.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("# Traffic per link: all_reduce of 1073741824 bytes, ring"),
+            std::string::npos)
+      << r.out;
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header,
+            "rank,from_device,from_port,to_device,to_port,tier,direction,capacity_gbps,bytes,"
+            "utilization_mean,utilization_peak,flows");
+  // Every ring channel leaves each of the 128 nodes once through a NIC: the NIC uplinks carry
+  // 128 x 2(N-1)/N x the size between them.
+  double nic_up = 0, last_util = 2;
+  long long rows = 0;
+  bool sorted = true;
+  std::set<std::string> devices;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), 12u) << line;
+    ++rows;
+    EXPECT_EQ(std::stoll(f[0]), rows);
+    const double util = std::stod(f[9]);
+    sorted = sorted && util <= last_util + 1e-12;
+    last_util = util;
+    if (f[5] == "nic_leaf" && f[6] == "up") nic_up += std::stod(f[8]);
+    if (f[5] == "leaf_spine") devices.insert(f[1]);
+  }
+  EXPECT_TRUE(sorted);
+  const double n = 1024;
+  EXPECT_NEAR(nic_up, 1073741824.0 * 2 * (n - 1) / n * 128, 1e-6 * nic_up);
+  // The ends are cabling.csv's devices.
+  const fs::path plan_dir = dir / "plan";
+  ASSERT_EQ(gpufabric("plan examples/seed-70b-1024.yaml -o " + plan_dir.string()).code, 0);
+  std::ifstream cab(plan_dir / "cabling.csv");
+  std::stringstream all;
+  all << cab.rdbuf();
+  for (const auto& d : devices) EXPECT_NE(all.str().find("," + d + ","), std::string::npos) << d;
+  // JSON carries the per-tier summary.
+  CmdResult j = gpufabric("simulate examples/seed-70b-1024.yaml -b 1G -e 1G --json --links " +
+                          csv.string());
+  ASSERT_EQ(j.code, 0) << j.err;
+  auto js = nlohmann::json::parse(j.out);
+  ASSERT_TRUE(js.contains("links"));
+  EXPECT_FALSE(js["links"]["tiers"].empty());
+  EXPECT_EQ(js["links"]["hottest"].size(), 10u);
+  fs::remove_all(dir);
+}
+
+TEST(CliWhatIf, DegradeAndSlowShowTheJobSlowedToItsSlowestMember) {
+  CmdResult r = gpufabric(
+      "what-if examples/seed-70b-1024.yaml --degrade link:node003:su01-r0-leaf=200G "
+      "--slow node:node005=0.8 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const double base = j["baseline"]["step"]["step_time_s"], scen = j["scenario"]["step"]["step_time_s"];
+  EXPECT_GT(scen, base);
+  EXPECT_NEAR(j["scenario"]["step"]["compute_s"].get<double>(),
+              j["baseline"]["step"]["compute_s"].get<double>() / 0.8, 1e-6);
+  EXPECT_EQ(j["scenario"]["step"]["straggler"]["speed"], 0.8);
+  bool named = false;
+  for (const auto& c : j["changes"])
+    named = named || c.get<std::string>().find("trained at 200G instead of 400G") != std::string::npos;
+  EXPECT_TRUE(named) << j["changes"].dump();
+  CmdResult bad = gpufabric("what-if examples/seed-70b-1024.yaml --slow node:nod005=0.8");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("did you mean 'node005'"), std::string::npos) << bad.err;
+}

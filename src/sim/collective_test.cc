@@ -277,3 +277,91 @@ TEST(Collective, AlltoallBeyondItsMemoryBudgetIsRefusedWithTheFigure) {
 }
 
 }  // namespace gf
+
+namespace gf {
+namespace {
+
+// The ring's traffic per link, for a payload of `bytes` (kPayload scaled).
+LinkLoad ring_load(const Setup& s, const Fabric& f, int nodes) {
+  SimOptions o;
+  o.algorithm = Algorithm::kRing;
+  o.link_load_of = Algorithm::kRing;
+  o.nodes = nodes;
+  auto m = CollectiveModel::build(f, s.plan, o);
+  EXPECT_TRUE(m.ok()) << format_diagnostics(m.errors());
+  EXPECT_NE(m->link_load(), nullptr);
+  return m.ok() && m->link_load() ? *m->link_load() : LinkLoad{};
+}
+
+double ring_seconds_per_byte(const Setup& s, const Fabric& f, int nodes) {
+  SimOptions o;
+  o.nodes = nodes;
+  auto m = CollectiveModel::build(f, s.plan, o);
+  EXPECT_TRUE(m.ok());
+  for (const auto& a : m->algorithms())
+    if (a.algorithm == Algorithm::kRing) return a.seconds_per_byte;
+  return 0;
+}
+
+}  // namespace
+
+TEST(LinkLoad, OneDomainRingPutsTheRingFactorOnEveryNvlinkHop) {
+  // 8 GPUs on one NVSwitch: every channel's ring crosses each GPU's link up and down once, each
+  // channel carrying its share of 2(N-1)/N x the payload.
+  const auto s = setup(ib("h100-sxm", 4, "cx7-400g", "qm9700"));
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  const LinkLoad load = ring_load(s, f, 1);
+  const double factor = 2.0 * 7 / 8;
+  for (int g = 0; g < 8; ++g) {
+    EXPECT_NEAR(load.bytes[f.gpu_up(g)], load.payload_bytes * factor, 1e-6 * load.payload_bytes);
+    EXPECT_NEAR(load.bytes[f.gpu_down(g)], load.payload_bytes * factor,
+                1e-6 * load.payload_bytes);
+  }
+  // Bytes x hops: 8 hops of two links each, nothing elsewhere.
+  EXPECT_NEAR(load.total_bytes(), load.payload_bytes * factor * 16, 1e-6 * load.payload_bytes);
+}
+
+TEST(LinkLoad, RingAcrossNodesCrossesEveryNodeBoundaryOnceAChannel) {
+  const auto s = setup(ib("h100-sxm", 4, "cx7-400g", "qm9700"));
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  const LinkLoad load = ring_load(s, f, 4);
+  const double factor = 2.0 * 31 / 32;
+  double nic_up = 0, nic_down = 0;
+  for (size_t l = 0; l < f.links().size(); ++l)
+    if (f.links()[l].cls == LinkClass::kNicLeaf) {
+      (std::string(link_direction(f, static_cast<int32_t>(l))) == "up" ? nic_up : nic_down) +=
+          load.bytes[l];
+    }
+  // Every channel leaves each of the 4 domains once, through one NIC, and enters the next.
+  EXPECT_NEAR(nic_up, load.payload_bytes * factor * 4, 1e-6 * load.payload_bytes);
+  EXPECT_NEAR(nic_down, load.payload_bytes * factor * 4, 1e-6 * load.payload_bytes);
+  // Two channels per NIC: every NIC link is crossed by two flows, and the hottest is a NIC link
+  // or PCIe (the ring's network side), the most a link carries being its channels' share.
+  const auto order = links_hottest_first(f, load);
+  ASSERT_FALSE(order.empty());
+  EXPECT_EQ(load.flows[f.nic_to_leaf(f.nic(0, 0), 0)], 2);
+  const auto heat = tier_heat(f, load, kGiB, 1e-3);
+  long long busy = 0;
+  for (const auto& h : heat) busy += h.busy;
+  EXPECT_EQ(busy, static_cast<long long>(order.size()));
+}
+
+TEST(LinkLoad, ADegradedLinkSlowsTheRingsCrossingItByItsRatio) {
+  // A ring channel is one flow over all its hops: the slowest hop paces it, and NCCL splits the
+  // data evenly over the channels, so the collective ends with the channels through the slow
+  // link. Half the NIC link's rate: the two channels of that NIC run at half the rate they had,
+  // the ring takes twice as long; rings that do not cross it are untouched.
+  const auto s = setup(ib("h100-sxm", 4, "cx7-400g", "qm9700"));
+  Fabric f = Fabric::build(s.plan, s.cat);
+  const double base4 = ring_seconds_per_byte(s, f, 4), base2 = ring_seconds_per_byte(s, f, 2);
+  const int up = f.nic_to_leaf(f.nic(3, 5), 0);  // node 4, rail 5
+  f.set_capacity(up, f.links()[up].bytes_per_s / 2);
+  f.set_capacity(Fabric::reverse(up), f.links()[Fabric::reverse(up)].bytes_per_s / 2);
+  EXPECT_NEAR(ring_seconds_per_byte(s, f, 4) / base4, 2.0, 1e-9);
+  EXPECT_DOUBLE_EQ(ring_seconds_per_byte(s, f, 2), base2);  // nodes 1-2 only
+  // A quarter of the rate: four times.
+  f.set_capacity(up, f.links()[up].bytes_per_s / 2);
+  EXPECT_NEAR(ring_seconds_per_byte(s, f, 4) / base4, 4.0, 1e-9);
+}
+
+}  // namespace gf

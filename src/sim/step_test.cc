@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -184,6 +185,70 @@ TEST(Step, NeedsAWorkload) {
   auto s = simulate_step(r.spec, r.plan, f);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.errors()[0].key, "workload");
+}
+
+}  // namespace gf
+
+namespace gf {
+
+TEST(Step, ASlowNodeSlowsTheStepToItsPace) {
+  // Pure data parallelism on 8 nodes (tp 8 inside each): every replica is one stage; one node at
+  // 0.8x makes its replica's compute 1/0.8 as long, and the synchronous step waits for it.
+  const auto s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700}\n"
+      "workload:\n  model: {params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096}\n"
+      "  parallelism: {tp: 8}\n  global_batch: 256\n");
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  auto base = simulate_step(s.spec, s.plan, f);
+  ASSERT_TRUE(base.ok());
+  std::vector<double> speed(8, 1.0);
+  speed[5] = 0.8;
+  auto slow = simulate_step(s.spec, s.plan, f, speed);
+  ASSERT_TRUE(slow.ok());
+  EXPECT_NEAR(slow->compute_s, base->compute_s / 0.8, 1e-9 * base->compute_s);
+  EXPECT_GT(slow->step_time_s, base->step_time_s);
+  EXPECT_EQ(slow->straggler_node, 5);
+  EXPECT_NEAR(slow->straggler_s, base->compute_s * (1 / 0.8 - 1), 1e-9 * base->compute_s);
+  // The useful work did not change; the GPUs wait.
+  EXPECT_DOUBLE_EQ(slow->mean_compute_s, base->mean_compute_s);
+  EXPECT_LT(slow->gpu_utilization, base->gpu_utilization);
+  // All nominal: the same step.
+  auto same = simulate_step(s.spec, s.plan, f, std::vector<double>(8, 1.0));
+  ASSERT_TRUE(same.ok());
+  EXPECT_DOUBLE_EQ(same->step_time_s, base->step_time_s);
+  EXPECT_EQ(same->straggler_node, -1);
+}
+
+TEST(Step, ASlowNodeOnALightStageIsHiddenByTheCriticalOne) {
+  // pp 2 with the output layer on the last stage: the first stage has slack. A node of the
+  // first stage slowed by less than that slack leaves the step as it was; slowed more, it
+  // becomes the pace.
+  const auto s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700}\n"
+      "workload:\n  model: {params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096, "
+      "vocab: 128256}\n"
+      "  parallelism: {tp: 8, pp: 2}\n  global_batch: 256\n");
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  auto base = simulate_step(s.spec, s.plan, f);
+  ASSERT_TRUE(base.ok());
+  ASSERT_EQ(base->stages.size(), 2u);
+  const double t0 = base->stages[0].forward_s + base->stages[0].backward_s;
+  const double t1 = base->stages[1].forward_s + base->stages[1].backward_s;
+  ASSERT_LT(t0, t1);
+  // Node 0 holds stage 0 of the first pipeline (ranks 0-7).
+  std::vector<double> speed(8, 1.0);
+  speed[0] = std::sqrt(t0 / t1);  // t0 / speed = sqrt(t0 t1), still under t1
+  auto hidden = simulate_step(s.spec, s.plan, f, speed);
+  ASSERT_TRUE(hidden.ok());
+  EXPECT_DOUBLE_EQ(hidden->step_time_s, base->step_time_s);
+  EXPECT_EQ(hidden->straggler_node, -1);
+  speed[0] = t0 / t1 * 0.5;  // twice as slow as the slack allows
+  auto paced = simulate_step(s.spec, s.plan, f, speed);
+  ASSERT_TRUE(paced.ok());
+  EXPECT_EQ(paced->straggler_stage, 0);
+  EXPECT_NEAR(paced->compute_s / base->compute_s, (t0 / speed[0]) / t1, 1e-9);
 }
 
 }  // namespace gf

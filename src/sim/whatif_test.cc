@@ -172,3 +172,74 @@ TEST(WhatIf, RoutesAroundADeadEndInThreeTiers) {
   EXPECT_TRUE(r->affected.empty());
 }
 }  // namespace gf
+
+namespace gf {
+
+TEST(WhatIf, ADegradedNicLinkAndASlowNodeSlowTheStep) {
+  const WhatIfSetup s = setup(kSeed);
+  WhatIfOptions o;
+  o.degrade = {"link:node003:su01-r0-leaf=200G"};
+  o.slow = {"node:node005=0.8"};
+  o.links = true;
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  ASSERT_TRUE(r->baseline.step && r->scenario.step);
+  EXPECT_GT(r->scenario.step->step_time_s, r->baseline.step->step_time_s);
+  EXPECT_NEAR(r->scenario.step->compute_s, r->baseline.step->compute_s / 0.8,
+              1e-9 * r->baseline.step->compute_s);
+  EXPECT_EQ(r->scenario.step->straggler_node, 4);  // node005
+  ASSERT_TRUE(r->links);
+  // The degraded link runs at 200G in both directions in the scenario's fabric.
+  const Fabric& f = r->links->fabric;
+  int at_200 = 0;
+  for (const auto& l : f.links())
+    if (l.cls == LinkClass::kNicLeaf && l.bytes_per_s == 200e9 / 8) ++at_200;
+  EXPECT_EQ(at_200, 2);
+  EXPECT_GT(r->links->traffic.load.total_bytes(), 0);
+}
+
+TEST(WhatIf, BadDegradeAndSlowAreRefusedWithTheFlagAndTheForm) {
+  const WhatIfSetup s = setup(kSeed);
+  auto first = [&](WhatIfOptions o) {
+    auto r = what_if(s.spec, s.cat, s.plan, o);
+    EXPECT_FALSE(r.ok());
+    return r.ok() ? Diagnostic{} : r.errors()[0];
+  };
+  WhatIfOptions o;
+  o.degrade = {"link:node003:su01-r0-leef=200G"};
+  auto d = first(o);
+  EXPECT_EQ(d.key, "--degrade");
+  EXPECT_NE(d.hint.find("su01-r0-leaf"), std::string::npos) << d.hint;
+  o.degrade = {"link:node003:su01-r0-leaf"};  // no rate
+  d = first(o);
+  EXPECT_NE(d.hint.find("link:A:B=RATE"), std::string::npos);
+  o.degrade = {"link:node003:su01-r0-leaf=800G"};  // faster than the link
+  EXPECT_NE(first(o).message.find("faster"), std::string::npos);
+  o.degrade = {"link:node003:su01-r0-leaf=fast"};
+  EXPECT_NE(first(o).message.find("not a rate"), std::string::npos);
+  o.degrade = {"switch:spine01=1.5"};
+  EXPECT_NE(first(o).message.find("fraction"), std::string::npos);
+  o.degrade = {"link:node001:spine01=200G"};  // no such cable
+  EXPECT_NE(first(o).message.find("no cable"), std::string::npos);
+  o.degrade.clear();
+  o.slow = {"node:node999=0.8"};
+  d = first(o);
+  EXPECT_EQ(d.key, "--slow");
+  o.slow = {"switch:spine01=0.8"};
+  EXPECT_NE(first(o).hint.find("node:NAME=SPEED"), std::string::npos);
+  o.slow = {"node:node001=0"};
+  EXPECT_NE(first(o).message.find("speed"), std::string::npos);
+}
+
+TEST(WhatIf, AHalfSpeedSwitchSlowsWhatCrossesIt) {
+  const WhatIfSetup s = setup(kSeed);
+  WhatIfOptions o;
+  o.degrade = {"switch:su01-r0-leaf=0.5"};
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  // Rail 0 of the first unit's nodes runs at half its rate: the rings through it are paced by
+  // it, the all_reduce loses bandwidth.
+  EXPECT_LT(probe(r->scenario, "all_reduce").busbw_gbs, probe(r->baseline, "all_reduce").busbw_gbs);
+}
+
+}  // namespace gf
