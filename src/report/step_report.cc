@@ -46,6 +46,65 @@ nlohmann::json pipeline_json(const StepResult& r) {
           {"stages", stages}};
 }
 
+nlohmann::json goodput_json(const Goodput& g) {
+  nlohmann::json causes = nlohmann::json::array();
+  for (const auto& c : g.causes) causes.push_back({{"cause", c.name}, {"per_hour", c.per_hour}});
+  nlohmann::json j = {{"interruptions_per_hour", g.interruptions_per_hour},
+                      {"mtbf_s", g.mtbf_s},
+                      {"checkpoint_bytes", g.checkpoint_bytes},
+                      {"checkpoint_write_s", g.checkpoint_write_s},
+                      {"restart_s", g.restart_s},
+                      {"checkpoint_interval_s", g.interval_s},
+                      {"checkpoint_interval_source", g.interval_given ? "spec" : "daly optimum"},
+                      {"young_interval_s", g.young_s},
+                      {"daly_interval_s", g.daly_s},
+                      {"goodput", g.goodput},
+                      {"goodput_at_optimum", g.goodput_at_optimum},
+                      {"progresses", g.progresses},
+                      {"causes", causes},
+                      {"source", "Dubey et al. 2024, The Llama 3 Herd of Models, Table 5 (466 "
+                                 "interruptions in 54 days on 16,384 H100 GPUs), scaled"}};
+  if (g.useful_s > 0 && g.progresses) {
+    j["wall_time_to_train_s"] = g.wall_s;
+    j["lost_s"] = g.lost_s;
+    j["expected_interruptions"] = g.expected_interruptions;
+  }
+  return j;
+}
+
+std::string goodput_text(const StepResult& r) {
+  const Goodput& g = r.goodput;
+  if (g.interruptions_per_hour <= 0) return "";
+  std::string top;
+  for (size_t i = 0; i < g.causes.size() && i < 3; ++i)
+    top += fmt::format("{}{} {:.0f}%", i ? ", " : "", g.causes[i].name,
+                       100 * g.causes[i].per_hour / g.interruptions_per_hour);
+  std::string s = fmt::format(
+      "  interruptions: {:.3g} per hour, one every {} (Llama 3's by cause, scaled to {} GPUs): "
+      "{}\n",
+      g.interruptions_per_hour, units::format_seconds(g.mtbf_s), r.gpus, top);
+  s += fmt::format("  checkpoint {}: written in {}, restart {}; every {} of compute ",
+                   units::format_bytes(g.checkpoint_bytes),
+                   units::format_seconds(g.checkpoint_write_s), units::format_seconds(g.restart_s),
+                   units::format_seconds(g.interval_s));
+  s += g.interval_given ? fmt::format("(workload.checkpoint_interval; Young's optimum {}, Daly's {})\n",
+                                      units::format_seconds(g.young_s),
+                                      units::format_seconds(g.daly_s))
+                        : fmt::format("(Daly's optimum; Young's {})\n",
+                                      units::format_seconds(g.young_s));
+  if (!g.progresses) {
+    s += "  goodput 0%: interruptions come faster than the job can checkpoint and restart\n";
+    return s;
+  }
+  s += fmt::format("  goodput {:.1f}% (at Daly's optimum {:.1f}%)", 100 * g.goodput,
+                   100 * g.goodput_at_optimum);
+  if (g.useful_s > 0)
+    s += fmt::format(": {} to train with ~{:.0f} interruptions, {} of it lost",
+                     units::format_seconds(g.wall_s), g.expected_interruptions,
+                     units::format_seconds(g.lost_s));
+  return s + "\n";
+}
+
 nlohmann::json result_json(const StepResult& r) {
   nlohmann::json breakdown = nlohmann::json::array();
   breakdown.push_back({{"kind", "compute"}, {"total_s", r.compute_s}, {"exposed_s", r.compute_s}});
@@ -86,6 +145,7 @@ nlohmann::json result_json(const StepResult& r) {
           {"mean_compute_s", r.mean_compute_s},
           {"pipeline", pipeline_json(r)},
           {"memory", memory_json(r.memory)},
+          {"goodput", goodput_json(r.goodput)},
           {"notes", r.notes}};
 }
 
@@ -149,6 +209,7 @@ std::string step_text(const std::string& name, const StepResult& r,
     s += fmt::format("  {} steps: {} to train, {} at ${:g} per GPU-hour\n",
                      units::format_count(r.steps), units::format_seconds(r.time_to_train_s),
                      units::format_usd(r.cost_to_train_usd), r.gpu_hour_usd);
+  s += goodput_text(r);
   for (const auto& c : r.constraints)
     s += fmt::format("  {} {}: {:.3f} (limit {:g})\n", c.pass ? "PASS" : "FAIL", c.name, c.value,
                      c.limit);

@@ -329,6 +329,15 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   r.time_to_train_s = r.steps * r.step_time_s;
   r.gpu_hour_usd = plan.gpu.gpu_hour_usd;
   r.cost_to_train_usd = r.time_to_train_s / 3600 * r.gpus * r.gpu_hour_usd;
+  {
+    GoodputOptions go;
+    go.gpus = static_cast<double>(r.gpus);
+    go.nodes = plan.nodes;
+    go.params = m.params;
+    go.useful_s = r.time_to_train_s;
+    go.interval_s = w.checkpoint_interval_s;
+    r.goodput = expected_goodput(go);
+  }
   // HBM: the catalog's memory_gb are binary gigabytes as GPU vendors count them (an "80GB"
   // A100 reports 81,920 MiB).
   r.memory = step_memory(w, r.pipeline, mb, expert_params, plan.gpu.memory_gb * 1073741824.0);

@@ -9,6 +9,7 @@
 #include "catalog/catalog.h"
 #include "common/diag.h"
 #include "plan/plan.h"
+#include "sim/goodput.h"
 #include "sim/memory.h"
 #include "spec/pipeline.h"
 #include "spec/spec.h"
@@ -70,6 +71,8 @@ struct StepResult {
   /// stage, its speed, and the compute (bubble included) the step gains by waiting for it.
   int straggler_node = -1, straggler_stage = -1;
   double straggler_speed = 1, straggler_s = 0;
+  /// Interruptions, checkpoint/restart and the goodput over the training run (goodput.h).
+  Goodput goodput;
 };
 
 /// Simulates one training step of the spec's workload on the plan's fabric. `node_speed`: per

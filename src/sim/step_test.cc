@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/goodput.h"
 #include "verify/calibration.h"
 
 namespace gf {
@@ -249,6 +250,87 @@ TEST(Step, ASlowNodeOnALightStageIsHiddenByTheCriticalOne) {
   ASSERT_TRUE(paced.ok());
   EXPECT_EQ(paced->straggler_stage, 0);
   EXPECT_NEAR(paced->compute_s / base->compute_s, (t0 / speed[0]) / t1, 1e-9);
+}
+
+}  // namespace gf
+
+namespace gf {
+
+TEST(Goodput, TheReferenceClusterHasTheReferenceRunsInterruptions) {
+  GoodputOptions o;
+  o.gpus = kReferenceGpus;
+  o.nodes = kReferenceGpus / kReferenceGpusPerNode;
+  o.params = 405e9;
+  const Goodput g = expected_goodput(o);
+  // 466 interruptions in 54 days (Llama 3, Table 5 and the planned ones).
+  EXPECT_NEAR(g.interruptions_per_hour * kReferenceDays * 24, 466, 1e-9);
+  int unexpected = 0;
+  for (const auto& c : kReferenceCauses)
+    if (std::string(c.name) != "planned maintenance") unexpected += c.interruptions;
+  EXPECT_EQ(unexpected, 419);
+  EXPECT_EQ(g.causes.front().name, "faulty GPU");
+  // Half the GPUs and nodes: half the rate.
+  o.gpus /= 2;
+  o.nodes /= 2;
+  EXPECT_NEAR(expected_goodput(o).interruptions_per_hour, g.interruptions_per_hour / 2, 1e-12);
+}
+
+TEST(Goodput, DalysIntervalIsTheOptimumOfTheModel) {
+  GoodputOptions o;
+  o.gpus = 16384;
+  o.nodes = 2048;
+  o.params = 405e9;
+  o.storage_write_Bps = 50e9;  // a slow store: a checkpoint of 113 s
+  o.useful_s = 30 * 86400;
+  const Goodput g = expected_goodput(o);
+  EXPECT_NEAR(g.checkpoint_write_s, 405e9 * 14 / 50e9, 1e-9);
+  EXPECT_NEAR(g.young_s, std::sqrt(2 * g.checkpoint_write_s * g.mtbf_s), 1e-9);
+  EXPECT_GT(g.daly_s, 0);
+  EXPECT_FALSE(g.interval_given);
+  EXPECT_DOUBLE_EQ(g.interval_s, g.daly_s);
+  // Around the optimum, either way, the goodput is lower.
+  for (double k : {0.5, 0.8, 1.25, 2.0}) {
+    GoodputOptions x = o;
+    x.interval_s = g.daly_s * k;
+    const Goodput h = expected_goodput(x);
+    EXPECT_TRUE(h.interval_given);
+    EXPECT_LT(h.goodput, g.goodput) << k;
+    EXPECT_NEAR(h.goodput_at_optimum, g.goodput, 1e-12);
+  }
+  // The model's wall time: W = T (1 + d/tau) / (1 - (R + (tau + d)/2) / M).
+  const double d = g.checkpoint_write_s, tau = g.interval_s, R = g.restart_s, M = g.mtbf_s;
+  EXPECT_NEAR(g.wall_s, o.useful_s * (1 + d / tau) / (1 - (R + (tau + d) / 2) / M),
+              1e-6 * g.wall_s);
+  EXPECT_NEAR(g.lost_s, g.wall_s - o.useful_s, 1e-6);
+  EXPECT_NEAR(g.expected_interruptions, g.wall_s / M, 1e-9);
+}
+
+TEST(Goodput, AJobThatCannotOutrunItsFailuresMakesNoProgress) {
+  GoodputOptions o;
+  o.gpus = 1e6;
+  o.nodes = 125000;
+  o.params = 1e12;
+  o.relaunch_s = 4 * 3600;  // restarts longer than the time between interruptions
+  const Goodput g = expected_goodput(o);
+  EXPECT_LT(g.mtbf_s, o.relaunch_s);
+  EXPECT_FALSE(g.progresses);
+  EXPECT_EQ(g.goodput, 0);
+}
+
+TEST(Step, GoodputUsesTheSpecsCheckpointInterval) {
+  const auto s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700}\n"
+      "workload:\n  model: {params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096}\n"
+      "  parallelism: {tp: 8}\n  global_batch: 256\n  steps: 10000\n"
+      "  checkpoint_interval: 2h\n");
+  const StepResult r = step(s);
+  EXPECT_TRUE(r.goodput.interval_given);
+  EXPECT_DOUBLE_EQ(r.goodput.interval_s, 7200);
+  EXPECT_GT(r.goodput.goodput, 0.9);
+  EXPECT_LT(r.goodput.goodput, 1);
+  EXPECT_NEAR(r.goodput.useful_s, r.time_to_train_s, 1e-9);
+  EXPECT_GT(r.goodput.wall_s, r.time_to_train_s);
 }
 
 }  // namespace gf

@@ -138,7 +138,8 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
       n, p,
       {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
        "sequence_parallel", "virtual_pipeline", "first_stage_layers", "last_stage_layers",
-       "compute_efficiency", "compute_time", "steps", "tokens", "overlap", "dp_collective"});
+       "compute_efficiency", "compute_time", "steps", "tokens", "overlap", "dp_collective",
+       "checkpoint_interval"});
   if (auto v = r.boolean(n, "overlap", p)) w.overlap = *v;
   if (auto v = r.choice_of(n, "dp_collective", p, kDpCollectiveNames)) w.dp_collective = *v;
   const YAML::Node m = child(n, "model");
@@ -207,6 +208,14 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
         r.error(child(n, "compute_time"), "workload.compute_time", "expected a positive time");
       else
         w.compute_time_s = *v;
+    }
+  if (!is_auto(n, "checkpoint_interval"))
+    if (auto v = r.quantity(n, "checkpoint_interval", p, units::parse_seconds)) {
+      if (*v <= 0)
+        r.error(child(n, "checkpoint_interval"), "workload.checkpoint_interval",
+                "expected a positive time, e.g. 30min");
+      else
+        w.checkpoint_interval_s = *v;
     }
   if (child(n, "steps").IsDefined() && child(n, "tokens").IsDefined())
     r.error(child(n, "tokens"), "workload.tokens", "give either steps or tokens, not both");

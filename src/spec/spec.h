@@ -145,6 +145,7 @@ struct WorkloadSpec {
   double tokens = 0;
   bool overlap = true;  ///< DP gradient reduction overlapped with backward
   DpCollective dp_collective = DpCollective::kHierarchical;
+  double checkpoint_interval_s = 0;  ///< compute between checkpoints; 0 = Daly's optimum
 };
 
 /// What the plan must achieve.

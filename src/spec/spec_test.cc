@@ -358,3 +358,19 @@ TEST(SpecEnums, NamesRoundTrip) {
 
 }  // namespace
 }  // namespace gf
+
+namespace gf {
+TEST(SpecErrors, CheckpointIntervalNeedsAPositiveTime) {
+  const std::string head =
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: {params: 7B}\n  ";
+  auto e = errors_of(head + "checkpoint_interval: 30\n");
+  EXPECT_NE(e.find("spec.yaml:4:24: error: workload.checkpoint_interval: '30' has no unit"),
+            std::string::npos)
+      << e;
+  e = errors_of(head + "checkpoint_interval: 0s\n");
+  EXPECT_NE(e.find("workload.checkpoint_interval: expected a positive time"), std::string::npos)
+      << e;
+  e = errors_of(head + "checkpoint_intervl: 30min\n");
+  EXPECT_NE(e.find("did you mean 'checkpoint_interval'"), std::string::npos) << e;
+}
+}  // namespace gf
