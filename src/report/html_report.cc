@@ -253,6 +253,13 @@ std::string report_html(const ReportInputs& in) {
   body +=
       "<section><h2>Bus bandwidth against message size</h2><div class=\"chart\" "
       "id=\"chart-busbw\"></div></section>";
+  if (!in.link_heat.empty())
+    body += fmt::format(
+        "<section><h2>Link utilisation per tier</h2><p>{}: how many directed links of each tier "
+        "run at each utilisation, time-averaged over the collective (<code>simulate --links "
+        "FILE.csv</code> lists every link).</p><div class=\"chart\" id=\"chart-links\"></div>"
+        "</section>",
+        esc(in.link_heat_label));
   if (in.step) {
     body += "<section><h2>Training step</h2><div class=\"chart\" id=\"chart-step\"></div>";
     if (!in.sensitivity.empty()) body += "<div class=\"chart\" id=\"chart-sensitivity\"></div>";
@@ -331,6 +338,41 @@ std::string report_html(const ReportInputs& in) {
           {"scale", {{"domain", json::array({"simulated", "measured"})}}}}},
         {"tooltip",
          json::array({{{"field", "series"}}, {{"field", "bytes"}}, {{"field", "busbw"}}})}}}};
+  if (!in.link_heat.empty()) {
+    json cells = json::array();
+    for (const auto& h : in.link_heat)
+      for (int b = 0; b < kUtilBins; ++b)
+        cells.push_back({{"tier", link_tier_key(h.cls)},
+                         {"utilisation", fmt::format("{}-{}%", 100 * b / kUtilBins,
+                                                     100 * (b + 1) / kUtilBins)},
+                         {"links", h.bins[static_cast<size_t>(b)]},
+                         {"busy_of_all", fmt::format("{} of {}", h.busy, h.links)}});
+    json order = json::array();
+    for (int b = 0; b < kUtilBins; ++b)
+      order.push_back(fmt::format("{}-{}%", 100 * b / kUtilBins, 100 * (b + 1) / kUtilBins));
+    specs["chart-links"] = {
+        {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+        {"width", 600},
+        {"data", {{"values", cells}}},
+        {"mark", "rect"},
+        {"encoding",
+         {{"x",
+           {{"field", "utilisation"},
+            {"type", "ordinal"},
+            {"sort", order},
+            {"title", "mean utilisation over the collective"}}},
+          {"y", {{"field", "tier"}, {"type", "nominal"}, {"sort", nullptr}, {"title", "tier"}}},
+          {"color",
+           {{"field", "links"},
+            {"type", "quantitative"},
+            {"scale", {{"type", "symlog"}, {"scheme", "orangered"}}},
+            {"title", "links"}}},
+          {"tooltip",
+           json::array({{{"field", "tier"}},
+                        {{"field", "utilisation"}},
+                        {{"field", "links"}},
+                        {{"field", "busy_of_all"}, {"title", "busy links"}}})}}}};
+  }
   if (in.step) {
     json bars = json::array();
     bars.push_back({{"kind", "compute"}, {"seconds", in.step->compute_s}});

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "sim/link_load.h"
 #include "sim/step.h"
 
 namespace gf {
@@ -37,6 +38,10 @@ struct ReportInputs {
   std::optional<StepResult> step;
   std::vector<StepScenario> sensitivity;
   std::vector<ReportWhatIf> what_if;
+  /// Utilisation of the links per tier for the collective at probe_bytes (link_load.h), and
+  /// what it was ("all_reduce, nvls_tree, 1 GiB"); empty: no heat map.
+  std::vector<TierHeat> link_heat;
+  std::string link_heat_label;
   std::vector<std::string> files;  ///< files written beside the report, for links
   /// What configs/ holds (one line each) and its entries to link; empty without --configs.
   std::vector<std::string> config_lines, config_links;

@@ -15,6 +15,7 @@
 #include "sim/collective.h"
 #include "sim/step.h"
 #include "topo/fabric.h"
+#include "units/units.h"
 
 namespace gf {
 namespace {
@@ -185,6 +186,12 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
     files.push_back({"step.json", step_json(*step, in.sensitivity).dump(2) + "\n"});
   }
   in.what_if = failure_rows(plan, fabric, o, in.predicted_busbw_gbs);
+  if (auto t = collective_traffic(fabric, plan, o, *model, kQuotedBytes)) {
+    in.link_heat = tier_heat(fabric, t->load, t->bytes, t->seconds);
+    in.link_heat_label = fmt::format("all_reduce of {} on {} GPUs, {} / {}",
+                                     units::format_bytes(t->bytes), model->ranks(),
+                                     algorithm_name(t->at.algorithm), protocol_name(t->at.protocol));
+  }
 
   const SimReport sim = simulate_sweep(plan, *model, size_sweep(8, 8 * kQuotedBytes, kSizeFactor),
                                        8, 8 * kQuotedBytes, kSizeFactor);

@@ -156,3 +156,16 @@ TEST(Report, SingleSwitchClusterHasNoSpineRow) {
 
 }  // namespace
 }  // namespace gf
+
+namespace gf {
+TEST(Report, HasAHeatMapOfLinkUtilisationPerTier) {
+  auto files = make_report(load_example("seed-70b-1024.yaml"), {});
+  ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
+  const std::string& html = file_of(*files, "report.html");
+  EXPECT_NE(html.find("<h2>Link utilisation per tier</h2>"), std::string::npos);
+  EXPECT_NE(html.find("\"chart-links\""), std::string::npos);
+  // One row per tier of the fabric: NVLink, PCIe, NIC-leaf and leaf-spine on the seed.
+  for (const char* tier : {"\"scale_up\"", "\"pcie\"", "\"nic_leaf\"", "\"leaf_spine\""})
+    EXPECT_NE(html.find(tier), std::string::npos) << tier;
+}
+}  // namespace gf
