@@ -931,8 +931,8 @@ TEST(CliSimulate, LinksCsvSumsToTheRingsBytesTimesItsHops) {
   all << cab.rdbuf();
   for (const auto& d : devices) EXPECT_NE(all.str().find("," + d + ","), std::string::npos) << d;
   // JSON carries the per-tier summary.
-  CmdResult j = gpufabric("simulate examples/seed-70b-1024.yaml -b 1G -e 1G --json --links " +
-                          csv.string());
+  CmdResult j =
+      gpufabric("simulate examples/seed-70b-1024.yaml -b 1G -e 1G --json --links " + csv.string());
   ASSERT_EQ(j.code, 0) << j.err;
   auto js = nlohmann::json::parse(j.out);
   ASSERT_TRUE(js.contains("links"));
@@ -947,14 +947,16 @@ TEST(CliWhatIf, DegradeAndSlowShowTheJobSlowedToItsSlowestMember) {
       "--slow node:node005=0.8 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  const double base = j["baseline"]["step"]["step_time_s"], scen = j["scenario"]["step"]["step_time_s"];
+  const double base = j["baseline"]["step"]["step_time_s"],
+               scen = j["scenario"]["step"]["step_time_s"];
   EXPECT_GT(scen, base);
   EXPECT_NEAR(j["scenario"]["step"]["compute_s"].get<double>(),
               j["baseline"]["step"]["compute_s"].get<double>() / 0.8, 1e-6);
   EXPECT_EQ(j["scenario"]["step"]["straggler"]["speed"], 0.8);
   bool named = false;
   for (const auto& c : j["changes"])
-    named = named || c.get<std::string>().find("trained at 200G instead of 400G") != std::string::npos;
+    named =
+        named || c.get<std::string>().find("trained at 200G instead of 400G") != std::string::npos;
   EXPECT_TRUE(named) << j["changes"].dump();
   CmdResult bad = gpufabric("what-if examples/seed-70b-1024.yaml --slow node:nod005=0.8");
   EXPECT_EQ(bad.code, 2);

@@ -8,8 +8,8 @@
 #include "cli/completion.h"
 #include "cli/flags.h"
 #include "cli/resources.h"
-#include "plan/plan.h"
 #include "common/output.h"
+#include "plan/plan.h"
 #include "report/sim_report.h"
 #include "report/whatif_report.h"
 #include "sim/whatif.h"
@@ -47,8 +47,7 @@ int run(const WhatIfFlags& f) {
       o.grow_nodes = static_cast<int>(*n);
   }
   if (auto b = nccl_bytes_flag("--bytes", f.bytes, 1, errs)) o.probe_bytes = *b;
-  if (o.fail.empty() && o.grow_nodes == 0 && o.nic.empty() && o.degrade.empty() &&
-      o.slow.empty())
+  if (o.fail.empty() && o.grow_nodes == 0 && o.nic.empty() && o.degrade.empty() && o.slow.empty())
     errs.push_back(Diagnostic::flag(
         "--fail", "nothing to change",
         "give --fail link:A:B | switch:NAME | node:NAME, --degrade link:A:B=200G | "

@@ -342,11 +342,11 @@ std::string report_html(const ReportInputs& in) {
     json cells = json::array();
     for (const auto& h : in.link_heat)
       for (int b = 0; b < kUtilBins; ++b)
-        cells.push_back({{"tier", link_tier_key(h.cls)},
-                         {"utilisation", fmt::format("{}-{}%", 100 * b / kUtilBins,
-                                                     100 * (b + 1) / kUtilBins)},
-                         {"links", h.bins[static_cast<size_t>(b)]},
-                         {"busy_of_all", fmt::format("{} of {}", h.busy, h.links)}});
+        cells.push_back(
+            {{"tier", link_tier_key(h.cls)},
+             {"utilisation", fmt::format("{}-{}%", 100 * b / kUtilBins, 100 * (b + 1) / kUtilBins)},
+             {"links", h.bins[static_cast<size_t>(b)]},
+             {"busy_of_all", fmt::format("{} of {}", h.busy, h.links)}});
     json order = json::array();
     for (int b = 0; b < kUtilBins; ++b)
       order.push_back(fmt::format("{}-{}%", 100 * b / kUtilBins, 100 * (b + 1) / kUtilBins));
@@ -367,11 +367,10 @@ std::string report_html(const ReportInputs& in) {
             {"type", "quantitative"},
             {"scale", {{"type", "symlog"}, {"scheme", "orangered"}}},
             {"title", "links"}}},
-          {"tooltip",
-           json::array({{{"field", "tier"}},
-                        {{"field", "utilisation"}},
-                        {{"field", "links"}},
-                        {{"field", "busy_of_all"}, {"title", "busy links"}}})}}}};
+          {"tooltip", json::array({{{"field", "tier"}},
+                                   {{"field", "utilisation"}},
+                                   {{"field", "links"}},
+                                   {{"field", "busy_of_all"}, {"title", "busy links"}}})}}}};
   }
   if (in.step) {
     json bars = json::array();

@@ -188,9 +188,9 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
   in.what_if = failure_rows(plan, fabric, o, in.predicted_busbw_gbs);
   if (auto t = collective_traffic(fabric, plan, o, *model, kQuotedBytes)) {
     in.link_heat = tier_heat(fabric, t->load, t->bytes, t->seconds);
-    in.link_heat_label = fmt::format("all_reduce of {} on {} GPUs, {} / {}",
-                                     units::format_bytes(t->bytes), model->ranks(),
-                                     algorithm_name(t->at.algorithm), protocol_name(t->at.protocol));
+    in.link_heat_label =
+        fmt::format("all_reduce of {} on {} GPUs, {} / {}", units::format_bytes(t->bytes),
+                    model->ranks(), algorithm_name(t->at.algorithm), protocol_name(t->at.protocol));
   }
 
   const SimReport sim = simulate_sweep(plan, *model, size_sweep(8, 8 * kQuotedBytes, kSizeFactor),

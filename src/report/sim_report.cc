@@ -209,15 +209,16 @@ void write_links_csv(std::ostream& out, const Fabric& fab, const LinkNames& name
     const LinkEnd a = names.from(l), b = names.to(l);
     row = fmt::format("{},{},{},{},{},{},{},{:g},{:.0f},{:.4f},{:.4f},{}\n", ++rank,
                       csv_field(a.device), csv_field(a.port), csv_field(b.device),
-                      csv_field(b.port), link_tier_key(fab.links()[l].cls),
-                      link_direction(fab, l), u.capacity_Bps * 8 / 1e9, u.bytes, u.mean_util,
-                      u.peak_util, u.flows);
+                      csv_field(b.port), link_tier_key(fab.links()[l].cls), link_direction(fab, l),
+                      u.capacity_Bps * 8 / 1e9, u.bytes, u.mean_util, u.peak_util, u.flows);
     out << row;
   }
 }
 
 namespace {
-std::string end_name(const LinkEnd& e) { return e.port.empty() ? e.device : e.device + ":" + e.port; }
+std::string end_name(const LinkEnd& e) {
+  return e.port.empty() ? e.device : e.device + ":" + e.port;
+}
 }  // namespace
 
 std::string links_text(const Fabric& fab, const LinkNames& names, const CollectiveTraffic& t,
@@ -228,17 +229,16 @@ std::string links_text(const Fabric& fab, const LinkNames& names, const Collecti
       op_name(t.op), t.bytes, algorithm_name(t.at.algorithm), protocol_name(t.at.protocol),
       t.seconds * 1e6, "tier", "busy", "links", "bytes", "mean", "max");
   for (const auto& h : tier_heat(fab, t.load, t.bytes, t.seconds))
-    s += fmt::format("# {:<12} {:>10} {:>10} {:>12.4g} {:>8.1f}% {:>8.1f}%\n",
-                     link_tier_key(h.cls), h.busy, h.links, h.bytes, 100 * h.mean_util,
-                     100 * h.max_util);
+    s += fmt::format("# {:<12} {:>10} {:>10} {:>12.4g} {:>8.1f}% {:>8.1f}%\n", link_tier_key(h.cls),
+                     h.busy, h.links, h.bytes, 100 * h.mean_util, 100 * h.max_util);
   const auto order = links_hottest_first(fab, t.load);
   if (!order.empty()) s += "# hottest links (utilisation mean / peak, flows):\n";
   for (size_t i = 0; i < order.size() && static_cast<int>(i) < top; ++i) {
     const LinkUse u = link_use(fab, t.load, order[i], t.bytes, t.seconds);
     s += fmt::format("#   {} -> {} ({}): {:.1f}% / {:.1f}%, {} flows\n",
                      end_name(names.from(order[i])), end_name(names.to(order[i])),
-                     link_tier_key(fab.links()[order[i]].cls), 100 * u.mean_util,
-                     100 * u.peak_util, u.flows);
+                     link_tier_key(fab.links()[order[i]].cls), 100 * u.mean_util, 100 * u.peak_util,
+                     u.flows);
   }
   return s;
 }

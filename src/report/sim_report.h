@@ -44,7 +44,7 @@ void write_links_csv(std::ostream& out, const Fabric& fabric, const LinkNames& n
 /// links. Text lines start with "# " (they follow nccl-tests' table).
 std::string links_text(const Fabric& fabric, const LinkNames& names, const CollectiveTraffic& t,
                        int top = 5);
-nlohmann::json links_json(const Fabric& fabric, const LinkNames& names,
-                          const CollectiveTraffic& t, int top = 10);
+nlohmann::json links_json(const Fabric& fabric, const LinkNames& names, const CollectiveTraffic& t,
+                          int top = 10);
 
 }  // namespace gf

@@ -62,8 +62,9 @@ nlohmann::json goodput_json(const Goodput& g) {
                       {"goodput_at_optimum", g.goodput_at_optimum},
                       {"progresses", g.progresses},
                       {"causes", causes},
-                      {"source", "Dubey et al. 2024, The Llama 3 Herd of Models, Table 5 (466 "
-                                 "interruptions in 54 days on 16,384 H100 GPUs), scaled"}};
+                      {"source",
+                       "Dubey et al. 2024, The Llama 3 Herd of Models, Table 5 (466 "
+                       "interruptions in 54 days on 16,384 H100 GPUs), scaled"}};
   if (g.useful_s > 0 && g.progresses) {
     j["wall_time_to_train_s"] = g.wall_s;
     j["lost_s"] = g.lost_s;
@@ -87,11 +88,10 @@ std::string goodput_text(const StepResult& r) {
                    units::format_bytes(g.checkpoint_bytes),
                    units::format_seconds(g.checkpoint_write_s), units::format_seconds(g.restart_s),
                    units::format_seconds(g.interval_s));
-  s += g.interval_given ? fmt::format("(workload.checkpoint_interval; Young's optimum {}, Daly's {})\n",
-                                      units::format_seconds(g.young_s),
-                                      units::format_seconds(g.daly_s))
-                        : fmt::format("(Daly's optimum; Young's {})\n",
-                                      units::format_seconds(g.young_s));
+  s += g.interval_given
+           ? fmt::format("(workload.checkpoint_interval; Young's optimum {}, Daly's {})\n",
+                         units::format_seconds(g.young_s), units::format_seconds(g.daly_s))
+           : fmt::format("(Daly's optimum; Young's {})\n", units::format_seconds(g.young_s));
   if (!g.progresses) {
     s += "  goodput 0%: interruptions come faster than the job can checkpoint and restart\n";
     return s;

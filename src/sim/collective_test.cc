@@ -314,8 +314,7 @@ TEST(LinkLoad, OneDomainRingPutsTheRingFactorOnEveryNvlinkHop) {
   const double factor = 2.0 * 7 / 8;
   for (int g = 0; g < 8; ++g) {
     EXPECT_NEAR(load.bytes[f.gpu_up(g)], load.payload_bytes * factor, 1e-6 * load.payload_bytes);
-    EXPECT_NEAR(load.bytes[f.gpu_down(g)], load.payload_bytes * factor,
-                1e-6 * load.payload_bytes);
+    EXPECT_NEAR(load.bytes[f.gpu_down(g)], load.payload_bytes * factor, 1e-6 * load.payload_bytes);
   }
   // Bytes x hops: 8 hops of two links each, nothing elsewhere.
   EXPECT_NEAR(load.total_bytes(), load.payload_bytes * factor * 16, 1e-6 * load.payload_bytes);

@@ -40,8 +40,9 @@ Goodput expected_goodput(const GoodputOptions& o) {
     g.causes.push_back({c.name, per_hour});
     g.interruptions_per_hour += per_hour;
   }
-  std::stable_sort(g.causes.begin(), g.causes.end(),
-                   [](const GoodputCause& a, const GoodputCause& b) { return a.per_hour > b.per_hour; });
+  std::stable_sort(
+      g.causes.begin(), g.causes.end(),
+      [](const GoodputCause& a, const GoodputCause& b) { return a.per_hour > b.per_hour; });
   g.mtbf_s = g.interruptions_per_hour > 0 ? 3600 / g.interruptions_per_hour : 0;
   g.checkpoint_bytes = o.params * kCheckpointBytesPerParam;
   g.checkpoint_write_s = o.storage_write_Bps > 0 ? g.checkpoint_bytes / o.storage_write_Bps : 0;

@@ -65,9 +65,9 @@ constexpr double kDefaultRelaunchS = 600;
 
 struct GoodputOptions {
   double gpus = 0, nodes = 0;
-  double params = 0;             ///< model parameters (the checkpoint's size)
-  double useful_s = 0;           ///< training time without interruptions (0: unknown)
-  double interval_s = 0;         ///< checkpoint interval of compute; 0: Daly's optimum
+  double params = 0;      ///< model parameters (the checkpoint's size)
+  double useful_s = 0;    ///< training time without interruptions (0: unknown)
+  double interval_s = 0;  ///< checkpoint interval of compute; 0: Daly's optimum
   double storage_write_Bps = kDefaultStorageWriteBps;
   double storage_read_Bps = kDefaultStorageWriteBps;  ///< the restart reads it back
   double relaunch_s = kDefaultRelaunchS;

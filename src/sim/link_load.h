@@ -71,7 +71,7 @@ struct TierHeat {
   long long links = 0;  ///< links of this class in the fabric (failed ones included)
   long long busy = 0;   ///< those carrying traffic
   double bytes = 0;
-  double mean_util = 0, max_util = 0;        ///< over the busy links, time-averaged
+  double mean_util = 0, max_util = 0;       ///< over the busy links, time-averaged
   std::array<long long, kUtilBins> bins{};  ///< busy links per bin of mean utilisation
 };
 
@@ -99,8 +99,8 @@ class LinkNames {
   const Plan& plan_;
   const Fabric& fab_;
   int gpus_ = 0, domains_ = 0, nics_ = 0, first_cable_link_ = 0;
-  std::vector<std::string> node_;      ///< per node
-  std::vector<std::string> switch_;    ///< per switch vertex (v - first switch vertex)
+  std::vector<std::string> node_;    ///< per node
+  std::vector<std::string> switch_;  ///< per switch vertex (v - first switch vertex)
   int first_switch_ = 0;
   std::vector<int32_t> port_a_, port_b_;  ///< per cable (link pair): its a and b switch ports
   std::vector<std::string> panel_;        ///< front-panel names by port number

@@ -229,7 +229,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   const double per_mb = r.compute_s / mb;
   if (par.pp > 1) r.bubble_s = per_mb * (par.pp - 1) / w.virtual_pipeline;
   if (r.straggler_node >= 0) {
-    r.straggler_s = (pace - nominal_pace) * (mb + (par.pp > 1 ? (par.pp - 1.0) / w.virtual_pipeline : 0));
+    r.straggler_s =
+        (pace - nominal_pace) * (mb + (par.pp > 1 ? (par.pp - 1.0) / w.virtual_pipeline : 0));
     r.notes.push_back(fmt::format(
         "the step waits for its slowest member: node {} at {:g}x speed paces pipeline stage {} "
         "(+{:.3g} s of compute and bubble)",

@@ -181,13 +181,14 @@ std::optional<double> fraction_of(const std::string& text) {
 std::vector<Diagnostic> apply_degrades(const std::vector<std::string>& items, const Names& n,
                                        Fabric& f, std::vector<std::string>& changes) {
   std::vector<Diagnostic> errs;
-  const std::string form = "use link:A:B=RATE (e.g. link:node001:su01-r0-leaf=200G) or "
-                           "switch:NAME=FRACTION (e.g. switch:spine01=0.5)";
+  const std::string form =
+      "use link:A:B=RATE (e.g. link:node001:su01-r0-leaf=200G) or "
+      "switch:NAME=FRACTION (e.g. switch:spine01=0.5)";
   for (const auto& item : items) {
     std::vector<std::string> parts;
     std::string value;
-    if (!split_item(item, parts, value) ||
-        !((parts[0] == "link" && parts.size() == 3) || (parts[0] == "switch" && parts.size() == 2))) {
+    if (!split_item(item, parts, value) || !((parts[0] == "link" && parts.size() == 3) ||
+                                             (parts[0] == "switch" && parts.size() == 2))) {
       errs.push_back(Diagnostic::flag("--degrade", fmt::format("cannot read '{}'", item), form));
       continue;
     }
@@ -200,22 +201,23 @@ std::vector<Diagnostic> apply_degrades(const std::vector<std::string>& items, co
       const auto frac = fraction_of(value);
       if (!frac) {
         errs.push_back(Diagnostic::flag(
-            "--degrade", fmt::format("'{}' in '{}' is not a fraction above 0 and at most 1", value, item),
+            "--degrade",
+            fmt::format("'{}' in '{}' is not a fraction above 0 and at most 1", value, item),
             "e.g. switch:" + parts[1] + "=0.5 (half its capacity)"));
         continue;
       }
       for (int32_t l : f.links_of_vertex(it->second))
         f.set_capacity(l, f.links()[l].bytes_per_s * *frac);
-      changes.push_back(
-          fmt::format("switch {} at {:g}% of its capacity: every port slowed", parts[1], 100 * *frac));
+      changes.push_back(fmt::format("switch {} at {:g}% of its capacity: every port slowed",
+                                    parts[1], 100 * *frac));
       continue;
     }
     // A link: node to leaf, or the first cable between two switches (as --fail takes it).
     const auto rate = units::parse_bitrate(value);
     if (!rate || *rate <= 0) {
-      errs.push_back(Diagnostic::flag(
-          "--degrade", fmt::format("'{}' in '{}' is not a rate", value, item),
-          "give the speed the link trained at, e.g. =200G"));
+      errs.push_back(Diagnostic::flag("--degrade",
+                                      fmt::format("'{}' in '{}' is not a rate", value, item),
+                                      "give the speed the link trained at, e.g. =200G"));
       continue;
     }
     auto na = n.node.find(parts[1]);
@@ -247,8 +249,8 @@ std::vector<Diagnostic> apply_degrades(const std::vector<std::string>& items, co
     if (*rate > was * (1 + 1e-9)) {
       errs.push_back(Diagnostic::flag(
           "--degrade",
-          fmt::format("{} is faster than the link's {:g}G: a degraded link trains slower",
-                      value, was / 1e9),
+          fmt::format("{} is faster than the link's {:g}G: a degraded link trains slower", value,
+                      was / 1e9),
           "give a rate below the link's, e.g. =" + fmt::format("{:g}G", was / 2e9)));
       continue;
     }
@@ -261,9 +263,8 @@ std::vector<Diagnostic> apply_degrades(const std::vector<std::string>& items, co
 }
 
 // "--slow node:NAME=0.8": per node, the speed its GPUs compute at (1 for the others).
-std::vector<Diagnostic> parse_slow(const std::vector<std::string>& items, const Names& n,
-                                   int nodes, std::vector<double>& speed,
-                                   std::vector<std::string>& changes) {
+std::vector<Diagnostic> parse_slow(const std::vector<std::string>& items, const Names& n, int nodes,
+                                   std::vector<double>& speed, std::vector<std::string>& changes) {
   std::vector<Diagnostic> errs;
   if (!items.empty()) speed.assign(static_cast<size_t>(nodes), 1.0);
   for (const auto& item : items) {
@@ -288,8 +289,8 @@ std::vector<Diagnostic> parse_slow(const std::vector<std::string>& items, const 
       continue;
     }
     speed[static_cast<size_t>(it->second)] = *frac;
-    changes.push_back(fmt::format("node {} computes at {:g}x the others' speed (a straggler)",
-                                  parts[1], *frac));
+    changes.push_back(
+        fmt::format("node {} computes at {:g}x the others' speed (a straggler)", parts[1], *frac));
   }
   return errs;
 }
@@ -530,17 +531,18 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   } else if (!o.degrade.empty() || !o.slow.empty()) {
     std::string rec;
     if (!o.degrade.empty())
-      rec = "a degraded part slows every collective that crosses it (a ring is paced by its "
-            "slowest hop): reseat or replace the optic or cable of a link that trained low, "
-            "drain a slow switch (guide §6)";
+      rec =
+          "a degraded part slows every collective that crosses it (a ring is paced by its "
+          "slowest hop): reseat or replace the optic or cable of a link that trained low, "
+          "drain a slow switch (guide §6)";
     if (!o.slow.empty())
       rec += std::string(rec.empty() ? "" : "; ") +
              "a synchronous step waits for its slowest rank: find the straggler (its GPU "
              "clocks, thermals, HBM errors) and take it out of the job or replace it";
     if (out.baseline.step && out.scenario.step)
-      rec += fmt::format(" (step time {:+.1f}%)", 100 * (out.scenario.step->step_time_s /
-                                                             out.baseline.step->step_time_s -
-                                                         1));
+      rec +=
+          fmt::format(" (step time {:+.1f}%)",
+                      100 * (out.scenario.step->step_time_s / out.baseline.step->step_time_s - 1));
     out.recommendation = rec;
   }
   return out;

@@ -134,12 +134,11 @@ int small_int(YamlReader& r, const YAML::Node& n, const std::string& key, const 
 void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
   const std::string p = "workload";
   if (!r.expect_map(n, p)) return;
-  r.check_keys(
-      n, p,
-      {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
-       "sequence_parallel", "virtual_pipeline", "first_stage_layers", "last_stage_layers",
-       "compute_efficiency", "compute_time", "steps", "tokens", "overlap", "dp_collective",
-       "checkpoint_interval"});
+  r.check_keys(n, p,
+               {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
+                "sequence_parallel", "virtual_pipeline", "first_stage_layers", "last_stage_layers",
+                "compute_efficiency", "compute_time", "steps", "tokens", "overlap", "dp_collective",
+                "checkpoint_interval"});
   if (auto v = r.boolean(n, "overlap", p)) w.overlap = *v;
   if (auto v = r.choice_of(n, "dp_collective", p, kDpCollectiveNames)) w.dp_collective = *v;
   const YAML::Node m = child(n, "model");
