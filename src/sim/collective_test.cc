@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <set>
+#include <sstream>
+
 namespace gf {
 namespace {
 
@@ -361,6 +364,51 @@ TEST(LinkLoad, ADegradedLinkSlowsTheRingsCrossingItByItsRatio) {
   // A quarter of the rate: four times.
   f.set_capacity(up, f.links()[up].bytes_per_s / 2);
   EXPECT_NEAR(ring_seconds_per_byte(s, f, 4) / base4, 4.0, 1e-9);
+}
+
+}  // namespace gf
+
+namespace gf {
+
+TEST(LinkLoad, EveryLinkIsNamedAsCablingCsvNamesItsCable) {
+  // The fabric's cable links and cabling.csv come from one walk of the cabling plan; every
+  // directed link's ends must be one row of cabling.csv, read either way.
+  for (const char* yaml : {
+           "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n"
+           "fabric: {technology: infiniband, switch: qm9700}\n",
+           "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
+           "fabric: {technology: roce, switch: sn5600, planes: 2}\n",
+           "cluster: {gpu: h100-sxm, nodes: 512, nic: cx7-400g}\n"
+           "fabric: {technology: roce, switch: sn5600, topology: clos3}\n",
+       }) {
+    const auto s = setup(yaml);
+    const Fabric f = Fabric::build(s.plan, s.cat);
+    const LinkNames names(s.plan, s.cat, f);
+    std::set<std::string> rows;
+    std::stringstream csv(cabling_csv(s.plan, s.cat));
+    std::string line;
+    std::getline(csv, line);  // header
+    while (std::getline(csv, line)) {
+      std::vector<std::string> c;
+      std::stringstream ls(line);
+      for (std::string x; std::getline(ls, x, ',');) c.push_back(x);
+      ASSERT_EQ(c.size(), 8u) << line;
+      rows.insert(c[0] + " " + c[6] + " " + c[2] + " " + c[7]);  // device, port name, both ends
+    }
+    int checked = 0;
+    for (size_t l = 0; l < f.links().size(); ++l) {
+      const LinkClass cls = f.links()[l].cls;
+      if (cls == LinkClass::kScaleUp || cls == LinkClass::kPcie) continue;
+      const LinkEnd a = names.from(static_cast<int32_t>(l)), b = names.to(static_cast<int32_t>(l));
+      const bool listed = rows.count(a.device + " " + a.port + " " + b.device + " " + b.port) ||
+                          rows.count(b.device + " " + b.port + " " + a.device + " " + a.port);
+      EXPECT_TRUE(listed) << yaml << a.device << ":" << a.port << " -> " << b.device << ":"
+                          << b.port;
+      if (!listed) break;
+      ++checked;
+    }
+    EXPECT_GT(checked, 0);
+  }
 }
 
 }  // namespace gf
