@@ -93,7 +93,7 @@ DcqcnParams dcqcn_nvidia_defaults() {
   d.min_dec_factor = 0.5;            // rpg_min_dec_fac 50 %
   d.min_rate_bps = 1e6;              // rpg_min_rate
   d.time_reset_s = 300e-6;           // rpg_time_reset
-  d.byte_reset_bytes = 32767;        // rpg_byte_reset
+  d.byte_reset_bytes = 32767 * 64.0;  // rpg_byte_reset 32767, in 64-byte units: 2 MiB
   d.fast_recovery_stages = 1;        // rpg_threshold
   d.ai_rate_bps = 5e6;               // rpg_ai_rate
   d.hai_rate_bps = 50e6;             // rpg_hai_rate

@@ -107,7 +107,8 @@ struct DcqcnParams {
 /// NVIDIA ConnectX-4 and later firmware defaults (NVIDIA DOCA 3.4 documentation, "DCQCN CC
 /// Parameters": dce_tcp_g 1019/1024, dce_tcp_rtt 1 us, initial_alpha_value 1023/1024,
 /// rate_reduce_monitor_period 4 us, rpg_min_dec_fac 50 %, rpg_min_rate 1 Mb/s,
-/// rpg_time_reset 300 us, rpg_byte_reset 32767 B, rpg_threshold 1, rpg_ai_rate 5 Mb/s,
+/// rpg_time_reset 300 us, rpg_byte_reset 32767 x 64 B (2 MiB; Spirent's RoCE DCQCN profile
+/// default, ByteResetInMb 2, agrees), rpg_threshold 1, rpg_ai_rate 5 Mb/s,
 /// rpg_hai_rate 50 Mb/s, min_time_between_cnps 4 us). The hosts gpufabric configures run these:
 /// hosts/*/roce-qos.sh sets no DCQCN value.
 DcqcnParams dcqcn_nvidia_defaults();
