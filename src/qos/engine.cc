@@ -16,7 +16,7 @@ namespace {
 // Time is integer picoseconds: a 64-byte frame at 800 Gb/s is 640 ps, and ties are exact.
 using Ps = int64_t;
 constexpr double kPsPerS = 1e12;
-Ps to_ps(double s) { return static_cast<Ps>(std::llround(s * kPsPerS)); }
+Ps to_ps(double s) { return static_cast<Ps>(s * kPsPerS + 0.5); }  // s >= 0
 double to_s(Ps t) { return static_cast<double>(t) / kPsPerS; }
 
 // A responder acknowledges every this many packets and the last of a message: an estimate
@@ -69,45 +69,69 @@ enum EventKind : uint64_t {
 };
 constexpr uint64_t ev(EventKind k, uint64_t id) { return k << 56 | id; }
 
-// A binary min-heap of events over one vector: reserved once, no allocation per event.
+// The event calendar: a timing wheel of 4,096 buckets of 4.1 ns (a 16.8 us horizon, most of a
+// packet's next events: its serialisation and the next hop) over a binary heap for the later
+// ones (DCQCN timers, timeouts). A bucket is sorted when the clock reaches it; every vector
+// keeps its capacity, so events cost no allocation once the run is under way.
 class EventQueue {
  public:
+  EventQueue() : wheel_(kBuckets) {}
   void push(Ps t, uint64_t what) {
-    h_.push_back({t, what});
-    size_t i = h_.size() - 1;
-    const Event e = h_[i];
-    while (i > 0) {
-      const size_t p = (i - 1) / 2;
-      if (!(h_[p] > e)) break;
-      h_[i] = h_[p];
-      i = p;
+    const Event e{t, what};
+    const uint64_t bi = std::max(bucket(t), cur_);
+    if (bi >= cur_ + kBuckets) {
+      far_.push_back(e);
+      std::push_heap(far_.begin(), far_.end(), std::greater<>());
+      return;
     }
-    h_[i] = e;
+    std::vector<Event>& v = wheel_[bi & kMask];
+    ++count_;
+    if (bi == cur_ && sorted_) {
+      // Kept latest first, so that the earliest is at the back.
+      v.insert(std::upper_bound(v.begin(), v.end(), e, std::greater<>()), e);
+    } else {
+      v.push_back(e);
+    }
   }
+  bool empty() const { return count_ == 0 && far_.empty(); }
+  /// The earliest event; the queue must not be empty.
   Event pop() {
-    const Event top = h_.front();
-    const Event last = h_.back();
-    h_.pop_back();
-    const size_t n = h_.size();
-    if (n > 0) {
-      size_t i = 0;
-      for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && h_[c] > h_[c + 1]) ++c;
-        if (!(last > h_[c])) break;
-        h_[i] = h_[c];
-        i = c;
+    for (;;) {
+      std::vector<Event>& v = wheel_[cur_ & kMask];
+      if (!v.empty()) {
+        if (!sorted_) {
+          std::sort(v.begin(), v.end(), std::greater<>());
+          sorted_ = true;
+        }
+        const Event e = v.back();
+        v.pop_back();
+        --count_;
+        return e;
       }
-      h_[i] = last;
+      sorted_ = false;
+      if (count_ == 0)
+        cur_ = bucket(far_.front().t);  // nothing near: jump to the next far event
+      else
+        ++cur_;
+      while (!far_.empty() && bucket(far_.front().t) < cur_ + kBuckets) {
+        std::pop_heap(far_.begin(), far_.end(), std::greater<>());
+        const Event e = far_.back();
+        far_.pop_back();
+        wheel_[std::max(bucket(e.t), cur_) & kMask].push_back(e);
+        ++count_;
+      }
     }
-    return top;
   }
-  bool empty() const { return h_.empty(); }
-  void reserve(size_t n) { h_.reserve(n); }
 
  private:
-  std::vector<Event> h_;
+  static constexpr int kShift = 12;  // 4,096 ps a bucket
+  static constexpr uint64_t kBuckets = 4096, kMask = kBuckets - 1;
+  static uint64_t bucket(Ps t) { return static_cast<uint64_t>(t) >> kShift; }
+  std::vector<std::vector<Event>> wheel_;
+  std::vector<Event> far_;
+  uint64_t cur_ = 0;
+  size_t count_ = 0;
+  bool sorted_ = false;
 };
 
 struct Port {
@@ -370,7 +394,6 @@ void Engine::setup() {
     ports_[Fabric::reverse(nics_[n].link)].nic_to = static_cast<int>(n);
   }
   pool_.reserve(1 << 16);
-  events_.reserve(1 << 16);
   for (size_t q = 0; q < qps_.size(); ++q) ready_push(qps_[q].src_port, 0, static_cast<int32_t>(q));
 }
 
