@@ -114,6 +114,7 @@ DcqcnParams dcqcn_paper() {
   d.ai_rate_bps = 40e6;
   d.hai_rate_bps = 200e6;  // estimate: 5 x R_AI (the paper gives no figure)
   d.min_time_between_cnps_s = 50e-6;
+  d.clamp_target_always = true;  // the paper's RP: R_T = R_C on every cut
   return d;
 }
 

@@ -103,13 +103,21 @@ struct DcqcnParams {
   double ai_rate_bps = 0;               ///< additive increase step of the target rate (bits/s)
   double hai_rate_bps = 0;              ///< hyper increase step (bits/s)
   double min_time_between_cnps_s = 0;   ///< the receiver sends at most one CNP per QP per period
+  /// On a cut, the target rate becomes the current rate: always (clamp_tgt_rate, the paper's
+  /// rule), or only when the rate was raised since the last cut (ConnectX's default): a run of
+  /// cuts then keeps the target the rate had before the congestion, and fast recovery returns
+  /// to it.
+  bool clamp_target_always = false;
 };
 /// NVIDIA ConnectX-4 and later firmware defaults (NVIDIA DOCA 3.4 documentation, "DCQCN CC
 /// Parameters": dce_tcp_g 1019/1024, dce_tcp_rtt 1 us, initial_alpha_value 1023/1024,
 /// rate_reduce_monitor_period 4 us, rpg_min_dec_fac 50 %, rpg_min_rate 1 Mb/s,
 /// rpg_time_reset 300 us, rpg_byte_reset 32767 x 64 B (2 MiB; Spirent's RoCE DCQCN profile
 /// default, ByteResetInMb 2, agrees), rpg_threshold 1, rpg_ai_rate 5 Mb/s,
-/// rpg_hai_rate 50 Mb/s, min_time_between_cnps 4 us). The hosts gpufabric configures run these:
+/// rpg_hai_rate 50 Mb/s, min_time_between_cnps 4 us; clamp_tgt_rate 0 and
+/// clamp_tgt_rate_after_time_inc 1, which the same page and the mlx5 driver's
+/// cong_control_r_roce_ecn_rp fields name: the target follows a cut only after an increase).
+/// The hosts gpufabric configures run these:
 /// hosts/*/roce-qos.sh sets no DCQCN value.
 DcqcnParams dcqcn_nvidia_defaults();
 /// The DCQCN paper's parameters (§5: g = 1/256, alpha timer 55 us, rate timer 55 us, byte

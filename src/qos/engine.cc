@@ -66,6 +66,7 @@ enum EventKind : uint64_t {
   kPfc = 4,      // a PAUSE (id bit 0 = 1) or resume reached the egress of link id >> 1
   kRateTimer = 5,  // DCQCN's rate-increase timer of a QP
   kRto = 6,        // a QP's local ACK timeout
+  kCut = 7,        // a rate cut deferred to the next rate_reduce_monitor_period
 };
 constexpr uint64_t ev(EventKind k, uint64_t id) { return k << 56 | id; }
 
@@ -184,6 +185,7 @@ struct Qp {
   double rc = 0, rt = 0, line = 0, alpha = 1;
   Ps alpha_t = 0, last_decrease = -1;
   bool rate_limited = false, timer_armed = false, in_ready = false, cnp_seen = false;
+  bool raised_since_cut = false, cut_pending = false;
   int t_stage = 0, b_stage = 0;
   double byte_count = 0;
   Ps rto_at = -1;
@@ -246,6 +248,7 @@ class Engine {
   void ready_push(int np, Ps t, int32_t qp);
   void send_ctrl(int qp, Kind k, uint32_t psn);
   void on_cnp(int qp);
+  void cut_rate(int qp);
   void rate_increase(Qp& q);
   void arm_rate_timer(int qp);
   void arm_rto(int qp);
@@ -693,9 +696,26 @@ void Engine::on_cnp(int qi) {
   }
   q.alpha = (1 - d.g) * q.alpha + d.g;
   q.alpha_t = now_;
-  if (q.last_decrease >= 0 && now_ - q.last_decrease < to_ps(d.rate_reduce_period_s)) return;
+  // A CNP inside the monitor period cuts at the period's end (ConnectX
+  // rate_reduce_monitor_period): at most one cut a period, none lost.
+  const Ps period_end = q.last_decrease + to_ps(d.rate_reduce_period_s);
+  if (q.last_decrease >= 0 && now_ < period_end) {
+    if (!q.cut_pending) {
+      q.cut_pending = true;
+      events_.push(period_end, ev(kCut, static_cast<uint64_t>(qi)));
+    }
+    return;
+  }
+  cut_rate(qi);
+}
+
+void Engine::cut_rate(int qi) {
+  Qp& q = qps_[qi];
+  const DcqcnParams& d = s_.dcqcn_params;
+  q.cut_pending = false;
   q.last_decrease = now_;
-  q.rt = q.rc;
+  if (d.clamp_target_always || q.raised_since_cut) q.rt = q.rc;
+  q.raised_since_cut = false;
   q.rc = std::max({q.rc * (1 - q.alpha / 2), q.rc * d.min_dec_factor, d.min_rate_bps / 8});
   q.rate_limited = true;
   q.t_stage = q.b_stage = 0;
@@ -715,6 +735,7 @@ void Engine::rate_increase(Qp& q) {
   }
   q.rt = std::min(q.rt, q.line);
   q.rc = std::min(q.line, (q.rt + q.rc) / 2);
+  q.raised_since_cut = true;
   if (q.rc >= q.line * (1 - 1e-9)) {
     q.rc = q.rt = q.line;
     q.rate_limited = false;
@@ -790,6 +811,9 @@ QosResult Engine::run() {
         if (q.rate_limited) arm_rate_timer(static_cast<int>(id));
         break;
       }
+      case kCut:
+        if (qps_[id].cut_pending && qps_[id].done_at < 0) cut_rate(static_cast<int>(id));
+        break;
       case kRto: {
         Qp& q = qps_[id];
         q.rto_pending = false;

@@ -90,7 +90,12 @@ nlohmann::json qos_json(const QosRunInfo& info, const QosResult& r) {
   j["flow_model_throughput_Bps"] = r.fluid_throughput_Bps;
   j["fct_p50_s"] = r.fct_p50_s;
   j["fct_p99_s"] = r.fct_p99_s;
-  j["flows"] = r.flows.size();
+  j["flow_count"] = r.flows.size();
+  json flows = json::array();
+  for (const QosFlowResult& f : r.flows)
+    flows.push_back({{"fct_s", f.fct_s}, {"flow_model_fct_s", f.fluid_fct_s},
+                     {"crosses_congested", f.crosses_congested}, {"victim", f.victim}});
+  j["flows"] = flows;
   j["unfinished"] = r.unfinished;
   j["victims"] = r.victims;
   j["totals"] = {{"ecn_marks", r.ecn_marks}, {"cnps", r.cnps},
