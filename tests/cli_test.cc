@@ -753,7 +753,7 @@ TEST(CliQos, VerdictsExitCodesAndOutputs) {
   for (const char* bad :
        {"--pattern incast", "--pattern incast:999", "--pattern ring", "--pattern alltoall:3",
         "--ecn kmin=1M,kmax=1K", "--ecn kmin=x", "--ecn pmax=150%", "--ecn gain=1", "--pfc maybe",
-        "--dcqcn fast", "--bytes 0", "--bytes lots"}) {
+        "--dcqcn fast", "--bytes 0", "--bytes lots", "--bytes 8G"}) {
     CmdResult e = gpufabric(std::string("qos examples/roce-lab-64.yaml ") + bad);
     EXPECT_EQ(e.code, 2) << bad;
     EXPECT_TRUE(e.out.empty()) << bad;

@@ -30,6 +30,10 @@ inline constexpr EnumName<QosPattern> kQosPatternNames[] = {{QosPattern::kIncast
 /// scalable unit of a larger one, where a run stays within seconds to a minute (bench).
 constexpr int kMaxQosEndpoints = 1024;
 
+/// The most payload one run moves, bytes: 64 GiB is 16.8 M packets, about 100 M events, a few
+/// seconds at the engine's rate (bench); more is refused at --bytes rather than run for minutes.
+constexpr double kMaxQosPayloadBytes = 64.0 * 1024 * 1024 * 1024;
+
 /// One connection: `bytes` from a NIC to a NIC on one plane, split evenly over `qps` QPs, each
 /// with its own UDP source port (and so its own ECMP path).
 struct QosFlow {

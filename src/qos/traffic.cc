@@ -132,6 +132,14 @@ Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern p
       break;
     }
   }
+  double total = 0;
+  for (const QosFlow& f : t.flows) total += f.bytes;
+  if (total > kMaxQosPayloadBytes)
+    return Diagnostic::flag(
+        "--bytes",
+        fmt::format("{} moves {} across the fabric; the packet-level engine runs at most {}",
+                    t.what, size_str(total), size_str(kMaxQosPayloadBytes)),
+        "use a smaller --bytes");
   std::vector<uint8_t> seen(static_cast<size_t>(fab.nodes()) * rails, 0);
   for (const QosFlow& f : t.flows) seen[f.src_nic] = seen[f.dst_nic] = 1;
   t.endpoints = static_cast<int>(std::count(seen.begin(), seen.end(), 1));
