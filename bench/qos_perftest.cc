@@ -40,8 +40,7 @@ BENCHMARK(BM_QosAlltoall64Gpu64MiB)->Unit(benchmark::kSecond)->Iterations(1);
 
 // A permutation of the same fabric's NICs, 64 MiB each: events per second of the engine.
 void BM_QosPermutationEvents(benchmark::State& state) {
-  qos_run(state, "examples/roce-lab-64.yaml", gf::QosPattern::kPermutation, 0,
-          64.0 * 1024 * 1024);
+  qos_run(state, "examples/roce-lab-64.yaml", gf::QosPattern::kPermutation, 0, 64.0 * 1024 * 1024);
 }
 BENCHMARK(BM_QosPermutationEvents)->Unit(benchmark::kMillisecond)->Iterations(3);
 

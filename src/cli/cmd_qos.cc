@@ -27,8 +27,7 @@ enum class OnOff { kOn, kOff };
 inline constexpr EnumName<OnOff> kOnOffNames[] = {{OnOff::kOn, "on"}, {OnOff::kOff, "off"}};
 
 struct QosFlags {
-  std::string spec, pattern = "alltoall", bytes = "64M", ecn = "on", pfc = "on", dcqcn = "on",
-                    out;
+  std::string spec, pattern = "alltoall", bytes = "64M", ecn = "on", pfc = "on", dcqcn = "on", out;
   bool json = false;
 };
 
@@ -56,7 +55,8 @@ void parse_ecn(const std::string& text, EcnSettings& e, std::vector<Diagnostic>&
   }
   for (const std::string& kv : split(text, ',')) {
     const auto eq = kv.find('=');
-    const std::string key = kv.substr(0, eq), val = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    const std::string key = kv.substr(0, eq),
+                      val = eq == std::string::npos ? "" : kv.substr(eq + 1);
     if (eq == std::string::npos || val.empty()) {
       errs.push_back(Diagnostic::flag("--ecn", fmt::format("cannot read '{}'", kv), hint));
       return;
@@ -64,7 +64,8 @@ void parse_ecn(const std::string& text, EcnSettings& e, std::vector<Diagnostic>&
     if (key == "kmin" || key == "kmax") {
       auto b = units::parse_bytes(val, units::SizeStyle::kNccl);
       if (!b || !(*b >= 0) || *b > kMaxFlagBytes) {
-        errs.push_back(Diagnostic::flag("--ecn", fmt::format("{}: cannot read '{}' as bytes", key, val), hint));
+        errs.push_back(Diagnostic::flag(
+            "--ecn", fmt::format("{}: cannot read '{}' as bytes", key, val), hint));
         return;
       }
       (key == "kmin" ? e.kmin_bytes : e.kmax_bytes) = *b;
@@ -90,10 +91,10 @@ void parse_ecn(const std::string& text, EcnSettings& e, std::vector<Diagnostic>&
     }
   }
   if (e.kmax_bytes <= e.kmin_bytes)
-    errs.push_back(Diagnostic::flag("--ecn",
-                                    fmt::format("kmax ({:.0f} B) must be above kmin ({:.0f} B)",
-                                                e.kmax_bytes, e.kmin_bytes),
-                                    hint));
+    errs.push_back(Diagnostic::flag(
+        "--ecn",
+        fmt::format("kmax ({:.0f} B) must be above kmin ({:.0f} B)", e.kmax_bytes, e.kmin_bytes),
+        hint));
 }
 
 int run(const QosFlags& f) {
@@ -112,7 +113,8 @@ int run(const QosFlags& f) {
   if (!pattern)
     errs.push_back(Diagnostic::flag("--pattern", fmt::format("unknown pattern '{}'", f.pattern),
                                     "use incast:N, alltoall, all_reduce or permutation"));
-  else if (*pattern == QosPattern::kIncast && senders == 0 && f.pattern.find(':') == std::string::npos)
+  else if (*pattern == QosPattern::kIncast && senders == 0 &&
+           f.pattern.find(':') == std::string::npos)
     errs.push_back(Diagnostic::flag("--pattern", "incast needs its number of senders",
                                     "use incast:N, e.g. incast:8"));
   else if (*pattern != QosPattern::kIncast && f.pattern.find(':') != std::string::npos)
@@ -123,7 +125,8 @@ int run(const QosFlags& f) {
   if (auto p = parse_name(kOnOffNames, f.pfc))
     s.pfc = *p == OnOff::kOn;
   else
-    errs.push_back(Diagnostic::flag("--pfc", fmt::format("cannot read '{}'", f.pfc), "use on or off"));
+    errs.push_back(
+        Diagnostic::flag("--pfc", fmt::format("cannot read '{}'", f.pfc), "use on or off"));
   if (auto d = parse_name(kDcqcnChoiceNames, f.dcqcn)) {
     s.dcqcn = *d != DcqcnChoice::kOff;
     if (*d == DcqcnChoice::kPaper) s.dcqcn_params = dcqcn_paper();
@@ -137,11 +140,11 @@ int run(const QosFlags& f) {
   if (!loaded) return fail(loaded.errors());
   const Plan& plan = loaded->plan;
   if (plan.technology != Technology::kRoce)
-    return fail({Diagnostic::at_key(
-        "fabric.technology",
-        fmt::format("qos simulates RoCE's lossless Ethernet; this fabric is {}",
-                    technology_name(plan.technology)),
-        "run qos on a spec with fabric.technology: roce")});
+    return fail(
+        {Diagnostic::at_key("fabric.technology",
+                            fmt::format("qos simulates RoCE's lossless Ethernet; this fabric is {}",
+                                        technology_name(plan.technology)),
+                            "run qos on a spec with fabric.technology: roce")});
   const Fabric fab = Fabric::build(plan, loaded->catalog);
   auto traffic = qos_traffic(plan, fab, *pattern, senders, *bytes);
   if (!traffic) return fail(traffic.errors());
@@ -151,7 +154,8 @@ int run(const QosFlags& f) {
   const std::string text = qos_text(info, r);
   if (!f.out.empty()) {
     auto written = write_outputs(
-        f.out, {{"qos.json", json.dump(2) + "\n"}, {"qos.txt", text}, {"ports.csv", qos_ports_csv(r)}});
+        f.out,
+        {{"qos.json", json.dump(2) + "\n"}, {"qos.txt", text}, {"ports.csv", qos_ports_csv(r)}});
     if (!written) return fail(written.errors());
     if (!f.json)
       for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
@@ -173,12 +177,14 @@ Command add_qos(CLI::App& root) {
       "level: queues, pauses, marks, drops, completion times, and verdicts. Exit 1 when a "
       "verdict fails.");
   a->add_option("SPEC", f->spec, "the cluster spec (YAML), fabric.technology: roce")->required();
-  complete_with(a->add_option("--pattern", f->pattern,
-                              "traffic: incast:N (N senders to one NIC), alltoall, all_reduce "
-                              "(NCCL's ring) or permutation")
-                    ->capture_default_str(),
-                [] { return std::vector<std::string>{"incast:8", "alltoall", "all_reduce",
-                                                     "permutation"}; });
+  complete_with(
+      a->add_option("--pattern", f->pattern,
+                    "traffic: incast:N (N senders to one NIC), alltoall, all_reduce "
+                    "(NCCL's ring) or permutation")
+          ->capture_default_str(),
+      [] {
+        return std::vector<std::string>{"incast:8", "alltoall", "all_reduce", "permutation"};
+      });
   a->add_option("--bytes", f->bytes,
                 "per sender (incast, permutation) or per rank as nccl-tests' -b (alltoall, "
                 "all_reduce); K M G binary")
@@ -187,10 +193,12 @@ Command add_qos(CLI::App& root) {
                               "ECN marking: on (the configurations' 150K/1536K/20%), off, paper "
                               "(DCQCN paper's 5K/200K/1%) or kmin=..,kmax=..,pmax=..")
                     ->capture_default_str(),
-                [] { return std::vector<std::string>{"on", "off", "paper"}; });
-  complete_with(a->add_option("--pfc", f->pfc, "PFC on the RoCE priority: on or off")
-                    ->capture_default_str(),
-                [] { return names_of(kOnOffNames); });
+                [] {
+                  return std::vector<std::string>{"on", "off", "paper"};
+                });
+  complete_with(
+      a->add_option("--pfc", f->pfc, "PFC on the RoCE priority: on or off")->capture_default_str(),
+      [] { return names_of(kOnOffNames); });
   complete_with(a->add_option("--dcqcn", f->dcqcn,
                               "DCQCN at the NICs: on (ConnectX firmware defaults), off, or "
                               "paper (the DCQCN paper's parameters)")

@@ -78,7 +78,8 @@ PfcThresholds pfc_thresholds(const Switch& sw, double gbps, double cable_m) {
   const LosslessProfile p = sonic_lossless_profile(platform, gbps, cable);
   PfcThresholds t;
   t.headroom_bytes = static_cast<double>(p.xoff);
-  t.xon_offset_bytes = p.xon_offset > 0 ? static_cast<double>(p.xon_offset) : kDefaultXonOffsetBytes;
+  t.xon_offset_bytes =
+      p.xon_offset > 0 ? static_cast<double>(p.xon_offset) : kDefaultXonOffsetBytes;
   t.dynamic_alpha = std::ldexp(1.0, p.dynamic_th);
   return t;
 }
@@ -86,18 +87,18 @@ PfcThresholds pfc_thresholds(const Switch& sw, double gbps, double cable_m) {
 DcqcnParams dcqcn_nvidia_defaults() {
   DcqcnParams d;
   d.source = "NVIDIA ConnectX firmware defaults (DOCA 3.4, DCQCN CC Parameters)";
-  d.g = (1024.0 - 1019.0) / 1024.0;  // dce_tcp_g 1019: alpha = 1019/1024 alpha + 5/1024
-  d.alpha_update_s = 1e-6;           // dce_tcp_rtt
+  d.g = (1024.0 - 1019.0) / 1024.0;   // dce_tcp_g 1019: alpha = 1019/1024 alpha + 5/1024
+  d.alpha_update_s = 1e-6;            // dce_tcp_rtt
   d.initial_alpha = 1023.0 / 1024.0;  // initial_alpha_value
-  d.rate_reduce_period_s = 4e-6;     // rate_reduce_monitor_period
-  d.min_dec_factor = 0.5;            // rpg_min_dec_fac 50 %
-  d.min_rate_bps = 1e6;              // rpg_min_rate
-  d.time_reset_s = 300e-6;           // rpg_time_reset
+  d.rate_reduce_period_s = 4e-6;      // rate_reduce_monitor_period
+  d.min_dec_factor = 0.5;             // rpg_min_dec_fac 50 %
+  d.min_rate_bps = 1e6;               // rpg_min_rate
+  d.time_reset_s = 300e-6;            // rpg_time_reset
   d.byte_reset_bytes = 32767 * 64.0;  // rpg_byte_reset 32767, in 64-byte units: 2 MiB
-  d.fast_recovery_stages = 1;        // rpg_threshold
-  d.ai_rate_bps = 5e6;               // rpg_ai_rate
-  d.hai_rate_bps = 50e6;             // rpg_hai_rate
-  d.min_time_between_cnps_s = 4e-6;  // min_time_between_cnps
+  d.fast_recovery_stages = 1;         // rpg_threshold
+  d.ai_rate_bps = 5e6;                // rpg_ai_rate
+  d.hai_rate_bps = 50e6;              // rpg_hai_rate
+  d.min_time_between_cnps_s = 4e-6;   // min_time_between_cnps
   return d;
 }
 

@@ -91,18 +91,18 @@ struct EcnSettings {
 /// SIGCOMM 2015, §3): the reaction point (sender) and notification point (receiver).
 struct DcqcnParams {
   std::string source;
-  double g = 0;                         ///< alpha's gain: alpha = (1 - g) alpha + g on a CNP
-  double alpha_update_s = 0;            ///< alpha decays by (1 - g) every period without a CNP
-  double initial_alpha = 1;             ///< alpha of a flow's first CNP
-  double rate_reduce_period_s = 0;      ///< at most one rate decrease per period
-  double min_dec_factor = 0;            ///< a decrease keeps at least this share of the rate
-  double min_rate_bps = 0;              ///< the rate never goes below (bits/s)
-  double time_reset_s = 0;              ///< the rate-increase timer
-  double byte_reset_bytes = 0;          ///< the rate-increase byte counter
-  int fast_recovery_stages = 0;         ///< F: stages of fast recovery before additive increase
-  double ai_rate_bps = 0;               ///< additive increase step of the target rate (bits/s)
-  double hai_rate_bps = 0;              ///< hyper increase step (bits/s)
-  double min_time_between_cnps_s = 0;   ///< the receiver sends at most one CNP per QP per period
+  double g = 0;                        ///< alpha's gain: alpha = (1 - g) alpha + g on a CNP
+  double alpha_update_s = 0;           ///< alpha decays by (1 - g) every period without a CNP
+  double initial_alpha = 1;            ///< alpha of a flow's first CNP
+  double rate_reduce_period_s = 0;     ///< at most one rate decrease per period
+  double min_dec_factor = 0;           ///< a decrease keeps at least this share of the rate
+  double min_rate_bps = 0;             ///< the rate never goes below (bits/s)
+  double time_reset_s = 0;             ///< the rate-increase timer
+  double byte_reset_bytes = 0;         ///< the rate-increase byte counter
+  int fast_recovery_stages = 0;        ///< F: stages of fast recovery before additive increase
+  double ai_rate_bps = 0;              ///< additive increase step of the target rate (bits/s)
+  double hai_rate_bps = 0;             ///< hyper increase step (bits/s)
+  double min_time_between_cnps_s = 0;  ///< the receiver sends at most one CNP per QP per period
   /// On a cut, the target rate becomes the current rate: always (clamp_tgt_rate, the paper's
   /// rule), or only when the rate was raised since the last cut (ConnectX's default): a run of
   /// cuts then keeps the target the rate had before the congestion, and fast recovery returns

@@ -48,8 +48,8 @@ struct Packet {
   uint16_t hop = 0;      // index of the link it is on along its direction's path
   uint16_t bytes = 0;    // on the wire, framing included
   Kind kind = Kind::kData;
-  uint8_t ce = 0;        // ECN congestion experienced
-  uint8_t ctrl_q = 0;    // in the CNP queue
+  uint8_t ce = 0;      // ECN congestion experienced
+  uint8_t ctrl_q = 0;  // in the CNP queue
   uint8_t pad = 0;
 };
 
@@ -60,10 +60,10 @@ struct Event {
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : what > o.what; }
 };
 enum EventKind : uint64_t {
-  kTxDone = 1,   // a port finished sending a frame: id = link
-  kArrive = 2,   // a frame reached the end of its link: id = packet
-  kNicWake = 3,  // a NIC port's pacing allows the next packet: id = nic port
-  kPfc = 4,      // a PAUSE (id bit 0 = 1) or resume reached the egress of link id >> 1
+  kTxDone = 1,     // a port finished sending a frame: id = link
+  kArrive = 2,     // a frame reached the end of its link: id = packet
+  kNicWake = 3,    // a NIC port's pacing allows the next packet: id = nic port
+  kPfc = 4,        // a PAUSE (id bit 0 = 1) or resume reached the egress of link id >> 1
   kRateTimer = 5,  // DCQCN's rate-increase timer of a QP
   kRto = 6,        // a QP's local ACK timeout
   kCut = 7,        // a rate cut deferred to the next rate_reduce_monitor_period
@@ -169,7 +169,7 @@ struct SwitchState {
 };
 
 struct NicPort {
-  int link = -1;                           // its uplink
+  int link = -1;                              // its uplink
   std::vector<std::pair<Ps, int32_t>> ready;  // min-heap of (may send at, QP)
   Ps wake_at = -1;
 };
@@ -308,9 +308,8 @@ void Engine::setup() {
   std::vector<int32_t> route;
   flow_qps_left_.assign(flows_.size(), 0);
   flow_done_.assign(flows_.size(), -1);
-  std::vector<int> nic_port_of(static_cast<size_t>(fab_.nodes()) * fab_.nics_per_node() *
-                                   fab_.planes(),
-                               -1);
+  std::vector<int> nic_port_of(
+      static_cast<size_t>(fab_.nodes()) * fab_.nics_per_node() * fab_.planes(), -1);
   auto nic_port = [&](int nic, int plane) {
     int& np = nic_port_of[static_cast<size_t>(nic) * fab_.planes() + plane];
     if (np < 0) {
@@ -338,8 +337,7 @@ void Engine::setup() {
       path_.insert(path_.end(), route.begin(), route.end());
       const double pk = std::max(1.0, std::ceil(per_qp / payload_per_packet));
       q.packets = static_cast<uint32_t>(pk);
-      q.last_payload = static_cast<uint32_t>(
-          std::max(1.0, per_qp - (pk - 1) * payload_per_packet));
+      q.last_payload = static_cast<uint32_t>(std::max(1.0, per_qp - (pk - 1) * payload_per_packet));
       q.line = links[route.front()].bytes_per_s;
       q.rc = q.rt = q.line;
       q.alpha = s_.dcqcn_params.initial_alpha;
@@ -631,8 +629,7 @@ void Engine::at_nic(int32_t pi) {
   switch (p.kind) {
     case Kind::kData: {
       // Notification point: a CNP for a marked packet, at most one per QP per interval.
-      if (p.ce && s_.dcqcn &&
-          now_ - q.last_cnp >= to_ps(s_.dcqcn_params.min_time_between_cnps_s)) {
+      if (p.ce && s_.dcqcn && now_ - q.last_cnp >= to_ps(s_.dcqcn_params.min_time_between_cnps_s)) {
         q.last_cnp = now_;
         send_ctrl(p.qp, Kind::kCnp, p.psn);
       }
@@ -956,15 +953,16 @@ QosResult Engine::run() {
       }
     }
     v.pass = early == 0;
-    v.detail = v.pass ? (r.pause_frames ? "every switch that paused had marked first"
-                                        : "no PFC pause")
-                      : fmt::format("{} switch(es) paused before marking; {}", early, first);
+    v.detail = v.pass
+                   ? (r.pause_frames ? "every switch that paused had marked first" : "no PFC pause")
+                   : fmt::format("{} switch(es) paused before marking; {}", early, first);
     if (!v.pass)
       v.setting = s_.ecn.enabled
-                      ? fmt::format("lower the ECN thresholds below the PFC pause point "
-                                    "(--ecn kmin=..,kmax=..; now {} / {}): WRED_PROFILE "
-                                    "green_min/max_threshold, EOS random-detect ecn",
-                                    kib(s_.ecn.kmin_bytes), kib(s_.ecn.kmax_bytes))
+                      ? fmt::format(
+                            "lower the ECN thresholds below the PFC pause point "
+                            "(--ecn kmin=..,kmax=..; now {} / {}): WRED_PROFILE "
+                            "green_min/max_threshold, EOS random-detect ecn",
+                            kib(s_.ecn.kmin_bytes), kib(s_.ecn.kmax_bytes))
                       : "turn ECN marking on for the RoCE queue (--ecn kmin=..,kmax=..,pmax=..) "
                         "and DCQCN at the NICs";
     r.verdicts.push_back(v);
@@ -985,10 +983,10 @@ QosResult Engine::run() {
     if (s_.pfc) {
       v.name = "headroom enough for the cables";
       v.pass = drops_lossless_ == 0 && r.min_headroom_bytes >= r.max_round_trip_bytes;
-      v.detail = fmt::format("{} drop(s) on the lossless priority; headroom {} against a round "
-                             "trip of {} on the longest cable",
-                             drops_lossless_, kib(r.min_headroom_bytes),
-                             kib(r.max_round_trip_bytes));
+      v.detail = fmt::format(
+          "{} drop(s) on the lossless priority; headroom {} against a round "
+          "trip of {} on the longest cable",
+          drops_lossless_, kib(r.min_headroom_bytes), kib(r.max_round_trip_bytes));
       if (!v.pass)
         v.setting =
             "raise the lossless profile's xoff (headroom) to the cable's round trip: SONiC "
@@ -999,9 +997,10 @@ QosResult Engine::run() {
       v.detail = fmt::format("PFC off: {} drop(s), {} packet(s) sent again (go-back-N)", r.drops,
                              r.retransmitted_packets);
       if (!v.pass)
-        v.setting = fmt::format("--pfc on: PFC on priority {} (lossless RoCE), or enough ECN "
-                                "and DCQCN to keep the queues short",
-                                kRocePriority);
+        v.setting = fmt::format(
+            "--pfc on: PFC on priority {} (lossless RoCE), or enough ECN "
+            "and DCQCN to keep the queues short",
+            kRocePriority);
     }
     r.verdicts.push_back(v);
   }

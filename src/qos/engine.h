@@ -21,10 +21,11 @@ namespace gf {
 
 /// The traffic a qos run puts on the fabric.
 enum class QosPattern { kIncast, kAlltoall, kAllReduce, kPermutation };
-inline constexpr EnumName<QosPattern> kQosPatternNames[] = {{QosPattern::kIncast, "incast"},
-                                                            {QosPattern::kAlltoall, "alltoall"},
-                                                            {QosPattern::kAllReduce, "all_reduce"},
-                                                            {QosPattern::kPermutation, "permutation"}};
+inline constexpr EnumName<QosPattern> kQosPatternNames[] = {
+    {QosPattern::kIncast, "incast"},
+    {QosPattern::kAlltoall, "alltoall"},
+    {QosPattern::kAllReduce, "all_reduce"},
+    {QosPattern::kPermutation, "permutation"}};
 
 /// The most RoCE endpoints (NIC ports) one run simulates: about a 1,024-GPU fabric or one
 /// scalable unit of a larger one, where a run stays within seconds to a minute (bench).
@@ -46,9 +47,9 @@ struct QosFlow {
 /// The traffic of a pattern on the first `nodes` nodes of a fabric.
 struct QosTraffic {
   std::vector<QosFlow> flows;
-  int nodes = 0;           ///< nodes whose NICs take part
-  int endpoints = 0;       ///< NIC ports that send or receive
-  std::string what;        ///< e.g. "8-to-1 incast of 16 MiB on rail 0"
+  int nodes = 0;      ///< nodes whose NICs take part
+  int endpoints = 0;  ///< NIC ports that send or receive
+  std::string what;   ///< e.g. "8-to-1 incast of 16 MiB on rail 0"
 };
 /// `incast_senders`: N of incast:N. `bytes`: per sender (incast, permutation) or the
 /// collective's buffer per rank (alltoall, all_reduce, as nccl-tests' -b). Errors name the flag.
@@ -86,7 +87,7 @@ struct QosPortStats {
   double paused_s = 0;           ///< time its egress on the priority was paused
   long long ecn_marks = 0, cnps = 0, drops = 0;
   double tx_bytes = 0;
-  int pause_depth = 0;  ///< hops from the congested port that the pauses it sent reach
+  int pause_depth = 0;     ///< hops from the congested port that the pauses it sent reach
   bool congested = false;  ///< its own queue built up (not only because it was paused)
 };
 
@@ -110,8 +111,8 @@ struct QosVerdict {
 struct QosResult {
   std::vector<QosPortStats> ports;  ///< ports that carried traffic, by link id
   std::vector<QosFlowResult> flows;
-  double time_s = 0;                ///< until the last flow finished
-  double fluid_time_s = 0;          ///< the flow-level model's
+  double time_s = 0;        ///< until the last flow finished
+  double fluid_time_s = 0;  ///< the flow-level model's
   double payload_bytes = 0;
   double throughput_Bps = 0, fluid_throughput_Bps = 0;  ///< payload / time
   double fct_p50_s = 0, fct_p99_s = 0;

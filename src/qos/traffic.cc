@@ -64,8 +64,8 @@ Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern p
       if (n < 1 || n > nics - 1)
         return Diagnostic::flag(
             "--pattern",
-            fmt::format("incast:{} needs {} senders besides the receiver; {} NICs take part",
-                        n, n, nics),
+            fmt::format("incast:{} needs {} senders besides the receiver; {} NICs take part", n, n,
+                        nics),
             fmt::format("incast:N with N from 1 to {}", nics - 1));
       int made = 0;
       for (int r = 0; r < rails && made < n; ++r)
@@ -75,8 +75,8 @@ Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern p
           add(nic, fab.nic(0, 0), 0, bytes);
           ++made;
         }
-      t.what = fmt::format("{}-to-1 incast of {} each to node1/nic0 ({})", n, size_str(bytes),
-                           scope);
+      t.what =
+          fmt::format("{}-to-1 incast of {} each to node1/nic0 ({})", n, size_str(bytes), scope);
       break;
     }
     case QosPattern::kPermutation: {
@@ -92,8 +92,8 @@ Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern p
       }
       if (nics < 2) return Diagnostic::flag("--pattern", "permutation needs 2 NICs or more");
       for (int i = 0; i < nics; ++i)
-        add(fab.nic(i / rails, i % rails), fab.nic(to[i] / rails, to[i] % rails),
-            i % planes, bytes);
+        add(fab.nic(i / rails, i % rails), fab.nic(to[i] / rails, to[i] % rails), i % planes,
+            bytes);
       t.what = fmt::format("permutation of {} NICs, {} each ({})", nics, size_str(bytes), scope);
       break;
     }
