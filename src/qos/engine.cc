@@ -1034,10 +1034,7 @@ QosResult run_qos(const Plan& plan, const Catalog& catalog, const Fabric& fab,
 }
 
 std::vector<int> pfc_dependency_cycle(const Fabric& fab, const std::vector<QosFlow>& flows) {
-  // A buffer waits on the next: an edge from each link to the link after it on a path, both
-  // directions (ACKs travel back on the lossless priority too).
-  const size_t n = fab.links().size();
-  std::vector<std::vector<int32_t>> next(n);
+  std::vector<std::vector<int32_t>> paths;
   std::vector<int32_t> route;
   for (const QosFlow& f : flows)
     for (int k = 0; k < f.qps; ++k) {
@@ -1045,11 +1042,19 @@ std::vector<int> pfc_dependency_cycle(const Fabric& fab, const std::vector<QosFl
       const uint64_t qpn = (((f.qp_key & 0xFFFFFF) + static_cast<uint64_t>(k)) & 0xFFFFFF) |
                            ((((f.qp_key >> 24) & 0xFFFFFF) + static_cast<uint64_t>(k)) & 0xFFFFFF)
                                << 24;
-      if (!fab.route(f.src_nic, f.dst_nic, f.plane, qpn, route)) continue;
-      for (size_t i = 0; i + 1 < route.size(); ++i) {
-        next[route[i]].push_back(route[i + 1]);
-        next[Fabric::reverse(route[i + 1])].push_back(Fabric::reverse(route[i]));
-      }
+      if (fab.route(f.src_nic, f.dst_nic, f.plane, qpn, route)) paths.push_back(route);
+    }
+  return pfc_dependency_cycle(fab.links().size(), paths);
+}
+
+std::vector<int> pfc_dependency_cycle(size_t n, const std::vector<std::vector<int32_t>>& paths) {
+  // A buffer waits on the next: an edge from each link to the link after it on a path, both
+  // directions (ACKs travel back on the lossless priority too).
+  std::vector<std::vector<int32_t>> next(n);
+  for (const std::vector<int32_t>& route : paths)
+    for (size_t i = 0; i + 1 < route.size(); ++i) {
+      next[route[i]].push_back(route[i + 1]);
+      next[Fabric::reverse(route[i + 1])].push_back(Fabric::reverse(route[i]));
     }
   for (auto& v : next) {
     std::sort(v.begin(), v.end());

@@ -133,6 +133,9 @@ QosResult run_qos(const Plan& plan, const Catalog& catalog, const Fabric& fab,
 /// Whether the routed paths of `flows` hold a cycle of PFC buffer dependencies (an ingress
 /// queue waiting on an egress that waits on ... the first): the links of one cycle, or empty.
 std::vector<int> pfc_dependency_cycle(const Fabric& fab, const std::vector<QosFlow>& flows);
+/// The same over paths given as link ids (links 2k and 2k + 1 are the two directions of a
+/// cable, as in the fabric), `links` of them in all.
+std::vector<int> pfc_dependency_cycle(size_t links, const std::vector<std::vector<int32_t>>& paths);
 
 /// A vertex's name in the qos output: a switch as the fabric names it, a NIC as node<n>/nic<r>.
 std::string qos_device_name(const Fabric& fab, int vertex);

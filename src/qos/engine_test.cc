@@ -266,6 +266,13 @@ TEST(Qos, FindsCyclicBufferDependencies) {
   auto t = qos_traffic(s.plan, fab, QosPattern::kPermutation, 0, kMiB);
   ASSERT_TRUE(t.ok());
   EXPECT_TRUE(pfc_dependency_cycle(fab, t->flows).empty());
+  // Three switches in a ring, each flow two hops around it (A->B->C, B->C->A, C->A->B; links
+  // 0, 2, 4 one way): each buffer waits on the next, a deadlock once all three fill.
+  const std::vector<std::vector<int32_t>> ring{{0, 2}, {2, 4}, {4, 0}};
+  const std::vector<int> cycle = pfc_dependency_cycle(6, ring);
+  EXPECT_EQ(cycle.size(), 3u);
+  // Two of the three: no cycle.
+  EXPECT_TRUE(pfc_dependency_cycle(6, {ring[0], ring[1]}).empty());
 }
 
 TEST(Qos, JainIndex) {
