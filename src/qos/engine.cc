@@ -39,18 +39,21 @@ enum class Kind : uint8_t { kData, kAck, kNak, kCnp };
 // Queues of a port: 0 the strict-priority CNP queue (traffic class 6), 1 the RoCE priority.
 constexpr int kCtrlQ = 0, kDataQ = 1;
 
-// A packet in flight, 24 bytes, in a pool reused through a free list: no allocation per packet.
+// A packet in flight, 32 bytes, in a pool reused through a free list: no allocation per packet.
+// It carries its path's place so that forwarding reads no QP state.
 struct Packet {
   int32_t qp = 0;
   uint32_t psn = 0;
   int32_t next = -1;     // the next packet of its queue, or of the free list
   int32_t in_link = -1;  // the link it entered its current switch by (-1: none, NIC or CNP)
-  uint16_t hop = 0;      // index of the link it is on along its direction's path
+  int32_t link = -1;     // the link it is on
+  int32_t path_off = 0;  // its QP's path in path_
+  uint16_t hop = 0;      // index of `link` along its direction's path
   uint16_t bytes = 0;    // on the wire, framing included
   Kind kind = Kind::kData;
-  uint8_t ce = 0;      // ECN congestion experienced
-  uint8_t ctrl_q = 0;  // in the CNP queue
-  uint8_t pad = 0;
+  uint8_t ce = 0;        // ECN congestion experienced
+  uint8_t ctrl_q = 0;    // in the CNP queue
+  uint8_t path_len = 0;  // links on the path
 };
 
 // An event: when, and what (kind in the top byte, an id below).
@@ -225,10 +228,10 @@ class Engine {
     pool_[i].next = free_;
     free_ = i;
   }
+  // The link at `p.hop` of its direction's path (ACKs, NAKs and CNPs go back along it).
   int32_t link_at(const Packet& p) const {
-    const Qp& q = qps_[p.qp];
-    if (p.kind == Kind::kData) return path_[q.path_off + p.hop];
-    return Fabric::reverse(path_[q.path_off + q.path_len - 1 - p.hop]);
+    if (p.kind == Kind::kData) return path_[p.path_off + p.hop];
+    return Fabric::reverse(path_[p.path_off + p.path_len - 1 - p.hop]);
   }
   void note_queue(Port& o) {
     o.area += o.q_bytes[kDataQ] * static_cast<double>(now_ - o.last_change);
@@ -485,6 +488,9 @@ void Engine::try_send(int32_t link) {
   p.psn = psn;
   p.kind = Kind::kData;
   p.bytes = static_cast<uint16_t>(payload + kRoceHeaderBytes + kEthernetGapBytes);
+  p.path_off = q.path_off;
+  p.path_len = static_cast<uint8_t>(q.path_len);
+  p.link = link;
   ++packets_;
   if (psn < q.sent_high)
     ++retransmitted_;
@@ -563,7 +569,7 @@ void Engine::send_pfc(int32_t in_link, bool pause) {
 
 void Engine::arrive(int32_t pi) {
   Packet& p = pool_[pi];
-  const int32_t link = link_at(p);
+  const int32_t link = p.link;
   const Port& l = ports_[link];
   if (l.sw_to >= 0)
     at_switch(pi, link);
@@ -576,7 +582,7 @@ void Engine::at_switch(int32_t pi, int32_t in_link) {
   Port& in = ports_[in_link];
   SwitchState& sw = switches_[in.sw_to];
   ++p.hop;
-  const int32_t out_link = link_at(p);
+  const int32_t out_link = p.link = link_at(p);
   Port& out = ports_[out_link];
   const double b = p.bytes;
   auto drop = [&](bool lossless) {
@@ -618,6 +624,9 @@ void Engine::send_ctrl(int qi, Kind k, uint32_t psn) {
   c.bytes = kRoceControlBytes + kEthernetGapBytes;
   c.ctrl_q = k == Kind::kCnp;
   const int32_t link = Fabric::reverse(path_[q.path_off + q.path_len - 1]);
+  c.path_off = q.path_off;
+  c.path_len = static_cast<uint8_t>(q.path_len);
+  c.link = link;
   if (k == Kind::kCnp) ++ports_[link].cnps;
   enqueue(link, alloc(c));
 }
