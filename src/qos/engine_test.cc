@@ -289,3 +289,29 @@ TEST(Qos, RefusesAnIncastLargerThanTheFabric) {
 }
 
 }  // namespace gf
+
+namespace gf {
+
+// The headroom SONiC's formula gives holds what a cable's round trip delivers after a pause, at
+// every length and speed (the formula's occupancy factor only adds to it).
+TEST(RoceQos, SonicHeadroomCoversTheRoundTrip) {
+  const Catalog cat = *builtin_catalog();
+  ASSERT_TRUE(cat.switches.count("arista-7060x6"));
+  const Switch* tomahawk = &cat.switches.at("arista-7060x6");
+  for (double gbps : {100.0, 200.0, 400.0, 800.0})
+    for (double m : {1.0, 5.0, 40.0, 150.0, 300.0}) {
+      const PfcThresholds t = pfc_thresholds(*tomahawk, gbps, m);
+      EXPECT_GE(t.headroom_bytes, pfc_round_trip_bytes(gbps, m)) << gbps << " " << m;
+      EXPECT_GT(t.xon_offset_bytes, 0);
+    }
+  // Longer cables need more.
+  EXPECT_LT(pfc_thresholds(*tomahawk, 400, 5).headroom_bytes,
+            pfc_thresholds(*tomahawk, 400, 300).headroom_bytes);
+  // The two DCQCN profiles differ where their sources do.
+  EXPECT_FALSE(dcqcn_nvidia_defaults().clamp_target_always);
+  EXPECT_TRUE(dcqcn_paper().clamp_target_always);
+  EXPECT_GT(dcqcn_paper().min_time_between_cnps_s, dcqcn_nvidia_defaults().min_time_between_cnps_s);
+  EXPECT_NEAR(kRocePayloadEfficiency, 4096.0 / 4178, 1e-12);
+}
+
+}  // namespace gf
