@@ -892,12 +892,15 @@ QosResult Engine::run() {
   std::vector<double> qp_latency_s;
   for (const Qp& q : qps_) {
     hops.clear();
+    // Store and forward: the flow's bytes once at the bottleneck (the fluid's time), plus its
+    // first packet once more on every hop but one, plus the flight of every link.
+    const double first = (q.packets > 1 ? kRoceMtuBytes : q.last_payload) + kRoceHeaderBytes +
+                         kEthernetGapBytes;
     double lat = 0;
     for (int i = 0; i < q.path_len; ++i) {
       const int32_t l = path_[q.path_off + i];
       hops.push_back({l, 1.0f});
-      lat += to_s(ports_[l].prop_ps) +
-             (kRoceMtuBytes + kRoceHeaderBytes + kEthernetGapBytes) / ports_[l].rate_Bps;
+      lat += to_s(ports_[l].prop_ps) + (i > 0 ? first / ports_[l].rate_Bps : 0);
     }
     fs.add(flows_[q.flow].bytes / flows_[q.flow].qps, hops);
     qp_latency_s.push_back(lat);
