@@ -192,6 +192,12 @@ TEST(Qos, PausesMakeVictimsOfFlowsBesideTheIncast) {
   const QosResult cc = run_qos(s.plan, s.cat, fab, flows, settings(true, true, true));
   EXPECT_LT(cc.victims, pfc.victims);
   EXPECT_EQ(cc.pause_frames, 0);
+  // The pauses went from the rail-0 leaf to the spines and on to the senders' leaf: a chain
+  // through two switches, a storm by the verdict; none with ECN and DCQCN.
+  EXPECT_EQ(pfc.max_pause_depth, 2);
+  EXPECT_FALSE(pfc.verdicts[1].pass);
+  EXPECT_FALSE(pfc.verdicts[1].setting.empty());
+  EXPECT_TRUE(cc.verdicts[1].pass);
 }
 
 // Neither PFC nor ECN: the incast overflows the buffer and drops; go-back-N sends again.
