@@ -739,6 +739,10 @@ TEST(CliQos, VerdictsExitCodesAndOutputs) {
   for (const char* k : {"ports", "verdicts", "fct_p99_s", "flow_model_throughput_Bps", "totals"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j["verdicts"].size(), 4u);
+  // Every port row has both queues: the RoCE priority and the CNPs' strict-priority queue.
+  ASSERT_FALSE(j["ports"].empty());
+  for (const char* k : {"peak_queue_bytes", "cnp_peak_queue_bytes", "pause_sent", "ecn_marks"})
+    EXPECT_TRUE(j["ports"][0].contains(k)) << k;
   EXPECT_TRUE(j["pass"].get<bool>());
   CmdResult pfc_only =
       gpufabric("qos examples/roce-lab-64.yaml --pattern incast:8 --bytes 64M --ecn off --dcqcn off");

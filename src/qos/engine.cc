@@ -154,7 +154,7 @@ struct Port {
   bool pg_xoff = false;
   int depth_received = 0;  // the depth of the pause this egress is under
   // Counters.
-  double peak = 0, area = 0;
+  double peak = 0, area = 0, peak_cnp = 0;
   Ps last_change = 0;
   long long marks = 0, cnps = 0, drops = 0, pause_rx = 0, pause_tx = 0;
   int depth_sent = 0;
@@ -427,7 +427,10 @@ void Engine::enqueue(int32_t link, int32_t pi) {
   const int qi = p.ctrl_q ? kCtrlQ : kDataQ;
   if (qi == kDataQ) note_queue(o);
   o.q_bytes[qi] += p.bytes;
-  if (qi == kDataQ) o.peak = std::max(o.peak, o.q_bytes[kDataQ]);
+  if (qi == kDataQ)
+    o.peak = std::max(o.peak, o.q_bytes[kDataQ]);
+  else
+    o.peak_cnp = std::max(o.peak_cnp, o.q_bytes[kCtrlQ]);
   p.next = -1;
   if (o.tail[qi] >= 0)
     pool_[o.tail[qi]].next = pi;
@@ -858,6 +861,7 @@ QosResult Engine::run() {
     st.device = qos_device_name(fab_, links[l].from);
     st.peer = qos_device_name(fab_, links[l].to);
     st.peak_queue_bytes = p.peak;
+    st.cnp_peak_queue_bytes = p.peak_cnp;
     st.mean_queue_bytes = now_ > 0 ? p.area / static_cast<double>(now_) : 0;
     st.pause_sent = p.pause_tx;
     st.pause_received = p.pause_rx;
@@ -894,8 +898,8 @@ QosResult Engine::run() {
     hops.clear();
     // Store and forward: the flow's bytes once at the bottleneck (the fluid's time), plus its
     // first packet once more on every hop but one, plus the flight of every link.
-    const double first = (q.packets > 1 ? kRoceMtuBytes : q.last_payload) + kRoceHeaderBytes +
-                         kEthernetGapBytes;
+    const double first =
+        (q.packets > 1 ? kRoceMtuBytes : q.last_payload) + kRoceHeaderBytes + kEthernetGapBytes;
     double lat = 0;
     for (int i = 0; i < q.path_len; ++i) {
       const int32_t l = path_[q.path_off + i];

@@ -82,9 +82,10 @@ struct QosPortStats {
   std::string device, peer;
   int priority = kRocePriority;
   double peak_queue_bytes = 0, mean_queue_bytes = 0;
-  long long pause_sent = 0;      ///< XOFF frames this port sent (its ingress was full)
-  long long pause_received = 0;  ///< XOFF frames the peer sent it
-  double paused_s = 0;           ///< time its egress on the priority was paused
+  double cnp_peak_queue_bytes = 0;  ///< the CNP queue's (traffic class 6, strict priority)
+  long long pause_sent = 0;         ///< XOFF frames this port sent (its ingress was full)
+  long long pause_received = 0;     ///< XOFF frames the peer sent it
+  double paused_s = 0;              ///< time its egress on the priority was paused
   long long ecn_marks = 0, cnps = 0, drops = 0;
   double tx_bytes = 0;
   int pause_depth = 0;     ///< hops from the congested port that the pauses it sent reach

@@ -113,6 +113,7 @@ nlohmann::json qos_json(const QosRunInfo& info, const QosResult& r) {
                      {"priority", p.priority},
                      {"peak_queue_bytes", p.peak_queue_bytes},
                      {"mean_queue_bytes", p.mean_queue_bytes},
+                     {"cnp_peak_queue_bytes", p.cnp_peak_queue_bytes},
                      {"pause_sent", p.pause_sent},
                      {"pause_received", p.pause_received},
                      {"paused_s", p.paused_s},
@@ -134,13 +135,13 @@ nlohmann::json qos_json(const QosRunInfo& info, const QosResult& r) {
 
 std::string qos_ports_csv(const QosResult& r) {
   std::string o =
-      "device,peer,priority,peak_queue_bytes,mean_queue_bytes,pause_sent,pause_received,"
-      "paused_s,ecn_marks,cnps,drops,tx_bytes,congested\n";
+      "device,peer,priority,peak_queue_bytes,mean_queue_bytes,cnp_peak_queue_bytes,pause_sent,"
+      "pause_received,paused_s,ecn_marks,cnps,drops,tx_bytes,congested\n";
   for (const QosPortStats& p : r.ports)
-    o += fmt::format("{},{},{},{:.0f},{:.0f},{},{},{:.9f},{},{},{},{:.0f},{}\n",
+    o += fmt::format("{},{},{},{:.0f},{:.0f},{:.0f},{},{},{:.9f},{},{},{},{:.0f},{}\n",
                      csv_field(p.device), csv_field(p.peer), p.priority, p.peak_queue_bytes,
-                     p.mean_queue_bytes, p.pause_sent, p.pause_received, p.paused_s, p.ecn_marks,
-                     p.cnps, p.drops, p.tx_bytes, p.congested ? 1 : 0);
+                     p.mean_queue_bytes, p.cnp_peak_queue_bytes, p.pause_sent, p.pause_received,
+                     p.paused_s, p.ecn_marks, p.cnps, p.drops, p.tx_bytes, p.congested ? 1 : 0);
   return o;
 }
 
