@@ -882,14 +882,18 @@ QosResult Engine::run() {
     r.max_pause_depth = std::max(r.max_pause_depth, p.depth_sent);
     r.ports.push_back(std::move(st));
   }
-  r.min_headroom_bytes = std::numeric_limits<double>::infinity();
+  // The lossless ingress group with the least headroom to spare over its cable's round trip.
+  double margin = std::numeric_limits<double>::infinity();
   for (size_t l = 0; l < links.size(); ++l) {
     const Port& p = ports_[l];
-    if (!p.used || p.sw_to < 0) continue;
-    r.min_headroom_bytes = std::min(r.min_headroom_bytes, p.headroom);
-    r.max_round_trip_bytes = std::max(r.max_round_trip_bytes, p.round_trip_bytes);
+    if (!p.used || p.sw_to < 0 || p.headroom - p.round_trip_bytes >= margin) continue;
+    margin = p.headroom - p.round_trip_bytes;
+    r.headroom_bytes = p.headroom;
+    r.round_trip_bytes = p.round_trip_bytes;
+    r.headroom_cable_m = p.cable_m;
+    r.headroom_port =
+        qos_device_name(fab_, links[l].to) + " from " + qos_device_name(fab_, links[l].from);
   }
-  if (!std::isfinite(r.min_headroom_bytes)) r.min_headroom_bytes = 0;
   // The flow-level model on the same QP paths: max-min sharing of the links' payload rates.
   FlowSet fs;
   std::vector<FlowSet::Hop> hops;
@@ -998,11 +1002,12 @@ QosResult Engine::run() {
     QosVerdict v;
     if (s_.pfc) {
       v.name = "headroom enough for the cables";
-      v.pass = drops_lossless_ == 0 && r.min_headroom_bytes >= r.max_round_trip_bytes;
+      v.pass = drops_lossless_ == 0 && r.headroom_bytes >= r.round_trip_bytes;
       v.detail = fmt::format(
-          "{} drop(s) on the lossless priority; headroom {} against a round "
-          "trip of {} on the longest cable",
-          drops_lossless_, kib(r.min_headroom_bytes), kib(r.max_round_trip_bytes));
+          "{} drop(s) on the lossless priority; least to spare: {} holds {} against a round "
+          "trip of {} on {:g} m",
+          drops_lossless_, r.headroom_port, kib(r.headroom_bytes), kib(r.round_trip_bytes),
+          r.headroom_cable_m);
       if (!v.pass)
         v.setting =
             "raise the lossless profile's xoff (headroom) to the cable's round trip: SONiC "

@@ -122,7 +122,9 @@ struct QosResult {
   long long retransmitted_packets = 0;
   int unfinished = 0, victims = 0;
   int max_pause_depth = 0;
-  double min_headroom_bytes = 0, max_round_trip_bytes = 0;
+  /// The lossless ingress group with the least headroom over its cable's round trip.
+  double headroom_bytes = 0, round_trip_bytes = 0, headroom_cable_m = 0;
+  std::string headroom_port;
   std::vector<QosVerdict> verdicts;
   bool all_pass() const;
 };

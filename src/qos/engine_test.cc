@@ -232,7 +232,9 @@ TEST(Qos, HeadroomBelowTheRoundTripDropsAboveItNone) {
   o.headroom_bytes = 0;  // SONiC's formula for 300 m
   const QosResult sonic = run_qos(s.plan, s.cat, fab, t->flows, o);
   EXPECT_EQ(sonic.drops_lossless, 0);
-  EXPECT_GE(sonic.min_headroom_bytes, rtt);
+  EXPECT_GE(sonic.headroom_bytes, rtt);
+  EXPECT_DOUBLE_EQ(sonic.round_trip_bytes, rtt);
+  EXPECT_NE(small.verdicts[2].detail.find("300 m"), std::string::npos) << small.verdicts[2].detail;
   EXPECT_TRUE(sonic.verdicts[2].pass) << sonic.verdicts[2].detail;
 }
 

@@ -104,8 +104,10 @@ nlohmann::json qos_json(const QosRunInfo& info, const QosResult& r) {
   j["totals"] = {{"ecn_marks", r.ecn_marks},           {"cnps", r.cnps},
                  {"pause_frames", r.pause_frames},     {"drops", r.drops},
                  {"drops_lossless", r.drops_lossless}, {"max_pause_depth", r.max_pause_depth}};
-  j["headroom"] = {{"min_bytes", r.min_headroom_bytes},
-                   {"round_trip_bytes", r.max_round_trip_bytes}};
+  j["headroom"] = {{"port", r.headroom_port},
+                   {"bytes", r.headroom_bytes},
+                   {"round_trip_bytes", r.round_trip_bytes},
+                   {"cable_m", r.headroom_cable_m}};
   json ports = json::array();
   for (const QosPortStats& p : r.ports)
     ports.push_back({{"device", p.device},
