@@ -98,6 +98,11 @@ class EventQueue {
     }
   }
   bool empty() const { return count_ == 0 && far_.empty(); }
+  /// The event pop() returns next when it is already at hand (the current bucket), else null.
+  const Event* peek() const {
+    const std::vector<Event>& v = wheel_[cur_ & kMask];
+    return sorted_ && !v.empty() ? &v.back() : nullptr;
+  }
   /// The earliest event; the queue must not be empty.
   Event pop() {
     for (;;) {
@@ -462,7 +467,10 @@ void Engine::try_send(int32_t link) {
     if (pi < 0) continue;
     Packet& p = pool_[pi];
     o.head[qi] = p.next;
-    if (o.head[qi] < 0) o.tail[qi] = -1;
+    if (o.head[qi] < 0)
+      o.tail[qi] = -1;
+    else
+      __builtin_prefetch(&pool_[o.head[qi]]);  // the next to leave, long queued: not in cache
     if (qi == kDataQ) note_queue(o);
     o.q_bytes[qi] -= p.bytes;
     if (qi == kDataQ && o.sw_from >= 0) mark(o, p);
@@ -779,6 +787,8 @@ QosResult Engine::run() {
     now_ = e.t;
     ++events_run_;
     const uint64_t id = e.what & ((uint64_t{1} << 56) - 1);
+    if (const Event* n = events_.peek(); n && (n->what >> 56) == kArrive)
+      __builtin_prefetch(&pool_[n->what & ((uint64_t{1} << 56) - 1)]);
     switch (static_cast<EventKind>(e.what >> 56)) {
       case kTxDone: {
         Port& o = ports_[id];
