@@ -731,6 +731,43 @@ TEST(CliStep, MemoryAndTimeline) {
   fs::remove(big);
 }
 
+// qos: the verdicts decide the exit code (PFC without ECN pauses before marking: 1), bad flags
+// and a non-RoCE spec are refused with 2 and nothing on stdout, -o writes its three files.
+TEST(CliQos, VerdictsExitCodesAndOutputs) {
+  CmdResult ok = gpufabric("qos examples/roce-lab-64.yaml --pattern incast:4 --bytes 4M --json");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  auto j = nlohmann::json::parse(ok.out);
+  for (const char* k : {"ports", "verdicts", "fct_p99_s", "flow_model_throughput_Bps", "totals"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["verdicts"].size(), 4u);
+  // Every port row has both queues: the RoCE priority and the CNPs' strict-priority queue.
+  ASSERT_FALSE(j["ports"].empty());
+  for (const char* k : {"peak_queue_bytes", "cnp_peak_queue_bytes", "pause_sent", "ecn_marks"})
+    EXPECT_TRUE(j["ports"][0].contains(k)) << k;
+  EXPECT_TRUE(j["pass"].get<bool>());
+  CmdResult pfc_only =
+      gpufabric("qos examples/roce-lab-64.yaml --pattern incast:8 --bytes 64M --ecn off --dcqcn off");
+  EXPECT_EQ(pfc_only.code, 1) << pfc_only.err;
+  EXPECT_NE(pfc_only.out.find("FAIL  ECN marks before PFC pauses"), std::string::npos);
+  EXPECT_NE(pfc_only.out.find("change: turn ECN marking on"), std::string::npos);
+  const fs::path dir = temp_dir("qos_out");
+  CmdResult out = gpufabric("qos examples/roce-lab-64.yaml --pattern permutation --bytes 1M -o " +
+                            dir.string());
+  ASSERT_EQ(out.code, 0) << out.err;
+  for (const char* f : {"qos.json", "qos.txt", "ports.csv"}) EXPECT_TRUE(fs::exists(dir / f)) << f;
+  for (const char* bad :
+       {"--pattern incast", "--pattern incast:999", "--pattern ring", "--pattern alltoall:3",
+        "--ecn kmin=1M,kmax=1K", "--ecn kmin=x", "--ecn pmax=150%", "--ecn gain=1", "--pfc maybe",
+        "--dcqcn fast", "--bytes 0", "--bytes lots", "--bytes 8G"}) {
+    CmdResult e = gpufabric(std::string("qos examples/roce-lab-64.yaml ") + bad);
+    EXPECT_EQ(e.code, 2) << bad;
+    EXPECT_TRUE(e.out.empty()) << bad;
+  }
+  CmdResult ib = gpufabric("qos examples/superpod-h100-4su.yaml");
+  EXPECT_EQ(ib.code, 2);
+  EXPECT_NE(ib.err.find("fabric.technology"), std::string::npos) << ib.err;
+}
+
 TEST(CliWhatIf, JsonAndErrors) {
   CmdResult r = gpufabric("what-if examples/seed-70b-1024.yaml --fail switch:su01-r0-leaf --json");
   ASSERT_EQ(r.code, 0) << r.err;

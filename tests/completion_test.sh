@@ -82,6 +82,10 @@ _gpufabric
 [ "$(sorted "${COMPREPLY[*]}")" = "--algo=nvls --algo=nvls_tree" ] || fail "--algo=nv: ${COMPREPLY[*]}"
 # Catalog ids: the NICs of the built-in catalog.
 expect "cx7-400g" estimate --params 70B --nic cx7
+qos_pfc=$(complete_words qos examples/roce-lab-64.yaml --pfc '')
+[[ "$qos_pfc" == "off on" || "$qos_pfc" == "on off" ]] || fail "qos --pfc: $qos_pfc"
+qos_pattern=$(complete_words qos x --pattern '')
+[[ " $qos_pattern " == *" incast:8 "* && " $qos_pattern " == *" all_reduce "* ]] || fail "qos --pattern: $qos_pattern"
 nics=$(complete_words what-if examples/seed-70b-1024.yaml --nic '')
 [[ " $nics " == *" cx7-400g "* && " $nics " == *" bf3-400g "* ]] || fail "what-if --nic: $nics"
 # Positionals: lab's action, then a spec; file names for specs and for flags' free values.

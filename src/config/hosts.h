@@ -10,29 +10,12 @@
 #include "common/output.h"
 #include "config/addressing.h"
 #include "plan/plan.h"
+#include "plan/roce_qos.h"  // the RoCE marking, ECN and PFC values
 
 namespace gf {
 
-/// RoCE traffic marking (guide §4.2): RoCE data in DSCP 26 (lossless, PFC priority 3), CNPs in
-/// DSCP 48. The verbs traffic class is the IP ToS byte: DSCP << 2, plus ECT(0) = 2 so that
-/// switches may mark ECN instead of dropping (106 is the value NVIDIA's RoCE guides use).
-constexpr int kRoceDscp = 26;
-constexpr int kRocePriority = 3;
-constexpr int kCnpDscp = 48;
-constexpr int kRoceTrafficClass = (kRoceDscp << 2) | 2;
-/// CNPs leave switches by a strict-priority queue (traffic class 6).
-constexpr int kCnpQueue = 6;
-/// ECN marking on the RoCE queue: from 150 KiB, every packet by 1.5 MiB, at most 20 % (the
-/// ranges NVIDIA and Arista RoCE guides start from; tune with the fabric's RTT).
-constexpr int kEcnMinKiB = 150;
-constexpr int kEcnMaxKiB = 1536;
-constexpr int kEcnMarkPercent = 20;
-/// PFC watchdog: a queue paused this long is stuck (a storm); drop, recover after as long.
-constexpr int kPfcWatchdogMs = 200;
 /// Jumbo MTU on hosts; switches carry 9214 (EOS) / 9100 (SONiC) to leave room for headers.
 constexpr int kHostMtu = 9000;
-/// NCCL_IB_QPS_PER_CONNECTION with ecmp-multi-qp: more QPs, more UDP source ports for ECMP.
-constexpr int kQpsPerConnectionMultiQp = 4;
 /// The RoCE v2 GID of an IPv4 address is usually index 3 on ConnectX (NCCL >= 2.21 finds it).
 constexpr int kRoceV2GidIndex = 3;
 

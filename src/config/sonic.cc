@@ -14,33 +14,6 @@ namespace {
 const char* const kMap = "ROCE";
 constexpr int kKiB = 1024;
 
-// The constants of sonic-swss 202311 cfgmgr/buffer_headroom_mellanox.lua (sonic.h gives the
-// formula). The signal's speed in the cable, m/s (the script's speed_of_light).
-constexpr double kSignalSpeedMps = 198000000;
-constexpr double kMinimalPacketBytes = 64;
-// LOSSLESS_TRAFFIC_PATTERN small_packet_percentage: sonic-buildimage 202311
-// files/build_templates/buffers_config.j2 writes 100 (every packet small, the worst case).
-constexpr int kSmallPacketPercentage = 100;
-// The MAC and PHY delay: 0.8 KiB in NVIDIA's ASIC table (platform/mellanox/asic_table.j2,
-// every Spectrum); Broadcom publishes none for the Tomahawks, so the same figure is used.
-constexpr double kMacPhyDelayBytes = 0.8 * kKiB;
-
-// Pause quanta a peer may still send after a PAUSE frame, by speed (IEEE 802.3 Annex 31B.3.7,
-// as buffer_headroom_mellanox.lua tabulates them).
-int pause_quanta(double gbps) {
-  if (gbps >= 400) return 905;
-  if (gbps >= 200) return 453;
-  if (gbps >= 100) return 394;
-  if (gbps >= 50) return 147;
-  if (gbps >= 40) return 118;
-  if (gbps >= 25) return 80;
-  return 67;
-}
-
-long long round_up(double bytes, int unit) {
-  return static_cast<long long>(std::ceil(bytes / unit)) * unit;
-}
-
 std::string metres(double m) { return fmt::format("{:g}m", m); }
 
 // The lossless and lossy queues of a port: 3 lossless (RoCE), CNPs in 6, the rest lossy.
@@ -54,32 +27,6 @@ struct Port {
 };
 
 }  // namespace
-
-double sonic_cable_length(const SonicPlatform& platform, double length_m) {
-  for (double l : platform.cable_lengths_m)
-    if (l >= length_m) return l;
-  return std::ceil(length_m);
-}
-
-LosslessProfile sonic_lossless_profile(const SonicPlatform& platform, double gbps, double cable_m) {
-  const SonicLosslessPg pg = platform.lossless_pg.value_or(SonicLosslessPg{});
-  const double cell = std::max(1, pg.cell_bytes);
-  const double worst =
-      cell > 2 * kMinimalPacketBytes ? cell / kMinimalPacketBytes : 2 * cell / (1 + cell);
-  const double occupancy = (100 - kSmallPacketPercentage + kSmallPacketPercentage * worst) / 100.0;
-  const double cable_bytes = 2 * cable_m * gbps * 1e9 / kSignalSpeedMps / 8;
-  const double peer_response = pause_quanta(gbps) * 512.0 / 8;
-  const double propagation = kSonicMtu + cable_bytes + kMacPhyDelayBytes + peer_response;
-  LosslessProfile p;
-  p.cable_m = cable_m;
-  p.xoff = round_up(kSonicMtu + propagation * occupancy, kKiB);
-  p.xon = static_cast<long long>(pg.xon);
-  p.size = static_cast<long long>(pg.size);
-  p.xon_offset = static_cast<long long>(pg.xon_offset);
-  p.dynamic_th = pg.dynamic_th;
-  p.name = fmt::format("pg_lossless_{:.0f}_{}_profile", gbps * 1000, metres(cable_m));
-  return p;
-}
 
 Result<nlohmann::json> sonic_config_db(const Plan& plan, const Catalog& catalog,
                                        const AddressPlan& a, const SwitchAddress& sw) {

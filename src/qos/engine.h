@@ -1,0 +1,149 @@
+// The packet-level RoCE engine: a discrete-event simulation of a fabric's RoCE data path with the
+// QoS settings the configurations write (plan/roce_qos.h): links at the planned rate with the
+// propagation delay of their cable, switches with a shared buffer, per-port queues for the
+// lossless RoCE priority and the strict-priority CNP queue, WRED ECN marking, PFC with headroom
+// (SONiC's formula), ECMP by the fabric's own hash; NICs with RoCE v2 senders under DCQCN,
+// CNPs from the receivers, go-back-N on loss, several QPs per connection.
+// Pure: a network, flows and settings in, counters out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/diag.h"
+#include "common/enum_names.h"
+#include "plan/plan.h"
+#include "plan/roce_qos.h"
+#include "topo/fabric.h"
+
+namespace gf {
+
+/// The traffic a qos run puts on the fabric.
+enum class QosPattern { kIncast, kAlltoall, kAllReduce, kPermutation };
+inline constexpr EnumName<QosPattern> kQosPatternNames[] = {
+    {QosPattern::kIncast, "incast"},
+    {QosPattern::kAlltoall, "alltoall"},
+    {QosPattern::kAllReduce, "all_reduce"},
+    {QosPattern::kPermutation, "permutation"}};
+
+/// The most RoCE endpoints (NIC ports) one run simulates: about a 1,024-GPU fabric or one
+/// scalable unit of a larger one, where a run stays within seconds to a minute (bench).
+constexpr int kMaxQosEndpoints = 1024;
+
+/// The most payload one run moves, bytes: 64 GiB is 16.8 M packets, about 100 M events, a few
+/// seconds at the engine's rate (bench); more is refused at --bytes rather than run for minutes.
+constexpr double kMaxQosPayloadBytes = 64.0 * 1024 * 1024 * 1024;
+
+/// One connection: `bytes` from a NIC to a NIC on one plane, split evenly over `qps` QPs, each
+/// with its own UDP source port (and so its own ECMP path).
+struct QosFlow {
+  int src_nic = 0, dst_nic = 0, plane = 0;
+  double bytes = 0;
+  int qps = 1;
+  uint64_t qp_key = 0;  ///< the first QP's numbers (24 bits each end); the others follow
+};
+
+/// The traffic of a pattern on the first `nodes` nodes of a fabric.
+struct QosTraffic {
+  std::vector<QosFlow> flows;
+  int nodes = 0;      ///< nodes whose NICs take part
+  int endpoints = 0;  ///< NIC ports that send or receive
+  std::string what;   ///< e.g. "8-to-1 incast of 16 MiB on rail 0"
+};
+/// `incast_senders`: N of incast:N. `bytes`: per sender (incast, permutation) or the
+/// collective's buffer per rank (alltoall, all_reduce, as nccl-tests' -b). Errors name the flag.
+/// Fabrics larger than kMaxQosEndpoints run on their first scalable unit, or are refused.
+Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern pattern,
+                               int incast_senders, double bytes);
+
+/// What a run simulates with.
+struct QosSettings {
+  EcnSettings ecn;
+  bool pfc = true;
+  bool dcqcn = true;
+  DcqcnParams dcqcn_params = dcqcn_nvidia_defaults();
+  /// > 0: every lossless priority group's headroom, bytes, instead of SONiC's formula.
+  double headroom_bytes = 0;
+  /// > 0: every cable this long, metres, instead of the plan's length class (what-if).
+  double cable_m = 0;
+  /// A pause chain through more switches than this counts as a storm: 1, a congested switch may
+  /// pause the switches next to it, but they may not pause theirs (congestion spreading).
+  int pause_storm_hops = 1;
+  /// Simulated time at most, seconds: flows unfinished then are reported as such.
+  double max_time_s = 20;
+  uint64_t seed = 1;
+};
+
+/// One switch or NIC port (the port of `device` that sends on link `link`) and its RoCE
+/// priority: the egress queue, the PFC frames on the cable, ECN marks, CNPs, drops.
+struct QosPortStats {
+  int link = 0;
+  std::string device, peer;
+  int priority = kRocePriority;
+  double peak_queue_bytes = 0, mean_queue_bytes = 0;
+  double cnp_peak_queue_bytes = 0;  ///< the CNP queue's (traffic class 6, strict priority)
+  long long pause_sent = 0;         ///< XOFF frames this port sent (its ingress was full)
+  long long pause_received = 0;     ///< XOFF frames the peer sent it
+  double paused_s = 0;              ///< time its egress on the priority was paused
+  long long ecn_marks = 0, cnps = 0, drops = 0;
+  double tx_bytes = 0;
+  int pause_depth = 0;     ///< hops from the congested port that the pauses it sent reach
+  bool congested = false;  ///< its own queue built up (not only because it was paused)
+};
+
+/// A flow's outcome.
+struct QosFlowResult {
+  double fct_s = 0;        ///< until its last byte arrived (0: did not finish)
+  double fluid_fct_s = 0;  ///< the flow-level model's on the same paths
+  bool crosses_congested = false;
+  bool victim = false;  ///< slowed > kVictimSlowdown against the flow model, off the congestion
+};
+/// A flow is a victim when the packet level takes this much longer than the flow-level model
+/// (max-min sharing of the same paths) although none of its ports is congested.
+constexpr double kVictimSlowdown = 1.25;
+
+/// A verdict a network engineer acts on, with the setting to change when it fails.
+struct QosVerdict {
+  std::string name, detail, setting;
+  bool pass = true;
+};
+
+struct QosResult {
+  std::vector<QosPortStats> ports;  ///< ports that carried traffic, by link id
+  std::vector<QosFlowResult> flows;
+  double time_s = 0;        ///< until the last flow finished
+  double fluid_time_s = 0;  ///< the flow-level model's
+  double payload_bytes = 0;
+  double throughput_Bps = 0, fluid_throughput_Bps = 0;  ///< payload / time
+  double fct_p50_s = 0, fct_p99_s = 0;
+  long long events = 0, packets = 0;
+  long long drops_lossless = 0, drops = 0, ecn_marks = 0, cnps = 0, pause_frames = 0;
+  long long retransmitted_packets = 0;
+  int unfinished = 0, victims = 0;
+  int max_pause_depth = 0;
+  /// The lossless ingress group with the least headroom over its cable's round trip.
+  double headroom_bytes = 0, round_trip_bytes = 0, headroom_cable_m = 0;
+  std::string headroom_port;
+  std::vector<QosVerdict> verdicts;
+  bool all_pass() const;
+};
+
+/// Runs the flows to completion on the fabric.
+QosResult run_qos(const Plan& plan, const Catalog& catalog, const Fabric& fab,
+                  const std::vector<QosFlow>& flows, const QosSettings& settings);
+
+/// Whether the routed paths of `flows` hold a cycle of PFC buffer dependencies (an ingress
+/// queue waiting on an egress that waits on ... the first): the links of one cycle, or empty.
+std::vector<int> pfc_dependency_cycle(const Fabric& fab, const std::vector<QosFlow>& flows);
+/// The same over paths given as link ids (links 2k and 2k + 1 are the two directions of a
+/// cable, as in the fabric), `links` of them in all.
+std::vector<int> pfc_dependency_cycle(size_t links, const std::vector<std::vector<int32_t>>& paths);
+
+/// A vertex's name in the qos output: a switch as the fabric names it, a NIC as node<n>/nic<r>.
+std::string qos_device_name(const Fabric& fab, int vertex);
+
+/// Jain's fairness index of `x`: (sum x)^2 / (n sum x^2), 1 when all are equal.
+double jain_index(const std::vector<double>& x);
+
+}  // namespace gf

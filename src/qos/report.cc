@@ -1,0 +1,150 @@
+#include "qos/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/output.h"
+
+namespace gf {
+namespace {
+
+std::string kib(double b) {
+  if (b >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", b / 1024 / 1024);
+  return fmt::format("{:.1f} KiB", b / 1024);
+}
+
+std::string dur(double s) {
+  if (s >= 1) return fmt::format("{:.3g} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
+  return fmt::format("{:.3g} us", s * 1e6);
+}
+
+}  // namespace
+
+std::string qos_settings_line(const QosSettings& s) {
+  std::string ecn = s.ecn.enabled
+                        ? fmt::format("ECN kmin {} kmax {} pmax {:g} %", kib(s.ecn.kmin_bytes),
+                                      kib(s.ecn.kmax_bytes), s.ecn.pmax * 100)
+                        : "ECN off";
+  std::string pfc = s.pfc ? fmt::format("PFC on priority {}, headroom {}", kRocePriority,
+                                        s.headroom_bytes > 0 ? kib(s.headroom_bytes)
+                                                             : "by SONiC's formula per cable")
+                          : "PFC off (lossy)";
+  std::string cc = s.dcqcn ? "DCQCN on (" + s.dcqcn_params.source + ")" : "DCQCN off";
+  return ecn + " | " + pfc + " | " + cc;
+}
+
+std::string qos_text(const QosRunInfo& info, const QosResult& r) {
+  std::string o =
+      fmt::format("qos: {}: {}\nsettings: {}\n", info.spec_name, info.traffic, info.settings);
+  o += fmt::format("simulated {}: {} events, {} data packets ({} sent again)\n\n", dur(r.time_s),
+                   r.events, r.packets, r.retransmitted_packets);
+  std::vector<const QosPortStats*> ports;
+  for (const QosPortStats& p : r.ports) ports.push_back(&p);
+  std::stable_sort(ports.begin(), ports.end(), [](auto* a, auto* b) {
+    return std::tie(a->peak_queue_bytes, a->pause_sent, a->drops) >
+           std::tie(b->peak_queue_bytes, b->pause_sent, b->drops);
+  });
+  o += fmt::format("ports, priority {} (CNPs strict priority, queue {}); {} of {} by peak queue:\n",
+                   kRocePriority, kCnpQueue, std::min<size_t>(kQosTextPorts, ports.size()),
+                   ports.size());
+  o += fmt::format("  {:<30} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6}\n", "port",
+                   "peak queue", "mean queue", "XOFF tx", "XOFF rx", "paused", "ECN marks", "CNPs",
+                   "drops");
+  for (size_t i = 0; i < ports.size() && i < static_cast<size_t>(kQosTextPorts); ++i) {
+    const QosPortStats& p = *ports[i];
+    o += fmt::format("  {:<30} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6}{}\n",
+                     p.device + " -> " + p.peer, kib(p.peak_queue_bytes), kib(p.mean_queue_bytes),
+                     p.pause_sent, p.pause_received, dur(p.paused_s), p.ecn_marks, p.cnps, p.drops,
+                     p.congested ? "  congested" : "");
+  }
+  o += fmt::format(
+      "\nflows: {}, completion p50 {}, p99 {}; {} unfinished; {} victim(s) (slowed > {:g}x the "
+      "flow model, off the congested ports)\n",
+      r.flows.size(), dur(r.fct_p50_s), dur(r.fct_p99_s), r.unfinished, r.victims, kVictimSlowdown);
+  const double share = r.fluid_throughput_Bps > 0 ? r.throughput_Bps / r.fluid_throughput_Bps : 0;
+  o += fmt::format(
+      "throughput: {:.1f} GB/s of payload; the flow-level model {:.1f} GB/s ({:.0f} %)\n",
+      r.throughput_Bps / 1e9, r.fluid_throughput_Bps / 1e9, share * 100);
+  o += fmt::format("totals: {} ECN marks, {} CNPs, {} XOFF frames, {} drops ({} lossless)\n\n",
+                   r.ecn_marks, r.cnps, r.pause_frames, r.drops, r.drops_lossless);
+  o += "verdicts:\n";
+  for (const QosVerdict& v : r.verdicts) {
+    o += fmt::format("  {}  {}: {}\n", v.pass ? "PASS" : "FAIL", v.name, v.detail);
+    if (!v.pass && !v.setting.empty()) o += fmt::format("        change: {}\n", v.setting);
+  }
+  return o;
+}
+
+nlohmann::json qos_json(const QosRunInfo& info, const QosResult& r) {
+  using nlohmann::json;
+  json j;
+  j["spec"] = info.spec_name;
+  j["traffic"] = info.traffic;
+  j["settings"] = info.settings;
+  j["time_s"] = r.time_s;
+  j["events"] = r.events;
+  j["packets"] = r.packets;
+  j["retransmitted_packets"] = r.retransmitted_packets;
+  j["throughput_Bps"] = r.throughput_Bps;
+  j["flow_model_throughput_Bps"] = r.fluid_throughput_Bps;
+  j["fct_p50_s"] = r.fct_p50_s;
+  j["fct_p99_s"] = r.fct_p99_s;
+  j["flow_count"] = r.flows.size();
+  json flows = json::array();
+  for (const QosFlowResult& f : r.flows)
+    flows.push_back({{"fct_s", f.fct_s},
+                     {"flow_model_fct_s", f.fluid_fct_s},
+                     {"crosses_congested", f.crosses_congested},
+                     {"victim", f.victim}});
+  j["flows"] = flows;
+  j["unfinished"] = r.unfinished;
+  j["victims"] = r.victims;
+  j["totals"] = {{"ecn_marks", r.ecn_marks},           {"cnps", r.cnps},
+                 {"pause_frames", r.pause_frames},     {"drops", r.drops},
+                 {"drops_lossless", r.drops_lossless}, {"max_pause_depth", r.max_pause_depth}};
+  j["headroom"] = {{"port", r.headroom_port},
+                   {"bytes", r.headroom_bytes},
+                   {"round_trip_bytes", r.round_trip_bytes},
+                   {"cable_m", r.headroom_cable_m}};
+  json ports = json::array();
+  for (const QosPortStats& p : r.ports)
+    ports.push_back({{"device", p.device},
+                     {"peer", p.peer},
+                     {"priority", p.priority},
+                     {"peak_queue_bytes", p.peak_queue_bytes},
+                     {"mean_queue_bytes", p.mean_queue_bytes},
+                     {"cnp_peak_queue_bytes", p.cnp_peak_queue_bytes},
+                     {"pause_sent", p.pause_sent},
+                     {"pause_received", p.pause_received},
+                     {"paused_s", p.paused_s},
+                     {"ecn_marks", p.ecn_marks},
+                     {"cnps", p.cnps},
+                     {"drops", p.drops},
+                     {"tx_bytes", p.tx_bytes},
+                     {"pause_depth", p.pause_depth},
+                     {"congested", p.congested}});
+  j["ports"] = ports;
+  json verdicts = json::array();
+  for (const QosVerdict& v : r.verdicts)
+    verdicts.push_back(
+        {{"name", v.name}, {"pass", v.pass}, {"detail", v.detail}, {"setting", v.setting}});
+  j["verdicts"] = verdicts;
+  j["pass"] = r.all_pass();
+  return j;
+}
+
+std::string qos_ports_csv(const QosResult& r) {
+  std::string o =
+      "device,peer,priority,peak_queue_bytes,mean_queue_bytes,cnp_peak_queue_bytes,pause_sent,"
+      "pause_received,paused_s,ecn_marks,cnps,drops,tx_bytes,congested\n";
+  for (const QosPortStats& p : r.ports)
+    o += fmt::format("{},{},{},{:.0f},{:.0f},{:.0f},{},{},{:.9f},{},{},{},{:.0f},{}\n",
+                     csv_field(p.device), csv_field(p.peer), p.priority, p.peak_queue_bytes,
+                     p.mean_queue_bytes, p.cnp_peak_queue_bytes, p.pause_sent, p.pause_received,
+                     p.paused_s, p.ecn_marks, p.cnps, p.drops, p.tx_bytes, p.congested ? 1 : 0);
+  return o;
+}
+
+}  // namespace gf
