@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sim/collective.h"
+#include "sim/compute.h"
 
 namespace gf {
 namespace {
@@ -153,11 +154,22 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     if (w.recompute == Recompute::kSelective) extra = r.tokens_per_step * attn / 3;
     r.hardware_flops = r.model_flops + extra;
   }
+  // Per kernel (sim/compute.h) when the catalog gives the GPU's kernel figures and the spec
+  // neither gives the compute time nor overrides the efficiency; from FLOPs otherwise.
+  const KernelRates rates = kernel_rates(plan.gpu, w.precision);
+  const bool roofline =
+      shape && r.tokens_per_step > 0 && w.compute_time_s <= 0 && w.compute_efficiency <= 0 &&
+      rates.usable();
   if (w.compute_time_s > 0) {
     r.compute_s = w.compute_time_s;
     r.notes.push_back("compute time given by the spec, not computed from FLOPs");
-  } else {
+  } else if (!roofline) {
     r.compute_s = r.hardware_flops / r.gpus / (peak * eff);
+    if (shape && w.compute_efficiency <= 0)
+      r.notes.push_back(fmt::format(
+          "compute from FLOPs at {:.0f}% of peak: the catalog gives no hbm_gbps and "
+          "gemm_efficiency for {}, which the per-kernel model needs",
+          100 * eff, plan.gpu.id));
   }
   r.mean_compute_s = r.compute_s;
   // Stages: each one's load in layers, the last one's with the output layer (6 h vocab FLOPs a
@@ -179,22 +191,49 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     total_load += st.load;
     r.stages.push_back(st);
   }
-  for (size_t i = 0; i < r.stages.size(); ++i)
-    if (r.stages[i].load > r.stages[r.critical_stage].load) r.critical_stage = static_cast<int>(i);
-  for (auto& st : r.stages) {
-    // A stage's share of the mean per-GPU compute, scaled to its load.
-    const double t = r.compute_s / mb * par.pp * st.load / total_load;
-    st.forward_s = t * (1 - kBackwardShare);
-    st.backward_s = t * kBackwardShare;
+  if (roofline) {
+    // Every stage's microbatch kernel by kernel: its layers, the output layer on the last.
+    const LayerShape ls = layer_shape(w);
+    const LayerTime lt = layer_time(ls, rates, w.recompute);
+    const double out_s = output_layer_time(ls, m.vocab, rates);
+    double sum = 0;
+    for (size_t i = 0; i < r.stages.size(); ++i) {
+      auto& st = r.stages[i];
+      st.forward_s = st.layers * lt.forward_s;
+      st.backward_s = st.layers * lt.backward_s;
+      if (i + 1 == r.stages.size()) {
+        st.forward_s += out_s / 3;
+        st.backward_s += out_s * 2 / 3;
+      }
+      sum += st.forward_s + st.backward_s;
+    }
+    r.kernels = lt;
+    // The optimizer step once a step, on the parameters a GPU holds (sharded with ZeRO >= 1).
+    const double held = m.params / (par.tp * par.pp) / (par.zero >= 1 ? std::max(1, dp) : 1);
+    r.optimizer_s = optimizer_time(held, rates);
+    r.mean_compute_s = mb * sum / r.stages.size() + r.optimizer_s;
+    r.compute_efficiency = r.hardware_flops / r.gpus / (peak * r.mean_compute_s);
   }
+  auto work = [&](const StageTime& st) {
+    return roofline ? st.forward_s + st.backward_s : st.load;
+  };
+  for (size_t i = 0; i < r.stages.size(); ++i)
+    if (work(r.stages[i]) > work(r.stages[r.critical_stage])) r.critical_stage = static_cast<int>(i);
+  if (!roofline)
+    for (auto& st : r.stages) {
+      // A stage's share of the mean per-GPU compute, scaled to its load.
+      const double t = r.compute_s / mb * par.pp * st.load / total_load;
+      st.forward_s = t * (1 - kBackwardShare);
+      st.backward_s = t * kBackwardShare;
+    }
   const StageTime& crit = r.stages[r.critical_stage];
-  r.compute_s = mb * (crit.forward_s + crit.backward_s);
+  r.compute_s = mb * (crit.forward_s + crit.backward_s) + r.optimizer_s;
   const double layers_stage = m.layers > 0 ? crit.layers : 0;
   if (r.pipeline.rule != "even" && r.pipeline.rule != "one stage" && m.layers > 0)
     r.notes.push_back(fmt::format("pipeline stages: {}", r.pipeline.rule));
   // 1F1B bubble (p - 1) t, interleaved (p - 1) t / v, t the slowest stage's forward and backward
   // of one microbatch (Narayanan et al. SC'21 §2.2; Megatron-LM's schedules.py).
-  const double per_mb = r.compute_s / mb;
+  const double per_mb = crit.forward_s + crit.backward_s;
   if (par.pp > 1) r.bubble_s = per_mb * (par.pp - 1) / w.virtual_pipeline;
 
   const LoadBalancing lb = plan.load_balancing;

@@ -9,6 +9,7 @@
 #include "catalog/catalog.h"
 #include "common/diag.h"
 #include "plan/plan.h"
+#include "sim/compute.h"
 #include "sim/memory.h"
 #include "spec/pipeline.h"
 #include "spec/spec.h"
@@ -62,6 +63,9 @@ struct StepResult {
   int virtual_pipeline = 1;       ///< model chunks per pipeline rank (interleaved schedule)
   std::vector<StageTime> stages;  ///< one per pipeline rank
   int critical_stage = 0;         ///< the slowest stage
+  /// One layer's microbatch kernel by kernel (sim/compute.h); zero when computed from FLOPs.
+  LayerTime kernels;
+  double optimizer_s = 0;  ///< the optimizer step, once a step (in compute_s)
   StepMemory memory;
   std::vector<StepComm> comms;
   std::vector<ConstraintCheck> constraints;
