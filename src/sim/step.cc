@@ -267,10 +267,17 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     add(w.sequence_parallel ? "tp_reduce_scatter_all_gather" : "tp_allreduce", Op::kAllReduce,
         groups_along(d, 't'), tokens_mb * hidden * act_bytes, n * layers_stage * mb, all);
   }
-  // CP: keys and values of the whole sequence gathered forward, their gradients scattered back.
-  if (par.cp > 1 && shape)
-    add("cp_kv_exchange", Op::kAllGather, groups_along(d, 'c'), 2.0 * b * seq * hidden * act_bytes,
-        2 * layers_stage * mb, [](double, double total) { return total * kCpExposedFraction; });
+  // CP: keys and values of the whole sequence gathered forward, their gradients scattered back
+  // (Llama 3, arXiv 2407.21783 §3.3.2: all-gather based). Each tensor-parallel rank gathers the
+  // key/value heads it holds: kv_heads x head_dim / tp wide (with grouped-query attention far
+  // narrower than the hidden size).
+  if (par.cp > 1 && shape) {
+    const double heads = m.heads > 0 ? m.heads : std::max(1.0, hidden / 128);
+    const double kv_width = (m.kv_heads > 0 ? m.kv_heads : heads) * (hidden / heads) / par.tp;
+    add("cp_kv_exchange", Op::kAllGather, groups_along(d, 'c'),
+        2.0 * b * seq * kv_width * act_bytes, 2 * layers_stage * mb,
+        [](double, double total) { return total * kCpExposedFraction; });
+  }
   // EP: dispatch and combine all-to-all, forward and backward, per MoE layer. Each EP rank routes
   // its own tokens, each to top_k experts: its send buffer (nccl-tests' alltoall size, 1/ep of it
   // to each rank, its own included) is tokens x top_k x hidden x bytes (Megatron-LM core_v0.15.0
