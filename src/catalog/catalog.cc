@@ -100,7 +100,7 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
       {"id", "name", "vendor", "memory_gb", "memory_source", "fp32_tflops", "fp16_tflops",
        "bf16_tflops", "fp8_tflops", "tflops_source", "scaleup", "pcie_gen", "gpus_per_node",
        "max_nics_per_node", "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour",
-       "hbm_gbps", "hbm_source", "gemm_efficiency", "attention_efficiency",
+       "hbm_gbps", "hbm_source", "matmul_efficiency", "attention_efficiency",
        "kernel_efficiency_source"});
   if (auto v = r.text(n, "name", path)) g.name = *v;
   if (auto v = r.text(n, "vendor", path)) g.vendor = *v;
@@ -119,7 +119,7 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   if (auto v = r.text(n, "compute_efficiency_source", path)) g.compute_efficiency_source = *v;
   if (auto v = r.number(n, "hbm_gbps", path)) g.hbm_gbps = *v;
   if (auto v = r.text(n, "hbm_source", path)) g.hbm_source = *v;
-  if (auto v = r.number(n, "gemm_efficiency", path)) g.gemm_efficiency = *v;
+  if (auto v = r.number(n, "matmul_efficiency", path)) g.matmul_efficiency = *v;
   if (auto v = r.number(n, "attention_efficiency", path)) g.attention_efficiency = *v;
   if (auto v = r.text(n, "kernel_efficiency_source", path)) g.kernel_efficiency_source = *v;
   const YAML::Node su = child(n, "scaleup");
@@ -145,7 +145,7 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   if (g.compute_efficiency <= 0 || g.compute_efficiency > 1)
     r.error(child(n, "compute_efficiency"), path + ".compute_efficiency",
             "expected a fraction in (0, 1]");
-  for (const auto& [key, v] : {std::pair<const char*, double>{"gemm_efficiency", g.gemm_efficiency},
+  for (const auto& [key, v] : {std::pair<const char*, double>{"matmul_efficiency", g.matmul_efficiency},
                                {"attention_efficiency", g.attention_efficiency}})
     if (v < 0 || v > 1)
       r.error(child(n, key), path + "." + key, "expected a fraction in (0, 1]");

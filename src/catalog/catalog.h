@@ -64,7 +64,7 @@ struct GpuModel {
   /// The kernel-level figures of the step's roofline (sim/compute.h); 0 when the catalog does
   /// not give them (the step then computes from FLOPs at compute_efficiency).
   double hbm_gbps = 0;              ///< HBM bandwidth, GB/s
-  double gemm_efficiency = 0;       ///< fraction of the tensor-core peak large GEMMs sustain
+  double matmul_efficiency = 0;     ///< best-shaped GEMM's fraction of the tensor-core peak (MAMF)
   double attention_efficiency = 0;  ///< the same for a fused (flash) attention kernel
   std::string hbm_source, kernel_efficiency_source;
   double gpu_hour_usd = 0;  ///< rental price per GPU-hour

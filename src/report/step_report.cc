@@ -84,6 +84,14 @@ nlohmann::json result_json(const StepResult& r) {
           {"breakdown", breakdown},
           {"constraints", cons},
           {"mean_compute_s", r.mean_compute_s},
+          {"optimizer_s", r.optimizer_s},
+          {"layer_kernels",
+           {{"gemm_s", r.kernels.gemm_s},
+            {"attention_s", r.kernels.attention_s},
+            {"memory_s", r.kernels.memory_s},
+            {"forward_s", r.kernels.forward_s},
+            {"backward_s", r.kernels.backward_s},
+            {"recompute_s", r.kernels.recompute_s}}},
           {"pipeline", pipeline_json(r)},
           {"memory", memory_json(r.memory)},
           {"notes", r.notes}};
@@ -132,6 +140,12 @@ std::string step_text(const std::string& name, const StepResult& r,
   s += fmt::format("  {:<32} {:>12} {:>12} {:>10}\n", "", "total", "exposed", "busbw");
   s += fmt::format("  {:<32} {:>12} {:>12}\n", "compute", units::format_seconds(r.compute_s),
                    units::format_seconds(r.compute_s));
+  if (r.kernels.total() > 0)
+    s += fmt::format("    a layer, one microbatch: {} GEMMs, {} attention, {} element-wise "
+                     "({:.0f}% of peak over the compute)\n",
+                     units::format_seconds(r.kernels.gemm_s),
+                     units::format_seconds(r.kernels.attention_s),
+                     units::format_seconds(r.kernels.memory_s), 100 * r.compute_efficiency);
   if (r.bubble_s > 0)
     s += fmt::format("  {:<32} {:>12} {:>12}\n", "pipeline bubble",
                      units::format_seconds(r.bubble_s), units::format_seconds(r.bubble_s));

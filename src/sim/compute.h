@@ -34,7 +34,7 @@ LayerShape layer_shape(const WorkloadSpec& w);
 /// The rates a GPU achieves, from the catalog.
 struct KernelRates {
   double matrix_flops = 0;      ///< dense tensor-core peak, FLOP/s, at the workload's precision
-  double gemm_efficiency = 0;   ///< fraction of it large GEMMs sustain
+  double gemm_efficiency = 0;       ///< fraction of it training's GEMMs sustain
   double attention_efficiency = 0;  ///< fraction of it a fused attention kernel sustains
   double vector_flops = 0;      ///< non-tensor FLOP/s (FP32 peak)
   double hbm_Bps = 0;           ///< HBM bandwidth, bytes/s

@@ -168,7 +168,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     if (shape && w.compute_efficiency <= 0)
       r.notes.push_back(fmt::format(
           "compute from FLOPs at {:.0f}% of peak: the catalog gives no hbm_gbps and "
-          "gemm_efficiency for {}, which the per-kernel model needs",
+          "matmul_efficiency for {}, which the per-kernel model needs",
           100 * eff, plan.gpu.id));
   }
   r.mean_compute_s = r.compute_s;
