@@ -101,7 +101,7 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
        "bf16_tflops", "fp8_tflops", "tflops_source", "scaleup", "pcie_gen", "gpus_per_node",
        "max_nics_per_node", "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour",
        "hbm_gbps", "hbm_source", "matmul_efficiency", "attention_efficiency",
-       "kernel_efficiency_source"});
+       "kernel_efficiency_source", "sm_count", "sm_source"});
   if (auto v = r.text(n, "name", path)) g.name = *v;
   if (auto v = r.text(n, "vendor", path)) g.vendor = *v;
   if (auto v = r.number(n, "memory_gb", path, true)) g.memory_gb = *v;
@@ -122,6 +122,8 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   if (auto v = r.number(n, "matmul_efficiency", path)) g.matmul_efficiency = *v;
   if (auto v = r.number(n, "attention_efficiency", path)) g.attention_efficiency = *v;
   if (auto v = r.text(n, "kernel_efficiency_source", path)) g.kernel_efficiency_source = *v;
+  if (auto v = r.small_positive_int(n, "sm_count", path)) g.sm_count = *v;
+  if (auto v = r.text(n, "sm_source", path)) g.sm_source = *v;
   const YAML::Node su = child(n, "scaleup");
   const std::string sp = path + ".scaleup";
   if (r.expect_map(su, sp)) {

@@ -67,6 +67,8 @@ struct GpuModel {
   double matmul_efficiency = 0;     ///< best-shaped GEMM's fraction of the tensor-core peak (MAMF)
   double attention_efficiency = 0;  ///< the same for a fused (flash) attention kernel
   std::string hbm_source, kernel_efficiency_source;
+  int sm_count = 0;  ///< streaming multiprocessors (NCCL runs a thread block per channel on one)
+  std::string sm_source;
   double gpu_hour_usd = 0;  ///< rental price per GPU-hour
   CostFigure node;          ///< one server: price and power
   CostFigure gpu_hour;      ///< provenance of gpu_hour_usd

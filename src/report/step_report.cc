@@ -61,6 +61,10 @@ nlohmann::json result_json(const StepResult& r) {
                          {"group_size", c.group_size},
                          {"busbw_gbs", c.busbw_gbs},
                          {"bottleneck", c.bottleneck}});
+  if (r.overlap_slowdown_s > 0)
+    breakdown.push_back({{"kind", "overlap_slowdown"},
+                         {"total_s", r.overlap_slowdown_s},
+                         {"exposed_s", r.overlap_slowdown_s}});
   nlohmann::json cons = nlohmann::json::array();
   for (const auto& c : r.constraints)
     cons.push_back({{"name", c.name}, {"limit", c.limit}, {"value", c.value}, {"pass", c.pass}});
@@ -68,6 +72,7 @@ nlohmann::json result_json(const StepResult& r) {
           {"compute_s", r.compute_s},
           {"bubble_s", r.bubble_s},
           {"exposed_comm_s", r.exposed_comm_s},
+          {"overlap_slowdown_s", r.overlap_slowdown_s},
           {"comm_fraction", r.comm_fraction},
           {"tflops_per_gpu", r.tflops_per_gpu},
           {"mfu", r.mfu},
@@ -153,6 +158,10 @@ std::string step_text(const std::string& name, const StepResult& r,
     s += fmt::format("  {:<32} {:>12} {:>12} {:>6.0f} GB/s  ({:g} x {} in groups of {})\n", c.kind,
                      units::format_seconds(c.total_s), units::format_seconds(c.exposed_s),
                      c.busbw_gbs, c.count, units::format_bytes(c.bytes), c.group_size);
+  if (r.overlap_slowdown_s > 0)
+    s += fmt::format("  {:<32} {:>12} {:>12}  (overlapped collectives' SMs)\n",
+                     "compute slowed by overlap", units::format_seconds(r.overlap_slowdown_s),
+                     units::format_seconds(r.overlap_slowdown_s));
   s += fmt::format("  {:<32} {:>12}\n", "step", units::format_seconds(r.step_time_s));
   s += fmt::format("  communication share {:.1f}%, GPU utilisation {:.1f}%, MFU {:.1f}%",
                    100 * r.comm_fraction, 100 * r.gpu_utilization, 100 * r.mfu);

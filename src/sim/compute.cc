@@ -190,6 +190,10 @@ LayerTime layer_time(const LayerShape& s, const KernelRates& k, Recompute recomp
   r.gemm_s = fwd.gemm * (full ? 2 : 1) + bwd.gemm;
   r.attention_s = core_fwd.attention * (core_again ? 2 : 1) + core_bwd.attention;
   r.memory_s = r.total() - r.gemm_s - r.attention_s;
+  r.attention_forward_s = core_fwd.attention;
+  r.attention_backward_s = core_bwd.attention;
+  r.gemm_forward_s = fwd.gemm;
+  r.gemm_backward_s = bwd.gemm;
   return r;
 }
 

@@ -50,6 +50,10 @@ struct LayerTime {
   double memory_s = 0;     ///< element-wise kernels bound by HBM
   double forward_s = 0, backward_s = 0;  ///< backward includes what recomputation repeats
   double recompute_s = 0;  ///< of backward_s: the forward work recomputation repeats
+  /// Attention's core and the linear layers, forward and backward (recomputation excluded):
+  /// what communication overlapped with them hides behind.
+  double attention_forward_s = 0, attention_backward_s = 0;
+  double gemm_forward_s = 0, gemm_backward_s = 0;
   double total() const { return forward_s + backward_s; }
 };
 LayerTime layer_time(const LayerShape& s, const KernelRates& k, Recompute recompute);

@@ -20,8 +20,10 @@ constexpr double kEfficiencyWidthExponent = 0.1;
 constexpr double kBackwardShare = 2.0 / 3.0;
 // Gradient buckets (PyTorch DDP's 25 MB; Megatron uses ~40M parameters).
 constexpr double kBucketBytes = 25e6;
-// Ring attention overlaps about half of its KV exchange with attention compute (estimate).
-constexpr double kCpExposedFraction = 0.5;
+// Without per-kernel times (compute from FLOPs), the share of a CP key/value exchange left
+// exposed: about half, overlapped with attention (estimate). With them it comes from the
+// attention kernels' times.
+constexpr double kCpExposedFractionFallback = 0.5;
 
 struct Dims {
   int tp, cp, ep, pp, dpo;
@@ -252,6 +254,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     c.group_size = g->group_size();
     c.busbw_gbs = g->busbw_gbs(bytes);
     c.bottleneck = g->bottleneck();
+    c.channels = g->channels(bytes);
     const double one = g->seconds(bytes);
     c.total_s = one * count;
     c.exposed_s = std::min(c.total_s, exposed_of(one, c.total_s));
@@ -262,10 +265,23 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   const double tokens_mb = b * seq / par.cp;  // tokens of one microbatch on one CP rank
   // TP: 2 all-reduces forward and 2 backward per layer (reduce-scatter + all-gather pairs with
   // sequence parallelism move the same bytes); full recomputation repeats the forward ones.
+  // With workload.tp_overlap (Megatron-LM's --tp-comm-overlap: Transformer Engine splits each
+  // GEMM into chunks and moves the all-gather / reduce-scatter of one chunk while the next
+  // computes), each call hides behind the GEMM it feeds: half a layer's forward (or backward)
+  // GEMMs, 2 calls each way; without it every call is exposed (Megatron's default).
+  const double layer_fwd = crit.layers > 0 ? crit.forward_s / crit.layers : 0;
+  const double gemm_f = r.kernels.total() > 0 ? r.kernels.gemm_forward_s : layer_fwd;
+  const double gemm_b = r.kernels.total() > 0 ? r.kernels.gemm_backward_s : 2 * layer_fwd;
   if (par.tp > 1 && shape) {
-    const double n = 4 + (w.recompute == Recompute::kFull ? 2 : 0);
+    const double fwd_calls = 2 + (w.recompute == Recompute::kFull ? 2 : 0);
     add(w.sequence_parallel ? "tp_reduce_scatter_all_gather" : "tp_allreduce", Op::kAllReduce,
-        groups_along(d, 't'), tokens_mb * hidden * act_bytes, n * layers_stage * mb, all);
+        groups_along(d, 't'), tokens_mb * hidden * act_bytes, (fwd_calls + 2) * layers_stage * mb,
+        [&](double one, double total) {
+          if (!w.tp_overlap) return total;
+          const double per_layer = fwd_calls * std::max(0.0, one - gemm_f / 2) +
+                                   2 * std::max(0.0, one - gemm_b / 2);
+          return per_layer * layers_stage * mb;
+        });
   }
   // CP: keys and values of the whole sequence gathered forward, their gradients scattered back
   // (Llama 3, arXiv 2407.21783 §3.3.2: all-gather based). Each tensor-parallel rank gathers the
@@ -274,9 +290,17 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   if (par.cp > 1 && shape) {
     const double heads = m.heads > 0 ? m.heads : std::max(1.0, hidden / 128);
     const double kv_width = (m.kv_heads > 0 ? m.kv_heads : heads) * (hidden / heads) / par.tp;
+    // Each layer's exchange overlaps that layer's attention (Megatron-LM's ring attention sends
+    // the next block while this one computes): what it does not cover is exposed, forward and
+    // backward.
     add("cp_kv_exchange", Op::kAllGather, groups_along(d, 'c'),
         2.0 * b * seq * kv_width * act_bytes, 2 * layers_stage * mb,
-        [](double, double total) { return total * kCpExposedFraction; });
+        [&](double one, double total) {
+          if (r.kernels.total() <= 0) return total * kCpExposedFractionFallback;
+          return (std::max(0.0, one - r.kernels.attention_forward_s) +
+                  std::max(0.0, one - r.kernels.attention_backward_s)) *
+                 layers_stage * mb;
+        });
   }
   // EP: dispatch and combine all-to-all, forward and backward, per MoE layer. Each EP rank routes
   // its own tokens, each to top_k experts: its send buffer (nccl-tests' alltoall size, 1/ep of it
@@ -301,7 +325,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     const double grads = dense_params / (par.tp * par.pp) * grad_bytes;
     auto groups = groups_along(d, 'D');
     if (w.dp_collective == DpCollective::kFlat) groups = flatten(groups, plan.gpus_per_node);
-    const double window = per_mb * kBackwardShare;
+    // The last microbatch's backward on the critical stage: the window the buckets hide in.
+    const double window = crit.backward_s;
     add(par.zero >= 1 ? "dp_reduce_scatter_all_gather" : "dp_allreduce", Op::kAllReduce, groups,
         grads, 1, [&](double, double total) {
           if (!w.overlap) return total;
@@ -321,7 +346,14 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   if (!errs.empty()) return errs;
 
   for (const auto& c : r.comms) r.exposed_comm_s += c.exposed_s;
-  r.step_time_s = r.compute_s + r.bubble_s + r.exposed_comm_s;
+  // Communication overlapped with compute takes SMs from it: NCCL runs one thread block per
+  // channel, each on an SM of its own (enqueue.cc@v2.29.7-1:1682), so kernels running beside
+  // a collective on c channels get (sms - c) / sms of the GPU for the overlapped time.
+  if (plan.gpu.sm_count > 0)
+    for (const auto& c : r.comms)
+      r.overlap_slowdown_s += (c.total_s - c.exposed_s) *
+                              std::min(1.0, static_cast<double>(c.channels) / plan.gpu.sm_count);
+  r.step_time_s = r.compute_s + r.bubble_s + r.exposed_comm_s + r.overlap_slowdown_s;
   r.comm_fraction = r.exposed_comm_s / r.step_time_s;
   r.gpu_utilization = r.mean_compute_s / r.step_time_s;
   if (r.model_flops > 0) {

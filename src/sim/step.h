@@ -27,6 +27,7 @@ struct StepComm {
   double busbw_gbs = 0;  ///< at `bytes`
   int group_size = 0;
   std::string bottleneck;
+  int channels = 0;  ///< NCCL channels (thread blocks, SMs) one call runs on
 };
 
 /// A constraint of the spec checked against the step.
@@ -53,6 +54,8 @@ struct StepResult {
   double mean_compute_s = 0;  ///< compute averaged over the stages (what the GPUs do usefully)
   double bubble_s = 0;
   double exposed_comm_s = 0;
+  /// Compute slowed by the SMs overlapped collectives take (in step_time_s).
+  double overlap_slowdown_s = 0;
   double step_time_s = 0;
   double comm_fraction = 0;
   double tflops_per_gpu = 0;  ///< hardware FLOPs (recomputation counted, as Megatron reports)

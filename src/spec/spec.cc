@@ -138,8 +138,10 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
       n, p,
       {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
        "sequence_parallel", "virtual_pipeline", "first_stage_layers", "last_stage_layers",
-       "compute_efficiency", "compute_time", "steps", "tokens", "overlap", "dp_collective"});
+       "compute_efficiency", "compute_time", "steps", "tokens", "overlap", "dp_collective",
+       "tp_overlap"});
   if (auto v = r.boolean(n, "overlap", p)) w.overlap = *v;
+  if (auto v = r.boolean(n, "tp_overlap", p)) w.tp_overlap = *v;
   if (auto v = r.choice_of(n, "dp_collective", p, kDpCollectiveNames)) w.dp_collective = *v;
   const YAML::Node m = child(n, "model");
   const std::string mp = "workload.model";

@@ -161,6 +161,7 @@ struct WorkloadSpec {
   double steps = 0;               ///< 0 with tokens = 0: unknown
   double tokens = 0;
   bool overlap = true;  ///< DP gradient reduction overlapped with backward
+  bool tp_overlap = false;  ///< TP collectives overlapped with their GEMMs (--tp-comm-overlap)
   DpCollective dp_collective = DpCollective::kHierarchical;
 };
 
