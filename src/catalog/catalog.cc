@@ -99,7 +99,9 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
       n, path,
       {"id", "name", "vendor", "memory_gb", "memory_source", "fp32_tflops", "fp16_tflops",
        "bf16_tflops", "fp8_tflops", "tflops_source", "scaleup", "pcie_gen", "gpus_per_node",
-       "max_nics_per_node", "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour"});
+       "max_nics_per_node", "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour",
+       "hbm_gbps", "hbm_source", "matmul_efficiency", "attention_efficiency",
+       "kernel_efficiency_source", "sm_count", "sm_source"});
   if (auto v = r.text(n, "name", path)) g.name = *v;
   if (auto v = r.text(n, "vendor", path)) g.vendor = *v;
   if (auto v = r.number(n, "memory_gb", path, true)) g.memory_gb = *v;
@@ -115,6 +117,13 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   if (auto v = r.small_positive_int(n, "max_nics_per_node", path)) g.max_nics_per_node = *v;
   if (auto v = r.number(n, "compute_efficiency", path)) g.compute_efficiency = *v;
   if (auto v = r.text(n, "compute_efficiency_source", path)) g.compute_efficiency_source = *v;
+  if (auto v = r.number(n, "hbm_gbps", path)) g.hbm_gbps = *v;
+  if (auto v = r.text(n, "hbm_source", path)) g.hbm_source = *v;
+  if (auto v = r.number(n, "matmul_efficiency", path)) g.matmul_efficiency = *v;
+  if (auto v = r.number(n, "attention_efficiency", path)) g.attention_efficiency = *v;
+  if (auto v = r.text(n, "kernel_efficiency_source", path)) g.kernel_efficiency_source = *v;
+  if (auto v = r.small_positive_int(n, "sm_count", path)) g.sm_count = *v;
+  if (auto v = r.text(n, "sm_source", path)) g.sm_source = *v;
   const YAML::Node su = child(n, "scaleup");
   const std::string sp = path + ".scaleup";
   if (r.expect_map(su, sp)) {
@@ -138,6 +147,12 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   if (g.compute_efficiency <= 0 || g.compute_efficiency > 1)
     r.error(child(n, "compute_efficiency"), path + ".compute_efficiency",
             "expected a fraction in (0, 1]");
+  for (const auto& [key, v] : {std::pair<const char*, double>{"matmul_efficiency", g.matmul_efficiency},
+                               {"attention_efficiency", g.attention_efficiency}})
+    if (v < 0 || v > 1)
+      r.error(child(n, key), path + "." + key, "expected a fraction in (0, 1]");
+  if (g.hbm_gbps < 0 || g.hbm_gbps > 1e6)
+    r.error(child(n, "hbm_gbps"), path + ".hbm_gbps", "expected GB/s, e.g. 3350");
 }
 
 void read_nic(YamlReader& r, const YAML::Node& n, const std::string& path, Nic& c) {

@@ -61,6 +61,14 @@ struct GpuModel {
   int max_nics_per_node = 8;        ///< PCIe slots for scale-out NICs
   double compute_efficiency = 0.4;  ///< achievable fraction of peak in training kernels
   std::string compute_efficiency_source;
+  /// The kernel-level figures of the step's roofline (sim/compute.h); 0 when the catalog does
+  /// not give them (the step then computes from FLOPs at compute_efficiency).
+  double hbm_gbps = 0;              ///< HBM bandwidth, GB/s
+  double matmul_efficiency = 0;     ///< best-shaped GEMM's fraction of the tensor-core peak (MAMF)
+  double attention_efficiency = 0;  ///< the same for a fused (flash) attention kernel
+  std::string hbm_source, kernel_efficiency_source;
+  int sm_count = 0;  ///< streaming multiprocessors (NCCL runs a thread block per channel on one)
+  std::string sm_source;
   double gpu_hour_usd = 0;  ///< rental price per GPU-hour
   CostFigure node;          ///< one server: price and power
   CostFigure gpu_hour;      ///< provenance of gpu_hour_usd

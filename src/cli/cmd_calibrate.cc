@@ -21,7 +21,10 @@ int run(const CalibrateFlags& f) {
   if (is_training_csv(*text)) {
     auto t = calibrate_training(*text, f.csv);
     if (!t) return fail(t.errors());
-    std::cout << training_table(*t);
+    if (f.json)
+      std::cout << training_json(*t).dump(2) << "\n";
+    else
+      std::cout << training_table(*t);
     return t->pass ? kExitOk : kExitFindings;
   }
   auto s = calibrate(*text, f.csv);

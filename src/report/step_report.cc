@@ -120,6 +120,10 @@ nlohmann::json result_json(const StepResult& r) {
                          {"group_size", c.group_size},
                          {"busbw_gbs", c.busbw_gbs},
                          {"bottleneck", c.bottleneck}});
+  if (r.overlap_slowdown_s > 0)
+    breakdown.push_back({{"kind", "overlap_slowdown"},
+                         {"total_s", r.overlap_slowdown_s},
+                         {"exposed_s", r.overlap_slowdown_s}});
   nlohmann::json cons = nlohmann::json::array();
   for (const auto& c : r.constraints)
     cons.push_back({{"name", c.name}, {"limit", c.limit}, {"value", c.value}, {"pass", c.pass}});
@@ -127,6 +131,7 @@ nlohmann::json result_json(const StepResult& r) {
           {"compute_s", r.compute_s},
           {"bubble_s", r.bubble_s},
           {"exposed_comm_s", r.exposed_comm_s},
+          {"overlap_slowdown_s", r.overlap_slowdown_s},
           {"comm_fraction", r.comm_fraction},
           {"tflops_per_gpu", r.tflops_per_gpu},
           {"mfu", r.mfu},
@@ -143,6 +148,14 @@ nlohmann::json result_json(const StepResult& r) {
           {"breakdown", breakdown},
           {"constraints", cons},
           {"mean_compute_s", r.mean_compute_s},
+          {"optimizer_s", r.optimizer_s},
+          {"layer_kernels",
+           {{"gemm_s", r.kernels.gemm_s},
+            {"attention_s", r.kernels.attention_s},
+            {"memory_s", r.kernels.memory_s},
+            {"forward_s", r.kernels.forward_s},
+            {"backward_s", r.kernels.backward_s},
+            {"recompute_s", r.kernels.recompute_s}}},
           {"pipeline", pipeline_json(r)},
           {"memory", memory_json(r.memory)},
           {"goodput", goodput_json(r.goodput)},
@@ -192,6 +205,12 @@ std::string step_text(const std::string& name, const StepResult& r,
   s += fmt::format("  {:<32} {:>12} {:>12} {:>10}\n", "", "total", "exposed", "busbw");
   s += fmt::format("  {:<32} {:>12} {:>12}\n", "compute", units::format_seconds(r.compute_s),
                    units::format_seconds(r.compute_s));
+  if (r.kernels.total() > 0)
+    s += fmt::format("    a layer, one microbatch: {} GEMMs, {} attention, {} element-wise "
+                     "({:.0f}% of peak over the compute)\n",
+                     units::format_seconds(r.kernels.gemm_s),
+                     units::format_seconds(r.kernels.attention_s),
+                     units::format_seconds(r.kernels.memory_s), 100 * r.compute_efficiency);
   if (r.bubble_s > 0)
     s += fmt::format("  {:<32} {:>12} {:>12}\n", "pipeline bubble",
                      units::format_seconds(r.bubble_s), units::format_seconds(r.bubble_s));
@@ -199,6 +218,10 @@ std::string step_text(const std::string& name, const StepResult& r,
     s += fmt::format("  {:<32} {:>12} {:>12} {:>6.0f} GB/s  ({:g} x {} in groups of {})\n", c.kind,
                      units::format_seconds(c.total_s), units::format_seconds(c.exposed_s),
                      c.busbw_gbs, c.count, units::format_bytes(c.bytes), c.group_size);
+  if (r.overlap_slowdown_s > 0)
+    s += fmt::format("  {:<32} {:>12} {:>12}  (overlapped collectives' SMs)\n",
+                     "compute slowed by overlap", units::format_seconds(r.overlap_slowdown_s),
+                     units::format_seconds(r.overlap_slowdown_s));
   s += fmt::format("  {:<32} {:>12}\n", "step", units::format_seconds(r.step_time_s));
   s += fmt::format("  communication share {:.1f}%, GPU utilisation {:.1f}%, MFU {:.1f}%",
                    100 * r.comm_fraction, 100 * r.gpu_utilization, 100 * r.mfu);

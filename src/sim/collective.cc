@@ -353,16 +353,28 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   return gc;
 }
 
+Algorithm GroupCollective::algorithm() const {
+  // NCCL runs a group's alltoall and sendrecv as point-to-point, the rest as rings.
+  return op_ == Op::kAlltoall || op_ == Op::kSendRecv ? Algorithm::kP2p : Algorithm::kRing;
+}
+
+CostShape GroupCollective::cost_shape() const {
+  return {op_,   size_,       domains_, size_ / std::max(1, domains_), hop_latency_us_,
+          nccl_, generation_, channels_};
+}
+
 double GroupCollective::seconds(double bytes) const {
   if (bytes <= 0) return 0;
-  // NCCL runs a group's alltoall and sendrecv as point-to-point, the rest as rings.
-  const Algorithm a =
-      op_ == Op::kAlltoall || op_ == Op::kSendRecv ? Algorithm::kP2p : Algorithm::kRing;
-  const CostShape shape{
-      op_,   size_,       domains_, size_ / std::max(1, domains_), hop_latency_us_,
-      nccl_, generation_, channels_};
   // The protocol NCCL's tuner picks, at the time its pipeline then takes.
-  return pick_protocol(a, shape, seconds_per_byte_, bytes).time_us * 1e-6;
+  return pick_protocol(algorithm(), cost_shape(), seconds_per_byte_, bytes).time_us * 1e-6;
+}
+
+int GroupCollective::channels(double bytes) const {
+  if (bytes <= 0) return 0;
+  const Algorithm a = algorithm();
+  const CostShape shape = cost_shape();
+  return pipeline_run(a, pick_protocol(a, shape, seconds_per_byte_, bytes).protocol, shape, bytes)
+      .channels;
 }
 
 double GroupCollective::busbw_gbs(double bytes) const {

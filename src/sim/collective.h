@@ -128,6 +128,9 @@ class GroupCollective {
   double seconds(double bytes) const;
   /// Bus bandwidth at a size, GB/s.
   double busbw_gbs(double bytes) const;
+  /// The channels NCCL runs one call of `bytes` on: one thread block, so one SM, each
+  /// (enqueue.cc@v2.29.7-1:1682, the kernel's grid is the channel count).
+  int channels(double bytes) const;
   int group_size() const { return size_; }
   const std::string& bottleneck() const { return bottleneck_; }
 
@@ -140,6 +143,8 @@ class GroupCollective {
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::string bottleneck_;
+  Algorithm algorithm() const;
+  CostShape cost_shape() const;
 };
 
 /// The most sizes one sweep simulates (nccl-tests -b 8 -e 8G -f 2 is 31).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/compute.h"
+
 namespace gf {
 namespace {
 
@@ -22,7 +24,6 @@ ParamBytes param_bytes(Precision p) {
 }
 
 // Head dimension assumed when the model gives no head count (most models since GPT-3 use 128).
-constexpr double kDefaultHeadDim = 128;
 // NCCL's buffers per connection and channel, one per protocol (NCCL src/init.cc, v2.18-2.29:
 // DEFAULT_BUFFSIZE 4 MiB for Simple, DEFAULT_LL128_BUFFSIZE 4,915,200 B, DEFAULT_LL_BUFFSIZE
 // 512 KiB).
@@ -33,16 +34,33 @@ constexpr double kNcclChannels = 16;
 constexpr double kNcclPeersPerChannel = 2;
 
 // Activations one transformer layer keeps for its backward, per microbatch, in bytes of 16-bit
-// activations: Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
-// Models" (MLSys 2023, arXiv 2205.05198), Table 2: s the sequence on this rank, b the
-// microbatch, h hidden, a heads, t tensor-parallel ranks.
-double layer_activation_bytes(Recompute rc, bool sp, double s, double b, double h, double a,
-                              double t) {
-  if (rc == Recompute::kFull) return 2.0 * s * b * h / (sp ? t : 1);  // the layer's input only
-  const double kept = sp ? 34.0 / t : 10.0 + 24.0 / t;                // selective: 34 sbh / t
-  // Attention's softmax, its dropout mask and output: 5as/h, gone with selective recomputation.
-  const double scores = rc == Recompute::kNone ? 5.0 * a * s / (h * t) : 0;
-  return s * b * h * (kept + scores);
+// activations. Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
+// Models" (MLSys 2023, arXiv 2205.05198) §4.1 and Table 2 count them for GPT (34 sbh + 5 as^2 b
+// without parallelism); the same count, term by term, for the shape at hand:
+//   attention: the layer norm's output (2h), Q (2h), K and V (2 x 2 kv d: narrower with
+//   grouped-query attention), the projection's input (2h), the dropout mask (h, with dropout);
+//   MLP: the layer norm's output (2h), the activation's input and output (GeLU 2f + 2f; SwiGLU
+//   keeps its gate and value, 4f, and their product, 2f), the dropout mask (h); the two layer
+//   norms' inputs (4h);
+//   the scores: the softmax output (2 as), with dropout its mask and output (3 as more), per
+//   token; FlashAttention keeps none (it recomputes them), selective recomputation neither.
+// Tensor parallelism splits what lives between the column- and row-parallel GEMMs (Q, K, V,
+// the projection's input, the activation's tensors, the scores); sequence parallelism the rest.
+// With full recomputation a layer keeps its input alone. For GPT (kv = heads, f = 4h, dropout)
+// this is Table 2's 34 sbh / t (10 sbh + 24 sbh / t without sequence parallelism) + 5 as^2 b / t.
+double layer_activation_bytes(Recompute rc, const LayerShape& l) {
+  const double t = l.tp, h = l.hidden, tokens = l.tokens;
+  const double rest = l.sequence_parallel ? t : 1;
+  if (rc == Recompute::kFull) return 2.0 * tokens * h / rest;  // the layer's input only
+  const double d = h / l.heads;
+  const double drop = l.dropout ? 1 : 0;
+  const double mlp = l.mlp == MlpKind::kSwiglu ? 6 * l.ffn : 4 * l.ffn;
+  const double split = 2 * h + 4 * l.kv_heads * d + 2 * h + mlp;  // per token, / t
+  const double replicated = 2 * h + drop * h + 2 * h + drop * h + 4 * h;
+  double scores = 0;
+  if (rc == Recompute::kNone && l.attention == AttentionKernel::kUnfused)
+    scores = (2 + 3 * drop) * l.heads * l.context;
+  return tokens * (split / t + replicated / rest + scores / t);
 }
 
 }  // namespace
@@ -59,8 +77,6 @@ StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, doub
   const double h = m.hidden, vocab = m.vocab;
   const double s = (m.seq_len > 0 ? m.seq_len : 0) / cp;  // sequence on one CP rank
   const double b = w.micro_batch;
-  const double heads = m.heads > 0 ? m.heads : h / kDefaultHeadDim;
-  const bool sp = w.sequence_parallel && t > 1;
   const double precision_factor = w.precision == Precision::kFp32 ? 2 : 1;
 
   // Weights: the embedding table on the first stage, the output layer (or the tied copy Megatron
@@ -80,10 +96,9 @@ StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, doub
     return par.zero >= from_stage ? bytes / shard : bytes;
   };
 
-  out.activation_layer_bytes =
-      layer_activation_bytes(w.recompute, sp, s, b, h, heads, t) * precision_factor;
-  const double working_layer =
-      layer_activation_bytes(Recompute::kNone, sp, s, b, h, heads, t) * precision_factor;
+  const LayerShape shape = layer_shape(w);
+  out.activation_layer_bytes = layer_activation_bytes(w.recompute, shape) * precision_factor;
+  const double working_layer = layer_activation_bytes(Recompute::kNone, shape) * precision_factor;
 
   for (int r = 0; r < pp; ++r) {
     StageMemory st;

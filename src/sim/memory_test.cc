@@ -13,6 +13,8 @@ constexpr double kGiB = 1073741824.0;
 WorkloadSpec gpt3_175b() {
   WorkloadSpec w;
   w.model = {175e9, 96, 12288, 96, 2048, 51200, 0, 0};
+  w.model.attention = AttentionKernel::kUnfused;  // Megatron-LM's kernels of 2022
+  w.model.dropout = 0.1;
   w.precision = Precision::kBf16;
   w.parallelism = {8, 8, 1, 1, 1, 0};
   w.global_batch = 64;
@@ -70,6 +72,31 @@ TEST(Memory, Gpt3WithoutRecomputationAt4SequencesDoesNotFit) {
   EXPECT_NEAR(m.activation_layer_bytes, 1434451968.0, 1);
   EXPECT_NEAR(m.peak().total_bytes() / kGiB, 175.9, 0.1);
   EXPECT_FALSE(m.fits);
+}
+
+TEST(Memory, GroupedQueryAttentionAndSwigluCountTheirOwnTensors) {
+  // Llama-3-70B-like: h 8192, 64 heads, 8 key/value heads (d 128), SwiGLU f 28672, no dropout,
+  // FlashAttention, tp 8 with sequence parallelism, s 8192, b 1, selective recomputation.
+  // Per token: split 2h + 4 kv d + 2h + 6f = 16384 + 4096 + 16384 + 172032 = 208896; the rest
+  // 8h = 65536; both / 8 = 34304 B; x 8192 tokens = 281,018,368 B a layer (GPT's 34 sbh / t
+  // would be 285,212,672).
+  WorkloadSpec w;
+  w.model = {70e9, 80, 8192, 64, 8192, 128256, 0, 0};
+  w.model.kv_heads = 8;
+  w.model.ffn_hidden = 28672;
+  w.model.mlp = MlpKind::kSwiglu;
+  w.parallelism = {8, 1, 1, 1, 1, 0};
+  w.micro_batch = 1;
+  w.recompute = Recompute::kSelective;
+  w.sequence_parallel = true;
+  EXPECT_NEAR(memory_of(w, 1).activation_layer_bytes, 281018368.0, 1);
+  // FlashAttention keeps no scores even without recomputation; the unfused kernels keep the
+  // softmax output, 2 as bytes a token (no dropout): 2 x 64 x 8192 / 8 x 8192 more.
+  w.recompute = Recompute::kNone;
+  EXPECT_NEAR(memory_of(w, 1).activation_layer_bytes, 281018368.0, 1);
+  w.model.attention = AttentionKernel::kUnfused;
+  EXPECT_NEAR(memory_of(w, 1).activation_layer_bytes,
+              281018368.0 + 2.0 * 64 * 8192 / 8 * 8192, 1);
 }
 
 TEST(Memory, ShardingAndRecomputationShrinkTheFootprint) {

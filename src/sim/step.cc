@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sim/collective.h"
+#include "sim/compute.h"
 
 namespace gf {
 namespace {
@@ -19,8 +20,10 @@ constexpr double kEfficiencyWidthExponent = 0.1;
 constexpr double kBackwardShare = 2.0 / 3.0;
 // Gradient buckets (PyTorch DDP's 25 MB; Megatron uses ~40M parameters).
 constexpr double kBucketBytes = 25e6;
-// Ring attention overlaps about half of its KV exchange with attention compute (estimate).
-constexpr double kCpExposedFraction = 0.5;
+// Without per-kernel times (compute from FLOPs), the share of a CP key/value exchange left
+// exposed: about half, overlapped with attention (estimate). With them it comes from the
+// attention kernels' times.
+constexpr double kCpExposedFractionFallback = 0.5;
 
 struct Dims {
   int tp, cp, ep, pp, dpo;
@@ -154,11 +157,22 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     if (w.recompute == Recompute::kSelective) extra = r.tokens_per_step * attn / 3;
     r.hardware_flops = r.model_flops + extra;
   }
+  // Per kernel (sim/compute.h) when the catalog gives the GPU's kernel figures and the spec
+  // neither gives the compute time nor overrides the efficiency; from FLOPs otherwise.
+  const KernelRates rates = kernel_rates(plan.gpu, w.precision);
+  const bool roofline =
+      shape && r.tokens_per_step > 0 && w.compute_time_s <= 0 && w.compute_efficiency <= 0 &&
+      rates.usable();
   if (w.compute_time_s > 0) {
     r.compute_s = w.compute_time_s;
     r.notes.push_back("compute time given by the spec, not computed from FLOPs");
-  } else {
+  } else if (!roofline) {
     r.compute_s = r.hardware_flops / r.gpus / (peak * eff);
+    if (shape && w.compute_efficiency <= 0)
+      r.notes.push_back(fmt::format(
+          "compute from FLOPs at {:.0f}% of peak: the catalog gives no hbm_gbps and "
+          "matmul_efficiency for {}, which the per-kernel model needs",
+          100 * eff, plan.gpu.id));
   }
   r.mean_compute_s = r.compute_s;
   // Stages: each one's load in layers, the last one's with the output layer (6 h vocab FLOPs a
@@ -180,16 +194,43 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     total_load += st.load;
     r.stages.push_back(st);
   }
-  for (size_t i = 0; i < r.stages.size(); ++i)
-    if (r.stages[i].load > r.stages[r.critical_stage].load) r.critical_stage = static_cast<int>(i);
-  for (auto& st : r.stages) {
-    // A stage's share of the mean per-GPU compute, scaled to its load.
-    const double t = r.compute_s / mb * par.pp * st.load / total_load;
-    st.forward_s = t * (1 - kBackwardShare);
-    st.backward_s = t * kBackwardShare;
+  if (roofline) {
+    // Every stage's microbatch kernel by kernel: its layers, the output layer on the last.
+    const LayerShape ls = layer_shape(w);
+    const LayerTime lt = layer_time(ls, rates, w.recompute);
+    const double out_s = output_layer_time(ls, m.vocab, rates);
+    double sum = 0;
+    for (size_t i = 0; i < r.stages.size(); ++i) {
+      auto& st = r.stages[i];
+      st.forward_s = st.layers * lt.forward_s;
+      st.backward_s = st.layers * lt.backward_s;
+      if (i + 1 == r.stages.size()) {
+        st.forward_s += out_s / 3;
+        st.backward_s += out_s * 2 / 3;
+      }
+      sum += st.forward_s + st.backward_s;
+    }
+    r.kernels = lt;
+    // The optimizer step once a step, on the parameters a GPU holds (sharded with ZeRO >= 1).
+    const double held = m.params / (par.tp * par.pp) / (par.zero >= 1 ? std::max(1, dp) : 1);
+    r.optimizer_s = optimizer_time(held, rates);
+    r.mean_compute_s = mb * sum / r.stages.size() + r.optimizer_s;
+    r.compute_efficiency = r.hardware_flops / r.gpus / (peak * r.mean_compute_s);
   }
+  auto work = [&](const StageTime& st) {
+    return roofline ? st.forward_s + st.backward_s : st.load;
+  };
+  for (size_t i = 0; i < r.stages.size(); ++i)
+    if (work(r.stages[i]) > work(r.stages[r.critical_stage])) r.critical_stage = static_cast<int>(i);
+  if (!roofline)
+    for (auto& st : r.stages) {
+      // A stage's share of the mean per-GPU compute, scaled to its load.
+      const double t = r.compute_s / mb * par.pp * st.load / total_load;
+      st.forward_s = t * (1 - kBackwardShare);
+      st.backward_s = t * kBackwardShare;
+    }
   const StageTime& crit = r.stages[r.critical_stage];
-  r.compute_s = mb * (crit.forward_s + crit.backward_s);
+  r.compute_s = mb * (crit.forward_s + crit.backward_s) + r.optimizer_s;
   // Slow nodes: per pipeline (each data-parallel replica of the model), every stage at the
   // speed of its slowest rank; the step waits for the slowest pipeline's pace.
   double pace = crit.forward_s + crit.backward_s;  // per microbatch
@@ -219,14 +260,14 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
           r.straggler_speed = speed;
         }
       }
-    r.compute_s = mb * pace;
+    r.compute_s = mb * pace + r.optimizer_s;
   }
   const double layers_stage = m.layers > 0 ? crit.layers : 0;
   if (r.pipeline.rule != "even" && r.pipeline.rule != "one stage" && m.layers > 0)
     r.notes.push_back(fmt::format("pipeline stages: {}", r.pipeline.rule));
   // 1F1B bubble (p - 1) t, interleaved (p - 1) t / v, t the slowest stage's forward and backward
   // of one microbatch (Narayanan et al. SC'21 §2.2; Megatron-LM's schedules.py).
-  const double per_mb = r.compute_s / mb;
+  const double per_mb = pace;
   if (par.pp > 1) r.bubble_s = per_mb * (par.pp - 1) / w.virtual_pipeline;
   if (r.straggler_node >= 0) {
     r.straggler_s =
@@ -253,6 +294,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     c.group_size = g->group_size();
     c.busbw_gbs = g->busbw_gbs(bytes);
     c.bottleneck = g->bottleneck();
+    c.channels = g->channels(bytes);
     const double one = g->seconds(bytes);
     c.total_s = one * count;
     c.exposed_s = std::min(c.total_s, exposed_of(one, c.total_s));
@@ -263,15 +305,43 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   const double tokens_mb = b * seq / par.cp;  // tokens of one microbatch on one CP rank
   // TP: 2 all-reduces forward and 2 backward per layer (reduce-scatter + all-gather pairs with
   // sequence parallelism move the same bytes); full recomputation repeats the forward ones.
+  // With workload.tp_overlap (Megatron-LM's --tp-comm-overlap: Transformer Engine splits each
+  // GEMM into chunks and moves the all-gather / reduce-scatter of one chunk while the next
+  // computes), each call hides behind the GEMM it feeds: half a layer's forward (or backward)
+  // GEMMs, 2 calls each way; without it every call is exposed (Megatron's default).
+  const double layer_fwd = crit.layers > 0 ? crit.forward_s / crit.layers : 0;
+  const double gemm_f = r.kernels.total() > 0 ? r.kernels.gemm_forward_s : layer_fwd;
+  const double gemm_b = r.kernels.total() > 0 ? r.kernels.gemm_backward_s : 2 * layer_fwd;
   if (par.tp > 1 && shape) {
-    const double n = 4 + (w.recompute == Recompute::kFull ? 2 : 0);
+    const double fwd_calls = 2 + (w.recompute == Recompute::kFull ? 2 : 0);
     add(w.sequence_parallel ? "tp_reduce_scatter_all_gather" : "tp_allreduce", Op::kAllReduce,
-        groups_along(d, 't'), tokens_mb * hidden * act_bytes, n * layers_stage * mb, all);
+        groups_along(d, 't'), tokens_mb * hidden * act_bytes, (fwd_calls + 2) * layers_stage * mb,
+        [&](double one, double total) {
+          if (!w.tp_overlap) return total;
+          const double per_layer = fwd_calls * std::max(0.0, one - gemm_f / 2) +
+                                   2 * std::max(0.0, one - gemm_b / 2);
+          return per_layer * layers_stage * mb;
+        });
   }
-  // CP: keys and values of the whole sequence gathered forward, their gradients scattered back.
-  if (par.cp > 1 && shape)
-    add("cp_kv_exchange", Op::kAllGather, groups_along(d, 'c'), 2.0 * b * seq * hidden * act_bytes,
-        2 * layers_stage * mb, [](double, double total) { return total * kCpExposedFraction; });
+  // CP: keys and values of the whole sequence gathered forward, their gradients scattered back
+  // (Llama 3, arXiv 2407.21783 §3.3.2: all-gather based). Each tensor-parallel rank gathers the
+  // key/value heads it holds: kv_heads x head_dim / tp wide (with grouped-query attention far
+  // narrower than the hidden size).
+  if (par.cp > 1 && shape) {
+    const double heads = m.heads > 0 ? m.heads : std::max(1.0, hidden / 128);
+    const double kv_width = (m.kv_heads > 0 ? m.kv_heads : heads) * (hidden / heads) / par.tp;
+    // Each layer's exchange overlaps that layer's attention (Megatron-LM's ring attention sends
+    // the next block while this one computes): what it does not cover is exposed, forward and
+    // backward.
+    add("cp_kv_exchange", Op::kAllGather, groups_along(d, 'c'),
+        2.0 * b * seq * kv_width * act_bytes, 2 * layers_stage * mb,
+        [&](double one, double total) {
+          if (r.kernels.total() <= 0) return total * kCpExposedFractionFallback;
+          return (std::max(0.0, one - r.kernels.attention_forward_s) +
+                  std::max(0.0, one - r.kernels.attention_backward_s)) *
+                 layers_stage * mb;
+        });
+  }
   // EP: dispatch and combine all-to-all, forward and backward, per MoE layer. Each EP rank routes
   // its own tokens, each to top_k experts: its send buffer (nccl-tests' alltoall size, 1/ep of it
   // to each rank, its own included) is tokens x top_k x hidden x bytes (Megatron-LM core_v0.15.0
@@ -295,7 +365,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     const double grads = dense_params / (par.tp * par.pp) * grad_bytes;
     auto groups = groups_along(d, 'D');
     if (w.dp_collective == DpCollective::kFlat) groups = flatten(groups, plan.gpus_per_node);
-    const double window = per_mb * kBackwardShare;
+    // The last microbatch's backward on the critical stage: the window the buckets hide in.
+    const double window = crit.backward_s;
     add(par.zero >= 1 ? "dp_reduce_scatter_all_gather" : "dp_allreduce", Op::kAllReduce, groups,
         grads, 1, [&](double, double total) {
           if (!w.overlap) return total;
@@ -315,7 +386,14 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   if (!errs.empty()) return errs;
 
   for (const auto& c : r.comms) r.exposed_comm_s += c.exposed_s;
-  r.step_time_s = r.compute_s + r.bubble_s + r.exposed_comm_s;
+  // Communication overlapped with compute takes SMs from it: NCCL runs one thread block per
+  // channel, each on an SM of its own (enqueue.cc@v2.29.7-1:1682), so kernels running beside
+  // a collective on c channels get (sms - c) / sms of the GPU for the overlapped time.
+  if (plan.gpu.sm_count > 0)
+    for (const auto& c : r.comms)
+      r.overlap_slowdown_s += (c.total_s - c.exposed_s) *
+                              std::min(1.0, static_cast<double>(c.channels) / plan.gpu.sm_count);
+  r.step_time_s = r.compute_s + r.bubble_s + r.exposed_comm_s + r.overlap_slowdown_s;
   r.comm_fraction = r.exposed_comm_s / r.step_time_s;
   r.gpu_utilization = r.mean_compute_s / r.step_time_s;
   if (r.model_flops > 0) {

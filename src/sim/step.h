@@ -9,6 +9,7 @@
 #include "catalog/catalog.h"
 #include "common/diag.h"
 #include "plan/plan.h"
+#include "sim/compute.h"
 #include "sim/goodput.h"
 #include "sim/memory.h"
 #include "spec/pipeline.h"
@@ -27,6 +28,7 @@ struct StepComm {
   double busbw_gbs = 0;  ///< at `bytes`
   int group_size = 0;
   std::string bottleneck;
+  int channels = 0;  ///< NCCL channels (thread blocks, SMs) one call runs on
 };
 
 /// A constraint of the spec checked against the step.
@@ -53,6 +55,8 @@ struct StepResult {
   double mean_compute_s = 0;  ///< compute averaged over the stages (what the GPUs do usefully)
   double bubble_s = 0;
   double exposed_comm_s = 0;
+  /// Compute slowed by the SMs overlapped collectives take (in step_time_s).
+  double overlap_slowdown_s = 0;
   double step_time_s = 0;
   double comm_fraction = 0;
   double tflops_per_gpu = 0;  ///< hardware FLOPs (recomputation counted, as Megatron reports)
@@ -63,6 +67,9 @@ struct StepResult {
   int virtual_pipeline = 1;       ///< model chunks per pipeline rank (interleaved schedule)
   std::vector<StageTime> stages;  ///< one per pipeline rank
   int critical_stage = 0;         ///< the slowest stage
+  /// One layer's microbatch kernel by kernel (sim/compute.h); zero when computed from FLOPs.
+  LayerTime kernels;
+  double optimizer_s = 0;  ///< the optimizer step, once a step (in compute_s)
   StepMemory memory;
   std::vector<StepComm> comms;
   std::vector<ConstraintCheck> constraints;

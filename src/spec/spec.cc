@@ -138,14 +138,16 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
                {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
                 "sequence_parallel", "virtual_pipeline", "first_stage_layers", "last_stage_layers",
                 "compute_efficiency", "compute_time", "steps", "tokens", "overlap", "dp_collective",
-                "checkpoint_interval"});
+                "checkpoint_interval", "tp_overlap"});
   if (auto v = r.boolean(n, "overlap", p)) w.overlap = *v;
+  if (auto v = r.boolean(n, "tp_overlap", p)) w.tp_overlap = *v;
   if (auto v = r.choice_of(n, "dp_collective", p, kDpCollectiveNames)) w.dp_collective = *v;
   const YAML::Node m = child(n, "model");
   const std::string mp = "workload.model";
   if (r.expect_map(m, mp)) {
     r.check_keys(m, mp,
-                 {"params", "layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k"});
+                 {"params", "layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k",
+                  "ffn_hidden", "kv_heads", "mlp", "attention", "dropout"});
     if (auto v = r.quantity(m, "params", mp, units::parse_count, true)) {
       if (*v <= 0 || *v > 1e15)
         r.error(child(m, "params"), "workload.model.params", "expected 1 to 1e15");
@@ -163,6 +165,21 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
     if (child(m, "top_k").IsDefined() &&
         !(child(m, "top_k").IsScalar() && child(m, "top_k").Scalar() == "0"))
       w.model.top_k = small_int(r, m, "top_k", mp, 0);
+    w.model.ffn_hidden = small_int(r, m, "ffn_hidden", mp, 0);
+    w.model.kv_heads = small_int(r, m, "kv_heads", mp, 0);
+    if (w.model.kv_heads > 0 && w.model.heads > 0 &&
+        (w.model.kv_heads > w.model.heads || w.model.heads % w.model.kv_heads != 0))
+      r.error(child(m, "kv_heads"), "workload.model.kv_heads",
+              "kv_heads must divide heads (each key/value head serves a group of query heads)");
+    if (auto v = r.choice_of(m, "mlp", mp, kMlpKindNames)) w.model.mlp = *v;
+    if (auto v = r.choice_of(m, "attention", mp, kAttentionKernelNames)) w.model.attention = *v;
+    if (auto v = r.number(m, "dropout", mp)) {
+      if (*v < 0 || *v >= 1)
+        r.error(child(m, "dropout"), "workload.model.dropout",
+                "expected a probability in [0, 1), e.g. 0.1");
+      else
+        w.model.dropout = *v;
+    }
     if (w.model.top_k > 0 && w.model.experts == 0)
       r.error(child(m, "top_k"), "workload.model.top_k", "top_k needs experts > 0");
     if (w.model.experts > 0 && w.model.top_k > w.model.experts)

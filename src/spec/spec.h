@@ -115,10 +115,27 @@ enum class Goal { kTime, kCost };
 inline constexpr EnumName<Goal> kGoalNames[] = {{Goal::kTime, "time"}, {Goal::kCost, "cost"}};
 inline const char* goal_name(Goal g) { return name_of(kGoalNames, g); }
 
+/// The feed-forward block: GPT's two matrices around a GeLU (4h wide by default), or the gated
+/// SwiGLU of Llama (three matrices; Shazeer, "GLU Variants Improve Transformer", 2020).
+enum class MlpKind { kGelu, kSwiglu };
+inline constexpr EnumName<MlpKind> kMlpKindNames[] = {{MlpKind::kGelu, "gelu"},
+                                                      {MlpKind::kSwiglu, "swiglu"}};
+/// How attention's core runs: one fused kernel that never writes the scores (FlashAttention,
+/// Dao et al. 2022/2023), or Megatron-LM's batched GEMMs around a fused softmax kernel, which
+/// write the s x s scores and probabilities to HBM (the kernels of Korthikanti et al. 2022).
+enum class AttentionKernel { kFlash, kUnfused };
+inline constexpr EnumName<AttentionKernel> kAttentionKernelNames[] = {
+    {AttentionKernel::kFlash, "flash"}, {AttentionKernel::kUnfused, "unfused"}};
+
 /// A transformer model's shape.
 struct ModelSpec {
   double params = 0;  ///< parameters (70B = 7e10)
   int layers = 0, hidden = 0, heads = 0, seq_len = 0, vocab = 0, experts = 0, top_k = 0;
+  int ffn_hidden = 0;  ///< the MLP's inner width; 0: 4 x hidden (gelu), 8/3 x hidden (swiglu)
+  int kv_heads = 0;    ///< key/value heads (grouped-query attention); 0: as many as heads
+  MlpKind mlp = MlpKind::kGelu;
+  AttentionKernel attention = AttentionKernel::kFlash;
+  double dropout = 0;  ///< hidden and attention dropout probability (GPT-3-era runs: 0.1)
 };
 
 /// How ranks are split; 0 for dp means "the rest".
@@ -144,6 +161,7 @@ struct WorkloadSpec {
   double steps = 0;               ///< 0 with tokens = 0: unknown
   double tokens = 0;
   bool overlap = true;  ///< DP gradient reduction overlapped with backward
+  bool tp_overlap = false;  ///< TP collectives overlapped with their GEMMs (--tp-comm-overlap)
   DpCollective dp_collective = DpCollective::kHierarchical;
   double checkpoint_interval_s = 0;  ///< compute between checkpoints; 0 = Daly's optimum
 };
