@@ -136,6 +136,16 @@ struct EthtoolStats {
 };
 Result<EthtoolStats> parse_ethtool(const std::string& text, const std::string& file);
 
+/// perfquery (infiniband-diags), basic or extended (-x): one port's counters, name -> value
+/// (PortXmitData and PortRcvData count 4-byte words, as the IBTA's PortCounters define them).
+struct PerfqueryCounters {
+  int lid = 0, port = 0;
+  bool extended = false;  ///< "# Port extended counters" (perfquery -x)
+  std::map<std::string, double> counters;
+  std::map<std::string, int> line;
+};
+Result<PerfqueryCounters> parse_perfquery(const std::string& text, const std::string& file);
+
 /// ip -d link: interfaces with MTU and state.
 struct IpLinkInterface {
   std::string name, state;

@@ -1,0 +1,3 @@
+#include "verify/acceptance.h"
+
+#include <gtest/gtest.h>
