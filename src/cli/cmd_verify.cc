@@ -160,7 +160,13 @@ Command add_check(CLI::App& root) {
               auto a = plan_acceptance(*loaded, o);
               if (!a) return fail(a.errors());
               auto r = check_acceptance(*loaded, *a, *files);
-              if (!r) return fail(r.errors());
+              if (!r) {  // name the files as the user can open them
+                std::vector<Diagnostic> errs = r.errors();
+                for (auto& d : errs)
+                  if (!d.file.empty())
+                    d.file = (std::filesystem::path(f->files.front()) / d.file).string();
+                return fail(errs);
+              }
               std::cout << (f->json ? acceptance_result_json(*r).dump(2) + "\n"
                                     : acceptance_result_text(*r));
               return r->pass ? kExitOk : kExitFindings;

@@ -164,6 +164,36 @@ TEST(Parsers, SystemOutputs) {
   EXPECT_EQ((*ip)[2].state, "UP");
 }
 
+TEST(Parsers, Perfquery) {
+  auto acceptance = [](const std::string& name) {
+    std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/acceptance/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  auto x = parse_perfquery(acceptance("perfquery-x.txt"), "f");
+  ASSERT_TRUE(x.ok()) << format_diagnostics(x.errors());
+  EXPECT_TRUE(x->extended);
+  EXPECT_EQ(x->lid, 1907);
+  EXPECT_EQ(x->port, 1);
+  EXPECT_DOUBLE_EQ(x->counters["PortRcvData"], 41279122301887);
+  EXPECT_DOUBLE_EQ(x->counters["LinkDownedCounter"], 1);
+  EXPECT_EQ(x->line["SymbolErrorCounter"], 13);
+  auto b = parse_perfquery(acceptance("perfquery.txt"), "f");
+  ASSERT_TRUE(b.ok()) << format_diagnostics(b.errors());
+  EXPECT_FALSE(b->extended);
+  EXPECT_DOUBLE_EQ(b->counters["SymbolErrorCounter"], 1542);
+  // Not perfquery; two ports in one file; a value that is not a count: each names its line.
+  EXPECT_FALSE(parse_perfquery("PortSelect:....1\n", "f").ok());
+  auto two = parse_perfquery(acceptance("perfquery.txt") + acceptance("perfquery.txt"), "f");
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.errors()[0].line, 22);
+  auto bad = parse_perfquery("# Port counters: Lid 1 port 1\nSymbolErrorCounter:.....lots\n", "f");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.errors()[0].line, 2);
+  EXPECT_FALSE(parse_perfquery("# Port counters: Lid 1 port 1\n", "f").ok());  // truncated
+}
+
 // JSON fields of the wrong type are bad input; nlohmann's value() and get() threw type_error
 // 302 out of the parser (an internal error, exit 3).
 TEST(Parsers, JsonFieldsOfTheWrongTypeAreErrors) {
@@ -250,6 +280,7 @@ TEST(Parsers, FuzzRegressions) {
       (void)parse_ibv_devinfo(t, "f");
       (void)parse_ethtool(t, "f");
       (void)parse_ip_link(t, "f");
+      (void)parse_perfquery(t, "f");
       (void)detect_output_kind(t);
     }) << e.path();
   }
