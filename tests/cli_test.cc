@@ -807,7 +807,7 @@ TEST(CliAcceptance, WritesTheRunbookAndChecksItsResultsFolder) {
   const fs::path dir = temp_dir("acceptance");
   CmdResult w = gpufabric("acceptance examples/roce-lab-16.yaml -o " + dir.string());
   ASSERT_EQ(w.code, 0) << w.err;
-  EXPECT_NE(w.out.find("link tests     16 in 1 rounds (lower bound 1"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("link tests     16 in 1 round (lower bound 1"), std::string::npos) << w.out;
   for (const char* f : {"runbook.md", "link-tests.csv", "expected.json", "link-tests/round-01.sh",
                         "burn-in/counters.sh", "burn-in/pass-2/round-01.sh", "nccl/2-nodes.sh",
                         "nccl/hosts-cluster.txt"})
