@@ -57,10 +57,11 @@ inline std::string perftest_lat_output(const LinkTest& t, double typical_us) {
        "---------------------------------------------------------------------------------------\n"
        " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
        "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n";
-  s += fmt::format(" 2       10000          {:.2f}           {:.2f}         {:.2f}     \t       "
-                   "{:.2f}        \t0.06   \t\t{:.2f}    \t\t{:.2f}   \n",
-                   typical_us - 0.04, typical_us + 2.8, typical_us, typical_us + 0.01,
-                   typical_us + 0.16, typical_us + 2.8);
+  s += fmt::format(
+      " 2       10000          {:.2f}           {:.2f}         {:.2f}     \t       "
+      "{:.2f}        \t0.06   \t\t{:.2f}    \t\t{:.2f}   \n",
+      typical_us - 0.04, typical_us + 2.8, typical_us, typical_us + 0.01, typical_us + 0.16,
+      typical_us + 2.8);
   s += "---------------------------------------------------------------------------------------\n";
   return s;
 }
@@ -73,9 +74,10 @@ inline std::string nccl_tests_output(const NcclStage& st, int gpus_per_node, dou
       "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 8589934592 step: 2(factor) warmup iters: 5 "
       "iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n");
   for (int r = 0; r < ranks; ++r)
-    s += fmt::format("#  Rank {:2d} Group  0 Pid  {:5d} on node{:03d} device  {} [0x18] NVIDIA "
-                     "H100 80GB HBM3\n",
-                     r, 41000 + r, r / gpus_per_node + 1, r % gpus_per_node);
+    s += fmt::format(
+        "#  Rank {:2d} Group  0 Pid  {:5d} on node{:03d} device  {} [0x18] NVIDIA "
+        "H100 80GB HBM3\n",
+        r, 41000 + r, r / gpus_per_node + 1, r % gpus_per_node);
   s += "#\n#                                                              out-of-place           "
        "            in-place          \n#       size         count      type   redop    root    "
        " time   algbw   busbw #wrong     time   algbw   busbw #wrong\n#        (B)    "
@@ -87,9 +89,10 @@ inline std::string nccl_tests_output(const NcclStage& st, int gpus_per_node, dou
   for (const auto& [bytes, busbw] : st.expected) {
     const double bw = busbw * share, alg = bw / factor, us = bytes / (alg * 1e9) * 1e6;
     sum += bw;
-    s += fmt::format("{:>12.0f}  {:>12.0f}     float     sum      -1  {:>7.1f}  {:>6.2f}  {:>6.2f}  "
-                     "    0  {:>7.1f}  {:>6.2f}  {:>6.2f}      0\n",
-                     bytes, bytes / 4, us, alg, bw, us, alg, bw);
+    s += fmt::format(
+        "{:>12.0f}  {:>12.0f}     float     sum      -1  {:>7.1f}  {:>6.2f}  {:>6.2f}  "
+        "    0  {:>7.1f}  {:>6.2f}  {:>6.2f}      0\n",
+        bytes, bytes / 4, us, alg, bw, us, alg, bw);
   }
   s += fmt::format("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : {:.3f} \n#\n",
                    sum / static_cast<double>(st.expected.size()));
@@ -98,7 +101,8 @@ inline std::string nccl_tests_output(const NcclStage& st, int gpus_per_node, dou
 
 inline std::string ethtool_output(double rx_bytes, double symbol_errors) {
   return fmt::format(
-      "NIC statistics:\n     rx_packets: {0:.0f}\n     rx_bytes: {1:.0f}\n     tx_packets: {0:.0f}\n"
+      "NIC statistics:\n     rx_packets: {0:.0f}\n     rx_bytes: {1:.0f}\n     tx_packets: "
+      "{0:.0f}\n"
       "     tx_bytes: {1:.0f}\n     rx_packets_phy: {0:.0f}\n     rx_bytes_phy: {1:.0f}\n"
       "     rx_prio3_pause: 12\n     tx_prio3_pause: 3\n     rx_crc_errors_phy: 0\n"
       "     rx_symbol_err_phy: {2:.0f}\n     link_down_events_phy: 1\n",
@@ -115,7 +119,8 @@ inline std::vector<ResultFile> acceptance_results(const PlannedSpec& planned,
     for (int x : t.crossings) slow = slow || x / 2 == r.slow_cable;
     out.push_back({link_test_result_path(t, false),
                    perftest_bw_output(t, a.roce, slow ? r.slow_gbps : r.good_gbps)});
-    out.push_back({link_test_result_path(t, true), perftest_lat_output(t, t.latency_floor_us + 1.1)});
+    out.push_back(
+        {link_test_result_path(t, true), perftest_lat_output(t, t.latency_floor_us + 1.1)});
   }
   for (const auto& st : a.nccl)
     out.push_back({nccl_result_path(st), nccl_tests_output(st, planned.plan.gpus_per_node, 1.01)});
@@ -126,8 +131,8 @@ inline std::vector<ResultFile> acceptance_results(const PlannedSpec& planned,
       const std::string dev = rail < planned.spec.addressing.host_rdma_devices.size()
                                   ? planned.spec.addressing.host_rdma_devices[rail]
                                   : fmt::format("mlx5_{}", rail);
-      out.push_back({fmt::format("counters/before/{}/{}.txt", c.a_device, dev),
-                     ethtool_output(1e12, 2)});
+      out.push_back(
+          {fmt::format("counters/before/{}/{}.txt", c.a_device, dev), ethtool_output(1e12, 2)});
       out.push_back({fmt::format("counters/after/{}/{}.txt", c.a_device, dev),
                      ethtool_output(1e12 + 3e13, 5)});
     }

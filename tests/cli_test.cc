@@ -829,7 +829,8 @@ TEST(CliAcceptance, WritesTheRunbookAndChecksItsResultsFolder) {
   fs::remove_all(dir);
 
   // A results folder in the tools' formats, as the runbook's scripts fill it.
-  auto planned = gf::load_and_plan(std::string(GPUFABRIC_SOURCE_DIR) + "/examples/roce-lab-16.yaml");
+  auto planned =
+      gf::load_and_plan(std::string(GPUFABRIC_SOURCE_DIR) + "/examples/roce-lab-16.yaml");
   ASSERT_TRUE(planned.ok());
   auto a = gf::plan_acceptance(*planned, gf::AcceptanceOptions{});
   ASSERT_TRUE(a.ok());

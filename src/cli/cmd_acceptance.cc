@@ -69,10 +69,13 @@ Command add_acceptance(CLI::App& root) {
       ->check(CLI::Range(1, kMaxDurationS))
       ->capture_default_str();
   a->add_option("--tolerance", f->options.tolerance,
-                "fraction below the simulated nccl-tests busbw still accepted, in [0, 1)")
+                "fraction below the simulated nccl-tests busbw still accepted, in [0, 1), as the "
+                "runbook states it (check's --tolerance judges)")
       ->check(finite_in(0, 0.99))
       ->capture_default_str();
-  a->add_flag("--json", f->json, "print the tests and expectations (expected.json) on stdout");
+  a->add_flag("--json", f->json,
+              "print expected.json on stdout: the counts of cables, tests and rounds, and the "
+              "nccl-tests expectations (each test is in link-tests.csv)");
   return {a, [f] { return run(*f); }};
 }
 

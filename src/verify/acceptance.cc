@@ -81,11 +81,10 @@ Result<CableIndex> index_cables(const Plan& plan, const Catalog& cat, const Fabr
   ix.base = static_cast<int32_t>(2 * f.gpus() + 2LL * f.nodes() * f.nics_per_node());
   const auto expected = static_cast<size_t>(ix.base) + 2 * ix.cables.size();
   // The order is Fabric::build's; a change there must not silently mislabel cables.
-  if (f.links().size() != expected ||
-      (!ix.cables.empty() && f.nic_to_leaf(0, 0) != ix.base))
-    return Diagnostic::error(fmt::format(
-        "internal: the fabric graph has {} links where its cabling gives {}", f.links().size(),
-        expected));
+  if (f.links().size() != expected || (!ix.cables.empty() && f.nic_to_leaf(0, 0) != ix.base))
+    return Diagnostic::error(
+        fmt::format("internal: the fabric graph has {} links where its cabling gives {}",
+                    f.links().size(), expected));
   return ix;
 }
 
@@ -166,7 +165,8 @@ long long schedule_pass(const Fabric& f, const CableIndex& ix, bool roce, int pa
   }
   for (size_t c = 0; c < ix.cables.size(); ++c) {
     const Link& l = f.links()[static_cast<size_t>(ix.base) + 2 * c];
-    if (l.cls == LinkClass::kLeafSpine) pod[static_cast<size_t>(l.to)] = pod[static_cast<size_t>(l.from)];
+    if (l.cls == LinkClass::kLeafSpine)
+      pod[static_cast<size_t>(l.to)] = pod[static_cast<size_t>(l.from)];
   }
   std::vector<int> owner(crossings, -1);  // crossing -> its leaf, or -2 - its spine
   int global_left = 0;
@@ -218,7 +218,8 @@ long long schedule_pass(const Fabric& f, const CableIndex& ix, bool roce, int pa
     // label gives a free path that crosses an uncovered cable direction.
     auto place = [&](int s, int d, int plane, int tries) {
       if (d == s) return false;
-      const int sx = ix.crossing(f.nic_to_leaf(s, plane)), dx = ix.crossing(f.leaf_to_nic(d, plane));
+      const int sx = ix.crossing(f.nic_to_leaf(s, plane)),
+                dx = ix.crossing(f.leaf_to_nic(d, plane));
       if (sx < 0 || dx < 0 || used[sx] == round || used[dx] == round) return false;
       if (!worth_trying(s, d, plane, sx, dx)) return false;
       int best_score = 0, best_fl = 0;
@@ -243,12 +244,13 @@ long long schedule_pass(const Fabric& f, const CableIndex& ix, bool roce, int pa
           best_fl = fl;
           best = path;
         }
-        if (best_score == static_cast<int>(path.size())) break;  // every crossing new
+        if (best_score == static_cast<int>(path.size())) break;         // every crossing new
         if (f.leaf_of_nic(s, plane) == f.leaf_of_nic(d, plane)) break;  // one path only
       }
       if (best_score == 0) return false;
       LinkTest t;
-      t.id = pass == 1 ? fmt::format("T{:04d}", ++count) : fmt::format("P{}-T{:04d}", pass, ++count);
+      t.id =
+          pass == 1 ? fmt::format("T{:04d}", ++count) : fmt::format("P{}-T{:04d}", pass, ++count);
       t.pass = pass;
       t.round = round;
       const auto& a = names[static_cast<size_t>(s)][static_cast<size_t>(plane)];
@@ -332,8 +334,7 @@ int lower_bound(const Fabric& f, const CableIndex& ix, std::string& why) {
     if (need > bound) {
       bound = need;
       why = fmt::format("{} has {} links up and {} from below, each test crossing one of each",
-                        name[v], up_out[static_cast<size_t>(v)],
-                        below_in[static_cast<size_t>(v)]);
+                        name[v], up_out[static_cast<size_t>(v)], below_in[static_cast<size_t>(v)]);
     }
   }
   return bound;
@@ -537,8 +538,8 @@ std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const Accep
     }
     csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.2f},{},{}\n", t.id, t.pass,
                        t.round, t.src_node, t.src_port, t.src_device, t.dst_node, t.dst_port,
-                       t.dst_device, t.flow_label, t.tcp_port, a.expected_gbps,
-                       t.latency_floor_us, t.switches, csv_field(path));
+                       t.dst_device, t.flow_label, t.tcp_port, a.expected_gbps, t.latency_floor_us,
+                       t.switches, csv_field(path));
   }
   out.push_back({"link-tests.csv", csv});
   // Round scripts.
@@ -546,15 +547,14 @@ std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const Accep
   for (const auto& t : a.tests) by_round[{t.pass, t.round}].push_back(&t);
   for (const auto& [key, ts] : by_round) {
     const auto [pass, round] = key;
-    const std::string file =
-        pass == 1 ? fmt::format("link-tests/round-{:02d}.sh", round)
-                  : fmt::format("burn-in/pass-{}/round-{:02d}.sh", pass, round);
-    out.push_back({file, round_script(a, ts,
-                                      pass == 1 ? fmt::format("link tests, round {}", round)
-                                                : fmt::format("burn-in pass {}, round {}", pass,
-                                                              round),
-                                      pass == 1 ? a.options.duration_s
-                                                : a.options.burn_in_duration_s)});
+    const std::string file = pass == 1
+                                 ? fmt::format("link-tests/round-{:02d}.sh", round)
+                                 : fmt::format("burn-in/pass-{}/round-{:02d}.sh", pass, round);
+    out.push_back(
+        {file, round_script(a, ts,
+                            pass == 1 ? fmt::format("link tests, round {}", round)
+                                      : fmt::format("burn-in pass {}, round {}", pass, round),
+                            pass == 1 ? a.options.duration_s : a.options.burn_in_duration_s)});
   }
   // Counters before and after the burn-in.
   const auto ports = host_ports(planned);
@@ -613,11 +613,13 @@ std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const Accep
                  "netplan, RoCE QoS, memlock, nccl.env) and the switch configurations.\n"
                : "- Start the subnet manager with `gpufabric configs SPEC -o DIR` (opensm/); "
                  "`ibstat` shows every rail port Active at the planned rate.\n";
-  md += "- Install perftest and nccl-tests on every node; the scripts reach nodes by name over "
-        "ssh (`SSH` overrides).\n\n";
+  md +=
+      "- Install perftest and nccl-tests on every node; the scripts reach nodes by name over "
+      "ssh (`SSH` overrides).\n\n";
   md += fmt::format(
       "## 2. Link tests (`sh link-tests/round-NN.sh`)\n\n{} tests in {} round(s) (no schedule "
-      "needs fewer than {}: {}). Run the rounds one after the other; the tests of a round run at once "
+      "needs fewer than {}: {}). Run the rounds one after the other; the tests of a round run at "
+      "once "
       "and share no cable direction. Each test is `ib_write_bw` ({} QPs, {} s) then "
       "`ib_write_lat` between two NIC ports, server on the destination.\n\n",
       std::count_if(a.tests.begin(), a.tests.end(), [](const LinkTest& t) { return t.pass == 1; }),
@@ -630,8 +632,9 @@ std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const Accep
       "mistake).\n",
       a.expected_gbps, kRdmaLineRateShare * 100, a.line_gbps, planned.plan.sw.latency_ns);
   if (!a.roce)
-    md += "- Record each pair's real path: `ibtracert -C SRC_DEVICE SRC_LID DST_LID` (LIDs from "
-          "`ibstat`).\n";
+    md +=
+        "- Record each pair's real path: `ibtracert -C SRC_DEVICE SRC_LID DST_LID` (LIDs from "
+        "`ibstat`).\n";
   for (const auto& n : a.notes) md += "- " + n + "\n";
   md += fmt::format(
       "\n## 3. Burn-in (`burn-in/`)\n\n1. `sh burn-in/counters.sh before`\n2. The {} passes "
@@ -665,17 +668,18 @@ std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const Accep
     md += fmt::format("| {} | {} | {} | {:.1f} | {:.1f} |\n", st.name, st.nodes, st.binary,
                       at(1 << 30), at(kNcclMaxBytes));
   }
-  md += "\nEvery size's figure is in expected.json.\n\n## 5. Read the results back\n\n"
-        "```\ngpufabric check SPEC RESULTS/\n```\n\nThe results folder:\n\n```\n"
-        "RESULTS/\n  link-tests/T0001-bw.txt        ib_write_bw client output of test T0001\n"
-        "  link-tests/T0001-lat.txt       ib_write_lat client output\n"
-        "  burn-in/pass-2/P2-T0001-bw.txt the burn-in's passes, the same two files a test\n"
-        "  counters/before/NODE/DEVICE.txt  ethtool -S NETDEV (RoCE) or perfquery -x (IB)\n"
-        "  counters/after/NODE/DEVICE.txt\n"
-        "  nccl/STAGE/all_reduce_perf.txt nccl-tests output, as printed\n```\n\n"
-        "check prints PASS/FAIL per test and run, and for failed link tests the cable that only "
-        "the failing tests share (exit 1 on any failure or missing result, 2 on a file it "
-        "cannot read).\n";
+  md +=
+      "\nEvery size's figure is in expected.json.\n\n## 5. Read the results back\n\n"
+      "```\ngpufabric check SPEC RESULTS/\n```\n\nThe results folder:\n\n```\n"
+      "RESULTS/\n  link-tests/T0001-bw.txt        ib_write_bw client output of test T0001\n"
+      "  link-tests/T0001-lat.txt       ib_write_lat client output\n"
+      "  burn-in/pass-2/P2-T0001-bw.txt the burn-in's passes, the same two files a test\n"
+      "  counters/before/NODE/DEVICE.txt  ethtool -S NETDEV (RoCE) or perfquery -x (IB)\n"
+      "  counters/after/NODE/DEVICE.txt\n"
+      "  nccl/STAGE/all_reduce_perf.txt nccl-tests output, as printed\n```\n\n"
+      "check prints PASS/FAIL per test and run, and for failed link tests the cable that only "
+      "the failing tests share (exit 1 on any failure or missing result, 2 on a file it "
+      "cannot read).\n";
   out.push_back({"runbook.md", md});
   return out;
 }
@@ -689,8 +693,9 @@ std::string acceptance_text(const AcceptancePlan& a) {
   s += fmt::format("  coverage       {}\n",
                    a.uncovered == 0 ? std::string("every cable, both directions")
                                     : fmt::format("{} cable directions uncovered", a.uncovered));
-  s += fmt::format("  expected       ib_write_bw >= {:.0f} Gb/s ({:.0f} % of {:.0f} Gb/s, guide §5)\n",
-                   a.expected_gbps, kRdmaLineRateShare * 100, a.line_gbps);
+  s += fmt::format(
+      "  expected       ib_write_bw >= {:.0f} Gb/s ({:.0f} % of {:.0f} Gb/s, guide §5)\n",
+      a.expected_gbps, kRdmaLineRateShare * 100, a.line_gbps);
   s += fmt::format("  burn-in        {} passes, {} tests, {} s each\n", a.options.burn_in_passes,
                    burn, a.options.burn_in_duration_s);
   std::set<std::string> seen;
@@ -758,8 +763,8 @@ Result<CounterReading> read_counters(const ResultFile& f, bool roce) {
     // ConnectX (mlx5) counter names: the physical port's, as ethtool -S prints them.
     c.link_downs = counter(m, {"link_down_events_phy"});
     c.symbol_errors = counter(m, {"rx_symbol_err_phy", "rx_crc_errors_phy"});
-    c.rx_bytes = counter(m, {"rx_bytes_phy"}) > 0 ? counter(m, {"rx_bytes_phy"})
-                                                  : counter(m, {"rx_bytes"});
+    c.rx_bytes =
+        counter(m, {"rx_bytes_phy"}) > 0 ? counter(m, {"rx_bytes_phy"}) : counter(m, {"rx_bytes"});
     c.rx_packets = counter(m, {"rx_packets_phy"}) > 0 ? counter(m, {"rx_packets_phy"})
                                                       : counter(m, {"rx_packets"});
     c.pauses = counter(m, {fmt::format("rx_prio{}_pause", kRocePriority).c_str(),
@@ -805,15 +810,16 @@ Result<AcceptanceResult> check_acceptance(const PlannedSpec& planned, const Acce
     } else if (auto p = parse_perftest(bw->text, bw->path); !p) {
       errs.insert(errs.end(), p.errors().begin(), p.errors().end());
     } else if (p->latency) {
-      errs.push_back(Diagnostic::at(bw->path, 1, 0, "", "a latency test where ib_write_bw's "
-                                                        "output belongs"));
+      errs.push_back(Diagnostic::at(bw->path, 1, 0, "",
+                                    "a latency test where ib_write_bw's "
+                                    "output belongs"));
     } else {
       const double g = p->rows.back().bw_avg_gbps;
       const bool ok = g >= a.expected_gbps - 1e-9;
-      res.rows.push_back({"link", t.id, bw_path,
-                          fmt::format("{}:{} -> {}:{}", t.src_node, t.src_port, t.dst_node,
-                                      t.dst_port),
-                          g, a.expected_gbps, ok, true});
+      res.rows.push_back(
+          {"link", t.id, bw_path,
+           fmt::format("{}:{} -> {}:{}", t.src_node, t.src_port, t.dst_node, t.dst_port), g,
+           a.expected_gbps, ok, true});
       (ok ? passed : failed).push_back(&t);
     }
     const std::string lat_path = link_test_result_path(t, true);
@@ -823,8 +829,9 @@ Result<AcceptanceResult> check_acceptance(const PlannedSpec& planned, const Acce
     } else if (auto p = parse_perftest(lat->text, lat->path); !p) {
       errs.insert(errs.end(), p.errors().begin(), p.errors().end());
     } else if (!p->latency) {
-      errs.push_back(Diagnostic::at(lat->path, 1, 0, "", "a bandwidth test where ib_write_lat's "
-                                                         "output belongs"));
+      errs.push_back(Diagnostic::at(lat->path, 1, 0, "",
+                                    "a bandwidth test where ib_write_lat's "
+                                    "output belongs"));
     } else {
       const double us = p->rows.back().t_typical_us;
       const bool ok = us >= t.latency_floor_us;
@@ -856,8 +863,9 @@ Result<AcceptanceResult> check_acceptance(const PlannedSpec& planned, const Acce
           ok = crosses;
         }
         if (ok) {
-          res.suspects.push_back({a.cables[static_cast<size_t>(c)].name(),
-                                  mask == 1 ? "a->b" : mask == 2 ? "b->a" : "both"});
+          res.suspects.push_back({a.cables[static_cast<size_t>(c)].name(), mask == 1   ? "a->b"
+                                                                           : mask == 2 ? "b->a"
+                                                                                       : "both"});
           break;
         }
       }
@@ -960,7 +968,8 @@ Result<AcceptanceResult> check_acceptance(const PlannedSpec& planned, const Acce
   if (!errs.empty()) return errs;
   for (const auto& f : files)
     if (!read.count(f.path))
-      res.rows.push_back({"ignored", "", f.path, "not a file the runbook names", 0, 0, true, false});
+      res.rows.push_back(
+          {"ignored", "", f.path, "not a file the runbook names", 0, 0, true, false});
   res.pass = true;
   for (const auto& r : res.rows)
     if (r.judged && !r.ok) res.pass = false;
@@ -979,7 +988,9 @@ std::string acceptance_result_text(const AcceptanceResult& r) {
     if (row.ok || !row.judged) continue;
     s += fmt::format("FAIL  {:<8} {:<22} {:>10.4g} (expected {}{:.4g})  {}  [{}]\n", row.what,
                      row.id, row.measured,
-                     row.what == "counter" ? "<= " : row.what == "missing" ? "" : ">= ",
+                     row.what == "counter"   ? "<= "
+                     : row.what == "missing" ? ""
+                                             : ">= ",
                      row.expected, row.detail, row.file);
   }
   for (const auto& [what, t] : tally)

@@ -44,7 +44,7 @@ struct NcclStage {
   std::string name;  ///< "2-nodes", "1-unit", "cluster"
   int nodes = 0;
   Op op = Op::kAllReduce;
-  std::string binary;  ///< all_reduce_perf, ...
+  std::string binary;                               ///< all_reduce_perf, ...
   std::vector<std::pair<double, double>> expected;  ///< (bytes, busbw GB/s) from the simulator
 };
 
@@ -67,7 +67,7 @@ struct AcceptancePlan {
   long long uncovered = 0;  ///< directed cable crossings no test of pass 1 reaches
   double expected_gbps = 0, line_gbps = 0;
   bool roce = true;
-  int gid_index = -1;  ///< -x for RoCE v2; -1 on InfiniBand
+  int gid_index = -1;                 ///< -x for RoCE v2; -1 on InfiniBand
   std::vector<std::string> nccl_env;  ///< NAME=value lines of the host configs' nccl.env
   std::vector<NcclStage> nccl;
   AcceptanceOptions options;

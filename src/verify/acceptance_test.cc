@@ -26,7 +26,7 @@ AcceptancePlan plan_of(const PlannedSpec& p, int passes = 3) {
 // each test's path runs from its source's cable up to its destination's cable down, each cable
 // meeting the next at a switch.
 void expect_schedule_sound(const AcceptancePlan& a) {
-  std::map<int, std::set<int>> seen;                 // pass -> crossings
+  std::map<int, std::set<int>> seen;                  // pass -> crossings
   std::map<std::pair<int, int>, std::set<int>> busy;  // (pass, round) -> crossings
   for (const auto& t : a.tests) {
     ASSERT_GE(t.crossings.size(), 2u) << t.id;

@@ -62,9 +62,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)gf::check_json(*r).dump(2);
   // A results folder with these bytes where the acceptance runbook puts each kind of file.
   std::vector<gf::ResultFile> folder;
-  for (const char* path : {"link-tests/T0001-bw.txt", "link-tests/T0001-lat.txt",
-                           "counters/before/node001/mlx5_0.txt", "counters/after/node001/mlx5_0.txt",
-                           "nccl/2-nodes/all_reduce_perf.txt"})
+  for (const char* path :
+       {"link-tests/T0001-bw.txt", "link-tests/T0001-lat.txt", "counters/before/node001/mlx5_0.txt",
+        "counters/after/node001/mlx5_0.txt", "nccl/2-nodes/all_reduce_perf.txt"})
     folder.push_back({path, t});
   if (auto r = gf::check_acceptance(p.planned, p.acceptance, folder))
     (void)gf::acceptance_result_json(*r).dump(2);
