@@ -50,6 +50,8 @@ Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& pat
 
 /// Folders below a results folder: its layout is two or three deep (burn-in/pass-2/...).
 constexpr int kMaxResultsDepth = 4;
+/// The top folders of the acceptance runbook's results layout (verify/acceptance.h).
+const std::string kResultsFolders[] = {"link-tests", "burn-in", "counters", "nccl"};
 
 // Every regular file under a results folder, named relative to it; the limit holds for all
 // together. Links are not followed (a results folder is written by the runbook's scripts).
@@ -68,6 +70,11 @@ Result<std::vector<ResultFile>> read_results_folder(const std::string& dir) {
       continue;
     }
     if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    // Only the runbook's folders are read: whatever else lies beside them is not a result.
+    const std::string rel = fs::relative(it->path(), dir).generic_string();
+    const std::string top = rel.substr(0, rel.find('/'));
+    if (top == rel || !std::count(std::begin(kResultsFolders), std::end(kResultsFolders), top))
+      continue;
     const std::string path = it->path().string();
     auto text = read_file_bounded(path, kMaxToolOutputBytes - std::min(total, kMaxToolOutputBytes));
     if (!text) {
@@ -76,7 +83,7 @@ Result<std::vector<ResultFile>> read_results_folder(const std::string& dir) {
       break;
     }
     total += text->size();
-    out.push_back({fs::relative(it->path(), dir).generic_string(), std::move(*text)});
+    out.push_back({rel, std::move(*text)});
   }
   if (!errs.empty()) return errs;
   std::sort(out.begin(), out.end(),
@@ -163,7 +170,9 @@ Command add_check(CLI::App& root) {
               if (!r) {  // name the files as the user can open them
                 std::vector<Diagnostic> errs = r.errors();
                 for (auto& d : errs)
-                  if (!d.file.empty())
+                  if (d.file == ".")
+                    d.file = f->files.front();
+                  else if (!d.file.empty())
                     d.file = (std::filesystem::path(f->files.front()) / d.file).string();
                 return fail(errs);
               }

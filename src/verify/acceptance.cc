@@ -966,6 +966,12 @@ Result<AcceptanceResult> check_acceptance(const PlannedSpec& planned, const Acce
                           true});
   }
   if (!errs.empty()) return errs;
+  // A folder with none of the runbook's files is the wrong folder, not a failed acceptance.
+  if (read.empty())
+    return Diagnostic::in_file(
+        ".", "RESULTS", "holds none of the results the acceptance runbook names",
+        "give the folder the runbook's scripts wrote into (link-tests/T0001-bw.txt, "
+        "counters/before/..., nccl/2-nodes/all_reduce_perf.txt): see gpufabric acceptance -o");
   for (const auto& f : files)
     if (!read.count(f.path))
       res.rows.push_back(

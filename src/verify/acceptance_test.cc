@@ -152,6 +152,10 @@ TEST(Acceptance, MissingAndBadFiles) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.errors()[0].file, "link-tests/T0002-bw.txt");
   EXPECT_GT(r.errors()[0].line, 0);
+  // A folder of other files: the wrong folder, bad input.
+  auto none = check_acceptance(p, a, {{"notes.txt", "hello\n"}});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.errors()[0].key, "RESULTS");
   // A missing one: a FAIL row, not an error.
   files = acceptance_results(p, a);
   files.erase(files.begin());
