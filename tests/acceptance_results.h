@@ -109,6 +109,25 @@ inline std::string ethtool_output(double rx_bytes, double symbol_errors) {
       rx_bytes / 4096, rx_bytes, symbol_errors);
 }
 
+/// perfquery, then perfquery -x, of one port (the burn-in script reads both).
+inline std::string perfquery_output(double rx_bytes, double symbol_errors) {
+  std::string s = fmt::format(
+      "# Port counters: Lid 1907 port 1 (CapMask: 0x5300)\nPortSelect:......................1\n"
+      "CounterSelect:...................0x0000\nSymbolErrorCounter:..............{:.0f}\n"
+      "LinkErrorRecoveryCounter:........0\nLinkDownedCounter:...............1\n"
+      "PortRcvErrors:...................0\nPortXmitDiscards:................0\n"
+      "PortXmitData:....................4294967295\nPortRcvData:.....................4294967295\n"
+      "PortXmitWait:....................120\n",
+      symbol_errors);
+  s += fmt::format(
+      "# Port extended counters: Lid 1907 port 1 (CapMask: 0x5300 CapMask2: 0x0000002)\n"
+      "PortSelect:......................1\nCounterSelect:...................0x0000\n"
+      "PortXmitData:....................{0:.0f}\nPortRcvData:.....................{0:.0f}\n"
+      "PortXmitPkts:....................{1:.0f}\nPortRcvPkts:.....................{1:.0f}\n",
+      rx_bytes / 4, rx_bytes / 4096);
+  return s;
+}
+
 /// Every file of the runbook's results folder for `a`.
 inline std::vector<ResultFile> acceptance_results(const PlannedSpec& planned,
                                                   const AcceptancePlan& a,
@@ -131,10 +150,10 @@ inline std::vector<ResultFile> acceptance_results(const PlannedSpec& planned,
       const std::string dev = rail < planned.spec.addressing.host_rdma_devices.size()
                                   ? planned.spec.addressing.host_rdma_devices[rail]
                                   : fmt::format("mlx5_{}", rail);
-      out.push_back(
-          {fmt::format("counters/before/{}/{}.txt", c.a_device, dev), ethtool_output(1e12, 2)});
+      out.push_back({fmt::format("counters/before/{}/{}.txt", c.a_device, dev),
+                     a.roce ? ethtool_output(1e12, 2) : perfquery_output(1e12, 2)});
       out.push_back({fmt::format("counters/after/{}/{}.txt", c.a_device, dev),
-                     ethtool_output(1e12 + 3e13, 5)});
+                     a.roce ? ethtool_output(1e12 + 3e13, 5) : perfquery_output(1e12 + 3e13, 5)});
     }
   return out;
 }

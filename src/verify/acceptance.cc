@@ -566,7 +566,9 @@ std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const Accep
     const std::string p = counter_path("$W", h);
     cs += fmt::format("mkdir -p \"$R/{}\"\n", p.substr(0, p.rfind('/')));
     cs += a.roce ? fmt::format("$S {} ethtool -S {} > \"$R/{}\"\n", h.node, h.netdev, p)
-                 : fmt::format("$S {} perfquery -x -C {} -P 1 > \"$R/{}\"\n", h.node, h.device, p);
+                 : fmt::format(
+                       "$S {0} 'perfquery -C {1} -P 1; perfquery -x -C {1} -P 1' > \"$R/{2}\"\n",
+                       h.node, h.device, p);
   }
   out.push_back({"burn-in/counters.sh", cs});
   // nccl-tests: a hostfile and an mpirun line per stage.
@@ -674,7 +676,8 @@ std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const Accep
       "RESULTS/\n  link-tests/T0001-bw.txt        ib_write_bw client output of test T0001\n"
       "  link-tests/T0001-lat.txt       ib_write_lat client output\n"
       "  burn-in/pass-2/P2-T0001-bw.txt the burn-in's passes, the same two files a test\n"
-      "  counters/before/NODE/DEVICE.txt  ethtool -S NETDEV (RoCE) or perfquery -x (IB)\n"
+      "  counters/before/NODE/DEVICE.txt  ethtool -S NETDEV (RoCE); perfquery, then perfquery -x "
+      "(IB)\n"
       "  counters/after/NODE/DEVICE.txt\n"
       "  nccl/STAGE/all_reduce_perf.txt nccl-tests output, as printed\n```\n\n"
       "check prints PASS/FAIL per test and run, and for failed link tests the cable that only "

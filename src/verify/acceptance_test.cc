@@ -141,6 +141,28 @@ TEST(Acceptance, OnePassAloneNamesTheCandidates) {
   EXPECT_GT(r->missing, 0);  // the counters were not read
 }
 
+TEST(Acceptance, InfinibandResultsWithPerfqueryCounters) {
+  const auto p = load_example("seed-70b-1024.yaml");
+  const auto a = plan_of(p, 2);
+  ASSERT_FALSE(a.roce);
+  auto good = check_acceptance(p, a, acceptance_results(p, a));
+  ASSERT_TRUE(good.ok()) << format_diagnostics(good.errors());
+  EXPECT_TRUE(good->pass) << acceptance_result_text(*good);
+  // A leaf-spine cable planted slow: named among the candidates (InfiniBand paths are not
+  // chosen, so the passes may leave several).
+  size_t slow = 0;
+  while (a.cables[slow].kind != LinkKind::kLeafSpine) ++slow;
+  slow += 7;
+  testing::ResultsRecipe recipe;
+  recipe.slow_cable = static_cast<int>(slow);
+  auto bad = check_acceptance(p, a, acceptance_results(p, a, recipe));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(bad->pass);
+  bool named = false;
+  for (const auto& s : bad->suspects) named = named || s.cable == a.cables[slow].name();
+  EXPECT_TRUE(named) << acceptance_result_text(*bad);
+}
+
 TEST(Acceptance, MissingAndBadFiles) {
   const auto p = load_example("roce-lab-16.yaml");
   const auto a = plan_of(p, 1);

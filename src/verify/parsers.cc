@@ -538,15 +538,21 @@ Result<PerfqueryCounters> parse_perfquery(const std::string& text, const std::st
     const std::string l = trim(lines[i]);
     std::smatch m;
     if (search(l, m, head_re)) {
-      if (header)
+      int lid = 0, port = 0;
+      if (!small_int(m[2].str(), lid) || !small_int(m[3].str(), port))
+        return at(file, ln, "cannot read the LID or the port number");
+      // One port per file; its basic and its extended (-x) counters may follow each other, the
+      // extended ones (64-bit data counters) read last.
+      if (header && (lid != q.lid || port != q.port || m[1].matched == q.extended))
         return at(file, ln,
                   fmt::format("a second port's counters (the first at line {}): one port per file",
                               header),
-                  "read each port on its own: perfquery -x -C DEVICE -P PORT");
+                  "read each port on its own: perfquery -C DEVICE -P PORT; perfquery -x -C "
+                  "DEVICE -P PORT");
       header = ln;
-      q.extended = m[1].matched;
-      if (!small_int(m[2].str(), q.lid) || !small_int(m[3].str(), q.port))
-        return at(file, ln, "cannot read the LID or the port number");
+      q.extended = q.extended || m[1].matched;
+      q.lid = lid;
+      q.port = port;
       continue;
     }
     if (!header || l.empty() || l[0] == '#') continue;

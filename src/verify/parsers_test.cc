@@ -188,6 +188,15 @@ TEST(Parsers, Perfquery) {
   auto two = parse_perfquery(acceptance("perfquery.txt") + acceptance("perfquery.txt"), "f");
   ASSERT_FALSE(two.ok());
   EXPECT_EQ(two.errors()[0].line, 22);
+  // The runbook reads both blocks of one port: the basic one's errors, the extended one's data.
+  std::string both = acceptance("perfquery.txt"), x2 = acceptance("perfquery-x.txt");
+  both.replace(both.find("Lid 1922"), 8, "Lid 1907");
+  auto merged = parse_perfquery(both + x2, "f");
+  ASSERT_TRUE(merged.ok()) << format_diagnostics(merged.errors());
+  EXPECT_TRUE(merged->extended);
+  EXPECT_DOUBLE_EQ(merged->counters["PortRcvData"], 41279122301887);  // 64-bit, not saturated
+  EXPECT_GT(merged->line["PortRcvData"], 22);  // from the second block
+  EXPECT_FALSE(parse_perfquery(x2 + x2, "f").ok());  // the same block twice is two ports' worth
   auto bad = parse_perfquery("# Port counters: Lid 1 port 1\nSymbolErrorCounter:.....lots\n", "f");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.errors()[0].line, 2);
