@@ -195,7 +195,7 @@ TEST(Parsers, Perfquery) {
   ASSERT_TRUE(merged.ok()) << format_diagnostics(merged.errors());
   EXPECT_TRUE(merged->extended);
   EXPECT_DOUBLE_EQ(merged->counters["PortRcvData"], 41279122301887);  // 64-bit, not saturated
-  EXPECT_GT(merged->line["PortRcvData"], 22);  // from the second block
+  EXPECT_GT(merged->line["PortRcvData"], 22);                         // from the second block
   EXPECT_FALSE(parse_perfquery(x2 + x2, "f").ok());  // the same block twice is two ports' worth
   auto bad = parse_perfquery("# Port counters: Lid 1 port 1\nSymbolErrorCounter:.....lots\n", "f");
   ASSERT_FALSE(bad.ok());
