@@ -143,7 +143,9 @@ expect 1 '"verdict": "nothing judged"' "$bin" check "$good" cut.txt --json
 printf 'hello\nthis is not a tool output\n' > unknown.txt
 expect 2 "unknown.txt: error: not a result check can read: expected the output of nccl-tests" \
   "$bin" check "$good" unknown.txt
-expect 2 "is a folder, not a file" "$bin" check "$good" "$work"
+# A folder is a results folder of the acceptance runbook; one without its files is refused.
+expect 2 "error: RESULTS: holds none of the results the acceptance runbook names" \
+  "$bin" check "$good" "$work"
 
 echo "== outputs are all-or-nothing"
 mkdir -p lk/links.csv

@@ -18,6 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "acceptance_results.h"
+#include "plan/plan.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -838,6 +841,80 @@ TEST(CliVerify, CheckDiagnoseDoctor) {
 
 // A socket listening on a free loopback port, closed when it goes out of scope; with
 // `reuse_port` it is bound as cpp-httplib's default binds (SO_REUSEPORT), like another exporter.
+TEST(CliAcceptance, WritesTheRunbookAndChecksItsResultsFolder) {
+  const fs::path dir = temp_dir("acceptance");
+  CmdResult w = gpufabric("acceptance examples/roce-lab-16.yaml -o " + dir.string());
+  ASSERT_EQ(w.code, 0) << w.err;
+  EXPECT_NE(w.out.find("link tests     16 in 1 round (lower bound 1"), std::string::npos) << w.out;
+  for (const char* f : {"runbook.md", "link-tests.csv", "expected.json", "link-tests/round-01.sh",
+                        "burn-in/counters.sh", "burn-in/pass-2/round-01.sh", "nccl/2-nodes.sh",
+                        "nccl/hosts-cluster.txt"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  std::ifstream round(dir / "link-tests/round-01.sh");
+  const std::string script((std::istreambuf_iterator<char>(round)), {});
+  EXPECT_NE(script.find("ib_write_bw -d mlx5_0 -F -x 3 --report_gbits -q 4 -D 10 -p 18515 "
+                        "--flow_label="),
+            std::string::npos)
+      << script;
+  CmdResult j = gpufabric("acceptance examples/roce-lab-16.yaml --json --burn-in-passes 0");
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto js = nlohmann::json::parse(j.out);
+  for (const char* k : {"cables", "rounds", "lower_bound_rounds", "uncovered_directions",
+                        "expected_gbps", "nccl_env", "link_tests", "nccl", "notes"})
+    EXPECT_TRUE(js.contains(k)) << k;
+  EXPECT_EQ(js["link_tests"], 16);
+  EXPECT_EQ(js["rounds"], 1);
+  fs::remove_all(dir);
+
+  // A results folder in the tools' formats, as the runbook's scripts fill it.
+  auto planned =
+      gf::load_and_plan(std::string(GPUFABRIC_SOURCE_DIR) + "/examples/roce-lab-16.yaml");
+  ASSERT_TRUE(planned.ok());
+  auto a = gf::plan_acceptance(*planned, gf::AcceptanceOptions{});
+  ASSERT_TRUE(a.ok());
+  const fs::path good = temp_dir("results_good"), slow = temp_dir("results_slow"),
+                 bad = temp_dir("results_bad");
+  gf::testing::write_results(good.string(), gf::testing::acceptance_results(*planned, *a));
+  CmdResult pass = gpufabric("check examples/roce-lab-16.yaml " + good.string());
+  EXPECT_EQ(pass.code, 0) << pass.out << pass.err;
+  EXPECT_NE(pass.out.find("Verdict: PASS"), std::string::npos) << pass.out;
+  gf::testing::ResultsRecipe recipe;
+  recipe.slow_cable = 20;  // a leaf-spine cable
+  gf::testing::write_results(slow.string(), gf::testing::acceptance_results(*planned, *a, recipe));
+  CmdResult fail = gpufabric("check examples/roce-lab-16.yaml " + slow.string());
+  EXPECT_EQ(fail.code, 1) << fail.out << fail.err;
+  EXPECT_NE(fail.out.find("Suspect cable (the one cable that only the failing tests share):\n  " +
+                          a->cables[20].name()),
+            std::string::npos)
+      << fail.out;
+  CmdResult fj = gpufabric("check examples/roce-lab-16.yaml " + slow.string() + " --json");
+  ASSERT_EQ(fj.code, 1);
+  const auto fjs = nlohmann::json::parse(fj.out);
+  EXPECT_EQ(fjs["verdict"], "fail");
+  ASSERT_EQ(fjs["suspects"].size(), 1u);
+  EXPECT_EQ(fjs["suspects"][0]["cable"], a->cables[20].name());
+  // A truncated file: bad input naming the file (as the user can open it) and the line.
+  auto files = gf::testing::acceptance_results(*planned, *a);
+  for (auto& f : files)
+    if (f.path == "link-tests/T0002-bw.txt") f.text = f.text.substr(0, f.text.find("#bytes") + 90);
+  gf::testing::write_results(bad.string(), files);
+  CmdResult trunc = gpufabric("check examples/roce-lab-16.yaml " + bad.string());
+  EXPECT_EQ(trunc.code, 2) << trunc.out;
+  EXPECT_NE(trunc.err.find((bad / "link-tests/T0002-bw.txt").string() + ":"), std::string::npos)
+      << trunc.err;
+  EXPECT_TRUE(trunc.out.empty()) << trunc.out;
+  // A folder goes alone; bad flags are bad input.
+  CmdResult mixed = gpufabric("check examples/roce-lab-16.yaml " + good.string() +
+                              " tests/data/outputs/ib_write_bw-400g.txt");
+  EXPECT_EQ(mixed.code, 2);
+  EXPECT_NE(mixed.err.find("a results folder is read alone"), std::string::npos) << mixed.err;
+  for (const char* flags : {"--qps 0", "--duration -1", "--burn-in-passes 99", "--tolerance 1"}) {
+    CmdResult b = gpufabric(std::string("acceptance examples/roce-lab-16.yaml ") + flags);
+    EXPECT_EQ(b.code, 2) << flags;
+  }
+  for (const auto& d : {good, slow, bad}) fs::remove_all(d);
+}
+
 struct Listener {
   int fd = -1, port = 0;
   explicit Listener(bool reuse_port) {

@@ -1,6 +1,8 @@
 // gpufabric check, diagnose and doctor: real measurements against the plan and the guide.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -13,6 +15,7 @@
 #include "plan/plan.h"
 #include "spec/spec.h"
 #include "units/units.h"
+#include "verify/acceptance.h"
 #include "verify/check.h"
 #include "verify/diagnose.h"
 #include "verify/doctor.h"
@@ -43,6 +46,59 @@ Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& pat
   }
   if (!errs.empty()) return errs;
   return out;
+}
+
+/// Folders below a results folder: its layout is two or three deep (burn-in/pass-2/...).
+constexpr int kMaxResultsDepth = 4;
+/// The top folders of the acceptance runbook's results layout (verify/acceptance.h).
+const std::string kResultsFolders[] = {"link-tests", "burn-in", "counters", "nccl"};
+
+// Every regular file under a results folder, named relative to it; the limit holds for all
+// together. Links are not followed (a results folder is written by the runbook's scripts).
+Result<std::vector<ResultFile>> read_results_folder(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<ResultFile> out;
+  std::vector<Diagnostic> errs;
+  std::size_t total = 0;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
+  if (ec) return Diagnostic::in_file(dir, "RESULTS", "cannot read the folder: " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) return Diagnostic::in_file(dir, "RESULTS", "cannot read the folder: " + ec.message());
+    if (it.depth() >= kMaxResultsDepth) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    // Only the runbook's folders are read: whatever else lies beside them is not a result.
+    const std::string rel = fs::relative(it->path(), dir).generic_string();
+    const std::string top = rel.substr(0, rel.find('/'));
+    if (top == rel || !std::count(std::begin(kResultsFolders), std::end(kResultsFolders), top))
+      continue;
+    const std::string path = it->path().string();
+    auto text = read_file_bounded(path, kMaxToolOutputBytes - std::min(total, kMaxToolOutputBytes));
+    if (!text) {
+      errs.push_back(text.errors().front());
+      if (total > 0) errs.back().hint = "the files of the folder together are over the limit";
+      break;
+    }
+    total += text->size();
+    out.push_back({rel, std::move(*text)});
+  }
+  if (!errs.empty()) return errs;
+  std::sort(out.begin(), out.end(),
+            [](const ResultFile& a, const ResultFile& b) { return a.path < b.path; });
+  return out;
+}
+
+// The burn-in passes a results folder holds: burn-in/pass-2 ... pass-N give N - 1.
+int burn_in_passes_in(const std::vector<ResultFile>& files) {
+  int last = 1;
+  for (const auto& f : files) {
+    int n = 0;
+    if (std::sscanf(f.path.c_str(), "burn-in/pass-%d/", &n) == 1 && n > last && n < 1000) last = n;
+  }
+  return last - 1;
 }
 
 bool has_error(const std::vector<Finding>& fs) {
@@ -76,9 +132,14 @@ Command add_check(CLI::App& root) {
   CLI::App* a = root.add_subcommand(
       "check",
       "Compare nccl-tests, perftest and iperf3 results with what the simulator expects of the "
-      "planned fabric (exit 1 when below expectation).");
+      "planned fabric (exit 1 when below expectation); given a results folder of `gpufabric "
+      "acceptance`'s runbook, judge every link test, nccl-tests run and burn-in counter and name "
+      "the suspect cable.");
   a->add_option("SPEC", f->spec, "the cluster spec the measurements were taken on")->required();
-  a->add_option("FILES", f->files, "nccl-tests outputs, perftest outputs, iperf3 --json files")
+  a->add_option("FILES", f->files,
+                "nccl-tests outputs, perftest outputs, iperf3 --json files; or one results "
+                "folder laid out as the acceptance runbook says (link-tests/, burn-in/, "
+                "counters/, nccl/)")
       ->required();
   a->add_option("--tolerance", f->tolerance,
                 "fraction below the expected bus bandwidth still accepted, in [0, 1)")
@@ -90,6 +151,35 @@ Command add_check(CLI::App& root) {
             auto loaded = load_and_plan(f->spec, load_limits(true));
             if (!loaded) return fail(loaded.errors());
             const Plan* plan = &loaded->plan;
+            std::error_code ec;
+            const bool folder = std::any_of(f->files.begin(), f->files.end(), [&](auto& p) {
+              return std::filesystem::is_directory(p, ec);
+            });
+            if (folder && f->files.size() > 1)
+              return fail({Diagnostic::flag("FILES", "a results folder is read alone",
+                                            "give either the folder or files")});
+            if (folder) {
+              auto files = read_results_folder(f->files.front());
+              if (!files) return fail(files.errors());
+              AcceptanceOptions o;
+              o.tolerance = f->tolerance;
+              o.burn_in_passes = burn_in_passes_in(*files);
+              auto a = plan_acceptance(*loaded, o);
+              if (!a) return fail(a.errors());
+              auto r = check_acceptance(*loaded, *a, *files);
+              if (!r) {  // name the files as the user can open them
+                std::vector<Diagnostic> errs = r.errors();
+                for (auto& d : errs)
+                  if (d.file == ".")
+                    d.file = f->files.front();
+                  else if (!d.file.empty())
+                    d.file = (std::filesystem::path(f->files.front()) / d.file).string();
+                return fail(errs);
+              }
+              std::cout << (f->json ? acceptance_result_json(*r).dump(2) + "\n"
+                                    : acceptance_result_text(*r));
+              return r->pass ? kExitOk : kExitFindings;
+            }
             auto files = read_outputs(f->files);
             if (!files) return fail(files.errors());
             auto r = check_measurements(*plan, loaded->catalog, *files, f->tolerance);

@@ -31,6 +31,7 @@ Command add_step(CLI::App& root);
 Command add_what_if(CLI::App& root);
 Command add_qos(CLI::App& root);
 Command add_check(CLI::App& root);
+Command add_acceptance(CLI::App& root);
 Command add_diagnose(CLI::App& root);
 Command add_doctor(CLI::App& root);
 Command add_exporter(CLI::App& root);

@@ -527,6 +527,62 @@ Result<EthtoolStats> parse_ethtool(const std::string& text, const std::string& f
   return s;
 }
 
+Result<PerfqueryCounters> parse_perfquery(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for perfquery output");
+  static const std::regex head_re(R"(^# Port (extended )?counters: Lid (\d+) port (\d+))");
+  PerfqueryCounters q;
+  const auto lines = lines_of(text);
+  int header = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int ln = static_cast<int>(i + 1);
+    const std::string l = trim(lines[i]);
+    std::smatch m;
+    if (search(l, m, head_re)) {
+      int lid = 0, port = 0;
+      if (!small_int(m[2].str(), lid) || !small_int(m[3].str(), port))
+        return at(file, ln, "cannot read the LID or the port number");
+      // One port per file; its basic and its extended (-x) counters may follow each other, the
+      // extended ones (64-bit data counters) read last.
+      if (header && (lid != q.lid || port != q.port || m[1].matched == q.extended))
+        return at(file, ln,
+                  fmt::format("a second port's counters (the first at line {}): one port per file",
+                              header),
+                  "read each port on its own: perfquery -C DEVICE -P PORT; perfquery -x -C "
+                  "DEVICE -P PORT");
+      header = ln;
+      q.extended = q.extended || m[1].matched;
+      q.lid = lid;
+      q.port = port;
+      continue;
+    }
+    if (!header || l.empty() || l[0] == '#') continue;
+    // "SymbolErrorCounter:..............0": the name, a colon, dots, the value.
+    const auto c = l.find(':');
+    if (c == std::string::npos || c == 0) return at(file, ln, "expected 'Counter:....value'");
+    const std::string name = l.substr(0, c);
+    size_t v0 = c + 1;
+    while (v0 < l.size() && l[v0] == '.') ++v0;
+    const std::string value = trim(l.substr(v0));
+    double v = 0;
+    if (value.rfind("0x", 0) == 0) {  // CounterSelect, CapMask: hexadecimal, not a count
+      uint64_t h = 0;
+      const auto r = std::from_chars(value.data() + 2, value.data() + value.size(), h, 16);
+      if (value.size() == 2 || r.ec != std::errc() || r.ptr != value.data() + value.size())
+        return at(file, ln, "counter value is not a number");
+      v = static_cast<double>(h);
+    } else if (!number(value, v) || v < 0) {
+      return at(file, ln, fmt::format("{}: counter value '{}' is not a count", name, value));
+    }
+    q.counters[name] = v;
+    q.line[name] = ln;
+  }
+  if (!header)
+    return at(file, 0, "no '# Port counters: Lid N port N' header: not perfquery output");
+  if (q.counters.empty())
+    return at(file, static_cast<int>(lines.size()), "no counters after the header: truncated?");
+  return q;
+}
+
 Result<std::vector<IpLinkInterface>> parse_ip_link(const std::string& text,
                                                    const std::string& file) {
   if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for ip link output");

@@ -136,6 +136,17 @@ struct EthtoolStats {
 };
 Result<EthtoolStats> parse_ethtool(const std::string& text, const std::string& file);
 
+/// perfquery (infiniband-diags), basic, extended (-x), or the two one after the other: one
+/// port's counters, name -> value (PortXmitData and PortRcvData count 4-byte words, as the
+/// IBTA's PortCounters define them; the extended block's 64-bit ones win).
+struct PerfqueryCounters {
+  int lid = 0, port = 0;
+  bool extended = false;  ///< "# Port extended counters" (perfquery -x)
+  std::map<std::string, double> counters;
+  std::map<std::string, int> line;
+};
+Result<PerfqueryCounters> parse_perfquery(const std::string& text, const std::string& file);
+
 /// ip -d link: interfaces with MTU and state.
 struct IpLinkInterface {
   std::string name, state;

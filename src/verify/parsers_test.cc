@@ -164,6 +164,45 @@ TEST(Parsers, SystemOutputs) {
   EXPECT_EQ((*ip)[2].state, "UP");
 }
 
+TEST(Parsers, Perfquery) {
+  auto acceptance = [](const std::string& name) {
+    std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/acceptance/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  auto x = parse_perfquery(acceptance("perfquery-x.txt"), "f");
+  ASSERT_TRUE(x.ok()) << format_diagnostics(x.errors());
+  EXPECT_TRUE(x->extended);
+  EXPECT_EQ(x->lid, 1907);
+  EXPECT_EQ(x->port, 1);
+  EXPECT_DOUBLE_EQ(x->counters["PortRcvData"], 41279122301887);
+  EXPECT_DOUBLE_EQ(x->counters["LinkDownedCounter"], 1);
+  EXPECT_EQ(x->line["SymbolErrorCounter"], 13);
+  auto b = parse_perfquery(acceptance("perfquery.txt"), "f");
+  ASSERT_TRUE(b.ok()) << format_diagnostics(b.errors());
+  EXPECT_FALSE(b->extended);
+  EXPECT_DOUBLE_EQ(b->counters["SymbolErrorCounter"], 1542);
+  // Not perfquery; two ports in one file; a value that is not a count: each names its line.
+  EXPECT_FALSE(parse_perfquery("PortSelect:....1\n", "f").ok());
+  auto two = parse_perfquery(acceptance("perfquery.txt") + acceptance("perfquery.txt"), "f");
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.errors()[0].line, 22);
+  // The runbook reads both blocks of one port: the basic one's errors, the extended one's data.
+  std::string both = acceptance("perfquery.txt"), x2 = acceptance("perfquery-x.txt");
+  both.replace(both.find("Lid 1922"), 8, "Lid 1907");
+  auto merged = parse_perfquery(both + x2, "f");
+  ASSERT_TRUE(merged.ok()) << format_diagnostics(merged.errors());
+  EXPECT_TRUE(merged->extended);
+  EXPECT_DOUBLE_EQ(merged->counters["PortRcvData"], 41279122301887);  // 64-bit, not saturated
+  EXPECT_GT(merged->line["PortRcvData"], 22);                         // from the second block
+  EXPECT_FALSE(parse_perfquery(x2 + x2, "f").ok());  // the same block twice is two ports' worth
+  auto bad = parse_perfquery("# Port counters: Lid 1 port 1\nSymbolErrorCounter:.....lots\n", "f");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.errors()[0].line, 2);
+  EXPECT_FALSE(parse_perfquery("# Port counters: Lid 1 port 1\n", "f").ok());  // truncated
+}
+
 // JSON fields of the wrong type are bad input; nlohmann's value() and get() threw type_error
 // 302 out of the parser (an internal error, exit 3).
 TEST(Parsers, JsonFieldsOfTheWrongTypeAreErrors) {
@@ -250,6 +289,7 @@ TEST(Parsers, FuzzRegressions) {
       (void)parse_ibv_devinfo(t, "f");
       (void)parse_ethtool(t, "f");
       (void)parse_ip_link(t, "f");
+      (void)parse_perfquery(t, "f");
       (void)detect_output_kind(t);
     }) << e.path();
   }

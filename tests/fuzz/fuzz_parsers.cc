@@ -4,10 +4,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "lab/netplan.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
+#include "verify/acceptance.h"
 #include "verify/diagnose.h"
 #include "verify/parsers.h"
 
@@ -27,7 +29,13 @@ struct Planned {
         "fuzz.yaml");
     (void)gf::validate_spec(spec, catalog);
     plan = *gf::make_plan(spec, catalog);
+    gf::AcceptanceOptions o;
+    o.burn_in_passes = 1;
+    planned = gf::PlannedSpec{spec, catalog, plan};
+    acceptance = *gf::plan_acceptance(planned, o);
   }
+  gf::PlannedSpec planned;
+  gf::AcceptancePlan acceptance;
 };
 
 }  // namespace
@@ -43,6 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gf::parse_ibv_devinfo(t, "f");
   (void)gf::parse_ethtool(t, "f");
   (void)gf::parse_ip_link(t, "f");
+  (void)gf::parse_perfquery(t, "f");
   if (auto np = gf::parse_netplan(t, "f"))  // the lab reads (possibly hand-edited) netplan files
     for (const auto& i : *np) (void)gf::netplan_ip_commands("ns", i);
   gf::ToolOutput o{"f", t, gf::detect_output_kind(t)};
@@ -51,5 +60,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)gf::findings_json(*r).dump(2);
   if (auto r = gf::check_measurements(p.plan, p.catalog, {o}, 0.15))
     (void)gf::check_json(*r).dump(2);
+  // A results folder with these bytes where the acceptance runbook puts each kind of file.
+  std::vector<gf::ResultFile> folder;
+  for (const char* path :
+       {"link-tests/T0001-bw.txt", "link-tests/T0001-lat.txt", "counters/before/node001/mlx5_0.txt",
+        "counters/after/node001/mlx5_0.txt", "nccl/2-nodes/all_reduce_perf.txt"})
+    folder.push_back({path, t});
+  if (auto r = gf::check_acceptance(p.planned, p.acceptance, folder))
+    (void)gf::acceptance_result_json(*r).dump(2);
   return 0;
 }

@@ -1,0 +1,229 @@
+#include "verify/acceptance.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "../../tests/acceptance_results.h"
+#include "../../tests/support.h"
+
+namespace gf {
+namespace {
+
+using testing::acceptance_results;
+using testing::load_example;
+
+AcceptancePlan plan_of(const PlannedSpec& p, int passes = 3) {
+  AcceptanceOptions o;
+  o.burn_in_passes = passes;
+  auto a = plan_acceptance(p, o);
+  EXPECT_TRUE(a.ok()) << format_diagnostics(a.errors());
+  return a.ok() ? *a : AcceptancePlan{};
+}
+
+// Every pass crosses every cable in both directions; no round uses a cable direction twice;
+// each test's path runs from its source's cable up to its destination's cable down, each cable
+// meeting the next at a switch.
+void expect_schedule_sound(const AcceptancePlan& a) {
+  std::map<int, std::set<int>> seen;                  // pass -> crossings
+  std::map<std::pair<int, int>, std::set<int>> busy;  // (pass, round) -> crossings
+  for (const auto& t : a.tests) {
+    ASSERT_GE(t.crossings.size(), 2u) << t.id;
+    const auto& first = a.cables[static_cast<size_t>(t.crossings.front() / 2)];
+    const auto& last = a.cables[static_cast<size_t>(t.crossings.back() / 2)];
+    EXPECT_EQ(t.crossings.front() % 2, 0) << t.id;
+    EXPECT_EQ(first.a_device, t.src_node) << t.id;
+    EXPECT_EQ(first.a_port, t.src_port) << t.id;
+    EXPECT_EQ(t.crossings.back() % 2, 1) << t.id;
+    EXPECT_EQ(last.a_device, t.dst_node) << t.id;
+    for (size_t i = 0; i + 1 < t.crossings.size(); ++i) {
+      const auto& c = a.cables[static_cast<size_t>(t.crossings[i] / 2)];
+      const auto& n = a.cables[static_cast<size_t>(t.crossings[i + 1] / 2)];
+      const std::string at = t.crossings[i] % 2 ? c.a_device : c.b_device;
+      const std::string from = t.crossings[i + 1] % 2 ? n.b_device : n.a_device;
+      EXPECT_EQ(at, from) << t.id << " hop " << i;
+    }
+    for (int x : t.crossings) {
+      seen[t.pass].insert(x);
+      auto& round = busy[std::make_pair(t.pass, t.round)];
+      EXPECT_TRUE(round.insert(x).second)
+          << t.id << " shares a cable direction with another test of round " << t.round;
+    }
+    EXPECT_EQ(t.switches + 1, static_cast<int>(t.crossings.size()));
+    EXPECT_GT(t.latency_floor_us, 0);
+  }
+  for (const auto& [pass, xs] : seen)
+    EXPECT_EQ(xs.size(), 2 * a.cables.size()) << "pass " << pass << " misses cable directions";
+  EXPECT_EQ(a.uncovered, 0);
+  EXPECT_GE(a.rounds, a.lower_bound_rounds);
+}
+
+TEST(Acceptance, RoceLabCoversEveryCableInOneRound) {
+  const auto p = load_example("roce-lab-16.yaml");
+  const auto a = plan_of(p);
+  EXPECT_EQ(a.cables.size(), 24u);  // 16 node-leaf + 8 leaf-spine, as plan says
+  expect_schedule_sound(a);
+  // 2:1 at the leaf: two of a leaf's four NICs go up, two stay on the leaf; one round does it.
+  EXPECT_EQ(a.lower_bound_rounds, 1);
+  EXPECT_EQ(a.rounds, 1);
+  EXPECT_NEAR(a.expected_gbps, 380, 1e-9);  // the guide's ~380 of 400 Gbps
+  EXPECT_EQ(a.gid_index, 3);
+  for (const auto& t : a.tests) EXPECT_GT(t.flow_label, 0) << t.id;
+  // NCCL's environment comes from the host configs' nccl.env.
+  bool hca = false;
+  for (const auto& e : a.nccl_env) hca = hca || e.rfind("NCCL_IB_HCA==mlx5_0:1,mlx5_1:1", 0) == 0;
+  EXPECT_TRUE(hca);
+  // nccl-tests at 2 nodes, a unit (4) and the cluster (8), each with the simulated busbw.
+  std::set<int> scales;
+  for (const auto& st : a.nccl) {
+    scales.insert(st.nodes);
+    ASSERT_FALSE(st.expected.empty());
+    for (const auto& [b, bw] : st.expected) EXPECT_GT(bw, 0) << st.name << " " << b;
+  }
+  EXPECT_EQ(scales, (std::set<int>{2, 4, 8}));
+}
+
+TEST(Acceptance, SuperpodMeetsItsLowerBound) {
+  const auto p = load_example("superpod-h100-4su.yaml");
+  const auto a = plan_of(p, 0);
+  expect_schedule_sound(a);
+  // The last unit's leaves have 31 nodes and 32 uplinks: two rounds at least.
+  EXPECT_EQ(a.lower_bound_rounds, 2);
+  EXPECT_LE(a.rounds, a.lower_bound_rounds + 1);
+  EXPECT_LT(a.gid_index, 0);  // InfiniBand: no GID index
+}
+
+TEST(Acceptance, ResultsAllGoodPass) {
+  const auto p = load_example("roce-lab-16.yaml");
+  const auto a = plan_of(p);
+  auto r = check_acceptance(p, a, acceptance_results(p, a));
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_TRUE(r->pass) << acceptance_result_text(*r);
+  EXPECT_EQ(r->missing, 0);
+  EXPECT_EQ(r->failed_links, 0);
+  EXPECT_TRUE(r->suspects.empty());
+}
+
+TEST(Acceptance, SlowCableIsNamedByElimination) {
+  const auto p = load_example("roce-lab-16.yaml");
+  const auto a = plan_of(p);
+  for (int slow : {3, 17, 22}) {  // a node-leaf cable and two leaf-spine cables
+    testing::ResultsRecipe recipe;
+    recipe.slow_cable = slow;
+    auto r = check_acceptance(p, a, acceptance_results(p, a, recipe));
+    ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+    EXPECT_FALSE(r->pass);
+    EXPECT_GT(r->failed_links, 0);
+    ASSERT_EQ(r->suspects.size(), 1u) << acceptance_result_text(*r);
+    EXPECT_EQ(r->suspects[0].cable, a.cables[static_cast<size_t>(slow)].name());
+    EXPECT_EQ(r->suspects[0].direction, "both");
+  }
+}
+
+TEST(Acceptance, OnePassAloneNamesTheCandidates) {
+  // Without the burn-in's other pairings each cable is crossed by one test a direction: the
+  // failing tests' other cables cannot be ruled out, and check says so.
+  const auto p = load_example("roce-lab-16.yaml");
+  const auto a = plan_of(p, 0);
+  testing::ResultsRecipe recipe;
+  recipe.slow_cable = 17;
+  recipe.with_counters = false;
+  auto files = acceptance_results(p, a, recipe);
+  auto r = check_acceptance(p, a, files);
+  ASSERT_TRUE(r.ok());
+  bool named = false;
+  for (const auto& s : r->suspects) named = named || s.cable == a.cables[17].name();
+  EXPECT_TRUE(named) << acceptance_result_text(*r);
+  if (r->suspects.size() > 1) {
+    EXPECT_NE(r->suspect_note.find("candidates"), std::string::npos);
+  }
+  EXPECT_GT(r->missing, 0);  // the counters were not read
+}
+
+TEST(Acceptance, InfinibandResultsWithPerfqueryCounters) {
+  const auto p = load_example("seed-70b-1024.yaml");
+  const auto a = plan_of(p, 2);
+  ASSERT_FALSE(a.roce);
+  auto good = check_acceptance(p, a, acceptance_results(p, a));
+  ASSERT_TRUE(good.ok()) << format_diagnostics(good.errors());
+  EXPECT_TRUE(good->pass) << acceptance_result_text(*good);
+  // A leaf-spine cable planted slow: named among the candidates (InfiniBand paths are not
+  // chosen, so the passes may leave several).
+  size_t slow = 0;
+  while (a.cables[slow].kind != LinkKind::kLeafSpine) ++slow;
+  slow += 7;
+  testing::ResultsRecipe recipe;
+  recipe.slow_cable = static_cast<int>(slow);
+  auto bad = check_acceptance(p, a, acceptance_results(p, a, recipe));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(bad->pass);
+  bool named = false;
+  for (const auto& s : bad->suspects) named = named || s.cable == a.cables[slow].name();
+  EXPECT_TRUE(named) << acceptance_result_text(*bad);
+}
+
+TEST(Acceptance, MissingAndBadFiles) {
+  const auto p = load_example("roce-lab-16.yaml");
+  const auto a = plan_of(p, 1);
+  auto files = acceptance_results(p, a);
+  // A truncated ib_write_bw output: bad input, naming the file and line.
+  for (auto& f : files)
+    if (f.path == "link-tests/T0002-bw.txt") f.text = f.text.substr(0, f.text.find("#bytes") + 90);
+  auto r = check_acceptance(p, a, files);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.errors()[0].file, "link-tests/T0002-bw.txt");
+  EXPECT_GT(r.errors()[0].line, 0);
+  // A folder of other files: the wrong folder, bad input.
+  auto none = check_acceptance(p, a, {{"notes.txt", "hello\n"}});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.errors()[0].key, "RESULTS");
+  // A missing one: a FAIL row, not an error.
+  files = acceptance_results(p, a);
+  files.erase(files.begin());
+  auto m = check_acceptance(p, a, files);
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE(m->pass);
+  EXPECT_EQ(m->missing, 1);
+}
+
+TEST(Acceptance, BurnInCountersJudged) {
+  const auto p = load_example("roce-lab-16.yaml");
+  const auto a = plan_of(p, 1);
+  auto files = acceptance_results(p, a);
+  for (auto& f : files)
+    if (f.path == "counters/after/node001/mlx5_0.txt")
+      f.text = testing::ethtool_output(1e12 + 3e13, 5000);  // 1e-12 x 2.4e14 bits = 240 allowed
+  auto r = check_acceptance(p, a, files);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->pass);
+  int failed = 0;
+  for (const auto& row : r->rows)
+    if (row.what == "counter" && !row.ok) {
+      ++failed;
+      EXPECT_EQ(row.id, "node001:mlx5_0");
+      EXPECT_NEAR(row.expected, 240, 1);
+    }
+  EXPECT_EQ(failed, 1);
+}
+
+TEST(Acceptance, NcclStageBelowSimulationFails) {
+  const auto p = load_example("roce-lab-16.yaml");
+  const auto a = plan_of(p, 1);
+  auto files = acceptance_results(p, a);
+  for (auto& f : files)
+    if (f.path == "nccl/cluster/all_reduce_perf.txt")
+      for (const auto& st : a.nccl)
+        if (nccl_result_path(st) == f.path) f.text = testing::nccl_tests_output(st, 2, 0.6);
+  auto r = check_acceptance(p, a, files);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->pass);
+  for (const auto& row : r->rows)
+    if (!row.ok && row.judged) {
+      EXPECT_EQ(row.file, "nccl/cluster/all_reduce_perf.txt");
+    }
+  EXPECT_EQ(r->failed_links, 0);
+}
+
+}  // namespace
+}  // namespace gf
