@@ -47,6 +47,11 @@ double layer_activation_bytes(Recompute rc, bool sp, double s, double b, double 
 
 }  // namespace
 
+double checkpoint_bytes_per_param(Precision precision) {
+  const ParamBytes pb = param_bytes(precision);
+  return pb.weights + pb.optimizer;
+}
+
 StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, double microbatches,
                        double expert_params, double hbm_bytes) {
   StepMemory out;
