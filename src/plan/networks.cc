@@ -87,7 +87,7 @@ Medium uplink_medium(const Catalog& cat, const NetworkPlan& n) {
 
 // What one network needs, before a switch is chosen.
 struct Demand {
-  NetworkKind kind;
+  NetworkKind kind = NetworkKind::kStorage;
   double gbps = 0;
   int sides = 1;
   int ports_per_node = 0;
@@ -311,7 +311,8 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
 
   if (ns.storage.enabled) {
     const auto& s = ns.storage;
-    Demand d{NetworkKind::kStorage};
+    Demand d;
+    d.kind = NetworkKind::kStorage;
     d.gbps = s.port_gbps > 0 ? s.port_gbps
              : nic_id == server.storage_nic ? server.storage_gbps
                                             : nic_port_gbps;
@@ -336,6 +337,13 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
                                  compute.gpu.id),
                      "give networks.storage.storage_nodes or target_bandwidth (e.g. 40GB/s)");
     }
+    if (out.storage_nodes > kMaxStorageNodes)
+      return spec.at("networks.storage.target_bandwidth",
+                     fmt::format("{:g} GB/s for each of {} servers needs {} storage servers, more "
+                                 "than the {} this tool plans",
+                                 out.storage_target_gbs_per_node, nodes, out.storage_nodes,
+                                 kMaxStorageNodes),
+                     "give a lower target_bandwidth or storage_nodes");
     d.other_ports = 1LL * out.storage_nodes * s.storage_node_ports;
     if (!vlan && nic) {
       d.nic_id = nic->id;
@@ -372,7 +380,8 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
   }
   if (ns.inband.enabled) {
     const auto& s = ns.inband;
-    Demand d{NetworkKind::kInband};
+    Demand d;
+    d.kind = NetworkKind::kInband;
     d.gbps = s.port_gbps > 0 ? s.port_gbps : server.inband_gbps;
     d.ports_per_node = s.ports_per_node > 0 ? s.ports_per_node : server.inband_ports;
     d.sides = std::max(1, std::min(2, d.ports_per_node));
@@ -394,7 +403,8 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
   }
   out.racks = static_cast<int>(ceil_div(nodes, ns.oob.nodes_per_rack));
   if (ns.oob.enabled) {
-    Demand d{NetworkKind::kOob};
+    Demand d;
+    d.kind = NetworkKind::kOob;
     // 1000BASE-T BMC ports (DGX SuperPOD RA: the OOB port is used for BMC access).
     d.gbps = 1;
     d.ports_per_node = 1;

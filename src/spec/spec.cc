@@ -401,7 +401,14 @@ void read_networks(YamlReader& r, const YAML::Node& n, NetworksSpec& s) {
         r.error(child(st, "target_bandwidth"), sp + ".target_bandwidth",
                 "give either storage_nodes or target_bandwidth, not both");
       if (!is_auto(st, "storage_nodes"))
-        if (auto v = r.small_positive_int(st, "storage_nodes", sp)) t.storage_nodes = *v;
+        if (auto v = r.small_positive_int(st, "storage_nodes", sp)) {
+          if (*v > kMaxStorageNodes)
+            r.error(child(st, "storage_nodes"), sp + ".storage_nodes",
+                    fmt::format("{} is more than the {} storage servers this tool plans", *v,
+                                kMaxStorageNodes));
+          else
+            t.storage_nodes = *v;
+        }
       if (!is_auto(st, "target_bandwidth"))
         if (auto v = r.quantity(st, "target_bandwidth", sp, units::parse_bitrate)) {
           if (*v <= 0 || *v > 1.6e13)

@@ -197,6 +197,11 @@ struct NetAddressing {
   std::string subnet;
 };
 
+/// The most storage servers a plan holds (networks.storage.storage_nodes, or as derived from
+/// target_bandwidth): 65,536, ten times the largest parallel file systems in service, so that a
+/// typo cannot make the cabling plan of millions of ports.
+constexpr int kMaxStorageNodes = 65536;
+
 /// networks.storage: the servers' storage NIC ports to the storage servers. Zero and empty
 /// values are "from the catalog's server" (GpuModel::networks) or derived.
 struct StorageNetSpec {
