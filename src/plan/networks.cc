@@ -300,7 +300,7 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
       return spec.at("networks.storage.nic",
                      fmt::format("the catalog's {} server names no storage/in-band NIC",
                                  compute.gpu.id),
-                     "give networks.storage.nic (e.g. cx7-2p-400g)");
+                     "give networks.storage.nic (e.g. dual-cx7-400g)");
     nic = &cat.nics.at(nic_id);  // validate_spec checked the id
   }
   const double nic_port_gbps = nic ? nic->rate_gbps / std::max(1, nic->ports) : 0;

@@ -251,7 +251,8 @@ void check_cabling(const std::string& yaml) {
   std::getline(in, line);
   while (std::getline(in, line)) {
     const auto f = split_csv(line);
-    ASSERT_EQ(f.size(), 8u) << line;
+    ASSERT_EQ(f.size(), 9u) << line;
+    EXPECT_EQ(f[8], "compute") << line;
     EXPECT_TRUE(names.insert(f[0] + "#" + f[6]).second) << line;
     EXPECT_TRUE(names.insert(f[2] + "#" + f[7]).second) << line;
     EXPECT_EQ(f[7], panel_port_name(p, std::atoi(f[3].c_str()))) << line;
@@ -315,17 +316,17 @@ TEST(Cabling, NamesAndMediaAreRealistic) {
   const std::string csv = cabling_csv(p, cat);
   // The numbered columns first, as before the names were added, so their readers are unchanged.
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "a_device,a_port,b_device,b_port,cable,length_class,a_port_name,b_port_name");
+            "a_device,a_port,b_device,b_port,cable,length_class,a_port_name,b_port_name,network");
   EXPECT_NE(csv.find("node001,nic0,su01-r0-leaf,1,"), std::string::npos);
   EXPECT_NE(csv.find("node064,nic7,su02-r7-leaf,32,"), std::string::npos);
   EXPECT_NE(csv.find("su01-r0-leaf,33,spine01,1,"), std::string::npos);
   // Leaf-spine at hall distance on twin-port cages (the QM9700's 32 OSFP cages of two 400G
   // ports): twin-port transceivers + fibre, and port 33 is the second half of cage 17.
-  EXPECT_NE(csv.find("su01-r0-leaf,33,spine01,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/1,1/1\n"),
+  EXPECT_NE(csv.find("su01-r0-leaf,33,spine01,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/1,1/1,compute\n"),
             std::string::npos);
-  EXPECT_NE(csv.find("su01-r0-leaf,34,spine02,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/2,1/1\n"),
+  EXPECT_NE(csv.find("su01-r0-leaf,34,spine02,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/2,1/1,compute\n"),
             std::string::npos);
-  EXPECT_NE(csv.find(",nic0,1/1\n"), std::string::npos);  // a node's port keeps its name
+  EXPECT_NE(csv.find(",nic0,1/1,compute\n"), std::string::npos);  // a node's port keeps its name
 }
 
 // One port model names a port for the cabling plan and for every flavour: cabling port 65 of a
@@ -511,7 +512,7 @@ TEST(Networks, AServerWithoutStorageFiguresNeedsThemFromTheSpec) {
   EXPECT_EQ(errs[0].key, "networks.storage.nic");
   const Plan p = plan_of(
       "cluster: {gpu: mi300x, nodes: 4, nic: cx7-400g}\n"
-      "networks: {storage: {nic: cx7-2p-400g, ports_per_node: 2, storage_nodes: 1}}\n");
+      "networks: {storage: {nic: dual-cx7-400g, ports_per_node: 2, storage_nodes: 1}}\n");
   EXPECT_EQ(p.networks->find(NetworkKind::kStorage)->node_ports, 8);
 }
 

@@ -408,8 +408,8 @@ TEST(SpecNetworks, BadKeysAreRefusedWithLineAndKey) {
   EXPECT_NE(e.find("networks.oob.vlan: 4095 is not a usable VLAN ID"), std::string::npos) << e;
   e = errors_of(base + "  inband: {subnet: 10.32.0.1/16}\n");
   EXPECT_NE(e.find("networks.inband.subnet"), std::string::npos) << e;
-  e = errors_of(base + "  storage: {nic: cx7-2p-40g}\n");
-  EXPECT_NE(e.find("networks.storage.nic: unknown NIC 'cx7-2p-40g' (did you mean 'cx7-2p-400g'"),
+  e = errors_of(base + "  storage: {nic: dual-cx7-40g}\n");
+  EXPECT_NE(e.find("networks.storage.nic: unknown NIC 'dual-cx7-40g' (did you mean 'dual-cx7-400g'"),
             std::string::npos)
       << e;
   e = errors_of(base + "  oob: {switch: sn2210}\n");
