@@ -99,12 +99,11 @@ std::vector<std::string> with_cost(std::vector<std::string> keys) {
 }
 
 void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuModel& g) {
-  r.check_keys(
-      n, path,
-      {"id", "name", "vendor", "memory_gb", "memory_source", "fp32_tflops", "fp16_tflops",
-       "bf16_tflops", "fp8_tflops", "tflops_source", "scaleup", "pcie_gen", "gpus_per_node",
-       "max_nics_per_node", "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour",
-       "networks"});
+  r.check_keys(n, path,
+               {"id", "name", "vendor", "memory_gb", "memory_source", "fp32_tflops", "fp16_tflops",
+                "bf16_tflops", "fp8_tflops", "tflops_source", "scaleup", "pcie_gen",
+                "gpus_per_node", "max_nics_per_node", "compute_efficiency",
+                "compute_efficiency_source", "node", "gpu_hour", "networks"});
   if (auto v = r.text(n, "name", path)) g.name = *v;
   if (auto v = r.text(n, "vendor", path)) g.vendor = *v;
   if (auto v = r.number(n, "memory_gb", path, true)) g.memory_gb = *v;
@@ -151,7 +150,8 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
     if (auto v = r.small_positive_int(nw, "storage_nics", np)) s.storage_nics = *v;
     if (auto v = r.small_positive_int(nw, "storage_ports", np)) s.storage_ports = *v;
     if (auto v = r.small_positive_int(nw, "inband_ports", np)) s.inband_ports = *v;
-    if (auto v = r.quantity(nw, "storage_speed", np, units::parse_bitrate)) s.storage_gbps = *v / 1e9;
+    if (auto v = r.quantity(nw, "storage_speed", np, units::parse_bitrate))
+      s.storage_gbps = *v / 1e9;
     if (auto v = r.quantity(nw, "inband_speed", np, units::parse_bitrate)) s.inband_gbps = *v / 1e9;
     if (auto v = r.quantity(nw, "storage_read", np, units::parse_bitrate))
       s.storage_read_gbs = *v / 8e9;
@@ -297,10 +297,26 @@ void read_sonic(YamlReader& r, const YAML::Node& n, const std::string& path, Son
 
 void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Switch& s) {
   r.check_keys(n, path,
-               with_cost({"id", "name", "technology", "ports", "port_speed", "ports_per_cage",
-                          "breakout", "buffer_mb", "in_network_reduction", "adaptive_routing",
-                          "latency_ns", "latency_source", "modular", "rack_units", "lanes_per_cage",
-                          "serdes_lanes", "asic_vendor", "sonic", "roles", "uplinks"}));
+               with_cost({"id",
+                          "name",
+                          "technology",
+                          "ports",
+                          "port_speed",
+                          "ports_per_cage",
+                          "breakout",
+                          "buffer_mb",
+                          "in_network_reduction",
+                          "adaptive_routing",
+                          "latency_ns",
+                          "latency_source",
+                          "modular",
+                          "rack_units",
+                          "lanes_per_cage",
+                          "serdes_lanes",
+                          "asic_vendor",
+                          "sonic",
+                          "roles",
+                          "uplinks"}));
   if (auto v = r.text(n, "name", path)) s.name = *v;
   if (auto v = r.choice_of(n, "technology", path, kSwitchTechnologyNames, true)) s.technology = *v;
   if (auto v = r.small_positive_int(n, "ports", path, true)) s.ports = *v;
@@ -348,7 +364,8 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
       }
     }
   }
-  if (const YAML::Node up = child(n, "uplinks"); up.IsDefined() && r.expect_map(up, path + ".uplinks")) {
+  if (const YAML::Node up = child(n, "uplinks");
+      up.IsDefined() && r.expect_map(up, path + ".uplinks")) {
     r.check_keys(up, path + ".uplinks", {"ports", "port_speed"});
     if (auto v = r.small_positive_int(up, "ports", path + ".uplinks", true)) s.uplink_ports = *v;
     if (auto v = r.quantity(up, "port_speed", path + ".uplinks", units::parse_bitrate, true))

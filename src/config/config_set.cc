@@ -145,9 +145,9 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
   auto add_networks = [&](bool ip_plan_written) {
     if (!plan.networks) return;
     if (!ip_plan_written) {
-      set.files.push_back({"ip-plan.csv",
-                           "kind,device,interface,address,peer_device,peer_interface,asn\n" +
-                               network_ip_plan_rows(nets)});
+      set.files.push_back(
+          {"ip-plan.csv", "kind,device,interface,address,peer_device,peer_interface,asn\n" +
+                              network_ip_plan_rows(nets)});
       set.folders.push_back("ip-plan.csv");
     }
     for (auto& f : network_files(plan, nets, planned.spec)) set.files.push_back(std::move(f));
@@ -200,11 +200,10 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
       set.files.push_back({"sonic/" + sw.name + "/frr.conf", sonic_frr_conf(plan, ap, sw)});
     }
     if (wanted("nvue"))
-      set.files.push_back(
-          {"nvue/" + sw.name + ".sh",
-           mgmt ? before_last(nvue_commands(plan, ap, sw, cumulus), "nv config apply",
-                              nvue_management(nets, *mgmt))
-                : nvue_commands(plan, ap, sw, cumulus)});
+      set.files.push_back({"nvue/" + sw.name + ".sh",
+                           mgmt ? before_last(nvue_commands(plan, ap, sw, cumulus),
+                                              "nv config apply", nvue_management(nets, *mgmt))
+                                : nvue_commands(plan, ap, sw, cumulus)});
   }
   if (wanted("host"))
     for (auto& h : host_files(plan, ap)) set.files.push_back(std::move(h));

@@ -11,12 +11,12 @@
 #include <sstream>
 
 #include "../../tests/support.h"
+#include "common/csv.h"
 #include "config/addressing.h"
 #include "config/ansible.h"
 #include "config/config_set.h"
 #include "config/eos.h"
 #include "config/frr.h"
-#include "common/csv.h"
 #include "config/hosts.h"
 #include "config/mgmt.h"
 #include "config/nvue.h"
@@ -801,14 +801,12 @@ TEST(Networks, EveryEndpointIsAddressedAndEverySwitchHasItsManagementInterface) 
   // The in-band switches bridge their VLAN; every server has its bond and storage addresses.
   const std::string ib = files.at("networks/inband-leaf-a01.sh");
   EXPECT_NE(ib.find("nv set bridge domain br_default vlan 20"), std::string::npos);
-  EXPECT_NE(ib.find("nv set interface swp1 bridge domain br_default access 20"),
-            std::string::npos);
+  EXPECT_NE(ib.find("nv set interface swp1 bridge domain br_default access 20"), std::string::npos);
   EXPECT_EQ(sh_syntax(ib), 0);
   const auto np = YAML::Load(files.at("hosts/node001/netplan-networks.yaml"));
   EXPECT_EQ(np["network"]["bonds"]["bond0"]["interfaces"].size(), 2u);
-  EXPECT_EQ(np["network"]["ethernets"]["stor0"]["addresses"][0].as<std::string>().rfind(
-                "10.64.", 0),
-            0u);
+  EXPECT_EQ(
+      np["network"]["ethernets"]["stor0"]["addresses"][0].as<std::string>().rfind("10.64.", 0), 0u);
 }
 
 TEST(Networks, ASubnetTooSmallIsAnErrorAtItsKey) {

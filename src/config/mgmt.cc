@@ -75,8 +75,8 @@ Result<NetAddressPlan> plan_network_addresses(const Plan& p, const Spec& spec) {
   }
   auto add = [&](NetworkKind k, std::string device, std::string iface, std::string sw,
                  std::string port) {
-    out.addresses.push_back({k, std::move(device), std::move(iface), std::move(sw),
-                             std::move(port), next[k]++});
+    out.addresses.push_back(
+        {k, std::move(device), std::move(iface), std::move(sw), std::move(port), next[k]++});
   };
   std::set<std::string> bonded;
   for_each_network_link(p, [&](const NetworkLink& l) {
@@ -106,8 +106,8 @@ Result<NetAddressPlan> plan_network_addresses(const Plan& p, const Spec& spec) {
     if (used > size)
       return Diagnostic::at_key(
           fmt::format("networks.{}.subnet", network_kind_name(net.kind)),
-          fmt::format("{} holds {} addresses; the {} network needs {}", net.prefix.str(),
-                      size - 3, network_kind_name(net.kind), used - 3),
+          fmt::format("{} holds {} addresses; the {} network needs {}", net.prefix.str(), size - 3,
+                      network_kind_name(net.kind), used - 3),
           "give it a larger subnet");
   }
   return out;
@@ -120,9 +120,9 @@ std::string network_ip_plan_rows(const NetAddressPlan& a) {
                        ipv4_str(n.gateway), n.prefix.len);
   for (const auto& x : a.addresses) {
     const auto* n = a.net(x.network);
-    out += fmt::format("{},{},{},{}/{},{},{},\n", network_kind_name(x.network), x.device,
-                       x.interface, ipv4_str(x.ip), n ? n->prefix.len : 32, x.switch_name,
-                       x.switch_port);
+    out +=
+        fmt::format("{},{},{},{}/{},{},{},\n", network_kind_name(x.network), x.device, x.interface,
+                    ipv4_str(x.ip), n ? n->prefix.len : 32, x.switch_name, x.switch_port);
   }
   return out;
 }
@@ -236,7 +236,7 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
             "      parameters: {{mode: 802.3ad, lacp-rate: fast}}\n"
             "      addresses: [{}]\n      routes:\n        - to: default\n          via: {}\n",
             p.networks->find(NetworkKind::kInband)->ports_per_node > 1 ? "inband0, inband1"
-                                                                         : "inband0",
+                                                                       : "inband0",
             ip, ipv4_str(inband->gateway));
       } else if (x->interface.find('.') != std::string::npos) {
         const std::string link = x->interface.substr(0, x->interface.rfind('.'));

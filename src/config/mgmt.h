@@ -55,7 +55,6 @@ std::string nvue_management(const NetAddressPlan& a, const NetAddress& mgmt);
 /// The files of the other networks: one NVUE script per Spectrum switch of the storage, in-band
 /// and OOB networks (its VLAN on the host ports, eth0), and per GPU server a netplan file for its
 /// in-band bond and storage ports (or, with isolation: vlan, the storage VLAN on its rails).
-std::vector<OutputFile> network_files(const Plan& plan, const NetAddressPlan& a,
-                                      const Spec& spec);
+std::vector<OutputFile> network_files(const Plan& plan, const NetAddressPlan& a, const Spec& spec);
 
 }  // namespace gf

@@ -166,17 +166,18 @@ Result<NetworkPlan> size_on(const Catalog& cat, const Demand& d, const Switch& s
   const Switch* spine = sw.uplink_ports > 0 ? spine_for(cat, role_of(d.kind), n.uplink_gbps) : &sw;
   if (!spine)
     return Diagnostic::at_key(
-        key_of(d.kind), fmt::format("no spine switch in the catalog runs {:g} Gbps ports for {}'s "
-                                    "uplinks",
-                                    n.uplink_gbps, sw.id),
+        key_of(d.kind),
+        fmt::format("no spine switch in the catalog runs {:g} Gbps ports for {}'s "
+                    "uplinks",
+                    n.uplink_gbps, sw.id),
         "add one with roles: [mgmt-spine] in a catalog file");
   n.spine_sw = *spine;
   n.spines = uppers_needed(n.leaves, n.leaf_up, spine->ports_at(n.uplink_gbps));
   if (n.spines <= 0)
     return Diagnostic::at_key(
         key_of(d.kind),
-        fmt::format("{} leaves of {} are more than one tier of {} spines can join", n.leaves,
-                    sw.id, spine->id),
+        fmt::format("{} leaves of {} are more than one tier of {} spines can join", n.leaves, sw.id,
+                    spine->id),
         "choose a switch with more ports");
   return n;
 }
@@ -184,9 +185,8 @@ Result<NetworkPlan> size_on(const Catalog& cat, const Demand& d, const Switch& s
 void add_item(Bom& b, std::string category, const std::string& id, const std::string& name,
               std::string role, long long qty, const CostFigure& cost) {
   if (qty <= 0) return;
-  b.items.push_back(
-      {std::move(category), id, name, std::move(role), qty, cost.price_usd, cost.power_w,
-       cost.provenance()});
+  b.items.push_back({std::move(category), id, name, std::move(role), qty, cost.price_usd,
+                     cost.power_w, cost.provenance()});
 }
 
 void add_links(Bom& b, const Medium& m, const std::string& what, long long links,
@@ -199,9 +199,10 @@ void add_links(Bom& b, const Medium& m, const std::string& what, long long links
     add_item(b, "transceiver", m.xcvr->id, m.xcvr->name, role, 2 * links, m.xcvr->cost);
     add_item(b, "fibre", m.fibre->id, m.fibre->name, role, links, m.fibre->cost);
   } else {
-    warnings.push_back(fmt::format("no cable or optic in the catalog carries {:g} Gbps over {} m "
-                                   "({}, {} links); add one with a catalog file",
-                                   gbps, m.length_m, what, links));
+    warnings.push_back(
+        fmt::format("no cable or optic in the catalog carries {:g} Gbps over {} m "
+                    "({}, {} links); add one with a catalog file",
+                    gbps, m.length_m, what, links));
   }
 }
 
@@ -210,8 +211,7 @@ void build_network_bom(NetworkPlan& n, const Catalog& cat, std::vector<std::stri
   const std::string net = network_kind_name(n.kind);
   add_item(b, "switch", n.sw.id, n.sw.name, net + (n.tiers > 1 ? " leaf" : " switch"), n.leaves,
            n.sw.cost);
-  add_item(b, "switch", n.spine_sw.id, n.spine_sw.name, net + " spine", n.spines,
-           n.spine_sw.cost);
+  add_item(b, "switch", n.spine_sw.id, n.spine_sw.name, net + " spine", n.spines, n.spine_sw.cost);
   if (!n.nic_id.empty()) {
     const Nic& nic = cat.nics.at(n.nic_id);
     add_item(b, "nic", nic.id, nic.name, net == "storage" ? "storage + inband" : net, n.nics,
@@ -223,8 +223,7 @@ void build_network_bom(NetworkPlan& n, const Catalog& cat, std::vector<std::stri
   n.uplink_cable = um.label();
   n.uplink_length_class = um.length_class;
   add_links(b, hm, net + " host-leaf", n.host_links, warnings, n.port_gbps);
-  add_links(b, um,
-            net + (n.uplinks_to_compute ? " leaf-compute-spine" : " leaf-spine"),
+  add_links(b, um, net + (n.uplinks_to_compute ? " leaf-compute-spine" : " leaf-spine"),
             n.leaf_spine_links, warnings, n.uplink_gbps);
   for (const auto& it : b.items) {
     b.capex_usd += it.unit_usd * it.qty;
@@ -259,10 +258,9 @@ Result<NetworkPlan> plan_one(const Catalog& cat, const Demand& d, const std::str
     if (!why.empty()) return why.front();
     return Diagnostic::at_key(
         key_of(d.kind) + (switch_id != "auto" ? ".switch" : ""),
-        switch_id != "auto"
-            ? fmt::format("switch '{}' has no {:g} Gbps ports", switch_id, d.gbps)
-            : fmt::format("no {} switch in the catalog runs {:g} Gbps ports",
-                          name_of(kSwitchRoleNames, role), d.gbps),
+        switch_id != "auto" ? fmt::format("switch '{}' has no {:g} Gbps ports", switch_id, d.gbps)
+                            : fmt::format("no {} switch in the catalog runs {:g} Gbps ports",
+                                          name_of(kSwitchRoleNames, role), d.gbps),
         "add one with a catalog file (roles: [...]), or change port_speed");
   }
   best->switch_reason =
@@ -297,10 +295,10 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
   const Nic* nic = nullptr;
   if ((ns.storage.enabled && !vlan) || ns.inband.enabled) {
     if (nic_id.empty())
-      return spec.at("networks.storage.nic",
-                     fmt::format("the catalog's {} server names no storage/in-band NIC",
-                                 compute.gpu.id),
-                     "give networks.storage.nic (e.g. dual-cx7-400g)");
+      return spec.at(
+          "networks.storage.nic",
+          fmt::format("the catalog's {} server names no storage/in-band NIC", compute.gpu.id),
+          "give networks.storage.nic (e.g. dual-cx7-400g)");
     nic = &cat.nics.at(nic_id);  // validate_spec checked the id
   }
   const double nic_port_gbps = nic ? nic->rate_gbps / std::max(1, nic->ports) : 0;
@@ -313,7 +311,7 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
     const auto& s = ns.storage;
     Demand d;
     d.kind = NetworkKind::kStorage;
-    d.gbps = s.port_gbps > 0 ? s.port_gbps
+    d.gbps = s.port_gbps > 0                ? s.port_gbps
              : nic_id == server.storage_nic ? server.storage_gbps
                                             : nic_port_gbps;
     if (vlan) d.gbps = compute.topo.lane_gbps;
@@ -329,21 +327,21 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
     if (s.storage_nodes > 0) {
       out.storage_nodes = s.storage_nodes;
     } else if (out.storage_target_gbs_per_node > 0) {
-      out.storage_nodes = static_cast<int>(std::ceil(
-          nodes * out.storage_target_gbs_per_node * 8 / out.storage_node_gbps - 1e-9));
+      out.storage_nodes = static_cast<int>(
+          std::ceil(nodes * out.storage_target_gbs_per_node * 8 / out.storage_node_gbps - 1e-9));
     } else {
-      return spec.at("networks.storage",
-                     fmt::format("the catalog's {} server has no storage bandwidth figure",
-                                 compute.gpu.id),
-                     "give networks.storage.storage_nodes or target_bandwidth (e.g. 40GB/s)");
+      return spec.at(
+          "networks.storage",
+          fmt::format("the catalog's {} server has no storage bandwidth figure", compute.gpu.id),
+          "give networks.storage.storage_nodes or target_bandwidth (e.g. 40GB/s)");
     }
     if (out.storage_nodes > kMaxStorageNodes)
-      return spec.at("networks.storage.target_bandwidth",
-                     fmt::format("{:g} GB/s for each of {} servers needs {} storage servers, more "
-                                 "than the {} this tool plans",
-                                 out.storage_target_gbs_per_node, nodes, out.storage_nodes,
-                                 kMaxStorageNodes),
-                     "give a lower target_bandwidth or storage_nodes");
+      return spec.at(
+          "networks.storage.target_bandwidth",
+          fmt::format("{:g} GB/s for each of {} servers needs {} storage servers, more "
+                      "than the {} this tool plans",
+                      out.storage_target_gbs_per_node, nodes, out.storage_nodes, kMaxStorageNodes),
+          "give a lower target_bandwidth or storage_nodes");
     d.other_ports = 1LL * out.storage_nodes * s.storage_node_ports;
     if (!vlan && nic) {
       d.nic_id = nic->id;
@@ -452,9 +450,8 @@ void for_each_network_link(const Plan& p, const std::function<void(const Network
       if (top_tier) names.push_back(name);
     });
     const Topology& t = p.topo;
-    const int first_free = t.kind == TopologyKind::kSingle
-                               ? static_cast<int>(t.node_leaf_links) + 1
-                               : t.spine_down + 1;
+    const int first_free = t.kind == TopologyKind::kSingle ? static_cast<int>(t.node_leaf_links) + 1
+                                                           : t.spine_down + 1;
     for (auto& n : names) top.emplace_back(std::move(n), first_free);
   }
   for (const NetworkPlan& n : nets.nets) {
@@ -498,8 +495,7 @@ void for_each_network_link(const Plan& p, const std::function<void(const Network
     } else {
       for (long long i = 0; i < p.nodes; ++i)
         for (int q = 0; q < n.ports_per_node; ++q)
-          attach(q % n.sides, node(i), fmt::format("{}{}", port_prefix, q), host_cable,
-                 host_class);
+          attach(q % n.sides, node(i), fmt::format("{}{}", port_prefix, q), host_cable, host_class);
       if (n.kind == NetworkKind::kStorage) {
         long long port = 0;
         for (int i = 0; i < nets.storage_nodes; ++i)

@@ -32,14 +32,14 @@ struct NetworkPlan {
   Switch sw;        ///< the leaf (or only) switch
   Switch spine_sw;  ///< the spine switch (tiers == 2)
   std::string switch_reason;
-  double port_gbps = 0;    ///< host-facing port speed
-  double uplink_gbps = 0;  ///< leaf-to-spine port speed
-  int ports_per_node = 0;  ///< GPU-server ports on this network (0 with isolation: vlan)
+  double port_gbps = 0;       ///< host-facing port speed
+  double uplink_gbps = 0;     ///< leaf-to-spine port speed
+  int ports_per_node = 0;     ///< GPU-server ports on this network (0 with isolation: vlan)
   long long node_ports = 0;   ///< GPU servers' ports
   long long other_ports = 0;  ///< storage servers' ports; BMCs of switches; PDUs
   int sides = 1;
   int tiers = 1;
-  int leaf_ports = 0;             ///< host-facing ports of a leaf at port_gbps
+  int leaf_ports = 0;              ///< host-facing ports of a leaf at port_gbps
   int leaf_down = 0, leaf_up = 0;  ///< per leaf, as used
   int leaves = 0, spines = 0;
   long long host_links = 0, leaf_spine_links = 0;
@@ -59,7 +59,7 @@ struct NetworksPlan {
   Isolation isolation = Isolation::kPhysical;
   std::vector<NetworkPlan> nets;  ///< in the order storage, inband, oob (those enabled)
   int storage_nodes = 0;
-  double storage_node_gbps = 0;        ///< one storage server's ports together
+  double storage_node_gbps = 0;            ///< one storage server's ports together
   double storage_target_gbs_per_node = 0;  ///< GB/s per GPU server the fabric was sized for
   /// Storage write bandwidth of one GPU server (its storage ports, or with vlan its compute
   /// NICs) and of the whole storage system (the storage servers' ports), bytes/s.

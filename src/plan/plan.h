@@ -84,10 +84,10 @@ struct Plan {
   Technology technology = Technology::kRoce;
   std::string technology_reason;
   std::string switch_reason;
-  LoadBalancing load_balancing = LoadBalancing::kEcmp;  ///< resolved
+  LoadBalancing load_balancing = LoadBalancing::kEcmp;    ///< resolved
   EcmpSeedPolicy ecmp_seed = EcmpSeedPolicy::kPerSwitch;  ///< fabric.ecmp_hash.seed
-  NcclRelease nccl = kNewestNccl;                       ///< cluster.nccl
-  bool in_network_reduction = false;                    ///< resolved
+  NcclRelease nccl = kNewestNccl;                         ///< cluster.nccl
+  bool in_network_reduction = false;                      ///< resolved
   int appliance_ports = 0;
   Topology topo;
   int leaf_total = 0, spine_total = 0, core_total = 0, switch_total = 0;
@@ -145,8 +145,8 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
 void for_each_link(const Plan& plan, const Catalog& catalog,
                    const std::function<void(const CableRun&)>& visit, bool with_names = true);
 /// The compute fabric's switches by name (`top_tier`: a spine of clos2, the switch of single).
-void for_each_compute_switch(const Plan& plan,
-                             const std::function<void(const std::string& name, bool top_tier)>& visit);
+void for_each_compute_switch(
+    const Plan& plan, const std::function<void(const std::string& name, bool top_tier)>& visit);
 /// The same links as CSV text with a header row, every network's links included; the last
 /// column, `network`, names the network of each link (compute, storage, inband, oob).
 std::string cabling_csv(const Plan& plan, const Catalog& catalog);

@@ -322,10 +322,12 @@ TEST(Cabling, NamesAndMediaAreRealistic) {
   EXPECT_NE(csv.find("su01-r0-leaf,33,spine01,1,"), std::string::npos);
   // Leaf-spine at hall distance on twin-port cages (the QM9700's 32 OSFP cages of two 400G
   // ports): twin-port transceivers + fibre, and port 33 is the second half of cage 17.
-  EXPECT_NE(csv.find("su01-r0-leaf,33,spine01,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/1,1/1,compute\n"),
-            std::string::npos);
-  EXPECT_NE(csv.find("su01-r0-leaf,34,spine02,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/2,1/1,compute\n"),
-            std::string::npos);
+  EXPECT_NE(
+      csv.find("su01-r0-leaf,33,spine01,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/1,1/1,compute\n"),
+      std::string::npos);
+  EXPECT_NE(
+      csv.find("su01-r0-leaf,34,spine02,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/2,1/1,compute\n"),
+      std::string::npos);
   EXPECT_NE(csv.find(",nic0,1/1,compute\n"), std::string::npos);  // a node's port keeps its name
 }
 
@@ -493,9 +495,9 @@ TEST(Networks, VlanConvergesStorageOntoTheComputeFabric) {
   const NetworkPlan* st = p.networks->find(NetworkKind::kStorage);
   ASSERT_TRUE(st);
   EXPECT_TRUE(st->uplinks_to_compute);
-  EXPECT_EQ(st->node_ports, 0);       // the GPU servers reach storage over their rails
-  EXPECT_EQ(st->host_links, 4 * 8);   // only the storage servers' ports
-  EXPECT_TRUE(st->nic_id.empty());    // the dual-port cards are counted with in-band
+  EXPECT_EQ(st->node_ports, 0);      // the GPU servers reach storage over their rails
+  EXPECT_EQ(st->host_links, 4 * 8);  // only the storage servers' ports
+  EXPECT_TRUE(st->nic_id.empty());   // the dual-port cards are counted with in-band
   EXPECT_FALSE(p.networks->find(NetworkKind::kInband)->nic_id.empty());
   // Without free top-tier ports the storage leaves have nowhere to go.
   const auto errs = plan_errors(

@@ -100,14 +100,12 @@ std::string networks_text(const Plan& p) {
     std::string id = x.sw.id;
     if (x.spines && x.spine_sw.id != x.sw.id) id += "/" + x.spine_sw.id;
     cols.push_back({network_kind_name(x.kind), id, fmt::format("{:g}G", x.port_gbps),
-                    std::to_string(x.tiers), xs,
-                    std::to_string(x.host_links + x.leaf_spine_links),
+                    std::to_string(x.tiers), xs, std::to_string(x.host_links + x.leaf_spine_links),
                     format_usd(x.bom.capex_usd), format_power(x.bom.power_w)});
   }
-  std::string s = fmt::format("  networks (isolation: {}{})\n", isolation_name(n.isolation),
-                              n.storage_nodes ? fmt::format(", {} storage servers",
-                                                            n.storage_nodes)
-                                              : "");
+  std::string s =
+      fmt::format("  networks (isolation: {}{})\n", isolation_name(n.isolation),
+                  n.storage_nodes ? fmt::format(", {} storage servers", n.storage_nodes) : "");
   for (size_t row = 0; row < cols[0].size(); ++row) {
     s += fmt::format("    {:<10}", cols[0][row]);
     for (size_t c = 1; c < cols.size(); ++c) s += fmt::format(" {:>16}", cols[c][row]);
@@ -121,12 +119,9 @@ std::string networks_text(const Plan& p) {
 }
 
 nlohmann::json checkpoint_json(const CheckpointEstimate& c) {
-  nlohmann::json j = {{"bytes", c.bytes},
-                      {"bytes_per_param", c.bytes_per_param},
-                      {"write_s", c.write_s},
-                      {"write_gbs", c.write_Bps / 1e9},
-                      {"bottleneck", c.bottleneck},
-                      {"converged", c.converged}};
+  nlohmann::json j = {{"bytes", c.bytes},           {"bytes_per_param", c.bytes_per_param},
+                      {"write_s", c.write_s},       {"write_gbs", c.write_Bps / 1e9},
+                      {"bottleneck", c.bottleneck}, {"converged", c.converged}};
   if (c.converged) {
     j["allreduce_alone_s"] = c.allreduce_alone_s;
     j["allreduce_shared_s"] = c.allreduce_shared_s;
@@ -139,10 +134,10 @@ nlohmann::json checkpoint_json(const CheckpointEstimate& c) {
 
 std::string checkpoint_text(const CheckpointEstimate& c) {
   if (c.write_Bps <= 0) return "";
-  std::string s = fmt::format(
-      "  {:<14} {} ({:g} B/param) written in {} at {:.0f} GB/s, bound by the {}\n", "checkpoint",
-      units::format_bytes(c.bytes), c.bytes_per_param, units::format_seconds(c.write_s),
-      c.write_Bps / 1e9, c.bottleneck);
+  std::string s =
+      fmt::format("  {:<14} {} ({:g} B/param) written in {} at {:.0f} GB/s, bound by the {}\n",
+                  "checkpoint", units::format_bytes(c.bytes), c.bytes_per_param,
+                  units::format_seconds(c.write_s), c.write_Bps / 1e9, c.bottleneck);
   if (c.converged)
     s += fmt::format(
         "  {:<14} on the compute NICs (vlan): the DP all-reduce keeps {:.0f}% of its bandwidth "
@@ -340,22 +335,22 @@ std::string plan_markdown(const Plan& p) {
       100 * p.bom.network_share, format_power(p.bom.network_power_w), format_usd(p.bom.capex_usd),
       format_power(p.bom.power_w));
   if (p.networks) {
-    s += fmt::format("## Other networks (isolation: {})\n\n", isolation_name(p.networks->isolation));
+    s +=
+        fmt::format("## Other networks (isolation: {})\n\n", isolation_name(p.networks->isolation));
     s += "| network | switch | ports | tiers | leaves | spines | links | capex | power |\n"
          "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& x : p.networks->nets)
       s += fmt::format("| {} | {} | {:g}G | {} | {} | {} | {} | {} | {} |\n",
-                       network_kind_name(x.kind), x.sw.id, x.port_gbps, x.tiers, x.leaves,
-                       x.spines, x.host_links + x.leaf_spine_links, format_usd(x.bom.capex_usd),
+                       network_kind_name(x.kind), x.sw.id, x.port_gbps, x.tiers, x.leaves, x.spines,
+                       x.host_links + x.leaf_spine_links, format_usd(x.bom.capex_usd),
                        format_power(x.bom.power_w));
     s += "\n| category | item | role | qty | unit | total | power | source |\n"
          "|---|---|---|---:|---:|---:|---:|---|\n";
     for (const auto& x : p.networks->nets)
       for (const auto& it : x.bom.items)
-        s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", it.category, it.id,
-                         it.role, it.qty, format_usd(it.unit_usd),
-                         format_usd(it.unit_usd * it.qty), format_power(it.unit_w * it.qty),
-                         it.source);
+        s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", it.category, it.id, it.role,
+                         it.qty, format_usd(it.unit_usd), format_usd(it.unit_usd * it.qty),
+                         format_power(it.unit_w * it.qty), it.source);
     s += fmt::format("\nOther networks: **{}**, {}. Cluster with them: **{}**, {}.\n\n",
                      format_usd(p.networks->capex_usd), format_power(p.networks->power_w),
                      format_usd(p.bom.capex_usd + p.networks->capex_usd),

@@ -1,4 +1,5 @@
-// Plan and estimate results as JSON (the README's `plan` contract), Markdown, CSV and terminal text.
+// Plan and estimate results as JSON (the README's `plan` contract), Markdown, CSV and terminal
+// text.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -36,8 +36,8 @@ DpTraffic step_dp_traffic(const StepResult& step, const Plan& plan) {
   for (const auto& c : step.comms) {
     if (c.kind != "dp_allreduce" && c.kind != "dp_reduce_scatter_all_gather") continue;
     const double n = std::max(1, c.group_size);
-    d.nic_bytes += c.count * c.bytes * 2 * (n - 1) / n * plan.gpus_per_node /
-                   std::max(1, plan.nics_per_node);
+    d.nic_bytes +=
+        c.count * c.bytes * 2 * (n - 1) / n * plan.gpus_per_node / std::max(1, plan.nics_per_node);
     d.alone_s += c.total_s;
     d.exposed_s += c.exposed_s;
   }

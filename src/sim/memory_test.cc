@@ -94,7 +94,6 @@ TEST(Memory, ShardingAndRecomputationShrinkTheFootprint) {
 
 }  // namespace gf
 
-
 namespace gf {
 
 namespace {

@@ -347,7 +347,8 @@ void read_net_addressing(YamlReader& r, const YAML::Node& n, const std::string& 
     // 802.1Q: VLAN IDs 1-4094 (0 and 4095 are reserved); 1 is every switch's default VLAN.
     if (*v < 2 || *v > 4094)
       r.error(child(n, "vlan"), YamlReader::join(p, "vlan"),
-              fmt::format("{} is not a usable VLAN ID", *v), "use 2 to 4094 (1 is the default VLAN)");
+              fmt::format("{} is not a usable VLAN ID", *v),
+              "use 2 to 4094 (1 is the default VLAN)");
     else
       a.vlan = static_cast<int>(*v);
   }
@@ -387,10 +388,10 @@ void read_networks(YamlReader& r, const YAML::Node& n, NetworksSpec& s) {
     const std::string sp = p + ".storage";
     auto& t = s.storage;
     if (r.expect_map(st, sp)) {
-      r.check_keys(st, sp,
-                   {"enabled", "nic", "ports_per_node", "port_speed", "storage_nodes",
-                    "target_bandwidth", "storage_node_ports", "switch", "oversubscription", "vlan",
-                    "subnet"});
+      r.check_keys(
+          st, sp,
+          {"enabled", "nic", "ports_per_node", "port_speed", "storage_nodes", "target_bandwidth",
+           "storage_node_ports", "switch", "oversubscription", "vlan", "subnet"});
       read_enabled(r, st, sp, t.enabled);
       if (!is_auto(st, "nic"))
         if (auto v = r.text(st, "nic", sp)) t.nic = *v;
@@ -735,10 +736,10 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
       for (const auto& other : pools) {
         const auto [olo, ohi] = range(other.prefix);
         if (lo <= ohi && olo <= hi) {
-          errs.push_back(s.at(std::string(key) + ".subnet",
-                              fmt::format("{} overlaps {} ({})", a->subnet, other.key,
-                                          other.prefix),
-                              "give each network its own subnet"));
+          errs.push_back(
+              s.at(std::string(key) + ".subnet",
+                   fmt::format("{} overlaps {} ({})", a->subnet, other.key, other.prefix),
+                   "give each network its own subnet"));
           break;
         }
       }

@@ -211,7 +211,8 @@ struct StorageNetSpec {
   double port_gbps = 0;            ///< 0: the NIC's port rate
   int storage_nodes = 0;           ///< storage servers; 0: sized from target_gbs_per_node
   double target_gbs_per_node = 0;  ///< GB/s each GPU node must reach; 0: the server's
-  int storage_node_ports = 8;  ///< ports of one storage server (estimate: an all-flash appliance, 8 x 200G)
+  int storage_node_ports =
+      8;  ///< ports of one storage server (estimate: an all-flash appliance, 8 x 200G)
   std::string switch_id = "auto";
   double oversubscription = 1.0;  ///< storage leaf down:up
   NetAddressing addressing{30, "10.64.0.0/16"};

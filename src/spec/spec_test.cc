@@ -409,8 +409,9 @@ TEST(SpecNetworks, BadKeysAreRefusedWithLineAndKey) {
   e = errors_of(base + "  inband: {subnet: 10.32.0.1/16}\n");
   EXPECT_NE(e.find("networks.inband.subnet"), std::string::npos) << e;
   e = errors_of(base + "  storage: {nic: dual-cx7-40g}\n");
-  EXPECT_NE(e.find("networks.storage.nic: unknown NIC 'dual-cx7-40g' (did you mean 'dual-cx7-400g'"),
-            std::string::npos)
+  EXPECT_NE(
+      e.find("networks.storage.nic: unknown NIC 'dual-cx7-40g' (did you mean 'dual-cx7-400g'"),
+      std::string::npos)
       << e;
   e = errors_of(base + "  oob: {switch: sn2210}\n");
   EXPECT_NE(e.find("networks.oob.switch: unknown switch 'sn2210'"), std::string::npos) << e;
