@@ -426,7 +426,9 @@ TEST(Networks, EveryDgxPortIsCabledAndTheComputeFiguresStayApart) {
   long long switches = p.switch_total + st->switches() + ib->switches();
   EXPECT_EQ(oob->other_ports, n.storage_nodes + switches + n.pdus);
   EXPECT_EQ(n.racks, 32);  // 4 DGX a rack (an SU's 32 nodes in 8 racks)
-  // The two ports of a node land on two different switches.
+  // The two ports of a node land on two different switches (NVIDIA HGX AI Factory enterprise
+  // RA, network logical architecture: a node's two north-south ports go "to two separate
+  // switches to provide redundancy").
   std::map<std::string, std::set<std::string>> leaves_of;
   for_each_network_link(p, [&](const NetworkLink& l) {
     if (l.a_device == "node001" && l.network != NetworkKind::kOob)
