@@ -90,6 +90,16 @@ printf 'cluster: {gpu: h100-sxm, gpus: 20000000, nic: cx7-400g}\n' > too-many-gp
 expect 2 "cluster.gpus: 20000000 is more than the 16777216 this tool plans" \
   "$bin" plan too-many-gpus.yaml
 expect 2 "is a folder, not a spec file" "$bin" plan "$work"
+{ small; printf 'networks:\n  storage: {target_bandwidth: 40}\n'; } > net-unitless.yaml
+expect 2 "net-unitless.yaml:3:31: error: networks.storage.target_bandwidth" "$bin" plan net-unitless.yaml
+{ small; printf 'networks:\n  storage: {storage_nodes: 100000000000}\n'; } > net-huge.yaml
+expect 2 "net-huge.yaml:3:28: error: networks.storage.storage_nodes" "$bin" plan net-huge.yaml
+{ small; printf 'networks:\n  storage: {storage_nodes: 70000}\n'; } > net-many.yaml
+expect 2 "net-many.yaml:3:28: error: networks.storage.storage_nodes: 70000 is more than the 65536" "$bin" plan net-many.yaml
+{ printf 'cluster: {gpu: h100-sxm, nodes: 100000, nic: cx7-400g}\n'; printf 'networks:\n  storage: {target_bandwidth: 2000GB/s}\n'; } > net-target.yaml
+expect 2 "net-target.yaml:3:.*networks.storage.target_bandwidth: .*more than the 65536" "$bin" plan net-target.yaml
+{ small; printf 'networks: [storage]\n'; } > net-list.yaml
+expect 2 "net-list.yaml:2:11: error: networks" "$bin" plan net-list.yaml
 
 echo "== memory: refused before it starts, with the figure"
 printf 'cluster: {gpu: h100-sxm, nodes: 1000000, nic: cx7-400g}\n' > million.yaml

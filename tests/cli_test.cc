@@ -1076,3 +1076,67 @@ TEST(CliWhatIf, DegradeAndSlowShowTheJobSlowedToItsSlowestMember) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("did you mean 'node005'"), std::string::npos) << bad.err;
 }
+namespace {
+
+TEST(CliNetworks, PlanStepAndConfigsShowTheOtherNetworks) {
+  const std::string ex = std::string(GPUFABRIC_SOURCE_DIR) + "/examples/networks-dgx-256.yaml";
+  CmdResult text = gpufabric("plan " + ex);
+  ASSERT_EQ(text.code, 0) << text.err;
+  for (const char* s : {"networks (isolation: physical", "compute", "storage", "inband", "oob",
+                        "cluster+nets", "checkpoint     980 GB (14 B/param)"})
+    EXPECT_NE(text.out.find(s), std::string::npos) << s << "\n" << text.out;
+  CmdResult js = gpufabric("plan " + ex + " --json");
+  ASSERT_EQ(js.code, 0);
+  const auto j = nlohmann::json::parse(js.out);
+  ASSERT_EQ(j["networks"]["nets"].size(), 3u);
+  EXPECT_EQ(j["networks"]["isolation"], "physical");
+  double sum = 0;
+  for (const auto& n : j["networks"]["nets"]) sum += n["capex_usd"].get<double>();
+  EXPECT_NEAR(j["networks"]["capex_usd"].get<double>(), sum, 0.05);
+  EXPECT_NEAR(j["networks"]["cluster_capex_usd"].get<double>(),
+              j["bom"]["capex_usd"].get<double>() + sum, 0.1);
+  EXPECT_DOUBLE_EQ(j["checkpoint"]["bytes"].get<double>(), 70e9 * 14);
+  EXPECT_FALSE(j["checkpoint"]["converged"].get<bool>());
+  // A compute-only spec's plan.json has no networks key and no checkpoint.
+  CmdResult plain = gpufabric("plan examples/seed-70b-1024.yaml --json");
+  const auto k = nlohmann::json::parse(plain.out);
+  EXPECT_FALSE(k.contains("networks"));
+  EXPECT_FALSE(k.contains("checkpoint"));
+
+  CmdResult step = gpufabric("step " + ex + " --json --no-sensitivity");
+  ASSERT_EQ(step.code == 0 || step.code == 1, true) << step.err;
+  const auto s = nlohmann::json::parse(step.out);
+  EXPECT_GT(s["checkpoint"]["write_s"].get<double>(), 0);
+
+  // cabling.csv: every network's links, the network column last.
+  const fs::path dir = temp_dir("networks");
+  ASSERT_EQ(gpufabric("plan " + ex + " -o " + dir.string()).code, 0);
+  std::ifstream cab(dir / "cabling.csv");
+  std::string header;
+  std::getline(cab, header);
+  EXPECT_EQ(header.substr(header.rfind(',') + 1), "network");
+  std::map<std::string, long long> per;
+  for (std::string l; std::getline(cab, l);) ++per[l.substr(l.rfind(',') + 1)];
+  EXPECT_EQ(per["compute"], j["links"]["total"].get<long long>());
+  for (const auto& n : j["networks"]["nets"])
+    EXPECT_EQ(per[n["network"].get<std::string>()],
+              n["host_links"].get<long long>() + n["leaf_spine_links"].get<long long>());
+  fs::remove_all(dir);
+}
+
+TEST(CliNetworks, BadNetworksKeyIsExitTwoWithFileLineKey) {
+  const fs::path spec = write_temp("badnet.yaml",
+                                   "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n"
+                                   "networks:\n  isolation: vlan\n  oob:\n    pdu_per_rack: 2\n");
+  CmdResult r = gpufabric("plan " + spec.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find(spec.string() +
+                       ":5:5: error: networks.oob.pdu_per_rack: unknown key (did you mean "
+                       "'pdus_per_rack'?)"),
+            std::string::npos)
+      << r.err;
+  fs::remove(spec);
+}
+
+}  // namespace

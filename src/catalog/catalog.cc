@@ -46,6 +46,10 @@ int Switch::ports_at(double gbps) const {
   return 0;
 }
 
+bool Switch::has_role(SwitchRole r) const {
+  return std::find(roles.begin(), roles.end(), r) != roles.end();
+}
+
 int Switch::cages() const { return std::max(1, ports / std::max(1, ports_per_cage)); }
 
 std::optional<PortSlot> Switch::slot(int port, double gbps) const {
@@ -101,7 +105,7 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
        "bf16_tflops", "fp8_tflops", "tflops_source", "scaleup", "pcie_gen", "gpus_per_node",
        "max_nics_per_node", "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour",
        "hbm_gbps", "hbm_source", "matmul_efficiency", "attention_efficiency",
-       "kernel_efficiency_source", "sm_count", "sm_source"});
+       "kernel_efficiency_source", "sm_count", "sm_source", "networks"});
   if (auto v = r.text(n, "name", path)) g.name = *v;
   if (auto v = r.text(n, "vendor", path)) g.vendor = *v;
   if (auto v = r.number(n, "memory_gb", path, true)) g.memory_gb = *v;
@@ -143,6 +147,24 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
     r.check_keys(gh, path + ".gpu_hour", with_cost({"usd"}));
     if (auto v = r.number(gh, "usd", path + ".gpu_hour", true)) g.gpu_hour_usd = *v;
     read_cost(r, gh, path + ".gpu_hour", g.gpu_hour, false, false);
+  }
+  const YAML::Node nw = child(n, "networks");
+  if (nw.IsDefined() && r.expect_map(nw, path + ".networks")) {
+    const std::string np = path + ".networks";
+    r.check_keys(nw, np,
+                 {"storage_nic", "storage_nics", "storage_ports", "inband_ports", "storage_speed",
+                  "inband_speed", "storage_read", "source"});
+    auto& s = g.networks;
+    if (auto v = r.text(nw, "storage_nic", np, true)) s.storage_nic = *v;
+    if (auto v = r.small_positive_int(nw, "storage_nics", np)) s.storage_nics = *v;
+    if (auto v = r.small_positive_int(nw, "storage_ports", np)) s.storage_ports = *v;
+    if (auto v = r.small_positive_int(nw, "inband_ports", np)) s.inband_ports = *v;
+    if (auto v = r.quantity(nw, "storage_speed", np, units::parse_bitrate))
+      s.storage_gbps = *v / 1e9;
+    if (auto v = r.quantity(nw, "inband_speed", np, units::parse_bitrate)) s.inband_gbps = *v / 1e9;
+    if (auto v = r.quantity(nw, "storage_read", np, units::parse_bitrate))
+      s.storage_read_gbs = *v / 8e9;
+    if (auto v = r.text(nw, "source", np, true)) s.source = *v;
   }
   if (g.compute_efficiency <= 0 || g.compute_efficiency > 1)
     r.error(child(n, "compute_efficiency"), path + ".compute_efficiency",
@@ -290,10 +312,26 @@ void read_sonic(YamlReader& r, const YAML::Node& n, const std::string& path, Son
 
 void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Switch& s) {
   r.check_keys(n, path,
-               with_cost({"id", "name", "technology", "ports", "port_speed", "ports_per_cage",
-                          "breakout", "buffer_mb", "in_network_reduction", "adaptive_routing",
-                          "latency_ns", "latency_source", "modular", "rack_units", "lanes_per_cage",
-                          "serdes_lanes", "asic_vendor", "sonic"}));
+               with_cost({"id",
+                          "name",
+                          "technology",
+                          "ports",
+                          "port_speed",
+                          "ports_per_cage",
+                          "breakout",
+                          "buffer_mb",
+                          "in_network_reduction",
+                          "adaptive_routing",
+                          "latency_ns",
+                          "latency_source",
+                          "modular",
+                          "rack_units",
+                          "lanes_per_cage",
+                          "serdes_lanes",
+                          "asic_vendor",
+                          "sonic",
+                          "roles",
+                          "uplinks"}));
   if (auto v = r.text(n, "name", path)) s.name = *v;
   if (auto v = r.choice_of(n, "technology", path, kSwitchTechnologyNames, true)) s.technology = *v;
   if (auto v = r.small_positive_int(n, "ports", path, true)) s.ports = *v;
@@ -324,6 +362,29 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
         s.breakouts.push_back(o);
       }
     }
+  }
+  if (const YAML::Node ro = child(n, "roles"); ro.IsDefined()) {
+    if (!ro.IsSequence() || ro.size() == 0) {
+      r.error(ro, path + ".roles", "expected a list of roles: [storage, inband]",
+              "roles: fabric, storage, inband, oob, mgmt-spine");
+    } else {
+      s.roles.clear();
+      for (const auto& e : ro) {
+        const std::string t = e.IsScalar() ? e.Scalar() : "";
+        if (auto role = parse_name(kSwitchRoleNames, t))
+          s.roles.push_back(*role);
+        else
+          r.error(e, path + ".roles", fmt::format("'{}' is not a switch role", t),
+                  did_you_mean(t, names_of(kSwitchRoleNames)));
+      }
+    }
+  }
+  if (const YAML::Node up = child(n, "uplinks");
+      up.IsDefined() && r.expect_map(up, path + ".uplinks")) {
+    r.check_keys(up, path + ".uplinks", {"ports", "port_speed"});
+    if (auto v = r.small_positive_int(up, "ports", path + ".uplinks", true)) s.uplink_ports = *v;
+    if (auto v = r.quantity(up, "port_speed", path + ".uplinks", units::parse_bitrate, true))
+      s.uplink_gbps = *v / 1e9;
   }
   if (auto v = r.small_positive_int(n, "lanes_per_cage", path)) s.lanes_per_cage = *v;
   if (auto v = r.choice_of(n, "asic_vendor", path, kAsicVendorNames)) s.asic_vendor = *v;

@@ -72,6 +72,17 @@ struct GpuModel {
   double gpu_hour_usd = 0;  ///< rental price per GPU-hour
   CostFigure node;          ///< one server: price and power
   CostFigure gpu_hour;      ///< provenance of gpu_hour_usd
+  /// The server's ports for the other networks (spec networks: defaults).
+  struct Networks {
+    std::string storage_nic;      ///< catalog id of the NIC carrying storage and in-band ports
+    int storage_nics = 2;         ///< such NICs per server
+    int storage_ports = 2;        ///< ports per server cabled to the storage network
+    int inband_ports = 2;         ///< ports per server cabled to the in-band network
+    double storage_gbps = 200;    ///< speed a storage port runs at
+    double inband_gbps = 100;     ///< speed an in-band port runs at
+    double storage_read_gbs = 0;  ///< GB/s per server the storage fabric is built for; 0: none
+    std::string source;           ///< where these come from; empty: estimate
+  } networks;
   double tflops(Precision precision) const;  ///< dense peak; fp8 falls back to bf16
 };
 
@@ -84,6 +95,16 @@ struct Nic {
   int pcie_gen = 5;
   CostFigure cost;
 };
+
+/// What a switch is used for: the compute (GPU) fabric, or one of the cluster's other networks.
+/// An entry without `roles:` is a compute-fabric switch; the compute planner considers only
+/// those with kFabric, so that adding a management switch never changes a compute plan.
+enum class SwitchRole { kFabric, kStorage, kInband, kOob, kMgmtSpine };
+inline constexpr EnumName<SwitchRole> kSwitchRoleNames[] = {{SwitchRole::kFabric, "fabric"},
+                                                            {SwitchRole::kStorage, "storage"},
+                                                            {SwitchRole::kInband, "inband"},
+                                                            {SwitchRole::kOob, "oob"},
+                                                            {SwitchRole::kMgmtSpine, "mgmt-spine"}};
 
 /// A way to run a switch's ports at a lower speed (e.g. 64x800G as 128x400G).
 struct Breakout {
@@ -175,6 +196,12 @@ struct Switch {
   std::vector<int> serdes_lanes;  ///< the ASIC lane of each cage's first lane; empty: unknown
   std::optional<AsicVendor> asic_vendor;
   std::optional<SonicPlatform> sonic;  ///< absent: no SONiC platform known for the switch
+  std::vector<SwitchRole> roles{SwitchRole::kFabric};
+  /// Separate uplink ports (a management switch's 4 x 100G beside its 48 x 1G): 0 = none, the
+  /// uplinks are taken from `ports`.
+  int uplink_ports = 0;
+  double uplink_gbps = 0;
+  bool has_role(SwitchRole r) const;
   /// Ports available at `gbps` (native or by breakout); 0 when the speed is not offered.
   int ports_at(double gbps) const;
   /// Front-panel cages: ports / ports_per_cage.
@@ -188,11 +215,13 @@ struct Switch {
 
 /// What a cable part is: a direct-attach copper cable, an active optical cable, a transceiver
 /// (two per optical link), or the fibre between two transceivers.
-enum class CableKind { kDac, kAoc, kTransceiver, kFibre };
+/// kRj45: a twisted-pair patch cord (BASE-T management ports).
+enum class CableKind { kDac, kAoc, kTransceiver, kFibre, kRj45 };
 inline constexpr EnumName<CableKind> kCableKindNames[] = {{CableKind::kDac, "dac"},
                                                           {CableKind::kAoc, "aoc"},
                                                           {CableKind::kTransceiver, "transceiver"},
-                                                          {CableKind::kFibre, "fibre"}};
+                                                          {CableKind::kFibre, "fibre"},
+                                                          {CableKind::kRj45, "rj45"}};
 
 /// A cable or optical part. Links are DAC (short), AOC, or two transceivers plus fibre.
 struct CablePart {

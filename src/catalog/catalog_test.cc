@@ -212,3 +212,38 @@ switches:
 }
 
 }  // namespace gf
+
+namespace gf {
+
+TEST(Catalog, NetworkRolesUplinksAndServerPorts) {
+  auto c = builtin_catalog();
+  ASSERT_TRUE(c.ok());
+  const Switch& oob = c->switches.at("sn2201");
+  EXPECT_TRUE(oob.has_role(SwitchRole::kOob));
+  EXPECT_FALSE(oob.has_role(SwitchRole::kFabric));
+  EXPECT_EQ(oob.ports_at(1), 48);
+  EXPECT_EQ(oob.uplink_ports, 4);
+  EXPECT_DOUBLE_EQ(oob.uplink_gbps, 100);
+  // A switch without roles: is a compute-fabric switch.
+  EXPECT_TRUE(c->switches.at("arista-7060x6").has_role(SwitchRole::kFabric));
+  EXPECT_TRUE(c->switches.at("qm9700").has_role(SwitchRole::kStorage));
+  const auto& dgx = c->gpus.at("h100-sxm").networks;
+  EXPECT_EQ(dgx.storage_ports, 2);
+  EXPECT_EQ(dgx.inband_ports, 2);
+  EXPECT_DOUBLE_EQ(dgx.storage_read_gbs, 40);
+  EXPECT_TRUE(c->nics.count(dgx.storage_nic));
+  EXPECT_NE(c->cable_for(CableKind::kRj45, 1, 2.5), nullptr);
+
+  Catalog mine = *c;
+  auto errs = merge_catalog(mine,
+                            "switches:\n  - {id: x, technology: ethernet, ports: 48, port_speed: "
+                            "1G, lanes_per_cage: 1, latency_ns: 1, price_usd: 1, power_w: 1, "
+                            "estimate: true, roles: [ob]}\n",
+                            "mine.yaml");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].key, "switches.x.roles");
+  EXPECT_NE(errs[0].message.find("'ob' is not a switch role"), std::string::npos);
+  EXPECT_NE(errs[0].hint.find("oob"), std::string::npos) << errs[0].hint;
+}
+
+}  // namespace gf

@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/resources.h"
@@ -10,6 +11,7 @@
 #include "common/output.h"
 #include "plan/plan.h"
 #include "report/plan_report.h"
+#include "sim/checkpoint.h"
 #include "spec/spec.h"
 
 namespace gf::cli {
@@ -27,6 +29,13 @@ int run(const PlanFlags& f) {
   const Plan* plan = &loaded->plan;
   auto json = plan_json(*plan);
   json["gpufabric_version"] = build_version();
+  // The checkpoint of the spec's model over the storage network (networks: and a workload).
+  std::optional<CheckpointEstimate> ckpt;
+  if (plan->networks && loaded->spec.workload) {
+    const auto& w = *loaded->spec.workload;
+    ckpt = checkpoint_estimate(*plan, w, nominal_dp_traffic(*plan, w));
+    json["checkpoint"] = checkpoint_json(*ckpt);
+  }
   if (!f.out.empty()) {
     auto written = write_outputs(f.out, {{"plan.json", json.dump(2) + "\n"},
                                          {"plan.md", plan_markdown(*plan)},
@@ -39,7 +48,7 @@ int run(const PlanFlags& f) {
   if (f.json)
     std::cout << json.dump(2) << "\n";
   else
-    std::cout << plan_text(*plan);
+    std::cout << plan_text(*plan) << (ckpt ? checkpoint_text(*ckpt) : "");
   return kExitOk;
 }
 

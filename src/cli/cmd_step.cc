@@ -3,13 +3,16 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/resources.h"
 #include "common/output.h"
 #include "plan/plan.h"
+#include "report/plan_report.h"
 #include "report/step_report.h"
 #include "report/step_trace.h"
+#include "sim/checkpoint.h"
 #include "sim/step.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
@@ -41,10 +44,17 @@ int run(const StepFlags& f) {
     if (!f.json)
       for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
   }
-  if (f.json)
-    std::cout << step_json(*r, sens).dump(2) << "\n";
-  else
-    std::cout << step_text(plan->name, *r, sens);
+  // The checkpoint over the storage network, against the simulated DP all-reduce (networks:).
+  std::optional<CheckpointEstimate> ckpt;
+  if (plan->networks && loaded->spec.workload)
+    ckpt = checkpoint_estimate(*plan, *loaded->spec.workload, step_dp_traffic(*r, *plan));
+  if (f.json) {
+    auto j = step_json(*r, sens);
+    if (ckpt) j["checkpoint"] = checkpoint_json(*ckpt);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << step_text(plan->name, *r, sens) << (ckpt ? checkpoint_text(*ckpt) : "");
+  }
   bool pass = r->memory.fits;
   for (const auto& c : r->constraints) pass = pass && c.pass;
   if (!r->memory.fits) {

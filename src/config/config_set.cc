@@ -8,6 +8,7 @@
 #include "config/eos.h"
 #include "config/frr.h"
 #include "config/hosts.h"
+#include "config/mgmt.h"
 #include "config/nvue.h"
 #include "config/opensm.h"
 #include "config/sonic.h"
@@ -130,11 +131,34 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
     unfit.insert(u.target);
   }
   ConfigSet set;
+  // The other networks (spec networks:): their addresses, VLANs and management interfaces.
+  NetAddressPlan nets;
+  if (plan.networks) {
+    auto n = plan_network_addresses(plan, planned.spec);
+    if (!n) {
+      std::vector<Diagnostic> errs;
+      for (const auto& d : n.errors()) errs.push_back(planned.spec.at(d.key, d.message, d.hint));
+      return errs;
+    }
+    nets = std::move(*n);
+  }
+  auto add_networks = [&](bool ip_plan_written) {
+    if (!plan.networks) return;
+    if (!ip_plan_written) {
+      set.files.push_back(
+          {"ip-plan.csv", "kind,device,interface,address,peer_device,peer_interface,asn\n" +
+                              network_ip_plan_rows(nets)});
+      set.folders.push_back("ip-plan.csv");
+    }
+    for (auto& f : network_files(plan, nets, planned.spec)) set.files.push_back(std::move(f));
+    set.folders.push_back("networks/");
+  };
   if (plan.technology == Technology::kInfiniband) {  // the subnet manager configures the fabric
     set.files = {{"opensm/opensm.conf", opensm_conf(plan)},
                  {"opensm/partitions.conf", opensm_partitions()},
                  {"cabling.csv", cabling_csv(plan, planned.catalog)}};
     set.folders = {"opensm/", "cabling.csv"};
+    add_networks(false);
     return set;
   }
   auto a = plan_addresses(plan, planned.catalog, planned.spec.addressing);
@@ -148,23 +172,38 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
   auto wanted = [&](const std::string& t) {
     return (targets.empty() || targets.count(t) > 0) && !unfit.count(t);
   };
-  set.files.push_back({"ip-plan.csv", ip_plan_csv(plan, ap)});
+  set.files.push_back({"ip-plan.csv", ip_plan_csv(plan, ap) + network_ip_plan_rows(nets)});
   set.folders.push_back("ip-plan.csv");
   for (const auto& t : kEthernetTargets)
     if (wanted(t.name)) set.folders.push_back(t.folder);
   const CumulusRelease cumulus = parse_cumulus_release(planned.spec.addressing.cumulus_version);
+  // A compute switch's management interface goes before its configuration's last line.
+  auto before_last = [](std::string text, const std::string& last, const std::string& block) {
+    const auto at = text.rfind(last);
+    if (at != std::string::npos) text.insert(at, block);
+    return text;
+  };
   for (const auto& sw : ap.switches) {
+    const NetAddress* mgmt = nets.mgmt_of(sw.name);
     if (wanted("frr")) set.files.push_back({"frr/" + sw.name + ".conf", frr_conf(plan, ap, sw)});
-    if (wanted("eos")) set.files.push_back({"eos/" + sw.name + ".cfg", eos_config(plan, ap, sw)});
+    if (wanted("eos"))
+      set.files.push_back(
+          {"eos/" + sw.name + ".cfg",
+           mgmt ? before_last(eos_config(plan, ap, sw), "end\n", eos_management(nets, *mgmt))
+                : eos_config(plan, ap, sw)});
     if (wanted("sonic")) {
       auto db = sonic_config_db(plan, planned.catalog, ap, sw);
       if (!db)
         return planned.spec.at(db.errors()[0].key, db.errors()[0].message, db.errors()[0].hint);
+      if (mgmt) sonic_management(nets, *mgmt, *db);
       set.files.push_back({"sonic/" + sw.name + "/config_db.json", db->dump(2) + "\n"});
       set.files.push_back({"sonic/" + sw.name + "/frr.conf", sonic_frr_conf(plan, ap, sw)});
     }
     if (wanted("nvue"))
-      set.files.push_back({"nvue/" + sw.name + ".sh", nvue_commands(plan, ap, sw, cumulus)});
+      set.files.push_back({"nvue/" + sw.name + ".sh",
+                           mgmt ? before_last(nvue_commands(plan, ap, sw, cumulus),
+                                              "nv config apply", nvue_management(nets, *mgmt))
+                                : nvue_commands(plan, ap, sw, cumulus)});
   }
   if (wanted("host"))
     for (auto& h : host_files(plan, ap)) set.files.push_back(std::move(h));
@@ -172,6 +211,7 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
     set.files.push_back({"ansible/inventory.yml", ansible_inventory(plan, ap)});
     set.files.push_back({"ansible/hosts.yml", ansible_playbook()});
   }
+  add_networks(true);
   return set;
 }
 

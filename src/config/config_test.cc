@@ -8,14 +8,17 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "../../tests/support.h"
+#include "common/csv.h"
 #include "config/addressing.h"
 #include "config/ansible.h"
 #include "config/config_set.h"
 #include "config/eos.h"
 #include "config/frr.h"
 #include "config/hosts.h"
+#include "config/mgmt.h"
 #include "config/nvue.h"
 #include "config/opensm.h"
 #include "config/sonic.h"
@@ -744,4 +747,77 @@ TEST(Hosts, EveryNodeGetsItsRailsAndNcclEnvironment) {
 }
 
 }  // namespace
+}  // namespace gf
+
+namespace gf {
+
+// networks: every OOB endpoint of cabling.csv gets one address in networks.oob.subnet; each
+// compute switch's configuration in every flavour holds its own management address.
+TEST(Networks, EveryEndpointIsAddressedAndEverySwitchHasItsManagementInterface) {
+  const PlannedSpec ex = testing::load_example("networks-dgx-256.yaml");
+  ASSERT_TRUE(ex.plan.networks.has_value());
+  auto set = config_files(ex, {});
+  ASSERT_TRUE(set.ok()) << format_diagnostics(set.errors());
+  std::map<std::string, std::string> files;
+  for (const auto& [path, content] : set->files) files[path] = content;
+  long long oob_links = 0;
+  for_each_network_link(ex.plan, [&](const NetworkLink& l) {
+    if (l.network == NetworkKind::kOob && l.a_device.rfind("oob-", 0) != 0) ++oob_links;
+  });
+  // ip-plan.csv: one oob row per OOB endpoint, every address unique within its network.
+  std::istringstream ip(files.at("ip-plan.csv"));
+  std::set<std::string> seen;
+  std::map<std::string, std::string> mgmt;
+  long long oob_rows = 0;
+  for (std::string line; std::getline(ip, line);) {
+    const auto f = split_csv(line);
+    if (f.size() < 4) continue;
+    if (f[0] == "oob" || f[0] == "inband" || f[0] == "storage") {
+      EXPECT_TRUE(seen.insert(f[3]).second) << "address used twice: " << line;
+    }
+    if (f[0] == "oob") {
+      ++oob_rows;
+      EXPECT_EQ(f[3].rfind("10.16.", 0), 0u) << line;
+      if (f[2] == "mgmt0") mgmt[f[1]] = f[3];
+    }
+  }
+  EXPECT_EQ(oob_rows, oob_links);
+  ASSERT_EQ(set->addresses.switches.size(), static_cast<size_t>(ex.plan.switch_total));
+  for (const auto& sw : set->addresses.switches) {
+    ASSERT_TRUE(mgmt.count(sw.name)) << sw.name;
+    const std::string& a = mgmt[sw.name];
+    const std::string eos = files.at("eos/" + sw.name + ".cfg");
+    EXPECT_NE(eos.find("interface Management1\n   vrf MGMT\n   ip address " + a + "\n"),
+              std::string::npos)
+        << eos;
+    EXPECT_EQ(eos.substr(eos.size() - 4), "end\n");
+    const auto db = nlohmann::json::parse(files.at("sonic/" + sw.name + "/config_db.json"));
+    EXPECT_EQ(db["MGMT_INTERFACE"]["eth0|" + a]["gwaddr"], "10.16.0.1");
+    EXPECT_EQ(db["MGMT_PORT"]["eth0"]["admin_status"], "up");
+    const std::string nv = files.at("nvue/" + sw.name + ".sh");
+    EXPECT_LT(nv.find("nv set interface eth0 ip address " + a), nv.find("nv config apply"));
+    EXPECT_EQ(sh_syntax(nv), 0);
+  }
+  // The in-band switches bridge their VLAN; every server has its bond and storage addresses.
+  const std::string ib = files.at("networks/inband-leaf-a01.sh");
+  EXPECT_NE(ib.find("nv set bridge domain br_default vlan 20"), std::string::npos);
+  EXPECT_NE(ib.find("nv set interface swp1 bridge domain br_default access 20"), std::string::npos);
+  EXPECT_EQ(sh_syntax(ib), 0);
+  const auto np = YAML::Load(files.at("hosts/node001/netplan-networks.yaml"));
+  EXPECT_EQ(np["network"]["bonds"]["bond0"]["interfaces"].size(), 2u);
+  EXPECT_EQ(
+      np["network"]["ethernets"]["stor0"]["addresses"][0].as<std::string>().rfind("10.64.", 0), 0u);
+}
+
+TEST(Networks, ASubnetTooSmallIsAnErrorAtItsKey) {
+  const PlannedSpec ex = testing::load_example("networks-dgx-256.yaml");
+  PlannedSpec small = ex;
+  small.spec.networks->oob.addressing.subnet = "10.16.0.0/27";
+  auto set = config_files(small, {});
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.errors()[0].key, "networks.oob.subnet");
+  EXPECT_NE(set.errors()[0].message.find("holds 29 addresses"), std::string::npos)
+      << set.errors()[0].message;
+}
+
 }  // namespace gf

@@ -211,19 +211,47 @@ void for_each_link(const Plan& p, const Catalog& cat,
   }
 }
 
+void for_each_compute_switch(const Plan& p,
+                             const std::function<void(const std::string&, bool)>& visit) {
+  const Topology& t = p.topo;
+  const Namer nm{t,
+                 std::max(3, digits(p.nodes)),
+                 std::max(2, digits(t.units)),
+                 std::max(3, digits(t.leaves)),
+                 std::max(2, digits(t.spines)),
+                 std::max(2, digits(t.pods)),
+                 std::max(3, digits(t.cores))};
+  for (int plane = 0; plane < t.planes; ++plane) {
+    for (long long l = 0; l < t.leaves; ++l)
+      visit(nm.leaf(plane, l), t.kind == TopologyKind::kSingle);
+    for (long long s = 0; s < t.spines; ++s)
+      visit(nm.spine(plane, s), t.kind == TopologyKind::kClos2);
+    for (long long c = 0; c < t.cores; ++c) visit(nm.core(plane, c), false);
+  }
+}
+
 std::string cabling_csv(const Plan& p, const Catalog& cat) {
   fmt::memory_buffer out;
-  // The name columns come last, so that a reader of the first six columns is unchanged.
-  fmt::format_to(std::back_inserter(out),
-                 "a_device,a_port,b_device,b_port,cable,length_class,a_port_name,b_port_name\n");
+  // The name columns come after the first six, and `network` last, so that a reader of the
+  // earlier columns is unchanged.
+  fmt::format_to(
+      std::back_inserter(out),
+      "a_device,a_port,b_device,b_port,cable,length_class,a_port_name,b_port_name,network\n");
   // A switch port's front-panel name; a node's or an appliance's port keeps its own name.
   auto name = [&p](int port_no, const std::string& port) {
     return port_no > 0 ? panel_port_name(p, port_no) : port;
   };
   for_each_link(p, cat, [&](const CableRun& r) {
-    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{}\n", r.a_device, r.a_port,
-                   r.b_device, r.b_port, r.cable, r.length_class, name(r.a_port_no, r.a_port),
-                   name(r.b_port_no, r.b_port));
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},compute\n", r.a_device,
+                   r.a_port, r.b_device, r.b_port, r.cable, r.length_class,
+                   name(r.a_port_no, r.a_port), name(r.b_port_no, r.b_port));
+  });
+  // The other networks' switches are not in the port model (plan/ports.h): their port names are
+  // the port numbers.
+  for_each_network_link(p, [&](const NetworkLink& l) {
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{}\n", l.a_device, l.a_port,
+                   l.b_device, l.b_port, l.cable, l.length_class, l.a_port, l.b_port,
+                   network_kind_name(l.network));
   });
   return fmt::to_string(out);
 }

@@ -277,7 +277,8 @@ Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, Technolog
 
 }  // namespace
 
-Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
+namespace {
+Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   // validate_spec() guarantees these; a caller that skipped it still gets an error, not a crash.
   if (!cat.gpus.count(spec.cluster.gpu) || !cat.nics.count(spec.cluster.nic) ||
       spec.cluster.nodes < 1 || spec.cluster.nics_per_node < 1)
@@ -302,6 +303,8 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
     if (std::find(techs.begin(), techs.end(), tech) == techs.end()) continue;
     if (f.switch_id != "auto" && id != f.switch_id) continue;
     if (sw.ports_at(lane) == 0) continue;
+    // Only compute-fabric switches: a storage or management switch is planned with its network.
+    if (!sw.has_role(SwitchRole::kFabric) && id != f.switch_id) continue;
     Option o = plan_on(spec, cat, sw, tech);
     Candidate c{tech,
                 id,
@@ -497,6 +500,19 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
         "of injection bandwidth, so traffic between groups is tapered",
         p.topo.pods, p.topo.global_links_per_pair,
         100 * p.bisection_gbps / (static_cast<double>(p.node_leaf_total) * p.topo.lane_gbps)));
+  return p;
+}
+
+}  // namespace
+
+Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
+  auto compute = make_compute_plan(spec, cat);
+  if (!compute || !spec.networks) return compute;
+  Plan p = std::move(*compute);
+  auto n = plan_networks(spec, cat, p);
+  if (!n) return n.errors();
+  for (const auto& w : n->warnings) p.warnings.push_back(w);
+  p.networks = std::move(*n);
   return p;
 }
 

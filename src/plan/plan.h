@@ -9,6 +9,8 @@
 
 #include "catalog/catalog.h"
 #include "common/diag.h"
+#include "plan/bom.h"
+#include "plan/networks.h"
 #include "spec/spec.h"
 
 namespace gf {
@@ -37,25 +39,6 @@ struct Topology {
   int global_links_per_pair = 0;                        ///< dragonfly
   long long node_leaf_links = 0, leaf_spine_links = 0, spine_core_links = 0;  ///< per plane
   long long max_endpoints = 0;  ///< what this kind and switch reach per plane
-};
-
-/// A line of the bill of materials.
-struct BomItem {
-  std::string category;  ///< compute | nic | switch | cable | transceiver | fibre
-  std::string id, name, role;
-  long long qty = 0;
-  double unit_usd = 0, unit_w = 0;
-  std::string source;  ///< citation or "estimate"
-};
-
-/// The bill of materials with totals.
-struct Bom {
-  std::vector<BomItem> items;
-  double capex_usd = 0, power_w = 0;
-  double network_capex_usd = 0, network_power_w = 0;  ///< everything but the servers
-  double compute_capex_usd = 0;
-  double network_usd_per_gpu = 0;
-  double network_share = 0;  ///< network capex / cluster capex
 };
 
 /// An option the planner evaluated (technology x switch), for the reasoning.
@@ -101,10 +84,10 @@ struct Plan {
   Technology technology = Technology::kRoce;
   std::string technology_reason;
   std::string switch_reason;
-  LoadBalancing load_balancing = LoadBalancing::kEcmp;  ///< resolved
+  LoadBalancing load_balancing = LoadBalancing::kEcmp;    ///< resolved
   EcmpSeedPolicy ecmp_seed = EcmpSeedPolicy::kPerSwitch;  ///< fabric.ecmp_hash.seed
-  NcclRelease nccl = kNewestNccl;                       ///< cluster.nccl
-  bool in_network_reduction = false;                    ///< resolved
+  NcclRelease nccl = kNewestNccl;                         ///< cluster.nccl
+  bool in_network_reduction = false;                      ///< resolved
   int appliance_ports = 0;
   Topology topo;
   int leaf_total = 0, spine_total = 0, core_total = 0, switch_total = 0;
@@ -112,7 +95,9 @@ struct Plan {
   double bisection_gbps = 0;             ///< both directions, across the worst half/half cut
   double spine_ports_free_fraction = 0;  ///< of the top tier's ports, for growth (seed §8)
   long long max_nodes_same_tiers = 0;    ///< growth limit without adding a tier
-  Bom bom;
+  Bom bom;  ///< the compute fabric and its servers; the other networks have their own
+  /// The other networks (spec networks:), sized; absent without a networks: section.
+  std::optional<NetworksPlan> networks;
   std::vector<Candidate> candidates;
   std::vector<std::string> warnings;
   std::vector<std::string> notes;
@@ -159,7 +144,11 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
 /// `visit` is called once per link (131k GPUs: ~400k links, so no vector is built).
 void for_each_link(const Plan& plan, const Catalog& catalog,
                    const std::function<void(const CableRun&)>& visit, bool with_names = true);
-/// The same links as CSV text with a header row.
+/// The compute fabric's switches by name (`top_tier`: a spine of clos2, the switch of single).
+void for_each_compute_switch(
+    const Plan& plan, const std::function<void(const std::string& name, bool top_tier)>& visit);
+/// The same links as CSV text with a header row, every network's links included; the last
+/// column, `network`, names the network of each link (compute, storage, inband, oob).
 std::string cabling_csv(const Plan& plan, const Catalog& catalog);
 
 /// Bill of materials of a sized plan (fills plan.bom).

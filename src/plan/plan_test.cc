@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -250,7 +251,8 @@ void check_cabling(const std::string& yaml) {
   std::getline(in, line);
   while (std::getline(in, line)) {
     const auto f = split_csv(line);
-    ASSERT_EQ(f.size(), 8u) << line;
+    ASSERT_EQ(f.size(), 9u) << line;
+    EXPECT_EQ(f[8], "compute") << line;
     EXPECT_TRUE(names.insert(f[0] + "#" + f[6]).second) << line;
     EXPECT_TRUE(names.insert(f[2] + "#" + f[7]).second) << line;
     EXPECT_EQ(f[7], panel_port_name(p, std::atoi(f[3].c_str()))) << line;
@@ -314,17 +316,19 @@ TEST(Cabling, NamesAndMediaAreRealistic) {
   const std::string csv = cabling_csv(p, cat);
   // The numbered columns first, as before the names were added, so their readers are unchanged.
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "a_device,a_port,b_device,b_port,cable,length_class,a_port_name,b_port_name");
+            "a_device,a_port,b_device,b_port,cable,length_class,a_port_name,b_port_name,network");
   EXPECT_NE(csv.find("node001,nic0,su01-r0-leaf,1,"), std::string::npos);
   EXPECT_NE(csv.find("node064,nic7,su02-r7-leaf,32,"), std::string::npos);
   EXPECT_NE(csv.find("su01-r0-leaf,33,spine01,1,"), std::string::npos);
   // Leaf-spine at hall distance on twin-port cages (the QM9700's 32 OSFP cages of two 400G
   // ports): twin-port transceivers + fibre, and port 33 is the second half of cage 17.
-  EXPECT_NE(csv.find("su01-r0-leaf,33,spine01,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/1,1/1\n"),
-            std::string::npos);
-  EXPECT_NE(csv.find("su01-r0-leaf,34,spine02,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/2,1/1\n"),
-            std::string::npos);
-  EXPECT_NE(csv.find(",nic0,1/1\n"), std::string::npos);  // a node's port keeps its name
+  EXPECT_NE(
+      csv.find("su01-r0-leaf,33,spine01,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/1,1/1,compute\n"),
+      std::string::npos);
+  EXPECT_NE(
+      csv.find("su01-r0-leaf,34,spine02,1,xcvr-2x400g-sr8+fibre-mmf-mpo,hall,17/2,1/1,compute\n"),
+      std::string::npos);
+  EXPECT_NE(csv.find(",nic0,1/1,compute\n"), std::string::npos);  // a node's port keeps its name
 }
 
 // One port model names a port for the cabling plan and for every flavour: cabling port 65 of a
@@ -365,6 +369,164 @@ TEST(Ports, EveryFlavourNamesTheSameSubPortOfACage) {
   EXPECT_EQ(eos_port_name(q, 33), "Ethernet33/1");
   EXPECT_EQ(cumulus_port_name(q, 33), "swp33");
   EXPECT_EQ(cumulus_breakout(q), "");
+}
+
+}  // namespace gf
+
+namespace gf {
+namespace {
+
+const char* kDgx =
+    "name: t\ncluster: {gpu: h100-sxm, nodes: 127, nic: cx7-400g}\n"
+    "fabric: {technology: infiniband, switch: qm9700, scalable_unit: 32, appliance_ports: 4}\n";
+
+std::map<std::string, long long> links_per_network(const Plan& p) {
+  std::map<std::string, long long> out;
+  std::istringstream in(cabling_csv(p, *builtin_catalog()));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line,
+            "a_device,a_port,b_device,b_port,cable,length_class,a_port_name,b_port_name,network");
+  while (std::getline(in, line)) ++out[line.substr(line.rfind(',') + 1)];
+  return out;
+}
+
+}  // namespace
+
+TEST(Networks, WithoutTheSectionThePlanIsTheComputeFabricAlone) {
+  const Plan p = plan_of(kDgx);
+  EXPECT_FALSE(p.networks.has_value());
+  const auto links = links_per_network(p);
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_EQ(links.at("compute"), p.link_total);
+}
+
+// DGX SuperPOD H100 RA, network fabrics, Figure 4 (DGX H100 network ports): each node has a
+// pair of storage ports and a pair of in-band ports, one of each on either dual-port card, and
+// one BMC port on the out-of-band network; the compute fabric's counts stay those of Table 4.
+TEST(Networks, EveryDgxPortIsCabledAndTheComputeFiguresStayApart) {
+  const Plan bare = plan_of(kDgx);
+  const Plan p = plan_of(std::string(kDgx) + "networks:\n");
+  ASSERT_TRUE(p.networks.has_value());
+  EXPECT_EQ(p.switch_total, bare.switch_total);
+  EXPECT_EQ(p.link_total, bare.link_total);
+  EXPECT_DOUBLE_EQ(p.bom.capex_usd, bare.bom.capex_usd);
+  EXPECT_DOUBLE_EQ(p.bom.network_power_w, bare.bom.network_power_w);
+  const NetworksPlan& n = *p.networks;
+  const NetworkPlan* st = n.find(NetworkKind::kStorage);
+  const NetworkPlan* ib = n.find(NetworkKind::kInband);
+  const NetworkPlan* oob = n.find(NetworkKind::kOob);
+  ASSERT_TRUE(st && ib && oob);
+  EXPECT_EQ(st->node_ports, 127 * 2);
+  EXPECT_EQ(ib->node_ports, 127 * 2);
+  EXPECT_EQ(oob->node_ports, 127);
+  // 40 GB/s per node (the RA's GDS read figure) from storage servers of 8 x 200G (200 GB/s).
+  EXPECT_EQ(n.storage_nodes, static_cast<int>(std::ceil(127 * 40.0 / 200)));
+  // The OOB network reaches every server's BMC, every switch's management port, every PDU.
+  long long switches = p.switch_total + st->switches() + ib->switches();
+  EXPECT_EQ(oob->other_ports, n.storage_nodes + switches + n.pdus);
+  EXPECT_EQ(n.racks, 32);  // 4 DGX a rack (an SU's 32 nodes in 8 racks)
+  // The two ports of a node land on two different switches (NVIDIA HGX AI Factory enterprise
+  // RA, network logical architecture: a node's two north-south ports go "to two separate
+  // switches to provide redundancy").
+  std::map<std::string, std::set<std::string>> leaves_of;
+  for_each_network_link(p, [&](const NetworkLink& l) {
+    if (l.a_device == "node001" && l.network != NetworkKind::kOob)
+      leaves_of[network_kind_name(l.network)].insert(l.b_device);
+  });
+  EXPECT_EQ(leaves_of["storage"].size(), 2u);
+  EXPECT_EQ(leaves_of["inband"].size(), 2u);
+  // cabling.csv holds every link once, each network's count as planned.
+  const auto links = links_per_network(p);
+  EXPECT_EQ(links.at("compute"), p.link_total);
+  for (const NetworkPlan* x : {st, ib, oob})
+    EXPECT_EQ(links.at(network_kind_name(x->kind)), x->host_links + x->leaf_spine_links)
+        << network_kind_name(x->kind);
+  // Totals: each network's BOM adds up, and the networks' sum is reported apart.
+  double sum = 0;
+  for (const auto& x : n.nets) {
+    double items = 0;
+    for (const auto& it : x.bom.items) items += it.unit_usd * it.qty;
+    EXPECT_NEAR(items, x.bom.capex_usd, 1e-6);
+    sum += x.bom.capex_usd;
+  }
+  EXPECT_NEAR(sum, n.capex_usd, 1e-6);
+  EXPECT_GT(n.capex_usd, 0);
+}
+
+TEST(Networks, OneTierWhileALeafPairHoldsEveryPortThenLeafSpine) {
+  // 16 nodes: one SN4600C pair holds the in-band ports (DGX BasePOD deployment guide: the
+  // in-band network is a pair of SN4600C, "SN4600 #1" and "#2", joined by an MLAG peer link).
+  const std::string small =
+      "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\n"
+      "networks: {inband: {switch: sn4600c}, storage: {storage_nodes: 2}}\n";
+  const Plan s = plan_of(small);
+  const NetworkPlan* ib = s.networks->find(NetworkKind::kInband);
+  ASSERT_TRUE(ib);
+  EXPECT_EQ(ib->tiers, 1);
+  EXPECT_EQ(ib->leaves, 2);
+  EXPECT_EQ(ib->spines, 0);
+  // 512 nodes: 512 ports a side on 64-port leaves at 3:1 (48 down): 11 leaves a side, spines.
+  const std::string big =
+      "cluster: {gpu: h100-sxm, nodes: 512, nic: cx7-400g}\n"
+      "networks: {inband: {switch: sn4600c}, storage: {storage_nodes: 16}}\n";
+  const Plan b = plan_of(big);
+  const NetworkPlan* bi = b.networks->find(NetworkKind::kInband);
+  ASSERT_TRUE(bi);
+  EXPECT_EQ(bi->tiers, 2);
+  EXPECT_EQ(bi->leaf_down, 48);
+  EXPECT_EQ(bi->leaves, 2 * 11);
+  EXPECT_EQ(bi->leaf_up, 16);
+  EXPECT_GE(bi->spines, 2);
+  // Every spine port holds at most one leaf uplink.
+  EXPECT_LE(1LL * bi->leaves * bi->leaf_up, 1LL * bi->spines * bi->spine_sw.ports_at(100));
+  // An OOB leaf's 48 x 1G ports uplink over its own 100G ports to a 100G spine.
+  const NetworkPlan* oob = b.networks->find(NetworkKind::kOob);
+  ASSERT_TRUE(oob);
+  EXPECT_EQ(oob->sw.id, "sn2201");
+  EXPECT_DOUBLE_EQ(oob->uplink_gbps, 100);
+  EXPECT_EQ(oob->leaves, static_cast<int>(std::ceil((512 + oob->other_ports) / 48.0)));
+}
+
+TEST(Networks, VlanConvergesStorageOntoTheComputeFabric) {
+  const std::string spec =
+      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, spine_headroom: 0.5}\n"
+      "networks: {isolation: vlan, storage: {storage_nodes: 4}}\n";
+  const Plan p = plan_of(spec);
+  const NetworkPlan* st = p.networks->find(NetworkKind::kStorage);
+  ASSERT_TRUE(st);
+  EXPECT_TRUE(st->uplinks_to_compute);
+  EXPECT_EQ(st->node_ports, 0);      // the GPU servers reach storage over their rails
+  EXPECT_EQ(st->host_links, 4 * 8);  // only the storage servers' ports
+  EXPECT_TRUE(st->nic_id.empty());   // the dual-port cards are counted with in-band
+  EXPECT_FALSE(p.networks->find(NetworkKind::kInband)->nic_id.empty());
+  // Without free top-tier ports the storage leaves have nowhere to go.
+  const auto errs = plan_errors(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband}\nnetworks: {isolation: vlan}\n");
+  ASSERT_FALSE(errs.empty());
+  EXPECT_EQ(errs[0].key, "networks.isolation");
+  EXPECT_NE(errs[0].message.find("free ports"), std::string::npos) << errs[0].message;
+}
+
+TEST(Networks, AServerWithoutStorageFiguresNeedsThemFromTheSpec) {
+  const auto errs = plan_errors("cluster: {gpu: mi300x, nodes: 4, nic: cx7-400g}\nnetworks:\n");
+  ASSERT_FALSE(errs.empty());
+  EXPECT_EQ(errs[0].key, "networks.storage.nic");
+  const Plan p = plan_of(
+      "cluster: {gpu: mi300x, nodes: 4, nic: cx7-400g}\n"
+      "networks: {storage: {nic: dual-cx7-400g, ports_per_node: 2, storage_nodes: 1}}\n");
+  EXPECT_EQ(p.networks->find(NetworkKind::kStorage)->node_ports, 8);
+}
+
+TEST(Networks, ManagementSwitchesNeverEnterTheComputePlan) {
+  // 100G NICs: SN4600C runs 100G ports, but it is an in-band/storage switch, not a fabric one.
+  const Plan p = plan_of("cluster: {gpu: a100-sxm-80g, nodes: 16, nic: cx6-100g}\n");
+  for (const auto& c : p.candidates) {
+    EXPECT_NE(c.switch_id, "sn4600c");
+    EXPECT_NE(c.switch_id, "sn4700");
+  }
 }
 
 }  // namespace gf

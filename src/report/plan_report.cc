@@ -34,6 +34,120 @@ std::string topology_line(const Plan& p) {
 
 }  // namespace
 
+nlohmann::json items_json(const std::vector<BomItem>& bom) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& it : bom)
+    items.push_back({{"category", it.category},
+                     {"id", it.id},
+                     {"name", it.name},
+                     {"role", it.role},
+                     {"qty", it.qty},
+                     {"unit_usd", it.unit_usd},
+                     {"unit_w", it.unit_w},
+                     {"source", it.source}});
+  return items;
+}
+
+nlohmann::json networks_json(const Plan& p) {
+  if (!p.networks) return nullptr;
+  const NetworksPlan& n = *p.networks;
+  nlohmann::json nets = nlohmann::json::array();
+  for (const auto& x : n.nets)
+    nets.push_back({{"network", network_kind_name(x.kind)},
+                    {"switch", x.sw.id},
+                    {"switch_reason", x.switch_reason},
+                    {"spine_switch", x.spines > 0 ? x.spine_sw.id : ""},
+                    {"port_gbps", x.port_gbps},
+                    {"uplink_gbps", x.uplink_gbps},
+                    {"ports_per_node", x.ports_per_node},
+                    {"tiers", x.tiers},
+                    {"leaves", x.leaves},
+                    {"spines", x.spines},
+                    {"switches", x.switches()},
+                    {"host_links", x.host_links},
+                    {"leaf_spine_links", x.leaf_spine_links},
+                    {"uplinks_to_compute", x.uplinks_to_compute},
+                    {"capex_usd", round_to(x.bom.capex_usd, 0.01)},
+                    {"power_w", round_to(x.bom.power_w, 0.1)},
+                    {"items", items_json(x.bom.items)}});
+  return {{"isolation", isolation_name(n.isolation)},
+          {"storage_nodes", n.storage_nodes},
+          {"storage_node_gbps", n.storage_node_gbps},
+          {"storage_target_gbs_per_node", round_to(n.storage_target_gbs_per_node, 1e-3)},
+          {"racks", n.racks},
+          {"pdus", n.pdus},
+          {"capex_usd", round_to(n.capex_usd, 0.01)},
+          {"power_w", round_to(n.power_w, 0.1)},
+          {"cluster_capex_usd", round_to(p.bom.capex_usd + n.capex_usd, 0.01)},
+          {"cluster_power_w", round_to(p.bom.power_w + n.power_w, 0.1)},
+          {"nets", nets}};
+}
+
+std::string networks_text(const Plan& p) {
+  if (!p.networks) return "";
+  const NetworksPlan& n = *p.networks;
+  std::vector<std::vector<std::string>> cols;
+  cols.push_back({"", "switch", "ports", "tiers", "switches", "links", "capex", "power"});
+  std::string sw = fmt::format("{}", p.leaf_total);
+  if (p.spine_total) sw += fmt::format("+{}", p.spine_total);
+  if (p.core_total) sw += fmt::format("+{}", p.core_total);
+  cols.push_back({"compute", p.sw.id, fmt::format("{:g}G", p.topo.lane_gbps),
+                  std::to_string(p.topo.tiers), sw, std::to_string(p.link_total),
+                  format_usd(p.bom.network_capex_usd), format_power(p.bom.network_power_w)});
+  for (const auto& x : n.nets) {
+    std::string xs = std::to_string(x.leaves);
+    if (x.spines) xs += fmt::format("+{}", x.spines);
+    std::string id = x.sw.id;
+    if (x.spines && x.spine_sw.id != x.sw.id) id += "/" + x.spine_sw.id;
+    cols.push_back({network_kind_name(x.kind), id, fmt::format("{:g}G", x.port_gbps),
+                    std::to_string(x.tiers), xs, std::to_string(x.host_links + x.leaf_spine_links),
+                    format_usd(x.bom.capex_usd), format_power(x.bom.power_w)});
+  }
+  std::string s =
+      fmt::format("  networks (isolation: {}{})\n", isolation_name(n.isolation),
+                  n.storage_nodes ? fmt::format(", {} storage servers", n.storage_nodes) : "");
+  for (size_t row = 0; row < cols[0].size(); ++row) {
+    s += fmt::format("    {:<10}", cols[0][row]);
+    for (size_t c = 1; c < cols.size(); ++c) s += fmt::format(" {:>16}", cols[c][row]);
+    s += "\n";
+  }
+  s += fmt::format("  {:<14} {} capex, {} (compute fabric and servers {}, other networks {})\n",
+                   "cluster+nets", format_usd(p.bom.capex_usd + n.capex_usd),
+                   format_power(p.bom.power_w + n.power_w), format_usd(p.bom.capex_usd),
+                   format_usd(n.capex_usd));
+  return s;
+}
+
+nlohmann::json checkpoint_json(const CheckpointEstimate& c) {
+  nlohmann::json j = {{"bytes", c.bytes},           {"bytes_per_param", c.bytes_per_param},
+                      {"write_s", c.write_s},       {"write_gbs", c.write_Bps / 1e9},
+                      {"bottleneck", c.bottleneck}, {"converged", c.converged}};
+  if (c.converged) {
+    j["allreduce_alone_s"] = c.allreduce_alone_s;
+    j["allreduce_shared_s"] = c.allreduce_shared_s;
+    j["allreduce_bandwidth_share"] = round_to(c.allreduce_share, 1e-4);
+    j["write_shared_s"] = c.write_shared_s;
+    j["step_cost_s"] = c.step_cost_s;
+  }
+  return j;
+}
+
+std::string checkpoint_text(const CheckpointEstimate& c) {
+  if (c.write_Bps <= 0) return "";
+  std::string s =
+      fmt::format("  {:<14} {} ({:g} B/param) written in {} at {:.0f} GB/s, bound by the {}\n",
+                  "checkpoint", units::format_bytes(c.bytes), c.bytes_per_param,
+                  units::format_seconds(c.write_s), c.write_Bps / 1e9, c.bottleneck);
+  if (c.converged)
+    s += fmt::format(
+        "  {:<14} on the compute NICs (vlan): the DP all-reduce keeps {:.0f}% of its bandwidth "
+        "while the checkpoint is written ({} -> {}), the write takes {}; +{} a step meanwhile\n",
+        "", 100 * c.allreduce_share, units::format_seconds(c.allreduce_alone_s),
+        units::format_seconds(c.allreduce_shared_s), units::format_seconds(c.write_shared_s),
+        units::format_seconds(c.step_cost_s));
+  return s;
+}
+
 nlohmann::json plan_json(const Plan& p) {
   using nlohmann::json;
   const Topology& t = p.topo;
@@ -63,7 +177,7 @@ nlohmann::json plan_json(const Plan& p) {
     }
     cands.push_back(j);
   }
-  return {
+  json out = {
       {"name", p.name},
       {"gpus", p.gpus},
       {"nodes", p.nodes},
@@ -125,6 +239,9 @@ nlohmann::json plan_json(const Plan& p) {
       {"warnings", p.warnings},
       {"notes", p.notes},
   };
+  // Only with a networks: section, so that a compute-only plan.json is what it always was.
+  if (p.networks) out["networks"] = networks_json(p);
+  return out;
 }
 
 std::string bom_csv(const Plan& p) {
@@ -133,6 +250,13 @@ std::string bom_csv(const Plan& p) {
     out += fmt::format("{},{},{},{},{},{:.2f},{:.1f},{:.2f},{:.1f},{}\n", it.category, it.id,
                        csv_field(it.name), csv_field(it.role), it.qty, it.unit_usd, it.unit_w,
                        it.unit_usd * it.qty, it.unit_w * it.qty, csv_field(it.source));
+  // The other networks' lines follow the compute fabric's (their roles name the network).
+  if (p.networks)
+    for (const auto& x : p.networks->nets)
+      for (const auto& it : x.bom.items)
+        out += fmt::format("{},{},{},{},{},{:.2f},{:.1f},{:.2f},{:.1f},{}\n", it.category, it.id,
+                           csv_field(it.name), csv_field(it.role), it.qty, it.unit_usd, it.unit_w,
+                           it.unit_usd * it.qty, it.unit_w * it.qty, csv_field(it.source));
   return out;
 }
 
@@ -172,6 +296,7 @@ std::string plan_text(const Plan& p) {
   if (p.topo.kind != TopologyKind::kSingle)
     line("growth", fmt::format("{:.0f}% of top-tier ports free; up to {} nodes without a new tier",
                                100 * p.spine_ports_free_fraction, p.max_nodes_same_tiers));
+  s += networks_text(p);
   for (const auto& w : p.warnings) s += "  warning: " + w + "\n";
   for (const auto& n : p.notes) s += "  note: " + n + "\n";
   return s;
@@ -209,6 +334,28 @@ std::string plan_markdown(const Plan& p) {
       format_usd(p.bom.network_capex_usd), format_usd(p.bom.network_usd_per_gpu),
       100 * p.bom.network_share, format_power(p.bom.network_power_w), format_usd(p.bom.capex_usd),
       format_power(p.bom.power_w));
+  if (p.networks) {
+    s +=
+        fmt::format("## Other networks (isolation: {})\n\n", isolation_name(p.networks->isolation));
+    s += "| network | switch | ports | tiers | leaves | spines | links | capex | power |\n"
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& x : p.networks->nets)
+      s += fmt::format("| {} | {} | {:g}G | {} | {} | {} | {} | {} | {} |\n",
+                       network_kind_name(x.kind), x.sw.id, x.port_gbps, x.tiers, x.leaves, x.spines,
+                       x.host_links + x.leaf_spine_links, format_usd(x.bom.capex_usd),
+                       format_power(x.bom.power_w));
+    s += "\n| category | item | role | qty | unit | total | power | source |\n"
+         "|---|---|---|---:|---:|---:|---:|---|\n";
+    for (const auto& x : p.networks->nets)
+      for (const auto& it : x.bom.items)
+        s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", it.category, it.id, it.role,
+                         it.qty, format_usd(it.unit_usd), format_usd(it.unit_usd * it.qty),
+                         format_power(it.unit_w * it.qty), it.source);
+    s += fmt::format("\nOther networks: **{}**, {}. Cluster with them: **{}**, {}.\n\n",
+                     format_usd(p.networks->capex_usd), format_power(p.networks->power_w),
+                     format_usd(p.bom.capex_usd + p.networks->capex_usd),
+                     format_power(p.bom.power_w + p.networks->power_w));
+  }
   s += "## Options evaluated\n\n| technology | switch | topology | switches | network capex |\n"
        "|---|---|---|---:|---:|\n";
   for (const auto& c : p.candidates) {

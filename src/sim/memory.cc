@@ -65,6 +65,11 @@ double layer_activation_bytes(Recompute rc, const LayerShape& l) {
 
 }  // namespace
 
+double checkpoint_bytes_per_param(Precision precision) {
+  const ParamBytes pb = param_bytes(precision);
+  return pb.weights + pb.optimizer;
+}
+
 StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, double microbatches,
                        double expert_params, double hbm_bytes) {
   StepMemory out;

@@ -34,6 +34,10 @@ struct StepMemory {
   const StageMemory& peak() const { return stages[peak_stage]; }
 };
 
+/// Bytes per parameter a checkpoint holds: the weights and the optimizer states (Megatron-LM's
+/// distributed checkpoint saves both; gradients are not saved), e.g. 2 + 12 = 14 for bf16 Adam.
+double checkpoint_bytes_per_param(Precision precision);
+
 /// The memory of `w` split as `layout` says, `microbatches` per step, on a GPU of `hbm_bytes`.
 /// `expert_params` is the part of model.params in MoE experts (sharded over ep).
 StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, double microbatches,

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/checkpoint.h"
+
 namespace gf {
 namespace {
 
@@ -115,6 +117,75 @@ TEST(Memory, ShardingAndRecomputationShrinkTheFootprint) {
   w.recompute = Recompute::kSelective;
   w.virtual_pipeline = 2;
   EXPECT_DOUBLE_EQ(memory_of(w, 64).stages[0].in_flight_microbatches, 8 * 1.4375);
+}
+
+}  // namespace gf
+
+namespace gf {
+
+namespace {
+Plan planned(const std::string& yaml, Spec& spec) {
+  auto s = parse_spec(yaml, "t.yaml");
+  EXPECT_TRUE(s.ok()) << format_diagnostics(s.errors());
+  auto cat = *builtin_catalog();
+  EXPECT_TRUE(validate_spec(*s, cat).empty());
+  spec = *s;
+  auto p = make_plan(*s, cat);
+  EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
+  return *p;
+}
+const char* kWork =
+    "workload: {model: {params: 70B}, precision: bf16, parallelism: {tp: 8, pp: 1}}\n";
+}  // namespace
+
+TEST(Checkpoint, WritesParamsTimesWeightsAndOptimizerAtTheSlowerSide) {
+  EXPECT_EQ(checkpoint_bytes_per_param(Precision::kBf16), 2 + 12);
+  EXPECT_EQ(checkpoint_bytes_per_param(Precision::kFp32), 4 + 8);
+  Spec s;
+  // 64 DGX x 2 x 200G = 3.2 TB/s of node ports; 4 storage servers x 8 x 200G = 800 GB/s.
+  const Plan p = planned(std::string("cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n") +
+                             kWork + "networks: {storage: {storage_nodes: 4}}\n",
+                         s);
+  const auto c = checkpoint_estimate(*&p, *s.workload, nominal_dp_traffic(p, *s.workload));
+  EXPECT_DOUBLE_EQ(c.bytes, 70e9 * 14);
+  EXPECT_NEAR(c.write_Bps, 4 * 8 * 200e9 / 8, 1);
+  EXPECT_NEAR(c.write_s, 70e9 * 14 / 800e9, 1e-9);
+  EXPECT_EQ(c.bottleneck, "storage servers' ports");
+  EXPECT_FALSE(c.converged);
+  // Enough storage servers: the nodes' own ports bound the write.
+  const Plan q = planned(std::string("cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n") +
+                             kWork + "networks: {storage: {storage_nodes: 64}}\n",
+                         s);
+  const auto d = checkpoint_estimate(q, *s.workload, nominal_dp_traffic(q, *s.workload));
+  EXPECT_NEAR(d.write_Bps, 64 * 2 * 200e9 / 8, 1);
+  EXPECT_EQ(d.bottleneck, "GPU servers' storage ports");
+}
+
+// On converged ports the ring and the checkpoint share each NIC's uplink max-min fairly: while
+// the write runs, each NIC lane gives the checkpoint its share of the storage servers (c_s per
+// lane, below half the lane) and the ring the rest, so the ring loses c_s x write time.
+TEST(Checkpoint, ConvergedPortsSlowTheAllReduceByTheWritesShare) {
+  Spec s;
+  const Plan p = planned(std::string("cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n") +
+                             "fabric: {technology: infiniband, spine_headroom: 0.5}\n" + kWork +
+                             "networks: {isolation: vlan, storage: {storage_nodes: 4}}\n",
+                         s);
+  const DpTraffic dp = nominal_dp_traffic(p, *s.workload);
+  const auto c = checkpoint_estimate(p, *s.workload, dp);
+  ASSERT_TRUE(c.converged);
+  const double lane = 400e9 / 8, lanes = 64 * 8;
+  const double per_lane_storage = c.write_Bps / lanes;  // 800 GB/s over 512 lanes
+  ASSERT_LT(per_lane_storage, lane / 2);
+  // The write is bound by the storage servers whether or not it shares: it finishes as alone.
+  EXPECT_NEAR(c.write_shared_s, c.write_s, 1e-6 * c.write_s);
+  const double ring_bytes = dp.nic_bytes;
+  const double alone = ring_bytes / lane;
+  const double shared = alone + c.write_s * per_lane_storage / lane;
+  EXPECT_NEAR(c.allreduce_shared_s / c.allreduce_alone_s, shared / alone, 1e-6);
+  EXPECT_NEAR(c.allreduce_share, alone / shared, 1e-6);
+  EXPECT_GT(c.step_cost_s, 0);
+  // Overlapped all-reduce: the hidden part stays hidden, the slower rest costs the step.
+  EXPECT_NEAR(c.step_cost_s, c.allreduce_shared_s - c.allreduce_alone_s, 1e-9);
 }
 
 }  // namespace gf

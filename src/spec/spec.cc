@@ -365,6 +365,144 @@ void read_addressing(YamlReader& r, const YAML::Node& n, AddressingSpec& a) {
   }
 }
 
+// A network's vlan and subnet keys (networks.storage.vlan, ...).
+void read_net_addressing(YamlReader& r, const YAML::Node& n, const std::string& p,
+                         NetAddressing& a) {
+  if (auto v = r.positive_int(n, "vlan", p)) {
+    // 802.1Q: VLAN IDs 1-4094 (0 and 4095 are reserved); 1 is every switch's default VLAN.
+    if (*v < 2 || *v > 4094)
+      r.error(child(n, "vlan"), YamlReader::join(p, "vlan"),
+              fmt::format("{} is not a usable VLAN ID", *v),
+              "use 2 to 4094 (1 is the default VLAN)");
+    else
+      a.vlan = static_cast<int>(*v);
+  }
+  if (auto v = r.text(n, "subnet", p)) {
+    if (!is_ipv4_prefix(*v))
+      r.error(child(n, "subnet"), YamlReader::join(p, "subnet"),
+              fmt::format("'{}' is not an IPv4 prefix with its host bits zero", *v),
+              "write it as 10.64.0.0/16");
+    else
+      a.subnet = *v;
+  }
+}
+
+// `enabled:` of one network (true/false, on/off).
+void read_enabled(YamlReader& r, const YAML::Node& n, const std::string& p, bool& enabled) {
+  if (auto v = r.boolean(n, "enabled", p)) enabled = *v;
+}
+
+std::optional<double> port_speed(YamlReader& r, const YAML::Node& n, const std::string& p) {
+  if (is_auto(n, "port_speed")) return std::nullopt;
+  auto v = r.quantity(n, "port_speed", p, units::parse_bitrate);
+  if (!v) return std::nullopt;
+  if (*v < 1e9 || *v > 1.6e12) {
+    r.error(child(n, "port_speed"), YamlReader::join(p, "port_speed"),
+            "expected a port speed from 1G to 1600G");
+    return std::nullopt;
+  }
+  return *v / 1e9;
+}
+
+void read_networks(YamlReader& r, const YAML::Node& n, NetworksSpec& s) {
+  const std::string p = "networks";
+  if (!r.expect_map(n, p)) return;
+  r.check_keys(n, p, {"isolation", "storage", "inband", "oob"});
+  if (auto v = r.choice_of(n, "isolation", p, kIsolationNames)) s.isolation = *v;
+  if (const YAML::Node st = child(n, "storage"); st.IsDefined() && !st.IsNull()) {
+    const std::string sp = p + ".storage";
+    auto& t = s.storage;
+    if (r.expect_map(st, sp)) {
+      r.check_keys(
+          st, sp,
+          {"enabled", "nic", "ports_per_node", "port_speed", "storage_nodes", "target_bandwidth",
+           "storage_node_ports", "switch", "oversubscription", "vlan", "subnet"});
+      read_enabled(r, st, sp, t.enabled);
+      if (!is_auto(st, "nic"))
+        if (auto v = r.text(st, "nic", sp)) t.nic = *v;
+      if (!is_auto(st, "ports_per_node"))
+        if (auto v = r.small_positive_int(st, "ports_per_node", sp)) t.ports_per_node = *v;
+      if (auto v = port_speed(r, st, sp)) t.port_gbps = *v;
+      if (child(st, "storage_nodes").IsDefined() && child(st, "target_bandwidth").IsDefined())
+        r.error(child(st, "target_bandwidth"), sp + ".target_bandwidth",
+                "give either storage_nodes or target_bandwidth, not both");
+      if (!is_auto(st, "storage_nodes"))
+        if (auto v = r.small_positive_int(st, "storage_nodes", sp)) {
+          if (*v > kMaxStorageNodes)
+            r.error(child(st, "storage_nodes"), sp + ".storage_nodes",
+                    fmt::format("{} is more than the {} storage servers this tool plans", *v,
+                                kMaxStorageNodes));
+          else
+            t.storage_nodes = *v;
+        }
+      if (!is_auto(st, "target_bandwidth"))
+        if (auto v = r.quantity(st, "target_bandwidth", sp, units::parse_bitrate)) {
+          if (*v <= 0 || *v > 1.6e13)
+            r.error(child(st, "target_bandwidth"), sp + ".target_bandwidth",
+                    "expected a bandwidth per GPU node, e.g. 40GB/s");
+          else
+            t.target_gbs_per_node = *v / 8e9;
+        }
+      if (auto v = r.small_positive_int(st, "storage_node_ports", sp)) {
+        if (*v > 64)
+          r.error(child(st, "storage_node_ports"), sp + ".storage_node_ports",
+                  "expected 1 to 64 ports per storage server");
+        else
+          t.storage_node_ports = *v;
+      }
+      if (auto v = r.text(st, "switch", sp)) t.switch_id = *v;
+      if (auto v = r.quantity(st, "oversubscription", sp, units::parse_ratio)) {
+        if (*v < 1 || *v > 16)
+          r.error(child(st, "oversubscription"), sp + ".oversubscription",
+                  "expected a down:up ratio between 1 (non-blocking) and 16");
+        else
+          t.oversubscription = *v;
+      }
+      read_net_addressing(r, st, sp, t.addressing);
+    }
+  }
+  if (const YAML::Node ib = child(n, "inband"); ib.IsDefined() && !ib.IsNull()) {
+    const std::string ip = p + ".inband";
+    auto& t = s.inband;
+    if (r.expect_map(ib, ip)) {
+      r.check_keys(ib, ip, {"enabled", "ports_per_node", "port_speed", "switch", "vlan", "subnet"});
+      read_enabled(r, ib, ip, t.enabled);
+      if (!is_auto(ib, "ports_per_node"))
+        if (auto v = r.small_positive_int(ib, "ports_per_node", ip)) t.ports_per_node = *v;
+      if (auto v = port_speed(r, ib, ip)) t.port_gbps = *v;
+      if (auto v = r.text(ib, "switch", ip)) t.switch_id = *v;
+      read_net_addressing(r, ib, ip, t.addressing);
+    }
+  }
+  if (const YAML::Node ob = child(n, "oob"); ob.IsDefined() && !ob.IsNull()) {
+    const std::string op = p + ".oob";
+    auto& t = s.oob;
+    if (r.expect_map(ob, op)) {
+      r.check_keys(ob, op,
+                   {"enabled", "switch", "nodes_per_rack", "pdus_per_rack", "vlan", "subnet"});
+      read_enabled(r, ob, op, t.enabled);
+      if (auto v = r.text(ob, "switch", op)) t.switch_id = *v;
+      if (auto v = r.small_positive_int(ob, "nodes_per_rack", op)) {
+        if (*v > 72)
+          r.error(child(ob, "nodes_per_rack"), op + ".nodes_per_rack",
+                  "expected 1 to 72 servers per rack");
+        else
+          t.nodes_per_rack = *v;
+      }
+      if (child(ob, "pdus_per_rack").IsDefined()) {
+        if (auto v = r.number(ob, "pdus_per_rack", op)) {
+          if (*v < 0 || *v > 16 || std::floor(*v) != *v)
+            r.error(child(ob, "pdus_per_rack"), op + ".pdus_per_rack",
+                    "expected 0 to 16 PDUs per rack");
+          else
+            t.pdus_per_rack = static_cast<int>(*v);
+        }
+      }
+      read_net_addressing(r, ob, op, t.addressing);
+    }
+  }
+}
+
 }  // namespace
 
 bool is_ipv4_prefix(const std::string& s) {
@@ -413,7 +551,8 @@ std::vector<Diagnostic> parse_into(const std::string& text, const std::string& f
   structural = !child(root, "cluster").IsMap();
   index_positions(root, "", s.where);
   r.check_keys(root, "",
-               {"name", "cluster", "fabric", "workload", "constraints", "addressing", "catalog"});
+               {"name", "cluster", "fabric", "workload", "constraints", "addressing", "networks",
+                "catalog"});
   if (auto v = r.text(root, "name", "")) {
     // Shown as given (report title, plan.json); whoever makes a file or namespace name from it
     // derives a safe one (the lab does).
@@ -436,6 +575,12 @@ std::vector<Diagnostic> parse_into(const std::string& text, const std::string& f
   }
   read_constraints(r, child(root, "constraints"), s.constraints);
   read_addressing(r, child(root, "addressing"), s.addressing);
+  if (const YAML::Node nw = child(root, "networks"); nw.IsDefined()) {
+    // `networks:` with nothing under it asks for every network with its defaults.
+    NetworksSpec ns;
+    if (!nw.IsNull()) read_networks(r, nw, ns);
+    s.networks = ns;
+  }
   const YAML::Node cat = child(root, "catalog");
   if (cat.IsDefined() && !cat.IsNull()) {
     if (!cat.IsSequence()) {
@@ -564,6 +709,66 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
         errs.push_back(
             s.at("fabric.switch",
                  fmt::format("'{}' is an InfiniBand switch; the fabric is RoCE", sw.id)));
+    }
+  }
+  if (s.networks) {
+    const auto& n = *s.networks;
+    if (!n.storage.nic.empty() && !cat.nics.count(n.storage.nic)) {
+      const std::string h = did_you_mean(n.storage.nic, cat.nic_ids());
+      errs.push_back(s.at("networks.storage.nic", fmt::format("unknown NIC '{}'", n.storage.nic),
+                          h.empty() ? "see catalog/nics.yaml for known ids" : h));
+    }
+    if (gpu && n.storage.nic.empty() && !gpu->networks.storage_nic.empty() &&
+        !cat.nics.count(gpu->networks.storage_nic))
+      errs.push_back(s.at("networks.storage.nic",
+                          fmt::format("the catalog's {} server names NIC '{}', which the catalog "
+                                      "lacks",
+                                      gpu->id, gpu->networks.storage_nic)));
+    const std::pair<const char*, const std::string*> switches[] = {
+        {"networks.storage.switch", &n.storage.switch_id},
+        {"networks.inband.switch", &n.inband.switch_id},
+        {"networks.oob.switch", &n.oob.switch_id}};
+    for (const auto& [key, id] : switches)
+      if (*id != "auto" && !cat.switches.count(*id)) {
+        const std::string h = did_you_mean(*id, cat.switch_ids());
+        errs.push_back(s.at(key, fmt::format("unknown switch '{}'", *id),
+                            h.empty() ? "see catalog/switches.yaml, or use auto" : h));
+      }
+    // One VLAN and one subnet per network, none overlapping another or the fabric's pools.
+    struct Pool {
+      std::string key, prefix;
+    };
+    std::vector<Pool> pools = {{"addressing.loopbacks", s.addressing.loopbacks},
+                               {"addressing.links", s.addressing.links},
+                               {"addressing.hosts", s.addressing.hosts}};
+    std::map<int, std::string> vlans;
+    const std::pair<const char*, const NetAddressing*> nets[] = {
+        {"networks.storage", &n.storage.addressing},
+        {"networks.inband", &n.inband.addressing},
+        {"networks.oob", &n.oob.addressing}};
+    auto range = [](const std::string& prefix) {
+      unsigned a = 0, b = 0, c = 0, d = 0, len = 0;
+      std::sscanf(prefix.c_str(), "%3u.%3u.%3u.%3u/%2u", &a, &b, &c, &d, &len);
+      const uint64_t lo = (uint64_t{a} << 24) | (b << 16) | (c << 8) | d;
+      return std::pair<uint64_t, uint64_t>{lo, lo + (uint64_t{1} << (32 - len)) - 1};
+    };
+    for (const auto& [key, a] : nets) {
+      if (auto [it, fresh] = vlans.emplace(a->vlan, key); !fresh)
+        errs.push_back(s.at(std::string(key) + ".vlan",
+                            fmt::format("VLAN {} is also {}'s", a->vlan, it->second),
+                            "give each network its own VLAN"));
+      const auto [lo, hi] = range(a->subnet);
+      for (const auto& other : pools) {
+        const auto [olo, ohi] = range(other.prefix);
+        if (lo <= ohi && olo <= hi) {
+          errs.push_back(
+              s.at(std::string(key) + ".subnet",
+                   fmt::format("{} overlaps {} ({})", a->subnet, other.key, other.prefix),
+                   "give each network its own subnet"));
+          break;
+        }
+      }
+      pools.push_back({std::string(key) + ".subnet", a->subnet});
     }
   }
   if (s.workload && c.nodes > 0 && c.gpus_per_node > 0) {

@@ -201,6 +201,69 @@ struct AddressingSpec {
   std::string cumulus_version = kDefaultCumulusVersion;
 };
 
+/// How the training (compute) network is kept apart from storage and management traffic
+/// (guide §7: "its own physical network or a VLAN"): physical (storage and in-band management
+/// get their own NIC ports and switches) or vlan (storage traffic rides the compute fabric's
+/// ports on its own VLAN, converged, and shares their bandwidth with the collectives).
+enum class Isolation { kPhysical, kVlan };
+inline constexpr EnumName<Isolation> kIsolationNames[] = {{Isolation::kPhysical, "physical"},
+                                                          {Isolation::kVlan, "vlan"}};
+inline const char* isolation_name(Isolation i) { return name_of(kIsolationNames, i); }
+
+/// A network's VLAN and IPv4 subnet (configs: the hosts' and switches' management addresses).
+struct NetAddressing {
+  int vlan = 0;
+  std::string subnet;
+};
+
+/// The most storage servers a plan holds (networks.storage.storage_nodes, or as derived from
+/// target_bandwidth): 65,536, ten times the largest parallel file systems in service, so that a
+/// typo cannot make the cabling plan of millions of ports.
+constexpr int kMaxStorageNodes = 65536;
+
+/// networks.storage: the servers' storage NIC ports to the storage servers. Zero and empty
+/// values are "from the catalog's server" (GpuModel::networks) or derived.
+struct StorageNetSpec {
+  bool enabled = true;
+  std::string nic;                 ///< catalog id of the storage NIC; empty: the server's
+  int ports_per_node = 0;          ///< storage ports per GPU node; 0: the server's
+  double port_gbps = 0;            ///< 0: the NIC's port rate
+  int storage_nodes = 0;           ///< storage servers; 0: sized from target_gbs_per_node
+  double target_gbs_per_node = 0;  ///< GB/s each GPU node must reach; 0: the server's
+  int storage_node_ports =
+      8;  ///< ports of one storage server (estimate: an all-flash appliance, 8 x 200G)
+  std::string switch_id = "auto";
+  double oversubscription = 1.0;  ///< storage leaf down:up
+  NetAddressing addressing{30, "10.64.0.0/16"};
+};
+
+/// networks.inband: the in-band management (and provisioning, user access) network.
+struct InbandNetSpec {
+  bool enabled = true;
+  int ports_per_node = 0;  ///< 0: the server's
+  double port_gbps = 0;    ///< 0: the server's
+  std::string switch_id = "auto";
+  NetAddressing addressing{20, "10.32.0.0/16"};
+};
+
+/// networks.oob: the out-of-band network: every server's BMC, every switch's management port
+/// and the racks' PDUs.
+struct OobNetSpec {
+  bool enabled = true;
+  std::string switch_id = "auto";
+  int nodes_per_rack = 4;  ///< GPU servers per rack (DGX SuperPOD: 32 per SU in 8 racks)
+  int pdus_per_rack = 2;   ///< metered PDUs per rack, each with a management port
+  NetAddressing addressing{10, "10.16.0.0/16"};
+};
+
+/// The spec's `networks:` section: the cluster's networks besides the compute fabric.
+struct NetworksSpec {
+  Isolation isolation = Isolation::kPhysical;
+  StorageNetSpec storage;
+  InbandNetSpec inband;
+  OobNetSpec oob;
+};
+
 /// A validated spec.
 /// The largest cluster a spec may describe: 2^24 GPUs (16.7M, sixteen times the largest being
 /// built) on at most 2^21 nodes; GPUs and NICs per node at most 1,024 (an NVL576 rack is 576).
@@ -219,6 +282,8 @@ struct Spec {
   std::optional<WorkloadSpec> workload;
   ConstraintsSpec constraints;
   AddressingSpec addressing;
+  /// `networks:`; absent: the plan is the compute fabric alone, as before the section existed.
+  std::optional<NetworksSpec> networks;
   std::vector<std::string> catalog_files;  ///< as written (relative to the spec's folder)
   std::map<std::string, SourceLoc> where;  ///< key path -> position in the file
 

@@ -373,4 +373,70 @@ TEST(SpecErrors, CheckpointIntervalNeedsAPositiveTime) {
   e = errors_of(head + "checkpoint_intervl: 30min\n");
   EXPECT_NE(e.find("did you mean 'checkpoint_interval'"), std::string::npos) << e;
 }
+
+TEST(SpecNetworks, AbsentMeansComputeOnlyAndEmptyMeansEveryDefault) {
+  const std::string base = "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n";
+  auto none = parse_spec(base, "spec.yaml");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->networks.has_value());
+  auto all = parse_spec(base + "networks:\n", "spec.yaml");
+  ASSERT_TRUE(all.ok()) << format_diagnostics(all.errors());
+  ASSERT_TRUE(all->networks.has_value());
+  EXPECT_EQ(all->networks->isolation, Isolation::kPhysical);
+  EXPECT_TRUE(all->networks->storage.enabled && all->networks->inband.enabled &&
+              all->networks->oob.enabled);
+  auto set = parse_spec(base +
+                            "networks:\n  isolation: vlan\n  storage: {port_speed: 100G, "
+                            "target_bandwidth: 20GB/s, vlan: 40, subnet: 10.70.0.0/16}\n"
+                            "  inband: {enabled: off}\n  oob: {pdus_per_rack: 0}\n",
+                        "spec.yaml");
+  ASSERT_TRUE(set.ok()) << format_diagnostics(set.errors());
+  EXPECT_EQ(set->networks->isolation, Isolation::kVlan);
+  EXPECT_DOUBLE_EQ(set->networks->storage.port_gbps, 100);
+  EXPECT_DOUBLE_EQ(set->networks->storage.target_gbs_per_node, 20);
+  EXPECT_EQ(set->networks->storage.addressing.vlan, 40);
+  EXPECT_FALSE(set->networks->inband.enabled);
+  EXPECT_EQ(set->networks->oob.pdus_per_rack, 0);
+}
+
+TEST(SpecNetworks, BadKeysAreRefusedWithLineAndKey) {
+  const std::string base = "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nnetworks:\n";
+  auto e = errors_of(base + "  storag: {}\n");
+  EXPECT_NE(e.find("spec.yaml:3:3: error: networks.storag: unknown key (did you mean 'storage'?)"),
+            std::string::npos)
+      << e;
+  e = errors_of(base + "  isolation: vlna\n");
+  EXPECT_NE(e.find("spec.yaml:3:14: error: networks.isolation"), std::string::npos) << e;
+  EXPECT_NE(e.find("vlan"), std::string::npos) << e;
+  e = errors_of(base + "  storage:\n    port_sped: 200G\n");
+  EXPECT_NE(e.find("spec.yaml:4:5: error: networks.storage.port_sped: unknown key (did you mean "
+                   "'port_speed'?)"),
+            std::string::npos)
+      << e;
+  e = errors_of(base + "  storage: {port_speed: 200}\n");
+  EXPECT_NE(e.find("networks.storage.port_speed"), std::string::npos) << e;
+  e = errors_of(base + "  storage: {storage_nodes: 4, target_bandwidth: 40GB/s}\n");
+  EXPECT_NE(e.find("give either storage_nodes or target_bandwidth"), std::string::npos) << e;
+  e = errors_of(base + "  oob: {vlan: 4095}\n");
+  EXPECT_NE(e.find("networks.oob.vlan: 4095 is not a usable VLAN ID"), std::string::npos) << e;
+  e = errors_of(base + "  inband: {subnet: 10.32.0.1/16}\n");
+  EXPECT_NE(e.find("networks.inband.subnet"), std::string::npos) << e;
+  e = errors_of(base + "  storage: {nic: dual-cx7-40g}\n");
+  EXPECT_NE(
+      e.find("networks.storage.nic: unknown NIC 'dual-cx7-40g' (did you mean 'dual-cx7-400g'"),
+      std::string::npos)
+      << e;
+  e = errors_of(base + "  oob: {switch: sn2210}\n");
+  EXPECT_NE(e.find("networks.oob.switch: unknown switch 'sn2210'"), std::string::npos) << e;
+  e = errors_of(base + "  inband: {vlan: 30}\n");
+  EXPECT_NE(e.find("networks.inband.vlan: VLAN 30 is also networks.storage's"), std::string::npos)
+      << e;
+  e = errors_of(base + "  oob: {subnet: 10.0.0.0/8}\n");
+  EXPECT_NE(e.find("networks.oob.subnet: 10.0.0.0/8 overlaps addressing.loopbacks"),
+            std::string::npos)
+      << e;
+  e = errors_of(base + "  inband: {enabled: maybe}\n");
+  EXPECT_NE(e.find("networks.inband.enabled"), std::string::npos) << e;
+}
+
 }  // namespace gf

@@ -1,0 +1,267 @@
+#include "config/mgmt.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+namespace gf {
+namespace {
+
+const NetAddressing& addressing_of(const NetworksSpec& s, NetworkKind k) {
+  return k == NetworkKind::kStorage  ? s.storage.addressing
+         : k == NetworkKind::kInband ? s.inband.addressing
+                                     : s.oob.addressing;
+}
+
+// The rail netdevs of a node, in cabling order (addressing.host_netdevs, else the cabling
+// plan's names nicN / nicN.pM).
+std::vector<std::string> rail_netdevs(const Plan& p, const AddressingSpec& a) {
+  if (!a.host_netdevs.empty()) return a.host_netdevs;
+  std::vector<std::string> out;
+  for (int r = 0; r < p.nics_per_node; ++r)
+    for (int q = 0; q < p.topo.planes; ++q)
+      out.push_back(p.topo.planes > 1 ? fmt::format("nic{}.p{}", r, q + 1)
+                                      : fmt::format("nic{}", r));
+  return out;
+}
+
+bool is_server(const std::string& device) {
+  return device.rfind("node", 0) == 0 || device.rfind("storage", 0) == 0;
+}
+
+// A link from an endpoint (a server's port, a BMC, a management port, a PDU) to its leaf, not
+// one between two switches of the network.
+bool is_host_link(const NetworkLink& l) {
+  return l.network == NetworkKind::kOob ? l.a_device.rfind("oob-", 0) != 0 : is_server(l.a_device);
+}
+
+// Cumulus Linux's name of port `port` (from 1) of `sw` at `gbps`: swp<cage>, or swp<cage>s<sub>
+// when the cage is broken out (Cumulus Linux 5.x, Switch Port Attributes); a management switch's
+// separate uplinks follow its host ports.
+std::string swp(const Switch& sw, double gbps, int port) {
+  const int n = sw.ports_at(gbps);
+  if (n <= 0 || port > n) return fmt::format("swp{}", port);
+  const int per = std::max(1, n / sw.cages());
+  if (per == 1) return fmt::format("swp{}", port);
+  return fmt::format("swp{}s{}", (port - 1) / per + 1, (port - 1) % per);
+}
+
+}  // namespace
+
+const NetAddressPlan::Net* NetAddressPlan::net(NetworkKind k) const {
+  for (const auto& n : nets)
+    if (n.kind == k) return &n;
+  return nullptr;
+}
+
+const NetAddress* NetAddressPlan::mgmt_of(const std::string& device) const {
+  for (const auto& a : addresses)
+    if (a.network == NetworkKind::kOob && a.device == device) return &a;
+  return nullptr;
+}
+
+Result<NetAddressPlan> plan_network_addresses(const Plan& p, const Spec& spec) {
+  NetAddressPlan out;
+  if (!p.networks || !spec.networks) return out;
+  std::map<NetworkKind, uint32_t> next;
+  for (const auto& n : p.networks->nets) {
+    const NetAddressing& a = addressing_of(*spec.networks, n.kind);
+    auto prefix = parse_prefix(a.subnet);
+    if (!prefix) return prefix.errors();
+    NetAddressPlan::Net net{n.kind, *prefix, a.vlan, prefix->addr + 1};
+    out.nets.push_back(net);
+    next[n.kind] = prefix->addr + 2;  // .0 the network, .1 the gateway
+  }
+  auto add = [&](NetworkKind k, std::string device, std::string iface, std::string sw,
+                 std::string port) {
+    out.addresses.push_back(
+        {k, std::move(device), std::move(iface), std::move(sw), std::move(port), next[k]++});
+  };
+  std::set<std::string> bonded;
+  for_each_network_link(p, [&](const NetworkLink& l) {
+    if (!is_host_link(l)) return;  // leaf-spine links are bridged, not addressed
+    if (l.network == NetworkKind::kInband) {
+      // The two in-band ports are one LACP bond to the leaf pair (DGX BasePOD deployment guide:
+      // a bonded interface of slot 1 and slot 2's ports): one address a server.
+      if (bonded.insert(l.a_device).second) add(l.network, l.a_device, "bond0", "", "");
+      return;
+    }
+    add(l.network, l.a_device, l.a_port, l.b_device, l.b_port);
+  });
+  // isolation: vlan: the servers reach storage over their rails, one storage address a rail.
+  if (p.networks->isolation == Isolation::kVlan && p.networks->find(NetworkKind::kStorage) &&
+      p.technology == Technology::kRoce) {
+    const int w = std::max(3, static_cast<int>(std::to_string(p.nodes).size()));
+    const auto rails = rail_netdevs(p, spec.addressing);
+    const int vlan = spec.networks->storage.addressing.vlan;
+    for (long long n = 0; n < p.nodes; ++n)
+      for (const auto& r : rails)
+        add(NetworkKind::kStorage, fmt::format("node{:0{}}", n + 1, w),
+            fmt::format("{}.{}", r, vlan), "", "");
+  }
+  for (const auto& net : out.nets) {
+    const uint64_t size = uint64_t{1} << (32 - net.prefix.len);
+    const uint64_t used = next[net.kind] - net.prefix.addr + 1;  // the broadcast too
+    if (used > size)
+      return Diagnostic::at_key(
+          fmt::format("networks.{}.subnet", network_kind_name(net.kind)),
+          fmt::format("{} holds {} addresses; the {} network needs {}", net.prefix.str(), size - 3,
+                      network_kind_name(net.kind), used - 3),
+          "give it a larger subnet");
+  }
+  return out;
+}
+
+std::string network_ip_plan_rows(const NetAddressPlan& a) {
+  std::string out;
+  for (const auto& n : a.nets)
+    out += fmt::format("{}-gateway,,vlan{},{}/{},,,\n", network_kind_name(n.kind), n.vlan,
+                       ipv4_str(n.gateway), n.prefix.len);
+  for (const auto& x : a.addresses) {
+    const auto* n = a.net(x.network);
+    out +=
+        fmt::format("{},{},{},{}/{},{},{},\n", network_kind_name(x.network), x.device, x.interface,
+                    ipv4_str(x.ip), n ? n->prefix.len : 32, x.switch_name, x.switch_port);
+  }
+  return out;
+}
+
+std::string eos_management(const NetAddressPlan& a, const NetAddress& m) {
+  const auto* n = a.net(NetworkKind::kOob);
+  // EOS User Manual, Management Interfaces / VRFs: Management1 in its own VRF, with the OOB
+  // network's default route there so that management traffic never crosses the fabric.
+  return fmt::format(
+      "! out-of-band management (networks.oob)\n"
+      "vrf instance MGMT\n!\n"
+      "interface Management1\n   vrf MGMT\n   ip address {}/{}\n!\n"
+      "ip route vrf MGMT 0.0.0.0/0 {}\n!\n",
+      ipv4_str(m.ip), n->prefix.len, ipv4_str(n->gateway));
+}
+
+void sonic_management(const NetAddressPlan& a, const NetAddress& m, nlohmann::json& db) {
+  const auto* n = a.net(NetworkKind::kOob);
+  // sonic-mgmt_interface.yang: MGMT_INTERFACE "<port>|<ip/len>" with gwaddr; sonic-mgmt_port.yang:
+  // MGMT_PORT eth0; sonic-mgmt_vrf.yang: MGMT_VRF_CONFIG vrf_global mgmtVrfEnabled.
+  db["MGMT_INTERFACE"][fmt::format("eth0|{}/{}", ipv4_str(m.ip), n->prefix.len)] = {
+      {"gwaddr", ipv4_str(n->gateway)}};
+  db["MGMT_PORT"]["eth0"] = {{"admin_status", "up"}, {"alias", "eth0"}};
+  db["MGMT_VRF_CONFIG"]["vrf_global"] = {{"mgmtVrfEnabled", "true"}};
+}
+
+std::string nvue_management(const NetAddressPlan& a, const NetAddress& m) {
+  const auto* n = a.net(NetworkKind::kOob);
+  // The DGX BasePOD deployment guide's switch configurations: eth0 in VRF mgmt with its gateway.
+  return fmt::format(
+      "# out-of-band management (networks.oob)\n"
+      "nv set interface eth0 ip address {}/{}\n"
+      "nv set interface eth0 ip gateway {}\n"
+      "nv set interface eth0 ip vrf mgmt\n",
+      ipv4_str(m.ip), n->prefix.len, ipv4_str(n->gateway));
+}
+
+std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, const Spec& spec) {
+  std::vector<OutputFile> out;
+  if (!p.networks) return out;
+  // Each Ethernet switch of the other networks: its VLAN on the ports it uses, eth0.
+  struct Ports {
+    std::set<int> host, up;
+  };
+  std::map<std::string, Ports> used;
+  for_each_network_link(p, [&](const NetworkLink& l) {
+    if (is_host_link(l)) {
+      used[l.b_device].host.insert(std::stoi(l.b_port));
+    } else {
+      used[l.a_device].up.insert(std::stoi(l.a_port));
+      used[l.b_device].host.insert(std::stoi(l.b_port));  // a spine's down ports
+    }
+  });
+  for (const NetworkPlan& n : p.networks->nets) {
+    const auto* net = a.net(n.kind);
+    if (!net) continue;
+    for (int spine = 0; spine < 2; ++spine) {
+      const Switch& sw = spine ? n.spine_sw : n.sw;
+      const int count = spine ? n.spines : n.leaves;
+      if (count == 0 || sw.technology != SwitchTechnology::kEthernet) continue;
+      const double host_gbps = spine ? n.uplink_gbps : n.port_gbps;
+      for (int i = 0; i < count; ++i) {
+        const std::string name = network_switch_name(n, spine == 1, i);
+        std::string s = fmt::format(
+            "# generated by gpufabric: {} ({}), a {} of the {} network\n"
+            "nv set system hostname {}\n",
+            name, sw.id, spine ? "spine" : (n.tiers > 1 ? "leaf" : "switch"),
+            network_kind_name(n.kind), name);
+        if (const NetAddress* m = a.mgmt_of(name)) s += nvue_management(a, *m);
+        s += fmt::format("nv set bridge domain br_default vlan {}\n", net->vlan);
+        const Ports& ports = used[name];
+        for (int port : ports.host)
+          s += fmt::format("nv set interface {} bridge domain br_default access {}\n",
+                           swp(sw, host_gbps, port), net->vlan);
+        for (int port : ports.up) {
+          const std::string u = sw.uplink_ports > 0 && port > n.leaf_ports
+                                    ? fmt::format("swp{}", port)
+                                    : swp(sw, n.uplink_gbps, port);
+          s += fmt::format("nv set interface {} bridge domain br_default vlan {}\n", u, net->vlan);
+        }
+        // The subnet's gateway on the top tier: an anycast (VRR) address on every switch of it.
+        const bool top = spine == 1 || n.tiers == 1;
+        if (top && n.kind != NetworkKind::kOob && !n.uplinks_to_compute)
+          s += fmt::format(
+              "nv set interface vlan{0} type svi\n"
+              "nv set interface vlan{0} ip vrr address {1}/{2}\n"
+              "nv set interface vlan{0} ip vrr mac-address 44:38:39:ff:00:{0:02x}\n",
+              net->vlan, ipv4_str(net->gateway), net->prefix.len);
+        s += "nv config apply --assume-yes\nnv config save\n";
+        out.push_back({"networks/" + name + ".sh", s});
+      }
+    }
+  }
+  // Each GPU server: its in-band bond and its storage ports (or storage VLANs on its rails).
+  std::map<std::string, std::vector<const NetAddress*>> per_node;
+  for (const auto& x : a.addresses)
+    if (x.device.rfind("node", 0) == 0 && x.network != NetworkKind::kOob)
+      per_node[x.device].push_back(&x);
+  const auto* inband = a.net(NetworkKind::kInband);
+  const auto* storage = a.net(NetworkKind::kStorage);
+  for (const auto& [node, addrs] : per_node) {
+    std::string eth, bonds, vlans;
+    for (const NetAddress* x : addrs) {
+      const auto* net = a.net(x->network);
+      const std::string ip = fmt::format("{}/{}", ipv4_str(x->ip), net->prefix.len);
+      if (x->interface == "bond0") {
+        for (int q = 0; q < p.networks->find(NetworkKind::kInband)->ports_per_node; ++q)
+          eth += fmt::format("    inband{}: {{}}\n", q);
+        bonds += fmt::format(
+            "  bonds:\n    bond0:\n      interfaces: [{}]\n"
+            "      parameters: {{mode: 802.3ad, lacp-rate: fast}}\n"
+            "      addresses: [{}]\n      routes:\n        - to: default\n          via: {}\n",
+            p.networks->find(NetworkKind::kInband)->ports_per_node > 1 ? "inband0, inband1"
+                                                                       : "inband0",
+            ip, ipv4_str(inband->gateway));
+      } else if (x->interface.find('.') != std::string::npos) {
+        const std::string link = x->interface.substr(0, x->interface.rfind('.'));
+        vlans += fmt::format("    {}:\n      id: {}\n      link: {}\n      addresses: [{}]\n",
+                             x->interface, storage->vlan, link, ip);
+      } else {
+        eth += fmt::format("    {}:\n      mtu: 9000\n      addresses: [{}]\n", x->interface, ip);
+      }
+    }
+    std::string f = fmt::format(
+        "# generated by gpufabric: the other networks of {} (networks:)\n"
+        "# inbandN and storN are the cabling plan's port names: rename them to the netdevs\n"
+        "network:\n  version: 2\n",
+        node);
+    if (!eth.empty() || !vlans.empty()) {
+      f += "  ethernets:\n" + eth;
+      if (!vlans.empty())
+        for (const auto& r : rail_netdevs(p, spec.addressing))
+          if (eth.find("    " + r + ":") == std::string::npos) f += "    " + r + ": {}\n";
+    }
+    f += bonds;
+    if (!vlans.empty()) f += "  vlans:\n" + vlans;
+    out.push_back({"hosts/" + node + "/netplan-networks.yaml", f});
+  }
+  return out;
+}
+
+}  // namespace gf

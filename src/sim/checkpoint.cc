@@ -1,0 +1,114 @@
+#include "sim/checkpoint.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/flow_model.h"
+#include "sim/memory.h"
+
+namespace gf {
+namespace {
+
+// The converged-port model is one rail of one plane: every rail carries the same ring and the
+// same share of the checkpoint, so one rail's links say what all of them do. Rings longer than
+// this many nodes are modelled with this many, the storage side scaled to match (the sharing on
+// a NIC link does not depend on the ring's length).
+constexpr int kMaxModelledNodes = 256;
+
+}  // namespace
+
+DpTraffic nominal_dp_traffic(const Plan& plan, const WorkloadSpec& w) {
+  DpTraffic d;
+  const auto& par = w.parallelism;
+  const double dp = std::max(1, par.dp);
+  // Guide §3: gradient bytes of one replica, ring all-reduce moves 2(n-1)/n of them per rank.
+  const double grads = w.model.params * precision_bytes(w.precision) / (par.tp * par.pp);
+  const double per_gpu = grads * 2 * (dp - 1) / dp;
+  // A node's GPUs share its NICs.
+  d.nic_bytes = per_gpu * plan.gpus_per_node / std::max(1, plan.nics_per_node);
+  d.alone_s = d.nic_bytes / (plan.nic.rate_gbps * 1e9 / 8);
+  d.exposed_s = w.overlap ? 0 : d.alone_s;
+  return d;
+}
+
+DpTraffic step_dp_traffic(const StepResult& step, const Plan& plan) {
+  DpTraffic d;
+  for (const auto& c : step.comms) {
+    if (c.kind != "dp_allreduce" && c.kind != "dp_reduce_scatter_all_gather") continue;
+    const double n = std::max(1, c.group_size);
+    d.nic_bytes +=
+        c.count * c.bytes * 2 * (n - 1) / n * plan.gpus_per_node / std::max(1, plan.nics_per_node);
+    d.alone_s += c.total_s;
+    d.exposed_s += c.exposed_s;
+  }
+  return d;
+}
+
+CheckpointEstimate checkpoint_estimate(const Plan& plan, const WorkloadSpec& w,
+                                       const DpTraffic& dp) {
+  CheckpointEstimate c;
+  c.bytes_per_param = checkpoint_bytes_per_param(w.precision);
+  c.bytes = w.model.params * c.bytes_per_param;
+  if (!plan.networks) return c;
+  const NetworksPlan& nets = *plan.networks;
+  const NetworkPlan* storage = nets.find(NetworkKind::kStorage);
+  if (!storage) return c;
+  const double nodes = plan.nodes;
+  const double servers_Bps = nets.node_storage_Bps * nodes;
+  c.write_Bps = std::min(servers_Bps, nets.storage_system_Bps);
+  c.bottleneck = servers_Bps <= nets.storage_system_Bps
+                     ? (storage->uplinks_to_compute ? "GPU servers' compute NICs"
+                                                    : "GPU servers' storage ports")
+                     : "storage servers' ports";
+  if (storage->uplinks_to_compute) {
+    const double uplinks_Bps = storage->leaf_spine_links * storage->uplink_gbps * 1e9 / 8;
+    if (uplinks_Bps < c.write_Bps) {
+      c.write_Bps = uplinks_Bps;
+      c.bottleneck = "storage leaves' uplinks into the compute fabric";
+    }
+  }
+  c.write_s = c.write_Bps > 0 ? c.bytes / c.write_Bps : 0;
+  if (nets.isolation != Isolation::kVlan || dp.nic_bytes <= 0 || c.write_Bps <= 0) return c;
+
+  // Converged: one rail's ring and the checkpoint's share of that rail, on the same links.
+  c.converged = true;
+  const int lanes_per_node = std::max(1, plan.nics_per_node) * std::max(1, plan.topo.planes);
+  const int n = static_cast<int>(std::min<double>(nodes, kMaxModelledNodes));
+  const double lane_Bps = plan.topo.lane_gbps * 1e9 / 8;
+  // Links: 0..n-1 the NICs' uplinks, n..2n-1 their downlinks, 2n the path into storage (this
+  // rail's share of everything beyond the NICs that bounds the write).
+  std::vector<double> cap(2 * static_cast<size_t>(n) + 1, lane_Bps);
+  const double beyond_Bps = std::min(c.write_Bps, nets.storage_system_Bps);
+  cap[2 * static_cast<size_t>(n)] = beyond_Bps * n / (nodes * lanes_per_node);
+  const double ring_bytes = dp.nic_bytes / std::max(1, plan.topo.planes);
+  const double ckpt_bytes = c.bytes / (nodes * lanes_per_node);
+  auto ring_flow = [&](FlowSet& fs) {
+    std::vector<FlowSet::Hop> hops;
+    for (int i = 0; i < n; ++i) {
+      hops.push_back({i, 1.0f});
+      hops.push_back({n + (i + 1) % n, 1.0f});
+    }
+    return fs.add(ring_bytes, hops);
+  };
+  FlowSet alone;
+  ring_flow(alone);
+  const FluidResult a = run_fluid(alone, cap);
+  FlowSet shared;
+  const int ring = ring_flow(shared);
+  for (int i = 0; i < n; ++i) shared.add(ckpt_bytes, {{i, 1.0f}, {2 * n, 1.0f}});
+  const FluidResult s = run_fluid(shared, cap);
+  const double ring_alone = a.completion_s[0], ring_shared = s.completion_s[ring];
+  double write_end = 0;
+  for (int f = 1; f < shared.size(); ++f) write_end = std::max(write_end, s.completion_s[f]);
+  const double factor = ring_alone > 0 ? ring_shared / ring_alone : 1;
+  c.allreduce_share = 1 / factor;
+  c.allreduce_alone_s = dp.alone_s;
+  c.allreduce_shared_s = dp.alone_s * factor;
+  c.write_shared_s = write_end;
+  // What compute hid of the all-reduce stays hidden; the slower rest is exposed.
+  const double hidden = std::max(0.0, dp.alone_s - dp.exposed_s);
+  c.step_cost_s = std::max(0.0, c.allreduce_shared_s - hidden) - dp.exposed_s;
+  return c;
+}
+
+}  // namespace gf
