@@ -392,7 +392,7 @@ TEST(LinkLoad, EveryLinkIsNamedAsCablingCsvNamesItsCable) {
       std::vector<std::string> c;
       std::stringstream ls(line);
       for (std::string x; std::getline(ls, x, ',');) c.push_back(x);
-      ASSERT_EQ(c.size(), 8u) << line;
+      ASSERT_EQ(c.size(), 9u) << line;
       rows.insert(c[0] + " " + c[6] + " " + c[2] + " " + c[7]);  // device, port name, both ends
     }
     int checked = 0;

@@ -235,6 +235,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   // speed of its slowest rank; the step waits for the slowest pipeline's pace.
   double pace = crit.forward_s + crit.backward_s;  // per microbatch
   const double nominal_pace = pace;
+  double optimizer_extra = 0;  // the slowest node's optimizer step beyond the others'
+
   if (!node_speed.empty()) {
     const int G = plan.gpus_per_node;
     for (int o = 0; o < d.dpo; ++o)
@@ -260,7 +262,11 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
           r.straggler_speed = speed;
         }
       }
-    r.compute_s = mb * pace + r.optimizer_s;
+    // The optimizer step runs on every GPU after the pipeline drains; the next step waits for
+    // the slowest.
+    const double slowest = std::max(1e-9, *std::min_element(node_speed.begin(), node_speed.end()));
+    optimizer_extra = r.optimizer_s * (1 / slowest - 1);
+    r.compute_s = mb * pace + r.optimizer_s + optimizer_extra;
   }
   const double layers_stage = m.layers > 0 ? crit.layers : 0;
   if (r.pipeline.rule != "even" && r.pipeline.rule != "one stage" && m.layers > 0)
@@ -271,7 +277,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   if (par.pp > 1) r.bubble_s = per_mb * (par.pp - 1) / w.virtual_pipeline;
   if (r.straggler_node >= 0) {
     r.straggler_s =
-        (pace - nominal_pace) * (mb + (par.pp > 1 ? (par.pp - 1.0) / w.virtual_pipeline : 0));
+        (pace - nominal_pace) * (mb + (par.pp > 1 ? (par.pp - 1.0) / w.virtual_pipeline : 0)) +
+        optimizer_extra;
     r.notes.push_back(fmt::format(
         "the step waits for its slowest member: node {} at {:g}x speed paces pipeline stage {} "
         "(+{:.3g} s of compute and bubble)",
