@@ -27,7 +27,7 @@ fail() { echo "FAIL: $*"; grep -o 'data-[a-z-]*="[^"]*"' "$tmp/dom.html" | head 
 grep -q 'data-errors=' "$tmp/dom.html" && fail "the page reported errors"
 grep -q 'Uncaught' "$tmp/chromium.log" && fail "uncaught error in the browser log"
 grep -q '<svg id="topology"' "$tmp/dom.html" || fail "no topology diagram"
-grep -q 'data-charts-rendered="4"' "$tmp/dom.html" || fail "not all four charts rendered (busbw, link heat map, step, sensitivity)"
+grep -q 'data-charts-rendered="5"' "$tmp/dom.html" || fail "not all five charts rendered (busbw, link heat map, step, step timeline, sensitivity)"
 grep -q 'data-empty-charts=""' "$tmp/dom.html" || fail "a chart drew no data points"
 points=$(grep -o 'data-chart-points="[0-9]*"' "$tmp/dom.html" | grep -o '[0-9]*')
 [ "${points:-0}" -gt 20 ] || fail "only ${points:-0} data marks drawn"
@@ -47,5 +47,5 @@ grep -q 'data-charts-rendered="1"' "$tmp/dom.html" || fail "the frontier chart d
 grep -q 'data-empty-charts=""' "$tmp/dom.html" || fail "the frontier chart drew no points"
 sweep_points=$(grep -o 'data-chart-points="[0-9]*"' "$tmp/dom.html" | grep -o '[0-9]*')
 [ "${sweep_points:-0}" -eq 4 ] || fail "the frontier chart drew ${sweep_points:-0} designs, expected 4"
-echo "chromium rendered the report: 4 charts, $points data marks; screenshot $shot"
+echo "chromium rendered the report: 5 charts, $points data marks; screenshot $shot"
 echo "chromium rendered the sweep frontier: $sweep_points designs"

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
+#include "report/step_trace.h"
 #include "units/units.h"
 
 namespace gf {
@@ -193,6 +196,64 @@ std::string chart_page(const std::string& title, const std::string& body,
   return html;
 }
 
+namespace {
+
+// The most spans the report's timeline draws: a browser keeps a chart of a few thousand marks
+// responsive; step.trace.json keeps them all.
+constexpr size_t kTimelineMaxSpans = 4000;
+
+// The step's trace (report/step_trace.h) as a Vega-Lite Gantt chart: a row per stage and stream,
+// a bar per span. Stages are drawn in order until kTimelineMaxSpans; the title says when some
+// are left out.
+nlohmann::json step_timeline_spec(const StepResult& r) {
+  using json = nlohmann::json;
+  const json trace = step_trace(r);
+  std::map<long long, std::string> process;
+  std::map<std::pair<long long, long long>, std::string> thread;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "M" || !e.contains("args") || !e["args"].contains("name")) continue;
+    const long long pid = e.value("pid", 0LL);
+    if (e.value("name", "") == "process_name") process[pid] = e["args"]["name"];
+    if (e.value("name", "") == "thread_name")
+      thread[{pid, e.value("tid", 0LL)}] = e["args"]["name"];
+  }
+  json rows = json::array();
+  std::set<long long> drawn;
+  size_t total_stages = process.size();
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    const long long pid = e.value("pid", 0LL);
+    if (rows.size() >= kTimelineMaxSpans && !drawn.count(pid)) continue;
+    drawn.insert(pid);
+    const double ts = e.value("ts", 0.0), dur = e.value("dur", 0.0);
+    rows.push_back({{"track", process[pid] + " / " + thread[{pid, e.value("tid", 0LL)}]},
+                    {"span", e.value("name", "")},
+                    {"kind", e.value("cat", "")},
+                    {"start_ms", ts / 1000},
+                    {"end_ms", (ts + dur) / 1000}});
+  }
+  const std::string title =
+      drawn.size() < total_stages
+          ? fmt::format("the first {} of {} pipeline stages", drawn.size(), total_stages)
+          : std::string("every pipeline stage");
+  return {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+          {"width", 700},
+          {"title", title},
+          {"data", {{"values", rows}}},
+          {"mark", "bar"},
+          {"encoding",
+           {{"y", {{"field", "track"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}}},
+            {"x", {{"field", "start_ms"}, {"type", "quantitative"}, {"title", "ms into the step"}}},
+            {"x2", {{"field", "end_ms"}}},
+            {"color", {{"field", "kind"}, {"type", "nominal"}}},
+            {"tooltip", json::array({{{"field", "span"}},
+                                     {{"field", "track"}},
+                                     {{"field", "start_ms"}},
+                                     {{"field", "end_ms"}}})}}}};
+}
+
+}  // namespace
+
 std::string report_html(const ReportInputs& in) {
   using nlohmann::json;
   const Plan& p = *in.plan;
@@ -262,6 +323,11 @@ std::string report_html(const ReportInputs& in) {
         esc(in.link_heat_label));
   if (in.step) {
     body += "<section><h2>Training step</h2><div class=\"chart\" id=\"chart-step\"></div>";
+    body +=
+        "<h3>One step as a timeline</h3><p>The same schedule as <code>step -o DIR</code>'s "
+        "step.trace.json (open that in Perfetto for every stage): each pipeline stage's forwards "
+        "and backwards in Megatron-LM's order, the exposed communication and the bubble on "
+        "their own tracks.</p><div class=\"chart\" id=\"chart-timeline\"></div>";
     if (!in.sensitivity.empty()) body += "<div class=\"chart\" id=\"chart-sensitivity\"></div>";
     body += "</section>";
   }
@@ -391,6 +457,7 @@ std::string report_html(const ReportInputs& in) {
             {"sort", nullptr},
             {"title", "part of the step"}}},
           {"x", {{"field", "seconds"}, {"type", "quantitative"}, {"title", "seconds per step"}}}}}};
+    specs["chart-timeline"] = step_timeline_spec(*in.step);
     if (!in.sensitivity.empty()) {
       json rows = json::array();
       for (const auto& s : in.sensitivity)
