@@ -121,6 +121,7 @@ LayerShape layer_shape(const WorkloadSpec& w) {
   s.bytes = w.precision == Precision::kFp32 ? 4 : 2;
   s.experts = m.experts;
   s.top_k = m.top_k;
+  s.expert_load = m.expert_load();
   return s;
 }
 
@@ -157,7 +158,10 @@ LayerTime layer_time(const LayerShape& s, const KernelRates& k, Recompute recomp
   const double proj = x.gemm_s(s.tokens, s.hidden / t, s.hidden, B);
   // MLP: up (two matrices side by side for SwiGLU's gate and value), activation, down. A MoE
   // layer runs top_k experts per token: its grouped GEMMs see top_k x the tokens.
-  const double mlp_tokens = s.tokens * (s.experts > 0 ? std::max(1, s.top_k) : 1);
+  // The busiest expert rank sets the time of a synchronous layer: its routed tokens are
+  // expert_load x the mean.
+  const double mlp_tokens =
+      s.tokens * (s.experts > 0 ? std::max(1, s.top_k) * std::max(1.0, s.expert_load) : 1);
   const double gated = s.mlp == MlpKind::kSwiglu ? 2 : 1;
   const double up = x.gemm_s(mlp_tokens, s.hidden, gated * s.ffn / t, B);
   const double down = x.gemm_s(mlp_tokens, s.ffn / t, s.hidden, B);

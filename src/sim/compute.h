@@ -26,6 +26,7 @@ struct LayerShape {
   bool causal = true;        ///< a decoder's mask: FlashAttention skips the blocks above it
   double bytes = 2;          ///< per activation element
   int experts = 0, top_k = 0;  ///< MoE: the MLP runs top_k experts per token
+  double expert_load = 1;      ///< MoE: the busiest rank's routed tokens over the mean
 };
 /// The shape of one layer of `w`'s model for one microbatch (defaults filled in: ffn 4h for
 /// GeLU, 8h/3 rounded up to a multiple of 256 for SwiGLU, as Megatron-LM and Llama do).

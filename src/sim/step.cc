@@ -355,8 +355,11 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   // moe/token_dispatcher.py:484, MoEAlltoAllTokenDispatcher: num_out_tokens = tokens x topk).
   if (par.ep > 1 && m.experts > 0 && shape) {
     const double tokens = tokens_mb / (w.sequence_parallel ? par.tp : 1);
+    // Uneven routing: the busiest rank receives expert_load x the mean, and every rank waits
+    // for it (the dispatch and the combine are synchronous).
     add("ep_alltoall", Op::kAlltoall, groups_along(d, 'e'),
-        tokens * hidden * act_bytes * std::max(1, m.top_k), 4 * layers_stage * mb, all);
+        tokens * hidden * act_bytes * std::max(1, m.top_k) * m.expert_load(),
+        4 * layers_stage * mb, all);
   }
   // PP: activations forward and gradients backward across each stage boundary; the steady
   // state hides them behind compute, filling and draining the pipeline does not.

@@ -408,3 +408,32 @@ TEST(StepOverlap, ContextParallelExchangeHidesBehindAttention) {
 
 }  // namespace
 }  // namespace gf
+
+namespace gf {
+
+TEST(StepMoe, TheBusiestExpertRankSetsTheLayersTime) {
+  const std::string base =
+      "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\n"
+      "workload:\n  model: {params: 140B, layers: 32, hidden: 8192, heads: 64, seq_len: 4096, "
+      "experts: 8, top_k: 2";
+  const std::string tail = "}\n  parallelism: {tp: 8, ep: 4}\n  global_batch: 256\n";
+  const StepResult even = step(setup(base + tail));
+  const StepResult skew = step(setup(base + ", expert_imbalance: 1.5" + tail));
+  const StepResult capped = step(setup(base + ", expert_imbalance: 1.5, capacity_factor: 1.25" + tail));
+  auto ep = [](const StepResult& r) {
+    for (const auto& c : r.comms)
+      if (c.kind == "ep_alltoall") return c.bytes;
+    return 0.0;
+  };
+  // The busiest rank receives 1.5x the mean; a capacity factor of 1.25 drops what is beyond.
+  EXPECT_NEAR(ep(skew), 1.5 * ep(even), 1e-6 * ep(even));
+  EXPECT_NEAR(ep(capped), 1.25 * ep(even), 1e-6 * ep(even));
+  // Its grouped GEMMs run 1.5x the tokens: more GEMM time, the attention unchanged.
+  EXPECT_GT(skew.kernels.gemm_s, even.kernels.gemm_s);
+  EXPECT_GT(skew.kernels.gemm_s, capped.kernels.gemm_s);
+  EXPECT_DOUBLE_EQ(skew.kernels.attention_s, even.kernels.attention_s);
+  EXPECT_GT(skew.step_time_s, capped.step_time_s);
+  EXPECT_GT(capped.step_time_s, even.step_time_s);
+}
+
+}  // namespace gf

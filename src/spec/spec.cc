@@ -147,7 +147,8 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
   if (r.expect_map(m, mp)) {
     r.check_keys(m, mp,
                  {"params", "layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k",
-                  "ffn_hidden", "kv_heads", "mlp", "attention", "dropout"});
+                  "ffn_hidden", "kv_heads", "mlp", "attention", "dropout", "expert_imbalance",
+                  "capacity_factor"});
     if (auto v = r.quantity(m, "params", mp, units::parse_count, true)) {
       if (*v <= 0 || *v > 1e15)
         r.error(child(m, "params"), "workload.model.params", "expected 1 to 1e15");
@@ -180,6 +181,24 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
       else
         w.model.dropout = *v;
     }
+    if (auto v = r.number(m, "expert_imbalance", mp)) {
+      if (*v < 1 || *v > 1000)
+        r.error(child(m, "expert_imbalance"), "workload.model.expert_imbalance",
+                "expected the busiest expert rank's tokens over the mean, 1 or more (e.g. 1.3)");
+      else
+        w.model.expert_imbalance = *v;
+    }
+    if (auto v = r.number(m, "capacity_factor", mp)) {
+      if (*v < 1 || *v > 1000)
+        r.error(child(m, "capacity_factor"), "workload.model.capacity_factor",
+                "expected 1 or more (Megatron-LM's --moe-expert-capacity-factor, e.g. 1.25)");
+      else
+        w.model.capacity_factor = *v;
+    }
+    for (const char* key : {"expert_imbalance", "capacity_factor"})
+      if (child(m, key).IsDefined() && w.model.experts == 0)
+        r.error(child(m, key), std::string("workload.model.") + key,
+                "a mixture-of-experts key: it needs experts > 0");
     if (w.model.top_k > 0 && w.model.experts == 0)
       r.error(child(m, "top_k"), "workload.model.top_k", "top_k needs experts > 0");
     if (w.model.experts > 0 && w.model.top_k > w.model.experts)

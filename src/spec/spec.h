@@ -2,6 +2,7 @@
 // what it must achieve (constraints). Parsed from YAML, validated against the catalog.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -136,6 +137,14 @@ struct ModelSpec {
   MlpKind mlp = MlpKind::kGelu;
   AttentionKernel attention = AttentionKernel::kFlash;
   double dropout = 0;  ///< hidden and attention dropout probability (GPT-3-era runs: 0.1)
+  /// MoE routing: the busiest expert-parallel rank's routed tokens over the mean (1: even), and
+  /// the expert capacity factor (Megatron-LM's --moe-expert-capacity-factor: tokens beyond
+  /// capacity x the mean are dropped; 0: no dropping).
+  double expert_imbalance = 1, capacity_factor = 0;
+  /// The load the busiest expert rank carries relative to an even split.
+  double expert_load() const {
+    return capacity_factor > 0 ? std::min(expert_imbalance, capacity_factor) : expert_imbalance;
+  }
 };
 
 /// How ranks are split; 0 for dp means "the rest".

@@ -440,3 +440,28 @@ TEST(SpecNetworks, BadKeysAreRefusedWithLineAndKey) {
 }
 
 }  // namespace gf
+
+namespace gf {
+TEST(SpecErrors, ModelShapeKeysAreChecked) {
+  const std::string head =
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: {params: 7B, ";
+  auto e = errors_of(head + "heads: 32, kv_heads: 5}\n");
+  EXPECT_NE(e.find("workload.model.kv_heads: kv_heads must divide heads"), std::string::npos) << e;
+  e = errors_of(head + "mlp: swigelu}\n");
+  EXPECT_NE(e.find("workload.model.mlp"), std::string::npos) << e;
+  EXPECT_NE(e.find("swiglu"), std::string::npos) << e;
+  e = errors_of(head + "attention: fused}\n");
+  EXPECT_NE(e.find("workload.model.attention"), std::string::npos) << e;
+  e = errors_of(head + "dropout: 1.5}\n");
+  EXPECT_NE(e.find("workload.model.dropout: expected a probability in [0, 1)"), std::string::npos)
+      << e;
+  e = errors_of(head + "expert_imbalance: 1.3}\n");
+  EXPECT_NE(e.find("workload.model.expert_imbalance: a mixture-of-experts key"),
+            std::string::npos)
+      << e;
+  e = errors_of(head + "experts: 8, top_k: 2, capacity_factor: 0.5}\n");
+  EXPECT_NE(e.find("workload.model.capacity_factor: expected 1 or more"), std::string::npos) << e;
+  e = errors_of(head + "ffn_hiden: 4096}\n");
+  EXPECT_NE(e.find("did you mean 'ffn_hidden'"), std::string::npos) << e;
+}
+}  // namespace gf
