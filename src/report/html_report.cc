@@ -143,12 +143,64 @@ std::string topology_svg(const Plan& p) {
         kLabelW, y, planes, planes);
     y += 30;
   }
+  // The other networks (spec networks:), side by side under the compute fabric: per network its
+  // spines and leaves (or its one tier), drawn apart from the compute fabric as they are built.
+  if (p.networks && !p.networks->nets.empty()) {
+    const auto& nets = p.networks->nets;
+    y += 10;
+    boxes += fmt::format(
+        "<text x=\"10\" y=\"{}\" class=\"tier\">other networks ({})</text>", y + 4,
+        p.networks->isolation == Isolation::kVlan
+            ? "isolation: vlan, storage on the compute fabric's spines"
+            : "isolation: physical, switches of their own");
+    y += 20;
+    const int col_w = (kWidth - kLabelW) / static_cast<int>(nets.size());
+    int bottom = y;
+    for (size_t n = 0; n < nets.size(); ++n) {
+      const NetworkPlan& net = nets[n];
+      const int x0 = kLabelW + static_cast<int>(n) * col_w;
+      int yy = y;
+      boxes += fmt::format("<text x=\"{}\" y=\"{}\" class=\"tier\">{}</text>", x0, yy + 12,
+                           esc(network_kind_name(net.kind)));
+      yy += 20;
+      std::vector<double> upper;
+      auto tier_row = [&](int count, const std::string& what, const std::string& sw) {
+        const int shown = std::min(count, 8);
+        const int bw = std::min(30, (col_w - 20) / std::max(1, shown) - 4);
+        std::vector<double> centres;
+        for (int i = 0; i < shown; ++i) {
+          const int x = x0 + i * (bw + 4);
+          centres.push_back(x + bw / 2.0);
+          boxes += fmt::format(
+              "<rect class=\"net{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"18\" rx=\"3\"/>", n,
+              x, yy, bw);
+        }
+        for (double a : centres)
+          for (double b : upper)
+            links += fmt::format("<line x1=\"{:.0f}\" y1=\"{}\" x2=\"{:.0f}\" y2=\"{}\"/>", a, yy,
+                                 b, yy - 28);
+        upper = centres;
+        boxes += fmt::format("<text x=\"{}\" y=\"{}\" class=\"count\">{} {} · {}</text>", x0,
+                             yy + 32, count, esc(what), esc(sw));
+        yy += 46;
+      };
+      if (net.spines > 0) tier_row(net.spines, "spines", net.spine_sw.id);
+      tier_row(net.leaves, net.tiers > 1 ? "leaves" : "switches", net.sw.id);
+      boxes += fmt::format(
+          "<text x=\"{}\" y=\"{}\" class=\"count\">{} host ports at {:g}G{}</text>", x0, yy,
+          net.node_ports + net.other_ports, net.port_gbps,
+          net.uplinks_to_compute ? " · uplinks to the compute spines" : "");
+      bottom = std::max(bottom, yy + 10);
+    }
+    y = bottom;
+  }
   return fmt::format(
       "<svg id=\"topology\" xmlns=\"http://www.w3.org/2000/svg\" width=\"100%\" "
       "style=\"max-width:{}px\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"fabric topology\">"
       "<style>.tier{{font:13px sans-serif;fill:#333}}.count,.more{{font:12px sans-serif;"
       "fill:#555}}.core{{fill:#6a51a3}}.spine{{fill:#3182bd}}.leaf{{fill:#31a354}}"
-      ".node{{fill:#fd8d3c}}line{{stroke:#bbb;stroke-width:0.6}}</style><g>{}</g><g>{}</g></svg>",
+      ".node{{fill:#fd8d3c}}.net0{{fill:#756bb1}}.net1{{fill:#636363}}.net2{{fill:#969696}}"
+      "line{{stroke:#bbb;stroke-width:0.6}}</style><g>{}</g><g>{}</g></svg>",
       kWidth, kWidth, y + 10, links, boxes);
 }
 

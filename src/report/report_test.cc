@@ -121,6 +121,22 @@ TEST(Report, TopologyIsSummarisedForLargeFabrics) {
   EXPECT_NE(svg.find(std::to_string(big.plan.leaf_total)), std::string::npos);
 }
 
+TEST(Report, TopologyShowsTheOtherNetworksSideBySide) {
+  const PlannedSpec n = load_example("networks-dgx-256.yaml");
+  ASSERT_TRUE(n.plan.networks.has_value());
+  const std::string svg = topology_svg(n.plan);
+  EXPECT_NE(svg.find("other networks (isolation: physical"), std::string::npos);
+  for (const auto& net : n.plan.networks->nets) {
+    EXPECT_NE(svg.find(std::string(">") + network_kind_name(net.kind) + "</text>"),
+              std::string::npos)
+        << network_kind_name(net.kind);
+    EXPECT_NE(svg.find(net.sw.id), std::string::npos) << net.sw.id;
+  }
+  // Without networks: the compute fabric alone, as before.
+  EXPECT_EQ(topology_svg(load_example("seed-70b-1024.yaml").plan).find("other networks"),
+            std::string::npos);
+}
+
 TEST(Report, SixteenThousandGpusFitsInFiveMegabytes) {
   auto files = make_report(load_example("roce-16k.yaml"), {});
   ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
