@@ -57,18 +57,24 @@ struct Namer {
   }
 };
 
+// The names of a plan's compute switches and nodes, zero-padded to the widest of each kind.
+Namer namer_of(const Plan& p) {
+  const Topology& t = p.topo;
+  return {t,
+          std::max(3, digits(p.nodes)),
+          std::max(2, digits(t.units)),
+          std::max(3, digits(t.leaves)),
+          std::max(2, digits(t.spines)),
+          std::max(2, digits(t.pods)),
+          std::max(3, digits(t.cores))};
+}
+
 }  // namespace
 
 void for_each_link(const Plan& p, const Catalog& cat,
                    const std::function<void(const CableRun&)>& visit, bool with_names) {
   const Topology& t = p.topo;
-  const Namer nm{t,
-                 std::max(3, digits(p.nodes)),
-                 std::max(2, digits(t.units)),
-                 std::max(3, digits(t.leaves)),
-                 std::max(2, digits(t.spines)),
-                 std::max(2, digits(t.pods)),
-                 std::max(3, digits(t.cores))};
+  const Namer nm = namer_of(p);
   const LinkMedium m_nl = link_medium(p, cat, LinkKind::kNodeLeaf);
   const LinkMedium m_ls = link_medium(p, cat, LinkKind::kLeafSpine);
   const LinkMedium m_sc = link_medium(p, cat, LinkKind::kSpineCore);
@@ -214,13 +220,7 @@ void for_each_link(const Plan& p, const Catalog& cat,
 void for_each_compute_switch(const Plan& p,
                              const std::function<void(const std::string&, bool)>& visit) {
   const Topology& t = p.topo;
-  const Namer nm{t,
-                 std::max(3, digits(p.nodes)),
-                 std::max(2, digits(t.units)),
-                 std::max(3, digits(t.leaves)),
-                 std::max(2, digits(t.spines)),
-                 std::max(2, digits(t.pods)),
-                 std::max(3, digits(t.cores))};
+  const Namer nm = namer_of(p);
   for (int plane = 0; plane < t.planes; ++plane) {
     for (long long l = 0; l < t.leaves; ++l)
       visit(nm.leaf(plane, l), t.kind == TopologyKind::kSingle);

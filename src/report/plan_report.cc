@@ -151,16 +151,7 @@ std::string checkpoint_text(const CheckpointEstimate& c) {
 nlohmann::json plan_json(const Plan& p) {
   using nlohmann::json;
   const Topology& t = p.topo;
-  json items = json::array();
-  for (const auto& it : p.bom.items)
-    items.push_back({{"category", it.category},
-                     {"id", it.id},
-                     {"name", it.name},
-                     {"role", it.role},
-                     {"qty", it.qty},
-                     {"unit_usd", it.unit_usd},
-                     {"unit_w", it.unit_w},
-                     {"source", it.source}});
+  json items = items_json(p.bom.items);
   json cands = json::array();
   for (const auto& c : p.candidates) {
     json j = {{"technology", technology_name(c.technology)},
