@@ -217,11 +217,6 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     r.mean_compute_s = mb * sum / r.stages.size() + r.optimizer_s;
     r.compute_efficiency = r.hardware_flops / r.gpus / (peak * r.mean_compute_s);
   }
-  auto work = [&](const StageTime& st) {
-    return roofline ? st.forward_s + st.backward_s : st.load;
-  };
-  for (size_t i = 0; i < r.stages.size(); ++i)
-    if (work(r.stages[i]) > work(r.stages[r.critical_stage])) r.critical_stage = static_cast<int>(i);
   if (!roofline)
     for (auto& st : r.stages) {
       // A stage's share of the mean per-GPU compute, scaled to its load.
@@ -229,6 +224,10 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
       st.forward_s = t * (1 - kBackwardShare);
       st.backward_s = t * kBackwardShare;
     }
+  for (size_t i = 0; i < r.stages.size(); ++i)
+    if (r.stages[i].forward_s + r.stages[i].backward_s >
+        r.stages[r.critical_stage].forward_s + r.stages[r.critical_stage].backward_s)
+      r.critical_stage = static_cast<int>(i);
   const StageTime& crit = r.stages[r.critical_stage];
   r.compute_s = mb * (crit.forward_s + crit.backward_s) + r.optimizer_s;
   // Slow nodes: per pipeline (each data-parallel replica of the model), every stage at the
