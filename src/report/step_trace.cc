@@ -20,7 +20,7 @@ bool per_layer(const std::string& kind) {
   return kind.rfind("tp_", 0) == 0 || kind.rfind("cp_", 0) == 0 || kind.rfind("ep_", 0) == 0;
 }
 
-struct Op {
+struct ScheduledOp {
   bool backward;
   int chunk, microbatch;
 };
@@ -28,8 +28,8 @@ struct Op {
 // Megatron-LM core_v0.15.0, megatron/core/pipeline_parallel/schedules.py: microbatches go in
 // groups of pp through the chunks (forwards chunk 0 first, backwards the last chunk first);
 // num_warmup_microbatches forwards, then one forward one backward, then the remaining backwards.
-std::vector<Op> rank_order(int rank, int pp, int vp, int m) {
-  std::vector<Op> fwd, bwd;
+std::vector<ScheduledOp> rank_order(int rank, int pp, int vp, int m) {
+  std::vector<ScheduledOp> fwd, bwd;
   for (int g = 0; g < m; g += pp) {
     const int n = std::min(pp, m - g);
     for (int c = 0; c < vp; ++c)
@@ -41,7 +41,7 @@ std::vector<Op> rank_order(int rank, int pp, int vp, int m) {
   const int total = static_cast<int>(fwd.size());
   int warmup = vp == 1 ? pp - rank - 1 : 2 * (pp - rank - 1) + (vp - 1) * pp;
   warmup = std::clamp(warmup, 0, total);
-  std::vector<Op> out(fwd.begin(), fwd.begin() + warmup);
+  std::vector<ScheduledOp> out(fwd.begin(), fwd.begin() + warmup);
   for (int i = 0; i < total - warmup; ++i) {
     out.push_back(fwd[warmup + i]);
     out.push_back(bwd[i]);
@@ -125,7 +125,7 @@ nlohmann::json step_trace(const StepResult& r) {
   const int stages_v = pp * vp;
   std::vector<std::vector<double>> f_end(stages_v, std::vector<double>(m, -1)),
       b_end(stages_v, std::vector<double>(m, -1));
-  std::vector<std::vector<Op>> order(pp);
+  std::vector<std::vector<ScheduledOp>> order(pp);
   for (int s = 0; s < pp; ++s) order[s] = rank_order(s, pp, vp, m);
   std::vector<size_t> next(pp, 0);
   std::vector<double> free_at(pp, 0);
@@ -134,7 +134,7 @@ nlohmann::json step_trace(const StepResult& r) {
     progress = false;
     for (int s = 0; s < pp; ++s) {
       while (next[s] < order[s].size()) {
-        const Op& op = order[s][next[s]];
+        const ScheduledOp& op = order[s][next[s]];
         const int k = op.chunk * pp + s;
         double ready = 0;
         if (!op.backward && k > 0) ready = f_end[k - 1][op.microbatch];

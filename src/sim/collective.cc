@@ -252,19 +252,15 @@ Result<CollectiveTraffic> collective_traffic(const Fabric& fab, const Plan& plan
   return t;
 }
 
-Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& plan, Op op,
-                                               const std::vector<std::vector<int>>& groups,
-                                               std::optional<LoadBalancing> lb) {
-  GroupCollective gc;
-  gc.op_ = op;
-  if (groups.empty() || groups[0].size() < 2)
-    return Diagnostic::error("a group collective needs groups of at least 2 GPUs");
-  gc.size_ = static_cast<int>(groups[0].size());
-  FlowBuilder b(fab, lb.value_or(plan.load_balancing), 1, fab.nodes());
-  const std::vector<double> cap = simple_capacities(fab);
-  const double n = gc.size_;
-  const double factor = op == Op::kAlltoall ? (n - 1) / n : ring_traffic_factor(op, gc.size_);
-  FlowSet fs;
+GroupFlows group_flows(const Fabric& fab, LoadBalancing lb, Op op,
+                       const std::vector<std::vector<int>>& groups, double payload, FlowSet& fs,
+                       uint64_t seed) {
+  GroupFlows out;
+  if (groups.empty() || groups[0].size() < 2) return out;
+  const int size = static_cast<int>(groups[0].size());
+  FlowBuilder b(fab, lb, seed, fab.nodes());
+  const double n = size;
+  const double factor = op == Op::kAlltoall ? (n - 1) / n : ring_traffic_factor(op, size);
   std::vector<Hop> path;
   bool seen_local = false;
   int domains_max = 1;
@@ -282,7 +278,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
     const uint64_t gkey = mix_key(0x5eed, gi);
     if (op == Op::kSendRecv) {
       path.clear();
-      if (b.gpu_to_gpu(g[0], g[1], gkey, 1.0, path)) fs.add(kPayload, path);
+      if (b.gpu_to_gpu(g[0], g[1], gkey, 1.0, path)) fs.add(payload, path);
       continue;
     }
     if (op == Op::kAlltoall) {
@@ -291,7 +287,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
           if (i == j) continue;
           path.clear();
           if (b.gpu_to_gpu(g[i], g[j], mix_key(gkey, i * g.size() + j), 1.0, path))
-            fs.add(kPayload / n, path);
+            fs.add(payload / n, path);
         }
       continue;
     }
@@ -300,7 +296,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
       for (int c = 0; c < C; ++c) {
         path.clear();
         for (size_t i = 0; i < g.size(); ++i) b.nvlink(g[i], g[(i + 1) % g.size()], 1.0, path);
-        fs.add(kPayload * factor / C, path);
+        fs.add(payload * factor / C, path);
       }
       continue;
     }
@@ -324,7 +320,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
       for (uint8_t u : used) rails += u;
     }
     const int C = std::max(1, rails) * nccl::kRingChannelsPerNic;
-    gc.channels_ = C;
+    out.channels = C;
     for (int c = 0; c < C; ++c) {
       path.clear();
       const int plane = (c / std::max(1, rails)) % b.P;
@@ -337,18 +333,36 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
         const long long next_entry = g[n0 + static_cast<size_t>(c) % (n1 - n0)];
         b.domain_hop(g[s0 + r0], next_entry, plane, mix_key(gkey, c * segs.size() + si), path);
       }
-      fs.add(kPayload * factor / C, path);
+      fs.add(payload * factor / C, path);
     }
   }
+  out.domains = domains_max;
+  out.unroutable = b.unroutable;
+  out.hop_latency_us = mean_hop_latency_us(b.path_latency);
+  return out;
+}
+
+Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& plan, Op op,
+                                               const std::vector<std::vector<int>>& groups,
+                                               std::optional<LoadBalancing> lb) {
+  GroupCollective gc;
+  gc.op_ = op;
+  if (groups.empty() || groups[0].size() < 2)
+    return Diagnostic::error("a group collective needs groups of at least 2 GPUs");
+  gc.size_ = static_cast<int>(groups[0].size());
+  const std::vector<double> cap = simple_capacities(fab);
+  FlowSet fs;
+  const GroupFlows g = group_flows(fab, lb.value_or(plan.load_balancing), op, groups, kPayload, fs);
+  if (g.channels > 0) gc.channels_ = g.channels;
   AlgorithmModel m;
   solve_flows(fab, fs, cap, kPayload, m);
   gc.seconds_per_byte_ = m.seconds_per_byte;
   gc.bottleneck_ = m.bottleneck;
-  gc.domains_ = domains_max;
+  gc.domains_ = g.domains;
   gc.nccl_ = plan.nccl;
   gc.generation_ = generation_of(plan.gpu);
-  gc.hop_latency_us_ = mean_hop_latency_us(b.path_latency);
-  if (!std::isfinite(gc.seconds_per_byte_) || b.unroutable > 0)
+  gc.hop_latency_us_ = g.hop_latency_us;
+  if (!std::isfinite(gc.seconds_per_byte_) || g.unroutable > 0)
     return Diagnostic::error("failed links cut a group apart");
   return gc;
 }

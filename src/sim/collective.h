@@ -113,6 +113,22 @@ Result<CollectiveTraffic> collective_traffic(const Fabric& fabric, const Plan& p
                                              const SimOptions& options,
                                              const CollectiveModel& model, double bytes);
 
+/// What group_flows built: the channels of a ring across domains (0: none), the most scale-up
+/// domains one group spans, flows with no surviving path, the mean sampled hop latency.
+struct GroupFlows {
+  int channels = 0, domains = 1, unroutable = 0;
+  double hop_latency_us = 0;
+};
+
+/// The flows GroupCollective::build runs for `groups` (GPU ids in ring order; pairs for
+/// kSendRecv), `payload` bytes of nccl-tests size in each group, appended to `fs`: rings over
+/// NCCL's channels, alltoall as every pair, sendrecv as one flow. Groups inside one scale-up
+/// domain are built for the first such domain only. `seed` mixes into every connection's ECMP
+/// hash (as its QP numbers and addresses would): another job's connections hash apart.
+GroupFlows group_flows(const Fabric& fabric, LoadBalancing lb, Op op,
+                       const std::vector<std::vector<int>>& groups, double payload, FlowSet& fs,
+                       uint64_t seed = 1);
+
 /// A collective run by many groups of GPUs at once (every DP group, every TP group, ...), as a
 /// training step runs them: the groups share the fabric, so their flows contend.
 class GroupCollective {

@@ -90,7 +90,11 @@ Plan with_nic_rate(const Plan& plan, double factor) {
 }
 
 Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabric& fabric,
-                                 const std::vector<double>& node_speed) {
+                                 const std::vector<double>& node_speed,
+                                 const std::vector<int>& gpu_of_rank) {
+  auto gpu_of = [&](int rank) {
+    return gpu_of_rank.empty() ? rank : gpu_of_rank[static_cast<size_t>(rank)];
+  };
   if (!spec.workload)
     return spec.at("workload", "the step model needs a workload section",
                    "add workload: {model: {params: 70B, ...}, parallelism: {...}} as in "
@@ -245,7 +249,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
         for (int e = 0; e < d.ep; ++e)
           for (int c = 0; c < d.cp; ++c)
             for (int t = 0; t < d.tp; ++t) {
-              const int node = rank_of(d, t, c, e, p, o) / G;
+              const int node = gpu_of(rank_of(d, t, c, e, p, o)) / G;
               if (node >= 0 && node < static_cast<int>(node_speed.size()) &&
                   node_speed[static_cast<size_t>(node)] < speed) {
                 speed = node_speed[static_cast<size_t>(node)];
@@ -285,9 +289,12 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   }
 
   const LoadBalancing lb = plan.load_balancing;
-  auto add = [&](const std::string& kind, Op op, const std::vector<std::vector<int>>& groups,
+  auto add = [&](const std::string& kind, Op op, std::vector<std::vector<int>> groups,
                  double bytes, double count, auto exposed_of) -> bool {
     if (groups.empty() || groups[0].size() < 2 || bytes <= 0 || count <= 0) return true;
+    if (!gpu_of_rank.empty())
+      for (auto& g : groups)
+        for (int& x : g) x = gpu_of(x);
     auto g = GroupCollective::build(fabric, plan, op, groups, lb);
     if (!g) {
       errs.insert(errs.end(), g.errors().begin(), g.errors().end());
@@ -304,7 +311,9 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     const double one = g->seconds(bytes);
     c.total_s = one * count;
     c.exposed_s = std::min(c.total_s, exposed_of(one, c.total_s));
-    r.comms.push_back(c);
+    c.op = op;
+    c.groups = std::move(groups);
+    r.comms.push_back(std::move(c));
     return true;
   };
   auto all = [](double, double total) { return total; };

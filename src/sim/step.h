@@ -12,6 +12,7 @@
 #include "sim/compute.h"
 #include "sim/goodput.h"
 #include "sim/memory.h"
+#include "sim/nccl_cost.h"
 #include "spec/pipeline.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
@@ -29,6 +30,10 @@ struct StepComm {
   int group_size = 0;
   std::string bottleneck;
   int channels = 0;  ///< NCCL channels (thread blocks, SMs) one call runs on
+  Op op = Op::kAllReduce;
+  /// The groups it ran in, GPU ids in the fabric's numbering (ring order; pairs for sendrecv):
+  /// what sim/jobs.h puts on the fabric beside other jobs' traffic.
+  std::vector<std::vector<int>> groups;
 };
 
 /// A constraint of the spec checked against the step.
@@ -87,8 +92,11 @@ struct StepResult {
 /// synchronous: tensor, context and expert parallel ranks of a stage work in lockstep, so a
 /// stage runs at its slowest rank's speed; a pipeline runs at its slowest stage's pace, and data
 /// parallelism waits for the slowest pipeline at the gradient reduction.
+/// `gpu_of_rank`: the fabric GPU each rank of the job runs on (empty: rank r on GPU r); a job
+/// placed on part of the fabric (sim/jobs.h) passes its own, with `plan` giving its size.
 Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabric& fabric,
-                                 const std::vector<double>& node_speed = {});
+                                 const std::vector<double>& node_speed = {},
+                                 const std::vector<int>& gpu_of_rank = {});
 
 /// A what-if of the same step: a label and its result.
 struct StepScenario {

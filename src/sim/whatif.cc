@@ -350,6 +350,21 @@ std::optional<std::string> nic_for(const std::string& want, const Catalog& cat, 
 
 }  // namespace
 
+std::vector<std::string> node_names(const Plan& plan, const Catalog& catalog, const Fabric& fabric) {
+  const Names n = names_of(plan, catalog, fabric);
+  std::vector<std::string> out(static_cast<size_t>(std::max(0, plan.nodes)));
+  for (const auto& [name, index] : n.node)
+    if (index >= 0 && index < plan.nodes) out[static_cast<size_t>(index)] = name;
+  return out;
+}
+
+std::vector<Diagnostic> fail_parts(const Plan& plan, const Catalog& catalog, Fabric& fabric,
+                                   const std::vector<std::string>& items,
+                                   std::vector<std::string>& changes) {
+  if (items.empty()) return {};
+  return apply_failures(items, names_of(plan, catalog, fabric), fabric, changes);
+}
+
 Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& plan,
                              const WhatIfOptions& o) {
   WhatIfResult out;

@@ -74,6 +74,15 @@ struct WhatIfResult {
   std::shared_ptr<const WhatIfLinks> links;  ///< with WhatIfOptions::links
 };
 
+/// The plan's nodes by their cabling.csv names, in node order (node0001, ...).
+std::vector<std::string> node_names(const Plan& plan, const Catalog& catalog, const Fabric& fabric);
+
+/// Applies what-if's --fail items (link:A:B, switch:NAME, node:NAME with cabling.csv names) to
+/// `fabric`, appending what each did to `changes`; errors name the flag and the unknown part.
+std::vector<Diagnostic> fail_parts(const Plan& plan, const Catalog& catalog, Fabric& fabric,
+                                   const std::vector<std::string>& items,
+                                   std::vector<std::string>& changes);
+
 Result<WhatIfResult> what_if(const Spec& spec, const Catalog& catalog, const Plan& plan,
                              const WhatIfOptions& options);
 

@@ -22,7 +22,18 @@ namespace {
 // Records the position of every key, so that catalog checks can point at the line.
 void index_positions(const YAML::Node& n, const std::string& path,
                      std::map<std::string, SourceLoc>& where, int depth = 0) {
-  if (!n.IsMap() || depth > 8) return;
+  if (depth > 8) return;
+  // A list's items as "key[i]" (jobs[2].workload, jobs[0].placement[3]).
+  if (n.IsSequence() && !path.empty()) {
+    int i = 0;
+    for (const auto& item : n) {
+      const std::string key = path + "[" + std::to_string(i++) + "]";
+      where[key] = {item.Mark().line + 1, item.Mark().column + 1};
+      index_positions(item, key, where, depth + 1);
+    }
+    return;
+  }
+  if (!n.IsMap()) return;
   for (const auto& kv : n) {
     if (!kv.first.IsScalar()) continue;
     const std::string key = YamlReader::join(path, kv.first.Scalar());
@@ -131,8 +142,9 @@ int small_int(YamlReader& r, const YAML::Node& n, const std::string& key, const 
   return fallback;
 }
 
-void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
-  const std::string p = "workload";
+// `p`: the section's key path, "workload" or a job's "jobs[2].workload".
+void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
+                   const std::string& p = "workload") {
   if (!r.expect_map(n, p)) return;
   r.check_keys(n, p,
                {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
@@ -143,7 +155,7 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
   if (auto v = r.boolean(n, "tp_overlap", p)) w.tp_overlap = *v;
   if (auto v = r.choice_of(n, "dp_collective", p, kDpCollectiveNames)) w.dp_collective = *v;
   const YAML::Node m = child(n, "model");
-  const std::string mp = "workload.model";
+  const std::string mp = p + ".model";
   if (r.expect_map(m, mp)) {
     r.check_keys(m, mp,
                  {"params", "layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k",
@@ -151,7 +163,7 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
                   "capacity_factor"});
     if (auto v = r.quantity(m, "params", mp, units::parse_count, true)) {
       if (*v <= 0 || *v > 1e15)
-        r.error(child(m, "params"), "workload.model.params", "expected 1 to 1e15");
+        r.error(child(m, "params"), mp + ".params", "expected 1 to 1e15");
       else
         w.model.params = *v;
     }
@@ -170,44 +182,44 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
     w.model.kv_heads = small_int(r, m, "kv_heads", mp, 0);
     if (w.model.kv_heads > 0 && w.model.heads > 0 &&
         (w.model.kv_heads > w.model.heads || w.model.heads % w.model.kv_heads != 0))
-      r.error(child(m, "kv_heads"), "workload.model.kv_heads",
+      r.error(child(m, "kv_heads"), mp + ".kv_heads",
               "kv_heads must divide heads (each key/value head serves a group of query heads)");
     if (auto v = r.choice_of(m, "mlp", mp, kMlpKindNames)) w.model.mlp = *v;
     if (auto v = r.choice_of(m, "attention", mp, kAttentionKernelNames)) w.model.attention = *v;
     if (auto v = r.number(m, "dropout", mp)) {
       if (*v < 0 || *v >= 1)
-        r.error(child(m, "dropout"), "workload.model.dropout",
+        r.error(child(m, "dropout"), mp + ".dropout",
                 "expected a probability in [0, 1), e.g. 0.1");
       else
         w.model.dropout = *v;
     }
     if (auto v = r.number(m, "expert_imbalance", mp)) {
       if (*v < 1 || *v > 1000)
-        r.error(child(m, "expert_imbalance"), "workload.model.expert_imbalance",
+        r.error(child(m, "expert_imbalance"), mp + ".expert_imbalance",
                 "expected the busiest expert rank's tokens over the mean, 1 or more (e.g. 1.3)");
       else
         w.model.expert_imbalance = *v;
     }
     if (auto v = r.number(m, "capacity_factor", mp)) {
       if (*v < 1 || *v > 1000)
-        r.error(child(m, "capacity_factor"), "workload.model.capacity_factor",
+        r.error(child(m, "capacity_factor"), mp + ".capacity_factor",
                 "expected 1 or more (Megatron-LM's --moe-expert-capacity-factor, e.g. 1.25)");
       else
         w.model.capacity_factor = *v;
     }
     for (const char* key : {"expert_imbalance", "capacity_factor"})
       if (child(m, key).IsDefined() && w.model.experts == 0)
-        r.error(child(m, key), std::string("workload.model.") + key,
+        r.error(child(m, key), mp + "." + key,
                 "a mixture-of-experts key: it needs experts > 0");
     if (w.model.top_k > 0 && w.model.experts == 0)
-      r.error(child(m, "top_k"), "workload.model.top_k", "top_k needs experts > 0");
+      r.error(child(m, "top_k"), mp + ".top_k", "top_k needs experts > 0");
     if (w.model.experts > 0 && w.model.top_k > w.model.experts)
-      r.error(child(m, "top_k"), "workload.model.top_k",
+      r.error(child(m, "top_k"), mp + ".top_k",
               "top_k cannot exceed the number of experts");
   }
   if (auto v = r.choice_of(n, "precision", p, kPrecisionNames)) w.precision = *v;
   const YAML::Node par = child(n, "parallelism");
-  const std::string pp = "workload.parallelism";
+  const std::string pp = p + ".parallelism";
   if (par.IsDefined() && r.expect_map(par, pp)) {
     r.check_keys(par, pp, {"tp", "pp", "dp", "ep", "cp", "zero"});
     w.parallelism.tp = small_int(r, par, "tp", pp, 1);
@@ -232,7 +244,7 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
   if (!is_auto(n, "compute_efficiency"))
     if (auto v = r.number(n, "compute_efficiency", p)) {
       if (*v <= 0 || *v > 1)
-        r.error(child(n, "compute_efficiency"), "workload.compute_efficiency",
+        r.error(child(n, "compute_efficiency"), p + ".compute_efficiency",
                 "expected a fraction of peak FLOP/s in (0, 1], e.g. 0.4");
       else
         w.compute_efficiency = *v;
@@ -240,31 +252,121 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w) {
   if (!is_auto(n, "compute_time"))
     if (auto v = r.quantity(n, "compute_time", p, units::parse_seconds)) {
       if (*v <= 0)
-        r.error(child(n, "compute_time"), "workload.compute_time", "expected a positive time");
+        r.error(child(n, "compute_time"), p + ".compute_time", "expected a positive time");
       else
         w.compute_time_s = *v;
     }
   if (!is_auto(n, "checkpoint_interval"))
     if (auto v = r.quantity(n, "checkpoint_interval", p, units::parse_seconds)) {
       if (*v <= 0)
-        r.error(child(n, "checkpoint_interval"), "workload.checkpoint_interval",
+        r.error(child(n, "checkpoint_interval"), p + ".checkpoint_interval",
                 "expected a positive time, e.g. 30min");
       else
         w.checkpoint_interval_s = *v;
     }
   if (child(n, "steps").IsDefined() && child(n, "tokens").IsDefined())
-    r.error(child(n, "tokens"), "workload.tokens", "give either steps or tokens, not both");
+    r.error(child(n, "tokens"), p + ".tokens", "give either steps or tokens, not both");
   if (auto v = r.quantity(n, "steps", p, units::parse_count)) {
     if (*v < 1)
-      r.error(child(n, "steps"), "workload.steps", "expected at least 1 step");
+      r.error(child(n, "steps"), p + ".steps", "expected at least 1 step");
     else
       w.steps = *v;
   }
   if (auto v = r.quantity(n, "tokens", p, units::parse_count)) {
     if (*v < 1)
-      r.error(child(n, "tokens"), "workload.tokens", "expected a positive token count");
+      r.error(child(n, "tokens"), p + ".tokens", "expected a positive token count");
     else
       w.tokens = *v;
+  }
+}
+
+// `jobs:`: a list of jobs, each a name, a workload, a size and a placement.
+void read_jobs(YamlReader& r, const YAML::Node& n, std::vector<JobSpec>& jobs) {
+  if (n.IsNull()) return;
+  if (!n.IsSequence()) {
+    r.error(n, "jobs", "expected a list of jobs",
+            "jobs:\n  - {name: a, gpus: 2048, placement: packed, workload: {...}}");
+    return;
+  }
+  if (n.size() > static_cast<size_t>(kMaxJobs)) {
+    r.error(n, "jobs", fmt::format("{} jobs is more than the {} one fabric is modelled with", n.size(),
+                                   kMaxJobs));
+    return;
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const YAML::Node j = n[i];
+    JobSpec job;
+    job.key = fmt::format("jobs[{}]", i);
+    const std::string& p = job.key;
+    if (!r.expect_map(j, p)) continue;
+    r.check_keys(j, p, {"name", "workload", "gpus", "nodes", "placement", "seed", "trace"});
+    if (child(j, "trace").IsDefined())
+      r.error(child(j, "trace"), p + ".trace",
+              "a job replayed from a trace is not yet supported by jobs",
+              "describe the job with workload: (the keys of the spec's workload section)");
+    if (auto v = r.text(j, "name", p, true)) {
+      if (const std::string why = display_name_problem(*v, kMaxSpecNameChars); !why.empty())
+        r.error(child(j, "name"), p + ".name", "the name " + why, "use a short one-line name");
+      else if (!names.insert(*v).second)
+        r.error(child(j, "name"), p + ".name", fmt::format("another job is named '{}'", *v),
+                "give every job its own name");
+      else
+        job.name = *v;
+    }
+    if (child(j, "workload").IsDefined())
+      read_workload(r, child(j, "workload"), job.workload, p + ".workload");
+    else if (!child(j, "trace").IsDefined())
+      r.error(j, p + ".workload", "missing required key",
+              "give the job a workload: {model: ..., parallelism: ...} as the spec's workload");
+    const bool has_nodes = child(j, "nodes").IsDefined(), has_gpus = child(j, "gpus").IsDefined();
+    if (has_nodes && has_gpus)
+      r.error(child(j, "gpus"), p + ".gpus", "give either nodes or gpus, not both");
+    if (auto v = r.positive_int(j, "nodes", p)) {
+      if (*v > kMaxSpecNodes)
+        r.error(child(j, "nodes"), p + ".nodes",
+                fmt::format("{} is more than the {} this tool plans", *v, kMaxSpecNodes));
+      else
+        job.nodes = static_cast<int>(*v);
+    }
+    if (auto v = r.positive_int(j, "gpus", p)) {
+      if (*v > kMaxSpecGpus)
+        r.error(child(j, "gpus"), p + ".gpus",
+                fmt::format("{} is more than the {} this tool plans", *v, kMaxSpecGpus));
+      else
+        job.gpus_requested = *v;
+    }
+    const YAML::Node pl = child(j, "placement");
+    if (pl.IsSequence()) {
+      job.placement = std::nullopt;
+      std::set<std::string> seen;
+      for (size_t k = 0; k < pl.size(); ++k) {
+        const std::string key = fmt::format("{}.placement[{}]", p, k);
+        if (!pl[k].IsScalar() || pl[k].Scalar().empty()) {
+          r.error(pl[k], key, "expected a node name as cabling.csv gives it, e.g. node0001");
+          continue;
+        }
+        if (!seen.insert(pl[k].Scalar()).second) {
+          r.error(pl[k], key, fmt::format("node '{}' is listed twice", pl[k].Scalar()));
+          continue;
+        }
+        job.nodes_listed.push_back(pl[k].Scalar());
+      }
+      if (pl.size() == 0) r.error(pl, p + ".placement", "the node list is empty");
+      if (job.nodes == 0 && job.gpus_requested == 0 && !job.nodes_listed.empty())
+        job.nodes = static_cast<int>(job.nodes_listed.size());
+      else if (job.nodes > 0 && job.nodes != static_cast<int>(pl.size()))
+        r.error(pl, p + ".placement",
+                fmt::format("lists {} nodes, but the job has nodes: {}", pl.size(), job.nodes));
+    } else if (pl.IsDefined()) {
+      if (auto v = r.choice_of(j, "placement", p, kPlacementNames)) job.placement = *v;
+    }
+    if (!has_nodes && !has_gpus && !pl.IsSequence())
+      r.error(j, p + ".gpus", "missing required key", "give the job gpus: N or nodes: N");
+    if (auto v = r.positive_int(j, "seed", p)) job.seed = static_cast<uint64_t>(*v);
+    if (child(j, "seed").IsDefined() && job.placement != Placement::kRandom)
+      r.error(child(j, "seed"), p + ".seed", "seed is the key of placement: random");
+    jobs.push_back(std::move(job));
   }
 }
 
@@ -571,7 +673,7 @@ std::vector<Diagnostic> parse_into(const std::string& text, const std::string& f
   index_positions(root, "", s.where);
   r.check_keys(root, "",
                {"name", "cluster", "fabric", "workload", "constraints", "addressing", "networks",
-                "catalog"});
+                "catalog", "jobs"});
   if (auto v = r.text(root, "name", "")) {
     // Shown as given (report title, plan.json); whoever makes a file or namespace name from it
     // derives a safe one (the lab does).
@@ -593,6 +695,7 @@ std::vector<Diagnostic> parse_into(const std::string& text, const std::string& f
     s.workload = w;
   }
   read_constraints(r, child(root, "constraints"), s.constraints);
+  if (const YAML::Node jb = child(root, "jobs"); jb.IsDefined()) read_jobs(r, jb, s.jobs);
   read_addressing(r, child(root, "addressing"), s.addressing);
   if (const YAML::Node nw = child(root, "networks"); nw.IsDefined()) {
     // `networks:` with nothing under it asks for every network with its defaults.
@@ -625,6 +728,112 @@ Result<Spec> parse_spec(const std::string& text, const std::string& file) {
   if (!errs.empty()) return errs;
   return s;
 }
+
+namespace {
+
+// A workload's parallelism against the GPUs it runs on (`gpus`, the `whose`: cluster or job);
+// fills dp when auto. `key` is the section's path, "workload" or "jobs[2].workload".
+void validate_workload(const Spec& s, WorkloadSpec& w, long long gpus, const std::string& key,
+                       const char* whose, const GpuModel* gpu, std::vector<Diagnostic>& errs) {
+auto& p = w.parallelism;
+  const long long model_ranks = 1LL * p.tp * p.pp * p.cp;
+  if (gpus % model_ranks != 0) {
+    errs.push_back(
+        s.at(key + ".parallelism",
+             fmt::format("tp*pp*cp = {} does not divide the {} GPUs", model_ranks, gpus)));
+  } else if (p.dp == 0) {
+    p.dp = static_cast<int>(gpus / model_ranks);
+  } else if (model_ranks * p.dp != gpus) {
+    errs.push_back(s.at(
+        key + ".parallelism.dp",
+        fmt::format("tp*pp*cp*dp = {} but the {} has {} GPUs", model_ranks * p.dp, whose, gpus),
+        fmt::format("use dp: {} or dp: auto", gpus / model_ranks)));
+  }
+  if (p.ep > 1 && p.dp > 0 && p.dp % p.ep != 0)
+    errs.push_back(
+        s.at(key + ".parallelism.ep", fmt::format("ep = {} must divide dp = {}", p.ep, p.dp)));
+  const auto& m = w.model;
+  if (p.ep > 1 && m.experts > 0 && m.experts % p.ep != 0)
+    errs.push_back(s.at(key + ".parallelism.ep",
+                        fmt::format("ep = {} must divide the {} experts", p.ep, m.experts)));
+  if (m.heads > 0 && m.heads % p.tp != 0)
+    errs.push_back(
+        s.at(key + ".parallelism.tp",
+             fmt::format("tp = {} must divide the {} attention heads", p.tp, m.heads)));
+  if ((w.first_stage_layers > 0 || w.last_stage_layers > 0) && (p.pp < 2 || m.layers <= 0))
+    errs.push_back(s.at(
+        w.first_stage_layers > 0 ? key + ".first_stage_layers" : key + ".last_stage_layers",
+        "first_stage_layers and last_stage_layers need pp >= 2 and model.layers"));
+  else if (auto layout = pipeline_layout(m.layers, p.pp, w.virtual_pipeline, w.first_stage_layers,
+                                         w.last_stage_layers);
+           !layout)
+    for (const auto& e : layout.errors()) {
+      // The layout names the spec's workload; a job's is under its own key.
+      const std::string k = e.key.rfind("workload", 0) == 0 ? key + e.key.substr(8) : e.key;
+      errs.push_back(s.at(k, e.message, e.hint));
+    }
+  const int gb = w.global_batch, mb = w.micro_batch;
+  if (gb > 0 && p.dp > 0 && gb % (static_cast<long long>(mb) * p.dp) != 0)
+    errs.push_back(s.at(key + ".global_batch",
+                        fmt::format("global_batch {} is not a multiple of micro_batch*dp = {}",
+                                    gb, static_cast<long long>(mb) * p.dp)));
+  if (w.precision == Precision::kFp8 && gpu && gpu->fp8_tflops <= 0)
+    errs.push_back(s.at(key + ".precision", fmt::format("{} has no FP8 tensor cores", gpu->id),
+                        "use bf16"));
+}
+
+// The jobs against the cluster: whole servers, no more nodes than it has, each workload's
+// parallelism against the job's GPUs, no node in two explicit lists. Node names are checked
+// against the plan's (sim/jobs.h), which names them.
+void validate_jobs(Spec& s, const GpuModel* gpu, std::vector<Diagnostic>& errs) {
+  const auto& c = s.cluster;
+  if (c.gpus_per_node <= 0 || c.nodes <= 0) return;
+  long long total = 0;
+  std::map<std::string, std::string> holder;  // listed node -> the job listing it
+  for (auto& job : s.jobs) {
+    if (job.gpus_requested > 0) {
+      if (job.gpus_requested % c.gpus_per_node != 0) {
+        errs.push_back(s.at(job.key + ".gpus",
+                            fmt::format("{} GPUs do not fill whole servers of {}",
+                                        job.gpus_requested, c.gpus_per_node),
+                            fmt::format("use a multiple of {}", c.gpus_per_node)));
+        continue;
+      }
+      job.nodes = static_cast<int>(job.gpus_requested / c.gpus_per_node);
+      if (!job.placement && job.nodes != static_cast<int>(job.nodes_listed.size()))
+        errs.push_back(s.at(job.key + ".placement",
+                            fmt::format("lists {} nodes, but {} GPUs take {} servers",
+                                        job.nodes_listed.size(), job.gpus_requested, job.nodes)));
+    }
+    if (job.nodes <= 0) continue;
+    total += job.nodes;
+    if (job.nodes > c.nodes)
+      errs.push_back(s.at(job.key + (job.gpus_requested > 0 ? ".gpus" : ".nodes"),
+                          fmt::format("the job needs {} GPUs ({} nodes); the cluster has {} ({} "
+                                      "nodes)",
+                                      1LL * job.nodes * c.gpus_per_node, job.nodes,
+                                      1LL * c.nodes * c.gpus_per_node, c.nodes)));
+    for (size_t k = 0; k < job.nodes_listed.size(); ++k) {
+      const auto [it, fresh] = holder.emplace(job.nodes_listed[k], job.name);
+      if (!fresh)
+        errs.push_back(s.at(fmt::format("{}.placement[{}]", job.key, k),
+                            fmt::format("node '{}' is already job '{}''s", job.nodes_listed[k],
+                                        it->second),
+                            "explicit node lists must not overlap"));
+    }
+    validate_workload(s, job.workload, 1LL * job.nodes * c.gpus_per_node, job.key + ".workload",
+                      "job", gpu, errs);
+  }
+  if (total > c.nodes)
+    errs.push_back(s.at("jobs",
+                        fmt::format("the jobs need {} GPUs ({} nodes); the cluster has {} ({} "
+                                    "nodes)",
+                                    total * c.gpus_per_node, total,
+                                    1LL * c.nodes * c.gpus_per_node, c.nodes),
+                        "make the jobs smaller or the cluster larger"));
+}
+
+}  // namespace
 
 std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
   std::vector<Diagnostic> errs;
@@ -790,51 +999,10 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
       pools.push_back({std::string(key) + ".subnet", a->subnet});
     }
   }
-  if (s.workload && c.nodes > 0 && c.gpus_per_node > 0) {
-    auto& p = s.workload->parallelism;
-    const long long gpus = static_cast<long long>(c.nodes) * c.gpus_per_node;
-    const long long model_ranks = 1LL * p.tp * p.pp * p.cp;
-    if (gpus % model_ranks != 0) {
-      errs.push_back(
-          s.at("workload.parallelism",
-               fmt::format("tp*pp*cp = {} does not divide the {} GPUs", model_ranks, gpus)));
-    } else if (p.dp == 0) {
-      p.dp = static_cast<int>(gpus / model_ranks);
-    } else if (model_ranks * p.dp != gpus) {
-      errs.push_back(s.at(
-          "workload.parallelism.dp",
-          fmt::format("tp*pp*cp*dp = {} but the cluster has {} GPUs", model_ranks * p.dp, gpus),
-          fmt::format("use dp: {} or dp: auto", gpus / model_ranks)));
-    }
-    if (p.ep > 1 && p.dp > 0 && p.dp % p.ep != 0)
-      errs.push_back(
-          s.at("workload.parallelism.ep", fmt::format("ep = {} must divide dp = {}", p.ep, p.dp)));
-    const auto& m = s.workload->model;
-    if (p.ep > 1 && m.experts > 0 && m.experts % p.ep != 0)
-      errs.push_back(s.at("workload.parallelism.ep",
-                          fmt::format("ep = {} must divide the {} experts", p.ep, m.experts)));
-    if (m.heads > 0 && m.heads % p.tp != 0)
-      errs.push_back(
-          s.at("workload.parallelism.tp",
-               fmt::format("tp = {} must divide the {} attention heads", p.tp, m.heads)));
-    const auto& w = *s.workload;
-    if ((w.first_stage_layers > 0 || w.last_stage_layers > 0) && (p.pp < 2 || m.layers <= 0))
-      errs.push_back(s.at(
-          w.first_stage_layers > 0 ? "workload.first_stage_layers" : "workload.last_stage_layers",
-          "first_stage_layers and last_stage_layers need pp >= 2 and model.layers"));
-    else if (auto layout = pipeline_layout(m.layers, p.pp, w.virtual_pipeline, w.first_stage_layers,
-                                           w.last_stage_layers);
-             !layout)
-      for (const auto& e : layout.errors()) errs.push_back(s.at(e.key, e.message, e.hint));
-    const int gb = s.workload->global_batch, mb = s.workload->micro_batch;
-    if (gb > 0 && p.dp > 0 && gb % (static_cast<long long>(mb) * p.dp) != 0)
-      errs.push_back(s.at("workload.global_batch",
-                          fmt::format("global_batch {} is not a multiple of micro_batch*dp = {}",
-                                      gb, static_cast<long long>(mb) * p.dp)));
-    if (s.workload->precision == Precision::kFp8 && gpu && gpu->fp8_tflops <= 0)
-      errs.push_back(s.at("workload.precision", fmt::format("{} has no FP8 tensor cores", gpu->id),
-                          "use bf16"));
-  }
+  if (s.workload && c.nodes > 0 && c.gpus_per_node > 0)
+    validate_workload(s, *s.workload, 1LL * c.nodes * c.gpus_per_node, "workload", "cluster", gpu,
+                      errs);
+  if (!s.jobs.empty()) validate_jobs(s, gpu, errs);
   return errs;
 }
 

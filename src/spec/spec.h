@@ -175,6 +175,31 @@ struct WorkloadSpec {
   double checkpoint_interval_s = 0;  ///< compute between checkpoints; 0 = Daly's optimum
 };
 
+/// How a job's nodes are chosen from those no other job holds: `packed` takes them in order,
+/// filling one scalable unit before the next; `spread` takes one node from each unit in turn
+/// (round-robin); `random` draws them with a seeded shuffle (the job's `seed:`).
+enum class Placement { kPacked, kSpread, kRandom };
+inline constexpr EnumName<Placement> kPlacementNames[] = {
+    {Placement::kPacked, "packed"}, {Placement::kSpread, "spread"}, {Placement::kRandom, "random"}};
+inline const char* placement_name(Placement p) { return name_of(kPlacementNames, p); }
+
+/// The most jobs one `jobs:` section lists: a bound on the work (every pair of jobs can meet on
+/// a link), far above the handful a cluster's scheduler runs at once on one fabric.
+constexpr int kMaxJobs = 64;
+
+/// One job of the spec's `jobs:` section: a workload of its own on part of the cluster.
+struct JobSpec {
+  std::string name;
+  WorkloadSpec workload;
+  int nodes = 0;                 ///< derived from `gpus` when only that is given
+  long long gpus_requested = 0;  ///< `gpus:` as written (0 when `nodes:` was used)
+  /// nullopt: an explicit node list (`nodes_listed`, cabling.csv names).
+  std::optional<Placement> placement = Placement::kPacked;
+  std::vector<std::string> nodes_listed;
+  uint64_t seed = 1;  ///< placement: random
+  std::string key;    ///< "jobs[2]": where messages point
+};
+
 /// What the plan must achieve.
 struct ConstraintsSpec {
   Goal goal = Goal::kTime;
@@ -293,6 +318,8 @@ struct Spec {
   AddressingSpec addressing;
   /// `networks:`; absent: the plan is the compute fabric alone, as before the section existed.
   std::optional<NetworksSpec> networks;
+  /// `jobs:`: several jobs sharing the fabric (sim/jobs.h); empty when the section is absent.
+  std::vector<JobSpec> jobs;
   std::vector<std::string> catalog_files;  ///< as written (relative to the spec's folder)
   std::map<std::string, SourceLoc> where;  ///< key path -> position in the file
 

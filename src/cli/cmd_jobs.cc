@@ -1,0 +1,108 @@
+// gpufabric jobs: the spec's jobs placed on the fabric, their step traffic run together, what
+// they cost each other and which placement and load balancing keep that lowest.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/completion.h"
+#include "cli/resources.h"
+#include "common/output.h"
+#include "plan/plan.h"
+#include "report/jobs_report.h"
+#include "sim/jobs.h"
+#include "spec/spec.h"
+
+namespace gf::cli {
+namespace {
+
+struct JobsFlags {
+  std::string spec, placement, out, links;
+  std::vector<std::string> fail;
+  bool json = false, no_compare = false;
+};
+
+int run(const JobsFlags& f) {
+  JobsOptions o;
+  o.fail = f.fail;
+  o.compare = !f.no_compare;
+  if (!f.placement.empty()) {
+    o.placement = parse_name(kPlacementNames, f.placement);
+    if (!o.placement) {
+      const std::string hint = did_you_mean(f.placement, names_of(kPlacementNames));
+      return fail({Diagnostic::flag(
+          "--placement", fmt::format("unknown placement '{}'", f.placement),
+          hint.empty() ? "use " + names_joined(kPlacementNames, ", ") : hint)});
+    }
+  }
+  for (const auto& item : f.fail)
+    if (item.empty())
+      return fail({Diagnostic::flag("--fail", "an empty item",
+                                    "use link:A:B, switch:NAME or node:NAME")});
+  Heartbeat alive("jobs");
+  auto loaded = load_and_plan(f.spec, load_limits(true));
+  if (!loaded) return fail(loaded.errors());
+  const Plan& plan = loaded->plan;
+  auto r = simulate_jobs(loaded->spec, loaded->catalog, plan, o);
+  if (!r) return fail(r.errors());
+  const LinkNames names(plan, loaded->catalog, *r->fabric);
+  // Files first: a failure to write leaves nothing half-written and prints no result.
+  if (!f.out.empty()) {
+    std::ostringstream csv;
+    write_jobs_links_csv(csv, *r, names);
+    auto written = write_outputs(f.out, {{"jobs.json", jobs_json(plan, *r, names).dump(2) + "\n"},
+                                         {"jobs.txt", jobs_text(plan, *r, names)},
+                                         {"jobs-links.csv", csv.str()}});
+    if (!written) return fail(written.errors());
+    if (!f.json)
+      for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
+  }
+  if (!f.links.empty()) {
+    auto w = write_output_file(f.links, "--links", [&](std::ostream& out) {
+      write_jobs_links_csv(out, *r, names);
+    });
+    if (!w) return fail(w.errors());
+    if (!f.json) std::cerr << "wrote " << *w << "\n";
+  }
+  if (f.json) {
+    auto j = jobs_json(plan, *r, names);
+    if (!f.links.empty()) j["links_file"] = f.links;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << jobs_text(plan, *r, names);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_jobs(CLI::App& root) {
+  auto f = std::make_shared<JobsFlags>();
+  CLI::App* a = root.add_subcommand(
+      "jobs",
+      "Many jobs on one fabric: the spec's jobs: placed on their nodes, every job's step traffic "
+      "run together; per job its step alone and together, the slowdown and the links where the "
+      "jobs meet; which placement and load balancing keep the worst slowdown lowest. (A job "
+      "replayed from a trace is not yet supported.)");
+  a->add_option("SPEC", f->spec, "the cluster spec with a jobs: section (YAML)")->required();
+  complete_with(a->add_option("--placement", f->placement,
+                              "place every job that has a policy this way instead (listed nodes "
+                              "stay): " +
+                                  names_joined(kPlacementNames)),
+                [] { return names_of(kPlacementNames); });
+  a->add_option("--fail", f->fail,
+                "link:A:B | switch:NAME | node:NAME with cabling.csv names, as what-if "
+                "(repeatable)");
+  a->add_option("--links", f->links,
+                "write every job's traffic per directed link to this CSV (simulate --links' "
+                "columns and the jobs crossing each link)");
+  a->add_option("-o,--out", f->out, "write jobs.json, jobs.txt and jobs-links.csv into this folder");
+  a->add_flag("--no-compare", f->no_compare,
+              "skip the comparison of placements and load balancings (the run as asked only)");
+  a->add_flag("--json", f->json, "print the result as JSON");
+  return {a, [f] { return run(*f); }};
+}
+
+}  // namespace gf::cli
