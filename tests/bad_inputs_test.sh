@@ -101,6 +101,38 @@ expect 2 "net-target.yaml:3:.*networks.storage.target_bandwidth: .*more than the
 { small; printf 'networks: [storage]\n'; } > net-list.yaml
 expect 2 "net-list.yaml:2:11: error: networks" "$bin" plan net-list.yaml
 
+echo "== jobs"
+jb() {  # a 2-unit cluster, then the jobs: lines given
+  printf 'cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: roce, scalable_unit: 4}\njobs:\n'
+  printf '%s\n' "$@"
+}
+w='workload: {model: {params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096}, parallelism: {tp: 8}, global_batch: 64}'
+jb "  - {name: a, nodes: 2, placement: [node001, node002], $w}" \
+   "  - {name: b, nodes: 2, placement: [node003, node001], $w}" > jobs-overlap.yaml
+expect 2 "jobs-overlap.yaml:5:[0-9]+: error: jobs\[1\]\.placement\[1\]: node 'node001' is already job 'a''s" \
+  "$bin" jobs jobs-overlap.yaml
+jb "  - {name: a, nodes: 6, $w}" "  - {name: b, nodes: 4, $w}" > jobs-big.yaml
+expect 2 "jobs-big.yaml:4:[0-9]+: error: jobs: the jobs need 80 GPUs \(10 nodes\); the cluster has 64" \
+  "$bin" jobs jobs-big.yaml
+jb "  - {name: a, nodes: 2, placement: [node001, nod002], $w}" > jobs-name.yaml
+expect 2 "jobs-name.yaml:4:[0-9]+: error: jobs\[0\]\.placement\[1\]: unknown node 'nod002' \(did you mean 'node002'" \
+  "$bin" jobs jobs-name.yaml
+jb "  - {name: a, nodes: 2, placement: packd, $w}" > jobs-policy.yaml
+expect 2 "jobs-policy.yaml:4:[0-9]+: error: jobs\[0\]\.placement" "$bin" jobs jobs-policy.yaml
+jb "  - {name: a, gpus: 16, trace: rank0.json}" > jobs-trace.yaml
+expect 2 "jobs-trace.yaml:4:[0-9]+: error: jobs\[0\]\.trace: a job replayed from a trace is not yet supported" \
+  "$bin" jobs jobs-trace.yaml
+expect 2 "error: jobs: the spec has no jobs section" "$bin" jobs "$good"
+jb "  - {name: a, nodes: 2, $w}" > jobs-ok.yaml
+expect 2 "placement: unknown placement 'spraed' \(did you mean 'spread'" \
+  "$bin" jobs jobs-ok.yaml --placement spraed
+expect 2 "fail: unknown switch 'spine99'" "$bin" jobs jobs-ok.yaml --fail switch:spine99
+mkdir -p jl/links.csv
+snapshot jl
+expect 2 "jl/links.csv: error: --links: a folder is where this output file goes" \
+  "$bin" jobs jobs-ok.yaml --links jl/links.csv
+unchanged jl
+
 echo "== memory: refused before it starts, with the figure"
 printf 'cluster: {gpu: h100-sxm, nodes: 1000000, nic: cx7-400g}\n' > million.yaml
 expect 2 "million.yaml:1:33: error: cluster.nodes: 1000000 nodes x 8 GPUs need about [0-9.]+ GiB of memory to plan and simulate; [0-9.]+ [MG]iB is available" \

@@ -1140,3 +1140,102 @@ TEST(CliNetworks, BadNetworksKeyIsExitTwoWithFileLineKey) {
 }
 
 }  // namespace
+
+namespace {
+
+// Two jobs of 4 servers spread over the units of a 4:1 fabric with one spine, so that they meet.
+std::string two_jobs_spec() {
+  std::string s =
+      "name: two-jobs\ncluster: {gpu: h100-sxm, nodes: 16, gpus_per_node: 8, nic: cx7-400g}\n"
+      "fabric: {technology: roce, topology: clos2, scalable_unit: 4, switch: arista-7060x6, "
+      "oversubscription: 4, load_balancing: ecmp}\njobs:\n";
+  for (const char* name : {"a", "b"})
+    s += std::string("  - name: ") + name +
+         "\n    nodes: 4\n    placement: spread\n    workload:\n"
+         "      model: {params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096}\n"
+         "      parallelism: {tp: 8}\n      global_batch: 32\n";
+  return s;
+}
+
+TEST(CliJobs, TextJsonFilesAndTheContract) {
+  const fs::path spec = write_temp("jobs.yaml", two_jobs_spec());
+  CmdResult text = gpufabric("jobs " + spec.string());
+  ASSERT_EQ(text.code, 0) << text.err;
+  for (const char* s : {"slowdown", "where the jobs meet", "placement and load balancing compared",
+                        "advice: packed placement"})
+    EXPECT_NE(text.out.find(s), std::string::npos) << s << "\n" << text.out;
+  const fs::path dir = temp_dir("jobs");
+  const fs::path csv = fs::temp_directory_path() / ("gf_jobs_links_" + std::to_string(getpid()));
+  CmdResult r = gpufabric("jobs " + spec.string() + " --json --no-compare -o " + dir.string() +
+                          " --links " + csv.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k :
+       {"name", "load_balancing", "placement", "together_s", "worst_slowdown", "worst_job",
+        "mean_slowdown", "changes", "jobs", "meetings", "compared", "best", "advice", "links_file"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  ASSERT_EQ(j["jobs"].size(), 2u);
+  for (const char* k :
+       {"name", "placement", "gpus", "nodes", "units", "step_alone_s", "step_together_s",
+        "slowdown", "meets", "meeting_links", "hottest_meeting_link", "comms"})
+    EXPECT_TRUE(j["jobs"][0].contains(k)) << k;
+  EXPECT_GT(j["jobs"][0]["slowdown"].get<double>(), 1.05);
+  EXPECT_EQ(j["jobs"][0]["nodes"][0], "node001");
+  EXPECT_EQ(j["compared"].size(), 1u);  // --no-compare
+  EXPECT_GT(j["meetings"]["links"].get<int>(), 0);
+  EXPECT_EQ(j["meetings"]["hottest"][0]["jobs"], nlohmann::json::array({"a", "b"}));
+  for (const char* f : {"jobs.json", "jobs.txt", "jobs-links.csv"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  std::ifstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header.substr(0, 5), "rank,");
+  EXPECT_EQ(header.substr(header.size() - 5), ",jobs");
+  long long rows = 0, shared = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    shared += line.size() > 4 && line.substr(line.size() - 4) == ",a;b";
+  }
+  EXPECT_GT(rows, shared);
+  EXPECT_EQ(shared, j["meetings"]["links"].get<long long>());
+  // --placement packed: the jobs keep to their own units and do not meet.
+  CmdResult packed = gpufabric("jobs " + spec.string() + " --placement packed --no-compare --json");
+  ASSERT_EQ(packed.code, 0) << packed.err;
+  EXPECT_EQ(nlohmann::json::parse(packed.out)["worst_slowdown"], 1.0);
+  // --fail as what-if.
+  CmdResult failed =
+      gpufabric("jobs " + spec.string() + " --fail node:node001 --no-compare --json");
+  ASSERT_EQ(failed.code, 0) << failed.err;
+  EXPECT_EQ(nlohmann::json::parse(failed.out)["changes"].size(), 1u);
+  EXPECT_NE(nlohmann::json::parse(failed.out)["jobs"][0]["nodes"][0], "node001");
+  fs::remove_all(dir);
+  fs::remove(csv);
+  // Bad input: exit 2, nothing on stdout, no folder.
+  for (const char* bad : {"--placement packd", "--fail switch:nope", "--fail cable:x"}) {
+    CmdResult e = gpufabric("jobs " + spec.string() + " -o " + dir.string() + " " + bad);
+    EXPECT_EQ(e.code, 2) << bad;
+    EXPECT_TRUE(e.out.empty()) << bad;
+    EXPECT_FALSE(fs::exists(dir)) << bad;
+  }
+  CmdResult none = gpufabric("jobs examples/seed-70b-1024.yaml");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("jobs: the spec has no jobs section"), std::string::npos) << none.err;
+  CmdResult help = gpufabric("jobs --help");
+  for (const char* f : {"SPEC", "--placement", "--fail", "--links", "--out", "--no-compare",
+                        "--json", "packed | spread | random", "not yet supported"})
+    EXPECT_NE(help.out.find(f), std::string::npos) << f;
+  fs::remove(spec);
+}
+
+TEST(CliJobs, TheExampleRunsItsEightJobs) {
+  CmdResult r = gpufabric("jobs examples/jobs-roce-16k.yaml --no-compare --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["jobs"].size(), 8u);
+  for (const auto& job : j["jobs"]) {
+    EXPECT_EQ(job["gpus"], 2048);
+    EXPECT_GE(job["slowdown"].get<double>(), 1.0);
+  }
+}
+
+}  // namespace

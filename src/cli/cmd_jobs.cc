@@ -32,15 +32,15 @@ int run(const JobsFlags& f) {
     o.placement = parse_name(kPlacementNames, f.placement);
     if (!o.placement) {
       const std::string hint = did_you_mean(f.placement, names_of(kPlacementNames));
-      return fail({Diagnostic::flag(
-          "--placement", fmt::format("unknown placement '{}'", f.placement),
-          hint.empty() ? "use " + names_joined(kPlacementNames, ", ") : hint)});
+      return fail(
+          {Diagnostic::flag("--placement", fmt::format("unknown placement '{}'", f.placement),
+                            hint.empty() ? "use " + names_joined(kPlacementNames, ", ") : hint)});
     }
   }
   for (const auto& item : f.fail)
     if (item.empty())
-      return fail({Diagnostic::flag("--fail", "an empty item",
-                                    "use link:A:B, switch:NAME or node:NAME")});
+      return fail(
+          {Diagnostic::flag("--fail", "an empty item", "use link:A:B, switch:NAME or node:NAME")});
   Heartbeat alive("jobs");
   auto loaded = load_and_plan(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
@@ -60,9 +60,8 @@ int run(const JobsFlags& f) {
       for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
   }
   if (!f.links.empty()) {
-    auto w = write_output_file(f.links, "--links", [&](std::ostream& out) {
-      write_jobs_links_csv(out, *r, names);
-    });
+    auto w = write_output_file(f.links, "--links",
+                               [&](std::ostream& out) { write_jobs_links_csv(out, *r, names); });
     if (!w) return fail(w.errors());
     if (!f.json) std::cerr << "wrote " << *w << "\n";
   }
@@ -98,7 +97,8 @@ Command add_jobs(CLI::App& root) {
   a->add_option("--links", f->links,
                 "write every job's traffic per directed link to this CSV (simulate --links' "
                 "columns and the jobs crossing each link)");
-  a->add_option("-o,--out", f->out, "write jobs.json, jobs.txt and jobs-links.csv into this folder");
+  a->add_option("-o,--out", f->out,
+                "write jobs.json, jobs.txt and jobs-links.csv into this folder");
   a->add_flag("--no-compare", f->no_compare,
               "skip the comparison of placements and load balancings (the run as asked only)");
   a->add_flag("--json", f->json, "print the result as JSON");

@@ -198,7 +198,8 @@ Command add_sweep(CLI::App& root) {
   a->add_option("SPEC", f->spec, "the cluster spec (YAML) the designs start from")->required();
   a->add_option("--vary", f->vary,
                 "KEY=V1,V2,... a spec key and its values, e.g. fabric.technology=roce,infiniband "
-                "or cluster.nodes=128,256; repeat for more keys")
+                "or cluster.nodes=128,256; placement=packed,spread,random places the spec's "
+                "jobs: (as jobs --placement); repeat for more keys")
       ->allow_extra_args(false)
       ->required();
   a->add_option("-o,--out", f->out, "folder for sweep.csv, sweep.json and sweep.html")->required();

@@ -383,6 +383,7 @@ std::string report_html(const ReportInputs& in) {
     if (!in.sensitivity.empty()) body += "<div class=\"chart\" id=\"chart-sensitivity\"></div>";
     body += "</section>";
   }
+  body += in.jobs_html;
   if (!in.what_if.empty()) {
     body +=
         "<section><h2>What if</h2><table><tr><th>scenario</th><th>all_reduce busbw</th>"

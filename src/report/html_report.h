@@ -42,6 +42,9 @@ struct ReportInputs {
   /// what it was ("all_reduce, nvls_tree, 1 GiB"); empty: no heat map.
   std::vector<TierHeat> link_heat;
   std::string link_heat_label;
+  /// The jobs section (report/jobs_report.h: jobs_html_section), when the spec has jobs:;
+  /// empty: none.
+  std::string jobs_html;
   std::vector<std::string> files;  ///< files written beside the report, for links
   /// What configs/ holds (one line each) and its entries to link; empty without --configs.
   std::vector<std::string> config_lines, config_links;

@@ -12,7 +12,9 @@
 namespace gf {
 namespace {
 
-std::string end_name(const LinkEnd& e) { return e.port.empty() ? e.device : e.device + ":" + e.port; }
+std::string end_name(const LinkEnd& e) {
+  return e.port.empty() ? e.device : e.device + ":" + e.port;
+}
 
 std::string link_text(const Fabric& fab, const LinkNames& names, int32_t l) {
   return fmt::format("{} -> {} ({})", end_name(names.from(l)), end_name(names.to(l)),
@@ -35,8 +37,10 @@ std::string job_names(const JobsRun& run, const std::vector<int>& jobs, const ch
 
 nlohmann::json link_json(const Fabric& fab, const LinkNames& names, int32_t l) {
   const LinkEnd a = names.from(l), b = names.to(l);
-  return {{"from_device", a.device}, {"from_port", a.port},
-          {"to_device", b.device},   {"to_port", b.port},
+  return {{"from_device", a.device},
+          {"from_port", a.port},
+          {"to_device", b.device},
+          {"to_port", b.port},
           {"tier", link_tier_key(fab.links()[static_cast<size_t>(l)].cls)},
           {"direction", link_direction(fab, l)}};
 }
@@ -54,7 +58,7 @@ std::string node_ranges(const std::vector<int>& nodes, const std::vector<std::st
   }
   auto name = [&](int n) {
     return n >= 0 && n < static_cast<int>(names.size()) ? names[static_cast<size_t>(n)]
-                                                         : fmt::format("#{}", n);
+                                                        : fmt::format("#{}", n);
   };
   std::string s;
   for (size_t i = 0; i < sorted_runs.size() && static_cast<int>(i) < ranges; ++i) {
@@ -82,8 +86,8 @@ std::string jobs_text(const Plan& plan, const JobsResult& r, const LinkNames& na
       "phases aligned: the worst case), exact max-min sharing: {}\n\n",
       run.jobs.size(), run.policy ? policy_label(run.policy) + " placement" : "as placed",
       units::format_seconds(run.together_s));
-  s += fmt::format("{:<16} {:>7} {:<8} {:>5}  {:>11} {:>11} {:>9}  {}\n", "job", "GPUs",
-                   "placed", "units", "step alone", "together", "slowdown", "meets");
+  s += fmt::format("{:<16} {:>7} {:<8} {:>5}  {:>11} {:>11} {:>9}  {}\n", "job", "GPUs", "placed",
+                   "units", "step alone", "together", "slowdown", "meets");
   for (const auto& j : run.jobs) {
     std::string meets = "nobody";
     if (!j.meets.empty()) {
@@ -111,9 +115,10 @@ std::string jobs_text(const Plan& plan, const JobsResult& r, const LinkNames& na
       }
   if (!any) s += "\nno job's communication is slowed by another's\n";
   if (!run.meetings.empty()) {
-    s += fmt::format("\nwhere the jobs meet: {} directed links; the hottest (mean / peak "
-                     "utilisation over the traffic together, flows):\n",
-                     run.meetings.size());
+    s += fmt::format(
+        "\nwhere the jobs meet: {} directed links; the hottest (mean / peak "
+        "utilisation over the traffic together, flows):\n",
+        run.meetings.size());
     for (size_t i = 0; i < run.meetings.size() && static_cast<int>(i) < top; ++i) {
       const auto& m = run.meetings[i];
       s += fmt::format("  {}: {:.1f}% / {:.1f}%, {} flows; {}\n", link_text(fab, names, m.link),
@@ -124,9 +129,10 @@ std::string jobs_text(const Plan& plan, const JobsResult& r, const LinkNames& na
     s += "\nthe jobs share no link\n";
   }
   if (r.compared.size() > 1) {
-    s += fmt::format("\nplacement and load balancing compared:\n  {:<10} {:<14} {:>14} {:>14} "
-                     "{:>12} {:>9}\n",
-                     "placement", "balancing", "worst", "mean slowdown", "mean step", "meet");
+    s += fmt::format(
+        "\nplacement and load balancing compared:\n  {:<10} {:<14} {:>14} {:>14} "
+        "{:>12} {:>9}\n",
+        "placement", "balancing", "worst", "mean slowdown", "mean step", "meet");
     for (size_t i = 0; i < r.compared.size(); ++i) {
       const auto& c = r.compared[i];
       if (!c.runs) {
@@ -134,11 +140,11 @@ std::string jobs_text(const Plan& plan, const JobsResult& r, const LinkNames& na
                          load_balancing_name(c.load_balancing), c.note);
         continue;
       }
-      s += fmt::format("  {:<10} {:<14} {:>13.3f}x {:>13.3f}x {:>12} {:>9}{}\n",
-                       policy_label(c.policy), load_balancing_name(c.load_balancing),
-                       c.worst_slowdown, c.mean_slowdown,
-                       units::format_seconds(c.mean_step_together_s), c.meeting_links,
-                       i == 0 ? "  (as asked)" : (static_cast<int>(i) == r.best ? "  <- best" : ""));
+      s += fmt::format(
+          "  {:<10} {:<14} {:>13.3f}x {:>13.3f}x {:>12} {:>9}{}\n", policy_label(c.policy),
+          load_balancing_name(c.load_balancing), c.worst_slowdown, c.mean_slowdown,
+          units::format_seconds(c.mean_step_together_s), c.meeting_links,
+          i == 0 ? "  (as asked)" : (static_cast<int>(i) == r.best ? "  <- best" : ""));
     }
   }
   s += "\nadvice: " + r.advice + "\n";
@@ -174,8 +180,9 @@ nlohmann::json jobs_json(const Plan& plan, const JobsResult& r, const LinkNames&
                        {"exposed_together_s", c.exposed_together_s}});
     json nodes = json::array();
     for (int n : jr.nodes)
-      nodes.push_back(n < static_cast<int>(r.node_names.size()) ? r.node_names[static_cast<size_t>(n)]
-                                                                 : std::to_string(n));
+      nodes.push_back(n < static_cast<int>(r.node_names.size())
+                          ? r.node_names[static_cast<size_t>(n)]
+                          : std::to_string(n));
     json hot = nullptr;
     if (jr.hottest_meeting_link >= 0) {
       hot = link_json(fab, names, jr.hottest_meeting_link);
@@ -264,14 +271,15 @@ std::string jobs_html_section(const JobsResult& r, const LinkNames& names) {
         "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.3f}×</td><td>{}</td>"
         "</tr>",
         html_escape(j.name), j.gpus, placement_label(j.placement), j.units,
-        units::format_seconds(j.step_alone_s), units::format_seconds(j.step_together_s),
-        j.slowdown, meets.empty() ? "nobody" : html_escape(meets));
+        units::format_seconds(j.step_alone_s), units::format_seconds(j.step_together_s), j.slowdown,
+        meets.empty() ? "nobody" : html_escape(meets));
   }
   s += "</table>";
   if (!run.meetings.empty()) {
-    s += fmt::format("<h3>Where the jobs meet ({} links), the hottest</h3><table><tr><th>link</th>"
-                     "<th>mean</th><th>peak</th><th>jobs</th></tr>",
-                     run.meetings.size());
+    s += fmt::format(
+        "<h3>Where the jobs meet ({} links), the hottest</h3><table><tr><th>link</th>"
+        "<th>mean</th><th>peak</th><th>jobs</th></tr>",
+        run.meetings.size());
     for (size_t i = 0; i < run.meetings.size() && i < 8; ++i) {
       const auto& m = run.meetings[i];
       s += fmt::format(
@@ -286,12 +294,13 @@ std::string jobs_html_section(const JobsResult& r, const LinkNames& names) {
          "<th>load balancing</th><th>worst slowdown</th><th>mean slowdown</th></tr>";
     for (size_t i = 0; i < r.compared.size(); ++i) {
       const auto& c = r.compared[i];
-      s += fmt::format("<tr><td>{}{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                       policy_label(c.policy),
-                       static_cast<int>(i) == r.best ? " (best)" : (i == 0 ? " (as asked)" : ""),
-                       load_balancing_name(c.load_balancing),
-                       c.runs ? fmt::format("{:.3f}×", c.worst_slowdown) : "cannot run",
-                       c.runs ? fmt::format("{:.3f}×", c.mean_slowdown) : "");
+      s += fmt::format(
+          "<tr><td>{}{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+          policy_label(c.policy),
+          static_cast<int>(i) == r.best ? " (best)" : (i == 0 ? " (as asked)" : ""),
+          load_balancing_name(c.load_balancing),
+          c.runs ? fmt::format("{:.3f}×", c.worst_slowdown) : "cannot run",
+          c.runs ? fmt::format("{:.3f}×", c.mean_slowdown) : "");
     }
     s += "</table>";
   }

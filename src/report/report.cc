@@ -9,10 +9,12 @@
 #include "config/frr.h"
 #include "config/hosts.h"
 #include "config/opensm.h"
+#include "report/jobs_report.h"
 #include "report/plan_report.h"
 #include "report/sim_report.h"
 #include "report/step_report.h"
 #include "sim/collective.h"
+#include "sim/jobs.h"
 #include "sim/step.h"
 #include "topo/fabric.h"
 #include "units/units.h"
@@ -184,6 +186,13 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
     in.step = *step;
     if (auto s = step_sensitivity(planned.spec, planned.catalog, plan)) in.sensitivity = *s;
     files.push_back({"step.json", step_json(*step, in.sensitivity).dump(2) + "\n"});
+  }
+  if (!planned.spec.jobs.empty()) {  // the jobs sharing the fabric (sim/jobs.h)
+    auto jobs = simulate_jobs(planned.spec, planned.catalog, plan, JobsOptions{});
+    if (!jobs) return jobs.errors();
+    const LinkNames names(plan, planned.catalog, *jobs->fabric);
+    in.jobs_html = jobs_html_section(*jobs, names);
+    files.push_back({"jobs.json", jobs_json(plan, *jobs, names).dump(2) + "\n"});
   }
   in.what_if = failure_rows(plan, fabric, o, in.predicted_busbw_gbs);
   if (auto t = collective_traffic(fabric, plan, o, *model, kQuotedBytes)) {

@@ -32,17 +32,25 @@ std::string sweep_csv(const SweepResult& r) {
   out +=
       ",valid,technology,topology,switch,nic,gpus,switches,capex_usd,network_capex_usd,power_w,"
       "busbw_gbs,step_time_s,comm_fraction,gpu_utilization,time_to_train_s,cost_to_train_usd,"
-      "constraints_met,within_budget,pareto,best,error\n";
+      "constraints_met,within_budget,pareto,best,error";
+  // The jobs' columns, last, when the spec has jobs: (sim/jobs.h).
+  bool jobs = false;
+  for (const auto& d : r.designs) jobs = jobs || d.has_jobs;
+  out += jobs ? ",jobs_worst_slowdown,jobs_mean_slowdown,jobs_worst\n" : "\n";
   for (const auto& d : r.designs) {
     out += std::to_string(d.index + 1);
     for (const auto& v : d.values) out += "," + csv_field(v.value);
     out += fmt::format(
         ",{},{},{},{},{},{},{},{:.0f},{:.0f},{:.0f},{:.2f},{:.4f},{:.4f},{:.4f},{:.0f},"
-        "{:.0f},{},{},{},{},{}\n",
+        "{:.0f},{},{},{},{},{}",
         d.ok, d.technology, d.topology, csv_field(d.switch_id), csv_field(d.nic), d.gpus,
         d.switches, d.capex_usd, d.network_capex_usd, d.power_w, d.busbw_gbs, d.step_time_s,
         d.comm_fraction, d.gpu_utilization, d.time_to_train_s, d.cost_to_train_usd,
         d.constraints_met, d.within_budget, d.pareto, d.index == r.best, csv_field(d.error));
+    if (jobs)
+      out += fmt::format(",{:.4f},{:.4f},{}", d.jobs_worst_slowdown, d.jobs_mean_slowdown,
+                         csv_field(d.jobs_worst));
+    out += "\n";
   }
   return out;
 }
@@ -62,6 +70,7 @@ nlohmann::json sweep_json(const SweepResult& r) {
       j.update(design_plan_json(d));
       j["pareto"] = d.pareto;
       if (d.has_step) j.update(design_step_json(d));
+      if (d.has_jobs) j.update(design_jobs_json(d));
     }
     designs.push_back(j);
   }

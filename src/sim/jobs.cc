@@ -229,11 +229,12 @@ Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
     ml.use = link_use(fab, run.load, ml.link, 1, run.together_s);
     run.meetings.push_back(std::move(ml));
   }
-  std::sort(run.meetings.begin(), run.meetings.end(), [](const MeetingLink& a, const MeetingLink& b) {
-    if (a.use.mean_util != b.use.mean_util) return a.use.mean_util > b.use.mean_util;
-    if (a.use.bytes != b.use.bytes) return a.use.bytes > b.use.bytes;
-    return a.link < b.link;
-  });
+  std::sort(run.meetings.begin(), run.meetings.end(),
+            [](const MeetingLink& a, const MeetingLink& b) {
+              if (a.use.mean_util != b.use.mean_util) return a.use.mean_util > b.use.mean_util;
+              if (a.use.bytes != b.use.bytes) return a.use.bytes > b.use.bytes;
+              return a.link < b.link;
+            });
   for (const auto& ml : run.meetings)
     for (int j : ml.jobs) {
       JobResult& jr = run.jobs[static_cast<size_t>(j)];
@@ -298,8 +299,8 @@ Result<std::vector<std::vector<int>>> place_jobs(const Spec& spec, const Plan& p
         continue;
       }
       if (taken[static_cast<size_t>(it->second)] == 2) {
-        errs.push_back(spec.at(key, fmt::format("node '{}' is cut off by --fail",
-                                                js.nodes_listed[k]),
+        errs.push_back(spec.at(key,
+                               fmt::format("node '{}' is cut off by --fail", js.nodes_listed[k]),
                                "list a node whose links work"));
         continue;
       }
@@ -320,12 +321,12 @@ Result<std::vector<std::vector<int>>> place_jobs(const Spec& spec, const Plan& p
       cut += t == 2;
     }
     if (want > left) {
-      errs.push_back(spec.at(js.key + (js.gpus_requested > 0 ? ".gpus" : ".nodes"),
-                             fmt::format("job '{}' needs {} nodes; {} are left after the jobs "
-                                         "before it{}",
-                                         js.name, want, left,
-                                         cut > 0 ? " and without the nodes --fail cut off" : ""),
-                             "make the jobs smaller or the cluster larger"));
+      errs.push_back(spec.at(
+          js.key + (js.gpus_requested > 0 ? ".gpus" : ".nodes"),
+          fmt::format("job '{}' needs {} nodes; {} are left after the jobs "
+                      "before it{}",
+                      js.name, want, left, cut > 0 ? " and without the nodes --fail cut off" : ""),
+          "make the jobs smaller or the cluster larger"));
       continue;
     }
     std::vector<int>& got = out[j];
@@ -398,7 +399,8 @@ Result<JobsResult> simulate_jobs(const Spec& spec, const Catalog& catalog, const
         bool same_policy = p == o.placement;
         if (p && !o.placement) {
           same_policy = true;
-          for (const auto& j : spec.jobs) same_policy = same_policy && (!j.placement || j.placement == p);
+          for (const auto& j : spec.jobs)
+            same_policy = same_policy && (!j.placement || j.placement == p);
         }
         if (same_policy && lb == plan.load_balancing) continue;
         auto r = run_jobs(spec, plan, *fab, cap, res.node_names, unusable, p, lb);

@@ -39,7 +39,7 @@ inline constexpr LoadBalancing kComparedLoadBalancing[] = {
 
 /// One kind of a job's step communication, alone and beside the other jobs.
 struct JobComm {
-  std::string kind;  ///< the step's: dp_allreduce, pp_sendrecv, ep_alltoall, ...
+  std::string kind;      ///< the step's: dp_allreduce, pp_sendrecv, ep_alltoall, ...
   bool network = false;  ///< its flows cross NIC links (not only NVLink)
   /// Its flows' completion in the fluid model: the job's step traffic alone on the fabric, and
   /// with every other job's at once; factor = together / alone (1: untouched).
@@ -79,9 +79,9 @@ struct JobsRun {
   std::vector<JobResult> jobs;
   double worst_slowdown = 1, mean_slowdown = 1;
   std::string worst_job;
-  double together_s = 0;  ///< the fluid time of every job's step traffic together
-  LinkLoad load;          ///< per link, every job's traffic together (payload_bytes = 1)
-  std::vector<uint64_t> job_mask;     ///< per link: bit j when job j's flows cross it
+  double together_s = 0;           ///< the fluid time of every job's step traffic together
+  LinkLoad load;                   ///< per link, every job's traffic together (payload_bytes = 1)
+  std::vector<uint64_t> job_mask;  ///< per link: bit j when job j's flows cross it
   std::vector<MeetingLink> meetings;  ///< hottest first
 };
 
@@ -102,7 +102,7 @@ struct JobsResult {
   std::vector<JobsComparison> compared;  ///< policies x load balancings, as asked first
   int best = -1;                         ///< index into compared
   std::string advice;
-  std::vector<std::string> changes;  ///< what --fail did
+  std::vector<std::string> changes;      ///< what --fail did
   std::shared_ptr<const Fabric> fabric;  ///< the fabric the jobs ran on (failures applied)
   std::vector<std::string> node_names;   ///< cabling.csv names by node index
   int nodes_per_unit = 0;

@@ -289,8 +289,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   }
 
   const LoadBalancing lb = plan.load_balancing;
-  auto add = [&](const std::string& kind, Op op, std::vector<std::vector<int>> groups,
-                 double bytes, double count, auto exposed_of) -> bool {
+  auto add = [&](const std::string& kind, Op op, std::vector<std::vector<int>> groups, double bytes,
+                 double count, auto exposed_of) -> bool {
     if (groups.empty() || groups[0].size() < 2 || bytes <= 0 || count <= 0) return true;
     if (!gpu_of_rank.empty())
       for (auto& g : groups)

@@ -350,7 +350,8 @@ std::optional<std::string> nic_for(const std::string& want, const Catalog& cat, 
 
 }  // namespace
 
-std::vector<std::string> node_names(const Plan& plan, const Catalog& catalog, const Fabric& fabric) {
+std::vector<std::string> node_names(const Plan& plan, const Catalog& catalog,
+                                    const Fabric& fabric) {
   const Names n = names_of(plan, catalog, fabric);
   std::vector<std::string> out(static_cast<size_t>(std::max(0, plan.nodes)));
   for (const auto& [name, index] : n.node)

@@ -188,8 +188,7 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
     if (auto v = r.choice_of(m, "attention", mp, kAttentionKernelNames)) w.model.attention = *v;
     if (auto v = r.number(m, "dropout", mp)) {
       if (*v < 0 || *v >= 1)
-        r.error(child(m, "dropout"), mp + ".dropout",
-                "expected a probability in [0, 1), e.g. 0.1");
+        r.error(child(m, "dropout"), mp + ".dropout", "expected a probability in [0, 1), e.g. 0.1");
       else
         w.model.dropout = *v;
     }
@@ -209,13 +208,11 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
     }
     for (const char* key : {"expert_imbalance", "capacity_factor"})
       if (child(m, key).IsDefined() && w.model.experts == 0)
-        r.error(child(m, key), mp + "." + key,
-                "a mixture-of-experts key: it needs experts > 0");
+        r.error(child(m, key), mp + "." + key, "a mixture-of-experts key: it needs experts > 0");
     if (w.model.top_k > 0 && w.model.experts == 0)
       r.error(child(m, "top_k"), mp + ".top_k", "top_k needs experts > 0");
     if (w.model.experts > 0 && w.model.top_k > w.model.experts)
-      r.error(child(m, "top_k"), mp + ".top_k",
-              "top_k cannot exceed the number of experts");
+      r.error(child(m, "top_k"), mp + ".top_k", "top_k cannot exceed the number of experts");
   }
   if (auto v = r.choice_of(n, "precision", p, kPrecisionNames)) w.precision = *v;
   const YAML::Node par = child(n, "parallelism");
@@ -289,8 +286,9 @@ void read_jobs(YamlReader& r, const YAML::Node& n, std::vector<JobSpec>& jobs) {
     return;
   }
   if (n.size() > static_cast<size_t>(kMaxJobs)) {
-    r.error(n, "jobs", fmt::format("{} jobs is more than the {} one fabric is modelled with", n.size(),
-                                   kMaxJobs));
+    r.error(
+        n, "jobs",
+        fmt::format("{} jobs is more than the {} one fabric is modelled with", n.size(), kMaxJobs));
     return;
   }
   std::set<std::string> names;
@@ -735,7 +733,7 @@ namespace {
 // fills dp when auto. `key` is the section's path, "workload" or "jobs[2].workload".
 void validate_workload(const Spec& s, WorkloadSpec& w, long long gpus, const std::string& key,
                        const char* whose, const GpuModel* gpu, std::vector<Diagnostic>& errs) {
-auto& p = w.parallelism;
+  auto& p = w.parallelism;
   const long long model_ranks = 1LL * p.tp * p.pp * p.cp;
   if (gpus % model_ranks != 0) {
     errs.push_back(
@@ -757,13 +755,12 @@ auto& p = w.parallelism;
     errs.push_back(s.at(key + ".parallelism.ep",
                         fmt::format("ep = {} must divide the {} experts", p.ep, m.experts)));
   if (m.heads > 0 && m.heads % p.tp != 0)
-    errs.push_back(
-        s.at(key + ".parallelism.tp",
-             fmt::format("tp = {} must divide the {} attention heads", p.tp, m.heads)));
+    errs.push_back(s.at(key + ".parallelism.tp",
+                        fmt::format("tp = {} must divide the {} attention heads", p.tp, m.heads)));
   if ((w.first_stage_layers > 0 || w.last_stage_layers > 0) && (p.pp < 2 || m.layers <= 0))
-    errs.push_back(s.at(
-        w.first_stage_layers > 0 ? key + ".first_stage_layers" : key + ".last_stage_layers",
-        "first_stage_layers and last_stage_layers need pp >= 2 and model.layers"));
+    errs.push_back(
+        s.at(w.first_stage_layers > 0 ? key + ".first_stage_layers" : key + ".last_stage_layers",
+             "first_stage_layers and last_stage_layers need pp >= 2 and model.layers"));
   else if (auto layout = pipeline_layout(m.layers, p.pp, w.virtual_pipeline, w.first_stage_layers,
                                          w.last_stage_layers);
            !layout)
@@ -775,11 +772,11 @@ auto& p = w.parallelism;
   const int gb = w.global_batch, mb = w.micro_batch;
   if (gb > 0 && p.dp > 0 && gb % (static_cast<long long>(mb) * p.dp) != 0)
     errs.push_back(s.at(key + ".global_batch",
-                        fmt::format("global_batch {} is not a multiple of micro_batch*dp = {}",
-                                    gb, static_cast<long long>(mb) * p.dp)));
+                        fmt::format("global_batch {} is not a multiple of micro_batch*dp = {}", gb,
+                                    static_cast<long long>(mb) * p.dp)));
   if (w.precision == Precision::kFp8 && gpu && gpu->fp8_tflops <= 0)
-    errs.push_back(s.at(key + ".precision", fmt::format("{} has no FP8 tensor cores", gpu->id),
-                        "use bf16"));
+    errs.push_back(
+        s.at(key + ".precision", fmt::format("{} has no FP8 tensor cores", gpu->id), "use bf16"));
 }
 
 // The jobs against the cluster: whole servers, no more nodes than it has, each workload's
@@ -816,21 +813,21 @@ void validate_jobs(Spec& s, const GpuModel* gpu, std::vector<Diagnostic>& errs) 
     for (size_t k = 0; k < job.nodes_listed.size(); ++k) {
       const auto [it, fresh] = holder.emplace(job.nodes_listed[k], job.name);
       if (!fresh)
-        errs.push_back(s.at(fmt::format("{}.placement[{}]", job.key, k),
-                            fmt::format("node '{}' is already job '{}''s", job.nodes_listed[k],
-                                        it->second),
-                            "explicit node lists must not overlap"));
+        errs.push_back(
+            s.at(fmt::format("{}.placement[{}]", job.key, k),
+                 fmt::format("node '{}' is already job '{}''s", job.nodes_listed[k], it->second),
+                 "explicit node lists must not overlap"));
     }
     validate_workload(s, job.workload, 1LL * job.nodes * c.gpus_per_node, job.key + ".workload",
                       "job", gpu, errs);
   }
   if (total > c.nodes)
-    errs.push_back(s.at("jobs",
-                        fmt::format("the jobs need {} GPUs ({} nodes); the cluster has {} ({} "
-                                    "nodes)",
-                                    total * c.gpus_per_node, total,
-                                    1LL * c.nodes * c.gpus_per_node, c.nodes),
-                        "make the jobs smaller or the cluster larger"));
+    errs.push_back(
+        s.at("jobs",
+             fmt::format("the jobs need {} GPUs ({} nodes); the cluster has {} ({} "
+                         "nodes)",
+                         total * c.gpus_per_node, total, 1LL * c.nodes * c.gpus_per_node, c.nodes),
+             "make the jobs smaller or the cluster larger"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "plan/plan.h"
 #include "sim/collective.h"
+#include "sim/jobs.h"
 #include "sim/step.h"
 #include "topo/fabric.h"
 #include "units/units.h"
@@ -95,7 +96,22 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
   DesignResult d;
   d.index = index;
   d.values = values;
-  auto loaded = load_spec(path, values);
+  // `placement` places the spec's jobs; every other axis is a spec key.
+  std::vector<KeyOverride> spec_values;
+  std::optional<Placement> placement;
+  for (const auto& v : values) {
+    if (v.key != kPlacementAxis) {
+      spec_values.push_back(v);
+      continue;
+    }
+    placement = parse_name(kPlacementNames, v.value);
+    if (!placement) {
+      d.error = fmt::format("placement: unknown placement '{}' (use {})", v.value,
+                            names_joined(kPlacementNames, ", "));
+      return d;
+    }
+  }
+  auto loaded = load_spec(path, spec_values);
   if (!loaded) {
     d.error = one_line(loaded.errors());
     return d;
@@ -145,6 +161,24 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
     d.cost_to_train_usd = step->cost_to_train_usd;
     for (const auto& c : step->constraints) d.constraints_met = d.constraints_met && c.pass;
   }
+  if (placement && spec.jobs.empty()) {
+    d.error = "placement: the spec has no jobs: section to place";
+    return d;
+  }
+  if (!spec.jobs.empty()) {
+    JobsOptions jo;
+    jo.placement = placement;
+    jo.compare = false;
+    auto jobs = simulate_jobs(spec, loaded->catalog, *plan, jo);
+    if (!jobs) {
+      d.error = one_line(jobs.errors());
+      return d;
+    }
+    d.has_jobs = true;
+    d.jobs_worst_slowdown = jobs->run.worst_slowdown;
+    d.jobs_mean_slowdown = jobs->run.mean_slowdown;
+    d.jobs_worst = jobs->run.worst_job;
+  }
   const double budget = spec.constraints.budget_usd;
   d.within_budget = budget <= 0 || d.capex_usd <= budget;
   d.ok = true;
@@ -174,6 +208,12 @@ nlohmann::json design_step_json(const DesignResult& d) {
           {"cost_to_train_usd", d.cost_to_train_usd}};
 }
 
+nlohmann::json design_jobs_json(const DesignResult& d) {
+  return {{"jobs_worst_slowdown", d.jobs_worst_slowdown},
+          {"jobs_worst", d.jobs_worst},
+          {"jobs_mean_slowdown", d.jobs_mean_slowdown}};
+}
+
 nlohmann::json design_to_json(const DesignResult& d) {
   nlohmann::json values = nlohmann::json::array();
   for (const auto& v : d.values) values.push_back({v.key, v.value});
@@ -184,6 +224,8 @@ nlohmann::json design_to_json(const DesignResult& d) {
                       {"has_step", d.has_step}};
   j.update(design_plan_json(d));
   j.update(design_step_json(d));
+  j["has_jobs"] = d.has_jobs;
+  j.update(design_jobs_json(d));
   return j;
 }
 
@@ -211,6 +253,10 @@ DesignResult design_from_json(const nlohmann::json& j) {
   d.cost_to_train_usd = j.at("cost_to_train_usd");
   d.constraints_met = j.at("constraints_met");
   d.within_budget = j.at("within_budget");
+  d.has_jobs = j.value("has_jobs", false);
+  d.jobs_worst_slowdown = j.value("jobs_worst_slowdown", 0.0);
+  d.jobs_mean_slowdown = j.value("jobs_mean_slowdown", 0.0);
+  d.jobs_worst = j.value("jobs_worst", std::string());
   return d;
 }
 

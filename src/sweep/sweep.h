@@ -37,6 +37,10 @@ struct DesignResult {
   bool has_step = false;
   double step_time_s = 0, comm_fraction = 0, gpu_utilization = 0;
   double time_to_train_s = 0, cost_to_train_usd = 0;
+  // The spec's jobs (sim/jobs.h), when it has a jobs: section; `placement` may be swept.
+  bool has_jobs = false;
+  double jobs_worst_slowdown = 0, jobs_mean_slowdown = 0;
+  std::string jobs_worst;       ///< the job slowed most
   bool constraints_met = true;  ///< the step's constraints (comm share, utilisation)
   bool within_budget = true;    ///< capex within constraints.budget (when set)
   bool pareto = false;          ///< on the cost-time frontier
@@ -74,6 +78,12 @@ nlohmann::json design_plan_json(const DesignResult& d);
 /// What its training step gives: step_time_s, comm_fraction, gpu_utilization, time_to_train_s,
 /// cost_to_train_usd.
 nlohmann::json design_step_json(const DesignResult& d);
+
+/// What its jobs give: jobs_worst_slowdown, jobs_worst, jobs_mean_slowdown.
+nlohmann::json design_jobs_json(const DesignResult& d);
+
+/// The axis key that is not a spec key: every job's placement policy (jobs --placement).
+inline constexpr const char* kPlacementAxis = "placement";
 
 /// A design result as JSON and back, exactly (doubles round-trip), for gathering results from
 /// several processes.
