@@ -65,7 +65,7 @@ help_values() {  # help_values CMD FLAG: the "a | b | c" list in FLAG's descript
     sed -E 's/\([^)]*\)//g; s/.*: //' | tr -d '|' | xargs -n1 | sort | tr '\n' ' ' | sed 's/ $//'
 }
 for cv in "simulate --op" "simulate --algo" "simulate --proto" "simulate --load-balancing" \
-          "estimate --precision" "estimate --collective"; do
+          "estimate --precision" "estimate --collective" "jobs --placement"; do
   read -r cmd flag <<<"$cv"
   want=$(help_values "$cmd" "$flag")
   [ -n "$want" ] || fail "no values in $cmd --help for $flag"
@@ -111,6 +111,7 @@ for v in $(complete_words estimate --precision ''); do accepted estimate --param
 for v in $(complete_words estimate --collective ''); do accepted estimate --params 70B --gpus 8 --link 400G --collective "$v"; done
 for v in $(complete_words estimate --nic ''); do accepted estimate --params 70B --gpus 8 --nic "$v"; done
 for v in $(complete_words what-if x --nic ''); do accepted what-if examples/roce-lab-16.yaml --bytes 1M --nic "$v"; done
+for v in $(complete_words jobs x --placement ''); do accepted jobs examples/jobs-roce-16k.yaml --no-compare --placement "$v"; done
 
 [ "$fails" = 0 ] || { echo "$fails completion checks failed"; exit 1; }
 echo "bash completion: subcommands, flags, values and file names as the parser takes them"

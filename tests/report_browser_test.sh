@@ -47,5 +47,19 @@ grep -q 'data-charts-rendered="1"' "$tmp/dom.html" || fail "the frontier chart d
 grep -q 'data-empty-charts=""' "$tmp/dom.html" || fail "the frontier chart drew no points"
 sweep_points=$(grep -o 'data-chart-points="[0-9]*"' "$tmp/dom.html" | grep -o '[0-9]*')
 [ "${sweep_points:-0}" -eq 4 ] || fail "the frontier chart drew ${sweep_points:-0} designs, expected 4"
+# The jobs section (report/jobs_report.h), when the spec has jobs: two jobs spread over the
+# lab's two units, so that they meet on the spines.
+w='workload: {model: {params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096}, parallelism: {tp: 2}, global_batch: 8}'
+{ cat "$src/examples/roce-lab-16.yaml"
+  printf 'jobs:\n  - {name: job-a, nodes: 4, placement: spread, %s}\n' "$w"
+  printf '  - {name: job-b, nodes: 4, placement: spread, %s}\n' "$w"; } >"$tmp/jobs.yaml"
+"$bin" report "$tmp/jobs.yaml" -o "$tmp/jobs-out" >"$tmp/report.log"
+[ -s "$tmp/jobs-out/jobs.json" ] || fail "the report of a spec with jobs: wrote no jobs.json"
+"$browser" "${flags[@]}" --dump-dom "file://$tmp/jobs-out/report.html" >"$tmp/dom.html" 2>"$tmp/chromium.log"
+grep -q 'data-errors=' "$tmp/dom.html" && fail "the jobs report reported errors"
+grep -q 'Uncaught' "$tmp/chromium.log" && fail "uncaught error in the browser log (jobs report)"
+grep -q '<section id="jobs"><h2>Jobs sharing the fabric</h2>' "$tmp/dom.html" || fail "no jobs section"
+grep -q '<td>job-b</td>' "$tmp/dom.html" || fail "the jobs table lacks job-b"
+grep -q 'Where the jobs meet' "$tmp/dom.html" || fail "the jobs section names no meeting links"
 echo "chromium rendered the report: 5 charts, $points data marks; screenshot $shot"
 echo "chromium rendered the sweep frontier: $sweep_points designs"
