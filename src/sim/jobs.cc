@@ -293,9 +293,10 @@ Result<std::vector<std::vector<int>>> place_jobs(const Spec& spec, const Plan& p
       if (it == index.end()) {
         const std::string hint = did_you_mean(js.nodes_listed[k], names);
         errs.push_back(spec.at(key, fmt::format("unknown node '{}'", js.nodes_listed[k]),
-                               hint.empty() ? fmt::format("the nodes are {} to {} (cabling.csv)",
-                                                          names.front(), names.back())
-                                            : hint));
+                               !hint.empty()   ? hint
+                               : names.empty() ? "the plan has no nodes"
+                                               : fmt::format("the nodes are {} to {} (cabling.csv)",
+                                                             names.front(), names.back())));
         continue;
       }
       if (taken[static_cast<size_t>(it->second)] == 2) {
