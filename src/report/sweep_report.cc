@@ -36,7 +36,7 @@ std::string sweep_csv(const SweepResult& r) {
   // The jobs' columns, last, when the spec has jobs: (sim/jobs.h).
   bool jobs = false;
   for (const auto& d : r.designs) jobs = jobs || d.has_jobs;
-  out += jobs ? ",jobs_worst_slowdown,jobs_mean_slowdown,jobs_worst\n" : "\n";
+  out += jobs ? ",jobs_worst_slowdown,jobs_mean_slowdown,jobs_worst,jobs_mean_step_s\n" : "\n";
   for (const auto& d : r.designs) {
     out += std::to_string(d.index + 1);
     for (const auto& v : d.values) out += "," + csv_field(v.value);
@@ -48,8 +48,8 @@ std::string sweep_csv(const SweepResult& r) {
         d.comm_fraction, d.gpu_utilization, d.time_to_train_s, d.cost_to_train_usd,
         d.constraints_met, d.within_budget, d.pareto, d.index == r.best, csv_field(d.error));
     if (jobs)
-      out += fmt::format(",{:.4f},{:.4f},{}", d.jobs_worst_slowdown, d.jobs_mean_slowdown,
-                         csv_field(d.jobs_worst));
+      out += fmt::format(",{:.4f},{:.4f},{},{:.4f}", d.jobs_worst_slowdown, d.jobs_mean_slowdown,
+                         csv_field(d.jobs_worst), d.jobs_mean_step_s);
     out += "\n";
   }
   return out;
@@ -94,14 +94,15 @@ std::string sweep_table(const SweepResult& r) {
       out += fmt::format("{:>6}  {:<44} invalid: {}\n", d.index + 1, values_text(d), d.error);
       continue;
     }
-    const std::string time = !d.has_step ? "-"
-                             : d.time_to_train_s > 0
-                                 ? fmt::format("{:.1f} d", d.time_to_train_s / kSecondsPerDay)
-                                 : units::format_seconds(d.step_time_s) + "/step";
-    out += fmt::format("{:>6}  {:<44} {:>9} {:>6.0f}GB/s {:>12} {:>6.1f}%  {}{}{}\n", d.index + 1,
-                       values_text(d), units::format_usd(d.capex_usd), d.busbw_gbs, time,
-                       100 * d.comm_fraction, verdict(d), d.pareto ? ", pareto" : "",
-                       d.index == r.best ? ", BEST" : "");
+    const std::string time =
+        !d.has_step ? (d.has_jobs ? units::format_seconds(d.jobs_mean_step_s) + "/job" : "-")
+        : d.time_to_train_s > 0 ? fmt::format("{:.1f} d", d.time_to_train_s / kSecondsPerDay)
+                                : units::format_seconds(d.step_time_s) + "/step";
+    out += fmt::format(
+        "{:>6}  {:<44} {:>9} {:>6.0f}GB/s {:>12} {:>6.1f}%  {}{}{}{}\n", d.index + 1,
+        values_text(d), units::format_usd(d.capex_usd), d.busbw_gbs, time, 100 * d.comm_fraction,
+        verdict(d), d.pareto ? ", pareto" : "", d.index == r.best ? ", BEST" : "",
+        d.has_jobs ? fmt::format(", jobs worst {:.3f}x", d.jobs_worst_slowdown) : "");
   }
   out += "\nbest: " + (r.best >= 0 ? r.why : "none: " + r.why) + "\n";
   return out;

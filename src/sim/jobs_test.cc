@@ -286,9 +286,15 @@ TEST(Jobs, SweepVariesThePlacement) {
   EXPECT_GT(spread.jobs_worst_slowdown, 1.05);
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.error.find("unknown placement"), std::string::npos) << bad.error;
+  EXPECT_GT(spread.jobs_mean_step_s, packed.jobs_mean_step_s);
+  // Without a workload the designs' time is the jobs' mean step: packed is the best.
+  const SweepResult sr =
+      summarise_sweep({{"placement", {"packed", "spread"}}}, {spread, packed}, Goal::kTime, 0);
+  EXPECT_EQ(sr.best, 0);
   const DesignResult back = design_from_json(design_to_json(spread));
   EXPECT_EQ(back.jobs_worst_slowdown, spread.jobs_worst_slowdown);
   EXPECT_EQ(back.jobs_worst, spread.jobs_worst);
+  EXPECT_EQ(back.jobs_mean_step_s, spread.jobs_mean_step_s);
 }
 
 }  // namespace gf

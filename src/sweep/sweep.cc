@@ -36,10 +36,15 @@ std::string label(const std::vector<KeyOverride>& values) {
 // The frontier's time axis: the design's time, or (without a workload) the all_reduce time of
 // the probe, which orders designs as their busbw does.
 double frontier_time(const DesignResult& d) {
+  if (!d.has_step && d.has_jobs) return d.jobs_mean_step_s;
   return d.has_step ? d.time_s() : (d.busbw_gbs > 0 ? kQuotedBytes / (d.busbw_gbs * 1e9) : 1e300);
 }
 
 std::string time_text(const DesignResult& d) {
+  if (!d.has_step && d.has_jobs)
+    return fmt::format("{} mean job step, worst slowdown {:.3f}x ({})",
+                       units::format_seconds(d.jobs_mean_step_s), d.jobs_worst_slowdown,
+                       d.jobs_worst);
   if (!d.has_step) return fmt::format("{:.0f} GB/s all_reduce busbw", d.busbw_gbs);
   return d.time_to_train_s > 0
              ? fmt::format("{} to train", units::format_seconds(d.time_to_train_s))
@@ -178,6 +183,8 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
     d.jobs_worst_slowdown = jobs->run.worst_slowdown;
     d.jobs_mean_slowdown = jobs->run.mean_slowdown;
     d.jobs_worst = jobs->run.worst_job;
+    for (const auto& j : jobs->run.jobs)
+      d.jobs_mean_step_s += j.step_together_s / static_cast<double>(jobs->run.jobs.size());
   }
   const double budget = spec.constraints.budget_usd;
   d.within_budget = budget <= 0 || d.capex_usd <= budget;
@@ -211,7 +218,8 @@ nlohmann::json design_step_json(const DesignResult& d) {
 nlohmann::json design_jobs_json(const DesignResult& d) {
   return {{"jobs_worst_slowdown", d.jobs_worst_slowdown},
           {"jobs_worst", d.jobs_worst},
-          {"jobs_mean_slowdown", d.jobs_mean_slowdown}};
+          {"jobs_mean_slowdown", d.jobs_mean_slowdown},
+          {"jobs_mean_step_s", d.jobs_mean_step_s}};
 }
 
 nlohmann::json design_to_json(const DesignResult& d) {
@@ -257,6 +265,7 @@ DesignResult design_from_json(const nlohmann::json& j) {
   d.jobs_worst_slowdown = j.value("jobs_worst_slowdown", 0.0);
   d.jobs_mean_slowdown = j.value("jobs_mean_slowdown", 0.0);
   d.jobs_worst = j.value("jobs_worst", std::string());
+  d.jobs_mean_step_s = j.value("jobs_mean_step_s", 0.0);
   return d;
 }
 

@@ -40,6 +40,7 @@ struct DesignResult {
   // The spec's jobs (sim/jobs.h), when it has a jobs: section; `placement` may be swept.
   bool has_jobs = false;
   double jobs_worst_slowdown = 0, jobs_mean_slowdown = 0;
+  double jobs_mean_step_s = 0;  ///< the jobs' steps together, averaged: the time without a workload
   std::string jobs_worst;       ///< the job slowed most
   bool constraints_met = true;  ///< the step's constraints (comm share, utilisation)
   bool within_budget = true;    ///< capex within constraints.budget (when set)
@@ -79,7 +80,7 @@ nlohmann::json design_plan_json(const DesignResult& d);
 /// cost_to_train_usd.
 nlohmann::json design_step_json(const DesignResult& d);
 
-/// What its jobs give: jobs_worst_slowdown, jobs_worst, jobs_mean_slowdown.
+/// What its jobs give: jobs_worst_slowdown, jobs_worst, jobs_mean_slowdown, jobs_mean_step_s.
 nlohmann::json design_jobs_json(const DesignResult& d);
 
 /// The axis key that is not a spec key: every job's placement policy (jobs --placement).
