@@ -25,12 +25,15 @@ namespace {
 /// -f: above 1 (a factor of 1 never reaches -e); 1024 jumps 8 B to 8 KiB in one step.
 constexpr double kMinStepFactor = 1.000001;
 constexpr double kMaxStepFactor = 1024;
+/// -g: a thread drives GPUs of its own host, and no host holds more than 16 (HGX-2).
+constexpr int kMaxGpusPerThread = 16;
 
 struct SimulateFlags {
   std::string spec, op = "all_reduce", min_bytes = "8", max_bytes = "8G", algo = "auto",
                     proto = "auto", load_balancing, nccl, links, links_bytes = "1G";
   double factor = 2;
   int nodes = 0;
+  int gpus_per_thread = 1;
   unsigned long long seed = 1;
   bool explain = false, json = false;
 };
@@ -95,6 +98,7 @@ int run(const SimulateFlags& f) {
   if (!errs.empty()) return fail(errs);
   o.nodes = f.nodes;
   o.seed = f.seed;
+  o.gpus_per_thread = f.gpus_per_thread;
 
   Heartbeat alive("simulate");
   const LoadLimits limits = load_limits(true);
@@ -177,6 +181,11 @@ Command add_simulate(CLI::App& root) {
                 "run on the first N nodes of the fabric (as nccl-tests on part of a cluster; "
                 "default: all)")
       ->check(CLI::Range(1, static_cast<int>(kMaxFlagGpus)));
+  a->add_option("-g,--ngpus", f->gpus_per_thread,
+                "GPUs one host thread drives, as nccl-tests -g: back-to-back calls are then at "
+                "least this many host issues apart (about 4.4 us each); 1 is one process per GPU")
+      ->check(CLI::Range(1, kMaxGpusPerThread))
+      ->capture_default_str();
   complete_with(a->add_option("--load-balancing", f->load_balancing,
                               "override the plan's: " + names_joined(kLoadBalancingNames)),
                 [] { return names_of(kLoadBalancingNames); });

@@ -30,6 +30,11 @@ struct SimOptions {
   /// Keep the traffic per link of this algorithm's flows (link_load()); the other algorithms
   /// are then not modelled (collective_traffic() builds such a model beside the full one).
   std::optional<Algorithm> link_load_of;
+  /// GPUs one host thread drives (nccl-tests -g): back-to-back calls are then at least this
+  /// many host issues apart (nccl::kHostIssueUsPerGpu).
+  int gpus_per_thread = 1;
+  /// NCCL_NVLS_ENABLE: false takes NVLS and NVLS Tree out of NCCL's choice (and refuses them).
+  bool nvls_enable = true;
 };
 
 /// The bandwidth side of one algorithm on this fabric: seconds per byte with Simple, and why.
@@ -92,6 +97,7 @@ class CollectiveModel {
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::optional<Algorithm> forced_algorithm_;
   std::optional<Protocol> forced_protocol_;
+  double host_issue_us_ = 0;  ///< the floor of a back-to-back call: the host's issue time
   std::vector<AlgorithmModel> models_;
   LoadBalancing load_balancing_ = LoadBalancing::kEcmp;
   std::optional<LinkLoad> link_load_;
