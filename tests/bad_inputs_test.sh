@@ -121,6 +121,7 @@ expect 2 "gpus: '2.5' is not a whole number" "$bin" estimate --params 70B --gpus
 expect 2 "tolerance: 'nan' is not a finite number" \
   "$bin" check "$good" "$src/tests/data/outputs/nccl-tests-2node-allreduce.txt" --tolerance nan
 expect 2 "nodes: Value 0 not in range" "$bin" simulate "$good" --nodes 0
+expect 2 "ngpus: Value 17 not in range 1 to 16" "$bin" simulate "$good" -g 17
 expect 2 "stepfactor: 'nan' is not a finite number" "$bin" simulate "$good" -f nan
 expect 2 "-f: [0-9]+ sizes from -b to -e; at most 200" "$bin" simulate "$good" -f 1.001
 expect 2 "-b: '-8' is not a non-negative size" "$bin" simulate "$good" -b -8

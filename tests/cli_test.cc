@@ -578,6 +578,19 @@ TEST(CliSimulate, NodesSelectsPartOfTheCluster) {
   EXPECT_EQ(j["nodes"], 2);
 }
 
+// -g 8 as nccl-tests: one thread issues every call on eight GPUs, and small calls wait on it.
+TEST(CliSimulate, GpusPerThreadFloorsSmallCallsAtTheHost) {
+  CmdResult one = gpufabric("simulate examples/seed-70b-1024.yaml --nodes 1 -b 8 -e 8");
+  CmdResult eight = gpufabric("simulate examples/seed-70b-1024.yaml --nodes 1 -b 8 -e 8 -g 8");
+  ASSERT_EQ(one.code, 0) << one.err;
+  ASSERT_EQ(eight.code, 0) << eight.err;
+  EXPECT_NE(one.out.find("# nThread 1 nGpus 1 "), std::string::npos) << one.out;
+  EXPECT_NE(eight.out.find("# nThread 1 nGpus 8 "), std::string::npos) << eight.out;
+  EXPECT_NE(eight.out.find("    35.20 "), std::string::npos) << eight.out;
+  EXPECT_EQ(one.out.find("    35.20 "), std::string::npos) << one.out;
+  EXPECT_EQ(gpufabric("simulate examples/seed-70b-1024.yaml -g 0").code, 2);
+}
+
 TEST(CliSimulate, BadInputExitsTwo) {
   struct Case {
     const char* args;

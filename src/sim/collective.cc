@@ -58,7 +58,8 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.op_ = o.op;
   cm.forced_algorithm_ = o.algorithm;
   cm.forced_protocol_ = o.protocol;
-  cm.host_issue_us_ = std::max(1, o.gpus_per_thread) * nccl::kHostIssueUsPerGpu;
+  cm.gpus_per_thread_ = std::max(1, o.gpus_per_thread);
+  cm.host_issue_us_ = cm.gpus_per_thread_ * nccl::kHostIssueUsPerGpu;
   const int nodes = o.nodes > 0 ? o.nodes : fab.nodes();
   if (nodes > fab.nodes())
     return Diagnostic::flag(

@@ -79,6 +79,7 @@ class CollectiveModel {
   int domains() const { return domains_; }
   Op op() const { return op_; }
   NcclRelease nccl() const { return nccl_; }  ///< whose tuner terms the costs use
+  int gpus_per_thread() const { return gpus_per_thread_; }  ///< nccl-tests -g
   const std::vector<AlgorithmModel>& algorithms() const { return models_; }
   LoadBalancing load_balancing() const { return load_balancing_; }
   /// The traffic per link of SimOptions::link_load_of; nullptr when none was kept.
@@ -98,6 +99,7 @@ class CollectiveModel {
   std::optional<Algorithm> forced_algorithm_;
   std::optional<Protocol> forced_protocol_;
   double host_issue_us_ = 0;  ///< the floor of a back-to-back call: the host's issue time
+  int gpus_per_thread_ = 1;
   std::vector<AlgorithmModel> models_;
   LoadBalancing load_balancing_ = LoadBalancing::kEcmp;
   std::optional<LinkLoad> link_load_;
