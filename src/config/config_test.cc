@@ -24,6 +24,7 @@
 #include "config/sonic.h"
 #include "lab/process.h"
 #include "plan/ports.h"
+#include "topo/fabric.h"
 
 namespace gf {
 namespace {
@@ -540,6 +541,33 @@ TEST(Nvue, BreakoutCagesAndCumulusNames) {
             std::string::npos)
       << nu;
   EXPECT_EQ(sh_syntax(nu), 0);
+}
+
+// Every switch hashes with the seed the simulator gave it (fabric.ecmp_hash.seed): its own by
+// default, one per tier, or one for all.
+TEST(Nvue, EachSwitchGetsTheSeedItWasSimulatedWith) {
+  PlannedSpec lab = load_example("roce-lab-64.yaml");
+  for (EcmpSeedPolicy policy :
+       {EcmpSeedPolicy::kPerSwitch, EcmpSeedPolicy::kPerTier, EcmpSeedPolicy::kSame}) {
+    lab.plan.ecmp_seed = policy;
+    auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+    ASSERT_TRUE(a.ok());
+    std::set<uint32_t> seeds;
+    for (const auto& sw : a->switches) {
+      const std::string nv = nvue_commands(lab.plan, *a, sw);
+      const std::string line = fmt::format("nv set system forwarding hash-seed {}\n", sw.ecmp_seed);
+      EXPECT_NE(nv.find(line), std::string::npos) << sw.name << "\n" << nv;
+      const int tier = sw.role == "leaf" ? 1 : sw.role == "spine" ? 2 : 3;
+      if (policy != EcmpSeedPolicy::kPerSwitch) {  // neither depends on the switch's index
+        EXPECT_EQ(sw.ecmp_seed, ecmp_hash_seed(policy, 0, tier, 0)) << sw.name;
+      }
+      seeds.insert(sw.ecmp_seed);
+    }
+    const size_t want = policy == EcmpSeedPolicy::kPerSwitch ? a->switches.size()
+                        : policy == EcmpSeedPolicy::kPerTier ? 2
+                                                             : 1;
+    EXPECT_EQ(seeds.size(), want) << ecmp_seed_policy_name(policy);
+  }
 }
 
 // Cumulus 5.15 writes enabled/disabled for NVUE's booleans and `ipv4 address` for an interface's
