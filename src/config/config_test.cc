@@ -837,6 +837,40 @@ TEST(Networks, EveryEndpointIsAddressedAndEverySwitchHasItsManagementInterface) 
       np["network"]["ethernets"]["stor0"]["addresses"][0].as<std::string>().rfind("10.64.", 0), 0u);
 }
 
+// A storage fabric of InfiniBand switches gets its own subnet manager's configuration, not the
+// NVUE scripts an Ethernet network's switches get.
+TEST(Networks, AnInfinibandStorageFabricGetsItsOwnSubnetManager) {
+  std::ifstream in(GPUFABRIC_SOURCE_DIR "/examples/networks-dgx-256.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string from = "    switch: auto\n    vlan: 30";
+  ASSERT_NE(yaml.find(from), std::string::npos);
+  yaml.replace(yaml.find(from), from.size(), "    switch: qm9700\n    vlan: 30");
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "gf_ib_storage";
+  fs::create_directories(dir);
+  std::ofstream(dir / "spec.yaml") << yaml;
+  auto planned = load_and_plan((dir / "spec.yaml").string());
+  ASSERT_TRUE(planned.ok()) << format_diagnostics(planned.errors());
+  auto set = config_files(*planned, {});
+  ASSERT_TRUE(set.ok()) << format_diagnostics(set.errors());
+  std::map<std::string, std::string> files;
+  for (const auto& [path, content] : set->files) files[path] = content;
+  ASSERT_TRUE(files.count("networks/storage-opensm/opensm.conf"));
+  const std::string& sm = files.at("networks/storage-opensm/opensm.conf");
+  EXPECT_NE(sm.find("OpenSM for the storage network"), std::string::npos) << sm;
+  EXPECT_NE(sm.find("routing_engine "), std::string::npos);
+  EXPECT_TRUE(files.count("networks/storage-opensm/partitions.conf"));
+  for (const auto& [path, content] : files) {
+    const bool storage_script =
+        path.rfind("networks/storage-", 0) == 0 && path.find(".sh") != std::string::npos;
+    EXPECT_FALSE(storage_script) << path << " is an NVUE script for an InfiniBand switch";
+  }
+  EXPECT_TRUE(files.count("networks/inband-leaf-a01.sh"));  // the Ethernet ones still get theirs
+  fs::remove_all(dir);
+}
+
 TEST(Networks, ASubnetTooSmallIsAnErrorAtItsKey) {
   const PlannedSpec ex = testing::load_example("networks-dgx-256.yaml");
   PlannedSpec small = ex;
