@@ -25,6 +25,10 @@ promtool check metrics <"$tmp/scrape.txt"
 grep -q "is not a counter" "$tmp/once.log"  # the malformed counter file was skipped with a log line
 "$bin" dashboard "$src/examples/seed-70b-1024.yaml" -o "$tmp/dash" 2>/dev/null
 promtool check rules "$tmp/dash/prometheus-rules.yml"
+# A RoCE fabric's rules, with the thresholds from the packet-level run.
+"$bin" dashboard "$src/examples/roce-lab-64.yaml" -o "$tmp/roce-dash" 2>/dev/null
+promtool check rules "$tmp/roce-dash/prometheus-rules.yml"
+grep -q "alert: GpufabricPfcPausesAbovePlan" "$tmp/roce-dash/prometheus-rules.yml"
 
 eport=$((20000 + RANDOM % 20000))
 pport=$((eport + 1))

@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "qos/collective.h"
+#include "sim/collective.h"
 #include "sim/flow_builder.h"
 #include "spec/spec.h"
 
@@ -320,6 +322,128 @@ TEST(RoceQos, SonicHeadroomCoversTheRoundTrip) {
   EXPECT_TRUE(dcqcn_paper().clamp_target_always);
   EXPECT_GT(dcqcn_paper().min_time_between_cnps_s, dcqcn_nvidia_defaults().min_time_between_cnps_s);
   EXPECT_NEAR(kRocePayloadEfficiency, 4096.0 / 4178, 1e-12);
+}
+
+// The collectives' traffic as NCCL lays it across nodes: a ring's connections each carry the
+// rank's share over rails x channels; all_gather's ring half of all_reduce's; PXN alltoall one
+// connection per node pair and rail. Ops, node counts and sizes the engine cannot run are
+// refused naming the flag.
+TEST(Qos, CollectiveTrafficAsNcclLaysItOut) {
+  const Fixture s = setup(roce(4));
+  const Fabric fab = Fabric::build(s.plan, s.cat);
+  const double S = 64 * kMiB, N = 32;
+  auto ar = qos_collective_traffic(s.plan, fab, Op::kAllReduce, 0, S, "-e");
+  ASSERT_TRUE(ar.ok()) << format_diagnostics(ar.errors());
+  ASSERT_EQ(ar->flows.size(), 8u * 2 * 4);  // rails x channels x nodes
+  EXPECT_DOUBLE_EQ(ar->flows[0].bytes, 2 * (N - 1) / N * S / 16);
+  auto ag = qos_collective_traffic(s.plan, fab, Op::kAllGather, 0, S, "-e");
+  ASSERT_TRUE(ag.ok());
+  EXPECT_DOUBLE_EQ(ag->flows[0].bytes, ar->flows[0].bytes / 2);
+  auto a2a = qos_collective_traffic(s.plan, fab, Op::kAlltoall, 0, S, "-e");
+  ASSERT_TRUE(a2a.ok());
+  EXPECT_EQ(a2a->flows.size(), 4u * 3 * 8);
+  // --nodes: the first two nodes only, one ring of two per rail and channel.
+  auto two = qos_collective_traffic(s.plan, fab, Op::kAllReduce, 2, S, "-e");
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->nodes, 2);
+  EXPECT_EQ(two->endpoints, 16);
+  for (const auto& [op, nodes, bytes, flag] :
+       {std::tuple{Op::kBroadcast, 0, S, "--op"}, std::tuple{Op::kAllReduce, 1, S, "--engine"},
+        std::tuple{Op::kAllReduce, 0, 64 * 1024 * kMiB, "-e"}}) {
+    auto bad = qos_collective_traffic(s.plan, fab, op, nodes, bytes, "-e");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.errors().front().key, flag);
+  }
+  // More than 1,024 NIC ports: refused, with the scalable unit to run instead.
+  const Fixture big = setup(roce(256));
+  const Fabric bf = Fabric::build(big.plan, big.cat);
+  auto over = qos_collective_traffic(big.plan, bf, Op::kAllReduce, 0, S, "-e");
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.errors().front().key, "--engine");
+  EXPECT_NE(over.errors().front().hint.find("--nodes"), std::string::npos);
+}
+
+// simulate --engine packet: a ring all_reduce, where no congestion control acts, takes at packet
+// level the flow-level model's steady-state bandwidth within 5 % at large sizes; small sizes are
+// the fixed latency both share.
+TEST(Qos, PacketSweepAgreesWithTheCollectiveModel) {
+  const Fixture s = setup(roce(4));
+  const Fabric fab = Fabric::build(s.plan, s.cat);
+  SimOptions o;
+  o.algorithm = Algorithm::kRing;
+  auto model = CollectiveModel::build(fab, s.plan, o);
+  ASSERT_TRUE(model.ok());
+  std::vector<PacketSizeInput> in;
+  for (double b : {1024.0, 256 * kMiB}) {
+    const SizeResult r = model->at(b);
+    in.push_back({b, r.latency_us, r.protocol, r.time_us, r.busbw_gbs});
+  }
+  auto sweep = packet_sweep(s.plan, s.cat, fab, Op::kAllReduce, 0, in, QosSettings{});
+  ASSERT_TRUE(sweep.ok()) << format_diagnostics(sweep.errors());
+  ASSERT_EQ(sweep->rows.size(), 2u);
+  const PacketSizeResult& small = sweep->rows[0];
+  const PacketSizeResult& large = sweep->rows[1];
+  EXPECT_NEAR(small.time_us / small.flow_time_us, 1.0, 0.05);
+  EXPECT_GT(large.busbw_gbs, 0);
+  EXPECT_NEAR(large.busbw_gbs / large.flow_busbw_gbs, 1.0, 0.05)
+      << large.busbw_gbs << " vs " << large.flow_busbw_gbs;
+  EXPECT_EQ(large.drops, 0);
+  EXPECT_EQ(large.pause_frames, 0);
+  EXPECT_TRUE(large.failed.empty());
+  EXPECT_NEAR(large.time_us, in[1].latency_us + large.network_us, 1e-6);
+  // LL's flags double the bytes on the wire.
+  EXPECT_DOUBLE_EQ(protocol_wire_factor(Protocol::kLL), 2.0);
+  EXPECT_DOUBLE_EQ(protocol_wire_factor(Protocol::kSimple), 1.0);
+}
+
+// The trace keeps a bounded number of samples whatever the run's length, its queue samples are
+// the interval peaks (their largest is the port's peak), its paused time only grows, and
+// tracing changes nothing the run computes.
+TEST(Qos, TraceIsBoundedAndMatchesThePortCounters) {
+  const Fixture s = setup(roce(8));
+  const Fabric fab = Fabric::build(s.plan, s.cat);
+  auto t = qos_traffic(s.plan, fab, QosPattern::kIncast, 8, 16 * kMiB);
+  ASSERT_TRUE(t.ok());
+  QosSettings traced = settings(false, true, false);
+  traced.trace = true;
+  const QosResult r = run_qos(s.plan, s.cat, fab, t->flows, traced);
+  const QosResult plain = run_qos(s.plan, s.cat, fab, t->flows, settings(false, true, false));
+  EXPECT_EQ(r.packets, plain.packets);
+  EXPECT_EQ(r.pause_frames, plain.pause_frames);
+  EXPECT_DOUBLE_EQ(r.time_s, plain.time_s);
+  EXPECT_TRUE(plain.trace.t_s.empty());
+  const QosTrace& tr = r.trace;
+  ASSERT_FALSE(tr.links.empty());
+  EXPECT_GE(tr.t_s.size(), static_cast<size_t>(kQosTraceSamples / 2));
+  EXPECT_LT(tr.t_s.size(), static_cast<size_t>(kQosTraceSamples));
+  const size_t n = tr.links.size();
+  ASSERT_EQ(tr.queue.size(), tr.t_s.size() * n);
+  for (const QosPortStats& p : r.ports) {
+    const size_t c = std::find(tr.links.begin(), tr.links.end(), p.link) - tr.links.begin();
+    ASSERT_LT(c, n);
+    float peak = 0;
+    for (size_t i = 0; i < tr.t_s.size(); ++i) {
+      peak = std::max(peak, tr.queue[i * n + c]);
+      if (i > 0) {
+        EXPECT_GE(tr.paused_us[i * n + c], tr.paused_us[(i - 1) * n + c]);
+      }
+    }
+    EXPECT_NEAR(peak, p.peak_queue_bytes, 1) << p.device << " -> " << p.peer;
+    EXPECT_NEAR(tr.paused_us[(tr.t_s.size() - 1) * n + c], p.paused_s * 1e6, 0.01);
+  }
+  // With ECN: every marked packet reaches its NIC (none is dropped), which counts it as the
+  // NIC's np_ecn_marked_roce_packets; only links down to NICs count any.
+  const QosResult ecn = run_qos(s.plan, s.cat, fab, t->flows, settings(true, true, true));
+  ASSERT_EQ(ecn.drops, 0);
+  ASSERT_GT(ecn.ecn_marks, 0);
+  long long marked_rx = 0;
+  for (const QosPortStats& p : ecn.ports) {
+    if (!p.to_nic) {
+      EXPECT_EQ(p.ecn_marked_rx, 0) << p.device << " -> " << p.peer;
+    }
+    marked_rx += p.ecn_marked_rx;
+  }
+  EXPECT_EQ(marked_rx, ecn.ecn_marks);
 }
 
 }  // namespace gf
