@@ -150,6 +150,7 @@ struct Port {
   double q_bytes[2] = {0, 0};
   bool busy = false, paused = false;
   Ps busy_until = 0, paused_since = 0;
+  Ps pfc_arrives = -1;  // when the last PFC frame this link carries reaches its far end
   double rate_Bps = 0;
   Ps prop_ps = 0;
   int sw_from = -1, sw_to = -1;    // switch index at each end, -1 for a NIC
@@ -604,7 +605,12 @@ void Engine::send_pfc(int32_t in_link, bool pause) {
   const int32_t back = Fabric::reverse(in_link);
   Port& b = ports_[back];
   const Ps wait = b.busy ? b.busy_until - now_ : 0;
-  const Ps t = now_ + wait + to_ps(kRoceControlBytes / b.rate_Bps) + b.prop_ps;
+  // PFC frames leave a port in the order they are made: a resume made just after a pause, when
+  // the frame that delayed the pause has gone, still arrives after it (else the pause, arriving
+  // last, would stop the upstream port for good).
+  const Ps t =
+      std::max(now_ + wait + to_ps(kRoceControlBytes / b.rate_Bps) + b.prop_ps, b.pfc_arrives + 1);
+  b.pfc_arrives = t;
   if (pause) {
     ++b.pause_tx;
     SwitchState& sw = switches_[in.sw_to];
