@@ -438,6 +438,11 @@ double alert_threshold(double planned_per_s) {
 
 namespace {
 
+// A rate for PromQL and for people: whole events a second from 100 up, else 3 digits.
+std::string rate(double per_s) {
+  return per_s >= 100 ? fmt::format("{:.0f}", per_s) : fmt::format("{:.3g}", per_s);
+}
+
 // The RoCE congestion rules whose thresholds come from the packet-level run.
 std::string qos_rules(const QosAlertBasis& b) {
   const std::string from = fmt::format(
@@ -447,21 +452,21 @@ std::string qos_rules(const QosAlertBasis& b) {
   auto rule = [&](const char* name, const std::string& what, double planned, const char* expr,
                   const char* summary, const char* description) {
     return fmt::format(
-        R"yaml(      # {what}: at most {planned:.6g}/s on one NIC port at the planned load, in
+        R"yaml(      # {what}: at most {planned}/s on one NIC port at the planned load, in
       # {from}; the threshold is {over:g} x that, at least {floor:g}/s.
       - alert: {name}
-        expr: {expr} > {threshold:.6g}
+        expr: {expr} > {threshold}
         for: 5m
         labels:
           severity: warning
         annotations:
           summary: "{summary} on {{{{ $labels.instance }}}} {{{{ $labels.device }}}}{{{{ $labels.interface }}}}"
-          description: "{description} The plan expects at most {planned:.3g}/s at its load (gpufabric qos); {{{{ $value | humanize }}}}/s is more than {over:g} x that."
+          description: "{description} The plan expects at most {planned}/s at its load (gpufabric qos); {{{{ $value | humanize }}}}/s is more than {over:g} x that."
 )yaml",
-        fmt::arg("what", what), fmt::arg("planned", planned), fmt::arg("from", from),
+        fmt::arg("what", what), fmt::arg("planned", rate(planned)), fmt::arg("from", from),
         fmt::arg("over", kAlertOverPlannedRate), fmt::arg("floor", kAlertFloorPerS),
         fmt::arg("name", name), fmt::arg("expr", expr),
-        fmt::arg("threshold", alert_threshold(planned)), fmt::arg("summary", summary),
+        fmt::arg("threshold", rate(alert_threshold(planned))), fmt::arg("summary", summary),
         fmt::arg("description", description));
   };
   std::string o;
