@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "qos/engine.h"
@@ -62,17 +63,33 @@ void alltoall_flows(const Fabric& fab, int nodes, double bytes, Add add) {
         for (int r = 0; r < rails; ++r) add(fab.nic(a, r), fab.nic(b, r), (k++) % planes, per);
 }
 
-// The checks every traffic ends with: the payload bound (named by `bytes_flag`) and the
-// endpoints that take part.
-Result<QosTraffic> finish(QosTraffic t, const Fabric& fab, const std::string& bytes_flag) {
+// A power of two as a size flag takes it (K M G binary, as nccl-tests' -b and -e).
+std::string flag_size(double bytes) {
+  const char* units[] = {"", "K", "M", "G", "T"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt::format("{:g}{}", bytes, units[u]);
+}
+
+// The checks every traffic ends with: the payload bound (named by `bytes_flag`, whose value
+// `bytes` the payload grows with) and the endpoints that take part.
+Result<QosTraffic> finish(QosTraffic t, const Fabric& fab, const std::string& bytes_flag,
+                          double bytes) {
   double total = 0;
   for (const QosFlow& f : t.flows) total += f.bytes;
-  if (total > kMaxQosPayloadBytes)
+  if (total > kMaxQosPayloadBytes) {
+    // The largest power of two whose traffic fits, as nccl-tests' sizes go.
+    const double fits = std::exp2(std::floor(std::log2(bytes * kMaxQosPayloadBytes / total)));
     return Diagnostic::flag(
         bytes_flag,
         fmt::format("{} moves {} across the fabric; the packet-level engine runs at most {}",
                     t.what, size_str(total), size_str(kMaxQosPayloadBytes)),
-        "use a smaller " + bytes_flag);
+        fits >= 1 ? fmt::format("use {} {} or less", bytes_flag, flag_size(fits))
+                  : "use a smaller " + bytes_flag);
+  }
   std::vector<uint8_t> seen(static_cast<size_t>(fab.nodes()) * fab.nics_per_node(), 0);
   for (const QosFlow& f : t.flows) seen[f.src_nic] = seen[f.dst_nic] = 1;
   t.endpoints = static_cast<int>(std::count(seen.begin(), seen.end(), 1));
@@ -143,7 +160,7 @@ Result<QosTraffic> qos_collective_traffic(const Plan& plan, const Fabric& fab, O
   }
   t.what = fmt::format("{} {} of {} over {} GPUs ({})", op == Op::kAlltoall ? "PXN" : "ring",
                        op_name(op), size_str(bytes), static_cast<long long>(ranks), scope);
-  return finish(std::move(t), fab, bytes_flag);
+  return finish(std::move(t), fab, bytes_flag, bytes);
 }
 
 Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern pattern,
@@ -232,7 +249,7 @@ Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern p
       break;
     }
   }
-  return finish(std::move(t), fab, "--bytes");
+  return finish(std::move(t), fab, "--bytes", bytes);
 }
 
 }  // namespace gf
