@@ -882,6 +882,7 @@ QosResult Engine::run() {
         break;
       }
       case kSample:
+        --events_run_;  // not an event of the network: a run counts the same traced or not
         sample();
         break;
       case kCut:

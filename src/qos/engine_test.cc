@@ -465,6 +465,7 @@ TEST(Qos, TraceIsBoundedAndMatchesThePortCounters) {
   const QosResult r = run_qos(s.plan, s.cat, fab, t->flows, traced);
   const QosResult plain = run_qos(s.plan, s.cat, fab, t->flows, settings(false, true, false));
   EXPECT_EQ(r.packets, plain.packets);
+  EXPECT_EQ(r.events, plain.events);
   EXPECT_EQ(r.pause_frames, plain.pause_frames);
   EXPECT_DOUBLE_EQ(r.time_s, plain.time_s);
   EXPECT_TRUE(plain.trace.t_s.empty());
