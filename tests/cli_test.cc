@@ -795,6 +795,12 @@ TEST(CliSimulate, PacketEngineBesideTheFlowModel) {
   const double ratio = row["busbw_gbs"].get<double>() / row["flow_busbw_gbs"].get<double>();
   EXPECT_NEAR(ratio, 1.0, 0.05) << row.dump();
   EXPECT_EQ(row["drops"], 0);
+  // Adaptive routing is not modelled per packet: the output says so.
+  CmdResult ar = gpufabric(
+      "simulate examples/roce-lab-64.yaml --engine packet -b 1M -e 1M --load-balancing adaptive");
+  ASSERT_EQ(ar.code, 0) << ar.err;
+  EXPECT_NE(ar.out.find("# note: load balancing adaptive: the packet level routes each QP"),
+            std::string::npos);
   // The default engine's JSON says which engine made it and has no packet rows.
   CmdResult flow = gpufabric("simulate examples/roce-lab-64.yaml -b 1M -e 1M --json");
   ASSERT_EQ(flow.code, 0) << flow.err;

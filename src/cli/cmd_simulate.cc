@@ -178,7 +178,10 @@ int run(const SimulateFlags& f) {
     std::vector<PacketSizeInput> in;
     for (const SizeResult& row : report.rows)
       in.push_back({row.bytes, row.latency_us, row.protocol, row.time_us, row.busbw_gbs});
-    auto swept = packet_sweep(*plan, loaded->catalog, fabric, o.op, f.nodes, in, QosSettings{});
+    // --load-balancing holds for the packet level too (ecmp-multi-qp: its QPs per connection).
+    Plan lb_plan = *plan;
+    if (o.load_balancing) lb_plan.load_balancing = *o.load_balancing;
+    auto swept = packet_sweep(lb_plan, loaded->catalog, fabric, o.op, f.nodes, in, QosSettings{});
     if (!swept) return fail(swept.errors());
     packets = std::move(*swept);
   }

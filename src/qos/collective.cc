@@ -1,5 +1,7 @@
 #include "qos/collective.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "qos/report.h"
@@ -33,6 +35,12 @@ Result<PacketSweep> packet_sweep(const Plan& plan, const Catalog& catalog, const
   PacketSweep sweep;
   sweep.settings = qos_settings_line(settings);
   if (!traffic.empty()) sweep.traffic = traffic.back().what;
+  if (plan.load_balancing == LoadBalancing::kAdaptive ||
+      plan.load_balancing == LoadBalancing::kSpray)
+    sweep.note = fmt::format(
+        "load balancing {}: the packet level routes each QP on its ECMP path (adaptive routing "
+        "and spraying are not modelled per packet), the flow level spreads it",
+        load_balancing_name(plan.load_balancing));
   for (size_t i = 0; i < sizes.size(); ++i) {
     const PacketSizeInput& in = sizes[i];
     const QosResult r = run_qos(plan, catalog, fab, traffic[i].flows, settings);

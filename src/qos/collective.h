@@ -43,6 +43,8 @@ struct PacketSizeResult {
 struct PacketSweep {
   std::string traffic;   ///< the largest size's traffic, e.g. "ring all_reduce of 1 GiB over ..."
   std::string settings;  ///< qos_settings_line of the run
+  /// What the packet level runs differently from the flow level (adaptive routing), or empty.
+  std::string note;
   std::vector<PacketSizeResult> rows;
 };
 

@@ -154,6 +154,7 @@ std::string packet_sweep_text(const PacketSweep& s) {
       "the packet-level time of its NIC-to-NIC traffic (NVLink inside a node is not simulated); "
       "LL and LL128 sizes carry their flags on the wire\n",
       s.traffic, s.settings);
+  if (!s.note.empty()) o += "# note: " + s.note + "\n";
   o += fmt::format("# {:>10}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}  {:>9}  {:>6}  {:>5}  {:>9}\n",
                    "size", "flow time", "flow busbw", "pkt time", "pkt busbw", "pkt/fl",
                    "ECN marks", "XOFF", "drops", "events");
@@ -197,7 +198,7 @@ nlohmann::json packet_sweep_json(const PacketSweep& s) {
                     {"drops", r.drops},
                     {"unfinished", r.unfinished},
                     {"failed_verdicts", r.failed}});
-  return {{"traffic", s.traffic}, {"settings", s.settings}, {"results", rows}};
+  return {{"traffic", s.traffic}, {"settings", s.settings}, {"note", s.note}, {"results", rows}};
 }
 
 }  // namespace gf
