@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "report/qos_report.h"
 #include "sim/link_load.h"
 #include "sim/step.h"
 
@@ -42,6 +43,10 @@ struct ReportInputs {
   /// what it was ("all_reduce, nvls_tree, 1 GiB"); empty: no heat map.
   std::vector<TierHeat> link_heat;
   std::string link_heat_label;
+  /// The default qos run (RoCE fabrics in the packet engine's range); nullopt: no QoS section,
+  /// and `qos_absent` says why in the notes.
+  std::optional<QosSection> qos;
+  std::string qos_absent;
   std::vector<std::string> files;  ///< files written beside the report, for links
   /// What configs/ holds (one line each) and its entries to link; empty without --configs.
   std::vector<std::string> config_lines, config_links;
