@@ -4,7 +4,9 @@
 #include <benchmark/benchmark.h>
 
 #include "plan/plan.h"
+#include "qos/collective.h"
 #include "qos/engine.h"
+#include "sim/collective.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
 
@@ -43,5 +45,34 @@ void BM_QosPermutationEvents(benchmark::State& state) {
   qos_run(state, "examples/roce-lab-64.yaml", gf::QosPattern::kPermutation, 0, 64.0 * 1024 * 1024);
 }
 BENCHMARK(BM_QosPermutationEvents)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// simulate --engine packet on the 64-GPU lab: ring all_reduce from 8 B to 1 GiB by 8x (10 sizes,
+// 21 M events), the flow-level model built once outside the loop.
+void BM_QosPacketSweepAllReduce64Gpu(benchmark::State& state) {
+  auto s = gf::load_spec(std::string(GPUFABRIC_SOURCE_DIR) + "/examples/roce-lab-64.yaml");
+  if (!s) throw std::runtime_error(gf::format_diagnostics(s.errors()));
+  auto p = gf::make_plan(s->spec, s->catalog);
+  if (!p) throw std::runtime_error(gf::format_diagnostics(p.errors()));
+  const gf::Fabric fab = gf::Fabric::build(*p, s->catalog);
+  gf::SimOptions o;
+  o.algorithm = gf::Algorithm::kRing;
+  auto model = gf::CollectiveModel::build(fab, *p, o);
+  if (!model) throw std::runtime_error(gf::format_diagnostics(model.errors()));
+  std::vector<gf::PacketSizeInput> in;
+  for (double b = 8; b <= 1024.0 * 1024 * 1024; b *= 8) {
+    const gf::SizeResult r = model->at(b);
+    in.push_back({b, r.latency_us, r.protocol, r.time_us, r.busbw_gbs});
+  }
+  long long events = 0;
+  for (auto _ : state) {
+    auto sweep = gf::packet_sweep(*p, s->catalog, fab, gf::Op::kAllReduce, 0, in, {});
+    if (!sweep) throw std::runtime_error(gf::format_diagnostics(sweep.errors()));
+    for (const auto& r : sweep->rows) events += r.events;
+    benchmark::DoNotOptimize(sweep->rows.back().busbw_gbs);
+  }
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_QosPacketSweepAllReduce64Gpu)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace

@@ -153,9 +153,14 @@ expect 2 "gpus: '2.5' is not a whole number" "$bin" estimate --params 70B --gpus
 expect 2 "tolerance: 'nan' is not a finite number" \
   "$bin" check "$good" "$src/tests/data/outputs/nccl-tests-2node-allreduce.txt" --tolerance nan
 expect 2 "nodes: Value 0 not in range" "$bin" simulate "$good" --nodes 0
+expect 2 "ngpus: Value 17 not in range 1 to 16" "$bin" simulate "$good" -g 17
 expect 2 "stepfactor: 'nan' is not a finite number" "$bin" simulate "$good" -f nan
 expect 2 "-f: [0-9]+ sizes from -b to -e; at most 200" "$bin" simulate "$good" -f 1.001
 expect 2 "-b: '-8' is not a non-negative size" "$bin" simulate "$good" -b -8
+expect 2 "engine: unknown engine 'fast' \(use flow or packet\)" "$bin" simulate "$good" --engine fast
+expect 2 "engine: the packet-level engine simulates RoCE" "$bin" simulate "$good" --engine packet
+expect 2 "-e: ring all_reduce of 8 GiB over 64 GPUs \(8 nodes\) moves 126 GiB" \
+  "$bin" simulate "$src/examples/roce-lab-64.yaml" --engine packet
 expect 2 "bytes: 'inf' is not" "$bin" what-if "$good" --fail node:node001 --bytes inf
 expect 2 "grow: '1e9' is outside" "$bin" what-if "$good" --grow nodes=+1e9
 expect 2 "degrade: unknown device 'su01-r0-leef' \(did you mean 'su01-r0-leaf'\?\)" \

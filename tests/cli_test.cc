@@ -578,6 +578,19 @@ TEST(CliSimulate, NodesSelectsPartOfTheCluster) {
   EXPECT_EQ(j["nodes"], 2);
 }
 
+// -g 8 as nccl-tests: one thread issues every call on eight GPUs, and small calls wait on it.
+TEST(CliSimulate, GpusPerThreadFloorsSmallCallsAtTheHost) {
+  CmdResult one = gpufabric("simulate examples/seed-70b-1024.yaml --nodes 1 -b 8 -e 8");
+  CmdResult eight = gpufabric("simulate examples/seed-70b-1024.yaml --nodes 1 -b 8 -e 8 -g 8");
+  ASSERT_EQ(one.code, 0) << one.err;
+  ASSERT_EQ(eight.code, 0) << eight.err;
+  EXPECT_NE(one.out.find("# nThread 1 nGpus 1 "), std::string::npos) << one.out;
+  EXPECT_NE(eight.out.find("# nThread 1 nGpus 8 "), std::string::npos) << eight.out;
+  EXPECT_NE(eight.out.find("    35.20 "), std::string::npos) << eight.out;
+  EXPECT_EQ(one.out.find("    35.20 "), std::string::npos) << one.out;
+  EXPECT_EQ(gpufabric("simulate examples/seed-70b-1024.yaml -g 0").code, 2);
+}
+
 TEST(CliSimulate, BadInputExitsTwo) {
   struct Case {
     const char* args;
@@ -748,8 +761,8 @@ TEST(CliQos, VerdictsExitCodesAndOutputs) {
   for (const char* k : {"peak_queue_bytes", "cnp_peak_queue_bytes", "pause_sent", "ecn_marks"})
     EXPECT_TRUE(j["ports"][0].contains(k)) << k;
   EXPECT_TRUE(j["pass"].get<bool>());
-  CmdResult pfc_only =
-      gpufabric("qos examples/roce-lab-64.yaml --pattern incast:8 --bytes 64M --ecn off --dcqcn off");
+  CmdResult pfc_only = gpufabric(
+      "qos examples/roce-lab-64.yaml --pattern incast:8 --bytes 64M --ecn off --dcqcn off");
   EXPECT_EQ(pfc_only.code, 1) << pfc_only.err;
   EXPECT_NE(pfc_only.out.find("FAIL  ECN marks before PFC pauses"), std::string::npos);
   EXPECT_NE(pfc_only.out.find("change: turn ECN marking on"), std::string::npos);
@@ -769,6 +782,82 @@ TEST(CliQos, VerdictsExitCodesAndOutputs) {
   CmdResult ib = gpufabric("qos examples/superpod-h100-4su.yaml");
   EXPECT_EQ(ib.code, 2);
   EXPECT_NE(ib.err.find("fabric.technology"), std::string::npos) << ib.err;
+}
+
+// simulate --engine packet: nccl-tests' table unchanged above, the packet-level rows beside the
+// flow-level ones below (within 5 % at 1 GiB, where nothing congests a ring), the same in JSON;
+// fabrics, ops, algorithms and sizes the engine does not run are refused with 2 and no output.
+TEST(CliSimulate, PacketEngineBesideTheFlowModel) {
+  CmdResult t = gpufabric("simulate examples/roce-lab-64.yaml --engine packet -b 1M -e 1G -f 32");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("# Collective test concluded: all_reduce_perf"), std::string::npos);
+  EXPECT_NE(t.out.find("# gpufabric packet level (--engine packet): ring all_reduce of 1 GiB"),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("# Avg bus bandwidth at packet level"), std::string::npos);
+  CmdResult j = gpufabric("simulate examples/roce-lab-64.yaml --engine packet -b 1G -e 1G --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  auto js = nlohmann::json::parse(j.out);
+  EXPECT_EQ(js["engine"], "packet");
+  EXPECT_EQ(js["results"][0]["algorithm"], "ring");
+  ASSERT_EQ(js["packet"]["results"].size(), 1u);
+  const auto& row = js["packet"]["results"][0];
+  for (const char* k : {"bytes", "time_us", "network_us", "busbw_gbs", "flow_busbw_gbs",
+                        "ecn_marks", "pause_frames", "drops", "events", "failed_verdicts"})
+    EXPECT_TRUE(row.contains(k)) << k;
+  const double ratio = row["busbw_gbs"].get<double>() / row["flow_busbw_gbs"].get<double>();
+  EXPECT_NEAR(ratio, 1.0, 0.05) << row.dump();
+  EXPECT_EQ(row["drops"], 0);
+  // Adaptive routing is not modelled per packet: the output says so.
+  CmdResult ar = gpufabric(
+      "simulate examples/roce-lab-64.yaml --engine packet -b 1M -e 1M --load-balancing adaptive");
+  ASSERT_EQ(ar.code, 0) << ar.err;
+  EXPECT_NE(ar.out.find("# note: load balancing adaptive: the packet level routes each QP"),
+            std::string::npos);
+  // The default engine's JSON says which engine made it and has no packet rows.
+  CmdResult flow = gpufabric("simulate examples/roce-lab-64.yaml -b 1M -e 1M --json");
+  ASSERT_EQ(flow.code, 0) << flow.err;
+  EXPECT_EQ(nlohmann::json::parse(flow.out)["engine"], "flow");
+  EXPECT_FALSE(nlohmann::json::parse(flow.out).contains("packet"));
+  const std::pair<const char*, const char*> refused[] = {
+      {"examples/roce-lab-64.yaml --engine packet --op broadcast", "--op"},
+      {"examples/roce-lab-64.yaml --engine packet --algo tree", "--algo"},
+      {"examples/roce-lab-64.yaml --engine packet -e 8G", "-e"},
+      {"examples/roce-lab-64.yaml --engine packet --nodes 1 -e 1M", "--engine"},
+      {"examples/roce-lab-64.yaml --engine pkt", "--engine"},
+      {"examples/roce-16k.yaml --engine packet -e 1M", "--nodes 64"},
+      {"examples/seed-70b-1024.yaml --engine packet -e 1M", "infiniband"}};
+  for (const auto& [args, says] : refused) {
+    CmdResult e = gpufabric(std::string("simulate ") + args);
+    EXPECT_EQ(e.code, 2) << args;
+    EXPECT_TRUE(e.out.empty()) << args;
+    EXPECT_NE(e.err.find(says), std::string::npos) << args << ": " << e.err;
+  }
+  EXPECT_NE(gpufabric("simulate --help").out.find("--engine"), std::string::npos);
+}
+
+// dashboard on RoCE: the congestion rules' thresholds come from the packet-level run, with a
+// comment naming it; on InfiniBand the rules say why there are none.
+TEST(CliDashboard, RoceThresholdsFromThePacketLevelRun) {
+  const fs::path dir = temp_dir("dash_roce");
+  CmdResult r = gpufabric("dashboard examples/roce-lab-64.yaml -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(dir / "prometheus-rules.yml");
+  const std::string rules((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* k : {"alert: GpufabricPfcPausesAbovePlan", "alert: GpufabricEcnMarksAbovePlan",
+                        "alert: GpufabricCnpsAbovePlan", "gpufabric's packet-level run",
+                        "alltoall of 64 MiB per rank over 64 GPUs"})
+    EXPECT_NE(rules.find(k), std::string::npos) << k;
+  fs::remove_all(dir);
+  const fs::path ib = temp_dir("dash_ib");
+  ASSERT_EQ(gpufabric("dashboard examples/seed-70b-1024.yaml -o " + ib.string()).code, 0);
+  std::ifstream in2(ib / "prometheus-rules.yml");
+  const std::string ib_rules((std::istreambuf_iterator<char>(in2)),
+                             std::istreambuf_iterator<char>());
+  EXPECT_EQ(ib_rules.find("AbovePlan"), std::string::npos);
+  EXPECT_NE(ib_rules.find("No thresholds from the packet-level run: infiniband"),
+            std::string::npos);
+  fs::remove_all(ib);
 }
 
 TEST(CliWhatIf, JsonAndErrors) {

@@ -82,6 +82,7 @@ _gpufabric
 [ "$(sorted "${COMPREPLY[*]}")" = "--algo=nvls --algo=nvls_tree" ] || fail "--algo=nv: ${COMPREPLY[*]}"
 # Catalog ids: the NICs of the built-in catalog.
 expect "cx7-400g" estimate --params 70B --nic cx7
+expect "flow packet" simulate examples/roce-lab-64.yaml --engine ''
 qos_pfc=$(complete_words qos examples/roce-lab-64.yaml --pfc '')
 [[ "$qos_pfc" == "off on" || "$qos_pfc" == "on off" ]] || fail "qos --pfc: $qos_pfc"
 qos_pattern=$(complete_words qos x --pattern '')
@@ -107,6 +108,7 @@ for v in $(complete_words simulate x --op ''); do accepted simulate examples/roc
 for v in $(complete_words simulate x --algo ''); do accepted simulate examples/roce-lab-16.yaml -b 8 -e 8 --algo "$v"; done
 for v in $(complete_words simulate x --proto ''); do accepted simulate examples/roce-lab-16.yaml -b 8 -e 8 --proto "$v"; done
 for v in $(complete_words simulate x --load-balancing ''); do accepted simulate examples/roce-lab-16.yaml -b 8 -e 8 --load-balancing "$v"; done
+for v in $(complete_words simulate x --engine ''); do accepted simulate examples/roce-lab-16.yaml -b 8 -e 8 --engine "$v"; done
 for v in $(complete_words estimate --precision ''); do accepted estimate --params 70B --gpus 8 --link 400G --precision "$v"; done
 for v in $(complete_words estimate --collective ''); do accepted estimate --params 70B --gpus 8 --link 400G --collective "$v"; done
 for v in $(complete_words estimate --nic ''); do accepted estimate --params 70B --gpus 8 --nic "$v"; done

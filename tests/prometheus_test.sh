@@ -25,6 +25,39 @@ promtool check metrics <"$tmp/scrape.txt"
 grep -q "is not a counter" "$tmp/once.log"  # the malformed counter file was skipped with a log line
 "$bin" dashboard "$src/examples/seed-70b-1024.yaml" -o "$tmp/dash" 2>/dev/null
 promtool check rules "$tmp/dash/prometheus-rules.yml"
+# A RoCE fabric's rules, with the thresholds from the packet-level run.
+"$bin" dashboard "$src/examples/roce-lab-64.yaml" -o "$tmp/roce-dash" 2>/dev/null
+promtool check rules "$tmp/roce-dash/prometheus-rules.yml"
+# The derived pause rule, evaluated by promtool: a NIC paused at ten times its threshold for
+# 20 minutes fires it, one at half the threshold does not.
+rules="$tmp/roce-dash/prometheus-rules.yml"
+thr=$(grep -A1 "alert: GpufabricPfcPausesAbovePlan" "$rules" | sed -n 's/.* > \([0-9.e+]*\)$/\1/p')
+[ -n "$thr" ] || { echo "no threshold in GpufabricPfcPausesAbovePlan"; exit 1; }
+hot=$(awk -v t="$thr" 'BEGIN { printf "%g", 600 * t }')    # per minute: 10 x the threshold a second
+calm=$(awk -v t="$thr" 'BEGIN { printf "%g", 30 * t }')    # half the threshold a second
+value=$(awk -v t="$thr" 'BEGIN { printf "%.4g", 10 * t }')  # what humanize prints for it
+desc=$(grep -A8 "alert: GpufabricPfcPausesAbovePlan" "$rules" | sed -n 's/^ *description: "\(.*\)"$/\1/p' |
+       sed "s/{{ \$value | humanize }}/$value/")
+cat >"$tmp/roce-dash/test.yml" <<YAML
+rule_files: [prometheus-rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'gpufabric_net_pfc_pause_frames_total{instance="hot",interface="eth2",direction="rx",priority="3"}'
+        values: '0+${hot}x30'
+      - series: 'gpufabric_net_pfc_pause_frames_total{instance="calm",interface="eth2",direction="rx",priority="3"}'
+        values: '0+${calm}x30'
+    alert_rule_test:
+      - eval_time: 20m
+        alertname: GpufabricPfcPausesAbovePlan
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: hot, interface: eth2}
+            exp_annotations:
+              summary: "PFC pauses above plan on hot eth2"
+              description: "$desc"
+YAML
+(cd "$tmp/roce-dash" && promtool test rules test.yml)
 
 eport=$((20000 + RANDOM % 20000))
 pport=$((eport + 1))

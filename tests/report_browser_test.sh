@@ -47,6 +47,20 @@ grep -q 'data-charts-rendered="1"' "$tmp/dom.html" || fail "the frontier chart d
 grep -q 'data-empty-charts=""' "$tmp/dom.html" || fail "the frontier chart drew no points"
 sweep_points=$(grep -o 'data-chart-points="[0-9]*"' "$tmp/dom.html" | grep -o '[0-9]*')
 [ "${sweep_points:-0}" -eq 4 ] || fail "the frontier chart drew ${sweep_points:-0} designs, expected 4"
+# A RoCE fabric's report: its QoS section draws the default qos run's queue and pause charts.
+"$bin" report "$src/examples/roce-lab-64.yaml" -o "$tmp/roce" >/dev/null
+"$browser" "${flags[@]}" --dump-dom "file://$tmp/roce/report.html" >"$tmp/dom.html" 2>"$tmp/chromium.log"
+grep -q 'data-errors=' "$tmp/dom.html" && fail "the RoCE report reported errors"
+grep -q '<h2>RoCE QoS at packet level</h2>' "$tmp/dom.html" || fail "no QoS section in the RoCE report"
+grep -q 'data-charts-rendered="4"' "$tmp/dom.html" || fail "not all four charts of the RoCE report rendered (busbw, link heat map, QoS queue, QoS pause)"
+grep -q 'data-empty-charts=""' "$tmp/dom.html" || fail "a chart of the RoCE report drew no data points"
+for id in chart-qos-queue chart-qos-pause; do
+  # The chart's own SVG: from its element to the end of its first <svg>, every data point a path.
+  marks=$(grep -o "id=\"$id\".*" "$tmp/dom.html" | sed 's|</svg>.*||' | grep -o '<path' | wc -l)
+  [ "$marks" -gt 100 ] || fail "$id drew $marks marks, expected a series per port over the run"
+  qos_marks="${qos_marks:-}$id $marks; "
+done
+
 # The jobs section (report/jobs_report.h), when the spec has jobs: two jobs spread over the
 # lab's two units, so that they meet on the spines.
 w='workload: {model: {params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096}, parallelism: {tp: 2}, global_batch: 8}'
@@ -62,4 +76,5 @@ grep -q '<section id="jobs"><h2>Jobs sharing the fabric</h2>' "$tmp/dom.html" ||
 grep -q '<td>job-b</td>' "$tmp/dom.html" || fail "the jobs table lacks job-b"
 grep -q 'Where the jobs meet' "$tmp/dom.html" || fail "the jobs section names no meeting links"
 echo "chromium rendered the report: 5 charts, $points data marks; screenshot $shot"
+echo "chromium rendered the RoCE report's QoS charts: $qos_marks"
 echo "chromium rendered the sweep frontier: $sweep_points designs"

@@ -17,6 +17,7 @@
 #include "common/output.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
+#include "topo/fabric.h"
 #include "verify/exporter.h"
 
 namespace gf::cli {
@@ -202,7 +203,9 @@ Command add_dashboard(CLI::App& root) {
   auto f = std::make_shared<DashboardFlags>();
   CLI::App* a = root.add_subcommand(
       "dashboard",
-      "Write a Grafana dashboard and Prometheus alerting rules for the exporter's metrics.");
+      "Write a Grafana dashboard and Prometheus alerting rules for the exporter's metrics; on "
+      "a RoCE fabric the PFC pause, ECN mark and CNP thresholds come from the packet-level run "
+      "of qos's default pattern at the planned load.");
   a->add_option("SPEC", f->spec, "the cluster spec")->required();
   a->add_option("-o,--out", f->out, "folder for grafana-dashboard.json and prometheus-rules.yml")
       ->required();
@@ -210,9 +213,18 @@ Command add_dashboard(CLI::App& root) {
             auto loaded = load_and_plan(f->spec);
             if (!loaded) return fail(loaded.errors());
             const Plan* plan = &loaded->plan;
+            // RoCE alert thresholds from the packet-level run of the default pattern.
+            const Fabric fab = Fabric::build(*plan, loaded->catalog);
+            auto basis = qos_alert_basis(*plan, loaded->catalog, fab);
+            std::optional<QosAlertBasis> qos;
+            std::string absent;
+            if (basis)
+              qos = *basis;
+            else
+              absent = basis.errors().front().message;
             auto w = write_outputs(
                 f->out, {{"grafana-dashboard.json", grafana_dashboard(*plan).dump(2) + "\n"},
-                         {"prometheus-rules.yml", prometheus_rules(*plan)}});
+                         {"prometheus-rules.yml", prometheus_rules(*plan, qos, absent)}});
             if (!w) return fail(w.errors());
             for (const auto& p : *w) std::cerr << "wrote " << p << "\n";
             return kExitOk;

@@ -13,6 +13,8 @@
 #include "cli/resources.h"
 #include "common/output.h"
 #include "plan/plan.h"
+#include "qos/collective.h"
+#include "qos/report.h"
 #include "report/sim_report.h"
 #include "sim/collective.h"
 #include "spec/spec.h"
@@ -25,12 +27,37 @@ namespace {
 /// -f: above 1 (a factor of 1 never reaches -e); 1024 jumps 8 B to 8 KiB in one step.
 constexpr double kMinStepFactor = 1.000001;
 constexpr double kMaxStepFactor = 1024;
+/// -g: a thread drives GPUs of its own host, and no host holds more than 16 (HGX-2).
+constexpr int kMaxGpusPerThread = 16;
+
+/// --engine: the flow-level model alone (nccl-tests' table), or the packet-level RoCE engine
+/// beside it.
+enum class SimEngine { kFlow, kPacket };
+inline constexpr EnumName<SimEngine> kSimEngineNames[] = {{SimEngine::kFlow, "flow"},
+                                                          {SimEngine::kPacket, "packet"}};
+
+/// The algorithm the packet level lays an op out as (qos_collective_traffic): NCCL's ring, or
+/// point-to-point with PXN for alltoall; none for the ops it does not build.
+std::optional<Algorithm> packet_algorithm(Op op) {
+  switch (op) {
+    case Op::kAllReduce:
+    case Op::kAllGather:
+    case Op::kReduceScatter:
+      return Algorithm::kRing;
+    case Op::kAlltoall:
+      return Algorithm::kP2p;
+    default:
+      return std::nullopt;
+  }
+}
 
 struct SimulateFlags {
   std::string spec, op = "all_reduce", min_bytes = "8", max_bytes = "8G", algo = "auto",
-                    proto = "auto", load_balancing, nccl, links, links_bytes = "1G";
+                    proto = "auto", load_balancing, nccl, links, links_bytes = "1G",
+                    engine = "flow";
   double factor = 2;
   int nodes = 0;
+  int gpus_per_thread = 1;
   unsigned long long seed = 1;
   bool explain = false, json = false;
 };
@@ -92,9 +119,34 @@ int run(const SimulateFlags& f) {
                                        sizes, kMaxSweepSizes),
                            "use a larger factor, e.g. -f 2"));
   }
+  const auto engine = parse_name(kSimEngineNames, f.engine);
+  if (!engine)
+    errs.push_back(Diagnostic::flag("--engine", fmt::format("unknown engine '{}'", f.engine),
+                                    "use " + names_joined(kSimEngineNames, " or ")));
+  const bool packet = engine == SimEngine::kPacket;
+  if (packet && errs.empty()) {
+    // The packet level runs the op as NCCL's ring or PXN alltoall; the flow-level rows beside it
+    // are the same algorithm's, so that the two columns compare one layout.
+    const auto a = packet_algorithm(o.op);
+    if (!a)
+      errs.push_back(Diagnostic::flag(
+          "--op",
+          fmt::format("--engine packet builds all_reduce, all_gather, reduce_scatter (ring) and "
+                      "alltoall (PXN); not {}",
+                      f.op),
+          "use --engine flow for broadcast, reduce and sendrecv"));
+    else if (o.algorithm && *o.algorithm != *a)
+      errs.push_back(Diagnostic::flag(
+          "--algo",
+          fmt::format("--engine packet runs {} as {}; not {}", f.op, algorithm_name(*a), f.algo),
+          fmt::format("use --algo auto or {} with --engine packet", algorithm_name(*a))));
+    else
+      o.algorithm = a;
+  }
   if (!errs.empty()) return fail(errs);
   o.nodes = f.nodes;
   o.seed = f.seed;
+  o.gpus_per_thread = f.gpus_per_thread;
 
   Heartbeat alive("simulate");
   const LoadLimits limits = load_limits(true);
@@ -105,6 +157,13 @@ int run(const SimulateFlags& f) {
   if (limits.memory_bytes > 0)
     o.memory_budget_bytes = static_cast<size_t>(std::max(
         0.0, limits.memory_bytes - estimated_memory_bytes(plan->nodes, plan->gpus_per_node, true)));
+  if (packet && plan->technology != Technology::kRoce)
+    return fail({Diagnostic::flag(
+        "--engine",
+        fmt::format("the packet-level engine simulates RoCE's lossless Ethernet (PFC, ECN, "
+                    "DCQCN); this fabric is {}",
+                    technology_name(plan->technology)),
+        "use --engine flow, or a spec with fabric.technology: roce")});
   const Fabric fabric = Fabric::build(*plan, loaded->catalog);
   auto model = CollectiveModel::build(fabric, *plan, o);
   if (!model) return fail(model.errors());
@@ -117,6 +176,19 @@ int run(const SimulateFlags& f) {
   }
   const auto sizes = size_sweep(*lo, *hi, f.factor);
   const SimReport report = simulate_sweep(*plan, *model, sizes, *lo, *hi, f.factor);
+  // The packet level: every size's traffic on the RoCE data path, with the configured QoS.
+  std::optional<PacketSweep> packets;
+  if (packet) {
+    std::vector<PacketSizeInput> in;
+    for (const SizeResult& row : report.rows)
+      in.push_back({row.bytes, row.latency_us, row.protocol, row.time_us, row.busbw_gbs});
+    // --load-balancing holds for the packet level too (ecmp-multi-qp: its QPs per connection).
+    Plan lb_plan = *plan;
+    if (o.load_balancing) lb_plan.load_balancing = *o.load_balancing;
+    auto swept = packet_sweep(lb_plan, loaded->catalog, fabric, o.op, f.nodes, in, QosSettings{});
+    if (!swept) return fail(swept.errors());
+    packets = std::move(*swept);
+  }
   // Traffic per link: the algorithm chosen at --links-bytes simulated again with its load kept.
   std::optional<CollectiveTraffic> traffic;
   std::unique_ptr<LinkNames> names;
@@ -133,6 +205,8 @@ int run(const SimulateFlags& f) {
   }
   if (f.json) {
     auto j = sim_json(report);
+    j["engine"] = name_of(kSimEngineNames, *engine);
+    if (packets) j["packet"] = packet_sweep_json(*packets);
     if (traffic) {
       j["links"] = links_json(fabric, *names, *traffic);
       j["links"]["file"] = f.links;
@@ -140,6 +214,7 @@ int run(const SimulateFlags& f) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << nccl_tests_table(report, f.explain);
+    if (packets) std::cout << packet_sweep_text(*packets);
     if (traffic) std::cout << links_text(fabric, *names, *traffic);
   }
   return kExitOk;
@@ -177,6 +252,11 @@ Command add_simulate(CLI::App& root) {
                 "run on the first N nodes of the fabric (as nccl-tests on part of a cluster; "
                 "default: all)")
       ->check(CLI::Range(1, static_cast<int>(kMaxFlagGpus)));
+  a->add_option("-g,--ngpus", f->gpus_per_thread,
+                "GPUs one host thread drives, as nccl-tests -g: back-to-back calls are then at "
+                "least this many host issues apart (about 4.4 us each); 1 is one process per GPU")
+      ->check(CLI::Range(1, kMaxGpusPerThread))
+      ->capture_default_str();
   complete_with(a->add_option("--load-balancing", f->load_balancing,
                               "override the plan's: " + names_joined(kLoadBalancingNames)),
                 [] { return names_of(kLoadBalancingNames); });
@@ -200,6 +280,14 @@ Command add_simulate(CLI::App& root) {
   a->add_option("--links-bytes", f->links_bytes,
                 "collective size of the --links table, as nccl-tests (K M G binary)")
       ->capture_default_str();
+  complete_with(
+      a->add_option("--engine", f->engine,
+                    "flow: the flow-level model (nccl-tests' table); packet: also every size at "
+                    "packet level on the RoCE data path (PFC, ECN, DCQCN as configured), beside "
+                    "it; RoCE fabrics of at most 1,024 NIC ports (or --nodes), ops all_reduce, "
+                    "all_gather, reduce_scatter (ring) and alltoall (PXN)")
+          ->capture_default_str(),
+      [] { return names_of(kSimEngineNames); });
   a->add_flag("--json", f->json, "print results as JSON");
   return {a, [f] { return run(*f); }};
 }

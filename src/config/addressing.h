@@ -27,6 +27,7 @@ struct SwitchAddress {
   std::string name, role;  ///< role: leaf | spine | core
   long long asn = 0;
   uint32_t loopback = 0;
+  uint32_t ecmp_seed = 0;  ///< the ECMP hash seed the simulator gives it (fabric.ecmp_hash.seed)
 };
 
 struct RoutedLink {

@@ -24,6 +24,7 @@
 #include "config/sonic.h"
 #include "lab/process.h"
 #include "plan/ports.h"
+#include "topo/fabric.h"
 
 namespace gf {
 namespace {
@@ -542,6 +543,33 @@ TEST(Nvue, BreakoutCagesAndCumulusNames) {
   EXPECT_EQ(sh_syntax(nu), 0);
 }
 
+// Every switch hashes with the seed the simulator gave it (fabric.ecmp_hash.seed): its own by
+// default, one per tier, or one for all.
+TEST(Nvue, EachSwitchGetsTheSeedItWasSimulatedWith) {
+  PlannedSpec lab = load_example("roce-lab-64.yaml");
+  for (EcmpSeedPolicy policy :
+       {EcmpSeedPolicy::kPerSwitch, EcmpSeedPolicy::kPerTier, EcmpSeedPolicy::kSame}) {
+    lab.plan.ecmp_seed = policy;
+    auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+    ASSERT_TRUE(a.ok());
+    std::set<uint32_t> seeds;
+    for (const auto& sw : a->switches) {
+      const std::string nv = nvue_commands(lab.plan, *a, sw);
+      const std::string line = fmt::format("nv set system forwarding hash-seed {}\n", sw.ecmp_seed);
+      EXPECT_NE(nv.find(line), std::string::npos) << sw.name << "\n" << nv;
+      const int tier = sw.role == "leaf" ? 1 : sw.role == "spine" ? 2 : 3;
+      if (policy != EcmpSeedPolicy::kPerSwitch) {  // neither depends on the switch's index
+        EXPECT_EQ(sw.ecmp_seed, ecmp_hash_seed(policy, 0, tier, 0)) << sw.name;
+      }
+      seeds.insert(sw.ecmp_seed);
+    }
+    const size_t want = policy == EcmpSeedPolicy::kPerSwitch ? a->switches.size()
+                        : policy == EcmpSeedPolicy::kPerTier ? 2
+                                                             : 1;
+    EXPECT_EQ(seeds.size(), want) << ecmp_seed_policy_name(policy);
+  }
+}
+
 // Cumulus 5.15 writes enabled/disabled for NVUE's booleans and `ipv4 address` for an interface's
 // address (its "New and Changed NVUE Commands"); 5.14 and earlier on/off and `ip address`.
 TEST(Nvue, TheReleaseDecidesTheWords) {
@@ -807,6 +835,40 @@ TEST(Networks, EveryEndpointIsAddressedAndEverySwitchHasItsManagementInterface) 
   EXPECT_EQ(np["network"]["bonds"]["bond0"]["interfaces"].size(), 2u);
   EXPECT_EQ(
       np["network"]["ethernets"]["stor0"]["addresses"][0].as<std::string>().rfind("10.64.", 0), 0u);
+}
+
+// A storage fabric of InfiniBand switches gets its own subnet manager's configuration, not the
+// NVUE scripts an Ethernet network's switches get.
+TEST(Networks, AnInfinibandStorageFabricGetsItsOwnSubnetManager) {
+  std::ifstream in(GPUFABRIC_SOURCE_DIR "/examples/networks-dgx-256.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string from = "    switch: auto\n    vlan: 30";
+  ASSERT_NE(yaml.find(from), std::string::npos);
+  yaml.replace(yaml.find(from), from.size(), "    switch: qm9700\n    vlan: 30");
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "gf_ib_storage";
+  fs::create_directories(dir);
+  std::ofstream(dir / "spec.yaml") << yaml;
+  auto planned = load_and_plan((dir / "spec.yaml").string());
+  ASSERT_TRUE(planned.ok()) << format_diagnostics(planned.errors());
+  auto set = config_files(*planned, {});
+  ASSERT_TRUE(set.ok()) << format_diagnostics(set.errors());
+  std::map<std::string, std::string> files;
+  for (const auto& [path, content] : set->files) files[path] = content;
+  ASSERT_TRUE(files.count("networks/storage-opensm/opensm.conf"));
+  const std::string& sm = files.at("networks/storage-opensm/opensm.conf");
+  EXPECT_NE(sm.find("OpenSM for the storage network"), std::string::npos) << sm;
+  EXPECT_NE(sm.find("routing_engine "), std::string::npos);
+  EXPECT_TRUE(files.count("networks/storage-opensm/partitions.conf"));
+  for (const auto& [path, content] : files) {
+    const bool storage_script =
+        path.rfind("networks/storage-", 0) == 0 && path.find(".sh") != std::string::npos;
+    EXPECT_FALSE(storage_script) << path << " is an NVUE script for an InfiniBand switch";
+  }
+  EXPECT_TRUE(files.count("networks/inband-leaf-a01.sh"));  // the Ethernet ones still get theirs
+  fs::remove_all(dir);
 }
 
 TEST(Networks, ASubnetTooSmallIsAnErrorAtItsKey) {

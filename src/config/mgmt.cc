@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "config/opensm.h"
+
 namespace gf {
 namespace {
 
@@ -179,6 +181,13 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
   for (const NetworkPlan& n : p.networks->nets) {
     const auto* net = a.net(n.kind);
     if (!net) continue;
+    // InfiniBand switches (a QM9700 storage fabric) take no per-switch configuration: the
+    // network's own subnet manager routes it.
+    if (n.leaves > 0 && n.sw.technology == SwitchTechnology::kInfiniband) {
+      const std::string dir = fmt::format("networks/{}-opensm/", network_kind_name(n.kind));
+      out.push_back({dir + "opensm.conf", opensm_network_conf(p, n)});
+      out.push_back({dir + "partitions.conf", opensm_partitions()});
+    }
     for (int spine = 0; spine < 2; ++spine) {
       const Switch& sw = spine ? n.spine_sw : n.sw;
       const int count = spine ? n.spines : n.leaves;

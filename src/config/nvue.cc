@@ -44,6 +44,11 @@ std::string nvue_commands(const Plan& plan, const AddressPlan& a, const SwitchAd
   for (const char* field :
        {"source-ip", "destination-ip", "ip-protocol", "source-port", "destination-port"})
     c += fmt::format("nv set system forwarding ecmp-hash {} {}\n", field, on);
+  // The seed the simulator hashed this switch with (fabric.ecmp_hash.seed): a seed per switch
+  // keeps the tiers from polarizing (Cumulus Linux: "nv set system forwarding hash-seed
+  // 0-4294967295"; without it switchd draws a random one, which the simulator cannot know).
+  // Setting it restarts switchd.
+  c += fmt::format("nv set system forwarding hash-seed {}\n", sw.ecmp_seed);
   // The cages the switch uses, broken out once each before their ports are set.
   const std::string breakout = cumulus_breakout(plan);
   std::set<int> broken;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "plan/networks.h"
 #include "plan/plan.h"
 
 namespace gf {
@@ -13,5 +14,9 @@ namespace gf {
 std::string opensm_routing_engine(const Plan& plan);
 std::string opensm_conf(const Plan& plan);
 std::string opensm_partitions();
+/// OpenSM for one of the other networks when its switches are InfiniBand (a storage fabric of
+/// QM9700s): a subnet of its own, routed as its tiers ask (ftree on leaf/spine, minhop on one
+/// switch), with its own SM away from the compute fabric's.
+std::string opensm_network_conf(const Plan& plan, const NetworkPlan& net);
 
 }  // namespace gf

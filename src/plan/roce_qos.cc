@@ -108,12 +108,14 @@ DcqcnParams dcqcn_paper() {
   d.g = 1.0 / 256;
   d.alpha_update_s = 55e-6;
   d.initial_alpha = 1;
-  d.rate_reduce_period_s = 50e-6;  // the rate is cut at most once per CNP interval
+  // The rate is cut at most once per CNP interval (HPCC's ns-3 runs the paper's DCQCN so:
+  // alibaba-edu/High-Precision-Congestion-Control simulation/run.py, dcqcn_paper, t_dec 50).
+  d.rate_reduce_period_s = 50e-6;
   d.time_reset_s = 55e-6;
   d.byte_reset_bytes = 10e6;
   d.fast_recovery_stages = 5;
   d.ai_rate_bps = 40e6;
-  d.hai_rate_bps = 200e6;  // estimate: 5 x R_AI (the paper gives no figure)
+  d.hai_rate_bps = 200e6;  // RATE_HAI of the paper's author's ns3-rdma (roce_qos.h)
   d.min_time_between_cnps_s = 50e-6;
   d.clamp_target_always = true;  // the paper's RP: R_T = R_C on every cut
   return d;

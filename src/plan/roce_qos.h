@@ -117,12 +117,23 @@ struct DcqcnParams {
 /// rpg_hai_rate 50 Mb/s, min_time_between_cnps 4 us; clamp_tgt_rate 0 and
 /// clamp_tgt_rate_after_time_inc 1, which the same page and the mlx5 driver's
 /// cong_control_r_roce_ecn_rp fields name: the target follows a cut only after an increase).
-/// The hosts gpufabric configures run these:
-/// hosts/*/roce-qos.sh sets no DCQCN value.
+/// Checked against a ConnectX-4 Lx's own `mlxconfig -d ... q` (firmware defaults, published in
+/// skyao's notes "配置 CX-4 网卡以开启 SR-IOV", 2021-01-18): CLAMP_TGT_RATE False,
+/// CLAMP_TGT_RATE_AFTER_TIME_INC True, RPG_TIME_RESET 300, RPG_BYTE_RESET 32767,
+/// RPG_THRESHOLD 1, RPG_AI_RATE 5, RPG_HAI_RATE 50, RPG_MIN_DEC_FAC 50, RPG_MIN_RATE 1,
+/// DCE_TCP_G 1019, DCE_TCP_RTT 1, RATE_REDUCE_MONITOR_PERIOD 4, INITIAL_ALPHA_VALUE 1023,
+/// MIN_TIME_BETWEEN_CNPS 4, CNP_DSCP 48 and CNP_802P_PRIO 6 (the CNP marking kCnpDscp and
+/// kCnpQueue configure), every one as here; RPG_GD 11 (the decrease step when alpha is not
+/// used) and RPG_MAX_RATE 0 (line rate) are not modelled. The hosts gpufabric configures run
+/// these: hosts/*/roce-qos.sh sets no DCQCN value.
 DcqcnParams dcqcn_nvidia_defaults();
 /// The DCQCN paper's parameters (§5: g = 1/256, alpha timer 55 us, rate timer 55 us, byte
 /// counter 10 MB, F = 5, R_AI 40 Mb/s, a CNP every 50 us at most), with the NVIDIA firmware's
-/// decrease bounds; R_HAI, which the paper does not give, is an estimate (5 x R_AI).
+/// decrease bounds. R_HAI, which the paper's text does not give, is 200 Mb/s as in the paper's
+/// first author's own simulator (bobzhuyb/ns3-rdma, mix/config.txt: RATE_AI 40Mb/s,
+/// RATE_HAI 200Mb/s, CNP_INTERVAL 50, ALPHA_RESUME_INTERVAL 55, DCTCP_GAIN 0.00390625 = 1/256,
+/// FAST_RECOVERY_TIMES 5, CLAMP_TARGET_RATE 1, all as here; its RP_TIMER 60 and BYTE_COUNTER
+/// 300000 are that simulation's, not the paper's 55 us and 10 MB, kept here).
 DcqcnParams dcqcn_paper();
 /// The paper's ECN marking (§5: Kmin 5 KB, Kmax 200 KB, Pmax 1 %).
 EcnSettings ecn_paper();

@@ -70,6 +70,7 @@ enum EventKind : uint64_t {
   kRateTimer = 5,  // DCQCN's rate-increase timer of a QP
   kRto = 6,        // a QP's local ACK timeout
   kCut = 7,        // a rate cut deferred to the next rate_reduce_monitor_period
+  kSample = 8,     // QosSettings::trace: sample every port's queue
 };
 constexpr uint64_t ev(EventKind k, uint64_t id) { return k << 56 | id; }
 
@@ -149,6 +150,7 @@ struct Port {
   double q_bytes[2] = {0, 0};
   bool busy = false, paused = false;
   Ps busy_until = 0, paused_since = 0;
+  Ps pfc_arrives = -1;  // when the last PFC frame this link carries reaches its far end
   double rate_Bps = 0;
   Ps prop_ps = 0;
   int sw_from = -1, sw_to = -1;    // switch index at each end, -1 for a NIC
@@ -160,8 +162,10 @@ struct Port {
   int depth_received = 0;  // the depth of the pause this egress is under
   // Counters.
   double peak = 0, area = 0, peak_cnp = 0;
+  double peak_since_sample = 0;  // QosSettings::trace: the queue's peak since the last sample
   Ps last_change = 0;
   long long marks = 0, cnps = 0, drops = 0, pause_rx = 0, pause_tx = 0;
+  long long ce_rx = 0;  // marked data packets delivered to the NIC at its far end
   int depth_sent = 0;
   Ps paused_ps = 0;
   double tx_bytes = 0;
@@ -260,6 +264,7 @@ class Engine {
   void rate_increase(Qp& q);
   void arm_rate_timer(int qp);
   void arm_rto(int qp);
+  void sample();
   double pause_point(const SwitchState& sw, const Port& in) const {
     return in.pg_alpha * std::max(0.0, sw.shared - sw.used);
   }
@@ -290,7 +295,39 @@ class Engine {
   uint64_t rng_ = 0x9E3779B97F4A7C15ULL;
   long long events_run_ = 0, packets_ = 0, retransmitted_ = 0, drops_lossless_ = 0;
   int flows_left_ = 0;
+  QosTrace trace_;
+  Ps sample_every_ = 0;
 };
+
+// Every sampled port's peak queue since the last sample and cumulative paused time now; at
+// kQosTraceSamples, samples merge in pairs (the larger peak, the later time) and the period
+// doubles.
+void Engine::sample() {
+  const size_t n = trace_.links.size();
+  trace_.t_s.push_back(to_s(now_));
+  for (int32_t l : trace_.links) {
+    Port& p = ports_[l];
+    trace_.queue.push_back(static_cast<float>(p.peak_since_sample));
+    p.peak_since_sample = p.q_bytes[kDataQ];
+    const Ps paused = p.paused_ps + (p.paused ? now_ - p.paused_since : 0);
+    trace_.paused_us.push_back(static_cast<float>(to_s(paused) * 1e6));
+  }
+  if (trace_.t_s.size() >= static_cast<size_t>(kQosTraceSamples)) {
+    size_t kept = 0;
+    for (size_t i = 1; i < trace_.t_s.size(); i += 2, ++kept) {
+      trace_.t_s[kept] = trace_.t_s[i];
+      for (size_t c = 0; c < n; ++c)
+        trace_.queue[kept * n + c] =
+            std::max(trace_.queue[(i - 1) * n + c], trace_.queue[i * n + c]);
+      std::copy_n(trace_.paused_us.begin() + i * n, n, trace_.paused_us.begin() + kept * n);
+    }
+    trace_.t_s.resize(kept);
+    trace_.queue.resize(kept * n);
+    trace_.paused_us.resize(kept * n);
+    sample_every_ *= 2;
+  }
+  events_.push(now_ + sample_every_, ev(kSample, 0));
+}
 
 void Engine::setup() {
   rng_ ^= s_.seed * 0xBF58476D1CE4E5B9ULL;
@@ -402,6 +439,12 @@ void Engine::setup() {
     ports_[nics_[n].link].nic_from = static_cast<int>(n);
     ports_[Fabric::reverse(nics_[n].link)].nic_to = static_cast<int>(n);
   }
+  if (s_.trace) {
+    for (size_t l = 0; l < links.size(); ++l)
+      if (ports_[l].used) trace_.links.push_back(static_cast<int>(l));
+    sample_every_ = to_ps(kQosTraceFirstPeriodS);
+    events_.push(sample_every_, ev(kSample, 0));
+  }
   pool_.reserve(1 << 16);
   for (size_t q = 0; q < qps_.size(); ++q) ready_push(qps_[q].src_port, 0, static_cast<int32_t>(q));
 }
@@ -432,10 +475,12 @@ void Engine::enqueue(int32_t link, int32_t pi) {
   const int qi = p.ctrl_q ? kCtrlQ : kDataQ;
   if (qi == kDataQ) note_queue(o);
   o.q_bytes[qi] += p.bytes;
-  if (qi == kDataQ)
+  if (qi == kDataQ) {
     o.peak = std::max(o.peak, o.q_bytes[kDataQ]);
-  else
+    o.peak_since_sample = std::max(o.peak_since_sample, o.q_bytes[kDataQ]);
+  } else {
     o.peak_cnp = std::max(o.peak_cnp, o.q_bytes[kCtrlQ]);
+  }
   p.next = -1;
   if (o.tail[qi] >= 0)
     pool_[o.tail[qi]].next = pi;
@@ -560,7 +605,12 @@ void Engine::send_pfc(int32_t in_link, bool pause) {
   const int32_t back = Fabric::reverse(in_link);
   Port& b = ports_[back];
   const Ps wait = b.busy ? b.busy_until - now_ : 0;
-  const Ps t = now_ + wait + to_ps(kRoceControlBytes / b.rate_Bps) + b.prop_ps;
+  // PFC frames leave a port in the order they are made: a resume made just after a pause, when
+  // the frame that delayed the pause has gone, still arrives after it (else the pause, arriving
+  // last, would stop the upstream port for good).
+  const Ps t =
+      std::max(now_ + wait + to_ps(kRoceControlBytes / b.rate_Bps) + b.prop_ps, b.pfc_arrives + 1);
+  b.pfc_arrives = t;
   if (pause) {
     ++b.pause_tx;
     SwitchState& sw = switches_[in.sw_to];
@@ -648,6 +698,7 @@ void Engine::at_nic(int32_t pi) {
   Qp& q = qps_[p.qp];
   switch (p.kind) {
     case Kind::kData: {
+      if (p.ce) ++ports_[p.link].ce_rx;
       // Notification point: a CNP for a marked packet, at most one per QP per interval.
       if (p.ce && s_.dcqcn && now_ - q.last_cnp >= to_ps(s_.dcqcn_params.min_time_between_cnps_s)) {
         q.last_cnp = now_;
@@ -830,6 +881,10 @@ QosResult Engine::run() {
         if (q.rate_limited) arm_rate_timer(static_cast<int>(id));
         break;
       }
+      case kSample:
+        --events_run_;  // not an event of the network: a run counts the same traced or not
+        sample();
+        break;
       case kCut:
         if (qps_[id].cut_pending && qps_[id].done_at < 0) cut_rate(static_cast<int>(id));
         break;
@@ -852,6 +907,10 @@ QosResult Engine::run() {
   }
   // Results.
   QosResult r;
+  if (s_.trace) {
+    sample();  // the state at the end
+    r.trace = std::move(trace_);
+  }
   r.events = events_run_;
   r.packets = packets_;
   r.retransmitted_packets = retransmitted_;
@@ -877,6 +936,9 @@ QosResult Engine::run() {
     st.pause_received = p.pause_rx;
     st.paused_s = to_s(p.paused_ps);
     st.ecn_marks = p.marks;
+    st.ecn_marked_rx = p.ce_rx;
+    st.from_nic = p.nic_from >= 0;
+    st.to_nic = p.nic_to >= 0;
     st.cnps = p.cnps;
     st.drops = p.drops;
     st.tx_bytes = p.tx_bytes;

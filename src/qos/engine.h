@@ -15,6 +15,7 @@
 #include "common/enum_names.h"
 #include "plan/plan.h"
 #include "plan/roce_qos.h"
+#include "sim/nccl_cost.h"
 #include "topo/fabric.h"
 
 namespace gf {
@@ -51,6 +52,24 @@ struct QosTraffic {
   int endpoints = 0;  ///< NIC ports that send or receive
   std::string what;   ///< e.g. "8-to-1 incast of 16 MiB on rail 0"
 };
+/// The pattern and size `qos` runs when none is given, and the one the report and the dashboard
+/// run for a spec: nccl-tests' alltoall of 64 MiB per rank, the heaviest all-to-all traffic a
+/// training step's expert or sequence parallelism puts on every NIC at once.
+constexpr QosPattern kQosDefaultPattern = QosPattern::kAlltoall;
+constexpr double kQosDefaultBytes = 64.0 * 1024 * 1024;
+
+/// RoCE endpoints (NIC ports) of the first `nodes` nodes.
+long long qos_endpoints(const Fabric& fab, int nodes);
+
+/// The NIC-to-NIC connections of an nccl-tests collective of `bytes` (its size, as nccl-tests
+/// prints it) on the first `nodes` nodes (0: all), as NCCL lays it across nodes: all_reduce,
+/// all_gather and reduce_scatter on its rings (rail by rail, two channels per NIC), alltoall
+/// through the destination's rail (PXN). Other ops, more than kMaxQosEndpoints, one node or a
+/// payload over kMaxQosPayloadBytes are refused: the diagnostic names --op, --engine or
+/// `bytes_flag`.
+Result<QosTraffic> qos_collective_traffic(const Plan& plan, const Fabric& fab, Op op, int nodes,
+                                          double bytes, const std::string& bytes_flag);
+
 /// `incast_senders`: N of incast:N. `bytes`: per sender (incast, permutation) or the
 /// collective's buffer per rank (alltoall, all_reduce, as nccl-tests' -b). Errors name the flag.
 /// Fabrics larger than kMaxQosEndpoints run on their first scalable unit, or are refused.
@@ -73,6 +92,9 @@ struct QosSettings {
   /// Simulated time at most, seconds: flows unfinished then are reported as such.
   double max_time_s = 20;
   uint64_t seed = 1;
+  /// Record every port's RoCE queue and paused time over the run (QosResult::trace), for
+  /// the report's charts; off by default (it adds events).
+  bool trace = false;
 };
 
 /// One switch or NIC port (the port of `device` that sends on link `link`) and its RoCE
@@ -87,7 +109,11 @@ struct QosPortStats {
   long long pause_received = 0;     ///< XOFF frames the peer sent it
   double paused_s = 0;              ///< time its egress on the priority was paused
   long long ecn_marks = 0, cnps = 0, drops = 0;
+  /// Marked data packets this link delivered to the NIC at its far end: what the NIC counts as
+  /// np_ecn_marked_roce_packets (0 on links into switches).
+  long long ecn_marked_rx = 0;
   double tx_bytes = 0;
+  bool from_nic = false, to_nic = false;  ///< a NIC's uplink, a link down to a NIC
   int pause_depth = 0;     ///< hops from the congested port that the pauses it sent reach
   bool congested = false;  ///< its own queue built up (not only because it was paused)
 };
@@ -109,6 +135,21 @@ struct QosVerdict {
   bool pass = true;
 };
 
+/// The queues over a run: every port that carried traffic sampled at a period that doubles
+/// whenever kQosTraceSamples are taken (every other sample kept), so that a run of any length
+/// keeps between half and all of kQosTraceSamples samples of each port.
+constexpr int kQosTraceSamples = 256;
+/// The first sampling period, seconds: a few packets at 400G.
+constexpr double kQosTraceFirstPeriodS = 1e-6;
+struct QosTrace {
+  std::vector<int> links;   ///< the sampled ports, by link id (as QosPortStats::link)
+  std::vector<double> t_s;  ///< sample times
+  /// The RoCE queue's peak (bytes) over the interval ending at each sample, t_s.size() x
+  /// links.size(), time-major.
+  std::vector<float> queue;
+  std::vector<float> paused_us;  ///< cumulative paused time of each port's egress, same layout
+};
+
 struct QosResult {
   std::vector<QosPortStats> ports;  ///< ports that carried traffic, by link id
   std::vector<QosFlowResult> flows;
@@ -126,6 +167,8 @@ struct QosResult {
   double headroom_bytes = 0, round_trip_bytes = 0, headroom_cable_m = 0;
   std::string headroom_port;
   std::vector<QosVerdict> verdicts;
+  /// With QosSettings::trace: the ports' queues and paused time sampled over the run.
+  QosTrace trace;
   bool all_pass() const;
 };
 

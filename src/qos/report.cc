@@ -147,4 +147,58 @@ std::string qos_ports_csv(const QosResult& r) {
   return o;
 }
 
+std::string packet_sweep_text(const PacketSweep& s) {
+  std::string o = fmt::format(
+      "#\n# gpufabric packet level (--engine packet): {}, on the RoCE data path with the QoS the "
+      "configurations set: {}\n# time = NCCL's fixed latency of the size (the flow model's) + "
+      "the packet-level time of its NIC-to-NIC traffic (NVLink inside a node is not simulated); "
+      "LL and LL128 sizes carry their flags on the wire\n",
+      s.traffic, s.settings);
+  if (!s.note.empty()) o += "# note: " + s.note + "\n";
+  o += fmt::format("# {:>10}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}  {:>9}  {:>6}  {:>5}  {:>9}\n",
+                   "size", "flow time", "flow busbw", "pkt time", "pkt busbw", "pkt/fl",
+                   "ECN marks", "XOFF", "drops", "events");
+  o += fmt::format("# {:>10}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}  {:>9}  {:>6}  {:>5}  {:>9}\n",
+                   "(B)", "(us)", "(GB/s)", "(us)", "(GB/s)", "", "", "", "", "");
+  double sum = 0;
+  for (const PacketSizeResult& r : s.rows) {
+    const double ratio = r.flow_busbw_gbs > 0 ? r.busbw_gbs / r.flow_busbw_gbs : 0;
+    o += fmt::format(
+        "# {:>10}  {:>10.2f}  {:>10.2f}  {:>10.2f}  {:>10.2f}  {:>6.3f}  {:>9}  {:>6}  {:>5}  "
+        "{:>9}{}\n",
+        static_cast<long long>(r.bytes), r.flow_time_us, r.flow_busbw_gbs, r.time_us, r.busbw_gbs,
+        ratio, r.ecn_marks, r.pause_frames, r.drops, r.events,
+        r.unfinished ? fmt::format("  {} unfinished", r.unfinished) : "");
+    for (const std::string& f : r.failed)
+      o += fmt::format("# {:>10}  FAIL {} (gpufabric qos says what to change)\n", "", f);
+    sum += r.busbw_gbs;
+  }
+  o += fmt::format("# Avg bus bandwidth at packet level : {:g}\n",
+                   s.rows.empty() ? 0.0 : sum / s.rows.size());
+  return o;
+}
+
+nlohmann::json packet_sweep_json(const PacketSweep& s) {
+  using nlohmann::json;
+  json rows = json::array();
+  for (const PacketSizeResult& r : s.rows)
+    rows.push_back({{"bytes", r.bytes},
+                    {"time_us", r.time_us},
+                    {"network_us", r.network_us},
+                    {"algbw_gbs", r.algbw_gbs},
+                    {"busbw_gbs", r.busbw_gbs},
+                    {"flow_time_us", r.flow_time_us},
+                    {"flow_busbw_gbs", r.flow_busbw_gbs},
+                    {"events", r.events},
+                    {"packets", r.packets},
+                    {"retransmitted_packets", r.retransmitted},
+                    {"ecn_marks", r.ecn_marks},
+                    {"cnps", r.cnps},
+                    {"pause_frames", r.pause_frames},
+                    {"drops", r.drops},
+                    {"unfinished", r.unfinished},
+                    {"failed_verdicts", r.failed}});
+  return {{"traffic", s.traffic}, {"settings", s.settings}, {"note", s.note}, {"results", rows}};
+}
+
 }  // namespace gf

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "qos/collective.h"
 #include "qos/engine.h"
 
 namespace gf {
@@ -21,5 +22,10 @@ constexpr int kQosTextPorts = 12;
 std::string qos_text(const QosRunInfo& info, const QosResult& r);
 nlohmann::json qos_json(const QosRunInfo& info, const QosResult& r);
 std::string qos_ports_csv(const QosResult& r);
+
+/// simulate --engine packet: the packet-level rows beside the flow-level ones, as "# " lines
+/// that follow nccl-tests' table (so the table still parses as nccl-tests output), and as JSON.
+std::string packet_sweep_text(const PacketSweep& s);
+nlohmann::json packet_sweep_json(const PacketSweep& s);
 
 }  // namespace gf

@@ -2,11 +2,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "qos/engine.h"
 #include "sim/flow_builder.h"
 #include "sim/nccl_constants.h"
+#include "sim/nccl_cost.h"
 
 namespace gf {
 namespace {
@@ -28,17 +30,150 @@ std::string size_str(double bytes) {
 
 }  // namespace
 
+namespace {
+
+// NCCL's ring across nodes (all_reduce, all_gather, reduce_scatter): every rank sends
+// `per_rank` bytes to the next; the rings run rail by rail, two channels per NIC
+// (nccl_constants.h kRingChannelsPerNic), each channel one connection from node n to node
+// n + 1 on its rail, so a connection carries per_rank / (rails x channels).
+template <class Add>
+void ring_flows(const Fabric& fab, int nodes, double per_rank, Add add) {
+  const int rails = fab.nics_per_node(), planes = fab.planes();
+  const int ch = nccl::kRingChannelsPerNic;
+  const double per = per_rank / (rails * ch);
+  int k = 0;
+  for (int r = 0; r < rails; ++r)
+    for (int c = 0; c < ch; ++c)
+      for (int n = 0; n < nodes; ++n)
+        add(fab.nic(n, r), fab.nic((n + 1) % nodes, r), (k++) % planes, per);
+}
+
+// nccl-tests alltoall of `bytes` per rank: S/N to every rank. Across nodes PXN sends a node's
+// data for GPU d through the NIC on d's rail (sim/flow_builder.h): node A to node B on rail r
+// carries G x (G / rails) x S / N. Traffic inside a node stays on NVLink.
+template <class Add>
+void alltoall_flows(const Fabric& fab, int nodes, double bytes, Add add) {
+  const int rails = fab.nics_per_node(), planes = fab.planes(), G = fab.gpus_per_node();
+  const double ranks = 1.0 * nodes * G;
+  const double per = G * (static_cast<double>(G) / rails) * bytes / ranks;
+  int k = 0;
+  for (int a = 0; a < nodes; ++a)
+    for (int b = 0; b < nodes; ++b)
+      if (a != b)
+        for (int r = 0; r < rails; ++r) add(fab.nic(a, r), fab.nic(b, r), (k++) % planes, per);
+}
+
+// A power of two as a size flag takes it (K M G binary, as nccl-tests' -b and -e).
+std::string flag_size(double bytes) {
+  const char* units[] = {"", "K", "M", "G", "T"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt::format("{:g}{}", bytes, units[u]);
+}
+
+// The checks every traffic ends with: the payload bound (named by `bytes_flag`, whose value
+// `bytes` the payload grows with) and the endpoints that take part.
+Result<QosTraffic> finish(QosTraffic t, const Fabric& fab, const std::string& bytes_flag,
+                          double bytes) {
+  double total = 0;
+  for (const QosFlow& f : t.flows) total += f.bytes;
+  if (total > kMaxQosPayloadBytes) {
+    // The largest power of two whose traffic fits, as nccl-tests' sizes go.
+    const double fits = std::exp2(std::floor(std::log2(bytes * kMaxQosPayloadBytes / total)));
+    return Diagnostic::flag(
+        bytes_flag,
+        fmt::format("{} moves {} across the fabric; the packet-level engine runs at most {}",
+                    t.what, size_str(total), size_str(kMaxQosPayloadBytes)),
+        fits >= 1 ? fmt::format("use {} {} or less", bytes_flag, flag_size(fits))
+                  : "use a smaller " + bytes_flag);
+  }
+  std::vector<uint8_t> seen(static_cast<size_t>(fab.nodes()) * fab.nics_per_node(), 0);
+  for (const QosFlow& f : t.flows) seen[f.src_nic] = seen[f.dst_nic] = 1;
+  t.endpoints = static_cast<int>(std::count(seen.begin(), seen.end(), 1));
+  return t;
+}
+
+int qps_of(const Plan& plan) {
+  return plan.load_balancing == LoadBalancing::kEcmpMultiQp ? nccl::kQpsPerConnection : 1;
+}
+
+}  // namespace
+
+long long qos_endpoints(const Fabric& fab, int nodes) {
+  return 1LL * nodes * fab.nics_per_node() * fab.planes();
+}
+
+Result<QosTraffic> qos_collective_traffic(const Plan& plan, const Fabric& fab, Op op, int nodes,
+                                          double bytes, const std::string& bytes_flag) {
+  QosTraffic t;
+  t.nodes = nodes > 0 ? std::min(nodes, fab.nodes()) : fab.nodes();
+  if (qos_endpoints(fab, t.nodes) > kMaxQosEndpoints) {
+    const int unit = plan.topo.nodes_per_unit;
+    const bool unit_fits =
+        unit > 0 && unit < t.nodes && qos_endpoints(fab, unit) <= kMaxQosEndpoints;
+    return Diagnostic::flag(
+        "--engine",
+        fmt::format("the packet-level engine simulates at most {} RoCE endpoints; {} nodes x {} "
+                    "NICs x {} planes are {}",
+                    kMaxQosEndpoints, t.nodes, fab.nics_per_node(), fab.planes(),
+                    qos_endpoints(fab, t.nodes)),
+        unit_fits ? fmt::format("run one scalable unit: --nodes {}", unit)
+                  : fmt::format("run on fewer nodes: --nodes {} or less",
+                                kMaxQosEndpoints / (fab.nics_per_node() * fab.planes())));
+  }
+  if (t.nodes < 2)
+    return Diagnostic::flag("--engine",
+                            "on one node the collective stays on NVLink: no RoCE traffic to "
+                            "simulate at packet level",
+                            "use --engine flow, or --nodes 2 or more");
+  if (!(bytes > 0)) return Diagnostic::flag(bytes_flag, "must be more than 0 bytes");
+  const int qps = qps_of(plan);
+  auto add = [&](int src, int dst, int plane, double b) {
+    t.flows.push_back({src, dst, plane, b, qps, qp_key(t.flows.size())});
+  };
+  const double ranks = 1.0 * t.nodes * fab.gpus_per_node();
+  const std::string scope = t.nodes == fab.nodes()
+                                ? fmt::format("{} nodes", t.nodes)
+                                : fmt::format("the first {} of {} nodes", t.nodes, fab.nodes());
+  switch (op) {
+    case Op::kAllReduce:
+      ring_flows(fab, t.nodes, 2 * (ranks - 1) / ranks * bytes, add);
+      break;
+    case Op::kAllGather:
+    case Op::kReduceScatter:
+      // nccl-tests' size is the whole buffer: every rank forwards N - 1 chunks of S / N.
+      ring_flows(fab, t.nodes, (ranks - 1) / ranks * bytes, add);
+      break;
+    case Op::kAlltoall:
+      alltoall_flows(fab, t.nodes, bytes, add);
+      break;
+    default:
+      return Diagnostic::flag(
+          "--op",
+          fmt::format("--engine packet builds ring all_reduce, all_gather and reduce_scatter and "
+                      "alltoall; not {}",
+                      op_name(op)),
+          "use --engine flow for broadcast, reduce and sendrecv");
+  }
+  t.what = fmt::format("{} {} of {} over {} GPUs ({})", op == Op::kAlltoall ? "PXN" : "ring",
+                       op_name(op), size_str(bytes), static_cast<long long>(ranks), scope);
+  return finish(std::move(t), fab, bytes_flag, bytes);
+}
+
 Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern pattern,
                                int incast_senders, double bytes) {
   QosTraffic t;
   const int rails = fab.nics_per_node(), planes = fab.planes(), G = fab.gpus_per_node();
-  const long long all = 1LL * fab.nodes() * rails * planes;
+  const long long all = qos_endpoints(fab, fab.nodes());
   t.nodes = fab.nodes();
   std::string scope = fmt::format("{} nodes", t.nodes);
   if (all > kMaxQosEndpoints) {
     // One scalable unit of a larger fabric, where it fits.
     const int unit = plan.topo.nodes_per_unit;
-    if (unit > 0 && unit < fab.nodes() && 1LL * unit * rails * planes <= kMaxQosEndpoints) {
+    if (unit > 0 && unit < fab.nodes() && qos_endpoints(fab, unit) <= kMaxQosEndpoints) {
       t.nodes = unit;
       scope = fmt::format("scalable unit 1 ({} of {} nodes)", unit, fab.nodes());
     } else {
@@ -51,7 +186,7 @@ Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern p
     }
   }
   if (!(bytes > 0)) return Diagnostic::flag("--bytes", "must be more than 0 bytes");
-  const int qps = plan.load_balancing == LoadBalancing::kEcmpMultiQp ? nccl::kQpsPerConnection : 1;
+  const int qps = qps_of(plan);
   auto add = [&](int src, int dst, int plane, double b) {
     t.flows.push_back({src, dst, plane, b, qps, qp_key(t.flows.size())});
   };
@@ -98,52 +233,23 @@ Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern p
       break;
     }
     case QosPattern::kAlltoall: {
-      // nccl-tests alltoall of `bytes` per rank: S/N to every rank. Across nodes PXN sends a
-      // node's data for GPU d through the NIC on d's rail (sim/flow_builder.h): node A to node B
-      // on rail r carries G x (G / rails) x S / N. Traffic inside a node stays on NVLink.
       if (t.nodes < 2) return Diagnostic::flag("--pattern", "alltoall on one node stays on NVLink");
-      const double ranks = 1.0 * t.nodes * G;
-      const double per = G * (static_cast<double>(G) / rails) * bytes / ranks;
-      int k = 0;
-      for (int a = 0; a < t.nodes; ++a)
-        for (int b = 0; b < t.nodes; ++b)
-          if (a != b)
-            for (int r = 0; r < rails; ++r) add(fab.nic(a, r), fab.nic(b, r), (k++) % planes, per);
+      alltoall_flows(fab, t.nodes, bytes, add);
       t.what = fmt::format("alltoall of {} per rank over {} GPUs ({})", size_str(bytes),
-                           static_cast<long long>(ranks), scope);
+                           1LL * t.nodes * G, scope);
       break;
     }
     case QosPattern::kAllReduce: {
-      // NCCL's ring all_reduce: every rank sends 2 (N - 1) / N x S; across nodes the rings run
-      // rail by rail, two channels per NIC (nccl_constants.h kRingChannelsPerNic), each channel
-      // one connection from node n to node n + 1 on its rail.
       if (t.nodes < 2)
         return Diagnostic::flag("--pattern", "all_reduce on one node stays on NVLink");
       const double ranks = 1.0 * t.nodes * G;
-      const int ch = nccl::kRingChannelsPerNic;
-      const double per = 2 * (ranks - 1) / ranks * bytes / (rails * ch);
-      int k = 0;
-      for (int r = 0; r < rails; ++r)
-        for (int c = 0; c < ch; ++c)
-          for (int n = 0; n < t.nodes; ++n)
-            add(fab.nic(n, r), fab.nic((n + 1) % t.nodes, r), (k++) % planes, per);
+      ring_flows(fab, t.nodes, 2 * (ranks - 1) / ranks * bytes, add);
       t.what = fmt::format("ring all_reduce of {} over {} GPUs ({})", size_str(bytes),
                            static_cast<long long>(ranks), scope);
       break;
     }
   }
-  double total = 0;
-  for (const QosFlow& f : t.flows) total += f.bytes;
-  if (total > kMaxQosPayloadBytes)
-    return Diagnostic::flag(
-        "--bytes",
-        fmt::format("{} moves {} across the fabric; the packet-level engine runs at most {}",
-                    t.what, size_str(total), size_str(kMaxQosPayloadBytes)),
-        "use a smaller --bytes");
-  std::vector<uint8_t> seen(static_cast<size_t>(fab.nodes()) * rails, 0);
-  for (const QosFlow& f : t.flows) seen[f.src_nic] = seen[f.dst_nic] = 1;
-  t.endpoints = static_cast<int>(std::count(seen.begin(), seen.end(), 1));
-  return t;
+  return finish(std::move(t), fab, "--bytes", bytes);
 }
 
 }  // namespace gf

@@ -373,6 +373,7 @@ std::string report_html(const ReportInputs& in) {
         "FILE.csv</code> lists every link).</p><div class=\"chart\" id=\"chart-links\"></div>"
         "</section>",
         esc(in.link_heat_label));
+  if (in.qos) body += qos_section_html(*in.qos);
   if (in.step) {
     body += "<section><h2>Training step</h2><div class=\"chart\" id=\"chart-step\"></div>";
     body +=
@@ -397,7 +398,8 @@ std::string report_html(const ReportInputs& in) {
   body += "<section><h2>Warnings and notes</h2><ul>";
   for (const auto& w : p.warnings) body += "<li class=\"warn\">" + esc(w) + "</li>";
   for (const auto& n : p.notes) body += "<li>" + esc(n) + "</li>";
-  if (p.warnings.empty() && p.notes.empty()) body += "<li>none</li>";
+  if (!in.qos_absent.empty()) body += "<li>No RoCE QoS section: " + esc(in.qos_absent) + "</li>";
+  if (p.warnings.empty() && p.notes.empty() && in.qos_absent.empty()) body += "<li>none</li>";
   body += "</ul></section>";
   if (!in.config_links.empty()) {
     body += "<section><h2>Configurations</h2><ul>";
@@ -526,6 +528,7 @@ std::string report_html(const ReportInputs& in) {
             {"x", {{"field", "seconds"}, {"type", "quantitative"}, {"title", "step time (s)"}}}}}};
     }
   }
+  if (in.qos) add_qos_charts(*in.qos, specs);
   return chart_page(fmt::format("gpufabric report: {}", p.name), body, specs);
 }
 

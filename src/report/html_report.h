@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "report/qos_report.h"
 #include "sim/link_load.h"
 #include "sim/step.h"
 
@@ -42,6 +43,10 @@ struct ReportInputs {
   /// what it was ("all_reduce, nvls_tree, 1 GiB"); empty: no heat map.
   std::vector<TierHeat> link_heat;
   std::string link_heat_label;
+  /// The default qos run (RoCE fabrics in the packet engine's range); nullopt: no QoS section,
+  /// and `qos_absent` says why in the notes.
+  std::optional<QosSection> qos;
+  std::string qos_absent;
   /// The jobs section (report/jobs_report.h: jobs_html_section), when the spec has jobs:;
   /// empty: none.
   std::string jobs_html;

@@ -9,6 +9,7 @@
 #include "config/frr.h"
 #include "config/hosts.h"
 #include "config/opensm.h"
+#include "qos/report.h"
 #include "report/jobs_report.h"
 #include "report/plan_report.h"
 #include "report/sim_report.h"
@@ -202,6 +203,11 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
                     model->ranks(), algorithm_name(t->at.algorithm), protocol_name(t->at.protocol));
   }
 
+  in.qos = qos_section(plan, planned.catalog, fabric, in.qos_absent);
+  if (in.qos) {
+    const QosRunInfo info{plan.name, in.qos->traffic, in.qos->settings, plan.topo.lane_gbps};
+    files.push_back({"qos.json", qos_json(info, in.qos->result).dump(2) + "\n"});
+  }
   const SimReport sim = simulate_sweep(plan, *model, size_sweep(8, 8 * kQuotedBytes, kSizeFactor),
                                        8, 8 * kQuotedBytes, kSizeFactor);
   auto plan_j = plan_json(plan);

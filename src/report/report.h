@@ -33,6 +33,7 @@ MeasuredRun measured_run(const NcclTestsRun& run, const std::string& file, int g
 /// `gpufabric configs` writes goes under configs/, linked from a Configurations section.
 /// A non-empty `gpufabric_version` (the build that makes the report, given by the caller) is
 /// recorded in report.html and under plan.json's "gpufabric_version" key.
+/// A RoCE fabric in the packet engine's range also gets qos.json (the QoS section's run).
 Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
                                             const std::vector<MeasuredRun>& measured,
                                             bool with_configs = false,

@@ -162,6 +162,27 @@ TEST(Report, ConfigurationsOnRequest) {
   EXPECT_NE(file_of(*ib, "report.html").find("routing engine ar_ftree"), std::string::npos);
 }
 
+// A RoCE fabric in the packet engine's range gets the QoS section: the default qos run's
+// verdicts, its queue and pause charts (over the run's trace) and qos.json beside the report;
+// InfiniBand says in the notes why it has none.
+TEST(Report, RoceHasAQosSectionWithQueueAndPauseCharts) {
+  auto files = make_report(load_example("roce-lab-64.yaml"), {});
+  ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
+  const std::string& html = file_of(*files, "report.html");
+  for (const char* part :
+       {"<h2>RoCE QoS at packet level</h2>", "id=\"chart-qos-queue\"", "id=\"chart-qos-pause\"",
+        "alltoall of 64 MiB per rank over 64 GPUs", "no cyclic buffer dependency", "\"queue_kib\"",
+        "\"paused_pct\"", "href=\"qos.json\""})
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  const auto qos = nlohmann::json::parse(file_of(*files, "qos.json"));
+  EXPECT_EQ(qos["verdicts"].size(), 4u);
+  auto ib = make_report(load_example("seed-70b-1024.yaml"), {});
+  ASSERT_TRUE(ib.ok());
+  const std::string& ib_html = file_of(*ib, "report.html");
+  EXPECT_EQ(ib_html.find("chart-qos-queue"), std::string::npos);
+  EXPECT_NE(ib_html.find("No RoCE QoS section: infiniband has no PFC"), std::string::npos);
+}
+
 TEST(Report, SingleSwitchClusterHasNoSpineRow) {
   auto files = make_report(load_example("roce-lab-64.yaml"), {});
   ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());

@@ -76,9 +76,9 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
                    topology_kind_name(p.topo.kind), load_balancing_name(m.load_balancing()));
   s += fmt::format("# Collective test starting: {}\n", prog);
   s += fmt::format(
-      "# nThread 1 nGpus 1 minBytes {:.0f} maxBytes {:.0f} step: {:g}(factor) warmup iters: 0 "
+      "# nThread 1 nGpus {} minBytes {:.0f} maxBytes {:.0f} step: {:g}(factor) warmup iters: 0 "
       "iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n# Using devices\n",
-      r.min_bytes, r.max_bytes, r.factor);
+      m.gpus_per_thread(), r.min_bytes, r.max_bytes, r.factor);
   const long long ranks = m.ranks();
   for (long long k = 0; k < ranks; ++k) {
     if (k == 8 && ranks > 9) {

@@ -58,6 +58,8 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.op_ = o.op;
   cm.forced_algorithm_ = o.algorithm;
   cm.forced_protocol_ = o.protocol;
+  cm.gpus_per_thread_ = std::max(1, o.gpus_per_thread);
+  cm.host_issue_us_ = cm.gpus_per_thread_ * nccl::kHostIssueUsPerGpu;
   const int nodes = o.nodes > 0 ? o.nodes : fab.nodes();
   if (nodes > fab.nodes())
     return Diagnostic::flag(
@@ -135,11 +137,18 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     b.tree(fs);
     return kPayload;  // tree's x.92 is NCCL's cost term (nccl_cost.cc)
   });
-  const std::string nvls_no = !reduce_all ? "all_reduce only"
-                              : !nvls_hw  ? "the GPU's scale-up switch has no NVLink SHARP"
-                                          : "";
+  const std::string nvls_no = !reduce_all      ? "all_reduce only"
+                              : !o.nvls_enable ? "disabled (NCCL_NVLS_ENABLE=0)"
+                              : !nvls_hw       ? "the GPU's scale-up switch has no NVLink SHARP"
+                                               : "";
+  // Across scale-up domains NCCL runs NVLS only over CollNet (its inter-node connection is
+  // CollNet's, device/all_reduce.h) and disables it otherwise (tuning.cc@v2.29.7-1:468-472,
+  // enqueue.cc@v2.29.7-1:1915): NVLS Tree is NVLS across nodes without CollNet.
   model(Algorithm::kNvls,
-        nvls_no.empty() && multi ? "one scale-up domain only; see nvls_tree" : nvls_no,
+        nvls_no.empty() && multi
+            ? "across scale-up domains NCCL runs NVLS only with CollNet (NVLS with SHARP is not "
+              "modelled yet); without CollNet NCCL disables it: see nvls_tree"
+            : nvls_no,
         [&](FlowSet& fs, std::vector<double>& c) {
           for (size_t l = 0; l < c.size(); ++l)
             if (fab.links()[l].cls == LinkClass::kScaleUp) c[l] *= nvls_eff;
@@ -402,10 +411,10 @@ CostShape CollectiveModel::shape(Algorithm a) const {
     if (m.algorithm == a) hop = m.net_hop_latency_us;
   int channels = a == Algorithm::kTree ? tree_channels_ : ring_channels_;
   if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree)
-    channels = generation_ == GpuGeneration::kBlackwell && nccl_ != NcclRelease::kV2_18
-                   ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti
-                                   : nccl::kNvlsChannelsBlackwellOne)
-                   : nccl::kNvlsChannelsHopper;
+    channels =
+        generation_ == GpuGeneration::kBlackwell && nccl_ != NcclRelease::kV2_18
+            ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti : nccl::kNvlsChannelsBlackwellOne)
+            : nccl::kNvlsChannelsHopper;
   return {op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
 }
 
@@ -453,10 +462,17 @@ SizeResult CollectiveModel::at(double bytes) const {
     }
   }
   if (!std::isfinite(best)) r.time_us = best;
+  // nccl-tests times calls issued back to back: the host issues each on every GPU it drives.
+  const bool host_bound = std::isfinite(r.time_us) && r.time_us < host_issue_us_;
+  if (host_bound) {
+    r.latency_us += host_issue_us_ - r.time_us;
+    r.time_us = host_issue_us_;
+  }
   if (std::isfinite(r.time_us) && r.time_us > 0) {
     r.algbw_gbs = bytes / (r.time_us * 1e-6) / 1e9;
     r.busbw_gbs = r.algbw_gbs * bus_factor(op_, ranks_);
     if (r.latency_us > 0.5 * r.time_us) r.bottleneck = "latency";
+    if (host_bound) r.bottleneck = "host launch";
   }
   return r;
 }

@@ -30,6 +30,11 @@ struct SimOptions {
   /// Keep the traffic per link of this algorithm's flows (link_load()); the other algorithms
   /// are then not modelled (collective_traffic() builds such a model beside the full one).
   std::optional<Algorithm> link_load_of;
+  /// GPUs one host thread drives (nccl-tests -g): back-to-back calls are then at least this
+  /// many host issues apart (nccl::kHostIssueUsPerGpu).
+  int gpus_per_thread = 1;
+  /// NCCL_NVLS_ENABLE: false takes NVLS and NVLS Tree out of NCCL's choice (and refuses them).
+  bool nvls_enable = true;
 };
 
 /// The bandwidth side of one algorithm on this fabric: seconds per byte with Simple, and why.
@@ -74,6 +79,7 @@ class CollectiveModel {
   int domains() const { return domains_; }
   Op op() const { return op_; }
   NcclRelease nccl() const { return nccl_; }  ///< whose tuner terms the costs use
+  int gpus_per_thread() const { return gpus_per_thread_; }  ///< nccl-tests -g
   const std::vector<AlgorithmModel>& algorithms() const { return models_; }
   LoadBalancing load_balancing() const { return load_balancing_; }
   /// The traffic per link of SimOptions::link_load_of; nullptr when none was kept.
@@ -92,6 +98,8 @@ class CollectiveModel {
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::optional<Algorithm> forced_algorithm_;
   std::optional<Protocol> forced_protocol_;
+  double host_issue_us_ = 0;  ///< the floor of a back-to-back call: the host's issue time
+  int gpus_per_thread_ = 1;
   std::vector<AlgorithmModel> models_;
   LoadBalancing load_balancing_ = LoadBalancing::kEcmp;
   std::optional<LinkLoad> link_load_;

@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "sim/nccl_constants.h"
+
 namespace gf {
 namespace {
 
@@ -91,6 +93,52 @@ TEST(Collective, NvlsReaches480OnlyForLargeSizes) {
   // Auto picks NVLS at large sizes on one H100 node, ring or LL for tiny ones.
   EXPECT_EQ(run(s, {}, 8 * kGiB).algorithm, Algorithm::kNvls);
   EXPECT_NE(run(s, {}, 8).protocol, Protocol::kSimple);
+}
+
+// NCCL_NVLS_ENABLE=0 takes NVLS out of the choice; across nodes NCCL disables NVLS without
+// CollNet, and its switch changes nothing there.
+TEST(Collective, NvlsEnableSwitchesNvlsOutOfTheChoice) {
+  const auto one = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
+  SimOptions off;
+  off.nvls_enable = false;
+  EXPECT_EQ(run(one, {}, 8 * kGiB).algorithm, Algorithm::kNvls);
+  EXPECT_EQ(run(one, off, 8 * kGiB).algorithm, Algorithm::kRing);
+  const Fabric f = Fabric::build(one.plan, one.cat);
+  off.algorithm = Algorithm::kNvls;
+  auto m = CollectiveModel::build(f, one.plan, off);
+  ASSERT_TRUE(m.ok());
+  for (const auto& a : m->algorithms()) {
+    if (a.algorithm == Algorithm::kNvls) {
+      EXPECT_FALSE(a.available);
+      EXPECT_NE(a.unavailable_reason.find("NCCL_NVLS_ENABLE=0"), std::string::npos);
+    }
+  }
+  const auto four = setup(ib("b200", 4, "cx7-400g", "qm9700"));
+  SimOptions nvls;
+  nvls.algorithm = Algorithm::kNvls;
+  const Fabric f4 = Fabric::build(four.plan, four.cat);
+  auto m4 = CollectiveModel::build(f4, four.plan, nvls);
+  ASSERT_TRUE(m4.ok());
+  for (const auto& a : m4->algorithms()) {
+    if (a.algorithm == Algorithm::kNvls) {
+      EXPECT_NE(a.unavailable_reason.find("only with CollNet"), std::string::npos);
+    }
+  }
+}
+
+// nccl-tests -g N: one host thread issues every call on N GPUs, so back-to-back calls are at
+// least N host issues apart; with one GPU a process the floor is below any collective's time.
+TEST(Collective, OneThreadDrivingEightGpusSetsAHostFloor) {
+  const auto s = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
+  SimOptions g8;
+  g8.gpus_per_thread = 8;
+  const SizeResult alone = run(s, {}, 128), driven = run(s, g8, 128);
+  EXPECT_LT(alone.time_us, 8 * nccl::kHostIssueUsPerGpu);
+  EXPECT_DOUBLE_EQ(driven.time_us, 8 * nccl::kHostIssueUsPerGpu);
+  EXPECT_EQ(driven.bottleneck, "host launch");
+  EXPECT_GT(driven.latency_us, alone.latency_us);
+  // At 1 GiB the GPUs are the bound: the same time either way.
+  EXPECT_DOUBLE_EQ(run(s, g8, kGiB).time_us, run(s, {}, kGiB).time_us);
 }
 
 TEST(Collective, EcmpCollisionsMultiQpAndAdaptiveRouting) {

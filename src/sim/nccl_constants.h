@@ -35,6 +35,9 @@ struct ReleaseTerms {
   // NVLink step (25 us) and NVLS Tree logarithmic in nodes.
   bool nvls_latency_v2_18;
   bool has_pat;  // PAT exists (v2.23+)
+  // NVLS Tree's tuner bandwidth is capped per NVLS head (perChMaxNVLSTreeBws, v2.29; v2.18 has
+  // no such table).
+  bool nvls_tree_per_head_cap;
 };
 
 // NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
@@ -69,6 +72,7 @@ inline constexpr ReleaseTerms kV2_18 = {
     false,
     0.5,
     true,
+    false,
     false,
 };
 
@@ -117,6 +121,7 @@ inline constexpr ReleaseTerms kV2_29 = {
     0.4,
     false,
     true,
+    true,
 };
 
 // Terms both releases share (tuning.cc@v2.18.6-1 / @v2.29.7-1, same lines as above):
@@ -126,6 +131,11 @@ inline constexpr double kPerChMaxRingLL128Bw[4][3] = {
     {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
 inline constexpr double kPerChMaxTreeLL128Bw[4][3] = {
     {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+// NVLS Tree per NVLS head, v2.29 only (tuning.cc@v2.29.7-1:196-201, applied at 300). The heads
+// are the NVLS graph's channels, at most a node's GPUs (search.cc@v2.29.7-1:1065).
+inline constexpr double kPerChMaxNvlsTreeBw[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.8}};
+inline constexpr int kMaxNvlsArity = 32;  // NCCL_MAX_NVLS_ARITY, device.h@v2.29.7-1:210
 inline constexpr double kPerChMaxTreeBw[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
 // Tree bandwidth x.92 of the link model, LL x1/3.8, LL128 x120/128 (x7/9 on one node)
@@ -230,5 +240,11 @@ inline constexpr int kSprayWaysP2p = 4;
 // send/recv term). Judged on the test set's alltoall latencies (calibrate), not fitted there.
 inline constexpr double kP2pPerPeerLatencyUs = 1.5;
 inline constexpr double kP2pBaseLatencyUs = 8.4;  // as Ring/Simple base latency
+// The host's cost of issuing one collective on one GPU, us: nccl-tests issues a call on each
+// of the GPUs one thread drives (-g, inside ncclGroupStart/End), so back-to-back calls can go
+// no faster than GPUs-per-thread x this. Fitted on the fit set's two one-process -g 8 H100 rows
+// at 128 B and 1 KiB (35.05 and 35.32 us over 8 GPUs: 4.38, 4.42); the same run's 1 MiB rows
+// (40.6-41.9 us) are then judged by it. No test-set row runs more than one GPU a thread.
+inline constexpr double kHostIssueUsPerGpu = 4.4;
 
 }  // namespace gf::nccl

@@ -87,8 +87,16 @@ long long ring_steps(Op op, long long n) {
 
 }  // namespace
 
-double latency_us(Algorithm a, Protocol p, const CostShape& s) {
+double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
   const nccl::ReleaseTerms& t = terms(s.release);
+  // Two of the release's terms are estimates NCCL itself later corrected (v2.23.4-1, kept to
+  // v2.29.7-1:356-376): with one GPU per node the network step is fully exposed and costs
+  // Tree's network latency, and an all_reduce ring crosses the network 2(n-1) times, not 2n.
+  // The hardware behaved so before the correction too: the time takes the corrected count,
+  // the tuner's choice keeps the release's own.
+  const bool timed = use == LatencyUse::kTime;
+  const bool ppn1_tree_net = timed || t.ppn1_uses_tree_net_latency;
+  const bool inter_2n = !timed && t.ring_allreduce_inter_2n;
   const long long N = s.ranks;
   const int n = std::max(1, s.domains);
   const double ppn = static_cast<double>(N) / n;
@@ -99,7 +107,7 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s) {
   auto base = [&](nccl::Algo al) { return static_cast<double>(t.base_latency_us[al][pi]); };
   // A network step: the algorithm's (Tree's with one GPU per node, v2.23+), plus the fabric.
   auto inter = [&](nccl::Algo al) {
-    const nccl::Algo net_al = t.ppn1_uses_tree_net_latency && ppn == 1 ? nccl::kTree : al;
+    const nccl::Algo net_al = ppn1_tree_net && ppn == 1 ? nccl::kTree : al;
     return hw(nccl::kNet, net_al) + s.net_hop_us;
   };
   switch (a) {
@@ -114,10 +122,10 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s) {
                                 : hw(h, nccl::kRing);
         return base(nccl::kRing) + steps * step + (n > 1 ? (n - 1) * s.net_hop_us : 0);
       }
-      const long long ninter = n <= 1                      ? 0
-                               : s.op != Op::kAllReduce    ? n - 1
-                               : t.ring_allreduce_inter_2n ? 2LL * n
-                                                           : 2LL * (n - 1);
+      const long long ninter = n <= 1                   ? 0
+                               : s.op != Op::kAllReduce ? n - 1
+                               : inter_2n               ? 2LL * n
+                                                        : 2LL * (n - 1);
       double intra = hw(nccl::kNvlink, nccl::kRing);
       if (n > 1)  // netOverhead: the floor of a step inside a node of a ring across nodes
         intra = std::max(intra, nccl::kNetOverheadUsIntel *
@@ -333,17 +341,36 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
 
 namespace {
 
-// The data at protocol_bandwidth over every channel, us: NCCL's tuner's term.
+// The data at protocol_bandwidth over every channel, us: the bandwidth part of the time.
+double full_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                    double bytes) {
+  const double bw = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
+  return bw > 0 ? bytes / bw * 1e6 : std::numeric_limits<double>::infinity();
+}
+
+// The same as NCCL's tuner estimates it, with the caps that only steer its choice.
 double tuner_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                      double bytes) {
-  const double bw = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
+  double bw = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
+  // NVLS Tree's cap per head steers NCCL's choice but is no limit of the hardware: forced NVLS
+  // Tree measures 388-390 GB/s bus bandwidth on 4-16 B200 nodes (together-nccl-tests
+  // flapping-airplanes, nccl-public.csv) against a cap of 8 heads x 43.8 = 350. The tuner's
+  // estimate takes it; the time does not.
+  if (a == Algorithm::kNvlsTree && terms(s.release).nvls_tree_per_head_cap) {
+    const int heads = std::clamp(s.domain_gpus, 1, nccl::kMaxNvlsArity);
+    const double to_alg = static_cast<double>(s.ranks) /
+                          static_cast<double>(std::max(1LL, ring_steps(s.op, s.ranks)));
+    const double cap =
+        nccl::kPerChMaxNvlsTreeBw[generation_row(s)][nodes_class(std::max(1, s.domains))];
+    if (cap > 0) bw = std::min(bw, heads * cap * 1e9 * to_alg);
+  }
   return bw > 0 ? bytes / bw * 1e6 : std::numeric_limits<double>::infinity();
 }
 
 // The fixed part of a time: the latency, with ring Simple all_reduce's plateau factor across
 // nodes (tuning.cc@v2.29.7-1:597-600).
-double fixed_us(Algorithm a, Protocol p, const CostShape& s, double bytes) {
-  double lat = latency_us(a, p, s);
+double fixed_us(Algorithm a, Protocol p, const CostShape& s, double bytes, LatencyUse use) {
+  double lat = latency_us(a, p, s, use);
   if (a == Algorithm::kRing && p == Protocol::kSimple && s.domains > 1 && s.op == Op::kAllReduce &&
       bytes / (std::max(1, s.channels) * static_cast<double>(s.ranks)) >=
           nccl::kRingPlateauMinBytes)
@@ -352,20 +379,21 @@ double fixed_us(Algorithm a, Protocol p, const CostShape& s, double bytes) {
   return lat;
 }
 
-double assemble_us(Algorithm a, Protocol p, const CostShape& s, double bytes, double data_us) {
+double assemble_us(Algorithm a, Protocol p, const CostShape& s, double bytes, double data_us,
+                   LatencyUse use) {
   if (!std::isfinite(data_us)) return data_us;
   if (a == Algorithm::kP2p && s.op == Op::kAlltoall)
-    return alltoall_time_us(latency_us(a, p, s),
+    return alltoall_time_us(latency_us(a, p, s, use),
                             s.ranks - std::min<long long>(s.ranks, std::max(1, s.domain_gpus)),
                             data_us);
-  return fixed_us(a, p, s, bytes) + data_us;
+  return fixed_us(a, p, s, bytes, use) + data_us;
 }
 
 }  // namespace
 
 double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                     double bytes) {
-  const double full = tuner_data_us(a, p, s, seconds_per_byte, bytes);
+  const double full = full_data_us(a, p, s, seconds_per_byte, bytes);
   if (!std::isfinite(full)) return full;
   const PipelineRun run = pipeline_run(a, p, s, bytes);
   return full * run.comm_channels / run.channels * run.fill_factor() + run.exposed_us();
@@ -373,12 +401,14 @@ double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
 
 double tuner_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                      double bytes) {
-  return assemble_us(a, p, s, bytes, tuner_data_us(a, p, s, seconds_per_byte, bytes));
+  return assemble_us(a, p, s, bytes, tuner_data_us(a, p, s, seconds_per_byte, bytes),
+                     LatencyUse::kTuner);
 }
 
 double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                           double bytes) {
-  return assemble_us(a, p, s, bytes, data_time_us(a, p, s, seconds_per_byte, bytes));
+  return assemble_us(a, p, s, bytes, data_time_us(a, p, s, seconds_per_byte, bytes),
+                     LatencyUse::kTime);
 }
 
 ProtocolPick pick_protocol(Algorithm a, const CostShape& s, double seconds_per_byte, double bytes,

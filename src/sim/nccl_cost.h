@@ -67,10 +67,14 @@ struct CostShape {
                       ///< tuner's per-channel caps count the search graph's, half of them)
 };
 
+/// What a latency is for: the tuner's estimate, with the release's own terms, to choose as
+/// NCCL chooses; or the time, with the terms NCCL later corrected (see latency_us).
+enum class LatencyUse { kTuner, kTime };
+
 /// Fixed time of one collective, us: NCCL's base latency of the algorithm and protocol plus
 /// its per-step hardware latency over every step the algorithm takes (tuning.cc), and the
 /// fabric's hop latency on the steps that cross the network.
-double latency_us(Algorithm a, Protocol p, const CostShape& s);
+double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use = LatencyUse::kTuner);
 
 /// The bandwidth (algorithm bandwidth, bytes/s of payload) of a protocol on an algorithm for a
 /// message of `bytes`, from the Simple protocol's `simple_Bps` as the flow model found it:

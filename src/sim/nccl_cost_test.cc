@@ -77,6 +77,50 @@ TEST(NcclCost, RingLatencyAcrossNodesPerRelease) {
   EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, hop), 585.2 + 14 * 2, 1e-4);
 }
 
+// The time takes the two terms NCCL 2.23 corrected, whatever the release; the tuner keeps the
+// release's own, so that 2.18 still chooses as 2.18 did.
+TEST(NcclCost, TheTimeTakesTheCorrectedStepsTheTunerTheReleases) {
+  // 8 nodes x 8 GPUs all_reduce under 2.18: the tuner counts 2n = 16 network steps, the time
+  // 2(n-1) = 14, as 2.29 does.
+  const CostShape a = shape(Op::kAllReduce, 64, 8, k218), b = shape(Op::kAllReduce, 64, 8, k229);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, a, LatencyUse::kTime),
+              latency_us(Algorithm::kRing, Protocol::kLL, b), 1e-9);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, a, LatencyUse::kTuner),
+              6.6 + 110 * 1.0 + 16 * 2.7, 1e-4);
+  // Two nodes of one GPU, all_gather: one network step, fully exposed. 2.18's tuner takes the
+  // ring's 2.7 us; the time takes Tree's 5.0, as 2.23+ do.
+  const CostShape one = shape(Op::kAllGather, 2, 2, k218);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, one, LatencyUse::kTuner), 6.6 + 2.7,
+              1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, one, LatencyUse::kTime), 6.6 + 5.0,
+              1e-4);
+  // collective_time_us is the time; tuner_time_us the estimate NCCL chooses by.
+  const double t = collective_time_us(Algorithm::kRing, Protocol::kLL, one, 1e-9, 8);
+  const double e = tuner_time_us(Algorithm::kRing, Protocol::kLL, one, 1e-9, 8);
+  EXPECT_GT(t - e, 2.0);
+}
+
+// NVLS Tree's per-head cap (v2.29) is in the tuner's estimate only: measured forced NVLS Tree
+// runs exceed it, so the time keeps the flow model's bandwidth.
+TEST(NcclCost, NvlsTreeCapSteersTheChoiceNotTheTime) {
+  CostShape s = shape(Op::kAllReduce, 32, 4, k229);
+  s.generation = GpuGeneration::kBlackwell;
+  const double bytes = 16.0 * (1LL << 30), fast = 1e-13;  // 10 TB/s: far above the cap
+  const double capped_alg = 8 * 43.8e9 * 32 / 62;        // 8 heads x 43.8 GB/s x N / nsteps
+  const double est = tuner_time_us(Algorithm::kNvlsTree, Protocol::kSimple, s, fast, bytes);
+  EXPECT_NEAR(est - latency_us(Algorithm::kNvlsTree, Protocol::kSimple, s),
+              bytes / capped_alg * 1e6, 1.0);
+  // The time follows the flow model's bandwidth below the cap: ten times slower links add nine
+  // times the data's time (a capped time would not move at all).
+  const double t1 = collective_time_us(Algorithm::kNvlsTree, Protocol::kSimple, s, fast, bytes);
+  const double t10 =
+      collective_time_us(Algorithm::kNvlsTree, Protocol::kSimple, s, 10 * fast, bytes);
+  EXPECT_GT(t10 - t1, 9 * bytes * fast * 1e6 * 0.99);
+  CostShape old = s;
+  old.release = k218;  // 2.18 has no such cap
+  EXPECT_LT(tuner_time_us(Algorithm::kNvlsTree, Protocol::kSimple, old, fast, bytes), est / 4);
+}
+
 TEST(NcclCost, TreeLatencyIsChainPlusFloorLog) {
   // 2 x ((ppn - 1) x NVLink + floor(log2 n) x Net) + base; Tree Simple's base is 0 in 2.18.
   const CostShape a = shape(Op::kAllReduce, 64, 8, k218), b = shape(Op::kAllReduce, 64, 8, k229);

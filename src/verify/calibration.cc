@@ -95,6 +95,32 @@ std::string source_group(const std::string& source, const std::string& previous)
 
 // The algorithm group a published `algo` cell belongs to: NCCL_ALGO's CollnetDirect and
 // CollnetChain are both CollNet here; alltoall and sendrecv have no NCCL algorithm (p2p).
+/// The NCCL variables a row's run set (the nccl_env column: `NAME=VALUE` separated by spaces).
+struct NcclEnv {
+  std::optional<bool> nvls;     ///< NCCL_NVLS_ENABLE
+  std::optional<bool> collnet;  ///< NCCL_COLLNET_ENABLE
+};
+
+Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file, int line) {
+  NcclEnv e;
+  std::istringstream in(cell);
+  std::string word;
+  while (in >> word) {
+    const size_t eq = word.find('=');
+    const std::string name = word.substr(0, eq),
+                      value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    std::optional<bool>* slot = name == "NCCL_NVLS_ENABLE"      ? &e.nvls
+                                : name == "NCCL_COLLNET_ENABLE" ? &e.collnet
+                                                                : nullptr;
+    if (!slot || (value != "0" && value != "1"))
+      return Diagnostic::at(file, line, 0, "nccl_env", fmt::format("'{}' is not understood", word),
+                            "use NCCL_NVLS_ENABLE=0|1 and NCCL_COLLNET_ENABLE=0|1, separated by "
+                            "spaces");
+    *slot = value == "1";
+  }
+  return e;
+}
+
 std::string algorithm_group(const std::string& algo, Op op) {
   if (op == Op::kAlltoall || op == Op::kSendRecv) return "p2p";
   if (algo.empty() || algo == "auto") return "auto";
@@ -292,8 +318,16 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
                : fmt::format("NIC '{}' is not in the catalog (catalog/nics.yaml)", nic_cell));
       continue;
     }
+    // NCCL_NVLS_ENABLE / NCCL_COLLNET_ENABLE as the run set them (nccl_env): an auto run with
+    // a feature switched on is grouped by that feature, but NCCL still chooses.
+    auto env = parse_nccl_env(csv.has("nccl_env") ? col("nccl_env") : "", file, lineno);
+    if (!env) return env.errors();
+    if (p.algorithm_group == "auto" && env->collnet.value_or(false))
+      p.algorithm_group = env->nvls.value_or(true) ? "auto, nvls+collnet on" : "auto, collnet on";
+    else if (p.algorithm_group == "auto" && env->nvls.value_or(false))
+      p.algorithm_group = "auto, nvls on";
     std::optional<Algorithm> forced;
-    if (p.algorithm_group != "auto" && p.algorithm_group != "p2p") {
+    if (p.algorithm_group.rfind("auto", 0) != 0 && p.algorithm_group != "p2p") {
       forced = parse_algorithm(p.algorithm_group);
       if (!forced) {
         skip(fmt::format("unknown algorithm '{}'", p.algorithm));
@@ -303,9 +337,9 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     int nics = static_cast<int>(*npn);
     if (nics <= 0) nics = std::min(p.gpus_per_node, 8);
     const bool roce = col("fabric").find("RoCE") != std::string::npos;
-    const bool sharp =
-        p.algorithm_group == "collnet" || (note.find("SHARP") != std::string::npos &&
-                                           note.find("SHARP inactive") == std::string::npos);
+    const bool sharp = env->collnet.value_or(p.algorithm_group == "collnet" ||
+                                             (note.find("SHARP") != std::string::npos &&
+                                              note.find("SHARP inactive") == std::string::npos));
     const std::string spec_text = fmt::format(
         "name: calibration-line-{}\ncluster: {{gpu: {}, nodes: {}, gpus_per_node: {}, nic: {}, "
         "nics_per_node: {}, nccl: '{}'}}\nfabric: {{technology: {}, in_network_reduction: {}}}\n",
@@ -331,6 +365,12 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     SimOptions o;
     o.op = *op;
     o.algorithm = forced;
+    o.nvls_enable = env->nvls.value_or(true);
+    if (csv.has("gpus_per_thread") && !col("gpus_per_thread").empty()) {
+      const auto g = count_cell(col("gpus_per_thread"), file, lineno, "gpus_per_thread");
+      if (!g) return g.errors();
+      o.gpus_per_thread = std::max(1, static_cast<int>(*g));
+    }
     auto model = CollectiveModel::build(fabric, *plan, o);
     if (!model) {
       skip(fmt::format("not simulated: {}", first_error(model.errors())));
@@ -507,19 +547,24 @@ std::string training_table(const TrainingCalibration& t) {
         "| {} | {} | {} ({} x {} x {}) | {:g} {} | {:.3g} {} | {:+.1f}%{} | {:.1f} of {:.0f} "
         "GiB{} |\n",
         p.line, p.params, p.gpus, p.tp, p.pp, p.dp, p.published, unit, p.simulated, unit,
-        100 * p.error, p.set == "fit" ? " (fit)" : p.set == "report" ? " (reported)" : "",
-        p.memory_bytes / 1073741824.0,
-        p.hbm_bytes / 1073741824.0, p.memory_bytes > p.hbm_bytes ? " (does not fit)" : "");
+        100 * p.error,
+        p.set == "fit"      ? " (fit)"
+        : p.set == "report" ? " (reported)"
+                            : "",
+        p.memory_bytes / 1073741824.0, p.hbm_bytes / 1073741824.0,
+        p.memory_bytes > p.hbm_bytes ? " (does not fit)" : "");
   }
-  s += fmt::format("\nfit set: {} rows, median |error| {:.1f}%, worst {:.1f}% (constants may be "
-                   "set from these)\n",
-                   t.fit_points, 100 * t.median_abs_error_fit, 100 * t.max_abs_error_fit);
+  s += fmt::format(
+      "\nfit set: {} rows, median |error| {:.1f}%, worst {:.1f}% (constants may be "
+      "set from these)\n",
+      t.fit_points, 100 * t.median_abs_error_fit, 100 * t.max_abs_error_fit);
   if (t.test_points == 0)
     s += "test set: no rows, so nothing is judged on unseen data. FAIL\n";
   else
-    s += fmt::format("test set: {} rows, median |error| {:.1f}%, worst {:.1f}% (limit {:.0f}%). {}\n",
-                     t.test_points, 100 * t.median_abs_error_test, 100 * t.max_abs_error_test,
-                     100 * kTrainingLimit, t.pass ? "PASS" : "FAIL");
+    s += fmt::format(
+        "test set: {} rows, median |error| {:.1f}%, worst {:.1f}% (limit {:.0f}%). {}\n",
+        t.test_points, 100 * t.median_abs_error_test, 100 * t.max_abs_error_test,
+        100 * kTrainingLimit, t.pass ? "PASS" : "FAIL");
   if (t.max_abs_error_reported > 0)
     s += fmt::format("Rows marked report (not held to the limit): worst |error| {:.1f}%.\n",
                      100 * t.max_abs_error_reported);
@@ -529,17 +574,30 @@ std::string training_table(const TrainingCalibration& t) {
 nlohmann::json training_json(const TrainingCalibration& t) {
   nlohmann::json points = nlohmann::json::array();
   for (const auto& p : t.points)
-    points.push_back({{"line", p.line}, {"source", p.source}, {"params", p.params},
-                      {"gpus", p.gpus}, {"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp},
-                      {"kind", p.kind}, {"published", p.published}, {"simulated", p.simulated},
-                      {"error", p.error}, {"set", p.set}, {"memory_bytes", p.memory_bytes},
+    points.push_back({{"line", p.line},
+                      {"source", p.source},
+                      {"params", p.params},
+                      {"gpus", p.gpus},
+                      {"tp", p.tp},
+                      {"pp", p.pp},
+                      {"dp", p.dp},
+                      {"kind", p.kind},
+                      {"published", p.published},
+                      {"simulated", p.simulated},
+                      {"error", p.error},
+                      {"set", p.set},
+                      {"memory_bytes", p.memory_bytes},
                       {"hbm_bytes", p.hbm_bytes}});
   return {{"points", points},
           {"sets",
-           {{"fit", {{"points", t.fit_points}, {"median_abs_error", t.median_abs_error_fit},
-                     {"max_abs_error", t.max_abs_error_fit}}},
-            {"test", {{"points", t.test_points}, {"median_abs_error", t.median_abs_error_test},
-                      {"max_abs_error", t.max_abs_error_test}}}}},
+           {{"fit",
+             {{"points", t.fit_points},
+              {"median_abs_error", t.median_abs_error_fit},
+              {"max_abs_error", t.max_abs_error_fit}}},
+            {"test",
+             {{"points", t.test_points},
+              {"median_abs_error", t.median_abs_error_test},
+              {"max_abs_error", t.max_abs_error_test}}}}},
           {"max_abs_error_reported", t.max_abs_error_reported},
           {"limit", kTrainingLimit},
           {"pass", t.pass}};

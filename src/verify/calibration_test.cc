@@ -211,6 +211,51 @@ TEST(Calibration, GroupsAndBands) {
   EXPECT_GE(s->test.small.worst, 1.0);  // a ratio
 }
 
+// together-nccl-tests' "nvls" configuration switches NVLS on and leaves NCCL_ALGO unset: NCCL
+// chooses. Across nodes it disables NVLS without CollNet, so the choice is NVLS Tree on two
+// B200 nodes and Ring from four on (use3a-ss: 717.2 = NVLS Tree's; 334.7 vs Ring's 334.8).
+TEST(Calibration, AnAutoRunWithNvlsSwitchedOnIsChosenAsNcclChooses) {
+  auto s = calibrate(kHeader +
+                         ",set,gpus_per_thread,nccl_env\n"
+                         "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,17179869184,"
+                         "717.2,,n,test,,NCCL_NVLS_ENABLE=1 NCCL_COLLNET_ENABLE=0\n"
+                         "a,B200,4,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,17179869184,"
+                         "334.7,,n,test,,NCCL_NVLS_ENABLE=1 NCCL_COLLNET_ENABLE=0\n"
+                         "a,B200,4,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,17179869184,"
+                         "543.8,,n,test,,NCCL_NVLS_ENABLE=0 NCCL_COLLNET_ENABLE=1\n",
+                     "env.csv");
+  ASSERT_TRUE(s.ok()) << format_diagnostics(s.errors());
+  ASSERT_EQ(s->points.size(), 3u) << calibration_table(*s);
+  EXPECT_EQ(s->points[0].algorithm_group, "auto, nvls on");
+  EXPECT_EQ(s->points[0].simulated_algorithm, "nvls_tree");
+  EXPECT_EQ(s->points[1].simulated_algorithm, "ring");
+  EXPECT_EQ(s->points[2].algorithm_group, "auto, collnet on");
+  EXPECT_EQ(s->points[2].simulated_algorithm, "collnet");
+  auto bad = calibrate(kHeader +
+                           ",set,gpus_per_thread,nccl_env\n"
+                           "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,1024,,9,n,"
+                           "test,,NCCL_ALGO=NVLS\n",
+                       "env.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(format_diagnostic(bad.errors()[0]),
+            "env.csv:2: error: nccl_env: 'NCCL_ALGO=NVLS' is not understood (use "
+            "NCCL_NVLS_ENABLE=0|1 and NCCL_COLLNET_ENABLE=0|1, separated by spaces)");
+}
+
+// nccl-tests -g 8 (one thread drives a node's eight GPUs): a small call waits on the host.
+TEST(Calibration, GpusPerThreadIsReadAndSetsTheHostFloor) {
+  const std::string row =
+      "a,H100-SXM,1,8,none,0,NVLink4,2.26.2,all_gather,ring,128,,35.05,n,fit,";
+  auto s = calibrate(kHeader + ",set,gpus_per_thread\n" + row + "8\n" + row + "\n", "g.csv");
+  ASSERT_TRUE(s.ok()) << format_diagnostics(s.errors());
+  ASSERT_EQ(s->points.size(), 2u);
+  EXPECT_GT(s->points[0].simulated, 30.0);
+  EXPECT_LT(s->points[1].simulated, 20.0);
+  auto bad = calibrate(kHeader + ",set,gpus_per_thread\n" + row + "many\n", "g.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(format_diagnostic(bad.errors()[0]).find("gpus_per_thread"), std::string::npos);
+}
+
 // A calibration CSV is user input: a figure tens of thousands of digits long overflowed the
 // stack in std::regex, and a count past what std::atoi holds was undefined behaviour.
 TEST(Calibration, HostileCellsAreBadInputNotACrash) {

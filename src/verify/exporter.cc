@@ -10,6 +10,8 @@
 #include <optional>
 
 #include "common/file.h"
+#include "qos/engine.h"
+#include "qos/report.h"
 #include "verify/parsers.h"
 
 namespace gf {
@@ -405,7 +407,96 @@ Result<std::vector<BaselineRow>> read_baseline(const std::string& path, const st
   return rows;
 }
 
-std::string prometheus_rules(const Plan& plan) {
+Result<QosAlertBasis> qos_alert_basis(const Plan& plan, const Catalog& catalog, const Fabric& fab) {
+  if (plan.technology != Technology::kRoce)
+    return Diagnostic::at_key("fabric.technology",
+                              fmt::format("{} has no PFC, ECN or DCQCN to derive RoCE alert "
+                                          "thresholds from",
+                                          technology_name(plan.technology)));
+  auto traffic = qos_traffic(plan, fab, kQosDefaultPattern, 0, kQosDefaultBytes);
+  if (!traffic) return traffic.errors();
+  const QosSettings s;
+  const QosResult r = run_qos(plan, catalog, fab, traffic->flows, s);
+  QosAlertBasis b;
+  b.traffic = traffic->what;
+  b.settings = qos_settings_line(s);
+  b.run_s = r.time_s;
+  if (!(r.time_s > 0)) return b;
+  for (const QosPortStats& p : r.ports) {
+    if (p.from_nic) {
+      b.pause_rx_per_s = std::max(b.pause_rx_per_s, p.pause_received / r.time_s);
+      b.cnp_sent_per_s = std::max(b.cnp_sent_per_s, p.cnps / r.time_s);
+    }
+    if (p.to_nic) b.ecn_marked_per_s = std::max(b.ecn_marked_per_s, p.ecn_marked_rx / r.time_s);
+  }
+  return b;
+}
+
+double alert_threshold(double planned_per_s) {
+  return std::max(kAlertOverPlannedRate * planned_per_s, kAlertFloorPerS);
+}
+
+namespace {
+
+// A rate for PromQL and for people: whole events a second from 100 up, else 3 digits.
+std::string rate(double per_s) {
+  return per_s >= 100 ? fmt::format("{:.0f}", per_s) : fmt::format("{:.3g}", per_s);
+}
+
+// The RoCE congestion rules whose thresholds come from the packet-level run.
+std::string qos_rules(const QosAlertBasis& b) {
+  const std::string from = fmt::format(
+      "gpufabric's packet-level run (src/qos, as `gpufabric qos SPEC` runs it) of {} with {}, "
+      "{:.3g} ms simulated",
+      b.traffic, b.settings, b.run_s * 1e3);
+  auto rule = [&](const char* name, const std::string& what, double planned, const char* expr,
+                  const char* summary, const char* description) {
+    return fmt::format(
+        R"yaml(      # {what}: at most {planned}/s on one NIC port at the planned load, in
+      # {from}; the threshold is {over:g} x that, at least {floor:g}/s.
+      - alert: {name}
+        expr: {expr} > {threshold}
+        for: 5m
+        labels:
+          severity: warning
+        annotations:
+          summary: "{summary} on {{{{ $labels.instance }}}} {{{{ $labels.device }}}}{{{{ $labels.interface }}}}"
+          description: "{description} The plan expects at most {planned}/s at its load (gpufabric qos); {{{{ $value | humanize }}}}/s is more than {over:g} x that."
+)yaml",
+        fmt::arg("what", what), fmt::arg("planned", rate(planned)), fmt::arg("from", from),
+        fmt::arg("over", kAlertOverPlannedRate), fmt::arg("floor", kAlertFloorPerS),
+        fmt::arg("name", name), fmt::arg("expr", expr),
+        fmt::arg("threshold", rate(alert_threshold(planned))), fmt::arg("summary", summary),
+        fmt::arg("description", description));
+  };
+  std::string o;
+  o += rule("GpufabricPfcPausesAbovePlan", "PFC pause frames a NIC receives on the RoCE priority",
+            b.pause_rx_per_s,
+            "sum by (instance, interface) "
+            "(rate(gpufabric_net_pfc_pause_frames_total{direction=\"rx\",priority=\"3\"}[5m]))",
+            "PFC pauses above plan",
+            "The switch pauses this NIC more often than the planned traffic does: congestion "
+            "the ECN marking did not stop first. Check the ECN thresholds and DCQCN.");
+  o += rule("GpufabricEcnMarksAbovePlan", "ECN-marked RoCE packets a NIC receives",
+            b.ecn_marked_per_s,
+            "sum by (instance, device) (rate(gpufabric_rdma_ecn_marked_packets_total[5m]))",
+            "ECN marks above plan",
+            "Queues on this NIC's paths run fuller than the planned traffic makes them: ECMP "
+            "collisions, oversubscription or a slow receiver.");
+  o += rule("GpufabricCnpsAbovePlan", "CNPs a NIC sends (DCQCN notification point)",
+            b.cnp_sent_per_s, "sum by (instance, device) (rate(gpufabric_rdma_cnp_sent_total[5m]))",
+            "CNPs above plan",
+            "This NIC asks its senders to slow down more often than the planned traffic does.");
+  return o;
+}
+
+}  // namespace
+
+std::string prometheus_rules(const Plan& plan, const std::optional<QosAlertBasis>& qos,
+                             const std::string& qos_absent) {
+  std::string derived = qos ? qos_rules(*qos)
+                            : fmt::format("      # No thresholds from the packet-level run: {}\n",
+                                          qos_absent.empty() ? "not asked for" : qos_absent);
   return fmt::format(R"yaml(# Alerting rules for the gpufabric exporter, fabric {name}.
 groups:
   - name: gpufabric
@@ -455,8 +546,9 @@ groups:
         annotations:
           summary: "Port not as planned on {{{{ $labels.instance }}}}"
           description: "Speed or MTU differs from the plan ({lane:g} Gbps ports)."
-)yaml",
-                     fmt::arg("name", plan.name), fmt::arg("lane", plan.topo.lane_gbps));
+{derived})yaml",
+                     fmt::arg("name", plan.name), fmt::arg("lane", plan.topo.lane_gbps),
+                     fmt::arg("derived", derived));
 }
 
 nlohmann::json grafana_dashboard(const Plan& plan) {

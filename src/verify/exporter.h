@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "catalog/catalog.h"
 #include "common/diag.h"
 #include "plan/plan.h"
+#include "topo/fabric.h"
 
 namespace gf {
 
@@ -67,8 +69,33 @@ struct BaselineRow {
 Result<std::vector<BaselineRow>> read_baseline(const std::string& path,
                                                const std::string& key = "");
 
-/// Prometheus alerting rules (YAML) and a Grafana dashboard (JSON) for these metrics.
-std::string prometheus_rules(const Plan& plan);
+/// What a NIC port sees at the planned load, from the packet-level run of the spec's default
+/// pattern (qos/engine.h kQosDefaultPattern, kQosDefaultBytes) with the QoS the configurations
+/// set: the most of each counter one NIC port counted, per second of the run.
+struct QosAlertBasis {
+  std::string traffic, settings;  ///< the run, in qos's words
+  double run_s = 0;
+  double pause_rx_per_s = 0;    ///< PFC pause frames a NIC received (ethtool rx_prio3_pause)
+  double ecn_marked_per_s = 0;  ///< ECN-marked RoCE packets a NIC received (np_ecn_marked_...)
+  double cnp_sent_per_s = 0;    ///< CNPs a NIC sent (np_cnp_sent)
+};
+/// The run behind the thresholds; an error (why there is none) when the fabric is not RoCE or
+/// out of the packet engine's range.
+Result<QosAlertBasis> qos_alert_basis(const Plan& plan, const Catalog& catalog, const Fabric& fab);
+/// An alert fires at this many times the planned load's rate (an estimate: the run is one job's
+/// heaviest collective on every NIC at once; twice that is traffic the plan did not expect).
+constexpr double kAlertOverPlannedRate = 2;
+/// And never below this many events a second (an estimate: under one a second, a 5-minute rate
+/// is a few hundred events, the noise of a job starting).
+constexpr double kAlertFloorPerS = 1;
+/// The threshold for a counter whose planned rate is `planned_per_s`.
+double alert_threshold(double planned_per_s);
+
+/// Prometheus alerting rules (YAML) and a Grafana dashboard (JSON) for these metrics. With
+/// `qos`, the RoCE congestion rules' thresholds come from its packet-level run, each with a
+/// comment saying so; without, `qos_absent` (why there is none) is written as a comment.
+std::string prometheus_rules(const Plan& plan, const std::optional<QosAlertBasis>& qos = {},
+                             const std::string& qos_absent = "");
 nlohmann::json grafana_dashboard(const Plan& plan);
 
 }  // namespace gf

@@ -248,4 +248,46 @@ TEST(Exporter, BaselineAndRules) {
   EXPECT_EQ(dash["panels"].size(), 6u);
 }
 
+// dashboard on RoCE: the congestion rules' thresholds are twice the rates one NIC port saw in the
+// packet-level run (at least one a second), each rule with the comment that says so; the basis
+// comes from the run qos makes by default; InfiniBand has none, and the rules say why.
+TEST(Exporter, RoceRulesFromThePacketLevelRun) {
+  auto cat = *builtin_catalog();
+  QosAlertBasis b;
+  b.traffic = "alltoall of 64 MiB per rank over 64 GPUs (8 nodes)";
+  b.settings = "ECN ...";
+  b.run_s = 0.005;
+  b.pause_rx_per_s = 1234;
+  b.ecn_marked_per_s = 0.2;
+  b.cnp_sent_per_s = 50000;
+  const Plan plan = testing::plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: roce, topology: "
+      "clos2, switch: arista-7060x6}\n",
+      cat);
+  const std::string rules = prometheus_rules(plan, b);
+  EXPECT_NE(rules.find("priority=\"3\"}[5m])) > 2468\n"), std::string::npos) << rules;
+  EXPECT_NE(rules.find("(rate(gpufabric_rdma_ecn_marked_packets_total[5m])) > 1\n"),
+            std::string::npos);  // 2 x 0.2 is under the floor
+  EXPECT_NE(rules.find("(rate(gpufabric_rdma_cnp_sent_total[5m])) > 100000\n"), std::string::npos);
+  EXPECT_NE(rules.find("at most 1234/s on one NIC port at the planned load"), std::string::npos);
+  EXPECT_NE(rules.find("alltoall of 64 MiB per rank over 64 GPUs (8 nodes)"), std::string::npos);
+  EXPECT_DOUBLE_EQ(alert_threshold(0), kAlertFloorPerS);
+  EXPECT_DOUBLE_EQ(alert_threshold(10), 20);
+  // The basis of a real plan: the default run, no pause on a non-blocking rail fabric.
+  const Fabric fab = Fabric::build(plan, cat);
+  auto basis = qos_alert_basis(plan, cat, fab);
+  ASSERT_TRUE(basis.ok()) << format_diagnostics(basis.errors());
+  EXPECT_GT(basis->run_s, 0);
+  EXPECT_EQ(basis->pause_rx_per_s, 0);
+  EXPECT_NE(basis->traffic.find("alltoall of 64 MiB per rank"), std::string::npos);
+  const Plan ib = testing::plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n", cat);
+  auto none = qos_alert_basis(ib, cat, Fabric::build(ib, cat));
+  ASSERT_FALSE(none.ok());
+  const std::string ib_rules = prometheus_rules(ib, std::nullopt, none.errors().front().message);
+  EXPECT_EQ(ib_rules.find("AbovePlan"), std::string::npos);
+  EXPECT_NE(ib_rules.find("# No thresholds from the packet-level run: infiniband"),
+            std::string::npos);
+}
+
 }  // namespace gf

@@ -10,6 +10,7 @@ nv set system forwarding ecmp-hash destination-ip on
 nv set system forwarding ecmp-hash ip-protocol on
 nv set system forwarding ecmp-hash source-port on
 nv set system forwarding ecmp-hash destination-port on
+nv set system forwarding hash-seed 2000002
 nv set interface swp1 link breakout 2x
 nv set interface swp1s0 link state up
 nv set interface swp1s0 description "to su01-r0-leaf swp33s1"

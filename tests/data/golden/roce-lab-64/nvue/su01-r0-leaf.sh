@@ -10,6 +10,7 @@ nv set system forwarding ecmp-hash destination-ip on
 nv set system forwarding ecmp-hash ip-protocol on
 nv set system forwarding ecmp-hash source-port on
 nv set system forwarding ecmp-hash destination-port on
+nv set system forwarding hash-seed 1000001
 nv set interface swp33 link breakout 2x
 nv set interface swp33s0 link state up
 nv set interface swp33s0 description "to spine01 swp1s0"
