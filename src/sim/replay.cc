@@ -384,10 +384,15 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
           "--tp/--pp/--dp if it ran otherwise",
           world));
   }
-  for (const auto& m : groups) world = std::max(world, m.g.size);
+  const int world_said = world;  // by the traces (distributedInfo, ranks), not by sizes
+  int largest_group = 0;
+  for (const auto& m : groups) largest_group = std::max(largest_group, m.g.size);
+  world = std::max(world, largest_group);
   if (layout) {
     const long long want = 1LL * std::max(1, L.tp) * std::max(1, L.pp) * std::max(1, L.dp);
-    if (world > 0 && want != world && L.tp > 0 && L.pp > 0 && L.dp > 0)
+    const bool full = L.tp > 0 && L.pp > 0 && L.dp > 0;
+    if (full && world_said == 0 && largest_group <= want) world = static_cast<int>(want);
+    if (full && want != world)
       return Diagnostic::flag("--tp",
                               fmt::format("tp x pp x dp = {} but the traces' job has {} "
                                           "ranks",
@@ -498,13 +503,10 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
       const TracedStep* pick = nullptr;
       for (const auto& s : r.steps) {
         if (o.step && s.name != *o.step) continue;
-        bool any = false;
-        for (const auto& k : r.kernels)
-          if (k.start_us >= s.start_us && k.start_us < s.end_us) {
-            any = true;
-            break;
-          }
-        if (any) pick = &s;
+        // Kernels are in start order: the first at or after the step's start tells.
+        auto k = std::lower_bound(r.kernels.begin(), r.kernels.end(), s.start_us,
+                                  [](const TracedKernel& x, double t) { return x.start_us < t; });
+        if (k != r.kernels.end() && k->start_us < s.end_us) pick = &s;
       }
       if (!pick) {
         std::vector<std::string> names;

@@ -439,23 +439,45 @@ bool is_nccl_kernel(const std::string& name) {
   return name.rfind("ncclDevKernel_", 0) == 0 || name.rfind("ncclKernel_", 0) == 0;
 }
 
-/// A collective's metadata: from a record_param_comms op or an NCCL kernel's own args.
+/// Strings and rank lists seen many times (every call of a group repeats them), kept once.
+template <typename T>
+class Interned {
+ public:
+  Interned() { id(T()); }
+  int32_t id(const T& x) {
+    auto [it, fresh] = ids_.try_emplace(x, static_cast<int32_t>(all_.size()));
+    if (fresh) all_.push_back(x);
+    return it->second;
+  }
+  const T& operator[](int32_t i) const { return all_[static_cast<size_t>(i)]; }
+
+ private:
+  std::map<T, int32_t> ids_;
+  std::vector<T> all_;
+};
+
+/// A collective's metadata: from a record_param_comms op or an NCCL kernel's own args; strings
+/// and ranks as ids into the reader's tables (0: none).
 struct CommInfo {
-  std::string name, dtype, pg_name, pg_desc;
-  std::vector<int> ranks;
+  int32_t name = 0, dtype = 0, pg_name = 0, pg_desc = 0, ranks = 0;
   double in = -1, out = -1, size = -1;
   int line = 0;
 };
 
-CommInfo info_of(const Event& e) {
-  return {e.coll_name, e.dtype,      e.pg_name,    e.pg_desc, e.pg_ranks,
-          e.in_nelems, e.out_nelems, e.group_size, e.line};
-}
+struct Tables {
+  Interned<std::string> text;
+  Interned<std::vector<int>> ranks;
+  CommInfo info_of(const Event& e) {
+    return {text.id(e.coll_name), text.id(e.dtype),     text.id(e.pg_name),
+            text.id(e.pg_desc),   ranks.id(e.pg_ranks), e.in_nelems,
+            e.out_nelems,         e.group_size,         e.line};
+  }
+};
 
 struct PendingKernel {
   int32_t kernel;  ///< index into rank.kernels
   double external_id;
-  std::string name;  ///< the kernel's name, for its operation when nothing else says
+  int32_t name;  ///< the kernel's name, for its operation when nothing else says
   std::optional<CommInfo> info;
   int line;
 };
@@ -484,6 +506,7 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
   r.format = "kineto";
   Bytes bytes(in, max_bytes);
   Json j(bytes);
+  Tables tables;
   std::unordered_map<long long, CommInfo> param_comms;  // External id -> record_param_comms
   struct NcclOp {
     double ext, tid, ts, dur;
@@ -534,17 +557,17 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
                   streams.emplace(std::make_pair(ev.pid, st), static_cast<int32_t>(streams.size()));
               TracedKernel k{ev.ts, ev.dur, it->second, -1};
               if (is_nccl_kernel(ev.name)) {
-                PendingKernel p{static_cast<int32_t>(r.kernels.size()), ev.external_id, ev.name,
-                                std::nullopt, ev.line};
-                if (ev.has_coll) p.info = info_of(ev);
+                PendingKernel p{static_cast<int32_t>(r.kernels.size()), ev.external_id,
+                                tables.text.id(ev.name), std::nullopt, ev.line};
+                if (ev.has_coll) p.info = tables.info_of(ev);
                 nccl_kernels.push_back(std::move(p));
               }
               r.kernels.push_back(k);
             } else if (complete && ev.name == "record_param_comms") {
               if (ev.has_coll) {
                 if (ev.external_id >= 0)
-                  param_comms[static_cast<long long>(ev.external_id)] = info_of(ev);
-                rpcs.push_back({ev.tid, ev.ts, ev.dur, info_of(ev)});
+                  param_comms[static_cast<long long>(ev.external_id)] = tables.info_of(ev);
+                rpcs.push_back({ev.tid, ev.ts, ev.dur, tables.info_of(ev)});
               }
               if (ev.rank >= 0) rank_arg = static_cast<int>(ev.rank);
             } else if (complete && ev.name.rfind("nccl:", 0) == 0) {
@@ -626,25 +649,26 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
 
   // Groups: distributedInfo's, then every collective's own.
   std::map<std::string, int> group_index;
+  const auto& T = tables.text;
   auto group_of = [&](const CommInfo& c) {
-    std::string name = c.pg_name;
+    std::string name = T[c.pg_name];
     if (name.empty() && c.size > 0)  // PyTorch before 2.2 names no group: its size stands for it
       name = fmt::format("size-{:g}", c.size);
     if (name.empty()) return -1;
     auto it = group_index.find(name);
     if (it != group_index.end()) {
       auto& g = r.groups[static_cast<size_t>(it->second)];
-      if (g.ranks.empty()) g.ranks = c.ranks;
-      if (g.desc.empty()) g.desc = c.pg_desc;
-      if (g.size <= 0 && c.size > 0) g.size = static_cast<int>(c.size);
+      if (g.ranks.empty()) g.ranks = tables.ranks[c.ranks];
+      if (g.desc.empty()) g.desc = T[c.pg_desc];
+      if (g.size <= 0 && c.size > 0) g.size = static_cast<int>(std::min(c.size, 1e9));
       return it->second;
     }
     TracedGroup g;
     auto pc = pg_config.find(name);
     if (pc != pg_config.end()) g = pc->second;
     g.name = name;
-    if (g.desc.empty()) g.desc = c.pg_desc;
-    if (g.ranks.empty()) g.ranks = c.ranks;
+    if (g.desc.empty()) g.desc = T[c.pg_desc];
+    if (g.ranks.empty()) g.ranks = tables.ranks[c.ranks];
     if (g.size <= 0) g.size = c.size > 0 ? static_cast<int>(std::min(c.size, 1e9)) : 0;
     if (g.size <= 0) g.size = static_cast<int>(g.ranks.size());
     group_index[name] = static_cast<int>(r.groups.size());
@@ -654,6 +678,9 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
 
   // Each NCCL kernel's collective: its own args, its op's by External id, the record_param_comms
   // around its nccl:* op, or, failing all, the operation its name says without a size.
+  std::sort(rpcs.begin(), rpcs.end(), [](const Rpc& a, const Rpc& b) {
+    return std::make_pair(a.tid, a.ts) < std::make_pair(b.tid, b.ts);
+  });
   std::unordered_map<long long, const NcclOp*> op_by_ext;
   for (const auto& o : nccl_ops)
     if (o.ext >= 0) op_by_ext[static_cast<long long>(o.ext)] = &o;
@@ -662,15 +689,15 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
     std::optional<CommInfo> info = p.info;
     // Kineto of 2023 copied the sizes and dtype onto the kernel but not the name or the group:
     // those come from the record_param_comms op with the same External id.
-    const bool partial = info && (info->name.empty() || info->pg_name.empty());
+    const bool partial = info && (info->name == 0 || info->pg_name == 0);
     if ((!info || partial) && p.external_id >= 0) {
       auto it = param_comms.find(static_cast<long long>(p.external_id));
       if (it != param_comms.end()) {
         if (!info) {
           info = it->second;
         } else {
-          if (info->name.empty()) info->name = it->second.name;
-          if (info->pg_name.empty()) {
+          if (info->name == 0) info->name = it->second.name;
+          if (info->pg_name == 0) {
             info->pg_name = it->second.pg_name;
             info->pg_desc = it->second.pg_desc;
             info->ranks = it->second.ranks;
@@ -681,29 +708,34 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
     if (!info && p.external_id >= 0) {
       auto it = op_by_ext.find(static_cast<long long>(p.external_id));
       if (it != op_by_ext.end()) {
+        // The record_param_comms of the same thread that began last before it, if it spans it.
         const NcclOp& o = *it->second;
-        for (const auto& rp : rpcs)
-          if (rp.tid == o.tid && rp.ts <= o.ts && rp.ts + rp.dur >= o.ts + o.dur) {
-            info = rp.info;
-            break;
-          }
+        auto at = std::upper_bound(rpcs.begin(), rpcs.end(), std::make_pair(o.tid, o.ts),
+                                   [](const std::pair<double, double>& k, const Rpc& x) {
+                                     return k < std::make_pair(x.tid, x.ts);
+                                   });
+        if (at != rpcs.begin()) {
+          --at;
+          if (at->tid == o.tid && at->ts + at->dur >= o.ts + o.dur) info = at->info;
+        }
       }
     }
     TracedCollective c;
-    if (info && info->name.empty()) info->name = p.name.substr(0, p.name.find('('));
+    const std::string& kname = T[p.name];
+    if (info && info->name == 0) info->name = tables.text.id(kname.substr(0, kname.find('(')));
     if (info) {
-      c.name = info->name;
-      c.op = collective_op(info->name);
-      const double el = torch_dtype_bytes(info->dtype);
-      if (el == 0 && !info->dtype.empty())
-        missing.insert(fmt::format("dtype '{}' (line {})", info->dtype, info->line));
+      c.name = T[info->name];
+      c.op = collective_op(c.name);
+      const double el = torch_dtype_bytes(T[info->dtype]);
+      if (el == 0 && info->dtype != 0)
+        missing.insert(fmt::format("dtype '{}' (line {})", T[info->dtype], info->line));
       // nccl-tests size: the larger buffer (all_gather's output, reduce_scatter's input).
       c.bytes = std::max(info->in, info->out) * el;
       if (!std::isfinite(c.bytes) || c.bytes < 0) c.bytes = 0;
       c.group = group_of(*info);
     } else {
-      c.name = p.name.substr(0, p.name.find('('));
-      c.op = collective_op(p.name);
+      c.name = kname.substr(0, kname.find('('));
+      c.op = collective_op(kname);
       missing.insert(
           "collective metadata of NCCL kernels (record with torch >= 2.1, "
           "record_shapes=True)");
@@ -903,8 +935,11 @@ Result<std::vector<TracedRank>> read_nccl_coll_log(std::istream& in, const std::
     return Diagnostic::at(file, e.line, 0, e.key, e.message, e.hint);
   }
   if (!any_nccl)
-    return Diagnostic::in_file(file, "", "not an NCCL log: no 'NCCL INFO' line",
-                               "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL");
+    return Diagnostic::in_file(file, "",
+                               "not a PyTorch profiler trace (it does not start with '{') nor an "
+                               "NCCL log (no 'NCCL INFO' line)",
+                               "give the profiler's .json, or a log of NCCL_DEBUG=INFO "
+                               "NCCL_DEBUG_SUBSYS=INIT,COLL");
   std::vector<TracedRank> out;
   // Each process's world rank: its rank in its largest communicator.
   std::map<std::string, std::pair<int, int>> world_of;  // proc -> (rank, nranks)
