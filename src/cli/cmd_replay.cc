@@ -188,11 +188,11 @@ Command add_replay(CLI::App& root) {
   a->add_option("--fail", f->fail,
                 "also replay with a failed link:A:B | switch:NAME | node:NAME, cabling.csv "
                 "names (as what-if; repeatable)")
-      ->expected(1);
+      ->allow_extra_args(false);
   a->add_option("--degrade", f->degrade,
                 "also replay with link:A:B=RATE | switch:NAME=FRACTION degraded (as what-if; "
                 "repeatable)")
-      ->expected(1);
+      ->allow_extra_args(false);
   complete_with(a->add_option("--load-balancing", f->load_balancing,
                               "override the plan's: " + names_joined(kLoadBalancingNames)),
                 [] { return names_of(kLoadBalancingNames); });
