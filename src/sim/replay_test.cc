@@ -227,6 +227,26 @@ TEST(Replay, LinksHoldTheStepsBytes) {
   EXPECT_GE(out->load->total_bytes(), 16 * 2.0 * 15 / 16 * s * 0.999);
 }
 
+TEST(Replay, TheStepFlagPicksAWindow) {
+  const TwoNodes t = two_nodes();
+  const TracedRank r = fixture("kineto-torch2.5-tp8-dp2-rank0.json");
+  ReplayOptions o;
+  o.step = "ProfilerStep#1";
+  auto first = replay_step({r}, t.plan, t.fabric, o);
+  ASSERT_TRUE(first) << format_diagnostics(first.errors());
+  EXPECT_EQ(first->step, "ProfilerStep#1");
+  EXPECT_EQ(first->kernels, 19);
+  auto last = replay_step({r}, t.plan, t.fabric, {});
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->step, "ProfilerStep#2");
+  // The two steps are alike: the same times.
+  EXPECT_NEAR(first->predicted.step_s, last->predicted.step_s, 1e-9);
+  o.step = "ProfilerStep#3";
+  auto none = replay_step({r}, t.plan, t.fabric, o);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.errors()[0].key, "--step");
+}
+
 TEST(Replay, Names) {
   EXPECT_EQ(collective_op("_allgather_base"), Op::kAllGather);
   EXPECT_EQ(collective_op("allgather_into_tensor_coalesced"), Op::kAllGather);

@@ -141,6 +141,36 @@ TEST(KinetoTrace, TruncatedGarbageAndHugeInputAreErrorsWithTheLine) {
   EXPECT_EQ(negative.errors()[0].key, "dur");
 }
 
+TEST(KinetoTrace, KernelsLaunchedUnderAnNcclOpTakeTheRecordParamCommsAroundIt) {
+  // PyTorch's ProcessGroupNCCL launches inside "nccl:all_reduce", itself inside the
+  // record_param_comms scope: the kernel's External id names the inner op.
+  const std::string t = R"JSON({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 5, "tid": 5, "ts": 100, "dur": 50,
+   "args": {"External id": 10, "Collective name": "allreduce", "dtype": "Float", "In msg nelems": 1000, "Out msg nelems": 1000, "Group size": 4, "Process Group Name": "7", "Process Group Ranks": "[0, 2, 4, 6]"}},
+  {"ph": "X", "cat": "cpu_op", "name": "nccl:all_reduce", "pid": 5, "tid": 5, "ts": 110, "dur": 20, "args": {"External id": 11}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 20, "ts": 140, "dur": 30, "args": {"External id": 11, "stream": 20}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 90, "dur": 40, "args": {"External id": 12, "stream": 7}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 5, "tid": 5, "ts": 50, "dur": 200},
+  {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#4", "pid": 0, "tid": 7, "ts": 89, "dur": 82}
+  ]
+})JSON";
+  auto r = kineto(t);
+  ASSERT_TRUE(r) << format_diagnostics(r.errors());
+  ASSERT_EQ(r->collectives.size(), 1u);
+  EXPECT_EQ(r->collectives[0].name, "allreduce");
+  EXPECT_DOUBLE_EQ(r->collectives[0].bytes, 4000);
+  const auto& g = r->groups[static_cast<size_t>(r->collectives[0].group)];
+  EXPECT_EQ(g.name, "7");
+  EXPECT_EQ(g.ranks, (std::vector<int>{0, 2, 4, 6}));
+  // The GPU's own step window wins over the CPU's.
+  ASSERT_EQ(r->steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(r->steps[0].start_us, 89);
+  // Kernels come out in start order, each pointing at its collective.
+  EXPECT_DOUBLE_EQ(r->kernels[0].start_us, 90);
+  EXPECT_EQ(r->kernels[0].collective, -1);
+  EXPECT_EQ(r->kernels[1].collective, 0);
+}
+
 TEST(NcclLog, ReadsV218InitAndCollLinesPerProcess) {
   auto r = nccl(fixture("nccl-2.18.6-coll.log"));
   ASSERT_TRUE(r) << format_diagnostics(r.errors());
