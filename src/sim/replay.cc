@@ -750,6 +750,25 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
     }
     out.load = std::move(total);
   }
+  // Rank r runs on GPU r mod G of node r / G (torchrun's and mpirun's order); a log whose
+  // ncclCommInitRank lines say otherwise is worth a word.
+  std::map<std::string, int> host_first_rank;
+  for (const auto& r : ranks) {
+    if (r.rank < 0 || r.cuda_dev < 0) continue;
+    if (r.rank % plan.gpus_per_node != r.cuda_dev)
+      out.notes.push_back(fmt::format(
+          "{}: rank {} ran on cudaDev {} of {}; the replay places it on GPU {} of node {}", r.file,
+          r.rank, r.cuda_dev, r.host.empty() ? "its node" : r.host, r.rank % plan.gpus_per_node,
+          r.rank / plan.gpus_per_node + 1));
+    if (!r.host.empty()) {
+      auto [it, fresh] = host_first_rank.emplace(r.host, r.rank);
+      if (!fresh && it->second / plan.gpus_per_node != r.rank / plan.gpus_per_node)
+        out.notes.push_back(fmt::format(
+            "{}: ranks {} and {} shared host {} but are on different nodes of the plan ({} GPUs "
+            "a node)",
+            r.file, it->second, r.rank, r.host, plan.gpus_per_node));
+    }
+  }
   for (const auto& r : ranks)
     for (const auto& n : r.notes) out.notes.push_back(fmt::format("{}: {}", r.file, n));
   return out;

@@ -247,6 +247,32 @@ TEST(Replay, TheStepFlagPicksAWindow) {
   EXPECT_EQ(none.errors()[0].key, "--step");
 }
 
+TEST(Replay, NcclLogsOfTwoProcessesSynchroniseOnTheirWorldCommunicator) {
+  const TwoNodes t = two_nodes();
+  std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/replay/nccl-2.29.7-coll.log");
+  auto logs = read_nccl_coll_log(in, "n.log");
+  ASSERT_TRUE(logs) << format_diagnostics(logs.errors());
+  auto out = replay_step(*logs, t.plan, t.fabric, {});
+  ASSERT_TRUE(out) << format_diagnostics(out.errors());
+  EXPECT_FALSE(out->timed);
+  EXPECT_EQ(out->world, 16);
+  EXPECT_EQ(out->traced_ranks, 2);
+  // The world all-reduce runs on its own stream beside the TP calls: the step is the longer.
+  auto ar = GroupCollective::build(t.fabric, t.plan, Op::kAllReduce, {iota(16)});
+  ASSERT_TRUE(ar);
+  EXPECT_GE(out->predicted.step_s, ar->seconds(268435456.0 * 2) - 1e-12);
+  for (const auto& n : out->notes) EXPECT_EQ(n.find("cudaDev"), std::string::npos) << n;
+
+  // Rank 8 on cudaDev 3: the log and the placement disagree, and the replay says so.
+  auto moved = *logs;
+  moved[1].cuda_dev = 3;
+  auto noted = replay_step(moved, t.plan, t.fabric, {});
+  ASSERT_TRUE(noted);
+  bool said = false;
+  for (const auto& n : noted->notes) said = said || n.find("cudaDev 3") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(Replay, Names) {
   EXPECT_EQ(collective_op("_allgather_base"), Op::kAllGather);
   EXPECT_EQ(collective_op("allgather_into_tensor_coalesced"), Op::kAllGather);
