@@ -190,6 +190,27 @@ expect 0 "wrote fresh/plan.json" "$bin" plan "$good" -o fresh
 n=$((n + 1))
 if ls -a fresh | grep -q gpufabric-; then echo "FAIL staging left in fresh/"; failures=$((failures + 1)); else echo "ok   no staging folder left"; fi
 
+echo "== replay: traces truncated, garbage or endless, refused with the file and line"
+rs="--spec $src/tests/data/replay/two-nodes.yaml"
+kin="$src/tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json"
+head -c 20000 "$kin" > cut.json
+expect 2 "cut.json:[0-9]+: error: .*(truncated|ends)" "$bin" replay cut.json $rs -o replay-out
+[ ! -e replay-out ] || { echo "FAIL replay-out written for a bad trace"; failures=$((failures + 1)); }
+printf 'hello\nworld\n' > junk.log
+expect 2 "junk.log: error: not a PyTorch profiler trace.*nor an NCCL log" "$bin" replay junk.log $rs
+expect 2 "error: a line longer than 64 KiB" "$bin" replay /dev/zero $rs
+truncate -s 2G sparse.json
+expect 2 "sparse.json:1: error: a line longer than 64 KiB" "$bin" replay sparse.json $rs
+{ printf '{"traceEvents": [{"name": "'; head -c 20000000 /dev/zero | tr '\0' x; printf '"}]}'; } > huge.json
+expect 2 "huge.json:1: error: a string longer than 16 MiB" "$bin" replay huge.json $rs
+printf '{"traceEvents": [\n{"ph": "X", "cat": "kernel", "ts": 1, "dur": 2}\n' > open.json
+expect 2 "open.json:3: error: traceEvents: the file ends inside the traceEvents array" "$bin" replay open.json $rs
+gzip -c "$kin" > trace.json.gz
+expect 2 "trace.json.gz: error: TRACE: a gzip file \(unzip it first" "$bin" replay trace.json.gz $rs
+expect 2 "error: --step: .* has no step 'ProfilerStep#9'" "$bin" replay "$kin" $rs --step ProfilerStep#9
+expect 2 "error: --fail: unknown switch" "$bin" replay "$kin" $rs --fail switch:nope
+expect 2 "--spec is required" "$bin" replay "$kin"
+
 echo "== the exporter refuses bad flags before it serves"
 sys="--sysfs $src/tests/data/sysfs-mlx5"
 expect 2 "/nonexistent: error: --sysfs: no such folder" "$bin" exporter --once --sysfs /nonexistent

@@ -1229,3 +1229,93 @@ TEST(CliNetworks, BadNetworksKeyIsExitTwoWithFileLineKey) {
 }
 
 }  // namespace
+
+namespace {
+
+const char* const kReplaySpec = "--spec tests/data/replay/two-nodes.yaml";
+
+TEST(CliReplay, PredictsTheStepBesideTheRecordedOne) {
+  CmdResult r =
+      gpufabric(std::string("replay tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json ") +
+                kReplaySpec + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"world", "step", "recorded", "predicted", "difference", "groups",
+                        "breakdown", "traces", "spec", "fabric", "notes"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["world"], 16);
+  EXPECT_EQ(j["step"], "ProfilerStep#2");
+  EXPECT_GT(j["predicted"]["step_time_s"].get<double>(), 0);
+  EXPECT_NEAR(j["recorded"]["step_time_s"].get<double>(), 0.032804, 1e-6);
+  EXPECT_NEAR(j["predicted"]["compute_s"].get<double>(), j["recorded"]["compute_s"].get<double>(),
+              1e-12);  // compute kept as recorded
+  EXPECT_EQ(j["breakdown"].size(), 3u);
+  EXPECT_FALSE(j.contains("scenario"));
+
+  CmdResult text = gpufabric(
+      std::string("replay tests/data/replay/kineto-torch2.1-tp8-dp2-rank0.json ") + kReplaySpec);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("this fabric vs recorded:"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("inferred from sizes and calls"), std::string::npos) << text.out;
+}
+
+TEST(CliReplay, ScenarioLinksAndOutputFolder) {
+  const fs::path dir = temp_dir("replay");
+  const fs::path links =
+      fs::temp_directory_path() / ("gf_replay_links_" + std::to_string(getpid()) + ".csv");
+  CmdResult r =
+      gpufabric(std::string("replay tests/data/replay/kineto-one-allreduce.json ") + kReplaySpec +
+                " --nic 800G --links " + links.string() + " -o " + dir.string() + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("scenario"));
+  EXPECT_LT(j["scenario"]["predicted"]["step_time_s"].get<double>(),
+            j["predicted"]["step_time_s"].get<double>());
+  EXPECT_FALSE(j["scenario"]["changes"].empty());
+  EXPECT_TRUE(j.contains("links"));
+  EXPECT_TRUE(fs::exists(dir / "replay.json"));
+  EXPECT_TRUE(fs::exists(dir / "replay.txt"));
+  std::ifstream csv(links);
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_NE(header.find("bytes"), std::string::npos) << header;
+  fs::remove_all(dir);
+  fs::remove(links);
+
+  CmdResult logs = gpufabric(std::string("replay tests/data/replay/nccl-2.18.6-coll.log "
+                                         "tests/data/replay/nccl-2.29.7-coll.log ") +
+                             kReplaySpec + " --fail node:node002");
+  EXPECT_EQ(logs.code, 2);  // node002's failure cuts the world group apart
+  EXPECT_NE(logs.err.find("cut"), std::string::npos) << logs.err;
+}
+
+TEST(CliReplay, BadTracesExitTwoNamingFileAndLineAndWriteNothing) {
+  const std::string good = [] {
+    std::ifstream f(std::string(GPUFABRIC_SOURCE_DIR) +
+                    "/tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }();
+  const fs::path cut = write_temp("cut.json", good.substr(0, good.size() / 3));
+  const fs::path dir = temp_dir("replay_bad");
+  CmdResult r = gpufabric("replay " + cut.string() + " " + kReplaySpec + " -o " + dir.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(cut.string() + ":"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir));
+  const fs::path junk = write_temp("junk.txt", "hello\nworld\n");
+  CmdResult g = gpufabric("replay " + junk.string() + " " + kReplaySpec);
+  EXPECT_EQ(g.code, 2);
+  EXPECT_NE(g.err.find("NCCL"), std::string::npos) << g.err;
+  CmdResult step = gpufabric(std::string("replay tests/data/replay/kineto-one-allreduce.json ") +
+                             kReplaySpec + " --step ProfilerStep#9");
+  EXPECT_EQ(step.code, 2);
+  EXPECT_NE(step.err.find("--step"), std::string::npos) << step.err;
+  CmdResult nospec = gpufabric("replay tests/data/replay/kineto-one-allreduce.json");
+  EXPECT_EQ(nospec.code, 2);
+  fs::remove(cut);
+  fs::remove(junk);
+}
+
+}  // namespace

@@ -42,6 +42,7 @@ subcommands=$("$bin" --help | sed -n '/^Subcommands:/,/^$/p' | sed -n 's/^  \([a
 expect "$(sorted $subcommands)" ''
 expect "simulate step sweep" s
 expect "what-if" wh
+expect "replay report" re
 expect "--help --version" --
 expect "--version" --v
 
@@ -89,6 +90,9 @@ qos_pattern=$(complete_words qos x --pattern '')
 [[ " $qos_pattern " == *" incast:8 "* && " $qos_pattern " == *" all_reduce "* ]] || fail "qos --pattern: $qos_pattern"
 nics=$(complete_words what-if examples/seed-70b-1024.yaml --nic '')
 [[ " $nics " == *" cx7-400g "* && " $nics " == *" bf3-400g "* ]] || fail "what-if --nic: $nics"
+rnics=$(complete_words replay tests/data/replay/kineto-one-allreduce.json --nic '')
+[ "$rnics" = "$nics" ] || fail "replay --nic: $rnics, what-if offers $nics"
+expect "adaptive ecmp ecmp-multi-qp spray" replay x.json --load-balancing ''
 # Positionals: lab's action, then a spec; file names for specs and for flags' free values.
 expect "check down up" lab ''
 expect "examples/roce-lab-16.yaml examples/roce-lab-64.yaml" lab up examples/roce-lab
@@ -113,6 +117,7 @@ for v in $(complete_words estimate --precision ''); do accepted estimate --param
 for v in $(complete_words estimate --collective ''); do accepted estimate --params 70B --gpus 8 --link 400G --collective "$v"; done
 for v in $(complete_words estimate --nic ''); do accepted estimate --params 70B --gpus 8 --nic "$v"; done
 for v in $(complete_words what-if x --nic ''); do accepted what-if examples/roce-lab-16.yaml --bytes 1M --nic "$v"; done
+for v in $(complete_words replay x --load-balancing ''); do accepted replay tests/data/replay/kineto-one-allreduce.json --spec tests/data/replay/two-nodes.yaml --load-balancing "$v"; done
 
 [ "$fails" = 0 ] || { echo "$fails completion checks failed"; exit 1; }
 echo "bash completion: subcommands, flags, values and file names as the parser takes them"

@@ -29,6 +29,7 @@ Command add_simulate(CLI::App& root);
 Command add_calibrate(CLI::App& root);
 Command add_step(CLI::App& root);
 Command add_what_if(CLI::App& root);
+Command add_replay(CLI::App& root);
 Command add_qos(CLI::App& root);
 Command add_check(CLI::App& root);
 Command add_acceptance(CLI::App& root);

@@ -263,7 +263,7 @@ Result<CollectiveTraffic> collective_traffic(const Fabric& fab, const Plan& plan
 
 Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& plan, Op op,
                                                const std::vector<std::vector<int>>& groups,
-                                               std::optional<LoadBalancing> lb) {
+                                               std::optional<LoadBalancing> lb, LinkLoad* keep) {
   GroupCollective gc;
   gc.op_ = op;
   if (groups.empty() || groups[0].size() < 2)
@@ -350,7 +350,8 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
     }
   }
   AlgorithmModel m;
-  solve_flows(fab, fs, cap, kPayload, m);
+  solve_flows(fab, fs, cap, kPayload, m, keep);
+  if (keep) keep->payload_bytes = kPayload;
   gc.seconds_per_byte_ = m.seconds_per_byte;
   gc.bottleneck_ = m.bottleneck;
   gc.domains_ = domains_max;

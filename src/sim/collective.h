@@ -127,10 +127,12 @@ class GroupCollective {
  public:
   /// `groups` lists GPU ids (Fabric numbering) in ring order. For kSendRecv each group is a
   /// pair {from, to}. Groups that lie inside one scale-up domain are simulated for the first
-  /// such domain only (they are alike and do not meet on shared links).
+  /// such domain only (they are alike and do not meet on shared links). With `keep`, the flows'
+  /// traffic per link is added to it (for kPayload bytes of payload, flow_builder.h).
   static Result<GroupCollective> build(const Fabric& fabric, const Plan& plan, Op op,
                                        const std::vector<std::vector<int>>& groups,
-                                       std::optional<LoadBalancing> load_balancing = {});
+                                       std::optional<LoadBalancing> load_balancing = {},
+                                       LinkLoad* keep = nullptr);
   /// Seconds for one collective of `bytes` (nccl-tests size) in every group, the best
   /// protocol chosen.
   double seconds(double bytes) const;

@@ -74,6 +74,17 @@ struct WhatIfResult {
   std::shared_ptr<const WhatIfLinks> links;  ///< with WhatIfOptions::links
 };
 
+/// The scenario's fabric alone, for a command that runs its own workload on it (replay): other
+/// NICs (WhatIfOptions::nic), failed and degraded parts (fail, degrade), as what_if() builds its
+/// scenario; grow and slow are not applied.
+struct ScenarioFabric {
+  Plan plan;
+  Fabric fabric;
+  std::vector<std::string> changes;
+};
+Result<ScenarioFabric> scenario_fabric(const Spec& spec, const Catalog& catalog, const Plan& plan,
+                                       const WhatIfOptions& options);
+
 Result<WhatIfResult> what_if(const Spec& spec, const Catalog& catalog, const Plan& plan,
                              const WhatIfOptions& options);
 

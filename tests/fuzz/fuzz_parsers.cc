@@ -3,6 +3,7 @@
 // throwing.
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "verify/acceptance.h"
 #include "verify/diagnose.h"
 #include "verify/parsers.h"
+#include "verify/trace_readers.h"
 
 namespace {
 
@@ -52,6 +54,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gf::parse_ethtool(t, "f");
   (void)gf::parse_ip_link(t, "f");
   (void)gf::parse_perfquery(t, "f");
+  // The replay's streaming readers, and the replay of what they read on the small plan.
+  {
+    std::istringstream a(t), b(t);
+    auto k = gf::read_kineto_trace(a, "f", 1 << 20);
+    auto n = gf::read_nccl_coll_log(b, "f", 1 << 20);
+    (void)gf::detect_trace_kind(t);
+    static const gf::Fabric fabric = gf::Fabric::build(p.plan, p.catalog);
+    if (k) (void)gf::replay_step({*k}, p.plan, fabric, {});
+    if (n) (void)gf::replay_step(*n, p.plan, fabric, {});
+  }
   if (auto np = gf::parse_netplan(t, "f"))  // the lab reads (possibly hand-edited) netplan files
     for (const auto& i : *np) (void)gf::netplan_ip_commands("ns", i);
   gf::ToolOutput o{"f", t, gf::detect_output_kind(t)};
