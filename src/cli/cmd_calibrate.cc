@@ -38,12 +38,13 @@ int run_fit(const CalibrateFlags& f) {
     errs.push_back(Diagnostic::flag("CSV", "a calibration CSV and --fit are not read together",
                                     "give either the CSV or --fit FILE..."));
   if (f.spec.empty())
-    errs.push_back(Diagnostic::flag("--spec", "--fit needs the spec of the cluster the runs "
-                                              "were taken on",
+    errs.push_back(Diagnostic::flag("--spec",
+                                    "--fit needs the spec of the cluster the runs "
+                                    "were taken on",
                                     "add --spec SPEC"));
   if (f.out.empty())
-    errs.push_back(Diagnostic::flag("-o", "--fit writes a profile: name its file",
-                                    "add -o profile.yaml"));
+    errs.push_back(
+        Diagnostic::flag("-o", "--fit writes a profile: name its file", "add -o profile.yaml"));
   FitOptions o;
   o.nodes = f.nodes;
   o.gpus_per_node = f.gpus_per_node;
@@ -84,12 +85,12 @@ int run(const CalibrateFlags& f) {
   if (f.csv.empty())
     return fail({Diagnostic::flag("CSV", "give a calibration CSV, or --fit FILE... --spec SPEC",
                                   "e.g. gpufabric calibrate data/calibration/nccl-public.csv")});
-  for (const auto& [given, flag] :
-       {std::pair{!f.spec.empty(), "--spec"}, {!f.out.empty(), "-o"},
-        {f.nodes != 0, "--nodes"}, {f.gpus_per_node != 0, "--gpus-per-node"},
-        {f.algo != "auto", "--algo"}})
-    if (given)
-      return fail({Diagnostic::flag(flag, "only read with --fit", "add --fit FILE...")});
+  for (const auto& [given, flag] : {std::pair{!f.spec.empty(), "--spec"},
+                                    {!f.out.empty(), "-o"},
+                                    {f.nodes != 0, "--nodes"},
+                                    {f.gpus_per_node != 0, "--gpus-per-node"},
+                                    {f.algo != "auto", "--algo"}})
+    if (given) return fail({Diagnostic::flag(flag, "only read with --fit", "add --fit FILE...")});
   auto text = read_file_bounded(f.csv, kMaxSpecBytes);
   if (!text) return fail(text.errors());
   if (is_training_csv(*text)) {
@@ -146,8 +147,8 @@ Command add_calibrate(CLI::App& root) {
       ->check(CLI::Range(1, kMaxFlagGpusPerNode));
   complete_with(
       a->add_option("--algo", f->algo,
-                    "with --fit: auto | ring | tree | nvls | nvls_tree | collnet | pat | p2p, the "
-                    "NCCL_ALGO every run was forced to (auto: each file's NCCL_ALGO line, else "
+                    "auto | ring | tree | nvls | nvls_tree | collnet | pat | p2p (with --fit: the "
+                    "NCCL_ALGO every run was forced to; auto: each file's NCCL_ALGO line, else "
                     "NCCL's choice)")
           ->capture_default_str(),
       [] {

@@ -48,8 +48,8 @@ Result<CalibrationProfile> parse_calibration_profile(const std::string& text,
                           "write it with gpufabric calibrate --fit FILE... -o profile.yaml");
   if (!r.expect_map(root, "")) return r.errors();
   r.check_keys(root, "",
-               {"profile", "cluster", "fitted_on", "factors", "not_fitted", "fit", "cross_validation",
-                "note"});
+               {"profile", "cluster", "fitted_on", "skipped", "factors", "not_fitted", "fit",
+                "cross_validation", "note"});
   const YAML::Node f = child(root, "factors");
   if (!f.IsDefined()) {
     r.error(root, "factors", "missing required section",
@@ -61,9 +61,9 @@ Result<CalibrationProfile> parse_calibration_profile(const std::string& text,
     return p;
   }
   if (!r.expect_map(f, "factors")) return r.errors();
-  r.check_keys(f, "factors",
-               {"scaleup_efficiency", "network_efficiency", "network_step_latency_us",
-                "algorithms"});
+  r.check_keys(
+      f, "factors",
+      {"scaleup_efficiency", "network_efficiency", "network_step_latency_us", "algorithms"});
   p.scaleup_efficiency =
       bounded(r, f, "scaleup_efficiency", "factors", kMinProfileEfficiency, kMaxProfileEfficiency,
               "an efficiency (the share of the NVLink rate Simple reaches)");

@@ -50,8 +50,8 @@ std::optional<Op> op_of(const NcclTestsRun& run, const std::string& file) {
   if (!run.collective.empty()) return parse_op(run.collective);
   const std::string name = std::filesystem::path(file).filename().string();
   // Longest names first, so that all_reduce is not read as reduce.
-  for (const char* n :
-       {"reduce_scatter", "all_reduce", "all_gather", "alltoall", "broadcast", "sendrecv", "reduce"})
+  for (const char* n : {"reduce_scatter", "all_reduce", "all_gather", "alltoall", "broadcast",
+                        "sendrecv", "reduce"})
     if (name.find(n) != std::string::npos) return parse_op(n);
   return std::nullopt;
 }
@@ -159,8 +159,8 @@ class Predictor {
         const SizeResult s = m->at(r.rows[k].bytes);
         out[i][k] = s.time_us;
         if (ran)
-          (*ran)[i][k] = fmt::format("{}/{}", algorithm_name(s.algorithm),
-                                     protocol_name(s.protocol));
+          (*ran)[i][k] =
+              fmt::format("{}/{}", algorithm_name(s.algorithm), protocol_name(s.protocol));
       }
     }
     return {};
@@ -201,7 +201,7 @@ struct CoreFit {
 // model's values), then their values by coordinate descent, each by golden-section search over
 // its range (log scale for the multiplying ones). `near`: a fit of most of the same points (the
 // cross-validation's folds start from the full fit) searched within kWarmSpan of it.
-constexpr double kWarmSpan = 1.6;         // a factor either way; latency: kWarmSpanUs
+constexpr double kWarmSpan = 1.6;  // a factor either way; latency: kWarmSpanUs
 constexpr double kWarmSpanUs = 10;
 Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
                          const std::vector<ObjPoint>& pts, const Theta* near = nullptr) {
@@ -239,9 +239,10 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
         continue;
       }
       if (a == reference) {
-        f.why[i] = fmt::format("{} is the reference algorithm: the link efficiencies are "
-                               "measured through it",
-                               a);
+        f.why[i] = fmt::format(
+            "{} is the reference algorithm: the link efficiencies are "
+            "measured through it",
+            a);
         continue;
       }
     }
@@ -334,8 +335,7 @@ std::vector<FitErrorGroup> error_groups(const std::vector<FitRun>& runs,
   for (const auto& p : pts) {
     const double sim = p.*predicted;
     if (!(sim > 0) || !std::isfinite(sim)) continue;
-    const int b =
-        static_cast<int>(std::find(bands.begin(), bands.end(), p.band) - bands.begin());
+    const int b = static_cast<int>(std::find(bands.begin(), bands.end(), p.band) - bands.begin());
     const double e = p.band == "small"
                          ? std::max(sim / p.measured_time_us, p.measured_time_us / sim)
                          : std::fabs(p.measured_time_us / sim - 1);
@@ -354,20 +354,25 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
                                           const FitOptions& o) {
   std::vector<FitRun> runs;
   std::vector<Diagnostic> errs;
+  const std::string hint =
+      "give the stdout of all_reduce_perf, all_gather_perf, ... as it printed it";
   for (const auto& f : files) {
-    if (f.kind != OutputKind::kNcclTests) {
+    if (f.kind != OutputKind::kNcclTests && f.kind != OutputKind::kUnknown) {
       errs.push_back(Diagnostic::in_file(
           f.file, "",
-          f.kind == OutputKind::kUnknown
-              ? std::string("not a nccl-tests output (no 'size count type redop' table)")
-              : fmt::format("this is {} output; calibrate --fit reads nccl-tests outputs",
-                            output_kind_name(f.kind)),
-          "give the stdout of all_reduce_perf, all_gather_perf, ... as it printed it"));
+          fmt::format("this is {} output; calibrate --fit reads nccl-tests outputs",
+                      output_kind_name(f.kind)),
+          hint));
       continue;
     }
+    // A table without nccl-tests' banner (a log cut to its table) is read if it parses.
     auto parsed = parse_nccl_tests(f.text, f.file);
     if (!parsed) {
-      errs.insert(errs.end(), parsed.errors().begin(), parsed.errors().end());
+      if (f.kind == OutputKind::kUnknown)
+        errs.push_back(Diagnostic::in_file(
+            f.file, "", "not a nccl-tests output (no 'size count type redop' table)", hint));
+      else
+        errs.insert(errs.end(), parsed.errors().begin(), parsed.errors().end());
       continue;
     }
     FitRun r;
@@ -376,9 +381,8 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
     if (!op) {
       errs.push_back(Diagnostic::in_file(
           f.file, "",
-          parsed->collective.empty()
-              ? "the output does not say which collective it ran"
-              : fmt::format("unknown collective '{}'", parsed->collective),
+          parsed->collective.empty() ? "the output does not say which collective it ran"
+                                     : fmt::format("unknown collective '{}'", parsed->collective),
           "keep the '# Collective test starting: X_perf' line, or name the file after the "
           "test (all_gather_perf.out)"));
       continue;
@@ -402,22 +406,23 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
     if (hosts > 0) {
       r.nodes = hosts;
       if (parsed->ranks % hosts != 0) {
-        errs.push_back(Diagnostic::in_file(
-            f.file, "",
-            fmt::format("{} ranks on {} hosts: not the same GPUs on every node", parsed->ranks,
-                        hosts),
-            "calibrate on runs that use every GPU of each node"));
+        errs.push_back(
+            Diagnostic::in_file(f.file, "",
+                                fmt::format("{} ranks on {} hosts: not the same GPUs on every node",
+                                            parsed->ranks, hosts),
+                                "calibrate on runs that use every GPU of each node"));
         continue;
       }
       r.gpus_per_node = parsed->ranks / hosts;
     } else {
       r.gpus_per_node = o.gpus_per_node > 0 ? o.gpus_per_node : plan.gpus_per_node;
-      r.nodes = o.nodes > 0                 ? o.nodes
-                : parsed->ranks > 0         ? std::max(1, parsed->ranks / r.gpus_per_node)
-                                            : 0;
+      r.nodes = o.nodes > 0         ? o.nodes
+                : parsed->ranks > 0 ? std::max(1, parsed->ranks / r.gpus_per_node)
+                                    : 0;
       if (r.nodes == 0) {
         errs.push_back(Diagnostic::in_file(
-            f.file, "", "the output has no rank lines ('# Rank N ... on HOST'): its nodes are unknown",
+            f.file, "",
+            "the output has no rank lines ('# Rank N ... on HOST'): its nodes are unknown",
             "give --nodes N (and --gpus-per-node if not the spec's)"));
         continue;
       }
@@ -465,10 +470,44 @@ Result<std::vector<double>> predict_runs(const Plan& plan, const Catalog& catalo
 }
 
 Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
-                                  const std::vector<FitRun>& runs, const FitOptions& o) {
+                                  const std::vector<FitRun>& given, const FitOptions& o) {
   FitResult res;
+  // A run forced to an algorithm the model does not run for its collective (all_gather NVLS,
+  // CollNet Chain, ...) is left out and listed, not approximated by another algorithm.
+  std::vector<FitRun> runs;
+  {
+    const Fabric fabric = Fabric::build(plan, catalog);
+    for (const auto& r : given) {
+      if (r.algorithm) {
+        SimOptions so;
+        so.op = r.op;
+        so.algorithm = r.algorithm;
+        so.nodes = r.nodes;
+        so.calibration = CalibrationProfile{};
+        auto m = CollectiveModel::build(fabric, plan, so);
+        if (!m) {
+          std::vector<Diagnostic> errs;
+          for (const auto& e : m.errors())
+            errs.push_back(Diagnostic::in_file(r.file, "", e.message, e.hint));
+          return errs;
+        }
+        std::string why;
+        for (const auto& a : m->algorithms())
+          if (a.algorithm == *r.algorithm && !a.available) why = a.unavailable_reason;
+        if (!why.empty()) {
+          res.skipped.push_back({r.file, fmt::format("{} {} is not simulated: {}", op_name(r.op),
+                                                     algorithm_name(*r.algorithm), why)});
+          continue;
+        }
+      }
+      runs.push_back(r);
+    }
+  }
+  if (runs.empty())
+    return Diagnostic::flag("--fit", "no run the model can simulate: " + res.skipped.front().why,
+                            "give runs of the collectives and algorithms gpufabric models");
   res.runs = runs;
-  Predictor pr(plan, catalog, runs);
+  Predictor pr(plan, catalog, res.runs);
   const std::vector<bool> all(runs.size(), true);
   for (std::size_t i = 0; i < runs.size(); ++i)
     for (std::size_t k = 0; k < runs[i].rows.size(); ++k) {
@@ -518,15 +557,16 @@ Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
     if (i >= kFirstAlgorithm && !full->theta.fitted[i] &&
         full->why[i].rfind("no fitted point runs", 0) == 0)
       continue;
-    res.parameters.push_back({param_name(i), model.v[i], full->theta.v[i], full->theta.fitted[i],
-                              full->why[i]});
+    res.parameters.push_back(
+        {param_name(i), model.v[i], full->theta.v[i], full->theta.fitted[i], full->why[i]});
   }
   std::vector<std::vector<std::string>> ran;
   if (auto e = fill(res.profile, &FitPoint::fitted_time_us, &ran); !e.empty()) return e;
   {
     std::size_t n = 0;
     for (std::size_t i = 0; i < runs.size(); ++i)
-      for (std::size_t k = 0; k < runs[i].rows.size(); ++k, ++n) res.points[n].algorithm = ran[i][k];
+      for (std::size_t k = 0; k < runs[i].rows.size(); ++k, ++n)
+        res.points[n].algorithm = ran[i][k];
   }
 
   // Cross-validation: each file left out in turn, or k folds over the points of one file.
@@ -584,8 +624,9 @@ std::string yaml_quoted(const std::string& s) {
 std::string groups_yaml(const std::vector<FitErrorGroup>& gs, const std::string& indent) {
   std::string s;
   for (const auto& g : gs)
-    s += fmt::format("{}- {{collective: {}, band: {}, points: {}, median: {:.4f}, worst: {:.4f}}}\n",
-                     indent, g.collective, g.band, g.points, g.median, g.worst);
+    s +=
+        fmt::format("{}- {{collective: {}, band: {}, points: {}, median: {:.4f}, worst: {:.4f}}}\n",
+                    indent, g.collective, g.band, g.points, g.median, g.worst);
   if (gs.empty()) s += indent + "[]\n";
   return s;
 }
@@ -594,7 +635,8 @@ std::string groups_yaml(const std::vector<FitErrorGroup>& gs, const std::string&
 
 std::string fit_profile_yaml(const FitResult& r, const Plan& plan, const std::string& spec) {
   std::string s =
-      "# gpufabric calibration profile, written by `gpufabric calibrate --fit`: the factors of the\n"
+      "# gpufabric calibration profile, written by `gpufabric calibrate --fit`: the factors of "
+      "the\n"
       "# simulator's model measured on this cluster's nccl-tests outputs. A spec applies it with\n"
       "# `calibration: <this file>` (path relative to the spec); simulate, check, step and\n"
       "# what-if then use it. Only `factors:` is read back; the rest reports the fit.\n"
@@ -610,6 +652,11 @@ std::string fit_profile_yaml(const FitResult& r, const Plan& plan, const std::st
                      yaml_quoted(run.file), op_name(run.op),
                      run.algorithm ? algorithm_name(*run.algorithm) : "auto", run.nodes,
                      run.rows.size());
+  if (!r.skipped.empty()) {
+    s += "skipped:\n";
+    for (const auto& k : r.skipped)
+      s += fmt::format("  - {{file: {}, why: {}}}\n", yaml_quoted(k.file), yaml_quoted(k.why));
+  }
   s += "factors:\n";
   bool any = false, any_algo = false;
   for (const auto& p : r.parameters) {
@@ -640,9 +687,10 @@ std::string fit_profile_yaml(const FitResult& r, const Plan& plan, const std::st
   if (none) s += "  []\n";
   s += "fit:  # error of the fitted profile on the points it was fitted on (small: time ratio; "
        "else |busbw error|)\n";
-  s += fmt::format("  objective: {{before: {:.5f}, after: {:.5f}}}  # mean squared log time "
-                   "error of the large and small points\n",
-                   r.objective_before, r.objective_after);
+  s += fmt::format(
+      "  objective: {{before: {:.5f}, after: {:.5f}}}  # mean squared log time "
+      "error of the large and small points\n",
+      r.objective_before, r.objective_after);
   s += "  groups:\n" + groups_yaml(r.fit_errors, "    ");
   s += "cross_validation:  # error on points the fit did not see\n";
   s += fmt::format("  method: {}\n", yaml_quoted(r.cv_method));
@@ -673,6 +721,7 @@ std::string fit_text(const FitResult& r) {
                      cell(find(r.model_errors)), cell(f), cell(find(r.cv_errors)));
   }
   s += fmt::format("\nCross-validation: {}\n", r.cv_method);
+  for (const auto& k : r.skipped) s += fmt::format("Skipped: {}: {}\n", k.file, k.why);
   return s;
 }
 
@@ -709,7 +758,11 @@ nlohmann::json fit_json(const FitResult& r) {
                       {"cv_time_us", p.cv_time_us},
                       {"algorithm", p.algorithm},
                       {"in_objective", p.in_objective}});
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const auto& k : r.skipped)
+    skipped.push_back({{"file", utf8_or_replacement(k.file)}, {"why", k.why}});
   return {{"parameters", params},
+          {"skipped", skipped},
           {"cross_validation", r.cv_method},
           {"objective_before", r.objective_before},
           {"objective_after", r.objective_after},

@@ -41,9 +41,9 @@ const char* fit_band(double bytes);
 
 /// A model term is fitted only where the data depend on it: moving it by the probe below changes
 /// the predicted time of some fitted point by at least kFitSensitivity.
-constexpr double kFitProbeFactor = 0.9;      ///< an efficiency or factor times 0.9
-constexpr double kFitProbeLatencyUs = 2.0;   ///< a per-step latency plus 2 us
-constexpr double kFitSensitivity = 0.02;     ///< 2 % of the predicted time
+constexpr double kFitProbeFactor = 0.9;     ///< an efficiency or factor times 0.9
+constexpr double kFitProbeLatencyUs = 2.0;  ///< a per-step latency plus 2 us
+constexpr double kFitSensitivity = 0.02;    ///< 2 % of the predicted time
 /// Fewest fitted points (large or small) a term needs.
 constexpr int kFitMinPoints = 1;
 
@@ -86,9 +86,15 @@ struct FitErrorGroup {
   double median = 0, worst = 0;
 };
 
+/// A run left out of the fit, and why.
+struct FitSkipped {
+  std::string file, why;
+};
+
 struct FitResult {
   CalibrationProfile profile;
-  std::vector<FitRun> runs;
+  std::vector<FitRun> runs;         ///< the runs fitted (those given, less the skipped)
+  std::vector<FitSkipped> skipped;  ///< forced to an algorithm the model does not run
   std::vector<FitPoint> points;
   std::vector<FitParameter> parameters;
   std::vector<FitErrorGroup> model_errors, fit_errors, cv_errors;
