@@ -703,6 +703,33 @@ TEST(CliCalibrate, FitWritesAProfileThatASpecApplies) {
   fs::remove_all(dir);
 }
 
+// The spec's calibration: reaches step and what-if too: scale-out links at half the model's
+// efficiency slow the step's exposed communication and the alltoall (NIC-bound) what-if reports.
+TEST(CliCalibrate, TheProfileReachesStepAndWhatIf) {
+  const fs::path dir = temp_dir("calfit-step");
+  fs::create_directories(dir);
+  std::ifstream in(fs::path(GPUFABRIC_SOURCE_DIR) / "examples/seed-70b-1024.yaml");
+  std::stringstream spec;
+  spec << in.rdbuf();
+  std::ofstream(dir / "half.yaml") << "factors: {network_efficiency: 0.47}\n";
+  std::ofstream(dir / "plain.yaml") << spec.str();
+  std::ofstream(dir / "half-spec.yaml") << spec.str() << "calibration: half.yaml\n";
+  auto step = [&](const char* name) {
+    CmdResult r = gpufabric("step " + (dir / name).string() + " --json --no-sensitivity");
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
+    return nlohmann::json::parse(r.out)["exposed_comm_s"].get<double>();
+  };
+  auto alltoall = [&](const char* name) {
+    CmdResult r = gpufabric("what-if " + (dir / name).string() + " --grow nodes=+8 --json");
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
+    return nlohmann::json::parse(r.out)["baseline"]["collectives"]["alltoall"]["busbw_gbs"]
+        .get<double>();
+  };
+  EXPECT_GT(step("half-spec.yaml"), 1.2 * step("plain.yaml"));
+  EXPECT_NEAR(alltoall("half-spec.yaml") / alltoall("plain.yaml"), 0.5, 0.05);
+  fs::remove_all(dir);
+}
+
 // A row whose set is neither fit nor test: exit 2, the file, line and key, no output.
 TEST(CliCalibrate, ABadSetIsBadInput) {
   const fs::path csv = write_temp(
