@@ -680,12 +680,17 @@ TEST(CliCalibrate, FitWritesAProfileThatASpecApplies) {
   auto busbw = [&](const std::string& spec) {
     CmdResult s = gpufabric("simulate " + spec + args);
     EXPECT_EQ(s.code, 0) << s.err;
-    return nlohmann::json::parse(s.out)["results"][0]["busbw_gbs"].get<double>();
+    auto j = nlohmann::json::parse(s.out);
+    // Only a calibrated run names its profile; the others' JSON is as before.
+    EXPECT_EQ(j.contains("calibration"), spec.find("cluster.yaml") != std::string::npos);
+    return j["results"][0]["busbw_gbs"].get<double>();
   };
   const double measured = 26.13;  // the file's 268435456-byte row
   const double model = busbw(cluster), calibrated = busbw((dir / "cluster.yaml").string());
   EXPECT_GT(std::fabs(model / measured - 1), 0.5) << model;
   EXPECT_NEAR(calibrated / measured, 1, 0.05) << calibrated;
+  CmdResult table = gpufabric("simulate " + (dir / "cluster.yaml").string() + " --op sendrecv");
+  EXPECT_NE(table.out.find("# calibrated by " + prof.string()), std::string::npos) << table.out;
   // The text report names every factor and the cross-validation.
   CmdResult text = gpufabric("calibrate --fit " + run + " --spec " + cluster + " -o " +
                              (dir / "p2.yaml").string());
