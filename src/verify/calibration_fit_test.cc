@@ -153,6 +153,7 @@ TEST(CalibrationFit, RecoversPlantedFactors) {
       "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband}\n");
   PlannedSpec ps = planned(spec.string());
   CalibrationProfile truth;
+  truth.scaleup_efficiency = 0.74;
   truth.network_efficiency = 0.81;
   truth.network_step_latency_us = 6;
   truth.algorithm_factor[static_cast<int>(Algorithm::kTree)] = 0.87;
@@ -160,7 +161,8 @@ TEST(CalibrationFit, RecoversPlantedFactors) {
   for (auto [op, algo, nodes] : {std::tuple{Op::kAllReduce, Algorithm::kRing, 8},
                                  {Op::kAllReduce, Algorithm::kRing, 4},
                                  {Op::kAllGather, Algorithm::kRing, 8},
-                                 {Op::kAllReduce, Algorithm::kTree, 8}}) {
+                                 {Op::kAllReduce, Algorithm::kTree, 8},
+                                 {Op::kAllGather, Algorithm::kRing, 1}}) {
     FitRun r;
     r.file = fmt::format("{}-{}-{}.out", op_name(op), algorithm_name(algo), nodes);
     r.op = op;
@@ -179,13 +181,16 @@ TEST(CalibrationFit, RecoversPlantedFactors) {
   ASSERT_TRUE(f) << f.errors().front().message;
   ASSERT_TRUE(f->profile.network_efficiency);
   EXPECT_NEAR(*f->profile.network_efficiency, 0.81, 0.81 * 0.01);
+  // NVLink is told apart by the one-node run alone.
+  ASSERT_TRUE(f->profile.scaleup_efficiency);
+  EXPECT_NEAR(*f->profile.scaleup_efficiency, 0.74, 0.74 * 0.01);
   EXPECT_NEAR(f->profile.network_step_latency_us, 6, 0.5);
   EXPECT_NEAR(f->profile.algorithm_factor[static_cast<int>(Algorithm::kTree)], 0.87, 0.87 * 0.01);
   // Ring is the reference: its factor stays the model's.
   EXPECT_EQ(f->profile.algorithm_factor[static_cast<int>(Algorithm::kRing)], 1.0);
   EXPECT_LT(f->objective_after, 1e-4);
   EXPECT_GT(f->objective_before, 10 * f->objective_after);
-  EXPECT_EQ(f->cv_method, "leave-one-file-out (4 files)");
+  EXPECT_EQ(f->cv_method, "leave-one-file-out (5 files)");
   for (const auto& p : f->points) EXPECT_GT(p.cv_time_us, 0);
 }
 
