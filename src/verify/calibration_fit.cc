@@ -611,7 +611,9 @@ Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
 
 namespace {
 
-std::string yaml_quoted(const std::string& s) {
+// A double-quoted YAML scalar of `s` (a file name need not be UTF-8; the profile must read back).
+std::string yaml_quoted(const std::string& raw) {
+  const std::string s = utf8_or_replacement(raw);
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';

@@ -192,6 +192,15 @@ TEST(CalibrationFit, RecoversPlantedFactors) {
   EXPECT_GT(f->objective_before, 10 * f->objective_after);
   EXPECT_EQ(f->cv_method, "leave-one-file-out (5 files)");
   for (const auto& p : f->points) EXPECT_GT(p.cv_time_us, 0);
+  // The profile it writes reads back as the same factors, whatever the files are called.
+  f->runs[0].file = "odd \"name\"\xff.out";
+  auto back = parse_calibration_profile(fit_profile_yaml(*f, ps.plan, spec.string()), "p.yaml");
+  ASSERT_TRUE(back) << back.errors().front().message;
+  EXPECT_NEAR(*back->network_efficiency, *f->profile.network_efficiency, 1e-4);
+  EXPECT_NEAR(*back->scaleup_efficiency, *f->profile.scaleup_efficiency, 1e-4);
+  EXPECT_NEAR(back->network_step_latency_us, f->profile.network_step_latency_us, 1e-4);
+  EXPECT_NEAR(back->algorithm_factor[static_cast<int>(Algorithm::kTree)],
+              f->profile.algorithm_factor[static_cast<int>(Algorithm::kTree)], 1e-4);
 }
 
 // The validation the issue asks for: fitted on one collective's runs of one cluster (all_reduce
