@@ -162,6 +162,35 @@ expect 2 "unknown.txt: error: not a result check can read: expected the output o
 expect 2 "error: RESULTS: holds none of the results the acceptance runbook names" \
   "$bin" check "$good" "$work"
 
+echo "== calibration profiles and calibrate --fit"
+fixtures=$src/tests/data/calfit
+{ small; printf 'calibration: prof.yaml\n'; } > calibrated.yaml
+printf 'factors:\n  network_efficiency: 1.5\n' > prof.yaml
+expect 2 "prof.yaml:2:23: error: factors.network_efficiency: an efficiency .* must lie in \\[0.05, 1\\]" \
+  "$bin" simulate calibrated.yaml
+printf 'factors:\n  algorithms: {trees: 0.9}\n' > prof.yaml
+expect 2 "prof.yaml:2:.*factors.algorithms.trees.*did you mean 'tree'" "$bin" step calibrated.yaml
+printf 'factors: {a: [}\n' > prof.yaml
+expect 2 "prof.yaml:1:.*error" "$bin" what-if calibrated.yaml --grow nodes=+1
+rm prof.yaml
+expect 2 "calibrated.yaml:2:.*error: calibration: calibration profile '.*prof.yaml': cannot read" \
+  "$bin" check calibrated.yaml "$src/tests/data/outputs/nccl-tests-2node-allreduce.txt"
+{ small; printf 'calibration: /dev/zero\n'; } > devzero-profile.yaml
+expect 2 "calibration profile '/dev/zero': .*past the limit" "$bin" plan devzero-profile.yaml
+small > small4.yaml
+mkdir -p fitout && echo keep > fitout/p.yaml
+snapshot fitout
+expect 2 "error: --spec: --fit needs the spec" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-2n.out" -o fitout/p.yaml
+expect 2 "error: -o: --fit writes a profile" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-2n.out" --spec "$fixtures/flapping-airplanes.yaml"
+expect 2 "error: --algo: unknown algorithm 'rong'" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-2n.out" --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml --algo rong
+expect 2 "big.yaml: error: .*at most" "$bin" calibrate --fit big.yaml --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml
+expect 2 "devzero-catalog.yaml: error: not a nccl-tests output" "$bin" calibrate --fit devzero-catalog.yaml --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml
+expect 2 "the run used 64 nodes; the spec has 4" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-64n.out" --spec small4.yaml -o fitout/p.yaml
+expect 2 "error: --folds: .*" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-2n.out" --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml --folds 1
+expect 2 "error: --spec: only read with --fit" "$bin" calibrate "$src/data/calibration/nccl-public.csv" --spec x.yaml
+expect 2 "error: CSV: give a calibration CSV, or --fit" "$bin" calibrate
+unchanged fitout
+
 echo "== outputs are all-or-nothing"
 mkdir -p lk/links.csv
 snapshot lk

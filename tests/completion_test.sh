@@ -66,7 +66,7 @@ help_values() {  # help_values CMD FLAG: the "a | b | c" list in FLAG's descript
     sed -E 's/\([^)]*\)//g; s/.*: //' | tr -d '|' | xargs -n1 | sort | tr '\n' ' ' | sed 's/ $//'
 }
 for cv in "simulate --op" "simulate --algo" "simulate --proto" "simulate --load-balancing" \
-          "estimate --precision" "estimate --collective"; do
+          "estimate --precision" "estimate --collective" "calibrate --algo"; do
   read -r cmd flag <<<"$cv"
   want=$(help_values "$cmd" "$flag")
   [ -n "$want" ] || fail "no values in $cmd --help for $flag"
@@ -116,6 +116,11 @@ for v in $(complete_words simulate x --engine ''); do accepted simulate examples
 for v in $(complete_words estimate --precision ''); do accepted estimate --params 70B --gpus 8 --link 400G --precision "$v"; done
 for v in $(complete_words estimate --collective ''); do accepted estimate --params 70B --gpus 8 --link 400G --collective "$v"; done
 for v in $(complete_words estimate --nic ''); do accepted estimate --params 70B --gpus 8 --nic "$v"; done
+for v in $(complete_words calibrate --algo ''); do
+  accepted calibrate --fit tests/data/calfit/nccl-sendrecv-8node-79941.out \
+    --spec tests/data/calfit/use3a-ss.yaml -o /nonexistent-dir/p.yaml --algo "$v"
+done
+expect "--fit --folds" calibrate --f
 for v in $(complete_words what-if x --nic ''); do accepted what-if examples/roce-lab-16.yaml --bytes 1M --nic "$v"; done
 for v in $(complete_words replay x --load-balancing ''); do accepted replay tests/data/replay/kineto-one-allreduce.json --spec tests/data/replay/two-nodes.yaml --load-balancing "$v"; done
 

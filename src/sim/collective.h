@@ -24,6 +24,9 @@ struct SimOptions {
   std::optional<LoadBalancing> load_balancing;  ///< nullopt: the plan's
   std::optional<NcclRelease> nccl;              ///< nullopt: the plan's (cluster.nccl)
   uint64_t seed = 1;                            ///< ECMP hash seed
+  /// The cluster's measured factors (spec calibration:); nullopt: the plan's. calibrate --fit
+  /// sets it to try each candidate on one plan.
+  std::optional<CalibrationProfile> calibration;
   /// Memory the flows of one algorithm may take, bytes (0: no limit); beyond it build returns
   /// an error with the figure instead of exhausting the machine.
   size_t memory_budget_bytes = 0;
@@ -84,6 +87,11 @@ class CollectiveModel {
   LoadBalancing load_balancing() const { return load_balancing_; }
   /// The traffic per link of SimOptions::link_load_of; nullptr when none was kept.
   const LinkLoad* link_load() const { return link_load_ ? &*link_load_ : nullptr; }
+  /// The calibration profile the costs use (SimOptions::calibration, else the plan's).
+  const CalibrationProfile& calibration() const { return profile_; }
+  /// Takes `p`'s algorithm factors and network step latency without simulating the flows again
+  /// (calibrate --fit tries many); the link efficiencies stay those the model was built with.
+  void recalibrate(const CalibrationProfile& p);
 
  private:
   /// The communicator `a` runs on, for NCCL's cost terms (nccl_cost.h).
@@ -103,6 +111,7 @@ class CollectiveModel {
   std::vector<AlgorithmModel> models_;
   LoadBalancing load_balancing_ = LoadBalancing::kEcmp;
   std::optional<LinkLoad> link_load_;
+  CalibrationProfile profile_;
 };
 
 /// One collective's traffic per link: the algorithm NCCL picks at a size (as `model`, built with
@@ -153,6 +162,7 @@ class GroupCollective {
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::string bottleneck_;
+  CalibrationProfile profile_;  ///< the plan's
   Algorithm algorithm() const;
   CostShape cost_shape() const;
 };

@@ -1,6 +1,6 @@
-// libFuzzer target: every tool-output parser (and the lab's netplan reader) takes any bytes
-// without crashing, and what diagnose and check make of them renders as JSON (--json) without
-// throwing.
+// libFuzzer target: every tool-output parser (and the lab's netplan reader, the calibration
+// profile's reader and calibrate --fit's reading of a run) takes any bytes without crashing, and
+// what diagnose and check make of them renders as JSON (--json) without throwing.
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -10,7 +10,9 @@
 #include "lab/netplan.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
+#include "spec/calibration_profile.h"
 #include "verify/acceptance.h"
+#include "verify/calibration_fit.h"
 #include "verify/diagnose.h"
 #include "verify/parsers.h"
 #include "verify/trace_readers.h"
@@ -64,6 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (k) (void)gf::replay_step({*k}, p.plan, fabric, {});
     if (n) (void)gf::replay_step(*n, p.plan, fabric, {});
   }
+  (void)gf::parse_calibration_profile(t, "f");  // a spec's calibration: file
   if (auto np = gf::parse_netplan(t, "f"))  // the lab reads (possibly hand-edited) netplan files
     for (const auto& i : *np) (void)gf::netplan_ip_commands("ns", i);
   gf::ToolOutput o{"f", t, gf::detect_output_kind(t)};
@@ -72,6 +75,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)gf::findings_json(*r).dump(2);
   if (auto r = gf::check_measurements(p.plan, p.catalog, {o}, 0.15))
     (void)gf::check_json(*r).dump(2);
+  // calibrate --fit's reading of the run (collective, NCCL_ALGO, nodes), with and without flags.
+  (void)gf::read_fit_runs(p.plan, {o}, {});
+  gf::FitOptions fo;
+  fo.nodes = 2;
+  (void)gf::read_fit_runs(p.plan, {o}, fo);
   // A results folder with these bytes where the acceptance runbook puts each kind of file.
   std::vector<gf::ResultFile> folder;
   for (const char* path :
