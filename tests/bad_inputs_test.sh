@@ -194,6 +194,35 @@ expect 2 "unknown.txt: error: not a result check can read: expected the output o
 expect 2 "error: RESULTS: holds none of the results the acceptance runbook names" \
   "$bin" check "$good" "$work"
 
+echo "== calibration profiles and calibrate --fit"
+fixtures=$src/tests/data/calfit
+{ small; printf 'calibration: prof.yaml\n'; } > calibrated.yaml
+printf 'factors:\n  network_efficiency: 1.5\n' > prof.yaml
+expect 2 "prof.yaml:2:23: error: factors.network_efficiency: an efficiency .* must lie in \\[0.05, 1\\]" \
+  "$bin" simulate calibrated.yaml
+printf 'factors:\n  algorithms: {trees: 0.9}\n' > prof.yaml
+expect 2 "prof.yaml:2:.*factors.algorithms.trees.*did you mean 'tree'" "$bin" step calibrated.yaml
+printf 'factors: {a: [}\n' > prof.yaml
+expect 2 "prof.yaml:1:.*error" "$bin" what-if calibrated.yaml --grow nodes=+1
+rm prof.yaml
+expect 2 "calibrated.yaml:2:.*error: calibration: calibration profile '.*prof.yaml': cannot read" \
+  "$bin" check calibrated.yaml "$src/tests/data/outputs/nccl-tests-2node-allreduce.txt"
+{ small; printf 'calibration: /dev/zero\n'; } > devzero-profile.yaml
+expect 2 "calibration profile '/dev/zero': .*past the limit" "$bin" plan devzero-profile.yaml
+small > small4.yaml
+mkdir -p fitout && echo keep > fitout/p.yaml
+snapshot fitout
+expect 2 "error: --spec: --fit needs the spec" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-2n.out" -o fitout/p.yaml
+expect 2 "error: -o: --fit writes a profile" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-2n.out" --spec "$fixtures/flapping-airplanes.yaml"
+expect 2 "error: --algo: unknown algorithm 'rong'" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-2n.out" --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml --algo rong
+expect 2 "big.yaml: error: .*at most" "$bin" calibrate --fit big.yaml --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml
+expect 2 "devzero-catalog.yaml: error: not a nccl-tests output" "$bin" calibrate --fit devzero-catalog.yaml --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml
+expect 2 "the run used 64 nodes; the spec has 4" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-64n.out" --spec small4.yaml -o fitout/p.yaml
+expect 2 "error: --folds: .*" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-2n.out" --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml --folds 1
+expect 2 "error: --spec: only read with --fit" "$bin" calibrate "$src/data/calibration/nccl-public.csv" --spec x.yaml
+expect 2 "error: CSV: give a calibration CSV, or --fit" "$bin" calibrate
+unchanged fitout
+
 echo "== outputs are all-or-nothing"
 mkdir -p lk/links.csv
 snapshot lk
@@ -221,6 +250,27 @@ fi
 expect 0 "wrote fresh/plan.json" "$bin" plan "$good" -o fresh
 n=$((n + 1))
 if ls -a fresh | grep -q gpufabric-; then echo "FAIL staging left in fresh/"; failures=$((failures + 1)); else echo "ok   no staging folder left"; fi
+
+echo "== replay: traces truncated, garbage or endless, refused with the file and line"
+rs="--spec $src/tests/data/replay/two-nodes.yaml"
+kin="$src/tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json"
+head -c 20000 "$kin" > cut.json
+expect 2 "cut.json:[0-9]+: error: .*(truncated|ends)" "$bin" replay cut.json $rs -o replay-out
+[ ! -e replay-out ] || { echo "FAIL replay-out written for a bad trace"; failures=$((failures + 1)); }
+printf 'hello\nworld\n' > junk.log
+expect 2 "junk.log: error: not a PyTorch profiler trace.*nor an NCCL log" "$bin" replay junk.log $rs
+expect 2 "error: a line longer than 64 KiB" "$bin" replay /dev/zero $rs
+truncate -s 2G sparse.json
+expect 2 "sparse.json:1: error: a line longer than 64 KiB" "$bin" replay sparse.json $rs
+{ printf '{"traceEvents": [{"name": "'; head -c 20000000 /dev/zero | tr '\0' x; printf '"}]}'; } > huge.json
+expect 2 "huge.json:1: error: a string longer than 16 MiB" "$bin" replay huge.json $rs
+printf '{"traceEvents": [\n{"ph": "X", "cat": "kernel", "ts": 1, "dur": 2}\n' > open.json
+expect 2 "open.json:3: error: traceEvents: the file ends inside the traceEvents array" "$bin" replay open.json $rs
+gzip -c "$kin" > trace.json.gz
+expect 2 "trace.json.gz: error: TRACE: a gzip file \(unzip it first" "$bin" replay trace.json.gz $rs
+expect 2 "error: --step: .* has no step 'ProfilerStep#9'" "$bin" replay "$kin" $rs --step ProfilerStep#9
+expect 2 "error: --fail: unknown switch" "$bin" replay "$kin" $rs --fail switch:nope
+expect 2 "--spec is required" "$bin" replay "$kin"
 
 echo "== the exporter refuses bad flags before it serves"
 sys="--sysfs $src/tests/data/sysfs-mlx5"

@@ -656,6 +656,98 @@ TEST(CliCalibrate, ReportsTheFitAndTheTestSetApart) {
   EXPECT_EQ(bad.code, 2);
 }
 
+// calibrate --fit on a verbatim nccl-tests output (sendrecv_perf, 8 nodes of B200): the profile
+// it writes, applied by a spec's calibration: key, brings simulate to the measured busbw; the
+// files and flags it needs are bad input when missing.
+TEST(CliCalibrate, FitWritesAProfileThatASpecApplies) {
+  const std::string src = GPUFABRIC_SOURCE_DIR;
+  const std::string run = src + "/tests/data/calfit/nccl-sendrecv-8node-79941.out";
+  const std::string cluster = src + "/tests/data/calfit/use3a-ss.yaml";
+  const fs::path dir = temp_dir("calfit");
+  fs::create_directories(dir);
+  auto read_text = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const fs::path prof = dir / "profile.yaml";
+  CmdResult r = gpufabric("calibrate --fit " + run + " --spec " + cluster + " -o " + prof.string() +
+                          " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"parameters", "cross_validation", "fit_errors", "cv_errors", "model_errors",
+                        "points", "profile", "objective_before", "objective_after"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["cross_validation"], "5-fold over the points (point i in fold i mod 5)");
+  EXPECT_EQ(j["points"].size(), 19u);  // 1 KiB to 256 MiB
+  EXPECT_LT(j["objective_after"].get<double>(), j["objective_before"].get<double>());
+  const std::string yaml = read_text(prof);
+  for (const char* k : {"factors:", "network_efficiency:", "network_step_latency_us:",
+                        "cross_validation:", "fitted_on:", "not_fitted:"})
+    EXPECT_NE(yaml.find(k), std::string::npos) << k << "\n" << yaml;
+  // The spec, beside the profile, names it relatively.
+  std::string spec_text = read_text(cluster);
+  std::ofstream(dir / "cluster.yaml") << spec_text << "calibration: profile.yaml\n";
+  const std::string args = " --op sendrecv --nodes 8 -b 256M -e 256M --json";
+  auto busbw = [&](const std::string& spec) {
+    CmdResult s = gpufabric("simulate " + spec + args);
+    EXPECT_EQ(s.code, 0) << s.err;
+    auto j = nlohmann::json::parse(s.out);
+    // Only a calibrated run names its profile; the others' JSON is as before.
+    EXPECT_EQ(j.contains("calibration"), spec.find("cluster.yaml") != std::string::npos);
+    return j["results"][0]["busbw_gbs"].get<double>();
+  };
+  const double measured = 26.13;  // the file's 268435456-byte row
+  const double model = busbw(cluster), calibrated = busbw((dir / "cluster.yaml").string());
+  EXPECT_GT(std::fabs(model / measured - 1), 0.5) << model;
+  EXPECT_NEAR(calibrated / measured, 1, 0.05) << calibrated;
+  CmdResult table = gpufabric("simulate " + (dir / "cluster.yaml").string() + " --op sendrecv");
+  EXPECT_NE(table.out.find("# calibrated by " + prof.string()), std::string::npos) << table.out;
+  // The text report names every factor and the cross-validation.
+  CmdResult text = gpufabric("calibrate --fit " + run + " --spec " + cluster + " -o " +
+                             (dir / "p2.yaml").string());
+  EXPECT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("network_step_latency_us"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Cross-validation: 5-fold"), std::string::npos) << text.out;
+  // Bad input: no spec, no -o, a CSV besides --fit; nothing written.
+  EXPECT_EQ(gpufabric("calibrate --fit " + run + " -o " + (dir / "x.yaml").string()).code, 2);
+  EXPECT_EQ(gpufabric("calibrate --fit " + run + " --spec " + cluster).code, 2);
+  EXPECT_EQ(gpufabric("calibrate " + src + "/data/calibration/nccl-public.csv --fit " + run +
+                      " --spec " + cluster + " -o " + (dir / "x.yaml").string())
+                .code,
+            2);
+  EXPECT_FALSE(fs::exists(dir / "x.yaml"));
+  fs::remove_all(dir);
+}
+
+// The spec's calibration: reaches step and what-if too: scale-out links at half the model's
+// efficiency slow the step's exposed communication and the alltoall (NIC-bound) what-if reports.
+TEST(CliCalibrate, TheProfileReachesStepAndWhatIf) {
+  const fs::path dir = temp_dir("calfit-step");
+  fs::create_directories(dir);
+  std::ifstream in(fs::path(GPUFABRIC_SOURCE_DIR) / "examples/seed-70b-1024.yaml");
+  std::stringstream spec;
+  spec << in.rdbuf();
+  std::ofstream(dir / "half.yaml") << "factors: {network_efficiency: 0.47}\n";
+  std::ofstream(dir / "plain.yaml") << spec.str();
+  std::ofstream(dir / "half-spec.yaml") << spec.str() << "calibration: half.yaml\n";
+  auto step = [&](const char* name) {
+    CmdResult r = gpufabric("step " + (dir / name).string() + " --json --no-sensitivity");
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
+    return nlohmann::json::parse(r.out)["exposed_comm_s"].get<double>();
+  };
+  auto alltoall = [&](const char* name) {
+    CmdResult r = gpufabric("what-if " + (dir / name).string() + " --grow nodes=+8 --json");
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
+    return nlohmann::json::parse(r.out)["baseline"]["collectives"]["alltoall"]["busbw_gbs"]
+        .get<double>();
+  };
+  EXPECT_GT(step("half-spec.yaml"), 1.2 * step("plain.yaml"));
+  EXPECT_NEAR(alltoall("half-spec.yaml") / alltoall("plain.yaml"), 0.5, 0.05);
+  fs::remove_all(dir);
+}
+
 // A row whose set is neither fit nor test: exit 2, the file, line and key, no output.
 TEST(CliCalibrate, ABadSetIsBadInput) {
   const fs::path csv = write_temp(
@@ -1325,6 +1417,96 @@ TEST(CliJobs, TheExampleRunsItsEightJobs) {
     EXPECT_EQ(job["gpus"], 2048);
     EXPECT_GE(job["slowdown"].get<double>(), 1.0);
   }
+}
+
+}  // namespace
+
+namespace {
+
+const char* const kReplaySpec = "--spec tests/data/replay/two-nodes.yaml";
+
+TEST(CliReplay, PredictsTheStepBesideTheRecordedOne) {
+  CmdResult r =
+      gpufabric(std::string("replay tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json ") +
+                kReplaySpec + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"world", "step", "recorded", "predicted", "difference", "groups",
+                        "breakdown", "traces", "spec", "fabric", "notes"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["world"], 16);
+  EXPECT_EQ(j["step"], "ProfilerStep#2");
+  EXPECT_GT(j["predicted"]["step_time_s"].get<double>(), 0);
+  EXPECT_NEAR(j["recorded"]["step_time_s"].get<double>(), 0.032804, 1e-6);
+  EXPECT_NEAR(j["predicted"]["compute_s"].get<double>(), j["recorded"]["compute_s"].get<double>(),
+              1e-12);  // compute kept as recorded
+  EXPECT_EQ(j["breakdown"].size(), 3u);
+  EXPECT_FALSE(j.contains("scenario"));
+
+  CmdResult text = gpufabric(
+      std::string("replay tests/data/replay/kineto-torch2.1-tp8-dp2-rank0.json ") + kReplaySpec);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("this fabric vs recorded:"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("inferred from sizes and calls"), std::string::npos) << text.out;
+}
+
+TEST(CliReplay, ScenarioLinksAndOutputFolder) {
+  const fs::path dir = temp_dir("replay");
+  const fs::path links =
+      fs::temp_directory_path() / ("gf_replay_links_" + std::to_string(getpid()) + ".csv");
+  CmdResult r =
+      gpufabric(std::string("replay tests/data/replay/kineto-one-allreduce.json ") + kReplaySpec +
+                " --nic 800G --links " + links.string() + " -o " + dir.string() + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("scenario"));
+  EXPECT_LT(j["scenario"]["predicted"]["step_time_s"].get<double>(),
+            j["predicted"]["step_time_s"].get<double>());
+  EXPECT_FALSE(j["scenario"]["changes"].empty());
+  EXPECT_TRUE(j.contains("links"));
+  EXPECT_TRUE(fs::exists(dir / "replay.json"));
+  EXPECT_TRUE(fs::exists(dir / "replay.txt"));
+  std::ifstream csv(links);
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_NE(header.find("bytes"), std::string::npos) << header;
+  fs::remove_all(dir);
+  fs::remove(links);
+
+  CmdResult logs = gpufabric(std::string("replay tests/data/replay/nccl-2.18.6-coll.log "
+                                         "tests/data/replay/nccl-2.29.7-coll.log ") +
+                             kReplaySpec + " --fail node:node002");
+  EXPECT_EQ(logs.code, 2);  // node002's failure cuts the world group apart
+  EXPECT_NE(logs.err.find("cut"), std::string::npos) << logs.err;
+}
+
+TEST(CliReplay, BadTracesExitTwoNamingFileAndLineAndWriteNothing) {
+  const std::string good = [] {
+    std::ifstream f(std::string(GPUFABRIC_SOURCE_DIR) +
+                    "/tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }();
+  const fs::path cut = write_temp("cut.json", good.substr(0, good.size() / 3));
+  const fs::path dir = temp_dir("replay_bad");
+  CmdResult r = gpufabric("replay " + cut.string() + " " + kReplaySpec + " -o " + dir.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(cut.string() + ":"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir));
+  const fs::path junk = write_temp("junk.txt", "hello\nworld\n");
+  CmdResult g = gpufabric("replay " + junk.string() + " " + kReplaySpec);
+  EXPECT_EQ(g.code, 2);
+  EXPECT_NE(g.err.find("NCCL"), std::string::npos) << g.err;
+  CmdResult step = gpufabric(std::string("replay tests/data/replay/kineto-one-allreduce.json ") +
+                             kReplaySpec + " --step ProfilerStep#9");
+  EXPECT_EQ(step.code, 2);
+  EXPECT_NE(step.err.find("--step"), std::string::npos) << step.err;
+  CmdResult nospec = gpufabric("replay tests/data/replay/kineto-one-allreduce.json");
+  EXPECT_EQ(nospec.code, 2);
+  fs::remove(cut);
+  fs::remove(junk);
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ subcommands=$("$bin" --help | sed -n '/^Subcommands:/,/^$/p' | sed -n 's/^  \([a
 expect "$(sorted $subcommands)" ''
 expect "simulate step sweep" s
 expect "what-if" wh
+expect "replay report" re
 expect "--help --version" --
 expect "--version" --v
 
@@ -65,7 +66,7 @@ help_values() {  # help_values CMD FLAG: the "a | b | c" list in FLAG's descript
     sed -E 's/\([^)]*\)//g; s/.*: //' | tr -d '|' | xargs -n1 | sort | tr '\n' ' ' | sed 's/ $//'
 }
 for cv in "simulate --op" "simulate --algo" "simulate --proto" "simulate --load-balancing" \
-          "estimate --precision" "estimate --collective" "jobs --placement"; do
+          "estimate --precision" "estimate --collective" "calibrate --algo" "jobs --placement"; do
   read -r cmd flag <<<"$cv"
   want=$(help_values "$cmd" "$flag")
   [ -n "$want" ] || fail "no values in $cmd --help for $flag"
@@ -89,6 +90,9 @@ qos_pattern=$(complete_words qos x --pattern '')
 [[ " $qos_pattern " == *" incast:8 "* && " $qos_pattern " == *" all_reduce "* ]] || fail "qos --pattern: $qos_pattern"
 nics=$(complete_words what-if examples/seed-70b-1024.yaml --nic '')
 [[ " $nics " == *" cx7-400g "* && " $nics " == *" bf3-400g "* ]] || fail "what-if --nic: $nics"
+rnics=$(complete_words replay tests/data/replay/kineto-one-allreduce.json --nic '')
+[ "$rnics" = "$nics" ] || fail "replay --nic: $rnics, what-if offers $nics"
+expect "adaptive ecmp ecmp-multi-qp spray" replay x.json --load-balancing ''
 # Positionals: lab's action, then a spec; file names for specs and for flags' free values.
 expect "check down up" lab ''
 expect "examples/roce-lab-16.yaml examples/roce-lab-64.yaml" lab up examples/roce-lab
@@ -112,7 +116,13 @@ for v in $(complete_words simulate x --engine ''); do accepted simulate examples
 for v in $(complete_words estimate --precision ''); do accepted estimate --params 70B --gpus 8 --link 400G --precision "$v"; done
 for v in $(complete_words estimate --collective ''); do accepted estimate --params 70B --gpus 8 --link 400G --collective "$v"; done
 for v in $(complete_words estimate --nic ''); do accepted estimate --params 70B --gpus 8 --nic "$v"; done
+for v in $(complete_words calibrate --algo ''); do
+  accepted calibrate --fit tests/data/calfit/nccl-sendrecv-8node-79941.out \
+    --spec tests/data/calfit/use3a-ss.yaml -o /nonexistent-dir/p.yaml --algo "$v"
+done
+expect "--fit --folds" calibrate --f
 for v in $(complete_words what-if x --nic ''); do accepted what-if examples/roce-lab-16.yaml --bytes 1M --nic "$v"; done
+for v in $(complete_words replay x --load-balancing ''); do accepted replay tests/data/replay/kineto-one-allreduce.json --spec tests/data/replay/two-nodes.yaml --load-balancing "$v"; done
 for v in $(complete_words jobs x --placement ''); do accepted jobs examples/jobs-roce-16k.yaml --no-compare --placement "$v"; done
 
 [ "$fails" = 0 ] || { echo "$fails completion checks failed"; exit 1; }

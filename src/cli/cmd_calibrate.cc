@@ -1,21 +1,96 @@
-// gpufabric calibrate: the simulator against published measurements.
+// gpufabric calibrate: the simulator against published measurements, or (--fit) a profile of
+// one cluster's factors fitted on its own nccl-tests outputs.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/completion.h"
+#include "cli/flags.h"
+#include "cli/resources.h"
 #include "common/file.h"
+#include "common/output.h"
 #include "verify/calibration.h"
+#include "verify/calibration_fit.h"
 
 namespace gf::cli {
 namespace {
 
+/// --folds: at least 2 (one fold would leave nothing out), at most 100.
+constexpr int kMaxFolds = 100;
+/// --nodes and --gpus-per-node: as the spec's own bounds.
+constexpr int kMaxFlagNodes = 1 << 21;
+constexpr int kMaxFlagGpusPerNode = 1024;
+
 struct CalibrateFlags {
   std::string csv;
+  std::vector<std::string> fit;
+  std::string spec, out, algo = "auto";
+  int nodes = 0, gpus_per_node = 0, folds = 5;
   bool json = false;
   bool summary = false;
 };
 
+int run_fit(const CalibrateFlags& f) {
+  std::vector<Diagnostic> errs;
+  if (!f.csv.empty())
+    errs.push_back(Diagnostic::flag("CSV", "a calibration CSV and --fit are not read together",
+                                    "give either the CSV or --fit FILE..."));
+  if (f.spec.empty())
+    errs.push_back(Diagnostic::flag("--spec",
+                                    "--fit needs the spec of the cluster the runs "
+                                    "were taken on",
+                                    "add --spec SPEC"));
+  if (f.out.empty())
+    errs.push_back(
+        Diagnostic::flag("-o", "--fit writes a profile: name its file", "add -o profile.yaml"));
+  FitOptions o;
+  o.nodes = f.nodes;
+  o.gpus_per_node = f.gpus_per_node;
+  o.folds = f.folds;
+  if (f.algo != "auto") {
+    if (auto a = parse_algorithm(f.algo))
+      o.algorithm = *a;
+    else
+      errs.push_back(Diagnostic::flag("--algo", fmt::format("unknown algorithm '{}'", f.algo),
+                                      "use auto, ring, tree, nvls, nvls_tree, collnet, pat or "
+                                      "p2p"));
+  }
+  if (!errs.empty()) return fail(errs);
+  Heartbeat alive("calibrate");
+  auto loaded = load_and_plan(f.spec, load_limits(true));
+  if (!loaded) return fail(loaded.errors());
+  auto files = read_outputs(f.fit);
+  if (!files) return fail(files.errors());
+  auto runs = read_fit_runs(loaded->plan, *files, o);
+  if (!runs) return fail(runs.errors());
+  auto r = fit_calibration(loaded->plan, loaded->catalog, *runs, o);
+  if (!r) return fail(r.errors());
+  const std::string yaml = fit_profile_yaml(*r, loaded->plan, f.spec);
+  auto written = write_output_file(f.out, "-o", [&](std::ostream& os) { os << yaml; });
+  if (!written) return fail(written.errors());
+  if (f.json) {
+    nlohmann::json j = fit_json(*r);
+    j["profile"] = *written;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << fit_text(*r) << "Profile: " << *written << "\n";
+  }
+  return kExitOk;
+}
+
 int run(const CalibrateFlags& f) {
+  if (!f.fit.empty()) return run_fit(f);
+  if (f.csv.empty())
+    return fail({Diagnostic::flag("CSV", "give a calibration CSV, or --fit FILE... --spec SPEC",
+                                  "e.g. gpufabric calibrate data/calibration/nccl-public.csv")});
+  for (const auto& [given, flag] : {std::pair{!f.spec.empty(), "--spec"},
+                                    {!f.out.empty(), "-o"},
+                                    {f.nodes != 0, "--nodes"},
+                                    {f.gpus_per_node != 0, "--gpus-per-node"},
+                                    {f.algo != "auto", "--algo"}})
+    if (given) return fail({Diagnostic::flag(flag, "only read with --fit", "add --fit FILE...")});
   auto text = read_file_bounded(f.csv, kMaxSpecBytes);
   if (!text) return fail(text.errors());
   if (is_training_csv(*text)) {
@@ -47,15 +122,46 @@ Command add_calibrate(CLI::App& root) {
       "Simulate every published measurement in a calibration CSV (nccl-tests results, or "
       "training runs) and report the error of each, the fit and the test set apart, per "
       "collective, algorithm and size band (exit 1 when the test set misses a target or has no "
-      "points).");
+      "points); or, with --fit, fit your cluster's factors (link efficiencies, per-step network "
+      "latency, per-algorithm bandwidth factors) on its own nccl-tests outputs and write them as "
+      "a profile that a spec applies with `calibration: FILE`.");
   a->add_option(
-       "CSV", f->csv,
-       "measurements in the nccl-public.csv format (source,hardware,nodes,gpus_per_node,"
-       "nic,nics_per_node,fabric,nccl,collective,algo,bytes,busbw_gbs,time_us,note[,set]; set is "
-       "fit or test, all fit without the column) or "
-       "training runs (training-public.csv: gpu,params,...,tflops_per_gpu,iteration_s)")
-      ->required();
-  a->add_flag("--json", f->json, "print the points and summary as JSON");
+      "CSV", f->csv,
+      "measurements in the nccl-public.csv format (source,hardware,nodes,gpus_per_node,"
+      "nic,nics_per_node,fabric,nccl,collective,algo,bytes,busbw_gbs,time_us,note[,set]; set is "
+      "fit or test, all fit without the column) or "
+      "training runs (training-public.csv: gpu,params,...,tflops_per_gpu,iteration_s)");
+  a->add_option("--fit", f->fit,
+                "nccl-tests outputs (stdout as printed) of your cluster, any collectives, sizes "
+                "and node counts: fit a calibration profile on them (needs --spec and -o)")
+      ->expected(1, -1);
+  a->add_option("--spec", f->spec, "with --fit: the spec of the cluster the runs were taken on");
+  a->add_option("-o,--out", f->out, "with --fit: the profile file to write (YAML)");
+  a->add_option("--nodes", f->nodes,
+                "with --fit: nodes of a run whose output has no rank lines (default: counted "
+                "from the '# Rank ... on HOST' lines)")
+      ->check(CLI::Range(1, kMaxFlagNodes));
+  a->add_option("--gpus-per-node", f->gpus_per_node,
+                "with --fit: GPUs per node of a run whose output has no rank lines (default: "
+                "the spec's)")
+      ->check(CLI::Range(1, kMaxFlagGpusPerNode));
+  complete_with(
+      a->add_option("--algo", f->algo,
+                    "auto | ring | tree | nvls | nvls_tree | collnet | pat | p2p (with --fit: the "
+                    "NCCL_ALGO every run was forced to; auto: each file's NCCL_ALGO line, else "
+                    "NCCL's choice)")
+          ->capture_default_str(),
+      [] {
+        std::vector<std::string> v{"auto"};
+        for (const auto& n : names_of(kAlgorithmNames)) v.push_back(n);
+        return v;
+      });
+  a->add_option("--folds", f->folds,
+                "with --fit from a single file: the folds of the k-fold cross-validation over its "
+                "points (with several files each file is left out in turn)")
+      ->check(CLI::Range(2, kMaxFolds))
+      ->capture_default_str();
+  a->add_flag("--json", f->json, "print the points and summary (with --fit: the fit) as JSON");
   a->add_flag("--summary", f->summary,
               "print only the per-set summary and targets, not every point");
   return {a, [f] { return run(*f); }};

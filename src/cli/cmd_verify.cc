@@ -26,28 +26,6 @@ namespace {
 /// --tolerance: below 1, since a tolerance of 1 would accept a run that moved nothing.
 constexpr double kMaxTolerance = 0.99;
 
-// Reads every file; unreadable ones are bad input.
-Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& paths) {
-  std::vector<ToolOutput> out;
-  std::vector<Diagnostic> errs;
-  std::size_t total = 0;
-  for (const auto& p : paths) {
-    // The limit holds for all files together, so many files cannot add up past it either.
-    auto text = read_file_bounded(p, kMaxToolOutputBytes - std::min(total, kMaxToolOutputBytes));
-    if (!text) {
-      errs.push_back(text.errors().front());
-      if (total > 0) errs.back().hint = "the files given together are over the limit";
-      continue;
-    }
-    total += text->size();
-    ToolOutput t{p, std::move(*text), OutputKind::kUnknown};
-    t.kind = detect_output_kind(t.text);
-    out.push_back(std::move(t));
-  }
-  if (!errs.empty()) return errs;
-  return out;
-}
-
 /// Folders below a results folder: its layout is two or three deep (burn-in/pass-2/...).
 constexpr int kMaxResultsDepth = 4;
 /// The top folders of the acceptance runbook's results layout (verify/acceptance.h).

@@ -30,6 +30,7 @@ Command add_calibrate(CLI::App& root);
 Command add_step(CLI::App& root);
 Command add_what_if(CLI::App& root);
 Command add_jobs(CLI::App& root);
+Command add_replay(CLI::App& root);
 Command add_qos(CLI::App& root);
 Command add_check(CLI::App& root);
 Command add_acceptance(CLI::App& root);

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
       add_estimate(app), add_plan(app),      add_simulate(app),  add_step(app),
       add_what_if(app),  add_jobs(app),     add_check(app),     add_diagnose(app),  add_doctor(app),
       add_acceptance(app),
+      add_replay(app),
       add_exporter(app), add_dashboard(app), add_report(app),    add_sweep(app),
       add_configs(app),  add_lab(app),       add_calibrate(app), add_qos(app),
       add_completion(app)};

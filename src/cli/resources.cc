@@ -3,12 +3,35 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
+#include "common/file.h"
 #include "common/memory.h"
 
 namespace gf::cli {
+
+Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& paths) {
+  std::vector<ToolOutput> out;
+  std::vector<Diagnostic> errs;
+  std::size_t total = 0;
+  for (const auto& p : paths) {
+    // The limit holds for all files together, so many files cannot add up past it either.
+    auto text = read_file_bounded(p, kMaxToolOutputBytes - std::min(total, kMaxToolOutputBytes));
+    if (!text) {
+      errs.push_back(text.errors().front());
+      if (total > 0) errs.back().hint = "the files given together are over the limit";
+      continue;
+    }
+    total += text->size();
+    ToolOutput t{p, std::move(*text), OutputKind::kUnknown};
+    t.kind = detect_output_kind(t.text);
+    out.push_back(std::move(t));
+  }
+  if (!errs.empty()) return errs;
+  return out;
+}
 
 LoadLimits load_limits(bool simulates) {
   return LoadLimits{available_memory_bytes() * kUsableMemoryShare, simulates};

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "plan/plan.h"
+#include "verify/parsers.h"
 
 namespace gf::cli {
 
@@ -15,6 +16,10 @@ namespace gf::cli {
 constexpr double kUsableMemoryShare = 0.8;
 /// A command that runs longer than this shows it is alive on stderr (a terminal only).
 constexpr double kHeartbeatSeconds = 2;
+
+/// Reads every tool output a command is given (check, calibrate --fit), each detected by its
+/// content; unreadable ones are bad input. The size limit holds for all files together.
+Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& paths);
 
 /// Limits for load_and_plan from this machine's available memory.
 LoadLimits load_limits(bool simulates);

@@ -79,4 +79,21 @@ Result<std::string> read_file_bounded(const std::string& path, std::size_t max_b
   return out;
 }
 
+Result<std::unique_ptr<std::ifstream>> open_input_file(const std::string& path,
+                                                       const std::string& key,
+                                                       const std::string& what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return Diagnostic::in_file(path, key,
+                               fmt::format("cannot read the {}: {}", what, std::strerror(errno)),
+                               "check the path");
+  if (S_ISDIR(st.st_mode))
+    return Diagnostic::in_file(path, key, "is a folder, not a " + what, "name a file");
+  auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
+  if (!*in)
+    return Diagnostic::in_file(path, key, fmt::format("cannot read the {}", what),
+                               "check the path and its permissions");
+  return in;
+}
+
 }  // namespace gf

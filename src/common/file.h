@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <fstream>
+#include <memory>
 #include <string>
 
 #include "common/diag.h"
@@ -29,6 +31,13 @@ constexpr std::size_t kMaxCounterFileBytes = 256 * kKiB;
 Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes,
                                       const std::string& key = "",
                                       const std::string& what = "file");
+
+/// Opens `path` to be streamed by a reader that bounds what it reads itself (a trace of
+/// gigabytes is never held whole): refuses a folder and a file that cannot be opened, with a
+/// diagnostic naming it (and `key`). `what` names the file in messages ("trace").
+Result<std::unique_ptr<std::ifstream>> open_input_file(const std::string& path,
+                                                       const std::string& key = "",
+                                                       const std::string& what = "file");
 
 /// "4 MiB", "256 KiB", "1.5 GiB": a byte count for messages.
 std::string human_bytes(double bytes);

@@ -412,6 +412,7 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   p.candidates = candidates;
 
   p.nccl = spec.cluster.nccl;
+  if (spec.calibration) p.calibration = *spec.calibration;
   // Resolved fabric features.
   p.ecmp_seed = f.ecmp_seed;
   if (f.load_balancing)

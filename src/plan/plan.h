@@ -87,7 +87,8 @@ struct Plan {
   LoadBalancing load_balancing = LoadBalancing::kEcmp;    ///< resolved
   EcmpSeedPolicy ecmp_seed = EcmpSeedPolicy::kPerSwitch;  ///< fabric.ecmp_hash.seed
   NcclRelease nccl = kNewestNccl;                         ///< cluster.nccl
-  bool in_network_reduction = false;                      ///< resolved
+  CalibrationProfile calibration;     ///< the spec's `calibration:` profile (identity without one)
+  bool in_network_reduction = false;  ///< resolved
   int appliance_ports = 0;
   Topology topo;
   int leaf_total = 0, spine_total = 0, core_total = 0, switch_total = 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "common/output.h"
+#include "common/text.h"
 
 namespace gf {
 namespace {
@@ -74,6 +75,9 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
                    op_name(m.op()), p.name, m.nodes(), p.gpus_per_node, p.gpu.id,
                    p.technology == Technology::kInfiniband ? "InfiniBand" : "RoCE",
                    topology_kind_name(p.topo.kind), load_balancing_name(m.load_balancing()));
+  if (!m.calibration().identity())  // the spec's calibration: profile (calibrate --fit)
+    s += fmt::format("# calibrated by {}\n", m.calibration().file.empty() ? std::string("a profile")
+                                                                          : m.calibration().file);
   s += fmt::format("# Collective test starting: {}\n", prog);
   s += fmt::format(
       "# nThread 1 nGpus {} minBytes {:.0f} maxBytes {:.0f} step: {:g}(factor) warmup iters: 0 "
@@ -180,14 +184,17 @@ nlohmann::json sim_json(const SimReport& r) {
     }
     algos.push_back(j);
   }
-  return {{"collective", op_name(m.op())},
-          {"gpus", m.ranks()},
-          {"nodes", m.nodes()},
-          {"load_balancing", load_balancing_name(m.load_balancing())},
-          {"nccl", nccl_release_name(m.nccl())},
-          {"avg_busbw_gbs", r.rows.empty() ? 0.0 : bw_sum / r.rows.size()},
-          {"results", rows},
-          {"algorithms", algos}};
+  nlohmann::json out = {{"collective", op_name(m.op())},
+                        {"gpus", m.ranks()},
+                        {"nodes", m.nodes()},
+                        {"load_balancing", load_balancing_name(m.load_balancing())},
+                        {"nccl", nccl_release_name(m.nccl())},
+                        {"avg_busbw_gbs", r.rows.empty() ? 0.0 : bw_sum / r.rows.size()},
+                        {"results", rows},
+                        {"algorithms", algos}};
+  if (!m.calibration().identity())  // only with a profile: the outputs without one are as before
+    out["calibration"] = utf8_or_replacement(m.calibration().file);
+  return out;
 }
 
 }  // namespace gf

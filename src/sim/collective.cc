@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include "common/file.h"
@@ -31,6 +32,24 @@ GpuGeneration generation_of(const GpuModel& gpu) {
     default:
       return GpuGeneration::kHopper;
   }
+}
+
+// A calibration profile's algorithm factors are indexed as Algorithm is numbered.
+constexpr bool profile_algorithms_match() {
+  if (std::size(kAlgorithmNames) != kProfileAlgorithms) return false;
+  for (int i = 0; i < kProfileAlgorithms; ++i)
+    if (static_cast<int>(kAlgorithmNames[i].value) != i ||
+        std::string_view(kAlgorithmNames[i].name) != kProfileAlgorithmNames[i])
+      return false;
+  return true;
+}
+static_assert(profile_algorithms_match(), "spec/calibration_profile.h lists sim's algorithms");
+
+// A calibration profile's terms on one algorithm's cost: its bandwidth factor, and the latency
+// the cluster adds to each network step (only where the ranks span several domains).
+void apply_profile(const CalibrationProfile& prof, Algorithm a, CostShape& s) {
+  s.bandwidth_factor = prof.algorithm_factor[static_cast<int>(a)];
+  if (s.domains > 1) s.net_hop_us += prof.network_step_latency_us;
 }
 
 // The mean of the sampled node-to-node path latencies, us (0 when none was sampled).
@@ -75,12 +94,13 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.nccl_ = o.nccl.value_or(plan.nccl);
   cm.generation_ = generation_of(plan.gpu);
   cm.ring_channels_ = b.ring_channels();
+  cm.profile_ = o.calibration ? *o.calibration : plan.calibration;
   cm.tree_channels_ = b.tree_channels();
   if (b.ranks < 2)
     return Diagnostic::flag("--nodes", "a collective needs at least 2 GPUs",
                             "use more nodes or GPUs per node");
 
-  const std::vector<double> cap = simple_capacities(fab);
+  const std::vector<double> cap = simple_capacities(fab, cm.profile_);
   const bool multi = b.domains > 1;
   const bool nvls_hw = plan.gpu.nvls && b.D > 1;
   const double nvls_eff = cm.generation_ == GpuGeneration::kBlackwell
@@ -353,24 +373,26 @@ GroupFlows group_flows(const Fabric& fab, LoadBalancing lb, Op op,
 
 Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& plan, Op op,
                                                const std::vector<std::vector<int>>& groups,
-                                               std::optional<LoadBalancing> lb) {
+                                               std::optional<LoadBalancing> lb, LinkLoad* keep) {
   GroupCollective gc;
   gc.op_ = op;
   if (groups.empty() || groups[0].size() < 2)
     return Diagnostic::error("a group collective needs groups of at least 2 GPUs");
   gc.size_ = static_cast<int>(groups[0].size());
-  const std::vector<double> cap = simple_capacities(fab);
+  const std::vector<double> cap = simple_capacities(fab, plan.calibration);
   FlowSet fs;
   const GroupFlows g = group_flows(fab, lb.value_or(plan.load_balancing), op, groups, kPayload, fs);
   if (g.channels > 0) gc.channels_ = g.channels;
   AlgorithmModel m;
-  solve_flows(fab, fs, cap, kPayload, m);
+  solve_flows(fab, fs, cap, kPayload, m, keep);
+  if (keep) keep->payload_bytes = kPayload;
   gc.seconds_per_byte_ = m.seconds_per_byte;
   gc.bottleneck_ = m.bottleneck;
   gc.domains_ = g.domains;
   gc.nccl_ = plan.nccl;
   gc.generation_ = generation_of(plan.gpu);
   gc.hop_latency_us_ = g.hop_latency_us;
+  gc.profile_ = plan.calibration;
   if (!std::isfinite(gc.seconds_per_byte_) || g.unroutable > 0)
     return Diagnostic::error("failed links cut a group apart");
   return gc;
@@ -382,8 +404,10 @@ Algorithm GroupCollective::algorithm() const {
 }
 
 CostShape GroupCollective::cost_shape() const {
-  return {op_,   size_,       domains_, size_ / std::max(1, domains_), hop_latency_us_,
-          nccl_, generation_, channels_};
+  CostShape s{op_,   size_,       domains_, size_ / std::max(1, domains_), hop_latency_us_,
+              nccl_, generation_, channels_};
+  apply_profile(profile_, algorithm(), s);
+  return s;
 }
 
 double GroupCollective::seconds(double bytes) const {
@@ -411,11 +435,18 @@ CostShape CollectiveModel::shape(Algorithm a) const {
     if (m.algorithm == a) hop = m.net_hop_latency_us;
   int channels = a == Algorithm::kTree ? tree_channels_ : ring_channels_;
   if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree)
-    channels =
-        generation_ == GpuGeneration::kBlackwell && nccl_ != NcclRelease::kV2_18
-            ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti : nccl::kNvlsChannelsBlackwellOne)
-            : nccl::kNvlsChannelsHopper;
-  return {op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
+    channels = generation_ == GpuGeneration::kBlackwell && nccl_ != NcclRelease::kV2_18
+                   ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti
+                                   : nccl::kNvlsChannelsBlackwellOne)
+                   : nccl::kNvlsChannelsHopper;
+  CostShape s{op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
+  apply_profile(profile_, a, s);
+  return s;
+}
+
+void CollectiveModel::recalibrate(const CalibrationProfile& p) {
+  profile_.algorithm_factor = p.algorithm_factor;
+  profile_.network_step_latency_us = p.network_step_latency_us;
 }
 
 const AlgorithmModel* CollectiveModel::available(Algorithm a) const {

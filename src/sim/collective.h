@@ -24,6 +24,9 @@ struct SimOptions {
   std::optional<LoadBalancing> load_balancing;  ///< nullopt: the plan's
   std::optional<NcclRelease> nccl;              ///< nullopt: the plan's (cluster.nccl)
   uint64_t seed = 1;                            ///< ECMP hash seed
+  /// The cluster's measured factors (spec calibration:); nullopt: the plan's. calibrate --fit
+  /// sets it to try each candidate on one plan.
+  std::optional<CalibrationProfile> calibration;
   /// Memory the flows of one algorithm may take, bytes (0: no limit); beyond it build returns
   /// an error with the figure instead of exhausting the machine.
   size_t memory_budget_bytes = 0;
@@ -84,6 +87,11 @@ class CollectiveModel {
   LoadBalancing load_balancing() const { return load_balancing_; }
   /// The traffic per link of SimOptions::link_load_of; nullptr when none was kept.
   const LinkLoad* link_load() const { return link_load_ ? &*link_load_ : nullptr; }
+  /// The calibration profile the costs use (SimOptions::calibration, else the plan's).
+  const CalibrationProfile& calibration() const { return profile_; }
+  /// Takes `p`'s algorithm factors and network step latency without simulating the flows again
+  /// (calibrate --fit tries many); the link efficiencies stay those the model was built with.
+  void recalibrate(const CalibrationProfile& p);
 
  private:
   /// The communicator `a` runs on, for NCCL's cost terms (nccl_cost.h).
@@ -103,6 +111,7 @@ class CollectiveModel {
   std::vector<AlgorithmModel> models_;
   LoadBalancing load_balancing_ = LoadBalancing::kEcmp;
   std::optional<LinkLoad> link_load_;
+  CalibrationProfile profile_;
 };
 
 /// One collective's traffic per link: the algorithm NCCL picks at a size (as `model`, built with
@@ -143,10 +152,12 @@ class GroupCollective {
  public:
   /// `groups` lists GPU ids (Fabric numbering) in ring order. For kSendRecv each group is a
   /// pair {from, to}. Groups that lie inside one scale-up domain are simulated for the first
-  /// such domain only (they are alike and do not meet on shared links).
+  /// such domain only (they are alike and do not meet on shared links). With `keep`, the flows'
+  /// traffic per link is added to it (for kPayload bytes of payload, flow_builder.h).
   static Result<GroupCollective> build(const Fabric& fabric, const Plan& plan, Op op,
                                        const std::vector<std::vector<int>>& groups,
-                                       std::optional<LoadBalancing> load_balancing = {});
+                                       std::optional<LoadBalancing> load_balancing = {},
+                                       LinkLoad* keep = nullptr);
   /// Seconds for one collective of `bytes` (nccl-tests size) in every group, the best
   /// protocol chosen.
   double seconds(double bytes) const;
@@ -167,6 +178,7 @@ class GroupCollective {
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::string bottleneck_;
+  CalibrationProfile profile_;  ///< the plan's
   Algorithm algorithm() const;
   CostShape cost_shape() const;
 };

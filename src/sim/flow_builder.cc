@@ -9,25 +9,26 @@
 namespace gf {
 namespace {
 
-// What the Simple protocol achieves on a class of link.
-double efficiency(LinkClass c) {
+// What the Simple protocol achieves on a class of link: the model's figure, or the one a
+// calibration profile measured on the cluster.
+double efficiency(LinkClass c, const CalibrationProfile& profile) {
   switch (c) {
     case LinkClass::kScaleUp:
-      return nccl::kScaleUpSimpleEfficiency;
+      return profile.scaleup_efficiency.value_or(nccl::kScaleUpSimpleEfficiency);
     case LinkClass::kPcie:
       return 1.0;  // already net of PCIe overheads in the fabric
     default:
-      return nccl::kNetworkSimpleEfficiency;
+      return profile.network_efficiency.value_or(nccl::kNetworkSimpleEfficiency);
   }
 }
 
 }  // namespace
 
-std::vector<double> simple_capacities(const Fabric& fab) {
+std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfile& profile) {
   std::vector<double> cap(fab.links().size());
   for (size_t l = 0; l < cap.size(); ++l) {
     const Link& k = fab.links()[l];
-    cap[l] = k.failed ? 0 : k.bytes_per_s * efficiency(k.cls);
+    cap[l] = k.failed ? 0 : k.bytes_per_s * efficiency(k.cls, profile);
   }
   return cap;
 }

@@ -48,8 +48,9 @@ inline uint64_t next_qp(uint64_t qp, int q) {
 }
 
 /// Link capacities as the Simple protocol uses them: raw bytes/s times what Simple achieves on
-/// each class of link (nccl_constants.h); failed links carry nothing.
-std::vector<double> simple_capacities(const Fabric& fab);
+/// each class of link (nccl_constants.h, or the calibration profile's measured efficiency of
+/// the class); failed links carry nothing.
+std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfile& profile = {});
 
 /// Runs `fs` on links of `capacity` (max-min fair sharing to completion) and fills `m` with
 /// seconds per payload byte, the bottleneck link class, its utilisation and the ECMP collision

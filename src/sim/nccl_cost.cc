@@ -393,7 +393,7 @@ double assemble_us(Algorithm a, Protocol p, const CostShape& s, double bytes, do
 
 double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                     double bytes) {
-  const double full = full_data_us(a, p, s, seconds_per_byte, bytes);
+  const double full = full_data_us(a, p, s, seconds_per_byte, bytes) / s.bandwidth_factor;
   if (!std::isfinite(full)) return full;
   const PipelineRun run = pipeline_run(a, p, s, bytes);
   return full * run.comm_channels / run.channels * run.fill_factor() + run.exposed_us();

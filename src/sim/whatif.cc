@@ -565,3 +565,42 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
 }
 
 }  // namespace gf
+
+namespace gf {
+
+Result<ScenarioFabric> scenario_fabric(const Spec& spec, const Catalog& cat, const Plan& plan,
+                                       const WhatIfOptions& o) {
+  // The same changes what_if() makes for --nic, --fail and --degrade, without the measuring.
+  ScenarioFabric out{plan, Fabric::build(plan, cat), {}};
+  if (!o.nic.empty()) {
+    Spec s2 = spec;
+    s2.fabric.technology = plan.technology;
+    auto id = nic_for(o.nic, cat, plan.technology);
+    if (!id)
+      return Diagnostic::flag("--nic",
+                              fmt::format("no {} NIC in the catalog matches '{}'",
+                                          technology_name(plan.technology), o.nic),
+                              "give a rate such as 800G or a catalog id such as cx8-800g");
+    s2.cluster.nic = *id;
+    s2.cluster.nics_per_node = plan.nics_per_node;
+    if (plan.sw.ports_at(cat.nics.at(*id).rate_gbps / s2.fabric.planes) == 0)
+      s2.fabric.switch_id = "auto";
+    auto errs = validate_spec(s2, cat);
+    if (!errs.empty()) return errs;
+    auto p2 = make_plan(s2, cat);
+    if (!p2) return p2.errors();
+    out.changes.push_back(fmt::format("NICs {} -> {} ({:g} -> {:g} Gbps), switch {} -> {}",
+                                      plan.nic.id, p2->nic.id, plan.nic.rate_gbps,
+                                      p2->nic.rate_gbps, plan.sw.id, p2->sw.id));
+    out.plan = *p2;
+    out.fabric = Fabric::build(out.plan, cat);
+  }
+  const Names names = names_of(out.plan, cat, out.fabric);
+  auto errs = apply_failures(o.fail, names, out.fabric, out.changes);
+  auto more = apply_degrades(o.degrade, names, out.fabric, out.changes);
+  errs.insert(errs.end(), more.begin(), more.end());
+  if (!errs.empty()) return errs;
+  return out;
+}
+
+}  // namespace gf

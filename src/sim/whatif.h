@@ -83,6 +83,17 @@ std::vector<Diagnostic> fail_parts(const Plan& plan, const Catalog& catalog, Fab
                                    const std::vector<std::string>& items,
                                    std::vector<std::string>& changes);
 
+/// The scenario's fabric alone, for a command that runs its own workload on it (replay): other
+/// NICs (WhatIfOptions::nic), failed and degraded parts (fail, degrade), as what_if() builds its
+/// scenario; grow and slow are not applied.
+struct ScenarioFabric {
+  Plan plan;
+  Fabric fabric;
+  std::vector<std::string> changes;
+};
+Result<ScenarioFabric> scenario_fabric(const Spec& spec, const Catalog& catalog, const Plan& plan,
+                                       const WhatIfOptions& options);
+
 Result<WhatIfResult> what_if(const Spec& spec, const Catalog& catalog, const Plan& plan,
                              const WhatIfOptions& options);
 

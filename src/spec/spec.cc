@@ -671,7 +671,7 @@ std::vector<Diagnostic> parse_into(const std::string& text, const std::string& f
   index_positions(root, "", s.where);
   r.check_keys(root, "",
                {"name", "cluster", "fabric", "workload", "constraints", "addressing", "networks",
-                "catalog", "jobs"});
+                "catalog", "jobs", "calibration"});
   if (auto v = r.text(root, "name", "")) {
     // Shown as given (report title, plan.json); whoever makes a file or namespace name from it
     // derives a safe one (the lab does).
@@ -700,6 +700,13 @@ std::vector<Diagnostic> parse_into(const std::string& text, const std::string& f
     NetworksSpec ns;
     if (!nw.IsNull()) read_networks(r, nw, ns);
     s.networks = ns;
+  }
+  if (auto v = r.text(root, "calibration", "")) {
+    if (v->empty())
+      r.error(child(root, "calibration"), "calibration", "expected the path of a profile",
+              "write calibration: profile.yaml (made by gpufabric calibrate --fit)");
+    else
+      s.calibration_file = *v;
   }
   const YAML::Node cat = child(root, "catalog");
   if (cat.IsDefined() && !cat.IsNull()) {
@@ -1077,6 +1084,22 @@ Result<LoadedSpec> load_spec(const std::string& path, const std::vector<KeyOverr
     }
     auto e = merge_catalog(out.catalog, *cf, p.string());
     errs.insert(errs.end(), e.begin(), e.end());
+  }
+  if (!out.spec.calibration_file.empty()) {
+    // The profile's own errors name its file, line and key; a missing file names the spec's key.
+    const std::filesystem::path cp(out.spec.calibration_file);
+    const auto p = cp.is_absolute() ? cp : dir / cp;
+    auto text = read_file_bounded(p.string(), kMaxSpecBytes, "", "calibration profile");
+    if (!text) {
+      const auto& why = text.errors().front();
+      errs.push_back(out.spec.at(
+          "calibration", fmt::format("calibration profile '{}': {}", p.string(), why.message),
+          why.hint));
+    } else if (auto prof = parse_calibration_profile(*text, p.string())) {
+      out.spec.calibration = std::move(*prof);
+    } else {
+      errs.insert(errs.end(), prof.errors().begin(), prof.errors().end());
+    }
   }
   // Catalog checks run even after key errors, so that one run reports every problem.
   auto more = validate_spec(out.spec, out.catalog);

@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "common/diag.h"
 #include "common/enum_names.h"
+#include "spec/calibration_profile.h"
 
 namespace gf {
 
@@ -321,6 +322,10 @@ struct Spec {
   /// `jobs:`: several jobs sharing the fabric (sim/jobs.h); empty when the section is absent.
   std::vector<JobSpec> jobs;
   std::vector<std::string> catalog_files;  ///< as written (relative to the spec's folder)
+  /// `calibration:` as written (relative to the spec's folder); "" when absent.
+  std::string calibration_file;
+  /// The profile it names, read by load_spec (parse_spec reads only the path).
+  std::optional<CalibrationProfile> calibration;
   std::map<std::string, SourceLoc> where;  ///< key path -> position in the file
 
   int gpus() const { return cluster.nodes * cluster.gpus_per_node; }

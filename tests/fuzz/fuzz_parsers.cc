@@ -1,17 +1,21 @@
-// libFuzzer target: every tool-output parser (and the lab's netplan reader) takes any bytes
-// without crashing, and what diagnose and check make of them renders as JSON (--json) without
-// throwing.
+// libFuzzer target: every tool-output parser (and the lab's netplan reader, the calibration
+// profile's reader and calibrate --fit's reading of a run) takes any bytes without crashing, and
+// what diagnose and check make of them renders as JSON (--json) without throwing.
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "lab/netplan.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
+#include "spec/calibration_profile.h"
 #include "verify/acceptance.h"
+#include "verify/calibration_fit.h"
 #include "verify/diagnose.h"
 #include "verify/parsers.h"
+#include "verify/trace_readers.h"
 
 namespace {
 
@@ -52,6 +56,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gf::parse_ethtool(t, "f");
   (void)gf::parse_ip_link(t, "f");
   (void)gf::parse_perfquery(t, "f");
+  // The replay's streaming readers, and the replay of what they read on the small plan.
+  {
+    std::istringstream a(t), b(t);
+    auto k = gf::read_kineto_trace(a, "f", 1 << 20);
+    auto n = gf::read_nccl_coll_log(b, "f", 1 << 20);
+    (void)gf::detect_trace_kind(t);
+    static const gf::Fabric fabric = gf::Fabric::build(p.plan, p.catalog);
+    if (k) (void)gf::replay_step({*k}, p.plan, fabric, {});
+    if (n) (void)gf::replay_step(*n, p.plan, fabric, {});
+  }
+  (void)gf::parse_calibration_profile(t, "f");  // a spec's calibration: file
   if (auto np = gf::parse_netplan(t, "f"))  // the lab reads (possibly hand-edited) netplan files
     for (const auto& i : *np) (void)gf::netplan_ip_commands("ns", i);
   gf::ToolOutput o{"f", t, gf::detect_output_kind(t)};
@@ -60,6 +75,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)gf::findings_json(*r).dump(2);
   if (auto r = gf::check_measurements(p.plan, p.catalog, {o}, 0.15))
     (void)gf::check_json(*r).dump(2);
+  // calibrate --fit's reading of the run (collective, NCCL_ALGO, nodes), with and without flags.
+  (void)gf::read_fit_runs(p.plan, {o}, {});
+  gf::FitOptions fo;
+  fo.nodes = 2;
+  (void)gf::read_fit_runs(p.plan, {o}, fo);
   // A results folder with these bytes where the acceptance runbook puts each kind of file.
   std::vector<gf::ResultFile> folder;
   for (const char* path :

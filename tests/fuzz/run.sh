@@ -13,7 +13,8 @@ for target in spec catalog units parsers; do
   case $target in
     spec) cp "$root"/examples/*.yaml "$root"/tests/data/specs/*.yaml "$corpus"/ ;;
     catalog) cp "$root"/catalog/*.yaml "$corpus"/ ;;
-    parsers) cp "$root"/tests/data/outputs/* "$root"/tests/data/acceptance/* "$corpus"/ ;;
+    parsers) cp "$root"/tests/data/outputs/* "$root"/tests/data/acceptance/* "$corpus"/
+             cp "$root"/tests/data/replay/*.json "$root"/tests/data/replay/*.log "$corpus"/ ;;
     units) printf '400G' >"$corpus/a"; printf '2:1' >"$corpus/b"; printf '8GiB' >"$corpus/c"
            printf '1.5h' >"$corpus/d"; printf '70B' >"$corpus/e" ;;
   esac

@@ -1,0 +1,207 @@
+// gpufabric replay: a recorded step (PyTorch profiler traces, NCCL logs) on the planned fabric.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/completion.h"
+#include "cli/flags.h"
+#include "cli/resources.h"
+#include "common/file.h"
+#include "common/output.h"
+#include "plan/plan.h"
+#include "report/replay_report.h"
+#include "report/sim_report.h"
+#include "sim/replay.h"
+#include "sim/whatif.h"
+#include "spec/spec.h"
+#include "verify/trace_readers.h"
+
+namespace gf::cli {
+namespace {
+
+struct ReplayFlags {
+  std::vector<std::string> traces;
+  std::string spec, out, links, step, nic, load_balancing;
+  std::vector<std::string> fail, degrade;
+  int tp = 0, pp = 0, dp = 0;
+  bool json = false;
+};
+
+/// Every trace named: each file read by the reader its first byte calls for.
+Result<std::vector<TracedRank>> read_traces(const std::vector<std::string>& paths) {
+  std::vector<TracedRank> out;
+  std::vector<Diagnostic> errs;
+  for (const auto& path : paths) {
+    auto in = open_input_file(path, "TRACE", "trace");
+    if (!in) {
+      errs.insert(errs.end(), in.errors().begin(), in.errors().end());
+      continue;
+    }
+    std::istream& s = **in;
+    while (s.peek() == ' ' || s.peek() == '\n' || s.peek() == '\r' || s.peek() == '\t') s.get();
+    const int first = s.peek();
+    if (first == 0x1f) {
+      errs.push_back(
+          Diagnostic::in_file(path, "TRACE", "a gzip file", "unzip it first: gunzip -k " + path));
+      continue;
+    }
+    if (first == '{') {
+      auto r = read_kineto_trace(s, path);
+      if (r)
+        out.push_back(std::move(*r));
+      else
+        errs.insert(errs.end(), r.errors().begin(), r.errors().end());
+      continue;
+    }
+    auto r = read_nccl_coll_log(s, path);
+    if (r)
+      for (auto& x : *r) out.push_back(std::move(x));
+    else
+      errs.insert(errs.end(), r.errors().begin(), r.errors().end());
+  }
+  if (!errs.empty()) return errs;
+  return out;
+}
+
+std::string fabric_words(const Plan& p) {
+  return fmt::format("{} {}, {} GPUs, {} NICs, {} load balancing", technology_name(p.technology),
+                     topology_kind_name(p.topo.kind), p.gpus, p.nic.id,
+                     load_balancing_name(p.load_balancing));
+}
+
+int run(const ReplayFlags& f) {
+  std::vector<Diagnostic> errs;
+  ReplayOptions o;
+  o.layout = {f.tp, f.pp, f.dp};
+  if (!f.step.empty()) o.step = f.step;
+  o.links = !f.links.empty();
+  if (!f.load_balancing.empty()) {
+    o.load_balancing = parse_name(kLoadBalancingNames, f.load_balancing);
+    if (!o.load_balancing)
+      errs.push_back(
+          Diagnostic::flag("--load-balancing", fmt::format("unknown mode '{}'", f.load_balancing),
+                           did_you_mean(f.load_balancing, names_of(kLoadBalancingNames))));
+  }
+  if (!errs.empty()) return fail(errs);
+  Heartbeat alive("replay");
+  auto loaded = load_and_plan(f.spec, load_limits(true));
+  if (!loaded) return fail(loaded.errors());
+  auto traces = read_traces(f.traces);
+  if (!traces) return fail(traces.errors());
+  const Plan& plan = loaded->plan;
+  const Fabric fabric = Fabric::build(plan, loaded->catalog);
+  auto planned = replay_step(*traces, plan, fabric, o);
+  if (!planned) return fail(planned.errors());
+
+  ReplayReport report;
+  report.traces = &*traces;
+  report.spec_name = plan.name;
+  report.fabric = fabric_words(plan);
+  report.planned = std::move(*planned);
+  std::unique_ptr<ScenarioFabric> alt;
+  if (!f.nic.empty() || !f.fail.empty() || !f.degrade.empty()) {
+    WhatIfOptions w;
+    w.nic = f.nic;
+    w.fail = f.fail;
+    w.degrade = f.degrade;
+    auto s = scenario_fabric(loaded->spec, loaded->catalog, plan, w);
+    if (!s) return fail(s.errors());
+    alt = std::make_unique<ScenarioFabric>(std::move(*s));
+    auto r = replay_step(*traces, alt->plan, alt->fabric, o);
+    if (!r) return fail(r.errors());
+    report.scenario = std::move(*r);
+    report.changes = alt->changes;
+  }
+
+  // --links: the scenario's traffic when there is one, else this fabric's.
+  const ReplayResult& linked = report.scenario ? *report.scenario : report.planned;
+  const Plan& lplan = alt ? alt->plan : plan;
+  const Fabric& lfab = alt ? alt->fabric : fabric;
+  std::optional<CollectiveTraffic> traffic;
+  std::unique_ptr<LinkNames> names;
+  if (o.links && linked.load) {
+    CollectiveTraffic t;
+    t.bytes = 1;  // the load holds the step's bytes per link
+    t.seconds = linked.predicted.step_s;
+    t.load = *linked.load;
+    traffic = std::move(t);
+    names = std::make_unique<LinkNames>(lplan, loaded->catalog, lfab);
+  }
+  auto json = replay_json(report);
+  if (traffic) json["links"] = links_json(lfab, *names, *traffic);
+  const std::string text =
+      replay_text(report) +
+      (traffic ? "\nTraffic per link over the step:\n" + links_text(lfab, *names, *traffic) : "");
+  if (traffic) {
+    auto w = write_output_file(f.links, "--links", [&](std::ostream& out) {
+      write_links_csv(out, lfab, *names, *traffic);
+    });
+    if (!w) return fail(w.errors());
+    json["links"]["file"] = f.links;
+    if (!f.json) std::cerr << "wrote " << *w << "\n";
+  }
+  if (!f.out.empty()) {
+    auto written =
+        write_outputs(f.out, {{"replay.json", json.dump(2) + "\n"}, {"replay.txt", text}});
+    if (!written) return fail(written.errors());
+    if (!f.json)
+      for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
+  }
+  if (f.json)
+    std::cout << json.dump(2) << "\n";
+  else
+    std::cout << text;
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_replay(CLI::App& root) {
+  auto f = std::make_shared<ReplayFlags>();
+  CLI::App* a = root.add_subcommand(
+      "replay",
+      "A recorded training step (PyTorch profiler traces, NCCL_DEBUG=INFO logs) replayed on the "
+      "planned fabric: predicted step time and its breakdown, beside the recorded one.");
+  a->add_option("TRACE", f->traces,
+                "PyTorch profiler trace (.json, Chrome trace-event format) of one or more ranks, "
+                "or an NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL log")
+      ->required()
+      ->expected(-1);
+  a->add_option("--spec", f->spec, "the cluster spec (YAML) to replay on")->required();
+  a->add_option("--tp", f->tp,
+                "tensor parallelism the job ran with (with --pp, --dp: the layout; default: "
+                "from the traces' process groups)")
+      ->check(CLI::Range(1, static_cast<int>(kMaxFlagGpus)));
+  a->add_option("--pp", f->pp, "pipeline parallelism the job ran with")
+      ->check(CLI::Range(1, static_cast<int>(kMaxFlagGpus)));
+  a->add_option("--dp", f->dp, "data parallelism the job ran with")
+      ->check(CLI::Range(1, static_cast<int>(kMaxFlagGpus)));
+  a->add_option("--step", f->step,
+                "the step to replay, as the trace names it (ProfilerStep#12; default: the last "
+                "one with GPU kernels)");
+  complete_with(
+      a->add_option("--nic", f->nic,
+                    "also replay with other NICs: a rate (800G) or a catalog id (as what-if)"),
+      catalog_nic_ids);
+  a->add_option("--fail", f->fail,
+                "also replay with a failed link:A:B | switch:NAME | node:NAME, cabling.csv "
+                "names (as what-if; repeatable)")
+      ->allow_extra_args(false);
+  a->add_option("--degrade", f->degrade,
+                "also replay with link:A:B=RATE | switch:NAME=FRACTION degraded (as what-if; "
+                "repeatable)")
+      ->allow_extra_args(false);
+  complete_with(a->add_option("--load-balancing", f->load_balancing,
+                              "override the plan's: " + names_joined(kLoadBalancingNames)),
+                [] { return names_of(kLoadBalancingNames); });
+  a->add_option("--links", f->links,
+                "write the step's traffic per directed link to this CSV (as simulate --links; "
+                "the scenario's with --nic/--fail/--degrade)");
+  a->add_option("-o,--out", f->out, "write replay.json and replay.txt into this folder");
+  a->add_flag("--json", f->json, "print the replay as JSON");
+  return {a, [f] { return run(*f); }};
+}
+
+}  // namespace gf::cli

@@ -1,0 +1,25 @@
+// Replay results as text and JSON (the README's `replay` contract).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/replay.h"
+
+namespace gf {
+
+/// What was replayed where: the traces, the fabric, and an optional scenario beside it.
+struct ReplayReport {
+  std::vector<TracedRank> const* traces = nullptr;  ///< for their files and formats
+  std::string spec_name, fabric;                    ///< "seed-70b-1024", "infiniband clos2, ..."
+  ReplayResult planned;
+  std::optional<ReplayResult> scenario;  ///< with --nic / --fail / --degrade
+  std::vector<std::string> changes;      ///< what the scenario changed
+};
+
+nlohmann::json replay_json(const ReplayReport& r);
+std::string replay_text(const ReplayReport& r);
+
+}  // namespace gf

@@ -1,0 +1,57 @@
+// A calibration profile: the factors `gpufabric calibrate --fit` measured on one cluster, which a
+// spec applies with `calibration: profile.yaml`. Each factor multiplies or adds to one term of
+// the simulator's model (sim/flow_builder.cc, sim/collective.cc); an absent one leaves it as the
+// model has it.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+
+#include "common/diag.h"
+
+namespace gf {
+
+/// The algorithms a profile may carry a bandwidth factor for, in the order of sim's Algorithm
+/// enum (sim/nccl_cost.h; collective.cc checks the two agree at compile time). The spec layer is
+/// below sim, so the names are repeated here rather than included.
+inline constexpr const char* kProfileAlgorithmNames[] = {"ring",    "tree", "nvls", "nvls_tree",
+                                                         "collnet", "pat",  "p2p"};
+inline constexpr int kProfileAlgorithms = 7;
+
+/// Bounds a profile's factors must lie in: an efficiency is a share of a link's rate (above 1
+/// would beat the wire); an algorithm factor scales a modelled bandwidth within 4x either way;
+/// a per-step latency is at most a millisecond (an order above any NCCL step, tuning.cc).
+constexpr double kMinProfileEfficiency = 0.05;
+constexpr double kMaxProfileEfficiency = 1.0;
+constexpr double kMinAlgorithmFactor = 0.25;
+constexpr double kMaxAlgorithmFactor = 4.0;
+constexpr double kMaxStepLatencyUs = 1000;
+
+/// One cluster's measured factors; the defaults change nothing.
+struct CalibrationProfile {
+  std::string file;  ///< where it was read from ("" when built in memory)
+  /// Share of an NVLink (scale-up) link's rate the Simple protocol reaches; nullopt: the model's
+  /// (nccl_constants.h kScaleUpSimpleEfficiency).
+  std::optional<double> scaleup_efficiency;
+  /// Share of a scale-out link's (NIC, leaf, spine) rate Simple reaches; nullopt: the model's
+  /// (kNetworkSimpleEfficiency).
+  std::optional<double> network_efficiency;
+  /// Latency this cluster adds to every step that crosses the network, us (proxy, NIC and
+  /// switch time beyond NCCL's tables and the fabric's hop latency).
+  double network_step_latency_us = 0;
+  /// Per algorithm (kProfileAlgorithmNames order), the factor on its modelled bandwidth.
+  std::array<double, kProfileAlgorithms> algorithm_factor{1, 1, 1, 1, 1, 1, 1};
+
+  /// True when the profile changes nothing.
+  bool identity() const;
+};
+
+/// Reads a profile's YAML (`file` names it in messages): `factors:` with scaleup_efficiency,
+/// network_efficiency, network_step_latency_us and algorithms: {NAME: factor}; the fit's report
+/// (`fit:`, `cross_validation:`, `cluster:`, `fitted_on:`) is kept for the reader and not
+/// interpreted. Every problem is an error with the line and the key.
+Result<CalibrationProfile> parse_calibration_profile(const std::string& text,
+                                                     const std::string& file);
+
+}  // namespace gf

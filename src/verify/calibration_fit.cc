@@ -1,0 +1,777 @@
+#include "verify/calibration_fit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <regex>
+
+#include "common/text.h"
+#include "sim/collective.h"
+#include "sim/nccl_constants.h"
+#include "topo/fabric.h"
+
+namespace gf {
+
+const char* fit_band(double bytes) {
+  if (bytes < kFitSmallBelowBytes) return "small";
+  if (bytes <= kFitMidUpToBytes) return "mid";
+  if (bytes >= kFitLargeFromBytes) return "large";
+  return "between";
+}
+
+namespace {
+
+// How an output names the algorithm it was forced to: NCCL_DEBUG=INFO prints "NCCL_ALGO set by
+// environment to Ring" (src/misc/param.cc), launch scripts echo "NCCL_ALGO=Ring".
+std::optional<std::string> algo_in_text(const std::string& text) {
+  static const std::regex env_re(R"(NCCL_ALGO(?: set by environment to |=)\s*([A-Za-z]+))");
+  std::smatch m;
+  // Only the head of the file: the banner and NCCL's init lines come before the table.
+  const std::string head = text.substr(0, std::min<std::size_t>(text.size(), 1 << 20));
+  if (std::regex_search(head, m, env_re)) return m[1].str();
+  return std::nullopt;
+}
+
+// NCCL_ALGO's spelling (Ring, Tree, NVLS, NVLSTree, CollnetDirect, PAT) to gpufabric's.
+std::optional<Algorithm> algorithm_of_nccl_name(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "nvlstree") return Algorithm::kNvlsTree;
+  if (s == "collnetdirect" || s == "collnet") return Algorithm::kCollNet;
+  return parse_algorithm(s);
+}
+
+// The collective a file ran: the banner's "# Collective test starting: X_perf", else its name.
+std::optional<Op> op_of(const NcclTestsRun& run, const std::string& file) {
+  if (!run.collective.empty()) return parse_op(run.collective);
+  const std::string name = std::filesystem::path(file).filename().string();
+  // Longest names first, so that all_reduce is not read as reduce.
+  for (const char* n : {"reduce_scatter", "all_reduce", "all_gather", "alltoall", "broadcast",
+                        "sendrecv", "reduce"})
+    if (name.find(n) != std::string::npos) return parse_op(n);
+  return std::nullopt;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The factors being fitted, in one vector: scale-up and network efficiency, network step
+// latency, then one bandwidth factor per algorithm (kProfileAlgorithmNames order).
+constexpr int kScaleUp = 0, kNetwork = 1, kLatency = 2, kFirstAlgorithm = 3;
+constexpr int kParams = kFirstAlgorithm + kProfileAlgorithms;
+
+struct Theta {
+  std::array<double, kParams> v{};
+  std::array<bool, kParams> fitted{};
+};
+
+Theta model_theta() {
+  Theta t;
+  t.v[kScaleUp] = nccl::kScaleUpSimpleEfficiency;
+  t.v[kNetwork] = nccl::kNetworkSimpleEfficiency;
+  t.v[kLatency] = 0;
+  for (int a = 0; a < kProfileAlgorithms; ++a) t.v[kFirstAlgorithm + a] = 1;
+  return t;
+}
+
+std::string param_name(int i) {
+  if (i == kScaleUp) return "scaleup_efficiency";
+  if (i == kNetwork) return "network_efficiency";
+  if (i == kLatency) return "network_step_latency_us";
+  return std::string("algorithms.") + kProfileAlgorithmNames[i - kFirstAlgorithm];
+}
+
+// Search range of each factor: the profile's own bounds.
+std::pair<double, double> param_range(int i) {
+  if (i == kScaleUp || i == kNetwork) return {kMinProfileEfficiency, kMaxProfileEfficiency};
+  if (i == kLatency) return {0, 100};  // us: NCCL's largest per-step term is 31 us (tuning.cc)
+  return {kMinAlgorithmFactor, kMaxAlgorithmFactor};
+}
+
+// The profile that sets the fitted factors and leaves the rest as the model has them.
+CalibrationProfile profile_of(const Theta& t) {
+  CalibrationProfile p;
+  if (t.fitted[kScaleUp]) p.scaleup_efficiency = t.v[kScaleUp];
+  if (t.fitted[kNetwork]) p.network_efficiency = t.v[kNetwork];
+  if (t.fitted[kLatency]) p.network_step_latency_us = t.v[kLatency];
+  for (int a = 0; a < kProfileAlgorithms; ++a)
+    if (t.fitted[kFirstAlgorithm + a]) p.algorithm_factor[a] = t.v[kFirstAlgorithm + a];
+  return p;
+}
+
+// Every run's fabric and plan, built once; each run's collective model is kept for the link
+// efficiencies it was built with, so that trying another algorithm factor or step latency
+// (CollectiveModel::recalibrate) does not simulate the flows again.
+class Predictor {
+ public:
+  Predictor(const Plan& plan, const Catalog& cat, const std::vector<FitRun>& runs)
+      : plan_(plan), fabric_(Fabric::build(plan, cat)), runs_(runs), cache_(runs.size()) {}
+
+  // Times of every row of the runs in `which` (others left as they are in `out`), us; the
+  // algorithm/protocol each row ran in `ran` when given.
+  std::vector<Diagnostic> predict(const CalibrationProfile& prof, const std::vector<bool>& which,
+                                  std::vector<std::vector<double>>& out,
+                                  std::vector<std::vector<std::string>>* ran = nullptr) const {
+    out.resize(runs_.size());
+    if (ran) ran->resize(runs_.size());
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      if (!which[i]) continue;
+      const FitRun& r = runs_[i];
+      auto& m = cache_[i];
+      if (!m || m->calibration().scaleup_efficiency != prof.scaleup_efficiency ||
+          m->calibration().network_efficiency != prof.network_efficiency) {
+        m.reset();
+        SimOptions o;
+        o.op = r.op;
+        o.algorithm = r.algorithm;
+        o.nodes = r.nodes;
+        o.calibration = prof;
+        auto built = CollectiveModel::build(fabric_, plan_, o);
+        if (!built) {
+          std::vector<Diagnostic> errs;
+          for (const auto& e : built.errors())
+            errs.push_back(Diagnostic::in_file(r.file, "", e.message, e.hint));
+          return errs;
+        }
+        if (r.algorithm)
+          for (const auto& a : built->algorithms())
+            if (a.algorithm == *r.algorithm && !a.available)
+              return {Diagnostic::in_file(
+                  r.file, "",
+                  fmt::format("the run forced {} {}, which the spec's fabric cannot run: {}",
+                              op_name(r.op), algorithm_name(*r.algorithm), a.unavailable_reason),
+                  "give the spec of the cluster the run was taken on")};
+        m.emplace(std::move(*built));
+      } else {
+        m->recalibrate(prof);
+      }
+      out[i].resize(r.rows.size());
+      if (ran) (*ran)[i].resize(r.rows.size());
+      for (std::size_t k = 0; k < r.rows.size(); ++k) {
+        const SizeResult s = m->at(r.rows[k].bytes);
+        out[i][k] = s.time_us;
+        if (ran)
+          (*ran)[i][k] =
+              fmt::format("{}/{}", algorithm_name(s.algorithm), protocol_name(s.protocol));
+      }
+    }
+    return {};
+  }
+
+ private:
+  const Plan& plan_;
+  Fabric fabric_;
+  const std::vector<FitRun>& runs_;
+  mutable std::vector<std::optional<CollectiveModel>> cache_;
+};
+
+// A point of the objective: run, row and the measured time.
+struct ObjPoint {
+  int run = 0, row = 0;
+  double measured_us = 0;
+};
+
+// Mean squared log error of the time over `pts`.
+double objective(const std::vector<ObjPoint>& pts, const std::vector<std::vector<double>>& t) {
+  if (pts.empty()) return 0;
+  double s = 0;
+  for (const auto& p : pts) {
+    const double sim = t[p.run][p.row];
+    const double e = std::isfinite(sim) && sim > 0 ? std::log(sim / p.measured_us) : 10.0;
+    s += e * e;
+  }
+  return s / static_cast<double>(pts.size());
+}
+
+struct CoreFit {
+  Theta theta;
+  std::array<std::string, kParams> why{};
+  double before = 0, after = 0;
+};
+
+// Fits the factors the points in `pts` depend on: first which (a probe of each, from the
+// model's values), then their values by coordinate descent, each by golden-section search over
+// its range (log scale for the multiplying ones). `near`: a fit of most of the same points (the
+// cross-validation's folds start from the full fit) searched within kWarmSpan of it.
+constexpr double kWarmSpan = 1.6;  // a factor either way; latency: kWarmSpanUs
+constexpr double kWarmSpanUs = 10;
+Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
+                         const std::vector<ObjPoint>& pts, const Theta* near = nullptr) {
+  CoreFit f;
+  f.theta = model_theta();
+  std::vector<bool> which(runs.size(), false);
+  for (const auto& p : pts) which[p.run] = true;
+  if (pts.empty()) {
+    for (auto& w : f.why) w = "no point of 1 MiB or less or of 32 MiB or more to fit it on";
+    return f;
+  }
+  std::vector<std::vector<double>> base, t;
+  std::vector<std::vector<std::string>> ran;
+  if (auto e = pr.predict(profile_of(f.theta), which, base, &ran); !e.empty()) return e;
+  f.before = objective(pts, base);
+  // Which algorithms the points run, and the reference one (ring where present) whose factor
+  // stays 1: the link efficiencies are measured through it.
+  std::map<std::string, int> algo_points;
+  for (const auto& p : pts) {
+    const std::string& a = ran[p.run][p.row];
+    ++algo_points[a.substr(0, a.find('/'))];
+  }
+  std::string reference = "ring";
+  if (!algo_points.count(reference)) {
+    int most = 0;
+    for (const auto& [a, n] : algo_points)
+      if (n > most) most = n, reference = a;
+  }
+  // The probe: a factor joins the fit when moving it moves some point's time by 2 %.
+  for (int i = 0; i < kParams; ++i) {
+    if (i >= kFirstAlgorithm) {
+      const std::string a = kProfileAlgorithmNames[i - kFirstAlgorithm];
+      if (!algo_points.count(a)) {
+        f.why[i] = "no fitted point runs " + a;
+        continue;
+      }
+      if (a == reference) {
+        f.why[i] = fmt::format(
+            "{} is the reference algorithm: the link efficiencies are "
+            "measured through it",
+            a);
+        continue;
+      }
+    }
+    Theta probe = f.theta;
+    probe.fitted[i] = true;
+    if (i == kLatency)
+      probe.v[i] += kFitProbeLatencyUs;
+    else
+      probe.v[i] *= kFitProbeFactor;
+    if (auto e = pr.predict(profile_of(probe), which, t); !e.empty()) return e;
+    int moved = 0;
+    for (const auto& p : pts)
+      if (std::fabs(t[p.run][p.row] / base[p.run][p.row] - 1) >= kFitSensitivity) ++moved;
+    if (moved < kFitMinPoints) {
+      f.why[i] = i == kScaleUp   ? "no fitted point depends on NVLink's rate"
+                 : i == kNetwork ? "no fitted point depends on the scale-out links' rate"
+                 : i == kLatency ? "no fitted point depends on the network steps' latency"
+                                 : "no fitted point depends on this algorithm's bandwidth";
+      continue;
+    }
+    f.theta.fitted[i] = true;
+    f.why[i] = fmt::format("fitted on {} point{}", moved, moved == 1 ? "" : "s");
+  }
+  // Coordinate descent.
+  constexpr int kSweeps = 3;
+  // Steps of the golden-section search: the bracket shrinks to 0.618^steps of the range (a
+  // full range of 1/20..1 in log: 0.1 % after 20; a warm one of /1.6..x1.6: 0.1 % after 14).
+  const int golden_steps = near ? 14 : 20;
+  if (near)
+    for (int i = 0; i < kParams; ++i)
+      if (f.theta.fitted[i] && near->fitted[i]) f.theta.v[i] = near->v[i];
+  const double phi = (std::sqrt(5.0) - 1) / 2;
+  double best = f.before;
+  if (near) {
+    if (auto e = pr.predict(profile_of(f.theta), which, t); !e.empty()) return e;
+    best = objective(pts, t);
+  }
+  for (int sweep = 0; sweep < kSweeps; ++sweep) {
+    const double start = best;
+    for (int i = 0; i < kParams; ++i) {
+      if (!f.theta.fitted[i]) continue;
+      const bool logscale = i != kLatency;
+      auto [lo_v, hi_v] = param_range(i);
+      if (near && near->fitted[i]) {
+        lo_v = std::max(lo_v, logscale ? f.theta.v[i] / kWarmSpan : f.theta.v[i] - kWarmSpanUs);
+        hi_v = std::min(hi_v, logscale ? f.theta.v[i] * kWarmSpan : f.theta.v[i] + kWarmSpanUs);
+      }
+      auto to_x = [&](double v) { return logscale ? std::log(v) : v; };
+      auto to_v = [&](double x) { return logscale ? std::exp(x) : x; };
+      double a = to_x(lo_v), b = to_x(hi_v);
+      std::vector<Diagnostic> err;
+      auto eval = [&](double x) {
+        Theta th = f.theta;
+        th.v[i] = to_v(x);
+        if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) err = e;
+        return objective(pts, t);
+      };
+      double c = b - phi * (b - a), d = a + phi * (b - a);
+      double fc = eval(c), fd = eval(d);
+      for (int k = 0; k < golden_steps && err.empty(); ++k) {
+        if (fc < fd) {
+          b = d, d = c, fd = fc;
+          c = b - phi * (b - a);
+          fc = eval(c);
+        } else {
+          a = c, c = d, fc = fd;
+          d = a + phi * (b - a);
+          fd = eval(d);
+        }
+      }
+      if (!err.empty()) return err;
+      const double x = fc < fd ? c : d, fx = std::min(fc, fd);
+      if (fx < best) {
+        best = fx;
+        f.theta.v[i] = to_v(x);
+      }
+    }
+    if (start - best < 1e-9) break;
+  }
+  f.after = best;
+  return f;
+}
+
+// |busbw error| (small: the time ratio) of points grouped by collective and band.
+std::vector<FitErrorGroup> error_groups(const std::vector<FitRun>& runs,
+                                        const std::vector<FitPoint>& pts,
+                                        double FitPoint::*predicted) {
+  std::map<std::pair<std::string, int>, std::vector<double>> g;
+  const std::vector<std::string> bands = {"small", "mid", "between", "large"};
+  for (const auto& p : pts) {
+    const double sim = p.*predicted;
+    if (!(sim > 0) || !std::isfinite(sim)) continue;
+    const int b = static_cast<int>(std::find(bands.begin(), bands.end(), p.band) - bands.begin());
+    const double e = p.band == "small"
+                         ? std::max(sim / p.measured_time_us, p.measured_time_us / sim)
+                         : std::fabs(p.measured_time_us / sim - 1);
+    g[{op_name(runs[p.run].op), b}].push_back(e);
+  }
+  std::vector<FitErrorGroup> out;
+  for (const auto& [k, v] : g)
+    out.push_back({k.first, bands[k.second], static_cast<int>(v.size()), median(v),
+                   *std::max_element(v.begin(), v.end())});
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<ToolOutput>& files,
+                                          const FitOptions& o) {
+  std::vector<FitRun> runs;
+  std::vector<Diagnostic> errs;
+  const std::string hint =
+      "give the stdout of all_reduce_perf, all_gather_perf, ... as it printed it";
+  for (const auto& f : files) {
+    if (f.kind != OutputKind::kNcclTests && f.kind != OutputKind::kUnknown) {
+      errs.push_back(Diagnostic::in_file(
+          f.file, "",
+          fmt::format("this is {} output; calibrate --fit reads nccl-tests outputs",
+                      output_kind_name(f.kind)),
+          hint));
+      continue;
+    }
+    // A table without nccl-tests' banner (a log cut to its table) is read if it parses.
+    auto parsed = parse_nccl_tests(f.text, f.file);
+    if (!parsed) {
+      if (f.kind == OutputKind::kUnknown)
+        errs.push_back(Diagnostic::in_file(
+            f.file, "", "not a nccl-tests output (no 'size count type redop' table)", hint));
+      else
+        errs.insert(errs.end(), parsed.errors().begin(), parsed.errors().end());
+      continue;
+    }
+    FitRun r;
+    r.file = f.file;
+    const auto op = op_of(*parsed, f.file);
+    if (!op) {
+      errs.push_back(Diagnostic::in_file(
+          f.file, "",
+          parsed->collective.empty() ? "the output does not say which collective it ran"
+                                     : fmt::format("unknown collective '{}'", parsed->collective),
+          "keep the '# Collective test starting: X_perf' line, or name the file after the "
+          "test (all_gather_perf.out)"));
+      continue;
+    }
+    r.op = *op;
+    if (o.algorithm) {
+      r.algorithm = o.algorithm;
+      r.algorithm_source = "--algo";
+    } else if (auto name = algo_in_text(f.text)) {
+      r.algorithm = algorithm_of_nccl_name(*name);
+      if (!r.algorithm) {
+        errs.push_back(Diagnostic::in_file(
+            f.file, "NCCL_ALGO",
+            fmt::format("the run forced NCCL_ALGO={}, which gpufabric does not model", *name),
+            "leave the file out, or give --algo for what it ran"));
+        continue;
+      }
+      r.algorithm_source = "NCCL_ALGO in the file";
+    }
+    const int hosts = static_cast<int>(parsed->hosts.size());
+    if (hosts > 0) {
+      r.nodes = hosts;
+      if (parsed->ranks % hosts != 0) {
+        errs.push_back(
+            Diagnostic::in_file(f.file, "",
+                                fmt::format("{} ranks on {} hosts: not the same GPUs on every node",
+                                            parsed->ranks, hosts),
+                                "calibrate on runs that use every GPU of each node"));
+        continue;
+      }
+      r.gpus_per_node = parsed->ranks / hosts;
+    } else {
+      r.gpus_per_node = o.gpus_per_node > 0 ? o.gpus_per_node : plan.gpus_per_node;
+      r.nodes = o.nodes > 0         ? o.nodes
+                : parsed->ranks > 0 ? std::max(1, parsed->ranks / r.gpus_per_node)
+                                    : 0;
+      if (r.nodes == 0) {
+        errs.push_back(Diagnostic::in_file(
+            f.file, "",
+            "the output has no rank lines ('# Rank N ... on HOST'): its nodes are unknown",
+            "give --nodes N (and --gpus-per-node if not the spec's)"));
+        continue;
+      }
+    }
+    if (r.gpus_per_node != plan.gpus_per_node) {
+      errs.push_back(Diagnostic::in_file(
+          f.file, "",
+          fmt::format("the run used {} GPUs per node; the spec's nodes have {}", r.gpus_per_node,
+                      plan.gpus_per_node),
+          "calibrate on runs that use every GPU of each node, with the spec of that cluster"));
+      continue;
+    }
+    if (r.nodes > plan.nodes) {
+      errs.push_back(Diagnostic::in_file(
+          f.file, "", fmt::format("the run used {} nodes; the spec has {}", r.nodes, plan.nodes),
+          "give the spec of the whole cluster (cluster.nodes)"));
+      continue;
+    }
+    if (r.nodes * r.gpus_per_node < 2) {
+      errs.push_back(Diagnostic::in_file(f.file, "", "the run has a single GPU: nothing to fit"));
+      continue;
+    }
+    for (const auto& row : parsed->rows)
+      if (row.bytes > 0 && row.time_us > 0 && std::isfinite(row.time_us)) r.rows.push_back(row);
+    if (r.rows.empty()) {
+      errs.push_back(Diagnostic::in_file(f.file, "", "no row with a positive size and time"));
+      continue;
+    }
+    runs.push_back(std::move(r));
+  }
+  if (!errs.empty()) return errs;
+  if (runs.empty()) return Diagnostic::flag("--fit", "no nccl-tests output given");
+  return runs;
+}
+
+Result<std::vector<double>> predict_runs(const Plan& plan, const Catalog& catalog,
+                                         const std::vector<FitRun>& runs,
+                                         const CalibrationProfile& profile) {
+  Predictor pr(plan, catalog, runs);
+  std::vector<std::vector<double>> t;
+  if (auto e = pr.predict(profile, std::vector<bool>(runs.size(), true), t); !e.empty()) return e;
+  std::vector<double> out;
+  for (const auto& r : t) out.insert(out.end(), r.begin(), r.end());
+  return out;
+}
+
+Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
+                                  const std::vector<FitRun>& given, const FitOptions& o) {
+  FitResult res;
+  // A run forced to an algorithm the model does not run for its collective (all_gather NVLS,
+  // CollNet Chain, ...) is left out and listed, not approximated by another algorithm.
+  std::vector<FitRun> runs;
+  {
+    const Fabric fabric = Fabric::build(plan, catalog);
+    for (const auto& r : given) {
+      if (r.algorithm) {
+        SimOptions so;
+        so.op = r.op;
+        so.algorithm = r.algorithm;
+        so.nodes = r.nodes;
+        so.calibration = CalibrationProfile{};
+        auto m = CollectiveModel::build(fabric, plan, so);
+        if (!m) {
+          std::vector<Diagnostic> errs;
+          for (const auto& e : m.errors())
+            errs.push_back(Diagnostic::in_file(r.file, "", e.message, e.hint));
+          return errs;
+        }
+        std::string why;
+        for (const auto& a : m->algorithms())
+          if (a.algorithm == *r.algorithm && !a.available) why = a.unavailable_reason;
+        if (!why.empty()) {
+          res.skipped.push_back({r.file, fmt::format("{} {} is not simulated: {}", op_name(r.op),
+                                                     algorithm_name(*r.algorithm), why)});
+          continue;
+        }
+      }
+      runs.push_back(r);
+    }
+  }
+  if (runs.empty())
+    return Diagnostic::flag("--fit", "no run the model can simulate: " + res.skipped.front().why,
+                            "give runs of the collectives and algorithms gpufabric models");
+  res.runs = runs;
+  Predictor pr(plan, catalog, res.runs);
+  const std::vector<bool> all(runs.size(), true);
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (std::size_t k = 0; k < runs[i].rows.size(); ++k) {
+      const auto& row = runs[i].rows[k];
+      FitPoint p;
+      p.run = static_cast<int>(i);
+      p.line = row.line;
+      p.bytes = row.bytes;
+      p.band = fit_band(row.bytes);
+      p.measured_time_us = row.time_us;
+      p.measured_busbw_gbs = row.busbw_gbs;
+      p.in_objective = p.band == std::string("small") || p.band == std::string("large");
+      res.points.push_back(p);
+    }
+  // Where each point sits: run and row.
+  std::vector<ObjPoint> objective_points;
+  std::vector<int> point_of_obj;
+  {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      for (std::size_t k = 0; k < runs[i].rows.size(); ++k, ++n)
+        if (res.points[n].in_objective) {
+          objective_points.push_back(
+              {static_cast<int>(i), static_cast<int>(k), runs[i].rows[k].time_us});
+          point_of_obj.push_back(static_cast<int>(n));
+        }
+  }
+  auto fill = [&](const CalibrationProfile& prof, double FitPoint::*field,
+                  std::vector<std::vector<std::string>>* ran) -> std::vector<Diagnostic> {
+    std::vector<std::vector<double>> t;
+    if (auto e = pr.predict(prof, all, t, ran); !e.empty()) return e;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      for (std::size_t k = 0; k < runs[i].rows.size(); ++k, ++n) res.points[n].*field = t[i][k];
+    return {};
+  };
+  if (auto e = fill(CalibrationProfile{}, &FitPoint::model_time_us, nullptr); !e.empty()) return e;
+
+  auto full = fit_core(pr, runs, objective_points);
+  if (!full) return full.errors();
+  res.profile = profile_of(full->theta);
+  res.objective_before = full->before;
+  res.objective_after = full->after;
+  const Theta model = model_theta();
+  for (int i = 0; i < kParams; ++i) {
+    // Algorithms no point runs are left out of the report: nothing was tried for them.
+    if (i >= kFirstAlgorithm && !full->theta.fitted[i] &&
+        full->why[i].rfind("no fitted point runs", 0) == 0)
+      continue;
+    res.parameters.push_back(
+        {param_name(i), model.v[i], full->theta.v[i], full->theta.fitted[i], full->why[i]});
+  }
+  std::vector<std::vector<std::string>> ran;
+  if (auto e = fill(res.profile, &FitPoint::fitted_time_us, &ran); !e.empty()) return e;
+  {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      for (std::size_t k = 0; k < runs[i].rows.size(); ++k, ++n)
+        res.points[n].algorithm = ran[i][k];
+  }
+
+  // Cross-validation: each file left out in turn, or k folds over the points of one file.
+  std::vector<std::vector<double>> t;
+  if (runs.size() >= 2) {
+    res.cv_method = fmt::format("leave-one-file-out ({} files)", runs.size());
+    for (std::size_t out = 0; out < runs.size(); ++out) {
+      std::vector<ObjPoint> train;
+      for (const auto& p : objective_points)
+        if (p.run != static_cast<int>(out)) train.push_back(p);
+      auto f = fit_core(pr, runs, train, &full->theta);
+      if (!f) return f.errors();
+      std::vector<bool> only(runs.size(), false);
+      only[out] = true;
+      if (auto e = pr.predict(profile_of(f->theta), only, t); !e.empty()) return e;
+      std::size_t n = 0;
+      for (std::size_t i = 0; i < runs.size(); ++i)
+        for (std::size_t k = 0; k < runs[i].rows.size(); ++k, ++n)
+          if (i == out) res.points[n].cv_time_us = t[i][k];
+    }
+  } else {
+    const int folds = std::max(2, std::min<int>(o.folds, static_cast<int>(res.points.size())));
+    res.cv_method = fmt::format("{}-fold over the points (point i in fold i mod {})", folds, folds);
+    for (int fold = 0; fold < folds; ++fold) {
+      std::vector<ObjPoint> train;
+      for (std::size_t j = 0; j < objective_points.size(); ++j)
+        if (point_of_obj[j] % folds != fold) train.push_back(objective_points[j]);
+      auto f = fit_core(pr, runs, train, &full->theta);
+      if (!f) return f.errors();
+      if (auto e = pr.predict(profile_of(f->theta), all, t); !e.empty()) return e;
+      std::size_t n = 0;
+      for (std::size_t i = 0; i < runs.size(); ++i)
+        for (std::size_t k = 0; k < runs[i].rows.size(); ++k, ++n)
+          if (static_cast<int>(n) % folds == fold) res.points[n].cv_time_us = t[i][k];
+    }
+  }
+  res.model_errors = error_groups(runs, res.points, &FitPoint::model_time_us);
+  res.fit_errors = error_groups(runs, res.points, &FitPoint::fitted_time_us);
+  res.cv_errors = error_groups(runs, res.points, &FitPoint::cv_time_us);
+  return res;
+}
+
+namespace {
+
+// A double-quoted YAML scalar of `s` (a file name need not be UTF-8; the profile must read back).
+std::string yaml_quoted(const std::string& raw) {
+  const std::string s = utf8_or_replacement(raw);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string groups_yaml(const std::vector<FitErrorGroup>& gs, const std::string& indent) {
+  std::string s;
+  for (const auto& g : gs)
+    s +=
+        fmt::format("{}- {{collective: {}, band: {}, points: {}, median: {:.4f}, worst: {:.4f}}}\n",
+                    indent, g.collective, g.band, g.points, g.median, g.worst);
+  if (gs.empty()) s += indent + "[]\n";
+  return s;
+}
+
+}  // namespace
+
+std::string fit_profile_yaml(const FitResult& r, const Plan& plan, const std::string& spec) {
+  std::string s =
+      "# gpufabric calibration profile, written by `gpufabric calibrate --fit`: the factors of "
+      "the\n"
+      "# simulator's model measured on this cluster's nccl-tests outputs. A spec applies it with\n"
+      "# `calibration: <this file>` (path relative to the spec); simulate, check, step and\n"
+      "# what-if then use it. Only `factors:` is read back; the rest reports the fit.\n"
+      "profile: 1\n";
+  s += fmt::format(
+      "cluster: {{spec: {}, gpu: {}, nodes: {}, gpus_per_node: {}, nic: {}, nics_per_node: {}, "
+      "nccl: \"{}\"}}\n",
+      yaml_quoted(spec), plan.gpu.id, plan.nodes, plan.gpus_per_node, plan.nic.id,
+      plan.nics_per_node, nccl_release_name(plan.nccl));
+  s += "fitted_on:\n";
+  for (const auto& run : r.runs)
+    s += fmt::format("  - {{file: {}, collective: {}, algorithm: {}, nodes: {}, sizes: {}}}\n",
+                     yaml_quoted(run.file), op_name(run.op),
+                     run.algorithm ? algorithm_name(*run.algorithm) : "auto", run.nodes,
+                     run.rows.size());
+  if (!r.skipped.empty()) {
+    s += "skipped:\n";
+    for (const auto& k : r.skipped)
+      s += fmt::format("  - {{file: {}, why: {}}}\n", yaml_quoted(k.file), yaml_quoted(k.why));
+  }
+  s += "factors:\n";
+  bool any = false, any_algo = false;
+  for (const auto& p : r.parameters) {
+    if (!p.fitted) continue;
+    any = true;
+    if (p.name.rfind("algorithms.", 0) == 0) continue;
+    const std::string meaning =
+        p.name == "scaleup_efficiency"   ? "share of the NVLink rate Simple reaches"
+        : p.name == "network_efficiency" ? "share of the scale-out links' rate Simple reaches"
+                                         : "us added to every step that crosses the network";
+    s += fmt::format("  {}: {:.4f}  # {} (model: {:g}); {}\n", p.name, p.value, meaning,
+                     p.model_value, p.why);
+  }
+  for (const auto& p : r.parameters) {
+    if (!p.fitted || p.name.rfind("algorithms.", 0) != 0) continue;
+    if (!any_algo) s += "  algorithms:  # factor on the algorithm's modelled bandwidth\n";
+    any_algo = true;
+    s += fmt::format("    {}: {:.4f}  # {}\n", p.name.substr(11), p.value, p.why);
+  }
+  if (!any) s += "  {}  # no factor could be fitted: the model is kept as it is\n";
+  s += "not_fitted:\n";
+  bool none = true;
+  for (const auto& p : r.parameters)
+    if (!p.fitted) {
+      s += fmt::format("  - {{factor: {}, why: {}}}\n", p.name, yaml_quoted(p.why));
+      none = false;
+    }
+  if (none) s += "  []\n";
+  s += "fit:  # error of the fitted profile on the points it was fitted on (small: time ratio; "
+       "else |busbw error|)\n";
+  s += fmt::format(
+      "  objective: {{before: {:.5f}, after: {:.5f}}}  # mean squared log time "
+      "error of the large and small points\n",
+      r.objective_before, r.objective_after);
+  s += "  groups:\n" + groups_yaml(r.fit_errors, "    ");
+  s += "cross_validation:  # error on points the fit did not see\n";
+  s += fmt::format("  method: {}\n", yaml_quoted(r.cv_method));
+  s += "  groups:\n" + groups_yaml(r.cv_errors, "    ");
+  return s;
+}
+
+std::string fit_text(const FitResult& r) {
+  std::string s = "Calibration fit\n\nFactors:\n";
+  for (const auto& p : r.parameters)
+    s += fmt::format("  {:<26} {:>9} (model {:g})  {}\n", p.name,
+                     p.fitted ? fmt::format("{:.4f}", p.value) : "-", p.model_value, p.why);
+  s += fmt::format("\nErrors per collective and band (small: time ratio; else |busbw error|)\n");
+  s += fmt::format("{:<16} {:<8} {:>6} {:>15} {:>15} {:>15}\n", "collective", "band", "points",
+                   "model med/worst", "fit med/worst", "cv med/worst");
+  for (std::size_t i = 0; i < r.fit_errors.size(); ++i) {
+    const auto& f = r.fit_errors[i];
+    auto find = [&](const std::vector<FitErrorGroup>& gs) {
+      for (const auto& g : gs)
+        if (g.collective == f.collective && g.band == f.band) return g;
+      return FitErrorGroup{};
+    };
+    auto cell = [&](const FitErrorGroup& g) {
+      return f.band == "small" ? fmt::format("{:.2f}x/{:.2f}x", g.median, g.worst)
+                               : fmt::format("{:.1f}%/{:.1f}%", 100 * g.median, 100 * g.worst);
+    };
+    s += fmt::format("{:<16} {:<8} {:>6} {:>15} {:>15} {:>15}\n", f.collective, f.band, f.points,
+                     cell(find(r.model_errors)), cell(f), cell(find(r.cv_errors)));
+  }
+  s += fmt::format("\nCross-validation: {}\n", r.cv_method);
+  for (const auto& k : r.skipped) s += fmt::format("Skipped: {}: {}\n", k.file, k.why);
+  return s;
+}
+
+nlohmann::json fit_json(const FitResult& r) {
+  nlohmann::json params = nlohmann::json::array();
+  for (const auto& p : r.parameters)
+    params.push_back({{"name", p.name},
+                      {"model_value", p.model_value},
+                      {"value", p.value},
+                      {"fitted", p.fitted},
+                      {"why", p.why}});
+  auto groups = [](const std::vector<FitErrorGroup>& gs) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& g : gs)
+      a.push_back({{"collective", g.collective},
+                   {"band", g.band},
+                   {"points", g.points},
+                   {"median", g.median},
+                   {"worst", g.worst}});
+    return a;
+  };
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : r.points)
+    points.push_back({{"file", utf8_or_replacement(r.runs[p.run].file)},
+                      {"line", p.line},
+                      {"collective", op_name(r.runs[p.run].op)},
+                      {"nodes", r.runs[p.run].nodes},
+                      {"bytes", p.bytes},
+                      {"band", p.band},
+                      {"measured_time_us", p.measured_time_us},
+                      {"measured_busbw_gbs", p.measured_busbw_gbs},
+                      {"model_time_us", p.model_time_us},
+                      {"fitted_time_us", p.fitted_time_us},
+                      {"cv_time_us", p.cv_time_us},
+                      {"algorithm", p.algorithm},
+                      {"in_objective", p.in_objective}});
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const auto& k : r.skipped)
+    skipped.push_back({{"file", utf8_or_replacement(k.file)}, {"why", k.why}});
+  return {{"parameters", params},
+          {"skipped", skipped},
+          {"cross_validation", r.cv_method},
+          {"objective_before", r.objective_before},
+          {"objective_after", r.objective_after},
+          {"model_errors", groups(r.model_errors)},
+          {"fit_errors", groups(r.fit_errors)},
+          {"cv_errors", groups(r.cv_errors)},
+          {"points", points}};
+}
+
+}  // namespace gf

@@ -1,0 +1,346 @@
+#include "verify/calibration_fit.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "common/file.h"
+#include "sim/collective.h"
+#include "topo/fabric.h"
+
+namespace gf {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSource = GPUFABRIC_SOURCE_DIR;
+const std::string kFixtures = kSource + "/tests/data/calfit/";
+
+fs::path write_temp(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / "gf-calfit-test";
+  fs::create_directories(dir);
+  std::ofstream(dir / name) << text;
+  return dir / name;
+}
+
+PlannedSpec planned(const std::string& path) {
+  auto p = load_and_plan(path);
+  EXPECT_TRUE(p) << (p ? "" : p.errors().front().message);
+  return std::move(*p);
+}
+
+ToolOutput output_of(const std::string& path) {
+  auto text = read_file_bounded(path, kMaxToolOutputBytes);
+  EXPECT_TRUE(text) << path;
+  ToolOutput t{path, text ? *text : "", OutputKind::kUnknown};
+  t.kind = detect_output_kind(t.text);
+  return t;
+}
+
+std::vector<FitRun> runs_of(const Plan& plan, const std::vector<std::string>& names) {
+  std::vector<ToolOutput> files;
+  for (const auto& n : names) files.push_back(output_of(kFixtures + n));
+  auto runs = read_fit_runs(plan, files, {});
+  EXPECT_TRUE(runs) << (runs ? "" : runs.errors().front().message);
+  return runs ? *runs : std::vector<FitRun>{};
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+TEST(CalibrationProfile, ReadsTheFactors) {
+  auto p = parse_calibration_profile(
+      "profile: 1\nfactors:\n  scaleup_efficiency: 0.8\n  network_efficiency: 0.9\n"
+      "  network_step_latency_us: 3.5\n  algorithms: {tree: 0.95, nvls: 1.1}\n"
+      "fit: {anything: [1, 2]}\n",
+      "p.yaml");
+  ASSERT_TRUE(p) << p.errors().front().message;
+  EXPECT_DOUBLE_EQ(*p->scaleup_efficiency, 0.8);
+  EXPECT_DOUBLE_EQ(*p->network_efficiency, 0.9);
+  EXPECT_DOUBLE_EQ(p->network_step_latency_us, 3.5);
+  EXPECT_DOUBLE_EQ(p->algorithm_factor[1], 0.95);  // tree
+  EXPECT_DOUBLE_EQ(p->algorithm_factor[2], 1.1);   // nvls
+  EXPECT_DOUBLE_EQ(p->algorithm_factor[0], 1.0);   // ring: not given
+  EXPECT_FALSE(p->identity());
+  auto empty = parse_calibration_profile("factors: {}\n", "p.yaml");
+  ASSERT_TRUE(empty);
+  EXPECT_TRUE(empty->identity());
+}
+
+// Each problem names the file, its line and the key.
+TEST(CalibrationProfile, BadProfilesNameTheLineAndKey) {
+  struct Case {
+    std::string text, key, words;
+    int line;
+  };
+  const Case cases[] = {
+      {"factors:\n  netwrok_efficiency: 0.9\n", "factors.netwrok_efficiency", "network_efficiency",
+       2},
+      {"factors:\n  network_efficiency: 1.7\n", "factors.network_efficiency", "[0.05, 1]", 2},
+      {"factors:\n  network_efficiency: fast\n", "factors.network_efficiency", "number", 2},
+      {"factors:\n  network_step_latency_us: -3\n", "factors.network_step_latency_us", "[0, 1000]",
+       2},
+      {"factors:\n  algorithms:\n    trees: 0.9\n", "factors.algorithms.trees", "tree", 3},
+      {"factors:\n  algorithms:\n    tree: 9\n", "factors.algorithms.tree", "[0.25, 4]", 3},
+      {"profile: 1\n", "factors", "missing", 1},
+      {"factors: [1, 2]\n", "factors", "map", 1},
+      {"factors: {network_efficiency: .nan}\n", "factors.network_efficiency", "", 1},
+  };
+  for (const auto& c : cases) {
+    auto p = parse_calibration_profile(c.text, "prof.yaml");
+    ASSERT_FALSE(p) << c.text;
+    const Diagnostic& d = p.errors().front();
+    EXPECT_EQ(d.file, "prof.yaml") << c.text;
+    EXPECT_EQ(d.line, c.line) << c.text;
+    EXPECT_EQ(d.key, c.key) << c.text;
+    EXPECT_NE((d.message + " " + d.hint).find(c.words), std::string::npos)
+        << c.text << ": " << d.message << " / " << d.hint;
+  }
+  EXPECT_FALSE(parse_calibration_profile("", "prof.yaml"));
+  EXPECT_FALSE(parse_calibration_profile("factors: {a: [}\n", "prof.yaml"));
+}
+
+// The spec's calibration: key, relative to the spec, reaches the simulator: a scale-out
+// efficiency of half the model's halves a network-bound ring's bus bandwidth.
+TEST(CalibrationProfile, TheSpecKeyReachesTheSimulator) {
+  const std::string spec =
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n";
+  const fs::path plain = write_temp("plain.yaml", spec);
+  write_temp("half.yaml", "factors: {network_efficiency: 0.47}\n");
+  const fs::path with = write_temp("with.yaml", spec + "calibration: half.yaml\n");
+  auto busbw = [](const fs::path& p) {
+    auto ps = load_and_plan(p.string());
+    EXPECT_TRUE(ps) << (ps ? "" : ps.errors().front().message);
+    const Fabric fab = Fabric::build(ps->plan, ps->catalog);
+    SimOptions o;
+    o.algorithm = Algorithm::kRing;
+    auto m = CollectiveModel::build(fab, ps->plan, o);
+    EXPECT_TRUE(m);
+    return m->at(8.0 * (1 << 30)).busbw_gbs;
+  };
+  const double model = busbw(plain), half = busbw(with);
+  EXPECT_NEAR(half / model, 0.5, 0.02) << model << " " << half;
+
+  // A bad profile: its own file, line and key; a missing one: the spec's key.
+  write_temp("bad.yaml", "factors:\n  network_efficiency: 2\n");
+  const fs::path bad = write_temp("bad-spec.yaml", spec + "calibration: bad.yaml\n");
+  auto b = load_spec(bad.string());
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.errors().front().file.find("bad.yaml"), std::string::npos);
+  EXPECT_EQ(b.errors().front().line, 2);
+  EXPECT_EQ(b.errors().front().key, "factors.network_efficiency");
+  const fs::path missing = write_temp("missing-spec.yaml", spec + "calibration: nowhere.yaml\n");
+  auto m = load_spec(missing.string());
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.errors().front().key, "calibration");
+  EXPECT_EQ(m.errors().front().line, 3);
+  EXPECT_NE(m.errors().front().message.find("nowhere.yaml"), std::string::npos);
+}
+
+// Planted factors are found again: runs simulated with a known profile, then fitted from the
+// model's own defaults.
+TEST(CalibrationFit, RecoversPlantedFactors) {
+  const fs::path spec = write_temp(
+      "h100-8.yaml",
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband}\n");
+  PlannedSpec ps = planned(spec.string());
+  CalibrationProfile truth;
+  truth.scaleup_efficiency = 0.74;
+  truth.network_efficiency = 0.81;
+  truth.network_step_latency_us = 6;
+  truth.algorithm_factor[static_cast<int>(Algorithm::kTree)] = 0.87;
+  std::vector<FitRun> runs;
+  for (auto [op, algo, nodes] : {std::tuple{Op::kAllReduce, Algorithm::kRing, 8},
+                                 {Op::kAllReduce, Algorithm::kRing, 4},
+                                 {Op::kAllGather, Algorithm::kRing, 8},
+                                 {Op::kAllReduce, Algorithm::kTree, 8},
+                                 {Op::kAllGather, Algorithm::kRing, 1}}) {
+    FitRun r;
+    r.file = fmt::format("{}-{}-{}.out", op_name(op), algorithm_name(algo), nodes);
+    r.op = op;
+    r.algorithm = algo;
+    r.nodes = nodes;
+    r.gpus_per_node = 8;
+    for (double b : size_sweep(8, 8.0 * (1 << 30), 4)) r.rows.push_back({0, b, b / 4, 0, 0, 0, ""});
+    runs.push_back(r);
+  }
+  auto truth_t = predict_runs(ps.plan, ps.catalog, runs, truth);
+  ASSERT_TRUE(truth_t);
+  std::size_t n = 0;
+  for (auto& r : runs)
+    for (auto& row : r.rows) row.time_us = (*truth_t)[n++];
+  auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
+  ASSERT_TRUE(f) << f.errors().front().message;
+  ASSERT_TRUE(f->profile.network_efficiency);
+  EXPECT_NEAR(*f->profile.network_efficiency, 0.81, 0.81 * 0.01);
+  // NVLink is told apart by the one-node run alone.
+  ASSERT_TRUE(f->profile.scaleup_efficiency);
+  EXPECT_NEAR(*f->profile.scaleup_efficiency, 0.74, 0.74 * 0.01);
+  EXPECT_NEAR(f->profile.network_step_latency_us, 6, 0.5);
+  EXPECT_NEAR(f->profile.algorithm_factor[static_cast<int>(Algorithm::kTree)], 0.87, 0.87 * 0.01);
+  // Ring is the reference: its factor stays the model's.
+  EXPECT_EQ(f->profile.algorithm_factor[static_cast<int>(Algorithm::kRing)], 1.0);
+  EXPECT_LT(f->objective_after, 1e-4);
+  EXPECT_GT(f->objective_before, 10 * f->objective_after);
+  EXPECT_EQ(f->cv_method, "leave-one-file-out (5 files)");
+  for (const auto& p : f->points) EXPECT_GT(p.cv_time_us, 0);
+  // The profile it writes reads back as the same factors, whatever the files are called.
+  f->runs[0].file = "odd \"name\"\xff.out";
+  auto back = parse_calibration_profile(fit_profile_yaml(*f, ps.plan, spec.string()), "p.yaml");
+  ASSERT_TRUE(back) << back.errors().front().message;
+  EXPECT_NEAR(*back->network_efficiency, *f->profile.network_efficiency, 1e-4);
+  EXPECT_NEAR(*back->scaleup_efficiency, *f->profile.scaleup_efficiency, 1e-4);
+  EXPECT_NEAR(back->network_step_latency_us, f->profile.network_step_latency_us, 1e-4);
+  EXPECT_NEAR(back->algorithm_factor[static_cast<int>(Algorithm::kTree)],
+              f->profile.algorithm_factor[static_cast<int>(Algorithm::kTree)], 1e-4);
+}
+
+// The validation the issue asks for: fitted on one collective's runs of one cluster (all_reduce
+// ring, every node count published), the other collectives of the same cluster, which the fit
+// never saw, land within 5 % median at large sizes. Two B200 clusters of together-nccl-tests:
+// flapping-airplanes (the uncalibrated model is already within a few percent there) and use3a-ss
+// (whose busbw falls with scale, where the model is 17 % too optimistic). The fixtures are the
+// published rows in nccl-tests' layout (tests/data/calfit/make_fixtures.py says why).
+struct HeldOut {
+  double model_median = 0, fitted_median = 0;
+  std::size_t points = 0;
+};
+
+HeldOut fit_and_hold_out(const std::string& spec, const std::string& prefix, int max_nodes,
+                         const std::vector<std::string>& held_out) {
+  PlannedSpec ps = planned(kFixtures + spec);
+  std::vector<std::string> fit_files;
+  for (int n = 2; n <= max_nodes; n *= 2)
+    fit_files.push_back(fmt::format("{}all_reduce-ring-{}n.out", prefix, n));
+  if ((max_nodes & (max_nodes - 1)) != 0)  // the largest run is not a power of two
+    fit_files.push_back(fmt::format("{}all_reduce-ring-{}n.out", prefix, max_nodes));
+  const auto fit_runs = runs_of(ps.plan, fit_files);
+  auto f = fit_calibration(ps.plan, ps.catalog, fit_runs, {});
+  EXPECT_TRUE(f) << (f ? "" : f.errors().front().message);
+  if (!f) return {};
+  // Multi-node ring all_reduce is paced by the NICs: the network efficiency is what it measures,
+  // and nothing else can be told from it.
+  for (const auto& p : f->parameters)
+    EXPECT_EQ(p.fitted, p.name == "network_efficiency") << spec << " " << p.name << ": " << p.why;
+  const auto test_runs = runs_of(ps.plan, held_out);
+  for (const auto& r : test_runs) EXPECT_NE(r.op, Op::kAllReduce) << r.file;
+  auto model = predict_runs(ps.plan, ps.catalog, test_runs, CalibrationProfile{});
+  auto fitted = predict_runs(ps.plan, ps.catalog, test_runs, f->profile);
+  EXPECT_TRUE(model && fitted);
+  if (!model || !fitted) return {};
+  std::vector<double> model_err, fitted_err;
+  std::size_t n = 0;
+  for (const auto& r : test_runs)
+    for (const auto& row : r.rows) {
+      EXPECT_GE(row.bytes, kFitLargeFromBytes);
+      // |busbw error| = |measured time / predicted time - 1|
+      model_err.push_back(std::fabs(row.time_us / (*model)[n] - 1));
+      fitted_err.push_back(std::fabs(row.time_us / (*fitted)[n] - 1));
+      ++n;
+    }
+  return {median_of(model_err), median_of(fitted_err), fitted_err.size()};
+}
+
+TEST(CalibrationFit, OneCollectiveFitsTheOthersOfTheCluster) {
+  const HeldOut fa = fit_and_hold_out(
+      "flapping-airplanes.yaml", "2026-05-12-", 64,
+      {"2026-05-12-all_gather-ring-2n.out", "2026-05-12-all_gather-ring-4n.out",
+       "2026-05-12-all_gather-ring-8n.out", "2026-05-12-all_gather-ring-16n.out",
+       "2026-05-12-all_gather-ring-32n.out", "2026-05-12-all_gather-ring-64n.out",
+       "2026-07-11-all_gather-ring-4n.out", "2026-07-11-reduce_scatter-ring-4n.out"});
+  EXPECT_EQ(fa.points, 8u);
+  EXPECT_LE(fa.fitted_median, 0.05) << "model " << fa.model_median;
+  std::vector<std::string> u;
+  for (int n : {2, 4, 8, 16, 32, 46})
+    u.push_back(fmt::format("use3a-ss-2026-05-02-all_gather-ring-{}n.out", n));
+  const HeldOut us = fit_and_hold_out("use3a-ss.yaml", "use3a-ss-2026-05-02-", 46, u);
+  EXPECT_EQ(us.points, 6u);
+  EXPECT_LE(us.fitted_median, 0.05) << "model " << us.model_median;
+  // Here the model alone is far off; the profile is what brings it in.
+  EXPECT_GT(us.model_median, 0.10);
+  // The figures the README quotes.
+  std::printf(
+      "held-out median |busbw error|: flapping-airplanes model %.1f %% fitted %.1f %% (%zu "
+      "points); use3a-ss model %.1f %% fitted %.1f %% (%zu points)\n",
+      100 * fa.model_median, 100 * fa.fitted_median, fa.points, 100 * us.model_median,
+      100 * us.fitted_median, us.points);
+}
+
+// all_gather on NVLS is not simulated (the model runs NVLS for all_reduce only): such a run is
+// listed as skipped with the reason, not fitted as another algorithm.
+TEST(CalibrationFit, RunsOfAlgorithmsNotModelledAreSkipped) {
+  PlannedSpec ps = planned(kFixtures + "flapping-airplanes.yaml");
+  auto runs =
+      runs_of(ps.plan, {"2026-05-12-all_reduce-ring-8n.out", "2026-05-12-all_gather-nvls-8n.out"});
+  auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
+  ASSERT_TRUE(f) << f.errors().front().message;
+  ASSERT_EQ(f->skipped.size(), 1u);
+  EXPECT_NE(f->skipped[0].file.find("all_gather-nvls-8n"), std::string::npos);
+  EXPECT_NE(f->skipped[0].why.find("all_gather nvls is not simulated"), std::string::npos)
+      << f->skipped[0].why;
+  EXPECT_EQ(f->runs.size(), 1u);
+  auto only = runs_of(ps.plan, {"2026-05-12-all_gather-nvls-8n.out"});
+  EXPECT_FALSE(fit_calibration(ps.plan, ps.catalog, only, {}));
+}
+
+TEST(CalibrationFit, OneFileIsCrossValidatedByFolds) {
+  PlannedSpec ps = planned(kFixtures + "flapping-airplanes.yaml");
+  auto runs = runs_of(ps.plan, {"2026-05-12-all_reduce-ring-8n.out"});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].nodes, 8);
+  EXPECT_EQ(runs[0].gpus_per_node, 8);
+  EXPECT_EQ(runs[0].op, Op::kAllReduce);
+  ASSERT_TRUE(runs[0].algorithm);
+  EXPECT_EQ(*runs[0].algorithm, Algorithm::kRing);
+  auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cv_method, "2-fold over the points (point i in fold i mod 2)");
+}
+
+TEST(CalibrationFit, RunsTheSpecCannotHoldAreBadInput) {
+  PlannedSpec ps = planned(kFixtures + "flapping-airplanes.yaml");
+  const fs::path four = write_temp(
+      "h100-4.yaml",
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n");
+  PlannedSpec small = planned(four.string());
+  auto too_many =
+      read_fit_runs(small.plan, {output_of(kFixtures + "2026-05-12-all_reduce-ring-8n.out")}, {});
+  ASSERT_FALSE(too_many);
+  EXPECT_NE(too_many.errors().front().message.find("8 nodes; the spec has 4"), std::string::npos);
+  const fs::path garbage = write_temp("garbage.out", "hello\n");
+  auto g = read_fit_runs(ps.plan, {output_of(garbage.string())}, {});
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.errors().front().file, garbage.string());
+  // No rank lines: the nodes come from --nodes, else the run cannot be placed.
+  const std::string table =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "  1073741824     268435456     float     sum      -1   5000.0  214.75  402.65      0   "
+      "5000.0  214.75  402.65      0\n";
+  const fs::path bare = write_temp("all_reduce_perf.out", table);
+  auto no_nodes = read_fit_runs(ps.plan, {output_of(bare.string())}, {});
+  ASSERT_FALSE(no_nodes);
+  EXPECT_NE(no_nodes.errors().front().hint.find("--nodes"), std::string::npos);
+  FitOptions o;
+  o.nodes = 2;
+  auto with_nodes = read_fit_runs(ps.plan, {output_of(bare.string())}, o);
+  ASSERT_TRUE(with_nodes);
+  EXPECT_EQ((*with_nodes)[0].nodes, 2);
+  EXPECT_EQ((*with_nodes)[0].op, Op::kAllReduce);  // from the file's name
+  const fs::path forced =
+      write_temp("chain-all_reduce_perf.out", "# NCCL_ALGO=CollnetChain\n" + table);
+  auto chain = read_fit_runs(ps.plan, {output_of(forced.string())}, o);
+  ASSERT_FALSE(chain);
+  EXPECT_NE(chain.errors().front().message.find("CollnetChain"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gf
