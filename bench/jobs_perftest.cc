@@ -4,24 +4,15 @@
 // BM_Jobs16kCompared adds the comparison (3 placements x 3 load balancings, 10 runs in all).
 #include <benchmark/benchmark.h>
 
+#include "bench_support.h"
 #include "plan/plan.h"
 #include "sim/jobs.h"
 #include "spec/spec.h"
 
 namespace {
 
-struct Loaded {
-  gf::LoadedSpec spec;
-  gf::Plan plan;
-};
-
-Loaded load(const char* name) {
-  auto s = gf::load_spec(std::string(GPUFABRIC_SOURCE_DIR) + "/" + name);
-  if (!s) throw std::runtime_error(gf::format_diagnostics(s.errors()));
-  auto p = gf::make_plan(s->spec, s->catalog);
-  if (!p) throw std::runtime_error(gf::format_diagnostics(p.errors()));
-  return {*s, *p};
-}
+using gf::bench::load;
+using gf::bench::Loaded;
 
 void jobs(benchmark::State& state, bool compare) {
   const Loaded l = load("examples/jobs-roce-16k.yaml");

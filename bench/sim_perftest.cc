@@ -4,6 +4,7 @@
 // graph from the plan and simulates from scratch.
 #include <benchmark/benchmark.h>
 
+#include "bench_support.h"
 #include "plan/plan.h"
 #include "sim/collective.h"
 #include "sim/step.h"
@@ -13,18 +14,8 @@
 
 namespace {
 
-struct Loaded {
-  gf::LoadedSpec spec;
-  gf::Plan plan;
-};
-
-Loaded load(const char* name) {
-  auto s = gf::load_spec(std::string(GPUFABRIC_SOURCE_DIR) + "/" + name);
-  if (!s) throw std::runtime_error(gf::format_diagnostics(s.errors()));
-  auto p = gf::make_plan(s->spec, s->catalog);
-  if (!p) throw std::runtime_error(gf::format_diagnostics(p.errors()));
-  return {*s, *p};
-}
+using gf::bench::load;
+using gf::bench::Loaded;
 
 void sweep(benchmark::State& state, const char* spec, gf::Op op,
            std::optional<gf::LoadBalancing> lb, double lo, double hi) {

@@ -77,13 +77,7 @@ int run(const ReplayFlags& f) {
   o.layout = {f.tp, f.pp, f.dp};
   if (!f.step.empty()) o.step = f.step;
   o.links = !f.links.empty();
-  if (!f.load_balancing.empty()) {
-    o.load_balancing = parse_name(kLoadBalancingNames, f.load_balancing);
-    if (!o.load_balancing)
-      errs.push_back(
-          Diagnostic::flag("--load-balancing", fmt::format("unknown mode '{}'", f.load_balancing),
-                           did_you_mean(f.load_balancing, names_of(kLoadBalancingNames))));
-  }
+  o.load_balancing = load_balancing_flag(f.load_balancing, errs);
   if (!errs.empty()) return fail(errs);
   Heartbeat alive("replay");
   auto loaded = load_and_plan(f.spec, load_limits(true));

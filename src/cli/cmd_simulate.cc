@@ -97,13 +97,7 @@ int run(const SimulateFlags& f) {
       errs.push_back(Diagnostic::flag("--nccl", fmt::format("unknown NCCL release '{}'", f.nccl),
                                       "use " + names_joined(kNcclReleaseNames, " or ")));
   }
-  if (!f.load_balancing.empty()) {
-    o.load_balancing = parse_name(kLoadBalancingNames, f.load_balancing);
-    if (!o.load_balancing)
-      errs.push_back(
-          Diagnostic::flag("--load-balancing", fmt::format("unknown mode '{}'", f.load_balancing),
-                           did_you_mean(f.load_balancing, names_of(kLoadBalancingNames))));
-  }
+  o.load_balancing = load_balancing_flag(f.load_balancing, errs);
   std::optional<double> links_bytes;
   if (!f.links.empty()) links_bytes = nccl_bytes_flag("--links-bytes", f.links_bytes, 1, errs);
   const auto lo = nccl_bytes_flag("-b", f.min_bytes, 0, errs);

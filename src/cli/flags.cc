@@ -55,4 +55,14 @@ std::optional<double> nccl_bytes_flag(const std::string& flag, const std::string
   return quantity_flag(flag, text, parse, lo, kMaxFlagBytes, true, errs);
 }
 
+std::optional<LoadBalancing> load_balancing_flag(const std::string& text,
+                                                 std::vector<Diagnostic>& errs) {
+  if (text.empty()) return std::nullopt;
+  auto lb = parse_name(kLoadBalancingNames, text);
+  if (!lb)
+    errs.push_back(Diagnostic::flag("--load-balancing", fmt::format("unknown mode '{}'", text),
+                                    did_you_mean(text, names_of(kLoadBalancingNames))));
+  return lb;
+}
+
 }  // namespace gf::cli

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/diag.h"
+#include "spec/spec.h"
 
 namespace gf::cli {
 
@@ -42,5 +43,10 @@ std::optional<double> quantity_flag(const std::string& flag, const std::string& 
 /// [lo, kMaxFlagBytes]; errors as quantity_flag.
 std::optional<double> nccl_bytes_flag(const std::string& flag, const std::string& text, double lo,
                                       std::vector<Diagnostic>& errs);
+
+/// --load-balancing: one of fabric.load_balancing's modes, nullopt when not given (empty); an
+/// unknown one is an error with the nearest mode.
+std::optional<LoadBalancing> load_balancing_flag(const std::string& text,
+                                                 std::vector<Diagnostic>& errs);
 
 }  // namespace gf::cli

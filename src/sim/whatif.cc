@@ -348,6 +348,24 @@ std::optional<std::string> nic_for(const std::string& want, const Catalog& cat, 
   return std::nullopt;
 }
 
+// `s2` (a copy of the spec) with the NIC `nic` names (a rate or a catalog id) as its servers'
+// NICs, as many a node as the plan has; the switch is chosen again where the plan's has no port
+// at the new rate. --nic of what-if and of the replay's scenario.
+std::optional<Diagnostic> swap_nic(Spec& s2, const Catalog& cat, const Plan& plan,
+                                   const std::string& nic) {
+  auto id = nic_for(nic, cat, plan.technology);
+  if (!id)
+    return Diagnostic::flag(
+        "--nic",
+        fmt::format("no {} NIC in the catalog matches '{}'", technology_name(plan.technology), nic),
+        "give a rate such as 800G or a catalog id such as cx8-800g");
+  s2.cluster.nic = *id;
+  s2.cluster.nics_per_node = plan.nics_per_node;
+  if (plan.sw.ports_at(cat.nics.at(*id).rate_gbps / s2.fabric.planes) == 0)
+    s2.fabric.switch_id = "auto";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<std::string> node_names(const Plan& plan, const Catalog& catalog,
@@ -376,18 +394,8 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   Spec s2 = spec;
   s2.fabric.technology = plan.technology;
   if (o.grow_nodes > 0) s2.cluster.nodes += o.grow_nodes;
-  if (!o.nic.empty()) {
-    auto id = nic_for(o.nic, cat, plan.technology);
-    if (!id)
-      return Diagnostic::flag("--nic",
-                              fmt::format("no {} NIC in the catalog matches '{}'",
-                                          technology_name(plan.technology), o.nic),
-                              "give a rate such as 800G or a catalog id such as cx8-800g");
-    s2.cluster.nic = *id;
-    s2.cluster.nics_per_node = plan.nics_per_node;
-    if (plan.sw.ports_at(cat.nics.at(*id).rate_gbps / s2.fabric.planes) == 0)
-      s2.fabric.switch_id = "auto";
-  }
+  if (!o.nic.empty())
+    if (auto bad = swap_nic(s2, cat, plan, o.nic)) return *bad;
   if (o.grow_nodes > 0 || !o.nic.empty()) {
     if (s2.fabric.switch_id == "auto" && o.nic.empty()) s2.fabric.switch_id = plan.sw.id;
     s2.cluster.gpus_requested = 0;
@@ -575,16 +583,7 @@ Result<ScenarioFabric> scenario_fabric(const Spec& spec, const Catalog& cat, con
   if (!o.nic.empty()) {
     Spec s2 = spec;
     s2.fabric.technology = plan.technology;
-    auto id = nic_for(o.nic, cat, plan.technology);
-    if (!id)
-      return Diagnostic::flag("--nic",
-                              fmt::format("no {} NIC in the catalog matches '{}'",
-                                          technology_name(plan.technology), o.nic),
-                              "give a rate such as 800G or a catalog id such as cx8-800g");
-    s2.cluster.nic = *id;
-    s2.cluster.nics_per_node = plan.nics_per_node;
-    if (plan.sw.ports_at(cat.nics.at(*id).rate_gbps / s2.fabric.planes) == 0)
-      s2.fabric.switch_id = "auto";
+    if (auto bad = swap_nic(s2, cat, plan, o.nic)) return *bad;
     auto errs = validate_spec(s2, cat);
     if (!errs.empty()) return errs;
     auto p2 = make_plan(s2, cat);
