@@ -75,6 +75,9 @@ grep -q 'Uncaught' "$tmp/chromium.log" && fail "uncaught error in the browser lo
 grep -q '<section id="jobs"><h2>Jobs sharing the fabric</h2>' "$tmp/dom.html" || fail "no jobs section"
 grep -q '<td>job-b</td>' "$tmp/dom.html" || fail "the jobs table lacks job-b"
 grep -q 'Where the jobs meet' "$tmp/dom.html" || fail "the jobs section names no meeting links"
+grep -q 'data-empty-charts=""' "$tmp/dom.html" || fail "a chart of the jobs report drew no data points"
+jmarks=$(grep -o 'id="chart-jobs-links".*' "$tmp/dom.html" | sed 's|</svg>.*||' | grep -o '<path' | wc -l)
+[ "$jmarks" -gt 0 ] || fail "the jobs' link heat map drew no cells"
 echo "chromium rendered the report: 5 charts, $points data marks; screenshot $shot"
 echo "chromium rendered the RoCE report's QoS charts: $qos_marks"
 echo "chromium rendered the sweep frontier: $sweep_points designs"

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "report/step_trace.h"
 #include "units/units.h"
@@ -148,11 +148,10 @@ std::string topology_svg(const Plan& p) {
   if (p.networks && !p.networks->nets.empty()) {
     const auto& nets = p.networks->nets;
     y += 10;
-    boxes += fmt::format(
-        "<text x=\"10\" y=\"{}\" class=\"tier\">other networks ({})</text>", y + 4,
-        p.networks->isolation == Isolation::kVlan
-            ? "isolation: vlan, storage on the compute fabric's spines"
-            : "isolation: physical, switches of their own");
+    boxes += fmt::format("<text x=\"10\" y=\"{}\" class=\"tier\">other networks ({})</text>", y + 4,
+                         p.networks->isolation == Isolation::kVlan
+                             ? "isolation: vlan, storage on the compute fabric's spines"
+                             : "isolation: physical, switches of their own");
     y += 20;
     const int col_w = (kWidth - kLabelW) / static_cast<int>(nets.size());
     int bottom = y;
@@ -172,8 +171,8 @@ std::string topology_svg(const Plan& p) {
           const int x = x0 + i * (bw + 4);
           centres.push_back(x + bw / 2.0);
           boxes += fmt::format(
-              "<rect class=\"net{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"18\" rx=\"3\"/>", n,
-              x, yy, bw);
+              "<rect class=\"net{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"18\" rx=\"3\"/>", n, x,
+              yy, bw);
         }
         for (double a : centres)
           for (double b : upper)
@@ -186,10 +185,10 @@ std::string topology_svg(const Plan& p) {
       };
       if (net.spines > 0) tier_row(net.spines, "spines", net.spine_sw.id);
       tier_row(net.leaves, net.tiers > 1 ? "leaves" : "switches", net.sw.id);
-      boxes += fmt::format(
-          "<text x=\"{}\" y=\"{}\" class=\"count\">{} host ports at {:g}G{}</text>", x0, yy,
-          net.node_ports + net.other_ports, net.port_gbps,
-          net.uplinks_to_compute ? " · uplinks to the compute spines" : "");
+      boxes +=
+          fmt::format("<text x=\"{}\" y=\"{}\" class=\"count\">{} host ports at {:g}G{}</text>", x0,
+                      yy, net.node_ports + net.other_ports, net.port_gbps,
+                      net.uplinks_to_compute ? " · uplinks to the compute spines" : "");
       bottom = std::max(bottom, yy + 10);
     }
     y = bottom;
@@ -253,6 +252,39 @@ namespace {
 // The most spans the report's timeline draws: a browser keeps a chart of a few thousand marks
 // responsive; step.trace.json keeps them all.
 constexpr size_t kTimelineMaxSpans = 4000;
+
+// A heat map of link utilisation per tier: links per (tier, utilisation bin).
+nlohmann::json heat_spec(const std::vector<TierHeat>& heat, const char* x_title) {
+  using json = nlohmann::json;
+  json cells = json::array();
+  for (const auto& h : heat)
+    for (int b = 0; b < kUtilBins; ++b)
+      cells.push_back(
+          {{"tier", link_tier_key(h.cls)},
+           {"utilisation", fmt::format("{}-{}%", 100 * b / kUtilBins, 100 * (b + 1) / kUtilBins)},
+           {"links", h.bins[static_cast<size_t>(b)]},
+           {"busy_of_all", fmt::format("{} of {}", h.busy, h.links)}});
+  json order = json::array();
+  for (int b = 0; b < kUtilBins; ++b)
+    order.push_back(fmt::format("{}-{}%", 100 * b / kUtilBins, 100 * (b + 1) / kUtilBins));
+  return {
+      {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+      {"width", 600},
+      {"data", {{"values", cells}}},
+      {"mark", "rect"},
+      {"encoding",
+       {{"x", {{"field", "utilisation"}, {"type", "ordinal"}, {"sort", order}, {"title", x_title}}},
+        {"y", {{"field", "tier"}, {"type", "nominal"}, {"sort", nullptr}, {"title", "tier"}}},
+        {"color",
+         {{"field", "links"},
+          {"type", "quantitative"},
+          {"scale", {{"type", "symlog"}, {"scheme", "orangered"}}},
+          {"title", "links"}}},
+        {"tooltip", json::array({{{"field", "tier"}},
+                                 {{"field", "utilisation"}},
+                                 {{"field", "links"}},
+                                 {{"field", "busy_of_all"}, {"title", "busy links"}}})}}}};
+}
 
 // The step's trace (report/step_trace.h) as a Vega-Lite Gantt chart: a row per stage and stream,
 // a bar per span. Stages are drawn in order until kTimelineMaxSpans; the title says when some
@@ -385,6 +417,13 @@ std::string report_html(const ReportInputs& in) {
     body += "</section>";
   }
   body += in.jobs_html;
+  if (!in.jobs_heat.empty())
+    body += fmt::format(
+        "<section><h2>Link utilisation per tier, the jobs together</h2><p>{}: how many directed "
+        "links of each tier run at each utilisation, time-averaged over the jobs' traffic "
+        "(<code>jobs --links FILE.csv</code> lists every link).</p><div class=\"chart\" "
+        "id=\"chart-jobs-links\"></div></section>",
+        esc(in.jobs_heat_label));
   if (!in.what_if.empty()) {
     body +=
         "<section><h2>What if</h2><table><tr><th>scenario</th><th>all_reduce busbw</th>"
@@ -459,40 +498,10 @@ std::string report_html(const ReportInputs& in) {
           {"scale", {{"domain", json::array({"simulated", "measured"})}}}}},
         {"tooltip",
          json::array({{{"field", "series"}}, {{"field", "bytes"}}, {{"field", "busbw"}}})}}}};
-  if (!in.link_heat.empty()) {
-    json cells = json::array();
-    for (const auto& h : in.link_heat)
-      for (int b = 0; b < kUtilBins; ++b)
-        cells.push_back(
-            {{"tier", link_tier_key(h.cls)},
-             {"utilisation", fmt::format("{}-{}%", 100 * b / kUtilBins, 100 * (b + 1) / kUtilBins)},
-             {"links", h.bins[static_cast<size_t>(b)]},
-             {"busy_of_all", fmt::format("{} of {}", h.busy, h.links)}});
-    json order = json::array();
-    for (int b = 0; b < kUtilBins; ++b)
-      order.push_back(fmt::format("{}-{}%", 100 * b / kUtilBins, 100 * (b + 1) / kUtilBins));
-    specs["chart-links"] = {
-        {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
-        {"width", 600},
-        {"data", {{"values", cells}}},
-        {"mark", "rect"},
-        {"encoding",
-         {{"x",
-           {{"field", "utilisation"},
-            {"type", "ordinal"},
-            {"sort", order},
-            {"title", "mean utilisation over the collective"}}},
-          {"y", {{"field", "tier"}, {"type", "nominal"}, {"sort", nullptr}, {"title", "tier"}}},
-          {"color",
-           {{"field", "links"},
-            {"type", "quantitative"},
-            {"scale", {{"type", "symlog"}, {"scheme", "orangered"}}},
-            {"title", "links"}}},
-          {"tooltip", json::array({{{"field", "tier"}},
-                                   {{"field", "utilisation"}},
-                                   {{"field", "links"}},
-                                   {{"field", "busy_of_all"}, {"title", "busy links"}}})}}}};
-  }
+  if (!in.link_heat.empty())
+    specs["chart-links"] = heat_spec(in.link_heat, "mean utilisation over the collective");
+  if (!in.jobs_heat.empty())
+    specs["chart-jobs-links"] = heat_spec(in.jobs_heat, "mean utilisation over the jobs' traffic");
   if (in.step) {
     json bars = json::array();
     bars.push_back({{"kind", "compute"}, {"seconds", in.step->compute_s}});

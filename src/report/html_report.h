@@ -50,6 +50,10 @@ struct ReportInputs {
   /// The jobs section (report/jobs_report.h: jobs_html_section), when the spec has jobs:;
   /// empty: none.
   std::string jobs_html;
+  /// Utilisation of the links per tier with every job's step traffic together, and what it
+  /// was; empty: no such heat map.
+  std::vector<TierHeat> jobs_heat;
+  std::string jobs_heat_label;
   std::vector<std::string> files;  ///< files written beside the report, for links
   /// What configs/ holds (one line each) and its entries to link; empty without --configs.
   std::vector<std::string> config_lines, config_links;

@@ -193,6 +193,10 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
     if (!jobs) return jobs.errors();
     const LinkNames names(plan, planned.catalog, *jobs->fabric);
     in.jobs_html = jobs_html_section(*jobs, names);
+    // The run's load is per byte of payload (payload_bytes = 1) over the traffic's fluid time.
+    in.jobs_heat = tier_heat(*jobs->fabric, jobs->run.load, 1.0, jobs->run.together_s);
+    in.jobs_heat_label = fmt::format("{} jobs' step traffic together, {}", jobs->run.jobs.size(),
+                                     units::format_seconds(jobs->run.together_s));
     files.push_back({"jobs.json", jobs_json(plan, *jobs, names).dump(2) + "\n"});
   }
   in.what_if = failure_rows(plan, fabric, o, in.predicted_busbw_gbs);
