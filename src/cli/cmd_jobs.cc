@@ -52,12 +52,12 @@ int run(const JobsFlags& f) {
   if (!f.out.empty()) {
     std::ostringstream csv;
     write_jobs_links_csv(csv, *r, names);
-    auto written = write_outputs(f.out, {{"jobs.json", jobs_json(plan, *r, names).dump(2) + "\n"},
-                                         {"jobs.txt", jobs_text(plan, *r, names)},
-                                         {"jobs-links.csv", csv.str()}});
-    if (!written) return fail(written.errors());
-    if (!f.json)
-      for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
+    if (auto code = write_out_folder(f.out,
+                                     {{"jobs.json", jobs_json(plan, *r, names).dump(2) + "\n"},
+                                      {"jobs.txt", jobs_text(plan, *r, names)},
+                                      {"jobs-links.csv", csv.str()}},
+                                     f.json))
+      return *code;
   }
   if (!f.links.empty()) {
     auto w = write_output_file(f.links, "--links",

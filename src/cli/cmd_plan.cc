@@ -37,13 +37,13 @@ int run(const PlanFlags& f) {
     json["checkpoint"] = checkpoint_json(*ckpt);
   }
   if (!f.out.empty()) {
-    auto written = write_outputs(f.out, {{"plan.json", json.dump(2) + "\n"},
-                                         {"plan.md", plan_markdown(*plan)},
-                                         {"bom.csv", bom_csv(*plan)},
-                                         {"cabling.csv", cabling_csv(*plan, loaded->catalog)}});
-    if (!written) return fail(written.errors());
-    if (!f.json)
-      for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
+    if (auto code = write_out_folder(f.out,
+                                     {{"plan.json", json.dump(2) + "\n"},
+                                      {"plan.md", plan_markdown(*plan)},
+                                      {"bom.csv", bom_csv(*plan)},
+                                      {"cabling.csv", cabling_csv(*plan, loaded->catalog)}},
+                                     f.json))
+      return *code;
   }
   if (f.json)
     std::cout << json.dump(2) << "\n";

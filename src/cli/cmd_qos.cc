@@ -153,12 +153,11 @@ int run(const QosFlags& f) {
   const nlohmann::json json = qos_json(info, r);
   const std::string text = qos_text(info, r);
   if (!f.out.empty()) {
-    auto written = write_outputs(
-        f.out,
-        {{"qos.json", json.dump(2) + "\n"}, {"qos.txt", text}, {"ports.csv", qos_ports_csv(r)}});
-    if (!written) return fail(written.errors());
-    if (!f.json)
-      for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
+    if (auto code = write_out_folder(
+            f.out,
+            {{"qos.json", json.dump(2) + "\n"}, {"qos.txt", text}, {"ports.csv", qos_ports_csv(r)}},
+            f.json))
+      return *code;
   }
   if (f.json)
     std::cout << json.dump(2) << "\n";

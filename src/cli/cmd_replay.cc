@@ -137,11 +137,9 @@ int run(const ReplayFlags& f) {
     if (!f.json) std::cerr << "wrote " << *w << "\n";
   }
   if (!f.out.empty()) {
-    auto written =
-        write_outputs(f.out, {{"replay.json", json.dump(2) + "\n"}, {"replay.txt", text}});
-    if (!written) return fail(written.errors());
-    if (!f.json)
-      for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
+    if (auto code = write_out_folder(
+            f.out, {{"replay.json", json.dump(2) + "\n"}, {"replay.txt", text}}, f.json))
+      return *code;
   }
   if (f.json)
     std::cout << json.dump(2) << "\n";

@@ -39,10 +39,9 @@ int run(const StepFlags& f) {
     if (s) sens = *s;
   }
   if (!f.out.empty()) {
-    auto written = write_outputs(f.out, {{"step.trace.json", step_trace(*r).dump() + "\n"}});
-    if (!written) return fail(written.errors());
-    if (!f.json)
-      for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
+    if (auto code =
+            write_out_folder(f.out, {{"step.trace.json", step_trace(*r).dump() + "\n"}}, f.json))
+      return *code;
   }
   // The checkpoint over the storage network, against the simulated DP all-reduce (networks:).
   std::optional<CheckpointEstimate> ckpt;

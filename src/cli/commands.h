@@ -4,10 +4,12 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/diag.h"
+#include "common/output.h"
 
 namespace gf::cli {
 
@@ -45,5 +47,10 @@ Command add_lab(CLI::App& root);
 
 /// Prints diagnostics to stderr and returns kExitBadInput.
 int fail(const std::vector<Diagnostic>& errors);
+
+/// Writes `files` into the folder of -o (write_outputs) and names each on stderr, unless `quiet`
+/// (--json keeps stderr for errors). Returns the exit code of a failure, nullopt when written.
+std::optional<int> write_out_folder(const std::string& dir, const std::vector<OutputFile>& files,
+                                    bool quiet);
 
 }  // namespace gf::cli

@@ -10,12 +10,22 @@
 #include "cli/commands.h"
 #include "cli/completion.h"
 #include "cli/version.h"
+#include "common/output.h"
 
 namespace gf::cli {
 
 int fail(const std::vector<Diagnostic>& errors) {
   std::fputs(format_diagnostics(errors).c_str(), stderr);
   return kExitBadInput;
+}
+
+std::optional<int> write_out_folder(const std::string& dir, const std::vector<OutputFile>& files,
+                                    bool quiet) {
+  auto written = write_outputs(dir, files);
+  if (!written) return fail(written.errors());
+  if (!quiet)
+    for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
+  return std::nullopt;
 }
 
 }  // namespace gf::cli

@@ -85,6 +85,13 @@ long long ring_steps(Op op, long long n) {
                                                               : n;
 }
 
+// Bus bandwidth to the payload's (algorithm) bandwidth of a ring, and of NVLS and NVLS Tree in
+// v2.29: N / nsteps (tuning.cc@v2.29.7-1:349).
+double bus_to_alg(const CostShape& s) {
+  return static_cast<double>(s.ranks) /
+         static_cast<double>(std::max(1LL, ring_steps(s.op, s.ranks)));
+}
+
 }  // namespace
 
 double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
@@ -179,8 +186,7 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
   switch (a) {
     case Algorithm::kRing: {
       // Caps are on bus bandwidth; the payload moves at bus bandwidth x N / nsteps.
-      const double to_alg = static_cast<double>(s.ranks) /
-                            static_cast<double>(std::max(1LL, ring_steps(s.op, s.ranks)));
+      const double to_alg = bus_to_alg(s);
       if (p == Protocol::kSimple) return simple_Bps;
       if (p == Protocol::kLL) {
         const bool multi = n > 1 || s.op == Op::kAllReduce || s.op == Op::kReduce;
@@ -358,11 +364,9 @@ double tuner_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds
   // estimate takes it; the time does not.
   if (a == Algorithm::kNvlsTree && terms(s.release).nvls_tree_per_head_cap) {
     const int heads = std::clamp(s.domain_gpus, 1, nccl::kMaxNvlsArity);
-    const double to_alg = static_cast<double>(s.ranks) /
-                          static_cast<double>(std::max(1LL, ring_steps(s.op, s.ranks)));
     const double cap =
         nccl::kPerChMaxNvlsTreeBw[generation_row(s)][nodes_class(std::max(1, s.domains))];
-    if (cap > 0) bw = std::min(bw, heads * cap * 1e9 * to_alg);
+    if (cap > 0) bw = std::min(bw, heads * cap * 1e9 * bus_to_alg(s));
   }
   return bw > 0 ? bytes / bw * 1e6 : std::numeric_limits<double>::infinity();
 }
