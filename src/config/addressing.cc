@@ -130,20 +130,15 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
         break;  // appliances sit on the management network
     }
   });
-  // Each switch's ECMP hash seed, as the simulator's fabric derives it (plane, tier and index in
-  // for_each_compute_switch's order, which is the fabric's), so a configured switch hashes
-  // with the seed it was simulated with.
+  // Each switch's ECMP hash seed, as the simulator's fabric derives it from its position, so a
+  // configured switch hashes with the seed it was simulated with.
   {
-    const Topology& t = plan.topo;
-    const int per_plane = std::max(1, t.leaves + t.spines + t.cores);
     int k = 0;
     for_each_compute_switch(plan, [&](const std::string& name, bool) {
-      const int local = k % per_plane, plane = k / per_plane;
-      ++k;
-      const int tier = local < t.leaves ? 1 : local < t.leaves + t.spines ? 2 : 3;
-      const int at = tier == 1 ? local : tier == 2 ? local - t.leaves : local - t.leaves - t.spines;
+      const SwitchPosition at = switch_position(plan.topo, k++);
       if (auto it = index.find(name); it != index.end())
-        out.switches[it->second].ecmp_seed = ecmp_hash_seed(plan.ecmp_seed, plane, tier, at);
+        out.switches[it->second].ecmp_seed =
+            ecmp_hash_seed(plan.ecmp_seed, at.plane, at.tier, at.index);
     });
   }
   std::stable_sort(

@@ -56,6 +56,16 @@ uint32_t ecmp_hash_seed(EcmpSeedPolicy policy, int plane, int tier, int index) {
   return 0;
 }
 
+SwitchPosition switch_position(const Topology& t, int k) {
+  const int per_plane = std::max(1, t.leaves + t.spines + t.cores);
+  const int local = k % per_plane;
+  SwitchPosition at;
+  at.plane = k / per_plane;
+  at.tier = local < t.leaves ? 1 : local < t.leaves + t.spines ? 2 : 3;
+  at.index = at.tier == 1 ? local : at.tier == 2 ? local - t.leaves : local - t.leaves - t.spines;
+  return at;
+}
+
 EcmpHash EcmpHash::from_seed(uint32_t seed) {
   const uint64_t k0 = mix64(seed), k1 = mix64(static_cast<uint64_t>(seed) + (1ULL << 32));
   return from_key(k0, k1);
@@ -160,13 +170,8 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   {
     std::unordered_map<uint32_t, int32_t> by_seed;
     for (int v = f.switch_base_; v < static_cast<int>(f.tier_.size()); ++v) {
-      const int local = (v - f.switch_base_) % f.per_plane_;
-      const int plane = (v - f.switch_base_) / f.per_plane_;
-      const int tier = f.tier_[v];
-      const int index = tier == 1   ? local
-                        : tier == 2 ? local - t.leaves
-                                    : local - t.leaves - t.spines;
-      const uint32_t seed = ecmp_hash_seed(p.ecmp_seed, plane, tier, index);
+      const SwitchPosition at = switch_position(t, v - f.switch_base_);
+      const uint32_t seed = ecmp_hash_seed(p.ecmp_seed, at.plane, at.tier, at.index);
       auto [it, fresh] = by_seed.emplace(seed, static_cast<int32_t>(f.hashes_.size()));
       if (fresh) f.hashes_.push_back(EcmpHash::from_seed(seed));
       f.hash_of_[v] = it->second;

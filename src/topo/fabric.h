@@ -54,6 +54,14 @@ uint32_t nic_ipv4(int nic, int plane);
 /// - same: 0 everywhere (the tiers polarize).
 uint32_t ecmp_hash_seed(EcmpSeedPolicy policy, int plane, int tier, int index);
 
+/// A compute switch's plane, tier (1 leaf, 2 spine, 3 core) and index within its tier and plane.
+struct SwitchPosition {
+  int plane = 0, tier = 1, index = 0;
+};
+/// The position of the k-th compute switch in the fabric's order (plane by plane: its leaves,
+/// spines, cores), which for_each_compute_switch (plan/plan.h) follows too.
+SwitchPosition switch_position(const Topology& t, int k);
+
 /// One switch's ECMP hash: the Toeplitz hash (Microsoft's RSS specification, "Verifying the RSS
 /// Hash Calculation"; the hash NICs compute for receive-side scaling) of src IP, dst IP, src
 /// port, dst port, under a 128-bit key expanded from the switch's seed (splitmix64); the next
@@ -222,8 +230,8 @@ class Fabric {
   int switch_base_ = 0, per_plane_ = 0, leaves_ = 0, spines_ = 0, cores_ = 0;
   int spines_per_pod_ = 0, cores_per_group_ = 0;
   std::vector<Link> links_;
-  std::vector<int8_t> tier_;       ///< per vertex: 0 host side, 1 leaf, 2 spine, 3 core
-  std::vector<int32_t> hash_of_;   ///< per vertex: index into hashes_ (one per distinct seed)
+  std::vector<int8_t> tier_;      ///< per vertex: 0 host side, 1 leaf, 2 spine, 3 core
+  std::vector<int32_t> hash_of_;  ///< per vertex: index into hashes_ (one per distinct seed)
   std::vector<EcmpHash> hashes_;
   std::vector<int32_t> pod_;  ///< per vertex: pod / group of a switch; for a core its group
   std::vector<int32_t> gpu_up_, gpu_down_, pcie_up_, pcie_down_;
