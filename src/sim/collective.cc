@@ -157,26 +157,43 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     b.tree(fs);
     return kPayload;  // tree's x.92 is NCCL's cost term (nccl_cost.cc)
   });
-  const std::string nvls_no = !reduce_all      ? "all_reduce only"
+  // NVLS runs all_reduce, and from NCCL 2.19 all_gather and reduce_scatter too
+  // (tuning.cc@v2.29.7-1:275-278; v2.18.6-1:168-169 keeps them to Ring).
+  const bool gather_op = op == Op::kAllGather || op == Op::kReduceScatter;
+  const bool nvls_op = reduce_all || (gather_op && cm.nccl_ != NcclRelease::kV2_18);
+  const std::string nvls_no = !nvls_op ? (gather_op ? "all_gather/reduce_scatter need NCCL 2.19+"
+                                                    : "all_reduce, all_gather, reduce_scatter only")
                               : !o.nvls_enable ? "disabled (NCCL_NVLS_ENABLE=0)"
                               : !nvls_hw       ? "the GPU's scale-up switch has no NVLink SHARP"
                                                : "";
   // Across scale-up domains NCCL runs NVLS only over CollNet (its inter-node connection is
   // CollNet's, device/all_reduce.h) and disables it otherwise (tuning.cc@v2.29.7-1:468-472,
-  // enqueue.cc@v2.29.7-1:1915): NVLS Tree is NVLS across nodes without CollNet.
+  // enqueue.cc@v2.29.7-1:1915): NVLS Tree is NVLS across nodes without CollNet. all_gather and
+  // reduce_scatter need more: a CollNet plugin with iallgather / ireducescatter and no more GPUs
+  // a node than CollNet heads (tuning.cc@v2.29.7-1:325-343).
   model(Algorithm::kNvls,
         nvls_no.empty() && multi
-            ? "across scale-up domains NCCL runs NVLS only with CollNet (NVLS with SHARP is not "
-              "modelled yet); without CollNet NCCL disables it: see nvls_tree"
+            ? std::string(gather_op
+                              ? "across scale-up domains NCCL runs NVLS all_gather/reduce_scatter "
+                                "only through CollNet (SHARP) with one GPU per head, which is "
+                                "not modelled; without CollNet NCCL disables it"
+                              : "across scale-up domains NCCL runs NVLS only with CollNet (NVLS "
+                                "with SHARP is not modelled yet); without CollNet NCCL disables "
+                                "it: see nvls_tree")
             : nvls_no,
         [&](FlowSet& fs, std::vector<double>& c) {
           for (size_t l = 0; l < c.size(); ++l)
             if (fab.links()[l].cls == LinkClass::kScaleUp) c[l] *= nvls_eff;
-          b.nvls_intra(fs);
+          if (gather_op)
+            b.nvls_gather_intra(fs, op == Op::kAllGather);
+          else
+            b.nvls_intra(fs);
           return kPayload;
         });
   model(Algorithm::kNvlsTree,
-        nvls_no.empty() && !multi ? "needs several scale-up domains" : nvls_no,
+        !reduce_all                 ? "all_reduce only"
+        : nvls_no.empty() && !multi ? "needs several scale-up domains"
+                                    : nvls_no,
         [&](FlowSet& fs, std::vector<double>& c) {
           for (size_t l = 0; l < c.size(); ++l)
             if (fab.links()[l].cls == LinkClass::kScaleUp) c[l] *= nvls_eff;

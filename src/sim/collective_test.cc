@@ -126,6 +126,51 @@ TEST(Collective, NvlsEnableSwitchesNvlsOutOfTheChoice) {
   }
 }
 
+// NVLS all_gather / reduce_scatter on one node (NCCL 2.19+): a GPU's busier link direction
+// carries the whole output (all_gather: the switch's multicast writes into it; reduce_scatter:
+// the switch's reads of it), so at large sizes the bus bandwidth is (m - 1)/m of what the
+// NVLS-scaled link gives; a ring's is the link's. Auto keeps the ring there. Across nodes, and
+// in NCCL 2.18, NCCL refuses it.
+// Why NVLS cannot run with `o` ("" when it can).
+std::string nvls_unavailable(const Fabric& f, const Plan& plan, const SimOptions& o) {
+  auto m = CollectiveModel::build(f, plan, o);
+  EXPECT_TRUE(m.ok());
+  if (!m.ok()) return "";
+  for (const auto& a : m->algorithms())
+    if (a.algorithm == Algorithm::kNvls) return a.unavailable_reason;
+  return "";
+}
+
+TEST(Collective, NvlsGathersOnOneNodeAndRefusesAcross) {
+  const auto s = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
+  for (Op op : {Op::kAllGather, Op::kReduceScatter}) {
+    SimOptions nv, ring;
+    nv.op = ring.op = op;
+    nv.algorithm = Algorithm::kNvls;
+    ring.algorithm = Algorithm::kRing;
+    const SizeResult n = run(s, nv, 8 * kGiB), r = run(s, ring, 8 * kGiB);
+    EXPECT_EQ(n.algorithm, Algorithm::kNvls);
+    // The data alone gives 7/8 x the NVLS efficiency; each loop's wait on the last one's flags
+    // (pipeline_run's exposed step) takes a few percent more.
+    const double ratio = n.busbw_gbs / r.busbw_gbs, data = 7.0 / 8 * nccl::kNvlsEfficiencyHopper;
+    EXPECT_LT(ratio, data) << op_name(op);
+    EXPECT_GT(ratio, 0.9 * data) << op_name(op);
+    SimOptions any;
+    any.op = op;
+    EXPECT_EQ(run(s, any, 8 * kGiB).algorithm, Algorithm::kRing) << op_name(op);
+    // NCCL 2.18 runs only the ring for them (tuning.cc@v2.18.6-1:168-169).
+    nv.nccl = NcclRelease::kV2_18;
+    const Fabric f = Fabric::build(s.plan, s.cat);
+    EXPECT_NE(nvls_unavailable(f, s.plan, nv).find("NCCL 2.19+"), std::string::npos);
+  }
+  const auto two = setup(ib("h100-sxm", 2, "cx7-400g", "qm9700"));
+  SimOptions nv;
+  nv.op = Op::kAllGather;
+  nv.algorithm = Algorithm::kNvls;
+  const Fabric f2 = Fabric::build(two.plan, two.cat);
+  EXPECT_NE(nvls_unavailable(f2, two.plan, nv).find("only through CollNet"), std::string::npos);
+}
+
 // nccl-tests -g N: one host thread issues every call on N GPUs, so back-to-back calls are at
 // least N host issues apart; with one GPU a process the floor is below any collective's time.
 TEST(Collective, OneThreadDrivingEightGpusSetsAHostFloor) {

@@ -640,6 +640,29 @@ void FlowBuilder::nvls_intra(FlowSet& fs) {
   }
 }
 
+// NVLS all_gather / reduce_scatter (NCCL 2.19+, device/all_gather.h and reduce_scatter.h:
+// runRing's NVLS variants). All-gather: every GPU stores its 1/m of the output once to the
+// multicast address (multimem.st) and the switch writes it into all m GPUs, its own included:
+// S/m up, S down a GPU's link. Reduce-scatter is the mirror: a GPU's multimem.ld_reduce of its
+// shard makes the switch read that shard from all m GPUs and return the sum: S up, S/m down.
+// Against a ring's (m - 1)/m x S each way, the busier direction carries S: bus bandwidth
+// (m - 1)/m of the link's, as NCCL's tuner has it (intraBw x (ppn - 1)/ppn,
+// tuning.cc@v2.29.7-1:293-296).
+void FlowBuilder::nvls_gather_intra(FlowSet& fs, bool gather) {
+  std::vector<Hop> path;
+  for (int d = 0; d < std::min(domains, 1); ++d) {  // the first domain stands for all
+    path.clear();
+    const int m = domain_size(d);
+    const float shard = 1.0f / static_cast<float>(m);
+    for (int k = 0; k < m; ++k) {
+      const int g = static_cast<int>(domain_first(d) + k);
+      path.push_back({fab.gpu_up(g), gather ? shard : 1.0f});
+      path.push_back({fab.gpu_down(g), gather ? 1.0f : shard});
+    }
+    fs.add(kPayload, path);
+  }
+}
+
 // Inter-domain trees over every rail, each carrying its share of the payload.
 void FlowBuilder::nvls_tree_inter(FlowSet& fs) {
   const int C = R * nccl::kTreeChannelsPerNic;

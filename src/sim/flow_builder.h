@@ -174,6 +174,10 @@ struct FlowBuilder {
   /// NVLS: every GPU of a domain sends and receives (1 + 1/m) x S through the NVSwitch, which
   /// reduces and multicasts; one flow per domain (the switch works on all GPUs at once).
   void nvls_intra(FlowSet& fs);
+  /// NVLS all_gather (`gather`) or reduce_scatter inside the first domain: the switch
+  /// replicates each GPU's multicast store to every GPU, or reads and reduces every GPU's copy
+  /// of a shard for the GPU that loads it.
+  void nvls_gather_intra(FlowSet& fs, bool gather);
 
   /// Inter-domain trees over every rail, each carrying its share of the payload.
   void nvls_tree_inter(FlowSet& fs);

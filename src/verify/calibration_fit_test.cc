@@ -274,7 +274,7 @@ TEST(CalibrationFit, OneCollectiveFitsTheOthersOfTheCluster) {
       100 * us.fitted_median, us.points);
 }
 
-// all_gather on NVLS is not simulated (the model runs NVLS for all_reduce only): such a run is
+// all_gather on NVLS across nodes is not simulated (NCCL needs CollNet for it): such a run is
 // listed as skipped with the reason, not fitted as another algorithm.
 TEST(CalibrationFit, RunsOfAlgorithmsNotModelledAreSkipped) {
   PlannedSpec ps = planned(kFixtures + "flapping-airplanes.yaml");
