@@ -1,8 +1,10 @@
 #include "sim/flow_builder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -244,6 +246,51 @@ void FlowBuilder::alltoall(FlowSet& fs) {
   spray_ways = saved_ways;
 }
 
+namespace {
+
+// SplitMix64 as a uniform random bit generator: cheap to seed once per leaf pair.
+struct SplitMix {
+  using result_type = uint64_t;
+  uint64_t state;
+  static constexpr result_type min() { return 0; }
+  static constexpr result_type max() { return std::numeric_limits<uint64_t>::max(); }
+  result_type operator()() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+};
+
+}  // namespace
+
+// The mean connections a way from which a multinomial draw takes its normal approximation:
+// counts n/k + sqrt(n/k) (z_w - mean z) (the multinomial's covariance for large n/k, skew
+// 1/sqrt(n/k) <= 0.32 from here). Below it every connection picks its way, as a hash does.
+constexpr double kNormalSharesMinMean = 10;
+
+std::vector<double> multinomial_shares(long long n, int k, uint64_t seed) {
+  const size_t K = static_cast<size_t>(std::max(1, k));
+  std::vector<double> share(K, 1.0 / static_cast<double>(K));
+  if (k <= 1 || n <= 0) return share;
+  SplitMix rng{seed};
+  const double mean = static_cast<double>(n) / k;
+  if (mean < kNormalSharesMinMean) {
+    std::fill(share.begin(), share.end(), 0.0);
+    for (long long i = 0; i < n; ++i) share[rng() % K] += 1.0 / static_cast<double>(n);
+    return share;
+  }
+  std::normal_distribution<double> z;
+  double zbar = 0;
+  for (size_t w = 0; w < K; ++w) zbar += (share[w] = z(rng));
+  zbar /= static_cast<double>(K);
+  double sum = 0;
+  for (size_t w = 0; w < K; ++w)
+    sum += (share[w] = std::max(0.0, mean + std::sqrt(mean) * (share[w] - zbar)));
+  for (double& x : share) x /= sum;
+  return share;
+}
+
 // Alltoall at scale: the connections between the NICs of one leaf and those of another
 // (same rail and plane) are one flow. NIC links count the pairs that cross them; between the
 // leaves the traffic is spread over up to kAggregateWays paths. Scale-up links of the first
@@ -294,7 +341,8 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
   // between the leaves from `between` on); false when a connection has no path.
   size_t between = 0;
   auto pair_path = [&](const std::tuple<int, int, int>& ka, const std::vector<int>& src,
-                       const std::tuple<int, int, int>& kb, const std::vector<int>& dst) {
+                       const std::tuple<int, int, int>& kb, const std::vector<int>& dst,
+                       size_t copies = 1) {
     const int plane = std::get<0>(ka), rail = std::get<1>(ka);
     // Pairs from each source NIC: G GPUs x (GPUs on this rail of each destination node).
     const double per_src = G * gpr * static_cast<double>(dst.size());
@@ -335,12 +383,29 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
           static_cast<int>(std::min<double>(std::max(kAggregateWays, leaf_ups), conns));
       turn[static_cast<size_t>(std::get<2>(ka))] =
           static_cast<uint32_t>((ordinal[ka] + ordinal[kb]) * ways);
+      // ECMP beyond the routes it can afford to hash one by one: the connections still hash
+      // independently, so the ways get a multinomial share of them (each connection's ideal
+      // hash picks one of `ways` at 1/ways), drawn here instead of hashing each. Rails merged
+      // into this flow (`copies`) share its leaves and ways: their connections are drawn
+      // together. Adaptive routing and spraying keep the even split.
+      std::vector<double> share(static_cast<size_t>(ways), 1.0 / ways);
+      if (lb == LoadBalancing::kEcmp || lb == LoadBalancing::kEcmpMultiQp) {
+        const double routes_here =
+            conns * std::max(1, G / R) * nccl::kRingChannelsPerNic / P *
+            (lb == LoadBalancing::kEcmpMultiQp ? nccl::kQpsPerConnection : 1) *
+            static_cast<double>(copies);
+        share = multinomial_shares(
+            static_cast<long long>(std::llround(routes_here)), ways,
+            mix_key(seed, mix_key(mix_key(rail, plane),
+                                  mix_key(std::get<2>(ka), std::get<2>(kb)))));
+      }
       for (int w = 0; w < ways && ok; ++w) {
         const int a = src[static_cast<size_t>(w) % src.size()];
         const int b2 = dst[(static_cast<size_t>(w) / src.size()) % dst.size()];
         scratch.clear();
         ok = fab.route_round_robin(fab.nic(a, rail), fab.nic(b2, rail), plane, turn, scratch);
-        for (int l : scratch) path.push_back({l, static_cast<float>(total / ways)});
+        for (int l : scratch)
+          path.push_back({l, static_cast<float>(total * share[static_cast<size_t>(w)])});
       }
     }
     // The NIC links were counted per NIC above; keep only the hops between the leaves.
@@ -431,7 +496,7 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
     bool ok = true;
     for (const auto& [ka, src] : rails[i])
       for (const auto& [kb, dst] : rails[i]) {
-        ok = pair_path(ka, *src, kb, *dst) && ok;
+        ok = pair_path(ka, *src, kb, *dst, run) && ok;
         for (size_t h = between; h < path.size(); ++h) path[h].coef *= copies;
         fs.add(pair_bytes, path);
       }

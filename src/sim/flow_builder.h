@@ -22,8 +22,12 @@ constexpr double kPayload = 1e9;
 /// Above this many connections an alltoall is simulated leaf pair by leaf pair.
 constexpr double kMaxAlltoallConnections = 4e6;
 /// The most QP routes alltoall_by_leaf hashes one by one (~0.7 us each): beyond, ECMP and
-/// multi-QP connections are spread evenly over the equal paths (not yet exact by symmetry).
+/// multi-QP connections of a leaf pair are split over its ways by one multinomial draw (the
+/// distribution ideal per-connection hashes give at the source leaf's uplinks).
 constexpr double kMaxHashedAlltoallRoutes = 8e6;
+/// The shares of `n` connections over `k` ways when each picks one uniformly and
+/// independently (an ideal ECMP hash): one multinomial draw, seeded (deterministic).
+std::vector<double> multinomial_shares(long long n, int k, uint64_t seed);
 /// Paths a leaf-pair aggregate is split over, at least (one per uplink of the source leaf).
 constexpr int kAggregateWays = 16;
 /// Peak memory of building and solving flows over the flows' own memory

@@ -127,7 +127,6 @@ class Fluid {
     coef_.assign(L_, 0);
     usage_.assign(L_, 0);
     in_solve_link_.assign(L_, 0);
-    touched_link_.assign(L_, 0);
     for (size_t c = 0; c < comp_flows_.size(); ++c) solve(static_cast<int>(c), 0, 0);
   }
 
@@ -221,7 +220,15 @@ class Fluid {
       heap_.pop_back();
       if (coef_[l] <= kCoefEps) continue;
       const double fill = share(l);
-      if (std::fabs(fill - s) > 1e-9 * std::max(fill, s) + 1e-300) continue;  // stale entry
+      // A link's share only rises as flows freeze on others ((R - s c) / (C - c) >= R / C when
+      // R / C >= s, the level they froze at), so every entry's key is at most its link's share
+      // and the heap's least accurate entry is the least share. A stale entry goes back in
+      // with its share now: one push per stale pop, not one per touched link per freeze.
+      if (std::fabs(fill - s) > 1e-9 * std::max(fill, s) + 1e-300) {
+        heap_.push_back({fill, l});
+        std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+        continue;
+      }
       for (int64_t k = first_[l]; k < first_[l + 1]; ++k) {
         const int f = on_link_[static_cast<size_t>(k)];
         if (!solving_[f] || frozen_[f]) continue;
@@ -232,22 +239,9 @@ class Fluid {
         for (const auto* h = fs_.begin(f); h != fs_.end(f); ++h) {
           rem_[h->link] -= fill * h->coef;
           coef_[h->link] -= h->coef;
-          if (!touched_link_[h->link]) {
-            touched_link_[h->link] = 1;
-            touched_.push_back(h->link);
-          }
         }
       }
       coef_[l] = 0;
-      // Links whose share changed are queued again (their stale entries are skipped).
-      for (int32_t t : touched_) {
-        touched_link_[t] = 0;
-        if (coef_[t] > kCoefEps) {
-          heap_.push_back({share(t), t});
-          std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
-        }
-      }
-      touched_.clear();
     }
     for (int32_t l : links_) in_solve_link_[l] = 0;
     for (int f : solving_list_) {
@@ -273,7 +267,7 @@ class Fluid {
   // Per flow: still moving; being solved now; frozen in this solve.
   std::vector<uint8_t> active_, solving_, frozen_;
   // Per link: crossed by a flow being solved; its share changed in this filling step.
-  std::vector<uint8_t> in_solve_link_, touched_link_;
+  std::vector<uint8_t> in_solve_link_;
   // Per flow: bytes left at `since_`, the rate since then, the link that froze it.
   std::vector<double> remaining_, rate_, since_;
   std::vector<int32_t> limit_;
@@ -281,7 +275,7 @@ class Fluid {
   // Per link: capacity left and coefficients of unfrozen flows (in a solve); traffic of every
   // active flow at its current rate.
   std::vector<double> rem_, coef_, usage_;
-  std::vector<int32_t> on_link_, links_, touched_;
+  std::vector<int32_t> on_link_, links_;
   std::vector<int64_t> first_;
   std::vector<int> parent_, comp_, solving_list_;
   std::vector<std::vector<int>> comp_flows_;

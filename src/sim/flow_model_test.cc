@@ -1,4 +1,5 @@
 #include "sim/flow_model.h"
+#include "sim/flow_builder.h"
 
 #include <gtest/gtest.h>
 
@@ -208,4 +209,34 @@ TEST(Fluid, IndependentGroupsKeepTheirRates) {
 }
 
 }  // namespace
+
+// ECMP beyond the routes hashed one by one: a leaf pair's connections split over its ways as
+// ideal independent hashes split them, a multinomial draw. Its shares sum to one, repeat for a
+// seed, and spread as the multinomial's variance (1/k)(1 - 1/k)/n says, in both regimes: every
+// connection drawn (few a way) and the normal approximation (many a way).
+TEST(MultinomialShares, SpreadAsIndependentHashes) {
+  for (long long n : {120LL, 4000LL, 2000000LL}) {
+    const int k = 16;
+    double sum_var = 0;
+    const int draws = 400;
+    for (int seed = 1; seed <= draws; ++seed) {
+      const auto s = multinomial_shares(n, k, static_cast<uint64_t>(seed));
+      ASSERT_EQ(s.size(), static_cast<size_t>(k));
+      double total = 0;
+      for (double x : s) {
+        EXPECT_GE(x, 0);
+        total += x;
+        sum_var += (x - 1.0 / k) * (x - 1.0 / k);
+      }
+      EXPECT_NEAR(total, 1.0, 1e-9);
+    }
+    const double var = sum_var / (draws * k);
+    const double expect = (1.0 / k) * (1 - 1.0 / k) / static_cast<double>(n);
+    EXPECT_NEAR(var / expect, 1.0, 0.15) << n;
+    EXPECT_EQ(multinomial_shares(n, k, 7), multinomial_shares(n, k, 7));
+    EXPECT_NE(multinomial_shares(n, k, 7), multinomial_shares(n, k, 8));
+  }
+  EXPECT_EQ(multinomial_shares(5, 1, 3), std::vector<double>{1.0});
+}
+
 }  // namespace gf
