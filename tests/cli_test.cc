@@ -683,9 +683,12 @@ TEST(CliCalibrate, FitWritesAProfileThatASpecApplies) {
   EXPECT_EQ(j["points"].size(), 19u);  // 1 KiB to 256 MiB
   EXPECT_LT(j["objective_after"].get<double>(), j["objective_before"].get<double>());
   const std::string yaml = read_text(prof);
-  for (const char* k : {"factors:", "network_efficiency:", "network_step_latency_us:",
-                        "cross_validation:", "fitted_on:", "not_fitted:"})
+  for (const char* k : {"factors:", "network_step_latency_us:", "cross_validation:", "fitted_on:",
+                        "not_fitted:"})
     EXPECT_NE(yaml.find(k), std::string::npos) << k << "\n" << yaml;
+  // A network send/recv here runs on NCCL's 2 channels a peer, not at the links' rate: no point
+  // of this file tells the scale-out links' efficiency, and the profile says so.
+  EXPECT_EQ(yaml.find("network_efficiency:"), std::string::npos) << yaml;
   // The spec, beside the profile, names it relatively.
   std::string spec_text = read_text(cluster);
   std::ofstream(dir / "cluster.yaml") << spec_text << "calibration: profile.yaml\n";
@@ -700,8 +703,19 @@ TEST(CliCalibrate, FitWritesAProfileThatASpecApplies) {
   };
   const double measured = 26.13;  // the file's 268435456-byte row
   const double model = busbw(cluster), calibrated = busbw((dir / "cluster.yaml").string());
-  EXPECT_GT(std::fabs(model / measured - 1), 0.5) << model;
-  EXPECT_NEAR(calibrated / measured, 1, 0.05) << calibrated;
+  // 2 channels x NCCL's 14 GB/s a network p2p channel: 27.9 against 26.13 measured; the profile
+  // fits the latency, which leaves the large size where it was.
+  EXPECT_NEAR(model / measured, 1, 0.08) << model;
+  EXPECT_NEAR(calibrated / measured, 1, 0.08) << calibrated;
+  // What the profile does bring in: the small sizes' time (the file's 1 KiB row: 29.62 us).
+  auto time_1k = [&](const std::string& spec) {
+    CmdResult s = gpufabric("simulate " + spec + " --op sendrecv --nodes 8 -b 1K -e 1K --json");
+    EXPECT_EQ(s.code, 0) << s.err;
+    return nlohmann::json::parse(s.out)["results"][0]["time_us"].get<double>();
+  };
+  const double t_model = time_1k(cluster), t_cal = time_1k((dir / "cluster.yaml").string());
+  EXPECT_LT(std::fabs(t_cal / 29.62 - 1), 0.5 * std::fabs(t_model / 29.62 - 1))
+      << t_model << " " << t_cal;
   CmdResult table = gpufabric("simulate " + (dir / "cluster.yaml").string() + " --op sendrecv");
   EXPECT_NE(table.out.find("# calibrated by " + prof.string()), std::string::npos) << table.out;
   // The text report names every factor and the cross-validation.

@@ -45,6 +45,14 @@ constexpr bool profile_algorithms_match() {
 }
 static_assert(profile_algorithms_match(), "spec/calibration_profile.h lists sim's algorithms");
 
+// The NICs local to one GPU and one NIC's rate, as NCCL's p2p channel count reads them
+// (getLocalNetCountByBw, topo.cc@v2.29.7-1:1626-1652): a GPU's own NICs, or the one it shares.
+void p2p_nics_of(const Plan& plan, int& nics, double& GBps) {
+  if (plan.nics_per_node <= 0 || plan.gpus_per_node <= 0 || plan.nic.rate_gbps <= 0) return;
+  nics = std::max(1, plan.nics_per_node / plan.gpus_per_node);
+  GBps = plan.nic.rate_gbps / 8;
+}
+
 // A calibration profile's terms on one algorithm's cost: its bandwidth factor, and the latency
 // the cluster adds to each network step (only where the ranks span several domains).
 void apply_profile(const CalibrationProfile& prof, Algorithm a, CostShape& s) {
@@ -79,6 +87,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.forced_protocol_ = o.protocol;
   cm.gpus_per_thread_ = std::max(1, o.gpus_per_thread);
   cm.host_issue_us_ = cm.gpus_per_thread_ * nccl::kHostIssueUsPerGpu;
+  p2p_nics_of(plan, cm.p2p_local_nics_, cm.p2p_nic_GBps_);
   const int nodes = o.nodes > 0 ? o.nodes : fab.nodes();
   if (nodes > fab.nodes())
     return Diagnostic::flag(
@@ -407,6 +416,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   gc.bottleneck_ = m.bottleneck;
   gc.domains_ = g.domains;
   gc.nccl_ = plan.nccl;
+  p2p_nics_of(plan, gc.p2p_local_nics_, gc.p2p_nic_GBps_);
   gc.generation_ = generation_of(plan.gpu);
   gc.hop_latency_us_ = g.hop_latency_us;
   gc.profile_ = plan.calibration;
@@ -423,6 +433,8 @@ Algorithm GroupCollective::algorithm() const {
 CostShape GroupCollective::cost_shape() const {
   CostShape s{op_,   size_,       domains_, size_ / std::max(1, domains_), hop_latency_us_,
               nccl_, generation_, channels_};
+  s.p2p_local_nics = p2p_local_nics_;
+  s.p2p_nic_GBps = p2p_nic_GBps_;
   apply_profile(profile_, algorithm(), s);
   return s;
 }
@@ -457,6 +469,8 @@ CostShape CollectiveModel::shape(Algorithm a) const {
                                    : nccl::kNvlsChannelsBlackwellOne)
                    : nccl::kNvlsChannelsHopper;
   CostShape s{op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
+  s.p2p_local_nics = p2p_local_nics_;
+  s.p2p_nic_GBps = p2p_nic_GBps_;
   apply_profile(profile_, a, s);
   return s;
 }

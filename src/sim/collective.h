@@ -107,6 +107,8 @@ class CollectiveModel {
   std::optional<Algorithm> forced_algorithm_;
   std::optional<Protocol> forced_protocol_;
   double host_issue_us_ = 0;  ///< the floor of a back-to-back call: the host's issue time
+  int p2p_local_nics_ = 0;    ///< NICs local to a GPU (CostShape::p2p_local_nics)
+  double p2p_nic_GBps_ = 0;
   int gpus_per_thread_ = 1;
   std::vector<AlgorithmModel> models_;
   LoadBalancing load_balancing_ = LoadBalancing::kEcmp;
@@ -175,6 +177,8 @@ class GroupCollective {
   double seconds_per_byte_ = 0;
   double hop_latency_us_ = 0;
   int channels_ = 16;  // of its ring across domains (caps are per channel); 16 inside one
+  int p2p_local_nics_ = 0;
+  double p2p_nic_GBps_ = 0;
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::string bottleneck_;

@@ -240,6 +240,25 @@ inline constexpr int kSprayWaysP2p = 4;
 // send/recv term). Judged on the test set's alltoall latencies (calibrate), not fitted there.
 inline constexpr double kP2pPerPeerLatencyUs = 1.5;
 inline constexpr double kP2pBaseLatencyUs = 8.4;  // as Ring/Simple base latency
+// Point-to-point over the network runs on few channels per peer, each one thread block and one
+// proxy connection. NCCL's own planning figure of one network p2p channel's rate, GB/s
+// (NCCL_P2P_PER_CHANNEL_NET_BW, paths.cc@v2.29.7-1:832: a 400G NIC gets ceil(50 / 14) = 4
+// channels for it); NVIDIA/nccl#1272 (18.3 GB/s on reduced channels, line rate with
+// NCCL_NCHANNELS_PER_NET_PEER=4) and #2408 (~13 GB/s a connection on 400G RoCE) measure about it.
+inline constexpr double kP2pNetChannelGBs = 14.0;
+// v2.18's channels per network peer, NCCL_NCHANNELS_PER_NET_PEER's default (paths.cc@v2.18.6-1:667).
+inline constexpr int kP2pNetChannelsPerPeerV2_18 = 2;
+// Send/recv operations one kernel batch holds per channel (NCCL_MAX_DEV_WORK_P2P_PER_BATCH,
+// device.h@v2.29.7-1:386): v2.29 cuts a multi-node communicator's channels per peer until every
+// peer fits one round (paths.cc@v2.29.7-1:902-905).
+inline constexpr int kP2pOpsPerBatch = 8;
+// The p2p chunk across nodes, NCCL_P2P_NET_CHUNKSIZE's default (init.cc@v2.29.7-1:760): an
+// operation's part per channel lies between half of it and all of it (enqueue.cc@v2.29.7-1:891-898;
+// v2.18.6-1:601-609 the same bounds).
+inline constexpr double kP2pNetChunkBytes = 128.0 * 1024;
+// NCCL's largest channel count (MAXCHANNELS, device.h@v2.29.7-1:88).
+inline constexpr int kMaxChannels = 64;
+
 // The host's cost of issuing one collective on one GPU, us: nccl-tests issues a call on each
 // of the GPUs one thread drives (-g, inside ncclGroupStart/End), so back-to-back calls can go
 // no faster than GPUs-per-thread x this. Fitted on the fit set's two one-process -g 8 H100 rows

@@ -228,9 +228,62 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
         bw *= nccl::kCollNetDirectHopperFactor;
       return bw;
     }
-    default:  // NVLS and point-to-point run Simple only
+    case Algorithm::kP2p: {
+      if (p != Protocol::kSimple) return 0;
+      if (n < 2 || s.p2p_nic_GBps <= 0) return simple_Bps;
+      // Across domains a peer's bytes move on its few channels, each at most a network p2p
+      // channel's rate: sendrecv's one peer gets all the bytes, alltoall's each 1/N.
+      const double peers = s.op == Op::kAlltoall ? static_cast<double>(s.ranks) : 1.0;
+      const double per_peer = bytes / peers;
+      const double cap = p2p_op_channels(s, per_peer) * nccl::kP2pNetChannelGBs * 1e9 * peers;
+      return std::min(simple_Bps, cap);
+    }
+    default:  // NVLS runs Simple only
       return p == Protocol::kSimple ? simple_Bps : 0;
   }
+}
+
+namespace {
+int pow2_up(int v) {
+  int p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+// The communicator's p2p channels: its channels rounded up to a power of two
+// (paths.cc@v2.29.7-1:893-899; v2.18.6-1:705-724).
+int p2p_channels(const CostShape& s) {
+  return pow2_up(std::clamp(s.channels, 1, nccl::kMaxChannels));
+}
+}  // namespace
+
+int p2p_channels_per_peer(const CostShape& s) {
+  const int all = p2p_channels(s);
+  if (s.release == NcclRelease::kV2_18)
+    return std::min(all, pow2_up(nccl::kP2pNetChannelsPerPeerV2_18));
+  const int nics = std::max(1, s.p2p_local_nics);
+  int cpp = pow2_up(std::max(nics, static_cast<int>(std::ceil(nics * s.p2p_nic_GBps /
+                                                              nccl::kP2pNetChannelGBs))));
+  const long long rounds = (s.ranks + nccl::kP2pOpsPerBatch - 1) / nccl::kP2pOpsPerBatch;
+  while (s.domains > 1 && cpp > 1 && cpp * rounds > all) cpp /= 2;
+  return std::min(cpp, all);
+}
+
+int p2p_op_channels(const CostShape& s, double bytes) {
+  const int peer = p2p_channels_per_peer(s);
+  int lo = peer;
+  // v2.29 takes one channel an operation while the peers overflow the channels; v2.18 only on
+  // one node.
+  if (s.release != NcclRelease::kV2_18)
+    while (lo > 1 && static_cast<double>(lo) * static_cast<double>(s.ranks) > p2p_channels(s))
+      lo /= 2;
+  const double min_part = nccl::kP2pNetChunkBytes / 2, max_part = nccl::kP2pNetChunkBytes;
+  int n = std::max(1, std::min(lo, static_cast<int>(std::ceil(std::max(1.0, bytes) / min_part))));
+  double part = std::max(min_part, bytes / n);
+  while (part > max_part && n <= peer / 2) {
+    n *= 2;
+    part = bytes / n;
+  }
+  return n;
 }
 
 double alltoall_posting_us(long long network_peers) {

@@ -68,7 +68,22 @@ struct CostShape {
   /// A calibration profile's measured factor on this algorithm's bandwidth (1: the model's). It
   /// scales the time the data takes, not NCCL's own estimate (NCCL's tuner does not know it).
   double bandwidth_factor = 1;
+  /// Point-to-point across domains: the NICs local to a GPU and one NIC's rate, GB/s (0: not
+  /// known, no per-channel limit). They set the channels a network peer gets.
+  int p2p_local_nics = 0;
+  double p2p_nic_GBps = 0;
 };
+
+/// The channels NCCL gives one network peer of a multi-node communicator
+/// (comm->p2pnChannelsPerPeer): v2.29 max(local NICs, ceil(their GB/s / 14)), cut while the
+/// peers do not fit one batch round (paths.cc@v2.29.7-1:853-905); v2.18 two
+/// (paths.cc@v2.18.6-1:667-724). Powers of two, at most the communicator's p2p channels.
+int p2p_channels_per_peer(const CostShape& s);
+
+/// The channels one network send of `bytes` runs on (enqueue.cc@v2.29.7-1:1109-1112 and
+/// 891-898; v2.18.6-1:630-637 and 601-609): parts of half a chunk to a chunk, doubling up to the
+/// peer's channels.
+int p2p_op_channels(const CostShape& s, double bytes);
 
 /// What a latency is for: the tuner's estimate, with the release's own terms, to choose as
 /// NCCL chooses; or the time, with the terms NCCL later corrected (see latency_us).

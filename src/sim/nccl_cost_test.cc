@@ -279,4 +279,44 @@ TEST(NcclCost, AlltoallPostingOverlapsData) {
 }
 
 }  // namespace
+// Network send/recv channels as NCCL counts them: a GPU with one 400G NIC asks for
+// ceil(50 / 14) = 4 channels a peer; on 8 x 8 B200 (16 communicator channels, 64 ranks) v2.29
+// halves them to 2 so that 64 peers fit one batch round (4 x ceil(64 / 8) = 32 > 16), on 2 nodes
+// it keeps 4; v2.18 gives 2 everywhere. A big send then runs on every one of them, a small one on
+// one; and a sendrecv's peer moves at most channels x 14 GB/s (the measured 8-node B200
+// sendrecv: 26.1 GB/s at 256 MiB, nccl-public.csv).
+TEST(NcclCost, NetworkSendRecvRunsOnFewChannels) {
+  CostShape s;
+  s.op = Op::kSendRecv;
+  s.ranks = 64;
+  s.domains = 8;
+  s.domain_gpus = 8;
+  s.channels = 16;
+  s.generation = GpuGeneration::kBlackwell;
+  s.p2p_local_nics = 1;
+  s.p2p_nic_GBps = 50;
+  EXPECT_EQ(p2p_channels_per_peer(s), 2);
+  EXPECT_EQ(p2p_op_channels(s, 256.0 * (1 << 20)), 2);
+  EXPECT_EQ(p2p_op_channels(s, 32 * 1024), 1);
+  const double bw = protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, s, 47e9, 256.0 * (1 << 20));
+  EXPECT_NEAR(bw, 2 * nccl::kP2pNetChannelGBs * 1e9, 1e6);
+  CostShape two = s;
+  two.ranks = 16;
+  two.domains = 2;
+  EXPECT_EQ(p2p_channels_per_peer(two), 4);
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, two, 47e9, 1e9), 47e9);
+  CostShape old = s;
+  old.release = NcclRelease::kV2_18;
+  EXPECT_EQ(p2p_channels_per_peer(old), 2);
+  // Inside one domain nothing changes.
+  CostShape one = s;
+  one.domains = 1;
+  one.ranks = 8;
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, one, 300e9, 1e9), 300e9);
+  // An alltoall's many peers each carry 1/N: the channels do not limit it.
+  CostShape a2a = s;
+  a2a.op = Op::kAlltoall;
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, a2a, 47e9, 1e9), 47e9);
+}
+
 }  // namespace gf
