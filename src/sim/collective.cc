@@ -166,6 +166,13 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     b.tree(fs);
     return kPayload;  // tree's x.92 is NCCL's cost term (nccl_cost.cc)
   });
+  const std::string cn_no = !reduce_all                            ? "all_reduce only"
+                            : !plan.in_network_reduction           ? "in-network reduction is off"
+                            : plan.sw.in_network_reduction.empty() ? "the switches cannot reduce"
+                            : !multi                               ? "needs several nodes"
+                            : plan.topo.kind == TopologyKind::kDragonfly
+                                ? "no reduction tree on dragonfly"
+                                : "";
   // NVLS runs all_reduce, and from NCCL 2.19 all_gather and reduce_scatter too
   // (tuning.cc@v2.29.7-1:275-278; v2.18.6-1:168-169 keeps them to Ring).
   const bool gather_op = op == Op::kAllGather || op == Op::kReduceScatter;
@@ -175,20 +182,22 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
                               : !o.nvls_enable ? "disabled (NCCL_NVLS_ENABLE=0)"
                               : !nvls_hw       ? "the GPU's scale-up switch has no NVLink SHARP"
                                                : "";
-  // Across scale-up domains NCCL runs NVLS only over CollNet (its inter-node connection is
-  // CollNet's, device/all_reduce.h) and disables it otherwise (tuning.cc@v2.29.7-1:468-472,
-  // enqueue.cc@v2.29.7-1:1915): NVLS Tree is NVLS across nodes without CollNet. all_gather and
-  // reduce_scatter need more: a CollNet plugin with iallgather / ireducescatter and no more GPUs
-  // a node than CollNet heads (tuning.cc@v2.29.7-1:325-343).
+  // Across scale-up domains NCCL runs NVLS only over CollNet and disables it otherwise
+  // (tuning.cc@v2.29.7-1:468-472, enqueue.cc@v2.29.7-1:1915): NVLS Tree is NVLS across nodes
+  // without CollNet. Over CollNet (all_reduce.h@v2.29.7-1, RunWorkColl NVLS with nNodes > 1):
+  // the switch reduces each node's data to its heads, every head's NIC takes its share to the
+  // in-network reduction and back, the switch multicasts the sum. all_gather and reduce_scatter
+  // need more: a CollNet plugin with iallgather / ireducescatter and no more GPUs a node than
+  // CollNet heads (tuning.cc@v2.29.7-1:325-343).
+  const bool nvls_collnet = multi && reduce_all && cn_no.empty();
   model(Algorithm::kNvls,
-        nvls_no.empty() && multi
+        nvls_no.empty() && multi && !nvls_collnet
             ? std::string(gather_op
                               ? "across scale-up domains NCCL runs NVLS all_gather/reduce_scatter "
                                 "only through CollNet (SHARP) with one GPU per head, which is "
                                 "not modelled; without CollNet NCCL disables it"
-                              : "across scale-up domains NCCL runs NVLS only with CollNet (NVLS "
-                                "with SHARP is not modelled yet); without CollNet NCCL disables "
-                                "it: see nvls_tree")
+                              : "across scale-up domains NCCL runs NVLS only with CollNet (SHARP): "
+                                "" + cn_no + "; without CollNet NCCL disables it: see nvls_tree")
             : nvls_no,
         [&](FlowSet& fs, std::vector<double>& c) {
           for (size_t l = 0; l < c.size(); ++l)
@@ -197,6 +206,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
             b.nvls_gather_intra(fs, op == Op::kAllGather);
           else
             b.nvls_intra(fs);
+          if (nvls_collnet && !b.collnet_network(fs)) b.unroutable = std::max(1, b.unroutable);
           return kPayload;
         });
   model(Algorithm::kNvlsTree,
@@ -210,13 +220,6 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
           b.nvls_tree_inter(fs);
           return kPayload;
         });
-  const std::string cn_no = !reduce_all                            ? "all_reduce only"
-                            : !plan.in_network_reduction           ? "in-network reduction is off"
-                            : plan.sw.in_network_reduction.empty() ? "the switches cannot reduce"
-                            : !multi                               ? "needs several nodes"
-                            : plan.topo.kind == TopologyKind::kDragonfly
-                                ? "no reduction tree on dragonfly"
-                                : "";
   model(Algorithm::kCollNet, cn_no, [&](FlowSet& fs, auto&) {
     b.collnet(fs);
     return kPayload;  // CollNet Direct's factors are NCCL's cost terms (nccl_cost.cc)

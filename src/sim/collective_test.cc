@@ -171,6 +171,33 @@ TEST(Collective, NvlsGathersOnOneNodeAndRefusesAcross) {
   EXPECT_NE(nvls_unavailable(f2, two.plan, nv).find("only through CollNet"), std::string::npos);
 }
 
+// NVLS all_reduce across nodes runs over CollNet: with SHARP on, NVLS is available on 16 H100
+// nodes, its time is paced by the NVSwitch (NVLink at the NVLS efficiency, as on one node) or the
+// NICs' shares to the reduction root, whichever is slower, and it beats CollNet Direct, whose
+// NCCL terms take x.85 and the GPU/NIC factor; without SHARP it is refused with the reason.
+TEST(Collective, NvlsRunsAcrossNodesOverCollNet) {
+  const std::string sharp =
+      "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, in_network_reduction: on}\n";
+  const auto s = setup(sharp);
+  SimOptions nv, one_node;
+  nv.algorithm = Algorithm::kNvls;
+  const SizeResult multi = run(s, nv, 8 * kGiB);
+  EXPECT_EQ(multi.algorithm, Algorithm::kNvls);
+  const auto single = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
+  const SizeResult alone = run(single, nv, 8 * kGiB);
+  // Bus bandwidth 2(N-1)/N x algbw: the same NVLink-bound algbw as one node's, within a few %.
+  EXPECT_NEAR(multi.algbw_gbs / alone.algbw_gbs, 1.0, 0.05);
+  EXPECT_EQ(run(s, {}, 8 * kGiB).algorithm, Algorithm::kNvls);
+  SimOptions cn;
+  cn.algorithm = Algorithm::kCollNet;
+  EXPECT_GT(multi.busbw_gbs, run(s, cn, 8 * kGiB).busbw_gbs);
+  const auto off = setup(ib("h100-sxm", 16, "cx7-400g", "qm9700"));
+  const Fabric f = Fabric::build(off.plan, off.cat);
+  EXPECT_NE(nvls_unavailable(f, off.plan, nv).find("in-network reduction is off"),
+            std::string::npos);
+}
+
 // nccl-tests -g N: one host thread issues every call on N GPUs, so back-to-back calls are at
 // least N host issues apart; with one GPU a process the floor is below any collective's time.
 TEST(Collective, OneThreadDrivingEightGpusSetsAHostFloor) {

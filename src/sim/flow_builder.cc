@@ -757,6 +757,13 @@ bool FlowBuilder::collnet(FlowSet& fs) {
     for (int k = 0; k < m && m > 1; ++k) nvlink(first + k, first + (k + 1) % m, 1.0, path);
     fs.add(kPayload * 2.0 * (m - 1) / m, path);
   }
+  return collnet_network(fs);
+}
+
+// CollNet's network part: every NIC sends its 1/R of the payload to its rail's reduction root
+// and receives the sum; above the leaf one aggregated stream per leaf.
+bool FlowBuilder::collnet_network(FlowSet& fs) {
+  std::vector<Hop> path;
   for (int rail = 0; rail < R; ++rail) {
     const int plane = rail % P;
     const int root = fab.reduction_root(plane, rail);

@@ -189,6 +189,10 @@ struct FlowBuilder {
   /// CollNet/SHARP: reduce-scatter and all-gather inside each domain over NVLink; every NIC
   /// sends its shard to the switches, which reduce, and receives the result.
   bool collnet(FlowSet& fs);
+
+  /// CollNet's network part alone: every NIC to its rail's reduction root and back (NVLS over
+  /// CollNet runs it beside nvls_intra).
+  bool collnet_network(FlowSet& fs);
 };
 
 }  // namespace gf
