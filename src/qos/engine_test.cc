@@ -44,7 +44,7 @@ QosSettings settings(bool ecn, bool pfc, bool dcqcn) {
   QosSettings s;
   s.ecn.enabled = ecn;
   s.pfc = pfc;
-  s.dcqcn = dcqcn;
+  s.cc = dcqcn ? CongestionControl::kDcqcn : CongestionControl::kNone;
   return s;
 }
 
@@ -545,5 +545,36 @@ TEST(Qos, ConvergedQueueStaysUnderTheMarkingThresholds) {
     }
   }
 }
+
+}  // namespace gf
+
+namespace gf {
+namespace {
+
+QosSettings hpcc_settings() {
+  QosSettings s;
+  s.cc = CongestionControl::kHpcc;
+  return s;
+}
+
+// The RoCE queue towards `peer` over the second half of a traced run, sorted: what stands once
+// the start's burst is gone.
+std::vector<double> late_queue(const QosResult& r, const std::string& peer) {
+  const QosPortStats* p = port_to(r, peer);
+  if (!p) return {};
+  const QosTrace& tr = r.trace;
+  const size_t c = std::find(tr.links.begin(), tr.links.end(), p->link) - tr.links.begin();
+  const size_t m = tr.links.size(), n = tr.t_s.size();
+  std::vector<double> q;
+  for (size_t i = n / 2; i < n; ++i) q.push_back(tr.queue[i * m + c]);
+  std::sort(q.begin(), q.end());
+  return q;
+}
+
+double percentile(const std::vector<double>& sorted, double f) {
+  return sorted.empty() ? 0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(f * sorted.size()))];
+}
+
+}  // namespace
 
 }  // namespace gf
