@@ -876,6 +876,46 @@ TEST(CliQos, VerdictsExitCodesAndOutputs) {
   EXPECT_NE(ib.err.find("fabric.technology"), std::string::npos) << ib.err;
 }
 
+// qos --cc: HPCC is named in the JSON with its base RTT and window; --cc none is --dcqcn off (the
+// same run, byte for byte); an unknown name or a --dcqcn that contradicts --cc is refused with 2,
+// the flag named and nothing on stdout.
+TEST(CliQos, CongestionControlFlag) {
+  const std::string run = "qos examples/roce-lab-64.yaml --pattern incast:4 --bytes 4M --json ";
+  CmdResult h = gpufabric(run + "--cc hpcc");
+  ASSERT_EQ(h.code, 0) << h.err;
+  auto j = nlohmann::json::parse(h.out);
+  EXPECT_EQ(j["congestion_control"], "hpcc");
+  EXPECT_GT(j["hpcc"]["base_rtt_s"].get<double>(), 1e-6);
+  EXPECT_GT(j["hpcc"]["init_window_bytes"].get<double>(), 0);
+  EXPECT_EQ(j["totals"]["cnps"], 0);
+  EXPECT_NE(j["settings"].get<std::string>().find("HPCC on"), std::string::npos);
+  CmdResult d = gpufabric(run);
+  ASSERT_EQ(d.code, 0) << d.err;
+  EXPECT_EQ(nlohmann::json::parse(d.out)["congestion_control"], "dcqcn");
+  EXPECT_FALSE(nlohmann::json::parse(d.out).contains("hpcc"));
+  CmdResult none = gpufabric(run + "--cc none"), off = gpufabric(run + "--dcqcn off");
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_EQ(none.out, off.out);
+  EXPECT_EQ(nlohmann::json::parse(none.out)["congestion_control"], "none");
+  CmdResult text = gpufabric("qos examples/roce-lab-64.yaml --pattern incast:4 --bytes 4M --cc hpcc");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("HPCC: base RTT T"), std::string::npos) << text.out;
+  const std::pair<const char*, const char*> bad[] = {{"--cc tcp", "--cc"},
+                                                     {"--cc HPCC", "--cc"},
+                                                     {"--cc ''", "--cc"},
+                                                     {"--cc hpcc --dcqcn off", "--dcqcn"},
+                                                     {"--cc none --dcqcn paper", "--dcqcn"},
+                                                     {"--cc dcqcn --dcqcn off", "--dcqcn"}};
+  for (const auto& [flags, named] : bad) {
+    CmdResult e = gpufabric(run + flags);
+    EXPECT_EQ(e.code, 2) << flags;
+    EXPECT_TRUE(e.out.empty()) << flags;
+    EXPECT_NE(e.err.find(named), std::string::npos) << flags << ": " << e.err;
+  }
+  CmdResult paper = gpufabric(run + "--cc dcqcn --dcqcn paper");
+  EXPECT_EQ(paper.code, 0) << paper.err;
+}
+
 // simulate --engine packet: nccl-tests' table unchanged above, the packet-level rows beside the
 // flow-level ones below (within 5 % at 1 GiB, where nothing congests a ring), the same in JSON;
 // fabrics, ops, algorithms and sizes the engine does not run are refused with 2 and no output.

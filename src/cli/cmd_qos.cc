@@ -134,7 +134,7 @@ int run(const QosFlags& f) {
     s.cc = *cc;
   else
     errs.push_back(Diagnostic::flag("--cc", fmt::format("unknown congestion control '{}'", f.cc),
-                                    did_you_mean(f.cc, names_of(kCongestionControlNames))));
+                                    "use --cc dcqcn, hpcc or none"));
   if (auto d = parse_name(kDcqcnChoiceNames, f.dcqcn)) {
     if (*d == DcqcnChoice::kPaper) s.dcqcn_params = dcqcn_paper();
     const bool cc_given = f.cc_opt && f.cc_opt->count() > 0;
