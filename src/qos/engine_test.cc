@@ -694,4 +694,18 @@ TEST(QosHpcc, FewerPausesThanDcqcnUnderTheSameIncast) {
   EXPECT_LE(port_to(rh, "node1/nic0")->peak_queue_bytes, qps * rh.hpcc_init_window_bytes);
 }
 
+// HPCC's parameters as the paper and its authors' simulator give them (roce_qos.h names each
+// source): eta 95 %, maxStage 5, R_AI 10 Mb/s per 25 Gb/s, a 1 Gb/s floor, 42 bytes of INT.
+TEST(RoceQos, HpccParametersAsPublished) {
+  const HpccParams h = hpcc_paper();
+  EXPECT_DOUBLE_EQ(h.eta, 0.95);
+  EXPECT_EQ(h.max_stage, 5);
+  EXPECT_DOUBLE_EQ(h.ai_rate_share * 400e9, 160e6);  // run.py: ai = 10 * bw / 25 Mb/s at 400G
+  EXPECT_DOUBLE_EQ(h.min_rate_bps, 1e9);
+  EXPECT_EQ(h.max_hops, 5);
+  EXPECT_EQ(h.int_bytes, 42);
+  EXPECT_TRUE(h.fast_react);
+  EXPECT_FALSE(h.source.empty());
+}
+
 }  // namespace gf
