@@ -148,20 +148,29 @@ class EventQueue {
 };
 
 // One hop's INT as a switch stamps it on a data packet leaving its egress (HPCC's Algorithm 1;
-// ns-3 SwitchNode::SwitchNotifyDequeue, IntHeader::PushHop): the time, the bytes the egress
-// had sent, and its queue after this packet left. The hop's line rate is the path's link.
+// ns-3 SwitchNode::SwitchNotifyDequeue, IntHeader::PushHop): the time in ns, the bytes the
+// egress had sent, and its queue after this packet left, in 32-bit fields that wrap (as the
+// INT header's do; differences are taken modulo 2^32). The hop's line rate is the path's link.
 struct IntHop {
-  Ps ts = 0;
-  double tx_bytes = 0;
-  double qlen_bytes = 0;
+  uint32_t ts_ns = 0;
+  uint32_t tx_bytes = 0;
+  uint32_t qlen_bytes = 0;
 };
-constexpr int kIntHopsMax = 8;  // storage per packet; HpccParams::max_hops of them are used
+// The hops a packet's INT holds (IntHeader::maxHop 5): 60 bytes, one cache line a packet.
+constexpr int kIntHopsMax = 5;
+struct alignas(64) IntStack {
+  IntHop hop[kIntHopsMax];
+};
+// A sender whose last INT is older than this starts its measurement again: the bytes counter
+// wraps every 2^32 bytes (86 ms at 400G, 43 ms at 800G).
+constexpr double kIntStaleS = 10e-3;
 
 // An HPCC sender's state (ns-3 RdmaQueuePair::hp): the last INT of each hop, the smoothed
 // utilisation U (1 at the start, as hp.u), the reference window W_c, the additive stage, and
 // the PSN after which the next full (once per RTT) update is due.
 struct HpccState {
-  IntHop hop[kIntHopsMax];
+  IntStack last;
+  Ps last_at = 0;  // when `last` arrived
   double u = 1;
   double wc_bytes = 0, w_bytes = 0;
   int stage = 0;
@@ -265,7 +274,7 @@ class Engine {
     } else {
       i = static_cast<int32_t>(pool_.size());
       pool_.push_back(p);
-      if (hpcc_) int_.resize(pool_.size() * kIntHopsMax);
+      if (hpcc_) int_.resize(pool_.size());
     }
     return i;
   }
@@ -295,7 +304,7 @@ class Engine {
   void schedule_nic(int np, Ps t);
   void ready_push(int np, Ps t, int32_t qp);
   int32_t send_ctrl(int qp, Kind k, uint32_t psn);
-  void hpcc_ack(int qp, const IntHop* hops);
+  void hpcc_ack(int qp, const IntStack& ints);
   bool window_bound(const Qp& q) const {
     return hpcc_ && static_cast<double>(q.next_psn - q.una) * full_packet_bytes_ >=
                         hp_[&q - qps_.data()].w_bytes;
@@ -324,8 +333,8 @@ class Engine {
   const bool dcqcn_, hpcc_;
   const int ack_every_, int_bytes_, int_hops_;
   double full_packet_bytes_ = 0;  // a full data packet on the wire
-  // HPCC: every packet's INT hops (pool index x kIntHopsMax), every QP's sender state, T.
-  std::vector<IntHop> int_;
+  // HPCC: every packet's INT (by pool index), every QP's sender state, T.
+  std::vector<IntStack> int_;
   std::vector<HpccState> hp_;
   Ps hp_t_ps_ = 0;
   double hp_t_s_ = 0;
@@ -516,7 +525,7 @@ void Engine::setup() {
       hp_[q].wc_bytes = hp_[q].w_bytes = qps_[q].line * hp_t_s_;
   }
   pool_.reserve(1 << 16);
-  if (hpcc_) int_.reserve((size_t{1} << 16) * kIntHopsMax);
+  if (hpcc_) int_.reserve(size_t{1} << 16);
   for (size_t q = 0; q < qps_.size(); ++q) ready_push(qps_[q].src_port, 0, static_cast<int32_t>(q));
 }
 
@@ -585,16 +594,20 @@ void Engine::try_send(int32_t link) {
     o.head[qi] = p.next;
     if (o.head[qi] < 0)
       o.tail[qi] = -1;
-    else
+    else {
       __builtin_prefetch(&pool_[o.head[qi]]);  // the next to leave, long queued: not in cache
+      if (hpcc_) __builtin_prefetch(&int_[o.head[qi]]);
+    }
     if (qi == kDataQ) note_queue(o);
     o.q_bytes[qi] -= p.bytes;
     if (qi == kDataQ && o.sw_from >= 0) {
       mark(o, p);
       // HPCC's INT: the hop's time, bytes sent before this packet, and queue after it left.
       if (hpcc_ && p.kind == Kind::kData && p.hop >= 1 && p.hop <= int_hops_)
-        int_[static_cast<size_t>(pi) * kIntHopsMax + p.hop - 1] = {
-            now_, o.tx_bytes, o.q_bytes[kDataQ] + o.q_bytes[kCtrlQ]};
+        int_[pi].hop[p.hop - 1] = {
+            static_cast<uint32_t>(static_cast<uint64_t>(now_ / 1000)),
+            static_cast<uint32_t>(static_cast<uint64_t>(o.tx_bytes)),
+            static_cast<uint32_t>(o.q_bytes[kDataQ] + o.q_bytes[kCtrlQ])};
     }
     free_buffer(p);
     start_tx(link, pi);
@@ -783,14 +796,14 @@ void Engine::at_nic(int32_t pi) {
   const Packet p = pool_[pi];
   // HPCC: the INT the packet carries, kept before its slot is reused (a data packet's goes
   // into the ACK it causes; an ACK's to the sender).
-  IntHop hops[kIntHopsMax];
-  if (hpcc_) std::copy_n(&int_[static_cast<size_t>(pi) * kIntHopsMax], kIntHopsMax, hops);
+  IntStack ints;
+  if (hpcc_) ints = int_[pi];
   release(pi);
   Qp& q = qps_[p.qp];
   // An ACK or NAK for the data packet just received, carrying its INT.
   auto ack = [&](Kind k, uint32_t psn) {
     const int32_t ci = send_ctrl(p.qp, k, psn);
-    if (hpcc_) std::copy_n(hops, kIntHopsMax, &int_[static_cast<size_t>(ci) * kIntHopsMax]);
+    if (hpcc_) int_[ci] = ints;
   };
   switch (p.kind) {
     case Kind::kData: {
@@ -837,7 +850,7 @@ void Engine::at_nic(int32_t pi) {
         ready_push(q.src_port, std::max(now_, q.may_send), p.qp);
       }
       if (hpcc_) {
-        if (q.una < q.packets) hpcc_ack(p.qp, hops);
+        if (q.una < q.packets) hpcc_ack(p.qp, ints);
         // ns-3 RdmaHw::ReceiveAck: an ACK may open the window (TriggerTransmit).
         if (q.win_blocked && !window_bound(q)) {
           q.win_blocked = false;
@@ -860,16 +873,18 @@ void Engine::at_nic(int32_t pi) {
 // max_stage additive steps, else W_c + W_AI; W_c itself moves only on the first ACK of a new
 // round trip (a PSN past the one sent at the last full update), the other ACKs react at once
 // without it (FastReactHp). The pacing rate is W / T.
-void Engine::hpcc_ack(int qi, const IntHop* hops) {
+void Engine::hpcc_ack(int qi, const IntStack& ints) {
   Qp& q = qps_[qi];
   HpccState& h = hp_[qi];
   const HpccParams& hp = s_.hpcc_params;
   const int n = std::min<int>(q.path_len - 1, int_hops_);
   const uint32_t acked = q.una;
-  if (!h.started) {
+  const bool stale = now_ - h.last_at > to_ps(kIntStaleS);
+  h.last_at = now_;
+  if (!h.started || stale) {
+    if (!h.started) h.last_update_psn = q.next_psn;
     h.started = true;
-    h.last_update_psn = q.next_psn;
-    std::copy_n(hops, n, h.hop);
+    h.last = ints;
     return;
   }
   const bool full = acked > h.last_update_psn;
@@ -878,12 +893,12 @@ void Engine::hpcc_ack(int qi, const IntHop* hops) {
   Ps tau_max = 0;
   bool any = false;
   for (int i = 0; i < n; ++i) {
-    const IntHop& a = hops[i];
-    IntHop& b = h.hop[i];
-    const Ps tau = a.ts - b.ts;
+    const IntHop& a = ints.hop[i];
+    IntHop& b = h.last.hop[i];
+    const Ps tau = Ps{static_cast<uint32_t>(a.ts_ns - b.ts_ns)} * 1000;
     if (tau <= 0) continue;  // the same stamp again (an ACK repeated): nothing new
     const double rate = ports_[path_[q.path_off + 1 + i]].rate_Bps;
-    const double tx_rate = (a.tx_bytes - b.tx_bytes) / to_s(tau);
+    const double tx_rate = static_cast<uint32_t>(a.tx_bytes - b.tx_bytes) / to_s(tau);
     const double u = tx_rate / rate + std::min(a.qlen_bytes, b.qlen_bytes) / (rate * hp_t_s_);
     if (u > u_max) {
       u_max = u;
@@ -1007,8 +1022,10 @@ QosResult Engine::run() {
     now_ = e.t;
     ++events_run_;
     const uint64_t id = e.what & ((uint64_t{1} << 56) - 1);
-    if (const Event* n = events_.peek(); n && (n->what >> 56) == kArrive)
+    if (const Event* n = events_.peek(); n && (n->what >> 56) == kArrive) {
       __builtin_prefetch(&pool_[n->what & ((uint64_t{1} << 56) - 1)]);
+      if (hpcc_) __builtin_prefetch(&int_[n->what & ((uint64_t{1} << 56) - 1)]);
+    }
     switch (static_cast<EventKind>(e.what >> 56)) {
       case kTxDone: {
         Port& o = ports_[id];

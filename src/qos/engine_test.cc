@@ -649,11 +649,12 @@ TEST(QosHpcc, IncastConvergesToFairSharesWithANearZeroQueue) {
 
 // HPCC's fairness rests on W_AI alone (its multiplicative steps keep the flows' ratios): the
 // authors' R_AI, 10 Mb/s per 25 Gb/s (run.py), is (1 - eta) / 125 of the line, W_AI for 125
-// flows, and 7 flows of 128 MiB at 400G finish far apart; W_AI for 32 flows evens them out.
+// flows, and 7 flows of 256 MiB at 400G finish apart (p50 30.7 ms, p99 41.5); W_AI for 32
+// flows evens them out.
 TEST(QosHpcc, FairnessRestsOnTheAdditiveIncrease) {
   const Fixture s = setup(roce(8));
   const Fabric fab = Fabric::build(s.plan, s.cat);
-  auto t = qos_traffic(s.plan, fab, QosPattern::kIncast, 7, 128 * kMiB);
+  auto t = qos_traffic(s.plan, fab, QosPattern::kIncast, 7, 256 * kMiB);
   ASSERT_TRUE(t.ok());
   auto jain = [&](double ai_share) {
     QosSettings h = hpcc_settings();
@@ -668,8 +669,8 @@ TEST(QosHpcc, FairnessRestsOnTheAdditiveIncrease) {
   const HpccParams paper = hpcc_paper();
   EXPECT_NEAR(paper.ai_rate_share, (1 - paper.eta) / 125, 1e-12);
   const double authors = jain(paper.ai_rate_share), for32 = jain((1 - paper.eta) / 32);
-  EXPECT_LT(authors, 0.95);  // measured 0.88
-  EXPECT_GE(for32, 0.99);    // measured 0.998
+  EXPECT_LT(authors, for32 - 0.02);  // measured 0.915
+  EXPECT_GE(for32, 0.99);            // measured 0.9997
 }
 
 // Under the same incast (15 senders of 4 QPs each, as roce-16k's ecmp-multi-qp), DCQCN's
