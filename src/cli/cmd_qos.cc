@@ -144,8 +144,7 @@ int run(const QosFlags& f) {
         ((*d == DcqcnChoice::kOff && *cc != CongestionControl::kNone) ||
          (*d == DcqcnChoice::kPaper && *cc != CongestionControl::kDcqcn)))
       errs.push_back(Diagnostic::flag(
-          "--dcqcn",
-          fmt::format("--dcqcn {} contradicts --cc {}", f.dcqcn, f.cc),
+          "--dcqcn", fmt::format("--dcqcn {} contradicts --cc {}", f.dcqcn, f.cc),
           "give --cc alone (dcqcn, hpcc or none), or --dcqcn paper with --cc dcqcn"));
   } else {
     errs.push_back(Diagnostic::flag("--dcqcn", fmt::format("cannot read '{}'", f.dcqcn),

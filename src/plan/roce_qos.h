@@ -149,17 +149,18 @@ EcnSettings ecn_paper();
 /// simulation/run.py's "hp" configuration).
 struct HpccParams {
   std::string source;
-  double eta = 0;                  ///< target utilisation (TargetUtil, U_TARGET)
-  int max_stage = 0;               ///< additive steps before a multiplicative one (MiThresh)
-  double ai_rate_share = 0;        ///< W_AI / (line rate x T): R_AI as a share of the line rate
-  double min_rate_bps = 0;         ///< the pacing rate never goes below (MIN_RATE)
-  int int_bytes = 0;               ///< the INT header every data packet and ACK carries
-  int max_hops = 0;                ///< hops the INT header holds (IntHeader::maxHop)
-  bool fast_react = true;          ///< react on every ACK, W_c once per RTT (FAST_REACT)
+  double eta = 0;            ///< target utilisation (TargetUtil, U_TARGET)
+  int max_stage = 0;         ///< additive steps before a multiplicative one (MiThresh)
+  double ai_rate_share = 0;  ///< W_AI / (line rate x T): R_AI as a share of the line rate
+  double min_rate_bps = 0;   ///< the pacing rate never goes below (MIN_RATE)
+  int int_bytes = 0;         ///< the INT header every data packet and ACK carries
+  int max_hops = 0;          ///< hops the INT header holds (IntHeader::maxHop)
+  bool fast_react = true;    ///< react on every ACK, W_c once per RTT (FAST_REACT)
 };
 /// The paper's HPCC: eta 95 % (rdma-hw.cc TargetUtil default 0.95; run.py --utgt 95), maxStage
-/// 5 (the paper's §3.3 and rdma-hw.cc MiThresh default 5; the authors' results page,
-/// hpcc-group.github.io, says the paper's simulations ran maxStage 0 and "5" was a typo there),
+/// 5 (the paper's setting and rdma-hw.cc MiThresh default 5; the first author's project page,
+/// liyuliang001.github.io/projects/hpcc, says the paper's simulations ran maxStage 0 and the 5
+/// printed for them is a typo; run.py's --mi defaults to 0),
 /// R_AI 10 Mb/s per 25 Gb/s of line rate (run.py, hp: ai = 10 * bw / 25 Mb/s; W_AI = R_AI x T),
 /// a floor of 1 Gb/s (run.py's config template, MIN_RATE 1000Mb/s), fast reaction on
 /// (run.py, hp: FAST_REACT 1), and INT of 5 hops of 8 bytes plus a 2-byte hop count = 42 bytes

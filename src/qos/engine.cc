@@ -514,8 +514,8 @@ void Engine::setup() {
       for (int i = 0; i < q.path_len; ++i) {
         const Port& o = ports_[path_[q.path_off + i]];
         const Port& b = ports_[Fabric::reverse(path_[q.path_off + i])];
-        rtt += to_s(o.prop_ps + b.prop_ps) + full_packet_bytes_ / o.rate_Bps +
-               ack_bytes / b.rate_Bps;
+        rtt +=
+            to_s(o.prop_ps + b.prop_ps) + full_packet_bytes_ / o.rate_Bps + ack_bytes / b.rate_Bps;
       }
       hp_t_s_ = std::max(hp_t_s_, rtt);
     }
@@ -604,10 +604,9 @@ void Engine::try_send(int32_t link) {
       mark(o, p);
       // HPCC's INT: the hop's time, bytes sent before this packet, and queue after it left.
       if (hpcc_ && p.kind == Kind::kData && p.hop >= 1 && p.hop <= int_hops_)
-        int_[pi].hop[p.hop - 1] = {
-            static_cast<uint32_t>(static_cast<uint64_t>(now_ / 1000)),
-            static_cast<uint32_t>(static_cast<uint64_t>(o.tx_bytes)),
-            static_cast<uint32_t>(o.q_bytes[kDataQ] + o.q_bytes[kCtrlQ])};
+        int_[pi].hop[p.hop - 1] = {static_cast<uint32_t>(static_cast<uint64_t>(now_ / 1000)),
+                                   static_cast<uint32_t>(static_cast<uint64_t>(o.tx_bytes)),
+                                   static_cast<uint32_t>(o.q_bytes[kDataQ] + o.q_bytes[kCtrlQ])};
     }
     free_buffer(p);
     start_tx(link, pi);

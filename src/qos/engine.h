@@ -161,7 +161,7 @@ struct QosTrace {
 
 struct QosResult {
   CongestionControl cc = CongestionControl::kDcqcn;  ///< what the NICs ran
-  std::vector<QosPortStats> ports;  ///< ports that carried traffic, by link id
+  std::vector<QosPortStats> ports;                   ///< ports that carried traffic, by link id
   std::vector<QosFlowResult> flows;
   double time_s = 0;        ///< until the last flow finished
   double fluid_time_s = 0;  ///< the flow-level model's
@@ -171,7 +171,7 @@ struct QosResult {
   long long events = 0, packets = 0;
   long long drops_lossless = 0, drops = 0, ecn_marks = 0, cnps = 0, pause_frames = 0;
   long long retransmitted_packets = 0;
-  long long acks = 0;   ///< ACKs and NAKs the receivers sent (HPCC's carry INT)
+  long long acks = 0;  ///< ACKs and NAKs the receivers sent (HPCC's carry INT)
   /// HPCC: the base RTT T of the window (the longest of the run's paths, as the authors' ns-3
   /// runs take the largest base RTT of the fabric) and the window at line rate, W_init = B x T.
   double hpcc_base_rtt_s = 0, hpcc_init_window_bytes = 0;

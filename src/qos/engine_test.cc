@@ -572,7 +572,9 @@ std::vector<double> late_queue(const QosResult& r, const std::string& peer) {
 }
 
 double percentile(const std::vector<double>& sorted, double f) {
-  return sorted.empty() ? 0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(f * sorted.size()))];
+  return sorted.empty()
+             ? 0
+             : sorted[std::min(sorted.size() - 1, static_cast<size_t>(f * sorted.size()))];
 }
 
 }  // namespace
@@ -604,7 +606,7 @@ TEST(QosHpcc, OneFlowHoldsTheTargetUtilisation) {
   EXPECT_TRUE(r.all_pass());
 }
 
-// The paper's central claim (Li et al. §1, §5): HPCC converges N-to-1 incasts to fair shares
+// The paper's central claim (Li et al., abstract): HPCC converges N-to-1 incasts to fair shares
 // with a near-zero standing queue, where DCQCN's stands between Kmin and Kmax (it needs the
 // queue to mark). Both run the same incast with the configurations' ECN thresholds; the
 // standing queue is the second half of the run (the start's burst gone). HPCC's W_AI is sized
@@ -685,9 +687,9 @@ TEST(QosHpcc, FewerPausesThanDcqcnUnderTheSameIncast) {
   const QosResult rh = run_qos(s.plan, s.cat, fab, t->flows, hpcc_settings());
   ASSERT_EQ(rd.unfinished, 0);
   ASSERT_EQ(rh.unfinished, 0);
-  EXPECT_GT(rd.pause_frames, 0);  // measured 790, the queue at 143 MiB
+  EXPECT_GT(rd.pause_frames, 0);                // measured 790, the queue at 143 MiB
   EXPECT_LT(rh.pause_frames, rd.pause_frames);  // measured 0
-  EXPECT_LT(rh.time_s, rd.time_s);  // measured 5.8 against 34.9 ms
+  EXPECT_LT(rh.time_s, rd.time_s);              // measured 5.8 against 34.9 ms
   // HPCC's start: no more than every QP's first window in the queue (measured 5.5 MiB of 5.8).
   int qps = 0;
   for (const QosFlow& f : t->flows) qps += f.qps;
