@@ -712,3 +712,48 @@ TEST(RoceQos, HpccParametersAsPublished) {
 }
 
 }  // namespace gf
+
+namespace gf {
+
+// HPCC takes the most loaded hop of the path, wherever it is: on a 2:1 oversubscribed fabric a
+// permutation congests the leaves' uplinks (the second hop), not the links down to the NICs.
+// There HPCC keeps the uplinks' queues at a few packets where DCQCN's stand at Kmin, and the
+// permutation finishes sooner.
+TEST(QosHpcc, FindsTheBottleneckAnywhereOnThePath) {
+  const Fixture s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 32, nic: cx7-400g}\nfabric: {technology: roce, topology: "
+      "clos2, rail_optimized: false, switch: arista-7060x6, load_balancing: ecmp, "
+      "oversubscription: 2}\n");
+  const Fabric fab = Fabric::build(s.plan, s.cat);
+  auto t = qos_traffic(s.plan, fab, QosPattern::kPermutation, 0, 16 * kMiB);
+  ASSERT_TRUE(t.ok());
+  const QosResult rd = run_qos(s.plan, s.cat, fab, t->flows, QosSettings{});
+  const QosResult rh = run_qos(s.plan, s.cat, fab, t->flows, hpcc_settings());
+  ASSERT_EQ(rd.unfinished, 0);
+  ASSERT_EQ(rh.unfinished, 0);
+  // The uplinks (a leaf to a spine) that DCQCN found congested, and their mean queues.
+  double d_mean = 0, h_mean = 0;
+  int uplinks = 0;
+  for (const QosPortStats& p : rd.ports) {
+    if (!p.congested || p.device.find("leaf") == std::string::npos ||
+        p.peer.find("spine") == std::string::npos)
+      continue;
+    ++uplinks;
+    d_mean += p.mean_queue_bytes;
+    for (const QosPortStats& h : rh.ports)
+      if (h.link == p.link) h_mean += h.mean_queue_bytes;
+  }
+  ASSERT_GT(uplinks, 0);
+  for (const QosPortStats& p : rh.ports) {
+    if (p.to_nic) {
+      EXPECT_FALSE(p.congested) << p.device << " -> " << p.peer;
+    }
+  }
+  // Measured over the 47 uplinks DCQCN congests: a mean queue of 3.4 KB against 30.7 KB.
+  EXPECT_LT(h_mean, 0.2 * d_mean);
+  EXPECT_LT(rh.time_s, rd.time_s);                              // measured 1.55 against 5.28 ms
+  EXPECT_GT(rh.throughput_Bps, 0.8 * rh.fluid_throughput_Bps);  // measured 88 % of it
+  EXPECT_EQ(rh.pause_frames, 0);
+}
+
+}  // namespace gf
