@@ -2,8 +2,9 @@
 // QoS settings the configurations write (plan/roce_qos.h): links at the planned rate with the
 // propagation delay of their cable, switches with a shared buffer, per-port queues for the
 // lossless RoCE priority and the strict-priority CNP queue, WRED ECN marking, PFC with headroom
-// (SONiC's formula), ECMP by the fabric's own hash; NICs with RoCE v2 senders under DCQCN,
-// CNPs from the receivers, go-back-N on loss, several QPs per connection.
+// (SONiC's formula), ECMP by the fabric's own hash; NICs with RoCE v2 senders under DCQCN
+// (CNPs from the receivers) or HPCC (INT stamped by every switch egress, echoed by per-packet
+// ACKs, a window per QP), go-back-N on loss, several QPs per connection.
 // Pure: a network, flows and settings in, counters out.
 #pragma once
 
