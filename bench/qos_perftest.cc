@@ -13,7 +13,7 @@
 namespace {
 
 void qos_run(benchmark::State& state, const char* spec, gf::QosPattern pattern, int senders,
-             double bytes) {
+             double bytes, const gf::QosSettings& settings = {}) {
   auto s = gf::load_spec(std::string(GPUFABRIC_SOURCE_DIR) + "/" + spec);
   if (!s) throw std::runtime_error(gf::format_diagnostics(s.errors()));
   auto p = gf::make_plan(s->spec, s->catalog);
@@ -24,7 +24,7 @@ void qos_run(benchmark::State& state, const char* spec, gf::QosPattern pattern, 
   long long events = 0;
   double sim_s = 0;
   for (auto _ : state) {
-    const gf::QosResult r = gf::run_qos(*p, s->catalog, fab, t->flows, gf::QosSettings{});
+    const gf::QosResult r = gf::run_qos(*p, s->catalog, fab, t->flows, settings);
     events += r.events;
     sim_s = r.time_s;
     benchmark::DoNotOptimize(r.throughput_Bps);
@@ -45,6 +45,19 @@ void BM_QosPermutationEvents(benchmark::State& state) {
   qos_run(state, "examples/roce-lab-64.yaml", gf::QosPattern::kPermutation, 0, 64.0 * 1024 * 1024);
 }
 BENCHMARK(BM_QosPermutationEvents)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// A 63-to-1 incast of 16 MiB each on roce-16k's first scalable unit (4 QPs a connection), under
+// HPCC (an ACK with INT for every packet, the window computed on each) and, beside it, DCQCN.
+void BM_QosIncastHpcc(benchmark::State& state) {
+  gf::QosSettings s;
+  s.cc = gf::CongestionControl::kHpcc;
+  qos_run(state, "examples/roce-16k.yaml", gf::QosPattern::kIncast, 63, 16.0 * 1024 * 1024, s);
+}
+BENCHMARK(BM_QosIncastHpcc)->Unit(benchmark::kMillisecond)->Iterations(3);
+void BM_QosIncastDcqcn(benchmark::State& state) {
+  qos_run(state, "examples/roce-16k.yaml", gf::QosPattern::kIncast, 63, 16.0 * 1024 * 1024);
+}
+BENCHMARK(BM_QosIncastDcqcn)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 // simulate --engine packet on the 64-GPU lab: ring all_reduce from 8 B to 1 GiB by 8x (10 sizes,
 // 21 M events), the flow-level model built once outside the loop.

@@ -86,6 +86,9 @@ expect "cx7-400g" estimate --params 70B --nic cx7
 expect "flow packet" simulate examples/roce-lab-64.yaml --engine ''
 qos_pfc=$(complete_words qos examples/roce-lab-64.yaml --pfc '')
 [[ "$qos_pfc" == "off on" || "$qos_pfc" == "on off" ]] || fail "qos --pfc: $qos_pfc"
+expect "dcqcn hpcc none" qos examples/roce-lab-64.yaml --cc ''
+expect "hpcc" qos x.yaml --cc h
+expect "dcqcn hpcc none" simulate x.yaml --engine packet --cc ''
 qos_pattern=$(complete_words qos x --pattern '')
 [[ " $qos_pattern " == *" incast:8 "* && " $qos_pattern " == *" all_reduce "* ]] || fail "qos --pattern: $qos_pattern"
 nics=$(complete_words what-if examples/seed-70b-1024.yaml --nic '')

@@ -28,7 +28,9 @@ inline constexpr EnumName<OnOff> kOnOffNames[] = {{OnOff::kOn, "on"}, {OnOff::kO
 
 struct QosFlags {
   std::string spec, pattern = "alltoall", bytes = "64M", ecn = "on", pfc = "on", dcqcn = "on", out;
+  std::string cc = "dcqcn";
   bool json = false;
+  CLI::Option* cc_opt = nullptr;  // whether --cc was given (--dcqcn off means --cc none)
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -127,9 +129,23 @@ int run(const QosFlags& f) {
   else
     errs.push_back(
         Diagnostic::flag("--pfc", fmt::format("cannot read '{}'", f.pfc), "use on or off"));
+  const auto cc = parse_name(kCongestionControlNames, f.cc);
+  if (cc)
+    s.cc = *cc;
+  else
+    errs.push_back(Diagnostic::flag("--cc", fmt::format("unknown congestion control '{}'", f.cc),
+                                    "use --cc dcqcn, hpcc or none"));
   if (auto d = parse_name(kDcqcnChoiceNames, f.dcqcn)) {
-    s.dcqcn = *d != DcqcnChoice::kOff;
     if (*d == DcqcnChoice::kPaper) s.dcqcn_params = dcqcn_paper();
+    const bool cc_given = f.cc_opt && f.cc_opt->count() > 0;
+    if (*d == DcqcnChoice::kOff && !cc_given) s.cc = CongestionControl::kNone;
+    // --dcqcn off or paper beside a --cc that says otherwise is a contradiction, not a choice.
+    if (cc && cc_given &&
+        ((*d == DcqcnChoice::kOff && *cc != CongestionControl::kNone) ||
+         (*d == DcqcnChoice::kPaper && *cc != CongestionControl::kDcqcn)))
+      errs.push_back(Diagnostic::flag(
+          "--dcqcn", fmt::format("--dcqcn {} contradicts --cc {}", f.dcqcn, f.cc),
+          "give --cc alone (dcqcn, hpcc or none), or --dcqcn paper with --cc dcqcn"));
   } else {
     errs.push_back(Diagnostic::flag("--dcqcn", fmt::format("cannot read '{}'", f.dcqcn),
                                     "use on, off or paper"));
@@ -198,9 +214,15 @@ Command add_qos(CLI::App& root) {
   complete_with(
       a->add_option("--pfc", f->pfc, "PFC on the RoCE priority: on or off")->capture_default_str(),
       [] { return names_of(kOnOffNames); });
+  f->cc_opt = a->add_option("--cc", f->cc,
+                            "congestion control at the NICs: dcqcn (ECN and CNPs, as the "
+                            "configured hosts run), hpcc (INT from every switch, the HPCC "
+                            "paper's window) or none (PFC alone)")
+                  ->capture_default_str();
+  complete_with(f->cc_opt, [] { return names_of(kCongestionControlNames); });
   complete_with(a->add_option("--dcqcn", f->dcqcn,
-                              "DCQCN at the NICs: on (ConnectX firmware defaults), off, or "
-                              "paper (the DCQCN paper's parameters)")
+                              "DCQCN's parameters: on (ConnectX firmware defaults), off (as "
+                              "--cc none), or paper (the DCQCN paper's parameters)")
                     ->capture_default_str(),
                 [] { return names_of(kDcqcnChoiceNames); });
   a->add_flag("--json", f->json, "print the result as JSON");

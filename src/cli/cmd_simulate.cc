@@ -54,7 +54,8 @@ std::optional<Algorithm> packet_algorithm(Op op) {
 struct SimulateFlags {
   std::string spec, op = "all_reduce", min_bytes = "8", max_bytes = "8G", algo = "auto",
                     proto = "auto", load_balancing, nccl, links, links_bytes = "1G",
-                    engine = "flow";
+                    engine = "flow", cc = "dcqcn";
+  CLI::Option* cc_opt = nullptr;  // --cc acts on the packet level only
   double factor = 2;
   int nodes = 0;
   int gpus_per_thread = 1;
@@ -118,6 +119,15 @@ int run(const SimulateFlags& f) {
     errs.push_back(Diagnostic::flag("--engine", fmt::format("unknown engine '{}'", f.engine),
                                     "use " + names_joined(kSimEngineNames, " or ")));
   const bool packet = engine == SimEngine::kPacket;
+  QosSettings qos;
+  if (auto cc = parse_name(kCongestionControlNames, f.cc))
+    qos.cc = *cc;
+  else
+    errs.push_back(Diagnostic::flag("--cc", fmt::format("unknown congestion control '{}'", f.cc),
+                                    "use --cc dcqcn, hpcc or none"));
+  if (engine && !packet && f.cc_opt && f.cc_opt->count() > 0)
+    errs.push_back(Diagnostic::flag("--cc", "--cc is the packet level's congestion control",
+                                    "add --engine packet"));
   if (packet && errs.empty()) {
     // The packet level runs the op as NCCL's ring or PXN alltoall; the flow-level rows beside it
     // are the same algorithm's, so that the two columns compare one layout.
@@ -179,7 +189,7 @@ int run(const SimulateFlags& f) {
     // --load-balancing holds for the packet level too (ecmp-multi-qp: its QPs per connection).
     Plan lb_plan = *plan;
     if (o.load_balancing) lb_plan.load_balancing = *o.load_balancing;
-    auto swept = packet_sweep(lb_plan, loaded->catalog, fabric, o.op, f.nodes, in, QosSettings{});
+    auto swept = packet_sweep(lb_plan, loaded->catalog, fabric, o.op, f.nodes, in, qos);
     if (!swept) return fail(swept.errors());
     packets = std::move(*swept);
   }
@@ -282,6 +292,11 @@ Command add_simulate(CLI::App& root) {
                     "all_gather, reduce_scatter (ring) and alltoall (PXN)")
           ->capture_default_str(),
       [] { return names_of(kSimEngineNames); });
+  f->cc_opt = a->add_option("--cc", f->cc,
+                            "with --engine packet: the NICs' congestion control, dcqcn (as the "
+                            "configured hosts run), hpcc or none")
+                  ->capture_default_str();
+  complete_with(f->cc_opt, [] { return names_of(kCongestionControlNames); });
   a->add_flag("--json", f->json, "print results as JSON");
   return {a, [f] { return run(*f); }};
 }

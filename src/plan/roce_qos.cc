@@ -121,6 +121,19 @@ DcqcnParams dcqcn_paper() {
   return d;
 }
 
+HpccParams hpcc_paper() {
+  HpccParams h;
+  h.source = "HPCC paper (Li et al., SIGCOMM 2019) and its authors' ns-3 simulator";
+  h.eta = 0.95;
+  h.max_stage = 5;
+  h.ai_rate_share = 10e6 / 25e9;
+  h.min_rate_bps = 1e9;
+  h.max_hops = 5;
+  h.int_bytes = h.max_hops * 8 + 2;
+  h.fast_react = true;
+  return h;
+}
+
 EcnSettings ecn_paper() {
   EcnSettings e;
   e.kmin_bytes = 5e3;

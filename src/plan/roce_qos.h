@@ -138,6 +138,36 @@ DcqcnParams dcqcn_paper();
 /// The paper's ECN marking (§5: Kmin 5 KB, Kmax 200 KB, Pmax 1 %).
 EcnSettings ecn_paper();
 
+/// HPCC at a RoCE NIC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019, §3,
+/// Algorithm 1): every switch stamps INT (queue length, bytes sent, time, link rate) on each data
+/// packet as it leaves an egress; the receiver echoes it in a per-packet ACK; the sender
+/// estimates each hop's utilisation U = qlen / (B x T) + txRate / B, takes the most loaded hop,
+/// smooths it over the base RTT T, and sets its window W = W_c / (U / eta) + W_AI (U >= eta, or
+/// after max_stage additive steps) else W_c + W_AI, with W_c updated once per RTT and the pacing
+/// rate W / T. Values from the authors' ns-3 simulator (alibaba-edu/High-Precision-Congestion-
+/// Control, simulation/src/point-to-point/model/rdma-hw.cc RdmaHw::GetTypeId, UpdateRateHp, and
+/// simulation/run.py's "hp" configuration).
+struct HpccParams {
+  std::string source;
+  double eta = 0;            ///< target utilisation (TargetUtil, U_TARGET)
+  int max_stage = 0;         ///< additive steps before a multiplicative one (MiThresh)
+  double ai_rate_share = 0;  ///< W_AI / (line rate x T): R_AI as a share of the line rate
+  double min_rate_bps = 0;   ///< the pacing rate never goes below (MIN_RATE)
+  int int_bytes = 0;         ///< the INT header every data packet and ACK carries
+  int max_hops = 0;          ///< hops the INT header holds (IntHeader::maxHop)
+  bool fast_react = true;    ///< react on every ACK, W_c once per RTT (FAST_REACT)
+};
+/// The paper's HPCC: eta 95 % (rdma-hw.cc TargetUtil default 0.95; run.py --utgt 95), maxStage
+/// 5 (the paper's setting and rdma-hw.cc MiThresh default 5; the first author's project page,
+/// liyuliang001.github.io/projects/hpcc, says the paper's simulations ran maxStage 0 and the 5
+/// printed for them is a typo; run.py's --mi defaults to 0),
+/// R_AI 10 Mb/s per 25 Gb/s of line rate (run.py, hp: ai = 10 * bw / 25 Mb/s; W_AI = R_AI x T),
+/// a floor of 1 Gb/s (run.py's config template, MIN_RATE 1000Mb/s), fast reaction on
+/// (run.py, hp: FAST_REACT 1), and INT of 5 hops of 8 bytes plus a 2-byte hop count = 42 bytes
+/// (simulation/src/network/utils/int-header.h: IntHop is two 32-bit words, maxHop 5,
+/// uint16_t nhop).
+HpccParams hpcc_paper();
+
 /// The PFC thresholds of a lossless ingress priority group (SONiC's traditional model with the
 /// dynamic threshold): the group pauses its upstream when its shared-buffer use passes
 /// 2^dynamic_th x the free shared buffer, resumes xon_offset below that point, and holds what

@@ -22,6 +22,9 @@ double to_s(Ps t) { return static_cast<double>(t) / kPsPerS; }
 // A responder acknowledges every this many packets and the last of a message: an estimate
 // (RoCE NICs coalesce ACKs; ConnectX publishes no count). NAKs and CNPs are not coalesced.
 constexpr int kAckEveryPackets = 8;
+// Under HPCC the receiver acknowledges every packet, so that every packet's INT reaches the
+// sender (the authors' ns-3 runs: simulation/run.py, L2_ACK_INTERVAL 1).
+constexpr int kHpccAckEveryPackets = 1;
 // The local ACK timeout after which a sender goes back to its oldest unacknowledged packet:
 // 4.096 us x 2^NCCL_IB_TIMEOUT, NCCL's default 20 (NCCL environment documentation,
 // NCCL_IB_TIMEOUT; IBTA Vol. 1 9.7.6.1.3): 4.3 s, why a tail drop costs seconds.
@@ -144,6 +147,37 @@ class EventQueue {
   bool sorted_ = false;
 };
 
+// One hop's INT as a switch stamps it on a data packet leaving its egress (HPCC's Algorithm 1;
+// ns-3 SwitchNode::SwitchNotifyDequeue, IntHeader::PushHop): the time in ns, the bytes the
+// egress had sent, and its queue after this packet left, in 32-bit fields that wrap (as the
+// INT header's do; differences are taken modulo 2^32). The hop's line rate is the path's link.
+struct IntHop {
+  uint32_t ts_ns = 0;
+  uint32_t tx_bytes = 0;
+  uint32_t qlen_bytes = 0;
+};
+// The hops a packet's INT holds (IntHeader::maxHop 5): 60 bytes, one cache line a packet.
+constexpr int kIntHopsMax = 5;
+struct alignas(64) IntStack {
+  IntHop hop[kIntHopsMax];
+};
+// A sender whose last INT is older than this starts its measurement again: the bytes counter
+// wraps every 2^32 bytes (86 ms at 400G, 43 ms at 800G).
+constexpr double kIntStaleS = 10e-3;
+
+// An HPCC sender's state (ns-3 RdmaQueuePair::hp): the last INT of each hop, the smoothed
+// utilisation U (1 at the start, as hp.u), the reference window W_c, the additive stage, and
+// the PSN after which the next full (once per RTT) update is due.
+struct HpccState {
+  IntStack last;
+  Ps last_at = 0;  // when `last` arrived
+  double u = 1;
+  double wc_bytes = 0, w_bytes = 0;
+  int stage = 0;
+  uint32_t last_update_psn = 0;
+  bool started = false;
+};
+
 struct Port {
   // Egress: the two queues (FIFOs of packet indices), whether it is sending, paused.
   int32_t head[2] = {-1, -1}, tail[2] = {-1, -1};
@@ -203,6 +237,7 @@ struct Qp {
   Ps rto_at = -1;
   uint32_t rto_una = 0, sent_high = 0;
   bool rto_pending = false;
+  bool win_blocked = false;  // HPCC: waits for ACKs, its bytes in flight at the window
   // Receiver.
   uint32_t epsn = 0;
   bool nak_pending = false;
@@ -215,7 +250,16 @@ class Engine {
  public:
   Engine(const Plan& plan, const Catalog& catalog, const Fabric& fab,
          const std::vector<QosFlow>& flows, const QosSettings& s)
-      : plan_(plan), catalog_(catalog), fab_(fab), flows_(flows), s_(s) {}
+      : plan_(plan),
+        catalog_(catalog),
+        fab_(fab),
+        flows_(flows),
+        s_(s),
+        dcqcn_(s.cc == CongestionControl::kDcqcn),
+        hpcc_(s.cc == CongestionControl::kHpcc),
+        ack_every_(hpcc_ ? kHpccAckEveryPackets : kAckEveryPackets),
+        int_bytes_(hpcc_ ? s.hpcc_params.int_bytes : 0),
+        int_hops_(hpcc_ ? std::min(s.hpcc_params.max_hops, kIntHopsMax) : 0) {}
 
   QosResult run();
 
@@ -230,6 +274,7 @@ class Engine {
     } else {
       i = static_cast<int32_t>(pool_.size());
       pool_.push_back(p);
+      if (hpcc_) int_.resize(pool_.size());
     }
     return i;
   }
@@ -258,7 +303,12 @@ class Engine {
   void nic_wake(int np);
   void schedule_nic(int np, Ps t);
   void ready_push(int np, Ps t, int32_t qp);
-  void send_ctrl(int qp, Kind k, uint32_t psn);
+  int32_t send_ctrl(int qp, Kind k, uint32_t psn);
+  void hpcc_ack(int qp, const IntStack& ints);
+  bool window_bound(const Qp& q) const {
+    return hpcc_ && static_cast<double>(q.next_psn - q.una) * full_packet_bytes_ >=
+                        hp_[&q - qps_.data()].w_bytes;
+  }
   void on_cnp(int qp);
   void cut_rate(int qp);
   void rate_increase(Qp& q);
@@ -280,6 +330,14 @@ class Engine {
   const Fabric& fab_;
   const std::vector<QosFlow>& flows_;
   const QosSettings& s_;
+  const bool dcqcn_, hpcc_;
+  const int ack_every_, int_bytes_, int_hops_;
+  double full_packet_bytes_ = 0;  // a full data packet on the wire
+  // HPCC: every packet's INT (by pool index), every QP's sender state, T.
+  std::vector<IntStack> int_;
+  std::vector<HpccState> hp_;
+  Ps hp_t_ps_ = 0;
+  double hp_t_s_ = 0;
   EventQueue events_;
   std::vector<Packet> pool_;
   int32_t free_ = -1;
@@ -293,7 +351,7 @@ class Engine {
   std::vector<Ps> flow_done_;
   Ps now_ = 0;
   uint64_t rng_ = 0x9E3779B97F4A7C15ULL;
-  long long events_run_ = 0, packets_ = 0, retransmitted_ = 0, drops_lossless_ = 0;
+  long long events_run_ = 0, packets_ = 0, retransmitted_ = 0, drops_lossless_ = 0, acks_ = 0;
   int flows_left_ = 0;
   QosTrace trace_;
   Ps sample_every_ = 0;
@@ -445,7 +503,29 @@ void Engine::setup() {
     sample_every_ = to_ps(kQosTraceFirstPeriodS);
     events_.push(sample_every_, ev(kSample, 0));
   }
+  full_packet_bytes_ = kRoceMtuBytes + kRoceHeaderBytes + kEthernetGapBytes + int_bytes_;
+  if (hpcc_) {
+    // T: the longest base RTT of the run's paths (GLOBAL_T 1 in the authors' runs: the largest
+    // of the fabric, scratch/third.cc maxRtt): every hop's flight and a full data packet's
+    // serialisation out, an ACK's back. W_init = B x T (third.cc maxBdp), at line rate.
+    const double ack_bytes = kRoceControlBytes + kEthernetGapBytes + int_bytes_;
+    for (const Qp& q : qps_) {
+      double rtt = 0;
+      for (int i = 0; i < q.path_len; ++i) {
+        const Port& o = ports_[path_[q.path_off + i]];
+        const Port& b = ports_[Fabric::reverse(path_[q.path_off + i])];
+        rtt +=
+            to_s(o.prop_ps + b.prop_ps) + full_packet_bytes_ / o.rate_Bps + ack_bytes / b.rate_Bps;
+      }
+      hp_t_s_ = std::max(hp_t_s_, rtt);
+    }
+    hp_t_ps_ = to_ps(hp_t_s_);
+    hp_.assign(qps_.size(), HpccState{});
+    for (size_t q = 0; q < qps_.size(); ++q)
+      hp_[q].wc_bytes = hp_[q].w_bytes = qps_[q].line * hp_t_s_;
+  }
   pool_.reserve(1 << 16);
+  if (hpcc_) int_.reserve(size_t{1} << 16);
   for (size_t q = 0; q < qps_.size(); ++q) ready_push(qps_[q].src_port, 0, static_cast<int32_t>(q));
 }
 
@@ -514,11 +594,20 @@ void Engine::try_send(int32_t link) {
     o.head[qi] = p.next;
     if (o.head[qi] < 0)
       o.tail[qi] = -1;
-    else
+    else {
       __builtin_prefetch(&pool_[o.head[qi]]);  // the next to leave, long queued: not in cache
+      if (hpcc_) __builtin_prefetch(&int_[o.head[qi]]);
+    }
     if (qi == kDataQ) note_queue(o);
     o.q_bytes[qi] -= p.bytes;
-    if (qi == kDataQ && o.sw_from >= 0) mark(o, p);
+    if (qi == kDataQ && o.sw_from >= 0) {
+      mark(o, p);
+      // HPCC's INT: the hop's time, bytes sent before this packet, and queue after it left.
+      if (hpcc_ && p.kind == Kind::kData && p.hop >= 1 && p.hop <= int_hops_)
+        int_[pi].hop[p.hop - 1] = {static_cast<uint32_t>(static_cast<uint64_t>(now_ / 1000)),
+                                   static_cast<uint32_t>(static_cast<uint64_t>(o.tx_bytes)),
+                                   static_cast<uint32_t>(o.q_bytes[kDataQ] + o.q_bytes[kCtrlQ])};
+    }
     free_buffer(p);
     start_tx(link, pi);
     return;
@@ -537,13 +626,17 @@ void Engine::try_send(int32_t link) {
   Qp& q = qps_[qi];
   q.in_ready = false;
   if (q.next_psn >= q.packets) return try_send(link);  // all sent (a go-back may re-add it)
+  if (window_bound(q)) {  // HPCC: an ACK that opens the window sends it again
+    q.win_blocked = true;
+    return try_send(link);
+  }
   const uint32_t psn = q.next_psn++;
   const uint32_t payload = psn + 1 == q.packets ? q.last_payload : kRoceMtuBytes;
   Packet p;
   p.qp = qi;
   p.psn = psn;
   p.kind = Kind::kData;
-  p.bytes = static_cast<uint16_t>(payload + kRoceHeaderBytes + kEthernetGapBytes);
+  p.bytes = static_cast<uint16_t>(payload + kRoceHeaderBytes + kEthernetGapBytes + int_bytes_);
   p.path_off = q.path_off;
   p.path_len = static_cast<uint8_t>(q.path_len);
   p.link = link;
@@ -555,7 +648,7 @@ void Engine::try_send(int32_t link) {
   start_tx(link, alloc(p));
   // DCQCN's pacing: the next packet no earlier than this one's bytes at the current rate.
   q.may_send = now_ + to_ps(p.bytes / q.rc);
-  if (s_.dcqcn && q.rate_limited) {
+  if (dcqcn_ && q.rate_limited) {
     q.byte_count += p.bytes;
     if (q.byte_count >= s_.dcqcn_params.byte_reset_bytes) {
       q.byte_count = 0;
@@ -676,31 +769,46 @@ void Engine::at_switch(int32_t pi, int32_t in_link) {
   enqueue(out_link, pi);
 }
 
-void Engine::send_ctrl(int qi, Kind k, uint32_t psn) {
+int32_t Engine::send_ctrl(int qi, Kind k, uint32_t psn) {
   Qp& q = qps_[qi];
   Packet c;
   c.qp = qi;
   c.psn = psn;
   c.kind = k;
-  c.bytes = kRoceControlBytes + kEthernetGapBytes;
+  // HPCC's ACKs and NAKs echo the data packet's INT (ns-3 RdmaHw::ReceiveUdp, SetIntHeader).
+  c.bytes = kRoceControlBytes + kEthernetGapBytes + (k == Kind::kCnp ? 0 : int_bytes_);
   c.ctrl_q = k == Kind::kCnp;
   const int32_t link = Fabric::reverse(path_[q.path_off + q.path_len - 1]);
   c.path_off = q.path_off;
   c.path_len = static_cast<uint8_t>(q.path_len);
   c.link = link;
-  if (k == Kind::kCnp) ++ports_[link].cnps;
-  enqueue(link, alloc(c));
+  if (k == Kind::kCnp)
+    ++ports_[link].cnps;
+  else
+    ++acks_;
+  const int32_t ci = alloc(c);
+  enqueue(link, ci);
+  return ci;
 }
 
 void Engine::at_nic(int32_t pi) {
   const Packet p = pool_[pi];
+  // HPCC: the INT the packet carries, kept before its slot is reused (a data packet's goes
+  // into the ACK it causes; an ACK's to the sender).
+  IntStack ints;
+  if (hpcc_) ints = int_[pi];
   release(pi);
   Qp& q = qps_[p.qp];
+  // An ACK or NAK for the data packet just received, carrying its INT.
+  auto ack = [&](Kind k, uint32_t psn) {
+    const int32_t ci = send_ctrl(p.qp, k, psn);
+    if (hpcc_) int_[ci] = ints;
+  };
   switch (p.kind) {
     case Kind::kData: {
       if (p.ce) ++ports_[p.link].ce_rx;
       // Notification point: a CNP for a marked packet, at most one per QP per interval.
-      if (p.ce && s_.dcqcn && now_ - q.last_cnp >= to_ps(s_.dcqcn_params.min_time_between_cnps_s)) {
+      if (p.ce && dcqcn_ && now_ - q.last_cnp >= to_ps(s_.dcqcn_params.min_time_between_cnps_s)) {
         q.last_cnp = now_;
         send_ctrl(p.qp, Kind::kCnp, p.psn);
       }
@@ -715,18 +823,18 @@ void Engine::at_nic(int32_t pi) {
             --flows_left_;
           }
         }
-        if (++q.since_ack >= kAckEveryPackets || q.epsn == q.packets) {
+        if (++q.since_ack >= ack_every_ || q.epsn == q.packets) {
           q.since_ack = 0;
-          send_ctrl(p.qp, Kind::kAck, q.epsn);
+          ack(Kind::kAck, q.epsn);
         }
       } else if (p.psn > q.epsn) {
         // Go-back-N: out of sequence, dropped; one NAK names the packet expected.
         if (!q.nak_pending) {
           q.nak_pending = true;
-          send_ctrl(p.qp, Kind::kNak, q.epsn);
+          ack(Kind::kNak, q.epsn);
         }
       } else if (q.epsn == q.packets) {
-        send_ctrl(p.qp, Kind::kAck, q.epsn);  // a duplicate after the end: acknowledge again
+        ack(Kind::kAck, q.epsn);  // a duplicate after the end: acknowledge again
       }
       break;
     }
@@ -740,12 +848,87 @@ void Engine::at_nic(int32_t pi) {
         q.next_psn = p.psn;
         ready_push(q.src_port, std::max(now_, q.may_send), p.qp);
       }
+      if (hpcc_) {
+        if (q.una < q.packets) hpcc_ack(p.qp, ints);
+        // ns-3 RdmaHw::ReceiveAck: an ACK may open the window (TriggerTransmit).
+        if (q.win_blocked && !window_bound(q)) {
+          q.win_blocked = false;
+          ready_push(q.src_port, std::max(now_, q.may_send), p.qp);
+        }
+      }
       break;
     }
     case Kind::kCnp:
-      if (s_.dcqcn) on_cnp(p.qp);
+      if (dcqcn_) on_cnp(p.qp);
       break;
   }
+}
+
+// HPCC's sender on an ACK (Algorithm 1; ns-3 RdmaHw::HandleAckHp and UpdateRateHp, one rate for
+// all hops): the first ACK only records the INT; then every ACK measures each hop's
+// utilisation u = min(qlen, last qlen) / (B x T) + txRate / B over the time between its two
+// INT stamps, takes the most loaded hop, and folds it into U with weight tau / T. The window
+// follows W_c: multiplicatively down (or up) to W_c / (U / eta) when U >= eta or after
+// max_stage additive steps, else W_c + W_AI; W_c itself moves only on the first ACK of a new
+// round trip (a PSN past the one sent at the last full update), the other ACKs react at once
+// without it (FastReactHp). The pacing rate is W / T.
+void Engine::hpcc_ack(int qi, const IntStack& ints) {
+  Qp& q = qps_[qi];
+  HpccState& h = hp_[qi];
+  const HpccParams& hp = s_.hpcc_params;
+  const int n = std::min<int>(q.path_len - 1, int_hops_);
+  const uint32_t acked = q.una;
+  const bool stale = now_ - h.last_at > to_ps(kIntStaleS);
+  h.last_at = now_;
+  if (!h.started || stale) {
+    if (!h.started) h.last_update_psn = q.next_psn;
+    h.started = true;
+    h.last = ints;
+    return;
+  }
+  const bool full = acked > h.last_update_psn;
+  if (!full && !hp.fast_react) return;
+  double u_max = 0;
+  Ps tau_max = 0;
+  bool any = false;
+  for (int i = 0; i < n; ++i) {
+    const IntHop& a = ints.hop[i];
+    IntHop& b = h.last.hop[i];
+    const Ps tau = Ps{static_cast<uint32_t>(a.ts_ns - b.ts_ns)} * 1000;
+    if (tau <= 0) continue;  // the same stamp again (an ACK repeated): nothing new
+    const double rate = ports_[path_[q.path_off + 1 + i]].rate_Bps;
+    const double tx_rate = static_cast<uint32_t>(a.tx_bytes - b.tx_bytes) / to_s(tau);
+    const double u = tx_rate / rate + std::min(a.qlen_bytes, b.qlen_bytes) / (rate * hp_t_s_);
+    if (u > u_max) {
+      u_max = u;
+      tau_max = tau;
+    }
+    any = true;
+    b = a;
+  }
+  if (any) {
+    const double tau = to_s(std::min(tau_max, hp_t_ps_));
+    h.u = (h.u * (hp_t_s_ - tau) + u_max * tau) / hp_t_s_;
+    const double c = h.u / hp.eta;
+    const double w_ai = hp.ai_rate_share * q.line * hp_t_s_;
+    double w;
+    int stage;
+    if (c >= 1 || h.stage >= hp.max_stage) {
+      w = (c > 0 ? h.wc_bytes / c : q.line * hp_t_s_) + w_ai;
+      stage = 0;
+    } else {
+      w = h.wc_bytes + w_ai;
+      stage = h.stage + 1;
+    }
+    w = std::clamp(w, hp.min_rate_bps / 8 * hp_t_s_, q.line * hp_t_s_);
+    h.w_bytes = w;
+    q.rc = w / hp_t_s_;
+    if (full) {
+      h.wc_bytes = w;
+      h.stage = stage;
+    }
+  }
+  if (full && q.next_psn > h.last_update_psn) h.last_update_psn = q.next_psn;
 }
 
 // DCQCN's reaction point (the paper's §3.1, the NIC firmware's bounds): cut the rate by alpha/2
@@ -838,8 +1021,10 @@ QosResult Engine::run() {
     now_ = e.t;
     ++events_run_;
     const uint64_t id = e.what & ((uint64_t{1} << 56) - 1);
-    if (const Event* n = events_.peek(); n && (n->what >> 56) == kArrive)
+    if (const Event* n = events_.peek(); n && (n->what >> 56) == kArrive) {
       __builtin_prefetch(&pool_[n->what & ((uint64_t{1} << 56) - 1)]);
+      if (hpcc_) __builtin_prefetch(&int_[n->what & ((uint64_t{1} << 56) - 1)]);
+    }
     switch (static_cast<EventKind>(e.what >> 56)) {
       case kTxDone: {
         Port& o = ports_[id];
@@ -911,8 +1096,12 @@ QosResult Engine::run() {
     sample();  // the state at the end
     r.trace = std::move(trace_);
   }
+  r.cc = s_.cc;
   r.events = events_run_;
   r.packets = packets_;
+  r.acks = acks_;
+  r.hpcc_base_rtt_s = hp_t_s_;
+  if (hpcc_ && !qps_.empty()) r.hpcc_init_window_bytes = qps_.front().line * hp_t_s_;
   r.retransmitted_packets = retransmitted_;
   r.drops_lossless = drops_lossless_;
   const auto& links = fab_.links();

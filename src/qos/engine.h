@@ -2,8 +2,9 @@
 // QoS settings the configurations write (plan/roce_qos.h): links at the planned rate with the
 // propagation delay of their cable, switches with a shared buffer, per-port queues for the
 // lossless RoCE priority and the strict-priority CNP queue, WRED ECN marking, PFC with headroom
-// (SONiC's formula), ECMP by the fabric's own hash; NICs with RoCE v2 senders under DCQCN,
-// CNPs from the receivers, go-back-N on loss, several QPs per connection.
+// (SONiC's formula), ECMP by the fabric's own hash; NICs with RoCE v2 senders under DCQCN
+// (CNPs from the receivers) or HPCC (INT stamped by every switch egress, echoed by per-packet
+// ACKs, a window per QP), go-back-N on loss, several QPs per connection.
 // Pure: a network, flows and settings in, counters out.
 #pragma once
 
@@ -27,6 +28,14 @@ inline constexpr EnumName<QosPattern> kQosPatternNames[] = {
     {QosPattern::kAlltoall, "alltoall"},
     {QosPattern::kAllReduce, "all_reduce"},
     {QosPattern::kPermutation, "permutation"}};
+
+/// The congestion control the NICs run: DCQCN (ECN marks, CNPs, rate cuts), HPCC (INT from every
+/// switch, a window from the most loaded hop), or none (line rate, PFC alone).
+enum class CongestionControl { kDcqcn, kHpcc, kNone };
+inline constexpr EnumName<CongestionControl> kCongestionControlNames[] = {
+    {CongestionControl::kDcqcn, "dcqcn"},
+    {CongestionControl::kHpcc, "hpcc"},
+    {CongestionControl::kNone, "none"}};
 
 /// The most RoCE endpoints (NIC ports) one run simulates: about a 1,024-GPU fabric or one
 /// scalable unit of a larger one, where a run stays within seconds to a minute (bench).
@@ -80,8 +89,9 @@ Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern p
 struct QosSettings {
   EcnSettings ecn;
   bool pfc = true;
-  bool dcqcn = true;
+  CongestionControl cc = CongestionControl::kDcqcn;
   DcqcnParams dcqcn_params = dcqcn_nvidia_defaults();
+  HpccParams hpcc_params = hpcc_paper();
   /// > 0: every lossless priority group's headroom, bytes, instead of SONiC's formula.
   double headroom_bytes = 0;
   /// > 0: every cable this long, metres, instead of the plan's length class (what-if).
@@ -151,7 +161,8 @@ struct QosTrace {
 };
 
 struct QosResult {
-  std::vector<QosPortStats> ports;  ///< ports that carried traffic, by link id
+  CongestionControl cc = CongestionControl::kDcqcn;  ///< what the NICs ran
+  std::vector<QosPortStats> ports;                   ///< ports that carried traffic, by link id
   std::vector<QosFlowResult> flows;
   double time_s = 0;        ///< until the last flow finished
   double fluid_time_s = 0;  ///< the flow-level model's
@@ -161,6 +172,10 @@ struct QosResult {
   long long events = 0, packets = 0;
   long long drops_lossless = 0, drops = 0, ecn_marks = 0, cnps = 0, pause_frames = 0;
   long long retransmitted_packets = 0;
+  long long acks = 0;  ///< ACKs and NAKs the receivers sent (HPCC's carry INT)
+  /// HPCC: the base RTT T of the window (the longest of the run's paths, as the authors' ns-3
+  /// runs take the largest base RTT of the fabric) and the window at line rate, W_init = B x T.
+  double hpcc_base_rtt_s = 0, hpcc_init_window_bytes = 0;
   int unfinished = 0, victims = 0;
   int max_pause_depth = 0;
   /// The lossless ingress group with the least headroom over its cable's round trip.

@@ -31,15 +31,32 @@ std::string qos_settings_line(const QosSettings& s) {
                                         s.headroom_bytes > 0 ? kib(s.headroom_bytes)
                                                              : "by SONiC's formula per cable")
                           : "PFC off (lossy)";
-  std::string cc = s.dcqcn ? "DCQCN on (" + s.dcqcn_params.source + ")" : "DCQCN off";
+  std::string cc;
+  switch (s.cc) {
+    case CongestionControl::kDcqcn:
+      cc = "DCQCN on (" + s.dcqcn_params.source + ")";
+      break;
+    case CongestionControl::kHpcc:
+      cc = fmt::format("HPCC on (eta {:g} %, maxStage {}, INT {} B a packet, an ACK a packet; {})",
+                       s.hpcc_params.eta * 100, s.hpcc_params.max_stage, s.hpcc_params.int_bytes,
+                       s.hpcc_params.source);
+      break;
+    case CongestionControl::kNone:
+      cc = "DCQCN off";  // no congestion control; the line as before --cc
+      break;
+  }
   return ecn + " | " + pfc + " | " + cc;
 }
 
 std::string qos_text(const QosRunInfo& info, const QosResult& r) {
   std::string o =
       fmt::format("qos: {}: {}\nsettings: {}\n", info.spec_name, info.traffic, info.settings);
-  o += fmt::format("simulated {}: {} events, {} data packets ({} sent again)\n\n", dur(r.time_s),
+  o += fmt::format("simulated {}: {} events, {} data packets ({} sent again)\n", dur(r.time_s),
                    r.events, r.packets, r.retransmitted_packets);
+  if (r.cc == CongestionControl::kHpcc)
+    o += fmt::format("HPCC: base RTT T {}, window at line rate {}, {} ACKs with INT\n",
+                     dur(r.hpcc_base_rtt_s), kib(r.hpcc_init_window_bytes), r.acks);
+  o += "\n";
   std::vector<const QosPortStats*> ports;
   for (const QosPortStats& p : r.ports) ports.push_back(&p);
   std::stable_sort(ports.begin(), ports.end(), [](auto* a, auto* b) {
@@ -83,6 +100,11 @@ nlohmann::json qos_json(const QosRunInfo& info, const QosResult& r) {
   j["spec"] = info.spec_name;
   j["traffic"] = info.traffic;
   j["settings"] = info.settings;
+  j["congestion_control"] = name_of(kCongestionControlNames, r.cc);
+  if (r.cc == CongestionControl::kHpcc)
+    j["hpcc"] = {{"base_rtt_s", r.hpcc_base_rtt_s},
+                 {"init_window_bytes", r.hpcc_init_window_bytes},
+                 {"acks", r.acks}};
   j["time_s"] = r.time_s;
   j["events"] = r.events;
   j["packets"] = r.packets;
