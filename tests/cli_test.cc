@@ -152,7 +152,7 @@ TEST(Cli, HelpListsEveryFlag) {
       {"report", {"SPEC", "--out", "--measured"}},
       {"sweep", {"SPEC", "--vary", "--out", "--threads", "--json", "--quiet"}},
       {"configs", {"SPEC", "--out", "--target"}},
-      {"step", {"SPEC", "--out", "--json", "--no-sensitivity"}},
+      {"step", {"SPEC", "--out", "--json", "--no-sensitivity", "--no-concurrency"}},
       {"completion", {"SHELL", "bash"}}};
   for (const auto& [cmd, flags] : more) {
     r = gpufabric(cmd + " --help");

@@ -437,3 +437,144 @@ TEST(StepMoe, TheBusiestExpertRankSetsTheLayersTime) {
 }
 
 }  // namespace gf
+
+namespace gf {
+namespace {
+
+// 8 servers of 8 GPUs in 2 scalable units of 4 on a two-tier RoCE Clos with 4:1 leaves: every
+// rail's leaf has one 400G uplink to the one spine for its four 400G NICs.
+std::string oversubscribed(const std::string& parallelism) {
+  return "cluster: {gpu: h100-sxm, nodes: 8, gpus_per_node: 8, nic: cx7-400g}\n"
+         "fabric: {technology: roce, topology: clos2, scalable_unit: 4, switch: arista-7060x6, "
+         "oversubscription: 4, load_balancing: ecmp}\n"
+         "workload:\n  model: {params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096, "
+         "vocab: 128256}\n  parallelism: " +
+         parallelism + "\n  global_batch: 64\n";
+}
+
+const StepComm* comm_named(const StepResult& r, const std::string& kind) {
+  for (const auto& c : r.comms)
+    if (c.kind == kind) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(StepConcurrency, SlowingKeepsWhatComputeHid) {
+  // jobs.cc's rule, now shared: the hidden part stays hidden, the longer rest is exposed.
+  const SlowedComm a = slow_comm(10, 4, 1.5);  // 6 hidden
+  EXPECT_DOUBLE_EQ(a.total_s, 15);
+  EXPECT_DOUBLE_EQ(a.exposed_s, 9);
+  const SlowedComm b = slow_comm(10, 10, 2);  // nothing hidden: all of it exposed
+  EXPECT_DOUBLE_EQ(b.exposed_s, 20);
+  const SlowedComm c = slow_comm(10, 4, 1);
+  EXPECT_DOUBLE_EQ(c.total_s, 10);
+  EXPECT_DOUBLE_EQ(c.exposed_s, 4);
+}
+
+TEST(StepConcurrency, DataAndPipelineTrafficOnTheSameUplinksShareThem) {
+  // tp 8 fills a server (NVLink only); pp 2 x dp 4 placed by hand so that both the DP rings and
+  // the pipeline's sends cross the units' leaf-spine uplinks: stage 0 of replicas 0..3 on
+  // nodes 0, 1, 4, 5 and stage 1 on nodes 6, 7, 2, 3. Per rail, each direction of an uplink
+  // carries two ring hops (1 -> 4 of stage 0's ring, 3 -> 6 of stage 1's; 5 -> 0 and 7 -> 2
+  // back) and, during the last backward, two gradient sends (2 -> 4 and 3 -> 5; 6 -> 0 and
+  // 7 -> 1 back).
+  const StepSetup s = setup(oversubscribed("{tp: 8, pp: 2, dp: 4}"));
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  const int stage0[] = {0, 1, 4, 5}, stage1[] = {6, 7, 2, 3};
+  std::vector<int> gpu_of_rank(64);
+  for (int o = 0; o < 4; ++o)
+    for (int p = 0; p < 2; ++p)
+      for (int t = 0; t < 8; ++t)
+        gpu_of_rank[static_cast<size_t>(t + 8 * (p + 2 * o))] = (p ? stage1 : stage0)[o] * 8 + t;
+  auto on = simulate_step(s.spec, s.plan, f, {}, gpu_of_rank);
+  StepOptions no;
+  no.concurrency = false;
+  auto off = simulate_step(s.spec, s.plan, f, {}, gpu_of_rank, no);
+  ASSERT_TRUE(on.ok() && off.ok()) << format_diagnostics(on.errors());
+  const StepComm* dp = comm_named(*on, "dp_allreduce");
+  const StepComm* pp = comm_named(*on, "pp_sendrecv");
+  ASSERT_TRUE(dp && pp);
+  // The uplink is the bottleneck of both and stays saturated until the rings finish, so they
+  // finish when its bytes are through: 2 rings x 2(n-1)/n x G, plus 2 sends of P, over its
+  // capacity, against the rings' bytes alone.
+  const double G = dp->bytes, P = pp->bytes, rings = 2 * 2.0 * 3 / 4 * G;
+  EXPECT_NEAR(dp->concurrency_factor, (rings + 2 * P) / rings, 1e-6);
+  EXPECT_GT(dp->concurrency_factor, 1);
+  EXPECT_EQ(dp->shares_links_with, std::vector<std::string>{"pp_sendrecv"});
+  EXPECT_EQ(pp->shares_links_with, std::vector<std::string>{"dp_allreduce"});
+  EXPECT_GT(pp->concurrency_factor, 1);
+  // Slowed by the factor; what compute hid stays hidden.
+  EXPECT_NEAR(dp->total_s, dp->alone_total_s * dp->concurrency_factor, 1e-12);
+  EXPECT_NEAR(dp->total_s - dp->exposed_s, dp->alone_total_s - dp->alone_exposed_s, 1e-12);
+  const StepComm* dp_off = comm_named(*off, "dp_allreduce");
+  ASSERT_TRUE(dp_off);
+  EXPECT_DOUBLE_EQ(dp->alone_total_s, dp_off->total_s);
+  EXPECT_DOUBLE_EQ(dp_off->concurrency_factor, 1);
+  EXPECT_NEAR(on->step_time_s - off->step_time_s, on->concurrency_s, 1e-12);
+  EXPECT_GT(on->concurrency_s, 0);
+  // The windows: the gradient reduce has the pipeline's and the gradients' streams meeting;
+  // the pipeline slot's compute stream is NVLink only and meets nobody.
+  ASSERT_EQ(on->overlap_windows.size(), 2u);
+  const OverlapWindow& slot = on->overlap_windows[0];
+  const OverlapWindow& grad = on->overlap_windows[1];
+  EXPECT_FALSE(slot.shared);
+  EXPECT_TRUE(grad.shared);
+  ASSERT_EQ(grad.streams.size(), 3u);
+  EXPECT_FALSE(grad.streams[0].network);  // TP inside the server
+  EXPECT_EQ(grad.streams[2].stream, CommStream::kGradients);
+  EXPECT_DOUBLE_EQ(grad.streams[2].bytes, G);
+  EXPECT_DOUBLE_EQ(grad.streams[1].bytes, P);  // one gradient sent back
+}
+
+TEST(StepConcurrency, DimensionsThatNeverMeetGiveTheSameStep) {
+  // tp 4 x pp 2 inside each server: the pipeline's sends stay on NVLink; only DP crosses the
+  // network, so nobody shares a network link with it.
+  const StepSetup s = setup(oversubscribed("{tp: 4, pp: 2, dp: 8}"));
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  auto on = simulate_step(s.spec, s.plan, f);
+  StepOptions no;
+  no.concurrency = false;
+  auto off = simulate_step(s.spec, s.plan, f, {}, {}, no);
+  ASSERT_TRUE(on.ok() && off.ok());
+  ASSERT_EQ(on->comms.size(), off->comms.size());
+  ASSERT_GE(on->comms.size(), 3u);
+  for (size_t i = 0; i < on->comms.size(); ++i) {
+    EXPECT_EQ(on->comms[i].concurrency_factor, 1) << on->comms[i].kind;
+    EXPECT_TRUE(on->comms[i].shares_links_with.empty()) << on->comms[i].kind;
+    EXPECT_EQ(on->comms[i].total_s, off->comms[i].total_s) << on->comms[i].kind;
+    EXPECT_EQ(on->comms[i].exposed_s, off->comms[i].exposed_s) << on->comms[i].kind;
+  }
+  EXPECT_EQ(on->step_time_s, off->step_time_s);
+  EXPECT_EQ(on->concurrency_s, 0);
+  for (const auto& w : on->overlap_windows) EXPECT_FALSE(w.shared);
+}
+
+TEST(StepConcurrency, ExpertAllToAllMeetsThePipelineAndTheGradients) {
+  // Every dimension across servers: tp 8 fills one, ep 2 and pp 2 and the outer dp cross the
+  // network and meet on the NICs: each is slower than alone, and the step with them.
+  const StepSetup s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\n"
+      "workload:\n  model: {params: 140B, layers: 32, hidden: 8192, heads: 64, seq_len: 4096, "
+      "experts: 8, top_k: 2}\n  parallelism: {tp: 8, pp: 2, ep: 2}\n  global_batch: 64\n");
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  auto on = simulate_step(s.spec, s.plan, f);
+  StepOptions no;
+  no.concurrency = false;
+  auto off = simulate_step(s.spec, s.plan, f, {}, {}, no);
+  ASSERT_TRUE(on.ok() && off.ok());
+  const StepComm* ep = comm_named(*on, "ep_alltoall");
+  ASSERT_TRUE(ep);
+  EXPECT_GT(ep->concurrency_factor, 1);
+  EXPECT_NE(std::find(ep->shares_links_with.begin(), ep->shares_links_with.end(), "pp_sendrecv"),
+            ep->shares_links_with.end());
+  EXPECT_GT(on->step_time_s, off->step_time_s);
+  EXPECT_NEAR(on->step_time_s,
+              on->compute_s + on->bubble_s + on->exposed_comm_s + on->overlap_slowdown_s, 1e-9);
+  for (const auto& c : on->comms) {
+    EXPECT_GE(c.concurrency_factor, 1) << c.kind;
+    EXPECT_LE(c.exposed_s, c.total_s + 1e-12) << c.kind;
+  }
+}
+
+}  // namespace gf
