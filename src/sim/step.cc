@@ -415,10 +415,15 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     const double bytes = tokens_mb * hidden * act_bytes / (w.sequence_parallel ? par.tp : 1);
     // In a slot a stage sends one microbatch's activations on and another's gradients back, at
     // once (schedules.py:2206 send_forward_recv_backward, p2p_communication.py:16
-    // _batched_p2p_ops: one batch_isend_irecv on the pipeline's communicator).
+    // _batched_p2p_ops: one batch_isend_irecv on the pipeline's communicator). Only the
+    // interleaved schedule overlaps them with compute (Megatron-LM core_v0.15.0
+    // training/arguments.py:613: "Overlap P2P communication is disabled if not using the
+    // interleaved schedule"); 1F1B waits for each before the next forward or backward, so there
+    // they are in sequence with the compute stream's collectives, as one stream.
     add("pp_sendrecv", Op::kSendRecv, pp_pairs(d), bytes, 2 * mb,
         [&](double one, double) { return 2.0 * (par.pp - 1) * one; },
-        Where{CommStream::kPipeline, 2, 1, grad_window ? 1.0 : 0.0});
+        Where{w.virtual_pipeline > 1 ? CommStream::kPipeline : CommStream::kCompute, 2, 1,
+              grad_window ? 1.0 : 0.0});
   }
   // DP: gradients reduced in buckets during the last microbatch's backward (or after it, with
   // overlap off); ZeRO-1/2 reduce-scatter gradients and all-gather parameters (same bytes);

@@ -54,8 +54,12 @@ SlowedComm slow_comm(double total_s, double exposed_s, double factor);
 
 /// The CUDA streams a Megatron-LM step's communication runs on.
 enum class CommStream : uint8_t {
-  kCompute,      ///< TP, CP and EP collectives, in the order the layer's kernels need them
-  kPipeline,     ///< pipeline sends and receives (p2p_communication.py: batch_isend_irecv)
+  /// TP, CP and EP collectives, in the order the layer's kernels need them; with the 1F1B
+  /// schedule also the pipeline's sends, which it waits for between forwards and backwards
+  kCompute,
+  /// the interleaved schedule's pipeline sends and receives, overlapped with compute
+  /// (p2p_communication.py: batch_isend_irecv, Megatron's overlap_p2p_comm)
+  kPipeline,
   kGradients,    ///< data-parallel gradient buckets (param_and_grad_buffer.py)
   kParamGather,  ///< ZeRO-3 / FSDP parameter all-gathers, prefetched
 };

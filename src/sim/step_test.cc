@@ -513,18 +513,35 @@ TEST(StepConcurrency, DataAndPipelineTrafficOnTheSameUplinksShareThem) {
   EXPECT_DOUBLE_EQ(dp_off->concurrency_factor, 1);
   EXPECT_NEAR(on->step_time_s - off->step_time_s, on->concurrency_s, 1e-12);
   EXPECT_GT(on->concurrency_s, 0);
-  // The windows: the gradient reduce has the pipeline's and the gradients' streams meeting;
-  // the pipeline slot's compute stream is NVLink only and meets nobody.
+  // The windows: 1F1B waits for its sends between forwards and backwards, so they are in
+  // sequence with the compute stream's (NVLink-only) TP; the gradient reduce has that stream
+  // and the gradients' meeting, the pipeline slot has only the compute stream.
+  EXPECT_EQ(pp->stream, CommStream::kCompute);
   ASSERT_EQ(on->overlap_windows.size(), 2u);
   const OverlapWindow& slot = on->overlap_windows[0];
   const OverlapWindow& grad = on->overlap_windows[1];
   EXPECT_FALSE(slot.shared);
+  EXPECT_EQ(slot.streams.size(), 1u);
   EXPECT_TRUE(grad.shared);
-  ASSERT_EQ(grad.streams.size(), 3u);
-  EXPECT_FALSE(grad.streams[0].network);  // TP inside the server
-  EXPECT_EQ(grad.streams[2].stream, CommStream::kGradients);
-  EXPECT_DOUBLE_EQ(grad.streams[2].bytes, G);
-  EXPECT_DOUBLE_EQ(grad.streams[1].bytes, P);  // one gradient sent back
+  ASSERT_EQ(grad.streams.size(), 2u);
+  EXPECT_EQ(grad.streams[0].stream, CommStream::kCompute);
+  EXPECT_TRUE(grad.streams[0].network);  // the gradient sent back; TP stays in the server
+  EXPECT_EQ(grad.streams[0].kinds.back(), "pp_sendrecv");
+  EXPECT_EQ(grad.streams[1].stream, CommStream::kGradients);
+  EXPECT_DOUBLE_EQ(grad.streams[1].bytes, G);
+  EXPECT_GT(grad.streams[1].factor, 1);
+}
+
+TEST(StepConcurrency, OnlyTheInterleavedScheduleOverlapsPipelineSendsWithCompute) {
+  // Megatron-LM turns overlap_p2p_comm off without virtual stages (arguments.py:613).
+  auto stream_of_pp = [](const std::string& extra) {
+    const StepResult r = step(setup(oversubscribed("{tp: 8, pp: 2, dp: 4}") + extra));
+    const StepComm* pp = comm_named(r, "pp_sendrecv");
+    EXPECT_TRUE(pp);
+    return pp ? pp->stream : CommStream::kGradients;
+  };
+  EXPECT_EQ(stream_of_pp(""), CommStream::kCompute);
+  EXPECT_EQ(stream_of_pp("  virtual_pipeline: 2\n"), CommStream::kPipeline);
 }
 
 TEST(StepConcurrency, DimensionsThatNeverMeetGiveTheSameStep) {
@@ -552,11 +569,13 @@ TEST(StepConcurrency, DimensionsThatNeverMeetGiveTheSameStep) {
 
 TEST(StepConcurrency, ExpertAllToAllMeetsThePipelineAndTheGradients) {
   // Every dimension across servers: tp 8 fills one, ep 2 and pp 2 and the outer dp cross the
-  // network and meet on the NICs: each is slower than alone, and the step with them.
+  // network and meet on the NICs: each is slower than alone, and the step with them. The
+  // interleaved schedule overlaps the pipeline's sends with the compute stream's all-to-alls.
   const StepSetup s = setup(
       "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\n"
       "workload:\n  model: {params: 140B, layers: 32, hidden: 8192, heads: 64, seq_len: 4096, "
-      "experts: 8, top_k: 2}\n  parallelism: {tp: 8, pp: 2, ep: 2}\n  global_batch: 64\n");
+      "experts: 8, top_k: 2}\n  parallelism: {tp: 8, pp: 2, ep: 2}\n  global_batch: 64\n"
+      "  virtual_pipeline: 2\n");
   const Fabric f = Fabric::build(s.plan, s.cat);
   auto on = simulate_step(s.spec, s.plan, f);
   StepOptions no;
@@ -566,8 +585,10 @@ TEST(StepConcurrency, ExpertAllToAllMeetsThePipelineAndTheGradients) {
   const StepComm* ep = comm_named(*on, "ep_alltoall");
   ASSERT_TRUE(ep);
   EXPECT_GT(ep->concurrency_factor, 1);
-  EXPECT_NE(std::find(ep->shares_links_with.begin(), ep->shares_links_with.end(), "pp_sendrecv"),
-            ep->shares_links_with.end());
+  const auto& with = ep->shares_links_with;
+  EXPECT_NE(std::find(with.begin(), with.end(), "pp_sendrecv"), with.end());
+  EXPECT_NE(std::find(with.begin(), with.end(), "dp_allreduce"), with.end());
+  EXPECT_TRUE(on->overlap_windows[0].shared);  // the slot: all-to-alls beside the sends
   EXPECT_GT(on->step_time_s, off->step_time_s);
   EXPECT_NEAR(on->step_time_s,
               on->compute_s + on->bubble_s + on->exposed_comm_s + on->overlap_slowdown_s, 1e-9);
