@@ -789,6 +789,37 @@ TEST(CliStep, JsonFollowsTheContract) {
   EXPECT_NE(none.err.find("workload"), std::string::npos) << none.err;
 }
 
+TEST(CliStep, DimensionsSharingLinksAndNoConcurrency) {
+  // roce-16k: the pipeline's gradient sends and the DP buckets share the NICs during the last
+  // backward; --no-concurrency runs each alone, as before.
+  CmdResult r = gpufabric("step examples/roce-16k.yaml --json --no-sensitivity");
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["concurrency"]["enabled"].get<bool>());
+  EXPECT_EQ(j["concurrency"]["windows"].size(), 2u);
+  EXPECT_GT(j["concurrency"]["added_exposed_s"].get<double>(), 0);
+  bool pp = false;
+  for (const auto& b : j["breakdown"]) {
+    if (b["kind"] != "pp_sendrecv") continue;
+    pp = true;
+    EXPECT_GT(b["concurrency_factor"].get<double>(), 1);
+    EXPECT_GT(b["total_s"].get<double>(), b["alone_total_s"].get<double>());
+    EXPECT_EQ(b["shares_links_with"], nlohmann::json::array({"dp_reduce_scatter_all_gather"}));
+  }
+  EXPECT_TRUE(pp);
+  CmdResult off = gpufabric("step examples/roce-16k.yaml --json --no-sensitivity --no-concurrency");
+  auto o = nlohmann::json::parse(off.out);
+  EXPECT_FALSE(o["concurrency"]["enabled"].get<bool>());
+  EXPECT_TRUE(o["concurrency"]["windows"].empty());
+  for (const auto& b : o["breakdown"])
+    if (b.contains("concurrency_factor")) EXPECT_EQ(b["concurrency_factor"].get<double>(), 1);
+  EXPECT_LT(o["step_time_s"].get<double>(), j["step_time_s"].get<double>());
+  CmdResult text = gpufabric("step examples/roce-16k.yaml --no-sensitivity");
+  EXPECT_NE(text.out.find("slower beside dp_reduce_scatter_all_gather on the same links"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST(CliStep, MemoryAndTimeline) {
   // The memory breakdown is in the JSON and the text; -o writes the Perfetto timeline.
   const fs::path dir = temp_dir("step");
