@@ -797,7 +797,7 @@ TEST(CliStep, DimensionsSharingLinksAndNoConcurrency) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j["concurrency"]["enabled"].get<bool>());
   EXPECT_EQ(j["concurrency"]["windows"].size(), 2u);
-  EXPECT_GT(j["concurrency"]["added_exposed_s"].get<double>(), 0);
+  EXPECT_GT(j["concurrency"]["added_s"].get<double>(), 0);
   bool pp = false;
   for (const auto& b : j["breakdown"]) {
     if (b["kind"] != "pp_sendrecv") continue;

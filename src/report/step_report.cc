@@ -179,7 +179,7 @@ nlohmann::json result_json(const StepResult& r) {
           {"memory", memory_json(r.memory)},
           {"goodput", goodput_json(r.goodput)},
           {"concurrency",
-           {{"enabled", r.concurrency}, {"added_exposed_s", r.concurrency_s}, {"windows", windows}}},
+           {{"enabled", r.concurrency}, {"added_s", r.concurrency_s}, {"windows", windows}}},
           {"notes", r.notes}};
 }
 

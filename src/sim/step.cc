@@ -459,7 +459,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
 
   // The parallel dimensions' traffic together: per overlap window, the streams' flows on the
   // fabric at once; each communication slowed by how much the other streams' flows on its
-  // links delayed it (sim/step_overlap.h, docs/STEP-OVERLAP.md).
+  // links delayed it (sim/step_overlap.h, docs/step-overlap.md).
   for (auto& c : r.comms) {
     c.alone_total_s = c.total_s;
     c.alone_exposed_s = c.exposed_s;

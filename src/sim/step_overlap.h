@@ -3,7 +3,7 @@
 // stream runs a layer's tensor-, context- and expert-parallel collectives, the pipeline's sends
 // travel on theirs and, in the last microbatch's backward, the data-parallel gradient buckets on
 // theirs. They share NIC, leaf and spine links. This models a step as a schedule of overlap
-// windows (docs/STEP-OVERLAP.md): per window the streams active in it and the bytes each moves;
+// windows (docs/step-overlap.md): per window the streams active in it and the bytes each moves;
 // every window's flows run on the fabric with the exact max-min fluid model, each stream alone
 // and all together, and a stream's communication is slowed by together / alone.
 //
