@@ -818,6 +818,25 @@ TEST(CliStep, DimensionsSharingLinksAndNoConcurrency) {
   EXPECT_NE(text.out.find("slower beside dp_reduce_scatter_all_gather on the same links"),
             std::string::npos)
       << text.out;
+  // The timeline draws the slowed sends: each pipeline send lasts the slowed total per call.
+  const fs::path dir = temp_dir("step_concurrency");
+  CmdResult traced =
+      gpufabric("step examples/roce-16k.yaml --json --no-sensitivity -o " + dir.string());
+  std::ifstream tf(dir / "step.trace.json");
+  ASSERT_TRUE(tf) << traced.err;
+  auto t = nlohmann::json::parse(tf);
+  double per_call_us = 0;
+  for (const auto& b : j["breakdown"])
+    if (b["kind"] == "pp_sendrecv")
+      per_call_us = b["total_s"].get<double>() / b["count"].get<double>() * 1e6;
+  int sends = 0;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "X" && e["name"] == "pp_sendrecv") {
+      ++sends;
+      EXPECT_NEAR(e["dur"].get<double>(), per_call_us, 1e-6 * per_call_us);
+    }
+  EXPECT_GT(sends, 0);
+  fs::remove_all(dir);
 }
 
 TEST(CliStep, MemoryAndTimeline) {
