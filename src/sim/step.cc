@@ -453,7 +453,11 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
           [&](double one, double total) {
             return w.overlap ? std::max(0.0, one - per_mb / 2) * 2 * mb : total;
           },
-          Where{CommStream::kParamGather, 2, 0, grad_window ? 1.0 : 0.0});
+          // Prefetched on their own stream with overlap (param_and_grad_buffer.py:213
+          // start_param_sync, async with overlap_param_gather); without it each gather is
+          // waited for before its layer, in sequence with the compute stream.
+          Where{w.overlap ? CommStream::kParamGather : CommStream::kCompute, 2, 0,
+                grad_window ? 1.0 : 0.0});
   }
   if (!errs.empty()) return errs;
 
