@@ -599,3 +599,42 @@ TEST(StepConcurrency, ExpertAllToAllMeetsThePipelineAndTheGradients) {
 }
 
 }  // namespace gf
+
+namespace gf {
+
+TEST(StepConcurrency, OneStreamsOwnCollectivesDoNotSlowEachOther) {
+  // tp 8 fills a server; cp 2 and ep 2 put the compute stream's key/value exchanges and
+  // all-to-alls on the same NICs. They run in sequence, so beside each other they are not
+  // slowed; only the DP buckets of the last backward (overlap on) are another stream.
+  auto run = [](bool overlap) {
+    return step(setup(fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 4, nic: cx7-400g}}\n"
+        "workload:\n  model: {{params: 40B, layers: 16, hidden: 8192, heads: 64, seq_len: 8192, "
+        "experts: 8, top_k: 2}}\n  parallelism: {{tp: 8, cp: 2, ep: 2}}\n  global_batch: 16\n"
+        "  overlap: {}\n",
+        overlap)));
+  };
+  const StepResult apart = run(false);
+  const StepComm* cp = comm_named(apart, "cp_kv_exchange");
+  const StepComm* ep = comm_named(apart, "ep_alltoall");
+  ASSERT_TRUE(cp && ep);
+  EXPECT_EQ(cp->stream, CommStream::kCompute);
+  EXPECT_EQ(ep->stream, CommStream::kCompute);
+  EXPECT_EQ(cp->concurrency_factor, 1);
+  EXPECT_EQ(ep->concurrency_factor, 1);
+  EXPECT_TRUE(ep->shares_links_with.empty());
+  EXPECT_EQ(apart.concurrency_s, 0);
+  // The slot's only stream, on the network, alone.
+  ASSERT_FALSE(apart.overlap_windows.empty());
+  EXPECT_EQ(apart.overlap_windows[0].streams.size(), 1u);
+  EXPECT_TRUE(apart.overlap_windows[0].streams[0].network);
+  EXPECT_FALSE(apart.overlap_windows[0].shared);
+  // With overlap the last backward's exchanges and all-to-alls meet the gradient buckets.
+  const StepResult together = run(true);
+  const StepComm* ep2 = comm_named(together, "ep_alltoall");
+  ASSERT_TRUE(ep2);
+  EXPECT_GT(ep2->concurrency_factor, 1);
+  EXPECT_EQ(ep2->shares_links_with, std::vector<std::string>{"dp_allreduce"});
+}
+
+}  // namespace gf
