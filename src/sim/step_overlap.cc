@@ -137,7 +137,7 @@ StepConcurrency step_concurrency(const Fabric& fab, LoadBalancing lb,
           comm_mask[static_cast<size_t>(h->link)] |=
               static_cast<uint16_t>(1u << flows[s].tag[static_cast<size_t>(f)]);
         }
-    uint8_t meeting = 0;  // streams that share a link with another
+    uint8_t meeting = 0;              // streams that share a link with another
     std::vector<uint16_t> met(C, 0);  // per communication: communications of other streams it met
     for (size_t l = 0; l < stream_mask.size(); ++l) {
       if (std::popcount(stream_mask[l]) < 2) continue;

@@ -122,8 +122,8 @@ struct OverlapWindow {
 
 /// Per communication: how much slower the other streams made it, and whose flows it met.
 struct CommConcurrency {
-  double factor = 1;                      ///< total time together / alone, over the step
-  std::vector<std::string> shares_with;   ///< kinds of other streams on its links
+  double factor = 1;                     ///< total time together / alone, over the step
+  std::vector<std::string> shares_with;  ///< kinds of other streams on its links
 };
 
 /// The windows and what they did to each communication (indexed like the input).
