@@ -152,7 +152,7 @@ TEST(Cli, HelpListsEveryFlag) {
       {"report", {"SPEC", "--out", "--measured"}},
       {"sweep", {"SPEC", "--vary", "--out", "--threads", "--json", "--quiet"}},
       {"configs", {"SPEC", "--out", "--target"}},
-      {"step", {"SPEC", "--out", "--json", "--no-sensitivity"}},
+      {"step", {"SPEC", "--out", "--json", "--no-sensitivity", "--no-concurrency"}},
       {"completion", {"SHELL", "bash"}}};
   for (const auto& [cmd, flags] : more) {
     r = gpufabric(cmd + " --help");
@@ -801,6 +801,56 @@ TEST(CliStep, JsonFollowsTheContract) {
   CmdResult none = gpufabric("step examples/roce-lab-64.yaml");
   EXPECT_EQ(none.code, 2);
   EXPECT_NE(none.err.find("workload"), std::string::npos) << none.err;
+}
+
+TEST(CliStep, DimensionsSharingLinksAndNoConcurrency) {
+  // roce-16k: the pipeline's gradient sends and the DP buckets share the NICs during the last
+  // backward; --no-concurrency runs each alone, as before.
+  CmdResult r = gpufabric("step examples/roce-16k.yaml --json --no-sensitivity");
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["concurrency"]["enabled"].get<bool>());
+  EXPECT_EQ(j["concurrency"]["windows"].size(), 2u);
+  EXPECT_GT(j["concurrency"]["added_s"].get<double>(), 0);
+  bool pp = false;
+  for (const auto& b : j["breakdown"]) {
+    if (b["kind"] != "pp_sendrecv") continue;
+    pp = true;
+    EXPECT_GT(b["concurrency_factor"].get<double>(), 1);
+    EXPECT_GT(b["total_s"].get<double>(), b["alone_total_s"].get<double>());
+    EXPECT_EQ(b["shares_links_with"], nlohmann::json::array({"dp_reduce_scatter_all_gather"}));
+  }
+  EXPECT_TRUE(pp);
+  CmdResult off = gpufabric("step examples/roce-16k.yaml --json --no-sensitivity --no-concurrency");
+  auto o = nlohmann::json::parse(off.out);
+  EXPECT_FALSE(o["concurrency"]["enabled"].get<bool>());
+  EXPECT_TRUE(o["concurrency"]["windows"].empty());
+  for (const auto& b : o["breakdown"])
+    if (b.contains("concurrency_factor")) EXPECT_EQ(b["concurrency_factor"].get<double>(), 1);
+  EXPECT_LT(o["step_time_s"].get<double>(), j["step_time_s"].get<double>());
+  CmdResult text = gpufabric("step examples/roce-16k.yaml --no-sensitivity");
+  EXPECT_NE(text.out.find("slower beside dp_reduce_scatter_all_gather on the same links"),
+            std::string::npos)
+      << text.out;
+  // The timeline draws the slowed sends: each pipeline send lasts the slowed total per call.
+  const fs::path dir = temp_dir("step_concurrency");
+  CmdResult traced =
+      gpufabric("step examples/roce-16k.yaml --json --no-sensitivity -o " + dir.string());
+  std::ifstream tf(dir / "step.trace.json");
+  ASSERT_TRUE(tf) << traced.err;
+  auto t = nlohmann::json::parse(tf);
+  double per_call_us = 0;
+  for (const auto& b : j["breakdown"])
+    if (b["kind"] == "pp_sendrecv")
+      per_call_us = b["total_s"].get<double>() / b["count"].get<double>() * 1e6;
+  int sends = 0;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "X" && e["name"] == "pp_sendrecv") {
+      ++sends;
+      EXPECT_NEAR(e["dur"].get<double>(), per_call_us, 1e-6 * per_call_us);
+    }
+  EXPECT_GT(sends, 0);
+  fs::remove_all(dir);
 }
 
 TEST(CliStep, MemoryAndTimeline) {

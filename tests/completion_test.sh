@@ -55,6 +55,7 @@ for cmd in $subcommands; do
 done
 expect "--load-balancing" simulate examples/seed-70b-1024.yaml --lo
 expect "--explain" simulate --ex
+expect "--no-concurrency" step examples/roce-16k.yaml --no-c
 
 # Values: exactly the set --help lists for the flag.
 help_values() {  # help_values CMD FLAG: the "a | b | c" list in FLAG's description in `CMD --help`

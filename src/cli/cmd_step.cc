@@ -22,7 +22,7 @@ namespace {
 
 struct StepFlags {
   std::string spec, out;
-  bool json = false, no_sensitivity = false;
+  bool json = false, no_sensitivity = false, no_concurrency = false;
 };
 
 int run(const StepFlags& f) {
@@ -31,11 +31,13 @@ int run(const StepFlags& f) {
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
   const Fabric fabric = Fabric::build(*plan, loaded->catalog);
-  auto r = simulate_step(loaded->spec, *plan, fabric);
+  StepOptions options;
+  options.concurrency = !f.no_concurrency;
+  auto r = simulate_step(loaded->spec, *plan, fabric, {}, {}, options);
   if (!r) return fail(r.errors());
   std::vector<StepScenario> sens;
   if (!f.no_sensitivity) {
-    auto s = step_sensitivity(loaded->spec, loaded->catalog, *plan);
+    auto s = step_sensitivity(loaded->spec, loaded->catalog, *plan, options);
     if (s) sens = *s;
   }
   if (!f.out.empty()) {
@@ -78,6 +80,9 @@ Command add_step(CLI::App& root) {
   a->add_option("SPEC", f->spec, "the cluster spec with a workload section (YAML)")->required();
   a->add_flag("--no-sensitivity", f->no_sensitivity,
               "skip the NIC x0.5 / x2 / 2:1-oversubscription table");
+  a->add_flag("--no-concurrency", f->no_concurrency,
+              "simulate each parallel dimension's communication alone on the fabric, as if the "
+              "others' traffic were not on the same links at the same time (for comparison)");
   a->add_option("-o,--out", f->out,
                 "write step.trace.json (Chrome trace-event timeline of one step, for Perfetto) "
                 "into this folder");

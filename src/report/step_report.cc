@@ -119,11 +119,30 @@ nlohmann::json result_json(const StepResult& r) {
                          {"count", c.count},
                          {"group_size", c.group_size},
                          {"busbw_gbs", c.busbw_gbs},
-                         {"bottleneck", c.bottleneck}});
+                         {"bottleneck", c.bottleneck},
+                         {"stream", comm_stream_name(c.stream)},
+                         {"concurrency_factor", c.concurrency_factor},
+                         {"alone_total_s", c.alone_total_s},
+                         {"alone_exposed_s", c.alone_exposed_s},
+                         {"shares_links_with", c.shares_links_with}});
   if (r.overlap_slowdown_s > 0)
     breakdown.push_back({{"kind", "overlap_slowdown"},
                          {"total_s", r.overlap_slowdown_s},
                          {"exposed_s", r.overlap_slowdown_s}});
+  nlohmann::json windows = nlohmann::json::array();
+  for (const auto& w : r.overlap_windows) {
+    nlohmann::json streams = nlohmann::json::array();
+    for (const auto& s : w.streams)
+      streams.push_back({{"stream", comm_stream_name(s.stream)},
+                         {"kinds", s.kinds},
+                         {"bytes", s.bytes},
+                         {"network", s.network},
+                         {"alone_s", s.alone_s},
+                         {"together_s", s.together_s},
+                         {"factor", s.factor}});
+    windows.push_back(
+        {{"window", overlap_window_name(w.kind)}, {"shared", w.shared}, {"streams", streams}});
+  }
   nlohmann::json cons = nlohmann::json::array();
   for (const auto& c : r.constraints)
     cons.push_back({{"name", c.name}, {"limit", c.limit}, {"value", c.value}, {"pass", c.pass}});
@@ -159,6 +178,8 @@ nlohmann::json result_json(const StepResult& r) {
           {"pipeline", pipeline_json(r)},
           {"memory", memory_json(r.memory)},
           {"goodput", goodput_json(r.goodput)},
+          {"concurrency",
+           {{"enabled", r.concurrency}, {"added_s", r.concurrency_s}, {"windows", windows}}},
           {"notes", r.notes}};
 }
 
@@ -214,10 +235,19 @@ std::string step_text(const std::string& name, const StepResult& r,
   if (r.bubble_s > 0)
     s += fmt::format("  {:<32} {:>12} {:>12}\n", "pipeline bubble",
                      units::format_seconds(r.bubble_s), units::format_seconds(r.bubble_s));
-  for (const auto& c : r.comms)
+  for (const auto& c : r.comms) {
     s += fmt::format("  {:<32} {:>12} {:>12} {:>6.0f} GB/s  ({:g} x {} in groups of {})\n", c.kind,
                      units::format_seconds(c.total_s), units::format_seconds(c.exposed_s),
                      c.busbw_gbs, c.count, units::format_bytes(c.bytes), c.group_size);
+    if (c.concurrency_factor > 1) {
+      std::string with;
+      for (const auto& k : c.shares_links_with) with += (with.empty() ? "" : ", ") + k;
+      s += fmt::format("    {:.3g}% slower beside {} on the same links (alone: {} total, {} exposed)\n",
+                       100 * (c.concurrency_factor - 1), with,
+                       units::format_seconds(c.alone_total_s),
+                       units::format_seconds(c.alone_exposed_s));
+    }
+  }
   if (r.overlap_slowdown_s > 0)
     s += fmt::format("  {:<32} {:>12} {:>12}  (overlapped collectives' SMs)\n",
                      "compute slowed by overlap", units::format_seconds(r.overlap_slowdown_s),

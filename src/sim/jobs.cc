@@ -11,6 +11,7 @@
 #include "sim/collective.h"
 #include "sim/flow_builder.h"
 #include "sim/flow_model.h"
+#include "sim/step_overlap.h"
 #include "sim/whatif.h"
 
 namespace gf {
@@ -30,8 +31,6 @@ uint64_t next_random(uint64_t& state) {
 // from every other job's).
 constexpr uint64_t kJobHashKey = 0x10b5;
 
-bool is_network(LinkClass c) { return c != LinkClass::kScaleUp && c != LinkClass::kPcie; }
-
 // A node is unusable when every one of its NIC ports lost its link (--fail node:NAME).
 std::vector<uint8_t> cut_off_nodes(const Fabric& fab) {
   std::vector<uint8_t> out(static_cast<size_t>(fab.nodes()), 0);
@@ -49,30 +48,6 @@ std::string policy_text(std::optional<Placement> p) {
   return p ? fmt::format("{} placement", placement_name(*p)) : "the spec's placements";
 }
 
-// One job's step traffic as flows, and which step communication each flow belongs to.
-struct JobFlows {
-  FlowSet fs;
-  std::vector<int> comm_of_flow;
-};
-
-// Per communication of a job: the latest completion of its flows in `r` (flows from `first`
-// on belong to the job, in its own order).
-std::vector<double> comm_completion(const JobFlows& jf, const FluidResult& r, int first,
-                                    size_t comms) {
-  std::vector<double> out(comms, 0);
-  for (int f = 0; f < jf.fs.size(); ++f) {
-    auto& t = out[static_cast<size_t>(jf.comm_of_flow[static_cast<size_t>(f)])];
-    t = std::max(t, r.completion_s[static_cast<size_t>(first + f)]);
-  }
-  return out;
-}
-
-// Appends flow f of `from` to `to`.
-void copy_flow(const FlowSet& from, int f, FlowSet& to, std::vector<FlowSet::Hop>& path) {
-  path.assign(from.begin(f), from.end(f));
-  to.add(from.bytes(f), path);
-}
-
 // Every job placed by `policy`, stepped alone with load balancing `lb`, and all their traffic
 // run together.
 Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
@@ -86,7 +61,8 @@ Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
   run.load_balancing = lb;
   const int G = plan.gpus_per_node, npu = placement_unit(plan);
   const size_t L = fab.links().size();
-  std::vector<JobFlows> flows(spec.jobs.size());
+  // Per job its step traffic as flows, each tagged with the step communication it belongs to.
+  std::vector<TaggedFlows> flows(spec.jobs.size());
   for (size_t j = 0; j < spec.jobs.size(); ++j) {
     const JobSpec& js = spec.jobs[j];
     JobResult jr;
@@ -120,8 +96,10 @@ Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
     }
     jr.step = std::move(*step);
     jr.step_alone_s = jr.step.step_time_s;
-    // Its step traffic: each communication's calls of one step in its groups, at once.
-    JobFlows& jf = flows[j];
+    // Its step traffic: each communication's calls of one step in its groups, at once. The step
+    // alone already has the job's own dimensions sharing links (StepComm::concurrency_factor):
+    // alone here is the job alone on the fabric, its own concurrency included.
+    TaggedFlows& jf = flows[j];
     for (size_t k = 0; k < jr.step.comms.size(); ++k) {
       const StepComm& c = jr.step.comms[k];
       JobComm jc;
@@ -131,9 +109,8 @@ Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
       const int before = jf.fs.size();
       group_flows(fab, lb, c.op, c.groups, c.bytes * c.count, jf.fs, mix_key(kJobHashKey, j + 1));
       for (int f = before; f < jf.fs.size(); ++f) {
-        jf.comm_of_flow.push_back(static_cast<int>(k));
-        for (const auto* h = jf.fs.begin(f); h != jf.fs.end(f) && !jc.network; ++h)
-          jc.network = is_network(fab.links()[static_cast<size_t>(h->link)].cls);
+        jf.tag.push_back(static_cast<int>(k));
+        jc.network = jc.network || crosses_network(fab, jf.fs, f);
       }
       jr.comms.push_back(jc);
     }
@@ -161,10 +138,9 @@ Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
   }
   run.load.payload_bytes = 1;
   std::vector<std::vector<double>> alone(J), together(J);
-  std::vector<FlowSet::Hop> path;
   for (size_t j = 0; j < J; ++j) {
     const FluidResult r = run_fluid(flows[j].fs, cap);
-    alone[j] = comm_completion(flows[j], r, 0, run.jobs[j].comms.size());
+    alone[j] = tag_completion(flows[j], r, 0, run.jobs[j].comms.size());
     bool shared = false;
     for (size_t o = 0; o < J; ++o) shared = shared || (o != j && root(o) == root(j));
     if (!shared) {  // no link in common with any other job: exactly as alone
@@ -178,17 +154,17 @@ Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
     for (size_t j = 0; j < J; ++j)
       if (root(j) == g) members.push_back(j);
     if (members.size() < 2) continue;
-    FlowSet all;
+    TaggedFlows all;
     std::vector<int> first;
     for (size_t j : members) {
-      first.push_back(all.size());
-      for (int f = 0; f < flows[j].fs.size(); ++f) copy_flow(flows[j].fs, f, all, path);
+      first.push_back(all.fs.size());
+      all.append(flows[j]);
     }
-    const FluidResult r = run_fluid(all, cap);
+    const FluidResult r = run_fluid(all.fs, cap);
     for (size_t i = 0; i < members.size(); ++i)
       together[members[i]] =
-          comm_completion(flows[members[i]], r, first[i], run.jobs[members[i]].comms.size());
-    run.load.add(all, r, L);
+          tag_completion(flows[members[i]], r, first[i], run.jobs[members[i]].comms.size());
+    run.load.add(all.fs, r, L);
     run.together_s = std::max(run.together_s, r.time_s);
   }
 
@@ -203,10 +179,9 @@ Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
       c.fluid_alone_s = alone[j][k];
       c.fluid_together_s = together[j][k];
       c.factor = c.fluid_alone_s > 0 ? c.fluid_together_s / c.fluid_alone_s : 1;
-      c.total_together_s = c.total_s * c.factor;
-      const double hidden = c.total_s - c.exposed_s;
-      c.exposed_together_s =
-          std::min(c.total_together_s, std::max(c.exposed_s, c.total_together_s - hidden));
+      const SlowedComm s = slow_comm(c.total_s, c.exposed_s, c.factor);
+      c.total_together_s = s.total_s;
+      c.exposed_together_s = s.exposed_s;
       added += c.exposed_together_s - c.exposed_s;
     }
     jr.step_together_s = jr.step_alone_s + added;

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "sim/collective.h"
 #include "sim/compute.h"
+#include "sim/flow_builder.h"
+#include "sim/step_overlap.h"
 
 namespace gf {
 namespace {
@@ -91,7 +94,7 @@ Plan with_nic_rate(const Plan& plan, double factor) {
 
 Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabric& fabric,
                                  const std::vector<double>& node_speed,
-                                 const std::vector<int>& gpu_of_rank) {
+                                 const std::vector<int>& gpu_of_rank, const StepOptions& options) {
   auto gpu_of = [&](int rank) {
     return gpu_of_rank.empty() ? rank : gpu_of_rank[static_cast<size_t>(rank)];
   };
@@ -289,8 +292,19 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   }
 
   const LoadBalancing lb = plan.load_balancing;
+  // Where each communication's calls fall in the step's overlap windows (sim/step_overlap.h):
+  // its stream, its calls in one pipeline slot (a microbatch's forward and backward) and in the
+  // gradient-reduce window (the last microbatch's backward), of them the sends going backward.
+  struct Where {
+    CommStream stream;
+    double slot = 0, slot_backward = 0, last_backward = 0;
+  };
+  std::vector<ScheduledComm> sched;
+  // Each communication's exposure: from one call's and all calls' time, the part compute does
+  // not hide (evaluated again with the times the other streams' traffic slowed).
+  std::vector<std::function<double(double, double)>> exposure;
   auto add = [&](const std::string& kind, Op op, std::vector<std::vector<int>> groups, double bytes,
-                 double count, auto exposed_of) -> bool {
+                 double count, auto exposed_of, const Where& where) -> bool {
     if (groups.empty() || groups[0].size() < 2 || bytes <= 0 || count <= 0) return true;
     if (!gpu_of_rank.empty())
       for (auto& g : groups)
@@ -311,7 +325,24 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     const double one = g->seconds(bytes);
     c.total_s = one * count;
     c.exposed_s = std::min(c.total_s, exposed_of(one, c.total_s));
+    exposure.emplace_back(exposed_of);
     c.op = op;
+    c.stream = where.stream;
+    ScheduledComm sc;
+    if (options.concurrency) sc.groups = groups;
+    sc.kind = kind;
+    sc.stream = where.stream;
+    sc.op = op;
+    sc.bytes = bytes;
+    const size_t slot = static_cast<size_t>(OverlapWindowKind::kPipelineSlot);
+    const size_t grad = static_cast<size_t>(OverlapWindowKind::kGradientReduce);
+    sc.calls[slot] = where.slot;
+    sc.backward_calls[slot] = where.slot_backward;
+    sc.calls[grad] = where.last_backward;
+    sc.backward_calls[grad] = op == Op::kSendRecv ? where.last_backward : 0;
+    sc.step_calls[grad] = std::min(count, where.last_backward);
+    sc.step_calls[slot] = count - sc.step_calls[grad];
+    sched.push_back(std::move(sc));
     c.groups = std::move(groups);
     r.comms.push_back(std::move(c));
     return true;
@@ -327,16 +358,23 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   const double layer_fwd = crit.layers > 0 ? crit.forward_s / crit.layers : 0;
   const double gemm_f = r.kernels.total() > 0 ? r.kernels.gemm_forward_s : layer_fwd;
   const double gemm_b = r.kernels.total() > 0 ? r.kernels.gemm_backward_s : 2 * layer_fwd;
+  // The DP gradient buckets reduce during the last microbatch's backward only with overlap on
+  // (Megatron-LM core_v0.15.0 distributed/param_and_grad_buffer.py:472 register_grad_ready:
+  // grads count as ready only in the last microbatch; :322 start_grad_sync then issues each
+  // bucket asynchronously); without it they reduce after the backward, alone.
+  const bool grad_window = dp > 1 && w.overlap;
   if (par.tp > 1 && shape) {
     const double fwd_calls = 2 + (w.recompute == Recompute::kFull ? 2 : 0);
     add(w.sequence_parallel ? "tp_reduce_scatter_all_gather" : "tp_allreduce", Op::kAllReduce,
         groups_along(d, 't'), tokens_mb * hidden * act_bytes, (fwd_calls + 2) * layers_stage * mb,
-        [&](double one, double total) {
+        [&, fwd_calls](double one, double total) {
           if (!w.tp_overlap) return total;
           const double per_layer = fwd_calls * std::max(0.0, one - gemm_f / 2) +
                                    2 * std::max(0.0, one - gemm_b / 2);
           return per_layer * layers_stage * mb;
-        });
+        },
+        Where{CommStream::kCompute, (fwd_calls + 2) * layers_stage, 0,
+              grad_window ? 2 * layers_stage : 0});
   }
   // CP: keys and values of the whole sequence gathered forward, their gradients scattered back
   // (Llama 3, arXiv 2407.21783 §3.3.2: all-gather based). Each tensor-parallel rank gathers the
@@ -355,7 +393,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
           return (std::max(0.0, one - r.kernels.attention_forward_s) +
                   std::max(0.0, one - r.kernels.attention_backward_s)) *
                  layers_stage * mb;
-        });
+        },
+        Where{CommStream::kCompute, 2 * layers_stage, 0, grad_window ? layers_stage : 0});
   }
   // EP: dispatch and combine all-to-all, forward and backward, per MoE layer. Each EP rank routes
   // its own tokens, each to top_k experts: its send buffer (nccl-tests' alltoall size, 1/ep of it
@@ -367,14 +406,24 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     // for it (the dispatch and the combine are synchronous).
     add("ep_alltoall", Op::kAlltoall, groups_along(d, 'e'),
         tokens * hidden * act_bytes * std::max(1, m.top_k) * m.expert_load(),
-        4 * layers_stage * mb, all);
+        4 * layers_stage * mb, all,
+        Where{CommStream::kCompute, 4 * layers_stage, 0, grad_window ? 2 * layers_stage : 0});
   }
   // PP: activations forward and gradients backward across each stage boundary; the steady
   // state hides them behind compute, filling and draining the pipeline does not.
   if (par.pp > 1 && shape) {
     const double bytes = tokens_mb * hidden * act_bytes / (w.sequence_parallel ? par.tp : 1);
+    // In a slot a stage sends one microbatch's activations on and another's gradients back, at
+    // once (schedules.py:2206 send_forward_recv_backward, p2p_communication.py:16
+    // _batched_p2p_ops: one batch_isend_irecv on the pipeline's communicator). Only the
+    // interleaved schedule overlaps them with compute (Megatron-LM core_v0.15.0
+    // training/arguments.py:613: "Overlap P2P communication is disabled if not using the
+    // interleaved schedule"); 1F1B waits for each before the next forward or backward, so there
+    // they are in sequence with the compute stream's collectives, as one stream.
     add("pp_sendrecv", Op::kSendRecv, pp_pairs(d), bytes, 2 * mb,
-        [&](double one, double) { return 2.0 * (par.pp - 1) * one; });
+        [&](double one, double) { return 2.0 * (par.pp - 1) * one; },
+        Where{w.virtual_pipeline > 1 ? CommStream::kPipeline : CommStream::kCompute, 2, 1,
+              grad_window ? 1.0 : 0.0});
   }
   // DP: gradients reduced in buckets during the last microbatch's backward (or after it, with
   // overlap off); ZeRO-1/2 reduce-scatter gradients and all-gather parameters (same bytes);
@@ -386,31 +435,84 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     // The last microbatch's backward on the critical stage: the window the buckets hide in.
     const double window = crit.backward_s;
     add(par.zero >= 1 ? "dp_reduce_scatter_all_gather" : "dp_allreduce", Op::kAllReduce, groups,
-        grads, 1, [&](double, double total) {
+        grads, 1, [&, grads, window](double, double total) {
           if (!w.overlap) return total;
           const double buckets = std::max(1.0, std::ceil(grads / kBucketBytes));
           return std::max(total / buckets, total - window);
-        });
+        },
+        Where{CommStream::kGradients, 0, 0, 1});
     if (expert_params > 0 && d.dpo > 1)
       add("expert_dp_allreduce", Op::kAllReduce, groups_along(d, 'o'),
           expert_params / (par.tp * par.pp * par.ep) * grad_bytes, 1,
-          [&](double, double total) { return w.overlap ? std::max(0.0, total - window) : total; });
+          [&, window](double, double total) {
+            return w.overlap ? std::max(0.0, total - window) : total;
+          },
+          Where{CommStream::kGradients, 0, 0, 1});
     if (par.zero == 3)
       add("zero3_param_allgather", Op::kAllGather, groups, grads, 2 * mb,
           [&](double one, double total) {
             return w.overlap ? std::max(0.0, one - per_mb / 2) * 2 * mb : total;
-          });
+          },
+          // Prefetched on their own stream with overlap (param_and_grad_buffer.py:213
+          // start_param_sync, async with overlap_param_gather); without it each gather is
+          // waited for before its layer, in sequence with the compute stream.
+          Where{w.overlap ? CommStream::kParamGather : CommStream::kCompute, 2, 0,
+                grad_window ? 1.0 : 0.0});
   }
   if (!errs.empty()) return errs;
+
+  // The parallel dimensions' traffic together: per overlap window, the streams' flows on the
+  // fabric at once; each communication slowed by how much the other streams' flows on its
+  // links delayed it (sim/step_overlap.h, docs/step-overlap.md).
+  for (auto& c : r.comms) {
+    c.alone_total_s = c.total_s;
+    c.alone_exposed_s = c.exposed_s;
+  }
+  r.concurrency = options.concurrency;
+  if (options.concurrency && r.comms.size() > 1) {
+    const StepConcurrency sc =
+        step_concurrency(fabric, lb, simple_capacities(fabric, plan.calibration), sched);
+    r.overlap_windows = sc.windows;
+    for (size_t i = 0; i < r.comms.size(); ++i) {
+      StepComm& c = r.comms[i];
+      c.concurrency_factor = sc.comms[i].factor;
+      c.shares_links_with = sc.comms[i].shares_with;
+      if (c.concurrency_factor == 1) continue;
+      // Every call as much longer: the compute that hides it is the same, so the exposure
+      // rule decides again what of the longer call it still hides (a CP exchange shorter than
+      // its attention even when slowed stays hidden; DP's window is the same backward).
+      c.total_s *= c.concurrency_factor;
+      c.exposed_s = std::min(c.total_s, exposure[i](c.total_s / c.count, c.total_s));
+    }
+  }
 
   for (const auto& c : r.comms) r.exposed_comm_s += c.exposed_s;
   // Communication overlapped with compute takes SMs from it: NCCL runs one thread block per
   // channel, each on an SM of its own (enqueue.cc@v2.29.7-1:1682), so kernels running beside
   // a collective on c channels get (sms - c) / sms of the GPU for the overlapped time.
+  double alone_slowdown_s = 0;
   if (plan.gpu.sm_count > 0)
-    for (const auto& c : r.comms)
-      r.overlap_slowdown_s += (c.total_s - c.exposed_s) *
-                              std::min(1.0, static_cast<double>(c.channels) / plan.gpu.sm_count);
+    for (const auto& c : r.comms) {
+      const double sms = std::min(1.0, static_cast<double>(c.channels) / plan.gpu.sm_count);
+      r.overlap_slowdown_s += (c.total_s - c.exposed_s) * sms;
+      alone_slowdown_s += (c.alone_total_s - c.alone_exposed_s) * sms;
+    }
+  if (r.concurrency) {
+    // What the sharing added to the step: exposed communication, and SMs the longer calls that
+    // compute still hides hold for longer.
+    r.concurrency_s = r.overlap_slowdown_s - alone_slowdown_s;
+    for (const auto& c : r.comms) r.concurrency_s += c.exposed_s - c.alone_exposed_s;
+    if (r.concurrency_s > 0) {
+      std::string who;
+      for (const auto& c : r.comms)
+        if (c.concurrency_factor > 1)
+          who += fmt::format("{}{} {:+.3g}%", who.empty() ? "" : ", ", c.kind,
+                             100 * (c.concurrency_factor - 1));
+      r.notes.push_back(fmt::format(
+          "parallel dimensions sharing links at the same time add {:.3g} s to the step ({})",
+          r.concurrency_s, who));
+    }
+  }
   r.step_time_s = r.compute_s + r.bubble_s + r.exposed_comm_s + r.overlap_slowdown_s;
   r.comm_fraction = r.exposed_comm_s / r.step_time_s;
   r.gpu_utilization = r.mean_compute_s / r.step_time_s;
@@ -447,11 +549,11 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
 }
 
 Result<std::vector<StepScenario>> step_sensitivity(const Spec& spec, const Catalog& cat,
-                                                   const Plan& plan) {
+                                                   const Plan& plan, const StepOptions& options) {
   std::vector<StepScenario> out;
   auto run = [&](const std::string& label, const Plan& p) -> bool {
     const Fabric f = Fabric::build(p, cat);
-    auto r = simulate_step(spec, p, f);
+    auto r = simulate_step(spec, p, f, {}, {}, options);
     if (!r) return false;
     out.push_back({label, *r});
     return true;

@@ -13,6 +13,7 @@
 #include "sim/goodput.h"
 #include "sim/memory.h"
 #include "sim/nccl_cost.h"
+#include "sim/step_overlap.h"
 #include "spec/pipeline.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
@@ -34,6 +35,15 @@ struct StepComm {
   /// The groups it ran in, GPU ids in the fabric's numbering (ring order; pairs for sendrecv):
   /// what sim/jobs.h puts on the fabric beside other jobs' traffic.
   std::vector<std::vector<int>> groups;
+  /// Its stream (sim/step_overlap.h) and how the other streams' traffic on the same links
+  /// slowed it: every call `concurrency_factor` times longer in total_s (1: it met nobody, or
+  /// the step ran without concurrency), exposed_s what its compute window still leaves of the
+  /// longer calls; the times it had alone on the fabric; the kinds of the other streams whose
+  /// network flows crossed its links.
+  CommStream stream = CommStream::kCompute;
+  double concurrency_factor = 1;
+  double alone_total_s = 0, alone_exposed_s = 0;
+  std::vector<std::string> shares_links_with;
 };
 
 /// A constraint of the spec checked against the step.
@@ -85,6 +95,20 @@ struct StepResult {
   double straggler_speed = 1, straggler_s = 0;
   /// Interruptions, checkpoint/restart and the goodput over the training run (goodput.h).
   Goodput goodput;
+  /// Whether the parallel dimensions' traffic ran together in overlap windows
+  /// (StepOptions::concurrency), the windows, and the step time their sharing added (exposed
+  /// communication, and the SMs longer hidden calls hold: in exposed_comm_s and
+  /// overlap_slowdown_s).
+  bool concurrency = true;
+  std::vector<OverlapWindow> overlap_windows;
+  double concurrency_s = 0;
+};
+
+/// How to simulate a step.
+struct StepOptions {
+  /// Run each window's streams together on the fabric (sim/step_overlap.h); false: every kind
+  /// of communication alone, as if the others were not there (step --no-concurrency).
+  bool concurrency = true;
 };
 
 /// Simulates one training step of the spec's workload on the plan's fabric. `node_speed`: per
@@ -96,7 +120,8 @@ struct StepResult {
 /// placed on part of the fabric (sim/jobs.h) passes its own, with `plan` giving its size.
 Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabric& fabric,
                                  const std::vector<double>& node_speed = {},
-                                 const std::vector<int>& gpu_of_rank = {});
+                                 const std::vector<int>& gpu_of_rank = {},
+                                 const StepOptions& options = {});
 
 /// A what-if of the same step: a label and its result.
 struct StepScenario {
@@ -107,7 +132,8 @@ struct StepScenario {
 /// The guide's "do we need 800G?": the step with NIC rate x0.5 and x2 and with 2:1
 /// oversubscription (re-planned).
 Result<std::vector<StepScenario>> step_sensitivity(const Spec& spec, const Catalog& catalog,
-                                                   const Plan& plan);
+                                                   const Plan& plan,
+                                                   const StepOptions& options = {});
 
 /// The fabric of `plan` with every network link (NIC to top tier) `factor` times as fast.
 Plan with_nic_rate(const Plan& plan, double factor);

@@ -437,3 +437,204 @@ TEST(StepMoe, TheBusiestExpertRankSetsTheLayersTime) {
 }
 
 }  // namespace gf
+
+namespace gf {
+namespace {
+
+// 8 servers of 8 GPUs in 2 scalable units of 4 on a two-tier RoCE Clos with 4:1 leaves: every
+// rail's leaf has one 400G uplink to the one spine for its four 400G NICs.
+std::string oversubscribed(const std::string& parallelism) {
+  return "cluster: {gpu: h100-sxm, nodes: 8, gpus_per_node: 8, nic: cx7-400g}\n"
+         "fabric: {technology: roce, topology: clos2, scalable_unit: 4, switch: arista-7060x6, "
+         "oversubscription: 4, load_balancing: ecmp}\n"
+         "workload:\n  model: {params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096, "
+         "vocab: 128256}\n  parallelism: " +
+         parallelism + "\n  global_batch: 64\n";
+}
+
+const StepComm* comm_named(const StepResult& r, const std::string& kind) {
+  for (const auto& c : r.comms)
+    if (c.kind == kind) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(StepConcurrency, SlowingKeepsWhatComputeHid) {
+  // jobs.cc's rule, now shared: the hidden part stays hidden, the longer rest is exposed.
+  const SlowedComm a = slow_comm(10, 4, 1.5);  // 6 hidden
+  EXPECT_DOUBLE_EQ(a.total_s, 15);
+  EXPECT_DOUBLE_EQ(a.exposed_s, 9);
+  const SlowedComm b = slow_comm(10, 10, 2);  // nothing hidden: all of it exposed
+  EXPECT_DOUBLE_EQ(b.exposed_s, 20);
+  const SlowedComm c = slow_comm(10, 4, 1);
+  EXPECT_DOUBLE_EQ(c.total_s, 10);
+  EXPECT_DOUBLE_EQ(c.exposed_s, 4);
+}
+
+TEST(StepConcurrency, DataAndPipelineTrafficOnTheSameUplinksShareThem) {
+  // tp 8 fills a server (NVLink only); pp 2 x dp 4 placed by hand so that both the DP rings and
+  // the pipeline's sends cross the units' leaf-spine uplinks: stage 0 of replicas 0..3 on
+  // nodes 0, 1, 4, 5 and stage 1 on nodes 6, 7, 2, 3. Per rail, each direction of an uplink
+  // carries two ring hops (1 -> 4 of stage 0's ring, 3 -> 6 of stage 1's; 5 -> 0 and 7 -> 2
+  // back) and, during the last backward, two gradient sends (2 -> 4 and 3 -> 5; 6 -> 0 and
+  // 7 -> 1 back).
+  const StepSetup s = setup(oversubscribed("{tp: 8, pp: 2, dp: 4}"));
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  const int stage0[] = {0, 1, 4, 5}, stage1[] = {6, 7, 2, 3};
+  std::vector<int> gpu_of_rank(64);
+  for (int o = 0; o < 4; ++o)
+    for (int p = 0; p < 2; ++p)
+      for (int t = 0; t < 8; ++t)
+        gpu_of_rank[static_cast<size_t>(t + 8 * (p + 2 * o))] = (p ? stage1 : stage0)[o] * 8 + t;
+  auto on = simulate_step(s.spec, s.plan, f, {}, gpu_of_rank);
+  StepOptions no;
+  no.concurrency = false;
+  auto off = simulate_step(s.spec, s.plan, f, {}, gpu_of_rank, no);
+  ASSERT_TRUE(on.ok() && off.ok()) << format_diagnostics(on.errors());
+  const StepComm* dp = comm_named(*on, "dp_allreduce");
+  const StepComm* pp = comm_named(*on, "pp_sendrecv");
+  ASSERT_TRUE(dp && pp);
+  // The uplink is the bottleneck of both and stays saturated until the rings finish, so they
+  // finish when its bytes are through: 2 rings x 2(n-1)/n x G, plus 2 sends of P, over its
+  // capacity, against the rings' bytes alone.
+  const double G = dp->bytes, P = pp->bytes, rings = 2 * 2.0 * 3 / 4 * G;
+  EXPECT_NEAR(dp->concurrency_factor, (rings + 2 * P) / rings, 1e-6);
+  EXPECT_GT(dp->concurrency_factor, 1);
+  EXPECT_EQ(dp->shares_links_with, std::vector<std::string>{"pp_sendrecv"});
+  EXPECT_EQ(pp->shares_links_with, std::vector<std::string>{"dp_allreduce"});
+  EXPECT_GT(pp->concurrency_factor, 1);
+  // Slowed by the factor; what compute hid stays hidden.
+  EXPECT_NEAR(dp->total_s, dp->alone_total_s * dp->concurrency_factor, 1e-12);
+  EXPECT_NEAR(dp->total_s - dp->exposed_s, dp->alone_total_s - dp->alone_exposed_s, 1e-12);
+  const StepComm* dp_off = comm_named(*off, "dp_allreduce");
+  ASSERT_TRUE(dp_off);
+  EXPECT_DOUBLE_EQ(dp->alone_total_s, dp_off->total_s);
+  EXPECT_DOUBLE_EQ(dp_off->concurrency_factor, 1);
+  EXPECT_NEAR(on->step_time_s - off->step_time_s, on->concurrency_s, 1e-12);
+  EXPECT_GT(on->concurrency_s, 0);
+  // The windows: 1F1B waits for its sends between forwards and backwards, so they are in
+  // sequence with the compute stream's (NVLink-only) TP; the gradient reduce has that stream
+  // and the gradients' meeting, the pipeline slot has only the compute stream.
+  EXPECT_EQ(pp->stream, CommStream::kCompute);
+  ASSERT_EQ(on->overlap_windows.size(), 2u);
+  const OverlapWindow& slot = on->overlap_windows[0];
+  const OverlapWindow& grad = on->overlap_windows[1];
+  EXPECT_FALSE(slot.shared);
+  EXPECT_EQ(slot.streams.size(), 1u);
+  EXPECT_TRUE(grad.shared);
+  ASSERT_EQ(grad.streams.size(), 2u);
+  EXPECT_EQ(grad.streams[0].stream, CommStream::kCompute);
+  EXPECT_TRUE(grad.streams[0].network);  // the gradient sent back; TP stays in the server
+  EXPECT_EQ(grad.streams[0].kinds.back(), "pp_sendrecv");
+  EXPECT_EQ(grad.streams[1].stream, CommStream::kGradients);
+  EXPECT_DOUBLE_EQ(grad.streams[1].bytes, G);
+  EXPECT_GT(grad.streams[1].factor, 1);
+}
+
+TEST(StepConcurrency, OnlyTheInterleavedScheduleOverlapsPipelineSendsWithCompute) {
+  // Megatron-LM turns overlap_p2p_comm off without virtual stages (arguments.py:613).
+  auto stream_of_pp = [](const std::string& extra) {
+    const StepResult r = step(setup(oversubscribed("{tp: 8, pp: 2, dp: 4}") + extra));
+    const StepComm* pp = comm_named(r, "pp_sendrecv");
+    EXPECT_TRUE(pp);
+    return pp ? pp->stream : CommStream::kGradients;
+  };
+  EXPECT_EQ(stream_of_pp(""), CommStream::kCompute);
+  EXPECT_EQ(stream_of_pp("  virtual_pipeline: 2\n"), CommStream::kPipeline);
+}
+
+TEST(StepConcurrency, DimensionsThatNeverMeetGiveTheSameStep) {
+  // tp 4 x pp 2 inside each server: the pipeline's sends stay on NVLink; only DP crosses the
+  // network, so nobody shares a network link with it.
+  const StepSetup s = setup(oversubscribed("{tp: 4, pp: 2, dp: 8}"));
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  auto on = simulate_step(s.spec, s.plan, f);
+  StepOptions no;
+  no.concurrency = false;
+  auto off = simulate_step(s.spec, s.plan, f, {}, {}, no);
+  ASSERT_TRUE(on.ok() && off.ok());
+  ASSERT_EQ(on->comms.size(), off->comms.size());
+  ASSERT_GE(on->comms.size(), 3u);
+  for (size_t i = 0; i < on->comms.size(); ++i) {
+    EXPECT_EQ(on->comms[i].concurrency_factor, 1) << on->comms[i].kind;
+    EXPECT_TRUE(on->comms[i].shares_links_with.empty()) << on->comms[i].kind;
+    EXPECT_EQ(on->comms[i].total_s, off->comms[i].total_s) << on->comms[i].kind;
+    EXPECT_EQ(on->comms[i].exposed_s, off->comms[i].exposed_s) << on->comms[i].kind;
+  }
+  EXPECT_EQ(on->step_time_s, off->step_time_s);
+  EXPECT_EQ(on->concurrency_s, 0);
+  for (const auto& w : on->overlap_windows) EXPECT_FALSE(w.shared);
+}
+
+TEST(StepConcurrency, ExpertAllToAllMeetsThePipelineAndTheGradients) {
+  // Every dimension across servers: tp 8 fills one, ep 2 and pp 2 and the outer dp cross the
+  // network and meet on the NICs: each is slower than alone, and the step with them. The
+  // interleaved schedule overlaps the pipeline's sends with the compute stream's all-to-alls.
+  const StepSetup s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\n"
+      "workload:\n  model: {params: 140B, layers: 32, hidden: 8192, heads: 64, seq_len: 4096, "
+      "experts: 8, top_k: 2}\n  parallelism: {tp: 8, pp: 2, ep: 2}\n  global_batch: 64\n"
+      "  virtual_pipeline: 2\n");
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  auto on = simulate_step(s.spec, s.plan, f);
+  StepOptions no;
+  no.concurrency = false;
+  auto off = simulate_step(s.spec, s.plan, f, {}, {}, no);
+  ASSERT_TRUE(on.ok() && off.ok());
+  const StepComm* ep = comm_named(*on, "ep_alltoall");
+  ASSERT_TRUE(ep);
+  EXPECT_GT(ep->concurrency_factor, 1);
+  const auto& with = ep->shares_links_with;
+  EXPECT_NE(std::find(with.begin(), with.end(), "pp_sendrecv"), with.end());
+  EXPECT_NE(std::find(with.begin(), with.end(), "dp_allreduce"), with.end());
+  EXPECT_TRUE(on->overlap_windows[0].shared);  // the slot: all-to-alls beside the sends
+  EXPECT_GT(on->step_time_s, off->step_time_s);
+  EXPECT_NEAR(on->step_time_s,
+              on->compute_s + on->bubble_s + on->exposed_comm_s + on->overlap_slowdown_s, 1e-9);
+  for (const auto& c : on->comms) {
+    EXPECT_GE(c.concurrency_factor, 1) << c.kind;
+    EXPECT_LE(c.exposed_s, c.total_s + 1e-12) << c.kind;
+  }
+}
+
+}  // namespace gf
+
+namespace gf {
+
+TEST(StepConcurrency, OneStreamsOwnCollectivesDoNotSlowEachOther) {
+  // tp 8 fills a server; cp 2 and ep 2 put the compute stream's key/value exchanges and
+  // all-to-alls on the same NICs. They run in sequence, so beside each other they are not
+  // slowed; only the DP buckets of the last backward (overlap on) are another stream.
+  auto run = [](bool overlap) {
+    return step(setup(fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 4, nic: cx7-400g}}\n"
+        "workload:\n  model: {{params: 40B, layers: 16, hidden: 8192, heads: 64, seq_len: 8192, "
+        "experts: 8, top_k: 2}}\n  parallelism: {{tp: 8, cp: 2, ep: 2}}\n  global_batch: 16\n"
+        "  overlap: {}\n",
+        overlap)));
+  };
+  const StepResult apart = run(false);
+  const StepComm* cp = comm_named(apart, "cp_kv_exchange");
+  const StepComm* ep = comm_named(apart, "ep_alltoall");
+  ASSERT_TRUE(cp && ep);
+  EXPECT_EQ(cp->stream, CommStream::kCompute);
+  EXPECT_EQ(ep->stream, CommStream::kCompute);
+  EXPECT_EQ(cp->concurrency_factor, 1);
+  EXPECT_EQ(ep->concurrency_factor, 1);
+  EXPECT_TRUE(ep->shares_links_with.empty());
+  EXPECT_EQ(apart.concurrency_s, 0);
+  // The slot's only stream, on the network, alone.
+  ASSERT_FALSE(apart.overlap_windows.empty());
+  EXPECT_EQ(apart.overlap_windows[0].streams.size(), 1u);
+  EXPECT_TRUE(apart.overlap_windows[0].streams[0].network);
+  EXPECT_FALSE(apart.overlap_windows[0].shared);
+  // With overlap the last backward's exchanges and all-to-alls meet the gradient buckets.
+  const StepResult together = run(true);
+  const StepComm* ep2 = comm_named(together, "ep_alltoall");
+  ASSERT_TRUE(ep2);
+  EXPECT_GT(ep2->concurrency_factor, 1);
+  EXPECT_EQ(ep2->shares_links_with, std::vector<std::string>{"dp_allreduce"});
+}
+
+}  // namespace gf
