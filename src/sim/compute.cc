@@ -10,7 +10,7 @@ namespace gf {
 // sustain: shapes that are not the best, clocks under a full node's power, the memory traffic
 // of neighbouring kernels. Fitted on the fit rows of data/calibration/training-public.csv
 // as they were then (A100: Narayanan et al. SC'21 table 1's 1.7B and 1008B, Korthikanti et al.
-// 2022 table 5's 22B; the rows of tables 1 and 2 added later did not move it), the value
+// 2022 table 5's 22B; the rows of tables 1 and 2 added later were not used to refit it), the value
 // with the least median |error| over them, scanned 0.70-0.90 by 0.02 (`gpufabric calibrate
 // data/calibration/training-public.csv`); never on the test rows.
 constexpr double kTrainingKernelShare = 0.78;
