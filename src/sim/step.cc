@@ -23,6 +23,11 @@ constexpr double kEfficiencyWidthExponent = 0.1;
 constexpr double kBackwardShare = 2.0 / 3.0;
 // Gradient buckets (PyTorch DDP's 25 MB; Megatron uses ~40M parameters).
 constexpr double kBucketBytes = 25e6;
+// Parameters one ZeRO-3 gather fetches: DeepSpeed's stage3_prefetch_bucket_size default, 5e7
+// (DeepSpeed config-json documentation, ZeRO optimizations: "The size of the fixed buffer for
+// prefetching parameters. Smaller values use less memory, but can increase stalls due to
+// communication").
+constexpr double kZero3BucketParams = 5e7;
 // Without per-kernel times (compute from FLOPs), the share of a CP key/value exchange left
 // exposed: about half, overlapped with attention (estimate). With them it comes from the
 // attention kernels' times.
@@ -448,16 +453,30 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
             return w.overlap ? std::max(0.0, total - window) : total;
           },
           Where{CommStream::kGradients, 0, 0, 1});
-    if (par.zero == 3)
-      add("zero3_param_allgather", Op::kAllGather, groups, grads, 2 * mb,
-          [&](double one, double total) {
-            return w.overlap ? std::max(0.0, one - per_mb / 2) * 2 * mb : total;
+    if (par.zero == 3) {
+      // ZeRO-3 gathers the parameters bucket by bucket before each module's forward, its
+      // recomputed forward (full recomputation re-runs the hooks) and its backward: one
+      // all-gather of stage3_prefetch_bucket_size parameters each. With overlap the next bucket
+      // is prefetched while this one computes: what a gather takes beyond its bucket's compute is
+      // exposed. At scale each gather is a ring over every rank, so its latency, not its bytes,
+      // sets the time (Narayanan et al. SC'21 table 2: ZeRO-3 falls from 144 to 44 TFLOP/s per
+      // GPU from 384 to 1,536 GPUs).
+      const double passes = 2 + (w.recompute == Recompute::kFull ? 1 : 0);
+      const double held = dense_params / (par.tp * par.pp);
+      const double buckets = std::max(1.0, std::ceil(held / kZero3BucketParams));
+      add("zero3_param_allgather", Op::kAllGather, groups, grads / buckets,
+          passes * buckets * mb,
+          [&, passes, buckets](double one, double total) {
+            if (!w.overlap) return total;
+            const double compute = per_mb / (passes * buckets);
+            return std::max(0.0, one - compute) * passes * buckets * mb;
           },
           // Prefetched on their own stream with overlap (param_and_grad_buffer.py:213
           // start_param_sync, async with overlap_param_gather); without it each gather is
           // waited for before its layer, in sequence with the compute stream.
           Where{w.overlap ? CommStream::kParamGather : CommStream::kCompute, 2, 0,
                 grad_window ? 1.0 : 0.0});
+    }
   }
   if (!errs.empty()) return errs;
 

@@ -638,3 +638,33 @@ TEST(StepConcurrency, OneStreamsOwnCollectivesDoNotSlowEachOther) {
 }
 
 }  // namespace gf
+
+namespace gf {
+
+// ZeRO-3 gathers parameters a bucket at a time (DeepSpeed's 5e7-parameter prefetch buffer), a
+// ring over every data-parallel rank each: at a fixed global batch, more GPUs mean less compute
+// to hide each gather under and a longer ring, so TFLOP/s per GPU falls steeply with scale, as
+// Narayanan et al. SC'21 table 2 measures (144 -> 44 TFLOP/s from 384 to 1,536 A100).
+TEST(Step, Zero3GathersBucketByBucketAndFallsWithScale) {
+  auto z3 = [](int gpus, int micro) {
+    return fmt::format(
+        "cluster: {{gpu: a100-sxm-80g, gpus: {}, nic: cx6-200g}}\n"
+        "fabric: {{technology: infiniband}}\n"
+        "workload:\n  model: {{params: 174.6B, layers: 96, hidden: 12288, heads: 96, "
+        "seq_len: 2048, vocab: 51200}}\n  parallelism: {{tp: 1, pp: 1, dp: {}, zero: 3}}\n"
+        "  global_batch: 1536\n  micro_batch: {}\n  recompute: full\n",
+        gpus, gpus, micro);
+  };
+  const StepResult small = step(setup(z3(384, 4))), big = step(setup(z3(1536, 1)));
+  const StepComm* gather = nullptr;
+  for (const auto& c : big.comms)
+    if (c.kind == "zero3_param_allgather") gather = &c;
+  ASSERT_TRUE(gather);
+  // 174.6B / 5e7 = 3,492 buckets a pass, three passes (forward, recomputed forward, backward).
+  EXPECT_NEAR(gather->count, 3 * 3492, 1);
+  EXPECT_NEAR(gather->bytes, 174.6e9 * 2 / 3492, 1e6);
+  EXPECT_GT(gather->exposed_s, 0.5 * big.compute_s);
+  EXPECT_LT(big.tflops_per_gpu, 0.5 * small.tflops_per_gpu);
+}
+
+}  // namespace gf
