@@ -1485,14 +1485,9 @@ const char* const kReplaySpec = "--spec tests/data/replay/two-nodes.yaml";
 TEST(CliReplay, OversubscriptionRowsBesideThisFabric) {
   // Four nodes of four GPUs in two units of two: the fixture's DP pairs cross the spine, and at
   // 2:1 each leaf has one uplink for its two nodes.
-  const fs::path spec = write_temp(
-      "four.yaml",
-      "name: four-by-four\n"
-      "cluster: {gpu: h100-sxm, nodes: 4, gpus_per_node: 4, nic: cx7-400g, nics_per_node: 4}\n"
-      "fabric: {technology: infiniband, topology: clos2, scalable_unit: 2, switch: qm9700, "
-      "load_balancing: adaptive}\n");
+  const std::string spec = "tests/data/replay/four-by-four.yaml";
   CmdResult r = gpufabric("replay tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json --spec " +
-                          spec.string() + " --oversubscription 2 --oversubscription 4:1 --json");
+                          spec + " --oversubscription 2 --oversubscription 4:1 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["alternatives"].size(), 2u);
@@ -1509,7 +1504,7 @@ TEST(CliReplay, OversubscriptionRowsBesideThisFabric) {
   EXPECT_EQ(j["alternatives"][1]["asked"], 4.0);
   EXPECT_EQ(j["alternatives"][1]["built"], 2.0);
   CmdResult text = gpufabric("replay tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json --spec " +
-                             spec.string() + " --oversubscription 2");
+                             spec + " --oversubscription 2");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("On the spec's alternatives"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("2:1 oversubscription"), std::string::npos) << text.out;
@@ -1524,7 +1519,6 @@ TEST(CliReplay, OversubscriptionRowsBesideThisFabric) {
                             std::string(kReplaySpec) + " --oversubscription 100");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--oversubscription"), std::string::npos) << bad.err;
-  fs::remove(spec);
 }
 
 TEST(CliReplay, PredictsTheStepBesideTheRecordedOne) {

@@ -166,8 +166,8 @@ Command add_replay(CLI::App& root) {
                 "repeatable)")
       ->allow_extra_args(false);
   a->add_option("--oversubscription", f->oversubscription,
-                "also replay on the spec re-planned at R:1 leaf oversubscription (2 or 2:1; the "
-                "plan's switch, the topology chosen again; repeatable: one row each)")
+                "also replay on the spec re-planned at R:1 leaf oversubscription (2 or 2:1, 1 to "
+                "64; the plan's switch and topology; repeatable: one row each)")
       ->allow_extra_args(false);
   complete_with(a->add_option("--load-balancing", f->load_balancing,
                               "override the plan's: " + names_joined(kLoadBalancingNames)),
