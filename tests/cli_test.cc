@@ -1474,6 +1474,16 @@ TEST(CliJobs, TheTraceExampleMeetsItsWorkloadJob) {
   EXPECT_EQ(j["jobs"][1]["trace"]["recorded_step_s"], nullptr);  // an NCCL log: no durations
   EXPECT_LT(j["compared"][j["best"].get<int>()]["worst_slowdown"].get<double>(),
             j["worst_slowdown"].get<double>());
+  // The sweep reads the trace jobs too.
+  const fs::path dir = temp_dir("jobs_trace_sweep");
+  CmdResult sw = gpufabric("sweep examples/jobs-trace.yaml --vary placement=packed,spread -q -o " +
+                           dir.string());
+  ASSERT_EQ(sw.code, 0) << sw.err;
+  std::ifstream in(dir / "sweep.csv");
+  std::stringstream csv;
+  csv << in.rdbuf();
+  EXPECT_NE(csv.str().find("jobs_worst_slowdown"), std::string::npos) << csv.str();
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "../../tests/support.h"
 #include "sim/whatif.h"
@@ -425,6 +426,44 @@ TEST(TraceJobs, TwoCopiesOfATraceHalveTheirSharedUplinks) {
     EXPECT_TRUE(dp);
   }
   EXPECT_NEAR(t.r->run.jobs[0].slowdown, t.r->run.jobs[1].slowdown, 1e-9);
+}
+
+TEST(TraceJobs, PerRankFilesAreOneJob) {
+  // The NCCL log of ranks 0 and 8 split into one file per process, as NCCL_DEBUG_FILE=%h.%p
+  // writes them: the same job as the merged log, its two traced ranks synchronised.
+  std::ifstream in(fixture_trace("nccl-2.29.7-coll.log"));
+  std::string line, version;
+  std::map<std::string, std::string> per_host;
+  while (std::getline(in, line)) {
+    if (line.rfind("NCCL version", 0) == 0)
+      version = line + "\n";
+    else
+      per_host[line.substr(0, line.find(':'))] += line + "\n";
+  }
+  ASSERT_EQ(per_host.size(), 2u);
+  std::vector<std::string> files;
+  for (const auto& [host, text] : per_host) {
+    files.push_back((std::filesystem::temp_directory_path() / ("gf_" + host + ".log")).string());
+    std::ofstream(files.back()) << version << text;
+  }
+  const std::string list = fmt::format("[{}, {}]", files[0], files[1]);
+  const TraceJobs split = run_trace_jobs(
+      cluster(4) + "jobs:\n  - {name: s, nodes: 2, placement: spread, trace: " + list + "}\n");
+  const TraceJobs merged = run_trace_jobs(cluster(4) +
+                                          "jobs:\n  - {name: m, nodes: 2, placement: "
+                                          "spread, trace: " +
+                                          fixture_trace("nccl-2.29.7-coll.log") + "}\n");
+  for (const auto& f : files) std::filesystem::remove(f);
+  ASSERT_TRUE(split.r) << format_diagnostics(split.r.errors());
+  ASSERT_TRUE(merged.r) << format_diagnostics(merged.r.errors());
+  const JobResult& a = split.r->run.jobs[0];
+  const JobResult& b = merged.r->run.jobs[0];
+  EXPECT_EQ(a.replay->traced_ranks, 2);
+  EXPECT_EQ(a.traces.size(), 2u);
+  EXPECT_FALSE(a.replay->timed);
+  EXPECT_GT(a.step_alone_s, 0);
+  EXPECT_EQ(a.step_alone_s, b.step_alone_s);
+  EXPECT_EQ(a.comms.size(), b.comms.size());
 }
 
 TEST(TraceJobs, ATraceThatDoesNotFitTheJobNamesItsKey) {
