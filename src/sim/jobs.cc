@@ -73,23 +73,21 @@ void copy_flow(const FlowSet& from, int f, FlowSet& to, std::vector<FlowSet::Hop
   to.add(from.bytes(f), path);
 }
 
-// Every job placed by `policy`, stepped alone with load balancing `lb`, and all their traffic
-// run together.
-// A trace job's step: its recorded step replayed on its GPUs of the shared fabric, and its step
-// traffic as communications (each simulated collective of each process group, its calls summed)
-// that run beside the other jobs' as a workload job's do.
-// One simulated (group, operation) of a trace job's step: its calls' summed nccl-tests size on
-// every group of that kind at once.
-struct TraceComm {
+// One communication of a job's step as flows: its calls' summed nccl-tests size on every group
+// of its kind at once (a workload job's from the step model, a trace job's from the replay).
+struct CommFlows {
   Op op = Op::kAllReduce;
   double bytes = 0;
   std::vector<std::vector<int>> gpu_groups;
 };
 
+// A trace job's step: its recorded step replayed on its GPUs of the shared fabric, and its step
+// traffic as communications (each simulated collective of each process group, its calls summed)
+// that run beside the other jobs' as a workload job's do.
 std::vector<Diagnostic> replay_job(const Spec& spec, const JobSpec& js,
                                    const std::vector<TracedRank>* traces, const Plan& pj,
                                    const Fabric& fab, const std::vector<int>& gpu_of_rank,
-                                   LoadBalancing lb, JobResult& jr, std::vector<TraceComm>& calls) {
+                                   LoadBalancing lb, JobResult& jr, std::vector<CommFlows>& calls) {
   const std::string key = js.key + ".trace";
   if (!traces || traces->empty())
     return {spec.at(key, fmt::format("job '{}': its trace was not read", js.name),
@@ -128,6 +126,8 @@ std::vector<Diagnostic> replay_job(const Spec& spec, const JobSpec& js,
   return {};
 }
 
+// Every job placed by `policy`, stepped alone with load balancing `lb`, and all their traffic
+// run together.
 Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
                          const std::vector<double>& cap, const std::vector<std::string>& names,
                          const std::vector<uint8_t>& unusable, std::optional<Placement> policy,
@@ -165,7 +165,7 @@ Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
     for (long long r = 0; r < jr.gpus; ++r)
       gpu_of_rank[static_cast<size_t>(r)] = jr.nodes[static_cast<size_t>(r / G)] * G + r % G;
     // Its step traffic: each communication's calls of one step in its groups, at once.
-    std::vector<TraceComm> calls;
+    std::vector<CommFlows> calls;
     if (!js.trace_files.empty()) {
       const auto* traces = o.traces && j < o.traces->size() ? &(*o.traces)[j] : nullptr;
       auto errs = replay_job(spec, js, traces, pj, fab, gpu_of_rank, lb, jr, calls);
