@@ -119,9 +119,28 @@ expect 2 "jobs-name.yaml:4:[0-9]+: error: jobs\[0\]\.placement\[1\]: unknown nod
   "$bin" jobs jobs-name.yaml
 jb "  - {name: a, nodes: 2, placement: packd, $w}" > jobs-policy.yaml
 expect 2 "jobs-policy.yaml:4:[0-9]+: error: jobs\[0\]\.placement" "$bin" jobs jobs-policy.yaml
+# A trace job: its file missing (relative to the spec's folder), its groups beyond its GPUs, a
+# size that is not the traced run's, both workload and trace; nothing written.
 jb "  - {name: a, gpus: 16, trace: rank0.json}" > jobs-trace.yaml
-expect 2 "jobs-trace.yaml:4:[0-9]+: error: jobs\[0\]\.trace: a job replayed from a trace is not yet supported" \
-  "$bin" jobs jobs-trace.yaml
+expect 2 "jobs-trace.yaml:4:[0-9]+: error: jobs\[0\]\.trace: job 'a': trace '(\./)?rank0.json': " \
+  "$bin" jobs jobs-trace.yaml -o jobs-trace-out
+[ ! -e jobs-trace-out ] || { echo "FAIL jobs-trace-out written for a bad trace job"; failures=$((failures + 1)); }
+kin16="$src/tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json"
+jb "  - {name: a, nodes: 1, trace: $kin16}" > jobs-trace-small.yaml
+expect 2 "jobs-trace-small.yaml:4:[0-9]+: error: jobs\[0\]\.trace: job 'a': the traced job has 16 ranks but the job has 8 GPUs" \
+  "$bin" jobs jobs-trace-small.yaml
+jb "  - {name: a, nodes: 4, trace: $kin16}" > jobs-trace-big.yaml
+expect 2 "jobs-trace-big.yaml:4:[0-9]+: error: jobs\[0\]\.nodes: job 'a' has 32 GPUs but its trace is of a run of 16 ranks" \
+  "$bin" jobs jobs-trace-big.yaml
+jb "  - {name: a, nodes: 2, trace: [$kin16, $src/tests/data/replay/missing-rank8.json]}" > jobs-trace-list.yaml
+expect 2 "jobs-trace-list.yaml:4:[0-9]+: error: jobs\[0\]\.trace\[1\]: job 'a': trace '.*missing-rank8.json'" \
+  "$bin" jobs jobs-trace-list.yaml
+jb "  - {name: a, nodes: 2, trace: $kin16, $w}" > jobs-trace-both.yaml
+expect 2 "jobs-trace-both.yaml:4:[0-9]+: error: jobs\[0\]\.trace: give either workload or trace, not both" \
+  "$bin" jobs jobs-trace-both.yaml
+head -c 20000 "$kin16" > jobs-cut.json
+jb "  - {name: a, nodes: 2, trace: jobs-cut.json}" > jobs-trace-cut.yaml
+expect 2 "jobs-cut.json:[0-9]+: error: .*(truncated|ends)" "$bin" jobs jobs-trace-cut.yaml
 expect 2 "error: jobs: the spec has no jobs section" "$bin" jobs "$good"
 jb "  - {name: a, nodes: 2, $w}" > jobs-ok.yaml
 expect 2 "placement: unknown placement 'spraed' \(did you mean 'spread'" \
@@ -271,6 +290,8 @@ expect 2 "trace.json.gz: error: TRACE: a gzip file \(unzip it first" "$bin" repl
 expect 2 "error: --step: .* has no step 'ProfilerStep#9'" "$bin" replay "$kin" $rs --step ProfilerStep#9
 expect 2 "error: --fail: unknown switch" "$bin" replay "$kin" $rs --fail switch:nope
 expect 2 "--spec is required" "$bin" replay "$kin"
+expect 2 "error: --oversubscription: .*between 1 and 64|error: --oversubscription: " "$bin" replay "$kin" $rs --oversubscription 0.5
+expect 2 "error: --oversubscription: " "$bin" replay "$kin" $rs --oversubscription two
 
 echo "== the exporter refuses bad flags before it serves"
 sys="--sysfs $src/tests/data/sysfs-mlx5"

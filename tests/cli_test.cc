@@ -1534,7 +1534,7 @@ TEST(CliJobs, TextJsonFilesAndTheContract) {
   EXPECT_NE(none.err.find("jobs: the spec has no jobs section"), std::string::npos) << none.err;
   CmdResult help = gpufabric("jobs --help");
   for (const char* f : {"SPEC", "--placement", "--fail", "--links", "--out", "--no-compare",
-                        "--json", "packed | spread | random", "not yet supported"})
+                        "--json", "packed | spread | random", "trace:"})
     EXPECT_NE(help.out.find(f), std::string::npos) << f;
   fs::remove(spec);
 }
@@ -1550,11 +1550,117 @@ TEST(CliJobs, TheExampleRunsItsEightJobs) {
   }
 }
 
+TEST(CliJobs, ATraceJobAloneIsTheReplayOfItsTrace) {
+  // The replay fixtures' two-node fabric with the traced 16-rank job as its one job: the job's
+  // step alone is `replay`'s prediction, to the last digit.
+  std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/replay/two-nodes.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string trace =
+      std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json";
+  const fs::path spec = write_temp("trace-job.yaml", ss.str() +
+                                                         "jobs:\n  - name: rec\n    nodes: 2\n"
+                                                         "    trace: " +
+                                                         trace + "\n    step: ProfilerStep#1\n");
+  CmdResult j = gpufabric("jobs " + spec.string() + " --json --no-compare");
+  ASSERT_EQ(j.code, 0) << j.err;
+  CmdResult r = gpufabric("replay " + trace +
+                          " --spec tests/data/replay/two-nodes.yaml --step ProfilerStep#1 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto jobs = nlohmann::json::parse(j.out);
+  const auto rep = nlohmann::json::parse(r.out);
+  const auto& job = jobs["jobs"][0];
+  EXPECT_EQ(job["source"], "trace");
+  EXPECT_EQ(job["trace"]["step"], "ProfilerStep#1");
+  EXPECT_EQ(job["trace"]["world"], 16);
+  EXPECT_EQ(job["trace"]["files"][0], trace);
+  EXPECT_EQ(job["step_alone_s"].get<double>(), rep["predicted"]["step_time_s"].get<double>());
+  EXPECT_EQ(job["trace"]["recorded_step_s"].get<double>(),
+            rep["recorded"]["step_time_s"].get<double>());
+  EXPECT_EQ(job["slowdown"], 1.0);
+  EXPECT_EQ(job["comms"].size(), 3u);  // TP all-gather and reduce-scatter, the DP all-reduce
+  CmdResult text = gpufabric("jobs " + spec.string() + " --no-compare");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("rec replays " + trace + " (ProfilerStep#1, 1 of 16 ranks traced)"),
+            std::string::npos)
+      << text.out;
+  fs::remove(spec);
+}
+
+TEST(CliJobs, TheTraceExampleMeetsItsWorkloadJob) {
+  // examples/jobs-trace.yaml names its traces relative to its folder (run from the source root).
+  CmdResult r = gpufabric("jobs examples/jobs-trace.yaml --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["jobs"].size(), 3u);
+  EXPECT_EQ(j["jobs"][0]["source"], "trace");
+  EXPECT_EQ(j["jobs"][1]["source"], "trace");
+  EXPECT_EQ(j["jobs"][2]["source"], "workload");
+  EXPECT_FALSE(j["jobs"][2].contains("trace"));
+  // Spread across units at 2:1 with per-flow ECMP, each meets the others and is slowed.
+  for (const auto& job : j["jobs"]) {
+    EXPECT_GT(job["slowdown"].get<double>(), 1.0) << job["name"];
+    EXPECT_EQ(job["meets"].size(), 2u) << job["name"];
+  }
+  EXPECT_EQ(j["jobs"][1]["trace"]["recorded_step_s"], nullptr);  // an NCCL log: no durations
+  EXPECT_LT(j["compared"][j["best"].get<int>()]["worst_slowdown"].get<double>(),
+            j["worst_slowdown"].get<double>());
+  // The sweep reads the trace jobs too.
+  const fs::path dir = temp_dir("jobs_trace_sweep");
+  CmdResult sw = gpufabric("sweep examples/jobs-trace.yaml --vary placement=packed,spread -q -o " +
+                           dir.string());
+  ASSERT_EQ(sw.code, 0) << sw.err;
+  std::ifstream in(dir / "sweep.csv");
+  std::stringstream csv;
+  csv << in.rdbuf();
+  EXPECT_NE(csv.str().find("jobs_worst_slowdown"), std::string::npos) << csv.str();
+  fs::remove_all(dir);
+}
+
 }  // namespace
 
 namespace {
 
 const char* const kReplaySpec = "--spec tests/data/replay/two-nodes.yaml";
+
+TEST(CliReplay, OversubscriptionRowsBesideThisFabric) {
+  // Four nodes of four GPUs in two units of two: the fixture's DP pairs cross the spine, and at
+  // 2:1 each leaf has one uplink for its two nodes.
+  const std::string spec = "tests/data/replay/four-by-four.yaml";
+  CmdResult r = gpufabric("replay tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json --spec " +
+                          spec + " --oversubscription 2 --oversubscription 4:1 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["alternatives"].size(), 2u);
+  const auto& two = j["alternatives"][0];
+  for (const char* k : {"label", "kind", "asked", "built", "fabric", "vs_planned", "predicted",
+                        "breakdown", "groups"})
+    EXPECT_TRUE(two.contains(k)) << k;
+  EXPECT_EQ(two["label"], "2:1 oversubscription");
+  EXPECT_EQ(two["built"], 2.0);
+  EXPECT_GT(two["predicted"]["step_time_s"].get<double>(),
+            j["predicted"]["step_time_s"].get<double>());
+  EXPECT_GT(two["vs_planned"].get<double>(), 0.05);
+  // Two nodes a leaf cannot be 4:1: the fabric as built says so.
+  EXPECT_EQ(j["alternatives"][1]["asked"], 4.0);
+  EXPECT_EQ(j["alternatives"][1]["built"], 2.0);
+  CmdResult text = gpufabric("replay tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json --spec " +
+                             spec + " --oversubscription 2");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("On the spec's alternatives"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("2:1 oversubscription"), std::string::npos) << text.out;
+  // Without the flag the output is as before: no alternatives.
+  CmdResult plain = gpufabric("replay tests/data/replay/kineto-one-allreduce.json " +
+                              std::string(kReplaySpec) + " --json");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("alternatives"));
+  CmdResult help = gpufabric("replay --help");
+  EXPECT_NE(help.out.find("--oversubscription"), std::string::npos);
+  CmdResult bad = gpufabric("replay tests/data/replay/kineto-one-allreduce.json " +
+                            std::string(kReplaySpec) + " --oversubscription 100");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--oversubscription"), std::string::npos) << bad.err;
+}
 
 TEST(CliReplay, PredictsTheStepBesideTheRecordedOne) {
   CmdResult r =

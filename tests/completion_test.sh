@@ -97,6 +97,7 @@ nics=$(complete_words what-if examples/seed-70b-1024.yaml --nic '')
 rnics=$(complete_words replay tests/data/replay/kineto-one-allreduce.json --nic '')
 [ "$rnics" = "$nics" ] || fail "replay --nic: $rnics, what-if offers $nics"
 expect "adaptive ecmp ecmp-multi-qp spray" replay x.json --load-balancing ''
+expect "--oversubscription" replay x.json --ov
 # Positionals: lab's action, then a spec; file names for specs and for flags' free values.
 expect "check down up" lab ''
 expect "examples/roce-lab-16.yaml examples/roce-lab-64.yaml" lab up examples/roce-lab

@@ -14,6 +14,7 @@
 #include "report/jobs_report.h"
 #include "sim/jobs.h"
 #include "spec/spec.h"
+#include "verify/trace_readers.h"
 
 namespace gf::cli {
 namespace {
@@ -45,6 +46,9 @@ int run(const JobsFlags& f) {
   auto loaded = load_and_plan(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
   const Plan& plan = loaded->plan;
+  auto traces = read_job_traces(loaded->spec);
+  if (!traces) return fail(traces.errors());
+  o.traces = &*traces;
   auto r = simulate_jobs(loaded->spec, loaded->catalog, plan, o);
   if (!r) return fail(r.errors());
   const LinkNames names(plan, loaded->catalog, *r->fabric);
@@ -83,8 +87,8 @@ Command add_jobs(CLI::App& root) {
       "jobs",
       "Many jobs on one fabric: the spec's jobs: placed on their nodes, every job's step traffic "
       "run together; per job its step alone and together, the slowdown and the links where the "
-      "jobs meet; which placement and load balancing keep the worst slowdown lowest. (A job "
-      "replayed from a trace is not yet supported.)");
+      "jobs meet; which placement and load balancing keep the worst slowdown lowest. A job is a "
+      "workload: or a trace: (profiler traces, NCCL logs) replayed on its placement.");
   a->add_option("SPEC", f->spec, "the cluster spec with a jobs: section (YAML)")->required();
   complete_with(a->add_option("--placement", f->placement,
                               "place every job that has a policy this way instead (listed nodes "

@@ -16,6 +16,7 @@
 #include "sim/replay.h"
 #include "sim/whatif.h"
 #include "spec/spec.h"
+#include "units/units.h"
 #include "verify/trace_readers.h"
 
 namespace gf::cli {
@@ -24,46 +25,10 @@ namespace {
 struct ReplayFlags {
   std::vector<std::string> traces;
   std::string spec, out, links, step, nic, load_balancing;
-  std::vector<std::string> fail, degrade;
+  std::vector<std::string> fail, degrade, oversubscription;
   int tp = 0, pp = 0, dp = 0;
   bool json = false;
 };
-
-/// Every trace named: each file read by the reader its first byte calls for.
-Result<std::vector<TracedRank>> read_traces(const std::vector<std::string>& paths) {
-  std::vector<TracedRank> out;
-  std::vector<Diagnostic> errs;
-  for (const auto& path : paths) {
-    auto in = open_input_file(path, "TRACE", "trace");
-    if (!in) {
-      errs.insert(errs.end(), in.errors().begin(), in.errors().end());
-      continue;
-    }
-    std::istream& s = **in;
-    while (s.peek() == ' ' || s.peek() == '\n' || s.peek() == '\r' || s.peek() == '\t') s.get();
-    const int first = s.peek();
-    if (first == 0x1f) {
-      errs.push_back(
-          Diagnostic::in_file(path, "TRACE", "a gzip file", "unzip it first: gunzip -k " + path));
-      continue;
-    }
-    if (first == '{') {
-      auto r = read_kineto_trace(s, path);
-      if (r)
-        out.push_back(std::move(*r));
-      else
-        errs.insert(errs.end(), r.errors().begin(), r.errors().end());
-      continue;
-    }
-    auto r = read_nccl_coll_log(s, path);
-    if (r)
-      for (auto& x : *r) out.push_back(std::move(x));
-    else
-      errs.insert(errs.end(), r.errors().begin(), r.errors().end());
-  }
-  if (!errs.empty()) return errs;
-  return out;
-}
 
 std::string fabric_words(const Plan& p) {
   return fmt::format("{} {}, {} GPUs, {} NICs, {} load balancing", technology_name(p.technology),
@@ -78,11 +43,19 @@ int run(const ReplayFlags& f) {
   if (!f.step.empty()) o.step = f.step;
   o.links = !f.links.empty();
   o.load_balancing = load_balancing_flag(f.load_balancing, errs);
+  std::vector<double> ratios;
+  for (const auto& x : f.oversubscription) {
+    // The range fabric.oversubscription takes (spec reader): 1 (non-blocking) to 64.
+    if (auto v = quantity_flag("--oversubscription", x, units::parse_ratio, 1, 64, false, errs))
+      ratios.push_back(*v);
+    else if (x.empty())
+      errs.push_back(Diagnostic::flag("--oversubscription", "an empty ratio", "use 2 or 2:1"));
+  }
   if (!errs.empty()) return fail(errs);
   Heartbeat alive("replay");
   auto loaded = load_and_plan(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
-  auto traces = read_traces(f.traces);
+  auto traces = read_trace_files(f.traces);
   if (!traces) return fail(traces.errors());
   const Plan& plan = loaded->plan;
   const Fabric fabric = Fabric::build(plan, loaded->catalog);
@@ -93,6 +66,7 @@ int run(const ReplayFlags& f) {
   report.traces = &*traces;
   report.spec_name = plan.name;
   report.fabric = fabric_words(plan);
+  report.shape = fabric_shape(plan);
   report.planned = std::move(*planned);
   std::unique_ptr<ScenarioFabric> alt;
   if (!f.nic.empty() || !f.fail.empty() || !f.degrade.empty()) {
@@ -107,6 +81,12 @@ int run(const ReplayFlags& f) {
     if (!r) return fail(r.errors());
     report.scenario = std::move(*r);
     report.changes = alt->changes;
+  }
+
+  for (double ratio : ratios) {
+    auto a = replay_at_oversubscription(*traces, loaded->spec, loaded->catalog, plan, ratio, o);
+    if (!a) return fail(a.errors());
+    report.alternatives.push_back(std::move(*a));
   }
 
   // --links: the scenario's traffic when there is one, else this fabric's.
@@ -184,6 +164,10 @@ Command add_replay(CLI::App& root) {
   a->add_option("--degrade", f->degrade,
                 "also replay with link:A:B=RATE | switch:NAME=FRACTION degraded (as what-if; "
                 "repeatable)")
+      ->allow_extra_args(false);
+  a->add_option("--oversubscription", f->oversubscription,
+                "also replay on the spec re-planned at R:1 leaf oversubscription (2 or 2:1, 1 to "
+                "64; the plan's switch and topology; repeatable: one row each)")
       ->allow_extra_args(false);
   complete_with(a->add_option("--load-balancing", f->load_balancing,
                               "override the plan's: " + names_joined(kLoadBalancingNames)),

@@ -103,6 +103,23 @@ std::string jobs_text(const Plan& plan, const JobsResult& r, const LinkNames& na
   s += "\nnodes:\n";
   for (const auto& j : run.jobs)
     s += fmt::format("  {:<16} {}\n", j.name, node_ranges(j.nodes, r.node_names));
+  bool traced = false;
+  for (const auto& j : run.jobs) {
+    if (!j.replay) continue;
+    std::string files;
+    for (const auto& t : j.traces) files += (files.empty() ? "" : ", ") + t;
+    s += fmt::format(
+        "{}{} replays {} ({}, {} of {} ranks traced): {}, {} collective calls simulated on its "
+        "GPUs\n",
+        traced ? "" : "\n", j.name, files,
+        j.replay->step.empty() ? "the whole trace" : j.replay->step, j.replay->traced_ranks,
+        j.replay->world,
+        j.replay->timed ? "compute as recorded"
+                        : "communication only (the log has no durations: its step is the calls "
+                          "in order)",
+        j.replay->collectives);
+    traced = true;
+  }
   bool any = false;
   for (const auto& j : run.jobs)
     for (const auto& c : j.comms)
@@ -200,6 +217,18 @@ nlohmann::json jobs_json(const Plan& plan, const JobsResult& r, const LinkNames&
                     {"meeting_links", jr.meeting_links},
                     {"hottest_meeting_link", hot},
                     {"comms", comms}});
+    // A trace job: what was replayed (the step and its predicted times, as replay's JSON).
+    jobs.back()["source"] = jr.replay ? "trace" : "workload";
+    if (jr.replay)
+      jobs.back()["trace"] = {
+          {"files", jr.traces},
+          {"step", jr.replay->step},
+          {"world", jr.replay->world},
+          {"traced_ranks", jr.replay->traced_ranks},
+          {"collectives", jr.replay->collectives},
+          {"recorded_step_s", jr.replay->timed ? json(jr.replay->recorded.step_s) : json(nullptr)},
+          {"predicted_step_s", jr.replay->predicted.step_s},
+          {"notes", jr.replay->notes}};
   }
   j["jobs"] = jobs;
   json hottest = json::array();

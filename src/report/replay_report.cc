@@ -77,6 +77,23 @@ nlohmann::json replay_json(const ReplayReport& r) {
     j["scenario"] = result_json(*r.scenario);
     j["scenario"]["changes"] = r.changes;
   }
+  if (!r.alternatives.empty()) {
+    nlohmann::json alts = nlohmann::json::array();
+    for (const auto& a : r.alternatives) {
+      nlohmann::json x = result_json(a.result);
+      x["label"] = a.label;
+      x["kind"] = a.kind;
+      x["asked"] = a.asked;
+      x["built"] = a.built;
+      x["fabric"] = a.fabric;
+      x["vs_planned"] =
+          r.planned.predicted.step_s > 0
+              ? nlohmann::json(a.result.predicted.step_s / r.planned.predicted.step_s - 1)
+              : nlohmann::json(nullptr);
+      alts.push_back(std::move(x));
+    }
+    j["alternatives"] = alts;
+  }
   return j;
 }
 
@@ -115,6 +132,25 @@ std::string replay_text(const ReplayReport& r) {
     out += "\n";
   } else if (!p.timed) {
     out += "\n  the log has no durations: communication only, calls in order per stream\n";
+  }
+
+  if (!r.alternatives.empty()) {
+    // Each alternative is the same step re-simulated there: compute as recorded.
+    out += "\nOn the spec's alternatives (compute as recorded, collectives simulated there):\n";
+    out += fmt::format("  {:<26} {:>12} {:>14} {:>9}  {}\n", "fabric", "step time", "exposed comm",
+                       "vs this", "built");
+    out += fmt::format("  {:<26} {:>12} {:>14} {:>9}  {}\n", "this fabric", sec(p.predicted.step_s),
+                       sec(p.predicted.exposed_comm_s), "", r.shape);
+    if (scen)
+      out +=
+          fmt::format("  {:<26} {:>12} {:>14} {:>9}  {}\n", "scenario",
+                      sec(r.scenario->predicted.step_s), sec(r.scenario->predicted.exposed_comm_s),
+                      pct(r.scenario->predicted.step_s / p.predicted.step_s - 1),
+                      "--nic/--fail/--degrade, below");
+    for (const auto& a : r.alternatives)
+      out += fmt::format("  {:<26} {:>12} {:>14} {:>9}  {}\n", a.label,
+                         sec(a.result.predicted.step_s), sec(a.result.predicted.exposed_comm_s),
+                         pct(a.result.predicted.step_s / p.predicted.step_s - 1), a.fabric);
   }
 
   out += "\nProcess groups on the fabric:\n";

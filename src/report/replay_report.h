@@ -17,6 +17,9 @@ struct ReplayReport {
   ReplayResult planned;
   std::optional<ReplayResult> scenario;  ///< with --nic / --fail / --degrade
   std::vector<std::string> changes;      ///< what the scenario changed
+  /// The spec's alternatives (--oversubscription), each a row beside this fabric's.
+  std::vector<ReplayAlternative> alternatives;
+  std::string shape;  ///< this fabric in the alternatives' words (fabric_shape)
 };
 
 nlohmann::json replay_json(const ReplayReport& r);

@@ -19,11 +19,11 @@
 #include "sim/step.h"
 #include "topo/fabric.h"
 #include "units/units.h"
+#include "verify/trace_readers.h"
 
 namespace gf {
 namespace {
 
-constexpr double kKiB = 1024;
 // Size step (×) on the busbw chart and in simulate.json (nccl-tests' -f 2, as `simulate` does).
 constexpr double kSizeFactor = 2;
 
@@ -171,7 +171,7 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
   in.predicted_busbw_gbs = probe.busbw_gbs;
   in.predicted_algorithm =
       fmt::format("{} / {}", algorithm_name(probe.algorithm), protocol_name(probe.protocol));
-  const auto sizes = size_sweep(kKiB, 8 * kQuotedBytes, kSizeFactor);
+  const auto sizes = size_sweep(static_cast<double>(kKiB), 8 * kQuotedBytes, kSizeFactor);
   BusbwSeries chosen{fmt::format("all_reduce on {} nodes, as NCCL chooses", plan.nodes), {}};
   for (double s : sizes) chosen.points.push_back({s, model->at(s).busbw_gbs});
   in.busbw.push_back(chosen);
@@ -188,8 +188,12 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
     if (auto s = step_sensitivity(planned.spec, planned.catalog, plan)) in.sensitivity = *s;
     files.push_back({"step.json", step_json(*step, in.sensitivity).dump(2) + "\n"});
   }
-  if (!planned.spec.jobs.empty()) {  // the jobs sharing the fabric (sim/jobs.h)
-    auto jobs = simulate_jobs(planned.spec, planned.catalog, plan, JobsOptions{});
+  if (!planned.spec.jobs.empty()) {               // the jobs sharing the fabric (sim/jobs.h)
+    auto traces = read_job_traces(planned.spec);  // a trace job's recorded step
+    if (!traces) return traces.errors();
+    JobsOptions jo;
+    jo.traces = &*traces;
+    auto jobs = simulate_jobs(planned.spec, planned.catalog, plan, jo);
     if (!jobs) return jobs.errors();
     const LinkNames names(plan, planned.catalog, *jobs->fabric);
     in.jobs_html = jobs_html_section(*jobs, names);

@@ -48,12 +48,65 @@ std::string policy_text(std::optional<Placement> p) {
   return p ? fmt::format("{} placement", placement_name(*p)) : "the spec's placements";
 }
 
+// One communication of a job's step as flows: its calls' summed nccl-tests size on every group
+// of its kind at once (a workload job's from the step model, a trace job's from the replay).
+struct CommFlows {
+  Op op = Op::kAllReduce;
+  double bytes = 0;
+  std::vector<std::vector<int>> gpu_groups;
+};
+
+// A trace job's step: its recorded step replayed on its GPUs of the shared fabric, and its step
+// traffic as communications (each simulated collective of each process group, its calls summed)
+// that run beside the other jobs' as a workload job's do.
+std::vector<Diagnostic> replay_job(const Spec& spec, const JobSpec& js,
+                                   const std::vector<TracedRank>* traces, const Plan& pj,
+                                   const Fabric& fab, const std::vector<int>& gpu_of_rank,
+                                   LoadBalancing lb, JobResult& jr, std::vector<CommFlows>& calls) {
+  const std::string key = js.key + ".trace";
+  if (!traces || traces->empty())
+    return {spec.at(key, fmt::format("job '{}': its trace was not read", js.name),
+                    "gpufabric jobs reads the job's trace files")};
+  ReplayOptions ro;
+  ro.gpu_of_rank = gpu_of_rank;
+  ro.load_balancing = lb;
+  if (!js.trace_step.empty()) ro.step = js.trace_step;
+  auto rep = replay_step(*traces, pj, fab, ro);
+  if (!rep) {
+    const auto& e = rep.errors().front();
+    // The replay names a --step or --tp flag; in a spec they are the job's keys.
+    const std::string k = e.key == "--step" ? js.key + ".step" : key;
+    return {spec.at(k, fmt::format("job '{}': {}", js.name, e.message), e.hint)};
+  }
+  if (rep->world != jr.gpus)
+    return {spec.at(js.key + (js.gpus_requested > 0 ? ".gpus" : ".nodes"),
+                    fmt::format("job '{}' has {} GPUs but its trace is of a run of {} ranks",
+                                js.name, jr.gpus, rep->world),
+                    fmt::format("give the job the traced run's size: gpus: {}", rep->world))};
+  jr.step_alone_s = rep->predicted.step_s;
+  std::map<std::string, std::string> role;
+  for (const auto& g : rep->groups) role[g.name] = g.role;
+  for (const auto& b : rep->breakdown) {
+    const auto op = parse_op(b.op);
+    if (!b.simulated || !op || b.gpu_groups.empty()) continue;
+    JobComm jc;
+    jc.kind = fmt::format("{} {} (pg {})", role[b.group], b.op, b.group);
+    jc.total_s = jc.total_together_s = b.simulated_s;
+    jc.exposed_s = jc.exposed_together_s = b.predicted_exposed_s;
+    jr.comms.push_back(std::move(jc));
+    calls.push_back({*op, b.bytes, b.gpu_groups});
+  }
+  jr.replay = std::move(*rep);
+  jr.traces = js.trace_files;
+  return {};
+}
+
 // Every job placed by `policy`, stepped alone with load balancing `lb`, and all their traffic
 // run together.
 Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
                          const std::vector<double>& cap, const std::vector<std::string>& names,
                          const std::vector<uint8_t>& unusable, std::optional<Placement> policy,
-                         LoadBalancing lb) {
+                         LoadBalancing lb, const JobsOptions& o) {
   auto placed = place_jobs(spec, plan, names, policy, unusable);
   if (!placed) return placed.errors();
   JobsRun run;
@@ -87,32 +140,45 @@ Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
     std::vector<int> gpu_of_rank(static_cast<size_t>(jr.gpus));
     for (long long r = 0; r < jr.gpus; ++r)
       gpu_of_rank[static_cast<size_t>(r)] = jr.nodes[static_cast<size_t>(r / G)] * G + r % G;
-    auto step = simulate_step(sj, pj, fab, {}, gpu_of_rank);
-    if (!step) {
-      std::vector<Diagnostic> errs;
-      for (const auto& e : step.errors())
-        errs.push_back(Diagnostic::error(fmt::format("job '{}': {}", js.name, e.message), e.hint));
-      return errs;
+    // Its step traffic: each communication's calls of one step in its groups, at once.
+    std::vector<CommFlows> calls;
+    if (!js.trace_files.empty()) {
+      const auto* traces = o.traces && j < o.traces->size() ? &(*o.traces)[j] : nullptr;
+      auto errs = replay_job(spec, js, traces, pj, fab, gpu_of_rank, lb, jr, calls);
+      if (!errs.empty()) return errs;
+    } else {
+      auto step = simulate_step(sj, pj, fab, {}, gpu_of_rank);
+      if (!step) {
+        std::vector<Diagnostic> errs;
+        for (const auto& e : step.errors())
+          errs.push_back(
+              Diagnostic::error(fmt::format("job '{}': {}", js.name, e.message), e.hint));
+        return errs;
+      }
+      jr.step = std::move(*step);
+      jr.step_alone_s = jr.step.step_time_s;
+      for (const StepComm& c : jr.step.comms) {
+        JobComm jc;
+        jc.kind = c.kind;
+        jc.total_s = jc.total_together_s = c.total_s;
+        jc.exposed_s = jc.exposed_together_s = c.exposed_s;
+        jr.comms.push_back(jc);
+        calls.push_back({c.op, c.bytes * c.count, c.groups});
+      }
     }
-    jr.step = std::move(*step);
-    jr.step_alone_s = jr.step.step_time_s;
-    // Its step traffic: each communication's calls of one step in its groups, at once. The step
-    // alone already has the job's own dimensions sharing links (StepComm::concurrency_factor):
-    // alone here is the job alone on the fabric, its own concurrency included.
+    // The step alone already has the job's own dimensions sharing links
+    // (StepComm::concurrency_factor): alone here is the job alone on the fabric, its own
+    // concurrency included.
     TaggedFlows& jf = flows[j];
-    for (size_t k = 0; k < jr.step.comms.size(); ++k) {
-      const StepComm& c = jr.step.comms[k];
-      JobComm jc;
-      jc.kind = c.kind;
-      jc.total_s = jc.total_together_s = c.total_s;
-      jc.exposed_s = jc.exposed_together_s = c.exposed_s;
+    for (size_t k = 0; k < calls.size(); ++k) {
+      JobComm& jc = jr.comms[k];
       const int before = jf.fs.size();
-      group_flows(fab, lb, c.op, c.groups, c.bytes * c.count, jf.fs, mix_key(kJobHashKey, j + 1));
+      group_flows(fab, lb, calls[k].op, calls[k].gpu_groups, calls[k].bytes, jf.fs,
+                  mix_key(kJobHashKey, j + 1));
       for (int f = before; f < jf.fs.size(); ++f) {
         jf.tag.push_back(static_cast<int>(k));
         jc.network = jc.network || crosses_network(fab, jf.fs, f);
       }
-      jr.comms.push_back(jc);
     }
     run.jobs.push_back(std::move(jr));
   }
@@ -355,8 +421,8 @@ Result<JobsResult> simulate_jobs(const Spec& spec, const Catalog& catalog, const
   res.nodes_per_unit = placement_unit(plan);
   const std::vector<uint8_t> unusable = cut_off_nodes(*fab);
   const std::vector<double> cap = simple_capacities(*fab, plan.calibration);
-  auto asked =
-      run_jobs(spec, plan, *fab, cap, res.node_names, unusable, o.placement, plan.load_balancing);
+  auto asked = run_jobs(spec, plan, *fab, cap, res.node_names, unusable, o.placement,
+                        plan.load_balancing, o);
   if (!asked) return asked.errors();
   res.run = std::move(*asked);
   res.compared.push_back(summary_of(res.run));
@@ -379,7 +445,7 @@ Result<JobsResult> simulate_jobs(const Spec& spec, const Catalog& catalog, const
             same_policy = same_policy && (!j.placement || j.placement == p);
         }
         if (same_policy && lb == plan.load_balancing) continue;
-        auto r = run_jobs(spec, plan, *fab, cap, res.node_names, unusable, p, lb);
+        auto r = run_jobs(spec, plan, *fab, cap, res.node_names, unusable, p, lb, o);
         JobsComparison c;
         if (r) {
           c = summary_of(*r);

@@ -16,6 +16,7 @@
 #include "common/diag.h"
 #include "plan/plan.h"
 #include "sim/link_load.h"
+#include "sim/replay.h"
 #include "sim/step.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
@@ -30,6 +31,10 @@ struct JobsOptions {
   std::vector<std::string> fail;  ///< what-if's --fail items (cabling.csv names)
   /// Also run every placement policy with every compared load balancing, for the advice.
   bool compare = true;
+  /// Per job of spec.jobs, the ranks its `trace:` files hold (verify/read_job_traces); a trace
+  /// job is replayed from them on its placement (sim/replay.h). Null: the spec has no trace job,
+  /// or its traces were not read (then a trace job is an error naming its key).
+  const std::vector<std::vector<TracedRank>>* traces = nullptr;
 };
 
 /// The load-balancing modes the comparison runs (fabric.load_balancing): per-flow ECMP, ECMP
@@ -39,7 +44,9 @@ inline constexpr LoadBalancing kComparedLoadBalancing[] = {
 
 /// One kind of a job's step communication, alone and beside the other jobs.
 struct JobComm {
-  std::string kind;      ///< the step's: dp_allreduce, pp_sendrecv, ep_alltoall, ...
+  /// The step's: dp_allreduce, pp_sendrecv, ep_alltoall, ...; a trace job's: its process group's
+  /// role and operation, "dp all_reduce (pg 2)".
+  std::string kind;
   bool network = false;  ///< its flows cross NIC links (not only NVLink)
   /// Its flows' completion in the fluid model: the job's step traffic alone on the fabric, and
   /// with every other job's at once; factor = together / alone (1: untouched).
@@ -55,7 +62,11 @@ struct JobResult {
   std::vector<int> nodes;              ///< node indices in rank order (rank r: nodes[r / G])
   int units = 0;                       ///< scalable units its nodes are in
   long long gpus = 0;
-  StepResult step;  ///< alone on the fabric, at its placement
+  StepResult step;  ///< alone on the fabric, at its placement (a workload job)
+  /// A trace job: its recorded step replayed alone on its placement, collectives simulated on
+  /// its GPUs, compute as recorded (as `gpufabric replay` on those GPUs).
+  std::optional<ReplayResult> replay;
+  std::vector<std::string> traces;  ///< a trace job's files, as the spec wrote them
   double step_alone_s = 0, step_together_s = 0;
   double slowdown = 1;  ///< step_together_s / step_alone_s
   std::vector<JobComm> comms;

@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "../../tests/support.h"
 #include "sim/whatif.h"
 #include "sweep/sweep.h"
+#include "verify/trace_readers.h"
 
 namespace gf {
 namespace {
@@ -107,15 +109,22 @@ TEST(JobsSpec, BadJobsNameTheLineAndKey) {
   ASSERT_EQ(e.size(), 1u) << format_diagnostics(e);
   EXPECT_EQ(e[0].key, "jobs[0].workload.parallelism.dp");
   EXPECT_NE(e[0].message.find("the job has 32 GPUs"), std::string::npos) << e[0].message;
-  // A trace to replay is refused, not ignored; so are a duplicate name and a missing size.
+  // A trace job reads (its file is read by the commands); a duplicate name and a missing size
+  // are refused; so are a workload beside a trace, a step without one, an empty trace list.
   e = spec_errors(cluster() +
                   "jobs:\n  - {name: a, gpus: 8, trace: rank0.json}\n"
-                  "  - {name: a, workload: {model: {params: 8B}}}\n");
-  ASSERT_EQ(e.size(), 3u) << format_diagnostics(e);
-  EXPECT_EQ(e[0].key, "jobs[0].trace");
-  EXPECT_NE(e[0].message.find("not yet supported"), std::string::npos);
-  EXPECT_EQ(e[1].key, "jobs[1].name");
-  EXPECT_EQ(e[2].key, "jobs[1].gpus");
+                  "  - {name: a, workload: {model: {params: 8B}}}\n"
+                  "  - {name: c, gpus: 8, trace: r.json, workload: {model: {params: 8B}}}\n"
+                  "  - {name: d, gpus: 8, step: ProfilerStep#2, workload: {model: {params: 8B}}}\n"
+                  "  - {name: e, gpus: 8, trace: []}\n");
+  ASSERT_EQ(e.size(), 5u) << format_diagnostics(e);
+  EXPECT_EQ(e[0].key, "jobs[1].name");
+  EXPECT_EQ(e[1].key, "jobs[1].gpus");
+  EXPECT_EQ(e[2].key, "jobs[2].trace");
+  EXPECT_EQ(e[2].line, 7);
+  EXPECT_NE(e[2].message.find("either workload or trace"), std::string::npos) << e[2].message;
+  EXPECT_EQ(e[3].key, "jobs[3].step");
+  EXPECT_EQ(e[4].key, "jobs[4].trace");
   // Not a list.
   e = spec_errors(cluster() + "jobs: {name: a}\n");
   ASSERT_EQ(e.size(), 1u);
@@ -295,6 +304,204 @@ TEST(Jobs, SweepVariesThePlacement) {
   EXPECT_EQ(back.jobs_worst_slowdown, spread.jobs_worst_slowdown);
   EXPECT_EQ(back.jobs_worst, spread.jobs_worst);
   EXPECT_EQ(back.jobs_mean_step_s, spread.jobs_mean_step_s);
+}
+
+namespace {
+
+std::string fixture_trace(const std::string& name = "kineto-torch2.5-tp8-dp2-rank0.json") {
+  return std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/replay/" + name;
+}
+
+// A job replayed from the fixtures' 16-rank trace (tp=8 in a node, dp=2 across two nodes).
+std::string trace_job(const std::string& name, const std::string& placement,
+                      const std::string& extra = "") {
+  return fmt::format("  - name: {}\n    nodes: 2\n    placement: {}\n    trace: {}\n{}", name,
+                     placement, fixture_trace(), extra);
+}
+
+struct TraceJobs {
+  JobsSetup s;
+  std::vector<std::vector<TracedRank>> traces;
+  Result<JobsResult> r = Diagnostic::error("not run");
+};
+
+TraceJobs run_trace_jobs(const std::string& yaml, bool compare = false) {
+  TraceJobs t{setup(yaml), {}};
+  auto traces = read_job_traces(t.s.spec);
+  EXPECT_TRUE(traces) << format_diagnostics(traces.errors());
+  if (traces) t.traces = *traces;
+  JobsOptions o;
+  o.compare = compare;
+  o.traces = &t.traces;
+  t.r = simulate_jobs(t.s.spec, t.s.cat, t.s.plan, o);
+  return t;
+}
+
+}  // namespace
+
+TEST(TraceJobs, AloneATraceJobIsTheReplayOfItsTraceOnItsPlacement) {
+  // Across two units of a 4:1 fabric, beside nobody.
+  const TraceJobs t =
+      run_trace_jobs(cluster(4) + "jobs:\n" + trace_job("rec", "[node002, node006]"));
+  ASSERT_TRUE(t.r) << format_diagnostics(t.r.errors());
+  const JobResult& j = t.r->run.jobs[0];
+  ASSERT_TRUE(j.replay.has_value());
+  EXPECT_EQ(j.nodes, (std::vector<int>{1, 5}));
+  EXPECT_EQ(j.gpus, 16);
+  // replay_step on the same GPUs (node002's 8..15, node006's 40..47), the job's plan.
+  Plan pj = t.s.plan;
+  pj.gpus = 16;
+  pj.nodes = 2;
+  const Fabric fab = Fabric::build(t.s.plan, t.s.cat);
+  ReplayOptions o;
+  for (int r = 0; r < 16; ++r) o.gpu_of_rank.push_back(r < 8 ? 8 + r : 40 + r - 8);
+  auto rep = replay_step(t.traces[0], pj, fab, o);
+  ASSERT_TRUE(rep) << format_diagnostics(rep.errors());
+  EXPECT_EQ(j.step_alone_s, rep->predicted.step_s);
+  EXPECT_EQ(j.replay->predicted.exposed_comm_s, rep->predicted.exposed_comm_s);
+  EXPECT_EQ(j.slowdown, 1.0);
+  EXPECT_EQ(j.step_together_s, j.step_alone_s);
+  // Its communication: TP on NVLink, the DP all-reduce on the network; each simulated group.
+  ASSERT_EQ(j.comms.size(), 3u);
+  int network = 0;
+  for (const auto& c : j.comms) {
+    network += c.network;
+    EXPECT_EQ(c.network, c.kind.find("all_reduce") != std::string::npos) << c.kind;
+  }
+  EXPECT_EQ(network, 1);
+  EXPECT_EQ(j.traces, (std::vector<std::string>{fixture_trace()}));
+}
+
+TEST(TraceJobs, BesideAWorkloadJobOnAnOversubscribedSpineBothSlowAsTheFluidModelImplies) {
+  // 4:1 leaves, one spine: the trace job's DP pairs (node001-node005) and the workload job's DP
+  // ring (node002-node006) cross the same leaf uplinks on every rail.
+  const TraceJobs t =
+      run_trace_jobs(cluster(4) + "jobs:\n" + trace_job("rec", "[node001, node005]") +
+                     job("w", 2, "[node002, node006]"));
+  ASSERT_TRUE(t.r) << format_diagnostics(t.r.errors());
+  ASSERT_EQ(t.r->run.jobs.size(), 2u);
+  for (const auto& j : t.r->run.jobs) {
+    ASSERT_EQ(j.meets.size(), 1u) << j.name;
+    EXPECT_EQ(j.meets[0], j.name == "rec" ? "w" : "rec");
+    double added = 0;
+    bool slowed = false;
+    for (const auto& c : j.comms) {
+      // Each communication's factor is its flows' completion together over alone, and NVLink
+      // traffic is nobody else's.
+      EXPECT_NEAR(c.factor, c.fluid_together_s / c.fluid_alone_s, 1e-12) << j.name << c.kind;
+      if (!c.network) {
+        EXPECT_EQ(c.factor, 1.0) << j.name << " " << c.kind;
+      }
+      slowed = slowed || (c.network && c.factor > 1.2);
+      added += c.exposed_together_s - c.exposed_s;
+      EXPECT_GE(c.exposed_together_s, c.exposed_s);
+    }
+    EXPECT_TRUE(slowed) << j.name;
+    EXPECT_NEAR(j.step_together_s, j.step_alone_s + added, 1e-12) << j.name;
+  }
+  EXPECT_GT(t.r->run.jobs[0].slowdown, 1.0);
+  ASSERT_FALSE(t.r->run.meetings.empty());
+  EXPECT_EQ(t.r->run.meetings.front().jobs, (std::vector<int>{0, 1}));
+  // Packed, the two jobs keep to their own leaf ports and do not meet.
+  const TraceJobs packed =
+      run_trace_jobs(cluster(4) + "jobs:\n" + trace_job("rec", "[node001, node002]") +
+                     job("w", 2, "[node003, node004]"));
+  ASSERT_TRUE(packed.r) << format_diagnostics(packed.r.errors());
+  for (const auto& j : packed.r->run.jobs) EXPECT_EQ(j.slowdown, 1.0) << j.name;
+}
+
+TEST(TraceJobs, TwoCopiesOfATraceHalveTheirSharedUplinks) {
+  // The same recorded job twice across the 4:1 spine: two equal DP rings on the same uplinks,
+  // each getting half of them: the fluid model's factor 2.
+  const TraceJobs t = run_trace_jobs(cluster(4) + "jobs:\n" + trace_job("a", "[node001, node005]") +
+                                     trace_job("b", "[node002, node006]"));
+  ASSERT_TRUE(t.r) << format_diagnostics(t.r.errors());
+  for (const auto& j : t.r->run.jobs) {
+    bool dp = false;
+    for (const auto& c : j.comms)
+      if (c.network) {
+        dp = true;
+        EXPECT_NEAR(c.factor, 2.0, 0.01) << j.name << " " << c.kind;
+      }
+    EXPECT_TRUE(dp);
+  }
+  EXPECT_NEAR(t.r->run.jobs[0].slowdown, t.r->run.jobs[1].slowdown, 1e-9);
+}
+
+TEST(TraceJobs, PerRankFilesAreOneJob) {
+  // The NCCL log of ranks 0 and 8 split into one file per process, as NCCL_DEBUG_FILE=%h.%p
+  // writes them: the same job as the merged log, its two traced ranks synchronised.
+  std::ifstream in(fixture_trace("nccl-2.29.7-coll.log"));
+  std::string line, version;
+  std::map<std::string, std::string> per_host;
+  while (std::getline(in, line)) {
+    if (line.rfind("NCCL version", 0) == 0)
+      version = line + "\n";
+    else
+      per_host[line.substr(0, line.find(':'))] += line + "\n";
+  }
+  ASSERT_EQ(per_host.size(), 2u);
+  std::vector<std::string> files;
+  for (const auto& [host, text] : per_host) {
+    files.push_back((std::filesystem::temp_directory_path() / ("gf_" + host + ".log")).string());
+    std::ofstream(files.back()) << version << text;
+  }
+  const std::string list = fmt::format("[{}, {}]", files[0], files[1]);
+  const TraceJobs split = run_trace_jobs(
+      cluster(4) + "jobs:\n  - {name: s, nodes: 2, placement: spread, trace: " + list + "}\n");
+  const TraceJobs merged = run_trace_jobs(cluster(4) +
+                                          "jobs:\n  - {name: m, nodes: 2, placement: "
+                                          "spread, trace: " +
+                                          fixture_trace("nccl-2.29.7-coll.log") + "}\n");
+  for (const auto& f : files) std::filesystem::remove(f);
+  ASSERT_TRUE(split.r) << format_diagnostics(split.r.errors());
+  ASSERT_TRUE(merged.r) << format_diagnostics(merged.r.errors());
+  const JobResult& a = split.r->run.jobs[0];
+  const JobResult& b = merged.r->run.jobs[0];
+  EXPECT_EQ(a.replay->traced_ranks, 2);
+  EXPECT_EQ(a.traces.size(), 2u);
+  EXPECT_FALSE(a.replay->timed);
+  EXPECT_GT(a.step_alone_s, 0);
+  EXPECT_EQ(a.step_alone_s, b.step_alone_s);
+  EXPECT_EQ(a.comms.size(), b.comms.size());
+}
+
+TEST(TraceJobs, ATraceThatDoesNotFitTheJobNamesItsKey) {
+  // 16 traced ranks on one node of 8 GPUs: the trace's groups exceed the job.
+  TraceJobs t =
+      run_trace_jobs(cluster() + "jobs:\n" +
+                     "  - name: small\n    nodes: 1\n    trace: " + fixture_trace() + "\n");
+  ASSERT_FALSE(t.r);
+  EXPECT_EQ(t.r.errors()[0].key, "jobs[0].trace");
+  EXPECT_EQ(t.r.errors()[0].line, 7);
+  EXPECT_NE(t.r.errors()[0].message.find("16 ranks but the job has 8 GPUs"), std::string::npos)
+      << t.r.errors()[0].message;
+  // On more GPUs than it ran on: the job's size is the trace's.
+  t = run_trace_jobs(cluster() + "jobs:\n" +
+                     "  - name: big\n    gpus: 32\n    trace: " + fixture_trace() + "\n");
+  ASSERT_FALSE(t.r);
+  EXPECT_EQ(t.r.errors()[0].key, "jobs[0].gpus");
+  EXPECT_NE(t.r.errors()[0].hint.find("gpus: 16"), std::string::npos) << t.r.errors()[0].hint;
+  // A step the trace does not mark names the job's step key.
+  t = run_trace_jobs(cluster() + "jobs:\n" +
+                     trace_job("s", "packed", "    step: ProfilerStep#9\n"));
+  ASSERT_FALSE(t.r);
+  EXPECT_EQ(t.r.errors()[0].key, "jobs[0].step");
+  // A missing file names the spec's line and key.
+  auto spec = parse_spec(cluster() + "jobs:\n  - {name: m, nodes: 2, trace: [" + fixture_trace() +
+                             ", /nonexistent/rank1.json]}\n",
+                         "t.yaml");
+  ASSERT_TRUE(spec) << format_diagnostics(spec.errors());
+  auto read = read_job_traces(*spec);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.errors()[0].key, "jobs[0].trace[1]");
+  EXPECT_EQ(read.errors()[0].file, "t.yaml");
+  EXPECT_NE(read.errors()[0].message.find("/nonexistent/rank1.json"), std::string::npos);
+  // Traces not read: refused, not skipped.
+  const JobsSetup s = setup(cluster() + "jobs:\n" + trace_job("x", "packed"));
+  auto none = simulate_jobs(s.spec, s.cat, s.plan, JobsOptions{});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.errors()[0].key, "jobs[0].trace");
 }
 
 }  // namespace gf

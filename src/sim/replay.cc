@@ -401,10 +401,16 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
     world = static_cast<int>(std::max<long long>(world, want));
   }
   if (world < 1) world = 1;
-  if (world > plan.gpus)
-    return Diagnostic::error(
-        fmt::format("the traced job has {} ranks but the fabric has {} GPUs", world, plan.gpus),
-        "replay on a spec with at least as many GPUs (cluster.nodes)");
+  const bool placed = !o.gpu_of_rank.empty();
+  const long long room = placed ? static_cast<long long>(o.gpu_of_rank.size()) : plan.gpus;
+  if (world > room)
+    return Diagnostic::error(fmt::format("the traced job has {} ranks but the {} has {} GPUs",
+                                         world, placed ? "job" : "fabric", room),
+                             placed
+                                 ? "give the job at least as many GPUs as the traced run had ranks"
+                                 : "replay on a spec with at least as many GPUs (cluster.nodes)");
+  // Rank r's GPU on the fabric.
+  auto gpu_of = [&](int r) { return placed ? o.gpu_of_rank[static_cast<size_t>(r)] : r; };
   out.world = world;
   ReplayLayout lay = L;
   if (layout) {
@@ -534,6 +540,7 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
   // The collectives on this fabric: one simulation per (group, operation).
   std::map<std::pair<int, Op>, std::unique_ptr<GroupCollective>> sims;
   std::map<std::pair<int, Op>, LinkLoad> loads;
+  std::map<std::pair<int, Op>, std::vector<std::vector<int>>> gpu_groups;
   auto sim_of = [&](int group, Op op) -> Result<const GroupCollective*> {
     auto key = std::make_pair(group, op);
     auto it = sims.find(key);
@@ -542,11 +549,13 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
     std::vector<std::vector<int>> gpus;
     for (const auto& s : m.siblings) {
       if (op == Op::kSendRecv) {
-        for (size_t j = 0; j + 1 < s.size(); ++j) gpus.push_back({s[j], s[j + 1]});
+        for (size_t j = 0; j + 1 < s.size(); ++j) gpus.push_back({gpu_of(s[j]), gpu_of(s[j + 1])});
       } else {
-        gpus.push_back(s);
+        gpus.push_back({});
+        for (int x : s) gpus.back().push_back(gpu_of(x));
       }
     }
+    gpu_groups[key] = gpus;
     LinkLoad* keep = o.links ? &loads[key] : nullptr;
     auto g = GroupCollective::build(fabric, plan, op, gpus, o.load_balancing, keep);
     if (!g)
@@ -710,7 +719,10 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
             const int gi = by_name.at(b.group);
             auto op = parse_op(b.op);
             auto it = op ? sims.find({gi, *op}) : sims.end();
-            if (it != sims.end()) b.busbw_gbs = it->second->busbw_gbs(b.bytes / b.calls);
+            if (it != sims.end()) {
+              b.busbw_gbs = it->second->busbw_gbs(b.bytes / b.calls);
+              b.gpu_groups = gpu_groups.at({gi, *op});
+            }
             break;
           }
       }
@@ -753,16 +765,17 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
   // Rank r runs on GPU r mod G of node r / G (torchrun's and mpirun's order); a log whose
   // ncclCommInitRank lines say otherwise is worth a word.
   std::map<std::string, int> host_first_rank;
+  const int G = std::max(1, plan.gpus_per_node);
   for (const auto& r : ranks) {
-    if (r.rank < 0 || r.cuda_dev < 0) continue;
-    if (r.rank % plan.gpus_per_node != r.cuda_dev)
+    if (r.rank < 0 || r.cuda_dev < 0 || r.rank >= world) continue;
+    const int gpu = gpu_of(r.rank);
+    if (gpu % G != r.cuda_dev)
       out.notes.push_back(fmt::format(
           "{}: rank {} ran on cudaDev {} of {}; the replay places it on GPU {} of node {}", r.file,
-          r.rank, r.cuda_dev, r.host.empty() ? "its node" : r.host, r.rank % plan.gpus_per_node,
-          r.rank / plan.gpus_per_node + 1));
+          r.rank, r.cuda_dev, r.host.empty() ? "its node" : r.host, gpu % G, gpu / G + 1));
     if (!r.host.empty()) {
       auto [it, fresh] = host_first_rank.emplace(r.host, r.rank);
-      if (!fresh && it->second / plan.gpus_per_node != r.rank / plan.gpus_per_node)
+      if (!fresh && gpu_of(it->second) / G != gpu / G)
         out.notes.push_back(fmt::format(
             "{}: ranks {} and {} shared host {} but are on different nodes of the plan ({} GPUs "
             "a node)",
@@ -772,6 +785,45 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
   for (const auto& r : ranks)
     for (const auto& n : r.notes) out.notes.push_back(fmt::format("{}: {}", r.file, n));
   return out;
+}
+
+std::string fabric_shape(const Plan& p) {
+  return fmt::format("{}, {} leaves, {} spines, {:.2f}:1 as built", topology_kind_name(p.topo.kind),
+                     p.topo.leaves, p.topo.spines, p.topo.oversubscription);
+}
+
+Result<ReplayAlternative> replay_at_oversubscription(const std::vector<TracedRank>& ranks,
+                                                     const Spec& spec, const Catalog& catalog,
+                                                     const Plan& plan, double ratio,
+                                                     const ReplayOptions& o) {
+  Spec over = spec;
+  over.fabric.oversubscription = ratio;
+  over.fabric.switch_id = plan.sw.id;
+  over.fabric.technology = plan.technology;
+  // The planned topology first: a small cluster's auto choice is one switch, where a leaf
+  // ratio means nothing; when that kind cannot be built at the ratio, the planner chooses again.
+  over.fabric.topology = plan.topo.kind;
+  auto p = make_plan(over, catalog);
+  if (!p) {
+    over.fabric.topology = std::nullopt;
+    p = make_plan(over, catalog);
+  }
+  if (!p)
+    return Diagnostic::flag(
+        "--oversubscription",
+        fmt::format("the spec cannot be planned at {:g}:1: {}", ratio, p.errors().front().message),
+        p.errors().front().hint);
+  const Fabric fab = Fabric::build(*p, catalog);
+  auto r = replay_step(ranks, *p, fab, o);
+  if (!r) return r.errors();
+  ReplayAlternative a;
+  a.label = fmt::format("{:g}:1 oversubscription", ratio);
+  a.kind = "oversubscription";
+  a.asked = ratio;
+  a.built = p->topo.oversubscription;
+  a.fabric = fabric_shape(*p);
+  a.result = std::move(*r);
+  return a;
 }
 
 }  // namespace gf

@@ -13,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "catalog/catalog.h"
 #include "common/diag.h"
 #include "plan/plan.h"
 #include "sim/link_load.h"
 #include "sim/nccl_cost.h"
+#include "spec/spec.h"
 #include "topo/fabric.h"
 
 namespace gf {
@@ -76,6 +78,10 @@ struct ReplayOptions {
   std::optional<std::string> step;              ///< "ProfilerStep#12"; default: the last complete
   std::optional<LoadBalancing> load_balancing;  ///< nullopt: the plan's
   bool links = false;                           ///< keep the step's traffic per link
+  /// The fabric GPU each rank of the job runs on (rank r: gpu_of_rank[r]); empty: rank r on GPU
+  /// r, as torchrun and mpirun number a job that fills the fabric from its first node. A job
+  /// placed on part of the fabric (sim/jobs.h) passes its own; its size bounds the world.
+  std::vector<int> gpu_of_rank;
 };
 
 /// How a traced group landed on the fabric.
@@ -97,6 +103,10 @@ struct CollectiveBreakdown {
   double recorded_exposed_s = 0, predicted_exposed_s = 0;  ///< not hidden behind compute
   bool simulated = true;  ///< false: kept as recorded (an operation the simulator lacks)
   double busbw_gbs = 0;   ///< simulated, at the calls' mean size
+  /// The fabric GPUs of every group of this kind that ran the calls at once (pairs for
+  /// sendrecv: a pipeline's neighbours); empty when kept as recorded. The step's traffic is
+  /// `bytes` over each of them (sim/jobs.h runs it beside other jobs').
+  std::vector<std::vector<int>> gpu_groups;
 };
 
 /// One schedule of the step: its time and how it splits.
@@ -126,6 +136,29 @@ struct ReplayResult {
 /// fabric, a layout that does not fit the groups.
 Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Plan& plan,
                                  const Fabric& fabric, const ReplayOptions& options);
+
+/// The step replayed on one of the spec's alternatives: the same spec re-planned with one key
+/// changed (replay's --oversubscription), beside the planned fabric's.
+struct ReplayAlternative {
+  std::string label;    ///< "2:1 oversubscription"
+  std::string kind;     ///< "oversubscription"
+  double asked = 0;     ///< the value asked for (R of R:1)
+  double built = 0;     ///< what the re-planned fabric has (leaf down:up ports as built)
+  std::string fabric;   ///< the re-planned fabric in words (fabric_shape)
+  ReplayResult result;  ///< the replay there
+};
+
+/// A plan's fabric in a few words for a row of alternatives: "clos2, 16 leaves, 8 spines, 1.00:1
+/// as built" (leaves and spines per plane).
+std::string fabric_shape(const Plan& plan);
+
+/// The spec re-planned at `ratio`:1 leaf oversubscription with the plan's switch, technology and
+/// topology (chosen again when that topology cannot be built at the ratio: step_sensitivity
+/// re-plans its 2:1 so), and `ranks` replayed on it with `options`. Pure.
+Result<ReplayAlternative> replay_at_oversubscription(const std::vector<TracedRank>& ranks,
+                                                     const Spec& spec, const Catalog& catalog,
+                                                     const Plan& plan, double ratio,
+                                                     const ReplayOptions& options);
 
 /// The global ranks of a group given as PyTorch prints them, possibly cut short (Kineto keeps
 /// the first entries of a long list and ends it with "..."): the first `known` ranks, extended by

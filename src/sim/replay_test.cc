@@ -190,6 +190,99 @@ TEST(Replay, GroupsWithoutRanksTakeTheLayout) {
   EXPECT_FALSE(bad);
 }
 
+// Four nodes of 4 GPUs in two scalable units of two (an InfiniBand Clos with adaptive routing, so
+// that no hash collision blurs the ratio): the fixtures' 16 ranks span both units, and
+// re-planned at 2:1 each leaf keeps one uplink for its two nodes.
+namespace {
+const char* const kFourByFour =
+    "name: four-by-four\n"
+    "cluster: {gpu: h100-sxm, nodes: 4, gpus_per_node: 4, nic: cx7-400g, nics_per_node: 4}\n"
+    "fabric: {technology: infiniband, topology: clos2, scalable_unit: 2, switch: qm9700, "
+    "load_balancing: adaptive}\n";
+
+struct Planned {
+  Spec spec;
+  Catalog cat;
+  Plan plan;
+};
+
+Planned four_by_four() {
+  Planned p{*parse_spec(kFourByFour, "t.yaml"), *builtin_catalog(), {}};
+  EXPECT_TRUE(validate_spec(p.spec, p.cat).empty());
+  auto plan = make_plan(p.spec, p.cat);
+  EXPECT_TRUE(plan) << format_diagnostics(plan.errors());
+  p.plan = *plan;
+  return p;
+}
+}  // namespace
+
+TEST(ReplayAlternatives, TwoToOneSlowsADataParallelPairAcrossTheSpine) {
+  const Planned p = four_by_four();
+  ASSERT_EQ(p.plan.topo.oversubscription, 1.0);
+  // tp=8 over two nodes of a unit, dp=2 pairs rank r with r+8: both nodes of a unit send up at
+  // once, on every rail.
+  const TracedRank r = fixture("kineto-torch2.5-tp8-dp2-rank0.json");
+  const Fabric fab = Fabric::build(p.plan, p.cat);
+  auto base = replay_step({r}, p.plan, fab, {});
+  auto same = replay_at_oversubscription({r}, p.spec, p.cat, p.plan, 1, {});
+  auto two = replay_at_oversubscription({r}, p.spec, p.cat, p.plan, 2, {});
+  ASSERT_TRUE(base && same && two) << format_diagnostics(two.errors());
+  EXPECT_EQ(same->result.predicted.step_s, base->predicted.step_s);  // 1:1 is this fabric
+  EXPECT_EQ(two->built, 2.0);
+  EXPECT_EQ(two->label, "2:1 oversubscription");
+  EXPECT_NE(two->fabric.find("clos2"), std::string::npos) << two->fabric;  // topology kept
+  EXPECT_GT(two->result.predicted.step_s, base->predicted.step_s * 1.05);
+  EXPECT_GT(two->result.predicted.exposed_comm_s, base->predicted.exposed_comm_s);
+  // Half the uplinks for the DP all-reduce's two flows a rail: its time at least 1.5x.
+  double dp1 = 0, dp2 = 0;
+  for (const auto& b : base->breakdown)
+    if (b.op == "all_reduce") dp1 = b.simulated_s;
+  for (const auto& b : two->result.breakdown)
+    if (b.op == "all_reduce") dp2 = b.simulated_s;
+  EXPECT_GT(dp2, 1.5 * dp1) << dp1 << " " << dp2;
+  EXPECT_EQ(two->result.predicted.compute_s, base->predicted.compute_s);
+}
+
+TEST(ReplayAlternatives, AnNvlinkOnlyStepIsTheSameAtTwoToOne) {
+  const Planned p = four_by_four();
+  // One node's four GPUs: a TP group on NVLink, never on a leaf.
+  TracedRank r = rank_with_group(4, iota(4));
+  add_kernel(r, 0, 300, 7);
+  add_kernel(r, 310, 200, 20, add_call(r, "allreduce", 256e6));
+  add_kernel(r, 520, 300, 7);
+  add_kernel(r, 830, 150, 20, add_call(r, "_allgather_base", 64e6));
+  const Fabric fab = Fabric::build(p.plan, p.cat);
+  auto base = replay_step({r}, p.plan, fab, {});
+  auto two = replay_at_oversubscription({r}, p.spec, p.cat, p.plan, 2, {});
+  ASSERT_TRUE(base && two) << format_diagnostics(two.errors());
+  EXPECT_EQ(two->built, 2.0);
+  EXPECT_GT(base->predicted.exposed_comm_s, 0);
+  EXPECT_EQ(two->result.predicted.step_s, base->predicted.step_s);
+  EXPECT_EQ(two->result.predicted.exposed_comm_s, base->predicted.exposed_comm_s);
+}
+
+TEST(ReplayAlternatives, ARankMapPlacesTheGroupsOnThoseGpus) {
+  const Planned p = four_by_four();
+  const TracedRank r = fixture("kineto-one-allreduce.json");
+  const Fabric fab = Fabric::build(p.plan, p.cat);
+  // Ranks in reverse: the same rings on the same fabric, so the same time; too few GPUs for the
+  // world is refused with the job's size.
+  ReplayOptions o;
+  for (int g = 15; g >= 0; --g) o.gpu_of_rank.push_back(g);
+  auto rev = replay_step({r}, p.plan, fab, o);
+  auto base = replay_step({r}, p.plan, fab, {});
+  ASSERT_TRUE(rev && base) << format_diagnostics(rev.errors());
+  EXPECT_NEAR(rev->predicted.step_s, base->predicted.step_s, 1e-9);
+  ASSERT_FALSE(rev->breakdown.empty());
+  ASSERT_EQ(rev->breakdown[0].gpu_groups.size(), 1u);
+  EXPECT_EQ(rev->breakdown[0].gpu_groups[0].front(), 15);
+  o.gpu_of_rank.resize(8);
+  auto small = replay_step({r}, p.plan, fab, o);
+  ASSERT_FALSE(small);
+  EXPECT_NE(small.errors()[0].message.find("16 ranks but the job has 8 GPUs"), std::string::npos)
+      << small.errors()[0].message;
+}
+
 TEST(Replay, AJobLargerThanTheFabricIsRefused) {
   const TwoNodes t = two_nodes();
   TracedRank r = rank_with_group(64, iota(64));

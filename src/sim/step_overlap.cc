@@ -55,7 +55,9 @@ SlowedComm slow_comm(double total_s, double exposed_s, double factor) {
   SlowedComm s;
   s.total_s = total_s * factor;
   const double hidden = total_s - exposed_s;
-  s.exposed_s = std::min(s.total_s, std::max(exposed_s, s.total_s - hidden));
+  // Untouched (factor 1): exactly as alone, not alone plus the rounding of total - hidden.
+  s.exposed_s = factor == 1 ? exposed_s
+                            : std::min(s.total_s, std::max(exposed_s, s.total_s - hidden));
   return s;
 }
 

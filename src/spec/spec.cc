@@ -277,7 +277,49 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
   }
 }
 
-// `jobs:`: a list of jobs, each a name, a workload, a size and a placement.
+// A job's `trace:` (one path or a list of them) and its `step:`.
+void read_job_trace(YamlReader& r, const YAML::Node& j, JobSpec& job) {
+  const std::string& p = job.key;
+  const YAML::Node t = child(j, "trace");
+  const char* example = "trace: traces/rank0.json, or a list of each traced rank's file";
+  if (t.IsDefined()) {
+    std::vector<YAML::Node> items;
+    if (t.IsSequence()) {
+      if (t.size() == 0) r.error(t, p + ".trace", "the list of traces is empty", example);
+      if (t.size() > static_cast<size_t>(kMaxJobTraceFiles))
+        r.error(t, p + ".trace",
+                fmt::format("{} trace files is more than the {} one job is replayed from", t.size(),
+                            kMaxJobTraceFiles),
+                "give the ranks that were traced, not every rank");
+      else
+        for (size_t k = 0; k < t.size(); ++k) items.push_back(t[k]);
+    } else {
+      items.push_back(t);
+    }
+    for (size_t k = 0; k < items.size(); ++k) {
+      const std::string key = t.IsSequence() ? fmt::format("{}.trace[{}]", p, k) : p + ".trace";
+      if (!items[k].IsScalar() || items[k].Scalar().empty()) {
+        r.error(items[k], key, "expected the path of a trace file (relative to the spec's folder)",
+                example);
+        continue;
+      }
+      job.trace_files.push_back(items[k].Scalar());
+    }
+    job.trace_paths = job.trace_files;
+  }
+  if (auto v = r.text(j, "step", p)) {
+    if (!t.IsDefined())
+      r.error(child(j, "step"), p + ".step", "step is the key of a trace job",
+              "name the recorded step to replay with trace:");
+    else if (v->empty())
+      r.error(child(j, "step"), p + ".step", "expected a step name as the trace marks it",
+              "step: ProfilerStep#12");
+    else
+      job.trace_step = *v;
+  }
+}
+
+// `jobs:`: a list of jobs, each a name, a workload or a trace, a size and a placement.
 void read_jobs(YamlReader& r, const YAML::Node& n, std::vector<JobSpec>& jobs) {
   if (n.IsNull()) return;
   if (!n.IsSequence()) {
@@ -298,11 +340,8 @@ void read_jobs(YamlReader& r, const YAML::Node& n, std::vector<JobSpec>& jobs) {
     job.key = fmt::format("jobs[{}]", i);
     const std::string& p = job.key;
     if (!r.expect_map(j, p)) continue;
-    r.check_keys(j, p, {"name", "workload", "gpus", "nodes", "placement", "seed", "trace"});
-    if (child(j, "trace").IsDefined())
-      r.error(child(j, "trace"), p + ".trace",
-              "a job replayed from a trace is not yet supported by jobs",
-              "describe the job with workload: (the keys of the spec's workload section)");
+    r.check_keys(j, p, {"name", "workload", "gpus", "nodes", "placement", "seed", "trace", "step"});
+    read_job_trace(r, j, job);
     if (auto v = r.text(j, "name", p, true)) {
       if (const std::string why = display_name_problem(*v, kMaxSpecNameChars); !why.empty())
         r.error(child(j, "name"), p + ".name", "the name " + why, "use a short one-line name");
@@ -312,11 +351,15 @@ void read_jobs(YamlReader& r, const YAML::Node& n, std::vector<JobSpec>& jobs) {
       else
         job.name = *v;
     }
-    if (child(j, "workload").IsDefined())
+    if (child(j, "workload").IsDefined() && child(j, "trace").IsDefined())
+      r.error(child(j, "trace"), p + ".trace", "give either workload or trace, not both",
+              "a trace job's step is the recorded one; a workload job's is modelled");
+    else if (child(j, "workload").IsDefined())
       read_workload(r, child(j, "workload"), job.workload, p + ".workload");
     else if (!child(j, "trace").IsDefined())
       r.error(j, p + ".workload", "missing required key",
-              "give the job a workload: {model: ..., parallelism: ...} as the spec's workload");
+              "give the job a workload: {model: ..., parallelism: ...} as the spec's workload, "
+              "or a trace: to replay");
     const bool has_nodes = child(j, "nodes").IsDefined(), has_gpus = child(j, "gpus").IsDefined();
     if (has_nodes && has_gpus)
       r.error(child(j, "gpus"), p + ".gpus", "give either nodes or gpus, not both");
@@ -825,8 +868,10 @@ void validate_jobs(Spec& s, const GpuModel* gpu, std::vector<Diagnostic>& errs) 
                  fmt::format("node '{}' is already job '{}''s", job.nodes_listed[k], it->second),
                  "explicit node lists must not overlap"));
     }
-    validate_workload(s, job.workload, 1LL * job.nodes * c.gpus_per_node, job.key + ".workload",
-                      "job", gpu, errs);
+    // A trace job's groups are checked against its GPUs when the trace is read (sim/jobs.h).
+    if (job.trace_files.empty())
+      validate_workload(s, job.workload, 1LL * job.nodes * c.gpus_per_node, job.key + ".workload",
+                        "job", gpu, errs);
   }
   if (total > c.nodes)
     errs.push_back(
@@ -1101,6 +1146,13 @@ Result<LoadedSpec> load_spec(const std::string& path, const std::vector<KeyOverr
       errs.insert(errs.end(), prof.errors().begin(), prof.errors().end());
     }
   }
+  // A trace job's files are found from the spec's folder, as the catalog and profile are; they
+  // are read by the commands that replay them (verify/trace_readers), not here.
+  for (auto& job : out.spec.jobs)
+    for (auto& t : job.trace_paths) {
+      const std::filesystem::path tp(t);
+      if (!tp.is_absolute()) t = (dir / tp).string();
+    }
   // Catalog checks run even after key errors, so that one run reports every problem.
   auto more = validate_spec(out.spec, out.catalog);
   errs.insert(errs.end(), more.begin(), more.end());

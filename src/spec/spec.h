@@ -170,7 +170,7 @@ struct WorkloadSpec {
   double compute_time_s = 0;      ///< 0 = computed from FLOPs
   double steps = 0;               ///< 0 with tokens = 0: unknown
   double tokens = 0;
-  bool overlap = true;  ///< DP gradient reduction overlapped with backward
+  bool overlap = true;      ///< DP gradient reduction overlapped with backward
   bool tp_overlap = false;  ///< TP collectives overlapped with their GEMMs (--tp-comm-overlap)
   DpCollective dp_collective = DpCollective::kHierarchical;
   double checkpoint_interval_s = 0;  ///< compute between checkpoints; 0 = Daly's optimum
@@ -188,10 +188,22 @@ inline const char* placement_name(Placement p) { return name_of(kPlacementNames,
 /// a link), far above the handful a cluster's scheduler runs at once on one fabric.
 constexpr int kMaxJobs = 64;
 
-/// One job of the spec's `jobs:` section: a workload of its own on part of the cluster.
+/// The most trace files one job names: one per traced rank of a job the fabric can hold is far
+/// more than anyone records (a profiler run keeps a few ranks), and each is read whole.
+constexpr int kMaxJobTraceFiles = 1024;
+
+/// One job of the spec's `jobs:` section: a workload of its own on part of the cluster, described
+/// (`workload:`) or recorded (`trace:`, replayed as `gpufabric replay` does).
 struct JobSpec {
   std::string name;
   WorkloadSpec workload;
+  /// `trace:` as written (relative to the spec's folder): one or more ranks' profiler traces or
+  /// NCCL logs of one run; empty for a described workload.
+  std::vector<std::string> trace_files;
+  /// The same files as load_spec found them (joined to the spec's folder); parse_spec leaves
+  /// them as written.
+  std::vector<std::string> trace_paths;
+  std::string trace_step;        ///< `step:` of a trace job: ProfilerStep#N; "": the last complete
   int nodes = 0;                 ///< derived from `gpus` when only that is given
   long long gpus_requested = 0;  ///< `gpus:` as written (0 when `nodes:` was used)
   /// nullopt: an explicit node list (`nodes_listed`, cabling.csv names).

@@ -13,6 +13,7 @@
 #include "sim/step.h"
 #include "topo/fabric.h"
 #include "units/units.h"
+#include "verify/trace_readers.h"
 
 namespace gf {
 namespace {
@@ -171,9 +172,15 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
     return d;
   }
   if (!spec.jobs.empty()) {
+    auto traces = read_job_traces(spec);  // a trace job's recorded step
+    if (!traces) {
+      d.error = one_line(traces.errors());
+      return d;
+    }
     JobsOptions jo;
     jo.placement = placement;
     jo.compare = false;
+    jo.traces = &*traces;
     auto jobs = simulate_jobs(spec, loaded->catalog, *plan, jo);
     if (!jobs) {
       d.error = one_line(jobs.errors());

@@ -1027,4 +1027,69 @@ Result<std::vector<TracedRank>> read_nccl_coll_log(std::istream& in, const std::
   return out;
 }
 
+Result<std::vector<TracedRank>> read_trace_files(const std::vector<std::string>& paths,
+                                                 const std::string& key) {
+  std::vector<TracedRank> out;
+  std::vector<Diagnostic> errs;
+  for (const auto& path : paths) {
+    auto in = open_input_file(path, key, "trace");
+    if (!in) {
+      errs.insert(errs.end(), in.errors().begin(), in.errors().end());
+      continue;
+    }
+    std::istream& s = **in;
+    while (s.peek() == ' ' || s.peek() == '\n' || s.peek() == '\r' || s.peek() == '\t') s.get();
+    const int first = s.peek();
+    if (first == 0x1f) {
+      errs.push_back(
+          Diagnostic::in_file(path, key, "a gzip file", "unzip it first: gunzip -k " + path));
+      continue;
+    }
+    if (first == '{') {
+      auto r = read_kineto_trace(s, path);
+      if (r)
+        out.push_back(std::move(*r));
+      else
+        errs.insert(errs.end(), r.errors().begin(), r.errors().end());
+      continue;
+    }
+    auto r = read_nccl_coll_log(s, path);
+    if (r)
+      for (auto& x : *r) out.push_back(std::move(x));
+    else
+      errs.insert(errs.end(), r.errors().begin(), r.errors().end());
+  }
+  if (!errs.empty()) return errs;
+  return out;
+}
+
+Result<std::vector<std::vector<TracedRank>>> read_job_traces(const Spec& spec) {
+  std::vector<std::vector<TracedRank>> out(spec.jobs.size());
+  std::vector<Diagnostic> errs;
+  for (size_t j = 0; j < spec.jobs.size(); ++j) {
+    const JobSpec& js = spec.jobs[j];
+    for (size_t k = 0; k < js.trace_paths.size(); ++k) {
+      const std::string& path = js.trace_paths[k];
+      const std::string key =
+          js.trace_paths.size() > 1 ? fmt::format("{}.trace[{}]", js.key, k) : js.key + ".trace";
+      // Opening first, so that a missing file points at the spec's line.
+      if (auto in = open_input_file(path, key, "trace"); !in) {
+        const auto& why = in.errors().front();
+        errs.push_back(
+            spec.at(key, fmt::format("job '{}': trace '{}': {}", js.name, path, why.message),
+                    why.hint.empty() ? "paths are relative to the spec's folder" : why.hint));
+        continue;
+      }
+      auto r = read_trace_files({path}, key);
+      if (!r) {
+        errs.insert(errs.end(), r.errors().begin(), r.errors().end());
+        continue;
+      }
+      for (auto& x : *r) out[j].push_back(std::move(x));
+    }
+  }
+  if (!errs.empty()) return errs;
+  return out;
+}
+
 }  // namespace gf

@@ -13,6 +13,7 @@
 #include "common/diag.h"
 #include "common/file.h"
 #include "sim/replay.h"
+#include "spec/spec.h"
 
 namespace gf {
 
@@ -47,6 +48,17 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
 /// v2.18's and v2.29's lines. The log has no durations: TracedRank::timed is false.
 Result<std::vector<TracedRank>> read_nccl_coll_log(std::istream& in, const std::string& file,
                                                    std::size_t max_bytes = kMaxToolOutputBytes);
+
+/// Every trace named, each read by the reader its first byte calls for (`{`: a profiler trace,
+/// else an NCCL log; a gzip file is refused with the command that unzips it). `key` names the
+/// paths in messages (the flag, "TRACE").
+Result<std::vector<TracedRank>> read_trace_files(const std::vector<std::string>& paths,
+                                                 const std::string& key = "TRACE");
+
+/// The traces of the spec's trace jobs (`jobs[i].trace`), per job in spec order; empty for a
+/// workload job. A file that cannot be opened names the spec's file, line and key; what is wrong
+/// inside a trace names the trace's file and line.
+Result<std::vector<std::vector<TracedRank>>> read_job_traces(const Spec& spec);
 
 /// Bytes of one element of NCCL's ncclDataType_t value `datatype` (nccl.h.in); 0 when unknown.
 double nccl_datatype_bytes(int datatype);
