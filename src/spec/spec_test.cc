@@ -71,6 +71,20 @@ TEST(SpecErrors, YamlSyntax) {
   EXPECT_NE(errors_of("cluster:\n  gpu: [h100\n").find("YAML syntax error"), std::string::npos);
 }
 
+// An alias inside its own anchor makes the document a cycle, and aliases of aliases make
+// exponentially many paths: each collection is checked once, so such a spec is an ordinary
+// error (found by fuzz_spec: it recursed until the stack overflowed at 3.9 GB).
+TEST(SpecErrors, SelfReferencingAliasIsAnErrorNotACrash) {
+  const auto cyc = errors_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n"
+      "workload: &w\n  global_batch: 8\n  again: *w\n");
+  EXPECT_NE(cyc.find("workload.again: unknown key"), std::string::npos) << cyc;
+  std::string laughs = "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\na0: &a0 [x, x]\n";
+  for (int i = 1; i < 40; ++i)
+    laughs += fmt::format("a{}: &a{} [*a{}, *a{}]\n", i, i, i - 1, i - 1);
+  EXPECT_NE(errors_of(laughs).find("a39: unknown key"), std::string::npos);
+}
+
 TEST(SpecErrors, UnknownKeyWithSuggestion) {
   const auto e = errors_of("cluster:\n  gpu: h100-sxm\n  nodse: 4\n  nic: cx7-400g\n");
   EXPECT_NE(e.find("spec.yaml:3:3: error: cluster.nodse: unknown key (did you mean 'nodes'?)"),

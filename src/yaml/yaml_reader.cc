@@ -122,7 +122,8 @@ YAML::Node YamlReader::parse(const std::string& text) {
       return YAML::Node();
     }
     YAML::Node doc = YAML::Load(text);
-    check_duplicate_keys(doc, "");
+    std::set<int> visited;
+    check_duplicate_keys(doc, "", visited);
     return doc;
   } catch (const YAML::Exception& e) {
     diags_.push_back(Diagnostic::at(file_, e.mark.line + 1, e.mark.column + 1, "",
@@ -132,13 +133,19 @@ YAML::Node YamlReader::parse(const std::string& text) {
   }
 }
 
-void YamlReader::check_duplicate_keys(const YAML::Node& node, const std::string& path) {
+void YamlReader::check_duplicate_keys(const YAML::Node& node, const std::string& path,
+                                      std::set<int>& visited) {
+  if (!node.IsSequence() && !node.IsMap()) return;
+  // An alias is its anchor's node again (same place in the text): each collection is checked
+  // once, so an alias inside its own anchor (a cycle) or aliases of aliases (exponentially many
+  // paths) cost one visit each.
+  if (!visited.insert(node.Mark().pos).second) return;
   if (node.IsSequence()) {
     int i = 0;
-    for (const auto& item : node) check_duplicate_keys(item, fmt::format("{}[{}]", path, i++));
+    for (const auto& item : node)
+      check_duplicate_keys(item, fmt::format("{}[{}]", path, i++), visited);
     return;
   }
-  if (!node.IsMap()) return;
   // yaml-cpp keeps every pair of a map and its operator[] returns the first, so a repeated key
   // would silently lose its second value: report it where it repeats.
   std::set<std::string> seen;
@@ -147,7 +154,7 @@ void YamlReader::check_duplicate_keys(const YAML::Node& node, const std::string&
     const std::string key = kv.first.Scalar();
     if (!seen.insert(key).second)
       error(kv.first, join(path, key), "key given twice in the same map", "keep one of them");
-    check_duplicate_keys(kv.second, join(path, key));
+    check_duplicate_keys(kv.second, join(path, key), visited);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -94,7 +95,8 @@ class YamlReader {
 
  private:
   /// Records an error for every key that appears twice in one map, anywhere under `node`.
-  void check_duplicate_keys(const YAML::Node& node, const std::string& path);
+  void check_duplicate_keys(const YAML::Node& node, const std::string& path,
+                            std::set<int>& visited);
   const YAML::Node scalar(const YAML::Node& map, const std::string& key, const std::string& path,
                           bool required);
   std::string file_;
