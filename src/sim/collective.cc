@@ -166,13 +166,21 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     b.tree(fs);
     return kPayload;  // tree's x.92 is NCCL's cost term (nccl_cost.cc)
   });
-  const std::string cn_no = !reduce_all                            ? "all_reduce only"
-                            : !plan.in_network_reduction           ? "in-network reduction is off"
-                            : plan.sw.in_network_reduction.empty() ? "the switches cannot reduce"
-                            : !multi                               ? "needs several nodes"
-                            : plan.topo.kind == TopologyKind::kDragonfly
-                                ? "no reduction tree on dragonfly"
-                                : "";
+  // CollNet (SHARP) runs all_reduce, and from NCCL 2.19 all_gather and reduce_scatter as
+  // CollNet Direct when every GPU has a NIC of its own (tuning.cc@v2.29.7-1:275-278, 325-343:
+  // "AllGather/ReduceScatter requires 1:1 GPU:NIC"; v2.18.6-1:168-169 keeps them to Ring).
+  const bool gather_coll = op == Op::kAllGather || op == Op::kReduceScatter;
+  const std::string cn_no =
+      !reduce_all && !gather_coll ? "all_reduce, all_gather, reduce_scatter only"
+      : gather_coll && cm.nccl_ == NcclRelease::kV2_18
+          ? "all_gather/reduce_scatter need NCCL 2.19+"
+      : !plan.in_network_reduction           ? "in-network reduction is off"
+      : plan.sw.in_network_reduction.empty() ? "the switches cannot reduce"
+      : !multi                               ? "needs several nodes"
+      : plan.topo.kind == TopologyKind::kDragonfly ? "no reduction tree on dragonfly"
+      : gather_coll && fab.nics_per_node() < fab.gpus_per_node()
+          ? "all_gather/reduce_scatter need a NIC per GPU (NCCL: 1:1 GPU:NIC)"
+          : "";
   // NVLS runs all_reduce, and from NCCL 2.19 all_gather and reduce_scatter too
   // (tuning.cc@v2.29.7-1:275-278; v2.18.6-1:168-169 keeps them to Ring).
   const bool gather_op = op == Op::kAllGather || op == Op::kReduceScatter;
@@ -221,7 +229,10 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
           return kPayload;
         });
   model(Algorithm::kCollNet, cn_no, [&](FlowSet& fs, auto&) {
-    b.collnet(fs);
+    if (gather_coll)
+      b.collnet_gather(fs);
+    else
+      b.collnet(fs);
     return kPayload;  // CollNet Direct's factors are NCCL's cost terms (nccl_cost.cc)
   });
   // PAT: log-depth all_gather / reduce_scatter; NCCL uses it with one GPU per node.

@@ -198,6 +198,42 @@ TEST(Collective, NvlsRunsAcrossNodesOverCollNet) {
             std::string::npos);
 }
 
+// CollNet Direct all_gather (NCCL 2.19+): each head's NIC carries its rail's shards through the
+// in-network tree, at NCCL's x.9 on the network (tuning.cc@v2.29.7-1:316); it needs a NIC per
+// GPU and is refused otherwise, and in 2.18.
+TEST(Collective, CollNetGathersWithANicPerGpu) {
+  const std::string sharp =
+      "cluster: {gpu: b200, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, in_network_reduction: on}\n";
+  const auto s = setup(sharp);
+  SimOptions cn;
+  cn.op = Op::kAllGather;
+  cn.algorithm = Algorithm::kCollNet;
+  const SizeResult r = run(s, cn, 32 * kGiB);
+  EXPECT_EQ(r.algorithm, Algorithm::kCollNet);
+  // 8 NICs a node at 400G: algbw at most 8 x 50 GB/s x .9; busbw (n-1)/n of it.
+  EXPECT_LT(r.algbw_gbs, 8 * 50 * nccl::kCollNetDirectGatherNetFactor);
+  EXPECT_GT(r.algbw_gbs, 0.8 * 8 * 50 * nccl::kCollNetDirectGatherNetFactor);
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  SimOptions old = cn;
+  old.nccl = NcclRelease::kV2_18;
+  auto m = CollectiveModel::build(f, s.plan, old);
+  ASSERT_TRUE(m.ok());
+  for (const auto& a : m->algorithms())
+    if (a.algorithm == Algorithm::kCollNet)
+      EXPECT_NE(a.unavailable_reason.find("NCCL 2.19+"), std::string::npos);
+  const auto four = setup(
+      "cluster: {gpu: b200, nodes: 4, nic: cx7-400g, nics_per_node: 4}\nfabric: {technology: "
+      "infiniband, switch: qm9700, in_network_reduction: on}\n");
+  const Fabric f4 = Fabric::build(four.plan, four.cat);
+  auto m4 = CollectiveModel::build(f4, four.plan, cn);
+  ASSERT_TRUE(m4.ok());
+  for (const auto& a : m4->algorithms())
+    if (a.algorithm == Algorithm::kCollNet)
+      EXPECT_NE(a.unavailable_reason.find("a NIC per GPU"), std::string::npos)
+          << a.unavailable_reason;
+}
+
 // nccl-tests -g N: one host thread issues every call on N GPUs, so back-to-back calls are at
 // least N host issues apart; with one GPU a process the floor is below any collective's time.
 TEST(Collective, OneThreadDrivingEightGpusSetsAHostFloor) {

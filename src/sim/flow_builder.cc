@@ -760,6 +760,18 @@ bool FlowBuilder::collnet(FlowSet& fs) {
   return collnet_network(fs);
 }
 
+bool FlowBuilder::collnet_gather(FlowSet& fs) {
+  std::vector<Hop> path;
+  for (int d = 0; d < std::min(domains, 1); ++d) {  // the first domain stands for all
+    path.clear();
+    const long long first = domain_first(d);
+    const int m = domain_size(d);
+    for (int k = 0; k < m && m > 1; ++k) nvlink(first + k, first + (k + 1) % m, 1.0, path);
+    fs.add(kPayload * (m - 1.0) / m, path);
+  }
+  return collnet_network(fs);
+}
+
 // CollNet's network part: every NIC sends its 1/R of the payload to its rail's reduction root
 // and receives the sum; above the leaf one aggregated stream per leaf.
 bool FlowBuilder::collnet_network(FlowSet& fs) {

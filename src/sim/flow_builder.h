@@ -190,6 +190,11 @@ struct FlowBuilder {
   /// sends its shard to the switches, which reduce, and receives the result.
   bool collnet(FlowSet& fs);
 
+  /// CollNet Direct all_gather / reduce_scatter: each head's NIC takes its node's shards of its
+  /// rail to the in-network tree and back (as all_reduce's network part); inside the node the
+  /// heads hand every GPU the others' shards over NVLink, (m - 1)/m x S each way.
+  bool collnet_gather(FlowSet& fs);
+
   /// CollNet's network part alone: every NIC to its rail's reduction root and back (NVLS over
   /// CollNet runs it beside nvls_intra).
   bool collnet_network(FlowSet& fs);

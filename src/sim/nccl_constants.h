@@ -204,6 +204,9 @@ inline constexpr double kTreeStageShare = 1.0 / 3.0;
 // CollNet Direct all_reduce on compute capability 9.0 and later: bus bandwidth x.85
 // (tuning.cc@v2.29.7-1:322, v2.18.6-1:192).
 inline constexpr double kCollNetDirectHopperFactor = 0.85;
+// CollNet Direct all_gather / reduce_scatter: the network's rate x 0.9 (busBw = ppn x
+// min(bwIntra, bwInter x 0.9), tuning.cc@v2.29.7-1:315-317).
+inline constexpr double kCollNetDirectGatherNetFactor = 0.9;
 // NCCL tuning.cc nvlsEfficiency: share of NVLink bandwidth NVLS reaches, Hopper 0.85, Blackwell
 // 0.74 (tuning.cc@v2.29.7-1:135-140).
 inline constexpr double kNvlsEfficiencyHopper = 0.85;

@@ -218,6 +218,10 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
       return p == Protocol::kSimple && t.has_pat ? simple_Bps * nccl::kPatRatio : 0;
     case Algorithm::kCollNet: {
       if (p != Protocol::kSimple) return 0;
+      // all_gather / reduce_scatter: a head per NIC, the network at x.9 (tuning.cc@v2.29.7-1:
+      // 315-317); no GPU/NIC factor (they need one NIC a GPU).
+      if (s.op == Op::kAllGather || s.op == Op::kReduceScatter)
+        return simple_Bps * nccl::kCollNetDirectGatherNetFactor;
       // CollNet Direct all_reduce (tuning.cc@v2.29.7-1:318-322, v2.18.6-1:186-192): "requires
       // all GPUs to have a local NIC to work at full speed": the GPU/NIC ratio ppn / nChannels,
       // halfway back to 1, divides the bandwidth; x.85 from Hopper on.
