@@ -746,31 +746,24 @@ void FlowBuilder::nvls_tree_inter(FlowSet& fs) {
   }
 }
 
-// CollNet/SHARP: reduce-scatter and all-gather inside each domain over NVLink; every NIC
-// sends its shard to the switches, which reduce, and receives the result.
-bool FlowBuilder::collnet(FlowSet& fs) {
+// CollNet/SHARP: reduce-scatter and all-gather inside each domain over NVLink (`phases` of
+// (m - 1)/m x S each: all_reduce both, all_gather or reduce_scatter one); every NIC sends its
+// shard to the switches, which reduce (or gather), and receives the result.
+bool FlowBuilder::collnet_phases(FlowSet& fs, int phases) {
   std::vector<Hop> path;
   for (int d = 0; d < std::min(domains, 1); ++d) {  // the first domain stands for all
     path.clear();
     const long long first = domain_first(d);
     const int m = domain_size(d);
     for (int k = 0; k < m && m > 1; ++k) nvlink(first + k, first + (k + 1) % m, 1.0, path);
-    fs.add(kPayload * 2.0 * (m - 1) / m, path);
+    fs.add(kPayload * phases * (m - 1.0) / m, path);
   }
   return collnet_network(fs);
 }
 
-bool FlowBuilder::collnet_gather(FlowSet& fs) {
-  std::vector<Hop> path;
-  for (int d = 0; d < std::min(domains, 1); ++d) {  // the first domain stands for all
-    path.clear();
-    const long long first = domain_first(d);
-    const int m = domain_size(d);
-    for (int k = 0; k < m && m > 1; ++k) nvlink(first + k, first + (k + 1) % m, 1.0, path);
-    fs.add(kPayload * (m - 1.0) / m, path);
-  }
-  return collnet_network(fs);
-}
+bool FlowBuilder::collnet(FlowSet& fs) { return collnet_phases(fs, 2); }
+
+bool FlowBuilder::collnet_gather(FlowSet& fs) { return collnet_phases(fs, 1); }
 
 // CollNet's network part: every NIC sends its 1/R of the payload to its rail's reduction root
 // and receives the sum; above the leaf one aggregated stream per leaf.

@@ -194,6 +194,7 @@ struct FlowBuilder {
   /// rail to the in-network tree and back (as all_reduce's network part); inside the node the
   /// heads hand every GPU the others' shards over NVLink, (m - 1)/m x S each way.
   bool collnet_gather(FlowSet& fs);
+  bool collnet_phases(FlowSet& fs, int phases);
 
   /// CollNet's network part alone: every NIC to its rail's reduction root and back (NVLS over
   /// CollNet runs it beside nvls_intra).
