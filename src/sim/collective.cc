@@ -169,24 +169,23 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   // CollNet (SHARP) runs all_reduce, and from NCCL 2.19 all_gather and reduce_scatter as
   // CollNet Direct when every GPU has a NIC of its own (tuning.cc@v2.29.7-1:275-278, 325-343:
   // "AllGather/ReduceScatter requires 1:1 GPU:NIC"; v2.18.6-1:168-169 keeps them to Ring).
-  const bool gather_coll = op == Op::kAllGather || op == Op::kReduceScatter;
-  const std::string cn_no =
-      !reduce_all && !gather_coll ? "all_reduce, all_gather, reduce_scatter only"
-      : gather_coll && cm.nccl_ == NcclRelease::kV2_18
-          ? "all_gather/reduce_scatter need NCCL 2.19+"
-      : !plan.in_network_reduction           ? "in-network reduction is off"
-      : plan.sw.in_network_reduction.empty() ? "the switches cannot reduce"
-      : !multi                               ? "needs several nodes"
-      : plan.topo.kind == TopologyKind::kDragonfly ? "no reduction tree on dragonfly"
-      : gather_coll && fab.nics_per_node() < fab.gpus_per_node()
-          ? "all_gather/reduce_scatter need a NIC per GPU (NCCL: 1:1 GPU:NIC)"
-          : "";
-  // NVLS runs all_reduce, and from NCCL 2.19 all_gather and reduce_scatter too
-  // (tuning.cc@v2.29.7-1:275-278; v2.18.6-1:168-169 keeps them to Ring).
   const bool gather_op = op == Op::kAllGather || op == Op::kReduceScatter;
-  const bool nvls_op = reduce_all || (gather_op && cm.nccl_ != NcclRelease::kV2_18);
-  const std::string nvls_no = !nvls_op ? (gather_op ? "all_gather/reduce_scatter need NCCL 2.19+"
-                                                    : "all_reduce, all_gather, reduce_scatter only")
+  // Why neither CollNet nor NVLS runs this operation in this release ("": both may).
+  const std::string op_no =
+      !reduce_all && !gather_op                      ? "all_reduce, all_gather, reduce_scatter only"
+      : gather_op && cm.nccl_ == NcclRelease::kV2_18 ? "all_gather/reduce_scatter need NCCL 2.19+"
+                                                     : "";
+  const std::string cn_no = !op_no.empty()                         ? op_no
+                            : !plan.in_network_reduction           ? "in-network reduction is off"
+                            : plan.sw.in_network_reduction.empty() ? "the switches cannot reduce"
+                            : !multi                               ? "needs several nodes"
+                            : plan.topo.kind == TopologyKind::kDragonfly
+                                ? "no reduction tree on dragonfly"
+                            : gather_op && fab.nics_per_node() < fab.gpus_per_node()
+                                ? "all_gather/reduce_scatter need a NIC per GPU (NCCL: 1:1 GPU:NIC)"
+                                : "";
+  // NVLS runs all_reduce, and from NCCL 2.19 all_gather and reduce_scatter too (the same lines).
+  const std::string nvls_no = !op_no.empty()   ? op_no
                               : !o.nvls_enable ? "disabled (NCCL_NVLS_ENABLE=0)"
                               : !nvls_hw       ? "the GPU's scale-up switch has no NVLink SHARP"
                                                : "";
@@ -200,12 +199,12 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   const bool nvls_collnet = multi && reduce_all && cn_no.empty();
   model(Algorithm::kNvls,
         nvls_no.empty() && multi && !nvls_collnet
-            ? std::string(gather_op
-                              ? "across scale-up domains NCCL runs NVLS all_gather/reduce_scatter "
-                                "only through CollNet (SHARP) with one GPU per head, which is "
-                                "not modelled; without CollNet NCCL disables it"
-                              : "across scale-up domains NCCL runs NVLS only with CollNet (SHARP): "
-                                "" + cn_no + "; without CollNet NCCL disables it: see nvls_tree")
+            ? std::string(
+                  gather_op ? "across scale-up domains NCCL runs NVLS all_gather/reduce_scatter "
+                              "only through CollNet (SHARP) with one GPU per head, which is "
+                              "not modelled; without CollNet NCCL disables it"
+                            : "across scale-up domains NCCL runs NVLS only with CollNet (SHARP): " +
+                                  cn_no + "; without CollNet NCCL disables it: see nvls_tree")
             : nvls_no,
         [&](FlowSet& fs, std::vector<double>& c) {
           for (size_t l = 0; l < c.size(); ++l)
@@ -229,7 +228,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
           return kPayload;
         });
   model(Algorithm::kCollNet, cn_no, [&](FlowSet& fs, auto&) {
-    if (gather_coll)
+    if (gather_op)
       b.collnet_gather(fs);
     else
       b.collnet(fs);

@@ -246,24 +246,6 @@ void FlowBuilder::alltoall(FlowSet& fs) {
   spray_ways = saved_ways;
 }
 
-namespace {
-
-// SplitMix64 as a uniform random bit generator: cheap to seed once per leaf pair.
-struct SplitMix {
-  using result_type = uint64_t;
-  uint64_t state;
-  static constexpr result_type min() { return 0; }
-  static constexpr result_type max() { return std::numeric_limits<uint64_t>::max(); }
-  result_type operator()() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-};
-
-}  // namespace
-
 // The mean connections a way from which a multinomial draw takes its normal approximation:
 // counts n/k + sqrt(n/k) (z_w - mean z) (the multinomial's covariance for large n/k, skew
 // 1/sqrt(n/k) <= 0.32 from here). Below it every connection picks its way, as a hash does.
@@ -273,7 +255,7 @@ std::vector<double> multinomial_shares(long long n, int k, uint64_t seed) {
   const size_t K = static_cast<size_t>(std::max(1, k));
   std::vector<double> share(K, 1.0 / static_cast<double>(K));
   if (k <= 1 || n <= 0) return share;
-  SplitMix rng{seed};
+  SplitMix64 rng{seed};
   const double mean = static_cast<double>(n) / k;
   if (mean < kNormalSharesMinMean) {
     std::fill(share.begin(), share.end(), 0.0);

@@ -43,6 +43,25 @@ inline uint64_t mix_key(uint64_t a, uint64_t b) {
   return x ^ (x >> 31);
 }
 
+/// splitmix64's generator: the next number of the sequence `state` seeds, the same on every
+/// platform (the standard library's engines and shuffles are not).
+inline uint64_t splitmix64_next(uint64_t& state) {
+  state += 0x9e3779b97f4a7c15ULL;
+  uint64_t z = state;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/// splitmix64 as a uniform random bit generator for <random>'s distributions.
+struct SplitMix64 {
+  using result_type = uint64_t;
+  uint64_t state;
+  static constexpr result_type min() { return 0; }
+  static constexpr result_type max() { return ~result_type{0}; }
+  result_type operator()() { return splitmix64_next(state); }
+};
+
 /// QP `q` after the QP `qp` (24-bit local and remote QP numbers, local in the low bits): both
 /// ends' numbers advance by q.
 inline uint64_t next_qp(uint64_t qp, int q) {

@@ -17,16 +17,6 @@
 namespace gf {
 namespace {
 
-// splitmix64's generator for placement: random, so that a seed draws the same nodes on every
-// platform (std::shuffle's draws are the standard library's own).
-uint64_t next_random(uint64_t& state) {
-  state += 0x9e3779b97f4a7c15ULL;
-  uint64_t z = state;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 // A key mixed into each job's ECMP hashes (its connections' QP numbers and addresses differ
 // from every other job's).
 constexpr uint64_t kJobHashKey = 0x10b5;
@@ -393,7 +383,7 @@ Result<std::vector<std::vector<int>>> place_jobs(const Spec& spec, const Plan& p
       uint64_t state = js.seed;
       // Fisher-Yates over the free nodes; the first `want` are the job's.
       for (size_t i = 0; i < static_cast<size_t>(want); ++i) {
-        const size_t pick = i + static_cast<size_t>(next_random(state) % (free.size() - i));
+        const size_t pick = i + static_cast<size_t>(splitmix64_next(state) % (free.size() - i));
         std::swap(free[i], free[pick]);
         got.push_back(free[i]);
       }

@@ -1,6 +1,7 @@
 #include "sim/nccl_cost.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -249,9 +250,7 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
 
 namespace {
 int pow2_up(int v) {
-  int p = 1;
-  while (p < v) p <<= 1;
-  return p;
+  return static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(1, v))));
 }
 // The communicator's p2p channels: its channels rounded up to a power of two
 // (paths.cc@v2.29.7-1:893-899; v2.18.6-1:705-724).
@@ -273,13 +272,12 @@ int p2p_channels_per_peer(const CostShape& s) {
 }
 
 int p2p_op_channels(const CostShape& s, double bytes) {
-  const int peer = p2p_channels_per_peer(s);
+  const int peer = p2p_channels_per_peer(s), all = p2p_channels(s);
   int lo = peer;
-  // v2.29 takes one channel an operation while the peers overflow the channels; v2.18 only on
-  // one node.
+  // v2.29 takes one channel an operation while the peers overflow the channels; v2.18 does so
+  // only on one node, where no network channel is counted.
   if (s.release != NcclRelease::kV2_18)
-    while (lo > 1 && static_cast<double>(lo) * static_cast<double>(s.ranks) > p2p_channels(s))
-      lo /= 2;
+    while (lo > 1 && static_cast<double>(lo) * static_cast<double>(s.ranks) > all) lo /= 2;
   const double min_part = nccl::kP2pNetChunkBytes / 2, max_part = nccl::kP2pNetChunkBytes;
   int n = std::max(1, std::min(lo, static_cast<int>(std::ceil(std::max(1.0, bytes) / min_part))));
   double part = std::max(min_part, bytes / n);
