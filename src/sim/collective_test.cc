@@ -83,6 +83,33 @@ TEST(Collective, TreeIsCappedPerGraphChannel) {
   EXPECT_GT(run(setup(ib("b200", 2, "cx7-400g", "qm9700")), nt, 32 * kGiB).busbw_gbs, 400);
 }
 
+// One GPU with four 400G NICs (nccl-tests issue 232's nodes): every NIC's GPUDirect traffic
+// crosses the GPU's one PCIe Gen5 x16 link, so the GPU moves at most that link's rate however
+// many NICs it has; with a NIC per GPU the NICs' line rate is the limit again.
+TEST(Collective, AGpusNicsShareItsOnePcieLink) {
+  const auto one = setup(
+      "cluster: {gpu: h100-sxm, nodes: 2, gpus_per_node: 1, nic: cx7-400g, nics_per_node: 4}\n"
+      "fabric: {technology: roce, in_network_reduction: off}\n");
+  const Fabric f = Fabric::build(one.plan, one.cat);
+  const int shared = f.gpu_pcie_to_nic(f.nic(0, 0));
+  ASSERT_GE(shared, 0);
+  for (int rail = 1; rail < 4; ++rail) EXPECT_EQ(f.gpu_pcie_to_nic(f.nic(0, rail)), shared);
+  EXPECT_NE(f.gpu_pcie_to_nic(f.nic(1, 0)), shared);  // the other node's GPU has its own
+  const double x16 = f.links()[static_cast<size_t>(shared)].bytes_per_s / 1e9;
+  EXPECT_LT(x16, 4 * 50.0 / 2);  // under half of the four NICs' line rate
+  SimOptions tree;
+  tree.algorithm = Algorithm::kTree;
+  // 2 ranks: all_reduce's bus bandwidth is its algorithm bandwidth, each GPU's bytes once each
+  // way through its PCIe link.
+  const double busbw = run(one, tree, kGiB).busbw_gbs;
+  EXPECT_LE(busbw, x16 * 1.001);
+  EXPECT_GT(busbw, 0.8 * x16);
+  // One NIC per GPU: no shared link, and the ring runs near the NICs' rate.
+  const auto dgx = setup(ib("h100-sxm", 2, "cx7-400g", "qm9700"));
+  const Fabric g = Fabric::build(dgx.plan, dgx.cat);
+  EXPECT_EQ(g.gpu_pcie_to_nic(g.nic(0, 0)), -1);
+}
+
 TEST(Collective, NvlsReaches480OnlyForLargeSizes) {
   const auto s = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
   SimOptions o;

@@ -112,6 +112,18 @@ FlowBuilder::FlowBuilder(const Fabric& fabric, LoadBalancing mode, uint64_t hash
       D(static_cast<int>(std::max<long long>(1, std::min<long long>(fabric.domain_gpus(), ranks)))),
       domains(static_cast<int>((ranks + D - 1) / D)) {}
 
+void FlowBuilder::pcie_to(int nic, double coef, std::vector<Hop>& out) const {
+  if (const int shared = fab.gpu_pcie_to_nic(nic); shared >= 0)
+    out.push_back({shared, static_cast<float>(coef)});
+  out.push_back({fab.pcie_to_nic(nic), static_cast<float>(coef)});
+}
+
+void FlowBuilder::pcie_from(int nic, double coef, std::vector<Hop>& out) const {
+  out.push_back({fab.pcie_from_nic(nic), static_cast<float>(coef)});
+  if (const int shared = fab.gpu_pcie_from_nic(nic); shared >= 0)
+    out.push_back({shared, static_cast<float>(coef)});
+}
+
 void FlowBuilder::nvlink(long long a, long long b, double coef, std::vector<Hop>& out) const {
   if (a == b) return;
   out.push_back({fab.gpu_up(static_cast<int>(a)), static_cast<float>(coef)});
@@ -187,12 +199,12 @@ bool FlowBuilder::gpu_to_gpu(long long a, long long b, uint64_t key, double coef
   const long long host_b = 1LL * node_of(b) * G + fab.gpu_of_rail(rail);
   nvlink(a, proxy, coef, out);
   const int nic_a = fab.nic(node_of(a), rail), nic_b = fab.nic(node_of(b), rail);
-  out.push_back({fab.pcie_to_nic(nic_a), static_cast<float>(coef)});
+  pcie_to(nic_a, coef, out);
   // NCCL drives every port of the NIC (one per plane) with channels of its own.
   for (int k = 0; k < P; ++k)
     if (!net(nic_a, nic_b, static_cast<int>((key + k) % P), mix_key(key, k), coef / P, out))
       return false;
-  out.push_back({fab.pcie_from_nic(nic_b), static_cast<float>(coef)});
+  pcie_from(nic_b, coef, out);
   nvlink(host_b, b, coef, out);
   return true;
 }
@@ -234,10 +246,10 @@ void FlowBuilder::alltoall(FlowSet& fs) {
         path.clear();
         if (dom == 0)
           for (int g = 0; g < G; ++g) nvlink(first + g, proxy, 1.0, path);
-        path.push_back({fab.pcie_to_nic(nic_a), static_cast<float>(G)});
+        pcie_to(nic_a, G, path);
         const uint64_t key = mix_key(mix_key(proxy, d), c);
         if (!net(nic_a, nic_b, static_cast<int>(key % P), key, G, path)) continue;
-        path.push_back({fab.pcie_from_nic(nic_b), static_cast<float>(G)});
+        pcie_from(nic_b, G, path);
         if (d / D == 0) nvlink(host_d, d, G, path);
         fs.add(pair_bytes / ch, path);
       }
@@ -337,13 +349,13 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
     const size_t n_dst = nic_links_intact(dst, rail, plane) ? 1 : dst.size();
     for (size_t i = 0; i < n_src; ++i) {
       const int nic = fab.nic(src[i], rail);
-      path.push_back({fab.pcie_to_nic(nic), static_cast<float>(per_src)});
+      pcie_to(nic, per_src, path);
       path.push_back({fab.nic_to_leaf(nic, plane), static_cast<float>(per_src)});
     }
     for (size_t i = 0; i < n_dst; ++i) {
       const int nic = fab.nic(dst[i], rail);
       path.push_back({fab.leaf_to_nic(nic, plane), static_cast<float>(per_dst)});
-      path.push_back({fab.pcie_from_nic(nic), static_cast<float>(per_dst)});
+      pcie_from(nic, per_dst, path);
     }
     // Same node pairs excluded: a node does not use its NIC to reach itself.
     const double conns = static_cast<double>(src.size()) * dst.size();
@@ -432,6 +444,9 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
         return false;
       for (int node : *a[j].second) {
         const int na = fab.nic(node, ra), nb = fab.nic(node, rb);
+        // Rails whose NICs share their GPU's PCIe link load it together: not one flow.
+        if (fab.gpu_pcie_to_nic(na) >= 0 && fab.gpu_pcie_to_nic(na) == fab.gpu_pcie_to_nic(nb))
+          return false;
         if (!alike(fab.pcie_to_nic(na), fab.pcie_to_nic(nb)) ||
             !alike(fab.pcie_from_nic(na), fab.pcie_from_nic(nb)) ||
             !alike(fab.nic_to_leaf(na, plane), fab.nic_to_leaf(nb, plane)) ||
@@ -579,7 +594,7 @@ bool FlowBuilder::nic_links_intact(const std::vector<int>& nodes, int rail, int 
   for (int n : nodes) {
     const int nic = fab.nic(n, rail);
     for (int l : {fab.pcie_to_nic(nic), fab.nic_to_leaf(nic, plane), fab.leaf_to_nic(nic, plane),
-                  fab.pcie_from_nic(nic)})
+                  fab.pcie_from_nic(nic), fab.gpu_pcie_to_nic(nic), fab.gpu_pcie_from_nic(nic)})
       if (l >= 0 && links[static_cast<size_t>(l)].failed) return false;
   }
   return true;
@@ -589,9 +604,9 @@ bool FlowBuilder::nic_links_intact(const std::vector<int>& nodes, int rail, int 
 bool FlowBuilder::domain_hop(long long from_gpu, long long to_gpu, int plane, uint64_t key,
                              std::vector<Hop>& out, int rail) {
   const int na = nic_on_rail(from_gpu, rail), nb = nic_on_rail(to_gpu, rail);
-  out.push_back({fab.pcie_to_nic(na), 1.0f});
+  pcie_to(na, 1.0, out);
   const bool ok = net(na, nb, plane, key, 1.0, out);
-  out.push_back({fab.pcie_from_nic(nb), 1.0f});
+  pcie_from(nb, 1.0, out);
   return ok;
 }
 
@@ -759,8 +774,8 @@ bool FlowBuilder::collnet_network(FlowSet& fs) {
     std::vector<int> seen_leaves;
     for (int node = 0; node < nodes; ++node) {
       const int nic = fab.nic(node, rail);
-      path.push_back({fab.pcie_to_nic(nic), 1.0f});
-      path.push_back({fab.pcie_from_nic(nic), 1.0f});
+      pcie_to(nic, 1.0, path);
+      pcie_from(nic, 1.0, path);
       const int leaf = fab.leaf_of_nic(nic, plane);
       scratch.clear();
       if (!fab.route_to_switch(nic, plane, root, mix_key(seed, nic), scratch)) {

@@ -130,6 +130,10 @@ struct FlowBuilder {
   }
 
   void nvlink(long long a, long long b, double coef, std::vector<Hop>& out) const;
+  /// GPU memory to NIC `nic` over PCIe (the GPU's shared x16 link first where it has several
+  /// NICs), and back.
+  void pcie_to(int nic, double coef, std::vector<Hop>& out) const;
+  void pcie_from(int nic, double coef, std::vector<Hop>& out) const;
 
   /// NIC to NIC across the fabric, spread as the load-balancing mode does.
   bool net(int nic_a, int nic_b, int plane, uint64_t key, double coef, std::vector<Hop>& out);

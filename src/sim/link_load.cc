@@ -119,8 +119,8 @@ LinkNames::LinkNames(const Plan& plan, const Catalog& cat, const Fabric& fab)
   gpus_ = static_cast<int>(fab.gpus());
   domains_ = static_cast<int>((fab.gpus() + fab.domain_gpus() - 1) / fab.domain_gpus());
   nics_ = fab.nodes() * fab.nics_per_node();
-  first_switch_ = gpus_ + domains_ + nics_;
-  first_cable_link_ = 2 * gpus_ + 2 * nics_;
+  first_switch_ = fab.first_switch_vertex();
+  first_cable_link_ = fab.first_cable_link();
   node_.resize(static_cast<size_t>(fab.nodes()));
   switch_.resize(static_cast<size_t>(std::max(0, fab.vertices() - first_switch_)));
   auto name_switch = [&](int v, const std::string& name) {
@@ -165,9 +165,13 @@ LinkEnd LinkNames::vertex_end(int v) const {
     const long long first_gpu = 1LL * (v - gpus_) * fab_.domain_gpus();
     return {node_[static_cast<size_t>(first_gpu / G)], "nvswitch"};
   }
-  if (v < first_switch_) {
+  if (v < gpus_ + domains_ + nics_) {
     const int nic = v - gpus_ - domains_;
     return {node_[static_cast<size_t>(nic / R)], fmt::format("nic{}", nic % R)};
+  }
+  if (v < first_switch_) {  // the PCIe switch behind a GPU with several NICs
+    const int gpu = v - gpus_ - domains_ - nics_;
+    return {node_[static_cast<size_t>(gpu / G)], fmt::format("pcie-switch{}", gpu % G)};
   }
   return {switch_[static_cast<size_t>(v - first_switch_)], ""};
 }

@@ -147,6 +147,12 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   for (int d = 0; d < domains; ++d) f.add_vertex(0, -1);
   const int nic_base = static_cast<int>(f.tier_.size());
   for (int n = 0; n < nics; ++n) f.add_vertex(0, -1);
+  // With more NICs than GPUs, each GPU's NICs hang off a PCIe switch it reaches over its one
+  // x16 link (a vertex per GPU that owns NICs).
+  const bool shared_pcie = p.nics_per_node > p.gpus_per_node;
+  const int pcie_switch_base = static_cast<int>(f.tier_.size());
+  if (shared_pcie)
+    for (long long g = 0; g < gpus; ++g) f.add_vertex(0, -1);
   f.leaves_ = t.leaves;
   f.spines_ = t.spines;
   f.cores_ = t.cores;
@@ -182,6 +188,7 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   const double nvlink = p.gpu.scaleup_gbs_per_gpu * 1e9;
   const double pcie =
       pcie_x16_gbs(std::min(p.gpu.pcie_gen, p.nic.pcie_gen)) * 1e9 * kPcieEfficiency;
+  const double gpu_pcie = pcie_x16_gbs(p.gpu.pcie_gen) * 1e9 * kPcieEfficiency;
   f.gpu_up_.resize(static_cast<size_t>(gpus));
   f.gpu_down_.resize(static_cast<size_t>(gpus));
   for (long long g = 0; g < gpus; ++g) {
@@ -193,12 +200,39 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   }
   f.pcie_up_.resize(nics);
   f.pcie_down_.resize(nics);
+  // A GPU with several NICs drives them all through its own x16 link: NCCL's topology has the
+  // same shape (topo.cc@v2.29.7-1 ncclTopoAddPci: a link per PCI device to its parent switch,
+  // width x speed, so the GPU's one link is on every path to its NICs), and its search spends
+  // that link's bandwidth across the NICs' channels. One GPU of a 2-node, 4 x 400G RoCE run
+  // measured 41 GB/s of tree all_reduce at 32 MiB (nccl-tests issue 232), not 4 NICs' rate.
+  std::vector<int32_t> gpu_link_up, gpu_link_down;
+  if (shared_pcie) {
+    gpu_link_up.resize(static_cast<size_t>(gpus));
+    gpu_link_down.resize(static_cast<size_t>(gpus));
+    for (long long g = 0; g < gpus; ++g) {
+      const int sw = pcie_switch_base + static_cast<int>(g);
+      gpu_link_up[g] = f.add_link(static_cast<int>(g), sw, gpu_pcie, kPcieHopLatencyS / 2,
+                                  LinkClass::kPcie);
+      gpu_link_down[g] = f.add_link(sw, static_cast<int>(g), gpu_pcie, kPcieHopLatencyS / 2,
+                                    LinkClass::kPcie);
+    }
+    f.gpu_pcie_up_.resize(nics);
+    f.gpu_pcie_down_.resize(nics);
+  }
   for (int n = 0; n < nics; ++n) {
     const int host_gpu =
         (n / p.nics_per_node) * p.gpus_per_node + f.gpu_of_rail(n % p.nics_per_node);
-    f.pcie_up_[n] = f.add_link(host_gpu, nic_base + n, pcie, kPcieHopLatencyS, LinkClass::kPcie);
-    f.pcie_down_[n] = f.add_link(nic_base + n, host_gpu, pcie, kPcieHopLatencyS, LinkClass::kPcie);
+    // The NIC's end: the GPU itself, or the PCIe switch behind the GPU's shared link.
+    const int near = shared_pcie ? pcie_switch_base + host_gpu : host_gpu;
+    const double lat = shared_pcie ? kPcieHopLatencyS / 2 : kPcieHopLatencyS;
+    f.pcie_up_[n] = f.add_link(near, nic_base + n, pcie, lat, LinkClass::kPcie);
+    f.pcie_down_[n] = f.add_link(nic_base + n, near, pcie, lat, LinkClass::kPcie);
+    if (shared_pcie) {
+      f.gpu_pcie_up_[n] = gpu_link_up[host_gpu];
+      f.gpu_pcie_down_[n] = gpu_link_down[host_gpu];
+    }
   }
+  f.first_cable_link_ = static_cast<int>(f.links_.size());
   // Fabric links from the cabling plan, so the graph is exactly what gets cabled.
   const double lane = t.lane_gbps * 1e9 / 8;
   const double sw_lat = p.sw.latency_ns * 1e-9;

@@ -128,6 +128,13 @@ class Fabric {
   int gpu_down(int gpu) const { return gpu_down_[gpu]; }  ///< scale-up switch -> GPU
   int pcie_to_nic(int nic) const { return pcie_up_[nic]; }
   int pcie_from_nic(int nic) const { return pcie_down_[nic]; }
+  /// With more NICs than GPUs in a node, the GPU's own x16 link into the PCIe switch its NICs
+  /// hang off, which all of its NICs' GPUDirect traffic crosses (GPU -> switch, and back);
+  /// -1 where a GPU has one NIC (its NIC's link above is then the whole PCIe path).
+  int gpu_pcie_to_nic(int nic) const { return gpu_pcie_up_.empty() ? -1 : gpu_pcie_up_[nic]; }
+  int gpu_pcie_from_nic(int nic) const {
+    return gpu_pcie_down_.empty() ? -1 : gpu_pcie_down_[nic];
+  }
   int nic_to_leaf(int nic, int plane) const { return nic_up_[nic * planes_ + plane]; }
   int leaf_to_nic(int nic, int plane) const { return nic_down_[nic * planes_ + plane]; }
 
@@ -181,6 +188,11 @@ class Fabric {
                        std::vector<int32_t>& path) const;
 
   /// Vertex of leaf `i` of a plane, and the leaf a NIC plugs into.
+  /// The first switch vertex; host-side vertices (GPUs, scale-up switches, NICs, PCIe
+  /// switches) come before it.
+  int first_switch_vertex() const { return switch_base_; }
+  /// The first link built from the cabling plan; host-side links come before it, in pairs.
+  int first_cable_link() const { return first_cable_link_; }
   int leaf_vertex(int plane, int i) const { return switch_base_ + plane * per_plane_ + i; }
   int spine_vertex(int plane, int i) const {
     return switch_base_ + plane * per_plane_ + leaves_ + i;
@@ -227,7 +239,7 @@ class Fabric {
 
   int nodes_ = 0, gpus_per_node_ = 0, rails_ = 0, planes_ = 1, domain_gpus_ = 8;
   TopologyKind kind_ = TopologyKind::kSingle;
-  int switch_base_ = 0, per_plane_ = 0, leaves_ = 0, spines_ = 0, cores_ = 0;
+  int switch_base_ = 0, first_cable_link_ = 0, per_plane_ = 0, leaves_ = 0, spines_ = 0, cores_ = 0;
   int spines_per_pod_ = 0, cores_per_group_ = 0;
   std::vector<Link> links_;
   std::vector<int8_t> tier_;      ///< per vertex: 0 host side, 1 leaf, 2 spine, 3 core
@@ -235,6 +247,7 @@ class Fabric {
   std::vector<EcmpHash> hashes_;
   std::vector<int32_t> pod_;  ///< per vertex: pod / group of a switch; for a core its group
   std::vector<int32_t> gpu_up_, gpu_down_, pcie_up_, pcie_down_;
+  std::vector<int32_t> gpu_pcie_up_, gpu_pcie_down_;  ///< per NIC: its GPU's shared link, if any
   std::vector<int32_t> nic_up_, nic_down_;  ///< per (nic, plane)
   std::vector<int32_t> nic_leaf_;           ///< leaf vertex per (nic, plane)
   /// An adjacency entry: what routing needs of a link, kept contiguous per switch so that
