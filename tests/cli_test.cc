@@ -602,7 +602,7 @@ TEST(CliSimulate, BadInputExitsTwo) {
         Case{"--nodes 999", "cannot run on 999"}, Case{"-b 1G -e 1K", "larger than the largest"},
         Case{"-b lots", "is not a size"}, Case{"-f 1", "factor"},
         Case{"--load-balancing ecmpp", "did you mean 'ecmp'"},
-        Case{"--nccl 2.30", "--nccl: unknown NCCL release '2.30' (use 2.18 or 2.29)"},
+        Case{"--nccl 2.30", "--nccl: unknown NCCL release '2.30' (use 2.18 or 2.28 or 2.29)"},
         Case{"--op all_gather --algo pat --nccl 2.18", "NCCL 2.18 has no PAT"}}) {
     CmdResult r = gpufabric(std::string("simulate examples/seed-70b-1024.yaml ") + c.args);
     EXPECT_EQ(r.code, 2) << c.args;

@@ -96,15 +96,21 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.load_balancing_ = o.load_balancing.value_or(plan.load_balancing);
   FlowBuilder b(fab, cm.load_balancing_, o.seed, nodes);
   b.flow_budget = o.memory_budget_bytes;
+  b.min_channels = o.min_channels;
+  b.max_channels = o.max_channels;
   cm.ranks_ = b.ranks;
   cm.nodes_ = nodes;
   cm.domains_ = b.domains;
   cm.domain_gpus_ = b.D;
   cm.nccl_ = o.nccl.value_or(plan.nccl);
   cm.generation_ = generation_of(plan.gpu);
+  b.channel_limit =
+      cm.nccl_ == NcclRelease::kV2_18 ? nccl::kMaxChannelsV218 : nccl::kMaxChannels;
   cm.ring_channels_ = b.ring_channels();
+  cm.ring_graph_channels_ = b.ring_graph_channels();
   cm.profile_ = o.calibration ? *o.calibration : plan.calibration;
   cm.tree_channels_ = b.tree_channels();
+  cm.tree_graph_channels_ = b.tree_graph_channels();
   if (b.ranks < 2)
     return Diagnostic::flag("--nodes", "a collective needs at least 2 GPUs",
                             "use more nodes or GPUs per node");
@@ -476,12 +482,16 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   for (const auto& m : models_)
     if (m.algorithm == a) hop = m.net_hop_latency_us;
   int channels = a == Algorithm::kTree ? tree_channels_ : ring_channels_;
-  if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree)
+  int graph_channels = a == Algorithm::kTree ? tree_graph_channels_ : ring_graph_channels_;
+  if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree) {
+    graph_channels = 0;
     channels = generation_ == GpuGeneration::kBlackwell && nccl_ != NcclRelease::kV2_18
                    ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti
                                    : nccl::kNvlsChannelsBlackwellOne)
                    : nccl::kNvlsChannelsHopper;
+  }
   CostShape s{op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
+  s.graph_channels = graph_channels;
   s.p2p_local_nics = p2p_local_nics_;
   s.p2p_nic_GBps = p2p_nic_GBps_;
   apply_profile(profile_, a, s);

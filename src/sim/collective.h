@@ -38,6 +38,10 @@ struct SimOptions {
   int gpus_per_thread = 1;
   /// NCCL_NVLS_ENABLE: false takes NVLS and NVLS Tree out of NCCL's choice (and refuses them).
   bool nvls_enable = true;
+  /// NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS: the communicator's channels for rings and trees
+  /// (and so its point-to-point channels) at least / at most this many; 0: NCCL's own.
+  int min_channels = 0;
+  int max_channels = 0;
 };
 
 /// The bandwidth side of one algorithm on this fabric: seconds per byte with Simple, and why.
@@ -102,6 +106,7 @@ class CollectiveModel {
   long long ranks_ = 0;
   int nodes_ = 0, domains_ = 0, domain_gpus_ = 0;
   int ring_channels_ = 16, tree_channels_ = 16;
+  int ring_graph_channels_ = 8, tree_graph_channels_ = 8;  ///< the search graph's (tuner caps)
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::optional<Algorithm> forced_algorithm_;

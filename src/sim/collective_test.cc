@@ -110,6 +110,22 @@ TEST(Collective, AGpusNicsShareItsOnePcieLink) {
   EXPECT_EQ(g.gpu_pcie_to_nic(g.nic(0, 0)), -1);
 }
 
+// NCCL_MAX_NCHANNELS keeps the first channels (connect.cc@v2.29.7-1:433-445): across nodes a
+// ring channel is a NIC's, so 4 channels on 8 NICs leave half of them idle and halve the bus
+// bandwidth; NCCL_MIN_NCHANNELS copies channels over the same NICs, which adds no bandwidth.
+TEST(Collective, MaxChannelsBelowTheNicsLeavesNicsIdle) {
+  const auto s = setup(ib("h100-sxm", 4, "cx7-400g", "qm9700"));
+  SimOptions ring;
+  ring.algorithm = Algorithm::kRing;
+  const double full = run(s, ring, 8 * kGiB).busbw_gbs;
+  SimOptions four = ring;
+  four.max_channels = 4;
+  EXPECT_NEAR(run(s, four, 8 * kGiB).busbw_gbs, full / 2, full * 0.03);
+  SimOptions many = ring;
+  many.min_channels = 32;
+  EXPECT_NEAR(run(s, many, 8 * kGiB).busbw_gbs, full, full * 0.02);
+}
+
 TEST(Collective, NvlsReaches480OnlyForLargeSizes) {
   const auto s = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
   SimOptions o;

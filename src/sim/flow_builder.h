@@ -122,12 +122,31 @@ struct FlowBuilder {
     return fab.nic(node_of(gpu), fab.rail_of_gpu(static_cast<int>(gpu % G)));
   }
   /// Channels of ring() and tree(): two per NIC across domains, NCCL's NVLink count in one.
-  int ring_channels() const {
-    return domains > 1 ? R * nccl::kRingChannelsPerNic : nccl::kIntraDomainChannels;
+  /// NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (0: NCCL's own count).
+  int min_channels = 0, max_channels = 0;
+  /// NCCL's MAXCHANNELS of the release run (the most channels a communicator may have).
+  int channel_limit = nccl::kMaxChannels;
+  /// The topology search's channels for rings and trees (tuning.cc's graphs[a]->nChannels):
+  /// a graph channel per NIC across domains; the communicator duplicates them.
+  int ring_graph_channels() const {
+    return (domains > 1 ? R * nccl::kRingChannelsPerNic : nccl::kIntraDomainChannels) /
+           nccl::kCommChannelsPerGraphChannel;
   }
-  int tree_channels() const {
-    return domains > 1 ? R * nccl::kTreeChannelsPerNic : nccl::kIntraDomainChannels;
+  int tree_graph_channels() const {
+    return (domains > 1 ? R * nccl::kTreeChannelsPerNic : nccl::kIntraDomainChannels) /
+           nccl::kCommChannelsPerGraphChannel;
   }
+  /// The communicator's channels: the duplicated graph's, then NCCL_MAX_NCHANNELS keeps the
+  /// first ones and NCCL_MIN_NCHANNELS copies them again (connect.cc@v2.29.7-1:433-445,
+  /// v2.18.6-1:413-414), at most MAXCHANNELS.
+  int comm_channels(int graph) const {
+    int c = graph * nccl::kCommChannelsPerGraphChannel;
+    if (max_channels > 0) c = std::min(c, max_channels);
+    c = std::max(c, min_channels);
+    return std::clamp(c, 1, channel_limit);
+  }
+  int ring_channels() const { return comm_channels(ring_graph_channels()); }
+  int tree_channels() const { return comm_channels(tree_graph_channels()); }
 
   void nvlink(long long a, long long b, double coef, std::vector<Hop>& out) const;
   /// GPU memory to NIC `nic` over PCIe (the GPU's shared x16 link first where it has several

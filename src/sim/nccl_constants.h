@@ -12,6 +12,15 @@ enum Hw { kNvlink, kPci, kNet, kNumHw };
 // The terms of NCCL's tuner (src/graph/tuning.cc) that differ between the releases modelled,
 // one set per release, read from the tagged source (docs/nccl-model-reference.md has every line
 // cited). Latencies in microseconds, bandwidths in GB/s (1e9 bytes/s) as tuning.cc keeps them.
+// How a release gives a network peer its point-to-point channels (paths.cc ncclTopoGetNchannels).
+enum class P2pNetRule {
+  kFixedTwo,       // v2.18: NCCL_NCHANNELS_PER_NET_PEER, 2 (paths.cc@v2.18.6-1:667-724)
+  kHalvedByRanks,  // v2.20-v2.28: 2, halved while 2 x ranks > 4 x the p2p channels, at least the
+                   // local NICs the GPU's bandwidth needs (paths.cc@v2.28.9-1:836-850)
+  kByNicBandwidth  // v2.29: the NICs' GB/s at 14 a channel, halved to fit one batch round
+                   // (paths.cc@v2.29.7-1:853-905)
+};
+
 struct ReleaseTerms {
   const char* tag;
   // baseLat[algorithm][protocol] and hwLat[hop][algorithm][protocol].
@@ -38,6 +47,9 @@ struct ReleaseTerms {
   // NVLS Tree's tuner bandwidth is capped per NVLS head (perChMaxNVLSTreeBws, v2.29; v2.18 has
   // no such table).
   bool nvls_tree_per_head_cap;
+  P2pNetRule p2p_net_rule;
+  // Ring LL128's per-channel cap on Blackwell, GB/s per nodes class (perChMaxRingLL128Bws).
+  double ring_ll128_cap_blackwell[3];
 };
 
 // NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
@@ -74,6 +86,8 @@ inline constexpr ReleaseTerms kV2_18 = {
     true,
     false,
     false,
+    P2pNetRule::kFixedTwo,
+    {40.0, 40.0, 40.0},
 };
 
 // NCCL v2.29.7-1: tuning.cc@v2.29.7-1 lines 144-149 (baseLat), 150-169 (hwLat), 170-175
@@ -122,6 +136,58 @@ inline constexpr ReleaseTerms kV2_29 = {
     false,
     true,
     true,
+    P2pNetRule::kByNicBandwidth,
+    {40.0, 40.0, 40.0},
+};
+// NCCL v2.28.9-1: tuning.cc@v2.28.9-1 is v2.29.7-1's in every latency and ratio above (git diff
+// v2.28.9-1 v2.29.7-1 -- src/graph/tuning.cc); it differs in Blackwell's ring LL128 cap
+// (tuning.cc@v2.28.9-1:179, 2 x 36.7 / 34.6 / 2 x 36.7) and in the network peer's p2p channels.
+// Releases 2.21 to 2.28 run with it.
+inline constexpr ReleaseTerms kV2_28 = {
+    "v2.28.9-1",
+    {{6.8, 14.0, 8.4},
+     {6.6, 14.0, 8.4},
+     {0, 0, 0},
+     {0, 0, 0},
+     {0, 0, 0},
+     {0, 0, 0},
+     {8.0, 8.0, 8.0}},
+    {/* NVLink */ {{.6, 1.25, 4.0},
+                   {.6, 1.9, 3.4},
+                   {0, 0, 3.7},
+                   {0, 0, 2.8},
+                   {0, 0, 25},
+                   {0, 0, 25},
+                   {0, 0, 4.0}},
+     /* PCI */
+     {{1.0, 1.9, 4.0},
+      {1.0, 2.5, 5.7},
+      {0, 0, 3.7},
+      {0, 0, 2.8},
+      {0, 0, 0},
+      {0, 0, 0},
+      {0, 0, 4.0}},
+     /* Net */
+     {{5.0, 8.5, 14},
+      {2.7, 4.0, 14.0},
+      {0, 0, 31},
+      {0, 0, 30},
+      {0, 0, 18},
+      {0, 0, 20.9},
+      {0, 0, 14}}},
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}},
+    0.5,
+    0.5,
+    0.92,
+    0.92,
+    false,
+    true,
+    0.4,
+    false,
+    true,
+    true,
+    P2pNetRule::kHalvedByRanks,
+    {2 * 36.7, 34.6, 2 * 36.7},
 };
 
 // Terms both releases share (tuning.cc@v2.18.6-1 / @v2.29.7-1, same lines as above):
@@ -255,12 +321,21 @@ inline constexpr int kP2pNetChannelsPerPeerV2_18 = 2;
 // device.h@v2.29.7-1:386): v2.29 cuts a multi-node communicator's channels per peer until every
 // peer fits one round (paths.cc@v2.29.7-1:902-905).
 inline constexpr int kP2pOpsPerBatch = 8;
+// v2.20-v2.28 halve a network peer's channels while channels x ranks > 4 x the p2p channels,
+// "to avoid overloading channels with 8+ operations" (paths.cc@v2.28.9-1:845-846).
+inline constexpr int kP2pOpsPerChannelSync = 4;
+// The local NICs a GPU's bandwidth needs (getLocalNetCountByBw, topo.cc@v2.28.9-1:1576-1597:
+// NICs until their paths' bandwidth reaches the GPU's link to the CPU): one where the GPU's own
+// NIC's path is as fast as its PCIe link, as on every server of the catalog.
+inline constexpr int kP2pNicsByBandwidth = 1;
 // The p2p chunk across nodes, NCCL_P2P_NET_CHUNKSIZE's default (init.cc@v2.29.7-1:760): an
 // operation's part per channel lies between half of it and all of it (enqueue.cc@v2.29.7-1:891-898;
 // v2.18.6-1:601-609 the same bounds).
 inline constexpr double kP2pNetChunkBytes = 128.0 * 1024;
-// NCCL's largest channel count (MAXCHANNELS, device.h@v2.29.7-1:88).
+// NCCL's largest channel count (MAXCHANNELS, device.h@v2.29.7-1:88; devcomm.h@v2.18.6-1:52
+// has 32).
 inline constexpr int kMaxChannels = 64;
+inline constexpr int kMaxChannelsV218 = 32;
 
 // The host's cost of issuing one collective on one GPU, us: nccl-tests issues a call on each
 // of the GPUs one thread drives (-g, inside ncclGroupStart/End), so back-to-back calls can go

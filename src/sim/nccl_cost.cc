@@ -56,7 +56,15 @@ double ring_traffic_factor(Op op, long long n) {
 namespace {
 
 const nccl::ReleaseTerms& terms(NcclRelease r) {
-  return r == NcclRelease::kV2_18 ? nccl::kV2_18 : nccl::kV2_29;
+  switch (r) {
+    case NcclRelease::kV2_18:
+      return nccl::kV2_18;
+    case NcclRelease::kV2_28:
+      return nccl::kV2_28;
+    case NcclRelease::kV2_29:
+      break;
+  }
+  return nccl::kV2_29;
 }
 
 // The row of the per-generation tables: v2.18 has no Blackwell row and runs it as Hopper.
@@ -183,7 +191,8 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
   // The caps are per channel of the topology search's graph (tuning.cc multiplies them by
   // graphs[a]->nChannels), which the communicator then duplicates (connect.cc@v2.29.7-1:453:
   // comm->nChannels = 2 x nChannels): half of the communicator's channels.
-  const double channels = std::max(1, s.channels / nccl::kCommChannelsPerGraphChannel);
+  const double channels = std::max(
+      1, s.graph_channels > 0 ? s.graph_channels : s.channels / nccl::kCommChannelsPerGraphChannel);
   switch (a) {
     case Algorithm::kRing: {
       // Caps are on bus bandwidth; the payload moves at bus bandwidth x N / nsteps.
@@ -195,7 +204,11 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
                         simple_Bps * (multi ? t.ring_ll_ratio_multi : t.ring_ll_ratio_intra));
       }
       return std::min(simple_Bps * (ppn < 2 ? t.ring_ll128_ratio_ppn1 : t.ring_ll128_ratio),
-                      channels * nccl::kPerChMaxRingLL128Bw[row][col] * 1e9 * to_alg);
+                      channels *
+                          (row == static_cast<int>(GpuGeneration::kBlackwell)
+                               ? t.ring_ll128_cap_blackwell[col]
+                               : nccl::kPerChMaxRingLL128Bw[row][col]) *
+                          1e9 * to_alg);
     }
     case Algorithm::kTree: {
       constexpr double kToAlg = 0.5;  // tree: bus bandwidth x .5
@@ -207,7 +220,7 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
                       channels * nccl::kPerChMaxTreeLL128Bw[row][col] * 1e9 * kToAlg);
       // treeCorrectionFactor by log2(bytes / 64): 23 sizes in v2.18, 24 in v2.29 (which skips
       // messages under 64 bytes).
-      const int columns = s.release == NcclRelease::kV2_18 ? 23 : 24;
+      const int columns = s.release == NcclRelease::kV2_29 ? 24 : 23;  // v2.29 added 2^29 B
       const long long units = static_cast<long long>(bytes) >> 6;
       if (units >= 1 || s.release == NcclRelease::kV2_18) {
         const int k = log2_floor(units);
@@ -261,9 +274,20 @@ int p2p_channels(const CostShape& s) {
 
 int p2p_channels_per_peer(const CostShape& s) {
   const int all = p2p_channels(s);
-  if (s.release == NcclRelease::kV2_18)
+  const nccl::P2pNetRule rule = terms(s.release).p2p_net_rule;
+  if (rule == nccl::P2pNetRule::kFixedTwo)
     return std::min(all, pow2_up(nccl::kP2pNetChannelsPerPeerV2_18));
   const int nics = std::max(1, s.p2p_local_nics);
+  if (rule == nccl::P2pNetRule::kHalvedByRanks && s.domains > 1) {
+    // Start from 2 and halve while 8+ operations would share a channel (2 x ranks > 4 x the
+    // communicator's p2p channels, before their power-of-two rounding); at least one channel
+    // per NIC the GPU needs for its bandwidth (getLocalNetCountByBw: local NICs until they
+    // match the GPU's PCIe link, one where each GPU has its own NIC).
+    const long long p2p = std::clamp(s.channels, 1, nccl::kMaxChannels);
+    int max_ch = nccl::kP2pNetChannelsPerPeerV2_18;
+    while (max_ch > 1 && max_ch * s.ranks > p2p * nccl::kP2pOpsPerChannelSync) max_ch /= 2;
+    return std::min(all, pow2_up(std::max(nccl::kP2pNicsByBandwidth, max_ch)));
+  }
   int cpp = pow2_up(std::max(nics, static_cast<int>(std::ceil(nics * s.p2p_nic_GBps /
                                                               nccl::kP2pNetChannelGBs))));
   const long long rounds = (s.ranks + nccl::kP2pOpsPerBatch - 1) / nccl::kP2pOpsPerBatch;

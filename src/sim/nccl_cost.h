@@ -65,6 +65,9 @@ struct CostShape {
   GpuGeneration generation = GpuGeneration::kHopper;
   int channels = 16;  ///< the communicator's channels for the algorithm (comm->nChannels; the
                       ///< tuner's per-channel caps count the search graph's, half of them)
+  /// The topology search graph's channels, which the tuner's per-channel caps multiply
+  /// (graphs[a]->nChannels; NCCL_MIN/MAX_NCHANNELS do not change them); 0: channels / 2.
+  int graph_channels = 0;
   /// A calibration profile's measured factor on this algorithm's bandwidth (1: the model's). It
   /// scales the time the data takes, not NCCL's own estimate (NCCL's tuner does not know it).
   double bandwidth_factor = 1;

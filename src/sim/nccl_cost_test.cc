@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <algorithm>
 #include <cmath>
 
@@ -308,6 +310,19 @@ TEST(NcclCost, NetworkSendRecvRunsOnFewChannels) {
   CostShape old = s;
   old.release = NcclRelease::kV2_18;
   EXPECT_EQ(p2p_channels_per_peer(old), 2);
+  // v2.20-v2.28 start from 2 and halve while 2 x ranks > 4 x 16 channels: 2 up to 32 ranks, 1
+  // from 64 on, where v2.29 still gives 4 and 2 (flapping-airplanes' 2.28.9 sendrecv measures
+  // 34 GB/s at 2-4 nodes and 17 from 8 to 64, nccl-public.csv test rows).
+  for (const auto& [ranks, want28, want29] :
+       {std::tuple{16, 2, 4}, std::tuple{32, 2, 4}, std::tuple{64, 1, 2}, std::tuple{512, 1, 1}}) {
+    CostShape mid = s;
+    mid.ranks = ranks;
+    mid.domains = ranks / 8;
+    mid.release = NcclRelease::kV2_28;
+    EXPECT_EQ(p2p_channels_per_peer(mid), want28) << ranks;
+    mid.release = NcclRelease::kV2_29;
+    EXPECT_EQ(p2p_channels_per_peer(mid), want29) << ranks;
+  }
   // Inside one domain nothing changes.
   CostShape one = s;
   one.domains = 1;

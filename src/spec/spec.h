@@ -22,9 +22,9 @@ struct SourceLoc {
 
 /// The NCCL releases whose tuner terms are modelled (sim/nccl_constants.h has a table of each):
 /// v2.18.6-1 and v2.29.7-1.
-enum class NcclRelease { kV2_18, kV2_29 };
-inline constexpr EnumName<NcclRelease> kNcclReleaseNames[] = {{NcclRelease::kV2_18, "2.18"},
-                                                              {NcclRelease::kV2_29, "2.29"}};
+enum class NcclRelease { kV2_18, kV2_28, kV2_29 };
+inline constexpr EnumName<NcclRelease> kNcclReleaseNames[] = {
+    {NcclRelease::kV2_18, "2.18"}, {NcclRelease::kV2_28, "2.28"}, {NcclRelease::kV2_29, "2.29"}};
 inline constexpr NcclRelease kNewestNccl = NcclRelease::kV2_29;
 inline const char* nccl_release_name(NcclRelease r) { return name_of(kNcclReleaseNames, r); }
 

@@ -15,6 +15,7 @@
 #include "common/csv.h"
 #include "plan/plan.h"
 #include "sim/collective.h"
+#include "sim/nccl_constants.h"
 #include "sim/step.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
@@ -99,6 +100,8 @@ std::string source_group(const std::string& source, const std::string& previous)
 struct NcclEnv {
   std::optional<bool> nvls;     ///< NCCL_NVLS_ENABLE
   std::optional<bool> collnet;  ///< NCCL_COLLNET_ENABLE
+  int min_channels = 0;         ///< NCCL_MIN_NCHANNELS (0: not set)
+  int max_channels = 0;         ///< NCCL_MAX_NCHANNELS
 };
 
 Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file, int line) {
@@ -112,10 +115,24 @@ Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file,
     std::optional<bool>* slot = name == "NCCL_NVLS_ENABLE"      ? &e.nvls
                                 : name == "NCCL_COLLNET_ENABLE" ? &e.collnet
                                                                 : nullptr;
+    int* count = name == "NCCL_MIN_NCHANNELS"   ? &e.min_channels
+                 : name == "NCCL_MAX_NCHANNELS" ? &e.max_channels
+                                                : nullptr;
+    const std::string hint =
+        "use NCCL_NVLS_ENABLE=0|1, NCCL_COLLNET_ENABLE=0|1, NCCL_MIN_NCHANNELS=N and "
+        "NCCL_MAX_NCHANNELS=N (N from 1 to 64), separated by spaces";
+    if (count) {
+      char* end = nullptr;
+      const long v = value.empty() ? 0 : std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || v < 1 || v > nccl::kMaxChannels)
+        return Diagnostic::at(file, line, 0, "nccl_env",
+                              fmt::format("'{}' is not understood", word), hint);
+      *count = static_cast<int>(v);
+      continue;
+    }
     if (!slot || (value != "0" && value != "1"))
       return Diagnostic::at(file, line, 0, "nccl_env", fmt::format("'{}' is not understood", word),
-                            "use NCCL_NVLS_ENABLE=0|1 and NCCL_COLLNET_ENABLE=0|1, separated by "
-                            "spaces");
+                            hint);
     *slot = value == "1";
   }
   return e;
@@ -214,12 +231,14 @@ SetSummary summarize(const std::string& set, const std::vector<CalibrationPoint>
 }
 
 // The modelled release whose tuner terms a row's NCCL version runs with: up to 2.20 the 2.18
-// table (ring LL x1/4 and the rest that changed in 2.21 and 2.23), after it the newest; a row
-// that does not say runs the newest, as a spec that does not.
+// table (ring LL x1/4 and the rest that changed in 2.21 and 2.23), 2.21 to 2.28 the 2.28 table
+// (2.29's tuner with 2.28's network-peer channels), after it the newest; a row that does not
+// say runs the newest, as a spec that does not.
 const char* modelled_release(const std::string& version) {
   int major = 0, minor = 0;
   if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) == 2 && major == 2 && minor <= 20)
     return nccl_release_name(NcclRelease::kV2_18);
+  if (major == 2 && minor <= 28) return nccl_release_name(NcclRelease::kV2_28);
   return nccl_release_name(kNewestNccl);
 }
 
@@ -366,6 +385,8 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     o.op = *op;
     o.algorithm = forced;
     o.nvls_enable = env->nvls.value_or(true);
+    o.min_channels = env->min_channels;
+    o.max_channels = env->max_channels;
     if (csv.has("gpus_per_thread") && !col("gpus_per_thread").empty()) {
       const auto g = count_cell(col("gpus_per_thread"), file, lineno, "gpus_per_thread");
       if (!g) return g.errors();

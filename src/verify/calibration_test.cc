@@ -239,7 +239,8 @@ TEST(Calibration, AnAutoRunWithNvlsSwitchedOnIsChosenAsNcclChooses) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(format_diagnostic(bad.errors()[0]),
             "env.csv:2: error: nccl_env: 'NCCL_ALGO=NVLS' is not understood (use "
-            "NCCL_NVLS_ENABLE=0|1 and NCCL_COLLNET_ENABLE=0|1, separated by spaces)");
+            "NCCL_NVLS_ENABLE=0|1, NCCL_COLLNET_ENABLE=0|1, NCCL_MIN_NCHANNELS=N and "
+            "NCCL_MAX_NCHANNELS=N (N from 1 to 64), separated by spaces)");
 }
 
 // nccl-tests -g 8 (one thread drives a node's eight GPUs): a small call waits on the host.
