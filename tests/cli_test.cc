@@ -591,6 +591,24 @@ TEST(CliSimulate, GpusPerThreadFloorsSmallCallsAtTheHost) {
   EXPECT_EQ(gpufabric("simulate examples/seed-70b-1024.yaml -g 0").code, 2);
 }
 
+// --max-channels as NCCL_MAX_NCHANNELS: 4 channels on 8 NICs a node leave half of them idle;
+// --min-channels copies channels over the same NICs and adds no bandwidth.
+TEST(CliSimulate, ChannelLimitsAsNcclsEnvironment) {
+  auto busbw = [](const std::string& extra) {
+    CmdResult r = gpufabric("simulate examples/seed-70b-1024.yaml --nodes 4 -b 8G -e 8G --algo ring --json " + extra);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["results"][0]["busbw_gbs"].get<double>();
+  };
+  const double full = busbw("");
+  EXPECT_NEAR(busbw("--max-channels 4"), full / 2, full * 0.03);
+  EXPECT_NEAR(busbw("--min-channels 32"), full, full * 0.02);
+  for (const char* bad : {"--max-channels 0", "--min-channels 65", "--max-channels four"}) {
+    CmdResult r = gpufabric(std::string("simulate examples/seed-70b-1024.yaml ") + bad);
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_TRUE(r.out.empty()) << bad;
+  }
+}
+
 TEST(CliSimulate, BadInputExitsTwo) {
   struct Case {
     const char* args;

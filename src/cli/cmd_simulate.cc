@@ -17,6 +17,7 @@
 #include "qos/report.h"
 #include "report/sim_report.h"
 #include "sim/collective.h"
+#include "sim/nccl_constants.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
 #include "units/units.h"
@@ -59,6 +60,7 @@ struct SimulateFlags {
   double factor = 2;
   int nodes = 0;
   int gpus_per_thread = 1;
+  int min_channels = 0, max_channels = 0;  // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS
   unsigned long long seed = 1;
   bool explain = false, json = false;
 };
@@ -151,6 +153,8 @@ int run(const SimulateFlags& f) {
   o.nodes = f.nodes;
   o.seed = f.seed;
   o.gpus_per_thread = f.gpus_per_thread;
+  o.min_channels = f.min_channels;
+  o.max_channels = f.max_channels;
 
   Heartbeat alive("simulate");
   const LoadLimits limits = load_limits(true);
@@ -261,6 +265,14 @@ Command add_simulate(CLI::App& root) {
                 "least this many host issues apart (about 4.4 us each); 1 is one process per GPU")
       ->check(CLI::Range(1, kMaxGpusPerThread))
       ->capture_default_str();
+  a->add_option("--min-channels", f->min_channels,
+                "as NCCL_MIN_NCHANNELS: the communicator's ring/tree channels at least N (NCCL "
+                "copies its channels over the same NICs; default: NCCL's own count)")
+      ->check(CLI::Range(1, nccl::kMaxChannels));
+  a->add_option("--max-channels", f->max_channels,
+                "as NCCL_MAX_NCHANNELS: at most N channels (NCCL keeps the first ones: across "
+                "nodes fewer channels than NICs leave NICs idle; default: NCCL's own count)")
+      ->check(CLI::Range(1, nccl::kMaxChannels));
   complete_with(a->add_option("--load-balancing", f->load_balancing,
                               "override the plan's: " + names_joined(kLoadBalancingNames)),
                 [] { return names_of(kLoadBalancingNames); });
