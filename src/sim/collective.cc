@@ -106,6 +106,10 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.generation_ = generation_of(plan.gpu);
   b.channel_limit =
       cm.nccl_ == NcclRelease::kV2_18 ? nccl::kMaxChannelsV218 : nccl::kMaxChannels;
+  if (plan.nic.rate_gbps > 0)
+    b.net_graph_channels = ring_graph_channels_across(
+        fab.nics_per_node(), fab.gpus_per_node(), plan.nic.rate_gbps / 8,
+        std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen), cm.generation_);
   cm.ring_channels_ = b.ring_channels();
   cm.ring_graph_channels_ = b.ring_graph_channels();
   cm.profile_ = o.calibration ? *o.calibration : plan.calibration;

@@ -128,11 +128,15 @@ struct FlowBuilder {
   int channel_limit = nccl::kMaxChannels;
   /// The topology search's channels for rings and trees (tuning.cc's graphs[a]->nChannels):
   /// a graph channel per NIC across domains; the communicator duplicates them.
+  /// Across domains: NCCL's search graph (ring_graph_channels_across); 0: one per NIC.
+  int net_graph_channels = 0;
   int ring_graph_channels() const {
+    if (domains > 1 && net_graph_channels > 0) return net_graph_channels;
     return (domains > 1 ? R * nccl::kRingChannelsPerNic : nccl::kIntraDomainChannels) /
            nccl::kCommChannelsPerGraphChannel;
   }
   int tree_graph_channels() const {
+    if (domains > 1 && net_graph_channels > 0) return net_graph_channels;
     return (domains > 1 ? R * nccl::kTreeChannelsPerNic : nccl::kIntraDomainChannels) /
            nccl::kCommChannelsPerGraphChannel;
   }

@@ -292,6 +292,11 @@ inline constexpr int kCommChannelsPerGraphChannel = 2;
 // NCCL builds two channels per NIC for rings across nodes (the ring graph's channels are
 // duplicated, src/graph/connect.cc), and uses up to 16+ channels over NVLink in a node.
 inline constexpr int kRingChannelsPerNic = 2;
+// ncclTopoDupChannels (search.cc@v2.29.7-1:962-975): a graph's channels are doubled when each
+// carries 25 GB/s or more, except on compute capability > 8.0 below 50 GB/s with more than 4.
+inline constexpr double kDupChannelsMinGBs = 25.0;
+inline constexpr double kDupChannelsHopperMinGBs = 50.0;
+inline constexpr int kDupChannelsHopperMaxChannels = 4;
 inline constexpr int kIntraDomainChannels = 16;
 // Channels per tree across nodes (two binary trees, each over every NIC).
 inline constexpr int kTreeChannelsPerNic = 2;

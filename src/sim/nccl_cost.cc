@@ -272,6 +272,23 @@ int p2p_channels(const CostShape& s) {
 }
 }  // namespace
 
+int ring_graph_channels_across(int nics_per_node, int gpus_per_node, double nic_GBps, int pcie_gen,
+                               GpuGeneration generation) {
+  const int nics = std::max(1, nics_per_node);
+  // NCCL's PCIe rate per lane: 2.5 GT/s 15, 5 GT/s 30, 8 GT/s 60, 16 GT/s 120, 32 GT/s 240,
+  // 64 GT/s 480 (x100 Mb/s, topo.cc@v2.29.7-1:446-448), x16 / 80: 48 GB/s for Gen5 x16.
+  const double lane = pcie_gen >= 6 ? 480 : pcie_gen == 5 ? 240 : pcie_gen == 4 ? 120 : 60;
+  const double pcie = 16 * lane / 80;
+  const int nics_per_gpu = std::max(1, nics / std::max(1, gpus_per_node));
+  const double bw = std::min(nic_GBps, pcie / nics_per_gpu);
+  const bool hopper_on = generation == GpuGeneration::kHopper ||
+                         generation == GpuGeneration::kBlackwell;
+  const bool dup = bw >= nccl::kDupChannelsMinGBs &&
+                   !(hopper_on && bw < nccl::kDupChannelsHopperMinGBs &&
+                     nics > nccl::kDupChannelsHopperMaxChannels);
+  return std::min(nics * (dup ? 2 : 1), nccl::kMaxChannels / 2);
+}
+
 int p2p_channels_per_peer(const CostShape& s) {
   const int all = p2p_channels(s);
   const nccl::P2pNetRule rule = terms(s.release).p2p_net_rule;

@@ -77,6 +77,15 @@ struct CostShape {
   double p2p_nic_GBps = 0;
 };
 
+/// The ring (and tree) graph's channels across nodes, as NCCL's topology search leaves them: a
+/// channel per NIC at the bandwidth its path allows (the NIC's rate; the GPU's PCIe link as NCCL
+/// rates it, width x speed / 80, shared by the GPU's NICs), doubled by ncclTopoDupChannels when
+/// a channel carries 25 GB/s or more, except from Hopper on below 50 GB/s with more than 4
+/// channels (search.cc@v2.29.7-1:962-975, the same in v2.18.6-1). `pcie_gen`: the lower of the
+/// GPU's and the NIC's.
+int ring_graph_channels_across(int nics_per_node, int gpus_per_node, double nic_GBps, int pcie_gen,
+                               GpuGeneration generation);
+
 /// The channels NCCL gives one network peer of a multi-node communicator
 /// (comm->p2pnChannelsPerPeer): v2.29 max(local NICs, ceil(their GB/s / 14)), cut while the
 /// peers do not fit one batch round (paths.cc@v2.29.7-1:853-905); v2.18 two

@@ -287,6 +287,21 @@ TEST(NcclCost, AlltoallPostingOverlapsData) {
 // it keeps 4; v2.18 gives 2 everywhere. A big send then runs on every one of them, a small one on
 // one; and a sendrecv's peer moves at most channels x 14 GB/s (the measured 8-node B200
 // sendrecv: 26.1 GB/s at 256 MiB, nccl-public.csv).
+// The search graph across nodes: a channel per NIC, doubled at 25 GB/s a channel or more unless
+// Hopper+ runs more than 4 channels under 50 GB/s. One H100 with one 400G NIC: its 48 GB/s PCIe
+// Gen5 channel is doubled (2 graph channels, 4 in the communicator: nccl issue 2409's single pair
+// reaches 48.4 GB/s, which 2 p2p channels of 14 GB/s could not); 8 NICs a node are not; a 200G
+// NIC behind PCIe Gen4 (24 GB/s) is not either.
+TEST(NcclCost, SearchGraphDuplicatesFastFewChannels) {
+  EXPECT_EQ(ring_graph_channels_across(1, 1, 50, 5, GpuGeneration::kHopper), 2);
+  EXPECT_EQ(ring_graph_channels_across(8, 8, 50, 5, GpuGeneration::kHopper), 8);
+  EXPECT_EQ(ring_graph_channels_across(4, 4, 50, 5, GpuGeneration::kBlackwell), 8);
+  EXPECT_EQ(ring_graph_channels_across(8, 8, 25, 4, GpuGeneration::kAmpere), 8);
+  EXPECT_EQ(ring_graph_channels_across(8, 8, 100, 6, GpuGeneration::kBlackwell), 16);
+  // Four NICs behind one GPU share its link: 12 GB/s a channel, no doubling.
+  EXPECT_EQ(ring_graph_channels_across(4, 1, 50, 5, GpuGeneration::kHopper), 4);
+}
+
 TEST(NcclCost, NetworkSendRecvRunsOnFewChannels) {
   CostShape s;
   s.op = Op::kSendRecv;
