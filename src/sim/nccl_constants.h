@@ -143,52 +143,16 @@ inline constexpr ReleaseTerms kV2_29 = {
 // v2.28.9-1 v2.29.7-1 -- src/graph/tuning.cc); it differs in Blackwell's ring LL128 cap
 // (tuning.cc@v2.28.9-1:179, 2 x 36.7 / 34.6 / 2 x 36.7) and in the network peer's p2p channels.
 // Releases 2.21 to 2.28 run with it.
-inline constexpr ReleaseTerms kV2_28 = {
-    "v2.28.9-1",
-    {{6.8, 14.0, 8.4},
-     {6.6, 14.0, 8.4},
-     {0, 0, 0},
-     {0, 0, 0},
-     {0, 0, 0},
-     {0, 0, 0},
-     {8.0, 8.0, 8.0}},
-    {/* NVLink */ {{.6, 1.25, 4.0},
-                   {.6, 1.9, 3.4},
-                   {0, 0, 3.7},
-                   {0, 0, 2.8},
-                   {0, 0, 25},
-                   {0, 0, 25},
-                   {0, 0, 4.0}},
-     /* PCI */
-     {{1.0, 1.9, 4.0},
-      {1.0, 2.5, 5.7},
-      {0, 0, 3.7},
-      {0, 0, 2.8},
-      {0, 0, 0},
-      {0, 0, 0},
-      {0, 0, 4.0}},
-     /* Net */
-     {{5.0, 8.5, 14},
-      {2.7, 4.0, 14.0},
-      {0, 0, 31},
-      {0, 0, 30},
-      {0, 0, 18},
-      {0, 0, 20.9},
-      {0, 0, 14}}},
-    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}},
-    0.5,
-    0.5,
-    0.92,
-    0.92,
-    false,
-    true,
-    0.4,
-    false,
-    true,
-    true,
-    P2pNetRule::kHalvedByRanks,
-    {2 * 36.7, 34.6, 2 * 36.7},
-};
+// 2.29's terms with the two of v2.28.9-1's that differ.
+constexpr ReleaseTerms v2_28_terms(ReleaseTerms t) {
+  t.tag = "v2.28.9-1";
+  t.p2p_net_rule = P2pNetRule::kHalvedByRanks;
+  t.ring_ll128_cap_blackwell[0] = 2 * 36.7;
+  t.ring_ll128_cap_blackwell[1] = 34.6;
+  t.ring_ll128_cap_blackwell[2] = 2 * 36.7;
+  return t;
+}
+inline constexpr ReleaseTerms kV2_28 = v2_28_terms(kV2_29);
 
 // Terms both releases share (tuning.cc@v2.18.6-1 / @v2.29.7-1, same lines as above):
 // per-channel caps [generation: Volta, Ampere, Hopper, Blackwell][nodes class], GB/s
