@@ -440,7 +440,7 @@ TEST(Networks, EveryDgxPortIsCabledAndTheComputeFiguresStayApart) {
   const auto links = links_per_network(p);
   EXPECT_EQ(links.at("compute"), p.link_total);
   for (const NetworkPlan* x : {st, ib, oob})
-    EXPECT_EQ(links.at(network_kind_name(x->kind)), x->host_links + x->leaf_spine_links)
+    EXPECT_EQ(links.at(network_kind_name(x->kind)), x->links())
         << network_kind_name(x->kind);
   // Totals: each network's BOM adds up, and the networks' sum is reported apart.
   double sum = 0;
@@ -466,26 +466,53 @@ TEST(Networks, OneTierWhileALeafPairHoldsEveryPortThenLeafSpine) {
   EXPECT_EQ(ib->tiers, 1);
   EXPECT_EQ(ib->leaves, 2);
   EXPECT_EQ(ib->spines, 0);
-  // 512 nodes: 512 ports a side on 64-port leaves at 3:1 (48 down): 11 leaves a side, spines.
+  // The pair's MLAG peer link: two cables (DGX BasePOD deployment guide: peerlink bond members
+  // swp57 and swp58), its last two ports.
+  EXPECT_EQ(ib->isl_links, 2);
+  // 512 nodes: 512 ports a side, and the OOB switches' uplinks, on 64-port leaves less the two
+  // peer-link ports at 3:1 (46 down, 16 up): 12 leaves a side, each port spread evenly and each
+  // leaf's uplinks for the ports it uses (ceil(used / 3)).
   const std::string big =
       "cluster: {gpu: h100-sxm, nodes: 512, nic: cx7-400g}\n"
       "networks: {inband: {switch: sn4600c}, storage: {storage_nodes: 16}}\n";
   const Plan b = plan_of(big);
   const NetworkPlan* bi = b.networks->find(NetworkKind::kInband);
-  ASSERT_TRUE(bi);
+  const NetworkPlan* oob = b.networks->find(NetworkKind::kOob);
+  ASSERT_TRUE(bi && oob);
   EXPECT_EQ(bi->tiers, 2);
-  EXPECT_EQ(bi->leaf_down, 48);
-  EXPECT_EQ(bi->leaves, 2 * 11);
-  EXPECT_EQ(bi->leaf_up, 16);
+  const long long side = 512 + (bi->reserved_ports + 1) / 2;
+  EXPECT_EQ(bi->leaves, 2 * 12);
+  EXPECT_EQ(bi->leaf_down, (side + 11) / 12);
+  EXPECT_EQ(bi->leaf_up, (bi->leaf_down + 2) / 3);
+  EXPECT_EQ(bi->isl_links, 12 * 2);
   EXPECT_GE(bi->spines, 2);
   // Every spine port holds at most one leaf uplink.
   EXPECT_LE(1LL * bi->leaves * bi->leaf_up, 1LL * bi->spines * bi->spine_sw.ports_at(100));
-  // An OOB leaf's 48 x 1G ports uplink over its own 100G ports to a 100G spine.
-  const NetworkPlan* oob = b.networks->find(NetworkKind::kOob);
-  ASSERT_TRUE(oob);
+  // An OOB leaf's 48 x 1G ports uplink over two of its own 100G ports into the in-band leaves
+  // (DGX SuperPOD H100 RA, Table 8: "Two uplinks per OOB to in-band"): no OOB spines, and the
+  // in-band leaves keep a port for each. The OOB leaves are built per scalable unit.
   EXPECT_EQ(oob->sw.id, "sn2201");
   EXPECT_DOUBLE_EQ(oob->uplink_gbps, 100);
-  EXPECT_EQ(oob->leaves, static_cast<int>(std::ceil((512 + oob->other_ports) / 48.0)));
+  EXPECT_TRUE(oob->uplinks_to_inband);
+  EXPECT_EQ(oob->spines, 0);
+  EXPECT_EQ(oob->leaf_up, 2);
+  EXPECT_EQ(oob->leaf_spine_links, 2LL * oob->leaves);
+  EXPECT_EQ(bi->reserved_ports, oob->leaf_spine_links);
+  const long long units = std::max(1, b.topo.units);
+  const long long per_unit = (512 + oob->other_ports + units - 1) / units;
+  EXPECT_EQ(oob->leaves, units * ((per_unit + 47) / 48));
+  // Every OOB uplink lands on an in-band leaf port that nothing else uses.
+  std::set<std::pair<std::string, std::string>> inband_ports;
+  long long up_links = 0;
+  for_each_network_link(b, [&](const NetworkLink& l) {
+    if (l.b_device.rfind("inband-leaf", 0) == 0)
+      EXPECT_TRUE(inband_ports.insert({l.b_device, l.b_port}).second) << l.b_device << l.b_port;
+    if (l.network == NetworkKind::kOob && l.a_device.rfind("oob-", 0) == 0) {
+      EXPECT_EQ(l.b_device.rfind("inband-leaf", 0), 0u) << l.b_device;
+      ++up_links;
+    }
+  });
+  EXPECT_EQ(up_links, oob->leaf_spine_links);
 }
 
 TEST(Networks, VlanConvergesStorageOntoTheComputeFabric) {
