@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -554,6 +555,106 @@ TEST(Networks, ManagementSwitchesNeverEnterTheComputePlan) {
     EXPECT_NE(c.switch_id, "sn4600c");
     EXPECT_NE(c.switch_id, "sn4700");
   }
+}
+
+}  // namespace gf
+
+namespace gf {
+
+// Published storage, in-band and OOB switch and cable counts (data/calibration/
+// networks-public.csv), reproduced from the spec each publication describes. A field the row
+// names in not_reproduced is reported, with the planned figure, and must still differ: when the
+// planner comes to match it, the row is to be updated.
+TEST(NetworksCalibration, ReproducesPublishedStorageAndManagementCounts) {
+  std::ifstream in(GPUFABRIC_SOURCE_DIR "/data/calibration/networks-public.csv");
+  ASSERT_TRUE(in) << "missing data/calibration/networks-public.csv";
+  std::stringstream text;
+  text << in.rdbuf();
+  const CsvTable t(text.str());
+  for (const char* c : {"system", "scalable_units", "nodes", "network", "switch", "networks",
+                        "not_reproduced"})
+    ASSERT_TRUE(t.has(c)) << c;
+  std::string networks;  // "(same)": the row above's
+  int compared = 0, reported = 0;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    SCOPED_TRACE(fmt::format("networks-public.csv:{} ({})", t.line(r), t.at(r, "network")));
+    if (t.at(r, "networks") != "(same)") networks = t.at(r, "networks");
+    const std::string system = t.at(r, "system");
+    ASSERT_NE(system.find("H100"), std::string::npos) << "no spec for " << system;
+    const int sus = std::stoi(t.at(r, "scalable_units")), nodes = std::stoi(t.at(r, "nodes"));
+    // The RA's compute fabric as superpod-public.csv reproduces it: full SUs of 32 node slots,
+    // one slot of the last taken by the UFM appliance's 4 ports.
+    const Plan p = plan_of(fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\n"
+        "fabric: {{technology: infiniband, switch: qm9700, rail_optimized: true, "
+        "scalable_unit: {}, appliance_ports: 4}}\nnetworks: {}\n",
+        nodes, (nodes + 1 + sus - 1) / sus, networks));
+    ASSERT_TRUE(p.networks.has_value());
+    const NetworkKind kind = t.at(r, "network") == "storage" ? NetworkKind::kStorage
+                             : t.at(r, "network") == "inband" ? NetworkKind::kInband
+                                                              : NetworkKind::kOob;
+    const NetworkPlan* n = p.networks->find(kind);
+    ASSERT_TRUE(n);
+    std::string sw = t.at(r, "switch");
+    for (auto& ch : sw) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    EXPECT_EQ(n->sw.id, sw);
+    const std::map<std::string, long long> planned = {
+        {"leaf", n->leaves},
+        {"spine", n->spines},
+        {"switches", n->switches()},
+        {"node_cables", n->node_ports},
+        {"uplink_cables", n->leaf_spine_links},
+        {"node_uplink_cables", n->node_ports + n->leaf_spine_links},
+        {"isl_cables", n->isl_links},
+        {"other_cables", n->other_ports}};
+    const std::string differs = " " + t.at(r, "not_reproduced") + " ";
+    for (const auto& [field, value] : planned) {
+      const std::string published = t.at(r, field);
+      if (published.empty()) continue;
+      if (differs.find(" " + field + " ") != std::string::npos) {
+        std::cout << fmt::format("[ NOT REPRODUCED ] {} {}: {} published {}, planned {}\n",
+                                 system, t.at(r, "network"), field, published, value);
+        RecordProperty(fmt::format("{}_{}", t.at(r, "network"), field),
+                       fmt::format("published {} planned {}", published, value));
+        EXPECT_NE(value, std::stoll(published)) << field << " now matches: update the row";
+        ++reported;
+      } else {
+        EXPECT_EQ(value, std::stoll(published)) << field;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(t.rows(), 3u);
+  EXPECT_GE(compared, 8);
+  EXPECT_LE(reported, 2);
+}
+
+// The storage fabric's rule (DGX SuperPOD H100 RA, storage fabric): storage devices at 1:1,
+// the GPU servers' ports at the spec's oversubscription, so no leaf holds both.
+TEST(Networks, OversubscribedStorageKeepsTheStorageServersOnLeavesAtOneToOne) {
+  const Plan p = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 127, nic: cx7-400g}\n"
+      "networks: {storage: {switch: qm9700, port_speed: 400G, storage_nodes: 24, "
+      "storage_node_ports: 2, oversubscription: \"4:3\"}}\n");
+  const NetworkPlan* st = p.networks->find(NetworkKind::kStorage);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->other_leaves_per_side, 1);
+  EXPECT_EQ(st->other_up, st->other_down);             // 1:1
+  EXPECT_EQ(st->leaf_down * 3, st->leaf_up * 4);       // 32 down, 24 up: 4:3
+  EXPECT_EQ(st->leaf_spine_links, 8 * 24 + 2 * 24);    // 254 + 240 = the RA's 494
+  std::map<std::string, std::set<char>> kinds;         // leaf -> 'n'ode / 's'torage ports
+  for_each_network_link(p, [&](const NetworkLink& l) {
+    if (l.network != NetworkKind::kStorage || l.b_device.rfind("stor-leaf", 0) != 0) return;
+    kinds[l.b_device].insert(l.a_device.rfind("node", 0) == 0 ? 'n' : 's');
+  });
+  ASSERT_EQ(kinds.size(), 10u);
+  for (const auto& [leaf, k] : kinds) EXPECT_EQ(k.size(), 1u) << leaf;
+  // At 1:1 every port may share a leaf, as before.
+  const Plan q = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 127, nic: cx7-400g}\n"
+      "networks: {storage: {switch: qm9700, port_speed: 400G, storage_nodes: 24, "
+      "storage_node_ports: 2}}\n");
+  EXPECT_EQ(q.networks->find(NetworkKind::kStorage)->other_leaves_per_side, 0);
 }
 
 }  // namespace gf
