@@ -677,7 +677,9 @@ void for_each_network_link(const Plan& p, const std::function<void(const Network
           l.b_port = port;
           l.cable = n.isl_cable;
           l.length_class = "rack";
+          l.peer_link = true;
           visit(l);
+          l.peer_link = false;
         }
     // Leaf uplink j goes to spine j mod S; on the spine, leaf l's links take ports in turn. The
     // OOB leaves' uplinks take the in-band leaves' reserved ports in turn instead.

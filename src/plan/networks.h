@@ -100,6 +100,7 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& catalog, con
 struct NetworkLink {
   NetworkKind network = NetworkKind::kStorage;
   std::string a_device, a_port, b_device, b_port, cable, length_class;
+  bool peer_link = false;  ///< the MLAG peer link of a leaf pair (both ends leaves)
 };
 /// Every link of the other networks, in a deterministic order with deterministic names.
 void for_each_network_link(const Plan& plan, const std::function<void(const NetworkLink&)>& visit);

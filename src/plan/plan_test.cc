@@ -470,6 +470,16 @@ TEST(Networks, OneTierWhileALeafPairHoldsEveryPortThenLeafSpine) {
   // The pair's MLAG peer link: two cables (DGX BasePOD deployment guide: peerlink bond members
   // swp57 and swp58), its last two ports.
   EXPECT_EQ(ib->isl_links, 2);
+  long long peer = 0;
+  for_each_network_link(s, [&](const NetworkLink& l) {
+    if (!l.peer_link) return;
+    ++peer;
+    EXPECT_EQ(l.a_device, "inband-leaf-a01");
+    EXPECT_EQ(l.b_device, "inband-leaf-b01");
+    EXPECT_EQ(l.a_port, l.b_port);
+    EXPECT_GT(std::stoi(l.a_port), 62);  // the last two of the 64 ports
+  });
+  EXPECT_EQ(peer, ib->isl_links);
   // 512 nodes: 512 ports a side, and the OOB switches' uplinks, on 64-port leaves less the two
   // peer-link ports at 3:1 (46 down, 16 up): 12 leaves a side, each port spread evenly and each
   // leaf's uplinks for the ports it uses (ceil(used / 3)).
