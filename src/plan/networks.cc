@@ -136,7 +136,7 @@ struct Demand {
   long long reserved_ports = 0;  ///< in-band: ports the OOB switches' uplinks take
   int units = 1;                 ///< OOB: sized per scalable unit of the compute fabric
   double inband_gbps = 0;        ///< OOB: the in-band leaves' port speed; 0: no in-band network
-  std::string nic_id;  ///< the servers' card counted with this network
+  std::string nic_id;            ///< the servers' card counted with this network
   long long nics = 0;
 };
 
@@ -220,7 +220,6 @@ Result<NetworkPlan> size_on(const Catalog& cat, const Demand& d, const Switch& s
     return n;
   }
   int down = P - peer, up = 0;
-  double os_other = d.oversubscription;
   if (sw.uplink_ports > 0) {
     up = sw.uplink_ports;
     n.uplink_gbps = sw.uplink_gbps;
@@ -237,10 +236,10 @@ Result<NetworkPlan> size_on(const Catalog& cat, const Demand& d, const Switch& s
                      node_side > 0;
   LeafGroup nodes_g, other_g;
   if (apart) {
-    os_other = kStorageServerOversubscription;
-    const auto [down_o, up_o] = split_ports(P - peer, os_other);
+    const auto [down_o, up_o] = split_ports(P - peer, kStorageServerOversubscription);
     nodes_g = leaf_group(node_side, down, up, d.gbps, n.uplink_gbps, d.oversubscription);
-    other_g = leaf_group(other_side + reserved_side, down_o, up_o, d.gbps, n.uplink_gbps, os_other);
+    other_g = leaf_group(other_side + reserved_side, down_o, up_o, d.gbps, n.uplink_gbps,
+                         kStorageServerOversubscription);
   } else {
     nodes_g = leaf_group(per_side, down, up, d.gbps, n.uplink_gbps, d.oversubscription);
   }
@@ -251,8 +250,8 @@ Result<NetworkPlan> size_on(const Catalog& cat, const Demand& d, const Switch& s
   n.leaf_up = nodes_g.up;
   n.other_down = other_g.used;
   n.other_up = other_g.up;
-  n.leaf_spine_links =
-      1LL * units * d.sides * (1LL * nodes_g.leaves * nodes_g.up + 1LL * other_g.leaves * other_g.up);
+  n.leaf_spine_links = 1LL * units * d.sides *
+                       (1LL * nodes_g.leaves * nodes_g.up + 1LL * other_g.leaves * other_g.up);
   n.isl_links = pairs ? 1LL * (n.leaves / 2) * kPeerLinkPorts : 0;
   n.tiers = 2;
   if (d.uplinks_to_compute) return n;  // the compute fabric's top tier is the spine

@@ -71,9 +71,7 @@ struct NetworkPlan {
   /// Every cable of this network: cabling.csv's rows of it.
   long long links() const { return host_links + leaf_spine_links + isl_links; }
   /// GPU-server leaves of one side (the first of each side's leaves).
-  int node_leaves_per_side() const {
-    return leaves / std::max(1, sides) - other_leaves_per_side;
-  }
+  int node_leaves_per_side() const { return leaves / std::max(1, sides) - other_leaves_per_side; }
 };
 
 /// Every other network of the cluster, and the storage figures the checkpoint model uses.

@@ -441,8 +441,7 @@ TEST(Networks, EveryDgxPortIsCabledAndTheComputeFiguresStayApart) {
   const auto links = links_per_network(p);
   EXPECT_EQ(links.at("compute"), p.link_total);
   for (const NetworkPlan* x : {st, ib, oob})
-    EXPECT_EQ(links.at(network_kind_name(x->kind)), x->links())
-        << network_kind_name(x->kind);
+    EXPECT_EQ(links.at(network_kind_name(x->kind)), x->links()) << network_kind_name(x->kind);
   // Totals: each network's BOM adds up, and the networks' sum is reported apart.
   double sum = 0;
   for (const auto& x : n.nets) {
@@ -581,8 +580,8 @@ TEST(NetworksCalibration, ReproducesPublishedStorageAndManagementCounts) {
   std::stringstream text;
   text << in.rdbuf();
   const CsvTable t(text.str());
-  for (const char* c : {"system", "scalable_units", "nodes", "network", "switch", "networks",
-                        "not_reproduced"})
+  for (const char* c :
+       {"system", "scalable_units", "nodes", "network", "switch", "networks", "not_reproduced"})
     ASSERT_TRUE(t.has(c)) << c;
   std::string networks;  // "(same)": the row above's
   int compared = 0, reported = 0;
@@ -594,13 +593,13 @@ TEST(NetworksCalibration, ReproducesPublishedStorageAndManagementCounts) {
     const int sus = std::stoi(t.at(r, "scalable_units")), nodes = std::stoi(t.at(r, "nodes"));
     // The RA's compute fabric as superpod-public.csv reproduces it: full SUs of 32 node slots,
     // one slot of the last taken by the UFM appliance's 4 ports.
-    const Plan p = plan_of(fmt::format(
-        "cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\n"
-        "fabric: {{technology: infiniband, switch: qm9700, rail_optimized: true, "
-        "scalable_unit: {}, appliance_ports: 4}}\nnetworks: {}\n",
-        nodes, (nodes + 1 + sus - 1) / sus, networks));
+    const Plan p = plan_of(
+        fmt::format("cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\n"
+                    "fabric: {{technology: infiniband, switch: qm9700, rail_optimized: true, "
+                    "scalable_unit: {}, appliance_ports: 4}}\nnetworks: {}\n",
+                    nodes, (nodes + 1 + sus - 1) / sus, networks));
     ASSERT_TRUE(p.networks.has_value());
-    const NetworkKind kind = t.at(r, "network") == "storage" ? NetworkKind::kStorage
+    const NetworkKind kind = t.at(r, "network") == "storage"  ? NetworkKind::kStorage
                              : t.at(r, "network") == "inband" ? NetworkKind::kInband
                                                               : NetworkKind::kOob;
     const NetworkPlan* n = p.networks->find(kind);
@@ -622,8 +621,8 @@ TEST(NetworksCalibration, ReproducesPublishedStorageAndManagementCounts) {
       const std::string published = t.at(r, field);
       if (published.empty()) continue;
       if (differs.find(" " + field + " ") != std::string::npos) {
-        std::cout << fmt::format("[ NOT REPRODUCED ] {} {}: {} published {}, planned {}\n",
-                                 system, t.at(r, "network"), field, published, value);
+        std::cout << fmt::format("[ NOT REPRODUCED ] {} {}: {} published {}, planned {}\n", system,
+                                 t.at(r, "network"), field, published, value);
         RecordProperty(fmt::format("{}_{}", t.at(r, "network"), field),
                        fmt::format("published {} planned {}", published, value));
         EXPECT_NE(value, std::stoll(published)) << field << " now matches: update the row";
@@ -649,10 +648,10 @@ TEST(Networks, OversubscribedStorageKeepsTheStorageServersOnLeavesAtOneToOne) {
   const NetworkPlan* st = p.networks->find(NetworkKind::kStorage);
   ASSERT_TRUE(st);
   EXPECT_EQ(st->other_leaves_per_side, 1);
-  EXPECT_EQ(st->other_up, st->other_down);             // 1:1
-  EXPECT_EQ(st->leaf_down * 3, st->leaf_up * 4);       // 32 down, 24 up: 4:3
-  EXPECT_EQ(st->leaf_spine_links, 8 * 24 + 2 * 24);    // 254 + 240 = the RA's 494
-  std::map<std::string, std::set<char>> kinds;         // leaf -> 'n'ode / 's'torage ports
+  EXPECT_EQ(st->other_up, st->other_down);           // 1:1
+  EXPECT_EQ(st->leaf_down * 3, st->leaf_up * 4);     // 32 down, 24 up: 4:3
+  EXPECT_EQ(st->leaf_spine_links, 8 * 24 + 2 * 24);  // 254 + 240 = the RA's 494
+  std::map<std::string, std::set<char>> kinds;       // leaf -> 'n'ode / 's'torage ports
   for_each_network_link(p, [&](const NetworkLink& l) {
     if (l.network != NetworkKind::kStorage || l.b_device.rfind("stor-leaf", 0) != 0) return;
     kinds[l.b_device].insert(l.a_device.rfind("node", 0) == 0 ? 'n' : 's');

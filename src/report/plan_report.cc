@@ -335,8 +335,7 @@ std::string plan_markdown(const Plan& p) {
     for (const auto& x : p.networks->nets)
       s += fmt::format("| {} | {} | {:g}G | {} | {} | {} | {} | {} | {} |\n",
                        network_kind_name(x.kind), x.sw.id, x.port_gbps, x.tiers, x.leaves, x.spines,
-                       x.links(), format_usd(x.bom.capex_usd),
-                       format_power(x.bom.power_w));
+                       x.links(), format_usd(x.bom.capex_usd), format_power(x.bom.power_w));
     s += "\n| category | item | role | qty | unit | total | power | source |\n"
          "|---|---|---|---:|---:|---:|---:|---|\n";
     for (const auto& x : p.networks->nets)
