@@ -1450,7 +1450,8 @@ TEST(CliNetworks, PlanStepAndConfigsShowTheOtherNetworks) {
   EXPECT_EQ(per["compute"], j["links"]["total"].get<long long>());
   for (const auto& n : j["networks"]["nets"])
     EXPECT_EQ(per[n["network"].get<std::string>()],
-              n["host_links"].get<long long>() + n["leaf_spine_links"].get<long long>());
+              n["host_links"].get<long long>() + n["leaf_spine_links"].get<long long>() +
+                  n["isl_links"].get<long long>());
   fs::remove_all(dir);
 }
 

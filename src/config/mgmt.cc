@@ -171,6 +171,7 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
   };
   std::map<std::string, Ports> used;
   for_each_network_link(p, [&](const NetworkLink& l) {
+    if (l.peer_link) return;  // an MLAG peer link is no bridge port (MLAG itself is not written)
     if (is_host_link(l)) {
       used[l.b_device].host.insert(std::stoi(l.b_port));
     } else {

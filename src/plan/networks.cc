@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "plan/plan.h"
 
@@ -24,14 +29,47 @@ constexpr double kHallRunM = 50;
 // 7938 §3.1, as the compute fabric's kMinUpperSwitches).
 constexpr int kMinUplinks = 2;
 
+// The MLAG peer link of an Ethernet leaf pair: two ports of each leaf, two cables a pair (DGX
+// BasePOD deployment guide, DGX A100, switch configurations: "nv set interface peerlink bond
+// member swp57" and "swp58"; DGX SuperPOD H100 RA RA-11333-001 V11, Table 8: 6 "ISL Cables" for
+// the in-band network's 8 SN4600C).
+constexpr int kPeerLinkPorts = 2;
+
+// Storage servers' leaves: "The storage devices are connected at a 1:1 port to uplink ratio"
+// while the DGX connections are "slightly oversubscribed with a ratio near 4:3" (DGX SuperPOD
+// H100 RA RA-11333-001 V11, storage fabric): a leaf has one ratio, so an oversubscribed storage
+// network puts the storage servers on leaves of their own.
+constexpr double kStorageServerOversubscription = 1.0;
+
+// Rounds of planning the in-band and OOB networks around each other before giving up (each
+// round adds at most a few switches; two or three settle every cluster this tool plans).
+constexpr int kMaxNetworkRounds = 16;
+
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
-// The fewest upper switches of `ports` ports over which `lowers` switches spread `up` links each.
-int uppers_needed(long long lowers, int up, int ports) {
-  if (lowers <= 0 || up <= 0 || ports <= 0) return 0;
-  const long long floor = std::min(up, kMinUplinks);
-  for (long long n = std::max(floor, ceil_div(lowers * up, ports)); n <= up; ++n)
-    if (lowers * ceil_div(up, n) <= ports) return static_cast<int>(n);
+// The fewest upper switches of `ports` ports over which groups of `count` lower switches with
+// `up` links each spread their links evenly (a lower switch's links to one upper switch differ
+// by at most one); -1 when none up to the most links of one lower switch do.
+struct LowerGroup {
+  long long count = 0;
+  int up = 0;
+};
+int uppers_needed(const std::vector<LowerGroup>& groups, int ports) {
+  long long links = 0;
+  int max_up = 0;
+  for (const auto& g : groups) {
+    if (g.count <= 0 || g.up <= 0) continue;
+    links += g.count * g.up;
+    max_up = std::max(max_up, g.up);
+  }
+  if (links == 0 || ports <= 0) return 0;
+  const long long floor = std::min(max_up, kMinUplinks);
+  for (long long n = std::max(floor, ceil_div(links, ports)); n <= max_up; ++n) {
+    long long on_one = 0;  // links the most loaded upper switch takes
+    for (const auto& g : groups)
+      if (g.count > 0 && g.up > 0) on_one += g.count * ceil_div(g.up, n);
+    if (on_one <= ports) return static_cast<int>(n);
+  }
   return -1;
 }
 
@@ -95,7 +133,10 @@ struct Demand {
   long long other_ports = 0;
   double oversubscription = 1.0;
   bool uplinks_to_compute = false;
-  std::string nic_id;  ///< the servers' card counted with this network
+  long long reserved_ports = 0;  ///< in-band: ports the OOB switches' uplinks take
+  int units = 1;                 ///< OOB: sized per scalable unit of the compute fabric
+  double inband_gbps = 0;        ///< OOB: the in-band leaves' port speed; 0: no in-band network
+  std::string nic_id;            ///< the servers' card counted with this network
   long long nics = 0;
 };
 
@@ -114,6 +155,28 @@ const Switch* spine_for(const Catalog& cat, SwitchRole role, double gbps) {
   return best;
 }
 
+// Down and up ports of a leaf of `ports` ports at `os` down:up.
+std::pair<int, int> split_ports(int ports, double os) {
+  const int down = static_cast<int>(std::floor(ports * os / (os + 1) + 1e-9));
+  return {down, ports - down};
+}
+
+// One group of leaves on a side: `endpoints` ports spread evenly over the fewest leaves of
+// `down` ports, each with the uplinks its used ports need at `os`, never fewer than two.
+struct LeafGroup {
+  int leaves = 0, used = 0, up = 0;
+};
+LeafGroup leaf_group(long long endpoints, int down, int up, double gbps, double up_gbps,
+                     double os) {
+  LeafGroup g;
+  if (endpoints <= 0) return g;
+  g.leaves = static_cast<int>(ceil_div(endpoints, down));
+  g.used = static_cast<int>(ceil_div(endpoints, g.leaves));
+  const double need = g.used * gbps / (os * up_gbps);
+  g.up = std::min(up, std::max(kMinUplinks, static_cast<int>(std::ceil(need - 1e-9))));
+  return g;
+}
+
 // Sizes one network on leaf switch `sw`; the error says why it cannot be built.
 Result<NetworkPlan> size_on(const Catalog& cat, const Demand& d, const Switch& sw) {
   NetworkPlan n;
@@ -124,6 +187,7 @@ Result<NetworkPlan> size_on(const Catalog& cat, const Demand& d, const Switch& s
   n.ports_per_node = d.ports_per_node;
   n.node_ports = d.nodes * d.ports_per_node;
   n.other_ports = d.other_ports;
+  n.reserved_ports = d.reserved_ports;
   n.uplinks_to_compute = d.uplinks_to_compute;
   n.nic_id = d.nic_id;
   n.nics = d.nics;
@@ -132,37 +196,73 @@ Result<NetworkPlan> size_on(const Catalog& cat, const Demand& d, const Switch& s
     return Diagnostic::at_key(key_of(d.kind),
                               fmt::format("{} has no {:g} Gbps ports", sw.id, d.gbps));
   n.leaf_ports = P;
-  const long long per_side =
-      d.nodes * (d.ports_per_node / std::max(1, d.sides)) + ceil_div(d.other_ports, d.sides);
+  // An Ethernet leaf pair (two sides) is an MLAG pair joined by its peer link.
+  const bool pairs = d.sides == 2 && sw.technology == SwitchTechnology::kEthernet;
+  const int peer = pairs ? kPeerLinkPorts : 0;
+  const int units = std::max(1, d.units);
+  // Endpoints of one side: the GPU servers' ports, then the others' (storage servers, BMCs,
+  // switch management ports, PDUs) and the ports reserved for another network's uplinks. The
+  // OOB network is built per scalable unit, each unit with its share ("the fabric should be
+  // designed to support the full SU", DGX SuperPOD H100 RA, network fabrics).
+  const long long node_side = d.nodes * (d.ports_per_node / std::max(1, d.sides));
+  const long long other_side = ceil_div(d.other_ports, d.sides);
+  const long long reserved_side = ceil_div(d.reserved_ports, d.sides);
+  const long long per_side = ceil_div(node_side + other_side + reserved_side, units);
   n.host_links = n.node_ports + n.other_ports;
-  if (per_side <= P && !d.uplinks_to_compute) {
+  n.units = units;
+  if (per_side <= P - peer && units == 1 && !d.uplinks_to_compute) {
     n.tiers = 1;
-    n.leaves = d.sides;
+    n.leaves_per_unit = d.sides;
+    n.leaves = d.sides * units;
     n.leaf_down = static_cast<int>(per_side);
     n.uplink_gbps = d.gbps;
+    n.isl_links = pairs ? kPeerLinkPorts : 0;
     return n;
   }
-  int down = P, up = 0;
+  int down = P - peer, up = 0;
   if (sw.uplink_ports > 0) {
     up = sw.uplink_ports;
     n.uplink_gbps = sw.uplink_gbps;
   } else {
-    down = static_cast<int>(std::floor(P * d.oversubscription / (d.oversubscription + 1) + 1e-9));
-    up = P - down;
+    std::tie(down, up) = split_ports(P - peer, d.oversubscription);
     n.uplink_gbps = d.gbps;
   }
   if (down < 1 || up < 1)
     return Diagnostic::at_key(key_of(d.kind),
                               fmt::format("{} leaves have no ports left for uplinks", sw.id));
-  const long long per_leaf_side = ceil_div(per_side, down);
-  n.leaves = static_cast<int>(d.sides * per_leaf_side);
-  n.leaf_down = static_cast<int>(std::min<long long>(down, per_side));
-  // Uplinks for the down ports a leaf uses, at the down:up ratio, never fewer than two.
-  const double need = n.leaf_down * d.gbps / (d.oversubscription * n.uplink_gbps);
-  n.leaf_up = std::min(up, std::max(kMinUplinks, static_cast<int>(std::ceil(need - 1e-9))));
-  n.leaf_spine_links = 1LL * n.leaves * n.leaf_up;
+  // Storage servers on leaves of their own at 1:1 when the GPU servers' are oversubscribed.
+  const bool apart = d.kind == NetworkKind::kStorage && sw.uplink_ports == 0 &&
+                     d.oversubscription > kStorageServerOversubscription + 1e-9 && other_side > 0 &&
+                     node_side > 0;
+  LeafGroup nodes_g, other_g;
+  if (apart) {
+    const auto [down_o, up_o] = split_ports(P - peer, kStorageServerOversubscription);
+    nodes_g = leaf_group(node_side, down, up, d.gbps, n.uplink_gbps, d.oversubscription);
+    other_g = leaf_group(other_side + reserved_side, down_o, up_o, d.gbps, n.uplink_gbps,
+                         kStorageServerOversubscription);
+  } else {
+    nodes_g = leaf_group(per_side, down, up, d.gbps, n.uplink_gbps, d.oversubscription);
+  }
+  n.leaves_per_unit = d.sides * (nodes_g.leaves + other_g.leaves);
+  n.leaves = n.leaves_per_unit * units;
+  n.other_leaves_per_side = other_g.leaves;
+  n.leaf_down = nodes_g.used;
+  n.leaf_up = nodes_g.up;
+  n.other_down = other_g.used;
+  n.other_up = other_g.up;
+  n.leaf_spine_links = 1LL * units * d.sides *
+                       (1LL * nodes_g.leaves * nodes_g.up + 1LL * other_g.leaves * other_g.up);
+  n.isl_links = pairs ? 1LL * (n.leaves / 2) * kPeerLinkPorts : 0;
   n.tiers = 2;
   if (d.uplinks_to_compute) return n;  // the compute fabric's top tier is the spine
+  // The OOB leaves uplink into the in-band network ("Two uplinks per OOB to in-band", DGX
+  // SuperPOD H100 RA RA-11333-001 V11, Table 8; "the OOB network is connected to the in-band
+  // network", in-band management network): no OOB spines where the speeds match.
+  if (d.kind == NetworkKind::kOob && d.inband_gbps > 0 &&
+      std::abs(d.inband_gbps - n.uplink_gbps) < 1e-9) {
+    n.uplinks_to_inband = true;
+    return n;
+  }
   const Switch* spine = sw.uplink_ports > 0 ? spine_for(cat, role_of(d.kind), n.uplink_gbps) : &sw;
   if (!spine)
     return Diagnostic::at_key(
@@ -172,7 +272,9 @@ Result<NetworkPlan> size_on(const Catalog& cat, const Demand& d, const Switch& s
                     n.uplink_gbps, sw.id),
         "add one with roles: [mgmt-spine] in a catalog file");
   n.spine_sw = *spine;
-  n.spines = uppers_needed(n.leaves, n.leaf_up, spine->ports_at(n.uplink_gbps));
+  n.spines = uppers_needed({{1LL * units * d.sides * nodes_g.leaves, nodes_g.up},
+                            {1LL * units * d.sides * other_g.leaves, other_g.up}},
+                           spine->ports_at(n.uplink_gbps));
   if (n.spines <= 0)
     return Diagnostic::at_key(
         key_of(d.kind),
@@ -223,8 +325,15 @@ void build_network_bom(NetworkPlan& n, const Catalog& cat, std::vector<std::stri
   n.uplink_cable = um.label();
   n.uplink_length_class = um.length_class;
   add_links(b, hm, net + " host-leaf", n.host_links, warnings, n.port_gbps);
-  add_links(b, um, net + (n.uplinks_to_compute ? " leaf-compute-spine" : " leaf-spine"),
+  add_links(b, um,
+            net + (n.uplinks_to_compute  ? " leaf-compute-spine"
+                   : n.uplinks_to_inband ? " leaf-inband-leaf"
+                                         : " leaf-spine"),
             n.leaf_spine_links, warnings, n.uplink_gbps);
+  // The two leaves of a pair share a rack: their peer link is a rack run at the host speed.
+  const Medium im = medium(cat, n.port_gbps, kRackRunM, "rack");
+  n.isl_cable = n.isl_links > 0 ? im.label() : "";
+  add_links(b, im, net + " leaf peer link", n.isl_links, warnings, n.port_gbps);
   for (const auto& it : b.items) {
     b.capex_usd += it.unit_usd * it.qty;
     b.power_w += it.unit_w * it.qty;
@@ -376,6 +485,7 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
     }
     out.nets.push_back(std::move(*n));
   }
+  std::optional<Demand> inband;
   if (ns.inband.enabled) {
     const auto& s = ns.inband;
     Demand d;
@@ -392,15 +502,30 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
       d.nic_id = nic->id;
       d.nics = nodes * cards;
     }
-    auto n = plan_one(cat, d, s.switch_id, warnings);
-    if (!n) return n.errors();
     if (d.gbps > nic_port_gbps && nic)
       warnings.push_back(fmt::format("networks.inband: {:g} Gbps ports on {} ports of {:g} Gbps",
                                      d.gbps, nic->id, nic_port_gbps));
-    out.nets.push_back(std::move(*n));
+    inband = d;
   }
   out.racks = static_cast<int>(ceil_div(nodes, ns.oob.nodes_per_rack));
-  if (ns.oob.enabled) {
+  if (ns.oob.enabled) out.pdus = out.racks * ns.oob.pdus_per_rack;
+  // The OOB switches uplink into the in-band leaves, whose switches the OOB network manages in
+  // turn: plan both again until the ports the uplinks take and the switches to manage agree
+  // (the counts only grow, a few rounds at most).
+  std::optional<NetworkPlan> inband_plan, oob_plan;
+  std::vector<std::string> inband_warnings, oob_warnings;
+  long long reserved = 0;
+  bool settled = false;
+  for (int round = 0; round < kMaxNetworkRounds && !settled; ++round) {
+    if (inband) {
+      Demand d = *inband;
+      d.reserved_ports = reserved;
+      inband_warnings.clear();
+      auto n = plan_one(cat, d, ns.inband.switch_id, inband_warnings);
+      if (!n) return n.errors();
+      inband_plan = std::move(*n);
+    }
+    if (!ns.oob.enabled) break;
     Demand d;
     d.kind = NetworkKind::kOob;
     // 1000BASE-T BMC ports (DGX SuperPOD RA: the OOB port is used for BMC access).
@@ -408,15 +533,31 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
     d.ports_per_node = 1;
     d.sides = 1;
     d.nodes = nodes;
-    out.pdus = out.racks * ns.oob.pdus_per_rack;
     long long mgmt_ports = compute.switch_total;
     for (const auto& n : out.nets) mgmt_ports += n.switches();
+    if (inband_plan) mgmt_ports += inband_plan->switches();
     d.other_ports = out.storage_nodes + mgmt_ports + out.pdus;
     d.oversubscription = 48.0;
-    auto n = plan_one(cat, d, ns.oob.switch_id, warnings);
+    d.units = std::max(1, compute.topo.units);
+    d.inband_gbps = inband_plan ? inband_plan->port_gbps : 0;
+    oob_warnings.clear();
+    auto n = plan_one(cat, d, ns.oob.switch_id, oob_warnings);
     if (!n) return n.errors();
-    out.nets.push_back(std::move(*n));
+    oob_plan = std::move(*n);
+    const long long need = oob_plan->uplinks_to_inband ? oob_plan->leaf_spine_links : 0;
+    settled = need == reserved;
+    reserved = need;
   }
+  if (ns.oob.enabled && !settled)
+    return spec.at("networks.oob",
+                   fmt::format("the out-of-band uplinks into the in-band leaves did not settle "
+                               "in {} rounds",
+                               kMaxNetworkRounds),
+                   "give networks.oob.switch or networks.inband.switch");
+  warnings.insert(warnings.end(), inband_warnings.begin(), inband_warnings.end());
+  warnings.insert(warnings.end(), oob_warnings.begin(), oob_warnings.end());
+  if (inband_plan) out.nets.push_back(std::move(*inband_plan));
+  if (oob_plan) out.nets.push_back(std::move(*oob_plan));
   for (const auto& n : out.nets) {
     out.capex_usd += n.bom.capex_usd;
     out.power_w += n.bom.power_w;
@@ -454,21 +595,34 @@ void for_each_network_link(const Plan& p, const std::function<void(const Network
                                                            : t.spine_down + 1;
     for (auto& n : names) top.emplace_back(std::move(n), first_free);
   }
+  // The in-band leaf ports the OOB leaves' uplinks take, in the order they are handed out.
+  std::vector<std::pair<std::string, int>> inband_slots;
   for (const NetworkPlan& n : nets.nets) {
     NetworkLink l;
     l.network = n.kind;
     const int per_side = std::max(1, n.leaves / std::max(1, n.sides));
+    const int node_leaves = n.node_leaves_per_side();
     const int down = std::max(1, n.tiers > 1 ? n.leaf_down : n.leaf_ports);
-    std::vector<long long> next(static_cast<size_t>(std::max(1, n.sides)), 0);
-    // Endpoint k of side s goes to leaf (s, k / down), port k % down + 1.
-    auto attach = [&](int side, std::string dev, std::string port, const std::string& cable,
-                      const std::string& length_class) {
-      const long long k = next[static_cast<size_t>(side)]++;
-      const int leaf = side * per_side + static_cast<int>(k / down);
+    const int other_down = std::max(1, n.other_down);
+    const bool apart = n.other_leaves_per_side > 0;
+    // Endpoint k of side s and group g (0: the GPU servers' ports; 1: the others', on leaves of
+    // their own when `apart`) goes to leaf (s, k / down), port k % down + 1.
+    std::vector<std::array<long long, 2>> next(static_cast<size_t>(std::max(1, n.sides)),
+                                               std::array<long long, 2>{0, 0});
+    auto place = [&](int side, int group) {
+      const int g = apart ? group : 0;
+      const long long k = next[static_cast<size_t>(side)][static_cast<size_t>(g)]++;
+      const int d = g == 1 ? other_down : down;
+      const int leaf = side * per_side + (g == 1 ? node_leaves : 0) + static_cast<int>(k / d);
+      return std::pair<int, int>{leaf, static_cast<int>(k % d + 1)};
+    };
+    auto attach = [&](int side, int group, std::string dev, std::string port,
+                      const std::string& cable, const std::string& length_class) {
+      const auto [leaf, leaf_port] = place(side, group);
       l.a_device = std::move(dev);
       l.a_port = std::move(port);
       l.b_device = network_switch_name(n, false, leaf);
-      l.b_port = std::to_string(k % down + 1);
+      l.b_port = std::to_string(leaf_port);
       l.cable = cable;
       l.length_class = length_class;
       visit(l);
@@ -476,54 +630,99 @@ void for_each_network_link(const Plan& p, const std::function<void(const Network
     const std::string host_cable = n.host_cable, host_class = n.host_length_class;
     const char* port_prefix = n.kind == NetworkKind::kStorage ? "stor" : "inband";
     if (n.kind == NetworkKind::kOob) {
-      for (long long i = 0; i < p.nodes; ++i) attach(0, node(i), "bmc", host_cable, host_class);
+      for (long long i = 0; i < p.nodes; ++i) attach(0, 0, node(i), "bmc", host_cable, host_class);
       for (int i = 0; i < nets.storage_nodes; ++i)
-        attach(0, storage_node_name(i), "bmc", host_cable, host_class);
+        attach(0, 0, storage_node_name(i), "bmc", host_cable, host_class);
       for_each_compute_switch(p, [&](const std::string& name, bool) {
-        attach(0, name, "mgmt0", host_cable, host_class);
+        attach(0, 0, name, "mgmt0", host_cable, host_class);
       });
       for (const NetworkPlan& o : nets.nets) {
         if (o.kind == NetworkKind::kOob) continue;
         for (int i = 0; i < o.leaves; ++i)
-          attach(0, network_switch_name(o, false, i), "mgmt0", host_cable, host_class);
+          attach(0, 0, network_switch_name(o, false, i), "mgmt0", host_cable, host_class);
         for (int i = 0; i < o.spines; ++i)
-          attach(0, network_switch_name(o, true, i), "mgmt0", host_cable, host_class);
+          attach(0, 0, network_switch_name(o, true, i), "mgmt0", host_cable, host_class);
       }
       for (int r = 0; r < nets.racks; ++r)
         for (int q = 0; q < nets.pdus / std::max(1, nets.racks); ++q)
-          attach(0, fmt::format("rack{:03}-pdu{}", r + 1, q + 1), "mgmt", host_cable, host_class);
+          attach(0, 0, fmt::format("rack{:03}-pdu{}", r + 1, q + 1), "mgmt", host_cable,
+                 host_class);
     } else {
       for (long long i = 0; i < p.nodes; ++i)
         for (int q = 0; q < n.ports_per_node; ++q)
-          attach(q % n.sides, node(i), fmt::format("{}{}", port_prefix, q), host_cable, host_class);
+          attach(q % n.sides, 0, node(i), fmt::format("{}{}", port_prefix, q), host_cable,
+                 host_class);
       if (n.kind == NetworkKind::kStorage) {
         long long port = 0;
         for (int i = 0; i < nets.storage_nodes; ++i)
           for (long long q = 0; q < n.other_ports / std::max(1, nets.storage_nodes); ++q)
-            attach(static_cast<int>(port++ % n.sides), storage_node_name(i),
+            attach(static_cast<int>(port++ % n.sides), 1, storage_node_name(i),
                    fmt::format("data{}", q), host_cable, host_class);
       }
+      if (n.kind == NetworkKind::kInband)
+        for (long long r = 0; r < n.reserved_ports; ++r) {
+          const auto [leaf, leaf_port] = place(static_cast<int>(r % n.sides), 1);
+          inband_slots.emplace_back(network_switch_name(n, false, leaf), leaf_port);
+        }
     }
-    // Leaf uplink j goes to spine j mod S; on the spine, leaf l's links take ports in turn.
+    // The peer link of each leaf pair: the last ports of the two leaves of the same number.
+    if (n.isl_links > 0)
+      for (int i = 0; i < per_side; ++i)
+        for (long long q = 0; q < n.isl_links / std::max(1, per_side); ++q) {
+          const std::string port = std::to_string(n.leaf_ports - q);
+          l.a_device = network_switch_name(n, false, i);
+          l.a_port = port;
+          l.b_device = network_switch_name(n, false, per_side + i);
+          l.b_port = port;
+          l.cable = n.isl_cable;
+          l.length_class = "rack";
+          l.peer_link = true;
+          visit(l);
+          l.peer_link = false;
+        }
+    // Leaf uplink j goes to spine j mod S; on the spine, leaf l's links take ports in turn. The
+    // OOB leaves' uplinks take the in-band leaves' reserved ports in turn instead.
+    auto up_port = [&](int leaf, int j) {
+      const bool other = apart && leaf % per_side >= node_leaves;
+      const int used = other ? n.other_down : down;
+      return std::to_string(n.sw.uplink_ports > 0 ? n.leaf_ports + j + 1 : used + j + 1);
+    };
+    if (n.uplinks_to_inband) {
+      size_t slot = 0;
+      for (int leaf = 0; leaf < n.leaves; ++leaf)
+        for (int j = 0; j < n.leaf_up && slot < inband_slots.size(); ++j, ++slot) {
+          l.a_device = network_switch_name(n, false, leaf);
+          l.a_port = up_port(leaf, j);
+          l.b_device = inband_slots[slot].first;
+          l.b_port = std::to_string(inband_slots[slot].second);
+          l.cable = n.uplink_cable;
+          l.length_class = n.uplink_length_class;
+          visit(l);
+        }
+      continue;
+    }
     const int spines = n.uplinks_to_compute ? static_cast<int>(top.size()) : n.spines;
     if (spines <= 0) continue;
-    const int per_pair = (n.leaf_up + spines - 1) / spines;
-    for (int leaf = 0; leaf < n.leaves; ++leaf)
-      for (int j = 0; j < n.leaf_up; ++j) {
+    std::vector<int> spine_next(static_cast<size_t>(spines), 1);  // each spine's next port
+    for (int leaf = 0; leaf < n.leaves; ++leaf) {
+      const bool other = apart && leaf % per_side >= node_leaves;
+      const int ups = other ? n.other_up : n.leaf_up;
+      for (int j = 0; j < ups; ++j) {
         const int s = j % spines;
         l.a_device = network_switch_name(n, false, leaf);
-        l.a_port = std::to_string(n.sw.uplink_ports > 0 ? n.leaf_ports + j + 1 : down + j + 1);
+        l.a_port = up_port(leaf, j);
         if (n.uplinks_to_compute) {
           l.b_device = top[static_cast<size_t>(s)].first;
           l.b_port = std::to_string(top[static_cast<size_t>(s)].second++);
         } else {
           l.b_device = network_switch_name(n, true, s);
-          l.b_port = std::to_string(leaf * per_pair + j / spines + 1);
+          l.b_port = std::to_string(spine_next[static_cast<size_t>(s)]++);
         }
         l.cable = n.uplink_cable;
         l.length_class = n.uplink_length_class;
         visit(l);
       }
+    }
   }
 }
 

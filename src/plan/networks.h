@@ -3,6 +3,7 @@
 // own bill of materials so that the compute fabric's figures stay apart (guide §7).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -40,18 +41,37 @@ struct NetworkPlan {
   int sides = 1;
   int tiers = 1;
   int leaf_ports = 0;              ///< host-facing ports of a leaf at port_gbps
-  int leaf_down = 0, leaf_up = 0;  ///< per leaf, as used
+  int leaf_down = 0, leaf_up = 0;  ///< per leaf of the GPU servers' ports, as used
   int leaves = 0, spines = 0;
+  /// Storage at an oversubscribed leaf: the storage servers' ports have leaves of their own at
+  /// 1:1 (DGX SuperPOD H100 RA, storage fabric), after the GPU servers' leaves of each side.
+  /// Elsewhere every port shares the leaves and these stay 0.
+  int other_leaves_per_side = 0;
+  int other_down = 0, other_up = 0;  ///< per leaf of the storage servers' ports, as used
+  /// In-band: ports of its leaves taken by the OOB switches' uplinks (cabled and counted with
+  /// the OOB network), after its own host ports on each side.
+  long long reserved_ports = 0;
   long long host_links = 0, leaf_spine_links = 0;
+  /// MLAG peer-link cables between the two leaves of each pair (Ethernet, two sides).
+  long long isl_links = 0;
   /// isolation: vlan, storage: the storage leaves' uplinks end on the compute fabric's top tier
   /// (its free ports) instead of a storage spine.
   bool uplinks_to_compute = false;
+  /// OOB: the leaves' uplinks end on the in-band leaves (their reserved ports), no OOB spines.
+  bool uplinks_to_inband = false;
+  /// OOB sized per scalable unit of the compute fabric: leaves = units x leaves_per_unit.
+  int units = 1, leaves_per_unit = 0;
   std::string nic_id;  ///< the servers' NIC carrying this network's ports; empty: none counted
   long long nics = 0;
   std::string host_cable, host_length_class;      ///< cabling.csv's cable and length class
   std::string uplink_cable, uplink_length_class;  ///< the same of leaf uplinks
+  std::string isl_cable;                          ///< the peer links' cable
   Bom bom;
   int switches() const { return leaves + spines; }
+  /// Every cable of this network: cabling.csv's rows of it.
+  long long links() const { return host_links + leaf_spine_links + isl_links; }
+  /// GPU-server leaves of one side (the first of each side's leaves).
+  int node_leaves_per_side() const { return leaves / std::max(1, sides) - other_leaves_per_side; }
 };
 
 /// Every other network of the cluster, and the storage figures the checkpoint model uses.
@@ -78,6 +98,7 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& catalog, con
 struct NetworkLink {
   NetworkKind network = NetworkKind::kStorage;
   std::string a_device, a_port, b_device, b_port, cable, length_class;
+  bool peer_link = false;  ///< the MLAG peer link of a leaf pair (both ends leaves)
 };
 /// Every link of the other networks, in a deterministic order with deterministic names.
 void for_each_network_link(const Plan& plan, const std::function<void(const NetworkLink&)>& visit);

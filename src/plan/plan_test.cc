@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -440,8 +441,7 @@ TEST(Networks, EveryDgxPortIsCabledAndTheComputeFiguresStayApart) {
   const auto links = links_per_network(p);
   EXPECT_EQ(links.at("compute"), p.link_total);
   for (const NetworkPlan* x : {st, ib, oob})
-    EXPECT_EQ(links.at(network_kind_name(x->kind)), x->host_links + x->leaf_spine_links)
-        << network_kind_name(x->kind);
+    EXPECT_EQ(links.at(network_kind_name(x->kind)), x->links()) << network_kind_name(x->kind);
   // Totals: each network's BOM adds up, and the networks' sum is reported apart.
   double sum = 0;
   for (const auto& x : n.nets) {
@@ -466,26 +466,63 @@ TEST(Networks, OneTierWhileALeafPairHoldsEveryPortThenLeafSpine) {
   EXPECT_EQ(ib->tiers, 1);
   EXPECT_EQ(ib->leaves, 2);
   EXPECT_EQ(ib->spines, 0);
-  // 512 nodes: 512 ports a side on 64-port leaves at 3:1 (48 down): 11 leaves a side, spines.
+  // The pair's MLAG peer link: two cables (DGX BasePOD deployment guide: peerlink bond members
+  // swp57 and swp58), its last two ports.
+  EXPECT_EQ(ib->isl_links, 2);
+  long long peer = 0;
+  for_each_network_link(s, [&](const NetworkLink& l) {
+    if (!l.peer_link) return;
+    ++peer;
+    EXPECT_EQ(l.a_device, "inband-leaf-a01");
+    EXPECT_EQ(l.b_device, "inband-leaf-b01");
+    EXPECT_EQ(l.a_port, l.b_port);
+    EXPECT_GT(std::stoi(l.a_port), 62);  // the last two of the 64 ports
+  });
+  EXPECT_EQ(peer, ib->isl_links);
+  // 512 nodes: 512 ports a side, and the OOB switches' uplinks, on 64-port leaves less the two
+  // peer-link ports at 3:1 (46 down, 16 up): 12 leaves a side, each port spread evenly and each
+  // leaf's uplinks for the ports it uses (ceil(used / 3)).
   const std::string big =
       "cluster: {gpu: h100-sxm, nodes: 512, nic: cx7-400g}\n"
       "networks: {inband: {switch: sn4600c}, storage: {storage_nodes: 16}}\n";
   const Plan b = plan_of(big);
   const NetworkPlan* bi = b.networks->find(NetworkKind::kInband);
-  ASSERT_TRUE(bi);
+  const NetworkPlan* oob = b.networks->find(NetworkKind::kOob);
+  ASSERT_TRUE(bi && oob);
   EXPECT_EQ(bi->tiers, 2);
-  EXPECT_EQ(bi->leaf_down, 48);
-  EXPECT_EQ(bi->leaves, 2 * 11);
-  EXPECT_EQ(bi->leaf_up, 16);
+  const long long side = 512 + (bi->reserved_ports + 1) / 2;
+  EXPECT_EQ(bi->leaves, 2 * 12);
+  EXPECT_EQ(bi->leaf_down, (side + 11) / 12);
+  EXPECT_EQ(bi->leaf_up, (bi->leaf_down + 2) / 3);
+  EXPECT_EQ(bi->isl_links, 12 * 2);
   EXPECT_GE(bi->spines, 2);
   // Every spine port holds at most one leaf uplink.
   EXPECT_LE(1LL * bi->leaves * bi->leaf_up, 1LL * bi->spines * bi->spine_sw.ports_at(100));
-  // An OOB leaf's 48 x 1G ports uplink over its own 100G ports to a 100G spine.
-  const NetworkPlan* oob = b.networks->find(NetworkKind::kOob);
-  ASSERT_TRUE(oob);
+  // An OOB leaf's 48 x 1G ports uplink over two of its own 100G ports into the in-band leaves
+  // (DGX SuperPOD H100 RA, Table 8: "Two uplinks per OOB to in-band"): no OOB spines, and the
+  // in-band leaves keep a port for each. The OOB leaves are built per scalable unit.
   EXPECT_EQ(oob->sw.id, "sn2201");
   EXPECT_DOUBLE_EQ(oob->uplink_gbps, 100);
-  EXPECT_EQ(oob->leaves, static_cast<int>(std::ceil((512 + oob->other_ports) / 48.0)));
+  EXPECT_TRUE(oob->uplinks_to_inband);
+  EXPECT_EQ(oob->spines, 0);
+  EXPECT_EQ(oob->leaf_up, 2);
+  EXPECT_EQ(oob->leaf_spine_links, 2LL * oob->leaves);
+  EXPECT_EQ(bi->reserved_ports, oob->leaf_spine_links);
+  const long long units = std::max(1, b.topo.units);
+  const long long per_unit = (512 + oob->other_ports + units - 1) / units;
+  EXPECT_EQ(oob->leaves, units * ((per_unit + 47) / 48));
+  // Every OOB uplink lands on an in-band leaf port that nothing else uses.
+  std::set<std::pair<std::string, std::string>> inband_ports;
+  long long up_links = 0;
+  for_each_network_link(b, [&](const NetworkLink& l) {
+    if (l.b_device.rfind("inband-leaf", 0) == 0)
+      EXPECT_TRUE(inband_ports.insert({l.b_device, l.b_port}).second) << l.b_device << l.b_port;
+    if (l.network == NetworkKind::kOob && l.a_device.rfind("oob-", 0) == 0) {
+      EXPECT_EQ(l.b_device.rfind("inband-leaf", 0), 0u) << l.b_device;
+      ++up_links;
+    }
+  });
+  EXPECT_EQ(up_links, oob->leaf_spine_links);
 }
 
 TEST(Networks, VlanConvergesStorageOntoTheComputeFabric) {
@@ -527,6 +564,106 @@ TEST(Networks, ManagementSwitchesNeverEnterTheComputePlan) {
     EXPECT_NE(c.switch_id, "sn4600c");
     EXPECT_NE(c.switch_id, "sn4700");
   }
+}
+
+}  // namespace gf
+
+namespace gf {
+
+// Published storage, in-band and OOB switch and cable counts (data/calibration/
+// networks-public.csv), reproduced from the spec each publication describes. A field the row
+// names in not_reproduced is reported, with the planned figure, and must still differ: when the
+// planner comes to match it, the row is to be updated.
+TEST(NetworksCalibration, ReproducesPublishedStorageAndManagementCounts) {
+  std::ifstream in(GPUFABRIC_SOURCE_DIR "/data/calibration/networks-public.csv");
+  ASSERT_TRUE(in) << "missing data/calibration/networks-public.csv";
+  std::stringstream text;
+  text << in.rdbuf();
+  const CsvTable t(text.str());
+  for (const char* c :
+       {"system", "scalable_units", "nodes", "network", "switch", "networks", "not_reproduced"})
+    ASSERT_TRUE(t.has(c)) << c;
+  std::string networks;  // "(same)": the row above's
+  int compared = 0, reported = 0;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    SCOPED_TRACE(fmt::format("networks-public.csv:{} ({})", t.line(r), t.at(r, "network")));
+    if (t.at(r, "networks") != "(same)") networks = t.at(r, "networks");
+    const std::string system = t.at(r, "system");
+    ASSERT_NE(system.find("H100"), std::string::npos) << "no spec for " << system;
+    const int sus = std::stoi(t.at(r, "scalable_units")), nodes = std::stoi(t.at(r, "nodes"));
+    // The RA's compute fabric as superpod-public.csv reproduces it: full SUs of 32 node slots,
+    // one slot of the last taken by the UFM appliance's 4 ports.
+    const Plan p = plan_of(
+        fmt::format("cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\n"
+                    "fabric: {{technology: infiniband, switch: qm9700, rail_optimized: true, "
+                    "scalable_unit: {}, appliance_ports: 4}}\nnetworks: {}\n",
+                    nodes, (nodes + 1 + sus - 1) / sus, networks));
+    ASSERT_TRUE(p.networks.has_value());
+    const NetworkKind kind = t.at(r, "network") == "storage"  ? NetworkKind::kStorage
+                             : t.at(r, "network") == "inband" ? NetworkKind::kInband
+                                                              : NetworkKind::kOob;
+    const NetworkPlan* n = p.networks->find(kind);
+    ASSERT_TRUE(n);
+    std::string sw = t.at(r, "switch");
+    for (auto& ch : sw) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    EXPECT_EQ(n->sw.id, sw);
+    const std::map<std::string, long long> planned = {
+        {"leaf", n->leaves},
+        {"spine", n->spines},
+        {"switches", n->switches()},
+        {"node_cables", n->node_ports},
+        {"uplink_cables", n->leaf_spine_links},
+        {"node_uplink_cables", n->node_ports + n->leaf_spine_links},
+        {"isl_cables", n->isl_links},
+        {"other_cables", n->other_ports}};
+    const std::string differs = " " + t.at(r, "not_reproduced") + " ";
+    for (const auto& [field, value] : planned) {
+      const std::string published = t.at(r, field);
+      if (published.empty()) continue;
+      if (differs.find(" " + field + " ") != std::string::npos) {
+        std::cout << fmt::format("[ NOT REPRODUCED ] {} {}: {} published {}, planned {}\n", system,
+                                 t.at(r, "network"), field, published, value);
+        RecordProperty(fmt::format("{}_{}", t.at(r, "network"), field),
+                       fmt::format("published {} planned {}", published, value));
+        EXPECT_NE(value, std::stoll(published)) << field << " now matches: update the row";
+        ++reported;
+      } else {
+        EXPECT_EQ(value, std::stoll(published)) << field;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(t.rows(), 3u);
+  EXPECT_GE(compared, 8);
+  EXPECT_LE(reported, 2);
+}
+
+// The storage fabric's rule (DGX SuperPOD H100 RA, storage fabric): storage devices at 1:1,
+// the GPU servers' ports at the spec's oversubscription, so no leaf holds both.
+TEST(Networks, OversubscribedStorageKeepsTheStorageServersOnLeavesAtOneToOne) {
+  const Plan p = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 127, nic: cx7-400g}\n"
+      "networks: {storage: {switch: qm9700, port_speed: 400G, storage_nodes: 24, "
+      "storage_node_ports: 2, oversubscription: \"4:3\"}}\n");
+  const NetworkPlan* st = p.networks->find(NetworkKind::kStorage);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->other_leaves_per_side, 1);
+  EXPECT_EQ(st->other_up, st->other_down);           // 1:1
+  EXPECT_EQ(st->leaf_down * 3, st->leaf_up * 4);     // 32 down, 24 up: 4:3
+  EXPECT_EQ(st->leaf_spine_links, 8 * 24 + 2 * 24);  // 254 + 240 = the RA's 494
+  std::map<std::string, std::set<char>> kinds;       // leaf -> 'n'ode / 's'torage ports
+  for_each_network_link(p, [&](const NetworkLink& l) {
+    if (l.network != NetworkKind::kStorage || l.b_device.rfind("stor-leaf", 0) != 0) return;
+    kinds[l.b_device].insert(l.a_device.rfind("node", 0) == 0 ? 'n' : 's');
+  });
+  ASSERT_EQ(kinds.size(), 10u);
+  for (const auto& [leaf, k] : kinds) EXPECT_EQ(k.size(), 1u) << leaf;
+  // At 1:1 every port may share a leaf, as before.
+  const Plan q = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 127, nic: cx7-400g}\n"
+      "networks: {storage: {switch: qm9700, port_speed: 400G, storage_nodes: 24, "
+      "storage_node_ports: 2}}\n");
+  EXPECT_EQ(q.networks->find(NetworkKind::kStorage)->other_leaves_per_side, 0);
 }
 
 }  // namespace gf

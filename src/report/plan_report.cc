@@ -66,7 +66,9 @@ nlohmann::json networks_json(const Plan& p) {
                     {"switches", x.switches()},
                     {"host_links", x.host_links},
                     {"leaf_spine_links", x.leaf_spine_links},
+                    {"isl_links", x.isl_links},
                     {"uplinks_to_compute", x.uplinks_to_compute},
+                    {"uplinks_to_inband", x.uplinks_to_inband},
                     {"capex_usd", round_to(x.bom.capex_usd, 0.01)},
                     {"power_w", round_to(x.bom.power_w, 0.1)},
                     {"items", items_json(x.bom.items)}});
@@ -100,7 +102,7 @@ std::string networks_text(const Plan& p) {
     std::string id = x.sw.id;
     if (x.spines && x.spine_sw.id != x.sw.id) id += "/" + x.spine_sw.id;
     cols.push_back({network_kind_name(x.kind), id, fmt::format("{:g}G", x.port_gbps),
-                    std::to_string(x.tiers), xs, std::to_string(x.host_links + x.leaf_spine_links),
+                    std::to_string(x.tiers), xs, std::to_string(x.links()),
                     format_usd(x.bom.capex_usd), format_power(x.bom.power_w)});
   }
   std::string s =
@@ -333,8 +335,7 @@ std::string plan_markdown(const Plan& p) {
     for (const auto& x : p.networks->nets)
       s += fmt::format("| {} | {} | {:g}G | {} | {} | {} | {} | {} | {} |\n",
                        network_kind_name(x.kind), x.sw.id, x.port_gbps, x.tiers, x.leaves, x.spines,
-                       x.host_links + x.leaf_spine_links, format_usd(x.bom.capex_usd),
-                       format_power(x.bom.power_w));
+                       x.links(), format_usd(x.bom.capex_usd), format_power(x.bom.power_w));
     s += "\n| category | item | role | qty | unit | total | power | source |\n"
          "|---|---|---|---:|---:|---:|---:|---|\n";
     for (const auto& x : p.networks->nets)
