@@ -398,9 +398,11 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
         const int b2 = dst[(static_cast<size_t>(w) / src.size()) % dst.size()];
         scratch.clear();
         ok = fab.route_round_robin(fab.nic(a, rail), fab.nic(b2, rail), plane, turn, scratch);
-        for (int l : scratch)
-          path.push_back({l, static_cast<float>(total * share[static_cast<size_t>(w)])});
+        // The route's first and last links are the NICs': counted per NIC above.
+        const float bytes = static_cast<float>(total * share[static_cast<size_t>(w)]);
+        for (size_t i = 1; i + 1 < scratch.size(); ++i) path.push_back({scratch[i], bytes});
       }
+      return ok;
     }
     // The NIC links were counted per NIC above; keep only the hops between the leaves.
     path.erase(std::remove_if(

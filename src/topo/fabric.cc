@@ -314,6 +314,13 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
       f.down_links_[s].push_back(link);
     }
   }
+  f.dense_key0_.assign(switches, -1);
+  for (size_t s = 0; s < switches; ++s) {
+    const auto& g = f.down_groups_[s];
+    bool dense = !g.empty();
+    for (size_t i = 1; i < g.size() && dense; ++i) dense = g[i].first == g[0].first + static_cast<int32_t>(i);
+    if (dense) f.dense_key0_[s] = g[0].first;
+  }
   return f;
 }
 
@@ -340,21 +347,29 @@ bool Fabric::reaches(int v, int dst_leaf) const {
   return ok;
 }
 
+// While no link failed: a leaf, or a spine towards another pod of a Clos, may take any uplink;
+// a spine of the destination's pod, or a core, any link down to it (routing's inner loop).
+[[gnu::always_inline]] inline std::span<const int32_t> Fabric::next_hops_intact(
+    int v, int dst_leaf) const {
+  const size_t s = static_cast<size_t>(v - switch_base_);
+  if (tier_[v] == 1 || (tier_[v] == 2 && pod_[v] != pod_[dst_leaf])) return up_links_[s];
+  const int32_t key = tier_[v] == 2 ? dst_leaf : pod_[dst_leaf];
+  const auto& g = down_groups_[s];
+  const int32_t key0 = dense_key0_[s];
+  const auto it =
+      key0 >= 0
+          ? (key >= key0 && key - key0 < static_cast<int32_t>(g.size()) ? g.begin() + (key - key0)
+                                                                         : g.end())
+          : std::lower_bound(g.begin(), g.end(), std::pair<int32_t, int32_t>{key, -1});
+  if (it == g.end() || it->first != key) return {};
+  const auto& links = down_links_[s];
+  const size_t end = it + 1 == g.end() ? links.size() : static_cast<size_t>((it + 1)->second);
+  return std::span<const int32_t>(links).subspan(static_cast<size_t>(it->second),
+                                                 end - static_cast<size_t>(it->second));
+}
+
 std::span<const int32_t> Fabric::next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const {
-  // While no link failed: a leaf, or a spine towards another pod of a Clos, may take any
-  // uplink; a spine of the destination's pod, or a core, any link down to it.
-  if (!any_failed_ && !groups_) {
-    if (tier_[v] == 1 || (tier_[v] == 2 && pod_[v] != pod_[dst_leaf]))
-      return up_links_[v - switch_base_];
-    const int32_t key = tier_[v] == 2 ? dst_leaf : pod_[dst_leaf];
-    const auto& g = down_groups_[v - switch_base_];
-    const auto it = std::lower_bound(g.begin(), g.end(), std::pair<int32_t, int32_t>{key, -1});
-    if (it == g.end() || it->first != key) return {};
-    const auto& links = down_links_[v - switch_base_];
-    const size_t end = it + 1 == g.end() ? links.size() : static_cast<size_t>((it + 1)->second);
-    return std::span<const int32_t>(links).subspan(static_cast<size_t>(it->second),
-                                                   end - static_cast<size_t>(it->second));
-  }
+  if (!any_failed_ && !groups_) return next_hops_intact(v, dst_leaf);
   out.clear();
   if (any_failed_) {
     next_hops_all(v, dst_leaf, out);
@@ -417,9 +432,11 @@ bool Fabric::walk(int src_nic, int dst_nic, int plane, std::vector<int32_t>& pat
   int v = nic_leaf_[s];
   const int dst_leaf = nic_leaf_[d];
   thread_local std::vector<int32_t> cand;
+  const bool intact = !any_failed_ && !groups_;
   for (int hop = 0; v != dst_leaf; ++hop) {
     if (hop > 8) return false;
-    const std::span<const int32_t> next = next_hops(v, dst_leaf, cand);
+    const std::span<const int32_t> next =
+        intact ? next_hops_intact(v, dst_leaf) : next_hops(v, dst_leaf, cand);
     if (next.empty()) return false;
     const int l = choose(v, dst_leaf, hop, next);
     path.push_back(l);

@@ -234,6 +234,7 @@ class Fabric {
   std::span<const int32_t> next_hops(int v, int dst_leaf, std::vector<int32_t>& out) const;
   void next_hops_all(int v, int dst_leaf, std::vector<int32_t>& out) const;
   // From a NIC to a NIC on one plane; `choose` picks among the equal next links at each hop.
+  std::span<const int32_t> next_hops_intact(int v, int dst_leaf) const;
   template <typename Choose>
   bool walk(int src_nic, int dst_nic, int plane, std::vector<int32_t>& path, Choose&& choose) const;
 
@@ -264,6 +265,9 @@ class Fabric {
   /// core's by pod), each group in down_'s order; and each group's key and first entry.
   std::vector<std::vector<int32_t>> down_links_;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> down_groups_;
+  /// Per switch: the first group's key when the keys run consecutively (a spine that reaches
+  /// every leaf of its pod, a core every pod), so that a group is found by its offset; -1 else.
+  std::vector<int32_t> dense_key0_;
   std::vector<std::vector<Adj>> down_;    ///< per switch: links to the tier below
   std::vector<std::vector<Adj>> global_;  ///< per switch: global links (dragonfly spines)
   std::vector<uint8_t> global_reach_;     ///< dragonfly: [spine index in plane * groups + group]
