@@ -871,6 +871,48 @@ TEST(Networks, AnInfinibandStorageFabricGetsItsOwnSubnetManager) {
   fs::remove_all(dir);
 }
 
+// A cable between two switches of the other networks is a trunk tagged alike at both ends (a
+// leaf's uplink and its spine's down port), never an access port at one end; OOB switches that
+// uplink into the in-band network hand their VLAN to it, whose top tier holds the OOB gateway
+// the switches' eth0 routes through (DGX SuperPOD H100 RA, "two uplinks per OOB to in-band").
+TEST(Networks, SwitchToSwitchLinksAreTrunksTaggedAlikeAtBothEnds) {
+  const PlannedSpec ex = testing::load_example("networks-superpod-h100-4su.yaml");
+  ASSERT_TRUE(ex.plan.networks.has_value());
+  const NetworkPlan* oob = ex.plan.networks->find(NetworkKind::kOob);
+  ASSERT_TRUE(oob && oob->uplinks_to_inband);
+  auto set = config_files(ex, {});
+  ASSERT_TRUE(set.ok()) << format_diagnostics(set.errors());
+  long long inband_trunks = 0, oob_uplinks = 0;
+  for_each_network_link(ex.plan, [&](const NetworkLink& l) {
+    const bool switches = l.a_device.rfind("inband-", 0) == 0 || l.a_device.rfind("oob-", 0) == 0;
+    if (l.peer_link || !switches) return;
+    if (l.network == NetworkKind::kInband && l.b_device.rfind("inband-", 0) == 0) ++inband_trunks;
+    if (l.network == NetworkKind::kOob && l.b_device.rfind("inband-", 0) == 0) ++oob_uplinks;
+  });
+  ASSERT_GT(inband_trunks, 0);
+  ASSERT_GT(oob_uplinks, 0);
+  long long tagged20 = 0, tagged10 = 0;
+  bool oob_gateway = false;
+  for (const auto& [path, content] : set->files) {
+    if (path.rfind("networks/", 0) != 0 || path.find(".sh") == std::string::npos) continue;
+    std::istringstream in(content);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("nv set interface swp", 0) != 0) continue;
+      tagged20 += line.ends_with("bridge domain br_default vlan 20");
+      tagged10 += line.ends_with("bridge domain br_default vlan 10");
+    }
+    if (path.find("inband-spine") != std::string::npos) {
+      EXPECT_EQ(content.find(" access "), std::string::npos) << path << ": a spine faces leaves";
+      oob_gateway = oob_gateway || content.find("nv set interface vlan10 ip vrr address 10.16.0.1/") !=
+                                       std::string::npos;
+    }
+  }
+  // Each cable tagged at both ends; the in-band trunks carry the OOB VLAN too.
+  EXPECT_EQ(tagged20, 2 * inband_trunks);
+  EXPECT_EQ(tagged10, 2 * (inband_trunks + oob_uplinks));
+  EXPECT_TRUE(oob_gateway);
+}
+
 TEST(Networks, ASubnetTooSmallIsAnErrorAtItsKey) {
   const PlannedSpec ex = testing::load_example("networks-dgx-256.yaml");
   PlannedSpec small = ex;

@@ -165,19 +165,35 @@ std::string nvue_management(const NetAddressPlan& a, const NetAddress& m) {
 std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, const Spec& spec) {
   std::vector<OutputFile> out;
   if (!p.networks) return out;
-  // Each Ethernet switch of the other networks: its VLAN on the ports it uses, eth0.
+  // Each Ethernet switch of the other networks: its VLAN on the ports it uses, eth0. A port to a
+  // server or a device is an access port of its network's VLAN; a link between two switches is
+  // a trunk, tagged alike at both ends (a leaf's uplink and its spine's down port) with the
+  // VLANs it carries.
   struct Ports {
-    std::set<int> host, up;
+    std::set<int> host;
+    std::map<int, std::set<int>> up, down;  // trunk ports: the lower end's, the upper end's
   };
   std::map<std::string, Ports> used;
+  auto vlan_of = [&](NetworkKind k) {
+    const auto* net = a.net(k);
+    return net ? net->vlan : 0;
+  };
+  // OOB switches that uplink into the in-band network (SuperPOD RA: "two uplinks per OOB to
+  // in-band") hand the OOB VLAN to it: the in-band switches carry it on their trunks, and its
+  // gateway is on the in-band top tier, beside the in-band one.
+  const NetworkPlan* oob_plan = p.networks->find(NetworkKind::kOob);
+  const int oob_into_inband =
+      oob_plan && oob_plan->uplinks_to_inband ? vlan_of(NetworkKind::kOob) : 0;
   for_each_network_link(p, [&](const NetworkLink& l) {
     if (l.peer_link) return;  // an MLAG peer link is no bridge port (MLAG itself is not written)
     if (is_host_link(l)) {
       used[l.b_device].host.insert(std::stoi(l.b_port));
-    } else {
-      used[l.a_device].up.insert(std::stoi(l.a_port));
-      used[l.b_device].host.insert(std::stoi(l.b_port));  // a spine's down ports
+      return;
     }
+    std::set<int> vlans{vlan_of(l.network)};
+    if (l.network == NetworkKind::kInband && oob_into_inband) vlans.insert(oob_into_inband);
+    used[l.a_device].up[std::stoi(l.a_port)].insert(vlans.begin(), vlans.end());
+    used[l.b_device].down[std::stoi(l.b_port)].insert(vlans.begin(), vlans.end());
   });
   for (const NetworkPlan& n : p.networks->nets) {
     const auto* net = a.net(n.kind);
@@ -202,25 +218,36 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
             name, sw.id, spine ? "spine" : (n.tiers > 1 ? "leaf" : "switch"),
             network_kind_name(n.kind), name);
         if (const NetAddress* m = a.mgmt_of(name)) s += nvue_management(a, *m);
-        s += fmt::format("nv set bridge domain br_default vlan {}\n", net->vlan);
         const Ports& ports = used[name];
+        std::set<int> bridged{net->vlan};
+        for (const auto* trunks : {&ports.up, &ports.down})
+          for (const auto& [port, vlans] : *trunks) bridged.insert(vlans.begin(), vlans.end());
+        for (int v : bridged) s += fmt::format("nv set bridge domain br_default vlan {}\n", v);
         for (int port : ports.host)
           s += fmt::format("nv set interface {} bridge domain br_default access {}\n",
                            swp(sw, host_gbps, port), net->vlan);
-        for (int port : ports.up) {
-          const std::string u = sw.uplink_ports > 0 && port > n.leaf_ports
-                                    ? fmt::format("swp{}", port)
-                                    : swp(sw, n.uplink_gbps, port);
-          s += fmt::format("nv set interface {} bridge domain br_default vlan {}\n", u, net->vlan);
-        }
-        // The subnet's gateway on the top tier: an anycast (VRR) address on every switch of it.
+        auto trunk = [&](const std::string& iface, const std::set<int>& vlans) {
+          for (int v : vlans)
+            s += fmt::format("nv set interface {} bridge domain br_default vlan {}\n", iface, v);
+        };
+        for (const auto& [port, vlans] : ports.down) trunk(swp(sw, host_gbps, port), vlans);
+        for (const auto& [port, vlans] : ports.up)
+          trunk(sw.uplink_ports > 0 && port > n.leaf_ports ? fmt::format("swp{}", port)
+                                                           : swp(sw, n.uplink_gbps, port),
+                vlans);
+        // The subnet's gateway on the top tier: an anycast (VRR) address on every switch of it;
+        // the OOB's there too where the OOB switches uplink into the in-band network.
         const bool top = spine == 1 || n.tiers == 1;
-        if (top && n.kind != NetworkKind::kOob && !n.uplinks_to_compute)
+        auto gateway = [&](const NetAddressPlan::Net& g) {
           s += fmt::format(
               "nv set interface vlan{0} type svi\n"
               "nv set interface vlan{0} ip vrr address {1}/{2}\n"
               "nv set interface vlan{0} ip vrr mac-address 44:38:39:ff:00:{0:02x}\n",
-              net->vlan, ipv4_str(net->gateway), net->prefix.len);
+              g.vlan, ipv4_str(g.gateway), g.prefix.len);
+        };
+        if (top && n.kind != NetworkKind::kOob && !n.uplinks_to_compute) gateway(*net);
+        if (top && n.kind == NetworkKind::kInband && oob_into_inband)
+          if (const auto* oob = a.net(NetworkKind::kOob)) gateway(*oob);
         s += "nv config apply --assume-yes\nnv config save\n";
         out.push_back({"networks/" + name + ".sh", s});
       }
