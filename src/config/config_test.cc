@@ -829,7 +829,9 @@ TEST(Networks, EveryEndpointIsAddressedAndEverySwitchHasItsManagementInterface) 
   // The in-band switches bridge their VLAN; every server has its bond and storage addresses.
   const std::string ib = files.at("networks/inband-leaf-a01.sh");
   EXPECT_NE(ib.find("nv set bridge domain br_default vlan 20"), std::string::npos);
-  EXPECT_NE(ib.find("nv set interface swp1 bridge domain br_default access 20"), std::string::npos);
+  // node001's in-band port is half of its LACP bond, an MLAG bond of the leaf pair.
+  EXPECT_NE(ib.find("nv set interface bond1 bond member swp1\n"), std::string::npos) << ib;
+  EXPECT_NE(ib.find("nv set interface bond1 bridge domain br_default access 20"), std::string::npos);
   EXPECT_EQ(sh_syntax(ib), 0);
   const auto np = YAML::Load(files.at("hosts/node001/netplan-networks.yaml"));
   EXPECT_EQ(np["network"]["bonds"]["bond0"]["interfaces"].size(), 2u);
@@ -911,6 +913,55 @@ TEST(Networks, SwitchToSwitchLinksAreTrunksTaggedAlikeAtBothEnds) {
   EXPECT_EQ(tagged20, 2 * inband_trunks);
   EXPECT_EQ(tagged10, 2 * (inband_trunks + oob_uplinks));
   EXPECT_TRUE(oob_gateway);
+}
+
+// The servers' in-band bond is LACP across a leaf pair (netplan bond0, 802.3ad): both leaves
+// run MLAG over their peer link with one system MAC, each names the other's management address
+// as its backup, and give every dual-attached server a bond with the same MLAG id.
+TEST(Networks, InbandLeafPairsRunMlagForTheServersBonds) {
+  const PlannedSpec ex = testing::load_example("networks-superpod-h100-4su.yaml");
+  auto set = config_files(ex, {});
+  ASSERT_TRUE(set.ok()) << format_diagnostics(set.errors());
+  std::map<std::string, std::string> files;
+  for (const auto& [path, content] : set->files) files[path] = content;
+  auto lines = [](const std::string& text, const std::string& prefix) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);)
+      if (l.rfind(prefix, 0) == 0) out.push_back(l);
+    return out;
+  };
+  int pairs = 0;
+  for (int i = 1; files.count(fmt::format("networks/inband-leaf-a{:02}.sh", i)); ++i) {
+    const std::string a = fmt::format("inband-leaf-a{:02}", i), b = fmt::format("inband-leaf-b{:02}", i);
+    const std::string& fa = files.at("networks/" + a + ".sh");
+    const std::string& fb = files.at("networks/" + b + ".sh");
+    const auto mac_a = lines(fa, "nv set mlag mac-address "), mac_b = lines(fb, "nv set mlag mac-address ");
+    ASSERT_EQ(mac_a.size(), 1u) << a;
+    EXPECT_EQ(mac_a, mac_b) << a;
+    // Each leaf's own management address, as its script sets eth0.
+    auto eth0 = [&](const std::string& text) {
+      const auto l = lines(text, "nv set interface eth0 ip address ");
+      return l.empty() ? std::string() : l[0].substr(33, l[0].find('/') - 33);
+    };
+    const std::string ip_a = eth0(fa), ip_b = eth0(fb);
+    ASSERT_FALSE(ip_a.empty() || ip_b.empty()) << a;
+    EXPECT_NE(fa.find("nv set mlag backup " + ip_b + " vrf mgmt\n"), std::string::npos) << fa;
+    EXPECT_NE(fb.find("nv set mlag backup " + ip_a + " vrf mgmt\n"), std::string::npos) << fb;
+    EXPECT_EQ(lines(fa, "nv set interface peerlink bond member ").size(), 2u);
+    // The same servers, in the same bonds, on both leaves.
+    const auto da = lines(fa, "nv set interface bond"), db = lines(fb, "nv set interface bond");
+    std::vector<std::string> ida, idb;
+    for (const auto& l : da)
+      if (l.find(" description ") != std::string::npos || l.find(" bond mlag id ") != std::string::npos) ida.push_back(l);
+    for (const auto& l : db)
+      if (l.find(" description ") != std::string::npos || l.find(" bond mlag id ") != std::string::npos) idb.push_back(l);
+    EXPECT_FALSE(ida.empty()) << a;
+    EXPECT_EQ(ida, idb) << a;
+    EXPECT_EQ(sh_syntax(fa), 0);
+    ++pairs;
+  }
+  EXPECT_GT(pairs, 0);
 }
 
 TEST(Networks, ASubnetTooSmallIsAnErrorAtItsKey) {

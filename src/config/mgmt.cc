@@ -162,6 +162,45 @@ std::string nvue_management(const NetAddressPlan& a, const NetAddress& m) {
       ipv4_str(m.ip), n->prefix.len, ipv4_str(n->gateway));
 }
 
+// MLAG on one leaf of a pair: its peer link (a bond with the 4094 sub-interface NVUE's MLAG
+// uses), the pair's shared system MAC and the peer's management address as the backup path,
+// and one bond a dual-attached server, in its VLAN, with the id both leaves give it (the
+// server's place among the pair's servers, by name). The first leaf (by name) is the primary.
+std::string mlag_pair(const NetAddressPlan& a, const std::string& name, const std::string& peer,
+                      const std::set<int>& peer_ports, const std::map<std::string, int>& bonded,
+                      const Switch& sw, double host_gbps, int vlan) {
+  std::string s = "# MLAG with " + peer + " (the servers' in-band bonds are LACP across the pair)\n";
+  for (int port : peer_ports)
+    s += fmt::format("nv set interface peerlink bond member {}\n", swp(sw, host_gbps, port));
+  s += "nv set interface peerlink type peerlink\n"
+       "nv set interface peerlink.4094 base-interface peerlink\n"
+       "nv set interface peerlink.4094 type sub\n"
+       "nv set interface peerlink.4094 vlan 4094\n";
+  // One system MAC per pair, from the first leaf's name (44:38:39:be:ef:xx, Cumulus Linux's
+  // reserved range for MLAG).
+  const std::string& first = std::min(name, peer);
+  uint32_t h = 2166136261u;  // FNV-1a of the first leaf's name: the same on every machine
+  for (unsigned char c : first) h = (h ^ c) * 16777619u;
+  s += fmt::format("nv set mlag mac-address 44:38:39:be:{:02x}:{:02x}\n", (h >> 8) & 0xff, h & 0xff);
+  if (const NetAddress* m = a.mgmt_of(peer))
+    s += fmt::format("nv set mlag backup {} vrf mgmt\n", ipv4_str(m->ip));
+  s += "nv set mlag peer-ip linklocal\n";
+  s += fmt::format("nv set mlag priority {}\n", name == first ? 1000 : 2000);
+  s += "nv set mlag enable on\n";
+  int bond = 0;
+  for (const auto& [server, port] : bonded) {
+    ++bond;
+    s += fmt::format(
+        "nv set interface bond{0} description {1}\n"
+        "nv set interface bond{0} bond member {2}\n"
+        "nv set interface bond{0} bond mlag id {0}\n"
+        "nv set interface bond{0} bond lacp-bypass on\n"
+        "nv set interface bond{0} bridge domain br_default access {3}\n",
+        bond, server, swp(sw, host_gbps, port), vlan);
+  }
+  return s;
+}
+
 std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, const Spec& spec) {
   std::vector<OutputFile> out;
   if (!p.networks) return out;
@@ -172,6 +211,9 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
   struct Ports {
     std::set<int> host;
     std::map<int, std::set<int>> up, down;  // trunk ports: the lower end's, the upper end's
+    std::set<int> peer;                     // the MLAG peer link's ports
+    std::map<std::string, int> bonded;      // a dual-attached server: its port here
+    std::string pair;                       // the other leaf of its pair
   };
   std::map<std::string, Ports> used;
   auto vlan_of = [&](NetworkKind k) {
@@ -184,10 +226,26 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
   const NetworkPlan* oob_plan = p.networks->find(NetworkKind::kOob);
   const int oob_into_inband =
       oob_plan && oob_plan->uplinks_to_inband ? vlan_of(NetworkKind::kOob) : 0;
+  // Servers whose in-band ports reach both leaves of a pair bond them with LACP (the hosts'
+  // netplan bond0, 802.3ad): the pair runs MLAG over its peer link, and each such server's
+  // ports are one MLAG bond, the same id on both leaves (NVUE, Cumulus Linux 5: interface
+  // peerlink, mlag backup/mac-address/peer-ip, bond mlag id, "enable on" up to 5.14; DGX
+  // BasePOD deployment guide, switch configurations, SN4600 in-band switches).
+  std::map<std::string, std::map<std::string, int>> inband_ports;  // server -> leaf -> port
   for_each_network_link(p, [&](const NetworkLink& l) {
-    if (l.peer_link) return;  // an MLAG peer link is no bridge port (MLAG itself is not written)
+    if (l.peer_link) {
+      Ports& a_ports = used[l.a_device];
+      Ports& b_ports = used[l.b_device];
+      a_ports.peer.insert(std::stoi(l.a_port));
+      b_ports.peer.insert(std::stoi(l.b_port));
+      a_ports.pair = l.b_device;
+      b_ports.pair = l.a_device;
+      return;
+    }
     if (is_host_link(l)) {
       used[l.b_device].host.insert(std::stoi(l.b_port));
+      if (l.network == NetworkKind::kInband && is_server(l.a_device))
+        inband_ports[l.a_device][l.b_device] = std::stoi(l.b_port);
       return;
     }
     std::set<int> vlans{vlan_of(l.network)};
@@ -195,6 +253,14 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
     used[l.a_device].up[std::stoi(l.a_port)].insert(vlans.begin(), vlans.end());
     used[l.b_device].down[std::stoi(l.b_port)].insert(vlans.begin(), vlans.end());
   });
+  for (const auto& [server, leaves] : inband_ports) {
+    if (leaves.size() != 2) continue;
+    const auto& [x, px] = *leaves.begin();
+    const auto& [y, py] = *leaves.rbegin();
+    if (used[x].pair != y) continue;  // not the two leaves of one pair: no MLAG between them
+    used[x].bonded[server] = px;
+    used[y].bonded[server] = py;
+  }
   for (const NetworkPlan& n : p.networks->nets) {
     const auto* net = a.net(n.kind);
     if (!net) continue;
@@ -223,9 +289,15 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
         for (const auto* trunks : {&ports.up, &ports.down})
           for (const auto& [port, vlans] : *trunks) bridged.insert(vlans.begin(), vlans.end());
         for (int v : bridged) s += fmt::format("nv set bridge domain br_default vlan {}\n", v);
+        std::set<int> in_bonds;
+        for (const auto& [server, port] : ports.bonded) in_bonds.insert(port);
         for (int port : ports.host)
-          s += fmt::format("nv set interface {} bridge domain br_default access {}\n",
-                           swp(sw, host_gbps, port), net->vlan);
+          if (!in_bonds.count(port))
+            s += fmt::format("nv set interface {} bridge domain br_default access {}\n",
+                             swp(sw, host_gbps, port), net->vlan);
+        if (!ports.bonded.empty() && !ports.peer.empty()) s += mlag_pair(a, name, ports.pair,
+                                                                         ports.peer, ports.bonded,
+                                                                         sw, host_gbps, net->vlan);
         auto trunk = [&](const std::string& iface, const std::set<int>& vlans) {
           for (int v : vlans)
             s += fmt::format("nv set interface {} bridge domain br_default vlan {}\n", iface, v);
