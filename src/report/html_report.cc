@@ -188,7 +188,9 @@ std::string topology_svg(const Plan& p) {
       boxes +=
           fmt::format("<text x=\"{}\" y=\"{}\" class=\"count\">{} host ports at {:g}G{}</text>", x0,
                       yy, net.node_ports + net.other_ports, net.port_gbps,
-                      net.uplinks_to_compute ? " · uplinks to the compute spines" : "");
+                      net.uplinks_to_compute  ? " · uplinks to the compute spines"
+                      : net.uplinks_to_inband ? " · uplinks into the in-band leaves"
+                                              : "");
       bottom = std::max(bottom, yy + 10);
     }
     y = bottom;

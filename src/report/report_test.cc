@@ -132,6 +132,10 @@ TEST(Report, TopologyShowsTheOtherNetworksSideBySide) {
         << network_kind_name(net.kind);
     EXPECT_NE(svg.find(net.sw.id), std::string::npos) << net.sw.id;
   }
+  // The OOB switches' uplinks into the in-band network (the SuperPOD RA's design) are said.
+  const PlannedSpec ra = load_example("networks-superpod-h100-4su.yaml");
+  ASSERT_TRUE(ra.plan.networks && ra.plan.networks->find(NetworkKind::kOob)->uplinks_to_inband);
+  EXPECT_NE(topology_svg(ra.plan).find("uplinks into the in-band leaves"), std::string::npos);
   // Without networks: the compute fabric alone, as before.
   EXPECT_EQ(topology_svg(load_example("seed-70b-1024.yaml").plan).find("other networks"),
             std::string::npos);
