@@ -893,12 +893,17 @@ TEST(Networks, SwitchToSwitchLinksAreTrunksTaggedAlikeAtBothEnds) {
   });
   ASSERT_GT(inband_trunks, 0);
   ASSERT_GT(oob_uplinks, 0);
-  long long tagged20 = 0, tagged10 = 0;
+  long long tagged20 = 0, tagged10 = 0, uplink_bonds = 0;
+  std::map<std::string, int> oob_bond_ends;  // OOB switch -> in-band MLAG bonds naming it
   bool oob_gateway = false;
   for (const auto& [path, content] : set->files) {
     if (path.rfind("networks/", 0) != 0 || path.find(".sh") == std::string::npos) continue;
     std::istringstream in(content);
     for (std::string line; std::getline(in, line);) {
+      if (line == "nv set interface uplink bridge domain br_default vlan 10") ++uplink_bonds;
+      if (line.rfind("nv set interface bond", 0) == 0 &&
+          line.find(" description oob-") != std::string::npos)
+        ++oob_bond_ends[line.substr(line.find("oob-"))];
       if (line.rfind("nv set interface swp", 0) != 0) continue;
       tagged20 += line.ends_with("bridge domain br_default vlan 20");
       tagged10 += line.ends_with("bridge domain br_default vlan 10");
@@ -909,9 +914,16 @@ TEST(Networks, SwitchToSwitchLinksAreTrunksTaggedAlikeAtBothEnds) {
                                        std::string::npos;
     }
   }
-  // Each cable tagged at both ends; the in-band trunks carry the OOB VLAN too.
+  // Each cable tagged at both ends; the in-band trunks carry the OOB VLAN too. An OOB switch's
+  // two uplinks to an MLAG pair are one LACP bond, and one MLAG bond on each leaf of the pair
+  // (two plain trunks and the peer link would close a loop in the OOB VLAN).
   EXPECT_EQ(tagged20, 2 * inband_trunks);
-  EXPECT_EQ(tagged10, 2 * (inband_trunks + oob_uplinks));
+  // (Two uplinks a bonded OOB switch, each tagged at both ends, are its bonds instead.)
+  EXPECT_EQ(tagged10 + 4 * static_cast<long long>(oob_bond_ends.size()),
+            2 * (inband_trunks + oob_uplinks));
+  EXPECT_GT(uplink_bonds, 0);
+  EXPECT_EQ(static_cast<long long>(oob_bond_ends.size()), uplink_bonds);
+  for (const auto& [sw, ends] : oob_bond_ends) EXPECT_EQ(ends, 2) << sw;
   EXPECT_TRUE(oob_gateway);
 }
 

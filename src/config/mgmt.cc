@@ -168,7 +168,8 @@ std::string nvue_management(const NetAddressPlan& a, const NetAddress& m) {
 // server's place among the pair's servers, by name). The first leaf (by name) is the primary.
 std::string mlag_pair(const NetAddressPlan& a, const std::string& name, const std::string& peer,
                       const std::set<int>& peer_ports, const std::map<std::string, int>& bonded,
-                      const Switch& sw, double host_gbps, int vlan) {
+                      const std::map<std::string, int>& switch_bonds, const Switch& sw,
+                      double host_gbps, int vlan, int oob_vlan) {
   std::string s = "# MLAG with " + peer + " (the servers' in-band bonds are LACP across the pair)\n";
   for (int port : peer_ports)
     s += fmt::format("nv set interface peerlink bond member {}\n", swp(sw, host_gbps, port));
@@ -176,12 +177,15 @@ std::string mlag_pair(const NetAddressPlan& a, const std::string& name, const st
        "nv set interface peerlink.4094 base-interface peerlink\n"
        "nv set interface peerlink.4094 type sub\n"
        "nv set interface peerlink.4094 vlan 4094\n";
-  // One system MAC per pair, from the first leaf's name (44:38:39:be:ef:xx, Cumulus Linux's
-  // reserved range for MLAG).
+  // One system MAC per pair, in Cumulus Linux's reserved range 44:38:39:ff:xx:xx above the VRR
+  // MACs (44:38:39:ff:0v:vv, a VLAN each): 44:38:39:ff:8h:ll, from the pair's number (the
+  // leaves' trailing digits, "inband-leaf-a07" is pair 7), unique among up to 4,096 pairs.
   const std::string& first = std::min(name, peer);
-  uint32_t h = 2166136261u;  // FNV-1a of the first leaf's name: the same on every machine
-  for (unsigned char c : first) h = (h ^ c) * 16777619u;
-  s += fmt::format("nv set mlag mac-address 44:38:39:be:{:02x}:{:02x}\n", (h >> 8) & 0xff, h & 0xff);
+  int pair = 0;
+  for (size_t i = first.find_last_not_of("0123456789") + 1; i < first.size(); ++i)
+    pair = pair * 10 + (first[i] - '0');
+  s += fmt::format("nv set mlag mac-address 44:38:39:ff:{:02x}:{:02x}\n", 0x80 | ((pair >> 8) & 0x0f),
+                   pair & 0xff);
   if (const NetAddress* m = a.mgmt_of(peer))
     s += fmt::format("nv set mlag backup {} vrf mgmt\n", ipv4_str(m->ip));
   s += "nv set mlag peer-ip linklocal\n";
@@ -198,6 +202,17 @@ std::string mlag_pair(const NetAddressPlan& a, const std::string& name, const st
         "nv set interface bond{0} bridge domain br_default access {3}\n",
         bond, server, swp(sw, host_gbps, port), vlan);
   }
+  // The OOB switches uplinked to both leaves: one MLAG bond each, a trunk of the OOB VLAN; their
+  // ids follow the servers' (the same servers and switches on both leaves, in name order).
+  for (const auto& [oob_sw, port] : switch_bonds) {
+    ++bond;
+    s += fmt::format(
+        "nv set interface bond{0} description {1}\n"
+        "nv set interface bond{0} bond member {2}\n"
+        "nv set interface bond{0} bond mlag id {0}\n"
+        "nv set interface bond{0} bridge domain br_default vlan {3}\n",
+        bond, oob_sw, swp(sw, host_gbps, port), oob_vlan);
+  }
   return s;
 }
 
@@ -213,6 +228,8 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
     std::map<int, std::set<int>> up, down;  // trunk ports: the lower end's, the upper end's
     std::set<int> peer;                     // the MLAG peer link's ports
     std::map<std::string, int> bonded;      // a dual-attached server: its port here
+    std::map<std::string, int> switch_bonds;  // an OOB switch uplinked to both leaves: its port
+    std::set<int> uplink_bond;              // an OOB switch's uplinks to an MLAG pair: one bond
     std::string pair;                       // the other leaf of its pair
   };
   std::map<std::string, Ports> used;
@@ -232,6 +249,8 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
   // peerlink, mlag backup/mac-address/peer-ip, bond mlag id, "enable on" up to 5.14; DGX
   // BasePOD deployment guide, switch configurations, SN4600 in-band switches).
   std::map<std::string, std::map<std::string, int>> inband_ports;  // server -> leaf -> port
+  // OOB switch -> in-band switch -> (its port, the in-band switch's port)
+  std::map<std::string, std::map<std::string, std::pair<int, int>>> oob_ups;
   for_each_network_link(p, [&](const NetworkLink& l) {
     if (l.peer_link) {
       Ports& a_ports = used[l.a_device];
@@ -248,6 +267,8 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
         inband_ports[l.a_device][l.b_device] = std::stoi(l.b_port);
       return;
     }
+    if (l.network == NetworkKind::kOob && l.b_device.rfind("inband-", 0) == 0)
+      oob_ups[l.a_device][l.b_device] = {std::stoi(l.a_port), std::stoi(l.b_port)};
     std::set<int> vlans{vlan_of(l.network)};
     if (l.network == NetworkKind::kInband && oob_into_inband) vlans.insert(oob_into_inband);
     used[l.a_device].up[std::stoi(l.a_port)].insert(vlans.begin(), vlans.end());
@@ -260,6 +281,24 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
     if (used[x].pair != y) continue;  // not the two leaves of one pair: no MLAG between them
     used[x].bonded[server] = px;
     used[y].bonded[server] = py;
+  }
+  // An OOB switch uplinked to both leaves of an MLAG pair: without a bond its two uplinks and
+  // the peer link close a loop in the OOB VLAN. Its uplinks are one LACP bond, and the pair's
+  // ends one MLAG bond, as a server's.
+  for (const auto& [oob_sw, ends] : oob_ups) {
+    if (ends.size() != 2) continue;
+    const auto& [x, px] = *ends.begin();
+    const auto& [y, py] = *ends.rbegin();
+    if (used[x].pair != y || used[x].bonded.empty()) continue;  // no MLAG pair
+    Ports& o = used[oob_sw];
+    for (const auto& end : {px, py}) {
+      o.uplink_bond.insert(end.first);
+      o.up.erase(end.first);
+    }
+    used[x].switch_bonds[oob_sw] = px.second;
+    used[x].down.erase(px.second);
+    used[y].switch_bonds[oob_sw] = py.second;
+    used[y].down.erase(py.second);
   }
   for (const NetworkPlan& n : p.networks->nets) {
     const auto* net = a.net(n.kind);
@@ -288,6 +327,7 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
         std::set<int> bridged{net->vlan};
         for (const auto* trunks : {&ports.up, &ports.down})
           for (const auto& [port, vlans] : *trunks) bridged.insert(vlans.begin(), vlans.end());
+        if (!ports.switch_bonds.empty()) bridged.insert(oob_into_inband);
         for (int v : bridged) s += fmt::format("nv set bridge domain br_default vlan {}\n", v);
         std::set<int> in_bonds;
         for (const auto& [server, port] : ports.bonded) in_bonds.insert(port);
@@ -295,9 +335,18 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
           if (!in_bonds.count(port))
             s += fmt::format("nv set interface {} bridge domain br_default access {}\n",
                              swp(sw, host_gbps, port), net->vlan);
-        if (!ports.bonded.empty() && !ports.peer.empty()) s += mlag_pair(a, name, ports.pair,
-                                                                         ports.peer, ports.bonded,
-                                                                         sw, host_gbps, net->vlan);
+        if (!ports.bonded.empty() && !ports.peer.empty())
+          s += mlag_pair(a, name, ports.pair, ports.peer, ports.bonded, ports.switch_bonds, sw,
+                         host_gbps, net->vlan, oob_into_inband);
+        // An OOB switch's uplinks to an in-band MLAG pair: one LACP bond, the OOB VLAN tagged.
+        if (!ports.uplink_bond.empty()) {
+          for (int port : ports.uplink_bond)
+            s += fmt::format("nv set interface uplink bond member {}\n",
+                             sw.uplink_ports > 0 && port > n.leaf_ports
+                                 ? fmt::format("swp{}", port)
+                                 : swp(sw, n.uplink_gbps, port));
+          s += fmt::format("nv set interface uplink bridge domain br_default vlan {}\n", net->vlan);
+        }
         auto trunk = [&](const std::string& iface, const std::set<int>& vlans) {
           for (int v : vlans)
             s += fmt::format("nv set interface {} bridge domain br_default vlan {}\n", iface, v);
@@ -314,8 +363,8 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
           s += fmt::format(
               "nv set interface vlan{0} type svi\n"
               "nv set interface vlan{0} ip vrr address {1}/{2}\n"
-              "nv set interface vlan{0} ip vrr mac-address 44:38:39:ff:00:{0:02x}\n",
-              g.vlan, ipv4_str(g.gateway), g.prefix.len);
+              "nv set interface vlan{0} ip vrr mac-address 44:38:39:ff:{3:02x}:{4:02x}\n",
+              g.vlan, ipv4_str(g.gateway), g.prefix.len, (g.vlan >> 8) & 0xff, g.vlan & 0xff);
         };
         if (top && n.kind != NetworkKind::kOob && !n.uplinks_to_compute) gateway(*net);
         if (top && n.kind == NetworkKind::kInband && oob_into_inband)

@@ -124,6 +124,20 @@ TEST(Collective, MaxChannelsBelowTheNicsLeavesNicsIdle) {
   SimOptions many = ring;
   many.min_channels = 32;
   EXPECT_NEAR(run(s, many, 8 * kGiB).busbw_gbs, full, full * 0.02);
+  // Min copies the channels max kept: 3 kept, copied to 16, still three NICs' worth.
+  SimOptions three = ring;
+  three.max_channels = 3;
+  three.min_channels = 16;
+  EXPECT_LT(run(s, three, 8 * kGiB).busbw_gbs, full * 3.2 / 8);
+  // Trees: 8 channels are the first tree over all 8 graph channels (NICs), not both trees over
+  // four of them; 4 channels, four NICs.
+  SimOptions tree;
+  tree.algorithm = Algorithm::kTree;
+  SimOptions tree8 = tree, tree4 = tree;
+  tree8.max_channels = 8;
+  tree4.max_channels = 4;
+  const double t8 = run(s, tree8, 8 * kGiB).busbw_gbs, t4 = run(s, tree4, 8 * kGiB).busbw_gbs;
+  EXPECT_NEAR(t8, 2 * t4, t4 * 0.05);
 }
 
 TEST(Collective, NvlsReaches480OnlyForLargeSizes) {

@@ -621,11 +621,12 @@ long long FlowBuilder::entry_gpu(int d, int rail, int c) const {
 
 // Ring channels: every hop of channel c's ring in one flow (the slowest hop paces it).
 void FlowBuilder::ring(double bytes_per_hop_total, FlowSet& fs) {
-  const int C = ring_channels();
+  const int C = ring_channels(), kept = kept_channels(ring_graph_channels());
   std::vector<Hop> path;
   for (int c = 0; c < C; ++c) {
     path.clear();
-    const int rail = c % R, plane = (c / R) % P;
+    const int k = c % kept;  // the channel it copies (NCCL_MIN_NCHANNELS)
+    const int rail = k % R, plane = (k / R) % P;
     for (int d = 0; d < domains; ++d) {
       const long long first = domain_first(d);
       const int m = domain_size(d);
@@ -660,11 +661,16 @@ int FlowBuilder::tree_parent(int r, int t) const {
 
 // Tree channels: chain in each domain (up and down), tree edges between domains.
 void FlowBuilder::tree(FlowSet& fs) {
-  const int C = tree_channels();
+  const int graph = tree_graph_channels(), C = tree_channels(), kept = kept_channels(graph);
   std::vector<Hop> path;
   for (int c = 0; c < C; ++c) {
     path.clear();
-    const int rail = (c / 2) % R, t = c % 2, plane = (c / 2 / R) % P;
+    const int k = c % kept;  // the channel it copies (NCCL_MIN_NCHANNELS)
+    // Both trees on every graph channel; NCCL_MAX_NCHANNELS below the duplicated count keeps
+    // the first tree's channels, over the graph channels (so every NIC) first.
+    const bool all = kept >= graph * nccl::kCommChannelsPerGraphChannel;
+    const int g = all ? k / 2 : k % graph;
+    const int rail = g % R, t = all ? k % 2 : (k / graph) % 2, plane = (g / R) % P;
     std::vector<long long> entry(domains);
     for (int d = 0; d < domains; ++d) {
       const long long first = domain_first(d);

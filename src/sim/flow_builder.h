@@ -149,6 +149,14 @@ struct FlowBuilder {
     c = std::max(c, min_channels);
     return std::clamp(c, 1, channel_limit);
   }
+  /// The channels NCCL_MAX_NCHANNELS keeps (before NCCL_MIN_NCHANNELS copies them): channel c
+  /// runs as channel c % kept, and channel k < kept on the graph channel k % graph channels
+  /// (connect.cc@v2.29.7-1:356-365 copyChannels, 445-453 the duplicated half).
+  int kept_channels(int graph) const {
+    int c = graph * nccl::kCommChannelsPerGraphChannel;
+    if (max_channels > 0) c = std::min(c, max_channels);
+    return std::clamp(c, 1, channel_limit);
+  }
   int ring_channels() const { return comm_channels(ring_graph_channels()); }
   int tree_channels() const { return comm_channels(tree_graph_channels()); }
 

@@ -218,9 +218,10 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
       if (p == Protocol::kLL128)
         bw = std::min(bw * (n == 1 ? nccl::kTreeLL128RatioOneNode : nccl::kTreeLL128RatioMulti),
                       channels * nccl::kPerChMaxTreeLL128Bw[row][col] * 1e9 * kToAlg);
-      // treeCorrectionFactor by log2(bytes / 64): 23 sizes in v2.18, 24 in v2.29 (which skips
-      // messages under 64 bytes).
-      const int columns = s.release == NcclRelease::kV2_29 ? 24 : 23;  // v2.29 added 2^29 B
+      // treeCorrectionFactor by log2(bytes / 64), for Tree its first 23 sizes in every release
+      // (tuning.cc@v2.29.7-1:595: logSize < 23; the 24th column v2.29 added is NVLS Tree's,
+      // :596); v2.29 skips messages under 64 bytes.
+      const int columns = 23;
       const long long units = static_cast<long long>(bytes) >> 6;
       if (units >= 1 || s.release == NcclRelease::kV2_18) {
         const int k = log2_floor(units);

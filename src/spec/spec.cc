@@ -531,11 +531,12 @@ void read_addressing(YamlReader& r, const YAML::Node& n, AddressingSpec& a) {
 void read_net_addressing(YamlReader& r, const YAML::Node& n, const std::string& p,
                          NetAddressing& a) {
   if (auto v = r.positive_int(n, "vlan", p)) {
-    // 802.1Q: VLAN IDs 1-4094 (0 and 4095 are reserved); 1 is every switch's default VLAN.
-    if (*v < 2 || *v > 4094)
+    // 802.1Q: VLAN IDs 1-4094 (0 and 4095 are reserved); 1 is every switch's default VLAN, and
+    // 4094 the MLAG peer link's (the leaf pairs' peerlink.4094 that configs writes).
+    if (*v < 2 || *v > 4093)
       r.error(child(n, "vlan"), YamlReader::join(p, "vlan"),
               fmt::format("{} is not a usable VLAN ID", *v),
-              "use 2 to 4094 (1 is the default VLAN)");
+              "use 2 to 4093 (1 is the default VLAN, 4094 the MLAG peer link's)");
     else
       a.vlan = static_cast<int>(*v);
   }

@@ -78,7 +78,7 @@ Result<CableIndex> index_cables(const Plan& plan, const Catalog& cat, const Fabr
     if (r.kind == LinkKind::kApplianceLeaf) return;
     ix.cables.push_back({r.kind, r.a_device, r.a_port, r.b_device, r.b_port});
   });
-  ix.base = static_cast<int32_t>(2 * f.gpus() + 2LL * f.nodes() * f.nics_per_node());
+  ix.base = f.first_cable_link();
   const auto expected = static_cast<size_t>(ix.base) + 2 * ix.cables.size();
   // The order is Fabric::build's; a change there must not silently mislabel cables.
   if (f.links().size() != expected || (!ix.cables.empty() && f.nic_to_leaf(0, 0) != ix.base))
