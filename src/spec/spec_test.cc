@@ -433,6 +433,9 @@ TEST(SpecNetworks, BadKeysAreRefusedWithLineAndKey) {
   EXPECT_NE(e.find("give either storage_nodes or target_bandwidth"), std::string::npos) << e;
   e = errors_of(base + "  oob: {vlan: 4095}\n");
   EXPECT_NE(e.find("networks.oob.vlan: 4095 is not a usable VLAN ID"), std::string::npos) << e;
+  e = errors_of(base + "  inband: {vlan: 4094}\n");  // the MLAG peer link's
+  EXPECT_NE(e.find("networks.inband.vlan: 4094 is not a usable VLAN ID"), std::string::npos) << e;
+  EXPECT_NE(e.find("4094 the MLAG peer link's"), std::string::npos) << e;
   e = errors_of(base + "  inband: {subnet: 10.32.0.1/16}\n");
   EXPECT_NE(e.find("networks.inband.subnet"), std::string::npos) << e;
   e = errors_of(base + "  storage: {nic: dual-cx7-40g}\n");
