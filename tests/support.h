@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -37,6 +38,29 @@ inline Plan plan_of(const std::string& yaml, const Catalog& catalog, Spec* spec_
 /// examples/NAME loaded and planned; a test failure if it does not plan.
 inline PlannedSpec load_example(const std::string& name) {
   auto p = load_and_plan(GPUFABRIC_SOURCE_DIR "/examples/" + name);
+  EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
+  return p.ok() ? *p : PlannedSpec{};
+}
+
+/// examples/NAME with its first `from` replaced by `to`, written beside a copy (so relative
+/// paths still resolve the same way from a temporary folder of its own) and planned; a test
+/// failure if `from` is not there or it does not plan. The folder is removed afterwards.
+inline PlannedSpec load_example_edited(const std::string& name, const std::string& from,
+                                       const std::string& to) {
+  namespace fs = std::filesystem;
+  std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/examples/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const size_t at = yaml.find(from);
+  EXPECT_NE(at, std::string::npos) << name << ": no '" << from << "'";
+  if (at == std::string::npos) return {};
+  yaml.replace(at, from.size(), to);
+  const fs::path dir = fs::temp_directory_path() / ("gf_edited_" + name);
+  fs::create_directories(dir);
+  std::ofstream(dir / "spec.yaml") << yaml;
+  auto p = load_and_plan((dir / "spec.yaml").string());
+  fs::remove_all(dir);
   EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
   return p.ok() ? *p : PlannedSpec{};
 }

@@ -842,20 +842,10 @@ TEST(Networks, EveryEndpointIsAddressedAndEverySwitchHasItsManagementInterface) 
 // A storage fabric of InfiniBand switches gets its own subnet manager's configuration, not the
 // NVUE scripts an Ethernet network's switches get.
 TEST(Networks, AnInfinibandStorageFabricGetsItsOwnSubnetManager) {
-  std::ifstream in(GPUFABRIC_SOURCE_DIR "/examples/networks-dgx-256.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string yaml = text.str();
-  const std::string from = "    switch: auto\n    vlan: 30";
-  ASSERT_NE(yaml.find(from), std::string::npos);
-  yaml.replace(yaml.find(from), from.size(), "    switch: qm9700\n    vlan: 30");
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "gf_ib_storage";
-  fs::create_directories(dir);
-  std::ofstream(dir / "spec.yaml") << yaml;
-  auto planned = load_and_plan((dir / "spec.yaml").string());
-  ASSERT_TRUE(planned.ok()) << format_diagnostics(planned.errors());
-  auto set = config_files(*planned, {});
+  const PlannedSpec planned = testing::load_example_edited(
+      "networks-dgx-256.yaml", "    switch: auto\n    vlan: 30", "    switch: qm9700\n    vlan: 30");
+  ASSERT_TRUE(planned.plan.networks.has_value());
+  auto set = config_files(planned, {});
   ASSERT_TRUE(set.ok()) << format_diagnostics(set.errors());
   std::map<std::string, std::string> files;
   for (const auto& [path, content] : set->files) files[path] = content;
@@ -870,7 +860,6 @@ TEST(Networks, AnInfinibandStorageFabricGetsItsOwnSubnetManager) {
     EXPECT_FALSE(storage_script) << path << " is an NVUE script for an InfiniBand switch";
   }
   EXPECT_TRUE(files.count("networks/inband-leaf-a01.sh"));  // the Ethernet ones still get theirs
-  fs::remove_all(dir);
 }
 
 // A cable between two switches of the other networks is a trunk tagged alike at both ends (a

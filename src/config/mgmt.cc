@@ -191,28 +191,25 @@ std::string mlag_pair(const NetAddressPlan& a, const std::string& name, const st
   s += "nv set mlag peer-ip linklocal\n";
   s += fmt::format("nv set mlag priority {}\n", name == first ? 1000 : 2000);
   s += "nv set mlag enable on\n";
+  // One MLAG bond a dual-attached device, the same id on both leaves: a server's (LACP bypass
+  // while it boots, an access port of its VLAN), then the OOB switches uplinked to both leaves
+  // (a trunk of the OOB VLAN); in name order, so both leaves count them alike.
   int bond = 0;
-  for (const auto& [server, port] : bonded) {
+  auto mlag_bond = [&](const std::string& device, int port, bool server) {
     ++bond;
     s += fmt::format(
         "nv set interface bond{0} description {1}\n"
         "nv set interface bond{0} bond member {2}\n"
-        "nv set interface bond{0} bond mlag id {0}\n"
-        "nv set interface bond{0} bond lacp-bypass on\n"
-        "nv set interface bond{0} bridge domain br_default access {3}\n",
-        bond, server, swp(sw, host_gbps, port), vlan);
-  }
-  // The OOB switches uplinked to both leaves: one MLAG bond each, a trunk of the OOB VLAN; their
-  // ids follow the servers' (the same servers and switches on both leaves, in name order).
-  for (const auto& [oob_sw, port] : switch_bonds) {
-    ++bond;
-    s += fmt::format(
-        "nv set interface bond{0} description {1}\n"
-        "nv set interface bond{0} bond member {2}\n"
-        "nv set interface bond{0} bond mlag id {0}\n"
-        "nv set interface bond{0} bridge domain br_default vlan {3}\n",
-        bond, oob_sw, swp(sw, host_gbps, port), oob_vlan);
-  }
+        "nv set interface bond{0} bond mlag id {0}\n",
+        bond, device, swp(sw, host_gbps, port));
+    s += server ? fmt::format("nv set interface bond{0} bond lacp-bypass on\n"
+                              "nv set interface bond{0} bridge domain br_default access {1}\n",
+                              bond, vlan)
+                : fmt::format("nv set interface bond{} bridge domain br_default vlan {}\n", bond,
+                              oob_vlan);
+  };
+  for (const auto& [server, port] : bonded) mlag_bond(server, port, true);
+  for (const auto& [oob_sw, port] : switch_bonds) mlag_bond(oob_sw, port, false);
   return s;
 }
 

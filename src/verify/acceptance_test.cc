@@ -2,11 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "../../tests/acceptance_results.h"
 #include "../../tests/support.h"
@@ -90,25 +87,13 @@ TEST(Acceptance, RoceLabCoversEveryCableInOneRound) {
 // Nodes with more NICs than GPUs put PCIe-switch links before the cables in the fabric graph;
 // the cable index starts where the graph says, not at a count of the host links.
 TEST(Acceptance, MoreNicsThanGpusStillIndexesTheCables) {
-  namespace fs = std::filesystem;
-  std::ifstream in(GPUFABRIC_SOURCE_DIR "/examples/roce-lab-16.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string yaml = text.str();
-  const std::string from = "gpus_per_node: 2";
-  ASSERT_NE(yaml.find(from), std::string::npos);
-  yaml.replace(yaml.find(from), from.size(), "gpus_per_node: 1");
-  const fs::path dir = fs::temp_directory_path() / "gf_accept_pcie";
-  fs::create_directories(dir);
-  std::ofstream(dir / "spec.yaml") << yaml;
-  auto p = load_and_plan((dir / "spec.yaml").string());
-  ASSERT_TRUE(p.ok()) << format_diagnostics(p.errors());
+  const auto p =
+      testing::load_example_edited("roce-lab-16.yaml", "gpus_per_node: 2", "gpus_per_node: 1");
   AcceptanceOptions o;
-  auto a = plan_acceptance(*p, o);
+  auto a = plan_acceptance(p, o);
   ASSERT_TRUE(a.ok()) << format_diagnostics(a.errors());
   EXPECT_EQ(a->cables.size(), 24u);
   expect_schedule_sound(*a);
-  fs::remove_all(dir);
 }
 
 TEST(Acceptance, SuperpodMeetsItsLowerBound) {
