@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -108,6 +109,7 @@ Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file,
   NcclEnv e;
   std::istringstream in(cell);
   std::string word;
+  std::set<std::string> seen;
   while (in >> word) {
     const size_t eq = word.find('=');
     const std::string name = word.substr(0, eq),
@@ -121,13 +123,19 @@ Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file,
     const std::string hint =
         "use NCCL_NVLS_ENABLE=0|1, NCCL_COLLNET_ENABLE=0|1, NCCL_MIN_NCHANNELS=N and "
         "NCCL_MAX_NCHANNELS=N (N from 1 to 64), separated by spaces";
+    if (!seen.insert(name).second)
+      return Diagnostic::at(file, line, 0, "nccl_env", fmt::format("{} is set twice", name),
+                            "give each variable once");
     if (count) {
-      char* end = nullptr;
-      const long v = value.empty() ? 0 : std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || v < 1 || v > nccl::kMaxChannels)
+      // Digits only, no sign or leading zero: the count as NCCL_DEBUG prints it.
+      const bool digits = !value.empty() && value[0] != '0' &&
+                          value.find_first_not_of("0123456789") == std::string::npos &&
+                          value.size() <= 2;
+      const int v = digits ? std::stoi(value) : 0;
+      if (v < 1 || v > nccl::kMaxChannels)
         return Diagnostic::at(file, line, 0, "nccl_env",
                               fmt::format("'{}' is not understood", word), hint);
-      *count = static_cast<int>(v);
+      *count = v;
       continue;
     }
     if (!slot || (value != "0" && value != "1"))
@@ -236,9 +244,10 @@ SetSummary summarize(const std::string& set, const std::vector<CalibrationPoint>
 // say runs the newest, as a spec that does not.
 const char* modelled_release(const std::string& version) {
   int major = 0, minor = 0;
-  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) == 2 && major == 2 && minor <= 20)
-    return nccl_release_name(NcclRelease::kV2_18);
-  if (major == 2 && minor <= 28) return nccl_release_name(NcclRelease::kV2_28);
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2 || major != 2)
+    return nccl_release_name(kNewestNccl);
+  if (minor <= 20) return nccl_release_name(NcclRelease::kV2_18);
+  if (minor <= 28) return nccl_release_name(NcclRelease::kV2_28);
   return nccl_release_name(kNewestNccl);
 }
 

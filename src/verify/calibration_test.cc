@@ -241,6 +241,23 @@ TEST(Calibration, AnAutoRunWithNvlsSwitchedOnIsChosenAsNcclChooses) {
             "env.csv:2: error: nccl_env: 'NCCL_ALGO=NVLS' is not understood (use "
             "NCCL_NVLS_ENABLE=0|1, NCCL_COLLNET_ENABLE=0|1, NCCL_MIN_NCHANNELS=N and "
             "NCCL_MAX_NCHANNELS=N (N from 1 to 64), separated by spaces)");
+  // Channel counts: digits from 1 to 64 only, and a variable once.
+  for (const char* env : {"NCCL_MAX_NCHANNELS=0", "NCCL_MAX_NCHANNELS=65", "NCCL_MIN_NCHANNELS=+4",
+                          "NCCL_MIN_NCHANNELS=08", "NCCL_MIN_NCHANNELS=", "NCCL_MAX_NCHANNELS=x",
+                          "NCCL_MIN_NCHANNELS=4 NCCL_MIN_NCHANNELS=8"}) {
+    auto r = calibrate(kHeader + ",set,gpus_per_thread,nccl_env\n"
+                                 "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,1024,,9,n,"
+                                 "test,," + std::string(env) + "\n",
+                       "env.csv");
+    ASSERT_FALSE(r.ok()) << env;
+    EXPECT_EQ(r.errors()[0].key, "nccl_env") << env;
+    EXPECT_EQ(r.errors()[0].line, 2) << env;
+  }
+  auto ok = calibrate(kHeader + ",set,gpus_per_thread,nccl_env\n"
+                                "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,1024,,9,n,"
+                                "test,,NCCL_MIN_NCHANNELS=32 NCCL_MAX_NCHANNELS=64\n",
+                      "env.csv");
+  EXPECT_TRUE(ok.ok()) << format_diagnostics(ok.errors());
 }
 
 // nccl-tests -g 8 (one thread drives a node's eight GPUs): a small call waits on the host.
