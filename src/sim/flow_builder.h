@@ -121,15 +121,15 @@ struct FlowBuilder {
   int nic_of_gpu(long long gpu) const {
     return fab.nic(node_of(gpu), fab.rail_of_gpu(static_cast<int>(gpu % G)));
   }
-  /// Channels of ring() and tree(): two per NIC across domains, NCCL's NVLink count in one.
   /// NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (0: NCCL's own count).
   int min_channels = 0, max_channels = 0;
   /// NCCL's MAXCHANNELS of the release run (the most channels a communicator may have).
   int channel_limit = nccl::kMaxChannels;
-  /// The topology search's channels for rings and trees (tuning.cc's graphs[a]->nChannels):
-  /// a graph channel per NIC across domains; the communicator duplicates them.
-  /// Across domains: NCCL's search graph (ring_graph_channels_across); 0: one per NIC.
+  /// Across domains, NCCL's search graph's channels (ring_graph_channels_across); 0: one a NIC.
   int net_graph_channels = 0;
+  /// The topology search's channels for rings and trees (tuning.cc's graphs[a]->nChannels):
+  /// across domains the graph above, inside one half of NCCL's NVLink count; the communicator
+  /// duplicates them.
   int ring_graph_channels() const {
     if (domains > 1 && net_graph_channels > 0) return net_graph_channels;
     return (domains > 1 ? R * nccl::kRingChannelsPerNic : nccl::kIntraDomainChannels) /
@@ -140,22 +140,19 @@ struct FlowBuilder {
     return (domains > 1 ? R * nccl::kTreeChannelsPerNic : nccl::kIntraDomainChannels) /
            nccl::kCommChannelsPerGraphChannel;
   }
-  /// The communicator's channels: the duplicated graph's, then NCCL_MAX_NCHANNELS keeps the
-  /// first ones and NCCL_MIN_NCHANNELS copies them again (connect.cc@v2.29.7-1:433-445,
-  /// v2.18.6-1:413-414), at most MAXCHANNELS.
-  int comm_channels(int graph) const {
-    int c = graph * nccl::kCommChannelsPerGraphChannel;
-    if (max_channels > 0) c = std::min(c, max_channels);
-    c = std::max(c, min_channels);
-    return std::clamp(c, 1, channel_limit);
-  }
-  /// The channels NCCL_MAX_NCHANNELS keeps (before NCCL_MIN_NCHANNELS copies them): channel c
-  /// runs as channel c % kept, and channel k < kept on the graph channel k % graph channels
-  /// (connect.cc@v2.29.7-1:356-365 copyChannels, 445-453 the duplicated half).
+  /// The channels NCCL_MAX_NCHANNELS keeps of the duplicated graph's (before
+  /// NCCL_MIN_NCHANNELS copies them): channel c runs as channel c % kept, and channel k < kept
+  /// on the graph channel k % graph channels (connect.cc@v2.29.7-1:356-365 copyChannels,
+  /// 445-453 the duplicated half), at most MAXCHANNELS.
   int kept_channels(int graph) const {
     int c = graph * nccl::kCommChannelsPerGraphChannel;
     if (max_channels > 0) c = std::min(c, max_channels);
     return std::clamp(c, 1, channel_limit);
+  }
+  /// The communicator's channels: those kept, copied up to NCCL_MIN_NCHANNELS
+  /// (connect.cc@v2.29.7-1:483-492, v2.18.6-1:413-414), at most MAXCHANNELS.
+  int comm_channels(int graph) const {
+    return std::min(std::max(kept_channels(graph), min_channels), channel_limit);
   }
   int ring_channels() const { return comm_channels(ring_graph_channels()); }
   int tree_channels() const { return comm_channels(tree_graph_channels()); }
