@@ -335,13 +335,15 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
         if (!ports.bonded.empty() && !ports.peer.empty())
           s += mlag_pair(a, name, ports.pair, ports.peer, ports.bonded, ports.switch_bonds, sw,
                          host_gbps, net->vlan, oob_into_inband);
+        // An uplink port's name: a management switch's separate uplinks follow its host ports.
+        auto up_iface = [&](int port) {
+          return sw.uplink_ports > 0 && port > n.leaf_ports ? fmt::format("swp{}", port)
+                                                            : swp(sw, n.uplink_gbps, port);
+        };
         // An OOB switch's uplinks to an in-band MLAG pair: one LACP bond, the OOB VLAN tagged.
         if (!ports.uplink_bond.empty()) {
           for (int port : ports.uplink_bond)
-            s += fmt::format("nv set interface uplink bond member {}\n",
-                             sw.uplink_ports > 0 && port > n.leaf_ports
-                                 ? fmt::format("swp{}", port)
-                                 : swp(sw, n.uplink_gbps, port));
+            s += fmt::format("nv set interface uplink bond member {}\n", up_iface(port));
           s += fmt::format("nv set interface uplink bridge domain br_default vlan {}\n", net->vlan);
         }
         auto trunk = [&](const std::string& iface, const std::set<int>& vlans) {
@@ -349,10 +351,7 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
             s += fmt::format("nv set interface {} bridge domain br_default vlan {}\n", iface, v);
         };
         for (const auto& [port, vlans] : ports.down) trunk(swp(sw, host_gbps, port), vlans);
-        for (const auto& [port, vlans] : ports.up)
-          trunk(sw.uplink_ports > 0 && port > n.leaf_ports ? fmt::format("swp{}", port)
-                                                           : swp(sw, n.uplink_gbps, port),
-                vlans);
+        for (const auto& [port, vlans] : ports.up) trunk(up_iface(port), vlans);
         // The subnet's gateway on the top tier: an anycast (VRR) address on every switch of it;
         // the OOB's there too where the OOB switches uplink into the in-band network.
         const bool top = spine == 1 || n.tiers == 1;
