@@ -595,7 +595,8 @@ TEST(CliSimulate, GpusPerThreadFloorsSmallCallsAtTheHost) {
 // --min-channels copies channels over the same NICs and adds no bandwidth.
 TEST(CliSimulate, ChannelLimitsAsNcclsEnvironment) {
   auto busbw = [](const std::string& extra) {
-    CmdResult r = gpufabric("simulate examples/seed-70b-1024.yaml --nodes 4 -b 8G -e 8G --algo ring --json " + extra);
+    CmdResult r = gpufabric(
+        "simulate examples/seed-70b-1024.yaml --nodes 4 -b 8G -e 8G --algo ring --json " + extra);
     EXPECT_EQ(r.code, 0) << r.err;
     return nlohmann::json::parse(r.out)["results"][0]["busbw_gbs"].get<double>();
   };
@@ -701,8 +702,8 @@ TEST(CliCalibrate, FitWritesAProfileThatASpecApplies) {
   EXPECT_EQ(j["points"].size(), 19u);  // 1 KiB to 256 MiB
   EXPECT_LT(j["objective_after"].get<double>(), j["objective_before"].get<double>());
   const std::string yaml = read_text(prof);
-  for (const char* k : {"factors:", "network_step_latency_us:", "cross_validation:", "fitted_on:",
-                        "not_fitted:"})
+  for (const char* k :
+       {"factors:", "network_step_latency_us:", "cross_validation:", "fitted_on:", "not_fitted:"})
     EXPECT_NE(yaml.find(k), std::string::npos) << k << "\n" << yaml;
   // A network send/recv here runs on NCCL's 2 channels a peer, not at the links' rate: no point
   // of this file tells the scale-out links' efficiency, and the profile says so.
@@ -1449,9 +1450,9 @@ TEST(CliNetworks, PlanStepAndConfigsShowTheOtherNetworks) {
   for (std::string l; std::getline(cab, l);) ++per[l.substr(l.rfind(',') + 1)];
   EXPECT_EQ(per["compute"], j["links"]["total"].get<long long>());
   for (const auto& n : j["networks"]["nets"])
-    EXPECT_EQ(per[n["network"].get<std::string>()],
-              n["host_links"].get<long long>() + n["leaf_spine_links"].get<long long>() +
-                  n["isl_links"].get<long long>());
+    EXPECT_EQ(per[n["network"].get<std::string>()], n["host_links"].get<long long>() +
+                                                        n["leaf_spine_links"].get<long long>() +
+                                                        n["isl_links"].get<long long>());
   fs::remove_all(dir);
 }
 

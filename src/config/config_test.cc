@@ -831,7 +831,8 @@ TEST(Networks, EveryEndpointIsAddressedAndEverySwitchHasItsManagementInterface) 
   EXPECT_NE(ib.find("nv set bridge domain br_default vlan 20"), std::string::npos);
   // node001's in-band port is half of its LACP bond, an MLAG bond of the leaf pair.
   EXPECT_NE(ib.find("nv set interface bond1 bond member swp1\n"), std::string::npos) << ib;
-  EXPECT_NE(ib.find("nv set interface bond1 bridge domain br_default access 20"), std::string::npos);
+  EXPECT_NE(ib.find("nv set interface bond1 bridge domain br_default access 20"),
+            std::string::npos);
   EXPECT_EQ(sh_syntax(ib), 0);
   const auto np = YAML::Load(files.at("hosts/node001/netplan-networks.yaml"));
   EXPECT_EQ(np["network"]["bonds"]["bond0"]["interfaces"].size(), 2u);
@@ -842,8 +843,9 @@ TEST(Networks, EveryEndpointIsAddressedAndEverySwitchHasItsManagementInterface) 
 // A storage fabric of InfiniBand switches gets its own subnet manager's configuration, not the
 // NVUE scripts an Ethernet network's switches get.
 TEST(Networks, AnInfinibandStorageFabricGetsItsOwnSubnetManager) {
-  const PlannedSpec planned = testing::load_example_edited(
-      "networks-dgx-256.yaml", "    switch: auto\n    vlan: 30", "    switch: qm9700\n    vlan: 30");
+  const PlannedSpec planned =
+      testing::load_example_edited("networks-dgx-256.yaml", "    switch: auto\n    vlan: 30",
+                                   "    switch: qm9700\n    vlan: 30");
   ASSERT_TRUE(planned.plan.networks.has_value());
   auto set = config_files(planned, {});
   ASSERT_TRUE(set.ok()) << format_diagnostics(set.errors());
@@ -899,8 +901,9 @@ TEST(Networks, SwitchToSwitchLinksAreTrunksTaggedAlikeAtBothEnds) {
     }
     if (path.find("inband-spine") != std::string::npos) {
       EXPECT_EQ(content.find(" access "), std::string::npos) << path << ": a spine faces leaves";
-      oob_gateway = oob_gateway || content.find("nv set interface vlan10 ip vrr address 10.16.0.1/") !=
-                                       std::string::npos;
+      oob_gateway =
+          oob_gateway ||
+          content.find("nv set interface vlan10 ip vrr address 10.16.0.1/") != std::string::npos;
     }
   }
   // Each cable tagged at both ends; the in-band trunks carry the OOB VLAN too. An OOB switch's
@@ -934,10 +937,12 @@ TEST(Networks, InbandLeafPairsRunMlagForTheServersBonds) {
   };
   int pairs = 0;
   for (int i = 1; files.count(fmt::format("networks/inband-leaf-a{:02}.sh", i)); ++i) {
-    const std::string a = fmt::format("inband-leaf-a{:02}", i), b = fmt::format("inband-leaf-b{:02}", i);
+    const std::string a = fmt::format("inband-leaf-a{:02}", i),
+                      b = fmt::format("inband-leaf-b{:02}", i);
     const std::string& fa = files.at("networks/" + a + ".sh");
     const std::string& fb = files.at("networks/" + b + ".sh");
-    const auto mac_a = lines(fa, "nv set mlag mac-address "), mac_b = lines(fb, "nv set mlag mac-address ");
+    const auto mac_a = lines(fa, "nv set mlag mac-address "),
+               mac_b = lines(fb, "nv set mlag mac-address ");
     ASSERT_EQ(mac_a.size(), 1u) << a;
     EXPECT_EQ(mac_a, mac_b) << a;
     // Each leaf's own management address, as its script sets eth0.
@@ -954,9 +959,13 @@ TEST(Networks, InbandLeafPairsRunMlagForTheServersBonds) {
     const auto da = lines(fa, "nv set interface bond"), db = lines(fb, "nv set interface bond");
     std::vector<std::string> ida, idb;
     for (const auto& l : da)
-      if (l.find(" description ") != std::string::npos || l.find(" bond mlag id ") != std::string::npos) ida.push_back(l);
+      if (l.find(" description ") != std::string::npos ||
+          l.find(" bond mlag id ") != std::string::npos)
+        ida.push_back(l);
     for (const auto& l : db)
-      if (l.find(" description ") != std::string::npos || l.find(" bond mlag id ") != std::string::npos) idb.push_back(l);
+      if (l.find(" description ") != std::string::npos ||
+          l.find(" bond mlag id ") != std::string::npos)
+        idb.push_back(l);
     EXPECT_FALSE(ida.empty()) << a;
     EXPECT_EQ(ida, idb) << a;
     EXPECT_EQ(sh_syntax(fa), 0);

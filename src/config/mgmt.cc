@@ -170,7 +170,8 @@ std::string mlag_pair(const NetAddressPlan& a, const std::string& name, const st
                       const std::set<int>& peer_ports, const std::map<std::string, int>& bonded,
                       const std::map<std::string, int>& switch_bonds, const Switch& sw,
                       double host_gbps, int vlan, int oob_vlan) {
-  std::string s = "# MLAG with " + peer + " (the servers' in-band bonds are LACP across the pair)\n";
+  std::string s =
+      "# MLAG with " + peer + " (the servers' in-band bonds are LACP across the pair)\n";
   for (int port : peer_ports)
     s += fmt::format("nv set interface peerlink bond member {}\n", swp(sw, host_gbps, port));
   s += "nv set interface peerlink type peerlink\n"
@@ -184,8 +185,8 @@ std::string mlag_pair(const NetAddressPlan& a, const std::string& name, const st
   int pair = 0;
   for (size_t i = first.find_last_not_of("0123456789") + 1; i < first.size(); ++i)
     pair = pair * 10 + (first[i] - '0');
-  s += fmt::format("nv set mlag mac-address 44:38:39:ff:{:02x}:{:02x}\n", 0x80 | ((pair >> 8) & 0x0f),
-                   pair & 0xff);
+  s += fmt::format("nv set mlag mac-address 44:38:39:ff:{:02x}:{:02x}\n",
+                   0x80 | ((pair >> 8) & 0x0f), pair & 0xff);
   if (const NetAddress* m = a.mgmt_of(peer))
     s += fmt::format("nv set mlag backup {} vrf mgmt\n", ipv4_str(m->ip));
   s += "nv set mlag peer-ip linklocal\n";
@@ -202,9 +203,10 @@ std::string mlag_pair(const NetAddressPlan& a, const std::string& name, const st
         "nv set interface bond{0} bond member {2}\n"
         "nv set interface bond{0} bond mlag id {0}\n",
         bond, device, swp(sw, host_gbps, port));
-    s += server ? fmt::format("nv set interface bond{0} bond lacp-bypass on\n"
-                              "nv set interface bond{0} bridge domain br_default access {1}\n",
-                              bond, vlan)
+    s += server ? fmt::format(
+                      "nv set interface bond{0} bond lacp-bypass on\n"
+                      "nv set interface bond{0} bridge domain br_default access {1}\n",
+                      bond, vlan)
                 : fmt::format("nv set interface bond{} bridge domain br_default vlan {}\n", bond,
                               oob_vlan);
   };
@@ -222,12 +224,12 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
   // VLANs it carries.
   struct Ports {
     std::set<int> host;
-    std::map<int, std::set<int>> up, down;  // trunk ports: the lower end's, the upper end's
-    std::set<int> peer;                     // the MLAG peer link's ports
-    std::map<std::string, int> bonded;      // a dual-attached server: its port here
+    std::map<int, std::set<int>> up, down;    // trunk ports: the lower end's, the upper end's
+    std::set<int> peer;                       // the MLAG peer link's ports
+    std::map<std::string, int> bonded;        // a dual-attached server: its port here
     std::map<std::string, int> switch_bonds;  // an OOB switch uplinked to both leaves: its port
-    std::set<int> uplink_bond;              // an OOB switch's uplinks to an MLAG pair: one bond
-    std::string pair;                       // the other leaf of its pair
+    std::set<int> uplink_bond;                // an OOB switch's uplinks to an MLAG pair: one bond
+    std::string pair;                         // the other leaf of its pair
   };
   std::map<std::string, Ports> used;
   auto vlan_of = [&](NetworkKind k) {

@@ -104,12 +104,11 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.domain_gpus_ = b.D;
   cm.nccl_ = o.nccl.value_or(plan.nccl);
   cm.generation_ = generation_of(plan.gpu);
-  b.channel_limit =
-      cm.nccl_ == NcclRelease::kV2_18 ? nccl::kMaxChannelsV218 : nccl::kMaxChannels;
+  b.channel_limit = cm.nccl_ == NcclRelease::kV2_18 ? nccl::kMaxChannelsV218 : nccl::kMaxChannels;
   if (plan.nic.rate_gbps > 0)
-    b.net_graph_channels = ring_graph_channels_across(
-        fab.nics_per_node(), fab.gpus_per_node(), plan.nic.rate_gbps / 8,
-        std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen), cm.generation_);
+    b.net_graph_channels =
+        ring_graph_channels_across(fab.nics_per_node(), fab.gpus_per_node(), plan.nic.rate_gbps / 8,
+                                   std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen), cm.generation_);
   cm.ring_channels_ = b.ring_channels();
   cm.ring_graph_channels_ = b.ring_graph_channels();
   cm.profile_ = o.calibration ? *o.calibration : plan.calibration;
@@ -489,10 +488,10 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   int graph_channels = a == Algorithm::kTree ? tree_graph_channels_ : ring_graph_channels_;
   if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree) {
     graph_channels = 0;
-    channels = generation_ == GpuGeneration::kBlackwell && nccl_ != NcclRelease::kV2_18
-                   ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti
-                                   : nccl::kNvlsChannelsBlackwellOne)
-                   : nccl::kNvlsChannelsHopper;
+    channels =
+        generation_ == GpuGeneration::kBlackwell && nccl_ != NcclRelease::kV2_18
+            ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti : nccl::kNvlsChannelsBlackwellOne)
+            : nccl::kNvlsChannelsHopper;
   }
   CostShape s{op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
   s.graph_channels = graph_channels;

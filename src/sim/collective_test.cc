@@ -393,8 +393,8 @@ TEST(Collective, AlltoallFollowsNodesOverNodesMinusOne) {
 }
 
 // Posting a send and a receive per peer overlaps the data: at 1 GiB on 512 nodes (4,096 ranks,
-// 6 ms of posting to the 4,088 network peers) the alltoall still runs at the per-GPU network bandwidth, while a tiny one
-// pays the posting in full.
+// 6 ms of posting to the 4,088 network peers) the alltoall still runs at the per-GPU network
+// bandwidth, while a tiny one pays the posting in full.
 TEST(Collective, AlltoallPostingOverlapsTheData) {
   const auto s = setup(ib("h100-sxm", 512, "cx7-400g", "qm9700"));
   SimOptions o;

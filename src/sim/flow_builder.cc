@@ -390,8 +390,8 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
             static_cast<double>(copies);
         share = multinomial_shares(
             static_cast<long long>(std::llround(routes_here)), ways,
-            mix_key(seed, mix_key(mix_key(rail, plane),
-                                  mix_key(std::get<2>(ka), std::get<2>(kb)))));
+            mix_key(seed,
+                    mix_key(mix_key(rail, plane), mix_key(std::get<2>(ka), std::get<2>(kb)))));
       }
       for (int w = 0; w < ways && ok; ++w) {
         const int a = src[static_cast<size_t>(w) % src.size()];

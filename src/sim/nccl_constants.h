@@ -284,7 +284,8 @@ inline constexpr double kP2pBaseLatencyUs = 8.4;  // as Ring/Simple base latency
 // channels for it); NVIDIA/nccl#1272 (18.3 GB/s on reduced channels, line rate with
 // NCCL_NCHANNELS_PER_NET_PEER=4) and #2408 (~13 GB/s a connection on 400G RoCE) measure about it.
 inline constexpr double kP2pNetChannelGBs = 14.0;
-// v2.18's channels per network peer, NCCL_NCHANNELS_PER_NET_PEER's default (paths.cc@v2.18.6-1:667).
+// v2.18's channels per network peer, NCCL_NCHANNELS_PER_NET_PEER's default
+// (paths.cc@v2.18.6-1:667).
 inline constexpr int kP2pNetChannelsPerPeerV2_18 = 2;
 // Send/recv operations one kernel batch holds per channel (NCCL_MAX_DEV_WORK_P2P_PER_BATCH,
 // device.h@v2.29.7-1:386): v2.29 cuts a multi-node communicator's channels per peer until every

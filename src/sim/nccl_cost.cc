@@ -282,11 +282,11 @@ int ring_graph_channels_across(int nics_per_node, int gpus_per_node, double nic_
   const double pcie = 16 * lane / 80;
   const int nics_per_gpu = std::max(1, nics / std::max(1, gpus_per_node));
   const double bw = std::min(nic_GBps, pcie / nics_per_gpu);
-  const bool hopper_on = generation == GpuGeneration::kHopper ||
-                         generation == GpuGeneration::kBlackwell;
-  const bool dup = bw >= nccl::kDupChannelsMinGBs &&
-                   !(hopper_on && bw < nccl::kDupChannelsHopperMinGBs &&
-                     nics > nccl::kDupChannelsHopperMaxChannels);
+  const bool hopper_on =
+      generation == GpuGeneration::kHopper || generation == GpuGeneration::kBlackwell;
+  const bool dup =
+      bw >= nccl::kDupChannelsMinGBs && !(hopper_on && bw < nccl::kDupChannelsHopperMinGBs &&
+                                          nics > nccl::kDupChannelsHopperMaxChannels);
   return std::min(nics * (dup ? 2 : 1), nccl::kMaxChannels / 2);
 }
 
@@ -306,8 +306,8 @@ int p2p_channels_per_peer(const CostShape& s) {
     while (max_ch > 1 && max_ch * s.ranks > p2p * nccl::kP2pOpsPerChannelSync) max_ch /= 2;
     return std::min(all, pow2_up(std::max(nccl::kP2pNicsByBandwidth, max_ch)));
   }
-  int cpp = pow2_up(std::max(nics, static_cast<int>(std::ceil(nics * s.p2p_nic_GBps /
-                                                              nccl::kP2pNetChannelGBs))));
+  int cpp = pow2_up(
+      std::max(nics, static_cast<int>(std::ceil(nics * s.p2p_nic_GBps / nccl::kP2pNetChannelGBs))));
   const long long rounds = (s.ranks + nccl::kP2pOpsPerBatch - 1) / nccl::kP2pOpsPerBatch;
   while (s.domains > 1 && cpp > 1 && cpp * rounds > all) cpp /= 2;
   return std::min(cpp, all);

@@ -4,10 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <tuple>
-
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "sim/nccl_constants.h"
 
@@ -94,8 +93,7 @@ TEST(NcclCost, TheTimeTakesTheCorrectedStepsTheTunerTheReleases) {
   const CostShape one = shape(Op::kAllGather, 2, 2, k218);
   EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, one, LatencyUse::kTuner), 6.6 + 2.7,
               1e-4);
-  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, one, LatencyUse::kTime), 6.6 + 5.0,
-              1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, one, LatencyUse::kTime), 6.6 + 5.0, 1e-4);
   // collective_time_us is the time; tuner_time_us the estimate NCCL chooses by.
   const double t = collective_time_us(Algorithm::kRing, Protocol::kLL, one, 1e-9, 8);
   const double e = tuner_time_us(Algorithm::kRing, Protocol::kLL, one, 1e-9, 8);
@@ -108,7 +106,7 @@ TEST(NcclCost, NvlsTreeCapSteersTheChoiceNotTheTime) {
   CostShape s = shape(Op::kAllReduce, 32, 4, k229);
   s.generation = GpuGeneration::kBlackwell;
   const double bytes = 16.0 * (1LL << 30), fast = 1e-13;  // 10 TB/s: far above the cap
-  const double capped_alg = 8 * 43.8e9 * 32 / 62;        // 8 heads x 43.8 GB/s x N / nsteps
+  const double capped_alg = 8 * 43.8e9 * 32 / 62;         // 8 heads x 43.8 GB/s x N / nsteps
   const double est = tuner_time_us(Algorithm::kNvlsTree, Protocol::kSimple, s, fast, bytes);
   EXPECT_NEAR(est - latency_us(Algorithm::kNvlsTree, Protocol::kSimple, s),
               bytes / capped_alg * 1e6, 1.0);
@@ -238,8 +236,7 @@ TEST(NcclCost, PipelineFillsBroadcastChainsTreesAndNvls) {
   EXPECT_DOUBLE_EQ(b.chunks, 8);
   EXPECT_DOUBLE_EQ(b.fill_factor(), (8 + 6) / 8.0);
   // 1 MiB: 64 KiB a channel, one chunk, stored and forwarded at each of the 7 hops.
-  EXPECT_DOUBLE_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, bc, 1 << 20).fill_factor(),
-                   7);
+  EXPECT_DOUBLE_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, bc, 1 << 20).fill_factor(), 7);
   // A ring all_reduce's loops follow each other through the FIFO: no fill.
   EXPECT_DOUBLE_EQ(
       pipeline_run(Algorithm::kRing, Protocol::kSimple, shape(Op::kAllReduce, 8, 1, k229), 1 << 20)
@@ -315,7 +312,8 @@ TEST(NcclCost, NetworkSendRecvRunsOnFewChannels) {
   EXPECT_EQ(p2p_channels_per_peer(s), 2);
   EXPECT_EQ(p2p_op_channels(s, 256.0 * (1 << 20)), 2);
   EXPECT_EQ(p2p_op_channels(s, 32 * 1024), 1);
-  const double bw = protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, s, 47e9, 256.0 * (1 << 20));
+  const double bw =
+      protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, s, 47e9, 256.0 * (1 << 20));
   EXPECT_NEAR(bw, 2 * nccl::kP2pNetChannelGBs * 1e9, 1e6);
   CostShape two = s;
   two.ranks = 16;

@@ -211,10 +211,10 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
     gpu_link_down.resize(static_cast<size_t>(gpus));
     for (long long g = 0; g < gpus; ++g) {
       const int sw = pcie_switch_base + static_cast<int>(g);
-      gpu_link_up[g] = f.add_link(static_cast<int>(g), sw, gpu_pcie, kPcieHopLatencyS / 2,
-                                  LinkClass::kPcie);
-      gpu_link_down[g] = f.add_link(sw, static_cast<int>(g), gpu_pcie, kPcieHopLatencyS / 2,
-                                    LinkClass::kPcie);
+      gpu_link_up[g] =
+          f.add_link(static_cast<int>(g), sw, gpu_pcie, kPcieHopLatencyS / 2, LinkClass::kPcie);
+      gpu_link_down[g] =
+          f.add_link(sw, static_cast<int>(g), gpu_pcie, kPcieHopLatencyS / 2, LinkClass::kPcie);
     }
     f.gpu_pcie_up_.resize(nics);
     f.gpu_pcie_down_.resize(nics);
@@ -318,7 +318,8 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   for (size_t s = 0; s < switches; ++s) {
     const auto& g = f.down_groups_[s];
     bool dense = !g.empty();
-    for (size_t i = 1; i < g.size() && dense; ++i) dense = g[i].first == g[0].first + static_cast<int32_t>(i);
+    for (size_t i = 1; i < g.size() && dense; ++i)
+      dense = g[i].first == g[0].first + static_cast<int32_t>(i);
     if (dense) f.dense_key0_[s] = g[0].first;
   }
   return f;
@@ -359,7 +360,7 @@ bool Fabric::reaches(int v, int dst_leaf) const {
   const auto it =
       key0 >= 0
           ? (key >= key0 && key - key0 < static_cast<int32_t>(g.size()) ? g.begin() + (key - key0)
-                                                                         : g.end())
+                                                                        : g.end())
           : std::lower_bound(g.begin(), g.end(), std::pair<int32_t, int32_t>{key, -1});
   if (it == g.end() || it->first != key) return {};
   const auto& links = down_links_[s];

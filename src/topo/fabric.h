@@ -132,9 +132,7 @@ class Fabric {
   /// hang off, which all of its NICs' GPUDirect traffic crosses (GPU -> switch, and back);
   /// -1 where a GPU has one NIC (its NIC's link above is then the whole PCIe path).
   int gpu_pcie_to_nic(int nic) const { return gpu_pcie_up_.empty() ? -1 : gpu_pcie_up_[nic]; }
-  int gpu_pcie_from_nic(int nic) const {
-    return gpu_pcie_down_.empty() ? -1 : gpu_pcie_down_[nic];
-  }
+  int gpu_pcie_from_nic(int nic) const { return gpu_pcie_down_.empty() ? -1 : gpu_pcie_down_[nic]; }
   int nic_to_leaf(int nic, int plane) const { return nic_up_[nic * planes_ + plane]; }
   int leaf_to_nic(int nic, int plane) const { return nic_down_[nic * planes_ + plane]; }
 
@@ -249,8 +247,8 @@ class Fabric {
   std::vector<int32_t> pod_;  ///< per vertex: pod / group of a switch; for a core its group
   std::vector<int32_t> gpu_up_, gpu_down_, pcie_up_, pcie_down_;
   std::vector<int32_t> gpu_pcie_up_, gpu_pcie_down_;  ///< per NIC: its GPU's shared link, if any
-  std::vector<int32_t> nic_up_, nic_down_;  ///< per (nic, plane)
-  std::vector<int32_t> nic_leaf_;           ///< leaf vertex per (nic, plane)
+  std::vector<int32_t> nic_up_, nic_down_;            ///< per (nic, plane)
+  std::vector<int32_t> nic_leaf_;                     ///< leaf vertex per (nic, plane)
   /// An adjacency entry: what routing needs of a link, kept contiguous per switch so that
   /// choosing among equal paths does not chase links across memory.
   struct Adj {

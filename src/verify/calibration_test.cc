@@ -245,25 +245,27 @@ TEST(Calibration, AnAutoRunWithNvlsSwitchedOnIsChosenAsNcclChooses) {
   for (const char* env : {"NCCL_MAX_NCHANNELS=0", "NCCL_MAX_NCHANNELS=65", "NCCL_MIN_NCHANNELS=+4",
                           "NCCL_MIN_NCHANNELS=08", "NCCL_MIN_NCHANNELS=", "NCCL_MAX_NCHANNELS=x",
                           "NCCL_MIN_NCHANNELS=4 NCCL_MIN_NCHANNELS=8"}) {
-    auto r = calibrate(kHeader + ",set,gpus_per_thread,nccl_env\n"
-                                 "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,1024,,9,n,"
-                                 "test,," + std::string(env) + "\n",
+    auto r = calibrate(kHeader +
+                           ",set,gpus_per_thread,nccl_env\n"
+                           "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,1024,,9,n,"
+                           "test,," +
+                           std::string(env) + "\n",
                        "env.csv");
     ASSERT_FALSE(r.ok()) << env;
     EXPECT_EQ(r.errors()[0].key, "nccl_env") << env;
     EXPECT_EQ(r.errors()[0].line, 2) << env;
   }
-  auto ok = calibrate(kHeader + ",set,gpus_per_thread,nccl_env\n"
-                                "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,1024,,9,n,"
-                                "test,,NCCL_MIN_NCHANNELS=32 NCCL_MAX_NCHANNELS=64\n",
+  auto ok = calibrate(kHeader +
+                          ",set,gpus_per_thread,nccl_env\n"
+                          "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,1024,,9,n,"
+                          "test,,NCCL_MIN_NCHANNELS=32 NCCL_MAX_NCHANNELS=64\n",
                       "env.csv");
   EXPECT_TRUE(ok.ok()) << format_diagnostics(ok.errors());
 }
 
 // nccl-tests -g 8 (one thread drives a node's eight GPUs): a small call waits on the host.
 TEST(Calibration, GpusPerThreadIsReadAndSetsTheHostFloor) {
-  const std::string row =
-      "a,H100-SXM,1,8,none,0,NVLink4,2.26.2,all_gather,ring,128,,35.05,n,fit,";
+  const std::string row = "a,H100-SXM,1,8,none,0,NVLink4,2.26.2,all_gather,ring,128,,35.05,n,fit,";
   auto s = calibrate(kHeader + ",set,gpus_per_thread\n" + row + "8\n" + row + "\n", "g.csv");
   ASSERT_TRUE(s.ok()) << format_diagnostics(s.errors());
   ASSERT_EQ(s->points.size(), 2u);
