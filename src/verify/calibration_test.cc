@@ -231,11 +231,16 @@ TEST(Calibration, AnAutoRunWithNvlsSwitchedOnIsChosenAsNcclChooses) {
   EXPECT_EQ(s->points[1].simulated_algorithm, "ring");
   EXPECT_EQ(s->points[2].algorithm_group, "auto, collnet on");
   EXPECT_EQ(s->points[2].simulated_algorithm, "collnet");
-  auto bad = calibrate(kHeader +
-                           ",set,gpus_per_thread,nccl_env\n"
-                           "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,1024,,9,n,"
-                           "test,,NCCL_ALGO=NVLS\n",
-                       "env.csv");
+  // One 1 KiB row whose run set `env`.
+  auto with_env = [&](const std::string& env) {
+    return calibrate(
+        kHeader +
+            ",set,gpus_per_thread,nccl_env\n"
+            "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,1024,,9,n,test,," +
+            env + "\n",
+        "env.csv");
+  };
+  auto bad = with_env("NCCL_ALGO=NVLS");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(format_diagnostic(bad.errors()[0]),
             "env.csv:2: error: nccl_env: 'NCCL_ALGO=NVLS' is not understood (use "
@@ -245,21 +250,12 @@ TEST(Calibration, AnAutoRunWithNvlsSwitchedOnIsChosenAsNcclChooses) {
   for (const char* env : {"NCCL_MAX_NCHANNELS=0", "NCCL_MAX_NCHANNELS=65", "NCCL_MIN_NCHANNELS=+4",
                           "NCCL_MIN_NCHANNELS=08", "NCCL_MIN_NCHANNELS=", "NCCL_MAX_NCHANNELS=x",
                           "NCCL_MIN_NCHANNELS=4 NCCL_MIN_NCHANNELS=8"}) {
-    auto r = calibrate(kHeader +
-                           ",set,gpus_per_thread,nccl_env\n"
-                           "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,1024,,9,n,"
-                           "test,," +
-                           std::string(env) + "\n",
-                       "env.csv");
+    auto r = with_env(env);
     ASSERT_FALSE(r.ok()) << env;
     EXPECT_EQ(r.errors()[0].key, "nccl_env") << env;
     EXPECT_EQ(r.errors()[0].line, 2) << env;
   }
-  auto ok = calibrate(kHeader +
-                          ",set,gpus_per_thread,nccl_env\n"
-                          "a,B200,2,8,400G,8,InfiniBand NDR,2.29.7,all_reduce,auto,1024,,9,n,"
-                          "test,,NCCL_MIN_NCHANNELS=32 NCCL_MAX_NCHANNELS=64\n",
-                      "env.csv");
+  auto ok = with_env("NCCL_MIN_NCHANNELS=32 NCCL_MAX_NCHANNELS=64");
   EXPECT_TRUE(ok.ok()) << format_diagnostics(ok.errors());
 }
 
