@@ -147,7 +147,8 @@ Command add_calibrate(CLI::App& root) {
       ->check(CLI::Range(1, kMaxFlagGpusPerNode));
   complete_with(
       a->add_option("--algo", f->algo,
-                    "auto | ring | tree | nvls | nvls_tree | collnet | pat | p2p (with --fit: the "
+                    "auto | ring | tree | nvls | nvls_tree | collnet | collnet_chain | pat | p2p "
+                    "(with --fit: the "
                     "NCCL_ALGO every run was forced to; auto: each file's NCCL_ALGO line, else "
                     "NCCL's choice)")
           ->capture_default_str(),

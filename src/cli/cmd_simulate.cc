@@ -249,8 +249,8 @@ Command add_simulate(CLI::App& root) {
       ->check(finite_in(kMinStepFactor, kMaxStepFactor))
       ->capture_default_str();
   complete_with(a->add_option("--algo", f->algo,
-                              "auto | ring | tree | nvls | nvls_tree | collnet | pat | p2p (auto: "
-                              "as NCCL)")
+                              "auto | ring | tree | nvls | nvls_tree | collnet | collnet_chain | "
+                              "pat | p2p (auto: as NCCL; collnet is CollNet Direct)")
                     ->capture_default_str(),
                 [] { return auto_or(names_of(kAlgorithmNames)); });
   complete_with(

@@ -132,21 +132,21 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
          "ECMP collision factor = the most bytes on one switch-to-switch link over the even share "
          "of its group: leaf-spine or spine-core, up or down, never below one flow's piece; "
          "1 = even)\n";
-    s += fmt::format("# {:>10}  {:<9}  {:<6}  {:>10}  {:<26}  {:>5}  {:>9}\n", "size", "algorithm",
+    s += fmt::format("# {:>10}  {:<13}  {:<6}  {:>10}  {:<26}  {:>5}  {:>9}\n", "size", "algorithm",
                      "proto", "latency_us", "bottleneck", "util", "collision");
     for (const auto& row : r.rows)
-      s += fmt::format("# {:>10}  {:<9}  {:<6}  {:>10.1f}  {:<26}  {:>5.2f}  {:>9.2f}\n",
+      s += fmt::format("# {:>10}  {:<13}  {:<6}  {:>10.1f}  {:<26}  {:>5.2f}  {:>9.2f}\n",
                        static_cast<long long>(row.bytes), algorithm_name(row.algorithm),
                        protocol_name(row.protocol), row.latency_us, row.bottleneck,
                        row.bottleneck_utilization, row.ecmp_collision);
     s += "#\n# algorithms evaluated:\n";
     for (const auto& a : m.algorithms()) {
       if (a.available)
-        s += fmt::format("#   {:<9} {:>8.1f} GB/s algbw at large sizes (Simple), {} flows{}\n",
+        s += fmt::format("#   {:<13} {:>8.1f} GB/s algbw at large sizes (Simple), {} flows{}\n",
                          algorithm_name(a.algorithm), 1e-9 / a.seconds_per_byte, a.flows,
                          a.unroutable ? fmt::format(", {} unroutable", a.unroutable) : "");
       else
-        s += fmt::format("#   {:<9} not used: {}\n", algorithm_name(a.algorithm),
+        s += fmt::format("#   {:<13} not used: {}\n", algorithm_name(a.algorithm),
                          a.unavailable_reason);
     }
   }

@@ -111,6 +111,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
                                    std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen), cm.generation_);
   cm.ring_channels_ = b.ring_channels();
   cm.ring_graph_channels_ = b.ring_graph_channels();
+  cm.collnet_nics_ = fab.nics_per_node();
   cm.profile_ = o.calibration ? *o.calibration : plan.calibration;
   cm.tree_channels_ = b.tree_channels();
   cm.tree_graph_channels_ = b.tree_graph_channels();
@@ -134,6 +135,13 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   // Only the algorithm whose traffic per link is kept, when one is.
   auto skipped = [&](Algorithm a) { return o.link_load_of && a != *o.link_load_of; };
   LinkLoad* keep = cm.link_load_ ? &*cm.link_load_ : nullptr;
+  // The algorithms whose all_reduce goes through the in-network reduction: CollNet Direct and
+  // Chain, and NVLS across domains (set below, once it is known whether NVLS runs over CollNet).
+  bool nvls_over_collnet = false;
+  auto in_network = [&](Algorithm a) {
+    return o.op == Op::kAllReduce && (a == Algorithm::kCollNet || a == Algorithm::kCollNetChain ||
+                                      (a == Algorithm::kNvls && nvls_over_collnet));
+  };
   auto model = [&](Algorithm a, std::string why_not, auto&& fill) {
     AlgorithmModel m;
     m.algorithm = a;
@@ -156,6 +164,14 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     m.available = true;
     solve_flows(fab, fs, c, payload, m, keep);
     m.net_hop_latency_us = mean_hop_latency_us(b.path_latency);
+    if (in_network(a)) {  // the NICs' path alone, which the in-network operations lengthen
+      FlowSet net(b.flow_budget);
+      AlgorithmModel alone;
+      if (b.collnet_network(net)) {
+        solve_flows(fab, net, cap, kPayload, alone, nullptr);
+        m.network_seconds_per_byte = alone.seconds_per_byte;
+      }
+    }
     if (!std::isfinite(m.seconds_per_byte) || m.seconds_per_byte <= 0 || m.unroutable > 0) {
       m.available = false;
       m.unavailable_reason = "no path: failed links cut the ranks apart";
@@ -206,6 +222,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   // need more: a CollNet plugin with iallgather / ireducescatter and no more GPUs a node than
   // CollNet heads (tuning.cc@v2.29.7-1:325-343).
   const bool nvls_collnet = multi && reduce_all && cn_no.empty();
+  nvls_over_collnet = nvls_collnet;
   model(Algorithm::kNvls,
         nvls_no.empty() && multi && !nvls_collnet
             ? std::string(
@@ -242,6 +259,14 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     else
       b.collnet(fs);
     return kPayload;  // CollNet Direct's factors are NCCL's cost terms (nccl_cost.cc)
+  });
+  // CollNet Chain (all_reduce only, tuning.cc@v2.29.7-1:273-278): each channel's chain moves
+  // what Direct's scatter and gather move, 2(m - 1)/m x S a GPU's link each way, and its head's
+  // NIC takes the channel's share to the in-network reduction: the same links at the same
+  // loads; the chain's chunks and per-NIC operations are its cost terms (nccl_cost.cc).
+  model(Algorithm::kCollNetChain, reduce_all ? cn_no : "all_reduce only", [&](FlowSet& fs, auto&) {
+    b.collnet(fs);
+    return kPayload;
   });
   // PAT: log-depth all_gather / reduce_scatter; NCCL uses it with one GPU per node.
   // NCCL (2.23+) runs PAT with one GPU per node; forced, it runs anywhere.
@@ -493,8 +518,16 @@ CostShape CollectiveModel::shape(Algorithm a) const {
             ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti : nccl::kNvlsChannelsBlackwellOne)
             : nccl::kNvlsChannelsHopper;
   }
+  // CollNet on, more than one GPU a node: the communicator adds half its channels again
+  // (connect.cc@v2.29.7-1:457-462); gpufabric counts them for the CollNet algorithms only.
+  if ((a == Algorithm::kCollNet || a == Algorithm::kCollNetChain) && domain_gpus_ > 1)
+    channels = std::min(nccl_ == NcclRelease::kV2_18 ? nccl::kMaxChannelsV218 : nccl::kMaxChannels,
+                        static_cast<int>(channels * nccl::kCollNetChannelFactor));
   CostShape s{op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
   s.graph_channels = graph_channels;
+  s.collnet_nics = collnet_nics_;
+  for (const auto& m : models_)
+    if (m.algorithm == a) s.collnet_net_seconds_per_byte = m.network_seconds_per_byte;
   s.p2p_local_nics = p2p_local_nics_;
   s.p2p_nic_GBps = p2p_nic_GBps_;
   apply_profile(profile_, a, s);

@@ -49,7 +49,9 @@ struct AlgorithmModel {
   Algorithm algorithm = Algorithm::kRing;
   bool available = false;
   std::string unavailable_reason;
-  double seconds_per_byte = 0;        ///< Simple protocol, payload bytes (nccl-tests "size")
+  double seconds_per_byte = 0;  ///< Simple protocol, payload bytes (nccl-tests "size")
+  /// CollNet, and NVLS over it: the NICs' path to the in-network reduction alone (0: none).
+  double network_seconds_per_byte = 0;
   double net_hop_latency_us = 0;      ///< fabric latency of one node-to-node hop
   std::string bottleneck;             ///< link class that paced the slowest flow
   double bottleneck_utilization = 0;  ///< mean load/capacity of that class's busy links
@@ -85,7 +87,7 @@ class CollectiveModel {
   int nodes() const { return nodes_; }
   int domains() const { return domains_; }
   Op op() const { return op_; }
-  NcclRelease nccl() const { return nccl_; }  ///< whose tuner terms the costs use
+  NcclRelease nccl() const { return nccl_; }                ///< whose tuner terms the costs use
   int gpus_per_thread() const { return gpus_per_thread_; }  ///< nccl-tests -g
   const std::vector<AlgorithmModel>& algorithms() const { return models_; }
   LoadBalancing load_balancing() const { return load_balancing_; }
@@ -107,6 +109,7 @@ class CollectiveModel {
   int nodes_ = 0, domains_ = 0, domain_gpus_ = 0;
   int ring_channels_ = 16, tree_channels_ = 16;
   int ring_graph_channels_ = 8, tree_graph_channels_ = 8;  ///< the search graph's (tuner caps)
+  int collnet_nics_ = 0;  ///< NICs a node (CostShape::collnet_nics)
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::optional<Algorithm> forced_algorithm_;

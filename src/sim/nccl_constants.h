@@ -237,6 +237,25 @@ inline constexpr double kCollNetDirectHopperFactor = 0.85;
 // CollNet Direct all_gather / reduce_scatter: the network's rate x 0.9 (busBw = ppn x
 // min(bwIntra, bwInter x 0.9), tuning.cc@v2.29.7-1:315-317).
 inline constexpr double kCollNetDirectGatherNetFactor = 0.9;
+// CollNet Chain's chunk: at most 256 KiB, halved while the call gives a channel fewer than
+// depth x 64, x 8, x 1 chunks (depth: the GPUs of a node), down to 128, 64, 32 KiB
+// (enqueue.cc@v2.29.7-1:2147-2152, v2.18.6-1:1331-1336).
+inline constexpr double kCollNetChainMaxChunkBytes = 256.0 * 1024;
+// With CollNet on, a communicator with more than one GPU a node adds half its channels again
+// "to saturate intra-node bandwidth" (connect.cc@v2.29.7-1:457-462, v2.18.6-1:394-400).
+inline constexpr double kCollNetChannelFactor = 1.5;
+// The proxy issues one in-network operation (iallreduce) per step for up to this many channels
+// of a connection at once, in order (COLLNET_GROUP_NSUBS and "Enforce collective ordering of
+// collnet ops", transport/coll_net.cc@v2.29.7-1:34, 719-720 and 946-948; v2.18.6-1:27).
+inline constexpr int kCollNetGroupChannels = 8;
+// The time one in-network reduction (a SHARP operation of the CollNet plugin) holds a NIC
+// beyond its bytes, us: operations are issued in order and each one's cost is paid in series
+// with the data. gpufabric's term, fitted on the fit set's six CollNet all_reduce rows
+// (use3a-ss, NCCL 2.29.7, NCCL chooses: CollNet Chain, 768 KiB an operation), the median of
+// (measured time - time without the term) / operations; the Direct and Chain rows of
+// flapping-airplanes (test set) judge it. See data/calibration/README.md.
+inline constexpr double kCollNetOpUs = 5.8;
+
 // NCCL tuning.cc nvlsEfficiency: share of NVLink bandwidth NVLS reaches, Hopper 0.85, Blackwell
 // 0.74 (tuning.cc@v2.29.7-1:135-140).
 inline constexpr double kNvlsEfficiencyHopper = 0.85;

@@ -10,7 +10,7 @@
 
 namespace gf {
 std::optional<Algorithm> parse_algorithm(const std::string& s) {
-  if (s == "sharp") return Algorithm::kCollNet;
+  if (s == "sharp" || s == "collnet_direct") return Algorithm::kCollNet;
   return parse_name(kAlgorithmNames, s);
 }
 
@@ -166,6 +166,9 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
              2 * (std::min(1.0, ppn - 1) * hw(nccl::kNvlink, nccl::kCollNetDirect) +
                   (ppn - 1) * t.collnet_direct_arity_us) +
              inter(nccl::kCollNetDirect);
+    case Algorithm::kCollNetChain:  // up the node's chain, the network, down the chain
+      return base(nccl::kCollNetChain) + 2 * (ppn - 1) * hw(nccl::kNvlink, nccl::kCollNetChain) +
+             inter(nccl::kCollNetChain);
     case Algorithm::kPat:
       if (!t.has_pat) return std::numeric_limits<double>::infinity();
       return base(nccl::kPat) + log2_floor(n) * (inter(nccl::kPat) / nccl::kPatLatencyDivisor) +
@@ -247,6 +250,11 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
         bw *= nccl::kCollNetDirectHopperFactor;
       return bw;
     }
+    case Algorithm::kCollNetChain:
+      // CollNet Chain: the graph's channels at their intra-node rate, Simple only, none of
+      // Direct's factors (tuning.cc@v2.29.7-1:284-285, 313; v2.18.6-1:173-185). The tuner so
+      // rates it above Direct from Hopper on (Direct's x.85) and NCCL chooses it.
+      return p == Protocol::kSimple ? simple_Bps : 0;
     case Algorithm::kP2p: {
       if (p != Protocol::kSimple) return 0;
       if (n < 2 || s.p2p_nic_GBps <= 0) return simple_Bps;
@@ -357,6 +365,13 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
   }
   const double nc = r.channels;
   const double per_channel_bytes = S / nc;
+  // CollNet: the in-network operations one step issues at a NIC for `channels` of its
+  // connection (a group of up to 8 each), and what one costs in series with its bytes.
+  auto collnet_ops = [](int channels) {
+    return static_cast<double>((std::max(1, channels) + nccl::kCollNetGroupChannels - 1) /
+                               nccl::kCollNetGroupChannels);
+  };
+  const double op_us = nccl::kCollNetOpUs;
   const double step = nccl::kStepDataBytes[pi];
   auto stream = [&](double chunk, double streamed_bytes, int stages) {
     r.chunk_bytes = std::min(chunk, streamed_bytes);
@@ -414,6 +429,9 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
         if (S < 8 * ops * k && k > 32768) k = 32768;
         if (S < 2 * ops * k && k > 16384) k = 16384;
         stream(k * heads, per_channel_bytes, 2);
+        // Across domains NVLS runs over CollNet: every head sends its chunk of each channel to
+        // the in-network reduction, one operation per group of channels a loop, as Direct.
+        if (n > 1 && s.op == Op::kAllReduce) r.net_op_us = collnet_ops(r.channels) * op_us;
       } else {
         if (n >= 4) k = std::min(k, nccl::kNvlsTreeChunkBytesFrom4Nodes);
         if (S < 16 * ops * k && k > 131072) k = 131072;
@@ -433,6 +451,25 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       while (S / (nc * heads * k) < 8 && k > 65536) k /= 2;
       while (S / (nc * heads * k) < 8 && k > 32768) k /= 2;
       stream(k * heads, per_channel_bytes, 3);
+      // Every GPU heads every channel: a loop is one reduction a group of channels at each NIC.
+      if (s.op == Op::kAllReduce && n > 1) r.net_op_us = collnet_ops(r.channels) * op_us;
+      break;
+    }
+    case Algorithm::kCollNetChain: {
+      // A chunk goes up the chain of the node's GPUs, reduced at each, through the network's
+      // reduction from its head, and back down (device/all_reduce.h@v2.29.7-1:630-720:
+      // reduce-up and broadcast-down thread groups of one block run at once): 2(m - 1) NVLink
+      // hops and the network. Chunks as enqueue.cc@v2.29.7-1:2147-2152 sizes them.
+      const double depth = ppn;
+      double k = nccl::kCollNetChainMaxChunkBytes;
+      while (S / (nc * k) < depth * 64 && k > 131072) k /= 2;
+      while (S / (nc * k) < depth * 8 && k > 65536) k /= 2;
+      while (S / (nc * k) < depth && k > 32768) k /= 2;
+      stream(k, per_channel_bytes, 2 * std::max(0, static_cast<int>(ppn) - 1) + 1);
+      // A channel has one head, the GPU of its NIC: a NIC's head serves its share of the
+      // channels, one reduction per group of them a step.
+      const int nics = s.collnet_nics > 0 ? s.collnet_nics : std::max(1, static_cast<int>(ppn));
+      if (n > 1) r.net_op_us = collnet_ops((r.channels + nics - 1) / nics) * op_us;
       break;
     }
     default:  // PAT's steps are simulated one by one; point-to-point has its own schedule
@@ -497,7 +534,16 @@ double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
   const double full = full_data_us(a, p, s, seconds_per_byte, bytes) / s.bandwidth_factor;
   if (!std::isfinite(full)) return full;
   const PipelineRun run = pipeline_run(a, p, s, bytes);
-  return full * run.comm_channels / run.channels * run.fill_factor() + run.exposed_us();
+  const double spread = static_cast<double>(run.comm_channels) / run.channels * run.fill_factor();
+  const double t = full * spread + run.exposed_us();
+  // CollNet: the NICs' own path, their bytes and the in-network operations in series, paces the
+  // call where it is the longer (NIC-bound Chain and Direct; NVLS only where NVLink leaves the
+  // NICs no slack for them). The first loop's operations are the network step NCCL's latency
+  // already charges (latency_us); every further loop pays its own.
+  if (run.net_op_us <= 0 || s.collnet_net_seconds_per_byte <= 0) return t;
+  const double net = bytes * s.collnet_net_seconds_per_byte * 1e6 / s.bandwidth_factor * spread +
+                     (run.chunks - 1) * run.net_op_us;
+  return std::max(t, net);
 }
 
 double tuner_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,

@@ -15,7 +15,8 @@
 namespace gf {
 
 enum class Op { kAllReduce, kAllGather, kReduceScatter, kAlltoall, kBroadcast, kReduce, kSendRecv };
-enum class Algorithm { kRing, kTree, kNvls, kNvlsTree, kCollNet, kPat, kP2p };
+/// kCollNet is CollNet Direct (NCCL_ALGO=CollnetDirect), kCollNetChain CollNet Chain.
+enum class Algorithm { kRing, kTree, kNvls, kNvlsTree, kCollNet, kCollNetChain, kPat, kP2p };
 enum class Protocol { kLL, kLL128, kSimple };
 
 inline constexpr EnumName<Op> kOpNames[] = {{Op::kAllReduce, "all_reduce"},
@@ -28,8 +29,8 @@ inline constexpr EnumName<Op> kOpNames[] = {{Op::kAllReduce, "all_reduce"},
 inline constexpr EnumName<Algorithm> kAlgorithmNames[] = {
     {Algorithm::kRing, "ring"},       {Algorithm::kTree, "tree"},
     {Algorithm::kNvls, "nvls"},       {Algorithm::kNvlsTree, "nvls_tree"},
-    {Algorithm::kCollNet, "collnet"}, {Algorithm::kPat, "pat"},
-    {Algorithm::kP2p, "p2p"}};
+    {Algorithm::kCollNet, "collnet"}, {Algorithm::kCollNetChain, "collnet_chain"},
+    {Algorithm::kPat, "pat"},         {Algorithm::kP2p, "p2p"}};
 /// As NCCL_PROTO spells them (parse_protocol ignores case).
 inline constexpr EnumName<Protocol> kProtocolNames[] = {
     {Protocol::kLL, "LL"}, {Protocol::kLL128, "LL128"}, {Protocol::kSimple, "Simple"}};
@@ -39,7 +40,8 @@ inline const char* algorithm_name(Algorithm a) { return name_of(kAlgorithmNames,
 inline const char* protocol_name(Protocol p) { return name_of(kProtocolNames, p); }
 inline std::vector<std::string> op_names() { return names_of(kOpNames); }
 inline std::optional<Op> parse_op(const std::string& s) { return parse_name(kOpNames, s); }
-/// An algorithm's name; "sharp" is also CollNet (NCCL_ALGO=CollNet runs SHARP).
+/// An algorithm's name; "sharp" and "collnet_direct" are also CollNet Direct (NCCL_ALGO=CollNet
+/// runs SHARP as CollNet Direct or Chain, whichever the tuner prefers).
 std::optional<Algorithm> parse_algorithm(const std::string& s);
 /// LL, LL128 or Simple in any case (NCCL_PROTO is case-insensitive).
 std::optional<Protocol> parse_protocol(const std::string& s);
@@ -75,6 +77,11 @@ struct CostShape {
   /// known, no per-channel limit). They set the channels a network peer gets.
   int p2p_local_nics = 0;
   double p2p_nic_GBps = 0;
+  /// CollNet: the NICs of a domain, whose in-network reductions the heads issue (0: one per GPU).
+  int collnet_nics = 0;
+  /// CollNet: the seconds a payload byte takes on the NICs' path to the in-network reduction
+  /// alone, from the flow model (0: not known; no operation cost is charged).
+  double collnet_net_seconds_per_byte = 0;
 };
 
 /// The ring (and tree) graph's channels across nodes, as NCCL's topology search leaves them: a
@@ -143,6 +150,11 @@ struct PipelineRun {
   double fill_factor() const { return (chunks + (stages - 1) * stage_share) / chunks; }
   /// The exposed steps' time, us: one per chunk slot of the pipeline.
   double exposed_us() const { return (chunks + stages - 1) * exposed_step_us; }
+  /// CollNet (and NVLS across domains, which runs over it): the in-network operations a loop
+  /// issues at one NIC, in order, each costing nccl::kCollNetOpUs in series with the NIC's bytes
+  /// (0 elsewhere). data_time_us paces the call by the NIC's path where it is the longer, each
+  /// loop after the first paying them (the first is the network step of latency_us).
+  double net_op_us = 0;
 };
 PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes);
 

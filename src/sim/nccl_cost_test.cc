@@ -347,4 +347,73 @@ TEST(NcclCost, NetworkSendRecvRunsOnFewChannels) {
   EXPECT_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, a2a, 47e9, 1e9), 47e9);
 }
 
+// CollNet Chain (tuning.cc@v2.29.7-1:386-391, v2.18.6-1:233-234): 2 x (ppn - 1) NVLink steps and
+// one network step; Simple only, no Direct factor.
+TEST(NcclCost, CollNetChainLatencyAndBandwidthPerRelease) {
+  const CostShape m18 = shape(Op::kAllReduce, 32, 4, k218),
+                  m29 = shape(Op::kAllReduce, 32, 4, k229);
+  EXPECT_NEAR(latency_us(Algorithm::kCollNetChain, Protocol::kSimple, m18), 2 * 7 * 4.75 + 14,
+              1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kCollNetChain, Protocol::kSimple, m29), 2 * 7 * 2.8 + 30, 1e-4);
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kCollNetChain, Protocol::kSimple, m29, 40e9, 1e9), 40e9);
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kCollNetChain, Protocol::kLL, m29, 40e9, 1e9), 0);
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kCollNetChain, Protocol::kLL128, m29, 40e9, 1e9), 0);
+}
+
+// NCCL's tuner rates Direct x.85 from Hopper on, so with CollNet on it chooses Chain there for
+// large messages; on Ampere (no x.85, a NIC per GPU) Direct's lower latency wins.
+TEST(NcclCost, TheTunerPrefersChainFromHopperOnAndDirectOnAmpere) {
+  CostShape h = shape(Op::kAllReduce, 32, 4, k229);
+  h.graph_channels = 8;
+  const double spb = 1.0 / 300e9, big = 1 << 30;
+  EXPECT_LT(tuner_time_us(Algorithm::kCollNetChain, Protocol::kSimple, h, spb, big),
+            tuner_time_us(Algorithm::kCollNet, Protocol::kSimple, h, spb, big));
+  CostShape a = h;
+  a.generation = GpuGeneration::kAmpere;
+  EXPECT_GT(tuner_time_us(Algorithm::kCollNetChain, Protocol::kSimple, a, spb, big),
+            tuner_time_us(Algorithm::kCollNet, Protocol::kSimple, a, spb, big));
+}
+
+// Chain's chunk is at most 256 KiB and halves while a channel gets fewer than depth x 64, x 8,
+// x 1 of them (enqueue.cc@v2.29.7-1:2147-2152); a chunk crosses 2(m - 1) NVLink hops and the
+// network. Each loop pays the in-network operations the NIC issues for it: Chain's head serves
+// its NIC's share of the channels (24 over 8 NICs: 3, one operation), Direct's every GPU all of
+// them (24: three groups of 8).
+TEST(NcclCost, CollNetChunksAndOperationsAsNcclIssuesThem) {
+  CostShape s = shape(Op::kAllReduce, 32, 4, k229);
+  s.channels = 24;
+  s.collnet_nics = 8;
+  const double big = 24.0 * (1 << 30);  // 1 GiB a channel
+  const PipelineRun c = pipeline_run(Algorithm::kCollNetChain, Protocol::kSimple, s, big);
+  EXPECT_DOUBLE_EQ(c.chunk_bytes, 256 * 1024);
+  EXPECT_EQ(c.stages, 15);
+  EXPECT_DOUBLE_EQ(c.net_op_us, nccl::kCollNetOpUs);
+  // 24 MiB: 1 MiB a channel. 4 chunks < 8 x 64: 128 KiB, the first loop's floor; 8 < 8 x 8:
+  // 64 KiB, the second's; 16 >= 8 leaves the third.
+  const PipelineRun small = pipeline_run(Algorithm::kCollNetChain, Protocol::kSimple, s, 24 << 20);
+  EXPECT_DOUBLE_EQ(small.chunk_bytes, 64 * 1024);
+  const PipelineRun d = pipeline_run(Algorithm::kCollNet, Protocol::kSimple, s, big);
+  EXPECT_DOUBLE_EQ(d.net_op_us, 3 * nccl::kCollNetOpUs);
+  EXPECT_DOUBLE_EQ(d.chunk_bytes, 8 * 524288.0);
+  // One node: no network, no operation.
+  const CostShape one = shape(Op::kAllReduce, 8, 1, k229);
+  EXPECT_EQ(pipeline_run(Algorithm::kCollNetChain, Protocol::kSimple, one, big).net_op_us, 0);
+}
+
+// The NICs' path (their bytes, then the operations in series) paces a CollNet call only where
+// it is the longer: NIC-bound Chain pays every operation, a call whose NICs have slack none.
+TEST(NcclCost, InNetworkOperationsLengthenOnlyTheNicsPath) {
+  CostShape s = shape(Op::kAllReduce, 32, 4, k229);
+  s.channels = 24;
+  s.collnet_nics = 8;
+  const double bytes = 24.0 * (1 << 30), spb = 1.0 / 300e9;
+  const PipelineRun c = pipeline_run(Algorithm::kCollNetChain, Protocol::kSimple, s, bytes);
+  const double flow = data_time_us(Algorithm::kCollNetChain, Protocol::kSimple, s, spb, bytes);
+  s.collnet_net_seconds_per_byte = spb;  // the NICs are the bottleneck
+  EXPECT_NEAR(data_time_us(Algorithm::kCollNetChain, Protocol::kSimple, s, spb, bytes),
+              flow + (c.chunks - 1) * nccl::kCollNetOpUs, 1e-6 * flow);
+  s.collnet_net_seconds_per_byte = spb / 2;  // half the time on the NICs: slack for them
+  EXPECT_DOUBLE_EQ(data_time_us(Algorithm::kCollNetChain, Protocol::kSimple, s, spb, bytes), flow);
+}
+
 }  // namespace gf

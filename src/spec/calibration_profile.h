@@ -15,9 +15,9 @@ namespace gf {
 /// The algorithms a profile may carry a bandwidth factor for, in the order of sim's Algorithm
 /// enum (sim/nccl_cost.h; collective.cc checks the two agree at compile time). The spec layer is
 /// below sim, so the names are repeated here rather than included.
-inline constexpr const char* kProfileAlgorithmNames[] = {"ring",    "tree", "nvls", "nvls_tree",
-                                                         "collnet", "pat",  "p2p"};
-inline constexpr int kProfileAlgorithms = 7;
+inline constexpr const char* kProfileAlgorithmNames[] = {
+    "ring", "tree", "nvls", "nvls_tree", "collnet", "collnet_chain", "pat", "p2p"};
+inline constexpr int kProfileAlgorithms = 8;
 
 /// Bounds a profile's factors must lie in: an efficiency is a share of a link's rate (above 1
 /// would beat the wire); an algorithm factor scales a modelled bandwidth within 4x either way;
@@ -41,7 +41,7 @@ struct CalibrationProfile {
   /// switch time beyond NCCL's tables and the fabric's hop latency).
   double network_step_latency_us = 0;
   /// Per algorithm (kProfileAlgorithmNames order), the factor on its modelled bandwidth.
-  std::array<double, kProfileAlgorithms> algorithm_factor{1, 1, 1, 1, 1, 1, 1};
+  std::array<double, kProfileAlgorithms> algorithm_factor{1, 1, 1, 1, 1, 1, 1, 1};
 
   /// True when the profile changes nothing.
   bool identity() const;

@@ -95,8 +95,8 @@ std::string source_group(const std::string& source, const std::string& previous)
   return prefix;
 }
 
-// The algorithm group a published `algo` cell belongs to: NCCL_ALGO's CollnetDirect and
-// CollnetChain are both CollNet here; alltoall and sendrecv have no NCCL algorithm (p2p).
+// The algorithm group a published `algo` cell belongs to: NCCL_ALGO's CollnetDirect is
+// collnet, CollnetChain collnet_chain; alltoall and sendrecv have no NCCL algorithm (p2p).
 /// The NCCL variables a row's run set (the nccl_env column: `NAME=VALUE` separated by spaces).
 struct NcclEnv {
   std::optional<bool> nvls;     ///< NCCL_NVLS_ENABLE
@@ -149,6 +149,7 @@ Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file,
 std::string algorithm_group(const std::string& algo, Op op) {
   if (op == Op::kAlltoall || op == Op::kSendRecv) return "p2p";
   if (algo.empty() || algo == "auto") return "auto";
+  if (algo == "collnet_chain") return algo;
   if (algo.rfind("collnet", 0) == 0) return "collnet";
   return algo;
 }
@@ -365,7 +366,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     int nics = static_cast<int>(*npn);
     if (nics <= 0) nics = std::min(p.gpus_per_node, 8);
     const bool roce = col("fabric").find("RoCE") != std::string::npos;
-    const bool sharp = env->collnet.value_or(p.algorithm_group == "collnet" ||
+    const bool sharp = env->collnet.value_or(p.algorithm_group.rfind("collnet", 0) == 0 ||
                                              (note.find("SHARP") != std::string::npos &&
                                               note.find("SHARP inactive") == std::string::npos));
     const std::string spec_text = fmt::format(

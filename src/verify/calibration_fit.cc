@@ -37,11 +37,13 @@ std::optional<std::string> algo_in_text(const std::string& text) {
   return std::nullopt;
 }
 
-// NCCL_ALGO's spelling (Ring, Tree, NVLS, NVLSTree, CollnetDirect, PAT) to gpufabric's.
+// NCCL_ALGO's spelling (Ring, Tree, NVLS, NVLSTree, CollnetDirect, CollnetChain, PAT) to
+// gpufabric's.
 std::optional<Algorithm> algorithm_of_nccl_name(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (s == "nvlstree") return Algorithm::kNvlsTree;
   if (s == "collnetdirect" || s == "collnet") return Algorithm::kCollNet;
+  if (s == "collnetchain") return Algorithm::kCollNetChain;
   return parse_algorithm(s);
 }
 

@@ -338,8 +338,12 @@ TEST(CalibrationFit, RunsTheSpecCannotHoldAreBadInput) {
   const fs::path forced =
       write_temp("chain-all_reduce_perf.out", "# NCCL_ALGO=CollnetChain\n" + table);
   auto chain = read_fit_runs(ps.plan, {output_of(forced.string())}, o);
-  ASSERT_FALSE(chain);
-  EXPECT_NE(chain.errors().front().message.find("CollnetChain"), std::string::npos);
+  ASSERT_TRUE(chain) << format_diagnostics(chain.errors());
+  EXPECT_EQ((*chain)[0].algorithm, Algorithm::kCollNetChain);
+  const fs::path unknown = write_temp("bogus-all_reduce_perf.out", "# NCCL_ALGO=Bogus\n" + table);
+  auto bogus = read_fit_runs(ps.plan, {output_of(unknown.string())}, o);
+  ASSERT_FALSE(bogus);
+  EXPECT_NE(bogus.errors().front().message.find("Bogus"), std::string::npos);
 }
 
 }  // namespace
