@@ -219,16 +219,19 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   // without CollNet. Over CollNet (all_reduce.h@v2.29.7-1, RunWorkColl NVLS with nNodes > 1):
   // the switch reduces each node's data to its heads, every head's NIC takes its share to the
   // in-network reduction and back, the switch multicasts the sum. all_gather and reduce_scatter
-  // need more: a CollNet plugin with iallgather / ireducescatter and no more GPUs a node than
-  // CollNet heads (tuning.cc@v2.29.7-1:325-343).
-  const bool nvls_collnet = multi && reduce_all && cn_no.empty();
-  nvls_over_collnet = nvls_collnet;
+  // need a CollNet plugin with iallgather / ireducescatter and no more GPUs a node than CollNet
+  // heads (tuning.cc@v2.29.7-1:325-343; cn_no's NIC per GPU). There each GPU is its rail's head
+  // ("NVLS + IB SHARP", device/all_gather.h@v2.29.7-1:319-395): it sends its shard to the
+  // network's all-gather and multicasts what its rail receives into every GPU of the node, the
+  // one-node NVLS all_gather's loads on NVLink; reduce_scatter is the mirror.
+  const bool nvls_collnet = multi && cn_no.empty();
+  nvls_over_collnet = nvls_collnet && reduce_all;
   model(Algorithm::kNvls,
         nvls_no.empty() && multi && !nvls_collnet
             ? std::string(
                   gather_op ? "across scale-up domains NCCL runs NVLS all_gather/reduce_scatter "
-                              "only through CollNet (SHARP) with one GPU per head, which is "
-                              "not modelled; without CollNet NCCL disables it"
+                              "only through CollNet (SHARP) with a NIC per GPU: " +
+                                  cn_no + "; without CollNet NCCL disables it"
                             : "across scale-up domains NCCL runs NVLS only with CollNet (SHARP): " +
                                   cn_no + "; without CollNet NCCL disables it: see nvls_tree")
             : nvls_no,

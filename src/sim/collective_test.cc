@@ -186,8 +186,8 @@ TEST(Collective, NvlsEnableSwitchesNvlsOutOfTheChoice) {
 // NVLS all_gather / reduce_scatter on one node (NCCL 2.19+): a GPU's busier link direction
 // carries the whole output (all_gather: the switch's multicast writes into it; reduce_scatter:
 // the switch's reads of it), so at large sizes the bus bandwidth is (m - 1)/m of what the
-// NVLS-scaled link gives; a ring's is the link's. Auto keeps the ring there. Across nodes, and
-// in NCCL 2.18, NCCL refuses it.
+// NVLS-scaled link gives; a ring's is the link's. Auto keeps the ring there. Across nodes
+// without CollNet, and in NCCL 2.18, NCCL refuses it.
 // Why NVLS cannot run with `o` ("" when it can).
 std::string nvls_unavailable(const Fabric& f, const Plan& plan, const SimOptions& o) {
   auto m = CollectiveModel::build(f, plan, o);
@@ -226,6 +226,44 @@ TEST(Collective, NvlsGathersOnOneNodeAndRefusesAcross) {
   nv.algorithm = Algorithm::kNvls;
   const Fabric f2 = Fabric::build(two.plan, two.cat);
   EXPECT_NE(nvls_unavailable(f2, two.plan, nv).find("only through CollNet"), std::string::npos);
+}
+
+// Across nodes with SHARP and a NIC per GPU, NVLS all_gather / reduce_scatter run over CollNet
+// (device/all_gather.h@v2.29.7-1:319-395, "NVLS + IB SHARP"): NVLink carries the one-node
+// loads, each GPU's NIC its rail's share. On 4 H100 nodes of 8 x 400G the NICs (8 x 50 GB/s a
+// node) have more room than NVLS's NVLink share, so the bus bandwidth is near one node's; with
+// 4 NICs a node (no NIC per GPU) NCCL refuses it, and says why.
+TEST(Collective, NvlsGathersAcrossNodesOverCollNet) {
+  const std::string sharp =
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, in_network_reduction: on}\n";
+  const auto s = setup(sharp), one = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
+  for (Op op : {Op::kAllGather, Op::kReduceScatter}) {
+    SimOptions nv;
+    nv.op = op;
+    nv.algorithm = Algorithm::kNvls;
+    const SizeResult multi = run(s, nv, 8 * kGiB), alone = run(one, nv, 8 * kGiB);
+    EXPECT_EQ(multi.algorithm, Algorithm::kNvls) << op_name(op);
+    EXPECT_NEAR(multi.algbw_gbs / alone.algbw_gbs, 1.0, 0.08) << op_name(op);
+  }
+  // 8 x 200G: the NICs' 8 x 25 GB/s a node is under NVLS's share, and paces it.
+  const auto slow = setup(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx6-200g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, in_network_reduction: on}\n");
+  SimOptions ag;
+  ag.op = Op::kAllGather;
+  ag.algorithm = Algorithm::kNvls;
+  const SizeResult paced = run(slow, ag, 8 * kGiB);
+  EXPECT_LT(paced.algbw_gbs, 8 * 25.0);
+  EXPECT_LT(paced.algbw_gbs, 0.8 * run(one, ag, 8 * kGiB).algbw_gbs);
+  const auto four = setup(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g, nics_per_node: 4}\nfabric: {technology: "
+      "infiniband, switch: qm9700, in_network_reduction: on}\n");
+  SimOptions nv;
+  nv.op = Op::kAllGather;
+  nv.algorithm = Algorithm::kNvls;
+  const Fabric f4 = Fabric::build(four.plan, four.cat);
+  EXPECT_NE(nvls_unavailable(f4, four.plan, nv).find("a NIC per GPU"), std::string::npos);
 }
 
 // NVLS all_reduce across nodes runs over CollNet: with SHARP on, NVLS is available on 16 H100
