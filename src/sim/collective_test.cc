@@ -234,34 +234,29 @@ TEST(Collective, NvlsGathersOnOneNodeAndRefusesAcross) {
 // node) have more room than NVLS's NVLink share, so the bus bandwidth is near one node's; with
 // 4 NICs a node (no NIC per GPU) NCCL refuses it, and says why.
 TEST(Collective, NvlsGathersAcrossNodesOverCollNet) {
-  const std::string sharp =
-      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband, "
-      "switch: qm9700, in_network_reduction: on}\n";
-  const auto s = setup(sharp), one = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
+  // 4 H100 nodes with SHARP and `nics` NICs of `nic` a node.
+  auto sharp = [](const std::string& nic, int nics) {
+    return setup(
+        fmt::format("cluster: {{gpu: h100-sxm, nodes: 4, nic: {}, nics_per_node: {}}}\n"
+                    "fabric: {{technology: infiniband, switch: qm9700, "
+                    "in_network_reduction: on}}\n",
+                    nic, nics));
+  };
+  const auto s = sharp("cx7-400g", 8), one = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
+  SimOptions nv;
+  nv.algorithm = Algorithm::kNvls;
   for (Op op : {Op::kAllGather, Op::kReduceScatter}) {
-    SimOptions nv;
     nv.op = op;
-    nv.algorithm = Algorithm::kNvls;
     const SizeResult multi = run(s, nv, 8 * kGiB), alone = run(one, nv, 8 * kGiB);
     EXPECT_EQ(multi.algorithm, Algorithm::kNvls) << op_name(op);
     EXPECT_NEAR(multi.algbw_gbs / alone.algbw_gbs, 1.0, 0.08) << op_name(op);
   }
   // 8 x 200G: the NICs' 8 x 25 GB/s a node is under NVLS's share, and paces it.
-  const auto slow = setup(
-      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx6-200g}\nfabric: {technology: infiniband, "
-      "switch: qm9700, in_network_reduction: on}\n");
-  SimOptions ag;
-  ag.op = Op::kAllGather;
-  ag.algorithm = Algorithm::kNvls;
-  const SizeResult paced = run(slow, ag, 8 * kGiB);
-  EXPECT_LT(paced.algbw_gbs, 8 * 25.0);
-  EXPECT_LT(paced.algbw_gbs, 0.8 * run(one, ag, 8 * kGiB).algbw_gbs);
-  const auto four = setup(
-      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g, nics_per_node: 4}\nfabric: {technology: "
-      "infiniband, switch: qm9700, in_network_reduction: on}\n");
-  SimOptions nv;
   nv.op = Op::kAllGather;
-  nv.algorithm = Algorithm::kNvls;
+  const SizeResult paced = run(sharp("cx6-200g", 8), nv, 8 * kGiB);
+  EXPECT_LT(paced.algbw_gbs, 8 * 25.0);
+  EXPECT_LT(paced.algbw_gbs, 0.8 * run(one, nv, 8 * kGiB).algbw_gbs);
+  const auto four = sharp("cx7-400g", 4);
   const Fabric f4 = Fabric::build(four.plan, four.cat);
   EXPECT_NE(nvls_unavailable(f4, four.plan, nv).find("a NIC per GPU"), std::string::npos);
 }
