@@ -109,6 +109,10 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     b.net_graph_channels =
         ring_graph_channels_across(fab.nics_per_node(), fab.gpus_per_node(), plan.nic.rate_gbps / 8,
                                    std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen), cm.generation_);
+  // CollNet on (NCCL_COLLNET_ENABLE with a reducing fabric) across domains of several GPUs,
+  // whose NVLink outruns the NICs: the communicator's channels grow by half (connect.cc).
+  b.collnet_channels = plan.in_network_reduction && !plan.sw.in_network_reduction.empty() &&
+                       b.domains > 1 && b.D > 1 && plan.topo.kind != TopologyKind::kDragonfly;
   cm.ring_channels_ = b.ring_channels();
   cm.ring_graph_channels_ = b.ring_graph_channels();
   cm.collnet_nics_ = fab.nics_per_node();
@@ -200,20 +204,31 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
       !reduce_all && !gather_op                      ? "all_reduce, all_gather, reduce_scatter only"
       : gather_op && cm.nccl_ == NcclRelease::kV2_18 ? "all_gather/reduce_scatter need NCCL 2.19+"
                                                      : "";
-  const std::string cn_no = !op_no.empty()                         ? op_no
-                            : !plan.in_network_reduction           ? "in-network reduction is off"
-                            : plan.sw.in_network_reduction.empty() ? "the switches cannot reduce"
-                            : !multi                               ? "needs several nodes"
-                            : plan.topo.kind == TopologyKind::kDragonfly
-                                ? "no reduction tree on dragonfly"
-                            : gather_op && fab.nics_per_node() < fab.gpus_per_node()
-                                ? "all_gather/reduce_scatter need a NIC per GPU (NCCL: 1:1 GPU:NIC)"
-                                : "";
+  const std::string cn_no =
+      !op_no.empty()                               ? op_no
+      : !plan.in_network_reduction                 ? "in-network reduction is off"
+      : plan.sw.in_network_reduction.empty()       ? "the switches cannot reduce"
+      : !multi                                     ? "needs several nodes"
+      : plan.topo.kind == TopologyKind::kDragonfly ? "no reduction tree on dragonfly"
+      : b.D > nccl::kCollNetMaxLocalRanks          ? fmt::format(
+                                                         "NCCL runs CollNet with at most {} GPUs a node "
+                                                                  "(NCCL_MAX_DIRECT_ARITY + 1); a scale-up domain "
+                                                                  "here has {}",
+                                                         nccl::kCollNetMaxLocalRanks, b.D)
+      : gather_op && fab.nics_per_node() < fab.gpus_per_node()
+          ? "all_gather/reduce_scatter need a NIC per GPU (NCCL: 1:1 GPU:NIC)"
+          : "";
   // NVLS runs all_reduce, and from NCCL 2.19 all_gather and reduce_scatter too (the same lines).
   const std::string nvls_no = !op_no.empty()   ? op_no
                               : !o.nvls_enable ? "disabled (NCCL_NVLS_ENABLE=0)"
-                              : !nvls_hw       ? "the GPU's scale-up switch has no NVLink SHARP"
-                                               : "";
+                              : gather_op && b.D > nccl::kNvlsMaxLocalRanks
+                                  ? fmt::format(
+                                        "NCCL runs NVLS all_gather/reduce_scatter with at "
+                                        "most {} GPUs a node (NCCL_MAX_NVLS_ARITY); a "
+                                        "scale-up domain here has {}",
+                                        nccl::kNvlsMaxLocalRanks, b.D)
+                              : !nvls_hw ? "the GPU's scale-up switch has no NVLink SHARP"
+                                         : "";
   // Across scale-up domains NCCL runs NVLS only over CollNet and disables it otherwise
   // (tuning.cc@v2.29.7-1:468-472, enqueue.cc@v2.29.7-1:1915): NVLS Tree is NVLS across nodes
   // without CollNet. Over CollNet (all_reduce.h@v2.29.7-1, RunWorkColl NVLS with nNodes > 1):
@@ -242,7 +257,10 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
             b.nvls_gather_intra(fs, op == Op::kAllGather);
           else
             b.nvls_intra(fs);
-          if (nvls_collnet && !b.collnet_network(fs)) b.unroutable = std::max(1, b.unroutable);
+          const auto [send, recv] =
+              gather_op ? b.gather_shares(op == Op::kAllGather) : std::pair{1.0, 1.0};
+          if (nvls_collnet && !b.collnet_network(fs, send, recv))
+            b.unroutable = std::max(1, b.unroutable);
           return kPayload;
         });
   model(Algorithm::kNvlsTree,
@@ -258,7 +276,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
         });
   model(Algorithm::kCollNet, cn_no, [&](FlowSet& fs, auto&) {
     if (gather_op)
-      b.collnet_gather(fs);
+      b.collnet_gather(fs, op == Op::kAllGather);
     else
       b.collnet(fs);
     return kPayload;  // CollNet Direct's factors are NCCL's cost terms (nccl_cost.cc)
@@ -521,11 +539,9 @@ CostShape CollectiveModel::shape(Algorithm a) const {
             ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti : nccl::kNvlsChannelsBlackwellOne)
             : nccl::kNvlsChannelsHopper;
   }
-  // CollNet on, more than one GPU a node: the communicator adds half its channels again
-  // (connect.cc@v2.29.7-1:457-462); gpufabric counts them for the CollNet algorithms only.
-  if ((a == Algorithm::kCollNet || a == Algorithm::kCollNetChain) && domain_gpus_ > 1)
-    channels = std::min(nccl_ == NcclRelease::kV2_18 ? nccl::kMaxChannelsV218 : nccl::kMaxChannels,
-                        static_cast<int>(channels * nccl::kCollNetChannelFactor));
+  // NVLS across nodes runs on no more channels than the communicator has
+  // (enqueue.cc@v2.29.7-1:1993-1994).
+  if (a == Algorithm::kNvls && domains_ > 1) channels = std::min(channels, ring_channels_);
   CostShape s{op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
   s.graph_channels = graph_channels;
   s.collnet_nics = collnet_nics_;

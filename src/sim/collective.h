@@ -89,6 +89,8 @@ class CollectiveModel {
   Op op() const { return op_; }
   NcclRelease nccl() const { return nccl_; }                ///< whose tuner terms the costs use
   int gpus_per_thread() const { return gpus_per_thread_; }  ///< nccl-tests -g
+  /// The communicator's channels (comm->nChannels): its rings', CollNet's and p2p's count.
+  int comm_channels() const { return ring_channels_; }
   const std::vector<AlgorithmModel>& algorithms() const { return models_; }
   LoadBalancing load_balancing() const { return load_balancing_; }
   /// The traffic per link of SimOptions::link_load_of; nullptr when none was kept.

@@ -258,7 +258,102 @@ TEST(Collective, NvlsGathersAcrossNodesOverCollNet) {
   EXPECT_LT(paced.algbw_gbs, 0.8 * run(one, nv, 8 * kGiB).algbw_gbs);
   const auto four = sharp("cx7-400g", 4);
   const Fabric f4 = Fabric::build(four.plan, four.cat);
-  EXPECT_NE(nvls_unavailable(f4, four.plan, nv).find("a NIC per GPU"), std::string::npos);
+  EXPECT_NE(nvls_unavailable(f4, four.plan, nv).find("1:1 GPU:NIC"), std::string::npos);
+}
+
+// With CollNet on and several GPUs a node the communicator adds half its channels, copies of
+// the first, before NCCL_MAX_NCHANNELS and NCCL_MIN_NCHANNELS apply (connect.cc@v2.29.7-1:
+// 457-462, 483-492): 8 x 400G B200 nodes keep 16 without SHARP and run 24 with it; capped at 8
+// they run 8, raised to 32 they run 32; one GPU a node adds none.
+TEST(Collective, CollNetAddsHalfTheChannelsBeforeTheLimits) {
+  auto b200 = [](bool sharp, int gpus) {
+    return setup(fmt::format(
+        "cluster: {{gpu: b200, nodes: 4, gpus_per_node: {0}, nic: cx7-400g, nics_per_node: {0}}}\n"
+        "fabric: {{technology: infiniband, switch: qm9700, in_network_reduction: {1}}}\n",
+        gpus, sharp ? "on" : "off"));
+  };
+  auto channels = [](const auto& s, int min_ch, int max_ch) {
+    const Fabric f = Fabric::build(s.plan, s.cat);
+    SimOptions o;
+    o.min_channels = min_ch;
+    o.max_channels = max_ch;
+    auto m = CollectiveModel::build(f, s.plan, o);
+    EXPECT_TRUE(m.ok());
+    return m.ok() ? m->comm_channels() : 0;
+  };
+  const auto on = b200(true, 8), off = b200(false, 8);
+  EXPECT_EQ(channels(off, 0, 0), 16);
+  EXPECT_EQ(channels(on, 0, 0), 24);
+  EXPECT_EQ(channels(on, 0, 8), 8);
+  EXPECT_EQ(channels(on, 32, 0), 32);
+  EXPECT_EQ(channels(b200(true, 1), 0, 0), channels(b200(false, 1), 0, 0));
+}
+
+// NVLS all_reduce over CollNet on B200: the NVLink side would carry more than the 8 x 400G NICs,
+// so the NICs' path paces it, and on it every loop's in-network operations are paid in series
+// with the bytes (nccl::kCollNetOpUs, fitted on CollNet Chain; no published NVLS-over-SHARP run
+// checks this). With the operations the NICs' share of the line drops by their time's share.
+TEST(Collective, NvlsOverCollNetOnB200IsPacedByTheNicsPath) {
+  const auto s = setup(
+      "cluster: {gpu: b200, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, in_network_reduction: on}\n");
+  SimOptions nv;
+  nv.algorithm = Algorithm::kNvls;
+  const SizeResult r = run(s, nv, 16 * kGiB);
+  EXPECT_EQ(r.algorithm, Algorithm::kNvls);
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  auto m = CollectiveModel::build(f, s.plan, nv);
+  ASSERT_TRUE(m.ok());
+  double net_spb = 0, flow_spb = 0;
+  for (const auto& a : m->algorithms())
+    if (a.algorithm == Algorithm::kNvls) {
+      net_spb = a.network_seconds_per_byte;
+      flow_spb = a.seconds_per_byte;
+    }
+  ASSERT_GT(net_spb, 0);
+  // The NICs alone would give 1/net_spb; the flows (NVLink too) no less than that here.
+  const double nics_alone = 1e-9 / net_spb;
+  EXPECT_NEAR(1e-9 / flow_spb, nics_alone, 0.02 * nics_alone);
+  EXPECT_LT(r.algbw_gbs, 0.9 * nics_alone);
+  EXPECT_GT(r.algbw_gbs, 0.6 * nics_alone);
+}
+
+// CollNet Chain runs all_reduce only and needs what Direct needs (SHARP on, a reduction tree);
+// NCCL refuses CollNet with more than 8 GPUs a node and NVLS's all_gather with more than 32:
+// an NVL72 rack, one node to NCCL, gets neither.
+TEST(Collective, CollNetChainAndTheArityLimits) {
+  const std::string sharp =
+      "cluster: {gpu: b200, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, in_network_reduction: on}\n";
+  const auto s = setup(sharp);
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  auto reason = [](const Fabric& fab, const Plan& plan, Op op, Algorithm a) {
+    SimOptions o;
+    o.op = op;
+    auto m = CollectiveModel::build(fab, plan, o);
+    EXPECT_TRUE(m.ok());
+    if (m.ok())
+      for (const auto& x : m->algorithms())
+        if (x.algorithm == a) return x.available ? std::string() : x.unavailable_reason;
+    return std::string("?");
+  };
+  EXPECT_EQ(reason(f, s.plan, Op::kAllReduce, Algorithm::kCollNetChain), "");
+  EXPECT_EQ(reason(f, s.plan, Op::kAllGather, Algorithm::kCollNetChain), "all_reduce only");
+  const auto off = setup(ib("b200", 4, "cx7-400g", "qm9700"));
+  const Fabric f_off = Fabric::build(off.plan, off.cat);
+  EXPECT_NE(reason(f_off, off.plan, Op::kAllReduce, Algorithm::kCollNetChain)
+                .find("in-network reduction is off"),
+            std::string::npos);
+  const auto rack = setup(
+      "cluster: {gpu: gb200, nodes: 36, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, in_network_reduction: on}\n");
+  const Fabric fr = Fabric::build(rack.plan, rack.cat);
+  for (Algorithm a : {Algorithm::kCollNet, Algorithm::kCollNetChain})
+    EXPECT_NE(reason(fr, rack.plan, Op::kAllReduce, a).find("at most 8 GPUs a node"),
+              std::string::npos)
+        << algorithm_name(a);
+  EXPECT_NE(reason(fr, rack.plan, Op::kAllGather, Algorithm::kNvls).find("at most 32 GPUs"),
+            std::string::npos);
 }
 
 // NVLS all_reduce across nodes runs over CollNet: with SHARP on, NVLS is available on 16 H100

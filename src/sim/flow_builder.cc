@@ -754,7 +754,7 @@ void FlowBuilder::nvls_tree_inter(FlowSet& fs) {
 // CollNet/SHARP: reduce-scatter and all-gather inside each domain over NVLink (`phases` of
 // (m - 1)/m x S each: all_reduce both, all_gather or reduce_scatter one); every NIC sends its
 // shard to the switches, which reduce (or gather), and receives the result.
-bool FlowBuilder::collnet_phases(FlowSet& fs, int phases) {
+bool FlowBuilder::collnet_phases(FlowSet& fs, int phases, double send, double recv) {
   std::vector<Hop> path;
   for (int d = 0; d < std::min(domains, 1); ++d) {  // the first domain stands for all
     path.clear();
@@ -763,16 +763,19 @@ bool FlowBuilder::collnet_phases(FlowSet& fs, int phases) {
     for (int k = 0; k < m && m > 1; ++k) nvlink(first + k, first + (k + 1) % m, 1.0, path);
     fs.add(kPayload * phases * (m - 1.0) / m, path);
   }
-  return collnet_network(fs);
+  return collnet_network(fs, send, recv);
 }
 
 bool FlowBuilder::collnet(FlowSet& fs) { return collnet_phases(fs, 2); }
 
-bool FlowBuilder::collnet_gather(FlowSet& fs) { return collnet_phases(fs, 1); }
+bool FlowBuilder::collnet_gather(FlowSet& fs, bool gather) {
+  const auto [send, recv] = gather_shares(gather);
+  return collnet_phases(fs, 1, send, recv);
+}
 
 // CollNet's network part: every NIC sends its 1/R of the payload to its rail's reduction root
 // and receives the sum; above the leaf one aggregated stream per leaf.
-bool FlowBuilder::collnet_network(FlowSet& fs) {
+bool FlowBuilder::collnet_network(FlowSet& fs, double send, double recv) {
   std::vector<Hop> path;
   for (int rail = 0; rail < R; ++rail) {
     const int plane = rail % P;
@@ -782,8 +785,8 @@ bool FlowBuilder::collnet_network(FlowSet& fs) {
     std::vector<int> seen_leaves;
     for (int node = 0; node < nodes; ++node) {
       const int nic = fab.nic(node, rail);
-      pcie_to(nic, 1.0, path);
-      pcie_from(nic, 1.0, path);
+      pcie_to(nic, send, path);
+      pcie_from(nic, recv, path);
       const int leaf = fab.leaf_of_nic(nic, plane);
       scratch.clear();
       if (!fab.route_to_switch(nic, plane, root, mix_key(seed, nic), scratch)) {
@@ -791,8 +794,8 @@ bool FlowBuilder::collnet_network(FlowSet& fs) {
         continue;
       }
       // The NIC's own link both ways; above the leaf one aggregated stream per leaf.
-      path.push_back({scratch[0], 1.0f});
-      path.push_back({Fabric::reverse(scratch[0]), 1.0f});
+      path.push_back({scratch[0], static_cast<float>(send)});
+      path.push_back({Fabric::reverse(scratch[0]), static_cast<float>(recv)});
       if (std::find(seen_leaves.begin(), seen_leaves.end(), leaf) != seen_leaves.end()) continue;
       seen_leaves.push_back(leaf);
       for (size_t i = 1; i < scratch.size(); ++i) {

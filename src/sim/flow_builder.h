@@ -123,6 +123,9 @@ struct FlowBuilder {
   }
   /// NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (0: NCCL's own count).
   int min_channels = 0, max_channels = 0;
+  /// CollNet is on and its chain graph's intra-node rate exceeds the network's (a scale-up
+  /// domain of several GPUs): the communicator adds half its channels (kept_channels).
+  bool collnet_channels = false;
   /// NCCL's MAXCHANNELS of the release run (the most channels a communicator may have).
   int channel_limit = nccl::kMaxChannels;
   /// Across domains, NCCL's search graph's channels (ring_graph_channels_across); 0: one a NIC.
@@ -146,6 +149,9 @@ struct FlowBuilder {
   /// 445-453 the duplicated half), at most MAXCHANNELS.
   int kept_channels(int graph) const {
     int c = graph * nccl::kCommChannelsPerGraphChannel;
+    // CollNet on, more than one GPU a node: half the channels again, copies of the first ones
+    // (connect.cc@v2.29.7-1:457-462), before NCCL_MAX/MIN_NCHANNELS (:483-492).
+    if (collnet_channels) c = std::min(channel_limit, c + c / 2);
     if (max_channels > 0) c = std::min(c, max_channels);
     return std::clamp(c, 1, channel_limit);
   }
@@ -244,12 +250,20 @@ struct FlowBuilder {
   /// CollNet Direct all_gather / reduce_scatter: each head's NIC takes its node's shards of its
   /// rail to the in-network tree and back (as all_reduce's network part); inside the node the
   /// heads hand every GPU the others' shards over NVLink, (m - 1)/m x S each way.
-  bool collnet_gather(FlowSet& fs);
-  bool collnet_phases(FlowSet& fs, int phases);
+  bool collnet_gather(FlowSet& fs, bool gather);
+  bool collnet_phases(FlowSet& fs, int phases, double send = 1, double recv = 1);
 
   /// CollNet's network part alone: every NIC to its rail's reduction root and back (NVLS over
-  /// CollNet runs it beside nvls_intra).
-  bool collnet_network(FlowSet& fs);
+  /// CollNet runs it beside nvls_intra). `send` and `recv`: the NIC's share each way of its
+  /// rail's 1/R of the payload (gather_shares).
+  bool collnet_network(FlowSet& fs, double send = 1, double recv = 1);
+  /// all_gather: a NIC sends only its own GPU's shard, 1/nodes of its rail's data, and receives
+  /// the rail's whole (device/all_gather.h@v2.29.7-1:370-377; the network's multicast returns
+  /// its own shard too); reduce_scatter the mirror. {send, recv}.
+  std::pair<double, double> gather_shares(bool gather) const {
+    const double own = 1.0 / std::max(1, nodes);
+    return gather ? std::pair{own, 1.0} : std::pair{1.0, own};
+  }
 };
 
 }  // namespace gf

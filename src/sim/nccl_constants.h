@@ -241,9 +241,15 @@ inline constexpr double kCollNetDirectGatherNetFactor = 0.9;
 // depth x 64, x 8, x 1 chunks (depth: the GPUs of a node), down to 128, 64, 32 KiB
 // (enqueue.cc@v2.29.7-1:2147-2152, v2.18.6-1:1331-1336).
 inline constexpr double kCollNetChainMaxChunkBytes = 256.0 * 1024;
-// With CollNet on, a communicator with more than one GPU a node adds half its channels again
-// "to saturate intra-node bandwidth" (connect.cc@v2.29.7-1:457-462, v2.18.6-1:394-400).
-inline constexpr double kCollNetChannelFactor = 1.5;
+// CollNet's algorithms run with at most this many GPUs a node (NCCL_MAX_DIRECT_ARITY + 1,
+// device.h@v2.29.7-1:196; enqueue.cc@v2.29.7-1:1910-1913), NVLS's all_gather and reduce_scatter
+// with at most NCCL_MAX_NVLS_ARITY (device.h:210; enqueue.cc@v2.29.7-1:1914). NCCL's node is its
+// topology's, an NVL72 rack under MNNVL.
+inline constexpr int kCollNetMaxLocalRanks = 8;
+inline constexpr int kNvlsMaxLocalRanks = 32;
+// CollNet Chain keeps a channel per NCCL_MAX_NTHREADS (640) x 512 bytes of the call
+// (enqueue.cc@v2.29.7-1:1998-2003 with tuning.cc@v2.29.7-1:237-240 and 550).
+inline constexpr double kCollNetChainBytesPerChannel = 640.0 * 512;
 // The proxy issues one in-network operation (iallreduce) per step for up to this many channels
 // of a connection at once, in order (COLLNET_GROUP_NSUBS and "Enforce collective ordering of
 // collnet ops", transport/coll_net.cc@v2.29.7-1:34, 719-720 and 946-948; v2.18.6-1:27).

@@ -251,9 +251,11 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
       return bw;
     }
     case Algorithm::kCollNetChain:
-      // CollNet Chain: the graph's channels at their intra-node rate, Simple only, none of
-      // Direct's factors (tuning.cc@v2.29.7-1:284-285, 313; v2.18.6-1:173-185). The tuner so
-      // rates it above Direct from Hopper on (Direct's x.85) and NCCL chooses it.
+      // CollNet Chain: Simple only, none of Direct's factors (tuning.cc@v2.29.7-1:284-285, 313;
+      // v2.18.6-1:173-185), so the tuner rates it above Direct from Hopper on (Direct's x.85)
+      // and NCCL chooses it. NCCL's own rate is nChannels x bwIntra, the NICs left out; here
+      // the flows' Simple rate stands for it, as for Direct (the choice against NVLS, whose
+      // tuner takes min(intra, inter), may so differ from NCCL's where the NICs bind).
       return p == Protocol::kSimple ? simple_Bps : 0;
     case Algorithm::kP2p: {
       if (p != Protocol::kSimple) return 0;
@@ -362,6 +364,10 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
     if (a == Algorithm::kRing && p == Protocol::kLL) per_channel *= static_cast<double>(N);
     r.channels = static_cast<int>(
         std::clamp(std::floor(S / per_channel), 1.0, static_cast<double>(r.comm_channels)));
+  } else if (a == Algorithm::kCollNetChain) {
+    // The same loop, at 640 threads x 512 bytes a channel.
+    r.channels = static_cast<int>(std::clamp(std::floor(S / nccl::kCollNetChainBytesPerChannel),
+                                             1.0, static_cast<double>(r.comm_channels)));
   }
   const double nc = r.channels;
   const double per_channel_bytes = S / nc;

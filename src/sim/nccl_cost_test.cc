@@ -347,7 +347,7 @@ TEST(NcclCost, NetworkSendRecvRunsOnFewChannels) {
   EXPECT_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, a2a, 47e9, 1e9), 47e9);
 }
 
-// CollNet Chain (tuning.cc@v2.29.7-1:386-391, v2.18.6-1:233-234): 2 x (ppn - 1) NVLink steps and
+// CollNet Chain (tuning.cc@v2.29.7-1:390-391, v2.18.6-1:233-234): 2 x (ppn - 1) NVLink steps and
 // one network step; Simple only, no Direct factor.
 TEST(NcclCost, CollNetChainLatencyAndBandwidthPerRelease) {
   const CostShape m18 = shape(Op::kAllReduce, 32, 4, k218),
@@ -392,6 +392,10 @@ TEST(NcclCost, CollNetChunksAndOperationsAsNcclIssuesThem) {
   // 64 KiB, the second's; 16 >= 8 leaves the third.
   const PipelineRun small = pipeline_run(Algorithm::kCollNetChain, Protocol::kSimple, s, 24 << 20);
   EXPECT_DOUBLE_EQ(small.chunk_bytes, 64 * 1024);
+  EXPECT_EQ(small.channels, 24);
+  // Below 24 x 640 x 512 bytes NCCL keeps a channel per 320 KiB (enqueue.cc@v2.29.7-1:1998-2003):
+  // 2 MiB on 6.
+  EXPECT_EQ(pipeline_run(Algorithm::kCollNetChain, Protocol::kSimple, s, 2 << 20).channels, 6);
   const PipelineRun d = pipeline_run(Algorithm::kCollNet, Protocol::kSimple, s, big);
   EXPECT_DOUBLE_EQ(d.net_op_us, 3 * nccl::kCollNetOpUs);
   EXPECT_DOUBLE_EQ(d.chunk_bytes, 8 * 524288.0);
