@@ -176,6 +176,15 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
         m.network_seconds_per_byte = alone.seconds_per_byte;
       }
     }
+    if (a == Algorithm::kCollNetChain) {  // the chain's NVLink hops alone, for its fill
+      FlowSet intra(b.flow_budget);
+      AlgorithmModel alone;
+      b.collnet_intra(intra, 2);
+      if (intra.size() > 0) {
+        solve_flows(fab, intra, cap, kPayload, alone, nullptr);
+        m.intra_seconds_per_byte = alone.seconds_per_byte;
+      }
+    }
     if (!std::isfinite(m.seconds_per_byte) || m.seconds_per_byte <= 0 || m.unroutable > 0) {
       m.available = false;
       m.unavailable_reason = "no path: failed links cut the ranks apart";
@@ -546,7 +555,10 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   s.graph_channels = graph_channels;
   s.collnet_nics = collnet_nics_;
   for (const auto& m : models_)
-    if (m.algorithm == a) s.collnet_net_seconds_per_byte = m.network_seconds_per_byte;
+    if (m.algorithm == a) {
+      s.collnet_net_seconds_per_byte = m.network_seconds_per_byte;
+      s.collnet_intra_seconds_per_byte = m.intra_seconds_per_byte;
+    }
   s.p2p_local_nics = p2p_local_nics_;
   s.p2p_nic_GBps = p2p_nic_GBps_;
   apply_profile(profile_, a, s);

@@ -755,6 +755,11 @@ void FlowBuilder::nvls_tree_inter(FlowSet& fs) {
 // (m - 1)/m x S each: all_reduce both, all_gather or reduce_scatter one); every NIC sends its
 // shard to the switches, which reduce (or gather), and receives the result.
 bool FlowBuilder::collnet_phases(FlowSet& fs, int phases, double send, double recv) {
+  collnet_intra(fs, phases);
+  return collnet_network(fs, send, recv);
+}
+
+void FlowBuilder::collnet_intra(FlowSet& fs, int phases) {
   std::vector<Hop> path;
   for (int d = 0; d < std::min(domains, 1); ++d) {  // the first domain stands for all
     path.clear();
@@ -763,7 +768,6 @@ bool FlowBuilder::collnet_phases(FlowSet& fs, int phases, double send, double re
     for (int k = 0; k < m && m > 1; ++k) nvlink(first + k, first + (k + 1) % m, 1.0, path);
     fs.add(kPayload * phases * (m - 1.0) / m, path);
   }
-  return collnet_network(fs, send, recv);
 }
 
 bool FlowBuilder::collnet(FlowSet& fs) { return collnet_phases(fs, 2); }

@@ -252,6 +252,8 @@ struct FlowBuilder {
   /// heads hand every GPU the others' shards over NVLink, (m - 1)/m x S each way.
   bool collnet_gather(FlowSet& fs, bool gather);
   bool collnet_phases(FlowSet& fs, int phases, double send = 1, double recv = 1);
+  /// CollNet's NVLink part alone: `phases` of (m - 1)/m x S each way a GPU's link.
+  void collnet_intra(FlowSet& fs, int phases);
 
   /// CollNet's network part alone: every NIC to its rail's reduction root and back (NVLS over
   /// CollNet runs it beside nvls_intra). `send` and `recv`: the NIC's share each way of its

@@ -472,6 +472,11 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       while (S / (nc * k) < depth * 8 && k > 65536) k /= 2;
       while (S / (nc * k) < depth && k > 32768) k /= 2;
       stream(k, per_channel_bytes, 2 * std::max(0, static_cast<int>(ppn) - 1) + 1);
+      // Where the NIC paces the chain, a chunk's NVLink hops take their share of its NIC time
+      // each: the fill is 2(m - 1) of them, at the NVLink part's rate over the NICs'.
+      if (s.collnet_intra_seconds_per_byte > 0 &&
+          s.collnet_net_seconds_per_byte > s.collnet_intra_seconds_per_byte)
+        r.stage_share = s.collnet_intra_seconds_per_byte / s.collnet_net_seconds_per_byte;
       // A channel has one head, the GPU of its NIC: a NIC's head serves its share of the
       // channels, one reduction per group of them a step.
       const int nics = s.collnet_nics > 0 ? s.collnet_nics : std::max(1, static_cast<int>(ppn));

@@ -82,6 +82,8 @@ struct CostShape {
   /// CollNet: the seconds a payload byte takes on the NICs' path to the in-network reduction
   /// alone, from the flow model (0: not known; no operation cost is charged).
   double collnet_net_seconds_per_byte = 0;
+  /// CollNet Chain: the seconds a payload byte takes on its NVLink hops alone (0: not known).
+  double collnet_intra_seconds_per_byte = 0;
 };
 
 /// The ring (and tree) graph's channels across nodes, as NCCL's topology search leaves them: a

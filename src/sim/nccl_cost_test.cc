@@ -396,6 +396,13 @@ TEST(NcclCost, CollNetChunksAndOperationsAsNcclIssuesThem) {
   // Below 24 x 640 x 512 bytes NCCL keeps a channel per 320 KiB (enqueue.cc@v2.29.7-1:1998-2003):
   // 2 MiB on 6.
   EXPECT_EQ(pipeline_run(Algorithm::kCollNetChain, Protocol::kSimple, s, 2 << 20).channels, 6);
+  EXPECT_DOUBLE_EQ(c.stage_share, 1);  // neither path known: every hop at the chunk's pace
+  // NIC-bound with NVLink at twice the NICs' rate: each of the 14 NVLink hops fills at half.
+  CostShape paced = s;
+  paced.collnet_net_seconds_per_byte = 2e-12;
+  paced.collnet_intra_seconds_per_byte = 1e-12;
+  EXPECT_DOUBLE_EQ(
+      pipeline_run(Algorithm::kCollNetChain, Protocol::kSimple, paced, big).stage_share, 0.5);
   const PipelineRun d = pipeline_run(Algorithm::kCollNet, Protocol::kSimple, s, big);
   EXPECT_DOUBLE_EQ(d.net_op_us, 3 * nccl::kCollNetOpUs);
   EXPECT_DOUBLE_EQ(d.chunk_bytes, 8 * 524288.0);
