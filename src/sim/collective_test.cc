@@ -44,6 +44,13 @@ std::string ib(const char* gpu, int nodes, const char* nic, const char* sw) {
       "in_network_reduction: off}}\n",
       gpu, nodes, nic, sw);
 }
+// The same on qm9700 switches with SHARP on.
+std::string sharp_ib(const char* gpu, int nodes, const char* nic = "cx7-400g") {
+  return fmt::format(
+      "cluster: {{gpu: {}, nodes: {}, nic: {}}}\nfabric: {{technology: infiniband, switch: "
+      "qm9700, in_network_reduction: on}}\n",
+      gpu, nodes, nic);
+}
 
 }  // namespace
 
@@ -294,9 +301,7 @@ TEST(Collective, CollNetAddsHalfTheChannelsBeforeTheLimits) {
 // with the bytes (nccl::kCollNetOpUs, fitted on CollNet Chain; no published NVLS-over-SHARP run
 // checks this). With the operations the NICs' share of the line drops by their time's share.
 TEST(Collective, NvlsOverCollNetOnB200IsPacedByTheNicsPath) {
-  const auto s = setup(
-      "cluster: {gpu: b200, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband, "
-      "switch: qm9700, in_network_reduction: on}\n");
+  const auto s = setup(sharp_ib("b200", 8));
   SimOptions nv;
   nv.algorithm = Algorithm::kNvls;
   const SizeResult r = run(s, nv, 16 * kGiB);
@@ -322,9 +327,7 @@ TEST(Collective, NvlsOverCollNetOnB200IsPacedByTheNicsPath) {
 // NCCL refuses CollNet with more than 8 GPUs a node and NVLS's all_gather with more than 32:
 // an NVL72 rack, one node to NCCL, gets neither.
 TEST(Collective, CollNetChainAndTheArityLimits) {
-  const std::string sharp =
-      "cluster: {gpu: b200, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband, "
-      "switch: qm9700, in_network_reduction: on}\n";
+  const std::string sharp = sharp_ib("b200", 4);
   const auto s = setup(sharp);
   const Fabric f = Fabric::build(s.plan, s.cat);
   auto reason = [](const Fabric& fab, const Plan& plan, Op op, Algorithm a) {
@@ -344,9 +347,7 @@ TEST(Collective, CollNetChainAndTheArityLimits) {
   EXPECT_NE(reason(f_off, off.plan, Op::kAllReduce, Algorithm::kCollNetChain)
                 .find("in-network reduction is off"),
             std::string::npos);
-  const auto rack = setup(
-      "cluster: {gpu: gb200, nodes: 36, nic: cx7-400g}\nfabric: {technology: infiniband, "
-      "switch: qm9700, in_network_reduction: on}\n");
+  const auto rack = setup(sharp_ib("gb200", 36));
   const Fabric fr = Fabric::build(rack.plan, rack.cat);
   for (Algorithm a : {Algorithm::kCollNet, Algorithm::kCollNetChain})
     EXPECT_NE(reason(fr, rack.plan, Op::kAllReduce, a).find("at most 8 GPUs a node"),
@@ -361,9 +362,7 @@ TEST(Collective, CollNetChainAndTheArityLimits) {
 // NICs' shares to the reduction root, whichever is slower, and it beats CollNet Direct, whose
 // NCCL terms take x.85 and the GPU/NIC factor; without SHARP it is refused with the reason.
 TEST(Collective, NvlsRunsAcrossNodesOverCollNet) {
-  const std::string sharp =
-      "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\nfabric: {technology: infiniband, "
-      "switch: qm9700, in_network_reduction: on}\n";
+  const std::string sharp = sharp_ib("h100-sxm", 16);
   const auto s = setup(sharp);
   SimOptions nv, one_node;
   nv.algorithm = Algorithm::kNvls;
@@ -387,9 +386,7 @@ TEST(Collective, NvlsRunsAcrossNodesOverCollNet) {
 // in-network tree, at NCCL's x.9 on the network (tuning.cc@v2.29.7-1:316); it needs a NIC per
 // GPU and is refused otherwise, and in 2.18.
 TEST(Collective, CollNetGathersWithANicPerGpu) {
-  const std::string sharp =
-      "cluster: {gpu: b200, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband, "
-      "switch: qm9700, in_network_reduction: on}\n";
+  const std::string sharp = sharp_ib("b200", 4);
   const auto s = setup(sharp);
   SimOptions cn;
   cn.op = Op::kAllGather;
@@ -576,9 +573,7 @@ TEST(Collective, EveryOperationRuns) {
 }
 
 TEST(Collective, SharpCarriesEachByteOnce) {
-  const auto s = setup(
-      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband, "
-      "switch: qm9700, in_network_reduction: on}\n");
+  const auto s = setup(sharp_ib("h100-sxm", 8));
   SimOptions o;
   o.algorithm = Algorithm::kCollNet;
   const double sharp = run(s, o, 8 * kGiB).busbw_gbs;
