@@ -146,6 +146,17 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     return o.op == Op::kAllReduce && (a == Algorithm::kCollNet || a == Algorithm::kCollNetChain ||
                                       (a == Algorithm::kNvls && nvls_over_collnet));
   };
+  double collnet_net_spb = -1;  // not solved yet
+  // CollNet Chain's NVLink hops alone, for its fill.
+  auto chain_intra = [&](AlgorithmModel& m) {
+    FlowSet intra(b.flow_budget);
+    AlgorithmModel alone;
+    b.collnet_intra(intra, 2);
+    if (intra.size() > 0) {
+      solve_flows(fab, intra, cap, kPayload, alone, nullptr);
+      m.intra_seconds_per_byte = alone.seconds_per_byte;
+    }
+  };
   auto model = [&](Algorithm a, std::string why_not, auto&& fill) {
     AlgorithmModel m;
     m.algorithm = a;
@@ -168,23 +179,21 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     m.available = true;
     solve_flows(fab, fs, c, payload, m, keep);
     m.net_hop_latency_us = mean_hop_latency_us(b.path_latency);
-    if (in_network(a)) {  // the NICs' path alone, which the in-network operations lengthen
-      FlowSet net(b.flow_budget);
-      AlgorithmModel alone;
-      if (b.collnet_network(net)) {
-        solve_flows(fab, net, cap, kPayload, alone, nullptr);
-        m.network_seconds_per_byte = alone.seconds_per_byte;
+    // The NICs' path alone, which the in-network operations lengthen: the same flows for every
+    // algorithm that has it, solved once.
+    if (in_network(a)) {
+      if (collnet_net_spb < 0) {
+        FlowSet net(b.flow_budget);
+        AlgorithmModel alone;
+        collnet_net_spb = 0;
+        if (b.collnet_network(net)) {
+          solve_flows(fab, net, cap, kPayload, alone, nullptr);
+          collnet_net_spb = alone.seconds_per_byte;
+        }
       }
+      m.network_seconds_per_byte = collnet_net_spb;
     }
-    if (a == Algorithm::kCollNetChain) {  // the chain's NVLink hops alone, for its fill
-      FlowSet intra(b.flow_budget);
-      AlgorithmModel alone;
-      b.collnet_intra(intra, 2);
-      if (intra.size() > 0) {
-        solve_flows(fab, intra, cap, kPayload, alone, nullptr);
-        m.intra_seconds_per_byte = alone.seconds_per_byte;
-      }
-    }
+    if (a == Algorithm::kCollNetChain) chain_intra(m);
     if (!std::isfinite(m.seconds_per_byte) || m.seconds_per_byte <= 0 || m.unroutable > 0) {
       m.available = false;
       m.unavailable_reason = "no path: failed links cut the ranks apart";
@@ -294,10 +303,21 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   // what Direct's scatter and gather move, 2(m - 1)/m x S a GPU's link each way, and its head's
   // NIC takes the channel's share to the in-network reduction: the same links at the same
   // loads; the chain's chunks and per-NIC operations are its cost terms (nccl_cost.cc).
-  model(Algorithm::kCollNetChain, reduce_all ? cn_no : "all_reduce only", [&](FlowSet& fs, auto&) {
-    b.collnet(fs);
-    return kPayload;
-  });
+  // Its flows are Direct's, so Direct's solution stands for them where it has one.
+  const std::string chain_no = reduce_all ? cn_no : "all_reduce only";
+  std::optional<AlgorithmModel> direct;
+  for (const auto& m : cm.models_)
+    if (m.algorithm == Algorithm::kCollNet && m.available) direct = m;
+  if (chain_no.empty() && direct && !skipped(Algorithm::kCollNetChain)) {
+    direct->algorithm = Algorithm::kCollNetChain;
+    chain_intra(*direct);
+    cm.models_.push_back(*direct);
+  } else {
+    model(Algorithm::kCollNetChain, chain_no, [&](FlowSet& fs, auto&) {
+      b.collnet(fs);
+      return kPayload;
+    });
+  }
   // PAT: log-depth all_gather / reduce_scatter; NCCL uses it with one GPU per node.
   // NCCL (2.23+) runs PAT with one GPU per node; forced, it runs anywhere.
   const std::string pat_no =
