@@ -147,7 +147,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
                                       (a == Algorithm::kNvls && nvls_over_collnet));
   };
   double collnet_net_spb = -1;  // not solved yet
-  // CollNet Chain's NVLink hops alone, for its fill.
+  // CollNet all_reduce's NVLink part alone: Chain's fill, and the rate NCCL's tuner gives it.
   auto chain_intra = [&](AlgorithmModel& m) {
     FlowSet intra(b.flow_budget);
     AlgorithmModel alone;
@@ -193,7 +193,8 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
       }
       m.network_seconds_per_byte = collnet_net_spb;
     }
-    if (a == Algorithm::kCollNetChain) chain_intra(m);
+    if (a == Algorithm::kCollNetChain || (a == Algorithm::kCollNet && o.op == Op::kAllReduce))
+      chain_intra(m);
     if (!std::isfinite(m.seconds_per_byte) || m.seconds_per_byte <= 0 || m.unroutable > 0) {
       m.available = false;
       m.unavailable_reason = "no path: failed links cut the ranks apart";
@@ -309,8 +310,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   for (const auto& m : cm.models_)
     if (m.algorithm == Algorithm::kCollNet && m.available) direct = m;
   if (chain_no.empty() && direct && !skipped(Algorithm::kCollNetChain)) {
-    direct->algorithm = Algorithm::kCollNetChain;
-    chain_intra(*direct);
+    direct->algorithm = Algorithm::kCollNetChain;  // its NVLink part alone is Direct's too
     cm.models_.push_back(*direct);
   } else {
     model(Algorithm::kCollNetChain, chain_no, [&](FlowSet& fs, auto&) {

@@ -52,7 +52,7 @@ struct AlgorithmModel {
   double seconds_per_byte = 0;  ///< Simple protocol, payload bytes (nccl-tests "size")
   /// CollNet, and NVLS over it: the NICs' path to the in-network reduction alone (0: none).
   double network_seconds_per_byte = 0;
-  /// CollNet Chain: its NVLink part alone (0: not solved).
+  /// CollNet all_reduce (Direct and Chain): its NVLink part alone (0: not solved).
   double intra_seconds_per_byte = 0;
   double net_hop_latency_us = 0;      ///< fabric latency of one node-to-node hop
   std::string bottleneck;             ///< link class that paced the slowest flow

@@ -321,6 +321,11 @@ TEST(Collective, NvlsOverCollNetOnB200IsPacedByTheNicsPath) {
   EXPECT_NEAR(1e-9 / flow_spb, nics_alone, 0.02 * nics_alone);
   EXPECT_LT(r.algbw_gbs, 0.9 * nics_alone);
   EXPECT_GT(r.algbw_gbs, 0.6 * nics_alone);
+  // NCCL's tuner rates CollNet Chain by its NVLink part, where B200's NVLink outruns the NICs
+  // that pace NVLS: with both on, `auto` runs Chain at large sizes; on H100, whose NVLS is
+  // NVLink-bound, NVLS stays.
+  EXPECT_EQ(run(s, {}, 16 * kGiB).algorithm, Algorithm::kCollNetChain);
+  EXPECT_EQ(run(setup(sharp_ib("h100-sxm", 8)), {}, 16 * kGiB).algorithm, Algorithm::kNvls);
 }
 
 // CollNet Chain runs all_reduce only and needs what Direct needs (SHARP on, a reduction tree);

@@ -502,6 +502,11 @@ double full_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
 // The same as NCCL's tuner estimates it, with the caps that only steer its choice.
 double tuner_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                      double bytes) {
+  // CollNet all_reduce: NCCL rates it by its graph's intra-node bandwidth, the NICs left out
+  // (`collnet ? bwIntra`, tuning.cc@v2.29.7-1:285; v2.18.6-1:174): the NVLink part alone.
+  if ((a == Algorithm::kCollNet || a == Algorithm::kCollNetChain) && s.op == Op::kAllReduce &&
+      s.collnet_intra_seconds_per_byte > 0)
+    seconds_per_byte = s.collnet_intra_seconds_per_byte;
   double bw = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
   // NVLS Tree's cap per head steers NCCL's choice but is no limit of the hardware: forced NVLS
   // Tree measures 388-390 GB/s bus bandwidth on 4-16 B200 nodes (together-nccl-tests

@@ -82,7 +82,8 @@ struct CostShape {
   /// CollNet: the seconds a payload byte takes on the NICs' path to the in-network reduction
   /// alone, from the flow model (0: not known; no operation cost is charged).
   double collnet_net_seconds_per_byte = 0;
-  /// CollNet Chain: the seconds a payload byte takes on its NVLink hops alone (0: not known).
+  /// CollNet all_reduce: the seconds a payload byte takes on its NVLink part alone (0: not
+  /// known): Chain's fill, and the rate NCCL's tuner gives CollNet (its graph's bwIntra).
   double collnet_intra_seconds_per_byte = 0;
 };
 

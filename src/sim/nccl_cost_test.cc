@@ -374,6 +374,28 @@ TEST(NcclCost, TheTunerPrefersChainFromHopperOnAndDirectOnAmpere) {
             tuner_time_us(Algorithm::kCollNet, Protocol::kSimple, a, spb, big));
 }
 
+// NCCL's tuner rates CollNet all_reduce by its graph's intra-node bandwidth, the NICs left out
+// (tuning.cc@v2.29.7-1:285): where the NVLink part alone is known, the estimate takes it; the
+// time still takes the flows.
+TEST(NcclCost, TheTunerRatesCollNetByItsNvlinkPart) {
+  CostShape s = shape(Op::kAllReduce, 32, 4, k229);
+  const double spb = 1.0 / 300e9, big = 1 << 30;
+  const double flows = tuner_time_us(Algorithm::kCollNetChain, Protocol::kSimple, s, spb, big);
+  const double time = collective_time_us(Algorithm::kCollNetChain, Protocol::kSimple, s, spb, big);
+  s.collnet_intra_seconds_per_byte = spb / 2;
+  EXPECT_LT(tuner_time_us(Algorithm::kCollNetChain, Protocol::kSimple, s, spb, big), flows);
+  EXPECT_LT(tuner_time_us(Algorithm::kCollNet, Protocol::kSimple, s, spb, big),
+            tuner_time_us(Algorithm::kCollNet, Protocol::kSimple,
+                          shape(Op::kAllReduce, 32, 4, k229), spb, big));
+  EXPECT_DOUBLE_EQ(collective_time_us(Algorithm::kCollNetChain, Protocol::kSimple, s, spb, big),
+                   time);
+  s.op = Op::kAllGather;  // all_gather's rate has the network in it (ppn x min(intra, inter x .9))
+  CostShape g = s;
+  g.collnet_intra_seconds_per_byte = 0;
+  EXPECT_DOUBLE_EQ(tuner_time_us(Algorithm::kCollNet, Protocol::kSimple, s, spb, big),
+                   tuner_time_us(Algorithm::kCollNet, Protocol::kSimple, g, spb, big));
+}
+
 // Chain's chunk is at most 256 KiB and halves while a channel gets fewer than depth x 64, x 8,
 // x 1 of them (enqueue.cc@v2.29.7-1:2147-2152); a chunk crosses 2(m - 1) NVLink hops and the
 // network. Each loop pays the in-network operations the NIC issues for it: Chain's head serves
