@@ -109,10 +109,16 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     b.net_graph_channels =
         ring_graph_channels_across(fab.nics_per_node(), fab.gpus_per_node(), plan.nic.rate_gbps / 8,
                                    std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen), cm.generation_);
+  // Why the fabric runs no CollNet, whatever the operation ("": it does).
+  const std::string fabric_cn_no =
+      !plan.in_network_reduction                   ? "in-network reduction is off"
+      : plan.sw.in_network_reduction.empty()       ? "the switches cannot reduce"
+      : b.domains < 2                              ? "needs several nodes"
+      : plan.topo.kind == TopologyKind::kDragonfly ? "no reduction tree on dragonfly"
+                                                   : "";
   // CollNet on (NCCL_COLLNET_ENABLE with a reducing fabric) across domains of several GPUs,
   // whose NVLink outruns the NICs: the communicator's channels grow by half (connect.cc).
-  b.collnet_channels = plan.in_network_reduction && !plan.sw.in_network_reduction.empty() &&
-                       b.domains > 1 && b.D > 1 && plan.topo.kind != TopologyKind::kDragonfly;
+  b.collnet_channels = fabric_cn_no.empty() && b.D > 1;
   cm.ring_channels_ = b.ring_channels();
   cm.ring_graph_channels_ = b.ring_graph_channels();
   cm.collnet_nics_ = fab.nics_per_node();
@@ -148,7 +154,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   };
   double collnet_net_spb = -1;  // not solved yet
   // CollNet all_reduce's NVLink part alone: Chain's fill, and the rate NCCL's tuner gives it.
-  auto chain_intra = [&](AlgorithmModel& m) {
+  auto collnet_intra_rate = [&](AlgorithmModel& m) {
     FlowSet intra(b.flow_budget);
     AlgorithmModel alone;
     b.collnet_intra(intra, 2);
@@ -194,7 +200,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
       m.network_seconds_per_byte = collnet_net_spb;
     }
     if (a == Algorithm::kCollNetChain || (a == Algorithm::kCollNet && o.op == Op::kAllReduce))
-      chain_intra(m);
+      collnet_intra_rate(m);
     if (!std::isfinite(m.seconds_per_byte) || m.seconds_per_byte <= 0 || m.unroutable > 0) {
       m.available = false;
       m.unavailable_reason = "no path: failed links cut the ranks apart";
@@ -223,20 +229,17 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
       !reduce_all && !gather_op                      ? "all_reduce, all_gather, reduce_scatter only"
       : gather_op && cm.nccl_ == NcclRelease::kV2_18 ? "all_gather/reduce_scatter need NCCL 2.19+"
                                                      : "";
-  const std::string cn_no =
-      !op_no.empty()                               ? op_no
-      : !plan.in_network_reduction                 ? "in-network reduction is off"
-      : plan.sw.in_network_reduction.empty()       ? "the switches cannot reduce"
-      : !multi                                     ? "needs several nodes"
-      : plan.topo.kind == TopologyKind::kDragonfly ? "no reduction tree on dragonfly"
-      : b.D > nccl::kCollNetMaxLocalRanks          ? fmt::format(
-                                                         "NCCL runs CollNet with at most {} GPUs a node "
-                                                                  "(NCCL_MAX_DIRECT_ARITY + 1); a scale-up domain "
-                                                                  "here has {}",
-                                                         nccl::kCollNetMaxLocalRanks, b.D)
-      : gather_op && fab.nics_per_node() < fab.gpus_per_node()
-          ? "all_gather/reduce_scatter need a NIC per GPU (NCCL: 1:1 GPU:NIC)"
-          : "";
+  const std::string cn_no = !op_no.empty()          ? op_no
+                            : !fabric_cn_no.empty() ? fabric_cn_no
+                            : b.D > nccl::kCollNetMaxLocalRanks
+                                ? fmt::format(
+                                      "NCCL runs CollNet with at most {} GPUs a node "
+                                      "(NCCL_MAX_DIRECT_ARITY + 1); a scale-up domain "
+                                      "here has {}",
+                                      nccl::kCollNetMaxLocalRanks, b.D)
+                            : gather_op && fab.nics_per_node() < fab.gpus_per_node()
+                                ? "all_gather/reduce_scatter need a NIC per GPU (NCCL: 1:1 GPU:NIC)"
+                                : "";
   // NVLS runs all_reduce, and from NCCL 2.19 all_gather and reduce_scatter too (the same lines).
   const std::string nvls_no = !op_no.empty()   ? op_no
                               : !o.nvls_enable ? "disabled (NCCL_NVLS_ENABLE=0)"
@@ -556,9 +559,10 @@ double GroupCollective::busbw_gbs(double bytes) const {
 }
 
 CostShape CollectiveModel::shape(Algorithm a) const {
-  double hop = 0;
+  const AlgorithmModel* model = nullptr;
   for (const auto& m : models_)
-    if (m.algorithm == a) hop = m.net_hop_latency_us;
+    if (m.algorithm == a) model = &m;
+  const double hop = model ? model->net_hop_latency_us : 0;
   int channels = a == Algorithm::kTree ? tree_channels_ : ring_channels_;
   int graph_channels = a == Algorithm::kTree ? tree_graph_channels_ : ring_graph_channels_;
   if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree) {
@@ -574,11 +578,10 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   CostShape s{op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
   s.graph_channels = graph_channels;
   s.collnet_nics = collnet_nics_;
-  for (const auto& m : models_)
-    if (m.algorithm == a) {
-      s.collnet_net_seconds_per_byte = m.network_seconds_per_byte;
-      s.collnet_intra_seconds_per_byte = m.intra_seconds_per_byte;
-    }
+  if (model) {
+    s.collnet_net_seconds_per_byte = model->network_seconds_per_byte;
+    s.collnet_intra_seconds_per_byte = model->intra_seconds_per_byte;
+  }
   s.p2p_local_nics = p2p_local_nics_;
   s.p2p_nic_GBps = p2p_nic_GBps_;
   apply_profile(profile_, a, s);

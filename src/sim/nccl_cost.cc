@@ -253,9 +253,8 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
     case Algorithm::kCollNetChain:
       // CollNet Chain: Simple only, none of Direct's factors (tuning.cc@v2.29.7-1:284-285, 313;
       // v2.18.6-1:173-185), so the tuner rates it above Direct from Hopper on (Direct's x.85)
-      // and NCCL chooses it. NCCL's own rate is nChannels x bwIntra, the NICs left out; here
-      // the flows' Simple rate stands for it, as for Direct (the choice against NVLS, whose
-      // tuner takes min(intra, inter), may so differ from NCCL's where the NICs bind).
+      // and NCCL chooses it. NCCL's own rate is nChannels x bwIntra, the NICs left out: the
+      // tuner's estimate passes the NVLink part alone here (tuner_data_us), the time the flows'.
       return p == Protocol::kSimple ? simple_Bps : 0;
     case Algorithm::kP2p: {
       if (p != Protocol::kSimple) return 0;
@@ -357,17 +356,18 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
   const double S = std::max(1.0, bytes);
   r.comm_channels = std::max(1, s.channels);
   r.channels = r.comm_channels;
-  if (a == Algorithm::kRing || a == Algorithm::kTree || a == Algorithm::kPat) {
+  if (a == Algorithm::kRing || a == Algorithm::kTree || a == Algorithm::kPat ||
+      a == Algorithm::kCollNetChain) {
     // Channels are dropped while nBytes < nc x nThreads x threshold (enqueue.cc@v2.29.7-1:
-    // 1997-2004, v2.18.6-1:1208-1212); ring LL's threshold is x nRanks.
-    double per_channel = static_cast<double>(nccl::kMaxThreads[pi]) * nccl::kThreadThreshold[pi];
+    // 1997-2004, v2.18.6-1:1208-1212); ring LL's threshold is x nRanks, CollNet Chain's
+    // 640 threads x 512 bytes.
+    double per_channel =
+        a == Algorithm::kCollNetChain
+            ? nccl::kCollNetChainBytesPerChannel
+            : static_cast<double>(nccl::kMaxThreads[pi]) * nccl::kThreadThreshold[pi];
     if (a == Algorithm::kRing && p == Protocol::kLL) per_channel *= static_cast<double>(N);
     r.channels = static_cast<int>(
         std::clamp(std::floor(S / per_channel), 1.0, static_cast<double>(r.comm_channels)));
-  } else if (a == Algorithm::kCollNetChain) {
-    // The same loop, at 640 threads x 512 bytes a channel.
-    r.channels = static_cast<int>(std::clamp(std::floor(S / nccl::kCollNetChainBytesPerChannel),
-                                             1.0, static_cast<double>(r.comm_channels)));
   }
   const double nc = r.channels;
   const double per_channel_bytes = S / nc;
