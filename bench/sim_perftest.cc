@@ -60,6 +60,26 @@ void BM_Alltoall1GiB1kEcmp(benchmark::State& s) {
 void BM_Alltoall1GiB16kNonRail(benchmark::State& s) {
   sweep(s, "bench/specs/roce-16k-nonrail.yaml", gf::Op::kAlltoall, std::nullopt, kGiB, kGiB);
 }
+// Issue 15's scale target at 16k GPUs: every collective's 31-size sweep (8 B - 8 GiB) on every
+// topology the planner builds <= 1 s and <= 1 GiB. Arguments: the spec (below), the collective
+// (gf::Op in declaration order). Peak memory is the process's (bench/peak_memory.sh measures a
+// command's); the matrix runs in one process, so its largest case bounds it.
+constexpr const char* kSpecs16k[] = {
+    "examples/roce-16k.yaml",               // clos3, rail-optimized, ECMP over QPs
+    "bench/specs/roce-16k-nonrail.yaml",    // clos3, every NIC of a server on one leaf
+    "bench/specs/roce-16k-dragonfly.yaml",  // dragonfly+, 4 groups
+    "bench/specs/ib-16k-sharp.yaml",        // InfiniBand clos2 (Q3400), SHARP on, adaptive
+};
+void BM_EveryCollective16k(benchmark::State& s) {
+  const auto spec = kSpecs16k[s.range(0)];
+  const auto op = static_cast<gf::Op>(s.range(1));
+  s.SetLabel(std::string(spec) + " " + std::string(gf::op_name(op)));
+  sweep(s, spec, op, std::nullopt, 8, 8 * kGiB);
+}
+BENCHMARK(BM_EveryCollective16k)
+    ->ArgsProduct({benchmark::CreateDenseRange(0, 3, 1), benchmark::CreateDenseRange(0, 6, 1)})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 BENCHMARK(BM_AllReduceSweep16kEcmp)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_AllReduceSweep131k)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_AllReduceSweep1M)->Unit(benchmark::kMillisecond)->Iterations(1);
