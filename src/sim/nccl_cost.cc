@@ -94,6 +94,13 @@ long long ring_steps(Op op, long long n) {
                                                               : n;
 }
 
+// The hops of a broadcast's or reduce's chain that cross the network: a channel's ring leaves
+// the root's node and comes back into it (the root sits inside its node's segment of the ring,
+// which each channel enters at another GPU), so one a node, at most N - 1.
+long long chain_network_hops(const CostShape& s) {
+  return s.domains > 1 ? std::min<long long>(s.domains, std::max(0LL, s.ranks - 1)) : 0;
+}
+
 // Bus bandwidth to the payload's (algorithm) bandwidth of a ring, and of NVLS and NVLS Tree in
 // v2.29: N / nsteps (tuning.cc@v2.29.7-1:349).
 double bus_to_alg(const CostShape& s) {
@@ -129,14 +136,24 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
   switch (a) {
     case Algorithm::kRing: {
       const long long steps = ring_steps(s.op, N);
-      if (s.op == Op::kBroadcast || s.op == Op::kReduce) {
-        // Every step at one hop's latency, Simple at Tree's Simple step ("some chunk latency",
-        // tuning.cc@v2.29.7-1:363-370): NVLink on one node, the network across nodes.
+      if ((s.op == Op::kBroadcast || s.op == Op::kReduce) && !timed) {
+        // NCCL's estimate: every step at one hop's latency, Simple at Tree's Simple step ("some
+        // chunk latency, waiting for proper chunk modeling", tuning.cc@v2.29.7-1:363-370): the
+        // network's on every step across nodes, NVLink's on one node.
         const nccl::Hw h = n > 1 ? nccl::kNet : nccl::kNvlink;
         const double step = p == Protocol::kSimple
                                 ? static_cast<double>(t.hw_latency_us[h][nccl::kTree][pi])
                                 : hw(h, nccl::kRing);
         return base(nccl::kRing) + steps * step + (n > 1 ? (n - 1) * s.net_hop_us : 0);
+      }
+      if (s.op == Op::kBroadcast || s.op == Op::kReduce) {
+        // The time: the chain's hops each at its own link's step latency, NVLink's inside a
+        // node and the network's between nodes (chain_network_hops); the chunks' fill is the
+        // pipeline's (pipeline_run).
+        const long long hops = std::max(0LL, N - 1), net = chain_network_hops(s);
+        return base(nccl::kRing) +
+               static_cast<double>(hops - net) * hw(nccl::kNvlink, nccl::kRing) +
+               static_cast<double>(net) * inter(nccl::kRing);
       }
       const long long ninter = n <= 1                   ? 0
                                : s.op != Op::kAllReduce ? n - 1
@@ -387,9 +404,17 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
   switch (a) {
     case Algorithm::kRing:
       if (s.op == Op::kBroadcast || s.op == Op::kReduce) {
-        // PipelineFrom / PipelineTo: one step a chunk down a chain of N - 1 hops; a hop
-        // forwards a step once it has all of it (enqueue.cc@v2.29.7-1:2205-2242).
-        stream(step, per_channel_bytes, static_cast<int>(N - 1));
+        // PipelineFrom / PipelineTo: one step a chunk down a chain of N - 1 hops
+        // (enqueue.cc@v2.29.7-1:2205-2242). With Simple a hop forwards a step once it has all
+        // of it (the receiver waits for the step's tail). LL and LL128 carry a flag in every
+        // line, and a GPU forwards each line as it reads it (LLGenericOp,
+        // device/prims_ll.h@v2.29.7-1:226-290; prims_ll128.h the same per 128-byte line), so
+        // an NVLink hop adds its latency only; a network hop still holds a whole step, which
+        // the proxy sends once the GPU has posted it: those hops are the stages.
+        const int stages = p == Protocol::kSimple
+                               ? static_cast<int>(N - 1)
+                               : static_cast<int>(std::max(1LL, chain_network_hops(s)));
+        stream(step, per_channel_bytes, stages);
       } else {
         // Every rank sends at every step of the loop: the steps' latency is the fixed part, and
         // loops follow each other through the 8-step FIFO; nothing more to fill.

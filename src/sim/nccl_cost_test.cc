@@ -227,6 +227,26 @@ TEST(NcclCost, PipelineKeepsChannelsAsEnqueueDoes) {
   EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, one, 8).channels, 16);
 }
 
+// A broadcast's chain in time: 27 NVLink hops at NVLink's ring step latency and 4 network hops
+// at the network's (4 nodes of 8, LL: 6.6 + 27 x 0.6 + 4 x 2.7 us); NCCL's own estimate, which
+// picks the protocol, charges all 32 steps the network's (tuning.cc@v2.29.7-1:363-370).
+TEST(NcclCost, BroadcastChainTimesEachHopAtItsLink) {
+  const CostShape bc4 = shape(Op::kBroadcast, 32, 4, k229);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, bc4, LatencyUse::kTime),
+              6.6 + 27 * 0.6 + 4 * 2.7, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, bc4, LatencyUse::kTuner), 6.6 + 32 * 2.7,
+              1e-4);
+  // Simple: the ring's own step latencies in time, Tree's Simple step on every step in NCCL's.
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, bc4, LatencyUse::kTime),
+              8.4 + 27 * 3.4 + 4 * 14.0, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, bc4, LatencyUse::kTuner),
+              8.4 + 32 * 14.0, 1e-4);
+  // One node: every hop NVLink, in both.
+  const CostShape bc1 = shape(Op::kBroadcast, 8, 1, k229);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, bc1, LatencyUse::kTime), 6.6 + 7 * 0.6,
+              1e-4);
+}
+
 TEST(NcclCost, PipelineFillsBroadcastChainsTreesAndNvls) {
   // Broadcast on 8 ranks, Simple, 16 channels: 512 KiB steps down a 7-hop chain. 64 MiB is
   // 4 MiB a channel = 8 chunks; the last leaves the root after 8 chunk times and arrives 6 later.
@@ -237,6 +257,14 @@ TEST(NcclCost, PipelineFillsBroadcastChainsTreesAndNvls) {
   EXPECT_DOUBLE_EQ(b.fill_factor(), (8 + 6) / 8.0);
   // 1 MiB: 64 KiB a channel, one chunk, stored and forwarded at each of the 7 hops.
   EXPECT_DOUBLE_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, bc, 1 << 20).fill_factor(), 7);
+  // LL and LL128 forward each line as they read it: on one node the chain adds only its hops'
+  // latency. Across 4 nodes of 8 its 4 network hops each hold a step (the proxy sends a whole
+  // one): 4 stages, not 31.
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL128, bc, 64 << 20).stages, 1);
+  const CostShape bc4 = shape(Op::kBroadcast, 32, 4, k229);
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL, bc4, 1 << 20).stages, 4);
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL128, bc4, 64 << 20).stages, 4);
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, bc4, 64 << 20).stages, 31);
   // A ring all_reduce's loops follow each other through the FIFO: no fill.
   EXPECT_DOUBLE_EQ(
       pipeline_run(Algorithm::kRing, Protocol::kSimple, shape(Op::kAllReduce, 8, 1, k229), 1 << 20)
