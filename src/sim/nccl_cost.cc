@@ -94,9 +94,11 @@ long long ring_steps(Op op, long long n) {
                                                               : n;
 }
 
-// The hops of a broadcast's or reduce's chain that cross the network: a channel's ring leaves
-// the root's node and comes back into it (the root sits inside its node's segment of the ring,
-// which each channel enters at another GPU), so one a node, at most N - 1.
+// The hops of a broadcast's or reduce's chain that cross the network: a ring has one network
+// edge a node (connect.cc@v2.29.7-1:95-113) and the chain drops only the edge into the root,
+// so n where the root is not its node's entry GPU, which on nodes of several NICs holds for
+// most channels (the search starts each channel's ring at another NIC's GPU, search.cc:678,
+// 729-731) and sets the time; n - 1 with one GPU a node (at most N - 1).
 long long chain_network_hops(const CostShape& s) {
   return s.domains > 1 ? std::min<long long>(s.domains, std::max(0LL, s.ranks - 1)) : 0;
 }
@@ -406,11 +408,14 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       if (s.op == Op::kBroadcast || s.op == Op::kReduce) {
         // PipelineFrom / PipelineTo: one step a chunk down a chain of N - 1 hops
         // (enqueue.cc@v2.29.7-1:2205-2242). With Simple a hop forwards a step once it has all
-        // of it (the receiver waits for the step's tail). LL and LL128 carry a flag in every
-        // line, and a GPU forwards each line as it reads it (LLGenericOp,
-        // device/prims_ll.h@v2.29.7-1:226-290; prims_ll128.h the same per 128-byte line), so
-        // an NVLink hop adds its latency only; a network hop still holds a whole step, which
-        // the proxy sends once the GPU has posted it: those hops are the stages.
+        // of it (the receiver waits for the step's tail). LL and LL128 carry flags in the data,
+        // and a GPU forwards what it reads at once (LLGenericOp, device/prims_ll.h@v2.29.7-1:
+        // 226-290, a 16-byte line; prims_ll128.h:189-197, 268-290, a warp's 16 lines), into
+        // the next GPU's buffer over NVLink (transport/p2p.cc): an NVLink hop adds its latency
+        // only. A network hop still holds a whole step, which the proxy sends once all of it is
+        // there (transport/net.cc@v2.29.7-1:1292-1333): those hops are the stages. As for
+        // Simple's network hops, the GPU's filling of that step and the proxy's send are one
+        // stage (counted apart, n + 1: docs/nccl-model-reference.md, ring broadcast).
         const int stages = p == Protocol::kSimple
                                ? static_cast<int>(N - 1)
                                : static_cast<int>(std::max(1LL, chain_network_hops(s)));

@@ -245,6 +245,18 @@ TEST(NcclCost, BroadcastChainTimesEachHopAtItsLink) {
   const CostShape bc1 = shape(Op::kBroadcast, 8, 1, k229);
   EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, bc1, LatencyUse::kTime), 6.6 + 7 * 0.6,
               1e-4);
+  // A reduce runs the same chain the other way; the fabric's own hop latency is added to each
+  // network hop.
+  CostShape rd4 = shape(Op::kReduce, 32, 4, k229);
+  rd4.net_hop_us = 1.5;
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, rd4, LatencyUse::kTime),
+              6.6 + 27 * 0.6 + 4 * (2.7 + 1.5), 1e-4);
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL128, rd4, 64 << 20).stages, 4);
+  // Two nodes of one GPU: one hop, across the network, exposed as Tree's (ppn 1, v2.23+).
+  const CostShape pair = shape(Op::kBroadcast, 2, 2, k229);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, pair, LatencyUse::kTime), 6.6 + 5.0,
+              1e-4);
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL, pair, 1 << 20).stages, 1);
 }
 
 TEST(NcclCost, PipelineFillsBroadcastChainsTreesAndNvls) {
@@ -257,9 +269,9 @@ TEST(NcclCost, PipelineFillsBroadcastChainsTreesAndNvls) {
   EXPECT_DOUBLE_EQ(b.fill_factor(), (8 + 6) / 8.0);
   // 1 MiB: 64 KiB a channel, one chunk, stored and forwarded at each of the 7 hops.
   EXPECT_DOUBLE_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, bc, 1 << 20).fill_factor(), 7);
-  // LL and LL128 forward each line as they read it: on one node the chain adds only its hops'
-  // latency. Across 4 nodes of 8 its 4 network hops each hold a step (the proxy sends a whole
-  // one): 4 stages, not 31.
+  // LL and LL128 forward as they read (a line; LL128 a warp's 2 KiB): on one node the chain
+  // adds only its hops' latency. Across 4 nodes of 8 its 4 network hops each hold a step (the
+  // proxy sends a whole one): 4 stages, not 31.
   EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL128, bc, 64 << 20).stages, 1);
   const CostShape bc4 = shape(Op::kBroadcast, 32, 4, k229);
   EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL, bc4, 1 << 20).stages, 4);
