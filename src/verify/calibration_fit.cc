@@ -179,6 +179,7 @@ class Predictor {
 struct ObjPoint {
   int run = 0, row = 0;
   double measured_us = 0;
+  bool large = false;  ///< the bandwidth band (>= 32 MiB); else the latency band (< 1 MiB)
 };
 
 // Mean squared log error of the time over `pts`.
@@ -232,7 +233,10 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     for (const auto& [a, n] : algo_points)
       if (n > most) most = n, reference = a;
   }
-  // The probe: a factor joins the fit when moving it moves some point's time by 2 %.
+  // The probe: a factor joins the fit when moving it moves some point's time by 2 %, a point of
+  // the band where its term dominates: the latency's below 1 MiB, the bandwidth factors' (link
+  // efficiencies, algorithms) from 32 MiB on. An algorithm NCCL picks only for small sizes is
+  // not fitted a bandwidth factor on its latency-bound points.
   for (int i = 0; i < kParams; ++i) {
     if (i >= kFirstAlgorithm) {
       const std::string a = kProfileAlgorithmNames[i - kFirstAlgorithm];
@@ -257,12 +261,16 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     if (auto e = pr.predict(profile_of(probe), which, t); !e.empty()) return e;
     int moved = 0;
     for (const auto& p : pts)
-      if (std::fabs(t[p.run][p.row] / base[p.run][p.row] - 1) >= kFitSensitivity) ++moved;
+      if (p.large == (i != kLatency) &&
+          std::fabs(t[p.run][p.row] / base[p.run][p.row] - 1) >= kFitSensitivity)
+        ++moved;
     if (moved < kFitMinPoints) {
       f.why[i] = i == kScaleUp   ? "no fitted point depends on NVLink's rate"
                  : i == kNetwork ? "no fitted point depends on the scale-out links' rate"
-                 : i == kLatency ? "no fitted point depends on the network steps' latency"
-                                 : "no fitted point depends on this algorithm's bandwidth";
+                 : i == kLatency
+                     ? "no fitted point below 1 MiB depends on the network steps' latency"
+                     : "no fitted point of 32 MiB or more depends on this algorithm's "
+                       "bandwidth";
       continue;
     }
     f.theta.fitted[i] = true;
@@ -532,8 +540,9 @@ Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
     for (std::size_t i = 0; i < runs.size(); ++i)
       for (std::size_t k = 0; k < runs[i].rows.size(); ++k, ++n)
         if (res.points[n].in_objective) {
-          objective_points.push_back(
-              {static_cast<int>(i), static_cast<int>(k), runs[i].rows[k].time_us});
+          objective_points.push_back({static_cast<int>(i), static_cast<int>(k),
+                                      runs[i].rows[k].time_us,
+                                      res.points[n].band == std::string("large")});
           point_of_obj.push_back(static_cast<int>(n));
         }
   }
