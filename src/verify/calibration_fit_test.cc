@@ -274,16 +274,25 @@ TEST(CalibrationFit, OneCollectiveFitsTheOthersOfTheCluster) {
       100 * us.fitted_median, us.points);
 }
 
+// The one run of `file`, read as a run of `nodes` nodes of 8 GPUs (checked; empty if unread).
+std::vector<FitRun> one_run_of(const PlannedSpec& ps, const char* file, int nodes) {
+  auto runs = runs_of(ps.plan, {file});
+  EXPECT_EQ(runs.size(), 1u) << file;
+  for (const auto& r : runs) {
+    EXPECT_EQ(r.nodes, nodes) << file;
+    EXPECT_EQ(r.gpus_per_node, 8) << file;
+  }
+  return runs;
+}
+
 // A bandwidth factor is fitted on the sizes bandwidth dominates: Voltage Park's all_reduce
 // (verbatim nccl-tests output, 4 x 8 H100) runs tree only below 1 MiB (LL, LL128), so tree gets
 // no factor there, and the 1-16 MiB band the fit does not see is left as the model has it
 // (a factor fitted on those latency-bound points had reached the bound, 4.0, and tripled it).
 TEST(CalibrationFit, BandwidthFactorsAreFittedOnLargeSizesOnly) {
   PlannedSpec ps = planned(kFixtures + "voltage-park.yaml");
-  auto runs = runs_of(ps.plan, {"vp-allreduce_20260224_225706.out"});
+  const auto runs = one_run_of(ps, "vp-allreduce_20260224_225706.out", 4);
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].nodes, 4);
-  EXPECT_EQ(runs[0].gpus_per_node, 8);
   auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
   ASSERT_TRUE(f) << f.errors().front().message;
   bool tree_seen = false;
@@ -325,10 +334,8 @@ TEST(CalibrationFit, RunsOfAlgorithmsNotModelledAreSkipped) {
 
 TEST(CalibrationFit, OneFileIsCrossValidatedByFolds) {
   PlannedSpec ps = planned(kFixtures + "flapping-airplanes.yaml");
-  auto runs = runs_of(ps.plan, {"2026-05-12-all_reduce-ring-8n.out"});
+  const auto runs = one_run_of(ps, "2026-05-12-all_reduce-ring-8n.out", 8);
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].nodes, 8);
-  EXPECT_EQ(runs[0].gpus_per_node, 8);
   EXPECT_EQ(runs[0].op, Op::kAllReduce);
   ASSERT_TRUE(runs[0].algorithm);
   EXPECT_EQ(*runs[0].algorithm, Algorithm::kRing);
