@@ -138,7 +138,16 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
   switch (a) {
     case Algorithm::kRing: {
       const long long steps = ring_steps(s.op, N);
-      if ((s.op == Op::kBroadcast || s.op == Op::kReduce) && !timed) {
+      if (s.op == Op::kBroadcast || s.op == Op::kReduce) {
+        if (timed) {
+          // The time: the chain's hops each at its own link's step latency, NVLink's inside a
+          // node and the network's between nodes (chain_network_hops); the chunks' fill is the
+          // pipeline's (pipeline_run).
+          const long long hops = std::max(0LL, N - 1), net = chain_network_hops(s);
+          return base(nccl::kRing) +
+                 static_cast<double>(hops - net) * hw(nccl::kNvlink, nccl::kRing) +
+                 static_cast<double>(net) * inter(nccl::kRing);
+        }
         // NCCL's estimate: every step at one hop's latency, Simple at Tree's Simple step ("some
         // chunk latency, waiting for proper chunk modeling", tuning.cc@v2.29.7-1:363-370): the
         // network's on every step across nodes, NVLink's on one node.
@@ -147,15 +156,6 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
                                 ? static_cast<double>(t.hw_latency_us[h][nccl::kTree][pi])
                                 : hw(h, nccl::kRing);
         return base(nccl::kRing) + steps * step + (n > 1 ? (n - 1) * s.net_hop_us : 0);
-      }
-      if (s.op == Op::kBroadcast || s.op == Op::kReduce) {
-        // The time: the chain's hops each at its own link's step latency, NVLink's inside a
-        // node and the network's between nodes (chain_network_hops); the chunks' fill is the
-        // pipeline's (pipeline_run).
-        const long long hops = std::max(0LL, N - 1), net = chain_network_hops(s);
-        return base(nccl::kRing) +
-               static_cast<double>(hops - net) * hw(nccl::kNvlink, nccl::kRing) +
-               static_cast<double>(net) * inter(nccl::kRing);
       }
       const long long ninter = n <= 1                   ? 0
                                : s.op != Op::kAllReduce ? n - 1
