@@ -265,12 +265,12 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
           std::fabs(t[p.run][p.row] / base[p.run][p.row] - 1) >= kFitSensitivity)
         ++moved;
     if (moved < kFitMinPoints) {
-      f.why[i] = i == kScaleUp   ? "no fitted point depends on NVLink's rate"
-                 : i == kNetwork ? "no fitted point depends on the scale-out links' rate"
-                 : i == kLatency
-                     ? "no fitted point below 1 MiB depends on the network steps' latency"
-                     : "no fitted point of 32 MiB or more depends on this algorithm's "
-                       "bandwidth";
+      f.why[i] =
+          i == kScaleUp   ? "no fitted point of 32 MiB or more depends on NVLink's rate"
+          : i == kNetwork ? "no fitted point of 32 MiB or more depends on the scale-out links' rate"
+          : i == kLatency ? "no fitted point below 1 MiB depends on the network steps' latency"
+                          : "no fitted point of 32 MiB or more depends on this algorithm's "
+                            "bandwidth";
       continue;
     }
     f.theta.fitted[i] = true;
