@@ -122,6 +122,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.ring_channels_ = b.ring_channels();
   cm.ring_graph_channels_ = b.ring_graph_channels();
   cm.collnet_nics_ = fab.nics_per_node();
+  cm.ring_same_channels_ = ring_same_channels(b.domains, b.D, fab.nics_per_node());
   cm.profile_ = o.calibration ? *o.calibration : plan.calibration;
   cm.tree_channels_ = b.tree_channels();
   cm.tree_graph_channels_ = b.tree_graph_channels();
@@ -327,7 +328,8 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
       (op != Op::kAllGather && op != Op::kReduceScatter) ? "all_gather and reduce_scatter only"
       : cm.nccl_ == NcclRelease::kV2_18                  ? "NCCL 2.18 has no PAT (2.23 and later)"
       : (fab.gpus_per_node() > 1 && o.algorithm != Algorithm::kPat)
-          ? "NCCL uses PAT with one GPU per node"
+          ? "NCCL uses PAT with one GPU per node (tuning.cc@v2.29.7-1:207; NCCL_PAT_ENABLE=1 "
+            "runs it anyway, as --algo pat does)"
           : "";
   {
     AlgorithmModel m;
@@ -515,6 +517,8 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   gc.seconds_per_byte_ = m.seconds_per_byte;
   gc.bottleneck_ = m.bottleneck;
   gc.domains_ = g.domains;
+  gc.ring_same_channels_ =
+      ring_same_channels(g.domains, gc.size_ / std::max(1, g.domains), fab.nics_per_node());
   gc.nccl_ = plan.nccl;
   p2p_nics_of(plan, gc.p2p_local_nics_, gc.p2p_nic_GBps_);
   gc.generation_ = generation_of(plan.gpu);
@@ -535,6 +539,7 @@ CostShape GroupCollective::cost_shape() const {
               nccl_, generation_, channels_};
   s.p2p_local_nics = p2p_local_nics_;
   s.p2p_nic_GBps = p2p_nic_GBps_;
+  s.ring_same_channels = ring_same_channels_;
   apply_profile(profile_, algorithm(), s);
   return s;
 }
@@ -584,6 +589,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   }
   s.p2p_local_nics = p2p_local_nics_;
   s.p2p_nic_GBps = p2p_nic_GBps_;
+  s.ring_same_channels = ring_same_channels_;
   apply_profile(profile_, a, s);
   return s;
 }

@@ -114,6 +114,7 @@ class CollectiveModel {
   int ring_channels_ = 16, tree_channels_ = 16;
   int ring_graph_channels_ = 8, tree_graph_channels_ = 8;  ///< the search graph's (tuner caps)
   int collnet_nics_ = 0;  ///< NICs a node (CostShape::collnet_nics)
+  bool ring_same_channels_ = false;  ///< CostShape::ring_same_channels
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::optional<Algorithm> forced_algorithm_;
@@ -191,6 +192,7 @@ class GroupCollective {
   int channels_ = 16;  // of its ring across domains (caps are per channel); 16 inside one
   int p2p_local_nics_ = 0;
   double p2p_nic_GBps_ = 0;
+  bool ring_same_channels_ = false;
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::string bottleneck_;

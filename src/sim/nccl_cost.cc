@@ -9,7 +9,9 @@
 #include "sim/nccl_constants.h"
 
 namespace gf {
-std::optional<Algorithm> parse_algorithm(const std::string& s) {
+std::optional<Algorithm> parse_algorithm(const std::string& text) {
+  std::string s;  // NCCL_ALGO's names are read in any case (Ring, NVLSTree's nvls_tree is ours)
+  for (char c : text) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (s == "sharp" || s == "collnet_direct") return Algorithm::kCollNet;
   return parse_name(kAlgorithmNames, s);
 }
@@ -150,8 +152,11 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
         }
         // NCCL's estimate: every step at one hop's latency, Simple at Tree's Simple step ("some
         // chunk latency, waiting for proper chunk modeling", tuning.cc@v2.29.7-1:363-370): the
-        // network's on every step across nodes, NVLink's on one node.
+        // network's on every step across nodes, NVLink's on one node. A graph of same channels
+        // is charged one step, at the ring's own latency.
         const nccl::Hw h = n > 1 ? nccl::kNet : nccl::kNvlink;
+        if (s.ring_same_channels)
+          return base(nccl::kRing) + hw(h, nccl::kRing) + (n > 1 ? s.net_hop_us : 0);
         const double step = p == Protocol::kSimple
                                 ? static_cast<double>(t.hw_latency_us[h][nccl::kTree][pi])
                                 : hw(h, nccl::kRing);
@@ -202,14 +207,19 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
   return 0;
 }
 
-double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double simple_Bps,
-                          double bytes) {
+namespace {
+
+// protocol_bandwidth; `ll_cap` false leaves out LL's llMaxBw, the one cap on the whole call's
+// rate rather than its channels' (data_time_us).
+double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double simple_Bps,
+                             double bytes, bool ll_cap) {
   const nccl::ReleaseTerms& t = terms(s.release);
   const int n = std::max(1, s.domains);
   const double ppn = static_cast<double>(s.ranks) / n;
   const int row = generation_row(s), col = nodes_class(n);
   // llMaxBws: the GPU's row on one node, the CPU vendor's across nodes (Intel assumed: row 0).
-  const double ll_max_Bps = t.ll_max_bw[n == 1 ? row : 0][col] * 1e9;
+  const double ll_max_Bps =
+      ll_cap ? t.ll_max_bw[n == 1 ? row : 0][col] * 1e9 : std::numeric_limits<double>::infinity();
   // The caps are per channel of the topology search's graph (tuning.cc multiplies them by
   // graphs[a]->nChannels), which the communicator then duplicates (connect.cc@v2.29.7-1:453:
   // comm->nChannels = 2 x nChannels): half of the communicator's channels.
@@ -290,6 +300,13 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
   }
 }
 
+}  // namespace
+
+double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double simple_Bps,
+                          double bytes) {
+  return protocol_bandwidth_of(a, p, s, simple_Bps, bytes, true);
+}
+
 namespace {
 int pow2_up(int v) {
   return static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(1, v))));
@@ -316,6 +333,10 @@ int ring_graph_channels_across(int nics_per_node, int gpus_per_node, double nic_
       bw >= nccl::kDupChannelsMinGBs && !(hopper_on && bw < nccl::kDupChannelsHopperMinGBs &&
                                           nics > nccl::kDupChannelsHopperMaxChannels);
   return std::min(nics * (dup ? 2 : 1), nccl::kMaxChannels / 2);
+}
+
+bool ring_same_channels(int domains, int gpus_per_domain, int nics_per_domain) {
+  return domains <= 1 || gpus_per_domain <= 1 || nics_per_domain <= 1;
 }
 
 int p2p_channels_per_peer(const CostShape& s) {
@@ -580,14 +601,26 @@ double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
   const double full = full_data_us(a, p, s, seconds_per_byte, bytes) / s.bandwidth_factor;
   if (!std::isfinite(full)) return full;
   const PipelineRun run = pipeline_run(a, p, s, bytes);
-  const double spread = static_cast<double>(run.comm_channels) / run.channels * run.fill_factor();
-  const double t = full * spread + run.exposed_us();
+  const double share = static_cast<double>(run.channels) / run.comm_channels;
+  // The call's channels carry their share of the bandwidth. LL's llMaxBw is no channel's: NCCL
+  // indexes it by the GPU on one node and by the CPU's vendor across nodes (tuning.cc@v2.29.7-1:
+  // 252-256), a bound of the host's path on the whole call, which fewer channels still reach.
+  double t = full / share;
+  if (p == Protocol::kLL && (a == Algorithm::kRing || a == Algorithm::kTree)) {
+    const double by_channels =
+        protocol_bandwidth_of(a, p, s, 1.0 / seconds_per_byte, bytes, false) * share;
+    const double capped = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
+    if (by_channels > 0 && capped > 0)
+      t = bytes / std::min(by_channels, capped) * 1e6 / s.bandwidth_factor;
+  }
+  t = t * run.fill_factor() + run.exposed_us();
   // CollNet: the NICs' own path, their bytes and the in-network operations in series, paces the
   // call where it is the longer (NIC-bound Chain and Direct; NVLS only where NVLink leaves the
   // NICs no slack for them). The first loop's operations are the network step NCCL's latency
   // already charges (latency_us); every further loop pays its own.
   if (run.net_op_us <= 0 || s.collnet_net_seconds_per_byte <= 0) return t;
-  const double net = bytes * s.collnet_net_seconds_per_byte * 1e6 / s.bandwidth_factor * spread +
+  const double net = bytes * s.collnet_net_seconds_per_byte * 1e6 / s.bandwidth_factor / share *
+                         run.fill_factor() +
                      (run.chunks - 1) * run.net_op_us;
   return std::max(t, net);
 }

@@ -40,8 +40,8 @@ inline const char* algorithm_name(Algorithm a) { return name_of(kAlgorithmNames,
 inline const char* protocol_name(Protocol p) { return name_of(kProtocolNames, p); }
 inline std::vector<std::string> op_names() { return names_of(kOpNames); }
 inline std::optional<Op> parse_op(const std::string& s) { return parse_name(kOpNames, s); }
-/// An algorithm's name; "sharp" and "collnet_direct" are also CollNet Direct (NCCL_ALGO=CollNet
-/// runs SHARP as CollNet Direct or Chain, whichever the tuner prefers).
+/// An algorithm's name in any case; "sharp" and "collnet_direct" are also CollNet Direct
+/// (NCCL_ALGO=CollNet runs SHARP as CollNet Direct or Chain, whichever the tuner prefers).
 std::optional<Algorithm> parse_algorithm(const std::string& s);
 /// LL, LL128 or Simple in any case (NCCL_PROTO is case-insensitive).
 std::optional<Protocol> parse_protocol(const std::string& s);
@@ -70,6 +70,10 @@ struct CostShape {
   /// The topology search graph's channels, which the tuner's per-channel caps multiply
   /// (graphs[a]->nChannels; NCCL_MIN/MAX_NCHANNELS do not change them); 0: channels / 2.
   int graph_channels = 0;
+  /// The ring graph replays its first channel (graph->sameChannels, printed by NCCL_DEBUG_SUBSYS=
+  /// GRAPH): NCCL's tuner then charges a broadcast or reduce one step's latency, not one a rank
+  /// (tuning.cc@v2.29.7-1:363-370, v2.18.6-1:209-216). See ring_same_channels.
+  bool ring_same_channels = false;
   /// A calibration profile's measured factor on this algorithm's bandwidth (1: the model's). It
   /// scales the time the data takes, not NCCL's own estimate (NCCL's tuner does not know it).
   double bandwidth_factor = 1;
@@ -95,6 +99,16 @@ struct CostShape {
 /// GPU's and the NIC's.
 int ring_graph_channels_across(int nics_per_node, int gpus_per_node, double nic_GBps, int pcie_gen,
                                GpuGeneration generation);
+
+/// Whether NCCL's ring search keeps sameChannels: it tries first to replay channel 0's GPU order
+/// on every channel, each channel on the next NIC (search.cc@v2.29.7-1:1044-1045, 715-719,
+/// 679), and drops the replay only when that reaches less bandwidth (1131-1136). Inside one
+/// node, with one NIC a node or one GPU a node every channel's path is channel 0's, and the
+/// replay stands; with several NICs a node each NIC's channel enters at the NIC's own GPU, which
+/// a replayed order does not, and the search keeps the channels that differ. (NCCL 2.29.7 on two
+/// one-GPU nodes prints Broadcast Ring/LL at 6.6 + 2.7 us, one step: tests/data/outputs/
+/// nccl-2.29.7-tuning-socket-2rank.log.)
+bool ring_same_channels(int domains, int gpus_per_domain, int nics_per_domain);
 
 /// The channels NCCL gives one network peer of a multi-node communicator
 /// (comm->p2pnChannelsPerPeer): v2.29 max(local NICs, ceil(their GB/s / 14)), cut while the

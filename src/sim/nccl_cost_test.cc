@@ -8,7 +8,9 @@
 #include <cmath>
 #include <tuple>
 
+#include "../../tests/support.h"
 #include "sim/nccl_constants.h"
+#include "verify/parsers.h"
 
 namespace gf {
 namespace {
@@ -489,4 +491,98 @@ TEST(NcclCost, InNetworkOperationsLengthenOnlyTheNicsPath) {
   EXPECT_DOUBLE_EQ(data_time_us(Algorithm::kCollNetChain, Protocol::kSimple, s, spb, bytes), flow);
 }
 
+}  // namespace gf
+
+namespace gf {
+namespace {
+
+// NCCL 2.29.7's own tuning table and picks, as it printed them for two ranks on two "hosts"
+// (NCCL_HOSTID differs) over Socket, one GPU each (tests/data/outputs/README.md): every latency
+// the table prints must be the one latency_us charges for that communicator, to the table's
+// 0.1 us; LL's bandwidth from Simple's; and, at the bandwidths it printed, the protocol and the
+// channels of each call as NCCL chose them. Nothing of gpufabric's was fitted to this log.
+class Nccl2297Table : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto log = parse_nccl_log(testing::output_fixture("nccl-2.29.7-tuning-socket-2rank.log"), "f");
+    ASSERT_TRUE(log.ok()) << log.errors()[0].message;
+    log_ = *log;
+  }
+  // The communicator: 2 ranks, 2 nodes of 1 GPU, compute capability 12.0 (Blackwell's row), the
+  // 4 channels the picks use (channel{Lo..Hi} up to 3). One GPU a node: sameChannels.
+  static CostShape shape(Op op) {
+    CostShape s;
+    s.op = op;
+    s.ranks = 2;
+    s.domains = 2;
+    s.domain_gpus = 1;
+    s.release = NcclRelease::kV2_29;
+    s.generation = GpuGeneration::kBlackwell;
+    s.channels = 4;
+    s.ring_same_channels = ring_same_channels(2, 1, 1);
+    return s;
+  }
+  const NcclLog::TunerEntry* cell(Op op, Algorithm a, Protocol p) const {
+    for (const auto& e : log_.tuner)
+      if (e.op == op && e.algorithm == a && e.protocol == p) return &e;
+    return nullptr;
+  }
+  NcclLog log_;
+};
+
+TEST_F(Nccl2297Table, EveryPrintedLatencyIsTheTunersLatency) {
+  int compared = 0;
+  for (const auto& e : log_.tuner) {
+    if (e.latency_us == 0) continue;  // no model: NVLS needs 2 channels, Tree runs all_reduce only
+    const double ours = latency_us(e.algorithm, e.protocol, shape(e.op), LatencyUse::kTuner);
+    EXPECT_NEAR(ours, e.latency_us, 0.05)
+        << op_name(e.op) << " " << algorithm_name(e.algorithm) << "/" << protocol_name(e.protocol)
+        << " (line " << e.line << ")";
+    ++compared;
+  }
+  EXPECT_EQ(compared, 32);
+  // Without sameChannels the broadcast is charged a step a rank: 6.6 + 2 x 2.7, not the 9.3
+  // NCCL printed.
+  CostShape other = shape(Op::kBroadcast);
+  other.ring_same_channels = false;
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, other, LatencyUse::kTuner), 12.0, 0.05);
+}
+
+TEST_F(Nccl2297Table, RingLLBandwidthFromSimple) {
+  for (Op op : {Op::kBroadcast, Op::kReduce, Op::kAllGather, Op::kReduceScatter, Op::kAllReduce}) {
+    const auto* simple = cell(op, Algorithm::kRing, Protocol::kSimple);
+    const auto* ll = cell(op, Algorithm::kRing, Protocol::kLL);
+    ASSERT_TRUE(simple && ll);
+    const double ours = protocol_bandwidth(Algorithm::kRing, Protocol::kLL, shape(op),
+                                           simple->bandwidth_GBs * 1e9, 1 << 20) /
+                        1e9;
+    EXPECT_NEAR(ours, ll->bandwidth_GBs, 0.05) << op_name(op);
+  }
+}
+
+TEST_F(Nccl2297Table, EachCallsProtocolAndChannelsAsNcclChose) {
+  // LL128 is off here (the table rates it 0): NCCL enables it only where the GPUs reach each
+  // other over NVLink and a GPU's NIC is at most PXB away (tuning.cc@v2.29.7-1:481-494); these
+  // ranks talk over Socket. So the choice is LL against Simple, at the Ring Simple bandwidth the
+  // table printed.
+  const double simple_GBs =
+      cell(Op::kBroadcast, Algorithm::kRing, Protocol::kSimple)->bandwidth_GBs;
+  const CostShape s = shape(Op::kBroadcast);
+  int compared = 0;
+  for (const auto& p : log_.picks) {
+    ASSERT_TRUE(p.op);
+    const double b = static_cast<double>(p.bytes);
+    const double ll = tuner_time_us(Algorithm::kRing, Protocol::kLL, s, 1 / (simple_GBs * 1e9), b);
+    const double simple =
+        tuner_time_us(Algorithm::kRing, Protocol::kSimple, s, 1 / (simple_GBs * 1e9), b);
+    const Protocol ours = ll <= simple ? Protocol::kLL : Protocol::kSimple;
+    EXPECT_EQ(ours, p.protocol) << p.bytes << " bytes (line " << p.line << ")";
+    EXPECT_EQ(pipeline_run(Algorithm::kRing, p.protocol, s, b).channels, p.channels)
+        << p.bytes << " bytes";
+    ++compared;
+  }
+  EXPECT_EQ(compared, 72);
+}
+
+}  // namespace
 }  // namespace gf

@@ -277,7 +277,7 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     f.why[i] = fmt::format("fitted on {} point{}", moved, moved == 1 ? "" : "s");
   }
   // Coordinate descent.
-  constexpr int kSweeps = 3;
+  constexpr int kSweeps = 8;  // a coupled valley (LL's rate and the step latency) takes more than 3
   // Steps of the golden-section search: the bracket shrinks to 0.618^steps of the range (a
   // full range of 1/20..1 in log: 0.1 % after 20; a warm one of /1.6..x1.6: 0.1 % after 14).
   const int golden_steps = near ? 14 : 20;

@@ -64,6 +64,23 @@ void nccl_log_findings(const NcclLog& r, const std::string& file, Findings& out)
   if (!other.empty() && retry.empty()) out.push_back(finding(rule("nccl-warnings"), other));
   if (r.network == "IB" && r.ib_devices.empty() && r.net_ib == 0)
     out.push_back(finding(rule("nccl-no-net-channels"), {{file, 0, ""}}));
+  // The tuner's table: ring all_reduce rated for Simple but not for LL128 (each table's row).
+  std::vector<Evidence> ll128_off;
+  for (const auto& e : r.tuner) {
+    if (e.op != Op::kAllReduce || e.algorithm != Algorithm::kRing ||
+        e.protocol != Protocol::kLL128 || e.bandwidth_GBs > 0)
+      continue;
+    for (const auto& simple : r.tuner)
+      if (simple.line == e.line && simple.algorithm == Algorithm::kRing &&
+          simple.protocol == Protocol::kSimple && simple.bandwidth_GBs > 0 &&
+          ll128_off.size() < kMaxQuoted)
+        ll128_off.push_back(
+            {file, e.line,
+             fmt::format("AllReduce Ring/LL128 {:.1f}/{:.1f}, Ring/Simple {:.1f}/"
+                         "{:.1f} (latency us / GB/s)",
+                         e.latency_us, e.bandwidth_GBs, simple.latency_us, simple.bandwidth_GBs)});
+  }
+  if (!ll128_off.empty()) out.push_back(finding(rule("nccl-ll128-off"), ll128_off));
 }
 
 // nvidia-smi topo -m: each GPU should have a NIC on its PCIe switch (PIX or PXB).

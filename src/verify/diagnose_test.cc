@@ -53,6 +53,29 @@ TEST(Diagnose, GuideTroubleshootingTable) {
   }
 }
 
+// NCCL's own tuning table says when LL128 is off (NCCL 2.29.7 over Socket: no NVLink path); a
+// log whose table rates it is not flagged.
+TEST(Diagnose, Ll128OffFromTheTunersTable) {
+  auto r = diagnose({load("nccl-2.29.7-tuning-socket-2rank.log")}, 400);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  const Finding* off = nullptr;
+  for (const auto& f : *r)
+    if (f.id == "nccl-ll128-off") off = &f;
+  ASSERT_TRUE(off);
+  EXPECT_EQ(off->severity, Severity::kWarning);
+  ASSERT_EQ(off->evidence.size(), 1u);
+  EXPECT_EQ(off->evidence[0].line, 12);
+  EXPECT_NE(off->evidence[0].text.find("Ring/LL128 31.0/0.0"), std::string::npos);
+  ToolOutput on = load("nccl-2.29.7-tuning-socket-2rank.log");
+  const std::string cell = "    31.0/   0.0 |    36.4/   2.4 |     5.0";
+  const size_t at = on.text.find(cell);
+  ASSERT_NE(at, std::string::npos);
+  on.text.replace(at, 15, "    31.0/   1.8");
+  auto rated = diagnose({on}, 400);
+  ASSERT_TRUE(rated.ok());
+  for (const auto& f : *rated) EXPECT_NE(f.id, "nccl-ll128-off");
+}
+
 TEST(Diagnose, HealthyOutputsHaveNoErrors) {
   auto r = diagnose({load("ib_write_bw-400g.txt"), load("nccl-tests-2node-allreduce.txt")}, 400);
   ASSERT_TRUE(r.ok());

@@ -15,6 +15,8 @@ namespace {
 
 // Larger inputs are not tool outputs of one run; refuse rather than spend memory.
 constexpr size_t kMaxInputBytes = 64u << 20;
+constexpr const char* kTooLargeHint =
+    "one tool output is read up to 64 MiB: give the run's own output, not several joined";
 
 // libstdc++'s std::regex matches by recursion, a stack frame per character a match attempt
 // takes: a line of some 50,000 characters overflowed the 8 MiB stack. The lines the patterns
@@ -141,7 +143,8 @@ int nodes_of(const NcclTestsRun& run, int gpus_per_node) {
 }
 
 Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string& file) {
-  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for a nccl-tests output");
+  if (text.size() > kMaxInputBytes)
+    return at(file, 0, "file too large for a nccl-tests output", kTooLargeHint);
   NcclTestsRun run;
   const auto lines = lines_of(text);
   bool header = false, with_root = true;
@@ -214,7 +217,8 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
 }
 
 Result<PerftestRun> parse_perftest(const std::string& text, const std::string& file) {
-  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for a perftest output");
+  if (text.size() > kMaxInputBytes)
+    return at(file, 0, "file too large for a perftest output", kTooLargeHint);
   PerftestRun run;
   const std::string trimmed = trim(text);
   if (!trimmed.empty() && trimmed[0] == '{') {
@@ -319,7 +323,8 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
 }
 
 Result<Iperf3Run> parse_iperf3(const std::string& text, const std::string& file) {
-  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for an iperf3 output");
+  if (text.size() > kMaxInputBytes)
+    return at(file, 0, "file too large for an iperf3 output", kTooLargeHint);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -367,8 +372,174 @@ Result<Iperf3Run> parse_iperf3(const std::string& text, const std::string& file)
   return r;
 }
 
+namespace {
+
+// NCCL's names, as its tuner prints them: the table's ncclFuncStr and ncclAlgoStr ("AllReduce",
+// "CollNetDirect", "NVLSTree") and the per-call line's ncclAlgoToString ("COLLNET_DIRECT",
+// collectives.cc@v2.29.7-1:62-73); case and underscores do not matter.
+std::string nccl_key(std::string_view s) {
+  std::string k;
+  for (char c : s)
+    if (c != '_' && c != ' ') k += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return k;
+}
+std::optional<Op> nccl_func(std::string_view s) {
+  static const std::map<std::string, Op> m = {
+      {"broadcast", Op::kBroadcast}, {"reduce", Op::kReduce},
+      {"allgather", Op::kAllGather}, {"reducescatter", Op::kReduceScatter},
+      {"allreduce", Op::kAllReduce}, {"sendrecv", Op::kSendRecv},
+      {"alltoall", Op::kAlltoall}};
+  auto it = m.find(nccl_key(s));
+  return it == m.end() ? std::nullopt : std::optional<Op>(it->second);
+}
+std::optional<Algorithm> nccl_algo(std::string_view s) {
+  static const std::map<std::string, Algorithm> m = {{"tree", Algorithm::kTree},
+                                                     {"ring", Algorithm::kRing},
+                                                     {"collnetdirect", Algorithm::kCollNet},
+                                                     {"collnetchain", Algorithm::kCollNetChain},
+                                                     {"nvls", Algorithm::kNvls},
+                                                     {"nvlstree", Algorithm::kNvlsTree},
+                                                     {"pat", Algorithm::kPat}};
+  auto it = m.find(nccl_key(s));
+  return it == m.end() ? std::nullopt : std::optional<Algorithm>(it->second);
+}
+// NCCL_ALGO_* and NCCL_PROTO_* in their enums' order (src/include/devcomm.h@v2.22.3-1), as the
+// 2.20-2.23 per-call line prints them.
+std::optional<Algorithm> nccl_algo_index(int i) {
+  static constexpr Algorithm kByIndex[] = {
+      Algorithm::kTree, Algorithm::kRing,     Algorithm::kCollNet, Algorithm::kCollNetChain,
+      Algorithm::kNvls, Algorithm::kNvlsTree, Algorithm::kPat};
+  if (i < 0 || i >= static_cast<int>(std::size(kByIndex))) return std::nullopt;
+  return kByIndex[i];
+}
+std::optional<Protocol> nccl_proto_index(int i) {
+  if (i < 0 || i > 2) return std::nullopt;
+  return static_cast<Protocol>(i);  // LL, LL128, Simple: the same order as NCCL's
+}
+
+std::vector<std::string> bar_cells(std::string_view row) {
+  std::vector<std::string> cells;
+  size_t b = 0;
+  for (size_t e; (e = row.find('|', b)) != std::string_view::npos; b = e + 1)
+    cells.push_back(trim(std::string(row.substr(b, e - b))));
+  const std::string tail = trim(std::string(row.substr(b)));
+  if (!tail.empty()) cells.push_back(tail);
+  return cells;
+}
+
+// One row of the tuner's table, or a per-call pick; a NCCL line that is neither is left alone.
+// A row that starts a table's shape but breaks it is an error: the log is cut or not NCCL's.
+class TunerReader {
+ public:
+  TunerReader(const std::string& file, NcclLog& log) : file_(file), log_(log) {}
+
+  std::optional<Diagnostic> line(int ln, std::string_view msg) {
+    const std::vector<std::string> cells = bar_cells(msg);
+    if (cells.size() >= 2 && cells[0] == "Algorithm") {
+      algos_.clear();
+      protos_.clear();
+      for (size_t i = 1; i < cells.size(); ++i) {
+        if (cells[i].empty()) continue;
+        auto a = nccl_algo(cells[i]);
+        algos_.push_back(a);  // an unknown (newer) algorithm keeps its place, unread
+      }
+      if (algos_.empty()) return bad(ln, "an 'Algorithm' row of the tuning table names none");
+      if (algos_.front() == Algorithm::kTree) ++log_.tuner_tables;  // every table's first block
+      return std::nullopt;
+    }
+    if (algos_.empty()) return pick(ln, msg);
+    if (cells.size() >= 2 && cells[0] == "Protocol") {
+      for (size_t i = 1; i < cells.size(); ++i) {
+        auto p = parse_protocol(cells[i]);
+        if (!p) return bad(ln, fmt::format("unknown protocol '{}' in the tuning table", cells[i]));
+        protos_.push_back(*p);
+      }
+      return std::nullopt;
+    }
+    if (cells.size() >= 2 && cells[0] == "Max NThreads") return std::nullopt;
+    if (cells.size() < 2) return pick(ln, msg);
+    // A row of the table: a function's name (one gpufabric does not know keeps the table's
+    // shape and is read past), then latency/bandwidth cells.
+    auto op = nccl_func(cells[0]);
+    if (!op && cells[1].find('/') == std::string::npos) return pick(ln, msg);
+    const size_t want = algos_.size() * kProtocols;
+    if (protos_.size() < want) return bad(ln, "a tuning-table row before its 'Protocol' row");
+    if (cells.size() - 1 != want)
+      return bad(
+          ln, fmt::format("a tuning-table row of {} cells, {} expected", cells.size() - 1, want));
+    for (size_t i = 0; i < want; ++i) {
+      const std::string& c = cells[i + 1];
+      const size_t slash = c.find('/');
+      double lat = 0, bw = 0;
+      if (slash == std::string::npos || !number(trim(c.substr(0, slash)), lat) ||
+          !number(trim(c.substr(slash + 1)), bw) || lat < 0 || bw < 0)
+        return bad(ln, fmt::format("tuning-table cell '{}' is not 'latency/bandwidth'", c));
+      const auto& a = algos_[i / kProtocols];
+      if (op && a) log_.tuner.push_back({ln, *op, *a, protos_[i], lat, bw});
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr size_t kProtocols = 3;  // NCCL_NUM_PROTOCOLS
+
+  std::optional<Diagnostic> bad(int ln, const std::string& what) const {
+    return at(file_, ln, what, "give the log as NCCL wrote it (NCCL_DEBUG=INFO), whole");
+  }
+
+  std::optional<Diagnostic> pick(int ln, std::string_view msg) {
+    if (msg.find(" Bytes -> Algo ") == std::string_view::npos) return std::nullopt;
+    static const std::regex now_re(
+        R"(^(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+) channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\})");
+    static const std::regex old_re(
+        R"(^(?:(\w+): )?(\d+) Bytes -> Algo (\d+) proto (\d+) time ([0-9.eE+-]+))");
+    const std::string l(msg);
+    std::smatch m;
+    NcclLog::TunerPick p;
+    p.line = ln;
+    double bytes = 0;
+    if (search(l, m, now_re)) {
+      auto op = nccl_func(m[1].str());
+      auto a = nccl_algo(m[3].str());
+      auto pr = parse_protocol(m[4].str());
+      int lo = 0, hi = 0;
+      if (!op || !a || !pr || !number(m[2], bytes) || !small_int(m[5], lo) ||
+          !small_int(m[6], hi) || hi < lo)
+        return std::nullopt;  // a collective or algorithm gpufabric does not model
+      p.op = op;
+      p.algorithm = *a;
+      p.protocol = *pr;
+      p.channels = hi - lo + 1;
+    } else if (search(l, m, old_re)) {
+      int ai = 0, pi = 0;
+      double est = 0;
+      auto a = small_int(m[3], ai) ? nccl_algo_index(ai) : std::nullopt;
+      auto pr = small_int(m[4], pi) ? nccl_proto_index(pi) : std::nullopt;
+      if (!a || !pr || !number(m[2], bytes) || !number(m[5], est)) return std::nullopt;
+      if (m[1].matched) p.op = nccl_func(m[1].str());
+      p.algorithm = *a;
+      p.protocol = *pr;
+      p.estimate_us = est;
+    } else {
+      return std::nullopt;
+    }
+    if (bytes > 9e18) return std::nullopt;
+    p.bytes = static_cast<long long>(bytes);
+    log_.picks.push_back(p);
+    return std::nullopt;
+  }
+
+  const std::string& file_;
+  NcclLog& log_;
+  std::vector<std::optional<Algorithm>> algos_;
+  std::vector<Protocol> protos_;
+};
+
+}  // namespace
+
 Result<NcclLog> parse_nccl_log(const std::string& text, const std::string& file) {
-  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for an NCCL log");
+  if (text.size() > kMaxInputBytes)
+    return at(file, 0, "file too large for an NCCL log", kTooLargeHint);
   NcclLog log;
   const auto lines = lines_of(text);
   static const std::regex version_re(R"(NCCL version (\S+))");
@@ -378,11 +549,14 @@ Result<NcclLog> parse_nccl_log(const std::string& text, const std::string& file)
   static const std::regex dev_re(R"(\[\d+\](\S+))");
   static const std::regex via_re(R"(via (\S+))");
   bool any = false;
+  TunerReader tuner(file, log);
   for (size_t i = 0; i < lines.size(); ++i) {
     const int ln = static_cast<int>(i + 1);
     const std::string& l = lines[i];
     if (l.find("NCCL") == std::string::npos) continue;
     any = true;
+    if (const size_t info = l.find("NCCL INFO "); info != std::string::npos)
+      if (auto err = tuner.line(ln, std::string_view(l).substr(info + 10))) return *err;
     std::smatch m;
     if (log.version.empty() && search(l, m, version_re)) log.version = m[1];
     int nranks = 0;
@@ -426,7 +600,8 @@ Result<NcclLog> parse_nccl_log(const std::string& text, const std::string& file)
 }
 
 Result<TopoMatrix> parse_topo(const std::string& text, const std::string& file) {
-  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for nvidia-smi output");
+  if (text.size() > kMaxInputBytes)
+    return at(file, 0, "file too large for nvidia-smi output", kTooLargeHint);
   TopoMatrix t;
   const auto lines = lines_of(text);
   std::vector<std::string> cols;
@@ -467,7 +642,8 @@ Result<TopoMatrix> parse_topo(const std::string& text, const std::string& file) 
 }
 
 Result<std::vector<IbvDevice>> parse_ibv_devinfo(const std::string& text, const std::string& file) {
-  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for ibv_devinfo output");
+  if (text.size() > kMaxInputBytes)
+    return at(file, 0, "file too large for ibv_devinfo output", kTooLargeHint);
   std::vector<IbvDevice> out;
   const auto lines = lines_of(text);
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -503,7 +679,8 @@ Result<std::vector<IbvDevice>> parse_ibv_devinfo(const std::string& text, const 
 }
 
 Result<EthtoolStats> parse_ethtool(const std::string& text, const std::string& file) {
-  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for ethtool output");
+  if (text.size() > kMaxInputBytes)
+    return at(file, 0, "file too large for ethtool output", kTooLargeHint);
   EthtoolStats s;
   const auto lines = lines_of(text);
   bool started = false;
@@ -528,7 +705,8 @@ Result<EthtoolStats> parse_ethtool(const std::string& text, const std::string& f
 }
 
 Result<PerfqueryCounters> parse_perfquery(const std::string& text, const std::string& file) {
-  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for perfquery output");
+  if (text.size() > kMaxInputBytes)
+    return at(file, 0, "file too large for perfquery output", kTooLargeHint);
   static const std::regex head_re(R"(^# Port (extended )?counters: Lid (\d+) port (\d+))");
   PerfqueryCounters q;
   const auto lines = lines_of(text);
@@ -585,7 +763,8 @@ Result<PerfqueryCounters> parse_perfquery(const std::string& text, const std::st
 
 Result<std::vector<IpLinkInterface>> parse_ip_link(const std::string& text,
                                                    const std::string& file) {
-  if (text.size() > kMaxInputBytes) return at(file, 0, "file too large for ip link output");
+  if (text.size() > kMaxInputBytes)
+    return at(file, 0, "file too large for ip link output", kTooLargeHint);
   std::vector<IpLinkInterface> out;
   static const std::regex re(R"(^\d+: ([^:@ ]+)(@\S+)?: <[^>]*> mtu (\d+)(.*state (\S+))?)");
   const auto lines = lines_of(text);

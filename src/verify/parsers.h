@@ -4,10 +4,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/diag.h"
+#include "sim/nccl_cost.h"
 
 namespace gf {
 
@@ -104,6 +106,33 @@ struct NcclLog {
   bool nvls = false, collnet = false;
   std::vector<Event> errors;  ///< WARN lines and known failures
   std::vector<Event> socket_fallback, no_ib_device;
+  /// NCCL's tuner model as rank 0 prints it at init with NCCL_DEBUG_SUBSYS=TUNING (tuning.cc@
+  /// v2.18.6-1:301-336, @v2.29.7-1:500-540): per collective, algorithm and protocol the fixed
+  /// latency (us) and the algorithm bandwidth (GB/s) its estimates use; bandwidth 0 where NCCL
+  /// will not run the combination (disabled, or no model), latency 0 where it has no model.
+  struct TunerEntry {
+    int line = 0;
+    Op op = Op::kAllReduce;
+    Algorithm algorithm = Algorithm::kRing;
+    Protocol protocol = Protocol::kSimple;
+    double latency_us = 0, bandwidth_GBs = 0;
+  };
+  std::vector<TunerEntry> tuner;  ///< every table of the log (one per communicator), in order
+  int tuner_tables = 0;
+  /// The tuner's choice for one call (rank 0, NCCL_DEBUG_SUBSYS=TUNING): "Broadcast: 1024 Bytes
+  /// -> Algo RING proto LL channel{Lo..Hi}={0..0}" (enqueue.cc@v2.29.7-1:793, 2.24 on), or
+  /// "1024 Bytes -> Algo 1 proto 0 time 9.7" (2.20-2.23: no collective, no channels, NCCL's
+  /// estimate; algorithm and protocol by their index in NCCL's enums).
+  struct TunerPick {
+    int line = 0;
+    std::optional<Op> op;  ///< absent before 2.23
+    long long bytes = 0;
+    Algorithm algorithm = Algorithm::kRing;
+    Protocol protocol = Protocol::kSimple;
+    int channels = 0;  ///< channelHi - channelLo + 1 (0: not printed)
+    std::optional<double> estimate_us;
+  };
+  std::vector<TunerPick> picks;
 };
 Result<NcclLog> parse_nccl_log(const std::string& text, const std::string& file);
 

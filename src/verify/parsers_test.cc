@@ -138,6 +138,77 @@ TEST(Parsers, NcclDebugLogs) {
   EXPECT_FALSE(parse_nccl_log("just text\n", "f").ok());
 }
 
+TEST(Parsers, NcclTuningTableAndPicks) {
+  // NCCL 2.29.7 as printed (eunomia-bpf/nccl-eBPF docs/tmp/default-suboptimal-search.md, see
+  // tests/data/outputs/README.md): three blocks of the table, then the picks per call.
+  auto log = parse_nccl_log(fixture("nccl-2.29.7-tuning-socket-2rank.log"), "f");
+  ASSERT_TRUE(log.ok()) << log.errors()[0].message;
+  EXPECT_EQ(log->version, "2.29.7+cuda12.9");
+  EXPECT_EQ(log->tuner_tables, 1);
+  EXPECT_EQ(log->tuner.size(), 5u * 9 + 5u * 9 + 5u * 3);
+  auto cell = [&](Op op, Algorithm a, Protocol p) {
+    for (const auto& e : log->tuner)
+      if (e.op == op && e.algorithm == a && e.protocol == p) return e;
+    return NcclLog::TunerEntry{};
+  };
+  const auto bl = cell(Op::kBroadcast, Algorithm::kRing, Protocol::kLL);
+  EXPECT_EQ(bl.line, 8);
+  EXPECT_DOUBLE_EQ(bl.latency_us, 9.3);
+  EXPECT_DOUBLE_EQ(bl.bandwidth_GBs, 1.2);
+  EXPECT_DOUBLE_EQ(cell(Op::kAllReduce, Algorithm::kTree, Protocol::kSimple).latency_us, 36.4);
+  EXPECT_DOUBLE_EQ(cell(Op::kAllReduce, Algorithm::kCollNetChain, Protocol::kLL128).latency_us,
+                   8.5);
+  EXPECT_DOUBLE_EQ(cell(Op::kReduceScatter, Algorithm::kPat, Protocol::kSimple).bandwidth_GBs, 3.6);
+  ASSERT_EQ(log->picks.size(), 72u);
+  EXPECT_EQ(log->picks[4].op, Op::kBroadcast);
+  EXPECT_EQ(log->picks[4].bytes, 16384);
+  EXPECT_EQ(log->picks[4].protocol, Protocol::kLL);
+  EXPECT_EQ(log->picks[4].channels, 2);
+  EXPECT_EQ(log->picks[5].protocol, Protocol::kSimple);
+  EXPECT_EQ(log->picks[5].algorithm, Algorithm::kRing);
+  EXPECT_FALSE(log->picks[5].estimate_us);
+  // 2.20-2.22: no collective, indices, the estimate (nccl issue 1453's form).
+  auto old =
+      parse_nccl_log("h:1:1 [0] NCCL INFO 131072 Bytes -> Algo 0 proto 1 time 51.603912\n", "f");
+  ASSERT_TRUE(old.ok());
+  ASSERT_EQ(old->picks.size(), 1u);
+  EXPECT_FALSE(old->picks[0].op);
+  EXPECT_EQ(old->picks[0].algorithm, Algorithm::kTree);
+  EXPECT_EQ(old->picks[0].protocol, Protocol::kLL128);
+  EXPECT_NEAR(*old->picks[0].estimate_us, 51.603912, 1e-9);
+}
+
+TEST(Parsers, NcclTuningTableCutOrGarbledIsAnErrorAtItsLine) {
+  const std::string text = fixture("nccl-2.29.7-tuning-socket-2rank.log");
+  std::vector<std::string> lines;
+  for (size_t b = 0, e; (e = text.find('\n', b)) != std::string::npos; b = e + 1)
+    lines.push_back(text.substr(b, e - b));
+  auto join = [](const std::vector<std::string>& ls) {
+    std::string out;
+    for (const auto& l : ls) out += l + "\n";
+    return out;
+  };
+  auto cut = lines;  // the AllGather row cut inside its fifth cell
+  cut[9] = cut[9].substr(0, cut[9].find("|    11.6/") + 8);
+  auto r = parse_nccl_log(join(cut), "nccl.log");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.errors()[0].line, 10);
+  EXPECT_NE(r.errors()[0].message.find("cells"), std::string::npos) << r.errors()[0].message;
+  auto garbled = lines;
+  const size_t at = garbled[7].find("9.3/");
+  garbled[7].replace(at, 4, "9.3|");
+  EXPECT_FALSE(parse_nccl_log(join(garbled), "nccl.log").ok());
+  auto nan = lines;
+  nan[7].replace(nan[7].find("9.3/   1.2"), 10, "9.3/   nan");
+  auto n = parse_nccl_log(join(nan), "nccl.log");
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.errors()[0].line, 8);
+  // A row before its table's Protocol row.
+  auto early = lines;
+  early.erase(early.begin() + 5);
+  EXPECT_FALSE(parse_nccl_log(join(early), "nccl.log").ok());
+}
+
 TEST(Parsers, SystemOutputs) {
   auto t = parse_topo(fixture("nvidia-smi-topo.txt"), "f");
   ASSERT_TRUE(t.ok()) << format_diagnostics(t.errors());

@@ -54,6 +54,15 @@ inline constexpr Rule kRules[] = {
      "/etc/security/limits.d, fix PFC on the RoCE priority"},
     {"nccl-warnings", Severity::kWarning, "NCCL reported warnings", "read the lines quoted",
      "see NCCL's troubleshooting guide"},
+    {"nccl-ll128-off", Severity::kWarning,
+     "NCCL's tuner rates LL128 at 0 GB/s (its TUNING table): the protocol is off, so sizes from "
+     "some 64 KiB to a few MiB run LL or Simple instead (NCCL_PROTO leaves it out, or NCCL found "
+     "the GPUs not on NVLink or a GPU's NIC further than PXB, PXN from Hopper on: "
+     "tuning.cc@v2.29.7-1:481-494)",
+     "NCCL_PROTO unset; nvidia-smi topo -m: each GPU's NIC PIX or PXB; NCCL_DEBUG_SUBSYS=GRAPH: "
+     "the ring's 'type NVL/PIX' (or PXB)",
+     "put each GPU's NIC behind its PCIe switch (or fix the topology NCCL detects: "
+     "NCCL_TOPO_FILE on VMs); unset NCCL_PROTO"},
     {"nccl-no-net-channels", Severity::kInfo, "the log shows no network channels (single node?)",
      "", ""},
     // nvidia-smi topo -m.
