@@ -621,8 +621,15 @@ TEST(CliSimulate, BadInputExitsTwo) {
         Case{"--nodes 999", "cannot run on 999"}, Case{"-b 1G -e 1K", "larger than the largest"},
         Case{"-b lots", "is not a size"}, Case{"-f 1", "factor"},
         Case{"--load-balancing ecmpp", "did you mean 'ecmp'"},
-        Case{"--nccl 2.30", "--nccl: unknown NCCL release '2.30' (use 2.18 or 2.28 or 2.29)"},
-        Case{"--op all_gather --algo pat --nccl 2.18", "NCCL 2.18 has no PAT"}}) {
+        Case{"--nccl 3.0", "--nccl: unknown NCCL release '3.0' (use 2.18 or 2.28 or 2.29, or"},
+        Case{"--op all_gather --algo pat --nccl 2.18", "NCCL 2.18 has no PAT"},
+        Case{"--algo nvls --proto LL128", "nvls runs the Simple protocol only"},
+        Case{"--algo collnet_chain --proto LL", "Simple protocol only"},
+        Case{"--seed -1", "is not a whole number from 0"},
+        Case{"--seed 99999999999999999999", "is not a whole number from 0"},
+        Case{"-g 3", "which 3 does not divide"}, Case{"-g 16", "which 16 does not divide"},
+        Case{"--min-channels 32 --max-channels 4", "32 channels at least, but 4 at most"},
+        Case{"--links-bytes 1G", "add --links"}}) {
     CmdResult r = gpufabric(std::string("simulate examples/seed-70b-1024.yaml ") + c.args);
     EXPECT_EQ(r.code, 2) << c.args;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << ": " << r.err;

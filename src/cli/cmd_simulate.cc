@@ -57,6 +57,7 @@ struct SimulateFlags {
                     proto = "auto", load_balancing, nccl, links, links_bytes = "1G",
                     engine = "flow", cc = "dcqcn";
   CLI::Option* cc_opt = nullptr;  // --cc acts on the packet level only
+  CLI::Option* links_bytes_opt = nullptr;  // --links-bytes sizes --links only
   double factor = 2;
   int nodes = 0;
   int gpus_per_thread = 1;
@@ -83,9 +84,8 @@ int run(const SimulateFlags& f) {
     if (auto a = parse_algorithm(f.algo))
       o.algorithm = *a;
     else
-      errs.push_back(
-          Diagnostic::flag("--algo", fmt::format("unknown algorithm '{}'", f.algo),
-                           "use auto, ring, tree, nvls, nvls_tree, collnet, pat or p2p"));
+      errs.push_back(Diagnostic::flag("--algo", fmt::format("unknown algorithm '{}'", f.algo),
+                                      "use auto, " + names_joined(kAlgorithmNames, ", ")));
   }
   if (f.proto != "auto") {
     if (auto p = parse_protocol(f.proto))
@@ -94,11 +94,31 @@ int run(const SimulateFlags& f) {
       errs.push_back(Diagnostic::flag("--proto", fmt::format("unknown protocol '{}'", f.proto),
                                       "use auto, LL, LL128 or Simple"));
   }
+  // NCCL runs NVLS, NVLS Tree, CollNet, PAT and point-to-point with the Simple protocol only
+  // (tuning.cc@v2.29.7-1:280-283: no model for LL or LL128; NCCL_PROTO=LL with NCCL_ALGO=NVLS
+  // finds no algorithm).
+  if (o.algorithm && o.protocol && *o.protocol != Protocol::kSimple &&
+      *o.algorithm != Algorithm::kRing && *o.algorithm != Algorithm::kTree)
+    errs.push_back(Diagnostic::flag(
+        "--proto",
+        fmt::format("{} runs the Simple protocol only; NCCL has no {} for it", f.algo, f.proto),
+        "use --proto Simple or auto"));
+  if (f.min_channels > 0 && f.max_channels > 0 && f.min_channels > f.max_channels)
+    errs.push_back(
+        Diagnostic::flag("--min-channels",
+                         fmt::format("{} channels at least, but {} at most (--max-channels)",
+                                     f.min_channels, f.max_channels),
+                         "give --min-channels no more than --max-channels"));
+  if (f.links.empty() && f.links_bytes_opt && f.links_bytes_opt->count() > 0)
+    errs.push_back(Diagnostic::flag("--links-bytes", "--links-bytes sizes the --links table",
+                                    "add --links FILE.csv"));
   if (!f.nccl.empty()) {
-    o.nccl = parse_name(kNcclReleaseNames, f.nccl);
+    o.nccl = nccl_release_of_version(f.nccl);
     if (!o.nccl)
-      errs.push_back(Diagnostic::flag("--nccl", fmt::format("unknown NCCL release '{}'", f.nccl),
-                                      "use " + names_joined(kNcclReleaseNames, " or ")));
+      errs.push_back(Diagnostic::flag(
+          "--nccl", fmt::format("unknown NCCL release '{}'", f.nccl),
+          "use " + names_joined(kNcclReleaseNames, " or ") +
+              ", or the version NCCL prints (2.24.3: 2.21-2.28 run the 2.28 table)"));
   }
   o.load_balancing = load_balancing_flag(f.load_balancing, errs);
   std::optional<double> links_bytes;
@@ -161,6 +181,14 @@ int run(const SimulateFlags& f) {
   auto loaded = load_and_plan(f.spec, limits);
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
+  // nccl-tests -g: the GPUs one thread drives, all of one node (a process runs on one host).
+  if (f.gpus_per_thread > plan->gpus_per_node || plan->gpus_per_node % f.gpus_per_thread != 0)
+    return fail({Diagnostic::flag(
+        "-g",
+        fmt::format("one thread drives GPUs of its own node; the nodes have {} GPUs, which {} "
+                    "does not divide",
+                    plan->gpus_per_node, f.gpus_per_thread),
+        fmt::format("use -g 1 (a process a GPU) or a divisor of {}", plan->gpus_per_node))});
   // What the fabric leaves of the memory is the flows' budget (alltoall at scale needs most).
   if (limits.memory_bytes > 0)
     o.memory_budget_bytes = static_cast<size_t>(std::max(
@@ -280,11 +308,14 @@ Command add_simulate(CLI::App& root) {
       a->add_option(
           "--nccl", f->nccl,
           "the NCCL release whose tuner terms are used: " + names_joined(kNcclReleaseNames) +
-              " (default: the spec's cluster.nccl, else " + nccl_release_name(kNewestNccl) + ")"),
+              ", or a version as NCCL prints it (2.24.3; up to 2.20 run the 2.18 table, 2.21-2.28 "
+              "the 2.28 one) (default: the spec's cluster.nccl, else " +
+              nccl_release_name(kNewestNccl) + ")"),
       [] { return names_of(kNcclReleaseNames); });
   a->add_option("--seed", f->seed,
                 "where the QP numbers start: the UDP source ports the switches hash, and so the "
                 "collisions, differ per seed (the switches' own seeds: fabric.ecmp_hash.seed)")
+      ->check(unsigned_64_check())
       ->capture_default_str();
   a->add_flag("--explain", f->explain,
               "add per size: algorithm, protocol, bottleneck link class and its utilisation, ECMP "
@@ -293,9 +324,10 @@ Command add_simulate(CLI::App& root) {
                 "write the traffic per directed link to this CSV (ends as cabling.csv names them, "
                 "tier, capacity, bytes, mean and peak utilisation, flows; hottest first) for the "
                 "algorithm NCCL picks at --links-bytes");
-  a->add_option("--links-bytes", f->links_bytes,
-                "collective size of the --links table, as nccl-tests (K M G binary)")
-      ->capture_default_str();
+  f->links_bytes_opt =
+      a->add_option("--links-bytes", f->links_bytes,
+                    "collective size of the --links table, as nccl-tests (K M G binary)")
+          ->capture_default_str();
   complete_with(
       a->add_option("--engine", f->engine,
                     "flow: the flow-level model (nccl-tests' table); packet: also every size at "

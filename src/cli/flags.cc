@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -20,6 +21,20 @@ CLI::Validator finite_in(double lo, double hi) {
         return "";
       },
       fmt::format("NUMBER in {:.15g}..{:.15g}", lo, hi));
+}
+
+CLI::Validator unsigned_64_check() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 20 &&
+                            text.find_first_not_of("0123456789") == std::string::npos;
+        errno = 0;
+        if (digits) (void)std::strtoull(text.c_str(), nullptr, 10);
+        if (!digits || errno == ERANGE)
+          return fmt::format("'{}' is not a whole number from 0 to 18446744073709551615", text);
+        return "";
+      },
+      "UINT");
 }
 
 std::optional<double> quantity_flag(const std::string& flag, const std::string& text,

@@ -29,6 +29,9 @@ constexpr double kMaxFlagBytes = 1e13;
 
 /// A CLI11 check for a plain number flag: finite (no nan or inf) and within [lo, hi].
 CLI::Validator finite_in(double lo, double hi);
+/// A CLI11 check for an unsigned 64-bit flag (a seed): decimal digits that fit, so that "-1" or
+/// 2^64 is refused rather than wrapped or clamped.
+CLI::Validator unsigned_64_check();
 
 /// A flag given as text with a unit (70B, 400G, 10s, 8G), read by `parse` (one of the units
 /// parsers) and checked: finite, within [lo, hi], and an integer when `whole`. Returns nullopt

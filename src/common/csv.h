@@ -17,6 +17,8 @@ class CsvTable {
   bool has(const std::string& column) const;
   size_t rows() const { return rows_.size(); }
   int line(size_t row) const { return lines_[row]; }
+  /// The fields `row` has (more than the header's when the row is malformed).
+  size_t fields(size_t row) const { return rows_[row].size(); }
   /// The field of `column` in `row`, or "" when the row is short or the column unknown.
   std::string at(size_t row, const std::string& column) const;
 

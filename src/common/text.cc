@@ -72,4 +72,11 @@ std::string display_name_problem(std::string_view s, std::size_t max_chars) {
   return "";
 }
 
+std::string quoted_excerpt(std::string_view s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return utf8_or_replacement(s);
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // a whole char
+  return utf8_or_replacement(s.substr(0, cut)) + "...";
+}
+
 }  // namespace gf

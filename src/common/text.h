@@ -20,4 +20,8 @@ std::string utf8_or_replacement(std::string_view s);
 /// (malformed UTF-8, a control character such as a newline, too long), or "" when it is fine.
 std::string display_name_problem(std::string_view s, std::size_t max_chars);
 
+/// `s` as an error message quotes a bad value: its first `max_bytes` bytes and "..." when it is
+/// longer, malformed UTF-8 replaced (a cell of a megabyte is named, not repeated).
+std::string quoted_excerpt(std::string_view s, std::size_t max_bytes = 40);
+
 }  // namespace gf

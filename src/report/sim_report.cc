@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -58,9 +59,12 @@ SimReport simulate_sweep(const Plan& plan, const CollectiveModel& model,
     double bytes = 0;
     long long count = 0;
     nccl_tests_size(model.op(), model.ranks(), s, bytes, count);
+    // A size that rounds to no element per rank is an empty call, which NCCL discards before it
+    // launches anything ("Empty collectives can be discarded", enqueue.cc@v2.29.7-1:2893-2894;
+    // nccl-tests prints such rows at a fraction of a microsecond).
     SizeResult row = bytes > 0 ? model.at(bytes) : SizeResult{};
     row.bytes = bytes;
-    if (bytes <= 0) row.time_us = model.at(1).latency_us;
+    if (bytes <= 0) row.bottleneck = "empty call";
     r.rows.push_back(row);
   }
   return r;
@@ -136,16 +140,26 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
                      "proto", "latency_us", "bottleneck", "util", "collision");
     for (const auto& row : r.rows)
       s += fmt::format("# {:>10}  {:<13}  {:<6}  {:>10.1f}  {:<26}  {:>5.2f}  {:>9.2f}\n",
-                       static_cast<long long>(row.bytes), algorithm_name(row.algorithm),
-                       protocol_name(row.protocol), row.latency_us, row.bottleneck,
-                       row.bottleneck_utilization, row.ecmp_collision);
-    s += "#\n# algorithms evaluated:\n";
+                       static_cast<long long>(row.bytes),
+                       row.bytes > 0 ? algorithm_name(row.algorithm) : "-",
+                       row.bytes > 0 ? protocol_name(row.protocol) : "-", row.latency_us,
+                       row.bottleneck, row.bottleneck_utilization, row.ecmp_collision);
+    // Each algorithm: the rate the fabric carries its flows at (Simple on every channel, before
+    // NCCL's protocol, pipeline fill and caps), and what the model then gives at the largest size.
+    double largest = 0;
+    for (const auto& row : r.rows) largest = std::max(largest, row.bytes);
+    s += "#\n# algorithms evaluated (flows: the fabric's rate for the algorithm's flows, Simple on "
+         "every channel, before NCCL's protocols, pipeline and caps; then the time model at the "
+         "largest size, with the protocol NCCL's tuner picks):\n";
     for (const auto& a : m.algorithms()) {
-      if (a.available)
-        s += fmt::format("#   {:<13} {:>8.1f} GB/s algbw at large sizes (Simple), {} flows{}\n",
-                         algorithm_name(a.algorithm), 1e-9 / a.seconds_per_byte, a.flows,
-                         a.unroutable ? fmt::format(", {} unroutable", a.unroutable) : "");
-      else
+      if (a.available) {
+        const double t = largest > 0 ? m.time_us(a.algorithm, largest) : 0;
+        s += fmt::format(
+            "#   {:<13} flows {:>8.1f} GB/s algbw; at {:.0f} B {:>8.2f} GB/s; {} flows{}\n",
+            algorithm_name(a.algorithm), 1e-9 / a.seconds_per_byte, largest,
+            t > 0 && std::isfinite(t) ? largest / t / 1e3 : 0.0, a.flows,
+            a.unroutable ? fmt::format(", {} unroutable", a.unroutable) : "");
+      } else
         s += fmt::format("#   {:<13} not used: {}\n", algorithm_name(a.algorithm),
                          a.unavailable_reason);
     }
@@ -162,8 +176,10 @@ nlohmann::json sim_json(const SimReport& r) {
                     {"time_us", row.time_us},
                     {"algbw_gbs", row.algbw_gbs},
                     {"busbw_gbs", row.busbw_gbs},
-                    {"algorithm", algorithm_name(row.algorithm)},
-                    {"protocol", protocol_name(row.protocol)},
+                    {"algorithm", row.bytes > 0 ? nlohmann::json(algorithm_name(row.algorithm))
+                                                : nlohmann::json(nullptr)},
+                    {"protocol", row.bytes > 0 ? nlohmann::json(protocol_name(row.protocol))
+                                               : nlohmann::json(nullptr)},
                     {"latency_us", row.latency_us},
                     {"bottleneck", row.bottleneck},
                     {"bottleneck_utilization", row.bottleneck_utilization},

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -49,11 +50,33 @@ bool is_auto(const YAML::Node& map, const std::string& key) {
   return !n.IsDefined() || n.IsNull() || (n.IsScalar() && n.Scalar() == "auto");
 }
 
+}  // namespace
+
+std::optional<NcclRelease> nccl_release_of_version(const std::string& version) {
+  if (auto named = parse_name(kNcclReleaseNames, version)) return named;
+  static const std::regex re(R"(^2\.(\d{1,3})(\.\d{1,3})?([-+][A-Za-z0-9.+-]*)?$)");
+  std::smatch m;
+  if (version.size() > 64 || !std::regex_match(version, m, re)) return std::nullopt;
+  const int minor = std::stoi(m[1].str());
+  if (minor <= 20) return NcclRelease::kV2_18;
+  if (minor <= 28) return NcclRelease::kV2_28;
+  return kNewestNccl;
+}
+
+namespace {
+
 void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
   if (!r.expect_map(n, "cluster")) return;
   r.check_keys(n, "cluster",
                {"gpu", "nodes", "gpus", "gpus_per_node", "nic", "nics_per_node", "nccl"});
-  if (auto v = r.choice_of(n, "nccl", "cluster", kNcclReleaseNames)) c.nccl = *v;
+  if (auto v = r.text(n, "nccl", "cluster")) {
+    if (auto rel = nccl_release_of_version(*v))
+      c.nccl = *rel;
+    else
+      r.error(child(n, "nccl"), "cluster.nccl", fmt::format("'{}' is not an NCCL release", *v),
+              "a release's table (" + names_joined(kNcclReleaseNames, ", ") +
+                  ") or the version NCCL prints (2.24.3): 2.21-2.28 run the 2.28 table");
+  }
   if (auto v = r.text(n, "gpu", "cluster", true)) c.gpu = *v;
   if (auto v = r.text(n, "nic", "cluster", true)) c.nic = *v;
   const bool has_nodes = child(n, "nodes").IsDefined(), has_gpus = child(n, "gpus").IsDefined();

@@ -27,6 +27,12 @@ inline constexpr EnumName<NcclRelease> kNcclReleaseNames[] = {
     {NcclRelease::kV2_18, "2.18"}, {NcclRelease::kV2_28, "2.28"}, {NcclRelease::kV2_29, "2.29"}};
 inline constexpr NcclRelease kNewestNccl = NcclRelease::kV2_29;
 inline const char* nccl_release_name(NcclRelease r) { return name_of(kNcclReleaseNames, r); }
+/// The modelled release whose tuner terms an NCCL version runs with: a table's own name (2.18,
+/// 2.28, 2.29), or a version as NCCL prints it (2.24.3, 2.29.7+cuda12.9): up to 2.20 the 2.18
+/// table (ring LL x1/4 and the rest that changed in 2.21 and 2.23), 2.21 to 2.28 the 2.28 table
+/// (2.29's tuner with 2.28's network-peer channels), later ones the newest; nullopt for text
+/// that is no 2.x version.
+std::optional<NcclRelease> nccl_release_of_version(const std::string& version);
 
 /// The compute side: servers, GPUs and scale-out NICs.
 struct ClusterSpec {

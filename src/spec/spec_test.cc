@@ -146,10 +146,22 @@ TEST(SpecErrors, NcclRelease) {
   auto plain = parse_spec("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n", "spec.yaml");
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->cluster.nccl, kNewestNccl);
-  const auto e = errors_of(base + "\"2.19\"}\n");
-  EXPECT_NE(e.find("spec.yaml:1:57: error: cluster.nccl: '2.19' is not one of 2.18 | 2.28 | 2.29"),
+  // A version as NCCL prints it runs the table of its releases: 2.19 and 2.20 the 2.18 one,
+  // 2.21 to 2.28 the 2.28 one, later the newest.
+  for (auto [version, table] : {std::pair{"2.19", NcclRelease::kV2_18},
+                                {"2.20.5", NcclRelease::kV2_18},
+                                {"2.24.3", NcclRelease::kV2_28},
+                                {"2.29.7+cuda12.9", NcclRelease::kV2_29},
+                                {"2.31.2", NcclRelease::kV2_29}}) {
+    auto v = parse_spec(base + "\"" + version + "\"}\n", "spec.yaml");
+    ASSERT_TRUE(v.ok()) << version << format_diagnostics(v.errors());
+    EXPECT_EQ(v->cluster.nccl, table) << version;
+  }
+  const auto e = errors_of(base + "\"two\"}\n");
+  EXPECT_NE(e.find("spec.yaml:1:57: error: cluster.nccl: 'two' is not an NCCL release"),
             std::string::npos)
       << e;
+  EXPECT_NE(errors_of(base + "\"3.1\"}\n").find("is not an NCCL release"), std::string::npos);
 }
 
 TEST(SpecErrors, EcmpHashSeed) {

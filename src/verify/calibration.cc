@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "common/csv.h"
+#include "common/text.h"
 #include "plan/plan.h"
 #include "sim/collective.h"
 #include "sim/nccl_constants.h"
@@ -46,6 +47,15 @@ bool parse_range(const std::string& s, double& lo, double& hi) {
   hi = m[2].matched ? std::strtod(m[2].str().c_str(), nullptr) : lo;
   if (!std::isfinite(lo) || !std::isfinite(hi)) return false;
   return true;
+}
+
+// A row's size: at most 10 TB, as simulate reads sizes (kMaxFlagBytes).
+constexpr double kMaxRowBytes = 1e13;
+
+// An NCCL version as NCCL and nccl-tests print it: 2.24.3, 2.29.7+cuda12.9, 2.18.
+bool nccl_version_cell(const std::string& v) {
+  static const std::regex re(R"(^2\.\d{1,3}(\.\d{1,3})?([-+][A-Za-z0-9.+-]*)?$)");
+  return v.size() <= 64 && std::regex_match(v, re);
 }
 
 // A count cell: blank is 0 (as std::atoi read it), else a whole number up to 1e8; a number
@@ -239,17 +249,10 @@ SetSummary summarize(const std::string& set, const std::vector<CalibrationPoint>
   return out;
 }
 
-// The modelled release whose tuner terms a row's NCCL version runs with: up to 2.20 the 2.18
-// table (ring LL x1/4 and the rest that changed in 2.21 and 2.23), 2.21 to 2.28 the 2.28 table
-// (2.29's tuner with 2.28's network-peer channels), after it the newest; a row that does not
-// say runs the newest, as a spec that does not.
+// The modelled release a row's NCCL version runs with (nccl_release_of_version); a row that
+// does not say runs the newest, as a spec that does not.
 const char* modelled_release(const std::string& version) {
-  int major = 0, minor = 0;
-  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2 || major != 2)
-    return nccl_release_name(kNewestNccl);
-  if (minor <= 20) return nccl_release_name(NcclRelease::kV2_18);
-  if (minor <= 28) return nccl_release_name(NcclRelease::kV2_28);
-  return nccl_release_name(kNewestNccl);
+  return nccl_release_name(nccl_release_of_version(version).value_or(kNewestNccl));
 }
 
 }  // namespace
@@ -281,6 +284,11 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
       return Diagnostic::at(file, lineno, 0, "set",
                             fmt::format("'{}' is neither fit nor test", p.set),
                             "fit: a row constants may be set from; test: a row kept unseen");
+    if (csv.fields(row) > csv.header().size())
+      return Diagnostic::at(
+          file, lineno, 0, "",
+          fmt::format("{} fields, the header has {}", csv.fields(row), csv.header().size()),
+          "quote a field that holds a comma (\"a, b\")");
     p.hardware = col("hardware");
     p.collective = col("collective");
     p.algorithm = col("algo");
@@ -291,13 +299,23 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
       sum.skipped_rows.push_back({lineno, p.set, p.source_group, std::move(reason)});
     };
     auto op = parse_op(p.collective);
-    if (!op) {
-      skip(fmt::format("unknown collective '{}'", p.collective));
-      continue;
-    }
+    if (!op)
+      return Diagnostic::at(file, lineno, 0, "collective",
+                            fmt::format("unknown collective '{}'", quoted_excerpt(p.collective)),
+                            did_you_mean(p.collective, op_names()));
+    if (const std::string v = col("nccl"); !v.empty() && !nccl_version_cell(v))
+      return Diagnostic::at(file, lineno, 0, "nccl",
+                            fmt::format("'{}' is not an NCCL version", quoted_excerpt(v)),
+                            "write it as NCCL prints it (2.24.3), or leave it blank");
     p.algorithm_group = algorithm_group(p.algorithm, *op);
     // The figure: bus bandwidth, a time, or a per-NIC bandwidth stated in the note.
     double lo = 0, hi = 0;
+    for (const char* figure : {"busbw_gbs", "time_us"})
+      if (const std::string v = col(figure); !v.empty() && !parse_range(v, lo, hi))
+        return Diagnostic::at(
+            file, lineno, 0, figure,
+            fmt::format("'{}' is not a number or a range (lo-hi)", quoted_excerpt(v)),
+            "a positive figure as the source prints it, e.g. 362.5 or 350-370");
     if (parse_range(col("busbw_gbs"), lo, hi)) {
       p.kind = "busbw";
     } else if (parse_range(col("time_us"), lo, hi)) {
@@ -317,19 +335,32 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     p.published_lo = lo;
     p.published_hi = hi;
     p.published = (lo + hi) / 2;
-    if (!(p.published > 0)) {
-      skip("the published figure is not positive");
-      continue;
-    }
+    if (!(p.published > 0) || lo > hi)
+      return Diagnostic::at(file, lineno, 0, p.kind == "busbw" ? "busbw_gbs" : "time_us",
+                            "the published figure is not a positive number or range",
+                            "give the figure the source prints, e.g. 362.5 or 350-370");
     const auto n = nodes == "multi" ? Result<long long>(kMultiNodes)
                                     : count_cell(nodes, file, lineno, "nodes");
     const auto gpn = count_cell(col("gpus_per_node"), file, lineno, "gpus_per_node");
     const auto npn = count_cell(col("nics_per_node"), file, lineno, "nics_per_node");
     for (const auto* v : {&n, &gpn, &npn})
       if (!*v) return v->errors();
-    p.nodes = std::max(1, static_cast<int>(*n));
-    p.gpus_per_node = std::max(1, static_cast<int>(*gpn));
-    p.bytes = bytes == "large" ? kLargeDefaultBytes : std::atof(bytes.c_str());
+    for (const auto& [v, column] : {std::pair{*n, "nodes"}, std::pair{*gpn, "gpus_per_node"}})
+      if (v < 1)
+        return Diagnostic::at(file, lineno, 0, column, "needs at least 1",
+                              "the run's nodes and GPUs a node, as the source states them");
+    p.nodes = static_cast<int>(*n);
+    p.gpus_per_node = static_cast<int>(*gpn);
+    if (bytes == "large") {
+      p.bytes = kLargeDefaultBytes;
+    } else {
+      const auto r = std::from_chars(bytes.data(), bytes.data() + bytes.size(), p.bytes);
+      if (r.ec != std::errc() || r.ptr != bytes.data() + bytes.size() || !(p.bytes >= 1) ||
+          p.bytes > kMaxRowBytes)
+        return Diagnostic::at(file, lineno, 0, "bytes",
+                              fmt::format("'{}' is not a size in bytes", quoted_excerpt(bytes)),
+                              "the message size nccl-tests prints (1048576), or 'large'");
+    }
     p.large = p.bytes >= kLargeMessageBytes;
     p.band = size_band(p.bytes);
     if (p.kind == "latency" && p.band != "small") p.kind = "time";
@@ -358,10 +389,11 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     std::optional<Algorithm> forced;
     if (p.algorithm_group.rfind("auto", 0) != 0 && p.algorithm_group != "p2p") {
       forced = parse_algorithm(p.algorithm_group);
-      if (!forced) {
-        skip(fmt::format("unknown algorithm '{}'", p.algorithm));
-        continue;
-      }
+      if (!forced)
+        return Diagnostic::at(file, lineno, 0, "algo",
+                              fmt::format("unknown algorithm '{}'", quoted_excerpt(p.algorithm)),
+                              "auto (NCCL's choice) or the NCCL_ALGO the run forced: " +
+                                  names_joined(kAlgorithmNames, ", "));
     }
     int nics = static_cast<int>(*npn);
     if (nics <= 0) nics = std::min(p.gpus_per_node, 8);
@@ -399,6 +431,9 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     o.max_channels = env->max_channels;
     if (csv.has("gpus_per_thread") && !col("gpus_per_thread").empty()) {
       const auto g = count_cell(col("gpus_per_thread"), file, lineno, "gpus_per_thread");
+      if (g && *g < 1)
+        return Diagnostic::at(file, lineno, 0, "gpus_per_thread", "needs at least 1",
+                              "nccl-tests' -g of the run (1: a process a GPU), or blank");
       if (!g) return g.errors();
       o.gpus_per_thread = std::max(1, static_cast<int>(*g));
     }
