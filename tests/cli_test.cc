@@ -744,6 +744,16 @@ TEST(CliCalibrate, FitWritesAProfileThatASpecApplies) {
       << t_model << " " << t_cal;
   CmdResult table = gpufabric("simulate " + (dir / "cluster.yaml").string() + " --op sendrecv");
   EXPECT_NE(table.out.find("# calibrated by " + prof.string()), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("not this spec's"), std::string::npos) << table.out;  // its own cluster
+  // The same profile on other hardware is applied, and the table says it was fitted elsewhere.
+  const fs::path other = dir / "other.yaml";
+  std::ofstream(other) << "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\n"
+                       << "fabric: {technology: infiniband}\ncalibration: " << prof.string()
+                       << "\n";
+  CmdResult elsewhere = gpufabric("simulate " + other.string() + " -b 1M -e 1M");
+  EXPECT_EQ(elsewhere.code, 0) << elsewhere.err;
+  EXPECT_NE(elsewhere.out.find("not this spec's h100-sxm with cx7-400g"), std::string::npos)
+      << elsewhere.out;
   // The text report names every factor and the cross-validation.
   CmdResult text = gpufabric("calibrate --fit " + run + " --spec " + cluster + " -o " +
                              (dir / "p2.yaml").string());

@@ -79,9 +79,16 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
                    op_name(m.op()), p.name, m.nodes(), p.gpus_per_node, p.gpu.id,
                    p.technology == Technology::kInfiniband ? "InfiniBand" : "RoCE",
                    topology_kind_name(p.topo.kind), load_balancing_name(m.load_balancing()));
-  if (!m.calibration().identity())  // the spec's calibration: profile (calibrate --fit)
-    s += fmt::format("# calibrated by {}\n", m.calibration().file.empty() ? std::string("a profile")
-                                                                          : m.calibration().file);
+  if (!m.calibration().identity()) {  // the spec's calibration: profile (calibrate --fit)
+    const CalibrationProfile& c = m.calibration();
+    s += fmt::format("# calibrated by {}", c.file.empty() ? std::string("a profile") : c.file);
+    // A profile of other hardware is applied as asked, and said so.
+    if ((!c.fitted_gpu.empty() && c.fitted_gpu != p.gpu.id) ||
+        (!c.fitted_nic.empty() && c.fitted_nic != p.nic.id))
+      s += fmt::format(", fitted on {} with {}: not this spec's {} with {}", c.fitted_gpu,
+                       c.fitted_nic, p.gpu.id, p.nic.id);
+    s += "\n";
+  }
   s += fmt::format("# Collective test starting: {}\n", prog);
   s += fmt::format(
       "# nThread 1 nGpus {} minBytes {:.0f} maxBytes {:.0f} step: {:g}(factor) warmup iters: 0 "

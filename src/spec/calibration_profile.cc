@@ -50,6 +50,17 @@ Result<CalibrationProfile> parse_calibration_profile(const std::string& text,
   r.check_keys(root, "",
                {"profile", "cluster", "fitted_on", "skipped", "factors", "not_fitted", "fit",
                 "cross_validation", "note"});
+  // The format: 1 is the only one written so far (calibrate --fit).
+  if (const YAML::Node v = child(root, "profile"); v.IsDefined())
+    if (!v.IsScalar() || v.Scalar() != "1")
+      r.error(v, "profile",
+              fmt::format("profile format '{}'; this gpufabric reads format 1",
+                          v.IsScalar() ? v.Scalar() : std::string("?")),
+              "write the profile again with this gpufabric's calibrate --fit");
+  if (const YAML::Node c = child(root, "cluster"); c.IsDefined() && c.IsMap()) {
+    for (auto [key, out] : {std::pair{"gpu", &p.fitted_gpu}, std::pair{"nic", &p.fitted_nic}})
+      if (const YAML::Node v = child(c, key); v.IsDefined() && v.IsScalar()) *out = v.Scalar();
+  }
   const YAML::Node f = child(root, "factors");
   if (!f.IsDefined()) {
     r.error(root, "factors", "missing required section",

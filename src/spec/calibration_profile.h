@@ -42,6 +42,9 @@ struct CalibrationProfile {
   double network_step_latency_us = 0;
   /// Per algorithm (kProfileAlgorithmNames order), the factor on its modelled bandwidth.
   std::array<double, kProfileAlgorithms> algorithm_factor{1, 1, 1, 1, 1, 1, 1, 1};
+  /// What the profile says it was fitted on (its `cluster:` GPU and NIC ids; "" when it does not
+  /// say): a spec of other hardware is told so where the profile is applied.
+  std::string fitted_gpu, fitted_nic;
 
   /// True when the profile changes nothing.
   bool identity() const;
@@ -49,8 +52,9 @@ struct CalibrationProfile {
 
 /// Reads a profile's YAML (`file` names it in messages): `factors:` with scaleup_efficiency,
 /// network_efficiency, network_step_latency_us and algorithms: {NAME: factor}; the fit's report
-/// (`fit:`, `cross_validation:`, `cluster:`, `fitted_on:`) is kept for the reader and not
-/// interpreted. Every problem is an error with the line and the key.
+/// (`fit:`, `cross_validation:`, `fitted_on:`) is kept for the reader and not interpreted, but
+/// for `cluster:`'s gpu and nic, and `profile:` (the format) must be 1. Every problem is an error
+/// with the line and the key.
 Result<CalibrationProfile> parse_calibration_profile(const std::string& text,
                                                      const std::string& file);
 

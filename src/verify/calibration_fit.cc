@@ -387,6 +387,7 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
     }
     FitRun r;
     r.file = f.file;
+    r.complete = parsed->has_avg;
     const auto op = op_of(*parsed, f.file);
     if (!op) {
       errs.push_back(Diagnostic::in_file(
@@ -735,6 +736,12 @@ std::string fit_text(const FitResult& r) {
   }
   s += fmt::format("\nCross-validation: {}\n", r.cv_method);
   for (const auto& k : r.skipped) s += fmt::format("Skipped: {}: {}\n", k.file, k.why);
+  for (const auto& run : r.runs)
+    if (!run.complete)
+      s += fmt::format(
+          "Note: {} has no '# Avg bus bandwidth' line after its table: the run may have been cut, "
+          "its last sizes missing (fitted on the {} rows it has)\n",
+          utf8_or_replacement(run.file), run.rows.size());
   return s;
 }
 
@@ -774,7 +781,16 @@ nlohmann::json fit_json(const FitResult& r) {
   nlohmann::json skipped = nlohmann::json::array();
   for (const auto& k : r.skipped)
     skipped.push_back({{"file", utf8_or_replacement(k.file)}, {"why", k.why}});
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& run : r.runs)
+    runs.push_back({{"file", utf8_or_replacement(run.file)},
+                    {"collective", op_name(run.op)},
+                    {"nodes", run.nodes},
+                    {"gpus_per_node", run.gpus_per_node},
+                    {"rows", run.rows.size()},
+                    {"complete", run.complete}});
   return {{"parameters", params},
+          {"runs", runs},
           {"skipped", skipped},
           {"cross_validation", r.cv_method},
           {"objective_before", r.objective_before},

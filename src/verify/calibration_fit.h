@@ -55,6 +55,9 @@ struct FitRun {
   std::string algorithm_source;        ///< "--algo", "NCCL_ALGO in the file" or "" (NCCL chose)
   int nodes = 0, gpus_per_node = 0;
   std::vector<NcclTestsRow> rows;
+  /// The output ends as nccl-tests ends a run ('# Avg bus bandwidth' after the table); false for
+  /// a log cut after a row, whose last sizes may be missing.
+  bool complete = true;
 };
 
 /// One measured size, the fitted model's figure and the cross-validated one.

@@ -73,6 +73,14 @@ TEST(CalibrationProfile, ReadsTheFactors) {
   auto empty = parse_calibration_profile("factors: {}\n", "p.yaml");
   ASSERT_TRUE(empty);
   EXPECT_TRUE(empty->identity());
+  EXPECT_TRUE(empty->fitted_gpu.empty());
+  // What it was fitted on, for the spec that applies it to say so when it is other hardware.
+  auto on = parse_calibration_profile(
+      "profile: 1\ncluster: {spec: s.yaml, gpu: b200, nodes: 46, nic: cx7-400g}\nfactors: {}\n",
+      "p.yaml");
+  ASSERT_TRUE(on);
+  EXPECT_EQ(on->fitted_gpu, "b200");
+  EXPECT_EQ(on->fitted_nic, "cx7-400g");
 }
 
 // Each problem names the file, its line and the key.
@@ -93,6 +101,7 @@ TEST(CalibrationProfile, BadProfilesNameTheLineAndKey) {
       {"profile: 1\n", "factors", "missing", 1},
       {"factors: [1, 2]\n", "factors", "map", 1},
       {"factors: {network_efficiency: .nan}\n", "factors.network_efficiency", "", 1},
+      {"profile: 2\nfactors: {}\n", "profile", "reads format 1", 1},
   };
   for (const auto& c : cases) {
     auto p = parse_calibration_profile(c.text, "prof.yaml");
@@ -342,6 +351,23 @@ TEST(CalibrationFit, OneFileIsCrossValidatedByFolds) {
   auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
   ASSERT_TRUE(f);
   EXPECT_EQ(f->cv_method, "2-fold over the points (point i in fold i mod 2)");
+}
+
+// A log cut after a whole row parses, but the fit says the run may be cut (no nccl-tests footer).
+TEST(CalibrationFit, ARunCutAfterARowIsNoted) {
+  PlannedSpec ps = planned(kFixtures + "flapping-airplanes.yaml");
+  const ToolOutput whole = output_of(kFixtures + "2026-05-12-all_reduce-ring-8n.out");
+  ToolOutput cut = whole;
+  cut.text = cut.text.substr(0, cut.text.find("# Out of bounds"));
+  auto w = read_fit_runs(ps.plan, {whole}, {});
+  auto c = read_fit_runs(ps.plan, {cut}, {});
+  ASSERT_TRUE(w && c);
+  EXPECT_TRUE((*w)[0].complete);
+  EXPECT_FALSE((*c)[0].complete);
+  FitResult r;
+  r.runs = *c;
+  EXPECT_NE(fit_text(r).find("has no '# Avg bus bandwidth' line"), std::string::npos);
+  EXPECT_EQ(fit_json(r)["runs"][0]["complete"], false);
 }
 
 TEST(CalibrationFit, RunsTheSpecCannotHoldAreBadInput) {
