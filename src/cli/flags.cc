@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 #include "units/units.h"
@@ -26,11 +27,10 @@ CLI::Validator finite_in(double lo, double hi) {
 CLI::Validator unsigned_64_check() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        const bool digits = !text.empty() && text.size() <= 20 &&
-                            text.find_first_not_of("0123456789") == std::string::npos;
-        errno = 0;
-        if (digits) (void)std::strtoull(text.c_str(), nullptr, 10);
-        if (!digits || errno == ERANGE)
+        std::uint64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto r = std::from_chars(text.data(), end, v);  // digits only: no sign, no space
+        if (text.empty() || r.ec != std::errc() || r.ptr != end)
           return fmt::format("'{}' is not a whole number from 0 to 18446744073709551615", text);
         return "";
       },

@@ -543,14 +543,8 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
 
 namespace {
 
-// The data at protocol_bandwidth over every channel, us: the bandwidth part of the time.
-double full_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
-                    double bytes) {
-  const double bw = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
-  return bw > 0 ? bytes / bw * 1e6 : std::numeric_limits<double>::infinity();
-}
-
-// The same as NCCL's tuner estimates it, with the caps that only steer its choice.
+// The data at protocol_bandwidth over every channel, us, as NCCL's tuner estimates it, with the
+// caps that only steer its choice.
 double tuner_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                      double bytes) {
   // CollNet all_reduce: NCCL rates it by its graph's intra-node bandwidth, the NICs left out
@@ -598,22 +592,19 @@ double assemble_us(Algorithm a, Protocol p, const CostShape& s, double bytes, do
 
 double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                     double bytes) {
-  const double full = full_data_us(a, p, s, seconds_per_byte, bytes) / s.bandwidth_factor;
-  if (!std::isfinite(full)) return full;
+  // The protocol's rate over every channel (0: NCCL does not run it).
+  const double Bps = 1.0 / seconds_per_byte;
+  const double capped = protocol_bandwidth(a, p, s, Bps, bytes);
+  if (!(capped > 0)) return std::numeric_limits<double>::infinity();
   const PipelineRun run = pipeline_run(a, p, s, bytes);
   const double share = static_cast<double>(run.channels) / run.comm_channels;
   // The call's channels carry their share of the bandwidth. LL's llMaxBw is no channel's: NCCL
   // indexes it by the GPU on one node and by the CPU's vendor across nodes (tuning.cc@v2.29.7-1:
   // 252-256), a bound of the host's path on the whole call, which fewer channels still reach.
-  double t = full / share;
-  if (p == Protocol::kLL && (a == Algorithm::kRing || a == Algorithm::kTree)) {
-    const double by_channels =
-        protocol_bandwidth_of(a, p, s, 1.0 / seconds_per_byte, bytes, false) * share;
-    const double capped = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
-    if (by_channels > 0 && capped > 0)
-      t = bytes / std::min(by_channels, capped) * 1e6 / s.bandwidth_factor;
-  }
-  t = t * run.fill_factor() + run.exposed_us();
+  double rate = capped * share;
+  if (p == Protocol::kLL && (a == Algorithm::kRing || a == Algorithm::kTree))
+    rate = std::min(protocol_bandwidth_of(a, p, s, Bps, bytes, false) * share, capped);
+  const double t = bytes / rate * 1e6 / s.bandwidth_factor * run.fill_factor() + run.exposed_us();
   // CollNet: the NICs' own path, their bytes and the in-network operations in series, paces the
   // call where it is the longer (NIC-bound Chain and Direct; NVLS only where NVLink leaves the
   // NICs no slack for them). The first loop's operations are the network step NCCL's latency

@@ -52,12 +52,6 @@ bool parse_range(const std::string& s, double& lo, double& hi) {
 // A row's size: at most 10 TB, as simulate reads sizes (kMaxFlagBytes).
 constexpr double kMaxRowBytes = 1e13;
 
-// An NCCL version as NCCL and nccl-tests print it: 2.24.3, 2.29.7+cuda12.9, 2.18.
-bool nccl_version_cell(const std::string& v) {
-  static const std::regex re(R"(^2\.\d{1,3}(\.\d{1,3})?([-+][A-Za-z0-9.+-]*)?$)");
-  return v.size() <= 64 && std::regex_match(v, re);
-}
-
 // A count cell: blank is 0 (as std::atoi read it), else a whole number up to 1e8; a number
 // past what std::atoi / std::atoll can hold was undefined behaviour.
 Result<long long> count_cell(const std::string& s, const std::string& file, int line,
@@ -303,7 +297,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
       return Diagnostic::at(file, lineno, 0, "collective",
                             fmt::format("unknown collective '{}'", quoted_excerpt(p.collective)),
                             did_you_mean(p.collective, op_names()));
-    if (const std::string v = col("nccl"); !v.empty() && !nccl_version_cell(v))
+    if (const std::string v = col("nccl"); !v.empty() && !nccl_release_of_version(v))
       return Diagnostic::at(file, lineno, 0, "nccl",
                             fmt::format("'{}' is not an NCCL version", quoted_excerpt(v)),
                             "write it as NCCL prints it (2.24.3), or leave it blank");
