@@ -157,6 +157,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   // CollNet all_reduce's NVLink part alone: Chain's fill, and the rate NCCL's tuner gives it.
   auto collnet_intra_rate = [&](AlgorithmModel& m) {
     FlowSet intra(b.flow_budget);
+    b.new_flow_set();
     AlgorithmModel alone;
     b.collnet_intra(intra, 2);
     if (intra.size() > 0) {
@@ -174,6 +175,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
       return;
     }
     FlowSet fs(b.flow_budget);
+    b.new_flow_set();
     b.unroutable = 0;
     b.path_latency.clear();
     std::vector<double> c = cap;
@@ -191,6 +193,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     if (in_network(a)) {
       if (collnet_net_spb < 0) {
         FlowSet net(b.flow_budget);
+        b.new_flow_set();
         AlgorithmModel alone;
         collnet_net_spb = 0;
         if (b.collnet_network(net)) {
@@ -343,6 +346,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
       std::vector<Hop> path;
       for (long long dist = 1; dist < b.ranks; dist *= 2) {
         FlowSet fs(b.flow_budget);
+        b.new_flow_set();
         const double chunks = static_cast<double>(std::min<long long>(dist, b.ranks - dist));
         for (long long i = 0; i < b.ranks; ++i) {
           path.clear();

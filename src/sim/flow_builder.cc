@@ -59,13 +59,15 @@ void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>
 double collision_factor(const Fabric& fab, const FlowSet& fs) {
   const auto& links = fab.links();
   // Groups: leaf-spine up, leaf-spine down, spine-core up, spine-core down. A link belongs to
-  // its lower-tier switch; a switch with traffic on any link of a group could have spread it
-  // over all of its links in that group.
+  // its lower-tier switch, which could have spread its bytes in that group over all of its
+  // links there (the down links: the switches above choose, but each of them reaches this
+  // switch by its own links).
   auto group = [&](const Link& k) {
     if (k.failed || (k.cls != LinkClass::kLeafSpine && k.cls != LinkClass::kSpineCore)) return -1;
     const bool up = fab.tier(k.from) < fab.tier(k.to);
     return (k.cls == LinkClass::kSpineCore ? 2 : 0) + (up ? 0 : 1);
   };
+  auto owner = [&](const Link& k) { return fab.tier(k.from) < fab.tier(k.to) ? k.from : k.to; };
   std::vector<double> bytes(links.size(), 0);
   std::vector<int8_t> group_of(links.size());
   for (size_t l = 0; l < links.size(); ++l) group_of[l] = static_cast<int8_t>(group(links[l]));
@@ -76,26 +78,35 @@ double collision_factor(const Fabric& fab, const FlowSet& fs) {
       bytes[h->link] += b;
       if (const int g = group_of[h->link]; g >= 0) piece[g] = std::max(piece[g], b);
     }
-  auto owner = [&](const Link& k) { return fab.tier(k.from) < fab.tier(k.to) ? k.from : k.to; };
-  std::vector<uint8_t> active(static_cast<size_t>(fab.vertices()) * 4, 0);
+  // Per switch and group: its bytes and its links there.
+  const size_t slots = static_cast<size_t>(fab.vertices()) * 4;
+  std::vector<double> sum(slots, 0);
+  std::vector<int> count(slots, 0);
+  double hottest[4] = {0, 0, 0, 0};
   for (size_t l = 0; l < links.size(); ++l)
-    if (const int g = group(links[l]); g >= 0 && bytes[l] > 0)
-      active[static_cast<size_t>(owner(links[l])) * 4 + g] = 1;
+    if (const int g = group_of[l]; g >= 0) {
+      const size_t slot = static_cast<size_t>(owner(links[l])) * 4 + static_cast<size_t>(g);
+      sum[slot] += bytes[l];
+      ++count[slot];
+      hottest[g] = std::max(hottest[g], bytes[l]);
+    }
+  // What the hottest link would carry were every switch to spread its bytes as evenly over its
+  // links of the group as whole pieces allow: a QP is not split by ECMP, nor an adaptive
+  // route's share of a flow, so the even share is rounded up to whole pieces of the largest
+  // (one QP alone on a link, or two where the share is 1.25 of them, is no collision). Traffic
+  // that some switches carry more of than others (a tree's inner nodes, cross-unit traffic)
+  // is none either: each switch is held to its own even share.
+  double ideal[4] = {0, 0, 0, 0};
+  for (size_t slot = 0; slot < slots; ++slot)
+    if (count[slot] > 0) {
+      const int g = static_cast<int>(slot % 4);
+      double even = sum[slot] / count[slot];
+      if (piece[g] > 0) even = std::ceil(even / piece[g] * (1 - 1e-9)) * piece[g];
+      ideal[g] = std::max(ideal[g], even);
+    }
   double worst = 1.0;
-  for (int g = 0; g < 4; ++g) {
-    double sum = 0, max = 0;
-    long long n = 0;
-    for (size_t l = 0; l < links.size(); ++l)
-      if (group(links[l]) == g && active[static_cast<size_t>(owner(links[l])) * 4 + g]) {
-        sum += bytes[l];
-        max = std::max(max, bytes[l]);
-        ++n;
-      }
-    // The even share, but never below the largest piece a flow puts on one link: a QP is not
-    // split by ECMP, so one QP alone on a link is not a collision.
-    const double even = std::max(sum / static_cast<double>(n), piece[g]);
-    if (n > 0 && sum > 0) worst = std::max(worst, max / even);
-  }
+  for (int g = 0; g < 4; ++g)
+    if (hottest[g] > 0 && ideal[g] > 0) worst = std::max(worst, hottest[g] / ideal[g]);
   return worst;
 }
 
@@ -135,13 +146,17 @@ void FlowBuilder::nvlink(long long a, long long b, double coef, std::vector<Hop>
 bool FlowBuilder::net(int nic_a, int nic_b, int plane, uint64_t key, double coef,
                       std::vector<Hop>& out) {
   const uint64_t h = mix_key(seed, key) & 0xFFFFFFFFFFFFULL;
+  const bool adaptive = lb == LoadBalancing::kAdaptive || lb == LoadBalancing::kSpray;
+  if (adaptive && route_load.size() != fab.links().size()) route_load.assign(fab.links().size(), 0);
   auto one = [&](uint64_t hash, uint64_t spread, double c) {
     // A NIC with a port in every plane fails over to the next plane when its own is cut
     // (dual-plane fabrics halve, they do not stop).
     bool routed = false;
     for (int k = 0; k < P && !routed; ++k) {
       scratch.clear();
-      routed = fab.route(nic_a, nic_b, (plane + k) % P, hash, scratch, spread);
+      routed = adaptive
+                   ? fab.route_least_loaded(nic_a, nic_b, (plane + k) % P, route_load, c, scratch)
+                   : fab.route(nic_a, nic_b, (plane + k) % P, hash, scratch, spread);
     }
     if (!routed) return false;
     if (path_latency.size() < 64) path_latency.push_back(fab.latency_s(scratch));
@@ -161,7 +176,10 @@ bool FlowBuilder::net(int nic_a, int nic_b, int plane, uint64_t key, double coef
         ok = one(next_qp(h, q), 0, coef / nccl::kQpsPerConnection);
       break;
     case LoadBalancing::kAdaptive:
-    case LoadBalancing::kSpray:  // the NIC sprays packets: as evenly as adaptive routing
+    case LoadBalancing::kSpray:
+      // The flow's packets in `spray_ways` parts, each sent by every switch over its
+      // least-loaded equal port (route_least_loaded); a NIC that sprays its packets over the
+      // fabric's paths spreads them as evenly.
       for (int s = 0; s < spray_ways && ok; ++s)
         ok = one(h, static_cast<uint64_t>(s), coef / spray_ways);
       break;
@@ -171,19 +189,22 @@ bool FlowBuilder::net(int nic_a, int nic_b, int plane, uint64_t key, double coef
   return ok;
 }
 
-// Sums repeated links among out[start..] (spread paths share their first and last hops).
+// Sums repeated links among out[start..] (spread paths share their first and last hops), in
+// one pass: merge_slot holds, per link, where it already is in `out` (-1: not yet).
 void FlowBuilder::merge_from(std::vector<Hop>& out, size_t start) {
+  if (merge_slot.size() != fab.links().size()) merge_slot.assign(fab.links().size(), -1);
   size_t w = start;
   for (size_t i = start; i < out.size(); ++i) {
-    bool merged = false;
-    for (size_t j = start; j < w && !merged; ++j)
-      if (out[j].link == out[i].link) {
-        out[j].coef += out[i].coef;
-        merged = true;
-      }
-    if (!merged) out[w++] = out[i];
+    int32_t& slot = merge_slot[static_cast<size_t>(out[i].link)];
+    if (slot >= 0) {
+      out[static_cast<size_t>(slot)].coef += out[i].coef;
+    } else {
+      slot = static_cast<int32_t>(w);
+      out[w++] = out[i];
+    }
   }
   out.resize(w);
+  for (size_t i = start; i < w; ++i) merge_slot[static_cast<size_t>(out[i].link)] = -1;
 }
 
 // GPU a to GPU b: over the scale-up domain when they share one; otherwise through the NIC on

@@ -111,6 +111,12 @@ struct FlowBuilder {
   std::vector<double> path_latency;  // sample node-to-node path latencies
   std::vector<int32_t> scratch;
   std::vector<double> link_bytes;  // per link: routes counted by hash_connections
+  /// Per link: the flows' coefficients adaptive routing has put on it (route_least_loaded),
+  /// for the flow set being built; new_flow_set() clears it.
+  std::vector<double> route_load;
+  std::vector<int32_t> merge_slot;  // per link: its place in the path merge_from builds
+  /// Starts the flows of another algorithm: adaptive routing balances each set alone.
+  void new_flow_set() { route_load.clear(); }
   std::vector<int32_t> touched;
 
   int node_of(long long gpu) const { return static_cast<int>(gpu / G); }
@@ -173,7 +179,7 @@ struct FlowBuilder {
   bool net(int nic_a, int nic_b, int plane, uint64_t key, double coef, std::vector<Hop>& out);
 
   /// Sums repeated links among out[start..] (spread paths share their first and last hops).
-  static void merge_from(std::vector<Hop>& out, size_t start);
+  void merge_from(std::vector<Hop>& out, size_t start);
 
   /// GPU a to GPU b: over the scale-up domain when they share one; otherwise through the NIC on
   /// b's rail (PXN: first over NVLink to the local GPU on that rail, as NCCL does).

@@ -476,6 +476,25 @@ bool Fabric::route_round_robin(int src_nic, int dst_nic, int plane, std::vector<
               });
 }
 
+bool Fabric::route_least_loaded(int src_nic, int dst_nic, int plane, std::vector<double>& load,
+                                double weight, std::vector<int32_t>& path) const {
+  const size_t first = path.size();
+  const bool ok =
+      walk(src_nic, dst_nic, plane, path, [&](int, int, int, std::span<const int32_t> cand) {
+        int best = cand[0];
+        double least = load[static_cast<size_t>(best)];
+        for (size_t i = 1; i < cand.size() && least > 0; ++i)
+          if (const double x = load[static_cast<size_t>(cand[i])]; x < least) {
+            best = cand[i];
+            least = x;
+          }
+        return best;
+      });
+  if (ok)
+    for (size_t i = first; i < path.size(); ++i) load[static_cast<size_t>(path[i])] += weight;
+  return ok;
+}
+
 uint64_t Fabric::round_robin_period(size_t slot) const {
   thread_local std::vector<int32_t> cand;
   uint64_t period = 1;

@@ -168,6 +168,14 @@ class Fabric {
   /// paths exactly evenly, as packet spraying or many hashed connections do on average.
   bool route_round_robin(int src_nic, int dst_nic, int plane, std::vector<uint32_t>& turn,
                          std::vector<int32_t>& path) const;
+  /// Like route(), but every switch sends the route over the equal next hop that carries the
+  /// least so far, as adaptive routing sends each flowlet to its least-loaded port (NVIDIA
+  /// Spectrum-X and InfiniBand adaptive routing: the egress port with the shortest queue);
+  /// `load` holds what each link carries (one entry a link, kept by the caller across calls)
+  /// and gets `weight` added on every link of the route. Ties go to the first equal next hop,
+  /// so routes of equal weight take the next hops in turn.
+  bool route_least_loaded(int src_nic, int dst_nic, int plane, std::vector<double>& load,
+                          double weight, std::vector<int32_t>& path) const;
   /// The least common multiple of the numbers of equal next hops that round-robin counter
   /// `slot` chooses among, over every destination leaf (1 where it never chooses; 0 when too
   /// large to matter): a counter moved by a multiple of it chooses as before.
