@@ -141,8 +141,8 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
     s += "#\n# gpufabric explain (per size: algorithm and protocol as NCCL would choose, the fixed "
          "latency, the link class that paced the slowest flow with its mean utilisation, and the "
          "ECMP collision factor = the hottest switch-to-switch link's bytes over what it would "
-         "carry were every switch to spread its own evenly over its ports, in whole QPs: "
-         "leaf-spine or spine-core, up or down; 1 = even)\n";
+         "carry were every switch to spread its own perfectly evenly over its ports: leaf-spine "
+         "or spine-core, up or down; 1 = even)\n";
     s += fmt::format("# {:>10}  {:<13}  {:<6}  {:>10}  {:<26}  {:>5}  {:>9}\n", "size", "algorithm",
                      "proto", "latency_us", "bottleneck", "util", "collision");
     for (const auto& row : r.rows)

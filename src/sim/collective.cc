@@ -186,7 +186,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     }
     m.unroutable = b.unroutable;
     m.available = true;
-    solve_flows(fab, fs, c, payload, m, keep);
+    solve_flows(fab, fs, c, payload, m, keep, b.splits_flows());
     m.net_hop_latency_us = mean_hop_latency_us(b.path_latency);
     // The NICs' path alone, which the in-network operations lengthen: the same flows for every
     // algorithm that has it, solved once.
@@ -354,7 +354,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
           fs.add(kPayload * chunks / N, path);
         }
         AlgorithmModel step;
-        solve_flows(fab, fs, cap, kPayload, step, keep);
+        solve_flows(fab, fs, cap, kPayload, step, keep, b.splits_flows());
         t += step.seconds_per_byte;
         m.bottleneck = step.bottleneck;
         m.bottleneck_utilization = step.bottleneck_utilization;
@@ -516,7 +516,9 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   const GroupFlows g = group_flows(fab, lb.value_or(plan.load_balancing), op, groups, kPayload, fs);
   if (g.channels > 0) gc.channels_ = g.channels;
   AlgorithmModel m;
-  solve_flows(fab, fs, cap, kPayload, m, keep);
+  const LoadBalancing mode = lb.value_or(plan.load_balancing);
+  solve_flows(fab, fs, cap, kPayload, m, keep,
+              mode == LoadBalancing::kAdaptive || mode == LoadBalancing::kSpray);
   if (keep) keep->payload_bytes = kPayload;
   gc.seconds_per_byte_ = m.seconds_per_byte;
   gc.bottleneck_ = m.bottleneck;

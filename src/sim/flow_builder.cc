@@ -36,7 +36,7 @@ std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfil
 }
 
 void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
-                 double payload, AlgorithmModel& m, LinkLoad* keep) {
+                 double payload, AlgorithmModel& m, LinkLoad* keep, bool adaptive_parts) {
   const FluidResult r = run_fluid(fs, capacity);
   if (keep) keep->add(fs, r, fab.links().size());
   m.flows = fs.size();
@@ -53,10 +53,10 @@ void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>
       }
     m.bottleneck_utilization = busy ? util / busy : 0;
   }
-  m.ecmp_collision = collision_factor(fab, fs);
+  m.ecmp_collision = collision_factor(fab, fs, adaptive_parts);
 }
 
-double collision_factor(const Fabric& fab, const FlowSet& fs) {
+double collision_factor(const Fabric& fab, const FlowSet& fs, bool parts) {
   const auto& links = fab.links();
   // Groups: leaf-spine up, leaf-spine down, spine-core up, spine-core down. A link belongs to
   // its lower-tier switch, which could have spread its bytes in that group over all of its
@@ -71,13 +71,19 @@ double collision_factor(const Fabric& fab, const FlowSet& fs) {
   std::vector<double> bytes(links.size(), 0);
   std::vector<int8_t> group_of(links.size());
   for (size_t l = 0; l < links.size(); ++l) group_of[l] = static_cast<int8_t>(group(links[l]));
-  double piece[4] = {0, 0, 0, 0};  // per group: the most one flow puts on one of its links
-  for (int f = 0; f < fs.size(); ++f)
+  // With `parts`, the piece per group: a flow's least on any one of the group's links is one of
+  // its parts (where several met on a link, that link shows their sum); the largest over flows.
+  double piece[4] = {0, 0, 0, 0};
+  for (int f = 0; f < fs.size(); ++f) {
+    double least[4] = {0, 0, 0, 0};
     for (const auto* h = fs.begin(f); h != fs.end(f); ++h) {
       const double b = fs.bytes(f) * h->coef;
       bytes[h->link] += b;
-      if (const int g = group_of[h->link]; g >= 0) piece[g] = std::max(piece[g], b);
+      if (const int g = group_of[h->link]; parts && g >= 0 && b > 0)
+        least[g] = least[g] > 0 ? std::min(least[g], b) : b;
     }
+    for (int g = 0; g < 4; ++g) piece[g] = std::max(piece[g], least[g]);
+  }
   // Per switch and group: its bytes and its links there.
   const size_t slots = static_cast<size_t>(fab.vertices()) * 4;
   std::vector<double> sum(slots, 0);
@@ -90,18 +96,20 @@ double collision_factor(const Fabric& fab, const FlowSet& fs) {
       ++count[slot];
       hottest[g] = std::max(hottest[g], bytes[l]);
     }
-  // What the hottest link would carry were every switch to spread its bytes as evenly over its
-  // links of the group as whole pieces allow: a QP is not split by ECMP, nor an adaptive
-  // route's share of a flow, so the even share is rounded up to whole pieces of the largest
-  // (one QP alone on a link, or two where the share is 1.25 of them, is no collision). Traffic
-  // that some switches carry more of than others (a tree's inner nodes, cross-unit traffic)
-  // is none either: each switch is held to its own even share.
+  // What the hottest link would carry were every switch to spread its bytes evenly over its
+  // links of the group: a perfect spread, the same reference whatever the load balancing, so
+  // flows too few or too large to spread (one QP alone on one of a switch's 8 links) count as
+  // the loss they are against spraying. Traffic that some switches carry more of than others
+  // (a tree's inner nodes, cross-unit traffic) is no collision: each switch is held to its own
+  // even share. Adaptive routing's parts are the model's own grain (real switches move
+  // packets), so there the share is rounded up to whole parts (hop coefficients are floats: a
+  // share a float's rounding above whole parts is whole).
   double ideal[4] = {0, 0, 0, 0};
   for (size_t slot = 0; slot < slots; ++slot)
     if (count[slot] > 0) {
       const int g = static_cast<int>(slot % 4);
       double even = sum[slot] / count[slot];
-      if (piece[g] > 0) even = std::ceil(even / piece[g] * (1 - 1e-9)) * piece[g];
+      if (piece[g] > 0) even = std::ceil(even / piece[g] * (1 - 1e-6)) * piece[g];
       ideal[g] = std::max(ideal[g], even);
     }
   double worst = 1.0;
@@ -146,7 +154,7 @@ void FlowBuilder::nvlink(long long a, long long b, double coef, std::vector<Hop>
 bool FlowBuilder::net(int nic_a, int nic_b, int plane, uint64_t key, double coef,
                       std::vector<Hop>& out) {
   const uint64_t h = mix_key(seed, key) & 0xFFFFFFFFFFFFULL;
-  const bool adaptive = lb == LoadBalancing::kAdaptive || lb == LoadBalancing::kSpray;
+  const bool adaptive = splits_flows();
   if (adaptive && route_load.size() != fab.links().size()) route_load.assign(fab.links().size(), 0);
   auto one = [&](uint64_t hash, uint64_t spread, double c) {
     // A NIC with a port in every plane fails over to the next plane when its own is cut

@@ -77,17 +77,22 @@ std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfil
 
 /// Runs `fs` on links of `capacity` (max-min fair sharing to completion) and fills `m` with
 /// seconds per payload byte, the bottleneck link class, its utilisation and the ECMP collision
-/// factor. With `keep`, the flows' traffic per link is added to it (link_load.h).
+/// factor (`adaptive_parts`: the flows were split into parts by adaptive routing or spraying).
+/// With `keep`, the flows' traffic per link is added to it (link_load.h).
 void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
-                 double payload, AlgorithmModel& m, LinkLoad* keep = nullptr);
+                 double payload, AlgorithmModel& m, LinkLoad* keep = nullptr,
+                 bool adaptive_parts = false);
 
-/// The ECMP collision factor of `fs`: over each group of switch-to-switch links (leaf-spine up,
-/// leaf-spine down, spine-core up, spine-core down), the most bytes any link carries over the
-/// even share: the group's bytes divided by the links of the switches that carry any of them
-/// (a link belongs to its lower-tier switch), and never less than the most one flow puts on one
-/// link (what cannot be split: a QP under ECMP); the largest over the groups. 1: spread as
-/// evenly as the flows allow; 2: some link carries twice that, e.g. two QPs that collided.
-double collision_factor(const Fabric& fab, const FlowSet& fs);
+/// The ECMP collision factor of `fs`: how much hotter the most loaded switch-to-switch link is
+/// than it would be were every switch to spread its own bytes perfectly evenly over its links,
+/// whatever the load balancing. Per group (leaf-spine up, leaf-spine down, spine-core up,
+/// spine-core down; failed links left out), a switch's even share is its bytes over its links
+/// there (a link belongs to its lower-tier switch); the factor is the group's hottest link over
+/// the largest such share, the largest over the groups. With `parts` (flows split by adaptive
+/// routing, the model's grain, not the switches'), shares are rounded up to whole parts. 1: no
+/// link hotter than the busiest switch's even spread; 8: a QP alone on one of 8 links where its
+/// switch's share is an eighth of it, or eight QPs hashed onto one link.
+double collision_factor(const Fabric& fab, const FlowSet& fs, bool parts = false);
 
 /// Builds the flows of one collective on the first `nodes` nodes of a fabric.
 struct FlowBuilder {
@@ -115,6 +120,10 @@ struct FlowBuilder {
   /// for the flow set being built; new_flow_set() clears it.
   std::vector<double> route_load;
   std::vector<int32_t> merge_slot;  // per link: its place in the path merge_from builds
+  /// Adaptive routing or spraying: flows are split into parts over the least-loaded ports.
+  bool splits_flows() const {
+    return lb == LoadBalancing::kAdaptive || lb == LoadBalancing::kSpray;
+  }
   /// Starts the flows of another algorithm: adaptive routing balances each set alone.
   void new_flow_set() { route_load.clear(); }
   std::vector<int32_t> touched;
