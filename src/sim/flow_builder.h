@@ -117,7 +117,9 @@ struct FlowBuilder {
   std::vector<int32_t> scratch;
   std::vector<double> link_bytes;  // per link: routes counted by hash_connections
   /// Per link: the flows' coefficients adaptive routing has put on it (route_least_loaded),
-  /// for the flow set being built; new_flow_set() clears it.
+  /// for the flow set being built; new_flow_set() clears it. Coefficients weigh as bytes would:
+  /// the flows one builder method adds to a set carry equal bytes (a ring's channels, a tree's,
+  /// an alltoall's connections, one group_flows call's groups).
   std::vector<double> route_load;
   std::vector<int32_t> merge_slot;  // per link: its place in the path merge_from builds
   /// Adaptive routing or spraying: flows are split into parts over the least-loaded ports.
