@@ -292,8 +292,10 @@ inline constexpr int kTreeChannelsPerNic = 2;
 // NCCL_IB_QPS_PER_CONNECTION commonly set for RoCE ECMP fabrics (Meta SIGCOMM'24 uses several
 // QPs per connection to raise hash entropy).
 inline constexpr int kQpsPerConnection = 4;
-// Adaptive routing / packet spraying spreads a flow over at most this many equal paths in the
-// model (beyond it the extra evenness changes nothing measurable).
+// Adaptive routing / packet spraying: the parts a flow is cut into in the model, each sent over
+// the least-loaded equal port of every switch (Fabric::route_least_loaded); the switches move
+// packets, so this is the model's grain, which the collision factor rounds to (beyond it the
+// extra evenness changes nothing measurable).
 inline constexpr int kSprayWays = 64;
 // Alltoall already spreads over thousands of connections; fewer sprayed paths per connection
 // give the same evenness at a fraction of the cost.
