@@ -162,9 +162,9 @@ bool FlowBuilder::net(int nic_a, int nic_b, int plane, uint64_t key, double coef
     bool routed = false;
     for (int k = 0; k < P && !routed; ++k) {
       scratch.clear();
-      routed = adaptive
-                   ? fab.route_least_loaded(nic_a, nic_b, (plane + k) % P, route_load, c, scratch)
-                   : fab.route(nic_a, nic_b, (plane + k) % P, hash, scratch, spread);
+      routed = adaptive ? fab.route_least_loaded(nic_a, nic_b, (plane + k) % P, route_load, c, seed,
+                                                 scratch)
+                        : fab.route(nic_a, nic_b, (plane + k) % P, hash, scratch, spread);
     }
     if (!routed) return false;
     if (path_latency.size() < 64) path_latency.push_back(fab.latency_s(scratch));

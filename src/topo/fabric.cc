@@ -477,16 +477,17 @@ bool Fabric::route_round_robin(int src_nic, int dst_nic, int plane, std::vector<
 }
 
 bool Fabric::route_least_loaded(int src_nic, int dst_nic, int plane, std::vector<double>& load,
-                                double weight, std::vector<int32_t>& path) const {
+                                double weight, uint64_t ties, std::vector<int32_t>& path) const {
   const size_t first = path.size();
   const bool ok =
-      walk(src_nic, dst_nic, plane, path, [&](int, int, int, std::span<const int32_t> cand) {
-        int best = cand[0];
+      walk(src_nic, dst_nic, plane, path, [&](int v, int, int, std::span<const int32_t> cand) {
+        const size_t n = cand.size(), start = mix64(ties + static_cast<uint64_t>(v)) % n;
+        int best = cand[start];
         double least = load[static_cast<size_t>(best)];
-        for (size_t i = 1; i < cand.size() && least > 0; ++i)
-          if (const double x = load[static_cast<size_t>(cand[i])]; x < least) {
-            best = cand[i];
-            least = x;
+        for (size_t i = 1; i < n && least > 0; ++i)
+          if (const int l = cand[(start + i) % n]; load[static_cast<size_t>(l)] < least) {
+            best = l;
+            least = load[static_cast<size_t>(l)];
           }
         return best;
       });

@@ -172,10 +172,11 @@ class Fabric {
   /// least so far, as adaptive routing sends each flowlet to its least-loaded port (NVIDIA
   /// Spectrum-X and InfiniBand adaptive routing: the egress port with the shortest queue);
   /// `load` holds what each link carries (one entry a link, kept by the caller across calls)
-  /// and gets `weight` added on every link of the route. Ties go to the first equal next hop,
-  /// so routes of equal weight take the next hops in turn.
+  /// and gets `weight` added on every link of the route. Ties go to the first equal next hop
+  /// from a place `ties` and the switch choose, so routes of equal weight take the next hops in
+  /// turn, and flow sets balanced apart (another job's) do not all start on the same port.
   bool route_least_loaded(int src_nic, int dst_nic, int plane, std::vector<double>& load,
-                          double weight, std::vector<int32_t>& path) const;
+                          double weight, uint64_t ties, std::vector<int32_t>& path) const;
   /// The least common multiple of the numbers of equal next hops that round-robin counter
   /// `slot` chooses among, over every destination leaf (1 where it never chooses; 0 when too
   /// large to matter): a counter moved by a multiple of it chooses as before.
