@@ -138,8 +138,8 @@ Command add_calibrate(CLI::App& root) {
   a->add_option("--spec", f->spec, "with --fit: the spec of the cluster the runs were taken on");
   a->add_option("-o,--out", f->out, "with --fit: the profile file to write (YAML)");
   a->add_option("--nodes", f->nodes,
-                "with --fit: nodes of a run whose output has no rank lines (default: counted "
-                "from the '# Rank ... on HOST' lines)")
+                "with --fit: nodes of the runs (default: the hosts of the '# Rank ... on HOST' "
+                "lines; without them, or with some left out, the ranks over --gpus-per-node)")
       ->check(CLI::Range(1, kMaxFlagNodes));
   a->add_option("--gpus-per-node", f->gpus_per_node,
                 "with --fit: GPUs per node of a run whose output has no rank lines (default: "

@@ -74,9 +74,12 @@ std::optional<LoadBalancing> load_balancing_flag(const std::string& text,
                                                  std::vector<Diagnostic>& errs) {
   if (text.empty()) return std::nullopt;
   auto lb = parse_name(kLoadBalancingNames, text);
-  if (!lb)
-    errs.push_back(Diagnostic::flag("--load-balancing", fmt::format("unknown mode '{}'", text),
-                                    did_you_mean(text, names_of(kLoadBalancingNames))));
+  if (!lb) {
+    std::string hint = did_you_mean(text, names_of(kLoadBalancingNames));
+    if (hint.empty()) hint = "one of: " + names_joined(kLoadBalancingNames, ", ");
+    errs.push_back(
+        Diagnostic::flag("--load-balancing", fmt::format("unknown mode '{}'", text), hint));
+  }
   return lb;
 }
 

@@ -186,7 +186,8 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     }
     m.unroutable = b.unroutable;
     m.available = true;
-    solve_flows(fab, fs, c, payload, m, keep, b.splits_flows());
+    // In-network reduction's flows go to their switch whatever the load balancing: whole.
+    solve_flows(fab, fs, c, payload, m, keep, b.splits_flows() || in_network(a));
     m.net_hop_latency_us = mean_hop_latency_us(b.path_latency);
     // The NICs' path alone, which the in-network operations lengthen: the same flows for every
     // algorithm that has it, solved once.

@@ -529,6 +529,24 @@ TEST(Collective, AdaptiveRoutingBalancesEverySwitchWhateverTheSeed) {
   EXPECT_GT(alltoall(s, LoadBalancing::kEcmp).ecmp_collision, 1.2);
 }
 
+// An in-network reduction's flows go to their switch, one link up from each leaf, whatever the
+// load balancing: no mode spreads them, so none reads a collision (its links' bytes are alike).
+TEST(Collective, InNetworkReductionFlowsAreNoCollision) {
+  const auto s = setup(sharp_ib("h100-sxm", 64));
+  for (const Algorithm a : {Algorithm::kCollNet, Algorithm::kCollNetChain}) {
+    SCOPED_TRACE(algorithm_name(a));
+    SimOptions o;
+    o.algorithm = a;
+    for (const LoadBalancing lb :
+         {LoadBalancing::kEcmp, LoadBalancing::kEcmpMultiQp, LoadBalancing::kAdaptive}) {
+      o.load_balancing = lb;
+      const SizeResult r = run(s, o, kGiB);
+      EXPECT_EQ(r.algorithm, a);
+      EXPECT_NEAR(r.ecmp_collision, 1.0, 1e-6);
+    }
+  }
+}
+
 TEST(Collective, OversubscriptionLowersCrossUnitBandwidth) {
   auto alltoall = [&](const char* ratio) {
     const auto s = setup(

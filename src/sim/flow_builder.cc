@@ -36,7 +36,7 @@ std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfil
 }
 
 void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
-                 double payload, AlgorithmModel& m, LinkLoad* keep, bool adaptive_parts) {
+                 double payload, AlgorithmModel& m, LinkLoad* keep, bool whole_pieces) {
   const FluidResult r = run_fluid(fs, capacity);
   if (keep) keep->add(fs, r, fab.links().size());
   m.flows = fs.size();
@@ -53,7 +53,7 @@ void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>
       }
     m.bottleneck_utilization = busy ? util / busy : 0;
   }
-  m.ecmp_collision = collision_factor(fab, fs, adaptive_parts);
+  m.ecmp_collision = collision_factor(fab, fs, whole_pieces);
 }
 
 double collision_factor(const Fabric& fab, const FlowSet& fs, bool parts) {
@@ -72,7 +72,7 @@ double collision_factor(const Fabric& fab, const FlowSet& fs, bool parts) {
   std::vector<int8_t> group_of(links.size());
   for (size_t l = 0; l < links.size(); ++l) group_of[l] = static_cast<int8_t>(group(links[l]));
   // With `parts`, the piece per group: a flow's least on any one of the group's links is one of
-  // its parts (where several met on a link, that link shows their sum); the largest over flows.
+  // its pieces (where several met on a link, that link shows their sum); the largest over flows.
   double piece[4] = {0, 0, 0, 0};
   for (int f = 0; f < fs.size(); ++f) {
     double least[4] = {0, 0, 0, 0};
@@ -101,9 +101,10 @@ double collision_factor(const Fabric& fab, const FlowSet& fs, bool parts) {
   // flows too few or too large to spread (one QP alone on one of a switch's 8 links) count as
   // the loss they are against spraying. Traffic that some switches carry more of than others
   // (a tree's inner nodes, cross-unit traffic) is no collision: each switch is held to its own
-  // even share. Adaptive routing's parts are the model's own grain (real switches move
-  // packets), so there the share is rounded up to whole parts (hop coefficients are floats: a
-  // share a float's rounding above whole parts is whole).
+  // even share. Pieces no load balancing splits further (adaptive routing's parts, the model's
+  // own grain, as real switches move packets; an in-network reduction's flow to its switch)
+  // round the share up to whole pieces (hop coefficients are floats: a share a float's rounding
+  // above whole pieces is whole).
   double ideal[4] = {0, 0, 0, 0};
   for (size_t slot = 0; slot < slots; ++slot)
     if (count[slot] > 0) {

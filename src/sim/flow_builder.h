@@ -77,21 +77,24 @@ std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfil
 
 /// Runs `fs` on links of `capacity` (max-min fair sharing to completion) and fills `m` with
 /// seconds per payload byte, the bottleneck link class, its utilisation and the ECMP collision
-/// factor (`adaptive_parts`: the flows were split into parts by adaptive routing or spraying).
+/// factor (`whole_pieces`: its flows go in pieces no load balancing splits further, adaptive
+/// routing's parts or in-network reduction's flows to their switch: collision_factor's `parts`).
 /// With `keep`, the flows' traffic per link is added to it (link_load.h).
 void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
                  double payload, AlgorithmModel& m, LinkLoad* keep = nullptr,
-                 bool adaptive_parts = false);
+                 bool whole_pieces = false);
 
 /// The ECMP collision factor of `fs`: how much hotter the most loaded switch-to-switch link is
 /// than it would be were every switch to spread its own bytes perfectly evenly over its links,
 /// whatever the load balancing. Per group (leaf-spine up, leaf-spine down, spine-core up,
 /// spine-core down; failed links left out), a switch's even share is its bytes over its links
 /// there (a link belongs to its lower-tier switch); the factor is the group's hottest link over
-/// the largest such share, the largest over the groups. With `parts` (flows split by adaptive
-/// routing, the model's grain, not the switches'), shares are rounded up to whole parts. 1: no
-/// link hotter than the busiest switch's even spread; 8: a QP alone on one of 8 links where its
-/// switch's share is an eighth of it, or eight QPs hashed onto one link.
+/// the largest such share, the largest over the groups. With `parts`, the flows' pieces are as
+/// fine as any load balancing could make them (adaptive routing's parts, the model's grain and
+/// not the switches'; an in-network reduction's flow to its switch, which no path but its own
+/// reaches), so shares are rounded up to whole pieces. 1: no link hotter than the busiest
+/// switch's even spread; 8: a QP alone on one of 8 links where its switch's share is an eighth
+/// of it, or eight QPs hashed onto one link.
 double collision_factor(const Fabric& fab, const FlowSet& fs, bool parts = false);
 
 /// Builds the flows of one collective on the first `nodes` nodes of a fabric.

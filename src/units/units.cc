@@ -1,6 +1,7 @@
 #include "units/units.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 #include <charconv>
@@ -57,7 +58,9 @@ Result<double> lookup(std::string_view text, const std::vector<Suffix>& table,
   for (const auto& s : table) names.emplace_back(s.name);
   Diagnostic d = bad(text, expected);
   d.message = fmt::format("unknown unit '{}' in '{}'; expected {}", suffix, text, expected);
-  d.hint = did_you_mean(suffix, names);
+  // One letter is as near to many units as to any: list them rather than guess one.
+  d.hint = suffix.size() > 1 ? did_you_mean(suffix, names) : "";
+  if (d.hint.empty()) d.hint = "units: " + fmt::format("{}", fmt::join(names, ", "));
   return d;
 }
 
@@ -67,7 +70,7 @@ constexpr double kKi = 1024.0;
 
 Result<double> parse_bytes(std::string_view text, SizeStyle style) {
   const bool nccl = style == SizeStyle::kNccl;
-  const std::vector<Suffix> table = {
+  std::vector<Suffix> table = {
       {"B", 1},
       {"KB", 1e3},
       {"MB", 1e6},
@@ -83,6 +86,8 @@ Result<double> parse_bytes(std::string_view text, SizeStyle style) {
       {"G", nccl ? kKi * kKi * kKi : 1e9},
       {"T", nccl ? kKi * kKi * kKi * kKi : 1e12},
   };
+  // nccl-tests also reads k, m and g (parsesize, src/common.cu).
+  if (nccl) table.insert(table.end(), {{"k", kKi}, {"m", kKi * kKi}, {"g", kKi * kKi * kKi}});
   auto r = lookup(text, table, "a size such as 512B, 4KiB, 1GB or 8G", true);
   if (r && *r < 0) return bad(text, "a non-negative size");
   return r;

@@ -15,6 +15,13 @@ TEST(Units, SizesDecimalAndBinary) {
   EXPECT_DOUBLE_EQ(*parse_bytes("8G", SizeStyle::kNccl), 8.0 * (1 << 30));
   EXPECT_DOUBLE_EQ(*parse_bytes("1M", SizeStyle::kNccl), 1 << 20);
   EXPECT_DOUBLE_EQ(*parse_bytes("1M", SizeStyle::kSpec), 1e6);
+  // ... and k m g as well (parsesize); a spec's sizes keep the units' own case.
+  EXPECT_DOUBLE_EQ(*parse_bytes("1g", SizeStyle::kNccl), 1 << 30);
+  EXPECT_DOUBLE_EQ(*parse_bytes("4k", SizeStyle::kNccl), 4096);
+  EXPECT_FALSE(parse_bytes("1g", SizeStyle::kSpec).ok());
+  // A one-letter unit gets the list, not a guess.
+  EXPECT_NE(parse_bytes("1P", SizeStyle::kNccl).errors().front().hint.find("units: B, KB"),
+            std::string::npos);
   EXPECT_FALSE(parse_bytes("-1GB").ok());
   EXPECT_FALSE(parse_bytes("GB").ok());
   EXPECT_FALSE(parse_bytes("1XB").ok());

@@ -413,7 +413,8 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
       }
       r.algorithm_source = "NCCL_ALGO in the file";
     }
-    const int hosts = static_cast<int>(parsed->hosts.size());
+    // The hosts named count the nodes, unless rank lines were left out or --nodes says.
+    const int hosts = parsed->ranks_elided || o.nodes > 0 ? 0 : parsed->nodes;
     if (hosts > 0) {
       r.nodes = hosts;
       if (parsed->ranks % hosts != 0) {
@@ -443,7 +444,8 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
           f.file, "",
           fmt::format("the run used {} GPUs per node; the spec's nodes have {}", r.gpus_per_node,
                       plan.gpus_per_node),
-          "calibrate on runs that use every GPU of each node, with the spec of that cluster"));
+          "calibrate on runs that use every GPU of each node, with the spec of that cluster; "
+          "where the file's rank lines are not all there, give --nodes (and --gpus-per-node)"));
       continue;
     }
     if (r.nodes > plan.nodes) {

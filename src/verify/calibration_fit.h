@@ -22,7 +22,7 @@ namespace gf {
 
 /// What the files do not say, given on the command line.
 struct FitOptions {
-  int nodes = 0;          ///< nodes of a run whose output has no rank lines (0: from the file)
+  int nodes = 0;  ///< nodes of the runs (0: the hosts the rank lines name, else ranks / GPUs)
   int gpus_per_node = 0;  ///< GPUs per node of such a run (0: the spec's)
   /// The NCCL_ALGO every run was forced to; nullopt: each file's own NCCL_ALGO line (NCCL_DEBUG
   /// output or the launcher's echo), else NCCL's choice.

@@ -353,6 +353,29 @@ TEST(CalibrationFit, OneFileIsCrossValidatedByFolds) {
   EXPECT_EQ(f->cv_method, "2-fold over the points (point i in fold i mod 2)");
 }
 
+// gpufabric simulate prints the first 8 rank lines, then '#  ... ranks 8 to N-2 on nodes 2 to
+// M', then the last: the hosts it names are not the run's, so its nodes are the ranks over the
+// GPUs a node; --nodes, given, counts them whatever the rank lines say.
+TEST(CalibrationFit, RankLinesLeftOutCountTheRanksNotTheHosts) {
+  PlannedSpec ps = planned(kFixtures + "flapping-airplanes.yaml");
+  ToolOutput t = output_of(kFixtures + "2026-05-12-all_reduce-ring-8n.out");
+  const size_t from = t.text.find("#  Rank   8 ");
+  const size_t to = t.text.find("#  Rank  63 ");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  t.text.replace(from, to - from, "#  ... ranks 8 to 62 on nodes 2 to 8\n");
+  auto runs = read_fit_runs(ps.plan, {t}, {});
+  ASSERT_TRUE(runs) << runs.errors().front().message;
+  EXPECT_EQ((*runs)[0].nodes, 8);
+  EXPECT_EQ((*runs)[0].gpus_per_node, 8);
+  FitOptions o;
+  o.nodes = 4;
+  auto four =
+      read_fit_runs(ps.plan, {output_of(kFixtures + "2026-05-12-all_reduce-ring-8n.out")}, o);
+  ASSERT_TRUE(four) << four.errors().front().message;
+  EXPECT_EQ((*four)[0].nodes, 4);
+}
+
 // A log cut after a whole row parses, but the fit says the run may be cut (no nccl-tests footer).
 TEST(CalibrationFit, ARunCutAfterARowIsNoted) {
   PlannedSpec ps = planned(kFixtures + "flapping-airplanes.yaml");

@@ -153,6 +153,7 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
   static const std::regex rank_re(R"(^#\s+Rank\s+(\d+)\s+(Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+))");
   static const std::regex test_re(R"(^# Collective test starting: (\w+?)_perf)");
   static const std::regex avg_re(R"(^# Avg bus bandwidth\s*:\s*(\S+))");
+  static const std::regex elided_re(R"(^#\s+\.\.\.\s+ranks\s+\d+\s+to\s+\d+\s+on\s+nodes)");
   for (size_t i = 0; i < lines.size(); ++i) {
     const int ln = static_cast<int>(i + 1);
     const std::string l = untag(lines[i]);
@@ -162,6 +163,10 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
       if (!small_int(m[1], rank)) return at(file, ln, "cannot read the rank number");
       run.ranks = std::max(run.ranks, rank + 1);
       hosts.insert(m[3]);
+      continue;
+    }
+    if (search(l, m, elided_re)) {
+      run.ranks_elided = true;
       continue;
     }
     if (search(l, m, test_re)) {
@@ -208,7 +213,7 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
   if (run.rows.empty())
     return at(file, static_cast<int>(lines.size()), "the table has no rows: truncated output?");
   run.hosts.assign(hosts.begin(), hosts.end());
-  run.nodes = static_cast<int>(hosts.size());
+  run.nodes = run.ranks_elided ? 0 : static_cast<int>(hosts.size());
   if (run.collective.empty()) {
     // Old outputs do not name the test: the reduction column tells all_reduce-type ones.
     run.collective = "";

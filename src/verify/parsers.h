@@ -56,8 +56,11 @@ struct NcclTestsRow {
 /// A nccl-tests run.
 struct NcclTestsRun {
   std::string collective;  ///< all_reduce, ... ("" when the file does not say)
-  int ranks = 0, nodes = 0;
+  int ranks = 0, nodes = 0;  ///< nodes: distinct hosts named (0 where ranks_elided)
   std::vector<std::string> hosts;
+  /// A '#  ... ranks A to B on nodes C to D' line stood for rank lines left out (gpufabric
+  /// simulate prints one): the hosts named are not all the run's.
+  bool ranks_elided = false;
   std::vector<NcclTestsRow> rows;
   double avg_busbw_gbs = 0;
   bool has_avg = false;

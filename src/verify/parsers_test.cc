@@ -51,6 +51,23 @@ TEST(Parsers, NcclTestsCurrentLayout) {
   EXPECT_DOUBLE_EQ(r->avg_busbw_gbs, 189.283);
 }
 
+// gpufabric simulate's own table leaves rank lines out ('#  ... ranks 8 to N on nodes A to B'):
+// the hosts it names are not the run's, so the nodes are left unknown (nodes_of: the ranks).
+TEST(Parsers, NcclTestsWithRankLinesLeftOut) {
+  std::string text = fixture("nccl-tests-2node-allreduce.txt");
+  const size_t from = text.find("#  Rank  2 ");
+  const size_t to = text.find("#  Rank 15 ");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  text.replace(from, to - from, "#  ... ranks 2 to 14 on nodes 1 to 2\n");
+  auto r = parse_nccl_tests(text, "f");
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_TRUE(r->ranks_elided);
+  EXPECT_EQ(r->ranks, 16);
+  EXPECT_EQ(r->nodes, 0);
+  EXPECT_EQ(nodes_of(*r, 8), 2);
+}
+
 TEST(Parsers, NcclTestsOldLayoutWithMpirunTags) {
   auto r = parse_nccl_tests(fixture("nccl-tests-old-tagged.txt"), "f");
   ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
