@@ -319,7 +319,9 @@ Command add_simulate(CLI::App& root) {
       ->capture_default_str();
   a->add_flag("--explain", f->explain,
               "add per size: algorithm, protocol, bottleneck link class and its utilisation, ECMP "
-              "collision factor");
+              "collision factor; and the sizes where the time model finds another algorithm or "
+              "protocol more than 20% faster than NCCL's pick, with the NCCL_ALGO / NCCL_PROTO "
+              "that force it");
   a->add_option("--links", f->links,
                 "write the traffic per directed link to this CSV (ends as cabling.csv names them, "
                 "tier, capacity, bytes, mean and peak utilisation, flows; hottest first) for the "

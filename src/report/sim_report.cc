@@ -10,6 +10,34 @@
 #include "common/text.h"
 
 namespace gf {
+
+namespace {
+
+// NCCL_ALGO's spelling of an algorithm (enqueue.cc's parser; "" for point-to-point, which has
+// no NCCL_ALGO).
+const char* nccl_algo_env(Algorithm a) {
+  switch (a) {
+    case Algorithm::kRing:
+      return "Ring";
+    case Algorithm::kTree:
+      return "Tree";
+    case Algorithm::kNvls:
+      return "NVLS";
+    case Algorithm::kNvlsTree:
+      return "NVLSTree";
+    case Algorithm::kCollNet:
+      return "CollnetDirect";
+    case Algorithm::kCollNetChain:
+      return "CollnetChain";
+    case Algorithm::kPat:
+      return "PAT";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
 namespace {
 
 // nccl-tests' number format: fixed width, fewer decimals as values grow (src/util.cu).
@@ -151,6 +179,27 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
                        row.bytes > 0 ? algorithm_name(row.algorithm) : "-",
                        row.bytes > 0 ? protocol_name(row.protocol) : "-", row.latency_us,
                        row.bottleneck, row.bottleneck_utilization, row.ecmp_collision);
+    // Where the time model finds another choice faster than the tuner's pick.
+    std::string faster;
+    for (const auto& row : r.rows)
+      if (row.faster_time_us > 0)
+        faster += fmt::format(
+            "# {:>10}  {:<20}  {:>10.1f}  {:<20}  {:>10.1f}  NCCL_ALGO={} NCCL_PROTO={}\n",
+            static_cast<long long>(row.bytes),
+            fmt::format("{}/{}", algorithm_name(row.algorithm), protocol_name(row.protocol)),
+            row.time_us,
+            fmt::format("{}/{}", algorithm_name(row.faster_algorithm),
+                        protocol_name(row.faster_protocol)),
+            row.faster_time_us, nccl_algo_env(row.faster_algorithm),
+            protocol_name(row.faster_protocol));
+    if (!faster.empty())
+      s +=
+          fmt::format(
+              "#\n# faster than NCCL's pick by more than {:.0f} %, by the time model (NCCL's tuner "
+              "chooses by its own estimate; the variables force the other):\n"
+              "# {:>10}  {:<20}  {:>10}  {:<20}  {:>10}\n",
+              kFasterChoiceShare * 100, "size", "picked", "time_us", "faster", "time_us") +
+          faster;
     // Each algorithm: the rate the fabric carries its flows at (Simple on every channel, before
     // NCCL's protocol, pipeline fill and caps), and what the model then gives at the largest size.
     double largest = 0;
@@ -179,18 +228,25 @@ nlohmann::json sim_json(const SimReport& r) {
   nlohmann::json rows = nlohmann::json::array();
   double bw_sum = 0;
   for (const auto& row : r.rows) {
-    rows.push_back({{"bytes", static_cast<long long>(row.bytes)},
-                    {"time_us", row.time_us},
-                    {"algbw_gbs", row.algbw_gbs},
-                    {"busbw_gbs", row.busbw_gbs},
-                    {"algorithm", row.bytes > 0 ? nlohmann::json(algorithm_name(row.algorithm))
-                                                : nlohmann::json(nullptr)},
-                    {"protocol", row.bytes > 0 ? nlohmann::json(protocol_name(row.protocol))
-                                               : nlohmann::json(nullptr)},
-                    {"latency_us", row.latency_us},
-                    {"bottleneck", row.bottleneck},
-                    {"bottleneck_utilization", row.bottleneck_utilization},
-                    {"ecmp_collision_factor", row.ecmp_collision}});
+    rows.push_back(
+        {{"bytes", static_cast<long long>(row.bytes)},
+         {"time_us", row.time_us},
+         {"algbw_gbs", row.algbw_gbs},
+         {"busbw_gbs", row.busbw_gbs},
+         {"algorithm",
+          row.bytes > 0 ? nlohmann::json(algorithm_name(row.algorithm)) : nlohmann::json(nullptr)},
+         {"protocol",
+          row.bytes > 0 ? nlohmann::json(protocol_name(row.protocol)) : nlohmann::json(nullptr)},
+         {"latency_us", row.latency_us},
+         {"bottleneck", row.bottleneck},
+         {"bottleneck_utilization", row.bottleneck_utilization},
+         {"ecmp_collision_factor", row.ecmp_collision},
+         {"faster_choice", row.faster_time_us > 0
+                               ? nlohmann::json{{"algorithm", algorithm_name(row.faster_algorithm)},
+                                                {"protocol", protocol_name(row.faster_protocol)},
+                                                {"time_us", row.faster_time_us},
+                                                {"nccl_algo", nccl_algo_env(row.faster_algorithm)}}
+                               : nlohmann::json(nullptr)}});
     bw_sum += row.busbw_gbs;
   }
   nlohmann::json algos = nlohmann::json::array();

@@ -650,6 +650,24 @@ SizeResult CollectiveModel::at(double bytes) const {
     }
   }
   if (!std::isfinite(best)) r.time_us = best;
+  // What the time model finds faster than the tuner's pick (the host's floor counted alike).
+  if (!forced_algorithm_ && !forced_protocol_ && std::isfinite(r.time_us) && bytes > 0) {
+    auto floored = [&](double t) { return std::max(t, host_issue_us_); };
+    double fastest = floored(r.time_us);
+    for (const auto& m : models_) {
+      if (!m.available) continue;
+      const CostShape sh = shape(m.algorithm);
+      for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
+        const double t = floored(collective_time_us(m.algorithm, p, sh, m.seconds_per_byte, bytes));
+        if (t < fastest) {
+          fastest = t;
+          r.faster_algorithm = m.algorithm;
+          r.faster_protocol = p;
+        }
+      }
+    }
+    if (fastest < floored(r.time_us) * (1 - kFasterChoiceShare)) r.faster_time_us = fastest;
+  }
   // nccl-tests times calls issued back to back: the host issues each on every GPU it drives.
   const bool host_bound = std::isfinite(r.time_us) && r.time_us < host_issue_us_;
   if (host_bound) {

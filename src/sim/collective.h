@@ -72,7 +72,17 @@ struct SizeResult {
   std::string bottleneck;
   double bottleneck_utilization = 0;
   double ecmp_collision = 1;
+  /// What the time model finds faster than NCCL's pick by more than kFasterChoiceShare (NCCL's
+  /// tuner chooses by its own estimate; NCCL_ALGO / NCCL_PROTO would force it): only where
+  /// neither was forced. `faster_time_us` 0: none.
+  Algorithm faster_algorithm = Algorithm::kRing;
+  Protocol faster_protocol = Protocol::kSimple;
+  double faster_time_us = 0;
 };
+/// How much faster another (algorithm, protocol) must be to be reported: 20 %, above the time
+/// model's own error at mid sizes (median 8.9 % on the test set, `calibrate`), so that what is
+/// reported is the model's finding rather than its noise.
+inline constexpr double kFasterChoiceShare = 0.20;
 
 /// A collective on a fabric, simulated once per algorithm; sizes are then cheap.
 class CollectiveModel {

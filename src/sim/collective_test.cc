@@ -547,6 +547,26 @@ TEST(Collective, InNetworkReductionFlowsAreNoCollision) {
   }
 }
 
+// NCCL's tuner picks by its closed form; where the pipeline makes its pick slow (tree LL's fill
+// at 128 KiB on 8 nodes of 2 NICs: LL's low rate over 2 x depth stages) the size reports the
+// faster choice, which NCCL_PROTO would force; never where the choice was forced already.
+TEST(Collective, ReportsAChoiceFasterThanTheTunersPick) {
+  const auto s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 2}\n"
+      "fabric: {technology: roce, topology: clos2, switch: arista-7060x6}\n");
+  const SizeResult r = run(s, {}, 128 * 1024);
+  EXPECT_EQ(r.algorithm, Algorithm::kTree);
+  EXPECT_EQ(r.protocol, Protocol::kLL);
+  ASSERT_GT(r.faster_time_us, 0);
+  EXPECT_EQ(r.faster_protocol, Protocol::kLL128);
+  EXPECT_LT(r.faster_time_us, r.time_us * (1 - kFasterChoiceShare));
+  SimOptions forced;
+  forced.protocol = Protocol::kLL;
+  EXPECT_EQ(run(s, forced, 128 * 1024).faster_time_us, 0);
+  // Where the pick is the fastest, nothing.
+  EXPECT_EQ(run(s, {}, 8 * kGiB).faster_time_us, 0);
+}
+
 TEST(Collective, OversubscriptionLowersCrossUnitBandwidth) {
   auto alltoall = [&](const char* ratio) {
     const auto s = setup(
