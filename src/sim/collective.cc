@@ -16,6 +16,11 @@
 #include "sim/nccl_constants.h"
 
 namespace gf {
+
+// The share by which NCCL's point-to-point channels must fall short of the links' rate to be
+// named the bottleneck (below it the two are the same within the flows' rounding).
+constexpr double kChannelBoundShare = 0.05;
+
 namespace {
 
 using Hop = FlowSet::Hop;
@@ -647,6 +652,15 @@ SizeResult CollectiveModel::at(double bytes) const {
       r.bottleneck = m.bottleneck;
       r.bottleneck_utilization = m.bottleneck_utilization;
       r.ecmp_collision = m.ecmp_collision;
+      // Point-to-point across domains runs on a peer's few channels, each at a network p2p
+      // channel's rate: where they carry less than the links would, they pace the call.
+      const double links_Bps = 1.0 / m.seconds_per_byte;
+      if (m.algorithm == Algorithm::kP2p &&
+          protocol_bandwidth(m.algorithm, pick.protocol, sh, links_Bps, bytes) <
+              links_Bps * (1 - kChannelBoundShare)) {
+        r.bottleneck = "p2p channels";
+        r.bottleneck_utilization = 1;
+      }
     }
   }
   if (!std::isfinite(best)) r.time_us = best;

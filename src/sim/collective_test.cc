@@ -567,6 +567,22 @@ TEST(Collective, ReportsAChoiceFasterThanTheTunersPick) {
   EXPECT_EQ(run(s, {}, 8 * kGiB).faster_time_us, 0);
 }
 
+// Sendrecv across nodes under 2.21-2.28 runs on the peer's 2 p2p channels (14 GB/s each, under
+// the 400G NIC's rate): they, not the NIC's link, pace it, and --explain says so.
+TEST(Collective, SendrecvAcrossNodesIsPacedByItsChannels) {
+  const auto s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g, nccl: '2.28'}\n"
+      "fabric: {technology: infiniband, switch: qm9700, in_network_reduction: off}\n");
+  SimOptions o;
+  o.op = Op::kSendRecv;
+  const SizeResult r = run(s, o, kGiB);
+  EXPECT_EQ(r.bottleneck, "p2p channels");
+  EXPECT_LT(r.busbw_gbs, 47.0);
+  // Inside one node NVLink paces it.
+  const SizeResult one = run(setup(ib("h100-sxm", 1, "cx7-400g", "qm9700")), o, kGiB);
+  EXPECT_NE(one.bottleneck, "p2p channels");
+}
+
 TEST(Collective, OversubscriptionLowersCrossUnitBandwidth) {
   auto alltoall = [&](const char* ratio) {
     const auto s = setup(
