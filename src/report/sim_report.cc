@@ -13,33 +13,6 @@ namespace gf {
 
 namespace {
 
-// NCCL_ALGO's spelling of an algorithm (enqueue.cc's parser; "" for point-to-point, which has
-// no NCCL_ALGO).
-const char* nccl_algo_env(Algorithm a) {
-  switch (a) {
-    case Algorithm::kRing:
-      return "Ring";
-    case Algorithm::kTree:
-      return "Tree";
-    case Algorithm::kNvls:
-      return "NVLS";
-    case Algorithm::kNvlsTree:
-      return "NVLSTree";
-    case Algorithm::kCollNet:
-      return "CollnetDirect";
-    case Algorithm::kCollNetChain:
-      return "CollnetChain";
-    case Algorithm::kPat:
-      return "PAT";
-    default:
-      return "";
-  }
-}
-
-}  // namespace
-
-namespace {
-
 // nccl-tests' number format: fixed width, fewer decimals as values grow (src/util.cu).
 std::string nccl_float(double v, int width) {
   int power = 0;
@@ -92,6 +65,7 @@ SimReport simulate_sweep(const Plan& plan, const CollectiveModel& model,
     // nccl-tests prints such rows at a fraction of a microsecond).
     SizeResult row = bytes > 0 ? model.at(bytes) : SizeResult{};
     row.bytes = bytes;
+    model.add_faster_choice(row);
     if (bytes <= 0) row.bottleneck = "empty call";
     r.rows.push_back(row);
   }
@@ -190,7 +164,7 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
             row.time_us,
             fmt::format("{}/{}", algorithm_name(row.faster_algorithm),
                         protocol_name(row.faster_protocol)),
-            row.faster_time_us, nccl_algo_env(row.faster_algorithm),
+            row.faster_time_us, name_of(kNcclAlgoNames, row.faster_algorithm),
             protocol_name(row.faster_protocol));
     if (!faster.empty())
       s +=
@@ -241,12 +215,13 @@ nlohmann::json sim_json(const SimReport& r) {
          {"bottleneck", row.bottleneck},
          {"bottleneck_utilization", row.bottleneck_utilization},
          {"ecmp_collision_factor", row.ecmp_collision},
-         {"faster_choice", row.faster_time_us > 0
-                               ? nlohmann::json{{"algorithm", algorithm_name(row.faster_algorithm)},
-                                                {"protocol", protocol_name(row.faster_protocol)},
-                                                {"time_us", row.faster_time_us},
-                                                {"nccl_algo", nccl_algo_env(row.faster_algorithm)}}
-                               : nlohmann::json(nullptr)}});
+         {"faster_choice",
+          row.faster_time_us > 0
+              ? nlohmann::json{{"algorithm", algorithm_name(row.faster_algorithm)},
+                               {"protocol", protocol_name(row.faster_protocol)},
+                               {"time_us", row.faster_time_us},
+                               {"nccl_algo", name_of(kNcclAlgoNames, row.faster_algorithm)}}
+              : nlohmann::json(nullptr)}});
     bw_sum += row.busbw_gbs;
   }
   nlohmann::json algos = nlohmann::json::array();

@@ -16,12 +16,11 @@
 #include "sim/nccl_constants.h"
 
 namespace gf {
+namespace {
 
 // The share by which NCCL's point-to-point channels must fall short of the links' rate to be
 // named the bottleneck (below it the two are the same within the flows' rounding).
 constexpr double kChannelBoundShare = 0.05;
-
-namespace {
 
 using Hop = FlowSet::Hop;
 
@@ -519,12 +518,11 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   gc.size_ = static_cast<int>(groups[0].size());
   const std::vector<double> cap = simple_capacities(fab, plan.calibration);
   FlowSet fs;
-  const GroupFlows g = group_flows(fab, lb.value_or(plan.load_balancing), op, groups, kPayload, fs);
+  const LoadBalancing mode = lb.value_or(plan.load_balancing);
+  const GroupFlows g = group_flows(fab, mode, op, groups, kPayload, fs);
   if (g.channels > 0) gc.channels_ = g.channels;
   AlgorithmModel m;
-  const LoadBalancing mode = lb.value_or(plan.load_balancing);
-  solve_flows(fab, fs, cap, kPayload, m, keep,
-              mode == LoadBalancing::kAdaptive || mode == LoadBalancing::kSpray);
+  solve_flows(fab, fs, cap, kPayload, m, keep, splits_flows(mode));
   if (keep) keep->payload_bytes = kPayload;
   gc.seconds_per_byte_ = m.seconds_per_byte;
   gc.bottleneck_ = m.bottleneck;
@@ -664,24 +662,6 @@ SizeResult CollectiveModel::at(double bytes) const {
     }
   }
   if (!std::isfinite(best)) r.time_us = best;
-  // What the time model finds faster than the tuner's pick (the host's floor counted alike).
-  if (!forced_algorithm_ && !forced_protocol_ && std::isfinite(r.time_us) && bytes > 0) {
-    auto floored = [&](double t) { return std::max(t, host_issue_us_); };
-    double fastest = floored(r.time_us);
-    for (const auto& m : models_) {
-      if (!m.available) continue;
-      const CostShape sh = shape(m.algorithm);
-      for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
-        const double t = floored(collective_time_us(m.algorithm, p, sh, m.seconds_per_byte, bytes));
-        if (t < fastest) {
-          fastest = t;
-          r.faster_algorithm = m.algorithm;
-          r.faster_protocol = p;
-        }
-      }
-    }
-    if (fastest < floored(r.time_us) * (1 - kFasterChoiceShare)) r.faster_time_us = fastest;
-  }
   // nccl-tests times calls issued back to back: the host issues each on every GPU it drives.
   const bool host_bound = std::isfinite(r.time_us) && r.time_us < host_issue_us_;
   if (host_bound) {
@@ -695,6 +675,27 @@ SizeResult CollectiveModel::at(double bytes) const {
     if (host_bound) r.bottleneck = "host launch";
   }
   return r;
+}
+
+void CollectiveModel::add_faster_choice(SizeResult& r) const {
+  // What the time model finds faster than the tuner's pick (the host's floor counted alike:
+  // r.time_us has it already).
+  if (forced_algorithm_ || forced_protocol_ || !std::isfinite(r.time_us) || r.bytes <= 0) return;
+  auto floored = [&](double t) { return std::max(t, host_issue_us_); };
+  double fastest = r.time_us;
+  for (const auto& m : models_) {
+    if (!m.available) continue;
+    const CostShape sh = shape(m.algorithm);
+    for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
+      const double t = floored(collective_time_us(m.algorithm, p, sh, m.seconds_per_byte, r.bytes));
+      if (t < fastest) {
+        fastest = t;
+        r.faster_algorithm = m.algorithm;
+        r.faster_protocol = p;
+      }
+    }
+  }
+  if (fastest < r.time_us * (1 - kFasterChoiceShare)) r.faster_time_us = fastest;
 }
 
 }  // namespace gf

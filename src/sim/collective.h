@@ -90,6 +90,9 @@ class CollectiveModel {
   static Result<CollectiveModel> build(const Fabric& fabric, const Plan& plan,
                                        const SimOptions& options);
   SizeResult at(double bytes) const;
+  /// Fills `r`'s faster choice (SizeResult::faster_*), for a row at() gave: apart from at(),
+  /// which the fit, the sweep and the step call on every size, since only reports show it.
+  void add_faster_choice(SizeResult& r) const;
   /// Time of one (algorithm, protocol) at a size; infinity when not available.
   double time_us(Algorithm a, Protocol p, double bytes) const;
   /// Time of `a` at a size with the protocol NCCL's tuner picks for it (as NCCL_ALGO forced

@@ -554,7 +554,15 @@ TEST(Collective, ReportsAChoiceFasterThanTheTunersPick) {
   const auto s = setup(
       "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 2}\n"
       "fabric: {technology: roce, topology: clos2, switch: arista-7060x6}\n");
-  const SizeResult r = run(s, {}, 128 * 1024);
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  auto with_choice = [&](SimOptions o, double bytes) {
+    auto m = CollectiveModel::build(f, s.plan, o);
+    EXPECT_TRUE(m.ok()) << format_diagnostics(m.errors());
+    SizeResult r = m->at(bytes);
+    m->add_faster_choice(r);
+    return r;
+  };
+  const SizeResult r = with_choice({}, 128 * 1024);
   EXPECT_EQ(r.algorithm, Algorithm::kTree);
   EXPECT_EQ(r.protocol, Protocol::kLL);
   ASSERT_GT(r.faster_time_us, 0);
@@ -562,9 +570,9 @@ TEST(Collective, ReportsAChoiceFasterThanTheTunersPick) {
   EXPECT_LT(r.faster_time_us, r.time_us * (1 - kFasterChoiceShare));
   SimOptions forced;
   forced.protocol = Protocol::kLL;
-  EXPECT_EQ(run(s, forced, 128 * 1024).faster_time_us, 0);
+  EXPECT_EQ(with_choice(forced, 128 * 1024).faster_time_us, 0);
   // Where the pick is the fastest, nothing.
-  EXPECT_EQ(run(s, {}, 8 * kGiB).faster_time_us, 0);
+  EXPECT_EQ(with_choice({}, 8 * kGiB).faster_time_us, 0);
 }
 
 // Sendrecv across nodes under 2.21-2.28 runs on the peer's 2 p2p channels (14 GB/s each, under

@@ -75,6 +75,11 @@ inline uint64_t next_qp(uint64_t qp, int q) {
 /// the class); failed links carry nothing.
 std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfile& profile = {});
 
+/// Adaptive routing or spraying: flows are split into parts over the least-loaded ports.
+inline bool splits_flows(LoadBalancing lb) {
+  return lb == LoadBalancing::kAdaptive || lb == LoadBalancing::kSpray;
+}
+
 /// Runs `fs` on links of `capacity` (max-min fair sharing to completion) and fills `m` with
 /// seconds per payload byte, the bottleneck link class, its utilisation and the ECMP collision
 /// factor (`whole_pieces`: its flows go in pieces no load balancing splits further, adaptive
@@ -125,10 +130,7 @@ struct FlowBuilder {
   /// an alltoall's connections, one group_flows call's groups).
   std::vector<double> route_load;
   std::vector<int32_t> merge_slot;  // per link: its place in the path merge_from builds
-  /// Adaptive routing or spraying: flows are split into parts over the least-loaded ports.
-  bool splits_flows() const {
-    return lb == LoadBalancing::kAdaptive || lb == LoadBalancing::kSpray;
-  }
+  bool splits_flows() const { return gf::splits_flows(lb); }
   /// Starts the flows of another algorithm: adaptive routing balances each set alone.
   void new_flow_set() { route_load.clear(); }
   std::vector<int32_t> touched;

@@ -31,6 +31,14 @@ inline constexpr EnumName<Algorithm> kAlgorithmNames[] = {
     {Algorithm::kNvls, "nvls"},       {Algorithm::kNvlsTree, "nvls_tree"},
     {Algorithm::kCollNet, "collnet"}, {Algorithm::kCollNetChain, "collnet_chain"},
     {Algorithm::kPat, "pat"},         {Algorithm::kP2p, "p2p"}};
+/// As NCCL_ALGO spells them (enqueue.cc's parser, which ignores case); point-to-point has none.
+inline constexpr EnumName<Algorithm> kNcclAlgoNames[] = {{Algorithm::kRing, "Ring"},
+                                                         {Algorithm::kTree, "Tree"},
+                                                         {Algorithm::kNvls, "NVLS"},
+                                                         {Algorithm::kNvlsTree, "NVLSTree"},
+                                                         {Algorithm::kCollNet, "CollnetDirect"},
+                                                         {Algorithm::kCollNetChain, "CollnetChain"},
+                                                         {Algorithm::kPat, "PAT"}};
 /// As NCCL_PROTO spells them (parse_protocol ignores case).
 inline constexpr EnumName<Protocol> kProtocolNames[] = {
     {Protocol::kLL, "LL"}, {Protocol::kLL128, "LL128"}, {Protocol::kSimple, "Simple"}};

@@ -37,13 +37,16 @@ std::optional<std::string> algo_in_text(const std::string& text) {
   return std::nullopt;
 }
 
-// NCCL_ALGO's spelling (Ring, Tree, NVLS, NVLSTree, CollnetDirect, CollnetChain, PAT) to
-// gpufabric's.
+// NCCL_ALGO's spelling (kNcclAlgoNames, in any case) to gpufabric's; else gpufabric's own name
+// (parse_algorithm: CollNet is CollNet Direct).
 std::optional<Algorithm> algorithm_of_nccl_name(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (s == "nvlstree") return Algorithm::kNvlsTree;
-  if (s == "collnetdirect" || s == "collnet") return Algorithm::kCollNet;
-  if (s == "collnetchain") return Algorithm::kCollNetChain;
+  auto lower = [](std::string t) {
+    for (auto& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  s = lower(s);
+  for (const auto& e : kNcclAlgoNames)
+    if (lower(e.name) == s) return e.value;
   return parse_algorithm(s);
 }
 
@@ -414,7 +417,7 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
       r.algorithm_source = "NCCL_ALGO in the file";
     }
     // The hosts named count the nodes, unless rank lines were left out or --nodes says.
-    const int hosts = parsed->ranks_elided || o.nodes > 0 ? 0 : parsed->nodes;
+    const int hosts = o.nodes > 0 ? 0 : parsed->nodes;  // 0 where rank lines were left out
     if (hosts > 0) {
       r.nodes = hosts;
       if (parsed->ranks % hosts != 0) {
