@@ -576,6 +576,18 @@ TEST(CliSimulate, NodesSelectsPartOfTheCluster) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["gpus"], 16);
   EXPECT_EQ(j["nodes"], 2);
+  // A ring on two nodes stays under its rails' leaves: no switch-to-switch traffic, so no
+  // collision factor (NVLS, NCCL's pick here, goes up to the switches that reduce).
+  CmdResult ring =
+      gpufabric("simulate examples/seed-70b-1024.yaml --nodes 2 -b 8G -e 8G --algo ring --json");
+  ASSERT_EQ(ring.code, 0) << ring.err;
+  EXPECT_TRUE(nlohmann::json::parse(ring.out)["results"][0]["ecmp_collision_factor"].is_null())
+      << ring.out;
+  CmdResult e =
+      gpufabric("simulate examples/seed-70b-1024.yaml --nodes 2 -b 8G -e 8G --algo ring --explain");
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_NE(e.out.find("- = no switch-to-switch traffic)"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("          -\n#\n"), std::string::npos) << e.out;
 }
 
 // -g 8 as nccl-tests: one thread issues every call on eight GPUs, and small calls wait on it.

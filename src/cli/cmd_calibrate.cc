@@ -19,9 +19,6 @@ namespace {
 
 /// --folds: at least 2 (one fold would leave nothing out), at most 100.
 constexpr int kMaxFolds = 100;
-/// --nodes and --gpus-per-node: as the spec's own bounds.
-constexpr int kMaxFlagNodes = 1 << 21;
-constexpr int kMaxFlagGpusPerNode = 1024;
 
 struct CalibrateFlags {
   std::string csv;

@@ -287,7 +287,7 @@ Command add_simulate(CLI::App& root) {
   a->add_option("--nodes", f->nodes,
                 "run on the first N nodes of the fabric (as nccl-tests on part of a cluster; "
                 "default: all)")
-      ->check(CLI::Range(1, static_cast<int>(kMaxFlagGpus)));
+      ->check(CLI::Range(1, kMaxFlagNodes));
   a->add_option("-g,--ngpus", f->gpus_per_thread,
                 "GPUs one host thread drives, as nccl-tests -g: back-to-back calls are then at "
                 "least this many host issues apart (about 4.4 us each); 1 is one process per GPU")

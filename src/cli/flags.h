@@ -16,6 +16,9 @@ namespace gf::cli {
 
 /// GPUs a flag may name: 2^24, sixteen times the largest clusters being built (1M GPUs).
 constexpr double kMaxFlagGpus = 16777216;
+/// Nodes and GPUs per node a flag may name: the spec's own bounds (spec.h).
+constexpr int kMaxFlagNodes = static_cast<int>(kMaxSpecNodes);
+constexpr int kMaxFlagGpusPerNode = static_cast<int>(kMaxSpecPerNode);
 /// Model parameters: 10^15, a thousand times the largest published dense models (~1T).
 constexpr double kMaxFlagParams = 1e15;
 /// Training steps: 10^12, far beyond any run (Llama 3 405B trained for ~1.2M steps).

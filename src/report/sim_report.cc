@@ -13,6 +13,13 @@ namespace gf {
 
 namespace {
 
+// The ECMP collision factor as printed: "-" and null where no switch-to-switch link carries the
+// collective's traffic (collision_factor's 0).
+std::string collision_text(double f) { return f > 0 ? fmt::format("{:.2f}", f) : "-"; }
+nlohmann::json collision_json(double f) {
+  return f > 0 ? nlohmann::json(f) : nlohmann::json(nullptr);
+}
+
 // nccl-tests' number format: fixed width, fewer decimals as values grow (src/util.cu).
 std::string nccl_float(double v, int width) {
   int power = 0;
@@ -144,15 +151,15 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
          "latency, the link class that paced the slowest flow with its mean utilisation, and the "
          "ECMP collision factor = the hottest switch-to-switch link's bytes over what it would "
          "carry were every switch to spread its own perfectly evenly over its ports: leaf-spine "
-         "or spine-core, up or down; 1 = even)\n";
+         "or spine-core, up or down; 1 = even, - = no switch-to-switch traffic)\n";
     s += fmt::format("# {:>10}  {:<13}  {:<6}  {:>10}  {:<26}  {:>5}  {:>9}\n", "size", "algorithm",
                      "proto", "latency_us", "bottleneck", "util", "collision");
     for (const auto& row : r.rows)
-      s += fmt::format("# {:>10}  {:<13}  {:<6}  {:>10.1f}  {:<26}  {:>5.2f}  {:>9.2f}\n",
-                       static_cast<long long>(row.bytes),
-                       row.bytes > 0 ? algorithm_name(row.algorithm) : "-",
-                       row.bytes > 0 ? protocol_name(row.protocol) : "-", row.latency_us,
-                       row.bottleneck, row.bottleneck_utilization, row.ecmp_collision);
+      s += fmt::format(
+          "# {:>10}  {:<13}  {:<6}  {:>10.1f}  {:<26}  {:>5.2f}  {:>9}\n",
+          static_cast<long long>(row.bytes), row.bytes > 0 ? algorithm_name(row.algorithm) : "-",
+          row.bytes > 0 ? protocol_name(row.protocol) : "-", row.latency_us, row.bottleneck,
+          row.bottleneck_utilization, collision_text(row.ecmp_collision));
     // Where the time model finds another choice faster than the tuner's pick.
     std::string faster;
     for (const auto& row : r.rows)
@@ -214,7 +221,7 @@ nlohmann::json sim_json(const SimReport& r) {
          {"latency_us", row.latency_us},
          {"bottleneck", row.bottleneck},
          {"bottleneck_utilization", row.bottleneck_utilization},
-         {"ecmp_collision_factor", row.ecmp_collision},
+         {"ecmp_collision_factor", collision_json(row.ecmp_collision)},
          {"faster_choice",
           row.faster_time_us > 0
               ? nlohmann::json{{"algorithm", algorithm_name(row.faster_algorithm)},
@@ -232,7 +239,7 @@ nlohmann::json sim_json(const SimReport& r) {
       j["flows"] = a.flows;
       j["unroutable_flows"] = a.unroutable;
       j["bottleneck"] = a.bottleneck;
-      j["ecmp_collision_factor"] = a.ecmp_collision;
+      j["ecmp_collision_factor"] = collision_json(a.ecmp_collision);
     } else {
       j["reason"] = a.unavailable_reason;
     }

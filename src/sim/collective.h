@@ -57,7 +57,8 @@ struct AlgorithmModel {
   double net_hop_latency_us = 0;      ///< fabric latency of one node-to-node hop
   std::string bottleneck;             ///< link class that paced the slowest flow
   double bottleneck_utilization = 0;  ///< mean load/capacity of that class's busy links
-  double ecmp_collision = 1;          ///< collision_factor (flow_builder.h): 1 = spread evenly
+  /// collision_factor (flow_builder.h): 1 = spread evenly; 0 = no switch-to-switch traffic.
+  double ecmp_collision = 0;
   int flows = 0;
   int unroutable = 0;  ///< flows with no surviving path (failed links)
 };
@@ -71,7 +72,7 @@ struct SizeResult {
   double latency_us = 0;  ///< the fixed part of time_us
   std::string bottleneck;
   double bottleneck_utilization = 0;
-  double ecmp_collision = 1;
+  double ecmp_collision = 0;  ///< as AlgorithmModel::ecmp_collision (0: no switch traffic)
   /// What the time model finds faster than NCCL's pick by more than kFasterChoiceShare (NCCL's
   /// tuner chooses by its own estimate; NCCL_ALGO / NCCL_PROTO would force it): only where
   /// neither was forced. `faster_time_us` 0: none.

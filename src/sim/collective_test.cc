@@ -529,6 +529,16 @@ TEST(Collective, AdaptiveRoutingBalancesEverySwitchWhateverTheSeed) {
   EXPECT_GT(alltoall(s, LoadBalancing::kEcmp).ecmp_collision, 1.2);
 }
 
+// Where no switch-to-switch link carries a collective (one node; every node under one leaf) there
+// is no collision factor (0, printed "-"); across spines there is, and it is at least 1.
+TEST(Collective, NoCollisionFactorWithoutSwitchToSwitchTraffic) {
+  SimOptions o;
+  EXPECT_EQ(run(setup(ib("h100-sxm", 1, "cx7-400g", "qm9700")), o, kGiB).ecmp_collision, 0);
+  EXPECT_EQ(run(setup(ib("h100-sxm", 2, "cx7-400g", "qm9700")), o, kGiB).ecmp_collision, 0);
+  const SizeResult spines = run(three_tier("per_switch"), o, kGiB);
+  EXPECT_GE(spines.ecmp_collision, 1.0);
+}
+
 // An in-network reduction's flows go to their switch, one link up from each leaf, whatever the
 // load balancing: no mode spreads them, so none reads a collision (its links' bytes are alike).
 TEST(Collective, InNetworkReductionFlowsAreNoCollision) {
@@ -636,6 +646,7 @@ TEST(Collective, AlltoallOnThreeTiersRunsAtThePerGpuBandwidth) {
   o.op = Op::kAlltoall;
   const SizeResult r = run(s, o, kGiB);
   EXPECT_NEAR(r.busbw_gbs, 47.0, 47.0 * 0.1);
+  EXPECT_GE(r.ecmp_collision, 1.0);
   EXPECT_LT(r.ecmp_collision, 1.15);
 }
 

@@ -113,9 +113,10 @@ double collision_factor(const Fabric& fab, const FlowSet& fs, bool parts) {
       if (piece[g] > 0) even = std::ceil(even / piece[g] * (1 - 1e-6)) * piece[g];
       ideal[g] = std::max(ideal[g], even);
     }
-  double worst = 1.0;
+  // No switch-to-switch link carries anything (one node, one leaf): no factor to give.
+  double worst = 0;
   for (int g = 0; g < 4; ++g)
-    if (hottest[g] > 0 && ideal[g] > 0) worst = std::max(worst, hottest[g] / ideal[g]);
+    if (hottest[g] > 0 && ideal[g] > 0) worst = std::max({worst, 1.0, hottest[g] / ideal[g]});
   return worst;
 }
 

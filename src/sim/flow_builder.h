@@ -99,7 +99,7 @@ void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>
 /// not the switches'; an in-network reduction's flow to its switch, which no path but its own
 /// reaches), so shares are rounded up to whole pieces. 1: no link hotter than the busiest
 /// switch's even spread; 8: a QP alone on one of 8 links where its switch's share is an eighth
-/// of it, or eight QPs hashed onto one link.
+/// of it, or eight QPs hashed onto one link. 0: no switch-to-switch link carries any of `fs`.
 double collision_factor(const Fabric& fab, const FlowSet& fs, bool parts = false);
 
 /// Builds the flows of one collective on the first `nodes` nodes of a fabric.
