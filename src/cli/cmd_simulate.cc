@@ -30,6 +30,8 @@ constexpr double kMinStepFactor = 1.000001;
 constexpr double kMaxStepFactor = 1024;
 /// -g: a thread drives GPUs of its own host, and no host holds more than 16 (HGX-2).
 constexpr int kMaxGpusPerThread = 16;
+/// -n: nccl-tests' own default is 20; a million is far beyond any run's.
+constexpr int kMaxIters = 1000000;
 
 /// --engine: the flow-level model alone (nccl-tests' table), or the packet-level RoCE engine
 /// beside it.
@@ -61,6 +63,7 @@ struct SimulateFlags {
   double factor = 2;
   int nodes = 0;
   int gpus_per_thread = 1;
+  int iters = nccl::kNcclTestsIters;
   int min_channels = 0, max_channels = 0;  // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS
   unsigned long long seed = 1;
   bool explain = false, json = false;
@@ -173,6 +176,7 @@ int run(const SimulateFlags& f) {
   o.nodes = f.nodes;
   o.seed = f.seed;
   o.gpus_per_thread = f.gpus_per_thread;
+  o.iters = f.iters;
   o.min_channels = f.min_channels;
   o.max_channels = f.max_channels;
 
@@ -292,6 +296,12 @@ Command add_simulate(CLI::App& root) {
                 "GPUs one host thread drives, as nccl-tests -g: back-to-back calls are then at "
                 "least this many host issues apart (about 4.4 us each); 1 is one process per GPU")
       ->check(CLI::Range(1, kMaxGpusPerThread))
+      ->capture_default_str();
+  a->add_option("-n,--iters", f->iters,
+                "calls timed back to back at each size, as nccl-tests -n (it reports their mean): "
+                "a broadcast or reduce on one channel pipelines down its chain across them; 1 "
+                "times one call alone")
+      ->check(CLI::Range(1, kMaxIters))
       ->capture_default_str();
   a->add_option("--min-channels", f->min_channels,
                 "as NCCL_MIN_NCHANNELS: the communicator's ring/tree channels at least N (NCCL "

@@ -101,8 +101,8 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
   s += fmt::format("# Collective test starting: {}\n", prog);
   s += fmt::format(
       "# nThread 1 nGpus {} minBytes {:.0f} maxBytes {:.0f} step: {:g}(factor) warmup iters: 0 "
-      "iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n# Using devices\n",
-      m.gpus_per_thread(), r.min_bytes, r.max_bytes, r.factor);
+      "iters: {} agg iters: 1 validation: 0 graph: 0\n#\n# Using devices\n",
+      m.gpus_per_thread(), r.min_bytes, r.max_bytes, r.factor, m.iters());
   const long long ranks = m.ranks();
   for (long long k = 0; k < ranks; ++k) {
     if (k == 8 && ranks > 9) {

@@ -91,6 +91,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.forced_protocol_ = o.protocol;
   cm.gpus_per_thread_ = std::max(1, o.gpus_per_thread);
   cm.host_issue_us_ = cm.gpus_per_thread_ * nccl::kHostIssueUsPerGpu;
+  cm.iters_ = std::max(1, o.iters);
   p2p_nics_of(plan, cm.p2p_local_nics_, cm.p2p_nic_GBps_);
   const int nodes = o.nodes > 0 ? o.nodes : fab.nodes();
   if (nodes > fab.nodes())
@@ -600,6 +601,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   s.p2p_local_nics = p2p_local_nics_;
   s.p2p_nic_GBps = p2p_nic_GBps_;
   s.ring_same_channels = ring_same_channels_;
+  s.iters = iters_;
   apply_profile(profile_, a, s);
   return s;
 }

@@ -10,6 +10,7 @@
 #include "common/diag.h"
 #include "plan/plan.h"
 #include "sim/link_load.h"
+#include "sim/nccl_constants.h"
 #include "sim/nccl_cost.h"
 #include "topo/fabric.h"
 
@@ -36,6 +37,9 @@ struct SimOptions {
   /// GPUs one host thread drives (nccl-tests -g): back-to-back calls are then at least this
   /// many host issues apart (nccl::kHostIssueUsPerGpu).
   int gpus_per_thread = 1;
+  /// Calls timed back to back, as nccl-tests -n: a broadcast or reduce on one channel pipelines
+  /// across them (back_to_back_chain); 1 times one call alone.
+  int iters = nccl::kNcclTestsIters;
   /// NCCL_NVLS_ENABLE: false takes NVLS and NVLS Tree out of NCCL's choice (and refuses them).
   bool nvls_enable = true;
   /// NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS: the communicator's channels for rings and trees
@@ -105,6 +109,7 @@ class CollectiveModel {
   Op op() const { return op_; }
   NcclRelease nccl() const { return nccl_; }                ///< whose tuner terms the costs use
   int gpus_per_thread() const { return gpus_per_thread_; }  ///< nccl-tests -g
+  int iters() const { return iters_; }                      ///< nccl-tests -n
   /// The communicator's channels (comm->nChannels): its rings', CollNet's and p2p's count.
   int comm_channels() const { return ring_channels_; }
   const std::vector<AlgorithmModel>& algorithms() const { return models_; }
@@ -137,6 +142,7 @@ class CollectiveModel {
   int p2p_local_nics_ = 0;    ///< NICs local to a GPU (CostShape::p2p_local_nics)
   double p2p_nic_GBps_ = 0;
   int gpus_per_thread_ = 1;
+  int iters_ = 1;  ///< SimOptions::iters
   std::vector<AlgorithmModel> models_;
   LoadBalancing load_balancing_ = LoadBalancing::kEcmp;
   std::optional<LinkLoad> link_load_;

@@ -341,4 +341,8 @@ inline constexpr int kMaxChannelsV218 = 32;
 // (40.6-41.9 us) are then judged by it. No test-set row runs more than one GPU a thread.
 inline constexpr double kHostIssueUsPerGpu = 4.4;
 
+// The calls nccl-tests times a size over, back to back, and reports the mean of (-n; `int iters
+// = 20`, nccl-tests src/common.cu@v2.19.6:98; the loop :729-783).
+inline constexpr int kNcclTestsIters = 20;
+
 }  // namespace gf::nccl

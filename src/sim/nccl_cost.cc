@@ -590,8 +590,17 @@ double assemble_us(Algorithm a, Protocol p, const CostShape& s, double bytes, do
 
 }  // namespace
 
-double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
-                    double bytes) {
+bool back_to_back_chain(Algorithm a, Protocol p, const CostShape& s, double bytes) {
+  return s.iters > 1 && a == Algorithm::kRing && (s.op == Op::kBroadcast || s.op == Op::kReduce) &&
+         pipeline_run(a, p, s, bytes).channels == 1;
+}
+
+namespace {
+
+// The data of one call as the pipeline moves it (with its fill), us; `stream_only`: without the
+// fill, what one rank spends on the call's bytes.
+double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                    double bytes, bool stream_only) {
   // The protocol's rate over every channel (0: NCCL does not run it).
   const double Bps = 1.0 / seconds_per_byte;
   const double capped = protocol_bandwidth(a, p, s, Bps, bytes);
@@ -604,7 +613,9 @@ double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
   double rate = capped * share;
   if (p == Protocol::kLL && (a == Algorithm::kRing || a == Algorithm::kTree))
     rate = std::min(protocol_bandwidth_of(a, p, s, Bps, bytes, false) * share, capped);
-  const double t = bytes / rate * 1e6 / s.bandwidth_factor * run.fill_factor() + run.exposed_us();
+  const double stream = bytes / rate * 1e6 / s.bandwidth_factor;
+  if (stream_only) return stream;
+  const double t = stream * run.fill_factor() + run.exposed_us();
   // CollNet: the NICs' own path, their bytes and the in-network operations in series, paces the
   // call where it is the longer (NIC-bound Chain and Direct; NVLS only where NVLink leaves the
   // NICs no slack for them). The first loop's operations are the network step NCCL's latency
@@ -616,6 +627,13 @@ double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
   return std::max(t, net);
 }
 
+}  // namespace
+
+double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                    double bytes) {
+  return call_data_us(a, p, s, seconds_per_byte, bytes, back_to_back_chain(a, p, s, bytes));
+}
+
 double tuner_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                      double bytes) {
   return assemble_us(a, p, s, bytes, tuner_data_us(a, p, s, seconds_per_byte, bytes),
@@ -624,8 +642,17 @@ double tuner_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds
 
 double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                           double bytes) {
-  return assemble_us(a, p, s, bytes, data_time_us(a, p, s, seconds_per_byte, bytes),
-                     LatencyUse::kTime);
+  const double one = assemble_us(
+      a, p, s, bytes, call_data_us(a, p, s, seconds_per_byte, bytes, false), LatencyUse::kTime);
+  if (!std::isfinite(one) || !back_to_back_chain(a, p, s, bytes)) return one;
+  // Back to back down a chain: the first call takes the whole chain, each further one a GPU's
+  // period, its kernel's fixed part (NCCL's base latency of ring and protocol, tuning.cc's
+  // baseLat: the call's cost apart from its hops) and its bytes. The chain's end finishes the
+  // last call after one + (iters - 1) periods.
+  const double period =
+      static_cast<double>(terms(s.release).base_latency_us[nccl::kRing][static_cast<int>(p)]) +
+      call_data_us(a, p, s, seconds_per_byte, bytes, true);
+  return std::min(one, period + (one - period) / s.iters);
 }
 
 ProtocolPick pick_protocol(Algorithm a, const CostShape& s, double seconds_per_byte, double bytes,

@@ -97,6 +97,10 @@ struct CostShape {
   /// CollNet all_reduce: the seconds a payload byte takes on its NVLink part alone (0: not
   /// known): Chain's fill, and the rate NCCL's tuner gives CollNet (its graph's bwIntra).
   double collnet_intra_seconds_per_byte = 0;
+  /// Calls timed back to back, as nccl-tests times `iters` of them (-n) and reports their mean
+  /// (1: one call alone). A broadcast or reduce on one channel pipelines across them
+  /// (back_to_back_chain).
+  int iters = 1;
 };
 
 /// The ring (and tree) graph's channels across nodes, as NCCL's topology search leaves them: a
@@ -196,9 +200,22 @@ double tuner_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds
 /// broadcast chains, trees and NVLS (pipeline_run).
 double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                           double bytes);
-/// The data part of collective_time_us, us.
+/// The data part of collective_time_us, us: what one rank spends moving the call's bytes where
+/// back-to-back calls pipeline (back_to_back_chain), else the data with the pipeline's fill.
 double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                     double bytes);
+
+/// A broadcast or reduce ring on one channel, timed over s.iters > 1 calls: the calls pipeline
+/// down the chain. Each GPU runs one kernel a call on its stream, and its kernel ends once it
+/// has forwarded its part: the next call starts there while the last one is still on its way
+/// down (nccl-tests issues its iters back to back and synchronises once, common.cu@v2.19.6:
+/// 729-783). A chain has no cycle (no rank waits for data of its own call from downstream), so
+/// a call costs each GPU its kernel's fixed part and its bytes, not the chain. On several
+/// channels it does not pipeline: each channel's ring enters a node at another GPU
+/// (search.cc@v2.29.7-1:678, 729-731), so every GPU of a node is near the end of some channel's
+/// chain, and the call's one kernel (a block a channel) ends only there, holding the next call
+/// back at every GPU.
+bool back_to_back_chain(Algorithm a, Protocol p, const CostShape& s, double bytes);
 
 /// The protocol NCCL's tuner picks for `a` at `bytes`: the least tuner_time_us (the first of
 /// LL, LL128, Simple on a tie; `only`: that one), its estimate and the time the call then takes

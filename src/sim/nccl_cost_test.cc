@@ -261,6 +261,42 @@ TEST(NcclCost, BroadcastChainTimesEachHopAtItsLink) {
   EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL, pair, 1 << 20).stages, 1);
 }
 
+// Timed back to back (nccl-tests' 20 calls), a broadcast or reduce on one channel pipelines down
+// its chain: the first call takes the chain, each further one NCCL's base latency and its bytes.
+// On several channels, and for rings with a cycle (all_reduce), the calls do not pipeline.
+TEST(NcclCost, BroadcastAndReduceOnOneChannelPipelineBackToBack) {
+  for (const Op op : {Op::kBroadcast, Op::kReduce}) {
+    SCOPED_TRACE(op_name(op));
+    CostShape one = shape(op, 32, 4, k229), piped = one;
+    piped.iters = 20;
+    const double spb = 1e-11;  // 100 GB/s with Simple
+    EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL, one, 1024).channels, 1);
+    EXPECT_FALSE(back_to_back_chain(Algorithm::kRing, Protocol::kLL, one, 1024));
+    EXPECT_TRUE(back_to_back_chain(Algorithm::kRing, Protocol::kLL, piped, 1024));
+    const double alone = collective_time_us(Algorithm::kRing, Protocol::kLL, one, spb, 1024);
+    const double stream = data_time_us(Algorithm::kRing, Protocol::kLL, piped, spb, 1024);
+    EXPECT_LT(stream, data_time_us(Algorithm::kRing, Protocol::kLL, one, spb, 1024));
+    const double period = 6.6 + stream;  // ring LL's baseLat, v2.29
+    EXPECT_NEAR(collective_time_us(Algorithm::kRing, Protocol::kLL, piped, spb, 1024),
+                period + (alone - period) / 20, 1e-5);  // the table's floats
+    EXPECT_GT(alone, 3 * period);
+    // Many calls: a period each.
+    piped.iters = 1000000;
+    EXPECT_NEAR(collective_time_us(Algorithm::kRing, Protocol::kLL, piped, spb, 1024), period,
+                1e-3);
+    // 1 MiB runs 8 channels (ring LL's threshold x 32 ranks): one call's time.
+    piped.iters = 20;
+    EXPECT_GT(pipeline_run(Algorithm::kRing, Protocol::kLL, piped, 1 << 20).channels, 1);
+    EXPECT_DOUBLE_EQ(collective_time_us(Algorithm::kRing, Protocol::kLL, piped, spb, 1 << 20),
+                     collective_time_us(Algorithm::kRing, Protocol::kLL, one, spb, 1 << 20));
+  }
+  CostShape ar = shape(Op::kAllReduce, 32, 4, k229), ar20 = ar;
+  ar20.iters = 20;
+  EXPECT_FALSE(back_to_back_chain(Algorithm::kRing, Protocol::kLL, ar20, 1024));
+  EXPECT_DOUBLE_EQ(collective_time_us(Algorithm::kRing, Protocol::kLL, ar20, 1e-11, 1024),
+                   collective_time_us(Algorithm::kRing, Protocol::kLL, ar, 1e-11, 1024));
+}
+
 TEST(NcclCost, PipelineFillsBroadcastChainsTreesAndNvls) {
   // Broadcast on 8 ranks, Simple, 16 channels: 512 KiB steps down a 7-hop chain. 64 MiB is
   // 4 MiB a channel = 8 chunks; the last leaves the root after 8 chunk times and arrives 6 later.

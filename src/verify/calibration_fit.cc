@@ -138,6 +138,8 @@ class Predictor {
         o.op = r.op;
         o.algorithm = r.algorithm;
         o.nodes = r.nodes;
+        o.gpus_per_thread = r.gpus_per_thread;
+        o.iters = r.iters;
         o.calibration = prof;
         auto built = CollectiveModel::build(fabric_, plan_, o);
         if (!built) {
@@ -391,6 +393,8 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
     FitRun r;
     r.file = f.file;
     r.complete = parsed->has_avg;
+    if (parsed->gpus_per_thread > 0) r.gpus_per_thread = parsed->gpus_per_thread;
+    if (parsed->iters > 0) r.iters = parsed->iters;
     const auto op = op_of(*parsed, f.file);
     if (!op) {
       errs.push_back(Diagnostic::in_file(

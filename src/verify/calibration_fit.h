@@ -14,6 +14,7 @@
 #include "catalog/catalog.h"
 #include "common/diag.h"
 #include "plan/plan.h"
+#include "sim/nccl_constants.h"
 #include "sim/nccl_cost.h"
 #include "spec/calibration_profile.h"
 #include "verify/parsers.h"
@@ -54,6 +55,8 @@ struct FitRun {
   std::optional<Algorithm> algorithm;  ///< forced; nullopt: NCCL's choice
   std::string algorithm_source;        ///< "--algo", "NCCL_ALGO in the file" or "" (NCCL chose)
   int nodes = 0, gpus_per_node = 0;
+  /// As the output's banner says (nccl-tests -g and -n; the defaults where it has none).
+  int gpus_per_thread = 1, iters = nccl::kNcclTestsIters;
   std::vector<NcclTestsRow> rows;
   /// The output ends as nccl-tests ends a run ('# Avg bus bandwidth' after the table); false for
   /// a log cut after a row, whose last sizes may be missing.

@@ -154,6 +154,8 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
   static const std::regex test_re(R"(^# Collective test starting: (\w+?)_perf)");
   static const std::regex avg_re(R"(^# Avg bus bandwidth\s*:\s*(\S+))");
   static const std::regex elided_re(R"(^#\s+\.\.\.\s+ranks\s+\d+\s+to\s+\d+\s+on\s+nodes)");
+  static const std::regex banner_re(
+      R"(^# nThread\s+\d+\s+nGpus\s+(\d+)\s.*\bwarmup iters:\s+\d+\s+iters:\s+(\d+))");
   for (size_t i = 0; i < lines.size(); ++i) {
     const int ln = static_cast<int>(i + 1);
     const std::string l = untag(lines[i]);
@@ -167,6 +169,11 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
     }
     if (search(l, m, elided_re)) {
       run.ranks_elided = true;
+      continue;
+    }
+    if (search(l, m, banner_re)) {
+      if (!small_int(m[1], run.gpus_per_thread) || !small_int(m[2], run.iters))
+        return at(file, ln, "cannot read the banner's nGpus or iters");
       continue;
     }
     if (search(l, m, test_re)) {

@@ -61,6 +61,9 @@ struct NcclTestsRun {
   /// A '#  ... ranks A to B on nodes C to D' line stood for rank lines left out (gpufabric
   /// simulate prints one): the hosts named are not all the run's.
   bool ranks_elided = false;
+  /// The banner's '# nThread T nGpus G ... iters: I ...' (0 where the file has none): the GPUs
+  /// one thread drives (-g) and the calls each size was timed over (-n).
+  int gpus_per_thread = 0, iters = 0;
   std::vector<NcclTestsRow> rows;
   double avg_busbw_gbs = 0;
   bool has_avg = false;

@@ -76,6 +76,41 @@ TEST(Parsers, NcclTestsOldLayoutWithMpirunTags) {
   ASSERT_EQ(r->rows.size(), 6u);
   EXPECT_EQ(r->rows[0].wrong, "5e-07");  // the float error column
   EXPECT_DOUBLE_EQ(r->rows[3].time_us, 14233);
+  // The banner, old layout (no "agg iters"): -g and -n.
+  EXPECT_EQ(r->gpus_per_thread, 1);
+  EXPECT_EQ(r->iters, 20);
+}
+
+// The banner's nGpus (-g) and timed iters (-n), not its "warmup iters" or "agg iters"; none: 0.
+TEST(Parsers, NcclTestsBannerGpusAndIters) {
+  std::string text = fixture("nccl-tests-2node-allreduce.txt");
+  auto r = parse_nccl_tests(text, "f");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->gpus_per_thread, 1);
+  EXPECT_EQ(r->iters, 20);
+  const std::string banner = "# nThread 1 nGpus 1 ";
+  const size_t at = text.find(banner);
+  ASSERT_NE(at, std::string::npos);
+  std::string g8 = text;
+  g8.replace(at, banner.size(), "# nThread 1 nGpus 8 ");
+  const size_t it = g8.find("iters: 20 agg iters: 1");
+  ASSERT_NE(it, std::string::npos);
+  g8.replace(it, 9, "iters: 50");
+  auto e = parse_nccl_tests(g8, "f");
+  ASSERT_TRUE(e.ok()) << format_diagnostics(e.errors());
+  EXPECT_EQ(e->gpus_per_thread, 8);
+  EXPECT_EQ(e->iters, 50);
+  std::string none = text;
+  none.erase(at, text.find('\n', at) + 1 - at);
+  auto n = parse_nccl_tests(none, "f");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->iters, 0);
+  EXPECT_EQ(n->gpus_per_thread, 0);
+  std::string huge = text;
+  huge.replace(huge.find("iters: 20 agg"), 9, "iters: 99999999999");
+  auto h = parse_nccl_tests(huge, "f");
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.errors().front().message.find("iters"), std::string::npos);
 }
 
 TEST(Parsers, NcclTestsDuplicatedBlocksAndTruncation) {
