@@ -116,9 +116,11 @@ struct PlannedSpec {
 /// included: ~2.8 KB a node, rounded up.
 constexpr double kPlanBytesPerNode = 3 * 1024;
 /// Peak memory of building the fabric graph and simulating a ring-family collective, per GPU,
-/// bytes: `simulate -b 1G -e 1G` on the same specs peaked at 102 and 390 MB for 65,536 and
-/// 262,144 GPUs: ~1.5 KB a GPU. Alltoall at scale needs more; its flows are budgeted in sim.
-constexpr double kSimBytesPerGpu = 1.5 * 1024;
+/// bytes: `simulate -b 1G -e 1G` (GNU time, Release build, 2026-12-02) peaked at 290 MB on
+/// bench/specs/ib-131k.yaml (131,072 GPUs, adaptive routing: its flows' parts and per-link
+/// loads), 241 MB on it under ECMP and 248 MB on roce-131k-qm.yaml; 2.16 GiB on ib-1m.yaml:
+/// ~2.2 KB a GPU, rounded up. Alltoall at scale needs more; its flows are budgeted in sim.
+constexpr double kSimBytesPerGpu = 2.5 * 1024;
 /// Memory a command needs for a cluster of `nodes` x `gpus_per_node`: planning, and building the
 /// fabric and simulating when `simulates`.
 double estimated_memory_bytes(long long nodes, int gpus_per_node, bool simulates);
