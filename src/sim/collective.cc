@@ -602,6 +602,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   s.p2p_nic_GBps = p2p_nic_GBps_;
   s.ring_same_channels = ring_same_channels_;
   s.iters = iters_;
+  s.host_issue_us = host_issue_us_;
   apply_profile(profile_, a, s);
   return s;
 }

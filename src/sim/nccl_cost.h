@@ -101,6 +101,9 @@ struct CostShape {
   /// (1: one call alone). A broadcast or reduce on one channel pipelines across them
   /// (back_to_back_chain).
   int iters = 1;
+  /// The host's time to issue one call on every GPU its thread drives, us (nccl-tests -g x
+  /// nccl::kHostIssueUsPerGpu): back-to-back calls are at least this far apart.
+  double host_issue_us = 0;
 };
 
 /// The ring (and tree) graph's channels across nodes, as NCCL's topology search leaves them: a

@@ -289,6 +289,31 @@ TEST(NcclCost, BroadcastAndReduceOnOneChannelPipelineBackToBack) {
     EXPECT_GT(pipeline_run(Algorithm::kRing, Protocol::kLL, piped, 1 << 20).channels, 1);
     EXPECT_DOUBLE_EQ(collective_time_us(Algorithm::kRing, Protocol::kLL, piped, spb, 1 << 20),
                      collective_time_us(Algorithm::kRing, Protocol::kLL, one, spb, 1 << 20));
+    // Where every channel runs the same ring (ring_same_channels: one node, one NIC a node),
+    // no GPU is deep in another channel's chain: several channels pipeline too.
+    CostShape same = piped;
+    same.ring_same_channels = true;
+    EXPECT_TRUE(back_to_back_chain(Algorithm::kRing, Protocol::kLL, same, 1 << 20));
+    // The period is the longest of a GPU's, a network hop's (its proxy posts the next call's
+    // receive once this one's data is consumed, and the send waits for it: two network steps)
+    // and the host's issue.
+    CostShape far = piped;
+    far.net_hop_us = 10;  // 2 x (2.7 + 10) us a hop, above the base latency
+    const double far_one = collective_time_us(
+        Algorithm::kRing, Protocol::kLL,
+        [&] {
+          CostShape c = far;
+          c.iters = 1;
+          return c;
+        }(),
+        spb, 1024);
+    const double far_period = 2 * (2.7 + 10) + stream;
+    EXPECT_NEAR(collective_time_us(Algorithm::kRing, Protocol::kLL, far, spb, 1024),
+                far_period + (far_one - far_period) / 20, 1e-4);
+    CostShape host = piped;
+    host.host_issue_us = 17.6;  // -g 4
+    EXPECT_NEAR(collective_time_us(Algorithm::kRing, Protocol::kLL, host, spb, 1024),
+                17.6 + (alone - 17.6) / 20, 1e-9);
   }
   CostShape ar = shape(Op::kAllReduce, 32, 4, k229), ar20 = ar;
   ar20.iters = 20;

@@ -395,6 +395,7 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
     r.complete = parsed->has_avg;
     if (parsed->gpus_per_thread > 0) r.gpus_per_thread = parsed->gpus_per_thread;
     if (parsed->iters > 0) r.iters = parsed->iters;
+    if (parsed->blocking) r.iters = 1;  // -z: each call waited for, none back to back
     const auto op = op_of(*parsed, f.file);
     if (!op) {
       errs.push_back(Diagnostic::in_file(

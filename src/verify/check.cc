@@ -57,6 +57,7 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
   o.nodes = nodes;
   if (run.gpus_per_thread > 0) o.gpus_per_thread = run.gpus_per_thread;
   if (run.iters > 0) o.iters = run.iters;
+  if (run.blocking) o.iters = 1;  // -z: each call waited for, none back to back
   auto model = CollectiveModel::build(fabric, plan, o);
   if (!model) {
     errs.insert(errs.end(), model.errors().begin(), model.errors().end());

@@ -171,6 +171,10 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
       run.ranks_elided = true;
       continue;
     }
+    if (l.rfind("# Blocking Enabled", 0) == 0) {
+      run.blocking = true;
+      continue;
+    }
     if (search(l, m, banner_re)) {
       if (!small_int(m[1], run.gpus_per_thread) || !small_int(m[2], run.iters))
         return at(file, ln, "cannot read the banner's nGpus or iters");

@@ -64,6 +64,9 @@ struct NcclTestsRun {
   /// The banner's '# nThread T nGpus G ... iters: I ...' (0 where the file has none): the GPUs
   /// one thread drives (-g) and the calls each size was timed over (-n).
   int gpus_per_thread = 0, iters = 0;
+  /// '# Blocking Enabled: ...' (nccl-tests -z, util.cu@v2.19.6:629-632): every call was waited
+  /// for before the next, so none ran back to back.
+  bool blocking = false;
   std::vector<NcclTestsRow> rows;
   double avg_busbw_gbs = 0;
   bool has_avg = false;

@@ -106,6 +106,13 @@ TEST(Parsers, NcclTestsBannerGpusAndIters) {
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(n->iters, 0);
   EXPECT_EQ(n->gpus_per_thread, 0);
+  std::string blocking = text;
+  blocking.insert(blocking.find('\n', at) + 1,
+                  "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n");
+  auto b = parse_nccl_tests(blocking, "f");
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(b->blocking);
+  EXPECT_FALSE(r->blocking);
   std::string huge = text;
   huge.replace(huge.find("iters: 20 agg"), 9, "iters: 99999999999");
   auto h = parse_nccl_tests(huge, "f");
