@@ -603,6 +603,36 @@ TEST(CliSimulate, GpusPerThreadFloorsSmallCallsAtTheHost) {
   EXPECT_EQ(gpufabric("simulate examples/seed-70b-1024.yaml -g 0").code, 2);
 }
 
+// -n as nccl-tests: a small broadcast across 4 x 8 H100 runs on one channel, and the 20 calls
+// timed pipeline down its 31-hop chain (--explain lists them with one call's time); -n 1 times
+// one call alone.
+TEST(CliSimulate, BackToBackBroadcastPipelinesUnlessOneCall) {
+  const std::string vp = "simulate tests/data/calfit/voltage-park.yaml --op broadcast -b 1K -e 1K";
+  CmdResult piped = gpufabric(vp + " --json");
+  CmdResult alone = gpufabric(vp + " -n 1 --json");
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  ASSERT_EQ(alone.code, 0) << alone.err;
+  const auto p = nlohmann::json::parse(piped.out)["results"][0];
+  const auto a = nlohmann::json::parse(alone.out)["results"][0];
+  EXPECT_TRUE(a["alone_time_us"].is_null());
+  ASSERT_TRUE(p["alone_time_us"].is_number());
+  EXPECT_DOUBLE_EQ(p["alone_time_us"].get<double>(), a["time_us"].get<double>());
+  EXPECT_LT(p["time_us"].get<double>() * 3, a["time_us"].get<double>());
+  CmdResult e = gpufabric(vp + " --explain");
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_NE(e.out.find("# back to back: the 20 calls timed (-n) pipeline"), std::string::npos)
+      << e.out;
+  EXPECT_NE(e.out.find("iters: 20 agg iters"), std::string::npos);
+  CmdResult e1 = gpufabric(vp + " -n 1 --explain");
+  EXPECT_EQ(e1.out.find("# back to back"), std::string::npos);
+  EXPECT_NE(e1.out.find("iters: 1 agg iters"), std::string::npos);
+  // An all_reduce's ring is a cycle: the calls do not pipeline.
+  CmdResult ar = gpufabric("simulate tests/data/calfit/voltage-park.yaml -b 1K -e 1K --json");
+  ASSERT_EQ(ar.code, 0) << ar.err;
+  EXPECT_TRUE(nlohmann::json::parse(ar.out)["results"][0]["alone_time_us"].is_null());
+  EXPECT_EQ(gpufabric(vp + " -n 0").code, 2);
+}
+
 // --max-channels as NCCL_MAX_NCHANNELS: 4 channels on 8 NICs a node leave half of them idle;
 // --min-channels copies channels over the same NICs and adds no bandwidth.
 TEST(CliSimulate, ChannelLimitsAsNcclsEnvironment) {

@@ -160,6 +160,19 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
           static_cast<long long>(row.bytes), row.bytes > 0 ? algorithm_name(row.algorithm) : "-",
           row.bytes > 0 ? protocol_name(row.protocol) : "-", row.latency_us, row.bottleneck,
           row.bottleneck_utilization, collision_text(row.ecmp_collision));
+    // Where back-to-back calls pipeline down the chain, what one call alone takes.
+    std::string piped;
+    for (const auto& row : r.rows)
+      if (row.alone_us > 0)
+        piped += fmt::format("# {:>10}  {:>10.1f}  {:>10.1f}\n", static_cast<long long>(row.bytes),
+                             row.time_us, row.alone_us);
+    if (!piped.empty())
+      s += fmt::format(
+               "#\n# back to back: the {} calls timed (-n) pipeline down the chain, each GPU's "
+               "kernel ending once it has forwarded its part (one channel, or every channel on "
+               "the same ring); one call alone (-n 1):\n# {:>10}  {:>10}  {:>10}\n",
+               m.iters(), "size", "time_us", "alone_us") +
+           piped;
     // Where the time model finds another choice faster than the tuner's pick.
     std::string faster;
     for (const auto& row : r.rows)
@@ -222,6 +235,8 @@ nlohmann::json sim_json(const SimReport& r) {
          {"bottleneck", row.bottleneck},
          {"bottleneck_utilization", row.bottleneck_utilization},
          {"ecmp_collision_factor", collision_json(row.ecmp_collision)},
+         {"alone_time_us",
+          row.alone_us > 0 ? nlohmann::json(row.alone_us) : nlohmann::json(nullptr)},
          {"faster_choice",
           row.faster_time_us > 0
               ? nlohmann::json{{"algorithm", algorithm_name(row.faster_algorithm)},

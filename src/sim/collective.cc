@@ -646,6 +646,13 @@ SizeResult CollectiveModel::at(double bytes) const {
       r.time_us = pick.time_us;
       r.algorithm = m.algorithm;
       r.protocol = pick.protocol;
+      r.alone_us = 0;
+      if (back_to_back_chain(m.algorithm, pick.protocol, sh, bytes)) {
+        CostShape one = sh;
+        one.iters = 1;
+        r.alone_us = std::max(host_issue_us_, collective_time_us(m.algorithm, pick.protocol, one,
+                                                                 m.seconds_per_byte, bytes));
+      }
       // The fixed part: what is left of the time without the data (an alltoall's posting
       // counts only where it outlasts the data).
       r.latency_us =

@@ -83,6 +83,9 @@ struct SizeResult {
   Algorithm faster_algorithm = Algorithm::kRing;
   Protocol faster_protocol = Protocol::kSimple;
   double faster_time_us = 0;
+  /// Where the calls timed back to back pipeline down the chain (back_to_back_chain): one call
+  /// alone, us (nccl-tests -n 1); 0 where they do not.
+  double alone_us = 0;
 };
 /// How much faster another (algorithm, protocol) must be to be reported: 20 %, above the time
 /// model's own error at mid sizes (median 8.9 % on the test set, `calibrate`), so that what is
