@@ -187,16 +187,20 @@ struct ObjPoint {
   bool large = false;  ///< the bandwidth band (>= 32 MiB); else the latency band (< 1 MiB)
 };
 
-// Mean squared log error of the time over `pts`.
-double objective(const std::vector<ObjPoint>& pts, const std::vector<std::vector<double>>& t) {
-  if (pts.empty()) return 0;
+// Mean squared log error of the time over `pts` (`band`: only the points of that band, large
+// or not).
+double objective(const std::vector<ObjPoint>& pts, const std::vector<std::vector<double>>& t,
+                 std::optional<bool> band = std::nullopt) {
   double s = 0;
+  int n = 0;
   for (const auto& p : pts) {
+    if (band && p.large != *band) continue;
     const double sim = t[p.run][p.row];
     const double e = std::isfinite(sim) && sim > 0 ? std::log(sim / p.measured_us) : 10.0;
     s += e * e;
+    ++n;
   }
-  return s / static_cast<double>(pts.size());
+  return n > 0 ? s / n : 0;
 }
 
 struct CoreFit {
@@ -281,7 +285,9 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     f.theta.fitted[i] = true;
     f.why[i] = fmt::format("fitted on {} point{}", moved, moved == 1 ? "" : "s");
   }
-  // Coordinate descent.
+  // Coordinate descent, each factor over the band where its term dominates (the latency below
+  // 1 MiB, the bandwidth factors from 32 MiB): a factor is not moved to mend the other band
+  // (a network efficiency pulled down by small calls' rate, which is not the links').
   constexpr int kSweeps = 8;  // a coupled valley (LL's rate and the step latency) takes more than 3
   // Steps of the golden-section search: the bracket shrinks to 0.618^steps of the range (a
   // full range of 1/20..1 in log: 0.1 % after 20; a warm one of /1.6..x1.6: 0.1 % after 14).
@@ -299,6 +305,9 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     const double start = best;
     for (int i = 0; i < kParams; ++i) {
       if (!f.theta.fitted[i]) continue;
+      const bool large = i != kLatency;
+      if (auto e = pr.predict(profile_of(f.theta), which, t); !e.empty()) return e;
+      const double here = objective(pts, t, large);
       const bool logscale = i != kLatency;
       auto [lo_v, hi_v] = param_range(i);
       if (near && near->fitted[i]) {
@@ -313,7 +322,7 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
         Theta th = f.theta;
         th.v[i] = to_v(x);
         if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) err = e;
-        return objective(pts, t);
+        return objective(pts, t, large);
       };
       double c = b - phi * (b - a), d = a + phi * (b - a);
       double fc = eval(c), fd = eval(d);
@@ -330,12 +339,11 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
       }
       if (!err.empty()) return err;
       const double x = fc < fd ? c : d, fx = std::min(fc, fd);
-      if (fx < best) {
-        best = fx;
-        f.theta.v[i] = to_v(x);
-      }
+      if (fx < here) f.theta.v[i] = to_v(x);
     }
-    if (start - best < 1e-9) break;
+    if (auto e = pr.predict(profile_of(f.theta), which, t); !e.empty()) return e;
+    best = objective(pts, t);
+    if (std::fabs(start - best) < 1e-9) break;
   }
   f.after = best;
   return f;
