@@ -1192,9 +1192,19 @@ TEST(CliVerify, CheckDiagnoseDoctor) {
   ASSERT_EQ(c.code, 0) << c.out << c.err;
   auto j = nlohmann::json::parse(c.out);
   EXPECT_EQ(j["verdict"], "pass");
-  for (const auto& row : j["rows"])
-    for (const char* k : {"file", "collective", "bytes", "ratio", "ok"})
+  int context = 0;
+  for (const auto& row : j["rows"]) {
+    for (const char* k : {"file", "collective", "bytes", "ratio", "ok", "judged"})
       EXPECT_TRUE(row.contains(k));
+    // A row shown for context (below 1 GiB) is neither a pass nor a fail.
+    if (!row["judged"].get<bool>()) {
+      EXPECT_TRUE(row["ok"].is_null());
+      ++context;
+    } else {
+      EXPECT_TRUE(row["ok"].is_boolean());
+    }
+  }
+  EXPECT_EQ(context, 3);
   CmdResult slow =
       gpufabric("check examples/seed-70b-1024.yaml " + out + "ib_write_bw-slow-mb.txt");
   EXPECT_EQ(slow.code, 1);

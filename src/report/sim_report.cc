@@ -16,6 +16,12 @@ namespace {
 // The ECMP collision factor as printed: "-" and null where no switch-to-switch link carries the
 // collective's traffic (collision_factor's 0).
 std::string collision_text(double f) { return f > 0 ? fmt::format("{:.2f}", f) : "-"; }
+// A row that a link class paced: its utilisation means something (not on a latency-bound or
+// host-bound row, nor an empty call's).
+bool link_bound(const SizeResult& row) {
+  return row.bytes > 0 && row.bottleneck != "latency" && row.bottleneck != "host launch" &&
+         !row.bottleneck.empty();
+}
 nlohmann::json collision_json(double f) {
   return f > 0 ? nlohmann::json(f) : nlohmann::json(nullptr);
 }
@@ -148,7 +154,8 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
   s += fmt::format("# Collective test concluded: {}\n", prog);
   if (explain) {
     s += "#\n# gpufabric explain (per size: algorithm and protocol as NCCL would choose, the fixed "
-         "latency, the link class that paced the slowest flow with its mean utilisation, and the "
+         "latency, the link class that paced the slowest flow with its mean utilisation (- where "
+         "latency paces the call), and the "
          "ECMP collision factor = the hottest switch-to-switch link's bytes over what it would "
          "carry were every switch to spread its own perfectly evenly over its ports: leaf-spine "
          "or spine-core, up or down; 1 = even, - = no switch-to-switch traffic)\n";
@@ -156,14 +163,15 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
                      "proto", "latency_us", "bottleneck", "util", "collision");
     for (const auto& row : r.rows)
       s += fmt::format(
-          "# {:>10}  {:<13}  {:<6}  {:>10.1f}  {:<26}  {:>5.2f}  {:>9}\n",
+          "# {:>10}  {:<13}  {:<6}  {:>10.1f}  {:<26}  {:>5}  {:>9}\n",
           static_cast<long long>(row.bytes), row.bytes > 0 ? algorithm_name(row.algorithm) : "-",
           row.bytes > 0 ? protocol_name(row.protocol) : "-", row.latency_us, row.bottleneck,
-          row.bottleneck_utilization, collision_text(row.ecmp_collision));
+          link_bound(row) ? fmt::format("{:.2f}", row.bottleneck_utilization) : "-",
+          collision_text(row.ecmp_collision));
     // Where back-to-back calls pipeline down the chain, what one call alone takes.
     std::string piped;
     for (const auto& row : r.rows)
-      if (row.alone_us > 0)
+      if (row.alone_us > row.time_us * (1 + 1e-9))  // not where the host's issue floors both
         piped += fmt::format("# {:>10}  {:>10.1f}  {:>10.1f}\n", static_cast<long long>(row.bytes),
                              row.time_us, row.alone_us);
     if (!piped.empty())
@@ -233,7 +241,8 @@ nlohmann::json sim_json(const SimReport& r) {
           row.bytes > 0 ? nlohmann::json(protocol_name(row.protocol)) : nlohmann::json(nullptr)},
          {"latency_us", row.latency_us},
          {"bottleneck", row.bottleneck},
-         {"bottleneck_utilization", row.bottleneck_utilization},
+         {"bottleneck_utilization",
+          link_bound(row) ? nlohmann::json(row.bottleneck_utilization) : nlohmann::json(nullptr)},
          {"ecmp_collision_factor", collision_json(row.ecmp_collision)},
          {"alone_time_us",
           row.alone_us > 0 ? nlohmann::json(row.alone_us) : nlohmann::json(nullptr)},
@@ -265,6 +274,9 @@ nlohmann::json sim_json(const SimReport& r) {
                         {"nodes", m.nodes()},
                         {"load_balancing", load_balancing_name(m.load_balancing())},
                         {"nccl", nccl_release_name(m.nccl())},
+                        {"gpus_per_thread", m.gpus_per_thread()},
+                        {"iters", m.iters()},
+                        {"seed", m.seed()},
                         {"avg_busbw_gbs", r.rows.empty() ? 0.0 : bw_sum / r.rows.size()},
                         {"results", rows},
                         {"algorithms", algos}};

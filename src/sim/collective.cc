@@ -92,6 +92,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.gpus_per_thread_ = std::max(1, o.gpus_per_thread);
   cm.host_issue_us_ = cm.gpus_per_thread_ * nccl::kHostIssueUsPerGpu;
   cm.iters_ = std::max(1, o.iters);
+  cm.seed_ = o.seed;
   p2p_nics_of(plan, cm.p2p_local_nics_, cm.p2p_nic_GBps_);
   const int nodes = o.nodes > 0 ? o.nodes : fab.nodes();
   if (nodes > fab.nodes())

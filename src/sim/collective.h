@@ -113,6 +113,7 @@ class CollectiveModel {
   NcclRelease nccl() const { return nccl_; }                ///< whose tuner terms the costs use
   int gpus_per_thread() const { return gpus_per_thread_; }  ///< nccl-tests -g
   int iters() const { return iters_; }                      ///< nccl-tests -n
+  uint64_t seed() const { return seed_; }                   ///< SimOptions::seed
   /// The communicator's channels (comm->nChannels): its rings', CollNet's and p2p's count.
   int comm_channels() const { return ring_channels_; }
   const std::vector<AlgorithmModel>& algorithms() const { return models_; }
@@ -146,6 +147,7 @@ class CollectiveModel {
   double p2p_nic_GBps_ = 0;
   int gpus_per_thread_ = 1;
   int iters_ = 1;  ///< SimOptions::iters
+  uint64_t seed_ = 1;
   std::vector<AlgorithmModel> models_;
   LoadBalancing load_balancing_ = LoadBalancing::kEcmp;
   std::optional<LinkLoad> link_load_;

@@ -474,6 +474,17 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
       errs.push_back(Diagnostic::in_file(f.file, "", "the run has a single GPU: nothing to fit"));
       continue;
     }
+    // nccl-tests -g: one thread drives GPUs of its own node (as simulate -g).
+    if (r.gpus_per_node % r.gpus_per_thread != 0) {
+      errs.push_back(Diagnostic::in_file(
+          f.file, "nGpus",
+          fmt::format("the banner's nGpus {} (nccl-tests -g, GPUs one thread drives) does not "
+                      "divide the run's {} GPUs a node",
+                      r.gpus_per_thread, r.gpus_per_node),
+          "keep the banner as nccl-tests printed it, or give --gpus-per-node / --nodes as the "
+          "run used them"));
+      continue;
+    }
     for (const auto& row : parsed->rows)
       if (row.bytes > 0 && row.time_us > 0 && std::isfinite(row.time_us)) r.rows.push_back(row);
     if (r.rows.empty()) {

@@ -331,6 +331,31 @@ TEST(CalibrationFit, BackToBackBroadcastAndReduceOnOneChannelPipeline) {
   }
 }
 
+// A banner whose nGpus (-g) does not divide the node's GPUs is bad input naming the file and
+// the key; a -z run's calls are timed alone.
+TEST(CalibrationFit, TheBannerSetsTheRunsTiming) {
+  PlannedSpec ps = planned(kFixtures + "voltage-park.yaml");
+  auto text =
+      read_file_bounded(kFixtures + "vp-broadcast_20260224_225706.out", kMaxToolOutputBytes);
+  ASSERT_TRUE(text);
+  std::string g3 = *text;
+  g3.replace(g3.find("nGpus 1 "), 8, "nGpus 3 ");
+  const fs::path p = write_temp("vp-broadcast-g3.out", g3);
+  ToolOutput t{p.string(), g3, detect_output_kind(g3)};
+  auto bad = read_fit_runs(ps.plan, {t}, {});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.errors().front().key, "nGpus");
+  EXPECT_NE(bad.errors().front().message.find("does not divide the run's 8 GPUs"),
+            std::string::npos);
+  std::string z = *text;
+  z.insert(z.find('\n', z.find("# nThread")) + 1,
+           "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n");
+  ToolOutput tz{"vp-broadcast-z.out", z, detect_output_kind(z)};
+  auto runs = read_fit_runs(ps.plan, {tz}, {});
+  ASSERT_TRUE(runs) << runs.errors().front().message;
+  EXPECT_EQ(runs->front().iters, 1);
+}
+
 // Each factor is searched over its own band only: on Voltage Park's broadcast the 17 points
 // below 1 MiB (whose LL rate on one channel the model has too fast, README) would pull the
 // network efficiency down to slow them, and the large sizes it is fitted for would miss

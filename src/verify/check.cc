@@ -52,6 +52,15 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
         Diagnostic::in_file(file, "", fmt::format("unknown collective '{}'", op_name_s)));
     return;
   }
+  if (run.gpus_per_thread > 0 && plan.gpus_per_node % run.gpus_per_thread != 0) {
+    errs.push_back(Diagnostic::in_file(
+        file, "nGpus",
+        fmt::format("the banner's nGpus {} (nccl-tests -g, GPUs one thread drives) does not "
+                    "divide the spec's {} GPUs a node",
+                    run.gpus_per_thread, plan.gpus_per_node),
+        "keep the banner as nccl-tests printed it, or check it against the spec it ran on"));
+    return;
+  }
   SimOptions o;
   o.op = *op;
   o.nodes = nodes;
@@ -75,7 +84,9 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
                .expected = sim.busbw_gbs,
                .ratio = sim.busbw_gbs > 0 ? row.busbw_gbs / sim.busbw_gbs : 0};
     if (row.bytes < kJudgedBytes) {
-      c.note = "not judged: below 1 GiB (pipelining, not the fabric)";
+      c.note =
+          "not judged: below 1 GiB, where the pipeline's fill and NCCL's protocol and "
+          "channel choice weigh as much as the fabric";
       c.judged = false;
     } else {
       c.ok = c.ratio >= 1 - tolerance;
@@ -178,7 +189,8 @@ nlohmann::json check_json(const CheckResult& r) {
                         {"collective", utf8_or_replacement(c.collective)},
                         {"bytes", c.bytes},
                         {"ratio", c.ratio},
-                        {"ok", c.ok},
+                        {"ok", c.judged ? nlohmann::json(c.ok) : nlohmann::json(nullptr)},
+                        {"judged", c.judged},
                         {"note", utf8_or_replacement(c.note)}};
     if (c.what == "busbw_gbs") {
       j["measured_busbw_gbs"] = c.measured;
@@ -199,7 +211,10 @@ std::string check_text(const CheckResult& r) {
     const std::string file =
         c.file.size() > 34 ? "..." + c.file.substr(c.file.size() - 31) : c.file;
     s += fmt::format("{:<34} {:<10} {:>12.0f} {:>10.1f} {:>10.1f} {:>7.2f}  {}{}\n", file,
-                     c.collective, c.bytes, c.measured, c.expected, c.ratio, c.ok ? "ok" : "BELOW",
+                     c.collective, c.bytes, c.measured, c.expected, c.ratio,
+                     !c.judged ? "-"
+                     : c.ok    ? "ok"
+                               : "BELOW",
                      c.note.empty() ? "" : "  (" + c.note + ")");
   }
   s += kVerdictWords[static_cast<std::size_t>(r.verdict)].line;

@@ -142,6 +142,11 @@ int nodes_of(const NcclTestsRun& run, int gpus_per_node) {
   return std::max(1, (run.ranks + gpus_per_node - 1) / std::max(1, gpus_per_node));
 }
 
+// nccl-tests' bounds on its banner's fields: -g up to a node's GPUs (spec.h's 1,024), -n up to
+// what `simulate -n` takes.
+constexpr int kMaxBannerGpus = 1024;
+constexpr int kMaxBannerIters = 1000000;
+
 Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string& file) {
   if (text.size() > kMaxInputBytes)
     return at(file, 0, "file too large for a nccl-tests output", kTooLargeHint);
@@ -154,8 +159,10 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
   static const std::regex test_re(R"(^# Collective test starting: (\w+?)_perf)");
   static const std::regex avg_re(R"(^# Avg bus bandwidth\s*:\s*(\S+))");
   static const std::regex elided_re(R"(^#\s+\.\.\.\s+ranks\s+\d+\s+to\s+\d+\s+on\s+nodes)");
-  static const std::regex banner_re(
-      R"(^# nThread\s+\d+\s+nGpus\s+(\d+)\s.*\bwarmup iters:\s+\d+\s+iters:\s+(\d+))");
+  // The banner (util.cu@v2.19.6:625): nGpus is -g, the "iters:" after "warmup iters: W" is -n.
+  static const std::regex gpus_re(R"(\bnGpus\s+(\S+))");
+  static const std::regex iters_re(R"(\bwarmup iters:\s+\S+\s+iters:\s+(\S+))");
+  int banner_line = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     const int ln = static_cast<int>(i + 1);
     const std::string l = untag(lines[i]);
@@ -175,9 +182,35 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
       run.blocking = true;
       continue;
     }
-    if (search(l, m, banner_re)) {
-      if (!small_int(m[1], run.gpus_per_thread) || !small_int(m[2], run.iters))
-        return at(file, ln, "cannot read the banner's nGpus or iters");
+    if (l.rfind("# nThread ", 0) == 0) {
+      // Each field, where the banner has it, a whole number in nccl-tests' own bounds; a banner
+      // that says otherwise was edited or cut, and the run's timing cannot be told from it.
+      auto field = [&](const std::regex& re, int hi, int& out) -> bool {
+        std::smatch f;
+        int v = 0;
+        if (!search(l, f, re)) return true;  // an older banner without it: the default
+        if (!small_int(f[1], v) || v < 1 || v > hi) return false;
+        out = v;
+        return true;
+      };
+      int gpus = 0, iters = 0;
+      for (const auto& [re, key, hi, out] :
+           {std::tuple{&gpus_re, "nGpus", kMaxBannerGpus, &gpus},
+            std::tuple{&iters_re, "iters", kMaxBannerIters, &iters}})
+        if (!field(*re, hi, *out))
+          return at(file, ln,
+                    fmt::format("the banner's {} is not a whole number from 1 to {}", key, hi),
+                    "keep the '# nThread ... nGpus G ... warmup iters: W iters: I' line as "
+                    "nccl-tests printed it (G: its -g, I: its -n)");
+      if (banner_line > 0 && (gpus != run.gpus_per_thread || iters != run.iters))
+        return at(file, ln,
+                  fmt::format("a second nccl-tests banner (nGpus {}, iters {}) differs from the "
+                              "one on line {} (nGpus {}, iters {})",
+                              gpus, iters, banner_line, run.gpus_per_thread, run.iters),
+                  "give each run in a file of its own");
+      banner_line = ln;
+      run.gpus_per_thread = gpus;
+      run.iters = iters;
       continue;
     }
     if (search(l, m, test_re)) {

@@ -118,6 +118,29 @@ TEST(Parsers, NcclTestsBannerGpusAndIters) {
   auto h = parse_nccl_tests(huge, "f");
   ASSERT_FALSE(h.ok());
   EXPECT_NE(h.errors().front().message.find("iters"), std::string::npos);
+  // Edited banners are errors naming the line and the field, not silently the defaults.
+  const int banner_line =
+      1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+  for (const auto& [from, to, key] :
+       {std::tuple{std::string("iters: 20 agg"), std::string("iters: 0 agg"), "iters"},
+        std::tuple{std::string("iters: 20 agg"), std::string("iters: abc agg"), "iters"},
+        std::tuple{std::string("nGpus 1 "), std::string("nGpus x "), "nGpus"}}) {
+    std::string bad = text;
+    bad.replace(bad.find(from), from.size(), to);
+    auto e2 = parse_nccl_tests(bad, "f");
+    ASSERT_FALSE(e2.ok()) << to;
+    EXPECT_NE(e2.errors().front().message.find(key), std::string::npos) << to;
+    EXPECT_EQ(e2.errors().front().line, banner_line) << to;
+  }
+  // Two runs in one file with different banners.
+  const std::string line = text.substr(at, text.find('\n', at) + 1 - at);
+  std::string two = text;
+  std::string other = line;
+  other.replace(other.find("iters: 20 agg"), 13, "iters: 50 agg");
+  two.insert(two.find('\n', at) + 1, other);
+  auto t2 = parse_nccl_tests(two, "f");
+  ASSERT_FALSE(t2.ok());
+  EXPECT_NE(t2.errors().front().message.find("second nccl-tests banner"), std::string::npos);
 }
 
 TEST(Parsers, NcclTestsDuplicatedBlocksAndTruncation) {
