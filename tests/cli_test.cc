@@ -633,6 +633,22 @@ TEST(CliSimulate, BackToBackBroadcastPipelinesUnlessOneCall) {
   EXPECT_EQ(gpufabric(vp + " -n 0").code, 2);
 }
 
+// A ring across 64 nodes under per-flow ECMP: the few ring edges between leaves collide (21x a
+// switch's even share) on uplinks they leave far from full; --explain says the collisions cost
+// nothing at those sizes, where the NICs or latency pace the call.
+TEST(CliSimulate, CollisionsOffTheCriticalPathAreNamed) {
+  CmdResult e = gpufabric(
+      "simulate examples/seed-70b-1024.yaml --nodes 64 --algo ring --load-balancing ecmp -b 8M "
+      "-e 8G -f 32 --explain");
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_NE(e.out.find("those collisions cost nothing there"), std::string::npos) << e.out;
+  CmdResult a = gpufabric(
+      "simulate examples/seed-70b-1024.yaml --nodes 64 --algo ring --load-balancing adaptive -b 8M "
+      "-e 8G -f 32 --explain");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out.find("those collisions cost nothing"), std::string::npos) << a.out;
+}
+
 // --max-channels as NCCL_MAX_NCHANNELS: 4 channels on 8 NICs a node leave half of them idle;
 // --min-channels copies channels over the same NICs and adds no bandwidth.
 TEST(CliSimulate, ChannelLimitsAsNcclsEnvironment) {

@@ -16,6 +16,13 @@ namespace {
 // The ECMP collision factor as printed: "-" and null where no switch-to-switch link carries the
 // collective's traffic (collision_factor's 0).
 std::string collision_text(double f) { return f > 0 ? fmt::format("{:.2f}", f) : "-"; }
+// A collision factor worth a note (hash rounding aside), and a row its switch links paced.
+constexpr double kCollisionNoted = 1.05;
+bool switch_bound(const SizeResult& row) {
+  return row.bottleneck == link_class_name(LinkClass::kLeafSpine) ||
+         row.bottleneck == link_class_name(LinkClass::kSpineCore) ||
+         row.bottleneck == link_class_name(LinkClass::kGlobal);
+}
 // A row that a link class paced: its utilisation means something (not on a latency-bound or
 // host-bound row, nor an empty call's).
 bool link_bound(const SizeResult& row) {
@@ -168,6 +175,25 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
           row.bytes > 0 ? protocol_name(row.protocol) : "-", row.latency_us, row.bottleneck,
           link_bound(row) ? fmt::format("{:.2f}", row.bottleneck_utilization) : "-",
           collision_text(row.ecmp_collision));
+    // Collisions on switch links that do not pace the call cost nothing there: say so.
+    std::vector<long long> off_path;
+    std::vector<std::string> pacers;
+    for (const auto& row : r.rows)
+      if (row.ecmp_collision > kCollisionNoted && !switch_bound(row)) {
+        off_path.push_back(static_cast<long long>(row.bytes));
+        if (std::find(pacers.begin(), pacers.end(), row.bottleneck) == pacers.end())
+          pacers.push_back(row.bottleneck);
+      }
+    if (!off_path.empty()) {
+      std::string who;
+      for (const auto& p : pacers) who += (who.empty() ? "" : " or ") + p;
+      s += fmt::format(
+          "#\n# collision above {:.2f} at {} size{} ({} to {} B) where {} paces the call, not a "
+          "switch-to-switch link: those collisions cost nothing there (they would where the "
+          "switch links paced it)\n",
+          kCollisionNoted, off_path.size(), off_path.size() == 1 ? "" : "s", off_path.front(),
+          off_path.back(), who);
+    }
     // Where back-to-back calls pipeline down the chain, what one call alone takes.
     std::string piped;
     for (const auto& row : r.rows)
