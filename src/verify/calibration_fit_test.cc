@@ -294,6 +294,13 @@ std::vector<FitRun> one_run_of(const PlannedSpec& ps, const char* file, int node
   return runs;
 }
 
+// The fit of one Voltage Park log (4 nodes of 8).
+Result<FitResult> fit_of_vp(const PlannedSpec& ps, const char* file) {
+  const auto runs = one_run_of(ps, file, 4);
+  EXPECT_EQ(runs.size(), 1u);
+  return fit_calibration(ps.plan, ps.catalog, runs, {});
+}
+
 // Voltage Park's broadcast and reduce (verbatim nccl-tests outputs, 4 x 8 H100, 20 iterations:
 // the banner says so and the run reads it) take 8-14 us a call up to 4 KiB, where one call
 // down the 31-hop chain takes 35 us: back-to-back calls on one channel pipeline. Measured
@@ -362,9 +369,7 @@ TEST(CalibrationFit, TheBannerSetsTheRunsTiming) {
 // (median 10.8 % with one objective over both bands, 3.6 % with each band its own).
 TEST(CalibrationFit, EachFactorIsFittedOnItsOwnBand) {
   PlannedSpec ps = planned(kFixtures + "voltage-park.yaml");
-  const auto runs = one_run_of(ps, "vp-broadcast_20260224_225706.out", 4);
-  ASSERT_EQ(runs.size(), 1u);
-  auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
+  auto f = fit_of_vp(ps, "vp-broadcast_20260224_225706.out");
   ASSERT_TRUE(f) << f.errors().front().message;
   auto large = [](const std::vector<FitErrorGroup>& g) {
     for (const auto& e : g)
@@ -382,9 +387,7 @@ TEST(CalibrationFit, EachFactorIsFittedOnItsOwnBand) {
 // (a factor fitted on those latency-bound points had reached the bound, 4.0, and tripled it).
 TEST(CalibrationFit, BandwidthFactorsAreFittedOnLargeSizesOnly) {
   PlannedSpec ps = planned(kFixtures + "voltage-park.yaml");
-  const auto runs = one_run_of(ps, "vp-allreduce_20260224_225706.out", 4);
-  ASSERT_EQ(runs.size(), 1u);
-  auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
+  auto f = fit_of_vp(ps, "vp-allreduce_20260224_225706.out");
   ASSERT_TRUE(f) << f.errors().front().message;
   bool tree_seen = false;
   for (const auto& p : f->parameters)
