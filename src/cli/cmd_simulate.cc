@@ -329,7 +329,9 @@ Command add_simulate(CLI::App& root) {
       ->capture_default_str();
   a->add_flag("--explain", f->explain,
               "add per size: algorithm, protocol, bottleneck link class and its utilisation, ECMP "
-              "collision factor; and the sizes where the time model finds another algorithm or "
+              "collision factor (with a note where it sits off the critical path); the sizes "
+              "whose back-to-back calls pipeline down a broadcast's or reduce's chain, with one "
+              "call's time; and the sizes where the time model finds another algorithm or "
               "protocol more than 20% faster than NCCL's pick, with the NCCL_ALGO / NCCL_PROTO "
               "that force it");
   a->add_option("--links", f->links,
