@@ -30,8 +30,6 @@ constexpr double kMinStepFactor = 1.000001;
 constexpr double kMaxStepFactor = 1024;
 /// -g: a thread drives GPUs of its own host, and no host holds more than 16 (HGX-2).
 constexpr int kMaxGpusPerThread = 16;
-/// -n: nccl-tests' own default is 20; a million is far beyond any run's.
-constexpr int kMaxIters = 1000000;
 
 /// --engine: the flow-level model alone (nccl-tests' table), or the packet-level RoCE engine
 /// beside it.
@@ -301,7 +299,7 @@ Command add_simulate(CLI::App& root) {
                 "calls timed back to back at each size, as nccl-tests -n (it reports their mean): "
                 "a broadcast or reduce on one channel pipelines down its chain across them; 1 "
                 "times one call alone")
-      ->check(CLI::Range(1, kMaxIters))
+      ->check(CLI::Range(1, nccl::kMaxNcclTestsIters))
       ->capture_default_str();
   a->add_option("--min-channels", f->min_channels,
                 "as NCCL_MIN_NCHANNELS: the communicator's ring/tree channels at least N (NCCL "

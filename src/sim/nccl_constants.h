@@ -344,5 +344,8 @@ inline constexpr double kHostIssueUsPerGpu = 4.4;
 // The calls nccl-tests times a size over, back to back, and reports the mean of (-n; `int iters
 // = 20`, nccl-tests src/common.cu@v2.19.6:98; the loop :729-783).
 inline constexpr int kNcclTestsIters = 20;
+// The most calls gpufabric takes as timed (simulate -n, a banner's iters): a million, far beyond
+// any run's.
+inline constexpr int kMaxNcclTestsIters = 1000000;
 
 }  // namespace gf::nccl

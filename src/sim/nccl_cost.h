@@ -208,16 +208,17 @@ double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double se
 double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                     double bytes);
 
-/// A broadcast or reduce ring on one channel, timed over s.iters > 1 calls: the calls pipeline
-/// down the chain. Each GPU runs one kernel a call on its stream, and its kernel ends once it
-/// has forwarded its part: the next call starts there while the last one is still on its way
-/// down (nccl-tests issues its iters back to back and synchronises once, common.cu@v2.19.6:
-/// 729-783). A chain has no cycle (no rank waits for data of its own call from downstream), so
-/// a call costs each GPU its kernel's fixed part and its bytes, not the chain. On several
-/// channels it does not pipeline: each channel's ring enters a node at another GPU
-/// (search.cc@v2.29.7-1:678, 729-731), so every GPU of a node is near the end of some channel's
-/// chain, and the call's one kernel (a block a channel) ends only there, holding the next call
-/// back at every GPU.
+/// A broadcast or reduce ring on one channel, or on channels that all run the same ring
+/// (s.ring_same_channels), timed over s.iters > 1 calls: the calls pipeline down the chain.
+/// Each GPU runs one kernel a call on its stream, and its kernel ends once it has forwarded its
+/// part: the next call starts there while the last one is still on its way down (nccl-tests
+/// issues its iters back to back and synchronises once, common.cu@v2.19.6:729-783). A chain has
+/// no cycle (no rank waits for data of its own call from downstream), so a call costs the
+/// chain's period (collective_time_us), not the chain. Where the channels' rings differ they
+/// do not pipeline: each channel's ring enters a node at another NIC's GPU
+/// (search.cc@v2.29.7-1:678, 729-731), so in the root's node every GPU but the root is early in
+/// one channel's chain and late in another's, and the call's one kernel (a block a channel)
+/// ends only at the late one, holding the next call back.
 bool back_to_back_chain(Algorithm a, Protocol p, const CostShape& s, double bytes);
 
 /// The protocol NCCL's tuner picks for `a` at `bytes`: the least tuner_time_us (the first of

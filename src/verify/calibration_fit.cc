@@ -402,8 +402,7 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
     r.file = f.file;
     r.complete = parsed->has_avg;
     if (parsed->gpus_per_thread > 0) r.gpus_per_thread = parsed->gpus_per_thread;
-    if (parsed->iters > 0) r.iters = parsed->iters;
-    if (parsed->blocking) r.iters = 1;  // -z: each call waited for, none back to back
+    if (const int calls = back_to_back_calls(*parsed); calls > 0) r.iters = calls;
     const auto op = op_of(*parsed, f.file);
     if (!op) {
       errs.push_back(Diagnostic::in_file(
@@ -474,15 +473,10 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
       errs.push_back(Diagnostic::in_file(f.file, "", "the run has a single GPU: nothing to fit"));
       continue;
     }
-    // nccl-tests -g: one thread drives GPUs of its own node (as simulate -g).
-    if (r.gpus_per_node % r.gpus_per_thread != 0) {
-      errs.push_back(Diagnostic::in_file(
-          f.file, "nGpus",
-          fmt::format("the banner's nGpus {} (nccl-tests -g, GPUs one thread drives) does not "
-                      "divide the run's {} GPUs a node",
-                      r.gpus_per_thread, r.gpus_per_node),
-          "keep the banner as nccl-tests printed it, or give --gpus-per-node / --nodes as the "
-          "run used them"));
+    if (auto e = banner_gpus_error(*parsed, r.gpus_per_node, "the run's", f.file,
+                                   "keep the banner as nccl-tests printed it, or give "
+                                   "--gpus-per-node / --nodes as the run used them")) {
+      errs.push_back(*e);
       continue;
     }
     for (const auto& row : parsed->rows)

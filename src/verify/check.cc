@@ -52,21 +52,17 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
         Diagnostic::in_file(file, "", fmt::format("unknown collective '{}'", op_name_s)));
     return;
   }
-  if (run.gpus_per_thread > 0 && plan.gpus_per_node % run.gpus_per_thread != 0) {
-    errs.push_back(Diagnostic::in_file(
-        file, "nGpus",
-        fmt::format("the banner's nGpus {} (nccl-tests -g, GPUs one thread drives) does not "
-                    "divide the spec's {} GPUs a node",
-                    run.gpus_per_thread, plan.gpus_per_node),
-        "keep the banner as nccl-tests printed it, or check it against the spec it ran on"));
+  if (auto e = banner_gpus_error(
+          run, plan.gpus_per_node, "the spec's", file,
+          "keep the banner as nccl-tests printed it, or check it against the spec it ran on")) {
+    errs.push_back(*e);
     return;
   }
   SimOptions o;
   o.op = *op;
   o.nodes = nodes;
   if (run.gpus_per_thread > 0) o.gpus_per_thread = run.gpus_per_thread;
-  if (run.iters > 0) o.iters = run.iters;
-  if (run.blocking) o.iters = 1;  // -z: each call waited for, none back to back
+  if (const int calls = back_to_back_calls(run); calls > 0) o.iters = calls;
   auto model = CollectiveModel::build(fabric, plan, o);
   if (!model) {
     errs.insert(errs.end(), model.errors().begin(), model.errors().end());

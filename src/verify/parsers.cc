@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "sim/nccl_constants.h"
+
 namespace gf {
 namespace {
 
@@ -137,15 +139,29 @@ OutputKind detect_output_kind(const std::string& t) {
   return OutputKind::kUnknown;
 }
 
+int back_to_back_calls(const NcclTestsRun& run) { return run.blocking ? 1 : run.iters; }
+
+std::optional<Diagnostic> banner_gpus_error(const NcclTestsRun& run, int gpus_per_node,
+                                            const std::string& whose, const std::string& file,
+                                            const std::string& hint) {
+  if (run.gpus_per_thread <= 0 || gpus_per_node % run.gpus_per_thread == 0) return std::nullopt;
+  return Diagnostic::in_file(
+      file, "nGpus",
+      fmt::format("the banner's nGpus {} (nccl-tests -g, GPUs one thread drives) does not divide "
+                  "{} {} GPUs a node",
+                  run.gpus_per_thread, whose, gpus_per_node),
+      hint);
+}
+
 int nodes_of(const NcclTestsRun& run, int gpus_per_node) {
   if (run.nodes > 0) return run.nodes;
   return std::max(1, (run.ranks + gpus_per_node - 1) / std::max(1, gpus_per_node));
 }
 
-// nccl-tests' bounds on its banner's fields: -g up to a node's GPUs (spec.h's 1,024), -n up to
-// what `simulate -n` takes.
-constexpr int kMaxBannerGpus = 1024;
-constexpr int kMaxBannerIters = 1000000;
+// Bounds on the banner's fields: -g up to a node's GPUs (the spec's own bound), -n up to what
+// `simulate -n` takes.
+constexpr int kMaxBannerGpus = static_cast<int>(kMaxSpecPerNode);
+constexpr int kMaxBannerIters = nccl::kMaxNcclTestsIters;
 
 Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string& file) {
   if (text.size() > kMaxInputBytes)

@@ -72,6 +72,14 @@ struct NcclTestsRun {
   bool has_avg = false;
 };
 Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string& file);
+/// The calls the run timed back to back: its banner's iters, 1 under -z (each call waited for);
+/// 0 where the banner does not say.
+int back_to_back_calls(const NcclTestsRun& run);
+/// Where the banner's nGpus (-g: one thread drives GPUs of its own node) does not divide the
+/// `gpus_per_node` of `whose` ("the run's", "the spec's"), the error naming `file`.
+std::optional<Diagnostic> banner_gpus_error(const NcclTestsRun& run, int gpus_per_node,
+                                            const std::string& whose, const std::string& file,
+                                            const std::string& hint);
 /// The nodes a run used: its distinct hosts, else its ranks over `gpus_per_node`; at least 1.
 int nodes_of(const NcclTestsRun& run, int gpus_per_node);
 
