@@ -7,8 +7,8 @@ namespace gf {
 TEST(Catalog, ShipsTheRequiredEntries) {
   auto c = builtin_catalog();
   ASSERT_TRUE(c.ok()) << format_diagnostics(c.errors());
-  for (const char* id :
-       {"a100-sxm-40g", "a100-sxm-80g", "h100-sxm", "h200-sxm", "b200", "gb200", "mi300x"})
+  for (const char* id : {"a100-sxm-40g", "a100-sxm-80g", "h100-sxm", "h200-sxm", "h800-sxm", "h20",
+                         "b200", "gb200", "mi300x"})
     EXPECT_TRUE(c->gpus.count(id)) << id;
   for (const char* id : {"cx6-200g", "cx7-400g", "cx8-800g", "bf3-400g", "thor2-400g"})
     EXPECT_TRUE(c->nics.count(id)) << id;

@@ -159,6 +159,28 @@ TEST(Collective, NvlsReaches480OnlyForLargeSizes) {
   EXPECT_NE(run(s, {}, 8).protocol, Protocol::kSimple);
 }
 
+// H800 is H100 with 8 of its 18 NVLink links (catalog/gpus.yaml): on one node the rate of ring
+// and NVLS follows the links, NCCL's own rule (8 x SM90_NVLINK_BW, topo.h), and the latency
+// does not; H20 keeps all 18 links and runs as H100 does.
+TEST(Collective, H800sNvlinkIsEightOfH100sEighteenLinks) {
+  const auto h100 = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
+  const auto h800 = setup(ib("h800-sxm", 1, "cx7-400g", "qm9700"));
+  const auto h20 = setup(ib("h20", 1, "cx7-400g", "qm9700"));
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kNvls}) {
+    SimOptions o;
+    o.algorithm = a;
+    const double ratio = run(h800, o, 8 * kGiB).busbw_gbs / run(h100, o, 8 * kGiB).busbw_gbs;
+    // The bytes' time scales with the links; the fixed latency, the same on both, is a larger
+    // share of H100's shorter call.
+    EXPECT_GE(ratio, 200.0 / 450.0) << algorithm_name(a);
+    EXPECT_LE(ratio, 200.0 / 450.0 * 1.05) << algorithm_name(a);
+    EXPECT_NEAR(run(h20, o, 8 * kGiB).busbw_gbs, run(h100, o, 8 * kGiB).busbw_gbs, 1e-6);
+  }
+  SimOptions ring;
+  ring.algorithm = Algorithm::kRing;
+  EXPECT_NEAR(run(h800, ring, 8).time_us, run(h100, ring, 8).time_us, 0.01);
+}
+
 // NCCL_NVLS_ENABLE=0 takes NVLS out of the choice; across nodes NCCL disables NVLS without
 // CollNet, and its switch changes nothing there.
 TEST(Collective, NvlsEnableSwitchesNvlsOutOfTheChoice) {

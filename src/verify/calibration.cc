@@ -70,6 +70,8 @@ Result<long long> count_cell(const std::string& s, const std::string& file, int 
 std::string gpu_id(const std::string& hw) {
   if (hw.find("A100") != std::string::npos) return "a100-sxm-80g";
   if (hw.find("H200") != std::string::npos) return "h200-sxm";
+  if (hw.find("H800") != std::string::npos) return "h800-sxm";
+  if (hw == "H20") return "h20";  // the 96 GB part; not H200, nor the 141 GB H20-3e
   if (hw.find("B200") != std::string::npos) return "b200";
   if (hw.find("H100") != std::string::npos || hw == "any") return "h100-sxm";
   return "";

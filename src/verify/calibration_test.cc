@@ -157,7 +157,7 @@ TEST(Calibration, UnrunnableRowsAreSkippedWithTheReason) {
   auto s =
       calibrate(kHeader +
                     ",set\n"
-                    "a,H800,8,8,not stated,,x,,alltoall,auto,8388608,24.44,,n,test\n"
+                    "a,H20-3e,8,8,not stated,,x,,alltoall,auto,8388608,24.44,,n,test\n"
                     "b,H100-SXM,2,8,EFA,32,EFA,,all_reduce,auto,1048576,15.95,,n,test\n"
                     "c,H100-SXM,2,8,not stated,,x,,all_reduce,auto,1048576,9.68,,n,test\n"
                     "d,B200,4,8,400G,8,InfiniBand NDR,,all_reduce,nvls,8589934592,350.8,,n,test\n"
@@ -165,7 +165,7 @@ TEST(Calibration, UnrunnableRowsAreSkippedWithTheReason) {
                 "skip.csv");
   ASSERT_TRUE(s.ok()) << format_diagnostics(s.errors());
   ASSERT_EQ(s->skipped_rows.size(), 4u);
-  EXPECT_NE(s->skipped_rows[0].reason.find("GPU 'H800' is not in the catalog"), std::string::npos);
+  EXPECT_NE(s->skipped_rows[0].reason.find("GPU 'H20-3e' is not in the catalog"), std::string::npos);
   EXPECT_NE(s->skipped_rows[1].reason.find("NIC 'EFA' is not in the catalog"), std::string::npos);
   EXPECT_NE(s->skipped_rows[2].reason.find("does not state the NIC"), std::string::npos);
   EXPECT_NE(s->skipped_rows[3].reason.find("all_reduce nvls is not simulated"), std::string::npos)
@@ -174,7 +174,7 @@ TEST(Calibration, UnrunnableRowsAreSkippedWithTheReason) {
   EXPECT_EQ(s->fit.skipped, 0);
   ASSERT_EQ(s->points.size(), 1u);
   const std::string text = calibration_table(*s);
-  EXPECT_NE(text.find("skipped: line 2 (test): GPU 'H800'"), std::string::npos) << text;
+  EXPECT_NE(text.find("skipped: line 2 (test): GPU 'H20-3e'"), std::string::npos) << text;
 }
 
 // A cell no row could mean is bad input at its line and column, not a row skipped for a reason
