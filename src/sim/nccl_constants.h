@@ -50,6 +50,11 @@ struct ReleaseTerms {
   P2pNetRule p2p_net_rule;
   // Ring LL128's per-channel cap on Blackwell, GB/s per nodes class (perChMaxRingLL128Bws).
   double ring_ll128_cap_blackwell[3];
+  // Tree's per-channel caps on Blackwell, GB/s per nodes class (perChMaxTreeBws and
+  // perChMaxTreeLL128Bws): v2.28 re-measured them; v2.18 has no Blackwell row and runs it as
+  // Hopper (these are then Hopper's, unused).
+  double tree_cap_blackwell[3];
+  double tree_ll128_cap_blackwell[3];
 };
 
 // NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
@@ -88,6 +93,8 @@ inline constexpr ReleaseTerms kV2_18 = {
     false,
     P2pNetRule::kFixedTwo,
     {40.0, 40.0, 40.0},
+    {38.7, 41.4, 36.0},
+    {36.7, 36.7, 29.0},
 };
 
 // NCCL v2.29.7-1: tuning.cc@v2.29.7-1 lines 144-149 (baseLat), 150-169 (hwLat), 170-175
@@ -138,11 +145,12 @@ inline constexpr ReleaseTerms kV2_29 = {
     true,
     P2pNetRule::kByNicBandwidth,
     {40.0, 40.0, 40.0},
+    {70.0, 42.8, 24.0},
+    {55.6, 31.67, 20.0},
 };
 // NCCL v2.28.9-1: tuning.cc@v2.28.9-1 is v2.29.7-1's in every latency and ratio above (git diff
 // v2.28.9-1 v2.29.7-1 -- src/graph/tuning.cc); it differs in Blackwell's ring LL128 cap
 // (tuning.cc@v2.28.9-1:179, 2 x 36.7 / 34.6 / 2 x 36.7) and in the network peer's p2p channels.
-// Releases 2.21 to 2.28 run with it.
 // 2.29's terms with the two of v2.28.9-1's that differ.
 constexpr ReleaseTerms v2_28_terms(ReleaseTerms t) {
   t.tag = "v2.28.9-1";
@@ -153,6 +161,32 @@ constexpr ReleaseTerms v2_28_terms(ReleaseTerms t) {
   return t;
 }
 inline constexpr ReleaseTerms kV2_28 = v2_28_terms(kV2_29);
+
+// NCCL v2.27.7-1, which releases 2.21 to 2.27 run with: v2.28.9-1's terms but for four that
+// v2.28 changed (git diff v2.27.7-1 v2.28.9-1 -- src/graph/tuning.cc):
+// - NVLS Tree's network step, Simple: 14 us (tuning.cc@v2.27.7-1:96; v2.28.9-1: 20.9), the same
+//   from v2.19 (tuning.cc@v2.21.5-1:75);
+// - no NVLS Tree cap per head (perChMaxNVLSTreeBws is v2.28's): the tuner rates NVLS Tree at
+//   min(bwIntra, bwInter) a channel (tuning.cc@v2.27.7-1:275);
+// - Blackwell's per-channel caps, twice Hopper's: ring LL128 2 x 36.7 on every nodes class, tree
+//   2 x 38.7 / 2 x 41.4 / 2 x 36.0, tree LL128 2 x 36.7 / 2 x 36.7 / 2 x 29.0
+//   (tuning.cc@v2.27.7-1:170-188).
+// What v2.21 and v2.22 have apart from it is not modelled: Tree's Simple step of 28 us and base
+// of 0 (tuning.cc@v2.21.5-1:56, 66-74), a ring all_reduce's 2n network steps, no PAT.
+constexpr ReleaseTerms v2_27_terms(ReleaseTerms t) {
+  t.tag = "v2.27.7-1";
+  t.hw_latency_us[kNet][kNvlsTree][kSimple] = 14;
+  t.nvls_tree_per_head_cap = false;
+  for (int c = 0; c < 3; ++c) t.ring_ll128_cap_blackwell[c] = 2 * 36.7;
+  t.tree_cap_blackwell[0] = 2 * 38.7;
+  t.tree_cap_blackwell[1] = 2 * 41.4;
+  t.tree_cap_blackwell[2] = 2 * 36.0;
+  t.tree_ll128_cap_blackwell[0] = 2 * 36.7;
+  t.tree_ll128_cap_blackwell[1] = 2 * 36.7;
+  t.tree_ll128_cap_blackwell[2] = 2 * 29.0;
+  return t;
+}
+inline constexpr ReleaseTerms kV2_27 = v2_27_terms(kV2_28);
 
 // Terms both releases share (tuning.cc@v2.18.6-1 / @v2.29.7-1, same lines as above):
 // per-channel caps [generation: Volta, Ampere, Hopper, Blackwell][nodes class], GB/s

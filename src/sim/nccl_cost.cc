@@ -61,6 +61,8 @@ const nccl::ReleaseTerms& terms(NcclRelease r) {
   switch (r) {
     case NcclRelease::kV2_18:
       return nccl::kV2_18;
+    case NcclRelease::kV2_27:
+      return nccl::kV2_27;
     case NcclRelease::kV2_28:
       return nccl::kV2_28;
     case NcclRelease::kV2_29:
@@ -251,12 +253,18 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
     }
     case Algorithm::kTree: {
       constexpr double kToAlg = 0.5;  // tree: bus bandwidth x .5
-      double bw = std::min(simple_Bps * nccl::kTreeRatio,
-                           channels * nccl::kPerChMaxTreeBw[row][col] * 1e9 * kToAlg);
+      const bool blackwell = row == static_cast<int>(GpuGeneration::kBlackwell);
+      double bw = std::min(
+          simple_Bps * nccl::kTreeRatio,
+          channels * (blackwell ? t.tree_cap_blackwell[col] : nccl::kPerChMaxTreeBw[row][col]) *
+              1e9 * kToAlg);
       if (p == Protocol::kLL) bw = std::min(bw * nccl::kTreeLLRatio, ll_max_Bps * kToAlg);
       if (p == Protocol::kLL128)
         bw = std::min(bw * (n == 1 ? nccl::kTreeLL128RatioOneNode : nccl::kTreeLL128RatioMulti),
-                      channels * nccl::kPerChMaxTreeLL128Bw[row][col] * 1e9 * kToAlg);
+                      channels *
+                          (blackwell ? t.tree_ll128_cap_blackwell[col]
+                                     : nccl::kPerChMaxTreeLL128Bw[row][col]) *
+                          1e9 * kToAlg);
       // treeCorrectionFactor by log2(bytes / 64), for Tree its first 23 sizes in every release
       // (tuning.cc@v2.29.7-1:595: logSize < 23; the 24th column v2.29 added is NVLS Tree's,
       // :596); v2.29 skips messages under 64 bytes.

@@ -121,6 +121,10 @@ TEST(NcclCost, NvlsTreeCapSteersTheChoiceNotTheTime) {
   CostShape old = s;
   old.release = k218;  // 2.18 has no such cap
   EXPECT_LT(tuner_time_us(Algorithm::kNvlsTree, Protocol::kSimple, old, fast, bytes), est / 4);
+  old.release = NcclRelease::kV2_27;  // nor 2.27 (perChMaxNVLSTreeBws came with 2.28)
+  EXPECT_LT(tuner_time_us(Algorithm::kNvlsTree, Protocol::kSimple, old, fast, bytes), est / 4);
+  old.release = NcclRelease::kV2_28;
+  EXPECT_NEAR(tuner_time_us(Algorithm::kNvlsTree, Protocol::kSimple, old, fast, bytes), est, 1.0);
 }
 
 TEST(NcclCost, TreeLatencyIsChainPlusFloorLog) {
@@ -145,6 +149,15 @@ TEST(NcclCost, NvlsCollNetAndPatLatencyPerRelease) {
                   m29 = shape(Op::kAllReduce, 32, 4, k229);
   EXPECT_NEAR(latency_us(Algorithm::kNvlsTree, Protocol::kSimple, m18), 23 + 2 * 3 * 19.0, 1e-4);
   EXPECT_NEAR(latency_us(Algorithm::kNvlsTree, Protocol::kSimple, m29), 25 + 2 * 2 * 20.9, 1e-4);
+  // 2.21 to 2.27 step NVLS Tree across the network at 14 us (tuning.cc@v2.27.7-1:96), 2.28 at
+  // 20.9 (tuning.cc@v2.28.9-1's hwLat); the rest of the term is 2.28's.
+  CostShape m27 = m29, m28 = m29;
+  m27.release = NcclRelease::kV2_27;
+  m28.release = NcclRelease::kV2_28;
+  EXPECT_NEAR(latency_us(Algorithm::kNvlsTree, Protocol::kSimple, m27), 25 + 2 * 2 * 14.0, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kNvlsTree, Protocol::kSimple, m28), 25 + 2 * 2 * 20.9, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, m27),
+              latency_us(Algorithm::kRing, Protocol::kSimple, m28), 1e-9);
   // CollNet Direct: 2 x (NVLink + 7 x arity) + Net.
   EXPECT_NEAR(latency_us(Algorithm::kCollNet, Protocol::kSimple, m18), 2 * (8.0 + 7 * 0.5) + 10.7,
               1e-4);

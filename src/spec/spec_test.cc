@@ -147,10 +147,13 @@ TEST(SpecErrors, NcclRelease) {
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->cluster.nccl, kNewestNccl);
   // A version as NCCL prints it runs the table of its releases: 2.19 and 2.20 the 2.18 one,
-  // 2.21 to 2.28 the 2.28 one, later the newest.
+  // 2.21 to 2.27 the 2.27 one, 2.28 its own, later the newest.
   for (auto [version, table] : {std::pair{"2.19", NcclRelease::kV2_18},
                                 {"2.20.5", NcclRelease::kV2_18},
-                                {"2.24.3", NcclRelease::kV2_28},
+                                {"2.21.5", NcclRelease::kV2_27},
+                                {"2.24.3", NcclRelease::kV2_27},
+                                {"2.27.7-1", NcclRelease::kV2_27},
+                                {"2.28.9", NcclRelease::kV2_28},
                                 {"2.29.7+cuda12.9", NcclRelease::kV2_29},
                                 {"2.31.2", NcclRelease::kV2_29}}) {
     auto v = parse_spec(base + "\"" + version + "\"}\n", "spec.yaml");
