@@ -110,7 +110,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.domain_gpus_ = b.D;
   cm.nccl_ = o.nccl.value_or(plan.nccl);
   cm.generation_ = generation_of(plan.gpu);
-  b.channel_limit = cm.nccl_ == NcclRelease::kV2_18 ? nccl::kMaxChannelsV218 : nccl::kMaxChannels;
+  b.channel_limit = release_max_channels(cm.nccl_);
   if (plan.nic.rate_gbps > 0)
     b.net_graph_channels =
         ring_graph_channels_across(fab.nics_per_node(), fab.gpus_per_node(), plan.nic.rate_gbps / 8,
@@ -336,7 +336,8 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   // NCCL (2.23+) runs PAT with one GPU per node; forced, it runs anywhere.
   const std::string pat_no =
       (op != Op::kAllGather && op != Op::kReduceScatter) ? "all_gather and reduce_scatter only"
-      : cm.nccl_ == NcclRelease::kV2_18                  ? "NCCL 2.18 has no PAT (2.23 and later)"
+      : cm.nccl_ == NcclRelease::kV2_18 || cm.nccl_ == NcclRelease::kV2_21
+          ? fmt::format("NCCL {} has no PAT (2.23 and later)", nccl_release_name(cm.nccl_))
       : (fab.gpus_per_node() > 1 && o.algorithm != Algorithm::kPat)
           ? "NCCL uses PAT with one GPU per node (tuning.cc@v2.29.7-1:207; NCCL_PAT_ENABLE=1 "
             "runs it anyway, as --algo pat does)"
@@ -585,7 +586,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree) {
     graph_channels = 0;
     channels =
-        generation_ == GpuGeneration::kBlackwell && nccl_ != NcclRelease::kV2_18
+        generation_ == GpuGeneration::kBlackwell && release_has_blackwell(nccl_)
             ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti : nccl::kNvlsChannelsBlackwellOne)
             : nccl::kNvlsChannelsHopper;
   }

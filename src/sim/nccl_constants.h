@@ -162,7 +162,7 @@ constexpr ReleaseTerms v2_28_terms(ReleaseTerms t) {
 }
 inline constexpr ReleaseTerms kV2_28 = v2_28_terms(kV2_29);
 
-// NCCL v2.27.7-1, which releases 2.21 to 2.27 run with: v2.28.9-1's terms but for four that
+// NCCL v2.27.7-1, which releases 2.23 to 2.27 run with: v2.28.9-1's terms but for four that
 // v2.28 changed (git diff v2.27.7-1 v2.28.9-1 -- src/graph/tuning.cc):
 // - NVLS Tree's network step, Simple: 14 us (tuning.cc@v2.27.7-1:96; v2.28.9-1: 20.9), the same
 //   from v2.19 (tuning.cc@v2.21.5-1:75);
@@ -171,8 +171,7 @@ inline constexpr ReleaseTerms kV2_28 = v2_28_terms(kV2_29);
 // - Blackwell's per-channel caps, twice Hopper's: ring LL128 2 x 36.7 on every nodes class, tree
 //   2 x 38.7 / 2 x 41.4 / 2 x 36.0, tree LL128 2 x 36.7 / 2 x 36.7 / 2 x 29.0
 //   (tuning.cc@v2.27.7-1:170-188).
-// What v2.21 and v2.22 have apart from it is not modelled: Tree's Simple step of 28 us and base
-// of 0 (tuning.cc@v2.21.5-1:56, 66-74), a ring all_reduce's 2n network steps, no PAT.
+// v2.23 and v2.24 have MAXCHANNELS 32 (device.h@v2.24.3-1), not 64: run with 64 here.
 constexpr ReleaseTerms v2_27_terms(ReleaseTerms t) {
   t.tag = "v2.27.7-1";
   t.hw_latency_us[kNet][kNvlsTree][kSimple] = 14;
@@ -187,6 +186,30 @@ constexpr ReleaseTerms v2_27_terms(ReleaseTerms t) {
   return t;
 }
 inline constexpr ReleaseTerms kV2_27 = v2_27_terms(kV2_28);
+
+// NCCL v2.21.5-1, which releases 2.21 and 2.22 run with: v2.27.7-1's terms but for what v2.23
+// changed (tuning.cc@v2.21.5-1 against @v2.27.7-1):
+// - Tree's Simple step is 28 us on NVLink, PCI and the network, and its Simple base 0
+//   (tuning.cc@v2.21.5-1:56, 66-74; v2.23: 4, 4, 14 and 8.4);
+// - a ring all_reduce crosses the network 2n times (nInterSteps, :161), and a network step with
+//   one GPU a node is the algorithm's own (v2.23 takes Tree's);
+// - ring LL128 with one GPU a node is x0.7 of Simple (:181; v2.23: x0.92);
+// - no PAT (v2.23 added it), no Blackwell rows (Blackwell runs as Hopper, as in v2.18).
+// v2.22.3-1 is the same in these terms (tuning.cc@v2.22.3-1:159-179); its log2i is log2Down,
+// which v2.21's treeCorrectionFactor lookup for messages under 64 bytes does not share.
+constexpr ReleaseTerms v2_21_terms(ReleaseTerms t) {
+  t.tag = "v2.21.5-1";
+  t.base_latency_us[kTree][kSimple] = 0;
+  t.hw_latency_us[kNvlink][kTree][kSimple] = 28;
+  t.hw_latency_us[kPci][kTree][kSimple] = 28;
+  t.hw_latency_us[kNet][kTree][kSimple] = 28;
+  t.ring_allreduce_inter_2n = true;
+  t.ppn1_uses_tree_net_latency = false;
+  t.ring_ll128_ratio_ppn1 = 0.7;
+  t.has_pat = false;
+  return t;
+}
+inline constexpr ReleaseTerms kV2_21 = v2_21_terms(kV2_27);
 
 // Terms both releases share (tuning.cc@v2.18.6-1 / @v2.29.7-1, same lines as above):
 // per-channel caps [generation: Volta, Ampere, Hopper, Blackwell][nodes class], GB/s

@@ -55,12 +55,23 @@ double ring_traffic_factor(Op op, long long n) {
   }
 }
 
+bool release_has_blackwell(NcclRelease r) {
+  return r != NcclRelease::kV2_18 && r != NcclRelease::kV2_21;
+}
+
+int release_max_channels(NcclRelease r) {
+  return r == NcclRelease::kV2_18 || r == NcclRelease::kV2_21 ? nccl::kMaxChannelsV218
+                                                              : nccl::kMaxChannels;
+}
+
 namespace {
 
 const nccl::ReleaseTerms& terms(NcclRelease r) {
   switch (r) {
     case NcclRelease::kV2_18:
       return nccl::kV2_18;
+    case NcclRelease::kV2_21:
+      return nccl::kV2_21;
     case NcclRelease::kV2_27:
       return nccl::kV2_27;
     case NcclRelease::kV2_28:
@@ -73,7 +84,7 @@ const nccl::ReleaseTerms& terms(NcclRelease r) {
 
 // The row of the per-generation tables: v2.18 has no Blackwell row and runs it as Hopper.
 int generation_row(const CostShape& s) {
-  if (s.release == NcclRelease::kV2_18 && s.generation == GpuGeneration::kBlackwell)
+  if (!release_has_blackwell(s.release) && s.generation == GpuGeneration::kBlackwell)
     return static_cast<int>(GpuGeneration::kHopper);
   return static_cast<int>(s.generation);
 }
@@ -267,10 +278,11 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
                           1e9 * kToAlg);
       // treeCorrectionFactor by log2(bytes / 64), for Tree its first 23 sizes in every release
       // (tuning.cc@v2.29.7-1:595: logSize < 23; the 24th column v2.29 added is NVLS Tree's,
-      // :596); v2.29 skips messages under 64 bytes.
+      // :596); v2.22 on (log2i is log2Down, -1 for 0) skip messages under 64 bytes, v2.18 and
+      // v2.21 (0 for 0) take the first column.
       const int columns = 23;
       const long long units = static_cast<long long>(bytes) >> 6;
-      if (units >= 1 || s.release == NcclRelease::kV2_18) {
+      if (units >= 1 || s.release == NcclRelease::kV2_18 || s.release == NcclRelease::kV2_21) {
         const int k = log2_floor(units);
         if (k < columns) bw *= nccl::kTreeCorrection[static_cast<int>(p)][k];
       }

@@ -134,6 +134,16 @@ TEST(NcclCost, TreeLatencyIsChainPlusFloorLog) {
   EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kLL128, b), 82.5, 1e-4);
   EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kSimple, a), 140.0, 1e-4);
   EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kSimple, b), 148.4, 1e-4);
+  // 2.21 and 2.22: Tree's Simple step is 28 us on every link and its base 0
+  // (tuning.cc@v2.21.5-1:56, 66-74); 2.23 to 2.27 take 2.29's.
+  CostShape b21 = b, b27 = b;
+  b21.release = NcclRelease::kV2_21;
+  b27.release = NcclRelease::kV2_27;
+  EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kSimple, b21), 2 * (7 * 28.0 + 3 * 28.0),
+              1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kSimple, b27), 148.4, 1e-4);
+  EXPECT_TRUE(std::isinf(
+      latency_us(Algorithm::kPat, Protocol::kSimple, shape(Op::kAllGather, 16, 16, b21.release))));
   // floor, not ceil: 5 nodes are 2 levels.
   const CostShape five = shape(Op::kAllReduce, 40, 5, k229);
   EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kSimple, five), 8.4 + 2 * (7 * 4.0 + 2 * 14),

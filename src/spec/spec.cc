@@ -59,6 +59,7 @@ std::optional<NcclRelease> nccl_release_of_version(const std::string& version) {
   if (version.size() > 64 || !std::regex_match(version, m, re)) return std::nullopt;
   const int minor = std::stoi(m[1].str());
   if (minor <= 20) return NcclRelease::kV2_18;
+  if (minor <= 22) return NcclRelease::kV2_21;
   if (minor <= 27) return NcclRelease::kV2_27;
   if (minor == 28) return NcclRelease::kV2_28;
   return kNewestNccl;
@@ -76,7 +77,7 @@ void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
     else
       r.error(child(n, "nccl"), "cluster.nccl", fmt::format("'{}' is not an NCCL release", *v),
               "a release's table (" + names_joined(kNcclReleaseNames, ", ") +
-                  ") or the version NCCL prints (2.24.3): 2.21-2.27 run the 2.27 table");
+                  ") or the version NCCL prints (2.24.3): 2.23-2.27 run the 2.27 table");
   }
   if (auto v = r.text(n, "gpu", "cluster", true)) c.gpu = *v;
   if (auto v = r.text(n, "nic", "cluster", true)) c.nic = *v;

@@ -147,10 +147,12 @@ TEST(SpecErrors, NcclRelease) {
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->cluster.nccl, kNewestNccl);
   // A version as NCCL prints it runs the table of its releases: 2.19 and 2.20 the 2.18 one,
-  // 2.21 to 2.27 the 2.27 one, 2.28 its own, later the newest.
+  // 2.21 and 2.22 the 2.21 one, 2.23 to 2.27 the 2.27 one, 2.28 its own, later the newest.
   for (auto [version, table] : {std::pair{"2.19", NcclRelease::kV2_18},
                                 {"2.20.5", NcclRelease::kV2_18},
-                                {"2.21.5", NcclRelease::kV2_27},
+                                {"2.21.5", NcclRelease::kV2_21},
+                                {"2.22.3-1", NcclRelease::kV2_21},
+                                {"2.23.4", NcclRelease::kV2_27},
                                 {"2.24.3", NcclRelease::kV2_27},
                                 {"2.27.7-1", NcclRelease::kV2_27},
                                 {"2.28.9", NcclRelease::kV2_28},
