@@ -316,8 +316,9 @@ Command add_simulate(CLI::App& root) {
       a->add_option(
           "--nccl", f->nccl,
           "the NCCL release whose tuner terms are used: " + names_joined(kNcclReleaseNames) +
-              ", or a version as NCCL prints it (2.24.3; up to 2.20 run the 2.18 table, 2.21-2.22 "
-              "the 2.21 one, 2.23-2.27 the 2.27 one) (default: the spec's cluster.nccl, else " +
+              ", or a version as NCCL prints it (2.24.3; up to 2.18 run the 2.18 table, 2.19-2.20 "
+              "the 2.20 one, 2.21-2.22 the 2.21 one, 2.23-2.27 the 2.27 one) (default: the spec's "
+              "cluster.nccl, else " +
               nccl_release_name(kNewestNccl) + ")"),
       [] { return names_of(kNcclReleaseNames); });
   a->add_option("--seed", f->seed,

@@ -336,7 +336,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   // NCCL (2.23+) runs PAT with one GPU per node; forced, it runs anywhere.
   const std::string pat_no =
       (op != Op::kAllGather && op != Op::kReduceScatter) ? "all_gather and reduce_scatter only"
-      : cm.nccl_ == NcclRelease::kV2_18 || cm.nccl_ == NcclRelease::kV2_21
+      : !release_has_pat(cm.nccl_)
           ? fmt::format("NCCL {} has no PAT (2.23 and later)", nccl_release_name(cm.nccl_))
       : (fab.gpus_per_node() > 1 && o.algorithm != Algorithm::kPat)
           ? "NCCL uses PAT with one GPU per node (tuning.cc@v2.29.7-1:207; NCCL_PAT_ENABLE=1 "

@@ -211,6 +211,27 @@ constexpr ReleaseTerms v2_21_terms(ReleaseTerms t) {
 }
 inline constexpr ReleaseTerms kV2_21 = v2_21_terms(kV2_27);
 
+// NCCL v2.20.5-1, which releases 2.19 and 2.20 run with: v2.21.5-1's terms but for what v2.21
+// changed (git diff v2.20.5-1 v2.21.5-1 -- src/graph/tuning.cc):
+// - ring LL at x1/4 of Simple across nodes or for all_reduce and reduce, x1/3 otherwise
+//   (tuning.cc@v2.20.5-1:181; v2.21: x.5);
+// - NVLS and NVLS Tree's NVLink step 23 us (:69; v2.21: 25);
+// - Hopper's llMaxBws row Ampere's, 87.7 / 22.5 / 19.0 (:89; v2.21: 141 / 45 / 35).
+// v2.19 gives a network peer 2 channels (NCCL_NCHANNELS_PER_NET_PEER=2, paths.cc@v2.19.4-1:669),
+// as v2.18; v2.20 the halving rule this table runs (paths.cc@v2.20.5-1:687, -1).
+constexpr ReleaseTerms v2_20_terms(ReleaseTerms t) {
+  t.tag = "v2.20.5-1";
+  t.ring_ll_ratio_multi = 1.0 / 4.0;
+  t.ring_ll_ratio_intra = 1.0 / 3.0;
+  t.hw_latency_us[kNvlink][kNvls][kSimple] = 23;
+  t.hw_latency_us[kNvlink][kNvlsTree][kSimple] = 23;
+  t.ll_max_bw[2][0] = 87.7;
+  t.ll_max_bw[2][1] = 22.5;
+  t.ll_max_bw[2][2] = 19.0;
+  return t;
+}
+inline constexpr ReleaseTerms kV2_20 = v2_20_terms(kV2_21);
+
 // Terms both releases share (tuning.cc@v2.18.6-1 / @v2.29.7-1, same lines as above):
 // per-channel caps [generation: Volta, Ampere, Hopper, Blackwell][nodes class], GB/s
 // (Blackwell rows exist only from v2.28; v2.18 runs Blackwell as Hopper).

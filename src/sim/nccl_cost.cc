@@ -55,14 +55,19 @@ double ring_traffic_factor(Op op, long long n) {
   }
 }
 
+namespace {
+const nccl::ReleaseTerms& terms(NcclRelease r);
+}  // namespace
+
 bool release_has_blackwell(NcclRelease r) {
-  return r != NcclRelease::kV2_18 && r != NcclRelease::kV2_21;
+  return r != NcclRelease::kV2_18 && r != NcclRelease::kV2_20 && r != NcclRelease::kV2_21;
 }
 
 int release_max_channels(NcclRelease r) {
-  return r == NcclRelease::kV2_18 || r == NcclRelease::kV2_21 ? nccl::kMaxChannelsV218
-                                                              : nccl::kMaxChannels;
+  return release_has_blackwell(r) ? nccl::kMaxChannels : nccl::kMaxChannelsV218;
 }
+
+bool release_has_pat(NcclRelease r) { return terms(r).has_pat; }
 
 namespace {
 
@@ -70,6 +75,8 @@ const nccl::ReleaseTerms& terms(NcclRelease r) {
   switch (r) {
     case NcclRelease::kV2_18:
       return nccl::kV2_18;
+    case NcclRelease::kV2_20:
+      return nccl::kV2_20;
     case NcclRelease::kV2_21:
       return nccl::kV2_21;
     case NcclRelease::kV2_27:
@@ -278,11 +285,11 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
                           1e9 * kToAlg);
       // treeCorrectionFactor by log2(bytes / 64), for Tree its first 23 sizes in every release
       // (tuning.cc@v2.29.7-1:595: logSize < 23; the 24th column v2.29 added is NVLS Tree's,
-      // :596); v2.22 on (log2i is log2Down, -1 for 0) skip messages under 64 bytes, v2.18 and
-      // v2.21 (0 for 0) take the first column.
+      // :596); v2.22 on (log2i is log2Down, -1 for 0) skip messages under 64 bytes, v2.18 to
+      // v2.21 (0 for 0) take the first column: the tables without Blackwell rows.
       const int columns = 23;
       const long long units = static_cast<long long>(bytes) >> 6;
-      if (units >= 1 || s.release == NcclRelease::kV2_18 || s.release == NcclRelease::kV2_21) {
+      if (units >= 1 || !release_has_blackwell(s.release)) {
         const int k = log2_floor(units);
         if (k < columns) bw *= nccl::kTreeCorrection[static_cast<int>(p)][k];
       }

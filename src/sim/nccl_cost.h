@@ -61,11 +61,13 @@ double bus_factor(Op op, long long ranks);
 double ring_traffic_factor(Op op, long long ranks);
 
 /// Whether a release's tables have Blackwell rows (v2.28 on, and v2.27's doubled Hopper ones);
-/// v2.18 and v2.21 run Blackwell as Hopper.
+/// the 2.18, 2.20 and 2.21 tables run Blackwell as Hopper.
 bool release_has_blackwell(NcclRelease r);
 /// A release's MAXCHANNELS: 32 up to v2.24 (device.h@v2.24.3-1), 64 from v2.25. The 2.27 table,
 /// which 2.23 and 2.24 run too, takes 64.
 int release_max_channels(NcclRelease r);
+/// Whether a release has PAT (v2.23 on).
+bool release_has_pat(NcclRelease r);
 
 /// The GPU generation NCCL's tables are indexed by (its compute-capability index).
 enum class GpuGeneration { kVolta, kAmpere, kHopper, kBlackwell };

@@ -200,6 +200,19 @@ TEST(NcclCost, RingProtocolBandwidthPerRelease) {
               std::min(87.7e9 * 8 / 7, 100e9), 1);
   EXPECT_NEAR(protocol_bandwidth(Algorithm::kRing, Protocol::kLL, g29, 300e9, 1e6),
               std::min(141.0e9 * 8 / 7, 150e9), 1);
+  // 2.19 and 2.20 keep 2.18's ring LL (x1/4, x1/3) and Hopper's row of 87.7; 2.21 takes x.5 and
+  // 141 (git diff v2.20.5-1 v2.21.5-1 -- src/graph/tuning.cc).
+  CostShape g20 = g18, g21 = g18, m20 = a;
+  g20.release = m20.release = NcclRelease::kV2_20;
+  g21.release = NcclRelease::kV2_21;
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kRing, Protocol::kLL, g20, 300e9, 1e6),
+              protocol_bandwidth(Algorithm::kRing, Protocol::kLL, g18, 300e9, 1e6), 1);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kRing, Protocol::kLL, g21, 300e9, 1e6),
+              protocol_bandwidth(Algorithm::kRing, Protocol::kLL, g29, 300e9, 1e6), 1);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kRing, Protocol::kLL, m20, 20e9, 1e6), 5e9, 1);
+  // Their NVLS step over NVLink is 23 us (tuning.cc@v2.20.5-1:69), 2.21's 25.
+  const CostShape one20 = shape(Op::kAllReduce, 8, 1, NcclRelease::kV2_20);
+  EXPECT_NEAR(latency_us(Algorithm::kNvls, Protocol::kSimple, one20), 23.0, 1e-4);
 }
 
 TEST(NcclCost, TreeBandwidthHasItsRatioAndPerSizeCorrection) {

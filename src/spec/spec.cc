@@ -58,7 +58,8 @@ std::optional<NcclRelease> nccl_release_of_version(const std::string& version) {
   std::smatch m;
   if (version.size() > 64 || !std::regex_match(version, m, re)) return std::nullopt;
   const int minor = std::stoi(m[1].str());
-  if (minor <= 20) return NcclRelease::kV2_18;
+  if (minor <= 18) return NcclRelease::kV2_18;
+  if (minor <= 20) return NcclRelease::kV2_20;
   if (minor <= 22) return NcclRelease::kV2_21;
   if (minor <= 27) return NcclRelease::kV2_27;
   if (minor == 28) return NcclRelease::kV2_28;

@@ -146,10 +146,11 @@ TEST(SpecErrors, NcclRelease) {
   auto plain = parse_spec("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n", "spec.yaml");
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->cluster.nccl, kNewestNccl);
-  // A version as NCCL prints it runs the table of its releases: 2.19 and 2.20 the 2.18 one,
+  // A version as NCCL prints it runs the table of its releases: 2.19 and 2.20 the 2.20 one,
   // 2.21 and 2.22 the 2.21 one, 2.23 to 2.27 the 2.27 one, 2.28 its own, later the newest.
-  for (auto [version, table] : {std::pair{"2.19", NcclRelease::kV2_18},
-                                {"2.20.5", NcclRelease::kV2_18},
+  for (auto [version, table] : {std::pair{"2.17.1", NcclRelease::kV2_18},
+                                {"2.19", NcclRelease::kV2_20},
+                                {"2.20.5", NcclRelease::kV2_20},
                                 {"2.21.5", NcclRelease::kV2_21},
                                 {"2.22.3-1", NcclRelease::kV2_21},
                                 {"2.23.4", NcclRelease::kV2_27},
