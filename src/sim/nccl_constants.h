@@ -164,8 +164,8 @@ inline constexpr ReleaseTerms kV2_28 = v2_28_terms(kV2_29);
 
 // NCCL v2.27.7-1, which releases 2.23 to 2.27 run with: v2.28.9-1's terms but for four that
 // v2.28 changed (git diff v2.27.7-1 v2.28.9-1 -- src/graph/tuning.cc):
-// - NVLS Tree's network step, Simple: 14 us (tuning.cc@v2.27.7-1:96; v2.28.9-1: 20.9), the same
-//   from v2.19 (tuning.cc@v2.21.5-1:75);
+// - NVLS Tree's network step, Simple: 14 us (tuning.cc@v2.27.7-1:155; v2.28.9-1: 20.9), the same
+//   from v2.19 (tuning.cc@v2.21.5-1:77);
 // - no NVLS Tree cap per head (perChMaxNVLSTreeBws is v2.28's): the tuner rates NVLS Tree at
 //   min(bwIntra, bwInter) a channel (tuning.cc@v2.27.7-1:275);
 // - Blackwell's per-channel caps, twice Hopper's: ring LL128 2 x 36.7 on every nodes class, tree
@@ -190,7 +190,7 @@ inline constexpr ReleaseTerms kV2_27 = v2_27_terms(kV2_28);
 // NCCL v2.21.5-1, which releases 2.21 and 2.22 run with: v2.27.7-1's terms but for what v2.23
 // changed (tuning.cc@v2.21.5-1 against @v2.27.7-1):
 // - Tree's Simple step is 28 us on NVLink, PCI and the network, and its Simple base 0
-//   (tuning.cc@v2.21.5-1:56, 66-74; v2.23: 4, 4, 14 and 8.4);
+//   (tuning.cc@v2.21.5-1:56, 67, 71, 75; v2.23: 4, 4, 14 and 8.4);
 // - a ring all_reduce crosses the network 2n times (nInterSteps, :161), and a network step with
 //   one GPU a node is the algorithm's own (v2.23 takes Tree's);
 // - ring LL128 with one GPU a node is x0.7 of Simple (:181; v2.23: x0.92);
@@ -239,7 +239,7 @@ inline constexpr double kPerChMaxRingLL128Bw[4][3] = {
     {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
 inline constexpr double kPerChMaxTreeLL128Bw[4][3] = {
     {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
-// NVLS Tree per NVLS head, v2.29 only (tuning.cc@v2.29.7-1:196-201, applied at 300). The heads
+// NVLS Tree per NVLS head, from v2.28.3 (tuning.cc@v2.29.7-1:196-201, applied at 300). The heads
 // are the NVLS graph's channels, at most a node's GPUs (search.cc@v2.29.7-1:1065).
 inline constexpr double kPerChMaxNvlsTreeBw[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.8}};
