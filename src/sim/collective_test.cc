@@ -428,19 +428,23 @@ TEST(Collective, CollNetGathersWithANicPerGpu) {
   old.nccl = NcclRelease::kV2_18;
   auto m = CollectiveModel::build(f, s.plan, old);
   ASSERT_TRUE(m.ok());
-  for (const auto& a : m->algorithms())
-    if (a.algorithm == Algorithm::kCollNet)
+  for (const auto& a : m->algorithms()) {
+    if (a.algorithm == Algorithm::kCollNet) {
       EXPECT_NE(a.unavailable_reason.find("NCCL 2.19+"), std::string::npos);
+    }
+  }
   const auto four = setup(
       "cluster: {gpu: b200, nodes: 4, nic: cx7-400g, nics_per_node: 4}\nfabric: {technology: "
       "infiniband, switch: qm9700, in_network_reduction: on}\n");
   const Fabric f4 = Fabric::build(four.plan, four.cat);
   auto m4 = CollectiveModel::build(f4, four.plan, cn);
   ASSERT_TRUE(m4.ok());
-  for (const auto& a : m4->algorithms())
-    if (a.algorithm == Algorithm::kCollNet)
+  for (const auto& a : m4->algorithms()) {
+    if (a.algorithm == Algorithm::kCollNet) {
       EXPECT_NE(a.unavailable_reason.find("a NIC per GPU"), std::string::npos)
           << a.unavailable_reason;
+    }
+  }
 }
 
 // nccl-tests -g N: one host thread issues every call on N GPUs, so back-to-back calls are at

@@ -55,6 +55,13 @@ struct ReleaseTerms {
   // Hopper (these are then Hopper's, unused).
   double tree_cap_blackwell[3];
   double tree_ll128_cap_blackwell[3];
+  // The tables have a Blackwell row (v2.23+); without it Blackwell runs as Hopper.
+  bool blackwell_rows;
+  // MAXCHANNELS (device.h): 32 up to v2.22, 64 from v2.25 (v2.23-v2.24 kept 32, run here as 64).
+  int max_channels;
+  // log2i(0) is -1 (log2Down, v2.22+): Tree's treeCorrectionFactor skips messages under 64
+  // bytes; v2.18-v2.21 (log2i(0) = 0) take its first column.
+  bool tree_correction_skips_under_64b;
 };
 
 // NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
@@ -95,6 +102,9 @@ inline constexpr ReleaseTerms kV2_18 = {
     {40.0, 40.0, 40.0},
     {38.7, 41.4, 36.0},
     {36.7, 36.7, 29.0},
+    false,
+    32,  // devcomm.h@v2.18.6-1:52
+    false,
 };
 
 // NCCL v2.29.7-1: tuning.cc@v2.29.7-1 lines 144-149 (baseLat), 150-169 (hwLat), 170-175
@@ -147,6 +157,9 @@ inline constexpr ReleaseTerms kV2_29 = {
     {40.0, 40.0, 40.0},
     {70.0, 42.8, 24.0},
     {55.6, 31.67, 20.0},
+    true,
+    64,  // device.h@v2.29.7-1
+    true,
 };
 // NCCL v2.28.9-1: tuning.cc@v2.28.9-1 is v2.29.7-1's in every latency and ratio above (git diff
 // v2.28.9-1 v2.29.7-1 -- src/graph/tuning.cc); it differs in Blackwell's ring LL128 cap
@@ -207,6 +220,9 @@ constexpr ReleaseTerms v2_21_terms(ReleaseTerms t) {
   t.ppn1_uses_tree_net_latency = false;
   t.ring_ll128_ratio_ppn1 = 0.7;
   t.has_pat = false;
+  t.blackwell_rows = false;
+  t.max_channels = 32;  // device.h@v2.21.5-1
+  t.tree_correction_skips_under_64b = false;
   return t;
 }
 inline constexpr ReleaseTerms kV2_21 = v2_21_terms(kV2_27);
@@ -407,10 +423,9 @@ inline constexpr int kP2pNicsByBandwidth = 1;
 // operation's part per channel lies between half of it and all of it (enqueue.cc@v2.29.7-1:891-898;
 // v2.18.6-1:601-609 the same bounds).
 inline constexpr double kP2pNetChunkBytes = 128.0 * 1024;
-// NCCL's largest channel count (MAXCHANNELS, device.h@v2.29.7-1:88; devcomm.h@v2.18.6-1:52
-// has 32).
+// NCCL's largest channel count in any release (MAXCHANNELS, device.h@v2.29.7-1:88); each
+// table's own is ReleaseTerms::max_channels (devcomm.h@v2.18.6-1:52 has 32).
 inline constexpr int kMaxChannels = 64;
-inline constexpr int kMaxChannelsV218 = 32;
 
 // The host's cost of issuing one collective on one GPU, us: nccl-tests issues a call on each
 // of the GPUs one thread drives (-g, inside ncclGroupStart/End), so back-to-back calls can go

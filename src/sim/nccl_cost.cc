@@ -59,13 +59,9 @@ namespace {
 const nccl::ReleaseTerms& terms(NcclRelease r);
 }  // namespace
 
-bool release_has_blackwell(NcclRelease r) {
-  return r != NcclRelease::kV2_18 && r != NcclRelease::kV2_20 && r != NcclRelease::kV2_21;
-}
+bool release_has_blackwell(NcclRelease r) { return terms(r).blackwell_rows; }
 
-int release_max_channels(NcclRelease r) {
-  return release_has_blackwell(r) ? nccl::kMaxChannels : nccl::kMaxChannelsV218;
-}
+int release_max_channels(NcclRelease r) { return terms(r).max_channels; }
 
 bool release_has_pat(NcclRelease r) { return terms(r).has_pat; }
 
@@ -286,10 +282,10 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
       // treeCorrectionFactor by log2(bytes / 64), for Tree its first 23 sizes in every release
       // (tuning.cc@v2.29.7-1:595: logSize < 23; the 24th column v2.29 added is NVLS Tree's,
       // :596); v2.22 on (log2i is log2Down, -1 for 0) skip messages under 64 bytes, v2.18 to
-      // v2.21 (0 for 0) take the first column: the tables without Blackwell rows.
+      // v2.21 (0 for 0) take the first column.
       const int columns = 23;
       const long long units = static_cast<long long>(bytes) >> 6;
-      if (units >= 1 || !release_has_blackwell(s.release)) {
+      if (units >= 1 || !t.tree_correction_skips_under_64b) {
         const int k = log2_floor(units);
         if (k < columns) bw *= nccl::kTreeCorrection[static_cast<int>(p)][k];
       }
