@@ -119,7 +119,7 @@ int run(const SimulateFlags& f) {
       errs.push_back(Diagnostic::flag(
           "--nccl", fmt::format("unknown NCCL release '{}'", f.nccl),
           "use " + names_joined(kNcclReleaseNames, " or ") +
-              ", or the version NCCL prints (2.24.3: 2.23-2.27 run the 2.27 table)"));
+              ", or the version NCCL prints (2.24.3: " + kNcclVersionTables + ")"));
   }
   o.load_balancing = load_balancing_flag(f.load_balancing, errs);
   std::optional<double> links_bytes;
@@ -316,10 +316,8 @@ Command add_simulate(CLI::App& root) {
       a->add_option(
           "--nccl", f->nccl,
           "the NCCL release whose tuner terms are used: " + names_joined(kNcclReleaseNames) +
-              ", or a version as NCCL prints it (2.24.3; up to 2.18 run the 2.18 table, 2.19-2.20 "
-              "the 2.20 one, 2.21-2.22 the 2.21 one, 2.23-2.27 the 2.27 one) (default: the spec's "
-              "cluster.nccl, else " +
-              nccl_release_name(kNewestNccl) + ")"),
+              ", or a version as NCCL prints it (2.24.3; " + kNcclVersionTables +
+              ") (default: the spec's cluster.nccl, else " + nccl_release_name(kNewestNccl) + ")"),
       [] { return names_of(kNcclReleaseNames); });
   a->add_option("--seed", f->seed,
                 "where the QP numbers start: the UDP source ports the switches hash, and so the "

@@ -585,10 +585,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   int graph_channels = a == Algorithm::kTree ? tree_graph_channels_ : ring_graph_channels_;
   if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree) {
     graph_channels = 0;
-    channels =
-        generation_ == GpuGeneration::kBlackwell && release_has_blackwell(nccl_)
-            ? (domains_ > 1 ? nccl::kNvlsChannelsBlackwellMulti : nccl::kNvlsChannelsBlackwellOne)
-            : nccl::kNvlsChannelsHopper;
+    channels = release_nvls_channels(nccl_, generation_, domains_ > 1);
   }
   // NVLS across nodes runs on no more channels than the communicator has
   // (enqueue.cc@v2.29.7-1:1993-1994).

@@ -55,13 +55,26 @@ struct ReleaseTerms {
   // Hopper (these are then Hopper's, unused).
   double tree_cap_blackwell[3];
   double tree_ll128_cap_blackwell[3];
-  // The tables have a Blackwell row (v2.23+); without it Blackwell runs as Hopper.
+  // The tables have a Blackwell row (v2.25+); without it Blackwell runs as Hopper.
   bool blackwell_rows;
-  // MAXCHANNELS (device.h): 32 up to v2.22, 64 from v2.25 (v2.23-v2.24 kept 32, run here as 64).
+  // MAXCHANNELS (device.h): 32 up to v2.24, 64 from v2.25.
   int max_channels;
   // log2i(0) is -1 (log2Down, v2.22+): Tree's treeCorrectionFactor skips messages under 64
   // bytes; v2.18-v2.21 (log2i(0) = 0) take its first column.
   bool tree_correction_skips_under_64b;
+  // LL128 runs on Blackwell: up to v2.24 the LL128 switch enables compute capabilities 70, 80
+  // and 90 only (tuning.cc@v2.24.3-1:426-431); v2.25 adds 100 and 120.
+  bool ll128_on_blackwell;
+  // CollNet Direct all_gather / reduce_scatter: v2.20 to v2.26 rate ppn x bwIntra x a factor
+  // from .95 at one GPU a node to .85 at eight (tuning.cc@v2.26.6-1:267-279, "measured
+  // corrective ratio"); v2.27 on ppn x min(bwIntra, bwInter x .9).
+  bool collnet_gather_interpolated;
+  // NVLS channels on Blackwell on one NVLink domain and across (nvls.cc): 16 up to v2.24
+  // (NCCL_NVLS_NCHANNELS' default, every GPU), 32 and 32 in v2.25-v2.26, 24 and 32 from v2.27.
+  int nvls_channels_blackwell[2];
+  // perChMaxNVLSTreeBws' Blackwell row, GB/s per nodes class (v2.28 on; unused without
+  // nvls_tree_per_head_cap).
+  double nvls_tree_cap_blackwell[3];
 };
 
 // NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
@@ -105,6 +118,10 @@ inline constexpr ReleaseTerms kV2_18 = {
     false,
     32,  // devcomm.h@v2.18.6-1:52
     false,
+    false,     // tuning.cc@v2.18.6-1: LL128 on 70, 80 and 90
+    false,     // no CollNet all_gather in v2.18
+    {16, 16},  // nvls.cc@v2.18.6-1:231
+    {0, 0, 0},
 };
 
 // NCCL v2.29.7-1: tuning.cc@v2.29.7-1 lines 144-149 (baseLat), 150-169 (hwLat), 170-175
@@ -160,6 +177,10 @@ inline constexpr ReleaseTerms kV2_29 = {
     true,
     64,  // device.h@v2.29.7-1
     true,
+    true,
+    false,
+    {24, 32},           // nvls.cc@v2.29.7-1:149-151, 195
+    {0.0, 96.0, 43.8},  // tuning.cc@v2.29.7-1:198
 };
 // NCCL v2.28.9-1: tuning.cc@v2.28.9-1 is v2.29.7-1's in every latency and ratio above (git diff
 // v2.28.9-1 v2.29.7-1 -- src/graph/tuning.cc); it differs in Blackwell's ring LL128 cap
@@ -175,6 +196,19 @@ constexpr ReleaseTerms v2_28_terms(ReleaseTerms t) {
 }
 inline constexpr ReleaseTerms kV2_28 = v2_28_terms(kV2_29);
 
+// NCCL v2.28.7-1, which 2.28.0 to 2.28.7 run with: v2.28.9-1's terms but for NVLS Tree's
+// network step, 14 us (tuning.cc@v2.28.7-1:165; v2.28.9-1: 20.9), and Blackwell's NVLS Tree cap
+// per head from 3 nodes, 43.1 (:197; v2.28.9-1: 43.8) (git diff v2.28.7-1 v2.28.9-1 --
+// src/graph/tuning.cc). v2.28.3-1 differs from v2.28.7-1 in Blackwell's ring LL128 cap on two
+// nodes alone (2 x 36.7 where v2.28.7 has 34.6), which this table does not carry.
+constexpr ReleaseTerms v2_28_7_terms(ReleaseTerms t) {
+  t.tag = "v2.28.7-1";
+  t.hw_latency_us[kNet][kNvlsTree][kSimple] = 14;
+  t.nvls_tree_cap_blackwell[2] = 43.1;
+  return t;
+}
+inline constexpr ReleaseTerms kV2_28_7 = v2_28_7_terms(kV2_28);
+
 // NCCL v2.27.7-1, which releases 2.23 to 2.27 run with: v2.28.9-1's terms but for four that
 // v2.28 changed (git diff v2.27.7-1 v2.28.9-1 -- src/graph/tuning.cc):
 // - NVLS Tree's network step, Simple: 14 us (tuning.cc@v2.27.7-1:155; v2.28.9-1: 20.9), the same
@@ -184,7 +218,6 @@ inline constexpr ReleaseTerms kV2_28 = v2_28_terms(kV2_29);
 // - Blackwell's per-channel caps, twice Hopper's: ring LL128 2 x 36.7 on every nodes class, tree
 //   2 x 38.7 / 2 x 41.4 / 2 x 36.0, tree LL128 2 x 36.7 / 2 x 36.7 / 2 x 29.0
 //   (tuning.cc@v2.27.7-1:170-188).
-// v2.23 and v2.24 have MAXCHANNELS 32 (device.h@v2.24.3-1), not 64: run with 64 here.
 constexpr ReleaseTerms v2_27_terms(ReleaseTerms t) {
   t.tag = "v2.27.7-1";
   t.hw_latency_us[kNet][kNvlsTree][kSimple] = 14;
@@ -200,8 +233,42 @@ constexpr ReleaseTerms v2_27_terms(ReleaseTerms t) {
 }
 inline constexpr ReleaseTerms kV2_27 = v2_27_terms(kV2_28);
 
-// NCCL v2.21.5-1, which releases 2.21 and 2.22 run with: v2.27.7-1's terms but for what v2.23
-// changed (tuning.cc@v2.21.5-1 against @v2.27.7-1):
+// NCCL v2.26.6-1, which 2.25 and 2.26 run with: v2.27.7-1's terms but for
+// - CollNet Direct all_gather / reduce_scatter at ppn x bwIntra x (.95 at one GPU a node to .85
+//   at eight) (tuning.cc@v2.26.6-1:267-279; v2.27: the network at x.9);
+// - Blackwell's NVLS on 32 channels on one NVLink domain too (NVLS_NCHANNELS_SM100,
+//   nvls.cc@v2.26.6-1:144-145, 176; v2.27 added NVLS_NCHANNELS_SM100_NVL, 24).
+// (git diff v2.26.6-1 v2.27.7-1 -- src/graph/tuning.cc src/transport/nvls.cc; the rest of the
+// tuning.cc diff is NVLS all_gather's tuner rate, which the model does not take from the graph,
+// and the LL128-over-C2C switch.)
+constexpr ReleaseTerms v2_26_terms(ReleaseTerms t) {
+  t.tag = "v2.26.6-1";
+  t.collnet_gather_interpolated = true;
+  t.nvls_channels_blackwell[0] = 32;
+  return t;
+}
+inline constexpr ReleaseTerms kV2_26 = v2_26_terms(kV2_27);
+
+// NCCL v2.24.3-1, which 2.23 and 2.24 run with: v2.26.6-1's terms but for
+// - no Blackwell rows: a Blackwell GPU takes Hopper's (compCapIndex, tuning.cc@v2.24.3-1:210);
+// - no LL128 on Blackwell (the LL128 switch, :426-431, has no case 100; v2.21.5-1:310-315 the
+//   same);
+// - MAXCHANNELS 32 (device.h@v2.24.3-1; 64 from v2.25.1);
+// - NVLS on NCCL_NVLS_NCHANNELS' 16 channels on every GPU (nvls.cc@v2.24.3-1:146).
+// v2.23.4-1 rates PAT at x.85 of Simple (tuning.cc@v2.23.4-1; v2.24: x.75), which this table
+// does not carry.
+constexpr ReleaseTerms v2_24_terms(ReleaseTerms t) {
+  t.tag = "v2.24.3-1";
+  t.blackwell_rows = false;
+  t.ll128_on_blackwell = false;
+  t.max_channels = 32;
+  t.nvls_channels_blackwell[0] = t.nvls_channels_blackwell[1] = 16;
+  return t;
+}
+inline constexpr ReleaseTerms kV2_24 = v2_24_terms(kV2_26);
+
+// NCCL v2.21.5-1, which releases 2.21 and 2.22 run with: v2.24.3-1's terms but for what v2.23
+// changed (tuning.cc@v2.21.5-1 against @v2.24.3-1):
 // - Tree's Simple step is 28 us on NVLink, PCI and the network, and its Simple base 0
 //   (tuning.cc@v2.21.5-1:56, 67, 71, 75; v2.23: 4, 4, 14 and 8.4);
 // - a ring all_reduce crosses the network 2n times (nInterSteps, :161), and a network step with
@@ -225,7 +292,7 @@ constexpr ReleaseTerms v2_21_terms(ReleaseTerms t) {
   t.tree_correction_skips_under_64b = false;
   return t;
 }
-inline constexpr ReleaseTerms kV2_21 = v2_21_terms(kV2_27);
+inline constexpr ReleaseTerms kV2_21 = v2_21_terms(kV2_24);
 
 // NCCL v2.20.5-1, which releases 2.19 and 2.20 run with: v2.21.5-1's terms but for what v2.21
 // changed (git diff v2.20.5-1 v2.21.5-1 -- src/graph/tuning.cc):
@@ -331,6 +398,11 @@ inline constexpr double kCollNetDirectHopperFactor = 0.85;
 // CollNet Direct all_gather / reduce_scatter: the network's rate x 0.9 (busBw = ppn x
 // min(bwIntra, bwInter x 0.9), tuning.cc@v2.29.7-1:315-317).
 inline constexpr double kCollNetDirectGatherNetFactor = 0.9;
+// v2.20-v2.26's instead: ppn x bwIntra x a "measured corrective ratio" interpolated from .95 at
+// one GPU a node to .85 at eight (tuning.cc@v2.26.6-1:277-279).
+inline constexpr double kCollNetGatherRatioAtOne = 0.95;
+inline constexpr double kCollNetGatherRatioAtEight = 0.85;
+inline constexpr double kCollNetGatherRatioGpus = 8;
 // CollNet Chain's chunk: at most 256 KiB, halved while the call gives a channel fewer than
 // depth x 64, x 8, x 1 chunks (depth: the GPUs of a node), down to 128, 64, 32 KiB
 // (enqueue.cc@v2.29.7-1:2147-2152, v2.18.6-1:1331-1336).

@@ -65,6 +65,11 @@ int release_max_channels(NcclRelease r) { return terms(r).max_channels; }
 
 bool release_has_pat(NcclRelease r) { return terms(r).has_pat; }
 
+int release_nvls_channels(NcclRelease r, GpuGeneration g, bool across_domains) {
+  if (g != GpuGeneration::kBlackwell) return nccl::kNvlsChannelsHopper;
+  return terms(r).nvls_channels_blackwell[across_domains ? 1 : 0];
+}
+
 namespace {
 
 const nccl::ReleaseTerms& terms(NcclRelease r) {
@@ -75,8 +80,14 @@ const nccl::ReleaseTerms& terms(NcclRelease r) {
       return nccl::kV2_20;
     case NcclRelease::kV2_21:
       return nccl::kV2_21;
+    case NcclRelease::kV2_24:
+      return nccl::kV2_24;
+    case NcclRelease::kV2_26:
+      return nccl::kV2_26;
     case NcclRelease::kV2_27:
       return nccl::kV2_27;
+    case NcclRelease::kV2_28_7:
+      return nccl::kV2_28_7;
     case NcclRelease::kV2_28:
       return nccl::kV2_28;
     case NcclRelease::kV2_29:
@@ -248,6 +259,8 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
   // comm->nChannels = 2 x nChannels): half of the communicator's channels.
   const double channels = std::max(
       1, s.graph_channels > 0 ? s.graph_channels : s.channels / nccl::kCommChannelsPerGraphChannel);
+  if (p == Protocol::kLL128 && s.generation == GpuGeneration::kBlackwell && !t.ll128_on_blackwell)
+    return 0;
   switch (a) {
     case Algorithm::kRing: {
       // Caps are on bus bandwidth; the payload moves at bus bandwidth x N / nsteps.
@@ -297,8 +310,13 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
       if (p != Protocol::kSimple) return 0;
       // all_gather / reduce_scatter: a head per NIC, the network at x.9 (tuning.cc@v2.29.7-1:
       // 315-317); no GPU/NIC factor (they need one NIC a GPU).
-      if (s.op == Op::kAllGather || s.op == Op::kReduceScatter)
-        return simple_Bps * nccl::kCollNetDirectGatherNetFactor;
+      if (s.op == Op::kAllGather || s.op == Op::kReduceScatter) {
+        if (!t.collnet_gather_interpolated) return simple_Bps * nccl::kCollNetDirectGatherNetFactor;
+        // v2.20-v2.26: from .95 at one GPU a node to .85 at eight (tuning.cc@v2.26.6-1:277-279).
+        const double w = (ppn - 1) / (nccl::kCollNetGatherRatioGpus - 1);
+        return simple_Bps *
+               (w * nccl::kCollNetGatherRatioAtEight + (1 - w) * nccl::kCollNetGatherRatioAtOne);
+      }
       // CollNet Direct all_reduce (tuning.cc@v2.29.7-1:318-322, v2.18.6-1:186-192): "requires
       // all GPUs to have a local NIC to work at full speed": the GPU/NIC ratio ppn / nChannels,
       // halfway back to 1, divides the bandwidth; x.85 from Hopper on.
@@ -589,8 +607,10 @@ double tuner_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds
   // estimate takes it; the time does not.
   if (a == Algorithm::kNvlsTree && terms(s.release).nvls_tree_per_head_cap) {
     const int heads = std::clamp(s.domain_gpus, 1, nccl::kMaxNvlsArity);
-    const double cap =
-        nccl::kPerChMaxNvlsTreeBw[generation_row(s)][nodes_class(std::max(1, s.domains))];
+    const int row = generation_row(s), col = nodes_class(std::max(1, s.domains));
+    const double cap = row == static_cast<int>(GpuGeneration::kBlackwell)
+                           ? terms(s.release).nvls_tree_cap_blackwell[col]
+                           : nccl::kPerChMaxNvlsTreeBw[row][col];
     if (cap > 0) bw = std::min(bw, heads * cap * 1e9 * bus_to_alg(s));
   }
   return bw > 0 ? bytes / bw * 1e6 : std::numeric_limits<double>::infinity();

@@ -60,17 +60,20 @@ double bus_factor(Op op, long long ranks);
 /// all-gather), all_gather and reduce_scatter (N-1)/N, broadcast and reduce 1 (a pipeline).
 double ring_traffic_factor(Op op, long long ranks);
 
-/// Whether a release's tables have Blackwell rows (v2.28 on, and v2.27's doubled Hopper ones);
-/// the 2.18, 2.20 and 2.21 tables run Blackwell as Hopper.
+/// Whether a release's tables have Blackwell rows (v2.25 on; v2.25-v2.27's are Hopper's doubled);
+/// the 2.18 to 2.24 tables run Blackwell as Hopper.
 bool release_has_blackwell(NcclRelease r);
-/// A release's MAXCHANNELS: 32 up to v2.24 (device.h@v2.24.3-1), 64 from v2.25. The 2.27 table,
-/// which 2.23 and 2.24 run too, takes 64.
+/// A release's MAXCHANNELS: 32 up to v2.24 (device.h@v2.24.3-1), 64 from v2.25.
 int release_max_channels(NcclRelease r);
 /// Whether a release has PAT (v2.23 on).
 bool release_has_pat(NcclRelease r);
 
 /// The GPU generation NCCL's tables are indexed by (its compute-capability index).
 enum class GpuGeneration { kVolta, kAmpere, kHopper, kBlackwell };
+
+/// NVLS's channels (nvls.cc): Hopper's 16, or the release's for Blackwell on one NVLink domain
+/// or across domains.
+int release_nvls_channels(NcclRelease r, GpuGeneration g, bool across_domains);
 
 /// The communicator a cost is charged for.
 struct CostShape {

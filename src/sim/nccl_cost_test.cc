@@ -181,6 +181,55 @@ TEST(NcclCost, NvlsCollNetAndPatLatencyPerRelease) {
       latency_us(Algorithm::kPat, Protocol::kSimple, shape(Op::kAllGather, 16, 16, k218))));
 }
 
+// The tables between 2.21 and 2.27 and inside 2.28, each term from its own tag
+// (nccl_constants.h): what 2.24, 2.26 and 2.28.7 change against their neighbours.
+TEST(NcclCost, TablesOfTheReleasesBetween) {
+  constexpr NcclRelease k224 = NcclRelease::kV2_24, k226 = NcclRelease::kV2_26,
+                        k227 = NcclRelease::kV2_27, k2287 = NcclRelease::kV2_28_7,
+                        k228 = NcclRelease::kV2_28;
+  // MAXCHANNELS 32 up to 2.24 (device.h@v2.24.3-1), 64 from 2.25; Blackwell rows from 2.25.
+  EXPECT_EQ(release_max_channels(k224), 32);
+  EXPECT_EQ(release_max_channels(k226), 64);
+  EXPECT_FALSE(release_has_blackwell(k224));
+  EXPECT_TRUE(release_has_blackwell(k226));
+  // Blackwell's NVLS channels: 16 on every GPU up to 2.24, 32 on one domain in 2.25-2.26, 24
+  // from 2.27 (nvls.cc); Hopper's 16 in all.
+  const auto bw = GpuGeneration::kBlackwell;
+  EXPECT_EQ(release_nvls_channels(k224, bw, false), 16);
+  EXPECT_EQ(release_nvls_channels(k224, bw, true), 16);
+  EXPECT_EQ(release_nvls_channels(k226, bw, false), 32);
+  EXPECT_EQ(release_nvls_channels(k227, bw, false), 24);
+  EXPECT_EQ(release_nvls_channels(k227, bw, true), 32);
+  EXPECT_EQ(release_nvls_channels(k227, GpuGeneration::kHopper, true), 16);
+  // LL128 does not run on Blackwell up to 2.24 (no case 100 in the LL128 switch).
+  CostShape b = shape(Op::kAllGather, 16, 2, k224);
+  b.generation = bw;
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kRing, Protocol::kLL128, b, 50e9, 1 << 20), 0);
+  EXPECT_EQ(pick_protocol(Algorithm::kRing, b, 1 / 50e9, 1 << 20).protocol == Protocol::kLL128,
+            false);
+  b.release = k226;
+  EXPECT_GT(protocol_bandwidth(Algorithm::kRing, Protocol::kLL128, b, 50e9, 1 << 20), 0);
+  // CollNet Direct all_gather: 2.26 interpolates .95 (one GPU a node) to .85 (eight); 2.27 on
+  // the network at x.9.
+  const double simple = 40e9;
+  const CostShape g8 = shape(Op::kAllGather, 32, 4, k226), g1 = shape(Op::kAllGather, 4, 4, k226);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kCollNet, Protocol::kSimple, g8, simple, 1e9),
+              simple * 0.85, 1);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kCollNet, Protocol::kSimple, g1, simple, 1e9),
+              simple * 0.95, 1);
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kCollNet, Protocol::kSimple,
+                                 shape(Op::kAllGather, 32, 4, k227), simple, 1e9),
+              simple * 0.9, 1);
+  // 2.28.0-2.28.7 step NVLS Tree across the network at 14 us (tuning.cc@v2.28.7-1:165), 2.28.9
+  // at 20.9; the rest of the latency is the same.
+  const CostShape m2287 = shape(Op::kAllReduce, 32, 4, k2287),
+                  m228 = shape(Op::kAllReduce, 32, 4, k228);
+  EXPECT_NEAR(latency_us(Algorithm::kNvlsTree, Protocol::kSimple, m2287), 25 + 2 * 2 * 14.0, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kNvlsTree, Protocol::kSimple, m228), 25 + 2 * 2 * 20.9, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, m2287),
+              latency_us(Algorithm::kRing, Protocol::kSimple, m228), 1e-9);
+}
+
 TEST(NcclCost, RingProtocolBandwidthPerRelease) {
   const double simple = 50e9;  // payload bytes/s
   // 8 nodes: llMaxBw 20.4 GB/s of bus bandwidth (Intel CPU, 3+ nodes), x N/nsteps = 64/126.

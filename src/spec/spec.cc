@@ -58,11 +58,15 @@ std::optional<NcclRelease> nccl_release_of_version(const std::string& version) {
   std::smatch m;
   if (version.size() > 64 || !std::regex_match(version, m, re)) return std::nullopt;
   const int minor = std::stoi(m[1].str());
+  // 2.28 without a patch level is its newest, 2.28.9.
+  const int patch = m[2].matched ? std::stoi(m[2].str().substr(1)) : 9;
   if (minor <= 18) return NcclRelease::kV2_18;
   if (minor <= 20) return NcclRelease::kV2_20;
   if (minor <= 22) return NcclRelease::kV2_21;
-  if (minor <= 27) return NcclRelease::kV2_27;
-  if (minor == 28) return NcclRelease::kV2_28;
+  if (minor <= 24) return NcclRelease::kV2_24;
+  if (minor <= 26) return NcclRelease::kV2_26;
+  if (minor == 27) return NcclRelease::kV2_27;
+  if (minor == 28) return patch < 9 ? NcclRelease::kV2_28_7 : NcclRelease::kV2_28;
   return kNewestNccl;
 }
 
@@ -78,7 +82,7 @@ void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
     else
       r.error(child(n, "nccl"), "cluster.nccl", fmt::format("'{}' is not an NCCL release", *v),
               "a release's table (" + names_joined(kNcclReleaseNames, ", ") +
-                  ") or the version NCCL prints (2.24.3): 2.23-2.27 run the 2.27 table");
+                  ") or the version NCCL prints (2.24.3): " + kNcclVersionTables);
   }
   if (auto v = r.text(n, "gpu", "cluster", true)) c.gpu = *v;
   if (auto v = r.text(n, "nic", "cluster", true)) c.nic = *v;

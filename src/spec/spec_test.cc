@@ -147,15 +147,22 @@ TEST(SpecErrors, NcclRelease) {
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->cluster.nccl, kNewestNccl);
   // A version as NCCL prints it runs the table of its releases: 2.19 and 2.20 the 2.20 one,
-  // 2.21 and 2.22 the 2.21 one, 2.23 to 2.27 the 2.27 one, 2.28 its own, later the newest.
+  // 2.21 and 2.22 the 2.21 one, 2.23 and 2.24 the 2.24 one, 2.25 and 2.26 the 2.26 one, 2.27 its
+  // own, 2.28.0-2.28.7 the 2.28.7 one, 2.28.9 (and 2.28 alone) the 2.28 one, later the newest.
   for (auto [version, table] : {std::pair{"2.17.1", NcclRelease::kV2_18},
                                 {"2.19", NcclRelease::kV2_20},
                                 {"2.20.5", NcclRelease::kV2_20},
                                 {"2.21.5", NcclRelease::kV2_21},
                                 {"2.22.3-1", NcclRelease::kV2_21},
-                                {"2.23.4", NcclRelease::kV2_27},
-                                {"2.24.3", NcclRelease::kV2_27},
+                                {"2.23.4", NcclRelease::kV2_24},
+                                {"2.24.3", NcclRelease::kV2_24},
+                                {"2.25.1", NcclRelease::kV2_26},
+                                {"2.26.6-1", NcclRelease::kV2_26},
                                 {"2.27.7-1", NcclRelease::kV2_27},
+                                {"2.28.3", NcclRelease::kV2_28_7},
+                                {"2.28.7-1", NcclRelease::kV2_28_7},
+                                {"2.28.7", NcclRelease::kV2_28_7},
+                                {"2.28", NcclRelease::kV2_28},
                                 {"2.28.9", NcclRelease::kV2_28},
                                 {"2.29.7+cuda12.9", NcclRelease::kV2_29},
                                 {"2.31.2", NcclRelease::kV2_29}}) {
