@@ -921,8 +921,11 @@ TEST(CliStep, DimensionsSharingLinksAndNoConcurrency) {
   auto o = nlohmann::json::parse(off.out);
   EXPECT_FALSE(o["concurrency"]["enabled"].get<bool>());
   EXPECT_TRUE(o["concurrency"]["windows"].empty());
-  for (const auto& b : o["breakdown"])
-    if (b.contains("concurrency_factor")) EXPECT_EQ(b["concurrency_factor"].get<double>(), 1);
+  for (const auto& b : o["breakdown"]) {
+    if (b.contains("concurrency_factor")) {
+      EXPECT_EQ(b["concurrency_factor"].get<double>(), 1);
+    }
+  }
   EXPECT_LT(o["step_time_s"].get<double>(), j["step_time_s"].get<double>());
   CmdResult text = gpufabric("step examples/roce-16k.yaml --no-sensitivity");
   EXPECT_NE(text.out.find("slower beside dp_reduce_scatter_all_gather on the same links"),

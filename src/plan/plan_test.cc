@@ -515,8 +515,9 @@ TEST(Networks, OneTierWhileALeafPairHoldsEveryPortThenLeafSpine) {
   std::set<std::pair<std::string, std::string>> inband_ports;
   long long up_links = 0;
   for_each_network_link(b, [&](const NetworkLink& l) {
-    if (l.b_device.rfind("inband-leaf", 0) == 0)
+    if (l.b_device.rfind("inband-leaf", 0) == 0) {
       EXPECT_TRUE(inband_ports.insert({l.b_device, l.b_port}).second) << l.b_device << l.b_port;
+    }
     if (l.network == NetworkKind::kOob && l.a_device.rfind("oob-", 0) == 0) {
       EXPECT_EQ(l.b_device.rfind("inband-leaf", 0), 0u) << l.b_device;
       ++up_links;
