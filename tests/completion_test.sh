@@ -59,11 +59,14 @@ expect "--no-concurrency" step examples/roce-16k.yaml --no-c
 
 # Values: exactly the set --help lists for the flag.
 help_values() {  # help_values CMD FLAG: the "a | b | c" list in FLAG's description in `CMD --help`
-  "$bin" "$1" --help |
-    awk -v flag="$2" '
+  # The help is read whole first: awk stops at the flag, and a help of more than one 4 KiB write
+  # would otherwise meet a closed pipe (SIGPIPE, which pipefail takes as a failure).
+  local help
+  help=$("$bin" "$1" --help)
+  awk -v flag="$2" '
       found { print; exit }  # the description, on the next line when the name column is full
       $1 == flag || $1 ~ ("," flag "$") {
-        sub(/^ *[^ ]+ [^ ]+ */, ""); if ($0 != "") { print; exit } found = 1 }' |
+        sub(/^ *[^ ]+ [^ ]+ */, ""); if ($0 != "") { print; exit } found = 1 }' <<<"$help" |
     sed -E 's/\([^)]*\)//g; s/.*: //' | tr -d '|' | xargs -n1 | sort | tr '\n' ' ' | sed 's/ $//'
 }
 for cv in "simulate --op" "simulate --algo" "simulate --proto" "simulate --load-balancing" \
