@@ -58,10 +58,13 @@ void p2p_nics_of(const Plan& plan, int& nics, double& GBps) {
 }
 
 // A calibration profile's terms on one algorithm's cost: its bandwidth factor, and the latency
-// the cluster adds to each network step (only where the ranks span several domains).
-void apply_profile(const CalibrationProfile& prof, Algorithm a, CostShape& s) {
+// the cluster adds to each network step and the time to each network message (only where the
+// ranks span several domains; the messages only where the scale-out links pace the flows).
+void apply_profile(const CalibrationProfile& prof, Algorithm a, bool network_paced,
+                   CostShape& s) {
   s.bandwidth_factor = prof.algorithm_factor[static_cast<int>(a)];
   if (s.domains > 1) s.net_hop_us += prof.network_step_latency_us;
+  if (s.domains > 1 && network_paced) s.network_message_us = prof.network_message_us;
 }
 
 // The mean of the sampled node-to-node path latencies, us (0 when none was sampled).
@@ -529,6 +532,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   if (keep) keep->payload_bytes = kPayload;
   gc.seconds_per_byte_ = m.seconds_per_byte;
   gc.bottleneck_ = m.bottleneck;
+  gc.network_paced_ = m.network_paced;
   gc.domains_ = g.domains;
   gc.ring_same_channels_ =
       ring_same_channels(g.domains, gc.size_ / std::max(1, g.domains), fab.nics_per_node());
@@ -553,7 +557,7 @@ CostShape GroupCollective::cost_shape() const {
   s.p2p_local_nics = p2p_local_nics_;
   s.p2p_nic_GBps = p2p_nic_GBps_;
   s.ring_same_channels = ring_same_channels_;
-  apply_profile(profile_, algorithm(), s);
+  apply_profile(profile_, algorithm(), network_paced_, s);
   return s;
 }
 
@@ -602,13 +606,14 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   s.ring_same_channels = ring_same_channels_;
   s.iters = iters_;
   s.host_issue_us = host_issue_us_;
-  apply_profile(profile_, a, s);
+  apply_profile(profile_, a, model && model->network_paced, s);
   return s;
 }
 
 void CollectiveModel::recalibrate(const CalibrationProfile& p) {
   profile_.algorithm_factor = p.algorithm_factor;
   profile_.network_step_latency_us = p.network_step_latency_us;
+  profile_.network_message_us = p.network_message_us;
 }
 
 const AlgorithmModel* CollectiveModel::available(Algorithm a) const {

@@ -61,6 +61,9 @@ struct AlgorithmModel {
   double net_hop_latency_us = 0;      ///< fabric latency of one node-to-node hop
   std::string bottleneck;             ///< link class that paced the slowest flow
   double bottleneck_utilization = 0;  ///< mean load/capacity of that class's busy links
+  /// The slowest flow was paced by a scale-out link (PCIe to the NIC, the NIC, the switches):
+  /// a network message's own time (CalibrationProfile::network_message_us) lengthens the call.
+  bool network_paced = false;
   /// collision_factor (flow_builder.h): 1 = spread evenly; 0 = no switch-to-switch traffic.
   double ecmp_collision = 0;
   int flows = 0;
@@ -122,7 +125,8 @@ class CollectiveModel {
   const LinkLoad* link_load() const { return link_load_ ? &*link_load_ : nullptr; }
   /// The calibration profile the costs use (SimOptions::calibration, else the plan's).
   const CalibrationProfile& calibration() const { return profile_; }
-  /// Takes `p`'s algorithm factors and network step latency without simulating the flows again
+  /// Takes `p`'s algorithm factors, network step latency and network message time without
+  /// simulating the flows again
   /// (calibrate --fit tries many); the link efficiencies stay those the model was built with.
   void recalibrate(const CalibrationProfile& p);
 
@@ -221,6 +225,7 @@ class GroupCollective {
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::string bottleneck_;
+  bool network_paced_ = false;  ///< as AlgorithmModel::network_paced
   CalibrationProfile profile_;  ///< the plan's
   Algorithm algorithm() const;
   CostShape cost_shape() const;

@@ -44,6 +44,7 @@ void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>
   if (r.bottleneck_link >= 0) {
     const LinkClass cls = fab.links()[r.bottleneck_link].cls;
     m.bottleneck = link_class_name(cls);
+    m.network_paced = cls != LinkClass::kScaleUp;
     double util = 0;
     int busy = 0;
     for (size_t l = 0; l < r.load_Bps.size(); ++l)

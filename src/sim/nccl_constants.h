@@ -369,6 +369,11 @@ inline constexpr double kStepDataBytes[kNumProtos] = {32768, 576000, 524288};
 // Ring Simple all_reduce/all_gather/reduce_scatter: 4 steps a chunk (ALLREDUCE_CHUNKSTEPS =
 // NCCL_STEPS/2, collectives.h@v2.29.7-1:19-35); every other algorithm and protocol 1.
 inline constexpr int kRingSimpleChunkSteps = 4;
+// ... sliced in 2 steps (ALLREDUCE_SLICESTEPS = NCCL_STEPS/4, the same lines): a slice is what
+// one network send carries (the proxy posts one isend a slice, transport/net.cc@v2.29.7-1:
+// 1281-1346); broadcast and reduce slice 1 step (BROADCAST_SLICESTEPS, REDUCE_SLICESTEPS), and
+// every other algorithm 1 (enqueue.cc@v2.29.7-1:2137).
+inline constexpr int kRingSimpleSliceSteps = 2;
 // maxThreads per protocol (tuning.cc@v2.29.7-1:232-244): LL 512, LL128 640, Simple 512; NVLS
 // and CollNet 640 (NCCL_MAX_NTHREADS).
 inline constexpr int kMaxThreads[kNumProtos] = {512, 640, 512};

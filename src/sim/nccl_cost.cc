@@ -589,6 +589,28 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
   return r;
 }
 
+double network_messages_us(Algorithm a, Protocol p, const CostShape& s, const PipelineRun& run,
+                           double bytes) {
+  if (!(s.network_message_us > 0) || s.domains < 2 || p != Protocol::kSimple) return 0;
+  const double per_channel = std::max(1.0, bytes) / std::max(1, run.channels);
+  const bool chain = s.op == Op::kBroadcast || s.op == Op::kReduce;
+  double extra = 0;  // messages a connection carries after the first loop's
+  if (a == Algorithm::kRing && !chain) {
+    // A loop moves a chunk a rank over the ring's steps, each chunk in slices; the first loop's
+    // messages are its steps' latency.
+    const long long N = std::max(1LL, s.ranks);
+    const double chunk = nccl::kStepDataBytes[static_cast<int>(p)] * nccl::kRingSimpleChunkSteps;
+    const double loops = per_channel / (chunk * static_cast<double>(N));
+    extra = std::max(0.0, loops - 1) * static_cast<double>(ring_steps(s.op, N)) *
+            (nccl::kRingSimpleChunkSteps / nccl::kRingSimpleSliceSteps);
+  } else if (a == Algorithm::kRing || a == Algorithm::kTree) {
+    // A chain's or a tree's connection carries the channel's bytes once, a step a message; the
+    // first is the chain's (tree's) latency.
+    extra = std::max(0.0, per_channel / std::max(1.0, run.chunk_bytes) - 1);
+  }
+  return extra * s.network_message_us;
+}
+
 namespace {
 
 // The data at protocol_bandwidth over every channel, us, as NCCL's tuner estimates it, with the
@@ -663,7 +685,9 @@ double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
   double rate = capped * share;
   if (p == Protocol::kLL && (a == Algorithm::kRing || a == Algorithm::kTree))
     rate = std::min(protocol_bandwidth_of(a, p, s, Bps, bytes, false) * share, capped);
-  const double stream = bytes / rate * 1e6 / s.bandwidth_factor;
+  // The network messages' own time is in series with the bytes they carry (network_messages_us).
+  const double stream =
+      bytes / rate * 1e6 / s.bandwidth_factor + network_messages_us(a, p, s, run, bytes);
   if (stream_only) return stream;
   const double t = stream * run.fill_factor() + run.exposed_us();
   // CollNet: the NICs' own path, their bytes and the in-network operations in series, paces the

@@ -97,6 +97,10 @@ struct CostShape {
   /// A calibration profile's measured factor on this algorithm's bandwidth (1: the model's). It
   /// scales the time the data takes, not NCCL's own estimate (NCCL's tuner does not know it).
   double bandwidth_factor = 1;
+  /// A calibration profile's measured time each network message holds its connection beyond its
+  /// bytes, us (0: none); set only where the ranks span domains and the scale-out links pace the
+  /// flows. See network_messages_us.
+  double network_message_us = 0;
   /// Point-to-point across domains: the NICs local to a GPU and one NIC's rate, GB/s (0: not
   /// known, no per-channel limit). They set the channels a network peer gets.
   int p2p_local_nics = 0;
@@ -201,6 +205,18 @@ struct PipelineRun {
   double net_op_us = 0;
 };
 PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes);
+
+/// The time a call's network messages add beyond their bytes, us: s.network_message_us (a
+/// calibration profile's) for every message a channel's network connection carries after the
+/// first loop's, whose cost is in NCCL's step latency. A message is a slice: NCCL's proxy posts
+/// one send a slice and, with GPUDirect RDMA, flushes each received Simple slice before the GPU
+/// may read it (transport/net.cc@v2.29.7-1:1281-1346, 1549-1584). Ring all_reduce, all_gather
+/// and reduce_scatter slice 2 steps (1 MiB), broadcast, reduce and trees 1 step (512 KiB), so
+/// per byte a broadcast pays twice what an all_reduce does. Simple only (LL and LL128 lines
+/// carry their own flags: no flush), ring and tree only (CollNet has its operations'
+/// cost, nccl::kCollNetOpUs; NVLS and point-to-point are not charged); 0 on one domain.
+double network_messages_us(Algorithm a, Protocol p, const CostShape& s, const PipelineRun& run,
+                           double bytes);
 
 /// NCCL's own estimate of one (algorithm, protocol) at `bytes`, us (tuning.cc's
 /// ncclTopoGetAlgoTime): the fixed latency (ring Simple's plateau factor once the message is

@@ -27,6 +27,9 @@ constexpr double kMaxProfileEfficiency = 1.0;
 constexpr double kMinAlgorithmFactor = 0.25;
 constexpr double kMaxAlgorithmFactor = 4.0;
 constexpr double kMaxStepLatencyUs = 1000;
+/// A network message's own time is at most a millisecond too: two orders above the largest
+/// per-message cost a published run shows (a few us, data/calibration/README.md).
+constexpr double kMaxNetworkMessageUs = 1000;
 
 /// One cluster's measured factors; the defaults change nothing.
 struct CalibrationProfile {
@@ -40,6 +43,13 @@ struct CalibrationProfile {
   /// Latency this cluster adds to every step that crosses the network, us (proxy, NIC and
   /// switch time beyond NCCL's tables and the fabric's hop latency).
   double network_step_latency_us = 0;
+  /// Time each network message holds its connection beyond its bytes, us: NCCL's proxy posts one
+  /// send a slice of a channel's connection and, with GPUDirect RDMA, flushes each received
+  /// Simple slice before the GPU may read it (transport/net.cc@v2.29.7-1:1281-1346, 1549-1584).
+  /// Charged in series with the bytes of ring and tree Simple calls the scale-out links pace,
+  /// for every message after the first loop's (those are NCCL's step latency). 0: none (the
+  /// model's: NCCL's tables have no such term).
+  double network_message_us = 0;
   /// Per algorithm (kProfileAlgorithmNames order), the factor on its modelled bandwidth.
   std::array<double, kProfileAlgorithms> algorithm_factor{1, 1, 1, 1, 1, 1, 1, 1};
   /// What the profile says it was fitted on (its `cluster:` GPU and NIC ids; "" when it does not
@@ -51,7 +61,7 @@ struct CalibrationProfile {
 };
 
 /// Reads a profile's YAML (`file` names it in messages): `factors:` with scaleup_efficiency,
-/// network_efficiency, network_step_latency_us and algorithms: {NAME: factor}; the fit's report
+/// network_efficiency, network_step_latency_us, network_message_us and algorithms: {NAME: factor}; the fit's report
 /// (`fit:`, `cross_validation:`, `fitted_on:`) is kept for the reader and not interpreted, but
 /// for `cluster:`'s gpu and nic, and `profile:` (the format) must be 1. Every problem is an error
 /// with the line and the key.

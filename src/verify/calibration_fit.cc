@@ -69,9 +69,25 @@ double median(std::vector<double> v) {
 }
 
 // The factors being fitted, in one vector: scale-up and network efficiency, network step
-// latency, then one bandwidth factor per algorithm (kProfileAlgorithmNames order).
-constexpr int kScaleUp = 0, kNetwork = 1, kLatency = 2, kFirstAlgorithm = 3;
+// latency, network message time, then one bandwidth factor per algorithm
+// (kProfileAlgorithmNames order).
+constexpr int kScaleUp = 0, kNetwork = 1, kLatency = 2, kMessage = 3, kFirstAlgorithm = 4;
 constexpr int kParams = kFirstAlgorithm + kProfileAlgorithms;
+// The additive factors (us), searched on a linear scale and probed by adding; the others
+// multiply a term.
+bool additive(int i) { return i == kLatency || i == kMessage; }
+
+// The order coordinate descent moves the factors in. The message time goes before the network
+// efficiency: where the points hold one message size only (an all_reduce alone), the two are
+// one term and the data cannot tell them apart, and a shortfall against the model's efficiency
+// is taken as the messages' time (it cannot take a surplus: it is at least 0, which the
+// efficiency then takes). With two message sizes (a broadcast's 512 KiB slices beside an
+// all_reduce's 1 MiB, or a tree beside a ring) the descent moves both to where the data put them.
+constexpr std::array<int, kParams> descent_order() {
+  std::array<int, kParams> o{kScaleUp, kMessage, kNetwork, kLatency};
+  for (int a = 0; a < kProfileAlgorithms; ++a) o[kFirstAlgorithm + a] = kFirstAlgorithm + a;
+  return o;
+}
 
 struct Theta {
   std::array<double, kParams> v{};
@@ -83,6 +99,7 @@ Theta model_theta() {
   t.v[kScaleUp] = nccl::kScaleUpSimpleEfficiency;
   t.v[kNetwork] = nccl::kNetworkSimpleEfficiency;
   t.v[kLatency] = 0;
+  t.v[kMessage] = 0;
   for (int a = 0; a < kProfileAlgorithms; ++a) t.v[kFirstAlgorithm + a] = 1;
   return t;
 }
@@ -91,6 +108,7 @@ std::string param_name(int i) {
   if (i == kScaleUp) return "scaleup_efficiency";
   if (i == kNetwork) return "network_efficiency";
   if (i == kLatency) return "network_step_latency_us";
+  if (i == kMessage) return "network_message_us";
   return std::string("algorithms.") + kProfileAlgorithmNames[i - kFirstAlgorithm];
 }
 
@@ -98,6 +116,7 @@ std::string param_name(int i) {
 std::pair<double, double> param_range(int i) {
   if (i == kScaleUp || i == kNetwork) return {kMinProfileEfficiency, kMaxProfileEfficiency};
   if (i == kLatency) return {0, 100};  // us: NCCL's largest per-step term is 31 us (tuning.cc)
+  if (i == kMessage) return {0, 100};  // us: the same order
   return {kMinAlgorithmFactor, kMaxAlgorithmFactor};
 }
 
@@ -107,6 +126,7 @@ CalibrationProfile profile_of(const Theta& t) {
   if (t.fitted[kScaleUp]) p.scaleup_efficiency = t.v[kScaleUp];
   if (t.fitted[kNetwork]) p.network_efficiency = t.v[kNetwork];
   if (t.fitted[kLatency]) p.network_step_latency_us = t.v[kLatency];
+  if (t.fitted[kMessage]) p.network_message_us = t.v[kMessage];
   for (int a = 0; a < kProfileAlgorithms; ++a)
     if (t.fitted[kFirstAlgorithm + a]) p.algorithm_factor[a] = t.v[kFirstAlgorithm + a];
   return p;
@@ -265,6 +285,8 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     probe.fitted[i] = true;
     if (i == kLatency)
       probe.v[i] += kFitProbeLatencyUs;
+    else if (i == kMessage)
+      probe.v[i] += kFitProbeMessageUs;
     else
       probe.v[i] *= kFitProbeFactor;
     if (auto e = pr.predict(profile_of(probe), which, t); !e.empty()) return e;
@@ -278,6 +300,9 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
           i == kScaleUp   ? "no fitted point of 32 MiB or more depends on NVLink's rate"
           : i == kNetwork ? "no fitted point of 32 MiB or more depends on the scale-out links' rate"
           : i == kLatency ? "no fitted point below 1 MiB depends on the network steps' latency"
+          : i == kMessage
+              ? "no fitted point of 32 MiB or more sends enough network messages (ring or tree, "
+                "Simple, across nodes the network paces)"
                           : "no fitted point of 32 MiB or more depends on this algorithm's "
                             "bandwidth";
       continue;
@@ -296,56 +321,99 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     for (int i = 0; i < kParams; ++i)
       if (f.theta.fitted[i] && near->fitted[i]) f.theta.v[i] = near->v[i];
   const double phi = (std::sqrt(5.0) - 1) / 2;
-  double best = f.before;
-  if (near) {
-    if (auto e = pr.predict(profile_of(f.theta), which, t); !e.empty()) return e;
-    best = objective(pts, t);
-  }
-  for (int sweep = 0; sweep < kSweeps; ++sweep) {
-    const double start = best;
-    for (int i = 0; i < kParams; ++i) {
-      if (!f.theta.fitted[i]) continue;
-      const bool large = i != kLatency;
-      if (auto e = pr.predict(profile_of(f.theta), which, t); !e.empty()) return e;
-      const double here = objective(pts, t, large);
-      const bool logscale = i != kLatency;
-      auto [lo_v, hi_v] = param_range(i);
-      if (near && near->fitted[i]) {
-        lo_v = std::max(lo_v, logscale ? f.theta.v[i] / kWarmSpan : f.theta.v[i] - kWarmSpanUs);
-        hi_v = std::min(hi_v, logscale ? f.theta.v[i] * kWarmSpan : f.theta.v[i] + kWarmSpanUs);
-      }
-      auto to_x = [&](double v) { return logscale ? std::log(v) : v; };
-      auto to_v = [&](double x) { return logscale ? std::exp(x) : x; };
-      double a = to_x(lo_v), b = to_x(hi_v);
-      std::vector<Diagnostic> err;
-      auto eval = [&](double x) {
-        Theta th = f.theta;
-        th.v[i] = to_v(x);
-        if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) err = e;
-        return objective(pts, t, large);
-      };
-      double c = b - phi * (b - a), d = a + phi * (b - a);
-      double fc = eval(c), fd = eval(d);
-      for (int k = 0; k < golden_steps && err.empty(); ++k) {
-        if (fc < fd) {
-          b = d, d = c, fd = fc;
-          c = b - phi * (b - a);
-          fc = eval(c);
-        } else {
-          a = c, c = d, fc = fd;
-          d = a + phi * (b - a);
-          fd = eval(d);
+  // The descent from `th`, in place; the objective over both bands where it ends.
+  auto descend = [&](Theta& th) -> Result<double> {
+    if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) return e;
+    double best = objective(pts, t);
+    for (int sweep = 0; sweep < kSweeps; ++sweep) {
+      const double start = best;
+      for (const int i : descent_order()) {
+        if (!th.fitted[i]) continue;
+        const bool large = i != kLatency;
+        if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) return e;
+        const double here = objective(pts, t, large);
+        const bool logscale = !additive(i);
+        auto [lo_v, hi_v] = param_range(i);
+        if (near && near->fitted[i]) {
+          lo_v = std::max(lo_v, logscale ? th.v[i] / kWarmSpan : th.v[i] - kWarmSpanUs);
+          hi_v = std::min(hi_v, logscale ? th.v[i] * kWarmSpan : th.v[i] + kWarmSpanUs);
         }
+        auto to_x = [&](double v) { return logscale ? std::log(v) : v; };
+        auto to_v = [&](double x) { return logscale ? std::exp(x) : x; };
+        double a = to_x(lo_v), b = to_x(hi_v);
+        std::vector<Diagnostic> err;
+        auto eval = [&](double x) {
+          Theta probe = th;
+          probe.v[i] = to_v(x);
+          if (auto e = pr.predict(profile_of(probe), which, t); !e.empty()) err = e;
+          return objective(pts, t, large);
+        };
+        double c = b - phi * (b - a), d = a + phi * (b - a);
+        double fc = eval(c), fd = eval(d);
+        for (int k = 0; k < golden_steps && err.empty(); ++k) {
+          if (fc < fd) {
+            b = d, d = c, fd = fc;
+            c = b - phi * (b - a);
+            fc = eval(c);
+          } else {
+            a = c, c = d, fc = fd;
+            d = a + phi * (b - a);
+            fd = eval(d);
+          }
+        }
+        if (!err.empty()) return err;
+        const double x = fc < fd ? c : d, fx = std::min(fc, fd);
+        if (fx < here) th.v[i] = to_v(x);
       }
-      if (!err.empty()) return err;
-      const double x = fc < fd ? c : d, fx = std::min(fc, fd);
-      if (fx < here) f.theta.v[i] = to_v(x);
+      if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) return e;
+      best = objective(pts, t);
+      if (std::fabs(start - best) < 1e-9) break;
     }
+    return best;
+  };
+  // The large sizes' objective of a descent's end.
+  auto large_objective = [&](const Theta& th) -> Result<double> {
+    if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) return e;
+    return objective(pts, t, true);
+  };
+  const Theta start = f.theta;
+  Theta with_messages = start;
+  auto best = descend(with_messages);
+  if (!best) return best.errors();
+  f.theta = with_messages;
+  // The messages' time is taken first where the data cannot tell it from the efficiency
+  // (descent_order); where the points fit the efficiency alone better, by more than
+  // kFitMessageEvidence, they can, and the messages' time is left out. (A descent that starts
+  // with the messages can also stop short of the efficiency alone in their coupled valley.)
+  if (with_messages.fitted[kMessage] && with_messages.v[kMessage] < kFitMessageNegligibleUs) {
+    // The descent put it at nothing (the search's bracket never reaches its bound, 0): the
+    // efficiency alone, as it ended.
+    f.theta.fitted[kMessage] = false;
+    f.theta.v[kMessage] = 0;
+    f.why[kMessage] = fmt::format(
+        "not fitted: the points of 32 MiB or more put it under {:g} us, nothing",
+        kFitMessageNegligibleUs);
     if (auto e = pr.predict(profile_of(f.theta), which, t); !e.empty()) return e;
     best = objective(pts, t);
-    if (std::fabs(start - best) < 1e-9) break;
+  } else if (with_messages.fitted[kMessage]) {
+    Theta alone = start;
+    alone.fitted[kMessage] = false;
+    alone.v[kMessage] = 0;
+    auto alone_best = descend(alone);
+    if (!alone_best) return alone_best.errors();
+    auto lw = large_objective(with_messages), la = large_objective(alone);
+    if (!lw) return lw.errors();
+    if (!la) return la.errors();
+    if (*la < *lw - kFitMessageEvidence) {
+      f.theta = alone;
+      best = alone_best;
+      f.why[kMessage] = fmt::format(
+          "not fitted: the points of 32 MiB or more fit the network efficiency alone better "
+          "(mean squared log error {:.2g} against {:.2g} with the messages' time)",
+          *la, *lw);
+    }
   }
-  f.after = best;
+  f.after = *best;
   return f;
 }
 
@@ -703,7 +771,9 @@ std::string fit_profile_yaml(const FitResult& r, const Plan& plan, const std::st
     const std::string meaning =
         p.name == "scaleup_efficiency"   ? "share of the NVLink rate Simple reaches"
         : p.name == "network_efficiency" ? "share of the scale-out links' rate Simple reaches"
-                                         : "us added to every step that crosses the network";
+        : p.name == "network_message_us"
+            ? "us each network message (a Simple slice) holds its connection beyond its bytes"
+            : "us added to every step that crosses the network";
     s += fmt::format("  {}: {:.4f}  # {} (model: {:g}); {}\n", p.name, p.value, meaning,
                      p.model_value, p.why);
   }
