@@ -591,24 +591,28 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
 
 double network_messages_us(Algorithm a, Protocol p, const CostShape& s, const PipelineRun& run,
                            double bytes) {
-  if (!(s.network_message_us > 0) || s.domains < 2 || p != Protocol::kSimple) return 0;
-  const double per_channel = std::max(1.0, bytes) / std::max(1, run.channels);
+  if (!(s.network_message_us > 0) || s.domains < 2) return 0;
   const bool chain = s.op == Op::kBroadcast || s.op == Op::kReduce;
   double extra = 0;  // messages a connection carries after the first loop's
   if (a == Algorithm::kRing && !chain) {
-    // A loop moves a chunk a rank over the ring's steps, each chunk in slices; the first loop's
-    // messages are its steps' latency.
+    // NCCL runs whole loops (nLoops = DIVUP(nBytes, loop bytes), enqueue.cc@v2.29.7-1:2240-2242),
+    // each over the ring's steps, a chunk of 4 Simple steps in 2 slices (1 step each for LL and
+    // LL128); every slice is posted, an empty one too (device/prims_simple.h@v2.29.7-1:307). The
+    // first loop's messages are its steps' latency.
     const long long N = std::max(1LL, s.ranks);
-    const double chunk = nccl::kStepDataBytes[static_cast<int>(p)] * nccl::kRingSimpleChunkSteps;
-    const double loops = per_channel / (chunk * static_cast<double>(N));
-    extra = std::max(0.0, loops - 1) * static_cast<double>(ring_steps(s.op, N)) *
-            (nccl::kRingSimpleChunkSteps / nccl::kRingSimpleSliceSteps);
+    const bool simple = p == Protocol::kSimple;
+    const double chunk = nccl::kStepDataBytes[static_cast<int>(p)] *
+                         (simple ? nccl::kRingSimpleChunkSteps : 1);
+    const double per_channel = std::max(1.0, bytes) / std::max(1, run.channels);
+    const double loops = std::ceil(per_channel / (chunk * static_cast<double>(N)));
+    extra = (loops - 1) * static_cast<double>(ring_steps(s.op, N)) *
+            (simple ? nccl::kRingSimpleChunkSteps / nccl::kRingSimpleSliceSteps : 1);
   } else if (a == Algorithm::kRing || a == Algorithm::kTree) {
-    // A chain's or a tree's connection carries the channel's bytes once, a step a message; the
-    // first is the chain's (tree's) latency.
-    extra = std::max(0.0, per_channel / std::max(1.0, run.chunk_bytes) - 1);
+    // A chain's or a tree's connection carries the channel's chunks, a message each; the first
+    // is the chain's (tree's) latency.
+    extra = run.chunks - 1;
   }
-  return extra * s.network_message_us;
+  return std::max(0.0, extra) * s.network_message_us;
 }
 
 namespace {

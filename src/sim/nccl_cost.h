@@ -208,13 +208,13 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
 
 /// The time a call's network messages add beyond their bytes, us: s.network_message_us (a
 /// calibration profile's) for every message a channel's network connection carries after the
-/// first loop's, whose cost is in NCCL's step latency. A message is a slice: NCCL's proxy posts
-/// one send a slice and, with GPUDirect RDMA, flushes each received Simple slice before the GPU
-/// may read it (transport/net.cc@v2.29.7-1:1281-1346, 1549-1584). Ring all_reduce, all_gather
-/// and reduce_scatter slice 2 steps (1 MiB), broadcast, reduce and trees 1 step (512 KiB), so
-/// per byte a broadcast pays twice what an all_reduce does. Simple only (LL and LL128 lines
-/// carry their own flags: no flush), ring and tree only (CollNet has its operations'
-/// cost, nccl::kCollNetOpUs; NVLS and point-to-point are not charged); 0 on one domain.
+/// first loop's, whose cost is in NCCL's step latency. NCCL's proxy posts one send a slice of a
+/// connection (transport/net.cc@v2.29.7-1:1281-1346): ring Simple all_reduce, all_gather and
+/// reduce_scatter slice 2 steps (1 MiB), broadcast, reduce and trees 1 step (512 KiB), LL and
+/// LL128 one step (32 KiB and 576,000 B of data). So per byte a Simple broadcast pays twice what
+/// an all_reduce does. Ring and tree only (CollNet has its operations' cost,
+/// nccl::kCollNetOpUs; NVLS Tree's network hops and point-to-point are not charged); 0 on one
+/// domain.
 double network_messages_us(Algorithm a, Protocol p, const CostShape& s, const PipelineRun& run,
                            double bytes);
 

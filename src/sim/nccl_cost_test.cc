@@ -664,10 +664,11 @@ TEST(NcclCost, NetworkMessagesAreSlicesAfterTheFirstLoop) {
   EXPECT_NEAR(bc, 511 * c, 1e-6);
   // tree: each connection carries the channel's bytes in 512 KiB chunks.
   EXPECT_NEAR(extra(Op::kAllReduce, Algorithm::kTree, Protocol::kSimple, 4), 511 * c, 1e-6);
-  // None on one node, for LL128 (no flush: the lines carry their flags), for NVLS, nor for a
-  // call of one loop.
+  // LL128 sends a step (576,000 B of data) a message: loops of 32 x 576,000 B, 15 of them
+  // (NCCL runs whole loops), 14 after the first, 62 steps each.
+  EXPECT_NEAR(extra(Op::kAllReduce, Algorithm::kRing, Protocol::kLL128, 4), 14 * 62 * c, 1e-6);
+  // None on one node, for NVLS Tree, nor for a call of one loop.
   EXPECT_EQ(extra(Op::kAllReduce, Algorithm::kRing, Protocol::kSimple, 1), 0);
-  EXPECT_EQ(extra(Op::kAllReduce, Algorithm::kRing, Protocol::kLL128, 4), 0);
   CostShape s = shape(Op::kAllReduce, 32, 4, k229);
   s.channels = 32;
   s.network_message_us = c;
@@ -679,6 +680,11 @@ TEST(NcclCost, NetworkMessagesAreSlicesAfterTheFirstLoop) {
                                 pipeline_run(Algorithm::kRing, Protocol::kSimple, s, 64 << 20),
                                 64 << 20),
             0);
+  // A loop and a half is two loops: 62 steps x 2 slices after the first.
+  const double b3 = 3.0 * (1 << 30);
+  EXPECT_NEAR(network_messages_us(Algorithm::kRing, Protocol::kSimple, s,
+                                  pipeline_run(Algorithm::kRing, Protocol::kSimple, s, b3), b3),
+              62 * 2 * c, 1e-9);
 }
 
 }  // namespace gf

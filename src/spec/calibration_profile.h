@@ -44,11 +44,10 @@ struct CalibrationProfile {
   /// switch time beyond NCCL's tables and the fabric's hop latency).
   double network_step_latency_us = 0;
   /// Time each network message holds its connection beyond its bytes, us: NCCL's proxy posts one
-  /// send a slice of a channel's connection and, with GPUDirect RDMA, flushes each received
-  /// Simple slice before the GPU may read it (transport/net.cc@v2.29.7-1:1281-1346, 1549-1584).
-  /// Charged in series with the bytes of ring and tree Simple calls the scale-out links pace,
-  /// for every message after the first loop's (those are NCCL's step latency). 0: none (the
-  /// model's: NCCL's tables have no such term).
+  /// send a slice of a channel's connection (transport/net.cc@v2.29.7-1:1281-1346). Charged in
+  /// series with the bytes of ring and tree calls the scale-out links pace, for every message
+  /// after the first loop's (those are NCCL's step latency; sim's network_messages_us). 0: none
+  /// (the model's: NCCL's tables have no such term).
   double network_message_us = 0;
   /// Per algorithm (kProfileAlgorithmNames order), the factor on its modelled bandwidth.
   std::array<double, kProfileAlgorithms> algorithm_factor{1, 1, 1, 1, 1, 1, 1, 1};

@@ -77,14 +77,13 @@ constexpr int kParams = kFirstAlgorithm + kProfileAlgorithms;
 // multiply a term.
 bool additive(int i) { return i == kLatency || i == kMessage; }
 
-// The order coordinate descent moves the factors in. The message time goes before the network
-// efficiency: where the points hold one message size only (an all_reduce alone), the two are
-// one term and the data cannot tell them apart, and a shortfall against the model's efficiency
-// is taken as the messages' time (it cannot take a surplus: it is at least 0, which the
-// efficiency then takes). With two message sizes (a broadcast's 512 KiB slices beside an
-// all_reduce's 1 MiB, or a tree beside a ring) the descent moves both to where the data put them.
+// The order coordinate descent moves the factors in: the network efficiency before the
+// network messages' time, so that where the points hold one message size (an all_reduce alone)
+// and cannot tell the two apart, the efficiency takes what they show and the messages' time
+// moves only where it fits them better (a broadcast's 512 KiB slices beside an all_reduce's
+// 1 MiB ones, a tree beside a ring, the first loop's messages that NCCL's latency charges).
 constexpr std::array<int, kParams> descent_order() {
-  std::array<int, kParams> o{kScaleUp, kMessage, kNetwork, kLatency};
+  std::array<int, kParams> o{kScaleUp, kNetwork, kLatency, kMessage};
   for (int a = 0; a < kProfileAlgorithms; ++a) o[kFirstAlgorithm + a] = kFirstAlgorithm + a;
   return o;
 }
@@ -301,8 +300,8 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
           : i == kNetwork ? "no fitted point of 32 MiB or more depends on the scale-out links' rate"
           : i == kLatency ? "no fitted point below 1 MiB depends on the network steps' latency"
           : i == kMessage
-              ? "no fitted point of 32 MiB or more sends enough network messages (ring or tree, "
-                "Simple, across nodes the network paces)"
+              ? "no fitted point of 32 MiB or more sends enough network messages (ring or tree "
+                "calls across nodes the network paces)"
                           : "no fitted point of 32 MiB or more depends on this algorithm's "
                             "bandwidth";
       continue;
@@ -376,41 +375,33 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) return e;
     return objective(pts, t, true);
   };
-  const Theta start = f.theta;
-  Theta with_messages = start;
-  auto best = descend(with_messages);
+  // The efficiency alone first; then the messages' time from there. The two lie in one valley
+  // where the points hold one message size, which coordinate descent crosses slowly: the
+  // messages' time is kept only where it fits the points from 32 MiB better than the efficiency
+  // alone by more than kFitMessageEvidence, and is not negligible.
+  Theta alone = f.theta;
+  alone.fitted[kMessage] = false;
+  alone.v[kMessage] = 0;
+  auto best = descend(alone);
   if (!best) return best.errors();
-  f.theta = with_messages;
-  // The messages' time is taken first where the data cannot tell it from the efficiency
-  // (descent_order); where the points fit the efficiency alone better, by more than
-  // kFitMessageEvidence, they can, and the messages' time is left out. (A descent that starts
-  // with the messages can also stop short of the efficiency alone in their coupled valley.)
-  if (with_messages.fitted[kMessage] && with_messages.v[kMessage] < kFitMessageNegligibleUs) {
-    // The descent put it at nothing (the search's bracket never reaches its bound, 0): the
-    // efficiency alone, as it ended.
-    f.theta.fitted[kMessage] = false;
-    f.theta.v[kMessage] = 0;
-    f.why[kMessage] = fmt::format(
-        "not fitted: the points of 32 MiB or more put it under {:g} us, nothing",
-        kFitMessageNegligibleUs);
-    if (auto e = pr.predict(profile_of(f.theta), which, t); !e.empty()) return e;
-    best = objective(pts, t);
-  } else if (with_messages.fitted[kMessage]) {
-    Theta alone = start;
-    alone.fitted[kMessage] = false;
-    alone.v[kMessage] = 0;
-    auto alone_best = descend(alone);
-    if (!alone_best) return alone_best.errors();
+  const bool try_messages = f.theta.fitted[kMessage];
+  f.theta = alone;
+  if (try_messages) {
+    Theta with_messages = alone;
+    with_messages.fitted[kMessage] = true;
+    auto with_best = descend(with_messages);
+    if (!with_best) return with_best.errors();
     auto lw = large_objective(with_messages), la = large_objective(alone);
     if (!lw) return lw.errors();
     if (!la) return la.errors();
-    if (*la < *lw - kFitMessageEvidence) {
-      f.theta = alone;
-      best = alone_best;
+    if (*lw < *la - kFitMessageEvidence && with_messages.v[kMessage] >= kFitMessageNegligibleUs) {
+      f.theta = with_messages;
+      best = with_best;
+    } else {
       f.why[kMessage] = fmt::format(
-          "not fitted: the points of 32 MiB or more fit the network efficiency alone better "
-          "(mean squared log error {:.2g} against {:.2g} with the messages' time)",
-          *la, *lw);
+          "not fitted: the points of 32 MiB or more fit the network efficiency alone as well "
+          "(mean squared log error {:.2g}; {:.2g} with {:.2f} us a message)",
+          *la, *lw, with_messages.v[kMessage]);
     }
   }
   f.after = *best;
@@ -772,7 +763,7 @@ std::string fit_profile_yaml(const FitResult& r, const Plan& plan, const std::st
         p.name == "scaleup_efficiency"   ? "share of the NVLink rate Simple reaches"
         : p.name == "network_efficiency" ? "share of the scale-out links' rate Simple reaches"
         : p.name == "network_message_us"
-            ? "us each network message (a Simple slice) holds its connection beyond its bytes"
+            ? "us each network message (a slice) holds its connection beyond its bytes"
             : "us added to every step that crosses the network";
     s += fmt::format("  {}: {:.4f}  # {} (model: {:g}); {}\n", p.name, p.value, meaning,
                      p.model_value, p.why);

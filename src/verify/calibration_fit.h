@@ -49,9 +49,9 @@ constexpr double kFitProbeLatencyUs = 2.0;  ///< a per-step latency plus 2 us
 /// CollNet operation's, nccl::kCollNetOpUs); 2 us would move a 4-node all_reduce at 8 GiB by
 /// under 2 %.
 constexpr double kFitProbeMessageUs = 5.0;
-/// The network messages' time is taken first where the data cannot tell it from the network
-/// efficiency; it is left out where the efficiency alone fits the points of 32 MiB or more
-/// better by more than this, in mean squared log time error (1e-4: a 1 % error on every point).
+/// The network messages' time is kept only where it fits the points of 32 MiB or more better
+/// than the network efficiency alone by more than this, in mean squared log time error (1e-4:
+/// a 1 % error on every point): with one message size the data cannot tell the two apart.
 constexpr double kFitMessageEvidence = 1e-4;
 /// A fitted message time under this is none: 0.05 us on each of a call's thousand messages is
 /// 0.1 % of a 50 ms call.
