@@ -77,17 +77,6 @@ constexpr int kParams = kFirstAlgorithm + kProfileAlgorithms;
 // multiply a term.
 bool additive(int i) { return i == kLatency || i == kMessage; }
 
-// The order coordinate descent moves the factors in: the network efficiency before the
-// network messages' time, so that where the points hold one message size (an all_reduce alone)
-// and cannot tell the two apart, the efficiency takes what they show and the messages' time
-// moves only where it fits them better (a broadcast's 512 KiB slices beside an all_reduce's
-// 1 MiB ones, a tree beside a ring, the first loop's messages that NCCL's latency charges).
-constexpr std::array<int, kParams> descent_order() {
-  std::array<int, kParams> o{kScaleUp, kNetwork, kLatency, kMessage};
-  for (int a = 0; a < kProfileAlgorithms; ++a) o[kFirstAlgorithm + a] = kFirstAlgorithm + a;
-  return o;
-}
-
 struct Theta {
   std::array<double, kParams> v{};
   std::array<bool, kParams> fitted{};
@@ -326,7 +315,7 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     double best = objective(pts, t);
     for (int sweep = 0; sweep < kSweeps; ++sweep) {
       const double start = best;
-      for (const int i : descent_order()) {
+      for (int i = 0; i < kParams; ++i) {
         if (!th.fitted[i]) continue;
         const bool large = i != kLatency;
         if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) return e;

@@ -167,6 +167,32 @@ TEST(CalibrationProfile, TheSpecKeyReachesTheSimulator) {
 
 // Planted factors are found again: runs simulated with a known profile, then fitted from the
 // model's own defaults.
+// A run of `op` forced to `algo` on `nodes` nodes of 8 GPUs, at the sizes from `from` to 8 GiB
+// (x `factor` a step), its times still to be planted.
+FitRun planted_run(const std::string& file, Op op, Algorithm algo, int nodes, double from,
+                   double factor) {
+  FitRun r;
+  r.file = file;
+  r.op = op;
+  r.algorithm = algo;
+  r.nodes = nodes;
+  r.gpus_per_node = 8;
+  for (double b : size_sweep(from, 8.0 * (1 << 30), factor))
+    r.rows.push_back({0, b, b / 4, 0, 0, 0, ""});
+  return r;
+}
+
+// Sets every row's time to what `truth` predicts for it.
+bool plant(const PlannedSpec& ps, std::vector<FitRun>& runs, const CalibrationProfile& truth) {
+  auto t = predict_runs(ps.plan, ps.catalog, runs, truth);
+  EXPECT_TRUE(t) << (t ? "" : t.errors().front().message);
+  if (!t) return false;
+  std::size_t n = 0;
+  for (auto& r : runs)
+    for (auto& row : r.rows) row.time_us = (*t)[n++];
+  return true;
+}
+
 TEST(CalibrationFit, RecoversPlantedFactors) {
   const fs::path spec = write_temp(
       "h100-8.yaml",
@@ -182,21 +208,10 @@ TEST(CalibrationFit, RecoversPlantedFactors) {
                                  {Op::kAllReduce, Algorithm::kRing, 4},
                                  {Op::kAllGather, Algorithm::kRing, 8},
                                  {Op::kAllReduce, Algorithm::kTree, 8},
-                                 {Op::kAllGather, Algorithm::kRing, 1}}) {
-    FitRun r;
-    r.file = fmt::format("{}-{}-{}.out", op_name(op), algorithm_name(algo), nodes);
-    r.op = op;
-    r.algorithm = algo;
-    r.nodes = nodes;
-    r.gpus_per_node = 8;
-    for (double b : size_sweep(8, 8.0 * (1 << 30), 4)) r.rows.push_back({0, b, b / 4, 0, 0, 0, ""});
-    runs.push_back(r);
-  }
-  auto truth_t = predict_runs(ps.plan, ps.catalog, runs, truth);
-  ASSERT_TRUE(truth_t);
-  std::size_t n = 0;
-  for (auto& r : runs)
-    for (auto& row : r.rows) row.time_us = (*truth_t)[n++];
+                                 {Op::kAllGather, Algorithm::kRing, 1}})
+    runs.push_back(planted_run(fmt::format("{}-{}-{}.out", op_name(op), algorithm_name(algo), nodes),
+                               op, algo, nodes, 8, 4));
+  ASSERT_TRUE(plant(ps, runs, truth));
   auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
   ASSERT_TRUE(f) << f.errors().front().message;
   ASSERT_TRUE(f->profile.network_efficiency);
@@ -319,21 +334,10 @@ TEST(CalibrationFit, AMessageTimeIsFittedWhereThePointsShowIt) {
   truth.network_efficiency = 0.85;
   truth.network_message_us = 4;
   std::vector<FitRun> runs;
-  for (Op op : {Op::kAllReduce, Op::kBroadcast}) {
-    FitRun r;
-    r.file = fmt::format("{}.out", op_name(op));
-    r.op = op;
-    r.algorithm = Algorithm::kRing;
-    r.nodes = 8;
-    r.gpus_per_node = 8;
-    for (double b : size_sweep(32 << 20, 8.0 * (1 << 30), 2)) r.rows.push_back({0, b, b / 4, 0, 0, 0, ""});
-    runs.push_back(r);
-  }
-  auto truth_t = predict_runs(ps.plan, ps.catalog, runs, truth);
-  ASSERT_TRUE(truth_t);
-  std::size_t n = 0;
-  for (auto& r : runs)
-    for (auto& row : r.rows) row.time_us = (*truth_t)[n++];
+  for (Op op : {Op::kAllReduce, Op::kBroadcast})
+    runs.push_back(planted_run(fmt::format("{}.out", op_name(op)), op, Algorithm::kRing, 8,
+                               32 << 20, 2));
+  ASSERT_TRUE(plant(ps, runs, truth));
   auto both = fit_calibration(ps.plan, ps.catalog, runs, {});
   ASSERT_TRUE(both) << both.errors().front().message;
   ASSERT_TRUE(both->profile.network_efficiency);
