@@ -56,7 +56,9 @@ int run_fit(const CalibrateFlags& f) {
   }
   if (!errs.empty()) return fail(errs);
   Heartbeat alive("calibrate");
-  auto loaded = load_and_plan(f.spec, load_limits(true));
+  const LoadLimits limits = load_limits(true);
+  o.memory_bytes = limits.memory_bytes;
+  auto loaded = load_and_plan(f.spec, limits);
   if (!loaded) return fail(loaded.errors());
   auto files = read_outputs(f.fit);
   if (!files) return fail(files.errors());

@@ -67,6 +67,14 @@ void apply_profile(const CalibrationProfile& prof, Algorithm a, bool network_pac
   if (s.domains > 1 && network_paced) s.network_message_us = prof.network_message_us;
 }
 
+// `cap` with the scale-up links' capacity times `share` (NVLS's efficiency there).
+std::vector<double> scale_up_capacities(const Fabric& fab, std::vector<double> cap, double share) {
+  if (share != 1)
+    for (size_t l = 0; l < cap.size(); ++l)
+      if (fab.links()[l].cls == LinkClass::kScaleUp) cap[l] *= share;
+  return cap;
+}
+
 // The mean of the sampled node-to-node path latencies, us (0 when none was sampled).
 double mean_hop_latency_us(const std::vector<double>& samples_s) {
   if (samples_s.empty()) return 0;
@@ -96,6 +104,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.host_issue_us_ = cm.gpus_per_thread_ * nccl::kHostIssueUsPerGpu;
   cm.iters_ = std::max(1, o.iters);
   cm.seed_ = o.seed;
+  cm.keeps_flows_ = o.keep_flows && !o.link_load_of;
   p2p_nics_of(plan, cm.p2p_local_nics_, cm.p2p_nic_GBps_);
   const int nodes = o.nodes > 0 ? o.nodes : fab.nodes();
   if (nodes > fab.nodes())
@@ -164,7 +173,12 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   };
   double collnet_net_spb = -1;  // not solved yet
   // CollNet all_reduce's NVLink part alone: Chain's fill, and the rate NCCL's tuner gives it.
-  auto collnet_intra_rate = [&](AlgorithmModel& m) {
+  // Flows kept for relink: a part solved alone (CollNet's), its index in kept_alone_.
+  auto keep_alone = [&](FlowSet& fs) {
+    cm.kept_alone_.push_back(std::move(fs));
+    return static_cast<int>(cm.kept_alone_.size() - 1);
+  };
+  auto collnet_intra_rate = [&](AlgorithmModel& m, int& kept) {
     FlowSet intra(b.flow_budget);
     b.new_flow_set();
     AlgorithmModel alone;
@@ -172,8 +186,10 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     if (intra.size() > 0) {
       solve_flows(fab, intra, cap, kPayload, alone, nullptr);
       m.intra_seconds_per_byte = alone.seconds_per_byte;
+      if (cm.keeps_flows_) kept = keep_alone(intra);
     }
   };
+  int collnet_net_kept = -1;
   auto model = [&](Algorithm a, std::string why_not, auto&& fill) {
     AlgorithmModel m;
     m.algorithm = a;
@@ -187,8 +203,9 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     b.new_flow_set();
     b.unroutable = 0;
     b.path_latency.clear();
-    std::vector<double> c = cap;
-    const double payload = fill(fs, c);
+    KeptModel kept;
+    kept.model = cm.models_.size();
+    const double payload = fill(fs, kept.scale_up_share);
     if (fs.over_budget() || b.over_budget) {
       b.over_budget = true;
       return;  // build reports it
@@ -196,7 +213,8 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     m.unroutable = b.unroutable;
     m.available = true;
     // In-network reduction's flows go to their switch whatever the load balancing: whole.
-    solve_flows(fab, fs, c, payload, m, keep, b.splits_flows() || in_network(a));
+    solve_flows(fab, fs, scale_up_capacities(fab, cap, kept.scale_up_share), payload, m, keep,
+                b.splits_flows() || in_network(a));
     m.net_hop_latency_us = mean_hop_latency_us(b.path_latency);
     // The NICs' path alone, which the in-network operations lengthen: the same flows for every
     // algorithm that has it, solved once.
@@ -209,12 +227,19 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
         if (b.collnet_network(net)) {
           solve_flows(fab, net, cap, kPayload, alone, nullptr);
           collnet_net_spb = alone.seconds_per_byte;
+          if (cm.keeps_flows_) collnet_net_kept = keep_alone(net);
         }
       }
       m.network_seconds_per_byte = collnet_net_spb;
+      kept.network_alone = collnet_net_kept;
     }
     if (a == Algorithm::kCollNetChain || (a == Algorithm::kCollNet && o.op == Op::kAllReduce))
-      collnet_intra_rate(m);
+      collnet_intra_rate(m, kept.intra_alone);
+    if (cm.keeps_flows_) {
+      kept.payload = payload;
+      kept.steps.push_back(std::move(fs));
+      cm.kept_.push_back(std::move(kept));
+    }
     if (!std::isfinite(m.seconds_per_byte) || m.seconds_per_byte <= 0 || m.unroutable > 0) {
       m.available = false;
       m.unavailable_reason = "no path: failed links cut the ranks apart";
@@ -286,9 +311,8 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
                             : "across scale-up domains NCCL runs NVLS only with CollNet (SHARP): " +
                                   cn_no + "; without CollNet NCCL disables it: see nvls_tree")
             : nvls_no,
-        [&](FlowSet& fs, std::vector<double>& c) {
-          for (size_t l = 0; l < c.size(); ++l)
-            if (fab.links()[l].cls == LinkClass::kScaleUp) c[l] *= nvls_eff;
+        [&](FlowSet& fs, double& scale_up_share) {
+          scale_up_share = nvls_eff;
           if (gather_op)
             b.nvls_gather_intra(fs, op == Op::kAllGather);
           else
@@ -303,9 +327,8 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
         !reduce_all                 ? "all_reduce only"
         : nvls_no.empty() && !multi ? "needs several scale-up domains"
                                     : nvls_no,
-        [&](FlowSet& fs, std::vector<double>& c) {
-          for (size_t l = 0; l < c.size(); ++l)
-            if (fab.links()[l].cls == LinkClass::kScaleUp) c[l] *= nvls_eff;
+        [&](FlowSet& fs, double& scale_up_share) {
+          scale_up_share = nvls_eff;
           b.nvls_intra(fs);
           b.nvls_tree_inter(fs);
           return kPayload;
@@ -328,6 +351,13 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     if (m.algorithm == Algorithm::kCollNet && m.available) direct = m;
   if (chain_no.empty() && direct && !skipped(Algorithm::kCollNetChain)) {
     direct->algorithm = Algorithm::kCollNetChain;  // its NVLink part alone is Direct's too
+    if (cm.keeps_flows_) {
+      KeptModel copy;
+      copy.model = cm.models_.size();
+      for (size_t i = 0; i < cm.models_.size(); ++i)
+        if (cm.models_[i].algorithm == Algorithm::kCollNet) copy.copy_of = static_cast<int>(i);
+      cm.kept_.push_back(std::move(copy));
+    }
     cm.models_.push_back(*direct);
   } else {
     model(Algorithm::kCollNetChain, chain_no, [&](FlowSet& fs, auto&) {
@@ -355,6 +385,10 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
       double t = 0;
       b.unroutable = 0;
       std::vector<Hop> path;
+      KeptModel kept;
+      kept.model = cm.models_.size();
+      kept.pat = true;
+      kept.payload = kPayload;
       for (long long dist = 1; dist < b.ranks; dist *= 2) {
         FlowSet fs(b.flow_budget);
         b.new_flow_set();
@@ -371,10 +405,12 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
         m.bottleneck_utilization = step.bottleneck_utilization;
         m.ecmp_collision = std::max(m.ecmp_collision, step.ecmp_collision);
         m.flows += step.flows;
+        if (cm.keeps_flows_) kept.steps.push_back(std::move(fs));
       }
       m.seconds_per_byte = t;
       m.available = std::isfinite(t) && t > 0;
       m.unroutable = b.unroutable;
+      if (cm.keeps_flows_ && m.available) cm.kept_.push_back(std::move(kept));
     }
     cm.models_.push_back(m);
   }
@@ -614,6 +650,56 @@ void CollectiveModel::recalibrate(const CalibrationProfile& p) {
   profile_.algorithm_factor = p.algorithm_factor;
   profile_.network_step_latency_us = p.network_step_latency_us;
   profile_.network_message_us = p.network_message_us;
+}
+
+size_t CollectiveModel::kept_flow_bytes() const {
+  size_t bytes = 0;
+  auto add = [&](const FlowSet& fs) {
+    bytes += FlowSet::memory_bytes(static_cast<size_t>(fs.size()), fs.hop_count());
+  };
+  for (const KeptModel& k : kept_)
+    for (const FlowSet& fs : k.steps) add(fs);
+  for (const FlowSet& fs : kept_alone_) add(fs);
+  return bytes;
+}
+
+bool CollectiveModel::relink(const Fabric& fab, const CalibrationProfile& p) {
+  if (!keeps_flows_) return false;
+  profile_ = p;
+  const std::vector<double> cap = simple_capacities(fab, profile_);
+  std::vector<double> alone_spb(kept_alone_.size());
+  for (size_t i = 0; i < kept_alone_.size(); ++i) {
+    AlgorithmModel alone;
+    solve_rates(fab, kept_alone_[i], cap, kPayload, alone);
+    alone_spb[i] = alone.seconds_per_byte;
+  }
+  for (const KeptModel& k : kept_) {
+    if (k.copy_of >= 0) continue;
+    AlgorithmModel& m = models_[k.model];
+    const std::vector<double> c = scale_up_capacities(fab, cap, k.scale_up_share);
+    double t = 0;
+    for (const FlowSet& fs : k.steps) {
+      AlgorithmModel part;
+      solve_rates(fab, fs, c, k.payload, part);
+      t += part.seconds_per_byte;
+      m.bottleneck = part.bottleneck;
+      m.bottleneck_utilization = part.bottleneck_utilization;
+      if (!k.pat) m.network_paced = part.network_paced;
+    }
+    m.seconds_per_byte = t;
+    if (k.network_alone >= 0) m.network_seconds_per_byte = alone_spb[k.network_alone];
+    if (k.intra_alone >= 0) m.intra_seconds_per_byte = alone_spb[k.intra_alone];
+    if (!std::isfinite(t) || t <= 0) {
+      m.available = false;
+      m.unavailable_reason = "no path: failed links cut the ranks apart";
+    }
+  }
+  for (const KeptModel& k : kept_)
+    if (k.copy_of >= 0) {
+      models_[k.model] = models_[static_cast<size_t>(k.copy_of)];
+      models_[k.model].algorithm = Algorithm::kCollNetChain;
+    }
+  return true;
 }
 
 const AlgorithmModel* CollectiveModel::available(Algorithm a) const {

@@ -9,6 +9,7 @@
 
 #include "common/diag.h"
 #include "plan/plan.h"
+#include "sim/flow_model.h"
 #include "sim/link_load.h"
 #include "sim/nccl_constants.h"
 #include "sim/nccl_cost.h"
@@ -46,6 +47,10 @@ struct SimOptions {
   /// (and so its point-to-point channels) at least / at most this many; 0: NCCL's own.
   int min_channels = 0;
   int max_channels = 0;
+  /// Keep every algorithm's flows in the model, so that CollectiveModel::relink can solve them
+  /// again under other link efficiencies without routing them again (calibrate --fit tries
+  /// many). The model then holds all of them at once: up to one flow budget an algorithm.
+  bool keep_flows = false;
 };
 
 /// The bandwidth side of one algorithm on this fabric: seconds per byte with Simple, and why.
@@ -129,6 +134,13 @@ class CollectiveModel {
   /// simulating the flows again
   /// (calibrate --fit tries many); the link efficiencies stay those the model was built with.
   void recalibrate(const CalibrationProfile& p);
+  /// Takes all of `p`, its link efficiencies too: the kept flows (SimOptions::keep_flows) are
+  /// solved again on the links' new capacities without being routed again (their routes do not
+  /// depend on the links' rates), so the model is the one `build` would give with
+  /// `calibration = p` on the same fabric. False, and nothing changed, without kept flows.
+  bool relink(const Fabric& fabric, const CalibrationProfile& p);
+  /// Memory the kept flows take, bytes (0 without SimOptions::keep_flows).
+  size_t kept_flow_bytes() const;
 
  private:
   /// The communicator `a` runs on, for NCCL's cost terms (nccl_cost.h).
@@ -156,6 +168,20 @@ class CollectiveModel {
   LoadBalancing load_balancing_ = LoadBalancing::kEcmp;
   std::optional<LinkLoad> link_load_;
   CalibrationProfile profile_;
+  /// SimOptions::keep_flows: what each solved model's rates came from.
+  struct KeptModel {
+    size_t model = 0;            ///< index in models_
+    std::vector<FlowSet> steps;  ///< its flows; PAT's one set a step, whose times add up
+    double payload = 0;          ///< payload bytes the flows carry
+    double scale_up_share = 1;   ///< NVLS's efficiency on the scale-up links' capacity
+    bool pat = false;            ///< PAT: the last step names the bottleneck, no network pacing
+    int network_alone = -1;      ///< index in kept_alone_ of CollNet's NIC path alone, or -1
+    int intra_alone = -1;        ///< index in kept_alone_ of CollNet's NVLink part alone, or -1
+    int copy_of = -1;            ///< CollNet Chain: Direct's solution (models_ index), or -1
+  };
+  bool keeps_flows_ = false;
+  std::vector<KeptModel> kept_;
+  std::vector<FlowSet> kept_alone_;
 };
 
 /// One collective's traffic per link: the algorithm NCCL picks at a size (as `model`, built with

@@ -717,6 +717,80 @@ TEST(Collective, SharpCarriesEachByteOnce) {
   EXPECT_NEAR(sharp, 386.6, 386.6 * 0.15);
 }
 
+// calibrate --fit solves the same flows under many link efficiencies: a model whose kept flows
+// are solved again (relink) is the model a fresh build with the new profile gives, for every
+// algorithm (the in-network ones' NIC path and NVLink part alone, PAT's steps, NVLS's share of
+// NVLink, CollNet Chain's copy of Direct) and every size; and it is not the old one.
+TEST(Collective, RelinkedFlowsGiveTheFreshBuildsModel) {
+  CalibrationProfile other;
+  other.network_efficiency = 0.7;
+  other.scaleup_efficiency = 0.9;
+  other.network_step_latency_us = 3;
+  other.algorithm_factor[static_cast<int>(Algorithm::kTree)] = 1.1;
+  const auto sharp = setup(sharp_ib("b200", 4));
+  const auto plain = setup(ib("h100-sxm", 4, "cx7-400g", "qm9700"));
+  const auto one = setup(
+      "cluster: {gpu: h100-sxm, nodes: 8, gpus_per_node: 1, nic: cx7-400g, nics_per_node: 1}\n");
+  const auto node = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
+  struct Case {
+    const gf::Setup* s;
+    Op op;
+    std::optional<Algorithm> algo;
+  };
+  const std::vector<Case> cases = {
+      {&sharp, Op::kAllReduce, {}},          {&sharp, Op::kAllGather, {}},
+      {&plain, Op::kAllReduce, {}},          {&plain, Op::kBroadcast, {}},
+      {&plain, Op::kAlltoall, {}},           {&plain, Op::kSendRecv, {}},
+      {&one, Op::kAllGather, Algorithm::kPat},
+      {&node, Op::kAllReduce, {}},           {&node, Op::kAllGather, {}}};
+  for (const Case& c : cases) {
+    const std::string what = fmt::format("{} on {} nodes", op_name(c.op), c.s->plan.nodes);
+    const Fabric f = Fabric::build(c.s->plan, c.s->cat);
+    SimOptions o;
+    o.op = c.op;
+    o.algorithm = c.algo;
+    o.calibration = CalibrationProfile{};
+    auto plain_model = CollectiveModel::build(f, c.s->plan, o);
+    ASSERT_TRUE(plain_model.ok()) << what;
+    EXPECT_FALSE(plain_model->relink(f, other)) << what << ": no flows kept";
+    o.keep_flows = true;
+    auto kept = CollectiveModel::build(f, c.s->plan, o);
+    ASSERT_TRUE(kept.ok()) << what;
+    EXPECT_GT(kept->kept_flow_bytes(), 0u) << what;
+    const CollectiveModel before = *kept;
+    ASSERT_TRUE(kept->relink(f, other)) << what;
+    o.keep_flows = false;
+    o.calibration = other;
+    auto fresh = CollectiveModel::build(f, c.s->plan, o);
+    ASSERT_TRUE(fresh.ok()) << what;
+    ASSERT_EQ(kept->algorithms().size(), fresh->algorithms().size()) << what;
+    for (size_t i = 0; i < fresh->algorithms().size(); ++i) {
+      const AlgorithmModel& a = kept->algorithms()[i];
+      const AlgorithmModel& b = fresh->algorithms()[i];
+      const std::string alg = what + " " + algorithm_name(b.algorithm);
+      EXPECT_EQ(a.algorithm, b.algorithm) << alg;
+      EXPECT_EQ(a.available, b.available) << alg;
+      EXPECT_DOUBLE_EQ(a.seconds_per_byte, b.seconds_per_byte) << alg;
+      EXPECT_DOUBLE_EQ(a.network_seconds_per_byte, b.network_seconds_per_byte) << alg;
+      EXPECT_DOUBLE_EQ(a.intra_seconds_per_byte, b.intra_seconds_per_byte) << alg;
+      EXPECT_EQ(a.bottleneck, b.bottleneck) << alg;
+      EXPECT_DOUBLE_EQ(a.bottleneck_utilization, b.bottleneck_utilization) << alg;
+      EXPECT_EQ(a.network_paced, b.network_paced) << alg;
+      EXPECT_DOUBLE_EQ(a.ecmp_collision, b.ecmp_collision) << alg;
+    }
+    int changed = 0;
+    for (double bytes : size_sweep(1024, 8 * kGiB, 4)) {
+      const SizeResult r = kept->at(bytes), w = fresh->at(bytes), was = before.at(bytes);
+      EXPECT_DOUBLE_EQ(r.time_us, w.time_us) << what << " at " << bytes;
+      EXPECT_EQ(r.algorithm, w.algorithm) << what << " at " << bytes;
+      EXPECT_EQ(r.protocol, w.protocol) << what << " at " << bytes;
+      EXPECT_EQ(r.bottleneck, w.bottleneck) << what << " at " << bytes;
+      changed += r.time_us != was.time_us;
+    }
+    EXPECT_GT(changed, 0) << what << ": the new efficiencies change the times";
+  }
+}
+
 TEST(Collective, SizeSweepLikeNcclTests) {
   const auto v = size_sweep(8, 8 * kGiB, 2);
   EXPECT_EQ(v.size(), 31u);

@@ -37,6 +37,12 @@ std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfil
 
 void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
                  double payload, AlgorithmModel& m, LinkLoad* keep, bool whole_pieces) {
+  solve_rates(fab, fs, capacity, payload, m, keep);
+  m.ecmp_collision = collision_factor(fab, fs, whole_pieces);
+}
+
+void solve_rates(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
+                 double payload, AlgorithmModel& m, LinkLoad* keep) {
   const FluidResult r = run_fluid(fs, capacity);
   if (keep) keep->add(fs, r, fab.links().size());
   m.flows = fs.size();
@@ -54,7 +60,6 @@ void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>
       }
     m.bottleneck_utilization = busy ? util / busy : 0;
   }
-  m.ecmp_collision = collision_factor(fab, fs, whole_pieces);
 }
 
 double collision_factor(const Fabric& fab, const FlowSet& fs, bool parts) {

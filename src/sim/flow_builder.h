@@ -88,6 +88,11 @@ inline bool splits_flows(LoadBalancing lb) {
 void solve_flows(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
                  double payload, AlgorithmModel& m, LinkLoad* keep = nullptr,
                  bool whole_pieces = false);
+/// solve_flows without the ECMP collision factor, which depends on the flows' routes and bytes
+/// alone: what solving the same flows again on other capacities needs
+/// (CollectiveModel::relink).
+void solve_rates(const Fabric& fab, const FlowSet& fs, const std::vector<double>& capacity,
+                 double payload, AlgorithmModel& m, LinkLoad* keep = nullptr);
 
 /// The ECMP collision factor of `fs`: how much hotter the most loaded switch-to-switch link is
 /// than it would be were every switch to spread its own bytes perfectly evenly over its links,

@@ -120,13 +120,19 @@ CalibrationProfile profile_of(const Theta& t) {
   return p;
 }
 
-// Every run's fabric and plan, built once; each run's collective model is kept for the link
-// efficiencies it was built with, so that trying another algorithm factor or step latency
-// (CollectiveModel::recalibrate) does not simulate the flows again.
+// Every run's fabric and plan, built once; each run's collective model is built once with its
+// flows kept, so that trying another link efficiency solves the same flows on the new
+// capacities (CollectiveModel::relink) without routing them again, and another algorithm factor,
+// step latency or message time (CollectiveModel::recalibrate) does not solve them at all.
 class Predictor {
  public:
-  Predictor(const Plan& plan, const Catalog& cat, const std::vector<FitRun>& runs)
-      : plan_(plan), fabric_(Fabric::build(plan, cat)), runs_(runs), cache_(runs.size()) {}
+  Predictor(const Plan& plan, const Catalog& cat, const std::vector<FitRun>& runs,
+            double memory_bytes = 0)
+      : plan_(plan),
+        fabric_(Fabric::build(plan, cat)),
+        runs_(runs),
+        cache_(runs.size()),
+        memory_bytes_(memory_bytes) {}
 
   // Times of every row of the runs in `which` (others left as they are in `out`), us; the
   // algorithm/protocol each row ran in `ran` when given.
@@ -139,10 +145,17 @@ class Predictor {
       if (!which[i]) continue;
       const FitRun& r = runs_[i];
       auto& m = cache_[i];
-      if (!m || m->calibration().scaleup_efficiency != prof.scaleup_efficiency ||
-          m->calibration().network_efficiency != prof.network_efficiency) {
-        m.reset();
+      if (m && (m->calibration().scaleup_efficiency != prof.scaleup_efficiency ||
+                m->calibration().network_efficiency != prof.network_efficiency)) {
+        if (!m->relink(fabric_, prof)) m.reset();  // its flows were not kept: build it again
+      } else if (m) {
+        m->recalibrate(prof);
+      }
+      if (!m) {
         SimOptions o;
+        if (memory_bytes_ > 0)
+          o.memory_budget_bytes = static_cast<size_t>(std::max(1.0, memory_bytes_ - kept_bytes_));
+        o.keep_flows = memory_bytes_ <= 0 || kept_bytes_ < memory_bytes_ * kFitKeptFlowsShare;
         o.op = r.op;
         o.algorithm = r.algorithm;
         o.nodes = r.nodes;
@@ -165,8 +178,7 @@ class Predictor {
                               op_name(r.op), algorithm_name(*r.algorithm), a.unavailable_reason),
                   "give the spec of the cluster the run was taken on")};
         m.emplace(std::move(*built));
-      } else {
-        m->recalibrate(prof);
+        kept_bytes_ += static_cast<double>(m->kept_flow_bytes());
       }
       out[i].resize(r.rows.size());
       if (ran) (*ran)[i].resize(r.rows.size());
@@ -186,6 +198,8 @@ class Predictor {
   Fabric fabric_;
   const std::vector<FitRun>& runs_;
   mutable std::vector<std::optional<CollectiveModel>> cache_;
+  double memory_bytes_ = 0;          ///< FitOptions::memory_bytes
+  mutable double kept_bytes_ = 0;    ///< what the cached models' kept flows take
 };
 
 // A point of the objective: run, row and the measured time.
@@ -566,6 +580,7 @@ Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
         so.algorithm = r.algorithm;
         so.nodes = r.nodes;
         so.calibration = CalibrationProfile{};
+        so.memory_budget_bytes = static_cast<size_t>(std::max(0.0, o.memory_bytes));
         auto m = CollectiveModel::build(fabric, plan, so);
         if (!m) {
           std::vector<Diagnostic> errs;
@@ -589,7 +604,7 @@ Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
     return Diagnostic::flag("--fit", "no run the model can simulate: " + res.skipped.front().why,
                             "give runs of the collectives and algorithms gpufabric models");
   res.runs = runs;
-  Predictor pr(plan, catalog, res.runs);
+  Predictor pr(plan, catalog, res.runs, o.memory_bytes);
   const std::vector<bool> all(runs.size(), true);
   for (std::size_t i = 0; i < runs.size(); ++i)
     for (std::size_t k = 0; k < runs[i].rows.size(); ++k) {

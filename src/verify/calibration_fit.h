@@ -32,7 +32,13 @@ struct FitOptions {
   /// Folds of the k-fold cross-validation over points, used when there is one file (with two
   /// or more, each file is left out in turn).
   int folds = 5;
+  /// Memory the fit may use, bytes (0: no limit): each run's flows are built within what is
+  /// left, and kept for solving again under other link efficiencies (CollectiveModel::relink)
+  /// while they take at most kFitKeptFlowsShare of it; the runs past that are built again.
+  double memory_bytes = 0;
 };
+/// The share of FitOptions::memory_bytes the runs' kept flows may take.
+constexpr double kFitKeptFlowsShare = 0.5;
 
 /// Size bands the fit and its errors are reported in (as data/calibration/README.md's):
 /// small < 1 MiB (judged on time), mid 1-16 MiB, large >= 32 MiB (bandwidth), between.
