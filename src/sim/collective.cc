@@ -663,6 +663,12 @@ size_t CollectiveModel::kept_flow_bytes() const {
   return bytes;
 }
 
+void CollectiveModel::forget_flows() {
+  keeps_flows_ = false;
+  kept_ = {};
+  kept_alone_ = {};
+}
+
 bool CollectiveModel::relink(const Fabric& fab, const CalibrationProfile& p) {
   if (!keeps_flows_) return false;
   profile_ = p;

@@ -141,6 +141,8 @@ class CollectiveModel {
   bool relink(const Fabric& fabric, const CalibrationProfile& p);
   /// Memory the kept flows take, bytes (0 without SimOptions::keep_flows).
   size_t kept_flow_bytes() const;
+  /// Frees the kept flows: relink then returns false.
+  void forget_flows();
 
  private:
   /// The communicator `a` runs on, for NCCL's cost terms (nccl_cost.h).

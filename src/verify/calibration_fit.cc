@@ -155,7 +155,7 @@ class Predictor {
         SimOptions o;
         if (memory_bytes_ > 0)
           o.memory_budget_bytes = static_cast<size_t>(std::max(1.0, memory_bytes_ - kept_bytes_));
-        o.keep_flows = memory_bytes_ <= 0 || kept_bytes_ < memory_bytes_ * kFitKeptFlowsShare;
+        o.keep_flows = true;
         o.op = r.op;
         o.algorithm = r.algorithm;
         o.nodes = r.nodes;
@@ -178,7 +178,11 @@ class Predictor {
                               op_name(r.op), algorithm_name(*r.algorithm), a.unavailable_reason),
                   "give the spec of the cluster the run was taken on")};
         m.emplace(std::move(*built));
-        kept_bytes_ += static_cast<double>(m->kept_flow_bytes());
+        const double kept = static_cast<double>(m->kept_flow_bytes());
+        if (memory_bytes_ > 0 && kept_bytes_ + kept > memory_bytes_ * kFitKeptFlowsShare)
+          m->forget_flows();  // no room to keep them: routed again for each efficiency
+        else
+          kept_bytes_ += kept;
       }
       out[i].resize(r.rows.size());
       if (ran) (*ran)[i].resize(r.rows.size());

@@ -34,7 +34,8 @@ struct FitOptions {
   int folds = 5;
   /// Memory the fit may use, bytes (0: no limit): each run's flows are built within what is
   /// left, and kept for solving again under other link efficiencies (CollectiveModel::relink)
-  /// while they take at most kFitKeptFlowsShare of it; the runs past that are built again.
+  /// where all the kept ones take at most kFitKeptFlowsShare of it; the others are routed again
+  /// for each efficiency tried.
   double memory_bytes = 0;
 };
 /// The share of FitOptions::memory_bytes the runs' kept flows may take.

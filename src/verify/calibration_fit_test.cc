@@ -458,6 +458,48 @@ TEST(CalibrationFit, EachFactorIsFittedOnItsOwnBand) {
   EXPECT_LT(large(f->fit_errors), large(f->model_errors) / 3);
 }
 
+// The fit keeps each run's flows to solve them again for every link efficiency it tries. With
+// too little memory to keep them all (as much as the largest run's flows: room to build any run,
+// not to keep that one) it routes the ones it cannot keep again instead, and fits the same
+// profile: all four Voltage Park logs, every factor equal.
+TEST(CalibrationFit, WithoutRoomToKeepTheFlowsTheFitIsTheSame) {
+  PlannedSpec ps = planned(kFixtures + "voltage-park.yaml");
+  const auto runs = runs_of(ps.plan, {"vp-allreduce_20260224_225706.out",
+                                      "vp-allgather_20260224_225706.out",
+                                      "vp-broadcast_20260224_225706.out",
+                                      "vp-reduce_20260225_221049.out"});
+  ASSERT_EQ(runs.size(), 4u);
+  const Fabric fabric = Fabric::build(ps.plan, ps.catalog);
+  size_t largest = 0;
+  for (const FitRun& r : runs) {
+    SimOptions o;
+    o.op = r.op;
+    o.nodes = r.nodes;
+    o.keep_flows = true;
+    auto m = CollectiveModel::build(fabric, ps.plan, o);
+    ASSERT_TRUE(m);
+    largest = std::max(largest, m->kept_flow_bytes());
+    m->forget_flows();
+    EXPECT_EQ(m->kept_flow_bytes(), 0u);
+    EXPECT_FALSE(m->relink(fabric, CalibrationProfile{}));
+  }
+  FitOptions tight;
+  tight.memory_bytes = static_cast<double>(largest);
+  ASSERT_LT(tight.memory_bytes * kFitKeptFlowsShare, static_cast<double>(largest));
+  auto kept = fit_calibration(ps.plan, ps.catalog, runs, {});
+  auto routed = fit_calibration(ps.plan, ps.catalog, runs, tight);
+  ASSERT_TRUE(kept) << kept.errors().front().message;
+  ASSERT_TRUE(routed) << routed.errors().front().message;
+  ASSERT_EQ(kept->parameters.size(), routed->parameters.size());
+  for (size_t i = 0; i < kept->parameters.size(); ++i) {
+    EXPECT_EQ(kept->parameters[i].fitted, routed->parameters[i].fitted)
+        << kept->parameters[i].name;
+    EXPECT_DOUBLE_EQ(kept->parameters[i].value, routed->parameters[i].value)
+        << kept->parameters[i].name;
+  }
+  EXPECT_DOUBLE_EQ(kept->objective_after, routed->objective_after);
+}
+
 // A bandwidth factor is fitted on the sizes bandwidth dominates: Voltage Park's all_reduce
 // (verbatim nccl-tests output, 4 x 8 H100) runs tree only below 1 MiB (LL, LL128), so tree gets
 // no factor there, and the 1-16 MiB band the fit does not see is left as the model has it
