@@ -108,6 +108,33 @@ std::pair<double, double> param_range(int i) {
   return {kMinAlgorithmFactor, kMaxAlgorithmFactor};
 }
 
+// Where a fitted value `v` of factor i stopped at its search bound, what that says ("": not at
+// a bound; a time at 0 is no bound, it adds nothing).
+std::string at_bound_note(int i, double v) {
+  const auto [lo, hi] = param_range(i);
+  const bool high = additive(i) ? v > hi - kFitAtBoundUs : std::log(hi / v) < kFitAtBoundLog;
+  const bool low = !additive(i) && std::log(v / lo) < kFitAtBoundLog;
+  if (!high && !low) return "";
+  const double bound = high ? hi : lo;
+  if (i == kScaleUp || i == kNetwork)
+    return high ? fmt::format(
+                      "at its bound {:g}: the runs are as fast as the spec's links at their full "
+                      "rate or faster; check the spec's GPUs, NICs and nics_per_node against the "
+                      "cluster's",
+                      bound)
+                : fmt::format(
+                      "at its bound {:g}: the runs are over {:g}x slower than the links allow; "
+                      "look for a fault (gpufabric diagnose) before calibrating the model to it",
+                      bound, 1 / bound);
+  if (additive(i))
+    return fmt::format("at the search's bound {:g} us: more than a per-{} time mends", bound,
+                       i == kLatency ? "step" : "message");
+  return fmt::format(
+      "at its bound {:g}: the points are more than {:g}x off the model's {}, more than a factor "
+      "mends; check the runs' NCCL_ALGO and the spec",
+      bound, high ? bound : 1 / bound, kProfileAlgorithmNames[i - kFirstAlgorithm]);
+}
+
 // The profile that sets the fitted factors and leaves the rest as the model has them.
 CalibrationProfile profile_of(const Theta& t) {
   CalibrationProfile p;
@@ -411,6 +438,12 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
           *la, *lw, with_messages.v[kMessage]);
     }
   }
+  // A factor that ends at its bound stopped where the points would have taken it further: it
+  // mends more than its term, and the note says what to look at.
+  for (int i = 0; i < kParams; ++i)
+    if (f.theta.fitted[i] && f.why[i].rfind("fitted on", 0) == 0)
+      if (const std::string note = at_bound_note(i, f.theta.v[i]); !note.empty())
+        f.why[i] += "; " + note;
   f.after = *best;
   return f;
 }

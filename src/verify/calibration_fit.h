@@ -66,6 +66,11 @@ constexpr double kFitMessageNegligibleUs = 0.05;
 constexpr double kFitSensitivity = 0.02;    ///< 2 % of the predicted time
 /// Fewest fitted points (large or small) a term needs.
 constexpr int kFitMinPoints = 1;
+/// A factor that ends this close to its search bound stopped there (log distance for the factors
+/// that multiply, us for the times): the golden section ends within 0.2 % of it (0.618^14 of a
+/// warm bracket of /1.6..x1.6), well inside these.
+constexpr double kFitAtBoundLog = 0.005;
+constexpr double kFitAtBoundUs = 0.5;
 
 /// One nccl-tests file as the fit reads it.
 struct FitRun {

@@ -458,6 +458,38 @@ TEST(CalibrationFit, EachFactorIsFittedOnItsOwnBand) {
   EXPECT_LT(large(f->fit_errors), large(f->model_errors) / 3);
 }
 
+// A factor that stops at its bound says so and what to check: runs 20 % faster than the spec's
+// links at their full rate (a spec with too few NICs, say) pin the network efficiency at 1.0;
+// the same runs at the rate they were planted at (0.85) leave no note.
+TEST(CalibrationFit, AFactorAtItsBoundSaysWhatToCheck) {
+  const fs::path spec = write_temp(
+      "h100-4.yaml",
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n");
+  PlannedSpec ps = planned(spec.string());
+  CalibrationProfile truth;
+  truth.network_efficiency = 0.85;
+  std::vector<FitRun> runs{
+      planted_run("all_reduce.out", Op::kAllReduce, Algorithm::kRing, 4, 32.0 * (1 << 20), 2)};
+  ASSERT_TRUE(plant(ps, runs, truth));
+  auto network_why = [&](const std::vector<FitRun>& rs) {
+    auto f = fit_calibration(ps.plan, ps.catalog, rs, {});
+    EXPECT_TRUE(f) << f.errors().front().message;
+    for (const auto& p : f->parameters)
+      if (p.name == "network_efficiency") return std::pair{p.value, p.why};
+    return std::pair{0.0, std::string()};
+  };
+  const auto [at, why] = network_why(runs);
+  EXPECT_NEAR(at, 0.85, 0.01);
+  EXPECT_EQ(why.find("bound"), std::string::npos) << why;
+  for (auto& row : runs.front().rows) row.time_us *= 1 / (1.2 * 1.0 / 0.85);
+  const auto [fast, fast_why] = network_why(runs);
+  EXPECT_NEAR(fast, 1.0, 1e-3);
+  EXPECT_NE(fast_why.find("at its bound 1: the runs are as fast as the spec's links"),
+            std::string::npos)
+      << fast_why;
+  EXPECT_NE(fast_why.find("nics_per_node"), std::string::npos) << fast_why;
+}
+
 // The fit keeps each run's flows to solve them again for every link efficiency it tries. With
 // too little memory to keep them all (as much as the largest run's flows: room to build any run,
 // not to keep that one) it routes the ones it cannot keep again instead, and fits the same
