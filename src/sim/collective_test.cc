@@ -584,11 +584,12 @@ TEST(Collective, InNetworkReductionFlowsAreNoCollision) {
 }
 
 // NCCL's tuner picks by its closed form; where the pipeline makes its pick slow (tree LL's fill
-// at 128 KiB on 8 nodes of 2 NICs: LL's low rate over 2 x depth stages) the size reports the
-// faster choice, which NCCL_PROTO would force; never where the choice was forced already.
+// at 128 KiB on 8 nodes: LL's low rate over the tree's 2 x log2(8) network stages, which LL128's
+// rate crosses faster) the size reports the faster choice, which NCCL_PROTO would force; never
+// where the choice was forced already.
 TEST(Collective, ReportsAChoiceFasterThanTheTunersPick) {
   const auto s = setup(
-      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 2}\n"
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\n"
       "fabric: {technology: roce, topology: clos2, switch: arista-7060x6}\n");
   const Fabric f = Fabric::build(s.plan, s.cat);
   auto with_choice = [&](SimOptions o, double bytes) {

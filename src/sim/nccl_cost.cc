@@ -513,7 +513,14 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
         while (std::floor(S / (nc * k)) < steps_ll128 * 64 / ppn && k > 131072) k /= 2;
         while (std::floor(S / (nc * k)) < steps_ll128 * 16 / ppn && k > 32768) k /= 2;
       }
-      stream(k, per_channel_bytes, 2 * std::max(1, depth));
+      // With Simple a hop forwards a step once it has all of it: every hop of the depth is a
+      // stage. LL and LL128 forward what they read at once over NVLink (as the ring chain
+      // above: prims_ll.h, prims_ll128.h), so only the network hops, which the proxy sends a
+      // whole step at a time (transport/net.cc@v2.29.7-1:1292-1333), are stages: log2(nodes)
+      // of them up the tree between the nodes and as many down.
+      const int stages =
+          p == Protocol::kSimple ? 2 * std::max(1, depth) : std::max(1, 2 * log2_floor(n));
+      stream(k, per_channel_bytes, stages);
       r.stage_share = nccl::kTreeStageShare;
       break;
     }

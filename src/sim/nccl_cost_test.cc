@@ -436,6 +436,18 @@ TEST(NcclCost, PipelineFillsBroadcastChainsTreesAndNvls) {
   EXPECT_EQ(t.stages, 20);
   EXPECT_DOUBLE_EQ(t.chunks, (1 << 30) / 16.0 / 524288);
   EXPECT_DOUBLE_EQ(t.fill_factor(), (t.chunks + 19.0 / 3) / t.chunks);
+  // LL and LL128 trees forward over NVLink as they read, as the chain does: only the 2 x log2(8)
+  // network hops hold steps; on one node none does.
+  EXPECT_EQ(pipeline_run(Algorithm::kTree, Protocol::kLL, tr, 128 << 10).stages, 6);
+  EXPECT_EQ(pipeline_run(Algorithm::kTree, Protocol::kLL128, tr, 4 << 20).stages, 6);
+  EXPECT_EQ(pipeline_run(Algorithm::kTree, Protocol::kLL, shape(Op::kAllReduce, 16, 2, k229),
+                         128 << 10)
+                .stages,
+            2);
+  EXPECT_EQ(pipeline_run(Algorithm::kTree, Protocol::kLL128, shape(Op::kAllReduce, 8, 1, k229),
+                         4 << 20)
+                .stages,
+            1);
   // NVLS on one node of 8: 16 MiB is under 8 x 128 x 64 KiB, so 32 KiB chunks; a loop is 8 of
   // them a channel, 4 loops, two stages, and each loop's stage waits one NVLink Simple step.
   const CostShape one = shape(Op::kAllReduce, 8, 1, k229);
