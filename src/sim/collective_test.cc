@@ -320,7 +320,7 @@ TEST(Collective, CollNetAddsHalfTheChannelsBeforeTheLimits) {
 
 // NVLS all_reduce over CollNet on B200: the NVLink side would carry more than the 8 x 400G NICs,
 // so the NICs' path paces it, and on it every loop's in-network operations are paid in series
-// with the bytes (nccl::kCollNetOpUs, fitted on CollNet Chain; no published NVLS-over-SHARP run
+// with the bytes (collnet_op_us, fitted on CollNet Chain; no published NVLS-over-SHARP run
 // checks this). With the operations the NICs' share of the line drops by their time's share.
 TEST(Collective, NvlsOverCollNetOnB200IsPacedByTheNicsPath) {
   const auto s = setup(sharp_ib("b200", 8));

@@ -427,11 +427,17 @@ inline constexpr double kCollNetChainBytesPerChannel = 640.0 * 512;
 inline constexpr int kCollNetGroupChannels = 8;
 // The time one in-network reduction (a SHARP operation of the CollNet plugin) holds a NIC
 // beyond its bytes, us: operations are issued in order and each one's cost is paid in series
-// with the data. gpufabric's term, fitted on the fit set's six CollNet all_reduce rows
-// (use3a-ss, NCCL 2.29.7, NCCL chooses: CollNet Chain, 768 KiB an operation), the median of
-// (measured time - time without the term) / operations; the Direct and Chain rows of
-// flapping-airplanes (test set) judge it. See data/calibration/README.md.
-inline constexpr double kCollNetOpUs = 5.8;
+// with the data. It grows with the nodes taking part, whose contributions the operation waits
+// for up the switches' reduction tree (more ports, then more levels, as the nodes double):
+// kCollNetOpBaseUs + kCollNetOpPerDoublingUs x log2(nodes) (nccl_cost.h collnet_op_us).
+// gpufabric's term, fitted by least squares on the fit set's six CollNet all_reduce rows
+// (use3a-ss, NCCL 2.29.7, NCCL chooses: CollNet Chain, 768 KiB an operation): each row's
+// (measured time - time without the term) / operations is 5.30, 5.58, 5.77, 6.00, 6.19 and
+// 6.20 us at 2, 4, 8, 16, 32 and 46 nodes (residuals within 0.07 us; a single constant was
+// 5.8). The Direct and Chain rows of flapping-airplanes (test set, 2 to 64 nodes) judge it:
+// their Chain rows ask 5.62 ... 6.71 us. See data/calibration/README.md.
+inline constexpr double kCollNetOpBaseUs = 5.15;
+inline constexpr double kCollNetOpPerDoublingUs = 0.20;
 
 // NCCL tuning.cc nvlsEfficiency: share of NVLink bandwidth NVLS reaches, Hopper 0.85, Blackwell
 // 0.74 (tuning.cc@v2.29.7-1:135-140).

@@ -435,6 +435,11 @@ double alltoall_time_us(double fixed_us, long long network_peers, double data_us
   return fixed_us + std::max(alltoall_posting_us(network_peers), data_us);
 }
 
+double collnet_op_us(int domains) {
+  return nccl::kCollNetOpBaseUs +
+         nccl::kCollNetOpPerDoublingUs * std::log2(static_cast<double>(std::max(1, domains)));
+}
+
 PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes) {
   PipelineRun r;
   const int pi = static_cast<int>(p);
@@ -465,7 +470,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
     return static_cast<double>((std::max(1, channels) + nccl::kCollNetGroupChannels - 1) /
                                nccl::kCollNetGroupChannels);
   };
-  const double op_us = nccl::kCollNetOpUs;
+  const double op_us = collnet_op_us(n);
   const double step = nccl::kStepDataBytes[pi];
   auto stream = [&](double chunk, double streamed_bytes, int stages) {
     r.chunk_bytes = std::min(chunk, streamed_bytes);

@@ -199,12 +199,16 @@ struct PipelineRun {
   /// The exposed steps' time, us: one per chunk slot of the pipeline.
   double exposed_us() const { return (chunks + stages - 1) * exposed_step_us; }
   /// CollNet (and NVLS across domains, which runs over it): the in-network operations a loop
-  /// issues at one NIC, in order, each costing nccl::kCollNetOpUs in series with the NIC's bytes
+  /// issues at one NIC, in order, each costing collnet_op_us in series with the NIC's bytes
   /// (0 elsewhere). data_time_us paces the call by the NIC's path where it is the longer, each
   /// loop after the first paying them (the first is the network step of latency_us).
   double net_op_us = 0;
 };
 PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes);
+
+/// The time one in-network reduction holds a NIC beyond its bytes on `domains` nodes, us:
+/// nccl::kCollNetOpBaseUs + nccl::kCollNetOpPerDoublingUs x log2(domains) (nccl_constants.h).
+double collnet_op_us(int domains);
 
 /// The time a call's network messages add beyond their bytes, us: s.network_message_us (a
 /// calibration profile's) for every message a channel's network connection carries after the
@@ -213,7 +217,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
 /// reduce_scatter slice 2 steps (1 MiB), broadcast, reduce and trees 1 step (512 KiB), LL and
 /// LL128 one step (32 KiB and 576,000 B of data). So per byte a Simple broadcast pays twice what
 /// an all_reduce does. Ring and tree only (CollNet has its operations' cost,
-/// nccl::kCollNetOpUs; NVLS Tree's network hops and point-to-point are not charged); 0 on one
+/// collnet_op_us; NVLS Tree's network hops and point-to-point are not charged); 0 on one
 /// domain.
 double network_messages_us(Algorithm a, Protocol p, const CostShape& s, const PipelineRun& run,
                            double bytes);

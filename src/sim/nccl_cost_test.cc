@@ -609,7 +609,7 @@ TEST(NcclCost, CollNetChunksAndOperationsAsNcclIssuesThem) {
   const PipelineRun c = pipeline_run(Algorithm::kCollNetChain, Protocol::kSimple, s, big);
   EXPECT_DOUBLE_EQ(c.chunk_bytes, 256 * 1024);
   EXPECT_EQ(c.stages, 15);
-  EXPECT_DOUBLE_EQ(c.net_op_us, nccl::kCollNetOpUs);
+  EXPECT_DOUBLE_EQ(c.net_op_us, collnet_op_us(4));
   // 24 MiB: 1 MiB a channel. 4 chunks < 8 x 64: 128 KiB, the first loop's floor; 8 < 8 x 8:
   // 64 KiB, the second's; 16 >= 8 leaves the third.
   const PipelineRun small = pipeline_run(Algorithm::kCollNetChain, Protocol::kSimple, s, 24 << 20);
@@ -626,7 +626,7 @@ TEST(NcclCost, CollNetChunksAndOperationsAsNcclIssuesThem) {
   EXPECT_DOUBLE_EQ(
       pipeline_run(Algorithm::kCollNetChain, Protocol::kSimple, paced, big).stage_share, 0.5);
   const PipelineRun d = pipeline_run(Algorithm::kCollNet, Protocol::kSimple, s, big);
-  EXPECT_DOUBLE_EQ(d.net_op_us, 3 * nccl::kCollNetOpUs);
+  EXPECT_DOUBLE_EQ(d.net_op_us, 3 * collnet_op_us(4));
   EXPECT_DOUBLE_EQ(d.chunk_bytes, 8 * 524288.0);
   // One node: no network, no operation.
   const CostShape one = shape(Op::kAllReduce, 8, 1, k229);
@@ -644,7 +644,7 @@ TEST(NcclCost, InNetworkOperationsLengthenOnlyTheNicsPath) {
   const double flow = data_time_us(Algorithm::kCollNetChain, Protocol::kSimple, s, spb, bytes);
   s.collnet_net_seconds_per_byte = spb;  // the NICs are the bottleneck
   EXPECT_NEAR(data_time_us(Algorithm::kCollNetChain, Protocol::kSimple, s, spb, bytes),
-              flow + (c.chunks - 1) * nccl::kCollNetOpUs, 1e-6 * flow);
+              flow + (c.chunks - 1) * collnet_op_us(4), 1e-6 * flow);
   s.collnet_net_seconds_per_byte = spb / 2;  // half the time on the NICs: slack for them
   EXPECT_DOUBLE_EQ(data_time_us(Algorithm::kCollNetChain, Protocol::kSimple, s, spb, bytes), flow);
 }
