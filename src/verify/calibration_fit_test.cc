@@ -34,6 +34,14 @@ PlannedSpec planned(const std::string& path) {
   return std::move(*p);
 }
 
+// `nodes` H100 nodes on InfiniBand, written as `name` and planned.
+PlannedSpec planned_h100_ib(const std::string& name, int nodes) {
+  return planned(write_temp(name, fmt::format("cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\n"
+                                              "fabric: {{technology: infiniband}}\n",
+                                              nodes))
+                     .string());
+}
+
 ToolOutput output_of(const std::string& path) {
   auto text = read_file_bounded(path, kMaxToolOutputBytes);
   EXPECT_TRUE(text) << path;
@@ -194,10 +202,7 @@ bool plant(const PlannedSpec& ps, std::vector<FitRun>& runs, const CalibrationPr
 }
 
 TEST(CalibrationFit, RecoversPlantedFactors) {
-  const fs::path spec = write_temp(
-      "h100-8.yaml",
-      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband}\n");
-  PlannedSpec ps = planned(spec.string());
+  PlannedSpec ps = planned_h100_ib("h100-8.yaml", 8);
   CalibrationProfile truth;
   truth.scaleup_efficiency = 0.74;
   truth.network_efficiency = 0.81;
@@ -229,7 +234,7 @@ TEST(CalibrationFit, RecoversPlantedFactors) {
   for (const auto& p : f->points) EXPECT_GT(p.cv_time_us, 0);
   // The profile it writes reads back as the same factors, whatever the files are called.
   f->runs[0].file = "odd \"name\"\xff.out";
-  auto back = parse_calibration_profile(fit_profile_yaml(*f, ps.plan, spec.string()), "p.yaml");
+  auto back = parse_calibration_profile(fit_profile_yaml(*f, ps.plan, "h100-8.yaml"), "p.yaml");
   ASSERT_TRUE(back) << back.errors().front().message;
   EXPECT_NEAR(*back->network_efficiency, *f->profile.network_efficiency, 1e-4);
   EXPECT_NEAR(*back->scaleup_efficiency, *f->profile.scaleup_efficiency, 1e-4);
@@ -326,10 +331,7 @@ TEST(CalibrationFit, OneCollectiveFitsTheOthersOfTheCluster) {
 // that NCCL's latency already charges. Planted (0.85, 4 us a message), the fit finds both. On a
 // real all_reduce alone the data cannot tell them apart, and the time is left out, saying why.
 TEST(CalibrationFit, AMessageTimeIsFittedWhereThePointsShowIt) {
-  const fs::path spec = write_temp(
-      "h100-8-msg.yaml",
-      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband}\n");
-  PlannedSpec ps = planned(spec.string());
+  PlannedSpec ps = planned_h100_ib("h100-8-msg.yaml", 8);
   CalibrationProfile truth;
   truth.network_efficiency = 0.85;
   truth.network_message_us = 4;
@@ -462,10 +464,7 @@ TEST(CalibrationFit, EachFactorIsFittedOnItsOwnBand) {
 // links at their full rate (a spec with too few NICs, say) pin the network efficiency at 1.0;
 // the same runs at the rate they were planted at (0.85) leave no note.
 TEST(CalibrationFit, AFactorAtItsBoundSaysWhatToCheck) {
-  const fs::path spec = write_temp(
-      "h100-4.yaml",
-      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n");
-  PlannedSpec ps = planned(spec.string());
+  PlannedSpec ps = planned_h100_ib("h100-4.yaml", 4);
   CalibrationProfile truth;
   truth.network_efficiency = 0.85;
   std::vector<FitRun> runs{
@@ -633,10 +632,7 @@ TEST(CalibrationFit, ARunCutAfterARowIsNoted) {
 
 TEST(CalibrationFit, RunsTheSpecCannotHoldAreBadInput) {
   PlannedSpec ps = planned(kFixtures + "flapping-airplanes.yaml");
-  const fs::path four = write_temp(
-      "h100-4.yaml",
-      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n");
-  PlannedSpec small = planned(four.string());
+  PlannedSpec small = planned_h100_ib("h100-4.yaml", 4);
   auto too_many =
       read_fit_runs(small.plan, {output_of(kFixtures + "2026-05-12-all_reduce-ring-8n.out")}, {});
   ASSERT_FALSE(too_many);
