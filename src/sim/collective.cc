@@ -173,8 +173,17 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   };
   double collnet_net_spb = -1;  // not solved yet
   // CollNet all_reduce's NVLink part alone: Chain's fill, and the rate NCCL's tuner gives it.
-  // Flows kept for relink: a part solved alone (CollNet's), its index in kept_alone_.
+  // Flows kept for relink, within SimOptions::kept_flows_budget_bytes: past it none are kept.
+  size_t kept_bytes = 0;
+  auto room_for = [&](const FlowSet& fs) {
+    if (!cm.keeps_flows_) return false;
+    kept_bytes += FlowSet::memory_bytes(static_cast<size_t>(fs.size()), fs.hop_count());
+    if (o.kept_flows_budget_bytes > 0 && kept_bytes > o.kept_flows_budget_bytes) cm.forget_flows();
+    return cm.keeps_flows_;
+  };
+  // A part solved alone (CollNet's), its index in kept_alone_; -1 where it is not kept.
   auto keep_alone = [&](FlowSet& fs) {
+    if (!room_for(fs)) return -1;
     cm.kept_alone_.push_back(std::move(fs));
     return static_cast<int>(cm.kept_alone_.size() - 1);
   };
@@ -235,7 +244,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     }
     if (a == Algorithm::kCollNetChain || (a == Algorithm::kCollNet && o.op == Op::kAllReduce))
       collnet_intra_rate(m, kept.intra_alone);
-    if (cm.keeps_flows_) {
+    if (room_for(fs)) {
       kept.payload = payload;
       kept.steps.push_back(std::move(fs));
       cm.kept_.push_back(std::move(kept));
@@ -405,7 +414,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
         m.bottleneck_utilization = step.bottleneck_utilization;
         m.ecmp_collision = std::max(m.ecmp_collision, step.ecmp_collision);
         m.flows += step.flows;
-        if (cm.keeps_flows_) kept.steps.push_back(std::move(fs));
+        if (room_for(fs)) kept.steps.push_back(std::move(fs));
       }
       m.seconds_per_byte = t;
       m.available = std::isfinite(t) && t > 0;
@@ -695,10 +704,9 @@ bool CollectiveModel::relink(const Fabric& fab, const CalibrationProfile& p) {
     m.seconds_per_byte = t;
     if (k.network_alone >= 0) m.network_seconds_per_byte = alone_spb[k.network_alone];
     if (k.intra_alone >= 0) m.intra_seconds_per_byte = alone_spb[k.intra_alone];
-    if (!std::isfinite(t) || t <= 0) {
-      m.available = false;
-      m.unavailable_reason = "no path: failed links cut the ranks apart";
-    }
+    // As build decides it: PAT by its time alone, the others unroutable flows too.
+    m.available = std::isfinite(t) && t > 0 && (k.pat || m.unroutable == 0);
+    m.unavailable_reason = m.available || k.pat ? "" : "no path: failed links cut the ranks apart";
   }
   for (const KeptModel& k : kept_)
     if (k.copy_of >= 0) {

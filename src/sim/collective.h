@@ -51,6 +51,10 @@ struct SimOptions {
   /// again under other link efficiencies without routing them again (calibrate --fit tries
   /// many). The model then holds all of them at once: up to one flow budget an algorithm.
   bool keep_flows = false;
+  /// With keep_flows: the memory the kept flows may take, bytes (0: no limit). Once they would
+  /// pass it the model keeps none (forget_flows) and builds on as without keep_flows, so that a
+  /// build never holds more than this and the one flow set it is solving.
+  size_t kept_flows_budget_bytes = 0;
 };
 
 /// The bandwidth side of one algorithm on this fabric: seconds per byte with Simple, and why.

@@ -721,7 +721,8 @@ TEST(Collective, SharpCarriesEachByteOnce) {
 // calibrate --fit solves the same flows under many link efficiencies: a model whose kept flows
 // are solved again (relink) is the model a fresh build with the new profile gives, for every
 // algorithm (the in-network ones' NIC path and NVLink part alone, PAT's steps, NVLS's share of
-// NVLink, CollNet Chain's copy of Direct) and every size; and it is not the old one.
+// NVLink, CollNet Chain's copy of Direct) and every size; and it is not the old one. Without room
+// to keep them a build keeps none and is the model it would be without keeping.
 TEST(Collective, RelinkedFlowsGiveTheFreshBuildsModel) {
   CalibrationProfile other;
   other.network_efficiency = 0.7;
@@ -755,6 +756,14 @@ TEST(Collective, RelinkedFlowsGiveTheFreshBuildsModel) {
     ASSERT_TRUE(plain_model.ok()) << what;
     EXPECT_FALSE(plain_model->relink(f, other)) << what << ": no flows kept";
     o.keep_flows = true;
+    // No room to keep them (a byte): none kept, the model as without keep_flows.
+    o.kept_flows_budget_bytes = 1;
+    auto tight = CollectiveModel::build(f, c.s->plan, o);
+    ASSERT_TRUE(tight.ok()) << what;
+    EXPECT_EQ(tight->kept_flow_bytes(), 0u) << what;
+    EXPECT_FALSE(tight->relink(f, other)) << what;
+    EXPECT_DOUBLE_EQ(tight->at(kGiB).time_us, plain_model->at(kGiB).time_us) << what;
+    o.kept_flows_budget_bytes = 0;
     auto kept = CollectiveModel::build(f, c.s->plan, o);
     ASSERT_TRUE(kept.ok()) << what;
     EXPECT_GT(kept->kept_flow_bytes(), 0u) << what;

@@ -147,18 +147,30 @@ CalibrationProfile profile_of(const Theta& t) {
   return p;
 }
 
+// The memory one run's build may use within FitOptions::memory_bytes (0: no limit): what the
+// kept flows may not take, for the fit's first check of each run and every build after it alike.
+size_t fit_build_budget(double memory_bytes) {
+  return memory_bytes > 0
+             ? static_cast<size_t>(std::max(1.0, memory_bytes * (1 - kFitKeptFlowsShare)))
+             : 0;
+}
+
 // Every run's fabric and plan, built once; each run's collective model is built once with its
 // flows kept, so that trying another link efficiency solves the same flows on the new
 // capacities (CollectiveModel::relink) without routing them again, and another algorithm factor,
 // step latency or message time (CollectiveModel::recalibrate) does not solve them at all.
 class Predictor {
  public:
-  Predictor(const Plan& plan, const Catalog& cat, const std::vector<FitRun>& runs,
+  // `keep`: keep each run's flows for the efficiencies tried next (a fit); `memory_bytes`:
+  // FitOptions::memory_bytes.
+  Predictor(const Plan& plan, const Catalog& cat, const std::vector<FitRun>& runs, bool keep,
             double memory_bytes = 0)
       : plan_(plan),
         fabric_(Fabric::build(plan, cat)),
         runs_(runs),
         cache_(runs.size()),
+        keep_(keep),
+        no_room_(runs.size(), false),
         memory_bytes_(memory_bytes) {}
 
   // Times of every row of the runs in `which` (others left as they are in `out`), us; the
@@ -180,9 +192,12 @@ class Predictor {
       }
       if (!m) {
         SimOptions o;
-        if (memory_bytes_ > 0)
-          o.memory_budget_bytes = static_cast<size_t>(std::max(1.0, memory_bytes_ - kept_bytes_));
-        o.keep_flows = true;
+        // A build has the memory the kept flows may not take; they get what is left of theirs.
+        const double allowance = memory_bytes_ * kFitKeptFlowsShare - kept_bytes_;
+        o.memory_budget_bytes = fit_build_budget(memory_bytes_);
+        o.keep_flows = keep_ && !no_room_[i] && (memory_bytes_ <= 0 || allowance >= 1);
+        if (o.keep_flows && memory_bytes_ > 0)
+          o.kept_flows_budget_bytes = static_cast<size_t>(allowance);
         o.op = r.op;
         o.algorithm = r.algorithm;
         o.nodes = r.nodes;
@@ -205,11 +220,10 @@ class Predictor {
                               op_name(r.op), algorithm_name(*r.algorithm), a.unavailable_reason),
                   "give the spec of the cluster the run was taken on")};
         m.emplace(std::move(*built));
-        const double kept = static_cast<double>(m->kept_flow_bytes());
-        if (memory_bytes_ > 0 && kept_bytes_ + kept > memory_bytes_ * kFitKeptFlowsShare)
-          m->forget_flows();  // no room to keep them: routed again for each efficiency
-        else
-          kept_bytes_ += kept;
+        // A run whose flows found no room is routed again for each efficiency, never kept.
+        const size_t kept = m->kept_flow_bytes();
+        if (o.keep_flows && kept == 0) no_room_[i] = true;
+        kept_bytes_ += static_cast<double>(kept);
       }
       out[i].resize(r.rows.size());
       if (ran) (*ran)[i].resize(r.rows.size());
@@ -229,8 +243,10 @@ class Predictor {
   Fabric fabric_;
   const std::vector<FitRun>& runs_;
   mutable std::vector<std::optional<CollectiveModel>> cache_;
-  double memory_bytes_ = 0;          ///< FitOptions::memory_bytes
-  mutable double kept_bytes_ = 0;    ///< what the cached models' kept flows take
+  bool keep_ = false;
+  mutable std::vector<bool> no_room_;  ///< runs whose flows did not fit what was left to keep
+  double memory_bytes_ = 0;            ///< FitOptions::memory_bytes
+  mutable double kept_bytes_ = 0;      ///< what the cached models' kept flows take
 };
 
 // A point of the objective: run, row and the measured time.
@@ -594,7 +610,7 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
 Result<std::vector<double>> predict_runs(const Plan& plan, const Catalog& catalog,
                                          const std::vector<FitRun>& runs,
                                          const CalibrationProfile& profile) {
-  Predictor pr(plan, catalog, runs);
+  Predictor pr(plan, catalog, runs, false);
   std::vector<std::vector<double>> t;
   if (auto e = pr.predict(profile, std::vector<bool>(runs.size(), true), t); !e.empty()) return e;
   std::vector<double> out;
@@ -617,7 +633,7 @@ Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
         so.algorithm = r.algorithm;
         so.nodes = r.nodes;
         so.calibration = CalibrationProfile{};
-        so.memory_budget_bytes = static_cast<size_t>(std::max(0.0, o.memory_bytes));
+        so.memory_budget_bytes = fit_build_budget(o.memory_bytes);
         auto m = CollectiveModel::build(fabric, plan, so);
         if (!m) {
           std::vector<Diagnostic> errs;
@@ -641,7 +657,7 @@ Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
     return Diagnostic::flag("--fit", "no run the model can simulate: " + res.skipped.front().why,
                             "give runs of the collectives and algorithms gpufabric models");
   res.runs = runs;
-  Predictor pr(plan, catalog, res.runs, o.memory_bytes);
+  Predictor pr(plan, catalog, res.runs, true, o.memory_bytes);
   const std::vector<bool> all(runs.size(), true);
   for (std::size_t i = 0; i < runs.size(); ++i)
     for (std::size_t k = 0; k < runs[i].rows.size(); ++k) {

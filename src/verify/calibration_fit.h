@@ -32,10 +32,10 @@ struct FitOptions {
   /// Folds of the k-fold cross-validation over points, used when there is one file (with two
   /// or more, each file is left out in turn).
   int folds = 5;
-  /// Memory the fit may use, bytes (0: no limit): each run's flows are built within what is
-  /// left, and kept for solving again under other link efficiencies (CollectiveModel::relink)
-  /// where all the kept ones take at most kFitKeptFlowsShare of it; the others are routed again
-  /// for each efficiency tried.
+  /// Memory the fit may use, bytes (0: no limit): each run is built within the part of it
+  /// that kept flows may not take (1 - kFitKeptFlowsShare), and its flows are kept for solving
+  /// again under other link efficiencies (CollectiveModel::relink) while all the kept ones fit
+  /// in kFitKeptFlowsShare of it; the others are routed again for each efficiency tried.
   double memory_bytes = 0;
 };
 /// The share of FitOptions::memory_bytes the runs' kept flows may take.
