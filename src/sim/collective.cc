@@ -195,7 +195,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     if (intra.size() > 0) {
       solve_flows(fab, intra, cap, kPayload, alone, nullptr);
       m.intra_seconds_per_byte = alone.seconds_per_byte;
-      if (cm.keeps_flows_) kept = keep_alone(intra);
+      kept = keep_alone(intra);
     }
   };
   int collnet_net_kept = -1;
@@ -236,7 +236,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
         if (b.collnet_network(net)) {
           solve_flows(fab, net, cap, kPayload, alone, nullptr);
           collnet_net_spb = alone.seconds_per_byte;
-          if (cm.keeps_flows_) collnet_net_kept = keep_alone(net);
+          collnet_net_kept = keep_alone(net);
         }
       }
       m.network_seconds_per_byte = collnet_net_spb;
@@ -355,19 +355,20 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   // loads; the chain's chunks and per-NIC operations are its cost terms (nccl_cost.cc).
   // Its flows are Direct's, so Direct's solution stands for them where it has one.
   const std::string chain_no = reduce_all ? cn_no : "all_reduce only";
-  std::optional<AlgorithmModel> direct;
-  for (const auto& m : cm.models_)
-    if (m.algorithm == Algorithm::kCollNet && m.available) direct = m;
-  if (chain_no.empty() && direct && !skipped(Algorithm::kCollNetChain)) {
-    direct->algorithm = Algorithm::kCollNetChain;  // its NVLink part alone is Direct's too
+  int direct = -1;  // Direct's index in models_ where it is available
+  for (size_t i = 0; i < cm.models_.size(); ++i)
+    if (cm.models_[i].algorithm == Algorithm::kCollNet && cm.models_[i].available)
+      direct = static_cast<int>(i);
+  if (chain_no.empty() && direct >= 0 && !skipped(Algorithm::kCollNetChain)) {
+    AlgorithmModel chain = cm.models_[static_cast<size_t>(direct)];
+    chain.algorithm = Algorithm::kCollNetChain;  // its NVLink part alone is Direct's too
     if (cm.keeps_flows_) {
       KeptModel copy;
       copy.model = cm.models_.size();
-      for (size_t i = 0; i < cm.models_.size(); ++i)
-        if (cm.models_[i].algorithm == Algorithm::kCollNet) copy.copy_of = static_cast<int>(i);
+      copy.copy_of = direct;
       cm.kept_.push_back(std::move(copy));
     }
-    cm.models_.push_back(*direct);
+    cm.models_.push_back(std::move(chain));
   } else {
     model(Algorithm::kCollNetChain, chain_no, [&](FlowSet& fs, auto&) {
       b.collnet(fs);
