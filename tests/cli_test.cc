@@ -681,7 +681,7 @@ TEST(CliSimulate, BadInputExitsTwo) {
         Case{"--load-balancing ecmpp", "did you mean 'ecmp'"},
         Case{"--nccl 3.0",
              "--nccl: unknown NCCL release '3.0' (use 2.18 or 2.20 or 2.21 or 2.24 or 2.26 or "
-             "2.27 or 2.28.7 or 2.28 or 2.29, or"},
+             "2.27 or 2.28.7 or 2.28 or 2.29 or 2.30, or"},
         Case{"--op all_gather --algo pat --nccl 2.18", "NCCL 2.18 has no PAT"},
         Case{"--algo nvls --proto LL128", "nvls runs the Simple protocol only"},
         Case{"--algo collnet_chain --proto LL", "Simple protocol only"},

@@ -124,6 +124,9 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.generation_ = generation_of(plan.gpu);
   b.channel_limit = release_max_channels(cm.nccl_);
   if (plan.nic.rate_gbps > 0)
+    cm.nic_path_GBps_ =
+        nic_path_GBps(plan.nic.rate_gbps / 8, std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen));
+  if (plan.nic.rate_gbps > 0)
     b.net_graph_channels =
         ring_graph_channels_across(fab.nics_per_node(), fab.gpus_per_node(), plan.nic.rate_gbps / 8,
                                    std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen), cm.generation_);
@@ -635,7 +638,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   int graph_channels = a == Algorithm::kTree ? tree_graph_channels_ : ring_graph_channels_;
   if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree) {
     graph_channels = 0;
-    channels = release_nvls_channels(nccl_, generation_, domains_ > 1);
+    channels = nvls_tuning(nccl_, generation_, domains_, domain_gpus_, nic_path_GBps_).channels;
   }
   // NVLS across nodes runs on no more channels than the communicator has
   // (enqueue.cc@v2.29.7-1:1993-1994).
@@ -643,6 +646,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   CostShape s{op_, ranks_, domains_, domain_gpus_, hop, nccl_, generation_, channels};
   s.graph_channels = graph_channels;
   s.collnet_nics = collnet_nics_;
+  s.nic_path_GBps = nic_path_GBps_;
   if (model) {
     s.collnet_net_seconds_per_byte = model->network_seconds_per_byte;
     s.collnet_intra_seconds_per_byte = model->intra_seconds_per_byte;

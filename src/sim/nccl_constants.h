@@ -21,6 +21,10 @@ enum class P2pNetRule {
                    // (paths.cc@v2.29.7-1:853-905)
 };
 
+// The Simple protocol's step, bytes: its 4 MiB buffer over NCCL_STEPS (init.cc@v2.18.6-1,
+// DEFAULT_BUFFSIZE; the same in v2.29.7-1), the chunk NVLS Tree starts from up to v2.20.
+inline constexpr double kSimpleStepBytesForNvlsTree = 524288;
+
 struct ReleaseTerms {
   const char* tag;
   // baseLat[algorithm][protocol] and hwLat[hop][algorithm][protocol].
@@ -75,6 +79,17 @@ struct ReleaseTerms {
   // perChMaxNVLSTreeBws' Blackwell row, GB/s per nodes class (v2.28 on; unused without
   // nvls_tree_per_head_cap).
   double nvls_tree_cap_blackwell[3];
+  // The chunk NVLS Tree starts from, bytes: the Simple step, 512 KiB, up to v2.20
+  // (stepSize x 1, enqueue.cc@v2.18.6-1:1347-1352, @v2.20.5-1:1712-1721); NCCL_NVLS_CHUNKSIZE,
+  // 128 KiB, from v2.21 (enqueue.cc@v2.21.5-1:1754).
+  double nvls_tree_chunk_bytes;
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE's default, 64 KiB from 4 nodes on (v2.20 on,
+  // enqueue.cc@v2.20.5-1:1715-1717; v2.18 has none).
+  bool nvls_tree_max_from_4_nodes;
+  // Blackwell across nodes: NVLS's channels, chunk and NVLS Tree's largest chunk by the NICs'
+  // bandwidth, the GPUs a node and two nodes or more (ncclNvlsTreeSm100Tuning,
+  // nvls.cc@v2.30.7-1:164-200; v2.30 on). See nvls_tuning.
+  bool nvls_sm100_tuning;
 };
 
 // NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
@@ -122,6 +137,9 @@ inline constexpr ReleaseTerms kV2_18 = {
     false,     // no CollNet all_gather in v2.18
     {16, 16},  // nvls.cc@v2.18.6-1:231
     {0, 0, 0},
+    kSimpleStepBytesForNvlsTree,
+    false,
+    false,
 };
 
 // NCCL v2.29.7-1: tuning.cc@v2.29.7-1 lines 144-149 (baseLat), 150-169 (hwLat), 170-175
@@ -181,7 +199,26 @@ inline constexpr ReleaseTerms kV2_29 = {
     false,
     {24, 32},           // nvls.cc@v2.29.7-1:149-151, 195
     {0.0, 96.0, 43.8},  // tuning.cc@v2.29.7-1:198
+    128 * 1024,         // comm->nvlsChunkSize, enqueue.cc@v2.29.7-1:2173
+    true,               // enqueue.cc@v2.29.7-1:2174-2175
+    false,
 };
+
+// NCCL v2.30.7-1: v2.29.7-1's terms but for what v2.30 changed (git diff v2.29.7-1 v2.30.7-1 --
+// src/graph/tuning.cc src/transport/nvls.cc; the rest of the tuning.cc diff is formatting):
+// - Blackwell's NVLS Tree cap per head from 3 nodes, 80.0 (tuning.cc@v2.30.7-1:210; v2.29: 43.8);
+// - Blackwell across nodes sets NVLS's channels, chunk and NVLS Tree's largest chunk by the NICs'
+//   bandwidth (ncclNvlsTreeSm100Tuning, nvls.cc@v2.30.7-1:164-200, applied at 202-245).
+// Not carried: CollNet Chain is off where the CollNet plugin says it cannot chain
+// (collNetChainSupport, tuning.cc@v2.30.7-1:507; the model takes SHARP to support it).
+constexpr ReleaseTerms v2_30_terms(ReleaseTerms t) {
+  t.tag = "v2.30.7-1";
+  t.nvls_tree_cap_blackwell[2] = 80.0;
+  t.nvls_sm100_tuning = true;
+  return t;
+}
+inline constexpr ReleaseTerms kV2_30 = v2_30_terms(kV2_29);
+
 // NCCL v2.28.9-1: tuning.cc@v2.28.9-1 is v2.29.7-1's in every latency and ratio above (git diff
 // v2.28.9-1 v2.29.7-1 -- src/graph/tuning.cc); it differs in Blackwell's ring LL128 cap
 // (tuning.cc@v2.28.9-1:179, 2 x 36.7 / 34.6 / 2 x 36.7) and in the network peer's p2p channels.
@@ -311,6 +348,7 @@ constexpr ReleaseTerms v2_20_terms(ReleaseTerms t) {
   t.ll_max_bw[2][0] = 87.7;
   t.ll_max_bw[2][1] = 22.5;
   t.ll_max_bw[2][2] = 19.0;
+  t.nvls_tree_chunk_bytes = kSimpleStepBytesForNvlsTree;  // enqueue.cc@v2.20.5-1:1712-1717
   return t;
 }
 inline constexpr ReleaseTerms kV2_20 = v2_20_terms(kV2_21);
@@ -390,6 +428,17 @@ inline constexpr double kNvlsChunkBytes = 128 * 1024;
 // NVLS Tree's chunk from 4 nodes on: NCCL_NVLSTREE_MAX_CHUNKSIZE's default (enqueue.cc@v2.29.7-1:
 // 2168-2180).
 inline constexpr double kNvlsTreeChunkBytesFrom4Nodes = 65536;
+// v2.30's NVLS tuning for Blackwell across nodes (ncclNvlsTreeSm100Tuning, nvls.cc@v2.30.7-1:
+// 164-200). Its inputs: the bandwidth of the path from a GPU to its NIC (comm->minNetBw: the
+// lower of the NIC's and the PCIe links', GB/s as NCCL's topology rates them, 48 for a 400G NIC
+// on PCIe Gen5 x16, 96 for 800G on Gen6), the GPUs a node (minLocalRanks) and whether the NIC
+// sits on the GPU's PCIe switch (the NVLS graph's typeInter <= PATH_PXB).
+inline constexpr double kNvlsSm100NicGBs = 48.0;      // from here the tuning applies
+inline constexpr double kNvlsSm100FastNicGBs = 96.0;  // 800G-class NICs
+inline constexpr int kNvlsSm100Channels = 24;
+inline constexpr int kNvlsSm100ChannelsWide = 32;  // two nodes, or a fast NIC with over 8 GPUs
+inline constexpr double kNvlsSm100ChunkLarge = 256 * 1024;
+inline constexpr double kNvlsSm100TreeChunkSmall = 64 * 1024;
 
 // A tree hop moves one chunk while an inner node's busiest link carries three per chunk of the
 // tree (the two children's on the way up, the parent's on the way down): a stage of a tree's

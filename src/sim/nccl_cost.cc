@@ -65,9 +65,66 @@ int release_max_channels(NcclRelease r) { return terms(r).max_channels; }
 
 bool release_has_pat(NcclRelease r) { return terms(r).has_pat; }
 
-int release_nvls_channels(NcclRelease r, GpuGeneration g, bool across_domains) {
-  if (g != GpuGeneration::kBlackwell) return nccl::kNvlsChannelsHopper;
-  return terms(r).nvls_channels_blackwell[across_domains ? 1 : 0];
+namespace {
+// A PCIe x16 link as NCCL's topology rates it, GB/s: per lane 2.5 GT/s 15, 5 GT/s 30, 8 GT/s 60,
+// 16 GT/s 120, 32 GT/s 240, 64 GT/s 480 (x100 Mb/s, topo.cc@v2.29.7-1:446-448), x16 / 80: 48 for
+// Gen5 x16.
+double nccl_pcie_x16_GBps(int pcie_gen) {
+  const double lane = pcie_gen >= 6 ? 480 : pcie_gen == 5 ? 240 : pcie_gen == 4 ? 120 : 60;
+  return 16 * lane / 80;
+}
+}  // namespace
+
+NvlsTuning nvls_tuning(NcclRelease r, GpuGeneration g, int domains, int domain_gpus,
+                       double nic_path_GBps) {
+  const nccl::ReleaseTerms& t = terms(r);
+  const bool across = domains > 1;
+  NvlsTuning v;
+  v.channels = g == GpuGeneration::kBlackwell ? t.nvls_channels_blackwell[across ? 1 : 0]
+                                              : nccl::kNvlsChannelsHopper;
+  v.chunk_bytes = nccl::kNvlsChunkBytes;
+  double tree_max = 0;  // 0: NCCL_NVLSTREE_MAX_CHUNKSIZE's default
+  if (t.nvls_sm100_tuning && g == GpuGeneration::kBlackwell && across) {
+    // ncclNvlsTreeSm100Tuning (nvls.cc@v2.30.7-1:164-200). The NIC is taken on the GPU's PCIe
+    // switch (PATH_PXB), as on HGX and DGX boards.
+    const bool nic_on_gpu_switch = true;
+    const double bw = nic_path_GBps;
+    const int ppn = domain_gpus;
+    if (domains == 2 && bw >= nccl::kNvlsSm100NicGBs) {
+      v.channels = nccl::kNvlsSm100ChannelsWide;
+      tree_max = nccl::kNvlsChunkBytes;
+      if (ppn <= 4) {
+        v.chunk_bytes = tree_max = nccl::kNvlsSm100ChunkLarge;
+      } else if (ppn >= 16 ||
+                 (ppn <= 8 && nic_on_gpu_switch && bw < nccl::kNvlsSm100FastNicGBs)) {
+        tree_max = nccl::kNvlsSm100TreeChunkSmall;
+      }
+    } else if (bw >= nccl::kNvlsSm100FastNicGBs) {
+      if (ppn <= 8) {
+        v.channels = nccl::kNvlsSm100Channels;
+        v.chunk_bytes = tree_max = nccl::kNvlsSm100ChunkLarge;
+      } else {
+        v.channels = nccl::kNvlsSm100ChannelsWide;
+        tree_max = ppn < 32 ? nccl::kNvlsChunkBytes : nccl::kNvlsSm100TreeChunkSmall;
+      }
+    } else if (bw >= nccl::kNvlsSm100NicGBs) {
+      v.channels = nccl::kNvlsSm100Channels;
+      tree_max = nic_on_gpu_switch ? nccl::kNvlsSm100TreeChunkSmall : nccl::kNvlsChunkBytes;
+    }
+  }
+  // NVLS Tree starts from the release's chunk (v2.21 on: comm->nvlsChunkSize), at most
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE, whose default is 64 KiB from 4 nodes on (enqueue.cc@v2.29.7-1:
+  // 2173-2176; nvls.cc@v2.30.7-1:227-233 where the tuning set none).
+  const double start = t.nvls_sm100_tuning ? v.chunk_bytes : t.nvls_tree_chunk_bytes;
+  if (tree_max <= 0)
+    tree_max = t.nvls_tree_max_from_4_nodes && domains >= 4 ? nccl::kNvlsTreeChunkBytesFrom4Nodes
+                                                            : start;
+  v.tree_chunk_bytes = std::min(start, tree_max);
+  return v;
+}
+
+double nic_path_GBps(double nic_GBps, int pcie_gen) {
+  return std::min(nic_GBps, nccl_pcie_x16_GBps(pcie_gen));
 }
 
 namespace {
@@ -91,9 +148,11 @@ const nccl::ReleaseTerms& terms(NcclRelease r) {
     case NcclRelease::kV2_28:
       return nccl::kV2_28;
     case NcclRelease::kV2_29:
+      return nccl::kV2_29;
+    case NcclRelease::kV2_30:
       break;
   }
-  return nccl::kV2_29;
+  return nccl::kV2_30;
 }
 
 // The row of the per-generation tables: v2.18 has no Blackwell row and runs it as Hopper.
@@ -369,10 +428,7 @@ int p2p_channels(const CostShape& s) {
 int ring_graph_channels_across(int nics_per_node, int gpus_per_node, double nic_GBps, int pcie_gen,
                                GpuGeneration generation) {
   const int nics = std::max(1, nics_per_node);
-  // NCCL's PCIe rate per lane: 2.5 GT/s 15, 5 GT/s 30, 8 GT/s 60, 16 GT/s 120, 32 GT/s 240,
-  // 64 GT/s 480 (x100 Mb/s, topo.cc@v2.29.7-1:446-448), x16 / 80: 48 GB/s for Gen5 x16.
-  const double lane = pcie_gen >= 6 ? 480 : pcie_gen == 5 ? 240 : pcie_gen == 4 ? 120 : 60;
-  const double pcie = 16 * lane / 80;
+  const double pcie = nccl_pcie_x16_GBps(pcie_gen);
   const int nics_per_gpu = std::max(1, nics / std::max(1, gpus_per_node));
   const double bw = std::min(nic_GBps, pcie / nics_per_gpu);
   const bool hopper_on =
@@ -540,7 +596,9 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       // steps: each loop's stage waits for the last one's flags, at the Simple protocol's step
       // latency over NVLink (tuning.cc's hwLat[NVLINK][RING][SIMPLE]).
       r.exposed_step_us = terms(s.release).hw_latency_us[nccl::kNvlink][nccl::kRing][pi];
-      double k = nccl::kNvlsChunkBytes;
+      const NvlsTuning tuning =
+          nvls_tuning(s.release, s.generation, n, s.domain_gpus, s.nic_path_GBps);
+      double k = a == Algorithm::kNvls ? tuning.chunk_bytes : tuning.tree_chunk_bytes;
       if (a == Algorithm::kNvls) {
         if (S < 64 * ops * k && k > 65536) k = 65536;
         if (S < 8 * ops * k && k > 32768) k = 32768;
@@ -550,7 +608,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
         // the in-network reduction, one operation per group of channels a loop, as Direct.
         if (n > 1 && s.op == Op::kAllReduce) r.net_op_us = collnet_ops(r.channels) * op_us;
       } else {
-        if (n >= 4) k = std::min(k, nccl::kNvlsTreeChunkBytesFrom4Nodes);
+        if (S < 32 * ops * k && k > 262144) k = 262144;
         if (S < 16 * ops * k && k > 131072) k = 131072;
         if (S < 4 * ops * k && k > 65536) k = 65536;
         if (S < ops * k && k > 32768) k = 32768;

@@ -71,9 +71,24 @@ bool release_has_pat(NcclRelease r);
 /// The GPU generation NCCL's tables are indexed by (its compute-capability index).
 enum class GpuGeneration { kVolta, kAmpere, kHopper, kBlackwell };
 
-/// NVLS's channels (nvls.cc): Hopper's 16, or the release's for Blackwell on one NVLink domain
-/// or across domains.
-int release_nvls_channels(NcclRelease r, GpuGeneration g, bool across_domains);
+/// How a release runs NVLS and NVLS Tree on a communicator (nvls.cc, enqueue.cc).
+struct NvlsTuning {
+  int channels = 16;                 ///< comm->nvlsChannels
+  double chunk_bytes = 131072;       ///< NVLS's largest chunk (comm->nvlsChunkSize)
+  double tree_chunk_bytes = 131072;  ///< NVLS Tree's largest chunk
+};
+/// NVLS's channels and chunks: Hopper's 16 channels, or the release's for Blackwell on one NVLink
+/// domain or across; 128 KiB chunks, NVLS Tree's the release's (ReleaseTerms::
+/// nvls_tree_chunk_bytes) and 64 KiB from 4 domains on; from v2.30, Blackwell across domains
+/// by its NICs (ncclNvlsTreeSm100Tuning, nvls.cc@v2.30.7-1:164-245). `domain_gpus`: GPUs a
+/// domain (NCCL's minLocalRanks); `nic_path_GBps`: a GPU's path to its NIC as NCCL rates it
+/// (comm->minNetBw, nic_path_GBps; 0: not known, and v2.30's tuning then keeps its defaults).
+NvlsTuning nvls_tuning(NcclRelease r, GpuGeneration g, int domains, int domain_gpus,
+                       double nic_path_GBps);
+/// The path from a GPU to its NIC as NCCL's topology rates it, GB/s (ncclTopoGetMinNetBw,
+/// topo.cc@v2.30.7-1:379-398): the lower of the NIC's rate and the PCIe x16 link's
+/// (`pcie_gen`: the lower of the GPU's and the NIC's), 48 for a 400G NIC on Gen5.
+double nic_path_GBps(double nic_GBps, int pcie_gen);
 
 /// The communicator a cost is charged for.
 struct CostShape {
@@ -105,6 +120,8 @@ struct CostShape {
   /// known, no per-channel limit). They set the channels a network peer gets.
   int p2p_local_nics = 0;
   double p2p_nic_GBps = 0;
+  /// A GPU's path to its NIC as NCCL rates it, GB/s (nic_path_GBps; 0: not known).
+  double nic_path_GBps = 0;
   /// CollNet: the NICs of a domain, whose in-network reductions the heads issue (0: one per GPU).
   int collnet_nics = 0;
   /// CollNet: the seconds a payload byte takes on the NICs' path to the in-network reduction

@@ -181,6 +181,71 @@ TEST(NcclCost, NvlsCollNetAndPatLatencyPerRelease) {
       latency_us(Algorithm::kPat, Protocol::kSimple, shape(Op::kAllGather, 16, 16, k218))));
 }
 
+// NVLS's channels and chunks by release (nvls.cc, enqueue.cc): v2.30 tunes Blackwell across
+// nodes by its NICs (ncclNvlsTreeSm100Tuning, nvls.cc@v2.30.7-1:164-200); NVLS Tree starts from
+// the Simple step up to v2.20, with no 64 KiB limit from 4 nodes in v2.18.
+TEST(NcclCost, NvlsTuningByRelease) {
+  constexpr NcclRelease k220 = NcclRelease::kV2_20, k230 = NcclRelease::kV2_30;
+  const auto bw = GpuGeneration::kBlackwell, hop = GpuGeneration::kHopper;
+  // A 400G NIC on PCIe Gen5 x16 is 48 GB/s to NCCL, 800G on Gen6 96, 800G on Gen5 48.
+  EXPECT_EQ(nic_path_GBps(50, 5), 48);
+  EXPECT_EQ(nic_path_GBps(100, 6), 96);
+  EXPECT_EQ(nic_path_GBps(100, 5), 48);
+  EXPECT_EQ(nic_path_GBps(25, 4), 24);
+  struct Case {
+    NcclRelease r;
+    GpuGeneration g;
+    int nodes, ppn;
+    double nic;
+    int channels;
+    double chunk, tree_chunk;
+  };
+  const double K = 1024;
+  for (const Case& c : std::initializer_list<Case>{
+           // v2.29: 32 channels across nodes, 128 KiB, NVLS Tree 64 KiB from 4 nodes.
+           {k229, bw, 2, 8, 48, 32, 128 * K, 128 * K},
+           {k229, bw, 4, 8, 48, 32, 128 * K, 64 * K},
+           {k229, bw, 4, 8, 96, 32, 128 * K, 64 * K},
+           // v2.30, B200 with 400G NICs: two nodes 32 channels and 64 KiB trees; from three,
+           // 24 channels.
+           {k230, bw, 2, 8, 48, 32, 128 * K, 64 * K},
+           {k230, bw, 3, 8, 48, 24, 128 * K, 64 * K},
+           {k230, bw, 16, 8, 48, 24, 128 * K, 64 * K},
+           // Four GPUs a node on two nodes: 256 KiB chunks.
+           {k230, bw, 2, 4, 48, 32, 256 * K, 256 * K},
+           // 800G NICs on Gen6: 24 channels and 256 KiB from three nodes; two nodes 128 KiB.
+           {k230, bw, 4, 8, 96, 24, 256 * K, 256 * K},
+           {k230, bw, 2, 8, 96, 32, 128 * K, 128 * K},
+           // An NVL72 domain (72 GPUs a "node"): 32 channels, 64 KiB trees.
+           {k230, bw, 4, 72, 96, 32, 128 * K, 64 * K},
+           {k230, bw, 2, 72, 48, 32, 128 * K, 64 * K},
+           // Below 48 GB/s NCCL keeps its defaults; so does Hopper, and one node.
+           {k230, bw, 4, 8, 24, 32, 128 * K, 64 * K},
+           {k230, bw, 2, 8, 24, 32, 128 * K, 128 * K},
+           {k230, hop, 4, 8, 48, 16, 128 * K, 64 * K},
+           {k230, bw, 1, 8, 48, 24, 128 * K, 128 * K},
+           // v2.20: NVLS Tree from the 512 KiB Simple step, 64 KiB from 4 nodes; v2.18 no limit.
+           {k220, hop, 2, 8, 48, 16, 128 * K, 512 * K},
+           {k220, hop, 4, 8, 48, 16, 128 * K, 64 * K},
+           {k218, hop, 4, 8, 48, 16, 128 * K, 512 * K},
+       }) {
+    const NvlsTuning t = nvls_tuning(c.r, c.g, c.nodes, c.ppn, c.nic);
+    EXPECT_EQ(t.channels, c.channels) << c.nodes << " x " << c.ppn << " at " << c.nic;
+    EXPECT_EQ(t.chunk_bytes, c.chunk) << c.nodes << " x " << c.ppn << " at " << c.nic;
+    EXPECT_EQ(t.tree_chunk_bytes, c.tree_chunk) << c.nodes << " x " << c.ppn << " at " << c.nic;
+  }
+  // The chunk reaches the pipeline: NVLS Tree on 2 x 8 B200 at 1 GiB runs 64 KiB chunks of 8
+  // heads in v2.30 where v2.29 runs 128 KiB.
+  CostShape s = shape(Op::kAllReduce, 16, 2, k229);
+  s.generation = bw;
+  s.nic_path_GBps = 48;
+  s.channels = 32;
+  const double big = 1 << 30;
+  EXPECT_EQ(pipeline_run(Algorithm::kNvlsTree, Protocol::kSimple, s, big).chunk_bytes, 8 * 128 * K);
+  s.release = k230;
+  EXPECT_EQ(pipeline_run(Algorithm::kNvlsTree, Protocol::kSimple, s, big).chunk_bytes, 8 * 64 * K);
+}
+
 // The tables between 2.21 and 2.27 and inside 2.28, each term from its own tag
 // (nccl_constants.h): what 2.24, 2.26 and 2.28.7 change against their neighbours.
 TEST(NcclCost, TablesOfTheReleasesBetween) {
@@ -195,12 +260,15 @@ TEST(NcclCost, TablesOfTheReleasesBetween) {
   // Blackwell's NVLS channels: 16 on every GPU up to 2.24, 32 on one domain in 2.25-2.26, 24
   // from 2.27 (nvls.cc); Hopper's 16 in all.
   const auto bw = GpuGeneration::kBlackwell;
-  EXPECT_EQ(release_nvls_channels(k224, bw, false), 16);
-  EXPECT_EQ(release_nvls_channels(k224, bw, true), 16);
-  EXPECT_EQ(release_nvls_channels(k226, bw, false), 32);
-  EXPECT_EQ(release_nvls_channels(k227, bw, false), 24);
-  EXPECT_EQ(release_nvls_channels(k227, bw, true), 32);
-  EXPECT_EQ(release_nvls_channels(k227, GpuGeneration::kHopper, true), 16);
+  auto nvls_channels = [](NcclRelease r, GpuGeneration g, bool across) {
+    return nvls_tuning(r, g, across ? 2 : 1, 8, 48).channels;
+  };
+  EXPECT_EQ(nvls_channels(k224, bw, false), 16);
+  EXPECT_EQ(nvls_channels(k224, bw, true), 16);
+  EXPECT_EQ(nvls_channels(k226, bw, false), 32);
+  EXPECT_EQ(nvls_channels(k227, bw, false), 24);
+  EXPECT_EQ(nvls_channels(k227, bw, true), 32);
+  EXPECT_EQ(nvls_channels(k227, GpuGeneration::kHopper, true), 16);
   // LL128 does not run on Blackwell up to 2.24 (no case 100 in the LL128 switch).
   CostShape b = shape(Op::kAllGather, 16, 2, k224);
   b.generation = bw;

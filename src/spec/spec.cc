@@ -67,6 +67,7 @@ std::optional<NcclRelease> nccl_release_of_version(const std::string& version) {
   if (minor <= 26) return NcclRelease::kV2_26;
   if (minor == 27) return NcclRelease::kV2_27;
   if (minor == 28) return patch < 9 ? NcclRelease::kV2_28_7 : NcclRelease::kV2_28;
+  if (minor == 29) return NcclRelease::kV2_29;
   return kNewestNccl;
 }
 

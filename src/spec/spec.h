@@ -22,20 +22,32 @@ struct SourceLoc {
 
 /// The NCCL releases whose tuner terms are modelled (sim/nccl_constants.h has a table of each,
 /// from its own tag: v2.18.6-1, v2.20.5-1, v2.21.5-1, v2.24.3-1, v2.26.6-1, v2.27.7-1, v2.28.7-1,
-/// v2.28.9-1 and v2.29.7-1).
-enum class NcclRelease { kV2_18, kV2_20, kV2_21, kV2_24, kV2_26, kV2_27, kV2_28_7, kV2_28, kV2_29 };
+/// v2.28.9-1, v2.29.7-1 and v2.30.7-1).
+enum class NcclRelease {
+  kV2_18,
+  kV2_20,
+  kV2_21,
+  kV2_24,
+  kV2_26,
+  kV2_27,
+  kV2_28_7,
+  kV2_28,
+  kV2_29,
+  kV2_30
+};
 inline constexpr EnumName<NcclRelease> kNcclReleaseNames[] = {
     {NcclRelease::kV2_18, "2.18"},     {NcclRelease::kV2_20, "2.20"},
     {NcclRelease::kV2_21, "2.21"},     {NcclRelease::kV2_24, "2.24"},
     {NcclRelease::kV2_26, "2.26"},     {NcclRelease::kV2_27, "2.27"},
     {NcclRelease::kV2_28_7, "2.28.7"}, {NcclRelease::kV2_28, "2.28"},
-    {NcclRelease::kV2_29, "2.29"}};
-inline constexpr NcclRelease kNewestNccl = NcclRelease::kV2_29;
+    {NcclRelease::kV2_29, "2.29"},     {NcclRelease::kV2_30, "2.30"}};
+inline constexpr NcclRelease kNewestNccl = NcclRelease::kV2_30;
 inline const char* nccl_release_name(NcclRelease r) { return name_of(kNcclReleaseNames, r); }
 /// Which table a printed version runs, as help texts and errors say it.
 inline constexpr const char* kNcclVersionTables =
     "up to 2.18 run the 2.18 table, 2.19-2.20 the 2.20 one, 2.21-2.22 the 2.21 one, 2.23-2.24 the "
-    "2.24 one, 2.25-2.26 the 2.26 one, 2.28.0-2.28.7 the 2.28.7 one, later ones the newest";
+    "2.24 one, 2.25-2.26 the 2.26 one, 2.28.0-2.28.7 the 2.28.7 one, 2.29 its own, later ones the "
+    "newest";
 /// The modelled release whose tuner terms an NCCL version runs with: a table's own name
 /// (kNcclReleaseNames), or a version as NCCL prints it (2.24.3, 2.29.7+cuda12.9), by
 /// kNcclVersionTables (sim/nccl_constants.h says what each table differs in); a 2.28 without a

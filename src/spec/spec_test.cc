@@ -148,7 +148,8 @@ TEST(SpecErrors, NcclRelease) {
   EXPECT_EQ(plain->cluster.nccl, kNewestNccl);
   // A version as NCCL prints it runs the table of its releases: 2.19 and 2.20 the 2.20 one,
   // 2.21 and 2.22 the 2.21 one, 2.23 and 2.24 the 2.24 one, 2.25 and 2.26 the 2.26 one, 2.27 its
-  // own, 2.28.0-2.28.7 the 2.28.7 one, 2.28.9 (and 2.28 alone) the 2.28 one, later the newest.
+  // own, 2.28.0-2.28.7 the 2.28.7 one, 2.28.9 (and 2.28 alone) the 2.28 one, 2.29 its own, later
+  // the newest.
   for (auto [version, table] : {std::pair{"2.17.1", NcclRelease::kV2_18},
                                 {"2.19", NcclRelease::kV2_20},
                                 {"2.20.5", NcclRelease::kV2_20},
@@ -165,7 +166,10 @@ TEST(SpecErrors, NcclRelease) {
                                 {"2.28", NcclRelease::kV2_28},
                                 {"2.28.9", NcclRelease::kV2_28},
                                 {"2.29.7+cuda12.9", NcclRelease::kV2_29},
-                                {"2.31.2", NcclRelease::kV2_29}}) {
+                                {"2.29", NcclRelease::kV2_29},
+                                {"2.30.4", NcclRelease::kV2_30},
+                                {"2.30", NcclRelease::kV2_30},
+                                {"2.31.2", NcclRelease::kV2_30}}) {
     auto v = parse_spec(base + "\"" + version + "\"}\n", "spec.yaml");
     ASSERT_TRUE(v.ok()) << version << format_diagnostics(v.errors());
     EXPECT_EQ(v->cluster.nccl, table) << version;
