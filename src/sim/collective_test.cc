@@ -90,6 +90,21 @@ TEST(Collective, TreeIsCappedPerGraphChannel) {
   EXPECT_GT(run(setup(ib("b200", 2, "cx7-400g", "qm9700")), nt, 32 * kGiB).busbw_gbs, 400);
 }
 
+// NCCL 2.30 on 16 B200 nodes of 400G NICs: NVLS Tree's tuner cap per head from 3 nodes is 80
+// GB/s (tuning.cc@v2.30.7-1:210; 2.29: 43.8), so the tuner takes NVLS Tree over Ring for large
+// messages where 2.29 keeps Ring. Its NVLS Tree runs 24 channels there (nvls.cc@v2.30.7-1:
+// 164-200; 2.29: 32), which moves its time at mid sizes.
+TEST(Collective, Nccl230TakesNvlsTreeOnLargeBlackwellMessages) {
+  const auto b = setup(ib("b200", 16, "cx7-400g", "qm9700"));
+  SimOptions v229, v230;
+  v229.nccl = NcclRelease::kV2_29;
+  v230.nccl = NcclRelease::kV2_30;
+  EXPECT_EQ(run(b, v229, 32 * kGiB).algorithm, Algorithm::kRing);
+  EXPECT_EQ(run(b, v230, 32 * kGiB).algorithm, Algorithm::kNvlsTree);
+  v229.algorithm = v230.algorithm = Algorithm::kNvlsTree;
+  EXPECT_NE(run(b, v229, 64 << 20).time_us, run(b, v230, 64 << 20).time_us);
+}
+
 // One GPU with four 400G NICs (nccl-tests issue 232's nodes): every NIC's GPUDirect traffic
 // crosses the GPU's one PCIe Gen5 x16 link, so the GPU moves at most that link's rate however
 // many NICs it has; with a NIC per GPU the NICs' line rate is the limit again.
