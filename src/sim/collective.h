@@ -100,7 +100,7 @@ struct SizeResult {
   double alone_us = 0;
 };
 /// How much faster another (algorithm, protocol) must be to be reported: 20 %, above the time
-/// model's own error at mid sizes (median 6.9 % on the test set from 1 to 16 MiB, `calibrate`),
+/// model's own error at mid sizes (median 7.2 % on the test set from 1 to 16 MiB, `calibrate`),
 /// so that what is reported is the model's finding rather than its noise.
 inline constexpr double kFasterChoiceShare = 0.20;
 

@@ -445,6 +445,12 @@ inline constexpr double kNvlsSm100TreeChunkSmall = 64 * 1024;
 // fill takes a third of its steady chunk time (gpufabric's approximation of the double binary
 // tree, Sanders et al. 2009 as NCCL builds it, src/graph/trees.cc).
 inline constexpr double kTreeStageShare = 1.0 / 3.0;
+// On two nodes the tree between them has no inner node: each is the other's parent in one of
+// NCCL's two trees (trees.cc), and a node's NIC carries one chunk each way per chunk of the
+// tree. A network hop then holds its NIC for a whole chunk, all of the steady chunk time where
+// the NICs pace (gpufabric's approximation; where NVLink paces, as H100's NVLS Tree on two
+// nodes with its NICs at about 70 %, the hop takes less).
+inline constexpr double kTwoNodeTreeNetworkStageShare = 1.0;
 
 // CollNet Direct all_reduce on compute capability 9.0 and later: bus bandwidth x.85
 // (tuning.cc@v2.29.7-1:322, v2.18.6-1:192).

@@ -496,6 +496,20 @@ double collnet_op_us(int domains) {
          nccl::kCollNetOpPerDoublingUs * std::log2(static_cast<double>(std::max(1, domains)));
 }
 
+namespace {
+// A tree's fill, as the mean share of a chunk's steady time that each of its `stages` takes:
+// kTreeStageShare a stage, but where the tree between the nodes has no inner node (two nodes,
+// each the other's parent in one of the two trees) its `network_stages` hold their NIC for the
+// whole chunk, kTwoNodeTreeNetworkStageShare (nccl_constants.h).
+double tree_stage_share(int stages, int network_stages, int domains) {
+  if (domains != 2 || stages <= 1) return nccl::kTreeStageShare;
+  network_stages = std::clamp(network_stages, 0, stages);
+  const double sum = (stages - network_stages) * nccl::kTreeStageShare +
+                     network_stages * nccl::kTwoNodeTreeNetworkStageShare;
+  return sum / stages;
+}
+}  // namespace
+
 PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes) {
   PipelineRun r;
   const int pi = static_cast<int>(p);
@@ -582,7 +596,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       const int stages =
           p == Protocol::kSimple ? 2 * std::max(1, depth) : std::max(1, 2 * log2_floor(n));
       stream(k, per_channel_bytes, stages);
-      r.stage_share = nccl::kTreeStageShare;
+      r.stage_share = tree_stage_share(stages, std::min(stages, 2 * log2_floor(n)), n);
       break;
     }
     case Algorithm::kNvls:
@@ -613,7 +627,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
         if (S < 4 * ops * k && k > 65536) k = 65536;
         if (S < ops * k && k > 32768) k = 32768;
         stream(k * heads, per_channel_bytes, 2 + 2 * log2_floor(n));
-        r.stage_share = nccl::kTreeStageShare;
+        r.stage_share = tree_stage_share(r.stages, 2 * log2_floor(n), n);
       }
       break;
     }

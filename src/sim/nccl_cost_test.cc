@@ -181,6 +181,32 @@ TEST(NcclCost, NvlsCollNetAndPatLatencyPerRelease) {
       latency_us(Algorithm::kPat, Protocol::kSimple, shape(Op::kAllGather, 16, 16, k218))));
 }
 
+// A tree's fill: a stage takes a third of the steady chunk time where an inner node's NIC
+// carries three chunks per chunk of the tree; on two nodes the tree has no inner node and its
+// network hops take the whole chunk time (kTwoNodeTreeNetworkStageShare).
+TEST(NcclCost, TwoNodeTreesFillOverWholeNetworkHops) {
+  const double big = 1 << 30;
+  // LL128 trees fill over their network hops only: 2 on two nodes, at the whole chunk time;
+  // 4 on four nodes, at a third.
+  const CostShape two = shape(Op::kAllReduce, 16, 2, k229), four = shape(Op::kAllReduce, 32, 4, k229);
+  const PipelineRun t2 = pipeline_run(Algorithm::kTree, Protocol::kLL128, two, big);
+  EXPECT_EQ(t2.stages, 2);
+  EXPECT_DOUBLE_EQ(t2.stage_share, 1);
+  EXPECT_DOUBLE_EQ(pipeline_run(Algorithm::kTree, Protocol::kLL128, four, big).stage_share,
+                   1.0 / 3);
+  // Simple trees fill over every hop of the depth (7 NVLink hops and 1 network hop, each way):
+  // 14 at a third and 2 whole.
+  const PipelineRun s2 = pipeline_run(Algorithm::kTree, Protocol::kSimple, two, big);
+  EXPECT_EQ(s2.stages, 16);
+  EXPECT_DOUBLE_EQ(s2.stage_share, (14.0 / 3 + 2) / 16);
+  // NVLS Tree: the switch's reduction and multicast at a third, the two network hops whole.
+  const PipelineRun n2 = pipeline_run(Algorithm::kNvlsTree, Protocol::kSimple, two, big);
+  EXPECT_EQ(n2.stages, 4);
+  EXPECT_DOUBLE_EQ(n2.stage_share, (2.0 / 3 + 2) / 4);
+  EXPECT_DOUBLE_EQ(pipeline_run(Algorithm::kNvlsTree, Protocol::kSimple, four, big).stage_share,
+                   1.0 / 3);
+}
+
 // NVLS's channels and chunks by release (nvls.cc, enqueue.cc): v2.30 tunes Blackwell across
 // nodes by its NICs (ncclNvlsTreeSm100Tuning, nvls.cc@v2.30.7-1:164-200); NVLS Tree starts from
 // the Simple step up to v2.20, with no 64 KiB limit from 4 nodes in v2.18.
