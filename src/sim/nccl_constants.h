@@ -205,7 +205,9 @@ inline constexpr ReleaseTerms kV2_29 = {
 };
 
 // NCCL v2.30.7-1: v2.29.7-1's terms but for what v2.30 changed (git diff v2.29.7-1 v2.30.7-1 --
-// src/graph/tuning.cc src/transport/nvls.cc; the rest of the tuning.cc diff is formatting):
+// src/graph/tuning.cc src/transport/nvls.cc; the rest of the tuning.cc diff is formatting, LL128
+// between GPUs of different compute capability from Hopper on (:533) and minNetBw moved to
+// init.cc, where it became the GPU-to-NIC path's bandwidth):
 // - Blackwell's NVLS Tree cap per head from 3 nodes, 80.0 (tuning.cc@v2.30.7-1:210; v2.29: 43.8);
 // - Blackwell across nodes sets NVLS's channels, chunk and NVLS Tree's largest chunk by the NICs'
 //   bandwidth (ncclNvlsTreeSm100Tuning, nvls.cc@v2.30.7-1:164-200, applied at 202-245).
@@ -445,12 +447,15 @@ inline constexpr double kNvlsSm100TreeChunkSmall = 64 * 1024;
 // fill takes a third of its steady chunk time (gpufabric's approximation of the double binary
 // tree, Sanders et al. 2009 as NCCL builds it, src/graph/trees.cc).
 inline constexpr double kTreeStageShare = 1.0 / 3.0;
-// On two nodes the tree between them has no inner node: each is the other's parent in one of
-// NCCL's two trees (trees.cc), and a node's NIC carries one chunk each way per chunk of the
-// tree. A network hop then holds its NIC for a whole chunk, all of the steady chunk time where
-// the NICs pace (gpufabric's approximation; where NVLink paces, as H100's NVLS Tree on two
-// nodes with its NICs at about 70 %, the hop takes less).
+// That holds from 4 nodes, where NCCL's tree first has a node with two children
+// (ncclGetBtree, trees.cc@v2.29.7-1:31-64: its root has one child). On two nodes each is the
+// other's parent in one of the two trees (ncclGetDtree's mirror, :90-109) and a node's NIC
+// carries one chunk each way a chunk of the tree; on three the tree is a chain (0, 2, 1), whose
+// middle node's NIC carries two. A network hop there holds its NIC for the whole, or half, of
+// the steady chunk time where the NICs pace (gpufabric's approximation; where NVLink paces, as
+// H100's NVLS Tree on two nodes with its NICs at about 70 %, the hop takes less).
 inline constexpr double kTwoNodeTreeNetworkStageShare = 1.0;
+inline constexpr double kThreeNodeTreeNetworkStageShare = 1.0 / 2.0;
 
 // CollNet Direct all_reduce on compute capability 9.0 and later: bus bandwidth x.85
 // (tuning.cc@v2.29.7-1:322, v2.18.6-1:192).

@@ -498,14 +498,15 @@ double collnet_op_us(int domains) {
 
 namespace {
 // A tree's fill, as the mean share of a chunk's steady time that each of its `stages` takes:
-// kTreeStageShare a stage, but where the tree between the nodes has no inner node (two nodes,
-// each the other's parent in one of the two trees) its `network_stages` hold their NIC for the
-// whole chunk, kTwoNodeTreeNetworkStageShare (nccl_constants.h).
+// kTreeStageShare a stage, but where the tree between the nodes has no node with two children
+// (two nodes, three) its `network_stages` hold their NIC for the whole chunk or half of it
+// (kTwoNodeTreeNetworkStageShare, kThreeNodeTreeNetworkStageShare, nccl_constants.h).
 double tree_stage_share(int stages, int network_stages, int domains) {
-  if (domains != 2 || stages <= 1) return nccl::kTreeStageShare;
+  if ((domains != 2 && domains != 3) || stages <= 1) return nccl::kTreeStageShare;
+  const double net = domains == 2 ? nccl::kTwoNodeTreeNetworkStageShare
+                                  : nccl::kThreeNodeTreeNetworkStageShare;
   network_stages = std::clamp(network_stages, 0, stages);
-  const double sum = (stages - network_stages) * nccl::kTreeStageShare +
-                     network_stages * nccl::kTwoNodeTreeNetworkStageShare;
+  const double sum = (stages - network_stages) * nccl::kTreeStageShare + network_stages * net;
   return sum / stages;
 }
 }  // namespace

@@ -183,7 +183,7 @@ TEST(NcclCost, NvlsCollNetAndPatLatencyPerRelease) {
 
 // A tree's fill: a stage takes a third of the steady chunk time where an inner node's NIC
 // carries three chunks per chunk of the tree; on two nodes the tree has no inner node and its
-// network hops take the whole chunk time (kTwoNodeTreeNetworkStageShare).
+// network hops take the whole chunk time, on three (a chain) half of it.
 TEST(NcclCost, TwoNodeTreesFillOverWholeNetworkHops) {
   const double big = 1 << 30;
   // LL128 trees fill over their network hops only: 2 on two nodes, at the whole chunk time;
@@ -205,6 +205,9 @@ TEST(NcclCost, TwoNodeTreesFillOverWholeNetworkHops) {
   EXPECT_DOUBLE_EQ(n2.stage_share, (2.0 / 3 + 2) / 4);
   EXPECT_DOUBLE_EQ(pipeline_run(Algorithm::kNvlsTree, Protocol::kSimple, four, big).stage_share,
                    1.0 / 3);
+  // Three nodes make a chain (0, 2, 1): its middle NIC carries two chunks, a hop half the time.
+  const CostShape three = shape(Op::kAllReduce, 24, 3, k229);
+  EXPECT_DOUBLE_EQ(pipeline_run(Algorithm::kTree, Protocol::kLL128, three, big).stage_share, 0.5);
 }
 
 // NVLS's channels and chunks by release (nvls.cc, enqueue.cc): v2.30 tunes Blackwell across
