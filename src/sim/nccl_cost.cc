@@ -496,6 +496,14 @@ double collnet_op_us(int domains) {
          nccl::kCollNetOpPerDoublingUs * std::log2(static_cast<double>(std::max(1, domains)));
 }
 
+int nvls_heads(const CostShape& s) {
+  const int n = std::max(1, s.domains);
+  const int ppn = std::max(1, static_cast<int>(std::max(1LL, s.ranks) / n));
+  if (n == 1) return static_cast<int>(std::max(1LL, s.ranks));
+  const int nics = s.collnet_nics > 0 ? s.collnet_nics : ppn;
+  return std::clamp(std::min(ppn, nics), 1, nccl::kMaxNvlsArity);
+}
+
 namespace {
 // A tree's fill, as the mean share of a chunk's steady time that each of its `stages` takes:
 // kTreeStageShare a stage, but where the tree between the nodes has no node with two children
@@ -605,7 +613,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       // A loop is nHeads chunks per channel (one per local rank): reduced through the switch,
       // then multicast (and, for NVLS Tree, up and down the tree between nodes). Chunk sizes as
       // enqueue.cc@v2.29.7-1:2153-2180 chooses them.
-      const double heads = n > 1 ? ppn : static_cast<double>(N);
+      const double heads = nvls_heads(s);
       const double ops = nc * heads;
       // NVLS moves data with multimem loads and stores on the buffers themselves, no FIFO of
       // steps: each loop's stage waits for the last one's flags, at the Simple protocol's step
@@ -717,7 +725,7 @@ double tuner_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds
   // flapping-airplanes, nccl-public.csv) against a cap of 8 heads x 43.8 = 350. The tuner's
   // estimate takes it; the time does not.
   if (a == Algorithm::kNvlsTree && terms(s.release).nvls_tree_per_head_cap) {
-    const int heads = std::clamp(s.domain_gpus, 1, nccl::kMaxNvlsArity);
+    const int heads = nvls_heads(s);
     const int row = generation_row(s), col = nodes_class(std::max(1, s.domains));
     const double cap = row == static_cast<int>(GpuGeneration::kBlackwell)
                            ? terms(s.release).nvls_tree_cap_blackwell[col]

@@ -122,7 +122,8 @@ struct CostShape {
   double p2p_nic_GBps = 0;
   /// A GPU's path to its NIC as NCCL rates it, GB/s (nic_path_GBps; 0: not known).
   double nic_path_GBps = 0;
-  /// CollNet: the NICs of a domain, whose in-network reductions the heads issue (0: one per GPU).
+  /// The NICs of a domain (0: one per GPU): CollNet's, whose in-network reductions the heads
+  /// issue, and NVLS's heads across domains (nvls_heads).
   int collnet_nics = 0;
   /// CollNet: the seconds a payload byte takes on the NICs' path to the in-network reduction
   /// alone, from the flow model (0: not known; no operation cost is charged).
@@ -138,6 +139,11 @@ struct CostShape {
   /// nccl::kHostIssueUsPerGpu): back-to-back calls are at least this far apart.
   double host_issue_us = 0;
 };
+
+/// NVLS's heads (nvls.nHeads, the NVLS graph's channels): every GPU on one domain
+/// (search.cc@v2.29.7-1:1070-1072); across domains one a NIC with a GPU of its own, at most the
+/// domain's GPUs (:695-712, the NIC:GPU pairs the search tries) and NCCL_MAX_NVLS_ARITY (:1065).
+int nvls_heads(const CostShape& s);
 
 /// The ring (and tree) graph's channels across nodes, as NCCL's topology search leaves them: a
 /// channel per NIC at the bandwidth its path allows (the NIC's rate; the GPU's PCIe link as NCCL

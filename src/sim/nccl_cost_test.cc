@@ -273,6 +273,15 @@ TEST(NcclCost, NvlsTuningByRelease) {
   EXPECT_EQ(pipeline_run(Algorithm::kNvlsTree, Protocol::kSimple, s, big).chunk_bytes, 8 * 128 * K);
   s.release = k230;
   EXPECT_EQ(pipeline_run(Algorithm::kNvlsTree, Protocol::kSimple, s, big).chunk_bytes, 8 * 64 * K);
+  // NVLS's heads: every GPU on one node; across nodes one a NIC that has a GPU of its own
+  // (search.cc@v2.29.7-1:695-712): 4 NICs on 8 GPUs make 4 heads, 16 NICs still 8.
+  EXPECT_EQ(nvls_heads(s), 8);
+  s.collnet_nics = 4;
+  EXPECT_EQ(nvls_heads(s), 4);
+  EXPECT_EQ(pipeline_run(Algorithm::kNvlsTree, Protocol::kSimple, s, big).chunk_bytes, 4 * 64 * K);
+  s.collnet_nics = 16;
+  EXPECT_EQ(nvls_heads(s), 8);
+  EXPECT_EQ(nvls_heads(shape(Op::kAllReduce, 8, 1, k230)), 8);
 }
 
 // The tables between 2.21 and 2.27 and inside 2.28, each term from its own tag
