@@ -123,13 +123,13 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.nccl_ = o.nccl.value_or(plan.nccl);
   cm.generation_ = generation_of(plan.gpu);
   b.channel_limit = release_max_channels(cm.nccl_);
-  if (plan.nic.rate_gbps > 0)
-    cm.nic_path_GBps_ =
-        nic_path_GBps(plan.nic.rate_gbps / 8, std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen));
-  if (plan.nic.rate_gbps > 0)
-    b.net_graph_channels =
-        ring_graph_channels_across(fab.nics_per_node(), fab.gpus_per_node(), plan.nic.rate_gbps / 8,
-                                   std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen), cm.generation_);
+  if (plan.nic.rate_gbps > 0) {
+    const double nic_GBps = plan.nic.rate_gbps / 8;
+    const int pcie_gen = std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen);
+    cm.nic_path_GBps_ = nic_path_GBps(nic_GBps, pcie_gen);
+    b.net_graph_channels = ring_graph_channels_across(fab.nics_per_node(), fab.gpus_per_node(),
+                                                      nic_GBps, pcie_gen, cm.generation_);
+  }
   // Why the fabric runs no CollNet, whatever the operation ("": it does).
   const std::string fabric_cn_no =
       !plan.in_network_reduction                   ? "in-network reduction is off"

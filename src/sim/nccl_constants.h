@@ -21,9 +21,10 @@ enum class P2pNetRule {
                    // (paths.cc@v2.29.7-1:853-905)
 };
 
-// The Simple protocol's step, bytes: its 4 MiB buffer over NCCL_STEPS (init.cc@v2.18.6-1,
-// DEFAULT_BUFFSIZE; the same in v2.29.7-1), the chunk NVLS Tree starts from up to v2.20.
-inline constexpr double kSimpleStepBytesForNvlsTree = 524288;
+// Data bytes one step carries per channel: Simple's 4 MiB buffer / 8 steps; LL's 512 KiB wire
+// buffer / 8 steps, half of it flags; LL128's 4,915,200 B buffer / 8 steps x 15/16 data
+// (init.cc@v2.29.7-1:753-770; enqueue.cc@v2.29.7-1:2135-2140).
+inline constexpr double kStepDataBytes[kNumProtos] = {32768, 576000, 524288};
 
 struct ReleaseTerms {
   const char* tag;
@@ -137,7 +138,7 @@ inline constexpr ReleaseTerms kV2_18 = {
     false,     // no CollNet all_gather in v2.18
     {16, 16},  // nvls.cc@v2.18.6-1:231
     {0, 0, 0},
-    kSimpleStepBytesForNvlsTree,
+    kStepDataBytes[kSimple],  // the Simple step, enqueue.cc@v2.18.6-1:1347-1352
     false,
     false,
 };
@@ -350,7 +351,7 @@ constexpr ReleaseTerms v2_20_terms(ReleaseTerms t) {
   t.ll_max_bw[2][0] = 87.7;
   t.ll_max_bw[2][1] = 22.5;
   t.ll_max_bw[2][2] = 19.0;
-  t.nvls_tree_chunk_bytes = kSimpleStepBytesForNvlsTree;  // enqueue.cc@v2.20.5-1:1712-1717
+  t.nvls_tree_chunk_bytes = kStepDataBytes[kSimple];  // enqueue.cc@v2.20.5-1:1712-1717
   return t;
 }
 inline constexpr ReleaseTerms kV2_20 = v2_20_terms(kV2_21);
@@ -402,10 +403,6 @@ inline constexpr double kPatPerRankUs = 2.8;
 // How enqueue.cc runs one call (docs/nccl-model-reference.md section 2). NCCL_STEPS: the slots of a
 // connection's FIFO (device.h@v2.29.7-1:26, devcomm.h@v2.18.6-1:34).
 inline constexpr int kSteps = 8;
-// Data bytes one step carries per channel: Simple's 4 MiB buffer / 8 steps; LL's 512 KiB wire
-// buffer / 8 steps, half of it flags; LL128's 4,915,200 B buffer / 8 steps x 15/16 data
-// (init.cc@v2.29.7-1:753-770; enqueue.cc@v2.29.7-1:2135-2140).
-inline constexpr double kStepDataBytes[kNumProtos] = {32768, 576000, 524288};
 // Ring Simple all_reduce/all_gather/reduce_scatter: 4 steps a chunk (ALLREDUCE_CHUNKSTEPS =
 // NCCL_STEPS/2, collectives.h@v2.29.7-1:19-35); every other algorithm and protocol 1.
 inline constexpr int kRingSimpleChunkSteps = 4;

@@ -605,7 +605,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       const int stages =
           p == Protocol::kSimple ? 2 * std::max(1, depth) : std::max(1, 2 * log2_floor(n));
       stream(k, per_channel_bytes, stages);
-      r.stage_share = tree_stage_share(stages, std::min(stages, 2 * log2_floor(n)), n);
+      r.stage_share = tree_stage_share(stages, 2 * log2_floor(n), n);
       break;
     }
     case Algorithm::kNvls:
