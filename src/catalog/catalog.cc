@@ -105,7 +105,8 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
        "bf16_tflops", "fp8_tflops", "tflops_source", "scaleup", "pcie_gen", "gpus_per_node",
        "max_nics_per_node", "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour",
        "hbm_gbps", "hbm_source", "matmul_efficiency", "attention_efficiency",
-       "kernel_efficiency_source", "sm_count", "sm_source", "networks"});
+       "kernel_efficiency_source", "sm_count", "sm_source", "networks", "nic_attach",
+       "nic_attach_source"});
   if (auto v = r.text(n, "name", path)) g.name = *v;
   if (auto v = r.text(n, "vendor", path)) g.vendor = *v;
   if (auto v = r.number(n, "memory_gb", path, true)) g.memory_gb = *v;
@@ -119,6 +120,11 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   if (auto v = r.small_positive_int(n, "gpus_per_node", path, true)) g.gpus_per_node = *v;
   g.max_nics_per_node = g.gpus_per_node;
   if (auto v = r.small_positive_int(n, "max_nics_per_node", path)) g.max_nics_per_node = *v;
+  if (auto v = r.choice_of(n, "nic_attach", path, kNicAttachNames)) g.nic_attach = *v;
+  if (auto v = r.text(n, "nic_attach_source", path)) g.nic_attach_source = *v;
+  if (g.nic_attach != NicAttach::kGpuSwitch && g.nic_attach_source.empty())
+    r.error(child(n, "nic_attach"), path + ".nic_attach",
+            "a NIC reached other than over the GPU's PCIe switch needs a 'nic_attach_source:'");
   if (auto v = r.number(n, "compute_efficiency", path)) g.compute_efficiency = *v;
   if (auto v = r.text(n, "compute_efficiency_source", path)) g.compute_efficiency_source = *v;
   if (auto v = r.number(n, "hbm_gbps", path)) g.hbm_gbps = *v;

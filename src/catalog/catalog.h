@@ -30,6 +30,14 @@ inline constexpr EnumName<ScaleUpTech> kScaleUpTechNames[] = {
     {ScaleUpTech::kNvlink5, "nvlink5"},
     {ScaleUpTech::kInfinityFabric, "infinity-fabric"}};
 
+/// Where a GPU reaches its scale-out NIC, as NCCL's topology rates the path: through the PCIe
+/// switch the two share (HGX and DGX boards: PATH_PIX / PATH_PXB), or through the CPU the GPU is
+/// joined to by NVLink-C2C (Grace Blackwell: PATH_PHB up to NCCL 2.26, PATH_P2C from 2.27,
+/// graph/paths.cc@v2.27.7-1:181). NCCL's protocol switch and NVLS tuning differ by it.
+enum class NicAttach { kGpuSwitch, kCpuC2c };
+inline constexpr EnumName<NicAttach> kNicAttachNames[] = {{NicAttach::kGpuSwitch, "gpu-switch"},
+                                                          {NicAttach::kCpuC2c, "cpu-c2c"}};
+
 /// Number formats of training math: what a GPU's peak figure and a gradient's bytes depend on.
 enum class Precision { kFp32, kBf16, kFp16, kFp8 };
 inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kFp32, "fp32"},
@@ -59,6 +67,8 @@ struct GpuModel {
   int pcie_gen = 4;
   int gpus_per_node = 8;
   int max_nics_per_node = 8;        ///< PCIe slots for scale-out NICs
+  NicAttach nic_attach = NicAttach::kGpuSwitch;  ///< where the GPU reaches its NIC
+  std::string nic_attach_source;                 ///< where nic_attach comes from
   double compute_efficiency = 0.4;  ///< achievable fraction of peak in training kernels
   std::string compute_efficiency_source;
   /// The kernel-level figures of the step's roofline (sim/compute.h); 0 when the catalog does

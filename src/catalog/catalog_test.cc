@@ -91,6 +91,43 @@ TEST(Catalog, RejectsFiguresWithoutSourceAndUnknownKeys) {
   EXPECT_FALSE(c.nics.count("mynic"));
 }
 
+// Where a GPU reaches its NIC: HGX boards through the PCIe switch the two share, Grace Blackwell
+// through the CPU across NVLink-C2C; a closed set, and a C2C NIC needs its source.
+TEST(Catalog, WhereTheGpuReachesItsNic) {
+  auto c = builtin_catalog();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->gpus.at("gb200").nic_attach, NicAttach::kCpuC2c);
+  EXPECT_FALSE(c->gpus.at("gb200").nic_attach_source.empty());
+  EXPECT_EQ(c->gpus.at("b200").nic_attach, NicAttach::kGpuSwitch);
+  EXPECT_EQ(c->gpus.at("h100-sxm").nic_attach, NicAttach::kGpuSwitch);
+  const std::string gpu = R"(gpus:
+  - id: mygpu
+    memory_gb: 80
+    bf16_tflops: 900
+    scaleup: {tech: nvlink4, gbs_per_gpu: 450, domain_gpus: 8}
+    pcie_gen: 5
+    gpus_per_node: 8
+    node: {price_usd: 1, power_w: 1, estimate: true}
+)";
+  for (const auto& [line, want] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"    nic_attach: cpu\n",
+            "mine.yaml:9:17: error: gpus.mygpu.nic_attach: 'cpu' is not one of gpu-switch | cpu-c2c "
+            "(did you mean 'cpu-c2c'?)"},
+           {"    nic_attach: cpu-c2c\n",
+            "gpus.mygpu.nic_attach: a NIC reached other than over the GPU's PCIe switch needs a "
+            "'nic_attach_source:'"}}) {
+    Catalog mine;
+    const std::string all = format_diagnostics(merge_catalog(mine, gpu + line, "mine.yaml"));
+    EXPECT_NE(all.find(want), std::string::npos) << all;
+    EXPECT_FALSE(mine.gpus.count("mygpu")) << line;
+  }
+  Catalog ok;
+  const auto errs = merge_catalog(
+      ok, gpu + "    nic_attach: cpu-c2c\n    nic_attach_source: our board's manual\n", "ok.yaml");
+  ASSERT_TRUE(errs.empty()) << format_diagnostics(errs);
+  EXPECT_EQ(ok.gpus.at("mygpu").nic_attach, NicAttach::kCpuC2c);
+}
+
 // Integer fields are held as int: a count past 100 million is an error, where 4294967360 ports
 // once wrapped around to 64.
 TEST(Catalog, CountsTooLargeForAnIntAreErrors) {

@@ -127,6 +127,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     const double nic_GBps = plan.nic.rate_gbps / 8;
     const int pcie_gen = std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen);
     cm.nic_path_GBps_ = nic_path_GBps(nic_GBps, pcie_gen);
+    cm.nic_via_cpu_c2c_ = plan.gpu.nic_attach == NicAttach::kCpuC2c;
     b.net_graph_channels = ring_graph_channels_across(fab.nics_per_node(), fab.gpus_per_node(),
                                                       nic_GBps, pcie_gen, cm.generation_);
   }
@@ -638,7 +639,9 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   int graph_channels = a == Algorithm::kTree ? tree_graph_channels_ : ring_graph_channels_;
   if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree) {
     graph_channels = 0;
-    channels = nvls_tuning(nccl_, generation_, domains_, domain_gpus_, nic_path_GBps_).channels;
+    channels = nvls_tuning(nccl_, generation_, domains_, domain_gpus_, nic_path_GBps_,
+                           !nic_via_cpu_c2c_)
+                   .channels;
   }
   // NVLS across nodes runs on no more channels than the communicator has
   // (enqueue.cc@v2.29.7-1:1993-1994).
@@ -647,6 +650,8 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   s.graph_channels = graph_channels;
   s.collnet_nics = collnet_nics_;
   s.nic_path_GBps = nic_path_GBps_;
+  s.nic_via_cpu_c2c = nic_via_cpu_c2c_;
+  s.ll128_forced = forced_protocol_ == Protocol::kLL128;
   if (model) {
     s.collnet_net_seconds_per_byte = model->network_seconds_per_byte;
     s.collnet_intra_seconds_per_byte = model->intra_seconds_per_byte;

@@ -105,6 +105,28 @@ TEST(Collective, Nccl230TakesNvlsTreeOnLargeBlackwellMessages) {
   EXPECT_NE(run(b, v229, 64 << 20).time_us, run(b, v230, 64 << 20).time_us);
 }
 
+// GB200's NICs hang off Grace (catalog nic_attach: cpu-c2c): NCCL up to 2.26 rates that path
+// PATH_PHB and runs no LL128 between racks; 2.27 rates it PATH_P2C and does
+// (docs/nccl-model-reference.md §3).
+TEST(Collective, GraceBlackwellRunsLl128BetweenRacksFrom227) {
+  const auto gb = setup(ib("gb200", 72, "cx7-400g", "qm9700"));  // 4 NVL72 racks
+  SimOptions v226, v227;
+  v226.nccl = NcclRelease::kV2_26;
+  v227.nccl = NcclRelease::kV2_27;
+  v226.algorithm = v227.algorithm = Algorithm::kRing;
+  EXPECT_NE(run(gb, v226, 16 << 20).protocol, Protocol::kLL128);
+  EXPECT_EQ(run(gb, v227, 16 << 20).protocol, Protocol::kLL128);
+  // Forced, as NCCL_PROTO=LL128, it runs on 2.26 too.
+  v226.protocol = Protocol::kLL128;
+  EXPECT_TRUE(std::isfinite(run(gb, v226, 16 << 20).time_us));
+  // B200's NICs sit on the GPUs' PCIe switches: LL128 between nodes on 2.26.
+  const auto b = setup(ib("b200", 32, "cx7-400g", "qm9700"));
+  SimOptions b226;
+  b226.nccl = NcclRelease::kV2_26;
+  b226.algorithm = Algorithm::kRing;
+  EXPECT_EQ(run(b, b226, 16 << 20).protocol, Protocol::kLL128);
+}
+
 // One GPU with four 400G NICs (nccl-tests issue 232's nodes): every NIC's GPUDirect traffic
 // crosses the GPU's one PCIe Gen5 x16 link, so the GPU moves at most that link's rate however
 // many NICs it has; with a NIC per GPU the NICs' line rate is the limit again.

@@ -91,6 +91,14 @@ struct ReleaseTerms {
   // bandwidth, the GPUs a node and two nodes or more (ncclNvlsTreeSm100Tuning,
   // nvls.cc@v2.30.7-1:164-200; v2.30 on). See nvls_tuning.
   bool nvls_sm100_tuning;
+  // A NIC on the CPU the GPU reaches over NVLink-C2C (Grace Blackwell; NicAttach::kCpuC2c) is
+  // PATH_P2C from v2.27 (graph/paths.cc@v2.27.7-1:181, 684-686), with GPU Direct RDMA on by
+  // default (NCCL_NET_GDR_C2C=1, :393) and LL128 allowed up to it on Hopper and later (P2C is
+  // ordered below PXN, graph/topo.h@v2.27.7-1:80-83, and LL128 runs up to PXN,
+  // tuning.cc@v2.27.7-1:459-461; v2.27.3-1:460 names P2C itself). Up to
+  // v2.26 the path is PATH_PHB, past PATH_PXN: no LL128 between nodes (tuning.cc@v2.26.6-1:429)
+  // and no GPU Direct RDMA unless NCCL_NET_GDR_C2C=1 (paths.cc@v2.26.6-1:381, 433).
+  bool c2c_nic_is_p2c;
 };
 
 // NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
@@ -141,6 +149,7 @@ inline constexpr ReleaseTerms kV2_18 = {
     kStepDataBytes[kSimple],  // the Simple step, enqueue.cc@v2.18.6-1:1347-1352
     false,
     false,
+    false,  // no C2C path type in v2.18 (graph/topo.h@v2.18.6-1)
 };
 
 // NCCL v2.29.7-1: tuning.cc@v2.29.7-1 lines 144-149 (baseLat), 150-169 (hwLat), 170-175
@@ -203,6 +212,7 @@ inline constexpr ReleaseTerms kV2_29 = {
     128 * 1024,         // comm->nvlsChunkSize, enqueue.cc@v2.29.7-1:2173
     true,               // enqueue.cc@v2.29.7-1:2174-2175
     false,
+    true,  // graph/paths.cc@v2.29.7-1:185 (PATH_P2C), tuning.cc@v2.29.7-1:483-485
 };
 
 // NCCL v2.30.7-1: v2.29.7-1's terms but for what v2.30 changed (git diff v2.29.7-1 v2.30.7-1 --
@@ -277,13 +287,16 @@ inline constexpr ReleaseTerms kV2_27 = v2_27_terms(kV2_28);
 // - CollNet Direct all_gather / reduce_scatter at ppn x bwIntra x (.95 at one GPU a node to .85
 //   at eight) (tuning.cc@v2.26.6-1:267-279; v2.27: the network at x.9);
 // - Blackwell's NVLS on 32 channels on one NVLink domain too (NVLS_NCHANNELS_SM100,
-//   nvls.cc@v2.26.6-1:144-145, 176; v2.27 added NVLS_NCHANNELS_SM100_NVL, 24).
+//   nvls.cc@v2.26.6-1:144-145, 176; v2.27 added NVLS_NCHANNELS_SM100_NVL, 24);
+// - a NIC on the CPU across C2C at PATH_PHB (no PATH_P2C before v2.27, graph/topo.h@v2.26.6-1:
+//   68-80): no LL128 between nodes (c2c_nic_is_p2c).
 // (git diff v2.26.6-1 v2.27.7-1 -- src/graph/tuning.cc src/transport/nvls.cc; the rest of the
 // tuning.cc diff is NVLS all_gather's tuner rate, which the model does not take from the graph,
-// and the LL128-over-C2C switch.)
+// and the LL128-over-C2C switch, carried as c2c_nic_is_p2c.)
 constexpr ReleaseTerms v2_26_terms(ReleaseTerms t) {
   t.tag = "v2.26.6-1";
   t.collnet_gather_interpolated = true;
+  t.c2c_nic_is_p2c = false;
   t.nvls_channels_blackwell[0] = 32;
   return t;
 }

@@ -76,7 +76,7 @@ double nccl_pcie_x16_GBps(int pcie_gen) {
 }  // namespace
 
 NvlsTuning nvls_tuning(NcclRelease r, GpuGeneration g, int domains, int domain_gpus,
-                       double nic_path_GBps) {
+                       double nic_path_GBps, bool nic_on_gpu_switch) {
   const nccl::ReleaseTerms& t = terms(r);
   const bool across = domains > 1;
   NvlsTuning v;
@@ -85,9 +85,8 @@ NvlsTuning nvls_tuning(NcclRelease r, GpuGeneration g, int domains, int domain_g
   v.chunk_bytes = nccl::kNvlsChunkBytes;
   double tree_max = 0;  // 0: NCCL_NVLSTREE_MAX_CHUNKSIZE's default
   if (t.nvls_sm100_tuning && g == GpuGeneration::kBlackwell && across) {
-    // ncclNvlsTreeSm100Tuning (nvls.cc@v2.30.7-1:164-200). The NIC is taken on the GPU's PCIe
-    // switch (PATH_PXB), as on HGX and DGX boards.
-    const bool nic_on_gpu_switch = true;
+    // ncclNvlsTreeSm100Tuning (nvls.cc@v2.30.7-1:164-200): `gpuToNicPathType <= PATH_PXB` is
+    // the NIC on the GPU's PCIe switch (HGX and DGX boards); a NIC on Grace is PATH_P2C.
     const double bw = nic_path_GBps;
     const int ppn = domain_gpus;
     if (domains == 2 && bw >= nccl::kNvlsSm100NicGBs) {
@@ -302,6 +301,16 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
 
 namespace {
 
+// NCCL's LL128 switch, which holds where NCCL_PROTO does not name LL128 (protoEnable 2,
+// tuning.cc@v2.29.7-1:413, 480-497): Blackwell from the release that lists it; between nodes a
+// NIC path up to PATH_PXN, which a NIC on the CPU across C2C reaches from v2.27 (PATH_P2C;
+// before, PATH_PHB, past it: ReleaseTerms::c2c_nic_is_p2c).
+bool ll128_by_default(const nccl::ReleaseTerms& t, const CostShape& s, int domains) {
+  if (s.generation == GpuGeneration::kBlackwell && !t.ll128_on_blackwell) return false;
+  if (domains > 1 && s.nic_via_cpu_c2c && !t.c2c_nic_is_p2c) return false;
+  return true;
+}
+
 // protocol_bandwidth; `ll_cap` false leaves out LL's llMaxBw, the one cap on the whole call's
 // rate rather than its channels' (data_time_us).
 double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double simple_Bps,
@@ -318,8 +327,7 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
   // comm->nChannels = 2 x nChannels): half of the communicator's channels.
   const double channels = std::max(
       1, s.graph_channels > 0 ? s.graph_channels : s.channels / nccl::kCommChannelsPerGraphChannel);
-  if (p == Protocol::kLL128 && s.generation == GpuGeneration::kBlackwell && !t.ll128_on_blackwell)
-    return 0;
+  if (p == Protocol::kLL128 && !s.ll128_forced && !ll128_by_default(t, s, n)) return 0;
   switch (a) {
     case Algorithm::kRing: {
       // Caps are on bus bandwidth; the payload moves at bus bandwidth x N / nsteps.
@@ -619,8 +627,8 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       // steps: each loop's stage waits for the last one's flags, at the Simple protocol's step
       // latency over NVLink (tuning.cc's hwLat[NVLINK][RING][SIMPLE]).
       r.exposed_step_us = terms(s.release).hw_latency_us[nccl::kNvlink][nccl::kRing][pi];
-      const NvlsTuning tuning =
-          nvls_tuning(s.release, s.generation, n, s.domain_gpus, s.nic_path_GBps);
+      const NvlsTuning tuning = nvls_tuning(s.release, s.generation, n, s.domain_gpus,
+                                            s.nic_path_GBps, !s.nic_via_cpu_c2c);
       double k = a == Algorithm::kNvls ? tuning.chunk_bytes : tuning.tree_chunk_bytes;
       if (a == Algorithm::kNvls) {
         if (S < 64 * ops * k && k > 65536) k = 65536;

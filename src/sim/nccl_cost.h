@@ -82,9 +82,11 @@ struct NvlsTuning {
 /// nvls_tree_chunk_bytes) and 64 KiB from 4 domains on; from v2.30, Blackwell across domains
 /// by its NICs (ncclNvlsTreeSm100Tuning, nvls.cc@v2.30.7-1:164-245). `domain_gpus`: GPUs a
 /// domain (NCCL's minLocalRanks); `nic_path_GBps`: a GPU's path to its NIC as NCCL rates it
-/// (comm->minNetBw, nic_path_GBps; 0: not known, and v2.30's tuning then keeps its defaults).
+/// (comm->minNetBw, nic_path_GBps; 0: not known, and v2.30's tuning then keeps its defaults);
+/// `nic_on_gpu_switch`: the NIC shares the GPU's PCIe switch (PATH_PXB or closer), not the CPU's
+/// C2C (PATH_P2C, NicAttach::kCpuC2c).
 NvlsTuning nvls_tuning(NcclRelease r, GpuGeneration g, int domains, int domain_gpus,
-                       double nic_path_GBps);
+                       double nic_path_GBps, bool nic_on_gpu_switch = true);
 /// The path from a GPU to its NIC as NCCL's topology rates it, GB/s (ncclTopoGetMinNetBw,
 /// topo.cc@v2.30.7-1:379-398): the lower of the NIC's rate and the PCIe x16 link's
 /// (`pcie_gen`: the lower of the GPU's and the NIC's), 48 for a 400G NIC on Gen5.
@@ -122,6 +124,13 @@ struct CostShape {
   double p2p_nic_GBps = 0;
   /// A GPU's path to its NIC as NCCL rates it, GB/s (nic_path_GBps; 0: not known).
   double nic_path_GBps = 0;
+  /// The NIC hangs off the CPU the GPU reaches over NVLink-C2C (NicAttach::kCpuC2c, Grace
+  /// Blackwell): the release's path type for it decides LL128 between domains and NVLS's tuning
+  /// (ReleaseTerms::c2c_nic_is_p2c).
+  bool nic_via_cpu_c2c = false;
+  /// NCCL_PROTO names LL128 (--proto LL128): NCCL then runs it where its LL128 switch would
+  /// not (protoEnable 1, not 2: tuning.cc@v2.29.7-1:413-423, 480).
+  bool ll128_forced = false;
   /// The NICs of a domain (0: one per GPU): CollNet's, whose in-network reductions the heads
   /// issue, and NVLS's heads across domains (nvls_heads).
   int collnet_nics = 0;

@@ -284,6 +284,57 @@ TEST(NcclCost, NvlsTuningByRelease) {
   EXPECT_EQ(nvls_heads(shape(Op::kAllReduce, 8, 1, k230)), 8);
 }
 
+// A NIC on the CPU the GPU reaches over NVLink-C2C (Grace Blackwell): PATH_PHB up to 2.26, past
+// the LL128 switch's PATH_PXN, so no LL128 between nodes; PATH_P2C from 2.27, below PXN
+// (tuning.cc@v2.26.6-1:429, @v2.27.7-1:459-461, topo.h@v2.27.7-1:80-83). v2.30's NVLS tuning
+// keeps 128 KiB trees for it where a NIC on the GPU's switch gets 64 KiB (nvls.cc@v2.30.7-1:
+// 174-194).
+TEST(NcclCost, NicOnTheCpuAcrossC2c) {
+  constexpr NcclRelease k226 = NcclRelease::kV2_26, k227 = NcclRelease::kV2_27;
+  CostShape s = shape(Op::kAllReduce, 288, 4, k226);
+  s.generation = GpuGeneration::kBlackwell;
+  auto ll128 = [&](const CostShape& c) {
+    return protocol_bandwidth(Algorithm::kRing, Protocol::kLL128, c, 50e9, 1 << 24);
+  };
+  EXPECT_GT(ll128(s), 0);  // the NIC on the GPU's switch
+  s.nic_via_cpu_c2c = true;
+  EXPECT_EQ(ll128(s), 0);
+  EXPECT_NE(pick_protocol(Algorithm::kRing, s, 1 / 50e9, 1 << 24).protocol, Protocol::kLL128);
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kTree, Protocol::kLL128, s, 50e9, 1 << 24), 0);
+  // LL and Simple are not gated.
+  EXPECT_GT(protocol_bandwidth(Algorithm::kRing, Protocol::kLL, s, 50e9, 1 << 24), 0);
+  s.ll128_forced = true;  // NCCL_PROTO=LL128
+  EXPECT_GT(ll128(s), 0);
+  s.ll128_forced = false;
+  for (NcclRelease r : {k227, NcclRelease::kV2_28, k229, NcclRelease::kV2_30}) {
+    s.release = r;
+    EXPECT_GT(ll128(s), 0) << static_cast<int>(r);
+  }
+  // On one NVLink domain no graph crosses the NIC.
+  CostShape one = shape(Op::kAllReduce, 72, 1, k226);
+  one.generation = GpuGeneration::kBlackwell;
+  one.nic_via_cpu_c2c = true;
+  EXPECT_GT(ll128(one), 0);
+  // v2.30's NVLS tuning at 48 GB/s: from three nodes a NIC on the GPU's switch gets 64 KiB trees
+  // and one across C2C 128 KiB; on two nodes of eight GPUs likewise.
+  const auto bw = GpuGeneration::kBlackwell;
+  constexpr NcclRelease k230 = NcclRelease::kV2_30;
+  const double K = 1024;
+  EXPECT_EQ(nvls_tuning(k230, bw, 4, 4, 48, true).tree_chunk_bytes, 64 * K);
+  EXPECT_EQ(nvls_tuning(k230, bw, 4, 4, 48, false).tree_chunk_bytes, 128 * K);
+  EXPECT_EQ(nvls_tuning(k230, bw, 2, 8, 48, true).tree_chunk_bytes, 64 * K);
+  EXPECT_EQ(nvls_tuning(k230, bw, 2, 8, 48, false).tree_chunk_bytes, 128 * K);
+  // ... and it reaches the pipeline.
+  CostShape t = shape(Op::kAllReduce, 16, 4, k230);
+  t.generation = bw;
+  t.nic_path_GBps = 48;
+  t.channels = 24;
+  EXPECT_EQ(pipeline_run(Algorithm::kNvlsTree, Protocol::kSimple, t, 1 << 30).chunk_bytes, 4 * 64 * K);
+  t.nic_via_cpu_c2c = true;
+  EXPECT_EQ(pipeline_run(Algorithm::kNvlsTree, Protocol::kSimple, t, 1 << 30).chunk_bytes,
+            4 * 128 * K);
+}
+
 // The tables between 2.21 and 2.27 and inside 2.28, each term from its own tag
 // (nccl_constants.h): what 2.24, 2.26 and 2.28.7 change against their neighbours.
 TEST(NcclCost, TablesOfTheReleasesBetween) {
@@ -313,6 +364,10 @@ TEST(NcclCost, TablesOfTheReleasesBetween) {
   EXPECT_EQ(protocol_bandwidth(Algorithm::kRing, Protocol::kLL128, b, 50e9, 1 << 20), 0);
   EXPECT_EQ(pick_protocol(Algorithm::kRing, b, 1 / 50e9, 1 << 20).protocol == Protocol::kLL128,
             false);
+  // NCCL_PROTO=LL128 skips that switch (protoEnable 1): forced, LL128 runs.
+  b.ll128_forced = true;
+  EXPECT_GT(protocol_bandwidth(Algorithm::kRing, Protocol::kLL128, b, 50e9, 1 << 20), 0);
+  b.ll128_forced = false;
   b.release = k226;
   EXPECT_GT(protocol_bandwidth(Algorithm::kRing, Protocol::kLL128, b, 50e9, 1 << 20), 0);
   // CollNet Direct all_gather: 2.26 interpolates .95 (one GPU a node) to .85 (eight); 2.27 on
