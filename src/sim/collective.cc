@@ -589,6 +589,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   gc.nccl_ = plan.nccl;
   p2p_nics_of(plan, gc.p2p_local_nics_, gc.p2p_nic_GBps_);
   gc.generation_ = generation_of(plan.gpu);
+  gc.nic_via_cpu_c2c_ = plan.nic.rate_gbps > 0 && plan.gpu.nic_attach == NicAttach::kCpuC2c;
   gc.hop_latency_us_ = g.hop_latency_us;
   gc.profile_ = plan.calibration;
   if (!std::isfinite(gc.seconds_per_byte_) || g.unroutable > 0)
@@ -607,6 +608,7 @@ CostShape GroupCollective::cost_shape() const {
   s.p2p_local_nics = p2p_local_nics_;
   s.p2p_nic_GBps = p2p_nic_GBps_;
   s.ring_same_channels = ring_same_channels_;
+  s.nic_via_cpu_c2c = nic_via_cpu_c2c_;
   apply_profile(profile_, algorithm(), network_paced_, s);
   return s;
 }
@@ -806,6 +808,9 @@ void CollectiveModel::add_faster_choice(SizeResult& r) const {
   // r.time_us has it already).
   if (forced_algorithm_ || forced_protocol_ || !std::isfinite(r.time_us) || r.bytes <= 0) return;
   auto floored = [&](double t) { return std::max(t, host_issue_us_); };
+  // Only what NCCL enables unforced is offered: LL128 where its switch does not allow it
+  // (ll128_by_default) rates an infinite time here, as NCCL warns that such cases "are not
+  // tested and may cause silent data corruption" (tuning.cc@v2.26.6-1:427).
   double fastest = r.time_us;
   for (const auto& m : models_) {
     if (!m.available) continue;

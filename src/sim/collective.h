@@ -256,6 +256,7 @@ class GroupCollective {
   int p2p_local_nics_ = 0;
   double p2p_nic_GBps_ = 0;
   bool ring_same_channels_ = false;
+  bool nic_via_cpu_c2c_ = false;  ///< the NIC hangs off the CPU across C2C (CostShape)
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::string bottleneck_;

@@ -259,7 +259,7 @@ constexpr ReleaseTerms v2_28_7_terms(ReleaseTerms t) {
 }
 inline constexpr ReleaseTerms kV2_28_7 = v2_28_7_terms(kV2_28);
 
-// NCCL v2.27.7-1, which releases 2.23 to 2.27 run with: v2.28.9-1's terms but for four that
+// NCCL v2.27.7-1, which 2.27.x runs with: v2.28.9-1's terms but for four that
 // v2.28 changed (git diff v2.27.7-1 v2.28.9-1 -- src/graph/tuning.cc):
 // - NVLS Tree's network step, Simple: 14 us (tuning.cc@v2.27.7-1:155; v2.28.9-1: 20.9), the same
 //   from v2.19 (tuning.cc@v2.21.5-1:77);

@@ -128,8 +128,8 @@ struct CostShape {
   /// Blackwell): the release's path type for it decides LL128 between domains and NVLS's tuning
   /// (ReleaseTerms::c2c_nic_is_p2c).
   bool nic_via_cpu_c2c = false;
-  /// NCCL_PROTO names LL128 (--proto LL128): NCCL then runs it where its LL128 switch would
-  /// not (protoEnable 1, not 2: tuning.cc@v2.29.7-1:413-423, 480).
+  /// NCCL_PROTO leaves LL128 enabled (--proto LL128): NCCL then runs it where its LL128 switch
+  /// would not (protoEnable 1, not 2: tuning.cc@v2.29.7-1:413-423, 480-481).
   bool ll128_forced = false;
   /// The NICs of a domain (0: one per GPU): CollNet's, whose in-network reductions the heads
   /// issue, and NVLS's heads across domains (nvls_heads).

@@ -288,7 +288,7 @@ TEST(NcclCost, NvlsTuningByRelease) {
 // the LL128 switch's PATH_PXN, so no LL128 between nodes; PATH_P2C from 2.27, below PXN
 // (tuning.cc@v2.26.6-1:429, @v2.27.7-1:459-461, topo.h@v2.27.7-1:80-83). v2.30's NVLS tuning
 // keeps 128 KiB trees for it where a NIC on the GPU's switch gets 64 KiB (nvls.cc@v2.30.7-1:
-// 174-194).
+// 173-196, the PATH_PXB tests at 179 and 194).
 TEST(NcclCost, NicOnTheCpuAcrossC2c) {
   constexpr NcclRelease k226 = NcclRelease::kV2_26, k227 = NcclRelease::kV2_27;
   CostShape s = shape(Op::kAllReduce, 288, 4, k226);
@@ -306,10 +306,20 @@ TEST(NcclCost, NicOnTheCpuAcrossC2c) {
   s.ll128_forced = true;  // NCCL_PROTO=LL128
   EXPECT_GT(ll128(s), 0);
   s.ll128_forced = false;
-  for (NcclRelease r : {k227, NcclRelease::kV2_28, k229, NcclRelease::kV2_30}) {
+  for (NcclRelease r : {k227, NcclRelease::kV2_28_7, NcclRelease::kV2_28, k229, NcclRelease::kV2_30}) {
     s.release = r;
     EXPECT_GT(ll128(s), 0) << static_cast<int>(r);
   }
+  // Hopper on a C2C NIC (GH200), where the Blackwell rows do not decide: off up to 2.26 in
+  // every table, on from 2.27.
+  CostShape h = shape(Op::kAllReduce, 64, 4, k218);
+  h.nic_via_cpu_c2c = true;
+  for (NcclRelease r : {k218, NcclRelease::kV2_20, NcclRelease::kV2_21, NcclRelease::kV2_24, k226}) {
+    h.release = r;
+    EXPECT_EQ(ll128(h), 0) << static_cast<int>(r);
+  }
+  h.release = k227;
+  EXPECT_GT(ll128(h), 0);
   // On one NVLink domain no graph crosses the NIC.
   CostShape one = shape(Op::kAllReduce, 72, 1, k226);
   one.generation = GpuGeneration::kBlackwell;
