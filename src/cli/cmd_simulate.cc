@@ -284,7 +284,9 @@ Command add_simulate(CLI::App& root) {
                     ->capture_default_str(),
                 [] { return auto_or(names_of(kAlgorithmNames)); });
   complete_with(
-      a->add_option("--proto", f->proto, "auto | LL | LL128 | Simple")->capture_default_str(),
+      a->add_option("--proto", f->proto,
+                    "auto | LL | LL128 | Simple (as NCCL_PROTO: a named protocol runs even where "
+                    "NCCL would not enable it by default, as LL128 off its switch)")->capture_default_str(),
       [] { return auto_or(names_of(kProtocolNames)); });
   a->add_option("--nodes", f->nodes,
                 "run on the first N nodes of the fabric (as nccl-tests on part of a cluster; "
