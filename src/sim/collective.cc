@@ -57,6 +57,11 @@ void p2p_nics_of(const Plan& plan, int& nics, double& GBps) {
   GBps = plan.nic.rate_gbps / 8;
 }
 
+// The plan's NICs hang off the CPU its GPUs reach over NVLink-C2C (CostShape::nic_via_cpu_c2c).
+bool nic_via_cpu_c2c(const Plan& plan) {
+  return plan.nic.rate_gbps > 0 && plan.gpu.nic_attach == NicAttach::kCpuC2c;
+}
+
 // A calibration profile's terms on one algorithm's cost: its bandwidth factor, and the latency
 // the cluster adds to each network step and the time to each network message (only where the
 // ranks span several domains; the messages only where the scale-out links pace the flows).
@@ -127,7 +132,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     const double nic_GBps = plan.nic.rate_gbps / 8;
     const int pcie_gen = std::min(plan.gpu.pcie_gen, plan.nic.pcie_gen);
     cm.nic_path_GBps_ = nic_path_GBps(nic_GBps, pcie_gen);
-    cm.nic_via_cpu_c2c_ = plan.gpu.nic_attach == NicAttach::kCpuC2c;
+    cm.nic_via_cpu_c2c_ = nic_via_cpu_c2c(plan);
     b.net_graph_channels = ring_graph_channels_across(fab.nics_per_node(), fab.gpus_per_node(),
                                                       nic_GBps, pcie_gen, cm.generation_);
   }
@@ -589,7 +594,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   gc.nccl_ = plan.nccl;
   p2p_nics_of(plan, gc.p2p_local_nics_, gc.p2p_nic_GBps_);
   gc.generation_ = generation_of(plan.gpu);
-  gc.nic_via_cpu_c2c_ = plan.nic.rate_gbps > 0 && plan.gpu.nic_attach == NicAttach::kCpuC2c;
+  gc.nic_via_cpu_c2c_ = nic_via_cpu_c2c(plan);
   gc.hop_latency_us_ = g.hop_latency_us;
   gc.profile_ = plan.calibration;
   if (!std::isfinite(gc.seconds_per_byte_) || g.unroutable > 0)

@@ -86,7 +86,7 @@ struct NvlsTuning {
 /// `nic_on_gpu_switch`: the NIC shares the GPU's PCIe switch (PATH_PXB or closer), not the CPU's
 /// C2C (PATH_P2C, NicAttach::kCpuC2c).
 NvlsTuning nvls_tuning(NcclRelease r, GpuGeneration g, int domains, int domain_gpus,
-                       double nic_path_GBps, bool nic_on_gpu_switch = true);
+                       double nic_path_GBps, bool nic_on_gpu_switch);
 /// The path from a GPU to its NIC as NCCL's topology rates it, GB/s (ncclTopoGetMinNetBw,
 /// topo.cc@v2.30.7-1:379-398): the lower of the NIC's rate and the PCIe x16 link's
 /// (`pcie_gen`: the lower of the GPU's and the NIC's), 48 for a 400G NIC on Gen5.

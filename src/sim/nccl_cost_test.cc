@@ -258,7 +258,7 @@ TEST(NcclCost, NvlsTuningByRelease) {
            {k220, hop, 4, 8, 48, 16, 128 * K, 64 * K},
            {k218, hop, 4, 8, 48, 16, 128 * K, 512 * K},
        }) {
-    const NvlsTuning t = nvls_tuning(c.r, c.g, c.nodes, c.ppn, c.nic);
+    const NvlsTuning t = nvls_tuning(c.r, c.g, c.nodes, c.ppn, c.nic, true);
     EXPECT_EQ(t.channels, c.channels) << c.nodes << " x " << c.ppn << " at " << c.nic;
     EXPECT_EQ(t.chunk_bytes, c.chunk) << c.nodes << " x " << c.ppn << " at " << c.nic;
     EXPECT_EQ(t.tree_chunk_bytes, c.tree_chunk) << c.nodes << " x " << c.ppn << " at " << c.nic;
@@ -360,7 +360,7 @@ TEST(NcclCost, TablesOfTheReleasesBetween) {
   // from 2.27 (nvls.cc); Hopper's 16 in all.
   const auto bw = GpuGeneration::kBlackwell;
   auto nvls_channels = [](NcclRelease r, GpuGeneration g, bool across) {
-    return nvls_tuning(r, g, across ? 2 : 1, 8, 48).channels;
+    return nvls_tuning(r, g, across ? 2 : 1, 8, 48, true).channels;
   };
   EXPECT_EQ(nvls_channels(k224, bw, false), 16);
   EXPECT_EQ(nvls_channels(k224, bw, true), 16);
