@@ -88,6 +88,26 @@ std::vector<std::vector<int>> flatten(std::vector<std::vector<int>> groups, int 
   return groups;
 }
 
+// A note where some of a communication's groups, small enough to fit one scale-up domain,
+// straddle two (the ranks laid out contiguously and a domain's GPUs not a multiple of the
+// groups' stride): those groups cross the network and the collective, as slow as its slowest
+// group, runs at their pace. Empty where every group sits in one domain, or none can.
+std::string straddle_note(const std::string& kind, const std::vector<std::vector<int>>& groups,
+                          int domain_gpus) {
+  if (groups.empty() || domain_gpus < 2 || static_cast<int>(groups[0].size()) > domain_gpus)
+    return {};
+  size_t split = 0;
+  for (const auto& g : groups) {
+    const auto [lo, hi] = std::minmax_element(g.begin(), g.end());
+    if (*lo / domain_gpus != *hi / domain_gpus) ++split;
+  }
+  if (split == 0 || split == groups.size()) return {};
+  return fmt::format(
+      "{} of {} {} groups of {} straddle two scale-up domains of {} GPUs and cross the network, "
+      "pacing the others: a layout whose groups tile the domain keeps them all on it",
+      split, groups.size(), kind, groups[0].size(), domain_gpus);
+}
+
 }  // namespace
 
 Plan with_nic_rate(const Plan& plan, double factor) {
@@ -314,6 +334,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     if (!gpu_of_rank.empty())
       for (auto& g : groups)
         for (int& x : g) x = gpu_of(x);
+    if (const std::string n = straddle_note(kind, groups, fabric.domain_gpus()); !n.empty())
+      r.notes.push_back(n);
     auto g = GroupCollective::build(fabric, plan, op, groups, lb);
     if (!g) {
       errs.insert(errs.end(), g.errors().begin(), g.errors().end());

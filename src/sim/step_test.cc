@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "../../tests/support.h"
 #include "sim/goodput.h"
 #include "verify/calibration.h"
 
@@ -117,6 +118,58 @@ TEST(Step, TensorParallelStaysInTheNodeAndDataParallelOnRails) {
     if (c.kind.rfind("dp_", 0) == 0) {
       EXPECT_EQ(c.group_size, 32);
       EXPECT_NEAR(c.busbw_gbs, 47, 3);  // one GPU per node, each on its own 400G rail
+    }
+  }
+}
+
+// examples/llama3-405b-gb200-576.yaml: on 8 NVL72 racks (a node is a tray of 4 GPUs, 18 trays a
+// rack) tensor parallelism and the 9 pipeline stages of a replica fit one rack's NVLink domain:
+// their groups stay inside a rack of 72 GPUs, and only the data-parallel groups (one GPU a rack,
+// each on its own 400G NIC) cross the fabric.
+TEST(Step, GraceBlackwellRackHoldsTensorAndPipelineParallelism) {
+  const PlannedSpec ex = testing::load_example("llama3-405b-gb200-576.yaml");
+  const Fabric f = Fabric::build(ex.plan, ex.catalog);
+  auto s = simulate_step(ex.spec, ex.plan, f);
+  ASSERT_TRUE(s.ok()) << format_diagnostics(s.errors());
+  constexpr int kRackGpus = 72;
+  std::set<std::string> kinds;
+  for (const auto& c : s->comms) {
+    kinds.insert(c.kind);
+    ASSERT_FALSE(c.groups.empty()) << c.kind;
+    std::set<int> racks_of_a_group;
+    for (int g : c.groups.front()) racks_of_a_group.insert(g / kRackGpus);
+    if (c.kind.rfind("tp_", 0) == 0 || c.kind.rfind("pp_", 0) == 0) {
+      EXPECT_EQ(racks_of_a_group.size(), 1u) << c.kind;
+      EXPECT_EQ(c.bottleneck, "scale-up (NVLink)") << c.kind;
+    }
+    if (c.kind.rfind("dp_", 0) == 0) {
+      EXPECT_EQ(c.group_size, 8);
+      EXPECT_EQ(racks_of_a_group.size(), 8u);
+      EXPECT_NE(c.bottleneck, "scale-up (NVLink)");
+      EXPECT_NEAR(c.busbw_gbs, 47, 3);  // one GPU a rack, each on its own 400G NIC
+    }
+  }
+  EXPECT_TRUE(kinds.count("tp_reduce_scatter_all_gather") && kinds.count("pp_sendrecv") &&
+              kinds.count("dp_reduce_scatter_all_gather"));
+  for (const auto& n : s->notes) EXPECT_EQ(n.find("straddle"), std::string::npos) << n;
+
+  // Tensor parallelism of 16 does not tile 72: a replica of 144 GPUs puts stage 4's group on
+  // GPUs 64-79, across two racks, and the step says so (4 of the 36 groups, one a replica).
+  const PlannedSpec wide = testing::load_example_edited(
+      "llama3-405b-gb200-576.yaml", "{tp: 8, pp: 9, dp: 8", "{tp: 16, pp: 9, dp: 4");
+  const Fabric wf = Fabric::build(wide.plan, wide.catalog);
+  auto w = simulate_step(wide.spec, wide.plan, wf);
+  ASSERT_TRUE(w.ok()) << format_diagnostics(w.errors());
+  const auto note = std::find_if(w->notes.begin(), w->notes.end(), [](const std::string& n) {
+    return n.rfind(
+               "4 of 36 tp_reduce_scatter_all_gather groups of 16 straddle two scale-up "
+               "domains of 72 GPUs",
+               0) == 0;
+  });
+  EXPECT_NE(note, w->notes.end());
+  for (const auto& c : w->comms) {
+    if (c.kind == "tp_reduce_scatter_all_gather") {
+      EXPECT_EQ(c.bottleneck, "NIC-leaf links");
     }
   }
 }
