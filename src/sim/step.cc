@@ -89,7 +89,7 @@ std::vector<std::vector<int>> flatten(std::vector<std::vector<int>> groups, int 
 }
 
 // A note where some of a communication's groups, small enough to fit one scale-up domain,
-// straddle two (the ranks laid out contiguously and a domain's GPUs not a multiple of the
+// span more than one (the ranks laid out contiguously and a domain's GPUs not a multiple of the
 // groups' stride): those groups cross the network and the collective, as slow as its slowest
 // group, runs at their pace. Empty where every group sits in one domain, or none can.
 std::string straddle_note(const std::string& kind, const std::vector<std::vector<int>>& groups,
@@ -103,8 +103,8 @@ std::string straddle_note(const std::string& kind, const std::vector<std::vector
   }
   if (split == 0 || split == groups.size()) return {};
   return fmt::format(
-      "{} of {} {} groups of {} straddle two scale-up domains of {} GPUs and cross the network, "
-      "pacing the others: a layout whose groups tile the domain keeps them all on it",
+      "{} of {} {} groups of {} span more than one scale-up domain of {} GPUs and cross the "
+      "network, pacing the others: a layout whose groups tile the domain keeps them all inside one",
       split, groups.size(), kind, groups[0].size(), domain_gpus);
 }
 

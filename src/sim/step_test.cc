@@ -151,7 +151,7 @@ TEST(Step, GraceBlackwellRackHoldsTensorAndPipelineParallelism) {
   }
   EXPECT_TRUE(kinds.count("tp_reduce_scatter_all_gather") && kinds.count("pp_sendrecv") &&
               kinds.count("dp_reduce_scatter_all_gather"));
-  for (const auto& n : s->notes) EXPECT_EQ(n.find("straddle"), std::string::npos) << n;
+  for (const auto& n : s->notes) EXPECT_EQ(n.find("scale-up domain"), std::string::npos) << n;
 
   // Tensor parallelism of 16 does not tile 72: a replica of 144 GPUs puts stage 4's group on
   // GPUs 64-79, across two racks, and the step says so (4 of the 36 groups, one a replica).
@@ -162,8 +162,8 @@ TEST(Step, GraceBlackwellRackHoldsTensorAndPipelineParallelism) {
   ASSERT_TRUE(w.ok()) << format_diagnostics(w.errors());
   const auto note = std::find_if(w->notes.begin(), w->notes.end(), [](const std::string& n) {
     return n.rfind(
-               "4 of 36 tp_reduce_scatter_all_gather groups of 16 straddle two scale-up "
-               "domains of 72 GPUs",
+               "4 of 36 tp_reduce_scatter_all_gather groups of 16 span more than one scale-up "
+               "domain of 72 GPUs",
                0) == 0;
   });
   EXPECT_NE(note, w->notes.end());
