@@ -105,6 +105,25 @@ TEST(Collective, Nccl230TakesNvlsTreeOnLargeBlackwellMessages) {
   EXPECT_NE(run(b, v229, 64 << 20).time_us, run(b, v230, 64 << 20).time_us);
 }
 
+// NVLS on one NVL72 rack has 32 heads, NCCL_MAX_NVLS_ARITY, not 72 (search.cc@v2.29.7-1:1065):
+// a head carries (1 + 1/32) x S each way, where a ring's GPU sends 2(n - 1)/n x S; the
+// fabric's NVLS rate is then 2 x 71/72 / (1 + 1/32) x the NVLS efficiency of the ring's.
+TEST(Collective, NvlsOnOneRackHas32Heads) {
+  const auto gb = setup(ib("gb200", 18, "cx7-400g", "qm9700"));  // 1 NVL72 rack
+  const Fabric f = Fabric::build(gb.plan, gb.cat);
+  auto m = CollectiveModel::build(f, gb.plan, SimOptions{});
+  ASSERT_TRUE(m.ok()) << format_diagnostics(m.errors());
+  double ring = 0, nvls = 0;
+  for (const auto& a : m->algorithms()) {
+    if (a.algorithm == Algorithm::kRing) ring = a.seconds_per_byte;
+    if (a.algorithm == Algorithm::kNvls) nvls = a.seconds_per_byte;
+  }
+  ASSERT_GT(ring, 0);
+  ASSERT_GT(nvls, 0);
+  EXPECT_NEAR(ring / nvls, 2 * 71.0 / 72 / (1 + 1.0 / 32) * nccl::kNvlsEfficiencyBlackwell, 1e-3);
+  EXPECT_EQ(m->at(8 * kGiB).algorithm, Algorithm::kNvls);
+}
+
 // GB200's NICs hang off Grace (catalog nic_attach: cpu-c2c): NCCL up to 2.26 rates that path
 // PATH_PHB and runs no LL128 between racks; 2.27 rates it PATH_P2C and does
 // (docs/nccl-model-reference.md §3).

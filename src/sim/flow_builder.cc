@@ -730,18 +730,22 @@ void FlowBuilder::tree(FlowSet& fs) {
   }
 }
 
-// NVLS: every GPU of a domain sends and receives (1 + 1/m) x S through the NVSwitch, which
-// reduces and multicasts; one flow per domain (the switch works on all GPUs at once).
+// NVLS: the switch reads every GPU's S for the heads' reductions (multimem.ld_reduce) and
+// writes the heads' results into every GPU (multimem.st): S up and S down a GPU's link, and a
+// head also takes its 1/h share of the result down and stores it up, (1 + 1/h) x S. The heads
+// are the domain's GPUs up to NCCL_MAX_NVLS_ARITY (nvls_heads; 32 of an NVL72 rack's 72); one
+// flow per domain (the switch works on all GPUs at once).
 void FlowBuilder::nvls_intra(FlowSet& fs) {
   std::vector<Hop> path;
   for (int d = 0; d < std::min(domains, 1); ++d) {  // the first domain stands for all
     path.clear();
     const int m = domain_size(d);
-    const double coef = 1.0 + 1.0 / m;
+    const int heads = std::min(m, nccl::kMaxNvlsArity);
     for (int k = 0; k < m; ++k) {
       const int g = static_cast<int>(domain_first(d) + k);
-      path.push_back({fab.gpu_up(g), static_cast<float>(coef)});
-      path.push_back({fab.gpu_down(g), static_cast<float>(coef)});
+      const float coef = k < heads ? 1.0f + 1.0f / static_cast<float>(heads) : 1.0f;
+      path.push_back({fab.gpu_up(g), coef});
+      path.push_back({fab.gpu_down(g), coef});
     }
     fs.add(kPayload, path);
   }

@@ -507,7 +507,7 @@ double collnet_op_us(int domains) {
 int nvls_heads(const CostShape& s) {
   const int n = std::max(1, s.domains);
   const int ppn = std::max(1, static_cast<int>(std::max(1LL, s.ranks) / n));
-  if (n == 1) return static_cast<int>(std::max(1LL, s.ranks));
+  if (n == 1) return static_cast<int>(std::clamp(s.ranks, 1LL, 1LL * nccl::kMaxNvlsArity));
   const int nics = s.collnet_nics > 0 ? s.collnet_nics : ppn;
   return std::clamp(std::min(ppn, nics), 1, nccl::kMaxNvlsArity);
 }

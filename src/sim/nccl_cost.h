@@ -149,9 +149,10 @@ struct CostShape {
   double host_issue_us = 0;
 };
 
-/// NVLS's heads (nvls.nHeads, the NVLS graph's channels): every GPU on one domain
-/// (search.cc@v2.29.7-1:1070-1072); across domains one a NIC with a GPU of its own, at most the
-/// domain's GPUs (:695-712, the NIC:GPU pairs the search tries) and NCCL_MAX_NVLS_ARITY (:1065).
+/// NVLS's heads (nvls.nHeads, the NVLS graph's channels), at most NCCL_MAX_NVLS_ARITY, 32
+/// (search.cc@v2.29.7-1:1065): on one domain every GPU up to that (:1070-1072 force the most:
+/// 32 of an NVL72 rack's 72); across domains one a NIC with a GPU of its own, at most the
+/// domain's GPUs (:695-712, the NIC:GPU pairs the search tries).
 int nvls_heads(const CostShape& s);
 
 /// The ring (and tree) graph's channels across nodes, as NCCL's topology search leaves them: a

@@ -282,6 +282,8 @@ TEST(NcclCost, NvlsTuningByRelease) {
   s.collnet_nics = 16;
   EXPECT_EQ(nvls_heads(s), 8);
   EXPECT_EQ(nvls_heads(shape(Op::kAllReduce, 8, 1, k230)), 8);
+  // One NVL72 rack: 32 heads of its 72 GPUs, NCCL_MAX_NVLS_ARITY (search.cc@v2.29.7-1:1065).
+  EXPECT_EQ(nvls_heads(shape(Op::kAllReduce, 72, 1, k230)), 32);
 }
 
 // A NIC on the CPU the GPU reaches over NVLink-C2C (Grace Blackwell): PATH_PHB up to 2.26, past

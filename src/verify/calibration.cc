@@ -72,6 +72,7 @@ std::string gpu_id(const std::string& hw) {
   if (hw.find("H200") != std::string::npos) return "h200-sxm";
   if (hw.find("H800") != std::string::npos) return "h800-sxm";
   if (hw == "H20") return "h20";  // the 96 GB part; not H200, nor the 141 GB H20-3e
+  if (hw.find("GB200") != std::string::npos) return "gb200";  // a node is a tray of 4
   if (hw.find("B200") != std::string::npos) return "b200";
   if (hw.find("H100") != std::string::npos || hw == "any") return "h100-sxm";
   return "";

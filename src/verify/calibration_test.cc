@@ -177,6 +177,22 @@ TEST(Calibration, UnrunnableRowsAreSkippedWithTheReason) {
   EXPECT_NE(text.find("skipped: line 2 (test): GPU 'H20-3e'"), std::string::npos) << text;
 }
 
+// A GB200 row runs on the catalog's gb200, whose NVLink domain is a rack of 72 (a node a tray of
+// 4 GPUs), not as an HGX B200 of 8: one rack of 18 trays is one domain, where NCCL runs NVLS with
+// no NIC in the path.
+TEST(Calibration, GraceBlackwellRowsRunOnTheRacksNvlinkDomain) {
+  auto s = calibrate(kHeader +
+                         ",set\n"
+                         "cw,GB200,18,4,none,0,NVLink5 (NVL72),2.26.2,all_reduce,auto,8589934592,"
+                         "834.57,,n,test\n",
+                     "gb200.csv");
+  ASSERT_TRUE(s.ok()) << format_diagnostics(s.errors());
+  ASSERT_EQ(s->points.size(), 1u);
+  EXPECT_EQ(s->points[0].simulated_algorithm, "nvls");
+  EXPECT_EQ(s->points[0].nodes, 18);
+  EXPECT_EQ(s->points[0].gpus_per_node, 4);
+}
+
 // A cell no row could mean is bad input at its line and column, not a row skipped for a reason
 // that is not the one (a misspelt collective or algorithm, a size or figure that is no number,
 // no node, an NCCL version that is none, more fields than the header).
