@@ -668,6 +668,27 @@ TEST(CliSimulate, ChannelLimitsAsNcclsEnvironment) {
   }
 }
 
+// --buffsize as NCCL_BUFFSIZE: a tree's Simple chunk is a step, an eighth of the buffer, so a
+// 16 MiB buffer streams 2 MiB chunks with a longer fill at 1 GiB; a ring all_reduce's time has
+// no fill and does not change.
+TEST(CliSimulate, BuffsizeAsNcclsEnvironment) {
+  auto us = [](const std::string& extra) {
+    CmdResult r = gpufabric(
+        "simulate examples/seed-70b-1024.yaml -b 1G -e 1G --json --proto Simple " + extra);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["results"][0]["time_us"].get<double>();
+  };
+  EXPECT_GT(us("--algo tree --buffsize 16M"), 1.1 * us("--algo tree"));
+  EXPECT_DOUBLE_EQ(us("--algo tree --buffsize 4M"), us("--algo tree"));
+  EXPECT_DOUBLE_EQ(us("--algo ring --buffsize 16M"), us("--algo ring"));
+  for (const char* bad : {"--buffsize 32K", "--buffsize 2G", "--buffsize lots"}) {
+    CmdResult r = gpufabric(std::string("simulate examples/seed-70b-1024.yaml ") + bad);
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("--buffsize"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << bad;
+  }
+}
+
 TEST(CliSimulate, BadInputExitsTwo) {
   struct Case {
     const char* args;

@@ -55,7 +55,7 @@ std::optional<Algorithm> packet_algorithm(Op op) {
 struct SimulateFlags {
   std::string spec, op = "all_reduce", min_bytes = "8", max_bytes = "8G", algo = "auto",
                     proto = "auto", load_balancing, nccl, links, links_bytes = "1G",
-                    engine = "flow", cc = "dcqcn";
+                    engine = "flow", cc = "dcqcn", buffsize;
   CLI::Option* cc_opt = nullptr;  // --cc acts on the packet level only
   CLI::Option* links_bytes_opt = nullptr;  // --links-bytes sizes --links only
   double factor = 2;
@@ -122,6 +122,12 @@ int run(const SimulateFlags& f) {
               ", or the version NCCL prints (2.24.3: " + kNcclVersionTables + ")"));
   }
   o.load_balancing = load_balancing_flag(f.load_balancing, errs);
+  if (!f.buffsize.empty())
+    if (const auto b = quantity_flag(
+            "--buffsize", f.buffsize,
+            [](std::string_view t) { return units::parse_bytes(t, units::SizeStyle::kNccl); },
+            nccl::kBuffsizeMinBytes, nccl::kBuffsizeMaxBytes, true, errs))
+      o.buffsize_bytes = *b;
   std::optional<double> links_bytes;
   if (!f.links.empty()) links_bytes = nccl_bytes_flag("--links-bytes", f.links_bytes, 1, errs);
   const auto lo = nccl_bytes_flag("-b", f.min_bytes, 0, errs);
@@ -307,6 +313,11 @@ Command add_simulate(CLI::App& root) {
                 "as NCCL_MIN_NCHANNELS: the communicator's ring/tree channels at least N (NCCL "
                 "copies its channels over the same NICs; default: NCCL's own count)")
       ->check(CLI::Range(1, nccl::kMaxChannels));
+  a->add_option("--buffsize", f->buffsize,
+                "as NCCL_BUFFSIZE: the Simple protocol's buffer a connection, 64K to 1G (K M G "
+                "binary; default: NCCL's 4M); a Simple step is an eighth of it: trees, CollNet and "
+                "broadcast/reduce chains stream bigger chunks (a longer fill), NVLS keeps its "
+                "own, and point-to-point's chunk stays within a step");
   a->add_option("--max-channels", f->max_channels,
                 "as NCCL_MAX_NCHANNELS: at most N channels (NCCL keeps the first ones: across "
                 "nodes fewer channels than NICs leave NICs idle; default: NCCL's own count)")

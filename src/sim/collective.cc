@@ -127,6 +127,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.domain_gpus_ = b.D;
   cm.nccl_ = o.nccl.value_or(plan.nccl);
   cm.generation_ = generation_of(plan.gpu);
+  cm.simple_buffer_bytes_ = o.buffsize_bytes;
   b.channel_limit = release_max_channels(cm.nccl_);
   if (plan.nic.rate_gbps > 0) {
     const double nic_GBps = plan.nic.rate_gbps / 8;
@@ -657,6 +658,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   s.graph_channels = graph_channels;
   s.collnet_nics = collnet_nics_;
   s.nic_path_GBps = nic_path_GBps_;
+  s.simple_buffer_bytes = simple_buffer_bytes_;
   s.nic_via_cpu_c2c = nic_via_cpu_c2c_;
   s.ll128_forced = forced_protocol_ == Protocol::kLL128;
   if (model) {

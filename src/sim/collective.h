@@ -47,6 +47,9 @@ struct SimOptions {
   /// (and so its point-to-point channels) at least / at most this many; 0: NCCL's own.
   int min_channels = 0;
   int max_channels = 0;
+  /// NCCL_BUFFSIZE: the Simple protocol's buffer a connection, bytes (0: NCCL's 4 MiB); a step
+  /// is an eighth of it (CostShape::simple_buffer_bytes).
+  double buffsize_bytes = 0;
   /// Keep every algorithm's flows in the model, so that CollectiveModel::relink can solve them
   /// again under other link efficiencies without routing them again (calibrate --fit tries
   /// many). The model then holds all of them at once: up to one flow budget an algorithm.
@@ -160,6 +163,7 @@ class CollectiveModel {
   int ring_graph_channels_ = 8, tree_graph_channels_ = 8;  ///< the search graph's (tuner caps)
   int collnet_nics_ = 0;  ///< NICs a node (CostShape::collnet_nics)
   double nic_path_GBps_ = 0;  ///< a GPU's path to its NIC as NCCL rates it (CostShape)
+  double simple_buffer_bytes_ = 0;  ///< NCCL_BUFFSIZE (SimOptions::buffsize_bytes; CostShape)
   bool nic_via_cpu_c2c_ = false;  ///< the NIC hangs off the CPU across C2C (CostShape)
   bool ring_same_channels_ = false;  ///< CostShape::ring_same_channels
   NcclRelease nccl_ = kNewestNccl;

@@ -481,7 +481,10 @@ int p2p_op_channels(const CostShape& s, double bytes) {
   // only on one node, where no network channel is counted.
   if (s.release != NcclRelease::kV2_18)
     while (lo > 1 && static_cast<double>(lo) * static_cast<double>(s.ranks) > all) lo /= 2;
-  const double min_part = nccl::kP2pNetChunkBytes / 2, max_part = nccl::kP2pNetChunkBytes;
+  // The p2p chunk is at most a Simple step (init.cc@v2.29.7-1:784: p2pChunkSize x NCCL_STEPS
+  // within buffSizes[SIMPLE]), which only an NCCL_BUFFSIZE under 1 MiB makes smaller.
+  const double chunk = std::min(nccl::kP2pNetChunkBytes, step_data_bytes(Protocol::kSimple, s));
+  const double min_part = chunk / 2, max_part = chunk;
   int n = std::max(1, std::min(lo, static_cast<int>(std::ceil(std::max(1.0, bytes) / min_part))));
   double part = std::max(min_part, bytes / n);
   while (part > max_part && n <= peer / 2) {
@@ -489,6 +492,12 @@ int p2p_op_channels(const CostShape& s, double bytes) {
     part = bytes / n;
   }
   return n;
+}
+
+double step_data_bytes(Protocol p, const CostShape& s) {
+  if (p != Protocol::kSimple || !(s.simple_buffer_bytes > 0))
+    return nccl::kStepDataBytes[static_cast<int>(p)];
+  return s.simple_buffer_bytes / nccl::kNcclSteps;
 }
 
 double alltoall_posting_us(long long network_peers) {
@@ -558,7 +567,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
                                nccl::kCollNetGroupChannels);
   };
   const double op_us = collnet_op_us(n);
-  const double step = nccl::kStepDataBytes[pi];
+  const double step = step_data_bytes(p, s);
   auto stream = [&](double chunk, double streamed_bytes, int stages) {
     r.chunk_bytes = std::min(chunk, streamed_bytes);
     r.chunks = std::max(1.0, std::ceil(streamed_bytes / chunk));
@@ -702,7 +711,7 @@ double network_messages_us(Algorithm a, Protocol p, const CostShape& s, const Pi
     // first loop's messages are its steps' latency.
     const long long N = std::max(1LL, s.ranks);
     const bool simple = p == Protocol::kSimple;
-    const double chunk = nccl::kStepDataBytes[static_cast<int>(p)] *
+    const double chunk = step_data_bytes(p, s) *
                          (simple ? nccl::kRingSimpleChunkSteps : 1);
     const double per_channel = std::max(1.0, bytes) / std::max(1, run.channels);
     const double loops = std::ceil(per_channel / (chunk * static_cast<double>(N)));

@@ -124,6 +124,9 @@ struct CostShape {
   double p2p_nic_GBps = 0;
   /// A GPU's path to its NIC as NCCL rates it, GB/s (nic_path_GBps; 0: not known).
   double nic_path_GBps = 0;
+  /// NCCL_BUFFSIZE: the Simple protocol's buffer a connection, bytes (0: NCCL's 4 MiB). Its
+  /// eighth is the Simple step the pipeline streams (step_data_bytes).
+  double simple_buffer_bytes = 0;
   /// The NIC hangs off the CPU the GPU reaches over NVLink-C2C (NicAttach::kCpuC2c, Grace
   /// Blackwell): the release's path type for it decides LL128 between domains and NVLS's tuning
   /// (ReleaseTerms::c2c_nic_is_p2c).
@@ -209,6 +212,11 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
 double alltoall_posting_us(long long network_peers);
 /// An alltoall's time, us: its fixed latency, then the posting or the data, whichever is longer.
 double alltoall_time_us(double fixed_us, long long network_peers, double data_us);
+
+/// The data one step of protocol `p` carries a channel, bytes: LL's and LL128's fixed
+/// (kStepDataBytes), Simple's buffSizes[SIMPLE] / NCCL_STEPS (init.cc@v2.29.7-1:764-770), 512 KiB
+/// unless NCCL_BUFFSIZE sets the buffer (CostShape::simple_buffer_bytes).
+double step_data_bytes(Protocol p, const CostShape& s);
 
 /// How NCCL's enqueue.cc runs one call of `bytes` (its nBytes): the channels it keeps for that
 /// size, the chunk each channel streams and the stages a chunk passes in sequence

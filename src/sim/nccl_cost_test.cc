@@ -672,6 +672,32 @@ TEST(NcclCost, SearchGraphDuplicatesFastFewChannels) {
   EXPECT_EQ(ring_graph_channels_across(4, 1, 50, 5, GpuGeneration::kHopper), 4);
 }
 
+// NCCL_BUFFSIZE sets the Simple buffer a connection; a step is an eighth of it
+// (init.cc@v2.29.7-1:764-770): a tree streams 2 MiB chunks from a 16 MiB buffer, LL and LL128
+// keep theirs, and a point-to-point chunk stays within a step (:784): a 256 KiB buffer cuts the
+// network's 128 KiB chunk to 32 KiB, so a 64 KiB send on 2 x 8 B200 goes as two 32 KiB parts on
+// two channels, where it fits one chunk on one (16 ranks over 16 p2p channels: one channel an
+// operation to start with, doubled while a part exceeds the chunk).
+TEST(NcclCost, BuffsizeSetsTheSimpleStep) {
+  CostShape s = shape(Op::kAllReduce, 16, 2, k229);
+  EXPECT_EQ(step_data_bytes(Protocol::kSimple, s), 512 * 1024);
+  const double big = 1 << 30;
+  EXPECT_EQ(pipeline_run(Algorithm::kTree, Protocol::kSimple, s, big).chunk_bytes, 512 * 1024);
+  s.simple_buffer_bytes = 16 << 20;
+  EXPECT_EQ(step_data_bytes(Protocol::kSimple, s), 2 << 20);
+  EXPECT_EQ(step_data_bytes(Protocol::kLL128, s), nccl::kStepDataBytes[nccl::kLL128]);
+  EXPECT_EQ(pipeline_run(Algorithm::kTree, Protocol::kSimple, s, big).chunk_bytes, 2 << 20);
+
+  CostShape p2p = shape(Op::kSendRecv, 16, 2, k229);
+  p2p.generation = GpuGeneration::kBlackwell;
+  p2p.p2p_local_nics = 1;
+  p2p.p2p_nic_GBps = 50;
+  ASSERT_EQ(p2p_channels_per_peer(p2p), 4);
+  EXPECT_EQ(p2p_op_channels(p2p, 64 * 1024), 1);
+  p2p.simple_buffer_bytes = 256 * 1024;
+  EXPECT_EQ(p2p_op_channels(p2p, 64 * 1024), 2);
+}
+
 TEST(NcclCost, NetworkSendRecvRunsOnFewChannels) {
   CostShape s;
   s.op = Op::kSendRecv;

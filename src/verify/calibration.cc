@@ -73,6 +73,7 @@ std::string gpu_id(const std::string& hw) {
   if (hw.find("H800") != std::string::npos) return "h800-sxm";
   if (hw == "H20") return "h20";  // the 96 GB part; not H200, nor the 141 GB H20-3e
   if (hw.find("GB200") != std::string::npos) return "gb200";  // a node is a tray of 4
+  if (hw.find("GB300") != std::string::npos) return "gb300";
   if (hw.find("B200") != std::string::npos) return "b200";
   if (hw.find("H100") != std::string::npos || hw == "any") return "h100-sxm";
   return "";
@@ -110,6 +111,7 @@ struct NcclEnv {
   std::optional<bool> collnet;  ///< NCCL_COLLNET_ENABLE
   int min_channels = 0;         ///< NCCL_MIN_NCHANNELS (0: not set)
   int max_channels = 0;         ///< NCCL_MAX_NCHANNELS
+  double buffsize = 0;          ///< NCCL_BUFFSIZE, bytes (0: not set)
 };
 
 Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file, int line) {
@@ -128,11 +130,23 @@ Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file,
                  : name == "NCCL_MAX_NCHANNELS" ? &e.max_channels
                                                 : nullptr;
     const std::string hint =
-        "use NCCL_NVLS_ENABLE=0|1, NCCL_COLLNET_ENABLE=0|1, NCCL_MIN_NCHANNELS=N and "
-        "NCCL_MAX_NCHANNELS=N (N from 1 to 64), separated by spaces";
+        "use NCCL_NVLS_ENABLE=0|1, NCCL_COLLNET_ENABLE=0|1, NCCL_MIN_NCHANNELS=N, "
+        "NCCL_MAX_NCHANNELS=N (N from 1 to 64) and NCCL_BUFFSIZE=BYTES (65536 to 1073741824), "
+        "separated by spaces";
     if (!seen.insert(name).second)
       return Diagnostic::at(file, line, 0, "nccl_env", fmt::format("{} is set twice", name),
                             "give each variable once");
+    if (name == "NCCL_BUFFSIZE") {
+      // Bytes as the run set them: digits only, as --buffsize takes them.
+      long long v = 0;
+      const auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (value.empty() || r.ec != std::errc() || r.ptr != value.data() + value.size() ||
+          v < nccl::kBuffsizeMinBytes || v > nccl::kBuffsizeMaxBytes)
+        return Diagnostic::at(file, line, 0, "nccl_env",
+                              fmt::format("'{}' is not understood", word), hint);
+      e.buffsize = static_cast<double>(v);
+      continue;
+    }
     if (count) {
       // Digits only, no sign or leading zero: the count as NCCL_DEBUG prints it.
       const bool digits = !value.empty() && value[0] != '0' &&
@@ -426,6 +440,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     o.nvls_enable = env->nvls.value_or(true);
     o.min_channels = env->min_channels;
     o.max_channels = env->max_channels;
+    o.buffsize_bytes = env->buffsize;
     if (csv.has("gpus_per_thread") && !col("gpus_per_thread").empty()) {
       const auto g = count_cell(col("gpus_per_thread"), file, lineno, "gpus_per_thread");
       if (g && *g < 1)

@@ -193,6 +193,33 @@ TEST(Calibration, GraceBlackwellRowsRunOnTheRacksNvlinkDomain) {
   EXPECT_EQ(s->points[0].gpus_per_node, 4);
 }
 
+// NCCL_BUFFSIZE in the nccl_env column runs the row with that Simple buffer (a tree's longer
+// fill at 1 GiB); a value outside 64 KiB..1 GiB, or not a number, is bad input at the cell.
+TEST(Calibration, NcclBuffsizeOfARun) {
+  auto time_of = [](const std::string& env) {
+    auto s = calibrate(kHeader +
+                           ",set,gpus_per_thread,nccl_env\n"
+                           "r,H100-SXM,16,8,400G,8,InfiniBand NDR,2.29,all_reduce,tree,1073741824,"
+                           "200,,n,test,," +
+                           env + "\n",
+                       "buf.csv");
+    EXPECT_TRUE(s.ok()) << format_diagnostics(s.errors());
+    return s.ok() && s->points.size() == 1 ? s->points[0].simulated : 0.0;
+  };
+  EXPECT_LT(time_of("NCCL_BUFFSIZE=16777216"), 0.95 * time_of(""));  // bus bandwidth, lower
+  for (const char* bad : {"NCCL_BUFFSIZE=1024", "NCCL_BUFFSIZE=16M", "NCCL_BUFFSIZE="}) {
+    auto s = calibrate(kHeader +
+                           ",set,gpus_per_thread,nccl_env\n"
+                           "r,H100-SXM,16,8,400G,8,InfiniBand NDR,2.29,all_reduce,tree,1073741824,"
+                           "200,,n,test,," +
+                           std::string(bad) + "\n",
+                       "buf.csv");
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(format_diagnostics(s.errors()).find("buf.csv:2"), std::string::npos) << bad;
+    EXPECT_NE(format_diagnostics(s.errors()).find("nccl_env"), std::string::npos) << bad;
+  }
+}
+
 // A cell no row could mean is bad input at its line and column, not a row skipped for a reason
 // that is not the one (a misspelt collective or algorithm, a size or figure that is no number,
 // no node, an NCCL version that is none, more fields than the header).
@@ -298,8 +325,9 @@ TEST(Calibration, AnAutoRunWithNvlsSwitchedOnIsChosenAsNcclChooses) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(format_diagnostic(bad.errors()[0]),
             "env.csv:2: error: nccl_env: 'NCCL_ALGO=NVLS' is not understood (use "
-            "NCCL_NVLS_ENABLE=0|1, NCCL_COLLNET_ENABLE=0|1, NCCL_MIN_NCHANNELS=N and "
-            "NCCL_MAX_NCHANNELS=N (N from 1 to 64), separated by spaces)");
+            "NCCL_NVLS_ENABLE=0|1, NCCL_COLLNET_ENABLE=0|1, NCCL_MIN_NCHANNELS=N, "
+            "NCCL_MAX_NCHANNELS=N (N from 1 to 64) and NCCL_BUFFSIZE=BYTES (65536 to 1073741824), "
+            "separated by spaces)");
   // Channel counts: digits from 1 to 64 only, and a variable once.
   for (const char* env : {"NCCL_MAX_NCHANNELS=0", "NCCL_MAX_NCHANNELS=65", "NCCL_MIN_NCHANNELS=+4",
                           "NCCL_MIN_NCHANNELS=08", "NCCL_MIN_NCHANNELS=", "NCCL_MAX_NCHANNELS=x",
