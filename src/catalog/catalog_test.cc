@@ -100,6 +100,13 @@ TEST(Catalog, WhereTheGpuReachesItsNic) {
   EXPECT_FALSE(c->gpus.at("gb200").nic_attach_source.empty());
   EXPECT_EQ(c->gpus.at("b200").nic_attach, NicAttach::kGpuSwitch);
   EXPECT_EQ(c->gpus.at("h100-sxm").nic_attach, NicAttach::kGpuSwitch);
+  // GB300's ConnectX-8 NICs sit on the tray's board with the GPUs, not on Grace; its rack is
+  // one NVLink domain of 72, as GB200's.
+  const GpuModel& gb300 = c->gpus.at("gb300");
+  EXPECT_EQ(gb300.nic_attach, NicAttach::kGpuSwitch);
+  EXPECT_EQ(gb300.scaleup_domain_gpus, 72);
+  EXPECT_EQ(gb300.gpus_per_node, 4);
+  EXPECT_EQ(gb300.pcie_gen, 6);
   const std::string gpu = R"(gpus:
   - id: mygpu
     memory_gb: 80

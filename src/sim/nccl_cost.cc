@@ -711,8 +711,7 @@ double network_messages_us(Algorithm a, Protocol p, const CostShape& s, const Pi
     // first loop's messages are its steps' latency.
     const long long N = std::max(1LL, s.ranks);
     const bool simple = p == Protocol::kSimple;
-    const double chunk = step_data_bytes(p, s) *
-                         (simple ? nccl::kRingSimpleChunkSteps : 1);
+    const double chunk = step_data_bytes(p, s) * (simple ? nccl::kRingSimpleChunkSteps : 1);
     const double per_channel = std::max(1.0, bytes) / std::max(1, run.channels);
     const double loops = std::ceil(per_channel / (chunk * static_cast<double>(N)));
     extra = (loops - 1) * static_cast<double>(ring_steps(s.op, N)) *
