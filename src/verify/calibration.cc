@@ -137,7 +137,7 @@ Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file,
       return Diagnostic::at(file, line, 0, "nccl_env", fmt::format("{} is set twice", name),
                             "give each variable once");
     if (name == "NCCL_BUFFSIZE") {
-      // Bytes as the run set them: digits only, as --buffsize takes them.
+      // Bytes as NCCL reads the variable: digits only (simulate --buffsize also takes K M G).
       long long v = 0;
       const auto r = std::from_chars(value.data(), value.data() + value.size(), v);
       if (value.empty() || r.ec != std::errc() || r.ptr != value.data() + value.size() ||
