@@ -106,7 +106,7 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
        "max_nics_per_node", "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour",
        "hbm_gbps", "hbm_source", "matmul_efficiency", "attention_efficiency",
        "kernel_efficiency_source", "sm_count", "sm_source", "networks", "nic_attach",
-       "nic_attach_source"});
+       "nic_attach_source", "host_cpu", "host_cpu_source"});
   if (auto v = r.text(n, "name", path)) g.name = *v;
   if (auto v = r.text(n, "vendor", path)) g.vendor = *v;
   if (auto v = r.number(n, "memory_gb", path, true)) g.memory_gb = *v;
@@ -125,6 +125,11 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   if (g.nic_attach != NicAttach::kGpuSwitch && g.nic_attach_source.empty())
     r.error(child(n, "nic_attach"), path + ".nic_attach",
             "a NIC reached other than over the GPU's PCIe switch needs a 'nic_attach_source:'");
+  if (auto v = r.choice_of(n, "host_cpu", path, kHostCpuNames)) g.host_cpu = *v;
+  if (auto v = r.text(n, "host_cpu_source", path)) g.host_cpu_source = *v;
+  if (g.host_cpu != HostCpu::kX86 && g.host_cpu_source.empty())
+    r.error(child(n, "host_cpu"), path + ".host_cpu",
+            "a host CPU other than x86 needs a 'host_cpu_source:'");
   if (auto v = r.number(n, "compute_efficiency", path)) g.compute_efficiency = *v;
   if (auto v = r.text(n, "compute_efficiency_source", path)) g.compute_efficiency_source = *v;
   if (auto v = r.number(n, "hbm_gbps", path)) g.hbm_gbps = *v;

@@ -38,6 +38,14 @@ enum class NicAttach { kGpuSwitch, kCpuC2c };
 inline constexpr EnumName<NicAttach> kNicAttachNames[] = {{NicAttach::kGpuSwitch, "gpu-switch"},
                                                           {NicAttach::kCpuC2c, "cpu-c2c"}};
 
+/// The CPU of a GPU's host, as NCCL's topology tells it (cpuArch): an x86 server, or Grace (ARM)
+/// on Grace Blackwell trays. From 2.29 NCCL doubles the network point-to-point chunk on ARM
+/// hosts of Blackwell GPUs ("GBx platforms only have 4 GPUs per host",
+/// init.cc@v2.29.7-1:773-776).
+enum class HostCpu { kX86, kGrace };
+inline constexpr EnumName<HostCpu> kHostCpuNames[] = {{HostCpu::kX86, "x86"},
+                                                      {HostCpu::kGrace, "grace"}};
+
 /// Number formats of training math: what a GPU's peak figure and a gradient's bytes depend on.
 enum class Precision { kFp32, kBf16, kFp16, kFp8 };
 inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kFp32, "fp32"},
@@ -69,6 +77,8 @@ struct GpuModel {
   int max_nics_per_node = 8;        ///< PCIe slots for scale-out NICs
   NicAttach nic_attach = NicAttach::kGpuSwitch;  ///< where the GPU reaches its NIC
   std::string nic_attach_source;                 ///< where nic_attach comes from
+  HostCpu host_cpu = HostCpu::kX86;              ///< the host's CPU (NCCL's cpuArch)
+  std::string host_cpu_source;                   ///< where host_cpu comes from
   double compute_efficiency = 0.4;  ///< achievable fraction of peak in training kernels
   std::string compute_efficiency_source;
   /// The kernel-level figures of the step's roofline (sim/compute.h); 0 when the catalog does

@@ -107,6 +107,11 @@ TEST(Catalog, WhereTheGpuReachesItsNic) {
   EXPECT_EQ(gb300.scaleup_domain_gpus, 72);
   EXPECT_EQ(gb300.gpus_per_node, 4);
   EXPECT_EQ(gb300.pcie_gen, 6);
+  // Both Grace Blackwell trays run on Grace (NCCL's cpuArch ARM); HGX boards on x86.
+  EXPECT_EQ(gb300.host_cpu, HostCpu::kGrace);
+  EXPECT_EQ(c->gpus.at("gb200").host_cpu, HostCpu::kGrace);
+  EXPECT_FALSE(c->gpus.at("gb200").host_cpu_source.empty());
+  EXPECT_EQ(c->gpus.at("b200").host_cpu, HostCpu::kX86);
   const std::string gpu = R"(gpus:
   - id: mygpu
     memory_gb: 80
@@ -122,7 +127,11 @@ TEST(Catalog, WhereTheGpuReachesItsNic) {
             "(did you mean 'cpu-c2c'?)"},
            {"    nic_attach: cpu-c2c\n",
             "gpus.mygpu.nic_attach: a NIC reached other than over the GPU's PCIe switch needs a "
-            "'nic_attach_source:'"}}) {
+            "'nic_attach_source:'"},
+           {"    host_cpu: arm\n",
+            "mine.yaml:9:15: error: gpus.mygpu.host_cpu: 'arm' is not one of x86 | grace"},
+           {"    host_cpu: grace\n",
+            "gpus.mygpu.host_cpu: a host CPU other than x86 needs a 'host_cpu_source:'"}}) {
     Catalog mine;
     const std::string all = format_diagnostics(merge_catalog(mine, gpu + line, "mine.yaml"));
     EXPECT_NE(all.find(want), std::string::npos) << all;

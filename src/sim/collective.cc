@@ -57,6 +57,9 @@ void p2p_nics_of(const Plan& plan, int& nics, double& GBps) {
   GBps = plan.nic.rate_gbps / 8;
 }
 
+// The plan's GPUs sit on Grace hosts (CostShape::host_grace).
+bool host_grace(const Plan& plan) { return plan.gpu.host_cpu == HostCpu::kGrace; }
+
 // The plan's NICs hang off the CPU its GPUs reach over NVLink-C2C (CostShape::nic_via_cpu_c2c).
 bool nic_via_cpu_c2c(const Plan& plan) {
   return plan.nic.rate_gbps > 0 && plan.gpu.nic_attach == NicAttach::kCpuC2c;
@@ -128,6 +131,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.nccl_ = o.nccl.value_or(plan.nccl);
   cm.generation_ = generation_of(plan.gpu);
   cm.simple_buffer_bytes_ = o.buffsize_bytes;
+  cm.host_grace_ = host_grace(plan);
   b.channel_limit = release_max_channels(cm.nccl_);
   if (plan.nic.rate_gbps > 0) {
     const double nic_GBps = plan.nic.rate_gbps / 8;
@@ -596,6 +600,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   p2p_nics_of(plan, gc.p2p_local_nics_, gc.p2p_nic_GBps_);
   gc.generation_ = generation_of(plan.gpu);
   gc.nic_via_cpu_c2c_ = nic_via_cpu_c2c(plan);
+  gc.host_grace_ = host_grace(plan);
   gc.hop_latency_us_ = g.hop_latency_us;
   gc.profile_ = plan.calibration;
   if (!std::isfinite(gc.seconds_per_byte_) || g.unroutable > 0)
@@ -615,6 +620,7 @@ CostShape GroupCollective::cost_shape() const {
   s.p2p_nic_GBps = p2p_nic_GBps_;
   s.ring_same_channels = ring_same_channels_;
   s.nic_via_cpu_c2c = nic_via_cpu_c2c_;
+  s.host_grace = host_grace_;
   apply_profile(profile_, algorithm(), network_paced_, s);
   return s;
 }
@@ -659,6 +665,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   s.collnet_nics = collnet_nics_;
   s.nic_path_GBps = nic_path_GBps_;
   s.simple_buffer_bytes = simple_buffer_bytes_;
+  s.host_grace = host_grace_;
   s.nic_via_cpu_c2c = nic_via_cpu_c2c_;
   s.ll128_forced = forced_protocol_ == Protocol::kLL128;
   if (model) {

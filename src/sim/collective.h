@@ -164,6 +164,7 @@ class CollectiveModel {
   int collnet_nics_ = 0;  ///< NICs a node (CostShape::collnet_nics)
   double nic_path_GBps_ = 0;  ///< a GPU's path to its NIC as NCCL rates it (CostShape)
   double simple_buffer_bytes_ = 0;  ///< NCCL_BUFFSIZE (SimOptions::buffsize_bytes; CostShape)
+  bool host_grace_ = false;         ///< the GPUs' host is Grace (CostShape)
   bool nic_via_cpu_c2c_ = false;  ///< the NIC hangs off the CPU across C2C (CostShape)
   bool ring_same_channels_ = false;  ///< CostShape::ring_same_channels
   NcclRelease nccl_ = kNewestNccl;
@@ -261,6 +262,7 @@ class GroupCollective {
   double p2p_nic_GBps_ = 0;
   bool ring_same_channels_ = false;
   bool nic_via_cpu_c2c_ = false;  ///< the NIC hangs off the CPU across C2C (CostShape)
+  bool host_grace_ = false;       ///< the GPUs' host is Grace (CostShape)
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::string bottleneck_;

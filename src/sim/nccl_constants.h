@@ -108,6 +108,10 @@ struct ReleaseTerms {
   // v2.26 the path is PATH_PHB, past PATH_PXN: no LL128 between nodes (tuning.cc@v2.26.6-1:429)
   // and no GPU Direct RDMA unless NCCL_NET_GDR_C2C=1 (paths.cc@v2.26.6-1:381, 433).
   bool c2c_nic_is_p2c;
+  // Across nodes the network p2p chunk is doubled on ARM hosts of Blackwell GPUs (GB200/GB300
+  // trays, "GBx platforms only have 4 GPUs per host, which reduces the aggregation factor":
+  // init.cc@v2.29.7-1:773-776; v2.28.9-1 has no such rule).
+  bool p2p_net_chunk_doubled_on_grace;
 };
 
 // NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
@@ -159,6 +163,7 @@ inline constexpr ReleaseTerms kV2_18 = {
     false,
     false,
     false,  // no C2C path type in v2.18 (graph/topo.h@v2.18.6-1)
+    false,
 };
 
 // NCCL v2.29.7-1: tuning.cc@v2.29.7-1 lines 144-149 (baseLat), 150-169 (hwLat), 170-175
@@ -222,6 +227,7 @@ inline constexpr ReleaseTerms kV2_29 = {
     true,               // enqueue.cc@v2.29.7-1:2174-2175
     false,
     true,  // graph/paths.cc@v2.29.7-1:185 (PATH_P2C), tuning.cc@v2.29.7-1:483-485
+    true,  // init.cc@v2.29.7-1:773-776
 };
 
 // NCCL v2.30.7-1: v2.29.7-1's terms but for what v2.30 changed (git diff v2.29.7-1 v2.30.7-1 --
@@ -251,6 +257,7 @@ constexpr ReleaseTerms v2_28_terms(ReleaseTerms t) {
   t.ring_ll128_cap_blackwell[0] = 2 * 36.7;
   t.ring_ll128_cap_blackwell[1] = 34.6;
   t.ring_ll128_cap_blackwell[2] = 2 * 36.7;
+  t.p2p_net_chunk_doubled_on_grace = false;  // init.cc@v2.28.9-1: one p2p chunk on every host
   return t;
 }
 inline constexpr ReleaseTerms kV2_28 = v2_28_terms(kV2_29);

@@ -481,9 +481,13 @@ int p2p_op_channels(const CostShape& s, double bytes) {
   // only on one node, where no network channel is counted.
   if (s.release != NcclRelease::kV2_18)
     while (lo > 1 && static_cast<double>(lo) * static_cast<double>(s.ranks) > all) lo /= 2;
-  // The p2p chunk is at most a Simple step (init.cc@v2.29.7-1:784: p2pChunkSize x NCCL_STEPS
-  // within buffSizes[SIMPLE]), which only an NCCL_BUFFSIZE under 1 MiB makes smaller.
-  const double chunk = std::min(nccl::kP2pNetChunkBytes, step_data_bytes(Protocol::kSimple, s));
+  // The network chunk, doubled on Grace Blackwell trays from 2.29 (init.cc@v2.29.7-1:773-776),
+  // and at most a Simple step (:784: p2pChunkSize x NCCL_STEPS within buffSizes[SIMPLE]), which
+  // only an NCCL_BUFFSIZE under 1 MiB (2 MiB doubled) makes smaller.
+  const bool doubled = terms(s.release).p2p_net_chunk_doubled_on_grace && s.host_grace &&
+                       s.generation == GpuGeneration::kBlackwell && s.domains > 1;
+  const double chunk =
+      std::min(nccl::kP2pNetChunkBytes * (doubled ? 2 : 1), step_data_bytes(Protocol::kSimple, s));
   const double min_part = chunk / 2, max_part = chunk;
   int n = std::max(1, std::min(lo, static_cast<int>(std::ceil(std::max(1.0, bytes) / min_part))));
   double part = std::max(min_part, bytes / n);

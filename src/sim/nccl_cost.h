@@ -124,6 +124,9 @@ struct CostShape {
   double p2p_nic_GBps = 0;
   /// A GPU's path to its NIC as NCCL rates it, GB/s (nic_path_GBps; 0: not known).
   double nic_path_GBps = 0;
+  /// The GPUs' host is Grace (HostCpu::kGrace, ARM): NCCL 2.29+ doubles the network p2p chunk
+  /// of Blackwell there (ReleaseTerms::p2p_net_chunk_doubled_on_grace).
+  bool host_grace = false;
   /// NCCL_BUFFSIZE: the Simple protocol's buffer a connection, bytes (0: NCCL's 4 MiB). Its
   /// eighth is the Simple step the pipeline streams (step_data_bytes).
   double simple_buffer_bytes = 0;

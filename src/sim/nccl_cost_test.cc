@@ -698,6 +698,30 @@ TEST(NcclCost, BuffsizeSetsTheSimpleStep) {
   EXPECT_EQ(p2p_op_channels(p2p, 64 * 1024), 2);
 }
 
+// From 2.29 the network p2p chunk is 256 KiB on Grace Blackwell trays ("GBx platforms",
+// init.cc@v2.29.7-1:773-776): a 256 KiB send between two racks fits one chunk on one channel
+// where elsewhere it goes as two 128 KiB parts on two; not on 2.28, not on Hopper, not inside
+// one domain.
+TEST(NcclCost, GraceBlackwellDoublesTheNetworkP2pChunkFrom229) {
+  CostShape s = shape(Op::kSendRecv, 16, 2, k229);
+  s.generation = GpuGeneration::kBlackwell;
+  s.p2p_local_nics = 1;
+  s.p2p_nic_GBps = 50;
+  const double send = 256 * 1024;
+  EXPECT_EQ(p2p_op_channels(s, send), 2);
+  s.host_grace = true;
+  EXPECT_EQ(p2p_op_channels(s, send), 1);
+  CostShape v228 = s;
+  v228.release = NcclRelease::kV2_28;
+  EXPECT_EQ(p2p_op_channels(v228, send), 2);
+  CostShape hopper = s;
+  hopper.generation = GpuGeneration::kHopper;
+  EXPECT_EQ(p2p_op_channels(hopper, send), 2);
+  CostShape big_buffer_small = s;  // a 1 MiB buffer's 128 KiB step caps it again
+  big_buffer_small.simple_buffer_bytes = 1 << 20;
+  EXPECT_EQ(p2p_op_channels(big_buffer_small, send), 2);
+}
+
 TEST(NcclCost, NetworkSendRecvRunsOnFewChannels) {
   CostShape s;
   s.op = Op::kSendRecv;
