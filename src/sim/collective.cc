@@ -16,13 +16,6 @@
 #include "sim/nccl_constants.h"
 
 namespace gf {
-namespace {
-
-// The share by which NCCL's point-to-point channels must fall short of the links' rate to be
-// named the bottleneck (below it the two are the same within the flows' rounding).
-constexpr double kChannelBoundShare = 0.05;
-
-using Hop = FlowSet::Hop;
 
 // NCCL's table row for the GPU, by its scale-up interconnect: NVLink 3 is Ampere, 4 Hopper,
 // 5 Blackwell. AMD's Infinity Fabric GPUs run RCCL, whose tables are NCCL's; Hopper's row
@@ -37,6 +30,14 @@ GpuGeneration generation_of(const GpuModel& gpu) {
       return GpuGeneration::kHopper;
   }
 }
+
+namespace {
+
+// The share by which NCCL's point-to-point channels must fall short of the links' rate to be
+// named the bottleneck (below it the two are the same within the flows' rounding).
+constexpr double kChannelBoundShare = 0.05;
+
+using Hop = FlowSet::Hop;
 
 // A calibration profile's algorithm factors are indexed as Algorithm is numbered.
 constexpr bool profile_algorithms_match() {
@@ -162,12 +163,10 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     return Diagnostic::flag("--nodes", "a collective needs at least 2 GPUs",
                             "use more nodes or GPUs per node");
 
-  const std::vector<double> cap = simple_capacities(fab, cm.profile_);
+  const std::vector<double> cap = simple_capacities(fab, cm.profile_, cm.generation_);
   const bool multi = b.domains > 1;
   const bool nvls_hw = plan.gpu.nvls && b.D > 1;
-  const double nvls_eff = cm.generation_ == GpuGeneration::kBlackwell
-                              ? nccl::kNvlsEfficiencyBlackwell
-                              : nccl::kNvlsEfficiencyHopper;
+  const double nvls_eff = nvls_link_share(cm.generation_);
   const double N = static_cast<double>(b.ranks);
 
   if (o.link_load_of) {
@@ -582,7 +581,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   if (groups.empty() || groups[0].size() < 2)
     return Diagnostic::error("a group collective needs groups of at least 2 GPUs");
   gc.size_ = static_cast<int>(groups[0].size());
-  const std::vector<double> cap = simple_capacities(fab, plan.calibration);
+  const std::vector<double> cap = simple_capacities(fab, plan.calibration, generation_of(plan.gpu));
   FlowSet fs;
   const LoadBalancing mode = lb.value_or(plan.load_balancing);
   const GroupFlows g = group_flows(fab, mode, op, groups, kPayload, fs);
@@ -707,7 +706,7 @@ void CollectiveModel::forget_flows() {
 bool CollectiveModel::relink(const Fabric& fab, const CalibrationProfile& p) {
   if (!keeps_flows_) return false;
   profile_ = p;
-  const std::vector<double> cap = simple_capacities(fab, profile_);
+  const std::vector<double> cap = simple_capacities(fab, profile_, generation_);
   std::vector<double> alone_spb(kept_alone_.size());
   for (size_t i = 0; i < kept_alone_.size(); ++i) {
     AlgorithmModel alone;

@@ -17,6 +17,10 @@
 
 namespace gf {
 
+/// NCCL's table row for the GPU (its tuning tables are per generation), by its scale-up
+/// interconnect: NVLink 3 Ampere, 4 Hopper, 5 Blackwell; Infinity Fabric takes Hopper's row.
+GpuGeneration generation_of(const GpuModel& gpu);
+
 /// What to simulate.
 struct SimOptions {
   Op op = Op::kAllReduce;

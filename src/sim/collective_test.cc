@@ -107,7 +107,8 @@ TEST(Collective, Nccl230TakesNvlsTreeOnLargeBlackwellMessages) {
 
 // NVLS on one NVL72 rack has 32 heads, NCCL_MAX_NVLS_ARITY, not 72 (search.cc@v2.29.7-1:1065):
 // a head carries (1 + 1/32) x S each way, where a ring's GPU sends 2(n - 1)/n x S; the
-// fabric's NVLS rate is then 2 x 71/72 / (1 + 1/32) x the NVLS efficiency of the ring's.
+// fabric's NVLS rate is then 2 x 71/72 / (1 + 1/32) x NVLS's share of the ring's
+// (nvls_link_share: NVLS does not take Blackwell's SM-copy efficiency).
 TEST(Collective, NvlsOnOneRackHas32Heads) {
   const auto gb = setup(ib("gb200", 18, "cx7-400g", "qm9700"));  // 1 NVL72 rack
   const Fabric f = Fabric::build(gb.plan, gb.cat);
@@ -120,8 +121,36 @@ TEST(Collective, NvlsOnOneRackHas32Heads) {
   }
   ASSERT_GT(ring, 0);
   ASSERT_GT(nvls, 0);
-  EXPECT_NEAR(ring / nvls, 2 * 71.0 / 72 / (1 + 1.0 / 32) * nccl::kNvlsEfficiencyBlackwell, 1e-3);
+  EXPECT_NEAR(ring / nvls,
+              2 * 71.0 / 72 / (1 + 1.0 / 32) * nvls_link_share(GpuGeneration::kBlackwell), 1e-3);
   EXPECT_EQ(m->at(8 * kGiB).algorithm, Algorithm::kNvls);
+}
+
+// On one node the flows' rate is the NVLink's times what moves data there: the SMs' copies of
+// ring reach kScaleUpSimpleEfficiencyBlackwell of Blackwell's 900 GB/s and kScaleUpSimple
+// Efficiency of Hopper's 450; NVLS, whose switch moves the data, keeps NVLink's share as H100
+// measured it times NCCL's nvlsEfficiency on both (nvls_link_share).
+TEST(Collective, BlackwellCopiesReachLessOfNvlinkThanNvls) {
+  auto rates = [](const char* gpu) {
+    const auto g = setup(ib(gpu, 1, "cx7-400g", "qm9700"));
+    auto m = CollectiveModel::build(Fabric::build(g.plan, g.cat), g.plan, SimOptions{});
+    EXPECT_TRUE(m.ok()) << format_diagnostics(m.errors());
+    std::pair<double, double> ring_nvls{0, 0};
+    for (const auto& a : m->algorithms()) {
+      if (a.algorithm == Algorithm::kRing) ring_nvls.first = 1 / a.seconds_per_byte;
+      if (a.algorithm == Algorithm::kNvls) ring_nvls.second = 1 / a.seconds_per_byte;
+    }
+    return ring_nvls;
+  };
+  const auto [b200_ring, b200_nvls] = rates("b200");
+  const auto [h100_ring, h100_nvls] = rates("h100-sxm");
+  ASSERT_GT(h100_ring, 0);
+  ASSERT_GT(h100_nvls, 0);
+  EXPECT_NEAR(
+      b200_ring / h100_ring,
+      900 * nccl::kScaleUpSimpleEfficiencyBlackwell / (450 * nccl::kScaleUpSimpleEfficiency), 1e-3);
+  EXPECT_NEAR(b200_nvls / h100_nvls,
+              900 * nccl::kNvlsEfficiencyBlackwell / (450 * nccl::kNvlsEfficiencyHopper), 1e-3);
 }
 
 // GB200's NICs hang off Grace (catalog nic_attach: cpu-c2c): NCCL up to 2.26 rates that path

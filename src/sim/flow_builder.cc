@@ -13,10 +13,10 @@ namespace {
 
 // What the Simple protocol achieves on a class of link: the model's figure, or the one a
 // calibration profile measured on the cluster.
-double efficiency(LinkClass c, const CalibrationProfile& profile) {
+double efficiency(LinkClass c, const CalibrationProfile& profile, GpuGeneration generation) {
   switch (c) {
     case LinkClass::kScaleUp:
-      return profile.scaleup_efficiency.value_or(nccl::kScaleUpSimpleEfficiency);
+      return profile.scaleup_efficiency.value_or(scale_up_simple_efficiency(generation));
     case LinkClass::kPcie:
       return 1.0;  // already net of PCIe overheads in the fabric
     default:
@@ -26,11 +26,12 @@ double efficiency(LinkClass c, const CalibrationProfile& profile) {
 
 }  // namespace
 
-std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfile& profile) {
+std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfile& profile,
+                                      GpuGeneration generation) {
   std::vector<double> cap(fab.links().size());
   for (size_t l = 0; l < cap.size(); ++l) {
     const Link& k = fab.links()[l];
-    cap[l] = k.failed ? 0 : k.bytes_per_s * efficiency(k.cls, profile);
+    cap[l] = k.failed ? 0 : k.bytes_per_s * efficiency(k.cls, profile, generation);
   }
   return cap;
 }

@@ -71,9 +71,11 @@ inline uint64_t next_qp(uint64_t qp, int q) {
 }
 
 /// Link capacities as the Simple protocol uses them: raw bytes/s times what Simple achieves on
-/// each class of link (nccl_constants.h, or the calibration profile's measured efficiency of
-/// the class); failed links carry nothing.
-std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfile& profile = {});
+/// each class of link (the generation's on NVLink, scale_up_simple_efficiency; the network's,
+/// nccl_constants.h; or the calibration profile's measured efficiency of the class); failed
+/// links carry nothing.
+std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfile& profile,
+                                      GpuGeneration generation);
 
 /// Adaptive routing or spraying: flows are split into parts over the least-loaded ports.
 inline bool splits_flows(LoadBalancing lb) {

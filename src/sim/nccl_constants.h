@@ -534,6 +534,14 @@ inline constexpr double kNvlsEfficiencyBlackwell = 0.74;
 // NVLink: nccl-tests #212 (maintainer): 8xH100 ring ~370 GB/s busbw on 450 GB/s NVLink4,
 // "~20% protocol overhead".
 inline constexpr double kScaleUpSimpleEfficiency = 0.82;
+// Blackwell's NVLink5 (900 GB/s a direction): what the SMs' copies of ring, tree, CollNet and
+// point-to-point reach there, a smaller share than on NVLink4 (twice the rate a link for the
+// same copy loops). gpufabric's constant, fitted on the fit set: the three single-node B200 runs
+// of together-nccl-tests use3a-ss at 16 GiB (nccl-public.csv lines 46, 78, 79: ring all_reduce
+// 679.0, ring all_gather 673.6, auto all_gather 680.6 GB/s) measured 0.921, 0.914 and 0.923 of
+// the model at 0.82; their median, 0.921 x 0.82 = 0.755. Judged on the test set's other
+// clusters (data/calibration/README.md). NVLS does not take it (nvls_link_share).
+inline constexpr double kScaleUpSimpleEfficiencyBlackwell = 0.755;
 // Network: nccl-tests #119, #290 (maintainers): 46-48 GB/s busbw per 400G NIC, 92-96% of line
 // rate; the midpoint.
 inline constexpr double kNetworkSimpleEfficiency = 0.94;

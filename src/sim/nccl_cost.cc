@@ -498,6 +498,17 @@ int p2p_op_channels(const CostShape& s, double bytes) {
   return n;
 }
 
+double scale_up_simple_efficiency(GpuGeneration g) {
+  return g == GpuGeneration::kBlackwell ? nccl::kScaleUpSimpleEfficiencyBlackwell
+                                        : nccl::kScaleUpSimpleEfficiency;
+}
+
+double nvls_link_share(GpuGeneration g) {
+  const double nvls =
+      g == GpuGeneration::kBlackwell ? nccl::kNvlsEfficiencyBlackwell : nccl::kNvlsEfficiencyHopper;
+  return nvls * nccl::kScaleUpSimpleEfficiency / scale_up_simple_efficiency(g);
+}
+
 double step_data_bytes(Protocol p, const CostShape& s) {
   if (p != Protocol::kSimple || !(s.simple_buffer_bytes > 0))
     return nccl::kStepDataBytes[static_cast<int>(p)];

@@ -71,6 +71,16 @@ bool release_has_pat(NcclRelease r);
 /// The GPU generation NCCL's tables are indexed by (its compute-capability index).
 enum class GpuGeneration { kVolta, kAmpere, kHopper, kBlackwell };
 
+/// What the Simple protocol's SM copies achieve on a generation's NVLink, as a share of its raw
+/// rate (nccl::kScaleUpSimpleEfficiency; Blackwell: kScaleUpSimpleEfficiencyBlackwell).
+double scale_up_simple_efficiency(GpuGeneration g);
+/// NVLS's scale-up capacity over the Simple capacity of the generation: NVLS moves data with
+/// multimem loads and stores that the switch reduces and multicasts, not with the SMs' copies,
+/// so the Blackwell copy figure does not apply: NVLink's protocol share as measured on H100
+/// (kScaleUpSimpleEfficiency) times NCCL's nvlsEfficiency (tuning.cc@v2.29.7-1:135-140), over
+/// scale_up_simple_efficiency(g).
+double nvls_link_share(GpuGeneration g);
+
 /// How a release runs NVLS and NVLS Tree on a communicator (nvls.cc, enqueue.cc).
 struct NvlsTuning {
   int channels = 16;                 ///< comm->nvlsChannels

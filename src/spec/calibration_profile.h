@@ -35,7 +35,7 @@ constexpr double kMaxNetworkMessageUs = 1000;
 struct CalibrationProfile {
   std::string file;  ///< where it was read from ("" when built in memory)
   /// Share of an NVLink (scale-up) link's rate the Simple protocol reaches; nullopt: the model's
-  /// (nccl_constants.h kScaleUpSimpleEfficiency).
+  /// for the GPU's generation (sim/nccl_cost.h scale_up_simple_efficiency).
   std::optional<double> scaleup_efficiency;
   /// Share of a scale-out link's (NIC, leaf, spine) rate Simple reaches; nullopt: the model's
   /// (kNetworkSimpleEfficiency).

@@ -82,9 +82,10 @@ struct Theta {
   std::array<bool, kParams> fitted{};
 };
 
-Theta model_theta() {
+// The model's own factors for the plan's GPUs (the scale-up efficiency is the generation's).
+Theta model_theta(const Plan& plan) {
   Theta t;
-  t.v[kScaleUp] = nccl::kScaleUpSimpleEfficiency;
+  t.v[kScaleUp] = scale_up_simple_efficiency(generation_of(plan.gpu));
   t.v[kNetwork] = nccl::kNetworkSimpleEfficiency;
   t.v[kLatency] = 0;
   t.v[kMessage] = 0;
@@ -172,6 +173,8 @@ class Predictor {
         keep_(keep),
         no_room_(runs.size(), false),
         memory_bytes_(memory_bytes) {}
+
+  const Plan& plan() const { return plan_; }
 
   // Times of every row of the runs in `which` (others left as they are in `out`), us; the
   // algorithm/protocol each row ran in `ran` when given.
@@ -287,7 +290,7 @@ constexpr double kWarmSpanUs = 10;
 Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
                          const std::vector<ObjPoint>& pts, const Theta* near = nullptr) {
   CoreFit f;
-  f.theta = model_theta();
+  f.theta = model_theta(pr.plan());
   std::vector<bool> which(runs.size(), false);
   for (const auto& p : pts) which[p.run] = true;
   if (pts.empty()) {
@@ -702,7 +705,7 @@ Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
   res.profile = profile_of(full->theta);
   res.objective_before = full->before;
   res.objective_after = full->after;
-  const Theta model = model_theta();
+  const Theta model = model_theta(plan);
   for (int i = 0; i < kParams; ++i) {
     // Algorithms no point runs are left out of the report: nothing was tried for them.
     if (i >= kFirstAlgorithm && !full->theta.fitted[i] &&
