@@ -78,7 +78,8 @@ double scale_up_simple_efficiency(GpuGeneration g);
 /// multimem loads and stores that the switch reduces and multicasts, not with the SMs' copies,
 /// so the Blackwell copy figure does not apply: NVLink's protocol share as measured on H100
 /// (kScaleUpSimpleEfficiency) times NCCL's nvlsEfficiency (tuning.cc@v2.29.7-1:135-140), over
-/// scale_up_simple_efficiency(g).
+/// scale_up_simple_efficiency(g). Applied to the capacities at the efficiency in use, so a
+/// calibration profile's scaleup_efficiency moves NVLS by its ratio to the generation's value.
 double nvls_link_share(GpuGeneration g);
 
 /// How a release runs NVLS and NVLS Tree on a communicator (nvls.cc, enqueue.cc).

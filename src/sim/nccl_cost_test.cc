@@ -720,6 +720,11 @@ TEST(NcclCost, GraceBlackwellDoublesTheNetworkP2pChunkFrom229) {
   CostShape big_buffer_small = s;  // a 1 MiB buffer's 128 KiB step caps it again
   big_buffer_small.simple_buffer_bytes = 1 << 20;
   EXPECT_EQ(p2p_op_channels(big_buffer_small, send), 2);
+  CostShape one_domain = s;  // NCCL's nNodes counts domains: on one, no doubling
+  one_domain.domains = 1;
+  CostShape one_domain_x86 = one_domain;
+  one_domain_x86.host_grace = false;
+  EXPECT_EQ(p2p_op_channels(one_domain, send), p2p_op_channels(one_domain_x86, send));
 }
 
 TEST(NcclCost, NetworkSendRecvRunsOnFewChannels) {

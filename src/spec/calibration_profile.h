@@ -35,7 +35,9 @@ constexpr double kMaxNetworkMessageUs = 1000;
 struct CalibrationProfile {
   std::string file;  ///< where it was read from ("" when built in memory)
   /// Share of an NVLink (scale-up) link's rate the Simple protocol reaches; nullopt: the model's
-  /// for the GPU's generation (sim/nccl_cost.h scale_up_simple_efficiency).
+  /// for the GPU's generation (sim/nccl_cost.h scale_up_simple_efficiency). NVLS follows it by its
+  /// ratio to the model's value (nvls_link_share): 0.82 on a Blackwell cluster is 0.82 / 0.755 of
+  /// the model's NVLink, and of its NVLS.
   std::optional<double> scaleup_efficiency;
   /// Share of a scale-out link's (NIC, leaf, spine) rate Simple reaches; nullopt: the model's
   /// (kNetworkSimpleEfficiency).
