@@ -581,7 +581,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   if (groups.empty() || groups[0].size() < 2)
     return Diagnostic::error("a group collective needs groups of at least 2 GPUs");
   gc.size_ = static_cast<int>(groups[0].size());
-  const std::vector<double> cap = simple_capacities(fab, plan.calibration, generation_of(plan.gpu));
+  const std::vector<double> cap = simple_capacities(fab, plan);
   FlowSet fs;
   const LoadBalancing mode = lb.value_or(plan.load_balancing);
   const GroupFlows g = group_flows(fab, mode, op, groups, kPayload, fs);

@@ -26,6 +26,10 @@ double efficiency(LinkClass c, const CalibrationProfile& profile, GpuGeneration 
 
 }  // namespace
 
+std::vector<double> simple_capacities(const Fabric& fab, const Plan& plan) {
+  return simple_capacities(fab, plan.calibration, generation_of(plan.gpu));
+}
+
 std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfile& profile,
                                       GpuGeneration generation) {
   std::vector<double> cap(fab.links().size());

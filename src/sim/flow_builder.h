@@ -76,6 +76,8 @@ inline uint64_t next_qp(uint64_t qp, int q) {
 /// links carry nothing.
 std::vector<double> simple_capacities(const Fabric& fab, const CalibrationProfile& profile,
                                       GpuGeneration generation);
+/// The same for a plan: its calibration profile and its GPUs' generation.
+std::vector<double> simple_capacities(const Fabric& fab, const Plan& plan);
 
 /// Adaptive routing or spraying: flows are split into parts over the least-loaded ports.
 inline bool splits_flows(LoadBalancing lb) {

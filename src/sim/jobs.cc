@@ -410,8 +410,7 @@ Result<JobsResult> simulate_jobs(const Spec& spec, const Catalog& catalog, const
   res.node_names = node_names(plan, catalog, *fab);
   res.nodes_per_unit = placement_unit(plan);
   const std::vector<uint8_t> unusable = cut_off_nodes(*fab);
-  const std::vector<double> cap =
-      simple_capacities(*fab, plan.calibration, generation_of(plan.gpu));
+  const std::vector<double> cap = simple_capacities(*fab, plan);
   auto asked = run_jobs(spec, plan, *fab, cap, res.node_names, unusable, o.placement,
                         plan.load_balancing, o);
   if (!asked) return asked.errors();

@@ -21,15 +21,16 @@ enum class P2pNetRule {
                    // (paths.cc@v2.29.7-1:853-905)
 };
 
-// Data bytes one step carries per channel: Simple's 4 MiB buffer / 8 steps; LL's 512 KiB wire
-// buffer / 8 steps, half of it flags; LL128's 4,915,200 B buffer / 8 steps x 15/16 data
-// (init.cc@v2.29.7-1:753-770; enqueue.cc@v2.29.7-1:2135-2140).
-inline constexpr double kStepDataBytes[kNumProtos] = {32768, 576000, 524288};
 // NCCL_BUFFSIZE's default, the Simple protocol's buffer a connection, and the steps it is cut
 // into (DEFAULT_BUFFSIZE, init.cc@v2.29.7-1:755, 764-770; NCCL_STEPS, device.h): a step is
 // buffSizes[SIMPLE] / NCCL_STEPS, 512 KiB by default.
 inline constexpr double kDefaultSimpleBufferBytes = 4 * 1024 * 1024;
 inline constexpr int kNcclSteps = 8;
+// Data bytes one step carries per channel: Simple's 4 MiB buffer / 8 steps; LL's 512 KiB wire
+// buffer / 8 steps, half of it flags; LL128's 4,915,200 B buffer / 8 steps x 15/16 data
+// (init.cc@v2.29.7-1:753-770; enqueue.cc@v2.29.7-1:2135-2140).
+inline constexpr double kStepDataBytes[kNumProtos] = {32768, 576000,
+                                                      kDefaultSimpleBufferBytes / kNcclSteps};
 // The NCCL_BUFFSIZE gpufabric takes (simulate --buffsize, calibrate's nccl_env), bytes: 64 KiB
 // (an 8 KiB step) to 1 GiB; NCCL itself takes any value.
 inline constexpr double kBuffsizeMinBytes = 64 * 1024;

@@ -511,8 +511,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   }
   r.concurrency = options.concurrency;
   if (options.concurrency && r.comms.size() > 1) {
-    const StepConcurrency sc = step_concurrency(
-        fabric, lb, simple_capacities(fabric, plan.calibration, generation_of(plan.gpu)), sched);
+    const StepConcurrency sc = step_concurrency(fabric, lb, simple_capacities(fabric, plan), sched);
     r.overlap_windows = sc.windows;
     for (size_t i = 0; i < r.comms.size(); ++i) {
       StepComm& c = r.comms[i];
