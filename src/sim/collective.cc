@@ -153,6 +153,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   // whose NVLink outruns the NICs: the communicator's channels grow by half (connect.cc).
   b.collnet_channels = fabric_cn_no.empty() && b.D > 1;
   cm.ring_channels_ = b.ring_channels();
+  cm.domain_p2p_channels_ = b.domain_p2p_channels();
   cm.ring_graph_channels_ = b.ring_graph_channels();
   cm.collnet_nics_ = fab.nics_per_node();
   cm.ring_same_channels_ = ring_same_channels(b.domains, b.D, fab.nics_per_node());
@@ -673,6 +674,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   }
   s.p2p_local_nics = p2p_local_nics_;
   s.p2p_nic_GBps = p2p_nic_GBps_;
+  s.domain_p2p_channels = domain_p2p_channels_;
   s.ring_same_channels = ring_same_channels_;
   s.iters = iters_;
   s.host_issue_us = host_issue_us_;

@@ -164,6 +164,7 @@ class CollectiveModel {
   long long ranks_ = 0;
   int nodes_ = 0, domains_ = 0, domain_gpus_ = 0;
   int ring_channels_ = 16, tree_channels_ = 16;
+  int domain_p2p_channels_ = 0;  ///< NCCL's p2p channels inside one domain (CostShape)
   int ring_graph_channels_ = 8, tree_graph_channels_ = 8;  ///< the search graph's (tuner caps)
   int collnet_nics_ = 0;  ///< NICs a node (CostShape::collnet_nics)
   double nic_path_GBps_ = 0;  ///< a GPU's path to its NIC as NCCL rates it (CostShape)

@@ -126,6 +126,40 @@ TEST(Collective, NvlsOnOneRackHas32Heads) {
   EXPECT_EQ(m->at(8 * kGiB).algorithm, Algorithm::kNvls);
 }
 
+// Point-to-point inside one domain, through the collective: each peer's send runs on the
+// parts NCCL cuts it into (domain_p2p_split), whose 512 KiB chunks cross two copies.
+// - One GB200 tray (4 GPUs), 1 MiB: 3 peers x 4 parts of 64 KiB on 12 channels of
+//   kP2pDomainChannelGBsBlackwell, under NVLink's rate; one chunk a part: twice the channels'
+//   time.
+// - One NVL72 rack (72 GPUs): one channel a peer, 32 channels whose copies outrun NVLink, so
+//   the fill alone slows it: at 16 MiB a peer's 233 KiB is one chunk (x2), at 16 GiB its 16
+//   parts of 14.2 MiB are 29 chunks (x30/29): the data's time a byte differs by 2 / (30/29).
+// - Hopper has no cap; one H100 node's 16 MiB sends are 4 parts of 512 KiB (x2), its 16 GiB
+//   sends 32 parts of 64 MiB (x129/128).
+TEST(Collective, DomainAlltoallRunsOnNcclsPartsAPeer) {
+  auto model = [](const char* gpu, int nodes) {
+    const auto g = setup(ib(gpu, nodes, "cx7-400g", "qm9700"));
+    SimOptions o;
+    o.op = Op::kAlltoall;
+    return CollectiveModel::build(Fabric::build(g.plan, g.cat), g.plan, o);
+  };
+  auto data_us = [](const SizeResult& r) { return r.time_us - r.latency_us; };
+  auto tray = model("gb200", 1);
+  ASSERT_TRUE(tray.ok()) << format_diagnostics(tray.errors());
+  const double MiB = 1 << 20;
+  EXPECT_NEAR(data_us(tray->at(MiB)),
+              2 * MiB * 3 / 4 / (12 * nccl::kP2pDomainChannelGBsBlackwell * 1e9) * 1e6, 1e-3);
+  auto per_byte_ratio = [&](const CollectiveModel& m) {
+    return data_us(m.at(16 * MiB)) / (16 * MiB) / (data_us(m.at(16.0 * kGiB)) / (16.0 * kGiB));
+  };
+  auto rack = model("gb200", 18);
+  ASSERT_TRUE(rack.ok()) << format_diagnostics(rack.errors());
+  EXPECT_NEAR(per_byte_ratio(*rack), 2 / (30.0 / 29), 1e-3);
+  auto node = model("h100-sxm", 1);
+  ASSERT_TRUE(node.ok()) << format_diagnostics(node.errors());
+  EXPECT_NEAR(per_byte_ratio(*node), 2 / (129.0 / 128), 1e-3);
+}
+
 // On one node the flows' rate is the NVLink's times what moves data there: the SMs' copies of
 // ring reach kScaleUpSimpleEfficiencyBlackwell of Blackwell's 900 GB/s and kScaleUpSimple
 // Efficiency of Hopper's 450; NVLS, whose switch moves the data, keeps NVLink's share as H100

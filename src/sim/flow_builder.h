@@ -192,6 +192,14 @@ struct FlowBuilder {
     return std::min(std::max(kept_channels(graph), min_channels), channel_limit);
   }
   int ring_channels() const { return comm_channels(ring_graph_channels()); }
+  /// NCCL's p2p channels inside one domain: nccl::kDomainP2pChannels, NCCL_MAX_NCHANNELS
+  /// below it and NCCL_MIN_NCHANNELS above it (the communicator's channels, which p2p rounds up
+  /// to a power of two: domain_p2p_split), at most MAXCHANNELS.
+  int domain_p2p_channels() const {
+    int c = nccl::kDomainP2pChannels;
+    if (max_channels > 0) c = std::min(c, max_channels);
+    return std::clamp(std::max(c, min_channels), 1, channel_limit);
+  }
   int tree_channels() const { return comm_channels(tree_graph_channels()); }
 
   void nvlink(long long a, long long b, double coef, std::vector<Hop>& out) const;

@@ -601,6 +601,38 @@ inline constexpr int kP2pNicsByBandwidth = 1;
 // operation's part per channel lies between half of it and all of it (enqueue.cc@v2.29.7-1:891-898;
 // v2.18.6-1:601-609 the same bounds).
 inline constexpr double kP2pNetChunkBytes = 128.0 * 1024;
+// Point-to-point inside one scale-up domain (NVLink peers only):
+// - NCCL's p2p channels on an NVSwitch node: its communicator's channels rounded up to a power
+//   of two (paths.cc@v2.29.7-1:893-899), 32 on the nodes its logs show: "24 coll channels, 16
+//   nvls channels, 32 p2p channels, 32 p2p channels per peer" on one H100 node (AWS p5 logs in
+//   aws-ofi-nccl's and PyTorch's issues), "Channel 04/32" on a DGX B200 (NVIDIA/nccl#1646). An
+//   NVLink peer gets 2 x its NVLinks' count of them (ncclTopoGetNchannels, paths.cc@v2.29.7-1:
+//   844-850: 36 on 18 links), so every one (p2pnChannelsPerPeer, at most p2pnChannels).
+inline constexpr int kDomainP2pChannels = 32;
+// - The NVLink p2p chunk, NCCL_P2P_NVL_CHUNKSIZE's default (init.cc@v2.29.7-1:762; v2.18 the
+//   same): NCCL keeps it whatever the size (the /4, /2 tuning is the network's,
+//   enqueue.cc@v2.29.7-1:913-917), and an operation's part per channel lies between an eighth
+//   of it and 32 of it (:891-892: on one node; v2.18.6-1:667-668).
+inline constexpr double kP2pNvlChunkBytes = 512.0 * 1024;
+inline constexpr double kP2pDomainMinPartDivisor = 8;
+inline constexpr double kP2pDomainMaxPartChunks = 32;
+// - A chunk crosses two copies: the sender's thread block copies it from the user buffer into
+//   the connection's FIFO, the receiver's copies it out (transport/p2p.cc: the Simple buffer of
+//   a connection between processes without registered buffers; "P2P/CUMEM/read" on NVL72), so
+//   a part's pipeline fills by one chunk.
+inline constexpr int kP2pDomainCopyStages = 2;
+// - Operations whose parts are at most NCCL_P2P_LL_THRESHOLD bytes run LL (enqueue.cc@v2.29.7-1:
+//   831, 905; v2.18.6-1:348, 370): the receiver reads each line as it lands, no chunk to fill.
+inline constexpr double kP2pLLThresholdBytes = 16384;
+// - What one channel (one thread block, NCCL_MAX_NTHREADS) copies over NVLink on Blackwell,
+//   GB/s: the rate a call's channels cap inside the domain, where few channels carry each
+//   operation. gpufabric's constant, fitted on the fit set: OCI's GB300 alltoall on 4, 8 and
+//   64 GPUs of one NVL72 rack (nccl-public.csv lines 355-359, 364-368, 373-377, the >= 32 MiB
+//   rows), the value on a 0.5 GB/s grid with the least median error (data/calibration/
+//   README.md). NCCL's own planning figure is half an NVLink's, 20.05 (SM100_NVLINK_BW / 2,
+//   graph/topo.h@v2.29.7-1:23). Hopper and older have no measured figure; their channels are
+//   not capped (their p2p runs at the NVLink rate).
+inline constexpr double kP2pDomainChannelGBsBlackwell = 22.0;
 // NCCL's largest channel count in any release (MAXCHANNELS, device.h@v2.29.7-1:88); each
 // table's own is ReleaseTerms::max_channels (devcomm.h@v2.18.6-1:52 has 32).
 inline constexpr int kMaxChannels = 64;

@@ -311,6 +311,19 @@ bool ll128_by_default(const nccl::ReleaseTerms& t, const CostShape& s, int domai
   return true;
 }
 
+// A point-to-point call inside one domain: the operations a rank runs (alltoall: one a peer,
+// its own share a local copy; sendrecv: one) and one's bytes.
+struct DomainP2pCall {
+  long long ops = 1;
+  double op_bytes = 0;
+};
+DomainP2pCall domain_p2p_call(const CostShape& s, double bytes) {
+  const double b = std::max(1.0, bytes);
+  if (s.op != Op::kAlltoall) return {1, b};
+  const long long N = std::max(1LL, s.ranks);
+  return {std::max(1LL, N - 1), b / static_cast<double>(N)};
+}
+
 // protocol_bandwidth; `ll_cap` false leaves out LL's llMaxBw, the one cap on the whole call's
 // rate rather than its channels' (data_time_us).
 double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double simple_Bps,
@@ -402,7 +415,18 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
       return p == Protocol::kSimple ? simple_Bps : 0;
     case Algorithm::kP2p: {
       if (p != Protocol::kSimple) return 0;
-      if (n < 2 || s.p2p_nic_GBps <= 0) return simple_Bps;
+      if (n < 2) {
+        // Inside the domain the call's channels each copy at most a thread block's rate
+        // (measured on Blackwell only): they carry the bytes a rank sends, alltoall's
+        // (N - 1) / N of `bytes` (its own share is a local copy).
+        if (s.generation != GpuGeneration::kBlackwell) return simple_Bps;
+        const DomainP2pCall call = domain_p2p_call(s, bytes);
+        const double sent = call.op_bytes * static_cast<double>(call.ops);
+        const DomainP2pSplit split = domain_p2p_split(s, call.op_bytes, call.ops);
+        return std::min(simple_Bps, split.channels * nccl::kP2pDomainChannelGBsBlackwell * 1e9 *
+                                        std::max(1.0, bytes) / std::max(1.0, sent));
+      }
+      if (s.p2p_nic_GBps <= 0) return simple_Bps;
       // Across domains a peer's bytes move on its few channels, each at most a network p2p
       // channel's rate: sendrecv's one peer gets all the bytes, alltoall's each 1/N.
       const double peers = s.op == Op::kAlltoall ? static_cast<double>(s.ranks) : 1.0;
@@ -496,6 +520,37 @@ int p2p_op_channels(const CostShape& s, double bytes) {
     part = bytes / n;
   }
   return n;
+}
+
+DomainP2pSplit domain_p2p_split(const CostShape& s, double op_bytes, long long ops) {
+  DomainP2pSplit d;
+  const int all =
+      pow2_up(s.domain_p2p_channels > 0 ? s.domain_p2p_channels : nccl::kDomainP2pChannels);
+  const long long N = std::max(1LL, s.ranks);
+  // p2pnChannelsPerPeer: an NVLink peer's 2 x links, every channel on the catalog's NVSwitch
+  // GPUs. nChannelsMin halves until every rank has one (enqueue.cc@v2.29.7-1:1110-1112); v2.18
+  // also halves nChannelsMax where 8+ operations would share a channel (v2.18.6-1:632-637).
+  int lo = all, hi = all;
+  while (lo > 1 && static_cast<long long>(lo) * N > all) lo /= 2;
+  if (s.release == NcclRelease::kV2_18)
+    while (hi > 1 && static_cast<long long>(hi) * N > 4LL * all) hi /= 2;
+  // The chunk: NCCL_P2P_NVL_CHUNKSIZE, within the Simple buffer's step (init.cc@v2.29.7-1:784).
+  d.chunk_bytes = std::min(nccl::kP2pNvlChunkBytes, step_data_bytes(Protocol::kSimple, s));
+  const double min_part = d.chunk_bytes / nccl::kP2pDomainMinPartDivisor;
+  const double max_part = d.chunk_bytes * nccl::kP2pDomainMaxPartChunks;
+  const double b = std::max(1.0, op_bytes);
+  int n = std::max(1, std::min(lo, static_cast<int>(std::ceil(b / min_part))));
+  double part = std::max(min_part, b / n);
+  while (part > max_part && n <= hi / 2) {
+    n *= 2;
+    part = b / n;
+  }
+  d.per_op = n;
+  d.part_bytes = std::min(b, part);
+  d.ll = b <= n * nccl::kP2pLLThresholdBytes;
+  d.channels =
+      static_cast<int>(std::min<long long>(all, static_cast<long long>(n) * std::max(1LL, ops)));
+  return d;
 }
 
 double scale_up_simple_efficiency(GpuGeneration g) {
@@ -707,7 +762,21 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       if (n > 1) r.net_op_us = collnet_ops((r.channels + nics - 1) / nics) * op_us;
       break;
     }
-    default:  // PAT's steps are simulated one by one; point-to-point has its own schedule
+    case Algorithm::kP2p:
+      if (n == 1) {
+        // Inside the domain every part streams its NVLink chunks through two copies (the
+        // sender's into the connection's buffer, the receiver's out of it): one chunk of fill.
+        // LL's parts are read line by line as they land: nothing to fill (its halved rate is
+        // not charged: such parts are at most 16 KiB, their time the latency's).
+        const DomainP2pCall call = domain_p2p_call(s, bytes);
+        const DomainP2pSplit split = domain_p2p_split(s, call.op_bytes, call.ops);
+        stream(split.chunk_bytes, split.part_bytes, split.ll ? 1 : nccl::kP2pDomainCopyStages);
+        break;
+      }
+      // Across domains point-to-point has its own schedule (alltoall_time_us).
+      stream(per_channel_bytes, per_channel_bytes, 1);
+      break;
+    default:  // PAT's steps are simulated one by one
       stream(per_channel_bytes, per_channel_bytes, 1);
       break;
   }

@@ -133,6 +133,9 @@ struct CostShape {
   /// known, no per-channel limit). They set the channels a network peer gets.
   int p2p_local_nics = 0;
   double p2p_nic_GBps = 0;
+  /// Point-to-point inside one domain: NCCL's p2p channels (0: nccl::kDomainP2pChannels;
+  /// NCCL_MIN/MAX_NCHANNELS move them, FlowBuilder::domain_p2p_channels).
+  int domain_p2p_channels = 0;
   /// A GPU's path to its NIC as NCCL rates it, GB/s (nic_path_GBps; 0: not known).
   double nic_path_GBps = 0;
   /// The GPUs' host is Grace (HostCpu::kGrace, ARM): NCCL 2.29+ doubles the network p2p chunk
@@ -201,6 +204,21 @@ int p2p_channels_per_peer(const CostShape& s);
 /// 891-898; v2.18.6-1:630-637 and 601-609): parts of half a chunk to a chunk, doubling up to the
 /// peer's channels.
 int p2p_op_channels(const CostShape& s, double bytes);
+
+/// Point-to-point inside one scale-up domain as NCCL splits it (enqueue.cc@v2.29.7-1:886-900,
+/// 1109-1112; v2.18.6-1:601-609, 628-637, 667-668): each operation (a peer's send) on
+/// `per_op` channels, the fewest that keep its parts within 32 NVLink chunks, starting from
+/// the peer's channels halved until every peer has one (v2.18 also caps them where 8+
+/// operations would share a channel); the call's `channels` are those its parts occupy.
+struct DomainP2pSplit {
+  int per_op = 1;          ///< channels (parts) one operation runs on
+  double part_bytes = 0;   ///< bytes one part streams
+  double chunk_bytes = 0;  ///< the NVLink chunk the parts move in (kP2pNvlChunkBytes)
+  int channels = 1;        ///< channels the call's parts occupy (at most NCCL's p2p channels)
+  bool ll = false;         ///< parts of at most kP2pLLThresholdBytes: NCCL runs them LL
+};
+/// `op_bytes`: one operation's; `ops`: the operations a rank runs at once (its peers).
+DomainP2pSplit domain_p2p_split(const CostShape& s, double op_bytes, long long ops);
 
 /// What a latency is for: the tuner's estimate, with the release's own terms, to choose as
 /// NCCL chooses; or the time, with the terms NCCL later corrected (see latency_us).

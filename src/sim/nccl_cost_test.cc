@@ -727,6 +727,75 @@ TEST(NcclCost, GraceBlackwellDoublesTheNetworkP2pChunkFrom229) {
   EXPECT_EQ(p2p_op_channels(one_domain, send), p2p_op_channels(one_domain_x86, send));
 }
 
+// Point-to-point inside one domain, as enqueue.cc@v2.29.7-1:886-900, 1109-1112 split it (v2.18:
+// 601-609, 628-637): 32 p2p channels; a peer's halved until every rank has one; parts of at
+// least an eighth of the 512 KiB NVLink chunk, doubled while over 32 chunks; LL at 16 KiB a
+// part or less.
+TEST(NcclCost, DomainP2pSplitsAsNccl) {
+  const double KiB = 1024, MiB = 1024 * KiB;
+  auto split = [](long long ranks, NcclRelease r, double op, CostShape s = {}) {
+    s.op = Op::kAlltoall;
+    s.ranks = ranks;
+    s.domains = 1;
+    s.domain_gpus = static_cast<int>(ranks);
+    s.release = r;
+    return domain_p2p_split(s, op, ranks - 1);
+  };
+  DomainP2pSplit d = split(4, k229, 4 * MiB);  // a 16 MiB alltoall on 4 GPUs: 8 a peer
+  EXPECT_EQ(d.per_op, 8);
+  EXPECT_DOUBLE_EQ(d.part_bytes, 512 * KiB);
+  EXPECT_DOUBLE_EQ(d.chunk_bytes, nccl::kP2pNvlChunkBytes);
+  EXPECT_EQ(d.channels, 24);
+  EXPECT_FALSE(d.ll);
+  d = split(64, k229, 256 * KiB);  // on 64 GPUs: one a peer, 63 parts on the 32 channels
+  EXPECT_EQ(d.per_op, 1);
+  EXPECT_EQ(d.channels, nccl::kDomainP2pChannels);
+  d = split(4, k229, 256 * KiB);  // a small send takes parts of 64 KiB: 4 of them
+  EXPECT_EQ(d.per_op, 4);
+  EXPECT_DOUBLE_EQ(d.part_bytes, 64 * KiB);
+  d = split(8, k229, 2048 * MiB);  // 2 GiB a peer: doubled from 4 up to all 32
+  EXPECT_EQ(d.per_op, 32);
+  EXPECT_DOUBLE_EQ(d.part_bytes, 64 * MiB);
+  // v2.18 caps a peer's channels where 8+ operations would share one: 2 on 64 GPUs.
+  EXPECT_EQ(split(64, k218, 2048 * MiB).per_op, 2);
+  EXPECT_EQ(split(64, k229, 2048 * MiB).per_op, 32);
+  EXPECT_TRUE(split(64, k229, 16 * KiB).ll);
+  EXPECT_FALSE(split(64, k229, 17 * KiB).ll);
+  EXPECT_FALSE(split(4, k229, 32 * KiB).ll);  // one part of 32 KiB
+  CostShape small_buffer;  // NCCL_BUFFSIZE=1 MiB: a 128 KiB step bounds the chunk
+  small_buffer.simple_buffer_bytes = 1 * MiB;
+  EXPECT_DOUBLE_EQ(split(4, k229, 4 * MiB, small_buffer).chunk_bytes, 128 * KiB);
+  CostShape eight;  // NCCL_MAX_NCHANNELS=8: 8 p2p channels, 2 a peer on 4 GPUs
+  eight.domain_p2p_channels = 8;
+  EXPECT_EQ(split(4, k229, 4 * MiB, eight).per_op, 2);
+}
+
+// Blackwell's channels each copy kP2pDomainChannelGBsBlackwell inside the domain: a 1 MiB
+// alltoall on 4 GPUs runs 3 peers x 4 parts, 12 channels, whose rate over the bytes a rank
+// sends (3/4 of the call's) is under NVLink's; Hopper's runs at the flows' rate. The pipeline
+// fills one chunk of each part (two copies), none for LL's parts.
+TEST(NcclCost, BlackwellDomainChannelsCapPointToPoint) {
+  CostShape s = shape(Op::kAlltoall, 4, 1, k229);
+  s.generation = GpuGeneration::kBlackwell;
+  const double nvlink = 680e9, bytes = 1 << 20;
+  EXPECT_NEAR(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, s, nvlink, bytes),
+              12 * nccl::kP2pDomainChannelGBsBlackwell * 1e9 * 4 / 3, 1e3);
+  EXPECT_DOUBLE_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, s, nvlink, 1 << 30),
+                   nvlink);
+  CostShape hopper = s;
+  hopper.generation = GpuGeneration::kHopper;
+  EXPECT_DOUBLE_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, hopper, 365e9, bytes),
+                   365e9);
+  const PipelineRun run = pipeline_run(Algorithm::kP2p, Protocol::kSimple, s, bytes);
+  EXPECT_EQ(run.stages, nccl::kP2pDomainCopyStages);
+  EXPECT_DOUBLE_EQ(run.chunks, 1);
+  EXPECT_DOUBLE_EQ(run.fill_factor(), 2);
+  const PipelineRun ll = pipeline_run(Algorithm::kP2p, Protocol::kSimple, s, 32 * 1024);
+  EXPECT_EQ(ll.stages, 1);
+  CostShape across = shape(Op::kAlltoall, 16, 2, k229);  // the network's own schedule
+  EXPECT_EQ(pipeline_run(Algorithm::kP2p, Protocol::kSimple, across, bytes).stages, 1);
+}
+
 TEST(NcclCost, NetworkSendRecvRunsOnFewChannels) {
   CostShape s;
   s.op = Op::kSendRecv;
