@@ -127,15 +127,15 @@ TEST(Collective, NvlsOnOneRackHas32Heads) {
 }
 
 // Point-to-point inside one domain, through the collective: each peer's send runs on the
-// parts NCCL cuts it into (domain_p2p_split), whose 512 KiB chunks cross two copies.
-// - One GB200 tray (4 GPUs), 1 MiB: 3 peers x 4 parts of 64 KiB on 12 channels of
-//   kP2pDomainChannelGBsBlackwell, under NVLink's rate; one chunk a part: twice the channels'
-//   time.
-// - One NVL72 rack (72 GPUs): one channel a peer, 32 channels whose copies outrun NVLink, so
-//   the fill alone slows it: at 16 MiB a peer's 233 KiB is one chunk (x2), at 16 GiB its 16
-//   parts of 14.2 MiB are 29 chunks (x30/29): the data's time a byte differs by 2 / (30/29).
+// parts NCCL cuts it into and places on its channels (domain_p2p_split), whose 512 KiB chunks
+// cross two copies.
+// - One GB200 tray (4 GPUs), 1 MiB: 4 rounds x 4 parts of 64 KiB, one a channel, each at
+//   kP2pDomainChannelGBsBlackwell, under NVLink's rate; one chunk a part: twice a part's time.
+//   At 16 GiB the rank's own copy (round 0) puts a fourth part on every channel.
+// - One NVL72 rack (72 GPUs), 16 MiB: one part of 233 KiB a send; rounds 0-7 come back at 32
+//   and 64, so 3 parts on the busiest channel, still under NVLink's rate: twice their time.
 // - Hopper has no cap; one H100 node's 16 MiB sends are 4 parts of 512 KiB (x2), its 16 GiB
-//   sends 32 parts of 64 MiB (x129/128).
+//   sends 32 parts of 64 MiB (x129/128): the data's time a byte differs by 2 / (129/128).
 TEST(Collective, DomainAlltoallRunsOnNcclsPartsAPeer) {
   auto model = [](const char* gpu, int nodes) {
     const auto g = setup(ib(gpu, nodes, "cx7-400g", "qm9700"));
@@ -144,20 +144,22 @@ TEST(Collective, DomainAlltoallRunsOnNcclsPartsAPeer) {
     return CollectiveModel::build(Fabric::build(g.plan, g.cat), g.plan, o);
   };
   auto data_us = [](const SizeResult& r) { return r.time_us - r.latency_us; };
+  const double MiB = 1 << 20, rate = nccl::kP2pDomainChannelGBsBlackwell * 1e9;
   auto tray = model("gb200", 1);
   ASSERT_TRUE(tray.ok()) << format_diagnostics(tray.errors());
-  const double MiB = 1 << 20;
-  EXPECT_NEAR(data_us(tray->at(MiB)),
-              2 * MiB * 3 / 4 / (12 * nccl::kP2pDomainChannelGBsBlackwell * 1e9) * 1e6, 1e-3);
-  auto per_byte_ratio = [&](const CollectiveModel& m) {
-    return data_us(m.at(16 * MiB)) / (16 * MiB) / (data_us(m.at(16.0 * kGiB)) / (16.0 * kGiB));
-  };
+  EXPECT_NEAR(data_us(tray->at(MiB)), 2 * (MiB / 16) / rate * 1e6, 1e-3);
+  // At 16 GiB every round covers all 32 channels (32 parts of 128 MiB a send), the rank's own
+  // copy too: 4 parts a channel, 256 chunks each, under NVLink's rate for 3/4 of the bytes.
+  const double big = 16.0 * kGiB, part = big / 4 / 32;
+  EXPECT_NEAR(data_us(tray->at(big)), 4 * part / rate * 1e6 * 257 / 256, 1e-3 * big / MiB);
   auto rack = model("gb200", 18);
   ASSERT_TRUE(rack.ok()) << format_diagnostics(rack.errors());
-  EXPECT_NEAR(per_byte_ratio(*rack), 2 / (30.0 / 29), 1e-3);
+  EXPECT_NEAR(data_us(rack->at(16 * MiB)), 2 * 3 * (16 * MiB / 72) / rate * 1e6, 1e-3);
   auto node = model("h100-sxm", 1);
   ASSERT_TRUE(node.ok()) << format_diagnostics(node.errors());
-  EXPECT_NEAR(per_byte_ratio(*node), 2 / (129.0 / 128), 1e-3);
+  EXPECT_NEAR(
+      data_us(node->at(16 * MiB)) / (16 * MiB) / (data_us(node->at(16.0 * kGiB)) / (16.0 * kGiB)),
+      2 / (129.0 / 128), 1e-3);
 }
 
 // On one node the flows' rate is the NVLink's times what moves data there: the SMs' copies of

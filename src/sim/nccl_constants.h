@@ -21,6 +21,18 @@ enum class P2pNetRule {
                    // (paths.cc@v2.29.7-1:853-905)
 };
 
+// When a release runs a send inside the domain as LL rather than Simple (NCCL_P2P_LL_THRESHOLD,
+// 16 KiB: kP2pLLThresholdBytes).
+enum class P2pLLRule {
+  kPerPart,          // v2.18-v2.21: each part at most the threshold (enqueue.cc@v2.18.6-1:370,
+                     // v2.21.5-1:529), parts as calcP2pChunkSize cuts them (v2.18.6-1:601-609)
+  kPerPeerChannels,  // v2.22-v2.28: the whole send at most the peer's channels x the threshold,
+                     // decided before the split, which then takes LL's step
+                     // (enqueue.cc@v2.28.9-1:821, 834-837; v2.22.3-1:836)
+  kPerOpChannels     // v2.29: the send at most its parts x the threshold, after a Simple split
+                     // (enqueue.cc@v2.29.7-1:886-906)
+};
+
 // NCCL_BUFFSIZE's default, the Simple protocol's buffer a connection, and the steps it is cut
 // into (DEFAULT_BUFFSIZE, init.cc@v2.29.7-1:755, 764-770; NCCL_STEPS, device.h): a step is
 // buffSizes[SIMPLE] / NCCL_STEPS, 512 KiB by default.
@@ -113,6 +125,8 @@ struct ReleaseTerms {
   // trays, "GBx platforms only have 4 GPUs per host, which reduces the aggregation factor":
   // init.cc@v2.29.7-1:773-776; v2.28.9-1 has no such rule).
   bool p2p_net_chunk_doubled_on_grace;
+  // How a send inside the domain comes to run LL (P2pLLRule).
+  P2pLLRule p2p_ll_rule;
 };
 
 // NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
@@ -165,6 +179,7 @@ inline constexpr ReleaseTerms kV2_18 = {
     false,
     false,  // no C2C path type in v2.18 (graph/topo.h@v2.18.6-1)
     false,
+    P2pLLRule::kPerPart,
 };
 
 // NCCL v2.29.7-1: tuning.cc@v2.29.7-1 lines 144-149 (baseLat), 150-169 (hwLat), 170-175
@@ -229,6 +244,7 @@ inline constexpr ReleaseTerms kV2_29 = {
     false,
     true,  // graph/paths.cc@v2.29.7-1:185 (PATH_P2C), tuning.cc@v2.29.7-1:483-485
     true,  // init.cc@v2.29.7-1:773-776
+    P2pLLRule::kPerOpChannels,
 };
 
 // NCCL v2.30.7-1: v2.29.7-1's terms but for what v2.30 changed (git diff v2.29.7-1 v2.30.7-1 --
@@ -259,6 +275,7 @@ constexpr ReleaseTerms v2_28_terms(ReleaseTerms t) {
   t.ring_ll128_cap_blackwell[1] = 34.6;
   t.ring_ll128_cap_blackwell[2] = 2 * 36.7;
   t.p2p_net_chunk_doubled_on_grace = false;  // init.cc@v2.28.9-1: one p2p chunk on every host
+  t.p2p_ll_rule = P2pLLRule::kPerPeerChannels;  // enqueue.cc@v2.28.9-1:821, 834
   return t;
 }
 inline constexpr ReleaseTerms kV2_28 = v2_28_terms(kV2_29);
@@ -360,6 +377,9 @@ constexpr ReleaseTerms v2_21_terms(ReleaseTerms t) {
   t.blackwell_rows = false;
   t.max_channels = 32;  // device.h@v2.21.5-1
   t.tree_correction_skips_under_64b = false;
+  // LL a part at a time (enqueue.cc@v2.21.5-1:529); 2.22, which this table also runs, already
+  // decides for the whole send (v2.22.3-1:836).
+  t.p2p_ll_rule = P2pLLRule::kPerPart;
   return t;
 }
 inline constexpr ReleaseTerms kV2_21 = v2_21_terms(kV2_24);
@@ -624,15 +644,29 @@ inline constexpr int kP2pDomainCopyStages = 2;
 // - Operations whose parts are at most NCCL_P2P_LL_THRESHOLD bytes run LL (enqueue.cc@v2.29.7-1:
 //   831, 905; v2.18.6-1:348, 370): the receiver reads each line as it lands, no chunk to fill.
 inline constexpr double kP2pLLThresholdBytes = 16384;
-// - What one channel (one thread block, NCCL_MAX_NTHREADS) copies over NVLink on Blackwell,
-//   GB/s: the rate a call's channels cap inside the domain, where few channels carry each
-//   operation. gpufabric's constant, fitted on the fit set: OCI's GB300 alltoall on 4, 8 and
-//   64 GPUs of one NVL72 rack (nccl-public.csv lines 355-359, 364-368, 373-377, the >= 32 MiB
-//   rows), the value on a 0.5 GB/s grid with the least median error (data/calibration/
-//   README.md). NCCL's own planning figure is half an NVLink's, 20.05 (SM100_NVLINK_BW / 2,
-//   graph/topo.h@v2.29.7-1:23). Hopper and older have no measured figure; their channels are
-//   not capped (their p2p runs at the NVLink rate).
-inline constexpr double kP2pDomainChannelGBsBlackwell = 22.0;
+// - LL's step, the LL buffer's eighth (DEFAULT_LL_BUFFSIZE: 8 lines x 512 threads x 8 steps x
+//   16 B, device.h@v2.28.9-1:697), which bounds an LL send's parts from 2.22 (its eighth to 32 of
+//   it); half of each 16-byte line is the flag (device/prims_ll.h), so LL carries half the
+//   bytes NVLink moves.
+inline constexpr double kP2pLLStepBytes = 2 * kStepDataBytes[kLL];
+inline constexpr double kLLDataShare = 0.5;
+// - What one channel (one thread block, NCCL_MAX_NTHREADS) copies on Blackwell, GB/s: inside
+//   the domain the busiest channel's parts (the rank's own local copy of an alltoall among
+//   them) pace the call where few channels carry each send. gpufabric's constant, fitted on the
+//   fit set: OCI's GB300 alltoall on 4, 8 and 64 GPUs of one NVL72 rack (nccl-public.csv lines
+//   355-359, 364-368, 373-377, the >= 32 MiB rows), the value on a 0.5 GB/s grid with the least
+//   median error (data/calibration/README.md; no held-out row checks it). NCCL gives an NVLink
+//   peer two channels a link, which would make a channel half a link, SM100_NVLINK_BW / 2 =
+//   20.05 (graph/topo.h@v2.29.7-1:23, paths.cc:848): an inference, not a figure of NCCL's.
+//   Hopper and older have no measured figure; their channels are not capped (their p2p runs at
+//   the NVLink rate).
+inline constexpr double kP2pDomainChannelGBsBlackwell = 24.5;
+// - The same for LL, data bytes a channel: its threads store a line and the receiver polls its
+//   flag, far under Simple's copy. gpufabric's constant, fitted on the fit set: OCI's GB300
+//   alltoall rows that NCCL 2.28.7 runs LL at 1 MiB or more (lines 352, 361, 362, 370-372: a
+//   send of at most 32 channels x 16 KiB), the value on a 0.1 GB/s grid with the least median
+//   error (data/calibration/README.md).
+inline constexpr double kP2pDomainLLChannelGBsBlackwell = 4.9;
 // NCCL's largest channel count in any release (MAXCHANNELS, device.h@v2.29.7-1:88); each
 // table's own is ReleaseTerms::max_channels (devcomm.h@v2.18.6-1:52 has 32).
 inline constexpr int kMaxChannels = 64;

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "sim/nccl_constants.h"
 
@@ -311,17 +312,21 @@ bool ll128_by_default(const nccl::ReleaseTerms& t, const CostShape& s, int domai
   return true;
 }
 
-// A point-to-point call inside one domain: the operations a rank runs (alltoall: one a peer,
-// its own share a local copy; sendrecv: one) and one's bytes.
+// A point-to-point call inside one domain: one send's bytes, the rounds of NCCL's p2p schedule
+// it runs (alltoall: round 0, the rank's local copy, and one a peer; sendrecv: one, round 1) and
+// the bytes a rank sends over NVLink (alltoall's (N - 1) / N of `bytes`).
 struct DomainP2pCall {
-  long long ops = 1;
   double op_bytes = 0;
+  int first_round = 1;
+  long long rounds = 1;
+  double sent_bytes = 0;
 };
 DomainP2pCall domain_p2p_call(const CostShape& s, double bytes) {
   const double b = std::max(1.0, bytes);
-  if (s.op != Op::kAlltoall) return {1, b};
+  if (s.op != Op::kAlltoall) return {b, 1, 1, b};
   const long long N = std::max(1LL, s.ranks);
-  return {std::max(1LL, N - 1), b / static_cast<double>(N)};
+  const double op = b / static_cast<double>(N);
+  return {op, 0, N, op * static_cast<double>(N - 1)};
 }
 
 // protocol_bandwidth; `ll_cap` false leaves out LL's llMaxBw, the one cap on the whole call's
@@ -416,15 +421,17 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
     case Algorithm::kP2p: {
       if (p != Protocol::kSimple) return 0;
       if (n < 2) {
-        // Inside the domain the call's channels each copy at most a thread block's rate
-        // (measured on Blackwell only): they carry the bytes a rank sends, alltoall's
-        // (N - 1) / N of `bytes` (its own share is a local copy).
-        if (s.generation != GpuGeneration::kBlackwell) return simple_Bps;
+        // Inside the domain LL carries half of what NVLink moves (its flags); on Blackwell the
+        // busiest channel's parts, each at a thread block's copy rate, pace the call.
         const DomainP2pCall call = domain_p2p_call(s, bytes);
-        const double sent = call.op_bytes * static_cast<double>(call.ops);
-        const DomainP2pSplit split = domain_p2p_split(s, call.op_bytes, call.ops);
-        return std::min(simple_Bps, split.channels * nccl::kP2pDomainChannelGBsBlackwell * 1e9 *
-                                        std::max(1.0, bytes) / std::max(1.0, sent));
+        const DomainP2pSplit split =
+            domain_p2p_split(s, call.op_bytes, call.first_round, call.rounds);
+        const double nvlink = simple_Bps * (split.ll ? nccl::kLLDataShare : 1.0);
+        if (s.generation != GpuGeneration::kBlackwell) return nvlink;
+        const double channel_GBps =
+            split.ll ? nccl::kP2pDomainLLChannelGBsBlackwell : nccl::kP2pDomainChannelGBsBlackwell;
+        const double busiest_s = split.busiest * split.part_bytes / (channel_GBps * 1e9);
+        return std::min(nvlink, std::max(1.0, bytes) / busiest_s);
       }
       if (s.p2p_nic_GBps <= 0) return simple_Bps;
       // Across domains a peer's bytes move on its few channels, each at most a network p2p
@@ -522,34 +529,68 @@ int p2p_op_channels(const CostShape& s, double bytes) {
   return n;
 }
 
-DomainP2pSplit domain_p2p_split(const CostShape& s, double op_bytes, long long ops) {
+DomainP2pSplit domain_p2p_split(const CostShape& s, double op_bytes, int first_round,
+                                long long rounds) {
   DomainP2pSplit d;
   const int all =
       pow2_up(s.domain_p2p_channels > 0 ? s.domain_p2p_channels : nccl::kDomainP2pChannels);
   const long long N = std::max(1LL, s.ranks);
-  // p2pnChannelsPerPeer: an NVLink peer's 2 x links, every channel on the catalog's NVSwitch
-  // GPUs. nChannelsMin halves until every rank has one (enqueue.cc@v2.29.7-1:1110-1112); v2.18
-  // also halves nChannelsMax where 8+ operations would share a channel (v2.18.6-1:632-637).
+  const nccl::P2pLLRule rule = terms(s.release).p2p_ll_rule;
+  // p2pnChannelsPerPeer: an NVLink peer's 2 x links, all the p2p channels on the catalog's
+  // 18-link GPUs. nChannelsMin halves until every rank has one (enqueue.cc@v2.29.7-1:1110-1112);
+  // v2.18 also halves nChannelsMax where 8+ operations would share a channel (v2.18.6-1:636).
   int lo = all, hi = all;
   while (lo > 1 && static_cast<long long>(lo) * N > all) lo /= 2;
   if (s.release == NcclRelease::kV2_18)
     while (hi > 1 && static_cast<long long>(hi) * N > 4LL * all) hi /= 2;
-  // The chunk: NCCL_P2P_NVL_CHUNKSIZE, within the Simple buffer's step (init.cc@v2.29.7-1:784).
-  d.chunk_bytes = std::min(nccl::kP2pNvlChunkBytes, step_data_bytes(Protocol::kSimple, s));
-  const double min_part = d.chunk_bytes / nccl::kP2pDomainMinPartDivisor;
-  const double max_part = d.chunk_bytes * nccl::kP2pDomainMaxPartChunks;
+  // Simple's step: NCCL_P2P_NVL_CHUNKSIZE, within the Simple buffer's eighth from v2.19
+  // (init.cc@v2.29.7-1:784; v2.18.6-1:525-530 has no such bound).
+  const double simple_step =
+      s.release == NcclRelease::kV2_18
+          ? nccl::kP2pNvlChunkBytes
+          : std::min(nccl::kP2pNvlChunkBytes, step_data_bytes(Protocol::kSimple, s));
   const double b = std::max(1.0, op_bytes);
+  // From v2.22 LL is chosen for the whole send, before the split, which then takes LL's step.
+  d.ll = rule == nccl::P2pLLRule::kPerPeerChannels && b <= hi * nccl::kP2pLLThresholdBytes;
+  const double step = d.ll ? nccl::kP2pLLStepBytes : simple_step;
+  const double min_part = step / nccl::kP2pDomainMinPartDivisor;
+  const double max_part = step * nccl::kP2pDomainMaxPartChunks;
   int n = std::max(1, std::min(lo, static_cast<int>(std::ceil(b / min_part))));
   double part = std::max(min_part, b / n);
   while (part > max_part && n <= hi / 2) {
     n *= 2;
     part = b / n;
   }
+  if (rule == nccl::P2pLLRule::kPerPart) {
+    // calcP2pChunkSize aligns a part up to a multiple of the smallest (enqueue.cc@v2.18.6-1:608);
+    // the send is then that many parts as fill it.
+    part = std::ceil(part / min_part) * min_part;
+    n = static_cast<int>(std::ceil(b / part));
+  }
   d.per_op = n;
   d.part_bytes = std::min(b, part);
-  d.ll = b <= n * nccl::kP2pLLThresholdBytes;
+  if (rule == nccl::P2pLLRule::kPerPart) d.ll = d.part_bytes <= nccl::kP2pLLThresholdBytes;
+  if (rule == nccl::P2pLLRule::kPerOpChannels) d.ll = b <= n * nccl::kP2pLLThresholdBytes;
+  // The send's chunk: LL's step's data (half its lines) or NVLink's.
+  d.chunk_bytes = d.ll ? nccl::kStepDataBytes[nccl::kLL] : simple_step;
+  // Round r's parts on channels reverseBits(r) + part, modulo the p2p channels (n <= all):
+  // the bits reversed are r's low log2(all), so rounds all apart share their channels.
+  const int bits = std::countr_zero(static_cast<unsigned>(all));
+  const long long first = std::max(0, first_round), count = std::max(1LL, rounds);
+  std::vector<long long> load(static_cast<size_t>(all), 0);
+  for (int q = 0; q < all; ++q) {
+    // rounds r in [first, first + count) with r % all == q
+    const long long lead = ((q - first) % all + all) % all;
+    const long long here = lead < count ? (count - lead - 1) / all + 1 : 0;
+    if (here == 0) continue;
+    unsigned base = 0;
+    for (int i = 0; i < bits; ++i)
+      if ((static_cast<unsigned>(q) >> i) & 1u) base |= 1u << (bits - 1 - i);
+    for (int k = 0; k < n; ++k) load[(base + static_cast<unsigned>(k)) & (all - 1)] += here;
+  }
   d.channels =
-      static_cast<int>(std::min<long long>(all, static_cast<long long>(n) * std::max(1LL, ops)));
+      static_cast<int>(std::count_if(load.begin(), load.end(), [](long long v) { return v > 0; }));
+  d.busiest = static_cast<int>(std::max(1LL, *std::max_element(load.begin(), load.end())));
   return d;
 }
 
@@ -769,8 +810,12 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
         // LL's parts are read line by line as they land: nothing to fill (its halved rate is
         // not charged: such parts are at most 16 KiB, their time the latency's).
         const DomainP2pCall call = domain_p2p_call(s, bytes);
-        const DomainP2pSplit split = domain_p2p_split(s, call.op_bytes, call.ops);
+        const DomainP2pSplit split =
+            domain_p2p_split(s, call.op_bytes, call.first_round, call.rounds);
         stream(split.chunk_bytes, split.part_bytes, split.ll ? 1 : nccl::kP2pDomainCopyStages);
+        // The kernel's thread blocks are the channels the parts occupy (the SMs it takes); the
+        // rate is already theirs (protocol_bandwidth), so the call's share of it stays whole.
+        r.channels = r.comm_channels = split.channels;
         break;
       }
       // Across domains point-to-point has its own schedule (alltoall_time_us).

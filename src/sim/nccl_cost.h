@@ -205,20 +205,25 @@ int p2p_channels_per_peer(const CostShape& s);
 /// peer's channels.
 int p2p_op_channels(const CostShape& s, double bytes);
 
-/// Point-to-point inside one scale-up domain as NCCL splits it (enqueue.cc@v2.29.7-1:886-900,
-/// 1109-1112; v2.18.6-1:601-609, 628-637, 667-668): each operation (a peer's send) on
-/// `per_op` channels, the fewest that keep its parts within 32 NVLink chunks, starting from
-/// the peer's channels halved until every peer has one (v2.18 also caps them where 8+
-/// operations would share a channel); the call's `channels` are those its parts occupy.
+/// Point-to-point inside one scale-up domain as NCCL splits it (enqueue.cc@v2.29.7-1:886-906,
+/// 1109-1112; v2.28.9-1:821-900; v2.18.6-1:601-609, 628-637, 667-668): each send on `per_op`
+/// channels, from the peer's channels halved until every rank has one (v2.18 also caps them
+/// where 8+ operations would share a channel), doubled while a part exceeds 32 chunks; LL where
+/// the release's rule (ReleaseTerms::p2p_ll_rule) says. Round r's parts go to channels
+/// reverseBits(r) + 0, 1, ... (ncclP2pChannelBaseForRound, ncclP2pChannelForPart:
+/// include/channel.h and device.h@v2.29.7-1; v2.18's mirrored p2pChannels the same).
 struct DomainP2pSplit {
-  int per_op = 1;          ///< channels (parts) one operation runs on
+  int per_op = 1;          ///< channels (parts) one send runs on
   double part_bytes = 0;   ///< bytes one part streams
-  double chunk_bytes = 0;  ///< the NVLink chunk the parts move in (kP2pNvlChunkBytes)
-  int channels = 1;        ///< channels the call's parts occupy (at most NCCL's p2p channels)
-  bool ll = false;         ///< parts of at most kP2pLLThresholdBytes: NCCL runs them LL
+  double chunk_bytes = 0;  ///< the chunk the parts move in (NVLink's, or LL's step)
+  int channels = 1;        ///< channels the call's parts occupy
+  int busiest = 1;         ///< parts on the busiest of them
+  bool ll = false;         ///< NCCL runs the sends LL
 };
-/// `op_bytes`: one operation's; `ops`: the operations a rank runs at once (its peers).
-DomainP2pSplit domain_p2p_split(const CostShape& s, double op_bytes, long long ops);
+/// `op_bytes`: one send's; rounds `first_round` to `first_round + rounds - 1` of NCCL's p2p
+/// schedule (alltoall: every peer from round 0, its own local copy; sendrecv: round 1).
+DomainP2pSplit domain_p2p_split(const CostShape& s, double op_bytes, int first_round,
+                                long long rounds);
 
 /// What a latency is for: the tuner's estimate, with the release's own terms, to choose as
 /// NCCL chooses; or the time, with the terms NCCL later corrected (see latency_us).

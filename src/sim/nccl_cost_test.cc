@@ -644,10 +644,11 @@ TEST(NcclCost, AlltoallPostingOverlapsData) {
   a2a.net_hop_us = 1;
   EXPECT_NEAR(collective_time_us(Algorithm::kP2p, Protocol::kSimple, a2a, 1e-9, 1e3),
               8.4 + 14 + 1 + 8 * nccl::kP2pPerPeerLatencyUs, 1e-6);
-  // One node: no network peer, the data alone after the base and one NVLink Simple step.
+  // One node: no network peer, the data alone after the base and one NVLink Simple step; its
+  // 125-byte sends run LL, whose flags halve what NVLink carries (kLLDataShare).
   EXPECT_NEAR(collective_time_us(Algorithm::kP2p, Protocol::kSimple,
                                  shape(Op::kAlltoall, 8, 1, k229), 1e-9, 1e3),
-              8.4 + 3.4 + 1, 1e-4);
+              8.4 + 3.4 + 1 / nccl::kLLDataShare, 1e-4);
 }
 
 }  // namespace
@@ -727,10 +728,10 @@ TEST(NcclCost, GraceBlackwellDoublesTheNetworkP2pChunkFrom229) {
   EXPECT_EQ(p2p_op_channels(one_domain, send), p2p_op_channels(one_domain_x86, send));
 }
 
-// Point-to-point inside one domain, as enqueue.cc@v2.29.7-1:886-900, 1109-1112 split it (v2.18:
-// 601-609, 628-637): 32 p2p channels; a peer's halved until every rank has one; parts of at
-// least an eighth of the 512 KiB NVLink chunk, doubled while over 32 chunks; LL at 16 KiB a
-// part or less.
+// Point-to-point inside one domain, as enqueue.cc@v2.29.7-1:886-906, 1109-1112 split it (v2.28:
+// 821-900; v2.18: 601-609, 628-637): 32 p2p channels; a peer's halved until every rank has one;
+// parts of at least an eighth of the 512 KiB NVLink chunk, doubled while over 32 chunks; LL by
+// each release's rule; round r's parts from channel reverseBits(r) on.
 TEST(NcclCost, DomainP2pSplitsAsNccl) {
   const double KiB = 1024, MiB = 1024 * KiB;
   auto split = [](long long ranks, NcclRelease r, double op, CostShape s = {}) {
@@ -739,53 +740,81 @@ TEST(NcclCost, DomainP2pSplitsAsNccl) {
     s.domains = 1;
     s.domain_gpus = static_cast<int>(ranks);
     s.release = r;
-    return domain_p2p_split(s, op, ranks - 1);
+    return domain_p2p_split(s, op, 0, ranks);  // an alltoall: rounds 0 (itself) to N - 1
   };
-  DomainP2pSplit d = split(4, k229, 4 * MiB);  // a 16 MiB alltoall on 4 GPUs: 8 a peer
+  // A 16 MiB alltoall on 4 GPUs: 8 a send; rounds 0-3 start at channels 0, 16, 8, 24.
+  DomainP2pSplit d = split(4, k229, 4 * MiB);
   EXPECT_EQ(d.per_op, 8);
   EXPECT_DOUBLE_EQ(d.part_bytes, 512 * KiB);
   EXPECT_DOUBLE_EQ(d.chunk_bytes, nccl::kP2pNvlChunkBytes);
-  EXPECT_EQ(d.channels, 24);
+  EXPECT_EQ(d.channels, 32);
+  EXPECT_EQ(d.busiest, 1);
   EXPECT_FALSE(d.ll);
-  d = split(64, k229, 256 * KiB);  // on 64 GPUs: one a peer, 63 parts on the 32 channels
+  // On 64 GPUs one a send; rounds 32 apart share a channel: 2 parts on each.
+  d = split(64, k229, 256 * KiB);
   EXPECT_EQ(d.per_op, 1);
   EXPECT_EQ(d.channels, nccl::kDomainP2pChannels);
+  EXPECT_EQ(d.busiest, 2);
+  // 72 GPUs: rounds 0-7 come back a third time (64-71), so channels 0, 16, 8, ... carry 3.
+  EXPECT_EQ(split(72, k229, 256 * KiB).busiest, 3);
   d = split(4, k229, 256 * KiB);  // a small send takes parts of 64 KiB: 4 of them
   EXPECT_EQ(d.per_op, 4);
   EXPECT_DOUBLE_EQ(d.part_bytes, 64 * KiB);
-  d = split(8, k229, 2048 * MiB);  // 2 GiB a peer: doubled from 4 up to all 32
+  EXPECT_EQ(d.channels, 16);
+  d = split(8, k229, 2048 * MiB);  // 2 GiB a send: doubled from 4 up to all 32, 8 a channel
   EXPECT_EQ(d.per_op, 32);
   EXPECT_DOUBLE_EQ(d.part_bytes, 64 * MiB);
-  // v2.18 caps a peer's channels where 8+ operations would share one: 2 on 64 GPUs.
+  EXPECT_EQ(d.busiest, 8);
+  // v2.18 caps a send's channels where 8+ operations would share one: 2 on 64 GPUs.
   EXPECT_EQ(split(64, k218, 2048 * MiB).per_op, 2);
   EXPECT_EQ(split(64, k229, 2048 * MiB).per_op, 32);
+  // v2.18 aligns a part up to 64 KiB: 600 KiB on 8 channels is 5 parts of 128 KiB.
+  d = split(4, k218, 600 * KiB);
+  EXPECT_EQ(d.per_op, 5);
+  EXPECT_DOUBLE_EQ(d.part_bytes, 128 * KiB);
+  // LL: v2.29 a send of at most its parts x 16 KiB; v2.22-v2.28 at most the peer's 32 channels
+  // x 16 KiB, then split with LL's 64 KiB step; v2.18 a part of at most 16 KiB.
   EXPECT_TRUE(split(64, k229, 16 * KiB).ll);
   EXPECT_FALSE(split(64, k229, 17 * KiB).ll);
   EXPECT_FALSE(split(4, k229, 32 * KiB).ll);  // one part of 32 KiB
-  CostShape small_buffer;  // NCCL_BUFFSIZE=1 MiB: a 128 KiB step bounds the chunk
+  const NcclRelease k228 = NcclRelease::kV2_28;
+  d = split(64, k228, 256 * KiB);
+  EXPECT_TRUE(d.ll);
+  EXPECT_DOUBLE_EQ(d.chunk_bytes, nccl::kStepDataBytes[nccl::kLL]);
+  d = split(8, k228, 512 * KiB);  // LL; 4 parts of 128 KiB (LL's smallest part is 8 KiB)
+  EXPECT_TRUE(d.ll);
+  EXPECT_EQ(d.per_op, 4);
+  EXPECT_FALSE(split(8, k228, 513 * KiB).ll);
+  EXPECT_TRUE(split(8, k218, 16 * KiB).ll);
+  EXPECT_FALSE(split(8, k218, 17 * KiB).ll);
+  CostShape small_buffer;  // NCCL_BUFFSIZE=1 MiB: a 128 KiB step bounds the chunk from v2.19
   small_buffer.simple_buffer_bytes = 1 * MiB;
   EXPECT_DOUBLE_EQ(split(4, k229, 4 * MiB, small_buffer).chunk_bytes, 128 * KiB);
+  EXPECT_DOUBLE_EQ(split(4, k218, 4 * MiB, small_buffer).chunk_bytes, 512 * KiB);
   CostShape eight;  // NCCL_MAX_NCHANNELS=8: 8 p2p channels, 2 a peer on 4 GPUs
   eight.domain_p2p_channels = 8;
   EXPECT_EQ(split(4, k229, 4 * MiB, eight).per_op, 2);
 }
 
 // Blackwell's channels each copy kP2pDomainChannelGBsBlackwell inside the domain: a 1 MiB
-// alltoall on 4 GPUs runs 3 peers x 4 parts, 12 channels, whose rate over the bytes a rank
-// sends (3/4 of the call's) is under NVLink's; Hopper's runs at the flows' rate. The pipeline
-// fills one chunk of each part (two copies), none for LL's parts.
+// alltoall on 4 GPUs is 4 rounds (its own copy one) of 4 parts of 64 KiB, one a channel, so the
+// call takes a part's time at that rate, under NVLink's; Hopper's runs at the flows' rate, and
+// LL at half of it (its flags). The pipeline fills one chunk of each part (two copies), none for
+// LL's.
 TEST(NcclCost, BlackwellDomainChannelsCapPointToPoint) {
   CostShape s = shape(Op::kAlltoall, 4, 1, k229);
   s.generation = GpuGeneration::kBlackwell;
-  const double nvlink = 680e9, bytes = 1 << 20;
+  const double nvlink = 680e9, bytes = 1 << 20, part = 64 * 1024;
   EXPECT_NEAR(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, s, nvlink, bytes),
-              12 * nccl::kP2pDomainChannelGBsBlackwell * 1e9 * 4 / 3, 1e3);
+              bytes / (part / (nccl::kP2pDomainChannelGBsBlackwell * 1e9)), 1e3);
   EXPECT_DOUBLE_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, s, nvlink, 1 << 30),
                    nvlink);
   CostShape hopper = s;
   hopper.generation = GpuGeneration::kHopper;
   EXPECT_DOUBLE_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, hopper, 365e9, bytes),
                    365e9);
+  EXPECT_DOUBLE_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, hopper, 365e9, 32 * 1024),
+                   365e9 * nccl::kLLDataShare);
   const PipelineRun run = pipeline_run(Algorithm::kP2p, Protocol::kSimple, s, bytes);
   EXPECT_EQ(run.stages, nccl::kP2pDomainCopyStages);
   EXPECT_DOUBLE_EQ(run.chunks, 1);
