@@ -576,9 +576,11 @@ GroupFlows group_flows(const Fabric& fab, LoadBalancing lb, Op op,
 
 Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& plan, Op op,
                                                const std::vector<std::vector<int>>& groups,
-                                               std::optional<LoadBalancing> lb, LinkLoad* keep) {
+                                               std::optional<LoadBalancing> lb, LinkLoad* keep,
+                                               int comm_ranks) {
   GroupCollective gc;
   gc.op_ = op;
+  gc.comm_ranks_ = comm_ranks;
   if (groups.empty() || groups[0].size() < 2)
     return Diagnostic::error("a group collective needs groups of at least 2 GPUs");
   gc.size_ = static_cast<int>(groups[0].size());
@@ -616,6 +618,9 @@ Algorithm GroupCollective::algorithm() const {
 CostShape GroupCollective::cost_shape() const {
   CostShape s{op_,   size_,       domains_, size_ / std::max(1, domains_), hop_latency_us_,
               nccl_, generation_, channels_};
+  // A send's channels are counted over its communicator's ranks (NCCL halves a peer's channels
+  // by nRanks), not the pair's.
+  if (comm_ranks_ > size_) s.ranks = comm_ranks_;
   s.p2p_local_nics = p2p_local_nics_;
   s.p2p_nic_GBps = p2p_nic_GBps_;
   s.ring_same_channels = ring_same_channels_;

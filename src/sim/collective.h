@@ -242,10 +242,13 @@ class GroupCollective {
   /// pair {from, to}. Groups that lie inside one scale-up domain are simulated for the first
   /// such domain only (they are alike and do not meet on shared links). With `keep`, the flows'
   /// traffic per link is added to it (for kPayload bytes of payload, flow_builder.h).
+  /// `comm_ranks`: the NCCL communicator's ranks where they outnumber a group's (a pipeline's
+  /// sends run on its whole group's communicator, whose size sets each send's channels:
+  /// domain_p2p_split, p2p_op_channels); 0: the group's.
   static Result<GroupCollective> build(const Fabric& fabric, const Plan& plan, Op op,
                                        const std::vector<std::vector<int>>& groups,
                                        std::optional<LoadBalancing> load_balancing = {},
-                                       LinkLoad* keep = nullptr);
+                                       LinkLoad* keep = nullptr, int comm_ranks = 0);
   /// Seconds for one collective of `bytes` (nccl-tests size) in every group, the best
   /// protocol chosen.
   double seconds(double bytes) const;
@@ -260,6 +263,7 @@ class GroupCollective {
  private:
   Op op_ = Op::kAllReduce;
   int size_ = 0, domains_ = 1;
+  int comm_ranks_ = 0;  ///< the communicator's ranks where more than size_ (build)
   double seconds_per_byte_ = 0;
   double hop_latency_us_ = 0;
   int channels_ = 16;  // of its ring across domains (caps are per channel); 16 inside one

@@ -162,6 +162,22 @@ TEST(Collective, DomainAlltoallRunsOnNcclsPartsAPeer) {
       2 / (129.0 / 128), 1e-3);
 }
 
+// A pipeline's sends run on its stages' communicator: with 9 stages in one NVL72 rack NCCL
+// halves a peer's 32 channels to 2 (2 x 9 <= 32), where a pair alone keeps 16. A 32 MiB send
+// is then 2 parts of 16 MiB (32 chunks each, x33/32) at 2 channels' rate, not 16 parts of
+// 2 MiB (x5/4) at 16: the latency is the same, the data's time differs by that much.
+TEST(Collective, PipelineSendsTakeTheirCommunicatorsChannels) {
+  const auto gb = setup(ib("gb200", 18, "cx7-400g", "qm9700"));  // 1 NVL72 rack
+  const Fabric f = Fabric::build(gb.plan, gb.cat);
+  auto pair = GroupCollective::build(f, gb.plan, Op::kSendRecv, {{0, 4}});
+  auto stages = GroupCollective::build(f, gb.plan, Op::kSendRecv, {{0, 4}}, {}, nullptr, 9);
+  ASSERT_TRUE(pair.ok()) << format_diagnostics(pair.errors());
+  ASSERT_TRUE(stages.ok()) << format_diagnostics(stages.errors());
+  const double S = 32.0 * (1 << 20), R = nccl::kP2pDomainChannelGBsBlackwell * 1e9;
+  EXPECT_NEAR(stages->seconds(S) - pair->seconds(S), S * (33.0 / 32 / (2 * R) - 1.25 / (16 * R)),
+              1e-9);
+}
+
 // On one node the flows' rate is the NVLink's times what moves data there: the SMs' copies of
 // ring reach kScaleUpSimpleEfficiencyBlackwell of Blackwell's 900 GB/s and kScaleUpSimple
 // Efficiency of Hopper's 450; NVLS, whose switch moves the data, keeps NVLink's share as H100

@@ -557,7 +557,9 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
     }
     gpu_groups[key] = gpus;
     LinkLoad* keep = o.links ? &loads[key] : nullptr;
-    auto g = GroupCollective::build(fabric, plan, op, gpus, o.load_balancing, keep);
+    // Sends run on the whole process group's communicator (its size sets their channels).
+    auto g = GroupCollective::build(fabric, plan, op, gpus, o.load_balancing, keep,
+                                    op == Op::kSendRecv ? m.g.size : 0);
     if (!g)
       return Diagnostic::error(fmt::format("{} on group '{}' ({} ranks): {}", op_name(op), m.g.name,
                                            m.g.size, g.errors().front().message));

@@ -336,7 +336,10 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
         for (int& x : g) x = gpu_of(x);
     if (const std::string n = straddle_note(kind, groups, fabric.domain_gpus()); !n.empty())
       r.notes.push_back(n);
-    auto g = GroupCollective::build(fabric, plan, op, groups, lb);
+    // A pipeline's sends run on its stages' communicator (p2p_communication.py: the pipeline
+    // model-parallel group), pp ranks, whose size sets each send's channels.
+    auto g = GroupCollective::build(fabric, plan, op, groups, lb, nullptr,
+                                    op == Op::kSendRecv ? par.pp : 0);
     if (!g) {
       errs.insert(errs.end(), g.errors().begin(), g.errors().end());
       return false;
