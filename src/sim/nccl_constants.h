@@ -666,7 +666,7 @@ inline constexpr double kP2pDomainChannelGBsBlackwell = 24.5;
 //   alltoall rows that NCCL 2.28.7 runs LL at 1 MiB or more (lines 352, 361, 362, 370-372: a
 //   send of at most 32 channels x 16 KiB), the value on a 0.1 GB/s grid with the least median
 //   error (data/calibration/README.md).
-inline constexpr double kP2pDomainLLChannelGBsBlackwell = 4.9;
+inline constexpr double kP2pDomainLLChannelGBsBlackwell = 4.4;
 // NCCL's largest channel count in any release (MAXCHANNELS, device.h@v2.29.7-1:88); each
 // table's own is ReleaseTerms::max_channels (devcomm.h@v2.18.6-1:52 has 32).
 inline constexpr int kMaxChannels = 64;

@@ -419,13 +419,14 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
       // tuner's estimate passes the NVLink part alone here (tuner_data_us), the time the flows'.
       return p == Protocol::kSimple ? simple_Bps : 0;
     case Algorithm::kP2p: {
-      if (p != Protocol::kSimple) return 0;
       if (n < 2) {
         // Inside the domain LL carries half of what NVLink moves (its flags); on Blackwell the
         // busiest channel's parts, each at a thread block's copy rate, pace the call.
         const DomainP2pCall call = domain_p2p_call(s, bytes);
         const DomainP2pSplit split =
             domain_p2p_split(s, call.op_bytes, call.first_round, call.rounds);
+        // The protocol is NCCL's rule's, not a choice: the other one does not run.
+        if (p != (split.ll ? Protocol::kLL : Protocol::kSimple)) return 0;
         const double nvlink = simple_Bps * (split.ll ? nccl::kLLDataShare : 1.0);
         if (s.generation != GpuGeneration::kBlackwell) return nvlink;
         const double channel_GBps =
@@ -433,6 +434,7 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
         const double busiest_s = split.busiest * split.part_bytes / (channel_GBps * 1e9);
         return std::min(nvlink, std::max(1.0, bytes) / busiest_s);
       }
+      if (p != Protocol::kSimple) return 0;
       if (s.p2p_nic_GBps <= 0) return simple_Bps;
       // Across domains a peer's bytes move on its few channels, each at most a network p2p
       // channel's rate: sendrecv's one peer gets all the bytes, alltoall's each 1/N.

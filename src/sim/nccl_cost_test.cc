@@ -644,11 +644,11 @@ TEST(NcclCost, AlltoallPostingOverlapsData) {
   a2a.net_hop_us = 1;
   EXPECT_NEAR(collective_time_us(Algorithm::kP2p, Protocol::kSimple, a2a, 1e-9, 1e3),
               8.4 + 14 + 1 + 8 * nccl::kP2pPerPeerLatencyUs, 1e-6);
-  // One node: no network peer, the data alone after the base and one NVLink Simple step; its
-  // 125-byte sends run LL, whose flags halve what NVLink carries (kLLDataShare).
-  EXPECT_NEAR(collective_time_us(Algorithm::kP2p, Protocol::kSimple,
-                                 shape(Op::kAlltoall, 8, 1, k229), 1e-9, 1e3),
-              8.4 + 3.4 + 1 / nccl::kLLDataShare, 1e-4);
+  // One node: no network peer, the data alone after the base and one NVLink step; its
+  // 125-byte sends run LL (NVLink's LL step, 0.6 us), whose flags halve what NVLink carries.
+  EXPECT_NEAR(collective_time_us(Algorithm::kP2p, Protocol::kLL, shape(Op::kAlltoall, 8, 1, k229),
+                                 1e-9, 1e3),
+              8.4 + 0.6 + 1 / nccl::kLLDataShare, 1e-4);
 }
 
 }  // namespace
@@ -813,13 +813,16 @@ TEST(NcclCost, BlackwellDomainChannelsCapPointToPoint) {
   hopper.generation = GpuGeneration::kHopper;
   EXPECT_DOUBLE_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, hopper, 365e9, bytes),
                    365e9);
-  EXPECT_DOUBLE_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, hopper, 365e9, 32 * 1024),
+  // A 32 KiB alltoall's 8 KiB sends run LL, only LL: half the flows' rate, no Simple.
+  EXPECT_DOUBLE_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kLL, hopper, 365e9, 32 * 1024),
                    365e9 * nccl::kLLDataShare);
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kSimple, hopper, 365e9, 32 * 1024), 0);
+  EXPECT_EQ(protocol_bandwidth(Algorithm::kP2p, Protocol::kLL, hopper, 365e9, bytes), 0);
   const PipelineRun run = pipeline_run(Algorithm::kP2p, Protocol::kSimple, s, bytes);
   EXPECT_EQ(run.stages, nccl::kP2pDomainCopyStages);
   EXPECT_DOUBLE_EQ(run.chunks, 1);
   EXPECT_DOUBLE_EQ(run.fill_factor(), 2);
-  const PipelineRun ll = pipeline_run(Algorithm::kP2p, Protocol::kSimple, s, 32 * 1024);
+  const PipelineRun ll = pipeline_run(Algorithm::kP2p, Protocol::kLL, s, 32 * 1024);
   EXPECT_EQ(ll.stages, 1);
   CostShape across = shape(Op::kAlltoall, 16, 2, k229);  // the network's own schedule
   EXPECT_EQ(pipeline_run(Algorithm::kP2p, Protocol::kSimple, across, bytes).stages, 1);
