@@ -61,6 +61,12 @@ void p2p_nics_of(const Plan& plan, int& nics, double& GBps) {
 // The plan's GPUs sit on Grace hosts (CostShape::host_grace).
 bool host_grace(const Plan& plan) { return plan.gpu.host_cpu == HostCpu::kGrace; }
 
+// The plan's NVLink domain spans several nodes' trays (NVL72: 72 GPUs, 4 a tray), so its paths
+// cross the rack's switch trays (CostShape::nvlink_across_trays).
+bool nvlink_across_trays(const Plan& plan) {
+  return plan.gpu.scaleup_domain_gpus > plan.gpu.gpus_per_node;
+}
+
 // The plan's NICs hang off the CPU its GPUs reach over NVLink-C2C (CostShape::nic_via_cpu_c2c).
 bool nic_via_cpu_c2c(const Plan& plan) {
   return plan.nic.rate_gbps > 0 && plan.gpu.nic_attach == NicAttach::kCpuC2c;
@@ -133,6 +139,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.generation_ = generation_of(plan.gpu);
   cm.simple_buffer_bytes_ = o.buffsize_bytes;
   cm.host_grace_ = host_grace(plan);
+  cm.nvlink_across_trays_ = nvlink_across_trays(plan);
   b.channel_limit = release_max_channels(cm.nccl_);
   if (plan.nic.rate_gbps > 0) {
     const double nic_GBps = plan.nic.rate_gbps / 8;
@@ -603,6 +610,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   gc.generation_ = generation_of(plan.gpu);
   gc.nic_via_cpu_c2c_ = nic_via_cpu_c2c(plan);
   gc.host_grace_ = host_grace(plan);
+  gc.nvlink_across_trays_ = nvlink_across_trays(plan);
   gc.hop_latency_us_ = g.hop_latency_us;
   gc.profile_ = plan.calibration;
   if (!std::isfinite(gc.seconds_per_byte_) || g.unroutable > 0)
@@ -626,6 +634,7 @@ CostShape GroupCollective::cost_shape() const {
   s.ring_same_channels = ring_same_channels_;
   s.nic_via_cpu_c2c = nic_via_cpu_c2c_;
   s.host_grace = host_grace_;
+  s.nvlink_across_trays = nvlink_across_trays_;
   apply_profile(profile_, algorithm(), network_paced_, s);
   return s;
 }
@@ -671,6 +680,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   s.nic_path_GBps = nic_path_GBps_;
   s.simple_buffer_bytes = simple_buffer_bytes_;
   s.host_grace = host_grace_;
+  s.nvlink_across_trays = nvlink_across_trays_;
   s.nic_via_cpu_c2c = nic_via_cpu_c2c_;
   s.ll128_forced = forced_protocol_ == Protocol::kLL128;
   if (model) {

@@ -170,6 +170,7 @@ class CollectiveModel {
   double nic_path_GBps_ = 0;  ///< a GPU's path to its NIC as NCCL rates it (CostShape)
   double simple_buffer_bytes_ = 0;  ///< NCCL_BUFFSIZE (SimOptions::buffsize_bytes; CostShape)
   bool host_grace_ = false;         ///< the GPUs' host is Grace (CostShape)
+  bool nvlink_across_trays_ = false;  ///< the NVLink domain spans nodes (CostShape)
   bool nic_via_cpu_c2c_ = false;  ///< the NIC hangs off the CPU across C2C (CostShape)
   bool ring_same_channels_ = false;  ///< CostShape::ring_same_channels
   NcclRelease nccl_ = kNewestNccl;
@@ -272,6 +273,7 @@ class GroupCollective {
   bool ring_same_channels_ = false;
   bool nic_via_cpu_c2c_ = false;  ///< the NIC hangs off the CPU across C2C (CostShape)
   bool host_grace_ = false;       ///< the GPUs' host is Grace (CostShape)
+  bool nvlink_across_trays_ = false;  ///< the NVLink domain spans nodes (CostShape)
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::string bottleneck_;

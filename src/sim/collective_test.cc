@@ -109,6 +109,24 @@ TEST(Collective, Nccl230TakesNvlsTreeOnLargeBlackwellMessages) {
 // a head carries (1 + 1/32) x S each way, where a ring's GPU sends 2(n - 1)/n x S; the
 // fabric's NVLS rate is then 2 x 71/72 / (1 + 1/32) x NVLS's share of the ring's
 // (nvls_link_share: NVLS does not take Blackwell's SM-copy efficiency).
+// A GB200 tray's GPUs reach each other through the rack's switch trays (its NVLink domain is
+// 72 GPUs, a node 4): its 512 KiB ring LL all_reduce takes 6 x kRackNvlinkStepUs more than the
+// same tray would were its domain the node alone.
+TEST(Collective, TraysOfARackPayTheSwitchTraysStep) {
+  const auto gb = setup(ib("gb200", 1, "cx7-400g", "qm9700"));
+  auto at = [&gb](int domain_gpus) {
+    Plan plan = gb.plan;
+    plan.gpu.scaleup_domain_gpus = domain_gpus;
+    SimOptions o;
+    o.algorithm = Algorithm::kRing;
+    o.protocol = Protocol::kLL;
+    auto m = CollectiveModel::build(Fabric::build(plan, gb.cat), plan, o);
+    EXPECT_TRUE(m.ok()) << format_diagnostics(m.errors());
+    return m.ok() ? m->at(512 * 1024).time_us : 0.0;
+  };
+  EXPECT_NEAR(at(72) - at(4), 6 * nccl::kRackNvlinkStepUs, 1e-6);
+}
+
 TEST(Collective, NvlsOnOneRackHas32Heads) {
   const auto gb = setup(ib("gb200", 18, "cx7-400g", "qm9700"));  // 1 NVL72 rack
   const Fabric f = Fabric::build(gb.plan, gb.cat);

@@ -224,8 +224,11 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
   const int n = std::max(1, s.domains);
   const double ppn = static_cast<double>(N) / n;
   const int pi = static_cast<int>(p);
+  // NVL72's NVLink steps cross the rack's switch trays (kRackNvlinkStepUs): the time's, not the
+  // tuner's.
+  const double rack_step = timed && s.nvlink_across_trays ? nccl::kRackNvlinkStepUs : 0.0;
   auto hw = [&](nccl::Hw h, nccl::Algo al) {
-    return static_cast<double>(t.hw_latency_us[h][al][pi]);
+    return static_cast<double>(t.hw_latency_us[h][al][pi]) + (h == nccl::kNvlink ? rack_step : 0);
   };
   auto base = [&](nccl::Algo al) { return static_cast<double>(t.base_latency_us[al][pi]); };
   // A network step: the algorithm's (Tree's with one GPU per node, v2.23+), plus the fabric.
@@ -748,7 +751,8 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       // NVLS moves data with multimem loads and stores on the buffers themselves, no FIFO of
       // steps: each loop's stage waits for the last one's flags, at the Simple protocol's step
       // latency over NVLink (tuning.cc's hwLat[NVLINK][RING][SIMPLE]).
-      r.exposed_step_us = terms(s.release).hw_latency_us[nccl::kNvlink][nccl::kRing][pi];
+      r.exposed_step_us = terms(s.release).hw_latency_us[nccl::kNvlink][nccl::kRing][pi] +
+                          (s.nvlink_across_trays ? nccl::kRackNvlinkStepUs : 0.0);
       const NvlsTuning tuning = nvls_tuning(s.release, s.generation, n, s.domain_gpus,
                                             s.nic_path_GBps, !s.nic_via_cpu_c2c);
       double k = a == Algorithm::kNvls ? tuning.chunk_bytes : tuning.tree_chunk_bytes;

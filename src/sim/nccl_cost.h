@@ -141,6 +141,9 @@ struct CostShape {
   /// The GPUs' host is Grace (HostCpu::kGrace, ARM): NCCL 2.29+ doubles the network p2p chunk
   /// of Blackwell there (ReleaseTerms::p2p_net_chunk_doubled_on_grace).
   bool host_grace = false;
+  /// The scale-up domain spans several nodes' trays (multi-node NVLink, NVL72): each NVLink
+  /// step of the time costs nccl::kRackNvlinkStepUs more than NCCL's table.
+  bool nvlink_across_trays = false;
   /// NCCL_BUFFSIZE: the Simple protocol's buffer a connection, bytes (0: NCCL's 4 MiB). Its
   /// eighth is the Simple step the pipeline streams (step_data_bytes).
   double simple_buffer_bytes = 0;

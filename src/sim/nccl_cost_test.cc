@@ -53,6 +53,25 @@ CostShape shape(Op op, long long ranks, int domains, NcclRelease r) {
 }
 constexpr NcclRelease k218 = NcclRelease::kV2_18, k229 = NcclRelease::kV2_29;
 
+// An NVL72 rack's NVLink steps cross its switch trays: each costs kRackNvlinkStepUs more in the
+// time, not in NCCL's estimate (its tuner does not know). A ring all_reduce on 4 GPUs has 6
+// NVLink steps; NVLS's exposed step a loop takes it too.
+TEST(NcclCost, RackNvlinkStepsCostMoreInTheTimeOnly) {
+  CostShape hgx = shape(Op::kAllReduce, 4, 1, k229);
+  CostShape rack = hgx;
+  rack.nvlink_across_trays = true;
+  for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
+    EXPECT_NEAR(latency_us(Algorithm::kRing, p, rack, LatencyUse::kTime) -
+                    latency_us(Algorithm::kRing, p, hgx, LatencyUse::kTime),
+                6 * nccl::kRackNvlinkStepUs, 1e-9);
+    EXPECT_DOUBLE_EQ(latency_us(Algorithm::kRing, p, rack, LatencyUse::kTuner),
+                     latency_us(Algorithm::kRing, p, hgx, LatencyUse::kTuner));
+  }
+  EXPECT_NEAR(pipeline_run(Algorithm::kNvls, Protocol::kSimple, rack, 1 << 30).exposed_step_us -
+                  pipeline_run(Algorithm::kNvls, Protocol::kSimple, hgx, 1 << 30).exposed_step_us,
+              nccl::kRackNvlinkStepUs, 1e-9);
+}
+
 TEST(NcclCost, RingLatencyOneNodeIsTheSameInBothReleases) {
   // 8 GPUs, all_reduce: 14 NVLink steps. LL 6.6 + 14 x .6; LL128 14 + 14 x 1.9; Simple 8.4 +
   // 14 x 3.4 (docs/nccl-model-reference.md 1.5, worked values).
