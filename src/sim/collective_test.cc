@@ -105,10 +105,6 @@ TEST(Collective, Nccl230TakesNvlsTreeOnLargeBlackwellMessages) {
   EXPECT_NE(run(b, v229, 64 << 20).time_us, run(b, v230, 64 << 20).time_us);
 }
 
-// NVLS on one NVL72 rack has 32 heads, NCCL_MAX_NVLS_ARITY, not 72 (search.cc@v2.29.7-1:1065):
-// a head carries (1 + 1/32) x S each way, where a ring's GPU sends 2(n - 1)/n x S; the
-// fabric's NVLS rate is then 2 x 71/72 / (1 + 1/32) x NVLS's share of the ring's
-// (nvls_link_share: NVLS does not take Blackwell's SM-copy efficiency).
 // A GB200 tray's GPUs reach each other through the rack's switch trays (its NVLink domain is
 // 72 GPUs, a node 4): its 512 KiB ring LL all_reduce takes 6 x kRackNvlinkStepUs more than the
 // same tray would were its domain the node alone.
@@ -127,6 +123,10 @@ TEST(Collective, TraysOfARackPayTheSwitchTraysStep) {
   EXPECT_NEAR(at(72) - at(4), 6 * nccl::kRackNvlinkStepUs, 1e-6);
 }
 
+// NVLS on one NVL72 rack has 32 heads, NCCL_MAX_NVLS_ARITY, not 72 (search.cc@v2.29.7-1:1065):
+// a head carries (1 + 1/32) x S each way, where a ring's GPU sends 2(n - 1)/n x S; the
+// fabric's NVLS rate is then 2 x 71/72 / (1 + 1/32) x NVLS's share of the ring's
+// (nvls_link_share: NVLS does not take Blackwell's SM-copy efficiency).
 TEST(Collective, NvlsOnOneRackHas32Heads) {
   const auto gb = setup(ib("gb200", 18, "cx7-400g", "qm9700"));  // 1 NVL72 rack
   const Fabric f = Fabric::build(gb.plan, gb.cat);

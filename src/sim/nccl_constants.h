@@ -672,11 +672,12 @@ inline constexpr double kP2pDomainLLChannelGBsBlackwell = 4.4;
 // domain larger than a node) costs this much more than NCCL's hwLat[NVLINK], which is an HGX
 // board's, us: every GPU-to-GPU path there, even inside one compute tray, crosses the rack's
 // NVLink switch trays over its spine, where an HGX board has its NVSwitches beside the GPUs.
-// gpufabric's constant, fitted on the fit set: OCI's GB300 ring LL all_reduce on 4 and 8 GPUs of
-// one rack at 512 KiB to 4 MiB (nccl-public.csv lines 324-326, 333-334), the value on a 0.1 us
-// grid with the least median error (data/calibration/README.md); judged on the test set's Azure
-// GB200 tray (lines 378-380). Added to every NVLink step of the time (not of NCCL's own
-// estimate, which does not know it) and to NVLS's exposed step a loop.
+// gpufabric's constant, fitted on the fit set: OCI's GB300 all_reduce on 4 and 8 GPUs of one rack
+// at 512 KiB to 4 MiB, NCCL_ALGO unset (ring LL in the model; nccl-public.csv lines 324-326,
+// 333-334), the value on a 0.1 us grid with the least median error (data/calibration/README.md);
+// judged on the test set's Azure GB200 tray (lines 378-384). Added to every NVLink step of the
+// time (not of NCCL's own estimate, which does not know it; across racks a ring's NVLink step is
+// then the larger of it and NCCL's netOverhead floor) and to NVLS's exposed step a loop.
 inline constexpr double kRackNvlinkStepUs = 0.8;
 // NCCL's largest channel count in any release (MAXCHANNELS, device.h@v2.29.7-1:88); each
 // table's own is ReleaseTerms::max_channels (devcomm.h@v2.18.6-1:52 has 32).
