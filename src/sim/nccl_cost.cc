@@ -315,21 +315,14 @@ bool ll128_by_default(const nccl::ReleaseTerms& t, const CostShape& s, int domai
   return true;
 }
 
-// A point-to-point call inside one domain: one send's bytes, the rounds of NCCL's p2p schedule
-// it runs (alltoall: round 0, the rank's local copy, and one a peer; sendrecv: one, round 1) and
-// the bytes a rank sends over NVLink (alltoall's (N - 1) / N of `bytes`).
-struct DomainP2pCall {
-  double op_bytes = 0;
-  int first_round = 1;
-  long long rounds = 1;
-  double sent_bytes = 0;
-};
-DomainP2pCall domain_p2p_call(const CostShape& s, double bytes) {
+// A point-to-point call of `bytes` inside one domain, split as NCCL splits it: an alltoall runs
+// one send of bytes / N a round from round 0 (the rank's local copy) to N - 1, a sendrecv one
+// send of all of them in round 1.
+DomainP2pSplit domain_p2p_split_of_call(const CostShape& s, double bytes) {
   const double b = std::max(1.0, bytes);
-  if (s.op != Op::kAlltoall) return {b, 1, 1, b};
+  if (s.op != Op::kAlltoall) return domain_p2p_split(s, b, 1, 1);
   const long long N = std::max(1LL, s.ranks);
-  const double op = b / static_cast<double>(N);
-  return {op, 0, N, op * static_cast<double>(N - 1)};
+  return domain_p2p_split(s, b / static_cast<double>(N), 0, N);
 }
 
 // protocol_bandwidth; `ll_cap` false leaves out LL's llMaxBw, the one cap on the whole call's
@@ -425,9 +418,7 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
       if (n < 2) {
         // Inside the domain LL carries half of what NVLink moves (its flags); on Blackwell the
         // busiest channel's parts, each at a thread block's copy rate, pace the call.
-        const DomainP2pCall call = domain_p2p_call(s, bytes);
-        const DomainP2pSplit split =
-            domain_p2p_split(s, call.op_bytes, call.first_round, call.rounds);
+        const DomainP2pSplit split = domain_p2p_split_of_call(s, bytes);
         // The protocol is NCCL's rule's, not a choice: the other one does not run.
         if (p != (split.ll ? Protocol::kLL : Protocol::kSimple)) return 0;
         const double nvlink = simple_Bps * (split.ll ? nccl::kLLDataShare : 1.0);
@@ -466,6 +457,30 @@ int pow2_up(int v) {
 // (paths.cc@v2.29.7-1:893-899; v2.18.6-1:705-724).
 int p2p_channels(const CostShape& s) {
   return pow2_up(std::clamp(s.channels, 1, nccl::kMaxChannels));
+}
+// nChannelsMin: a peer's `peer` channels halved until every one of `ranks` has one of the
+// communicator's `all` p2p channels (enqueue.cc@v2.29.7-1:1110-1112; v2.18.6-1:634).
+int channels_every_rank_has(int peer, long long ranks, int all) {
+  int lo = peer;
+  while (lo > 1 && static_cast<double>(lo) * static_cast<double>(ranks) > all) lo /= 2;
+  return lo;
+}
+// One send cut into parts as addP2pToPlan cuts it, across domains and inside one
+// (enqueue.cc@v2.29.7-1:891-900; v2.18.6-1's calcP2pChunkSize, 601-609): on `lo` channels, or as
+// many parts of `min_part` as the bytes fill, doubled while a part exceeds `max_part` and the
+// channels stay within `hi`.
+struct P2pParts {
+  int channels = 1;
+  double part_bytes = 0;
+};
+P2pParts split_send(double bytes, int lo, int hi, double min_part, double max_part) {
+  int n = std::max(1, std::min(lo, static_cast<int>(std::ceil(std::max(1.0, bytes) / min_part))));
+  double part = std::max(min_part, bytes / n);
+  while (part > max_part && n <= hi / 2) {
+    n *= 2;
+    part = bytes / n;
+  }
+  return {n, part};
 }
 }  // namespace
 
@@ -512,11 +527,10 @@ int p2p_channels_per_peer(const CostShape& s) {
 
 int p2p_op_channels(const CostShape& s, double bytes) {
   const int peer = p2p_channels_per_peer(s), all = p2p_channels(s);
-  int lo = peer;
   // v2.29 takes one channel an operation while the peers overflow the channels; v2.18 does so
   // only on one node, where no network channel is counted.
-  if (s.release != NcclRelease::kV2_18)
-    while (lo > 1 && static_cast<double>(lo) * static_cast<double>(s.ranks) > all) lo /= 2;
+  const int lo =
+      s.release != NcclRelease::kV2_18 ? channels_every_rank_has(peer, s.ranks, all) : peer;
   // The network chunk, doubled on Grace Blackwell trays from 2.29 (init.cc@v2.29.7-1:773-776),
   // and at most a Simple step (:784: p2pChunkSize x NCCL_STEPS within buffSizes[SIMPLE]), which
   // only an NCCL_BUFFSIZE under 1 MiB (2 MiB doubled) makes smaller.
@@ -524,14 +538,7 @@ int p2p_op_channels(const CostShape& s, double bytes) {
                        s.generation == GpuGeneration::kBlackwell && s.domains > 1;
   const double chunk =
       std::min(nccl::kP2pNetChunkBytes * (doubled ? 2 : 1), step_data_bytes(Protocol::kSimple, s));
-  const double min_part = chunk / 2, max_part = chunk;
-  int n = std::max(1, std::min(lo, static_cast<int>(std::ceil(std::max(1.0, bytes) / min_part))));
-  double part = std::max(min_part, bytes / n);
-  while (part > max_part && n <= peer / 2) {
-    n *= 2;
-    part = bytes / n;
-  }
-  return n;
+  return split_send(bytes, lo, peer, chunk / 2, chunk).channels;
 }
 
 DomainP2pSplit domain_p2p_split(const CostShape& s, double op_bytes, int first_round,
@@ -544,8 +551,8 @@ DomainP2pSplit domain_p2p_split(const CostShape& s, double op_bytes, int first_r
   // p2pnChannelsPerPeer: an NVLink peer's 2 x links, all the p2p channels on the catalog's
   // 18-link GPUs. nChannelsMin halves until every rank has one (enqueue.cc@v2.29.7-1:1110-1112);
   // v2.18 also halves nChannelsMax where 8+ operations would share a channel (v2.18.6-1:636).
-  int lo = all, hi = all;
-  while (lo > 1 && static_cast<long long>(lo) * N > all) lo /= 2;
+  const int lo = channels_every_rank_has(all, N, all);
+  int hi = all;
   if (s.release == NcclRelease::kV2_18)
     while (hi > 1 && static_cast<long long>(hi) * N > 4LL * all) hi /= 2;
   // Simple's step: NCCL_P2P_NVL_CHUNKSIZE, within the Simple buffer's eighth from v2.19
@@ -560,12 +567,9 @@ DomainP2pSplit domain_p2p_split(const CostShape& s, double op_bytes, int first_r
   const double step = d.ll ? nccl::kP2pLLStepBytes : simple_step;
   const double min_part = step / nccl::kP2pDomainMinPartDivisor;
   const double max_part = step * nccl::kP2pDomainMaxPartChunks;
-  int n = std::max(1, std::min(lo, static_cast<int>(std::ceil(b / min_part))));
-  double part = std::max(min_part, b / n);
-  while (part > max_part && n <= hi / 2) {
-    n *= 2;
-    part = b / n;
-  }
+  const P2pParts parts = split_send(b, lo, hi, min_part, max_part);
+  int n = parts.channels;
+  double part = parts.part_bytes;
   if (rule == nccl::P2pLLRule::kPerPart) {
     // calcP2pChunkSize aligns a part up to a multiple of the smallest (enqueue.cc@v2.18.6-1:608);
     // the send is then that many parts as fill it.
@@ -815,9 +819,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
         // sender's into the connection's buffer, the receiver's out of it): one chunk of fill.
         // LL's parts are read line by line as they land: nothing to fill (its halved rate is
         // not charged: such parts are at most 16 KiB, their time the latency's).
-        const DomainP2pCall call = domain_p2p_call(s, bytes);
-        const DomainP2pSplit split =
-            domain_p2p_split(s, call.op_bytes, call.first_round, call.rounds);
+        const DomainP2pSplit split = domain_p2p_split_of_call(s, bytes);
         stream(split.chunk_bytes, split.part_bytes, split.ll ? 1 : nccl::kP2pDomainCopyStages);
         // The kernel's thread blocks are the channels the parts occupy (the SMs it takes); the
         // rate is already theirs (protocol_bandwidth), so the call's share of it stays whole.
