@@ -284,6 +284,11 @@ struct PipelineRun {
   /// (0 elsewhere). data_time_us paces the call by the NIC's path where it is the longer, each
   /// loop after the first paying them (the first is the network step of latency_us).
   double net_op_us = 0;
+  /// NVLS all_reduce on Blackwell: what one channel's scatter (and, as long, gather) thread
+  /// group spends copying its bytes, us: nHeads chunks a loop, one after the other, each a fixed
+  /// cost and its bytes at a thread group's copy rate (nccl_constants.h kNvlsCopyChunkUs). The
+  /// call's data takes at least this (0 elsewhere).
+  double copy_us = 0;
 };
 PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes);
 

@@ -72,6 +72,44 @@ TEST(NcclCost, RackNvlinkStepsCostMoreInTheTimeOnly) {
               nccl::kRackNvlinkStepUs, 1e-9);
 }
 
+// NVLS all_reduce in a Blackwell rack: each channel's scatter (and gather) copies its heads'
+// chunks one after the other, a fixed cost each and its bytes. 64 GPUs (32 heads) on 24
+// channels at 64 MiB: NCCL's chunk is 32 KiB there (64 MiB < 8 x 768 operations x 64 KiB,
+// >= 2 x 768 x 32 KiB: enqueue.cc), a loop 32 x 32 KiB = 1 MiB; a channel's 64 MiB / 24 holds 2
+// loops and a remainder whose chunks are 22 KiB rounded up to 32 KiB: 22 of them. 86 chunks.
+TEST(NcclCost, RackNvlsCopiesEveryHeadsChunkInTurn) {
+  CostShape rack = shape(Op::kAllReduce, 64, 1, k229);
+  rack.generation = GpuGeneration::kBlackwell;
+  rack.channels = 24;
+  rack.nvlink_across_trays = true;
+  const double S = 64.0 * (1 << 20);
+  const PipelineRun run = pipeline_run(Algorithm::kNvls, Protocol::kSimple, rack, S);
+  EXPECT_NEAR(run.copy_us,
+              86 * nccl::kNvlsCopyChunkUs + S / 24 / (nccl::kNvlsCopyChannelGBs * 1e9) * 1e6, 1e-6);
+  // With NVLink far faster than the copies, they pace the call: its time is at least theirs.
+  EXPECT_GT(collective_time_us(Algorithm::kNvls, Protocol::kSimple, rack, 1 / 4e12, S),
+            run.copy_us);
+  // The tuner's estimate does not see them (NCCL's does not).
+  CostShape hgx = rack;
+  hgx.nvlink_across_trays = false;
+  EXPECT_DOUBLE_EQ(tuner_time_us(Algorithm::kNvls, Protocol::kSimple, rack, 1 / 4e12, S),
+                   tuner_time_us(Algorithm::kNvls, Protocol::kSimple, hgx, 1 / 4e12, S));
+  // Measured in racks only: none on an HGX board, on Hopper, or for all_gather.
+  EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, hgx, S).copy_us, 0);
+  CostShape hopper = rack;
+  hopper.generation = GpuGeneration::kHopper;
+  EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, hopper, S).copy_us, 0);
+  CostShape gather = rack;
+  gather.op = Op::kAllGather;
+  EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, gather, S).copy_us, 0);
+  // The last loop copies only the heads that get data: 1 MiB is 43,690 bytes a channel, three
+  // chunks of 16 KiB.
+  EXPECT_NEAR(
+      pipeline_run(Algorithm::kNvls, Protocol::kSimple, rack, 1 << 20).copy_us,
+      3 * nccl::kNvlsCopyChunkUs + (1 << 20) / 24.0 / (nccl::kNvlsCopyChannelGBs * 1e9) * 1e6,
+      1e-6);
+}
+
 TEST(NcclCost, RingLatencyOneNodeIsTheSameInBothReleases) {
   // 8 GPUs, all_reduce: 14 NVLink steps. LL 6.6 + 14 x .6; LL128 14 + 14 x 1.9; Simple 8.4 +
   // 14 x 3.4 (docs/nccl-model-reference.md 1.5, worked values).
