@@ -477,17 +477,18 @@ inline constexpr double kNvlsChunkBytes = 128 * 1024;
 // NVLS all_reduce's last loop splits its remainder over the heads in multiples of 16 KiB
 // (alignUp(divUp(remCount, nHeads), 16384 / sizeof(T)), device/all_reduce.h@v2.29.7-1:414).
 inline constexpr double kNvlsLastChunkAlignBytes = 16 * 1024;
-// NVLS all_reduce's copies in a Blackwell NVL72 rack (nccl_cost.cc nvls_copy_us): one thread
-// group (a channel's scatter or gather warps) copies each head's chunk in turn, at a fixed cost
-// a chunk, us, and its bytes at a rate, GB/s. gpufabric's terms, fitted by least squares (log of
-// the ratio) on the fit set's OCI GB300 all_reduce over 2 trays of 4 (8 GPUs, NVLS, lines
-// 335-341, NCCL 2.28.7: 8 heads, chunks of 16 to 128 KiB as the size grows); the grid's best
-// lie along a valley from (0.7 us, 25 GB/s) to (0.8, 26). Judged on the same cluster's 64 GPUs
-// (32 heads, lines 343-350, not used in the fit): median |error| 46.9 -> 14.0 %. The test set's
-// only rack NVLS rows, CoreWeave's 72 GPUs at 512 MiB to 8 GiB (NCCL 2.26, 32 channels), do not
-// move: there NVLink, not these copies, paces the model.
-inline constexpr double kNvlsCopyChunkUs = 0.8;
-inline constexpr double kNvlsCopyChannelGBs = 26.0;
+// NVLS all_reduce's copies inside one Blackwell NVL72 rack (nccl_cost.cc nvls_copy_us): one
+// thread group (a channel's scatter or gather warps) copies each head's chunk in turn, at a
+// fixed cost a chunk, us, and its bytes at a rate, GB/s. gpufabric's terms, fitted by least
+// squares (of log simulated/measured) on the fit set's OCI GB300 all_reduce over 2 trays of 4
+// (8 GPUs, NVLS, lines 335-341, NCCL 2.28.7: 8 heads, chunks of 16 to 128 KiB as the size grows)
+// over a grid of 0.6-1.2 us x 23-32 GB/s: the best, 0.0229, at (0.7, 25); the valley is flat
+// ((0.75, 25.5) 0.0229, (0.8, 26) 0.0234). Judged on the same rack's 64 GPUs (32 heads, lines
+// 343-350, not used in the fit): median |error| 46.9 -> 15.8 %. The test set's only rack NVLS
+// rows, CoreWeave's 72 GPUs at 512 MiB to 8 GiB (NCCL 2.26, 32 channels), do not move: there
+// NVLink, not these copies, paces the model.
+inline constexpr double kNvlsCopyChunkUs = 0.7;
+inline constexpr double kNvlsCopyChannelGBs = 25.0;
 // NVLS Tree's chunk from 4 nodes on: NCCL_NVLSTREE_MAX_CHUNKSIZE's default (enqueue.cc@v2.29.7-1:
 // 2168-2180).
 inline constexpr double kNvlsTreeChunkBytesFrom4Nodes = 65536;

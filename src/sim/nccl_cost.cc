@@ -655,31 +655,29 @@ double tree_stage_share(int stages, int network_stages, int domains) {
   return sum / stages;
 }
 
-// NVLS all_reduce's copies in a Blackwell rack, us a channel: every loop the scatter thread
-// group copies the channel's nHeads chunks from the user's buffer into the heads' regions of the
-// NVLS buffer, one chunk after the other, after waiting for all of their slots and before
-// posting them (ScatterGatherOp, device/prims_simple.h@v2.29.7-1:427-470; RunWorkColl NVLS,
-// device/all_reduce.h@v2.29.7-1:409-440; the regions are the GPU's own memory, ucBuff in
-// transport/nvls.cc@v2.28.9-1:354-358), and the gather group copies the multicast results back
-// the same way. On one node the last loop's chunks are its remainder over nHeads, rounded up to
-// 16 KiB (all_reduce.h:414; across nodes whole chunks, :471-484), and only the heads that get
-// data are copied to. Each chunk costs kNvlsCopyChunkUs and its bytes at kNvlsCopyChannelGBs,
-// measured on GB300 racks only: on an HGX board no figure is known (on Hopper's the same cost
-// would put the test set's 1-4 MiB NVLS rows 10-16 points too slow), so elsewhere this is 0.
-double nvls_copy_us(const CostShape& s, bool one_node, double heads, double k,
-                    double channel_bytes) {
-  if (s.generation != GpuGeneration::kBlackwell || !s.nvlink_across_trays || s.op != Op::kAllReduce)
+// NVLS all_reduce's copies inside one Blackwell rack, us a channel: every loop the scatter
+// thread group copies the channel's nHeads chunks from the user's buffer into the heads' regions
+// of the NVLS buffer, one chunk after the other, after waiting for all of their slots and before
+// posting them (ScatterGatherOp, device/prims_simple.h@v2.29.7-1:427-484; RunWorkColl NVLS,
+// oneNode, device/all_reduce.h@v2.29.7-1:409-440; the regions are the GPU's own memory, ucBuff
+// in transport/nvls.cc@v2.28.9-1:354-358), and the gather group (one warp fewer) copies the
+// multicast results back the same way. The last loop's chunks are its remainder over nHeads,
+// rounded up to 16 KiB (all_reduce.h:414), and only the heads that get data are copied to. Each
+// chunk costs kNvlsCopyChunkUs and its bytes at kNvlsCopyChannelGBs, measured in GB300 racks
+// only: elsewhere this is 0. On an HGX board no figure is known (on Hopper's the same cost would
+// put the test set's 1-4 MiB NVLS rows 8-17 points too slow); across domains (NVLS over CollNet,
+// NVLS Tree) the kernels split and align differently and no row measures them.
+double nvls_copy_us(const CostShape& s, double heads, double k, double channel_bytes) {
+  if (s.generation != GpuGeneration::kBlackwell || !s.nvlink_across_trays ||
+      s.op != Op::kAllReduce || s.domains > 1)
     return 0;
   const double loop = k * heads;
   const double full = std::floor(channel_bytes / loop);
   const double rem = channel_bytes - full * loop;
   double pieces = full * heads;
   if (rem > 0) {
-    const double last = one_node
-                            ? std::ceil(std::ceil(rem / heads) / nccl::kNvlsLastChunkAlignBytes) *
-                                  nccl::kNvlsLastChunkAlignBytes
-                            : k;
-    pieces += std::ceil(rem / last);
+    const double align = nccl::kNvlsLastChunkAlignBytes;
+    pieces += std::ceil(rem / (std::ceil(std::ceil(rem / heads) / align) * align));
   }
   return pieces * nccl::kNvlsCopyChunkUs + channel_bytes / (nccl::kNvlsCopyChannelGBs * 1e9) * 1e6;
 }
@@ -794,7 +792,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
         if (S < 8 * ops * k && k > 32768) k = 32768;
         if (S < 2 * ops * k && k > 16384) k = 16384;
         stream(k * heads, per_channel_bytes, 2);
-        r.copy_us = nvls_copy_us(s, false, heads, k, per_channel_bytes);
+        r.copy_us = nvls_copy_us(s, heads, k, per_channel_bytes);
         // Across domains NVLS runs over CollNet: every head sends its chunk of each channel to
         // the in-network reduction, one operation per group of channels a loop, as Direct.
         if (n > 1 && s.op == Op::kAllReduce) r.net_op_us = collnet_ops(r.channels) * op_us;
@@ -804,7 +802,6 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
         if (S < 4 * ops * k && k > 65536) k = 65536;
         if (S < ops * k && k > 32768) k = 32768;
         stream(k * heads, per_channel_bytes, 2 + 2 * log2_floor(n));
-        r.copy_us = nvls_copy_us(s, false, heads, k, per_channel_bytes);
         r.stage_share = tree_stage_share(r.stages, 2 * log2_floor(n), n);
       }
       break;
@@ -967,7 +964,8 @@ double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
   if (p == Protocol::kLL && (a == Algorithm::kRing || a == Algorithm::kTree))
     rate = std::min(protocol_bandwidth_of(a, p, s, Bps, bytes, false) * share, capped);
   // The network messages' own time is in series with the bytes they carry (network_messages_us).
-  const double stream = std::max(bytes / rate * 1e6, run.copy_us) / s.bandwidth_factor +
+  // A profile's bandwidth factor scales the links' rate, not the SMs' copies (run.copy_us).
+  const double stream = std::max(bytes / rate * 1e6 / s.bandwidth_factor, run.copy_us) +
                         network_messages_us(a, p, s, run, bytes);
   if (stream_only) return stream;
   const double t = stream * run.fill_factor() + run.exposed_us();

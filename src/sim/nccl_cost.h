@@ -123,7 +123,8 @@ struct CostShape {
   /// (tuning.cc@v2.29.7-1:363-370, v2.18.6-1:209-216). See ring_same_channels.
   bool ring_same_channels = false;
   /// A calibration profile's measured factor on this algorithm's bandwidth (1: the model's). It
-  /// scales the time the data takes, not NCCL's own estimate (NCCL's tuner does not know it).
+  /// scales the time the data takes on the links, not NCCL's own estimate (NCCL's tuner does
+  /// not know it) nor NVLS's SM copies (PipelineRun::copy_us).
   double bandwidth_factor = 1;
   /// A calibration profile's measured time each network message holds its connection beyond its
   /// bytes, us (0: none); set only where the ranks span domains and the scale-out links pace the
@@ -284,7 +285,7 @@ struct PipelineRun {
   /// (0 elsewhere). data_time_us paces the call by the NIC's path where it is the longer, each
   /// loop after the first paying them (the first is the network step of latency_us).
   double net_op_us = 0;
-  /// NVLS all_reduce on Blackwell: what one channel's scatter (and, as long, gather) thread
+  /// NVLS all_reduce inside one Blackwell rack: what one channel's scatter (and gather) thread
   /// group spends copying its bytes, us: nHeads chunks a loop, one after the other, each a fixed
   /// cost and its bytes at a thread group's copy rate (nccl_constants.h kNvlsCopyChunkUs). The
   /// call's data takes at least this (0 elsewhere).

@@ -76,7 +76,7 @@ TEST(NcclCost, RackNvlinkStepsCostMoreInTheTimeOnly) {
 // chunks one after the other, a fixed cost each and its bytes. 64 GPUs (32 heads) on 24
 // channels at 64 MiB: NCCL's chunk is 32 KiB there (64 MiB < 8 x 768 operations x 64 KiB,
 // >= 2 x 768 x 32 KiB: enqueue.cc), a loop 32 x 32 KiB = 1 MiB; a channel's 64 MiB / 24 holds 2
-// loops and a remainder whose chunks are 22 KiB rounded up to 32 KiB: 22 of them. 86 chunks.
+// loops and a remainder whose chunks are 21.3 KiB rounded up to 32 KiB: 22 of them. 86 chunks.
 TEST(NcclCost, RackNvlsCopiesEveryHeadsChunkInTurn) {
   CostShape rack = shape(Op::kAllReduce, 64, 1, k229);
   rack.generation = GpuGeneration::kBlackwell;
@@ -94,7 +94,14 @@ TEST(NcclCost, RackNvlsCopiesEveryHeadsChunkInTurn) {
   hgx.nvlink_across_trays = false;
   EXPECT_DOUBLE_EQ(tuner_time_us(Algorithm::kNvls, Protocol::kSimple, rack, 1 / 4e12, S),
                    tuner_time_us(Algorithm::kNvls, Protocol::kSimple, hgx, 1 / 4e12, S));
-  // Measured in racks only: none on an HGX board, on Hopper, or for all_gather.
+  // Measured inside one rack only: none on an HGX board, on Hopper, for all_gather, or across
+  // racks (NVLS over CollNet, NVLS Tree).
+  CostShape racks = shape(Op::kAllReduce, 128, 2, k229);
+  racks.generation = GpuGeneration::kBlackwell;
+  racks.channels = 24;
+  racks.nvlink_across_trays = true;
+  EXPECT_EQ(pipeline_run(Algorithm::kNvlsTree, Protocol::kSimple, racks, S).copy_us, 0);
+  EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, racks, S).copy_us, 0);
   EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, hgx, S).copy_us, 0);
   CostShape hopper = rack;
   hopper.generation = GpuGeneration::kHopper;
@@ -102,8 +109,14 @@ TEST(NcclCost, RackNvlsCopiesEveryHeadsChunkInTurn) {
   CostShape gather = rack;
   gather.op = Op::kAllGather;
   EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, gather, S).copy_us, 0);
-  // The last loop copies only the heads that get data: 1 MiB is 43,690 bytes a channel, three
-  // chunks of 16 KiB.
+  // The last loop's chunks are its remainder over the heads rounded up to 16 KiB, and only the
+  // heads that get data are copied to. 1 GiB: 64 KiB chunks, 21 loops of 32 and a remainder of
+  // 699,051 bytes in chunks of 32 KiB: 694 (whole 64 KiB chunks would be 683). 1 MiB: 43,690
+  // bytes a channel, three chunks of 16 KiB.
+  EXPECT_NEAR(
+      pipeline_run(Algorithm::kNvls, Protocol::kSimple, rack, 1 << 30).copy_us,
+      694 * nccl::kNvlsCopyChunkUs + (1 << 30) / 24.0 / (nccl::kNvlsCopyChannelGBs * 1e9) * 1e6,
+      1e-6);
   EXPECT_NEAR(
       pipeline_run(Algorithm::kNvls, Protocol::kSimple, rack, 1 << 20).copy_us,
       3 * nccl::kNvlsCopyChunkUs + (1 << 20) / 24.0 / (nccl::kNvlsCopyChannelGBs * 1e9) * 1e6,
