@@ -122,9 +122,9 @@ Command add_calibrate(CLI::App& root) {
       "training runs) and report the error of each, the fit and the test set apart, per "
       "collective, algorithm and size band (exit 1 when the test set misses a target or has no "
       "points); or, with --fit, fit your cluster's factors (link efficiencies, per-step network "
-      "latency, per-message network time, per-algorithm bandwidth factors) on its own nccl-tests "
-      "outputs and write them as "
-      "a profile that a spec applies with `calibration: FILE`.");
+      "and NVLink latency, per-message network time, per-algorithm bandwidth factors) on its own "
+      "nccl-tests outputs and write them as a profile that a spec applies with "
+      "`calibration: FILE`.");
   a->add_option(
       "CSV", f->csv,
       "measurements in the nccl-public.csv format (source,hardware,nodes,gpus_per_node,"

@@ -72,12 +72,14 @@ bool nic_via_cpu_c2c(const Plan& plan) {
   return plan.nic.rate_gbps > 0 && plan.gpu.nic_attach == NicAttach::kCpuC2c;
 }
 
-// A calibration profile's terms on one algorithm's cost: its bandwidth factor, and the latency
-// the cluster adds to each network step and the time to each network message (only where the
-// ranks span several domains; the messages only where the scale-out links pace the flows).
+// A calibration profile's terms on one algorithm's cost: its bandwidth factor, the latency the
+// cluster adds to each NVLink step, and to each network step and the time to each network
+// message (only where the ranks span several domains; the messages only where the scale-out
+// links pace the flows).
 void apply_profile(const CalibrationProfile& prof, Algorithm a, bool network_paced,
                    CostShape& s) {
   s.bandwidth_factor = prof.algorithm_factor[static_cast<int>(a)];
+  s.nvlink_hop_us = prof.nvlink_step_latency_us;
   if (s.domains > 1) s.net_hop_us += prof.network_step_latency_us;
   if (s.domains > 1 && network_paced) s.network_message_us = prof.network_message_us;
 }
@@ -700,6 +702,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
 void CollectiveModel::recalibrate(const CalibrationProfile& p) {
   profile_.algorithm_factor = p.algorithm_factor;
   profile_.network_step_latency_us = p.network_step_latency_us;
+  profile_.nvlink_step_latency_us = p.nvlink_step_latency_us;
   profile_.network_message_us = p.network_message_us;
 }
 

@@ -224,9 +224,10 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
   const int n = std::max(1, s.domains);
   const double ppn = static_cast<double>(N) / n;
   const int pi = static_cast<int>(p);
-  // NVL72's NVLink steps cross the rack's switch trays (kRackNvlinkStepUs): the time's, not the
-  // tuner's.
-  const double rack_step = timed && s.nvlink_across_trays ? nccl::kRackNvlinkStepUs : 0.0;
+  // NVL72's NVLink steps cross the rack's switch trays (kRackNvlinkStepUs), and a profile may
+  // add its cluster's own (nvlink_hop_us): the time's, not the tuner's.
+  const double rack_step =
+      timed ? (s.nvlink_across_trays ? nccl::kRackNvlinkStepUs : 0.0) + s.nvlink_hop_us : 0.0;
   auto hw = [&](nccl::Hw h, nccl::Algo al) {
     return static_cast<double>(t.hw_latency_us[h][al][pi]) + (h == nccl::kNvlink ? rack_step : 0);
   };
@@ -783,7 +784,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       // steps: each loop's stage waits for the last one's flags, at the Simple protocol's step
       // latency over NVLink (tuning.cc's hwLat[NVLINK][RING][SIMPLE]).
       r.exposed_step_us = terms(s.release).hw_latency_us[nccl::kNvlink][nccl::kRing][pi] +
-                          (s.nvlink_across_trays ? nccl::kRackNvlinkStepUs : 0.0);
+                          (s.nvlink_across_trays ? nccl::kRackNvlinkStepUs : 0.0) + s.nvlink_hop_us;
       const NvlsTuning tuning = nvls_tuning(s.release, s.generation, n, s.domain_gpus,
                                             s.nic_path_GBps, !s.nic_via_cpu_c2c);
       double k = a == Algorithm::kNvls ? tuning.chunk_bytes : tuning.tree_chunk_bytes;

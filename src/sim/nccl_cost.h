@@ -145,6 +145,9 @@ struct CostShape {
   /// The scale-up domain spans several nodes' trays (multi-node NVLink, NVL72): each NVLink
   /// step of the time costs nccl::kRackNvlinkStepUs more than NCCL's table.
   bool nvlink_across_trays = false;
+  /// A calibration profile's latency added to every NVLink step of the time, us (its
+  /// nvlink_step_latency_us; 0: none), as the rack's step is: not to NCCL's estimate.
+  double nvlink_hop_us = 0;
   /// NCCL_BUFFSIZE: the Simple protocol's buffer a connection, bytes (0: NCCL's 4 MiB). Its
   /// eighth is the Simple step the pipeline streams (step_data_bytes).
   double simple_buffer_bytes = 0;

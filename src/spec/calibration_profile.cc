@@ -12,7 +12,7 @@ namespace gf {
 
 bool CalibrationProfile::identity() const {
   if (scaleup_efficiency || network_efficiency || network_step_latency_us != 0 ||
-      network_message_us != 0)
+      nvlink_step_latency_us != 0 || network_message_us != 0)
     return false;
   for (double f : algorithm_factor)
     if (f != 1) return false;
@@ -74,10 +74,9 @@ Result<CalibrationProfile> parse_calibration_profile(const std::string& text,
     return p;
   }
   if (!r.expect_map(f, "factors")) return r.errors();
-  r.check_keys(
-      f, "factors",
-      {"scaleup_efficiency", "network_efficiency", "network_step_latency_us", "network_message_us",
-       "algorithms"});
+  r.check_keys(f, "factors",
+               {"scaleup_efficiency", "network_efficiency", "network_step_latency_us",
+                "nvlink_step_latency_us", "network_message_us", "algorithms"});
   p.scaleup_efficiency =
       bounded(r, f, "scaleup_efficiency", "factors", kMinProfileEfficiency, kMaxProfileEfficiency,
               "an efficiency (the share of the NVLink rate Simple reaches)");
@@ -87,6 +86,9 @@ Result<CalibrationProfile> parse_calibration_profile(const std::string& text,
   if (auto v = bounded(r, f, "network_step_latency_us", "factors", 0, kMaxStepLatencyUs,
                        "a per-step latency in microseconds"))
     p.network_step_latency_us = *v;
+  if (auto v = bounded(r, f, "nvlink_step_latency_us", "factors", 0, kMaxStepLatencyUs,
+                       "a per-step latency in microseconds"))
+    p.nvlink_step_latency_us = *v;
   if (auto v = bounded(r, f, "network_message_us", "factors", 0, kMaxNetworkMessageUs,
                        "a network message's time in microseconds"))
     p.network_message_us = *v;

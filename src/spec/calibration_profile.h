@@ -45,6 +45,10 @@ struct CalibrationProfile {
   /// Latency this cluster adds to every step that crosses the network, us (proxy, NIC and
   /// switch time beyond NCCL's tables and the fabric's hop latency).
   double network_step_latency_us = 0;
+  /// Latency this cluster adds to every NVLink step (inside a scale-up domain), us, beyond
+  /// NCCL's hwLat[NVLINK] and, in a rack, the model's switch-tray step (kRackNvlinkStepUs):
+  /// charged in the time, not in NCCL's estimate of it, which steers its choice without it.
+  double nvlink_step_latency_us = 0;
   /// Time each network message holds its connection beyond its bytes, us: NCCL's proxy posts one
   /// send a slice of a channel's connection (transport/net.cc@v2.29.7-1:1281-1346). Charged in
   /// series with the bytes of ring and tree calls the scale-out links pace, for every message
@@ -62,7 +66,8 @@ struct CalibrationProfile {
 };
 
 /// Reads a profile's YAML (`file` names it in messages): `factors:` with scaleup_efficiency,
-/// network_efficiency, network_step_latency_us, network_message_us and algorithms: {NAME: factor}; the fit's report
+/// network_efficiency, network_step_latency_us, nvlink_step_latency_us, network_message_us and
+/// algorithms: {NAME: factor}; the fit's report
 /// (`fit:`, `cross_validation:`, `fitted_on:`) is kept for the reader and not interpreted, but
 /// for `cluster:`'s gpu and nic, and `profile:` (the format) must be 1. Every problem is an error
 /// with the line and the key.

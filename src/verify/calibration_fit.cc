@@ -68,14 +68,17 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// The factors being fitted, in one vector: scale-up and network efficiency, network step
-// latency, network message time, then one bandwidth factor per algorithm
+// The factors being fitted, in one vector: scale-up and network efficiency, network and NVLink
+// step latency, network message time, then one bandwidth factor per algorithm
 // (kProfileAlgorithmNames order).
-constexpr int kScaleUp = 0, kNetwork = 1, kLatency = 2, kMessage = 3, kFirstAlgorithm = 4;
+constexpr int kScaleUp = 0, kNetwork = 1, kLatency = 2, kNvLatency = 3, kMessage = 4,
+              kFirstAlgorithm = 5;
 constexpr int kParams = kFirstAlgorithm + kProfileAlgorithms;
 // The additive factors (us), searched on a linear scale and probed by adding; the others
 // multiply a term.
-bool additive(int i) { return i == kLatency || i == kMessage; }
+bool additive(int i) { return i == kLatency || i == kNvLatency || i == kMessage; }
+// The per-step latencies: fitted on the points below 1 MiB, the others from 32 MiB.
+bool step_latency(int i) { return i == kLatency || i == kNvLatency; }
 
 struct Theta {
   std::array<double, kParams> v{};
@@ -88,6 +91,7 @@ Theta model_theta(const Plan& plan) {
   t.v[kScaleUp] = scale_up_simple_efficiency(generation_of(plan.gpu));
   t.v[kNetwork] = nccl::kNetworkSimpleEfficiency;
   t.v[kLatency] = 0;
+  t.v[kNvLatency] = 0;
   t.v[kMessage] = 0;
   for (int a = 0; a < kProfileAlgorithms; ++a) t.v[kFirstAlgorithm + a] = 1;
   return t;
@@ -97,6 +101,7 @@ std::string param_name(int i) {
   if (i == kScaleUp) return "scaleup_efficiency";
   if (i == kNetwork) return "network_efficiency";
   if (i == kLatency) return "network_step_latency_us";
+  if (i == kNvLatency) return "nvlink_step_latency_us";
   if (i == kMessage) return "network_message_us";
   return std::string("algorithms.") + kProfileAlgorithmNames[i - kFirstAlgorithm];
 }
@@ -104,7 +109,7 @@ std::string param_name(int i) {
 // Search range of each factor: the profile's own bounds.
 std::pair<double, double> param_range(int i) {
   if (i == kScaleUp || i == kNetwork) return {kMinProfileEfficiency, kMaxProfileEfficiency};
-  if (i == kLatency) return {0, 100};  // us: NCCL's largest per-step term is 31 us (tuning.cc)
+  if (step_latency(i)) return {0, 100};  // us: NCCL's largest per-step term is 31 us (tuning.cc)
   if (i == kMessage) return {0, 100};  // us: the same order
   return {kMinAlgorithmFactor, kMaxAlgorithmFactor};
 }
@@ -129,7 +134,7 @@ std::string at_bound_note(int i, double v) {
                       bound, 1 / bound);
   if (additive(i))
     return fmt::format("at the search's bound {:g} us: more than a per-{} time mends", bound,
-                       i == kLatency ? "step" : "message");
+                       i == kMessage ? "message" : "step");
   return fmt::format(
       "at its bound {:g}: the points are more than {:g}x off the model's {}, more than a factor "
       "mends; check the runs' NCCL_ALGO and the spec",
@@ -142,6 +147,7 @@ CalibrationProfile profile_of(const Theta& t) {
   if (t.fitted[kScaleUp]) p.scaleup_efficiency = t.v[kScaleUp];
   if (t.fitted[kNetwork]) p.network_efficiency = t.v[kNetwork];
   if (t.fitted[kLatency]) p.network_step_latency_us = t.v[kLatency];
+  if (t.fitted[kNvLatency]) p.nvlink_step_latency_us = t.v[kNvLatency];
   if (t.fitted[kMessage]) p.network_message_us = t.v[kMessage];
   for (int a = 0; a < kProfileAlgorithms; ++a)
     if (t.fitted[kFirstAlgorithm + a]) p.algorithm_factor[a] = t.v[kFirstAlgorithm + a];
@@ -175,6 +181,8 @@ class Predictor {
         memory_bytes_(memory_bytes) {}
 
   const Plan& plan() const { return plan_; }
+  /// GPUs of one scale-up domain on the spec's fabric (a node, or an NVL72 rack's trays).
+  int domain_gpus() const { return fabric_.domain_gpus(); }
 
   // Times of every row of the runs in `which` (others left as they are in `out`), us; the
   // algorithm/protocol each row ran in `ran` when given.
@@ -257,6 +265,7 @@ struct ObjPoint {
   int run = 0, row = 0;
   double measured_us = 0;
   bool large = false;  ///< the bandwidth band (>= 32 MiB); else the latency band (< 1 MiB)
+  bool one_domain = false;  ///< a run inside one scale-up domain (no network step)
 };
 
 // Mean squared log error of the time over `pts` (`band`: only the points of that band, large
@@ -335,7 +344,7 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     }
     Theta probe = f.theta;
     probe.fitted[i] = true;
-    if (i == kLatency)
+    if (step_latency(i))
       probe.v[i] += kFitProbeLatencyUs;
     else if (i == kMessage)
       probe.v[i] += kFitProbeMessageUs;
@@ -344,7 +353,9 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     if (auto e = pr.predict(profile_of(probe), which, t); !e.empty()) return e;
     int moved = 0;
     for (const auto& p : pts)
-      if (p.large == (i != kLatency) &&
+      // NVLink's step latency is told apart only inside one domain, where no network step
+      // shares the small calls' time with it.
+      if (p.large == !step_latency(i) && (i != kNvLatency || p.one_domain) &&
           std::fabs(t[p.run][p.row] / base[p.run][p.row] - 1) >= kFitSensitivity)
         ++moved;
     if (moved < kFitMinPoints) {
@@ -352,11 +363,13 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
           i == kScaleUp   ? "no fitted point of 32 MiB or more depends on NVLink's rate"
           : i == kNetwork ? "no fitted point of 32 MiB or more depends on the scale-out links' rate"
           : i == kLatency ? "no fitted point below 1 MiB depends on the network steps' latency"
+          : i == kNvLatency ? "no fitted point below 1 MiB of a run inside one scale-up domain "
+                              "(one node; a rack's trays) depends on the NVLink steps' latency"
           : i == kMessage
               ? "no fitted point of 32 MiB or more sends enough network messages (ring or tree "
                 "calls across nodes the network paces)"
-                          : "no fitted point of 32 MiB or more depends on this algorithm's "
-                            "bandwidth";
+              : "no fitted point of 32 MiB or more depends on this algorithm's "
+                "bandwidth";
       continue;
     }
     f.theta.fitted[i] = true;
@@ -381,7 +394,7 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
       const double start = best;
       for (int i = 0; i < kParams; ++i) {
         if (!th.fitted[i]) continue;
-        const bool large = i != kLatency;
+        const bool large = !step_latency(i);
         if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) return e;
         const double here = objective(pts, t, large);
         const bool logscale = !additive(i);
@@ -683,9 +696,10 @@ Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
     for (std::size_t i = 0; i < runs.size(); ++i)
       for (std::size_t k = 0; k < runs[i].rows.size(); ++k, ++n)
         if (res.points[n].in_objective) {
-          objective_points.push_back({static_cast<int>(i), static_cast<int>(k),
-                                      runs[i].rows[k].time_us,
-                                      res.points[n].band == std::string("large")});
+          objective_points.push_back(
+              {static_cast<int>(i), static_cast<int>(k), runs[i].rows[k].time_us,
+               res.points[n].band == std::string("large"),
+               1LL * runs[i].nodes * plan.gpus_per_node <= pr.domain_gpus()});
           point_of_obj.push_back(static_cast<int>(n));
         }
   }
@@ -824,6 +838,8 @@ std::string fit_profile_yaml(const FitResult& r, const Plan& plan, const std::st
         : p.name == "network_efficiency" ? "share of the scale-out links' rate Simple reaches"
         : p.name == "network_message_us"
             ? "us each network message (a slice) holds its connection beyond its bytes"
+        : p.name == "nvlink_step_latency_us"
+            ? "us added to every NVLink step (inside a scale-up domain)"
             : "us added to every step that crosses the network";
     s += fmt::format("  {}: {:.4f}  # {} (model: {:g}); {}\n", p.name, p.value, meaning,
                      p.model_value, p.why);

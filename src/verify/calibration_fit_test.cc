@@ -67,14 +67,15 @@ double median_of(std::vector<double> v) {
 TEST(CalibrationProfile, ReadsTheFactors) {
   auto p = parse_calibration_profile(
       "profile: 1\nfactors:\n  scaleup_efficiency: 0.8\n  network_efficiency: 0.9\n"
-      "  network_step_latency_us: 3.5\n  network_message_us: 4.25\n"
-      "  algorithms: {tree: 0.95, nvls: 1.1}\n"
+      "  network_step_latency_us: 3.5\n  nvlink_step_latency_us: 0.75\n"
+      "  network_message_us: 4.25\n  algorithms: {tree: 0.95, nvls: 1.1}\n"
       "fit: {anything: [1, 2]}\n",
       "p.yaml");
   ASSERT_TRUE(p) << p.errors().front().message;
   EXPECT_DOUBLE_EQ(*p->scaleup_efficiency, 0.8);
   EXPECT_DOUBLE_EQ(*p->network_efficiency, 0.9);
   EXPECT_DOUBLE_EQ(p->network_step_latency_us, 3.5);
+  EXPECT_DOUBLE_EQ(p->nvlink_step_latency_us, 0.75);
   EXPECT_DOUBLE_EQ(p->network_message_us, 4.25);
   EXPECT_DOUBLE_EQ(p->algorithm_factor[1], 0.95);  // tree
   EXPECT_DOUBLE_EQ(p->algorithm_factor[2], 1.1);   // nvls
@@ -156,6 +157,24 @@ TEST(CalibrationProfile, TheSpecKeyReachesTheSimulator) {
   const fs::path msg = write_temp("msg.yaml", spec + "calibration: messages.yaml\n");
   EXPECT_LT(busbw(msg), 0.97 * model);
   EXPECT_DOUBLE_EQ(busbw(msg, 1), busbw(plain, 1));
+  // An NVLink step's latency: one node's ring all_reduce has 14 NVLink steps, each that much
+  // longer in the time (NCCL's estimate, which picks the protocol, does not know it).
+  write_temp("nvlink.yaml", "factors: {nvlink_step_latency_us: 2}\n");
+  const fs::path nvl = write_temp("nvl.yaml", spec + "calibration: nvlink.yaml\n");
+  auto one_node_us = [](const fs::path& p, double bytes) {
+    auto ps = load_and_plan(p.string());
+    EXPECT_TRUE(ps) << (ps ? "" : ps.errors().front().message);
+    const Fabric fab = Fabric::build(ps->plan, ps->catalog);
+    SimOptions o;
+    o.algorithm = Algorithm::kRing;
+    o.nodes = 1;
+    auto m = CollectiveModel::build(fab, ps->plan, o);
+    EXPECT_TRUE(m);
+    const SizeResult r = m->at(bytes);
+    return std::pair{r.time_us, r.protocol};
+  };
+  EXPECT_NEAR(one_node_us(nvl, 1024).first - one_node_us(plain, 1024).first, 14 * 2.0, 1e-6);
+  EXPECT_EQ(one_node_us(nvl, 1024).second, one_node_us(plain, 1024).second);
 
   // A bad profile: its own file, line and key; a missing one: the spec's key.
   write_temp("bad.yaml", "factors:\n  network_efficiency: 2\n");
@@ -207,6 +226,7 @@ TEST(CalibrationFit, RecoversPlantedFactors) {
   truth.scaleup_efficiency = 0.74;
   truth.network_efficiency = 0.81;
   truth.network_step_latency_us = 6;
+  truth.nvlink_step_latency_us = 1.5;
   truth.algorithm_factor[static_cast<int>(Algorithm::kTree)] = 0.87;
   std::vector<FitRun> runs;
   for (auto [op, algo, nodes] : {std::tuple{Op::kAllReduce, Algorithm::kRing, 8},
@@ -225,6 +245,7 @@ TEST(CalibrationFit, RecoversPlantedFactors) {
   ASSERT_TRUE(f->profile.scaleup_efficiency);
   EXPECT_NEAR(*f->profile.scaleup_efficiency, 0.74, 0.74 * 0.01);
   EXPECT_NEAR(f->profile.network_step_latency_us, 6, 0.5);
+  EXPECT_NEAR(f->profile.nvlink_step_latency_us, 1.5, 0.15);
   EXPECT_NEAR(f->profile.algorithm_factor[static_cast<int>(Algorithm::kTree)], 0.87, 0.87 * 0.01);
   // Ring is the reference: its factor stays the model's.
   EXPECT_EQ(f->profile.algorithm_factor[static_cast<int>(Algorithm::kRing)], 1.0);
@@ -239,6 +260,7 @@ TEST(CalibrationFit, RecoversPlantedFactors) {
   EXPECT_NEAR(*back->network_efficiency, *f->profile.network_efficiency, 1e-4);
   EXPECT_NEAR(*back->scaleup_efficiency, *f->profile.scaleup_efficiency, 1e-4);
   EXPECT_NEAR(back->network_step_latency_us, f->profile.network_step_latency_us, 1e-4);
+  EXPECT_NEAR(back->nvlink_step_latency_us, f->profile.nvlink_step_latency_us, 1e-4);
   EXPECT_NEAR(back->algorithm_factor[static_cast<int>(Algorithm::kTree)],
               f->profile.algorithm_factor[static_cast<int>(Algorithm::kTree)], 1e-4);
 }
