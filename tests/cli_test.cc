@@ -814,17 +814,16 @@ TEST(CliCalibrate, FitWritesAProfileThatASpecApplies) {
   // fits the latency, which leaves the large size where it was.
   EXPECT_NEAR(model / measured, 1, 0.08) << model;
   EXPECT_NEAR(calibrated / measured, 1, 0.08) << calibrated;
-  // The small sizes' time (the file's 1 KiB row: 29.62 us): the profile's network step latency,
-  // fitted on the file's ten rows below 1 MiB, applies and keeps it within 10 %. (The model
-  // alone is not judged here: its network send latency, kP2pNetSendUs, was fitted on this row.)
+  // The small sizes' time: the profile's network step latency, fitted on the file's ten rows
+  // below 1 MiB, reaches the simulator. (Neither time is judged against the file's 1 KiB row:
+  // the model's network send latency, kP2pNetSendUs, and the profile were both fitted on it.)
   auto time_1k = [&](const std::string& spec) {
     CmdResult s = gpufabric("simulate " + spec + " --op sendrecv --nodes 8 -b 1K -e 1K --json");
     EXPECT_EQ(s.code, 0) << s.err;
     return nlohmann::json::parse(s.out)["results"][0]["time_us"].get<double>();
   };
   const double t_model = time_1k(cluster), t_cal = time_1k((dir / "cluster.yaml").string());
-  EXPECT_NE(t_cal, t_model);
-  EXPECT_NEAR(t_cal / 29.62, 1, 0.1) << t_model << " " << t_cal;
+  EXPECT_NE(t_cal, t_model) << t_model << " " << t_cal;
   CmdResult table = gpufabric("simulate " + (dir / "cluster.yaml").string() + " --op sendrecv");
   EXPECT_NE(table.out.find("# calibrated by " + prof.string()), std::string::npos) << table.out;
   EXPECT_EQ(table.out.find("not this spec's"), std::string::npos) << table.out;  // its own cluster

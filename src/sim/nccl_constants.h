@@ -613,15 +613,15 @@ inline constexpr int kSprayWaysP2p = 4;
 inline constexpr double kP2pPerPeerLatencyUs = 1.5;
 inline constexpr double kP2pBaseLatencyUs = 8.4;  // as Ring/Simple base latency
 // A send's crossing between domains, us, after kP2pBaseLatencyUs and before the fabric's own hop
-// latency, whatever its protocol: the receiver's proxy posts its buffer to the sender (net_ib's
-// clear-to-send FIFO write), the sender's RDMA-writes the data, and each proxy hands it to or
-// from its GPU. gpufabric's term; it was NCCL's Simple ring network step, 14 us
-// (hwLat[NET][RING][SIMPLE]), until small network sends were run LL as NCCL runs them (LL's
-// 2.7 us step would have put them at 0.4x of what is measured). Fitted on the fit set's one
-// network send/recv latency (use3a-ss, 8 nodes of B200, 1 KiB in 29.62 us, LL, line 98: 20.7
-// puts it at 1.00x); judged on the test set's 1 KiB alltoall across 2 nodes (mscclpp NDmv4,
-// lines 173 and 181: 1.23x -> 1.04x, 1.43x -> 1.20x) and on line 98's own run at 1-16 MiB (fit
-// set, not used: +12.3/+3.2/+3.1 -> +1.0/-0.6/+2.0 %).
+// latency (a network send runs Simple: its connection has no LL buffer by default, nccl_cost.cc):
+// the receiver's proxy posts its buffer to the sender (net_ib's clear-to-send FIFO write), the
+// sender's RDMA-writes the data, and each proxy hands it to or from its GPU. gpufabric's term
+// (NCCL's tuner has no send/recv latency); it was NCCL's Simple ring network step, 14 us
+// (hwLat[NET][RING][SIMPLE]), which left the fit set's one network send/recv latency at 1.29x.
+// Fitted on that row (use3a-ss, 8 nodes of B200, 1 KiB in 29.62 us, line 98: 20.7 puts it at
+// 1.00x); judged on the test set's 1 KiB alltoall across 2 nodes (mscclpp NDmv4, lines 173 and
+// 181: 1.23x -> 1.04x, 1.43x -> 1.20x) and on line 98's own run at 1-16 MiB (fit set, not used:
+// +12.3/+3.2/+3.1 -> +1.0/-0.6/+2.0 %).
 inline constexpr double kP2pNetSendUs = 20.7;
 // Point-to-point over the network runs on few channels per peer, each one thread block and one
 // proxy connection. NCCL's own planning figure of one network p2p channel's rate, GB/s

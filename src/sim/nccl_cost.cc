@@ -296,7 +296,7 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
              static_cast<double>(N) * nccl::kPatPerRankUs;
     case Algorithm::kP2p: {
       // gpufabric's estimate: NCCL's tuner has no send/recv latency (docs/nccl-model-reference.md).
-      // Across domains a send's crossing, whatever its protocol (kP2pNetSendUs), and the fabric.
+      // Across domains a send's crossing (kP2pNetSendUs, Simple) and the fabric's hop.
       const double one =
           n > 1 ? nccl::kP2pNetSendUs + s.net_hop_us : hw(nccl::kNvlink, nccl::kRing);
       return nccl::kP2pBaseLatencyUs + one;  // an alltoall's posting: alltoall_time_us
@@ -325,27 +325,6 @@ DomainP2pSplit domain_p2p_split_of_call(const CostShape& s, double bytes) {
   if (s.op != Op::kAlltoall) return domain_p2p_split(s, b, 1, 1);
   const long long N = std::max(1LL, s.ranks);
   return domain_p2p_split(s, b / static_cast<double>(N), 0, N);
-}
-
-// Whether a call's sends across domains run LL (NCCL_P2P_LL_THRESHOLD by the release's rule,
-// the one that holds inside a domain: enqueue.cc@v2.29.7-1:851-906 decides for every connection
-// with LL buffers, the network's too): a network peer's send (sendrecv: the call's bytes;
-// alltoall: its 1/N) on the channels NCCL splits it over (p2p_op_channels) or, v2.22-v2.28, the
-// peer's channels.
-bool net_p2p_ll(const CostShape& s, double bytes) {
-  const double per_peer =
-      std::max(1.0, bytes) /
-      (s.op == Op::kAlltoall ? static_cast<double>(std::max(1LL, s.ranks)) : 1.0);
-  const int op_channels = p2p_op_channels(s, per_peer);
-  switch (terms(s.release).p2p_ll_rule) {
-    case nccl::P2pLLRule::kPerPart:
-      return per_peer / op_channels <= nccl::kP2pLLThresholdBytes;
-    case nccl::P2pLLRule::kPerPeerChannels:
-      return per_peer <= p2p_channels_per_peer(s) * nccl::kP2pLLThresholdBytes;
-    case nccl::P2pLLRule::kPerOpChannels:
-      break;
-  }
-  return per_peer <= op_channels * nccl::kP2pLLThresholdBytes;
 }
 
 // protocol_bandwidth; `ll_cap` false leaves out LL's llMaxBw, the one cap on the whole call's
@@ -451,18 +430,18 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
         const double busiest_s = split.busiest * split.part_bytes / (channel_GBps * 1e9);
         return std::min(nvlink, std::max(1.0, bytes) / busiest_s);
       }
-      // Across domains too the protocol is the release's rule's (net_p2p_ll); LL's flags halve
-      // the data its lines carry.
-      const bool ll = net_p2p_ll(s, bytes);
-      if (p != (ll ? Protocol::kLL : Protocol::kSimple)) return 0;
-      const double share = ll ? nccl::kLLDataShare : 1.0;
-      if (s.p2p_nic_GBps <= 0) return simple_Bps * share;
+      // Across domains a send runs Simple: NCCL picks LL only for a connection with LL buffers
+      // (enqueue.cc@v2.29.7-1:866), and p2p network connections share their buffers and map no
+      // LL one unless NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (transport/net.cc@v2.29.7-1:298, 340,
+      // 901, 1073; init.cc:800, default 0).
+      if (p != Protocol::kSimple) return 0;
+      if (s.p2p_nic_GBps <= 0) return simple_Bps;
       // Across domains a peer's bytes move on its few channels, each at most a network p2p
       // channel's rate: sendrecv's one peer gets all the bytes, alltoall's each 1/N.
       const double peers = s.op == Op::kAlltoall ? static_cast<double>(s.ranks) : 1.0;
       const double per_peer = bytes / peers;
       const double cap = p2p_op_channels(s, per_peer) * nccl::kP2pNetChannelGBs * 1e9 * peers;
-      return std::min(simple_Bps, cap) * share;
+      return std::min(simple_Bps, cap);
     }
     default:  // NVLS runs Simple only
       return p == Protocol::kSimple ? simple_Bps : 0;

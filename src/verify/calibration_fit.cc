@@ -269,13 +269,14 @@ struct ObjPoint {
 };
 
 // Mean squared log error of the time over `pts` (`band`: only the points of that band, large
-// or not).
+// or not; `one_domain`: only the points of runs inside one scale-up domain).
 double objective(const std::vector<ObjPoint>& pts, const std::vector<std::vector<double>>& t,
-                 std::optional<bool> band = std::nullopt) {
+                 std::optional<bool> band = std::nullopt, bool one_domain = false) {
   double s = 0;
   int n = 0;
   for (const auto& p : pts) {
     if (band && p.large != *band) continue;
+    if (one_domain && !p.one_domain) continue;
     const double sim = t[p.run][p.row];
     const double e = std::isfinite(sim) && sim > 0 ? std::log(sim / p.measured_us) : 10.0;
     s += e * e;
@@ -395,8 +396,10 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
       for (int i = 0; i < kParams; ++i) {
         if (!th.fitted[i]) continue;
         const bool large = !step_latency(i);
+        // NVLink's step latency is measured on the runs inside one domain only (its probe's).
+        const bool one_domain = i == kNvLatency;
         if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) return e;
-        const double here = objective(pts, t, large);
+        const double here = objective(pts, t, large, one_domain);
         const bool logscale = !additive(i);
         auto [lo_v, hi_v] = param_range(i);
         if (near && near->fitted[i]) {
@@ -411,7 +414,7 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
           Theta probe = th;
           probe.v[i] = to_v(x);
           if (auto e = pr.predict(profile_of(probe), which, t); !e.empty()) err = e;
-          return objective(pts, t, large);
+          return objective(pts, t, large, one_domain);
         };
         double c = b - phi * (b - a), d = a + phi * (b - a);
         double fc = eval(c), fd = eval(d);

@@ -265,6 +265,36 @@ TEST(CalibrationFit, RecoversPlantedFactors) {
               f->profile.algorithm_factor[static_cast<int>(Algorithm::kTree)], 1e-4);
 }
 
+// NVLink's step latency is fitted on the runs inside one domain only: a multi-node run's small
+// calls, whose NVLink steps share their time with the network's (and a ring's hide under
+// netOverhead's floor), do not pull it; its descent sees the one-node points alone. Here the
+// 8-node ring's small calls show no NVLink latency at all (planted without it): fitted on every
+// small point, the estimate falls to 0.95 us.
+TEST(CalibrationFit, NvlinkLatencyIsFittedInsideOneDomain) {
+  PlannedSpec ps = planned_h100_ib("h100-8.yaml", 8);
+  CalibrationProfile one_node, across;
+  one_node.nvlink_step_latency_us = 1.0;
+  across.network_step_latency_us = 4;
+  std::vector<FitRun> runs{planted_run("ring-1.out", Op::kAllReduce, Algorithm::kRing, 1, 8, 4)};
+  ASSERT_TRUE(plant(ps, runs, one_node));
+  std::vector<FitRun> tree{planted_run("ring-8.out", Op::kAllReduce, Algorithm::kRing, 8, 8, 4)};
+  ASSERT_TRUE(plant(ps, tree, across));
+  runs.push_back(tree.front());
+  auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
+  ASSERT_TRUE(f) << f.errors().front().message;
+  EXPECT_NEAR(f->profile.nvlink_step_latency_us, 1.0, 0.02);
+  // The multi-node run alone cannot tell it: not fitted, and the profile says why.
+  std::vector<FitRun> multi(runs.begin() + 1, runs.end());
+  auto g = fit_calibration(ps.plan, ps.catalog, multi, {});
+  ASSERT_TRUE(g) << g.errors().front().message;
+  EXPECT_EQ(g->profile.nvlink_step_latency_us, 0);
+  bool said = false;
+  for (const auto& p : g->parameters)
+    if (p.name == "nvlink_step_latency_us")
+      said = !p.fitted && p.why.find("one scale-up domain") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 // The validation the issue asks for: fitted on one collective's runs of one cluster (all_reduce
 // ring, every node count published), the other collectives of the same cluster, which the fit
 // never saw, land within 5 % median at large sizes. Two B200 clusters of together-nccl-tests:
