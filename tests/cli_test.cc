@@ -696,9 +696,12 @@ TEST(CliSimulate, BadInputExitsTwo) {
   };
   for (const Case& c :
        {Case{"--op allreduce", "did you mean 'all_reduce'"},
-        Case{"--algo ringg", "unknown algorithm"}, Case{"--proto fast", "unknown protocol"},
-        Case{"--nodes 999", "cannot run on 999"}, Case{"-b 1G -e 1K", "larger than the largest"},
-        Case{"-b lots", "is not a size"}, Case{"-f 1", "factor"},
+        Case{"--algo ringg", "unknown algorithm"},
+        Case{"--proto fast", "unknown protocol"},
+        Case{"--nodes 999", "cannot run on 999"},
+        Case{"-b 1G -e 1K", "larger than the largest"},
+        Case{"-b lots", "is not a size"},
+        Case{"-f 1", "factor"},
         Case{"--load-balancing ecmpp", "did you mean 'ecmp'"},
         Case{"--nccl 3.0",
              "--nccl: unknown NCCL release '3.0' (use 2.18 or 2.20 or 2.21 or 2.24 or 2.26 or "
@@ -706,9 +709,12 @@ TEST(CliSimulate, BadInputExitsTwo) {
         Case{"--op all_gather --algo pat --nccl 2.18", "NCCL 2.18 has no PAT"},
         Case{"--algo nvls --proto LL128", "nvls runs the Simple protocol only"},
         Case{"--algo collnet_chain --proto LL", "Simple protocol only"},
+        Case{"--op sendrecv --proto Simple", "runs the protocol NCCL's rule gives each send"},
+        Case{"--op alltoall --proto LL", "leave --proto out, or give auto"},
         Case{"--seed -1", "is not a whole number from 0"},
         Case{"--seed 99999999999999999999", "is not a whole number from 0"},
-        Case{"-g 3", "which 3 does not divide"}, Case{"-g 16", "which 16 does not divide"},
+        Case{"-g 3", "which 3 does not divide"},
+        Case{"-g 16", "which 16 does not divide"},
         Case{"--min-channels 32 --max-channels 4", "32 channels at least, but 4 at most"},
         Case{"--links-bytes 1G", "add --links"}}) {
     CmdResult r = gpufabric(std::string("simulate examples/seed-70b-1024.yaml ") + c.args);

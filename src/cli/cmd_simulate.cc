@@ -95,11 +95,24 @@ int run(const SimulateFlags& f) {
       errs.push_back(Diagnostic::flag("--proto", fmt::format("unknown protocol '{}'", f.proto),
                                       "use auto, LL, LL128 or Simple"));
   }
-  // NCCL runs NVLS, NVLS Tree, CollNet, PAT and point-to-point with the Simple protocol only
+  // Point-to-point's protocol is NCCL's rule's, send by send (NCCL_P2P_LL_THRESHOLD,
+  // enqueue.cc@v2.29.7-1:851-906: LL for a small send inside an NVLink domain, Simple otherwise),
+  // not NCCL_PROTO's: a forced one would leave sizes that no protocol runs.
+  const bool p2p = o.op == Op::kAlltoall || o.op == Op::kSendRecv ||
+                   (o.algorithm && *o.algorithm == Algorithm::kP2p);
+  if (p2p && o.protocol)
+    errs.push_back(Diagnostic::flag(
+        "--proto",
+        fmt::format("point-to-point (alltoall, sendrecv) runs the protocol NCCL's rule gives each "
+                    "send (LL for a send of at most 16 KiB a channel inside an NVLink domain, "
+                    "Simple otherwise), not {}",
+                    f.proto),
+        "leave --proto out, or give auto"));
+  // NCCL runs NVLS, NVLS Tree, CollNet and PAT with the Simple protocol only
   // (tuning.cc@v2.29.7-1:280-283: no model for LL or LL128; NCCL_PROTO=LL with NCCL_ALGO=NVLS
   // finds no algorithm).
-  if (o.algorithm && o.protocol && *o.protocol != Protocol::kSimple &&
-      *o.algorithm != Algorithm::kRing && *o.algorithm != Algorithm::kTree)
+  else if (o.algorithm && o.protocol && *o.protocol != Protocol::kSimple &&
+           *o.algorithm != Algorithm::kRing && *o.algorithm != Algorithm::kTree)
     errs.push_back(Diagnostic::flag(
         "--proto",
         fmt::format("{} runs the Simple protocol only; NCCL has no {} for it", f.algo, f.proto),
@@ -292,7 +305,9 @@ Command add_simulate(CLI::App& root) {
   complete_with(
       a->add_option("--proto", f->proto,
                     "auto | LL | LL128 | Simple (as NCCL_PROTO: a named protocol runs even where "
-                    "NCCL would not enable it by default, as LL128 off its switch)")->capture_default_str(),
+                    "NCCL would not enable it by default, as LL128 off its switch; not for "
+                    "alltoall and sendrecv, whose sends take NCCL's rule's)")
+          ->capture_default_str(),
       [] { return auto_or(names_of(kProtocolNames)); });
   a->add_option("--nodes", f->nodes,
                 "run on the first N nodes of the fabric (as nccl-tests on part of a cluster; "
