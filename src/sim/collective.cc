@@ -809,12 +809,14 @@ SizeResult CollectiveModel::at(double bytes) const {
       r.bottleneck = m.bottleneck;
       r.bottleneck_utilization = m.bottleneck_utilization;
       r.ecmp_collision = m.ecmp_collision;
-      // Point-to-point across domains runs on a peer's few channels, each at a network p2p
-      // channel's rate: where they carry less than the links would, they pace the call.
+      // Point-to-point runs on a peer's few channels, each at a network p2p channel's rate (or,
+      // inside a Blackwell domain, a thread block's copy rate): where they carry less than the
+      // links would with the protocol's own share (LL's flags halve its data), they pace the call.
       const double links_Bps = 1.0 / m.seconds_per_byte;
+      const double protocol_share = pick.protocol == Protocol::kLL ? nccl::kLLDataShare : 1.0;
       if (m.algorithm == Algorithm::kP2p &&
           protocol_bandwidth(m.algorithm, pick.protocol, sh, links_Bps, bytes) <
-              links_Bps * (1 - kChannelBoundShare)) {
+              links_Bps * protocol_share * (1 - kChannelBoundShare)) {
         r.bottleneck = "p2p channels";
         r.bottleneck_utilization = 1;
       }
