@@ -198,6 +198,12 @@ double bus_to_alg(const CostShape& s) {
          static_cast<double>(std::max(1LL, ring_steps(s.op, s.ranks)));
 }
 
+// What an NVLink step of the time costs beyond NCCL's hwLat[NVLINK], us: an NVL72 rack's switch
+// trays (kRackNvlinkStepUs) and a profile's own (nvlink_hop_us). NCCL's estimate has neither.
+double nvlink_step_extra_us(const CostShape& s) {
+  return (s.nvlink_across_trays ? nccl::kRackNvlinkStepUs : 0.0) + s.nvlink_hop_us;
+}
+
 // One network step of algorithm `al`'s latency, us: NCCL's hwLat[NET] (Tree's with one GPU per
 // node where `ppn1_tree_net`, v2.23+) plus the fabric's own hop.
 double network_step_us(nccl::Algo al, Protocol p, const CostShape& s, bool ppn1_tree_net) {
@@ -224,10 +230,8 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
   const int n = std::max(1, s.domains);
   const double ppn = static_cast<double>(N) / n;
   const int pi = static_cast<int>(p);
-  // NVL72's NVLink steps cross the rack's switch trays (kRackNvlinkStepUs), and a profile may
-  // add its cluster's own (nvlink_hop_us): the time's, not the tuner's.
-  const double rack_step =
-      timed ? (s.nvlink_across_trays ? nccl::kRackNvlinkStepUs : 0.0) + s.nvlink_hop_us : 0.0;
+  // The rack's and the profile's NVLink step latency: the time's, not the tuner's.
+  const double rack_step = timed ? nvlink_step_extra_us(s) : 0.0;
   auto hw = [&](nccl::Hw h, nccl::Algo al) {
     return static_cast<double>(t.hw_latency_us[h][al][pi]) + (h == nccl::kNvlink ? rack_step : 0);
   };
@@ -788,8 +792,8 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       // NVLS moves data with multimem loads and stores on the buffers themselves, no FIFO of
       // steps: each loop's stage waits for the last one's flags, at the Simple protocol's step
       // latency over NVLink (tuning.cc's hwLat[NVLINK][RING][SIMPLE]).
-      r.exposed_step_us = terms(s.release).hw_latency_us[nccl::kNvlink][nccl::kRing][pi] +
-                          (s.nvlink_across_trays ? nccl::kRackNvlinkStepUs : 0.0) + s.nvlink_hop_us;
+      r.exposed_step_us =
+          terms(s.release).hw_latency_us[nccl::kNvlink][nccl::kRing][pi] + nvlink_step_extra_us(s);
       const NvlsTuning tuning = nvls_tuning(s.release, s.generation, n, s.domain_gpus,
                                             s.nic_path_GBps, !s.nic_via_cpu_c2c);
       double k = a == Algorithm::kNvls ? tuning.chunk_bytes : tuning.tree_chunk_bytes;

@@ -79,6 +79,9 @@ constexpr int kParams = kFirstAlgorithm + kProfileAlgorithms;
 bool additive(int i) { return i == kLatency || i == kNvLatency || i == kMessage; }
 // The per-step latencies: fitted on the points below 1 MiB, the others from 32 MiB.
 bool step_latency(int i) { return i == kLatency || i == kNvLatency; }
+// NVLink's step latency is told apart only inside one domain, where no network step shares the
+// small calls' time with it: its probe and its descent see those runs' points alone.
+bool one_domain_only(int i) { return i == kNvLatency; }
 
 struct Theta {
   std::array<double, kParams> v{};
@@ -354,9 +357,7 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     if (auto e = pr.predict(profile_of(probe), which, t); !e.empty()) return e;
     int moved = 0;
     for (const auto& p : pts)
-      // NVLink's step latency is told apart only inside one domain, where no network step
-      // shares the small calls' time with it.
-      if (p.large == !step_latency(i) && (i != kNvLatency || p.one_domain) &&
+      if (p.large == !step_latency(i) && (!one_domain_only(i) || p.one_domain) &&
           std::fabs(t[p.run][p.row] / base[p.run][p.row] - 1) >= kFitSensitivity)
         ++moved;
     if (moved < kFitMinPoints) {
@@ -396,8 +397,7 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
       for (int i = 0; i < kParams; ++i) {
         if (!th.fitted[i]) continue;
         const bool large = !step_latency(i);
-        // NVLink's step latency is measured on the runs inside one domain only (its probe's).
-        const bool one_domain = i == kNvLatency;
+        const bool one_domain = one_domain_only(i);
         if (auto e = pr.predict(profile_of(th), which, t); !e.empty()) return e;
         const double here = objective(pts, t, large, one_domain);
         const bool logscale = !additive(i);

@@ -277,9 +277,9 @@ TEST(CalibrationFit, NvlinkLatencyIsFittedInsideOneDomain) {
   across.network_step_latency_us = 4;
   std::vector<FitRun> runs{planted_run("ring-1.out", Op::kAllReduce, Algorithm::kRing, 1, 8, 4)};
   ASSERT_TRUE(plant(ps, runs, one_node));
-  std::vector<FitRun> tree{planted_run("ring-8.out", Op::kAllReduce, Algorithm::kRing, 8, 8, 4)};
-  ASSERT_TRUE(plant(ps, tree, across));
-  runs.push_back(tree.front());
+  std::vector<FitRun> ring8{planted_run("ring-8.out", Op::kAllReduce, Algorithm::kRing, 8, 8, 4)};
+  ASSERT_TRUE(plant(ps, ring8, across));
+  runs.push_back(ring8.front());
   auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
   ASSERT_TRUE(f) << f.errors().front().message;
   EXPECT_NEAR(f->profile.nvlink_step_latency_us, 1.0, 0.02);
