@@ -108,6 +108,8 @@ TEST(CalibrationProfile, BadProfilesNameTheLineAndKey) {
       {"factors:\n  network_step_latency_us: -3\n", "factors.network_step_latency_us", "[0, 1000]",
        2},
       {"factors:\n  network_message_us: 1e6\n", "factors.network_message_us", "[0, 1000]", 2},
+      {"factors:\n  nvlink_step_latency_us: -1\n", "factors.nvlink_step_latency_us", "[0, 1000]",
+       2},
       {"factors:\n  network_message_us: []\n", "factors.network_message_us", "single value", 2},
       {"factors:\n  algorithms:\n    trees: 0.9\n", "factors.algorithms.trees", "tree", 3},
       {"factors:\n  algorithms:\n    tree: 9\n", "factors.algorithms.tree", "[0.25, 4]", 3},
