@@ -127,6 +127,10 @@ struct ReleaseTerms {
   bool p2p_net_chunk_doubled_on_grace;
   // How a send inside the domain comes to run LL (P2pLLRule).
   P2pLLRule p2p_ll_rule;
+  // Tree runs every thread of its block whatever the size ("Tree now uses all threads always",
+  // enqueue.cc@v2.22.3-1, @v2.29.7-1:2019); up to v2.21 a small tree call halves its threads as
+  // a ring's does (enqueue.cc@v2.18.6-1:1208-1212, @v2.21.5-1). See call_threads.
+  bool tree_keeps_all_threads;
 };
 
 // NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
@@ -180,6 +184,7 @@ inline constexpr ReleaseTerms kV2_18 = {
     false,  // no C2C path type in v2.18 (graph/topo.h@v2.18.6-1)
     false,
     P2pLLRule::kPerPart,
+    false,  // enqueue.cc@v2.18.6-1:1208-1212
 };
 
 // NCCL v2.29.7-1: tuning.cc@v2.29.7-1 lines 144-149 (baseLat), 150-169 (hwLat), 170-175
@@ -245,6 +250,7 @@ inline constexpr ReleaseTerms kV2_29 = {
     true,  // graph/paths.cc@v2.29.7-1:185 (PATH_P2C), tuning.cc@v2.29.7-1:483-485
     true,  // init.cc@v2.29.7-1:773-776
     P2pLLRule::kPerOpChannels,
+    true,  // enqueue.cc@v2.29.7-1:2019
 };
 
 // NCCL v2.30.7-1: v2.29.7-1's terms but for what v2.30 changed (git diff v2.29.7-1 v2.30.7-1 --
@@ -380,6 +386,8 @@ constexpr ReleaseTerms v2_21_terms(ReleaseTerms t) {
   // LL a part at a time (enqueue.cc@v2.21.5-1:529); 2.22, which this table also runs, already
   // decides for the whole send (v2.22.3-1:836).
   t.p2p_ll_rule = P2pLLRule::kPerPart;
+  // A small tree call halves its threads (enqueue.cc@v2.21.5-1); v2.22 keeps them all.
+  t.tree_keeps_all_threads = false;
   return t;
 }
 inline constexpr ReleaseTerms kV2_21 = v2_21_terms(kV2_24);
@@ -465,6 +473,14 @@ inline constexpr int kRingSimpleSliceSteps = 2;
 // and CollNet 640 (NCCL_MAX_NTHREADS).
 inline constexpr int kMaxThreads[kNumProtos] = {512, 640, 512};
 inline constexpr int kMaxThreadsNvlsCollNet = 640;
+// A call's block runs at least 3 warps of 32 threads (enqueue.cc@v2.29.7-1:2018,
+// @v2.18.6-1:1218).
+inline constexpr int kWarpSize = 32;
+inline constexpr int kMinCallWarps = 3;
+// What one thread moves a turn: LL a 16-byte line of 8 data bytes and 8 flag bytes
+// (union ncclLLFifoLine, device.h@v2.29.7-1); LL128 and Simple a 16-byte word (BytePack<16>).
+inline constexpr double kLLLineDataBytes = 8;
+inline constexpr double kThreadWordBytes = 16;
 // Thread thresholds: bytes per thread below which a channel is dropped (comm.h@v2.29.7-1:45-47:
 // LL 8, LL128 8, Simple 64; ring LL x nRanks, tuning.cc@v2.29.7-1:543-550).
 inline constexpr int kThreadThreshold[kNumProtos] = {8, 8, 64};

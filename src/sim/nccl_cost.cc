@@ -691,6 +691,23 @@ double nvls_copy_us(const CostShape& s, double heads, double k, double channel_b
   }
   return pieces * nccl::kNvlsCopyChunkUs + channel_bytes / (nccl::kNvlsCopyChannelGBs * 1e9) * 1e6;
 }
+// The threads a channel of a ring, tree or CollNet Chain call moves data with: once the call is
+// down to one channel, NCCL halves its threads while nBytes < channels x threads x threshold
+// and the count is a multiple of 128, then gives it at least 3 warps, and Simple's ring one
+// more for its synchronisation, which moves no data (enqueue.cc@v2.29.7-1:2005-2018,
+// @v2.18.6-1:1208-1218). Tree keeps them all from v2.22, PAT always (enqueue.cc@v2.29.7-1:
+// 2019-2020). With ring LL's threshold x nRanks, a 32-rank broadcast runs one channel of 256
+// threads at 64 KiB and 96 below 32 KiB.
+int call_threads(Algorithm a, Protocol p, const CostShape& s, double bytes, int channels,
+                 double threshold) {
+  const int pi = static_cast<int>(p);
+  int nt = a == Algorithm::kCollNetChain ? nccl::kMaxThreadsNvlsCollNet : nccl::kMaxThreads[pi];
+  if (a == Algorithm::kPat || (a == Algorithm::kTree && terms(s.release).tree_keeps_all_threads))
+    return nt;
+  while (bytes < channels * static_cast<double>(nt) * threshold && nt % 128 == 0) nt /= 2;
+  const int sync = p == Protocol::kSimple && a == Algorithm::kRing ? nccl::kWarpSize : 0;
+  return std::max(nt + sync, nccl::kMinCallWarps * nccl::kWarpSize) - sync;
+}
 }  // namespace
 
 PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes) {
@@ -702,6 +719,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
   const double S = std::max(1.0, bytes);
   r.comm_channels = std::max(1, s.channels);
   r.channels = r.comm_channels;
+  int threads = 0, full_threads = 0;  // a channel's threads, and its full count (0: not halved)
   if (a == Algorithm::kRing || a == Algorithm::kTree || a == Algorithm::kPat ||
       a == Algorithm::kCollNetChain) {
     // Channels are dropped while nBytes < nc x nThreads x threshold (enqueue.cc@v2.29.7-1:
@@ -714,6 +732,9 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
     if (a == Algorithm::kRing && p == Protocol::kLL) per_channel *= static_cast<double>(N);
     r.channels = static_cast<int>(
         std::clamp(std::floor(S / per_channel), 1.0, static_cast<double>(r.comm_channels)));
+    full_threads =
+        a == Algorithm::kCollNetChain ? nccl::kMaxThreadsNvlsCollNet : nccl::kMaxThreads[pi];
+    threads = call_threads(a, p, s, S, r.channels, per_channel / full_threads);
   }
   const double nc = r.channels;
   const double per_channel_bytes = S / nc;
@@ -871,6 +892,17 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       stream(per_channel_bytes, per_channel_bytes, 1);
       break;
   }
+  if (threads > 0 && threads < full_threads) {
+    // A channel's threads share a step's data, LL a line (8 bytes of data) each, the others a
+    // 16-byte word each, in a loop (prims_ll.h@v2.29.7-1:226-290; prims_simple.h, reduceCopy):
+    // with fewer threads each takes more turns. Threads beyond the step's units idle, so a step
+    // too small to busy them all costs no more (a ring's step is a loop's slice: one rank's).
+    const double unit = p == Protocol::kLL ? nccl::kLLLineDataBytes : nccl::kThreadWordBytes;
+    const bool ring_loop = a == Algorithm::kRing && s.op != Op::kBroadcast && s.op != Op::kReduce;
+    const double step = r.chunk_bytes / (ring_loop ? static_cast<double>(N) : 1.0);
+    const double units = std::max(1.0, std::ceil(step / unit));
+    r.thread_share = std::min<double>(threads, units) / std::min<double>(full_threads, units);
+  }
   return r;
 }
 
@@ -966,10 +998,11 @@ double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
   const double capped = protocol_bandwidth(a, p, s, Bps, bytes);
   if (!(capped > 0)) return std::numeric_limits<double>::infinity();
   const PipelineRun run = pipeline_run(a, p, s, bytes);
-  const double share = static_cast<double>(run.channels) / run.comm_channels;
-  // The call's channels carry their share of the bandwidth. LL's llMaxBw is no channel's: NCCL
-  // indexes it by the GPU on one node and by the CPU's vendor across nodes (tuning.cc@v2.29.7-1:
-  // 252-256), a bound of the host's path on the whole call, which fewer channels still reach.
+  const double share = static_cast<double>(run.channels) / run.comm_channels * run.thread_share;
+  // The call's channels carry their share of the bandwidth, at what their threads move. LL's
+  // llMaxBw is no channel's: NCCL indexes it by the GPU on one node and by the CPU's vendor across
+  // nodes (tuning.cc@v2.29.7-1: 252-256), a bound of the host's path on the whole call, which fewer
+  // channels still reach.
   double rate = capped * share;
   if (p == Protocol::kLL && (a == Algorithm::kRing || a == Algorithm::kTree))
     rate = std::min(protocol_bandwidth_of(a, p, s, Bps, bytes, false) * share, capped);

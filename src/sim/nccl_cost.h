@@ -268,6 +268,9 @@ double step_data_bytes(Protocol p, const CostShape& s);
 struct PipelineRun {
   int channels = 1;        ///< channels of this call (fewer than the communicator's when small)
   int comm_channels = 1;   ///< the communicator's (the flow model's bandwidth is for all of them)
+  /// The share of a channel's full rate its threads carry: NCCL halves a small call's threads a
+  /// channel (call_threads), and a channel moves data at the pace of its threads (1: all of them).
+  double thread_share = 1;
   double chunk_bytes = 0;  ///< data bytes one channel streams as a unit (a chunk; a whole loop
                            ///< of N or nHeads chunks for rings, NVLS and CollNet)
   double chunks = 1;       ///< chunks (or loops) each channel streams

@@ -557,6 +557,54 @@ TEST(NcclCost, PipelineKeepsChannelsAsEnqueueDoes) {
   EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, one, 8).channels, 16);
 }
 
+// Down to one channel, NCCL halves a call's threads while nBytes < threads x threshold (ring LL:
+// 8 B x nRanks), to no fewer than 3 warps. A ring's loop slices the message N ways, so no step
+// has more lines than threads; a broadcast's chain moves the whole message as one chunk, whose
+// lines the few threads take in turns: its data runs at their share of the channel's rate.
+TEST(NcclCost, SmallChainsRunOnTheThreadsNcclLeavesThem) {
+  const CostShape bc4 = shape(Op::kBroadcast, 32, 4, k229);
+  auto share = [](const CostShape& s, Algorithm a, Protocol p, double bytes) {
+    return pipeline_run(a, p, s, bytes).thread_share;
+  };
+  // 32 ranks: 512 threads need 128 KiB; 64 KiB runs 256, 32 KiB 128, below that 3 warps.
+  EXPECT_DOUBLE_EQ(share(bc4, Algorithm::kRing, Protocol::kLL, 128 << 10), 1.0);
+  EXPECT_DOUBLE_EQ(share(bc4, Algorithm::kRing, Protocol::kLL, 64 << 10), 256.0 / 512);
+  EXPECT_DOUBLE_EQ(share(bc4, Algorithm::kRing, Protocol::kLL, 32 << 10), 128.0 / 512);
+  EXPECT_DOUBLE_EQ(share(bc4, Algorithm::kRing, Protocol::kLL, 4096), 96.0 / 512);
+  // 1 KiB is 128 lines: 96 threads take them in two turns where 512 would take one.
+  EXPECT_DOUBLE_EQ(share(bc4, Algorithm::kRing, Protocol::kLL, 1024), 96.0 / 128);
+  EXPECT_DOUBLE_EQ(share(bc4, Algorithm::kRing, Protocol::kLL, 512), 1.0);
+  // The data of a call alone takes 1 / share as long (the latency does not change).
+  const double spb = 1e-11;
+  EXPECT_NEAR(data_time_us(Algorithm::kRing, Protocol::kLL, bc4, spb, 4096) /
+                  data_time_us(Algorithm::kRing, Protocol::kLL, bc4, spb, 8192),
+              0.5, 1e-9);
+  CostShape reduce = bc4;
+  reduce.op = Op::kReduce;
+  EXPECT_DOUBLE_EQ(share(reduce, Algorithm::kRing, Protocol::kLL, 4096), 96.0 / 512);
+  // Rings' loops and trees are unaffected: all_gather's step is one rank's slice, and trees keep
+  // all their threads from v2.22 (v2.18 halves them, but only under one line a thread).
+  for (const Op op : {Op::kAllGather, Op::kAllReduce, Op::kReduceScatter}) {
+    CostShape ring = bc4;
+    ring.op = op;
+    for (const double b : {1024.0, 4096.0, 65536.0})
+      EXPECT_DOUBLE_EQ(share(ring, Algorithm::kRing, Protocol::kLL, b), 1.0) << op_name(op) << b;
+  }
+  const CostShape tree = shape(Op::kAllReduce, 32, 4, k229);
+  EXPECT_DOUBLE_EQ(share(tree, Algorithm::kTree, Protocol::kLL, 4096), 1.0);
+  const CostShape tree18 = shape(Op::kAllReduce, 32, 4, k218);
+  EXPECT_DOUBLE_EQ(share(tree18, Algorithm::kTree, Protocol::kLL, 4096), 1.0);
+  // Simple's ring keeps a warp for its synchronisation: 16 KiB (below 512 x 64 B) runs 256 data
+  // threads, 4 KiB 64 (3 warps with the sync warp), in 16-byte words.
+  EXPECT_DOUBLE_EQ(share(bc4, Algorithm::kRing, Protocol::kSimple, 16 << 10), 256.0 / 512);
+  EXPECT_DOUBLE_EQ(share(bc4, Algorithm::kRing, Protocol::kSimple, 4096), 64.0 / 256);
+  // NCCL's tuner does not see it: its estimate stays a straight line in the bytes.
+  auto tuner = [&](double b) {
+    return tuner_time_us(Algorithm::kRing, Protocol::kLL, bc4, spb, b);
+  };
+  EXPECT_NEAR(tuner(131072) - tuner(65536), tuner(65536) - tuner(0), 1e-6);
+}
+
 // A broadcast's chain in time: 27 NVLink hops at NVLink's ring step latency and 4 network hops
 // at the network's (4 nodes of 8, LL: 6.6 + 27 x 0.6 + 4 x 2.7 us); NCCL's own estimate, which
 // picks the protocol, charges all 32 steps the network's (tuning.cc@v2.29.7-1:363-370).
