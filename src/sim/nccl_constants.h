@@ -131,6 +131,17 @@ struct ReleaseTerms {
   // enqueue.cc@v2.22.3-1, @v2.29.7-1:2019); up to v2.21 a small tree call halves its threads as
   // a ring's does (enqueue.cc@v2.18.6-1:1208-1212, @v2.21.5-1). See call_threads.
   bool tree_keeps_all_threads;
+  // The kernel plan's scheduler (scheduleCollTasksToPlan) splits a call into cells and gives a
+  // channel at least this much traffic, bytes (0: none, up to v2.21, where a call runs the
+  // channels its size leaves it; v2.22's 512 is not carried). See scheduled_channels.
+  double min_traffic_per_channel;
+  // ... and a channel at least that share even where the channels would carry less each
+  // (trafficPerChannel = max(min, traffic / channels), v2.23-v2.28; v2.29: traffic / channels,
+  // the call's traffic itself at least the minimum).
+  bool min_traffic_floors_channel_share;
+  // LL's cells count its traffic x4 (its flags and unused lines), so its cells are a quarter as
+  // big (enqueue.cc@v2.26.2-1:568; not in v2.25.1).
+  bool ll_cells_quartered;
 };
 
 // NCCL v2.18.6-1: tuning.cc@v2.18.6-1 lines 56-59 (baseLat), 65-78 (hwLat), 86-90 (llMaxBws),
@@ -185,6 +196,9 @@ inline constexpr ReleaseTerms kV2_18 = {
     false,
     P2pLLRule::kPerPart,
     false,  // enqueue.cc@v2.18.6-1:1208-1212
+    0,      // no cell scheduler in v2.18
+    false,
+    false,
 };
 
 // NCCL v2.29.7-1: tuning.cc@v2.29.7-1 lines 144-149 (baseLat), 150-169 (hwLat), 170-175
@@ -250,7 +264,10 @@ inline constexpr ReleaseTerms kV2_29 = {
     true,  // graph/paths.cc@v2.29.7-1:185 (PATH_P2C), tuning.cc@v2.29.7-1:483-485
     true,  // init.cc@v2.29.7-1:773-776
     P2pLLRule::kPerOpChannels,
-    true,  // enqueue.cc@v2.29.7-1:2019
+    true,   // enqueue.cc@v2.29.7-1:2019
+    32768,  // MinTrafficPerChannel, enqueue.cc@v2.29.7-1:581
+    false,  // enqueue.cc@v2.29.7-1:593, 614
+    true,   // enqueue.cc@v2.29.7-1:652
 };
 
 // NCCL v2.30.7-1: v2.29.7-1's terms but for what v2.30 changed (git diff v2.29.7-1 v2.30.7-1 --
@@ -282,6 +299,10 @@ constexpr ReleaseTerms v2_28_terms(ReleaseTerms t) {
   t.ring_ll128_cap_blackwell[2] = 2 * 36.7;
   t.p2p_net_chunk_doubled_on_grace = false;  // init.cc@v2.28.9-1: one p2p chunk on every host
   t.p2p_ll_rule = P2pLLRule::kPerPeerChannels;  // enqueue.cc@v2.28.9-1:821, 834
+  // 16K traffic at least a channel (enqueue.cc@v2.28.9-1:529, 562; @v2.24.3-1:481, 514), from v2.23
+  // (@v2.23.4-1); v2.29 doubled it and dropped the floor a channel.
+  t.min_traffic_per_channel = 16384;
+  t.min_traffic_floors_channel_share = true;
   return t;
 }
 inline constexpr ReleaseTerms kV2_28 = v2_28_terms(kV2_29);
@@ -356,6 +377,7 @@ constexpr ReleaseTerms v2_24_terms(ReleaseTerms t) {
   t.ll128_on_blackwell = false;
   t.max_channels = 32;
   t.nvls_channels_blackwell[0] = t.nvls_channels_blackwell[1] = 16;
+  t.ll_cells_quartered = false;  // enqueue.cc@v2.24.3-1:548 (v2.26.2-1:568 added it)
   return t;
 }
 inline constexpr ReleaseTerms kV2_24 = v2_24_terms(kV2_26);
@@ -388,6 +410,7 @@ constexpr ReleaseTerms v2_21_terms(ReleaseTerms t) {
   t.p2p_ll_rule = P2pLLRule::kPerPart;
   // A small tree call halves its threads (enqueue.cc@v2.21.5-1); v2.22 keeps them all.
   t.tree_keeps_all_threads = false;
+  t.min_traffic_per_channel = 0;  // no cells before v2.22 (512 B there, not carried)
   return t;
 }
 inline constexpr ReleaseTerms kV2_21 = v2_21_terms(kV2_24);
@@ -481,6 +504,9 @@ inline constexpr int kMinCallWarps = 3;
 // (union ncclLLFifoLine, device.h@v2.29.7-1); LL128 and Simple a 16-byte word (BytePack<16>).
 inline constexpr double kLLLineDataBytes = 8;
 inline constexpr double kThreadWordBytes = 16;
+// The kernel plan's scheduler counts LL's traffic x4 when it cuts a call into cells
+// (enqueue.cc@v2.29.7-1:652; from v2.26, ReleaseTerms::ll_cells_quartered).
+inline constexpr double kLLCellTrafficFactor = 4;
 // Thread thresholds: bytes per thread below which a channel is dropped (comm.h@v2.29.7-1:45-47:
 // LL 8, LL128 8, Simple 64; ring LL x nRanks, tuning.cc@v2.29.7-1:543-550).
 inline constexpr int kThreadThreshold[kNumProtos] = {8, 8, 64};

@@ -708,6 +708,32 @@ int call_threads(Algorithm a, Protocol p, const CostShape& s, double bytes, int 
   const int sync = p == Protocol::kSimple && a == Algorithm::kRing ? nccl::kWarpSize : 0;
   return std::max(nt + sync, nccl::kMinCallWarps * nccl::kWarpSize) - sync;
 }
+
+// The channels the kernel plan's scheduler spreads a call over (scheduleCollTasksToPlan,
+// enqueue.cc@v2.29.7-1:570-700, @v2.24.3-1:470-640): the call's traffic (its bytes x 2 for
+// all_reduce, x nRanks for all_gather and reduce_scatter, whose count is a rank's) is cut into
+// cells of the minimum traffic, and each channel takes the cells of its share of the traffic,
+// never fewer than one; so a channel carries at least a cell. CollNet calls keep theirs.
+int scheduled_channels(Protocol p, const CostShape& s, double bytes, int channels) {
+  const nccl::ReleaseTerms& t = terms(s.release);
+  const double min_traffic = t.min_traffic_per_channel;
+  if (!(min_traffic > 0) || channels <= 1) return channels;
+  const double N = static_cast<double>(std::max(1LL, s.ranks));
+  const bool gather = s.op == Op::kAllGather || s.op == Op::kReduceScatter;
+  const double per_byte = s.op == Op::kAllReduce ? 2 : gather ? N : 1;
+  const double count_bytes = gather ? bytes / N : bytes;
+  auto up16 = [](double b) { return std::ceil(b / 16) * 16; };
+  const double traffic = std::max(min_traffic, count_bytes * per_byte);
+  const double per_channel = t.min_traffic_floors_channel_share
+                                 ? std::max(min_traffic, traffic / channels)
+                                 : up16(traffic / channels);
+  const double cell_per_byte =
+      per_byte * (p == Protocol::kLL && t.ll_cells_quartered ? nccl::kLLCellTrafficFactor : 1);
+  const double cell = up16(std::ceil(min_traffic / cell_per_byte));
+  const double cells = std::max(1.0, std::ceil(count_bytes / cell));
+  const double per = std::min(cells, std::ceil(per_channel / (cell * cell_per_byte)));
+  return static_cast<int>(std::clamp(std::ceil(cells / per), 1.0, static_cast<double>(channels)));
+}
 }  // namespace
 
 PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes) {
@@ -735,6 +761,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
     full_threads =
         a == Algorithm::kCollNetChain ? nccl::kMaxThreadsNvlsCollNet : nccl::kMaxThreads[pi];
     threads = call_threads(a, p, s, S, r.channels, per_channel / full_threads);
+    if (a != Algorithm::kCollNetChain) r.channels = scheduled_channels(p, s, S, r.channels);
   }
   const double nc = r.channels;
   const double per_channel_bytes = S / nc;

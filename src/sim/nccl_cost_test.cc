@@ -550,11 +550,50 @@ TEST(NcclCost, PipelineKeepsChannelsAsEnqueueDoes) {
   EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, one, 8).channels, 1);
   EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, one, 5 * 32768).channels, 5);
   EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kSimple, one, 1 << 30).channels, 16);
-  // Ring LL's threshold is x nRanks: 512 x 8 x 8 = 32 KiB too on 8 GPUs; LL128 640 x 8 = 5 KiB.
+  // Ring LL's threshold is x nRanks: 512 x 8 x 8 = 32 KiB too on 8 GPUs; LL128 640 x 8 = 5 KiB,
+  // which would leave 96 KiB 16 channels, but the scheduler's cells of 32 KiB of traffic (16 KiB
+  // of an all_reduce) give it 6 (TheSchedulerGivesEachChannelACellOfTraffic); v2.18 has no cells.
   EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL, one, 3 * 32768).channels, 3);
-  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL128, one, 3 * 32768).channels, 16);
+  EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL128, one, 3 * 32768).channels, 6);
+  EXPECT_EQ(
+      pipeline_run(Algorithm::kRing, Protocol::kLL128, shape(Op::kAllReduce, 8, 1, k218), 3 * 32768)
+          .channels,
+      16);
   // NVLS keeps its channels at every size.
   EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, one, 8).channels, 16);
+}
+
+// The kernel plan's scheduler cuts a call into cells of the least traffic a channel carries and
+// gives each channel at least one (scheduleCollTasksToPlan): from v2.23 16 KiB of traffic (an
+// all_reduce's bytes count twice) with a floor a channel, from v2.26 LL's cells a quarter of
+// that, from v2.29 32 KiB without the floor.
+TEST(NcclCost, TheSchedulerGivesEachChannelACellOfTraffic) {
+  const NcclRelease k224 = NcclRelease::kV2_24, k228 = NcclRelease::kV2_28;
+  auto channels = [](NcclRelease r, Op op, Algorithm a, Protocol p, double bytes) {
+    return pipeline_run(a, p, shape(op, 32, 4, r), bytes).channels;
+  };
+  // Tree LL all_reduce: 512 threads x 8 B leave 64 KiB 16 channels; v2.24's cells of 8 KiB of
+  // data (16 KiB of traffic) take 8 of them, 32 KiB 4, 8 KiB 1.
+  EXPECT_EQ(channels(k218, Op::kAllReduce, Algorithm::kTree, Protocol::kLL, 65536), 16);
+  EXPECT_EQ(channels(k224, Op::kAllReduce, Algorithm::kTree, Protocol::kLL, 65536), 8);
+  EXPECT_EQ(channels(k224, Op::kAllReduce, Algorithm::kTree, Protocol::kLL, 32768), 4);
+  EXPECT_EQ(channels(k224, Op::kAllReduce, Algorithm::kTree, Protocol::kLL, 8192), 1);
+  // v2.28 counts LL's traffic x4: cells of 2 KiB, every channel keeps one.
+  EXPECT_EQ(channels(k228, Op::kAllReduce, Algorithm::kTree, Protocol::kLL, 65536), 16);
+  // ... but not LL128's: 640 x 8 B leave 64 KiB 12 channels, its 8 KiB cells 8.
+  EXPECT_EQ(channels(k228, Op::kAllReduce, Algorithm::kTree, Protocol::kLL128, 65536), 8);
+  // v2.29: the call's traffic over the channels, cells of 4 KiB for LL: 16 channels.
+  EXPECT_EQ(channels(k229, Op::kAllReduce, Algorithm::kTree, Protocol::kLL, 65536), 16);
+  // A broadcast's or all_gather's ring at 1 MiB carries well over a cell a channel: unchanged.
+  EXPECT_EQ(channels(k224, Op::kBroadcast, Algorithm::kRing, Protocol::kLL, 1 << 20), 8);
+  EXPECT_EQ(channels(k218, Op::kBroadcast, Algorithm::kRing, Protocol::kLL, 1 << 20), 8);
+  EXPECT_EQ(channels(k224, Op::kAllGather, Algorithm::kRing, Protocol::kLL, 1 << 20), 8);
+  // The call's threads stay what getAlgoInfo gave its channels before the cells: a 32 KiB
+  // v2.24 tree keeps 512 a channel (Tree's all threads), its data at 4 channels' share.
+  const CostShape t224 = shape(Op::kAllReduce, 32, 4, k224);
+  EXPECT_DOUBLE_EQ(pipeline_run(Algorithm::kTree, Protocol::kLL, t224, 32768).thread_share, 1.0);
+  EXPECT_NEAR(data_time_us(Algorithm::kTree, Protocol::kLL, t224, 1e-11, 32768),
+              data_time_us(Algorithm::kTree, Protocol::kLL, t224, 1e-11, 8192), 1e-9);
 }
 
 // Down to one channel, NCCL halves a call's threads while nBytes < threads x threshold (ring LL:
