@@ -98,8 +98,7 @@ int run(const SimulateFlags& f) {
   // Point-to-point's protocol is NCCL's rule's, send by send (NCCL_P2P_LL_THRESHOLD,
   // enqueue.cc@v2.29.7-1:851-906: LL for a small send inside an NVLink domain, Simple otherwise),
   // not NCCL_PROTO's: a forced one would leave sizes that no protocol runs.
-  const bool p2p = o.op == Op::kAlltoall || o.op == Op::kSendRecv ||
-                   (o.algorithm && *o.algorithm == Algorithm::kP2p);
+  const bool p2p = is_point_to_point(o.op) || (o.algorithm && *o.algorithm == Algorithm::kP2p);
   if (p2p && o.protocol)
     errs.push_back(Diagnostic::flag(
         "--proto",

@@ -281,7 +281,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
 
   const Op op = o.op;
   const bool reduce_all = op == Op::kAllReduce;
-  const bool ring_ops = op != Op::kAlltoall && op != Op::kSendRecv;
+  const bool ring_ops = !is_point_to_point(op);
   const double ring_factor = ring_traffic_factor(op, b.ranks);
   model(Algorithm::kRing, ring_ops ? "" : "not used for this operation", [&](FlowSet& fs, auto&) {
     b.ring(kPayload * ring_factor, fs);
@@ -622,7 +622,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
 
 Algorithm GroupCollective::algorithm() const {
   // NCCL runs a group's alltoall and sendrecv as point-to-point, the rest as rings.
-  return op_ == Op::kAlltoall || op_ == Op::kSendRecv ? Algorithm::kP2p : Algorithm::kRing;
+  return is_point_to_point(op_) ? Algorithm::kP2p : Algorithm::kRing;
 }
 
 CostShape GroupCollective::cost_shape() const {

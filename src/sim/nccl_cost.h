@@ -44,6 +44,9 @@ inline constexpr EnumName<Protocol> kProtocolNames[] = {
     {Protocol::kLL, "LL"}, {Protocol::kLL128, "LL128"}, {Protocol::kSimple, "Simple"}};
 
 inline const char* op_name(Op op) { return name_of(kOpNames, op); }  ///< all_reduce, ...
+/// alltoall and sendrecv: NCCL's grouped sends and receives (Algorithm::kP2p), not a collective
+/// algorithm's, with the protocol its send rule gives each send.
+inline bool is_point_to_point(Op op) { return op == Op::kAlltoall || op == Op::kSendRecv; }
 inline const char* algorithm_name(Algorithm a) { return name_of(kAlgorithmNames, a); }
 inline const char* protocol_name(Protocol p) { return name_of(kProtocolNames, p); }
 inline std::vector<std::string> op_names() { return names_of(kOpNames); }

@@ -168,7 +168,7 @@ Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file,
 }
 
 std::string algorithm_group(const std::string& algo, Op op) {
-  if (op == Op::kAlltoall || op == Op::kSendRecv) return "p2p";
+  if (is_point_to_point(op)) return "p2p";
   if (algo.empty() || algo == "auto") return "auto";
   if (algo == "collnet_chain") return algo;
   if (algo.rfind("collnet", 0) == 0) return "collnet";
