@@ -139,8 +139,9 @@ struct ReleaseTerms {
   // (trafficPerChannel = max(min, traffic / channels), v2.23-v2.28; v2.29: traffic / channels,
   // the call's traffic itself at least the minimum).
   bool min_traffic_floors_channel_share;
-  // LL's cells count its traffic x4 (its flags and unused lines), so its cells are a quarter as
-  // big (enqueue.cc@v2.26.2-1:568; not in v2.25.1).
+  // LL's traffic counts x4 (its flags and unused lines), the call's and its cells', so its
+  // cells are a quarter as big (enqueue.cc@v2.26.2-1:388, 568; not in v2.25.1, which runs the
+  // v2.26 table: an approximation for 2.25).
   bool ll_cells_quartered;
 };
 
@@ -408,7 +409,8 @@ constexpr ReleaseTerms v2_21_terms(ReleaseTerms t) {
   // LL a part at a time (enqueue.cc@v2.21.5-1:529); 2.22, which this table also runs, already
   // decides for the whole send (v2.22.3-1:836).
   t.p2p_ll_rule = P2pLLRule::kPerPart;
-  // A small tree call halves its threads (enqueue.cc@v2.21.5-1); v2.22 keeps them all.
+  // A small tree call halves its threads (enqueue.cc@v2.21.5-1); v2.22, which runs this table,
+  // keeps them all (v2.22.3-1:1655): an approximation for 2.22's tree calls under 32 KiB.
   t.tree_keeps_all_threads = false;
   t.min_traffic_per_channel = 0;  // no cells before v2.22 (512 B there, not carried)
   return t;
@@ -497,9 +499,12 @@ inline constexpr int kRingSimpleSliceSteps = 2;
 inline constexpr int kMaxThreads[kNumProtos] = {512, 640, 512};
 inline constexpr int kMaxThreadsNvlsCollNet = 640;
 // A call's block runs at least 3 warps of 32 threads (enqueue.cc@v2.29.7-1:2018,
-// @v2.18.6-1:1218).
+// @v2.18.6-1:1219).
 inline constexpr int kWarpSize = 32;
 inline constexpr int kMinCallWarps = 3;
+// Simple's tree runs 4 warps more, for its split into a reduce-up and a broadcast-down group
+// (enqueue.cc@v2.18.6-1:1217, @v2.29.7-1:2016).
+inline constexpr int kTreeSplitWarps = 4;
 // What one thread moves a turn: LL a 16-byte line of 8 data bytes and 8 flag bytes
 // (union ncclLLFifoLine, device.h@v2.29.7-1); LL128 and Simple a 16-byte word (BytePack<16>).
 inline constexpr double kLLLineDataBytes = 8;

@@ -691,22 +691,35 @@ double nvls_copy_us(const CostShape& s, double heads, double k, double channel_b
   }
   return pieces * nccl::kNvlsCopyChunkUs + channel_bytes / (nccl::kNvlsCopyChannelGBs * 1e9) * 1e6;
 }
-// The threads a channel of a ring, tree or CollNet Chain call moves data with: once the call is
-// down to one channel, NCCL halves its threads while nBytes < channels x threads x threshold
-// and the count is a multiple of 128, then gives it at least 3 warps, and Simple's ring one
-// more for its synchronisation, which moves no data (enqueue.cc@v2.29.7-1:2005-2018,
-// @v2.18.6-1:1208-1218). Tree keeps them all from v2.22, PAT always (enqueue.cc@v2.29.7-1:
+
+struct CallThreads {
+  int threads = 0;  ///< a channel's data threads for this call
+  int full = 0;     ///< ... at full size
+};
+
+// The threads a channel of a ring, tree or CollNet Chain call moves data with, and their count
+// at full size: once the call is down to one channel, NCCL halves its threads while nBytes <
+// channels x threads x threshold and the count is a multiple of 128, then gives it at least 3
+// warps; Simple's ring one more for its synchronisation, which moves no data, and Simple's tree
+// 4 more for its split into a reduce and a broadcast group (enqueue.cc@v2.29.7-1:2005-2018,
+// @v2.18.6-1:1208-1219). Tree keeps them all from v2.22, PAT always (enqueue.cc@v2.29.7-1:
 // 2019-2020). With ring LL's threshold x nRanks, a 32-rank broadcast runs one channel of 256
 // threads at 64 KiB and 96 below 32 KiB.
-int call_threads(Algorithm a, Protocol p, const CostShape& s, double bytes, int channels,
-                 double threshold) {
+CallThreads call_threads(Algorithm a, Protocol p, const CostShape& s, double bytes, int channels,
+                         double threshold) {
   const int pi = static_cast<int>(p);
-  int nt = a == Algorithm::kCollNetChain ? nccl::kMaxThreadsNvlsCollNet : nccl::kMaxThreads[pi];
+  const int max =
+      a == Algorithm::kCollNetChain ? nccl::kMaxThreadsNvlsCollNet : nccl::kMaxThreads[pi];
+  const bool simple = p == Protocol::kSimple;
+  const int sync = simple && a == Algorithm::kRing ? nccl::kWarpSize : 0;
+  const int split = simple && a == Algorithm::kTree ? nccl::kTreeSplitWarps * nccl::kWarpSize : 0;
+  CallThreads t{max + split, max + split};
   if (a == Algorithm::kPat || (a == Algorithm::kTree && terms(s.release).tree_keeps_all_threads))
-    return nt;
+    return t;
+  int nt = max;
   while (bytes < channels * static_cast<double>(nt) * threshold && nt % 128 == 0) nt /= 2;
-  const int sync = p == Protocol::kSimple && a == Algorithm::kRing ? nccl::kWarpSize : 0;
-  return std::max(nt + sync, nccl::kMinCallWarps * nccl::kWarpSize) - sync;
+  t.threads = std::max(nt + sync + split, nccl::kMinCallWarps * nccl::kWarpSize) - sync;
+  return t;
 }
 
 // The channels the kernel plan's scheduler spreads a call over (scheduleCollTasksToPlan,
@@ -723,12 +736,13 @@ int scheduled_channels(Protocol p, const CostShape& s, double bytes, int channel
   const double per_byte = s.op == Op::kAllReduce ? 2 : gather ? N : 1;
   const double count_bytes = gather ? bytes / N : bytes;
   auto up16 = [](double b) { return std::ceil(b / 16) * 16; };
-  const double traffic = std::max(min_traffic, count_bytes * per_byte);
+  // From v2.26 LL's traffic counts x4, for the call (enqueue.cc@v2.29.7-1:456) and its cells.
+  const double cell_per_byte =
+      per_byte * (p == Protocol::kLL && t.ll_cells_quartered ? nccl::kLLCellTrafficFactor : 1);
+  const double traffic = std::max(min_traffic, count_bytes * cell_per_byte);
   const double per_channel = t.min_traffic_floors_channel_share
                                  ? std::max(min_traffic, traffic / channels)
                                  : up16(traffic / channels);
-  const double cell_per_byte =
-      per_byte * (p == Protocol::kLL && t.ll_cells_quartered ? nccl::kLLCellTrafficFactor : 1);
   const double cell = up16(std::ceil(min_traffic / cell_per_byte));
   const double cells = std::max(1.0, std::ceil(count_bytes / cell));
   const double per = std::min(cells, std::ceil(per_channel / (cell * cell_per_byte)));
@@ -745,7 +759,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
   const double S = std::max(1.0, bytes);
   r.comm_channels = std::max(1, s.channels);
   r.channels = r.comm_channels;
-  int threads = 0, full_threads = 0;  // a channel's threads, and its full count (0: not halved)
+  CallThreads threads;  // a channel's data threads, and their count at full size (0: not halved)
   if (a == Algorithm::kRing || a == Algorithm::kTree || a == Algorithm::kPat ||
       a == Algorithm::kCollNetChain) {
     // Channels are dropped while nBytes < nc x nThreads x threshold (enqueue.cc@v2.29.7-1:
@@ -758,10 +772,14 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
     if (a == Algorithm::kRing && p == Protocol::kLL) per_channel *= static_cast<double>(N);
     r.channels = static_cast<int>(
         std::clamp(std::floor(S / per_channel), 1.0, static_cast<double>(r.comm_channels)));
-    full_threads =
+    const int max =
         a == Algorithm::kCollNetChain ? nccl::kMaxThreadsNvlsCollNet : nccl::kMaxThreads[pi];
-    threads = call_threads(a, p, s, S, r.channels, per_channel / full_threads);
+    threads = call_threads(a, p, s, S, r.channels, per_channel / max);
     if (a != Algorithm::kCollNetChain) r.channels = scheduled_channels(p, s, S, r.channels);
+  } else if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree) {
+    // NVLS keeps its channels in getAlgoInfo (enqueue.cc@v2.29.7-1:1990-1996) but goes through
+    // the scheduler's cells as the rest; its chunk is then chosen a channel at a time.
+    r.channels = scheduled_channels(p, s, S, r.channels);
   }
   const double nc = r.channels;
   const double per_channel_bytes = S / nc;
@@ -919,16 +937,20 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       stream(per_channel_bytes, per_channel_bytes, 1);
       break;
   }
-  if (threads > 0 && threads < full_threads) {
+  if (threads.threads > 0 && threads.threads < threads.full) {
     // A channel's threads share a step's data, LL a line (8 bytes of data) each, the others a
     // 16-byte word each, in a loop (prims_ll.h@v2.29.7-1:226-290; prims_simple.h, reduceCopy):
     // with fewer threads each takes more turns. Threads beyond the step's units idle, so a step
-    // too small to busy them all costs no more (a ring's step is a loop's slice: one rank's).
+    // too small to busy them all costs no more. A ring's step is a loop's slice, one rank's: the
+    // halving stops at the first count whose threshold the bytes reach, so the slice has between
+    // one and two lines a thread (the full count took it in one turn where it has up to 512); a
+    // chain's or a tree's step is the channel's whole chunk, which few threads take in many.
     const double unit = p == Protocol::kLL ? nccl::kLLLineDataBytes : nccl::kThreadWordBytes;
     const bool ring_loop = a == Algorithm::kRing && s.op != Op::kBroadcast && s.op != Op::kReduce;
     const double step = r.chunk_bytes / (ring_loop ? static_cast<double>(N) : 1.0);
     const double units = std::max(1.0, std::ceil(step / unit));
-    r.thread_share = std::min<double>(threads, units) / std::min<double>(full_threads, units);
+    r.thread_share =
+        std::min<double>(threads.threads, units) / std::min<double>(threads.full, units);
   }
   return r;
 }

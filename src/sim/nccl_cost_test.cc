@@ -111,15 +111,17 @@ TEST(NcclCost, RackNvlsCopiesEveryHeadsChunkInTurn) {
   EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, gather, S).copy_us, 0);
   // The last loop's chunks are its remainder over the heads rounded up to 16 KiB, and only the
   // heads that get data are copied to. 1 GiB: 64 KiB chunks, 21 loops of 32 and a remainder of
-  // 699,051 bytes in chunks of 32 KiB: 694 (whole 64 KiB chunks would be 683). 1 MiB: 43,690
-  // bytes a channel, three chunks of 16 KiB.
+  // 699,051 bytes in chunks of 32 KiB: 694 (whole 64 KiB chunks would be 683). 1 MiB: the
+  // scheduler's cells of 32 KiB of traffic, three a channel, leave it 22 channels
+  // (TheSchedulerGivesEachChannelACellOfTraffic): 47,662 bytes a channel, three chunks of 16 KiB.
   EXPECT_NEAR(
       pipeline_run(Algorithm::kNvls, Protocol::kSimple, rack, 1 << 30).copy_us,
       694 * nccl::kNvlsCopyChunkUs + (1 << 30) / 24.0 / (nccl::kNvlsCopyChannelGBs * 1e9) * 1e6,
       1e-6);
+  EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, rack, 1 << 20).channels, 22);
   EXPECT_NEAR(
       pipeline_run(Algorithm::kNvls, Protocol::kSimple, rack, 1 << 20).copy_us,
-      3 * nccl::kNvlsCopyChunkUs + (1 << 20) / 24.0 / (nccl::kNvlsCopyChannelGBs * 1e9) * 1e6,
+      3 * nccl::kNvlsCopyChunkUs + (1 << 20) / 22.0 / (nccl::kNvlsCopyChannelGBs * 1e9) * 1e6,
       1e-6);
 }
 
@@ -559,8 +561,10 @@ TEST(NcclCost, PipelineKeepsChannelsAsEnqueueDoes) {
       pipeline_run(Algorithm::kRing, Protocol::kLL128, shape(Op::kAllReduce, 8, 1, k218), 3 * 32768)
           .channels,
       16);
-  // NVLS keeps its channels at every size.
-  EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, one, 8).channels, 16);
+  // NVLS keeps its channels in getAlgoInfo at every size; the scheduler's cells then give an
+  // 8-byte call one of them, a 64 MiB call all.
+  EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, one, 8).channels, 1);
+  EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, one, 64 << 20).channels, 16);
 }
 
 // The kernel plan's scheduler cuts a call into cells of the least traffic a channel carries and
@@ -582,12 +586,27 @@ TEST(NcclCost, TheSchedulerGivesEachChannelACellOfTraffic) {
   EXPECT_EQ(channels(k228, Op::kAllReduce, Algorithm::kTree, Protocol::kLL, 65536), 16);
   // ... but not LL128's: 640 x 8 B leave 64 KiB 12 channels, its 8 KiB cells 8.
   EXPECT_EQ(channels(k228, Op::kAllReduce, Algorithm::kTree, Protocol::kLL128, 65536), 8);
+  // LL's traffic counts x4 from v2.26, the call's as its cells': 128,000 B on one node of 32
+  // channels (31 by the threads' rule) is 1,024,000 B of traffic; v2.28's floor of 16 KiB a
+  // channel and cells of 2 KiB take 3 a channel, 21 channels; v2.29's 32 KiB: 4 KiB cells, 2 a
+  // channel, 16.
+  for (const auto& [r, n] : {std::pair{k228, 21}, std::pair{k229, 16}}) {
+    CostShape wide = shape(Op::kAllReduce, 8, 1, r);
+    wide.channels = 32;
+    EXPECT_EQ(pipeline_run(Algorithm::kTree, Protocol::kLL, wide, 128000).channels, n);
+  }
   // v2.29: the call's traffic over the channels, cells of 4 KiB for LL: 16 channels.
   EXPECT_EQ(channels(k229, Op::kAllReduce, Algorithm::kTree, Protocol::kLL, 65536), 16);
   // A broadcast's or all_gather's ring at 1 MiB carries well over a cell a channel: unchanged.
   EXPECT_EQ(channels(k224, Op::kBroadcast, Algorithm::kRing, Protocol::kLL, 1 << 20), 8);
   EXPECT_EQ(channels(k218, Op::kBroadcast, Algorithm::kRing, Protocol::kLL, 1 << 20), 8);
   EXPECT_EQ(channels(k224, Op::kAllGather, Algorithm::kRing, Protocol::kLL, 1 << 20), 8);
+  // NVLS keeps all its channels in getAlgoInfo, then goes through the same cells: 512 KiB on 24
+  // channels is 1 MiB of traffic, 43.7 KiB a channel, two cells of 16 KiB: 16 channels.
+  CostShape nvls = shape(Op::kAllReduce, 8, 1, k229);
+  nvls.channels = 24;
+  EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, nvls, 512 << 10).channels, 16);
+  EXPECT_EQ(pipeline_run(Algorithm::kNvls, Protocol::kSimple, nvls, 64 << 20).channels, 24);
   // The call's threads stay what getAlgoInfo gave its channels before the cells: a 32 KiB
   // v2.24 tree keeps 512 a channel (Tree's all threads), its data at 4 channels' share.
   const CostShape t224 = shape(Op::kAllReduce, 32, 4, k224);
@@ -597,9 +616,10 @@ TEST(NcclCost, TheSchedulerGivesEachChannelACellOfTraffic) {
 }
 
 // Down to one channel, NCCL halves a call's threads while nBytes < threads x threshold (ring LL:
-// 8 B x nRanks), to no fewer than 3 warps. A ring's loop slices the message N ways, so no step
-// has more lines than threads; a broadcast's chain moves the whole message as one chunk, whose
-// lines the few threads take in turns: its data runs at their share of the channel's rate.
+// 8 B x nRanks), to no fewer than 3 warps. A broadcast's chain moves the whole message as one
+// chunk, whose lines the few threads take in many turns: its data runs at their share of the
+// channel's rate. A ring's loop slices the message N ways: the halving stops where a slice has
+// one to two lines a thread, so a ring is slowed only where its slice has more than one.
 TEST(NcclCost, SmallChainsRunOnTheThreadsNcclLeavesThem) {
   const CostShape bc4 = shape(Op::kBroadcast, 32, 4, k229);
   auto share = [](const CostShape& s, Algorithm a, Protocol p, double bytes) {
@@ -613,26 +633,40 @@ TEST(NcclCost, SmallChainsRunOnTheThreadsNcclLeavesThem) {
   // 1 KiB is 128 lines: 96 threads take them in two turns where 512 would take one.
   EXPECT_DOUBLE_EQ(share(bc4, Algorithm::kRing, Protocol::kLL, 1024), 96.0 / 128);
   EXPECT_DOUBLE_EQ(share(bc4, Algorithm::kRing, Protocol::kLL, 512), 1.0);
-  // The data of a call alone takes 1 / share as long (the latency does not change).
-  const double spb = 1e-11;
-  EXPECT_NEAR(data_time_us(Algorithm::kRing, Protocol::kLL, bc4, spb, 4096) /
-                  data_time_us(Algorithm::kRing, Protocol::kLL, bc4, spb, 8192),
-              0.5, 1e-9);
   CostShape reduce = bc4;
   reduce.op = Op::kReduce;
   EXPECT_DOUBLE_EQ(share(reduce, Algorithm::kRing, Protocol::kLL, 4096), 96.0 / 512);
-  // Rings' loops and trees are unaffected: all_gather's step is one rank's slice, and trees keep
-  // all their threads from v2.22 (v2.18 halves them, but only under one line a thread).
+  // The data of a call alone takes 1 / share as long: on one node (8 ranks, no network stage)
+  // 16 KiB runs 256 threads, 32 KiB 512, both one chunk: the same time for half the bytes.
+  const double spb = 1e-11;
+  const CostShape bc1 = shape(Op::kBroadcast, 8, 1, k229);
+  EXPECT_DOUBLE_EQ(share(bc1, Algorithm::kRing, Protocol::kLL, 16 << 10), 0.5);
+  EXPECT_NEAR(data_time_us(Algorithm::kRing, Protocol::kLL, bc1, spb, 16 << 10) /
+                  data_time_us(Algorithm::kRing, Protocol::kLL, bc1, spb, 32 << 10),
+              1.0, 1e-9);
+  // Rings' loops: at powers of two of bytes per rank a slice has one line a thread, which the
+  // full count also takes in one turn; 48 KiB on 32 ranks runs 128 threads on slices of 192
+  // lines, two turns for some, where 512 threads take one.
   for (const Op op : {Op::kAllGather, Op::kAllReduce, Op::kReduceScatter}) {
     CostShape ring = bc4;
     ring.op = op;
     for (const double b : {1024.0, 4096.0, 65536.0})
       EXPECT_DOUBLE_EQ(share(ring, Algorithm::kRing, Protocol::kLL, b), 1.0) << op_name(op) << b;
+    EXPECT_DOUBLE_EQ(share(ring, Algorithm::kRing, Protocol::kLL, 48 << 10), 128.0 / 192)
+        << op_name(op);
   }
+  // Trees keep all their threads from v2.22. Up to v2.21 a tree's step is its channel's chunk:
+  // LL at 3 KiB runs 256 threads on 384 lines; Simple at 16 KiB 256 and the split's 4 warps,
+  // 384 of 640, on 1,024 words.
   const CostShape tree = shape(Op::kAllReduce, 32, 4, k229);
-  EXPECT_DOUBLE_EQ(share(tree, Algorithm::kTree, Protocol::kLL, 4096), 1.0);
+  EXPECT_DOUBLE_EQ(share(tree, Algorithm::kTree, Protocol::kLL, 3072), 1.0);
+  EXPECT_DOUBLE_EQ(share(tree, Algorithm::kTree, Protocol::kSimple, 16 << 10), 1.0);
   const CostShape tree18 = shape(Op::kAllReduce, 32, 4, k218);
-  EXPECT_DOUBLE_EQ(share(tree18, Algorithm::kTree, Protocol::kLL, 4096), 1.0);
+  EXPECT_DOUBLE_EQ(share(tree18, Algorithm::kTree, Protocol::kLL, 3072), 256.0 / 384);
+  EXPECT_DOUBLE_EQ(share(tree18, Algorithm::kTree, Protocol::kSimple, 16 << 10), 384.0 / 640);
+  // CollNet Chain halves too (only NVLS and CollNet Direct are left out): 640 threads x 512 B
+  // leave 160 KiB 320.
+  EXPECT_DOUBLE_EQ(share(tree, Algorithm::kCollNetChain, Protocol::kSimple, 160 << 10), 0.5);
   // Simple's ring keeps a warp for its synchronisation: 16 KiB (below 512 x 64 B) runs 256 data
   // threads, 4 KiB 64 (3 warps with the sync warp), in 16-byte words.
   EXPECT_DOUBLE_EQ(share(bc4, Algorithm::kRing, Protocol::kSimple, 16 << 10), 256.0 / 512);
