@@ -272,6 +272,9 @@ nlohmann::json sim_json(const SimReport& r) {
          {"ecmp_collision_factor", collision_json(row.ecmp_collision)},
          {"alone_time_us",
           row.alone_us > 0 ? nlohmann::json(row.alone_us) : nlohmann::json(nullptr)},
+         {"channels", row.channels > 0 ? nlohmann::json(row.channels) : nlohmann::json(nullptr)},
+         {"threads_per_channel",
+          row.threads > 0 ? nlohmann::json(row.threads) : nlohmann::json(nullptr)},
          {"faster_choice",
           row.faster_time_us > 0
               ? nlohmann::json{{"algorithm", algorithm_name(row.faster_algorithm)},

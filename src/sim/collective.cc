@@ -823,6 +823,11 @@ SizeResult CollectiveModel::at(double bytes) const {
     }
   }
   if (!std::isfinite(best)) r.time_us = best;
+  if (std::isfinite(best) && bytes > 0) {
+    const PipelineRun run = pipeline_run(r.algorithm, r.protocol, shape(r.algorithm), bytes);
+    r.channels = run.channels;
+    r.threads = run.threads;
+  }
   // nccl-tests times calls issued back to back: the host issues each on every GPU it drives.
   const bool host_bound = std::isfinite(r.time_us) && r.time_us < host_issue_us_;
   if (host_bound) {

@@ -105,6 +105,9 @@ struct SizeResult {
   /// Where the calls timed back to back pipeline down the chain (back_to_back_chain): one call
   /// alone, us (nccl-tests -n 1); 0 where they do not.
   double alone_us = 0;
+  /// The channels the call runs on and the threads a channel moves data with, as NCCL's enqueue
+  /// gives them at this size (PipelineRun; threads 0 where not modelled).
+  int channels = 0, threads = 0;
 };
 /// How much faster another (algorithm, protocol) must be to be reported: 20 %, above the time
 /// model's own error at mid sizes (median 7.2 % on the test set from 1 to 16 MiB, `calibrate`),

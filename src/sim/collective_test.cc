@@ -1172,4 +1172,26 @@ TEST(LinkLoad, EveryLinkIsNamedAsCablingCsvNamesItsCable) {
   }
 }
 
+// Each size says the channels and threads NCCL's enqueue gives the call (SizeResult; --json's
+// channels and threads_per_channel): a small broadcast runs one channel of 3 warps, a large one
+// every channel at full threads; NVLS leaves threads out.
+TEST(Collective, EachSizeSaysItsChannelsAndThreads) {
+  const auto s = setup(ib("h100-sxm", 4, "cx7-400g", "qm9700"));
+  SimOptions o;
+  o.op = Op::kBroadcast;
+  const SizeResult small = run(s, o, 4096);
+  EXPECT_EQ(small.protocol, Protocol::kLL);
+  EXPECT_EQ(small.channels, 1);
+  EXPECT_EQ(small.threads, 96);
+  const SizeResult large = run(s, o, kGiB);
+  EXPECT_GT(large.channels, 1);
+  EXPECT_EQ(large.threads, large.protocol == Protocol::kLL128 ? 640 : 512);
+  o.op = Op::kAllReduce;
+  o.algorithm = Algorithm::kNvls;
+  const SizeResult nvls = run(setup(ib("h100-sxm", 1, "cx7-400g", "qm9700")), o, kGiB);
+  EXPECT_EQ(nvls.algorithm, Algorithm::kNvls);
+  EXPECT_GT(nvls.channels, 0);
+  EXPECT_EQ(nvls.threads, 0);
+}
+
 }  // namespace gf

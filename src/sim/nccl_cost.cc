@@ -713,9 +713,10 @@ CallThreads call_threads(Algorithm a, Protocol p, const CostShape& s, double byt
   const bool simple = p == Protocol::kSimple;
   const int sync = simple && a == Algorithm::kRing ? nccl::kWarpSize : 0;
   const int split = simple && a == Algorithm::kTree ? nccl::kTreeSplitWarps * nccl::kWarpSize : 0;
-  CallThreads t{max + split, max + split};
+  // Those that keep them all run NCCL_MAX_NTHREADS (enqueue.cc@v2.29.7-1:2019-2020).
   if (a == Algorithm::kPat || (a == Algorithm::kTree && terms(s.release).tree_keeps_all_threads))
-    return t;
+    return {nccl::kMaxThreadsNvlsCollNet, nccl::kMaxThreadsNvlsCollNet};
+  CallThreads t{max + split, max + split};
   int nt = max;
   while (bytes < channels * static_cast<double>(nt) * threshold && nt % 128 == 0) nt /= 2;
   t.threads = std::max(nt + sync + split, nccl::kMinCallWarps * nccl::kWarpSize) - sync;
@@ -937,6 +938,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
       stream(per_channel_bytes, per_channel_bytes, 1);
       break;
   }
+  r.threads = threads.threads;
   if (threads.threads > 0 && threads.threads < threads.full) {
     // A channel's threads share a step's data, LL a line (8 bytes of data) each, the others a
     // 16-byte word each, in a loop (prims_ll.h@v2.29.7-1:226-290; prims_simple.h, reduceCopy):

@@ -274,6 +274,9 @@ struct PipelineRun {
   /// The share of a channel's full rate its threads carry: NCCL halves a small call's threads a
   /// channel (call_threads), and a channel moves data at the pace of its threads (1: all of them).
   double thread_share = 1;
+  /// The threads a channel moves data with (call_threads; 0 where not modelled: NVLS, CollNet
+  /// Direct, point-to-point).
+  int threads = 0;
   double chunk_bytes = 0;  ///< data bytes one channel streams as a unit (a chunk; a whole loop
                            ///< of N or nHeads chunks for rings, NVLS and CollNet)
   double chunks = 1;       ///< chunks (or loops) each channel streams
