@@ -86,6 +86,7 @@ SimReport simulate_sweep(const Plan& plan, const CollectiveModel& model,
     SizeResult row = bytes > 0 ? model.at(bytes) : SizeResult{};
     row.bytes = bytes;
     model.add_faster_choice(row);
+    model.add_call_shape(row);
     if (bytes <= 0) row.bottleneck = "empty call";
     r.rows.push_back(row);
   }

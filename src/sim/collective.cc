@@ -823,11 +823,6 @@ SizeResult CollectiveModel::at(double bytes) const {
     }
   }
   if (!std::isfinite(best)) r.time_us = best;
-  if (std::isfinite(best) && bytes > 0) {
-    const PipelineRun run = pipeline_run(r.algorithm, r.protocol, shape(r.algorithm), bytes);
-    r.channels = run.channels;
-    r.threads = run.threads;
-  }
   // nccl-tests times calls issued back to back: the host issues each on every GPU it drives.
   const bool host_bound = std::isfinite(r.time_us) && r.time_us < host_issue_us_;
   if (host_bound) {
@@ -841,6 +836,13 @@ SizeResult CollectiveModel::at(double bytes) const {
     if (host_bound) r.bottleneck = "host launch";
   }
   return r;
+}
+
+void CollectiveModel::add_call_shape(SizeResult& r) const {
+  if (!std::isfinite(r.time_us) || r.bytes <= 0) return;
+  const PipelineRun run = pipeline_run(r.algorithm, r.protocol, shape(r.algorithm), r.bytes);
+  r.channels = run.channels;
+  r.threads = run.threads;
 }
 
 void CollectiveModel::add_faster_choice(SizeResult& r) const {

@@ -106,7 +106,7 @@ struct SizeResult {
   /// alone, us (nccl-tests -n 1); 0 where they do not.
   double alone_us = 0;
   /// The channels the call runs on and the threads a channel moves data with, as NCCL's enqueue
-  /// gives them at this size (PipelineRun; threads 0 where not modelled).
+  /// gives them at this size (PipelineRun; threads 0 where not modelled): add_call_shape.
   int channels = 0, threads = 0;
 };
 /// How much faster another (algorithm, protocol) must be to be reported: 20 %, above the time
@@ -123,6 +123,9 @@ class CollectiveModel {
   /// Fills `r`'s faster choice (SizeResult::faster_*), for a row at() gave: apart from at(),
   /// which the fit, the sweep and the step call on every size, since only reports show it.
   void add_faster_choice(SizeResult& r) const;
+  /// Fills `r`'s channels and threads (SizeResult::channels, threads), for a row at() gave:
+  /// apart from at() for the same reason, only reports show them.
+  void add_call_shape(SizeResult& r) const;
   /// Time of one (algorithm, protocol) at a size; infinity when not available.
   double time_us(Algorithm a, Protocol p, double bytes) const;
   /// Time of `a` at a size with the protocol NCCL's tuner picks for it (as NCCL_ALGO forced

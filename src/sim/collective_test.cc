@@ -1176,6 +1176,13 @@ TEST(LinkLoad, EveryLinkIsNamedAsCablingCsvNamesItsCable) {
 // channels and threads_per_channel): a small broadcast runs one channel of 3 warps, a large one
 // every channel at full threads; NVLS leaves threads out.
 TEST(Collective, EachSizeSaysItsChannelsAndThreads) {
+  auto run = [](const auto& s, const SimOptions& o, double bytes) {
+    auto m = CollectiveModel::build(Fabric::build(s.plan, s.cat), s.plan, o);
+    EXPECT_TRUE(m.ok()) << format_diagnostics(m.errors());
+    SizeResult r = m->at(bytes);
+    m->add_call_shape(r);
+    return r;
+  };
   const auto s = setup(ib("h100-sxm", 4, "cx7-400g", "qm9700"));
   SimOptions o;
   o.op = Op::kBroadcast;

@@ -704,12 +704,14 @@ struct CallThreads {
 // 4 more for its split into a reduce and a broadcast group (enqueue.cc@v2.29.7-1:2005-2018,
 // @v2.18.6-1:1208-1219). Tree keeps them all from v2.22, PAT always (enqueue.cc@v2.29.7-1:
 // 2019-2020). With ring LL's threshold x nRanks, a 32-rank broadcast runs one channel of 256
-// threads at 64 KiB and 96 below 32 KiB.
+// threads at 64 KiB and 96 below 32 KiB. `channel_bytes`: what one channel of full threads needs
+// (their count x the threshold a thread).
 CallThreads call_threads(Algorithm a, Protocol p, const CostShape& s, double bytes, int channels,
-                         double threshold) {
+                         double channel_bytes) {
   const int pi = static_cast<int>(p);
   const int max =
       a == Algorithm::kCollNetChain ? nccl::kMaxThreadsNvlsCollNet : nccl::kMaxThreads[pi];
+  const double threshold = channel_bytes / max;  // bytes a thread
   const bool simple = p == Protocol::kSimple;
   const int sync = simple && a == Algorithm::kRing ? nccl::kWarpSize : 0;
   const int split = simple && a == Algorithm::kTree ? nccl::kTreeSplitWarps * nccl::kWarpSize : 0;
@@ -773,9 +775,7 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
     if (a == Algorithm::kRing && p == Protocol::kLL) per_channel *= static_cast<double>(N);
     r.channels = static_cast<int>(
         std::clamp(std::floor(S / per_channel), 1.0, static_cast<double>(r.comm_channels)));
-    const int max =
-        a == Algorithm::kCollNetChain ? nccl::kMaxThreadsNvlsCollNet : nccl::kMaxThreads[pi];
-    threads = call_threads(a, p, s, S, r.channels, per_channel / max);
+    threads = call_threads(a, p, s, S, r.channels, per_channel);
     if (a != Algorithm::kCollNetChain) r.channels = scheduled_channels(p, s, S, r.channels);
   } else if (a == Algorithm::kNvls || a == Algorithm::kNvlsTree) {
     // NVLS keeps its channels in getAlgoInfo (enqueue.cc@v2.29.7-1:1990-1996) but goes through
