@@ -260,6 +260,76 @@ SetSummary summarize(const std::string& set, const std::vector<CalibrationPoint>
   return out;
 }
 
+// What the model knows of a row's cluster, less its NCCL release and size (CalibrationPoint::
+// inputs): "B200 8 x 8, 8 x 400G InfiniBand", with SHARP and the NCCL variables the run set.
+std::string inputs_label(const CalibrationPoint& p, const std::string& nic_cell, int nics,
+                         bool roce, bool sharp, const NcclEnv& env) {
+  std::string out = fmt::format("{} {} x {}, ", p.hardware, p.nodes, p.gpus_per_node);
+  out += nic_cell == "none"
+             ? std::string("no NIC")
+             : fmt::format("{} x {} {}", nics, nic_cell, roce ? "RoCE" : "InfiniBand");
+  if (sharp) out += " + SHARP";
+  if (env.nvls && !*env.nvls) out += ", NCCL_NVLS_ENABLE=0";
+  if (env.min_channels > 0) out += fmt::format(", NCCL_MIN_NCHANNELS={}", env.min_channels);
+  if (env.max_channels > 0) out += fmt::format(", NCCL_MAX_NCHANNELS={}", env.max_channels);
+  if (env.buffsize > 0) out += fmt::format(", NCCL_BUFFSIZE={:.0f}", env.buffsize);
+  return out;
+}
+
+// Runs of the same inputs, collective, algorithm and band from different sources, and the
+// least worst error a factor on the model can reach over them (SpreadGroup). A run's figure is
+// the median of its rows' q = 1 + error (model / measured: bandwidth, or below 1 MiB the time);
+// a factor f on the model makes a run's error f x q - 1, whose worst over the runs is least at
+// f = 2 / (q_min + q_max), giving (q_max - q_min) / (q_max + q_min); the time ratio
+// max(f q, 1 / (f q)) is least at f = 1 / sqrt(q_min q_max), giving sqrt(q_max / q_min). The
+// median of a run lies between its rows' q, so no row of the run is nearer than its median: the
+// floor bounds the worst error of the rows too.
+std::vector<SpreadGroup> spread_groups(const std::vector<CalibrationPoint>& points) {
+  using Key = std::tuple<std::string, std::string, std::string, std::string>;
+  std::map<Key, std::map<std::string, std::vector<const CalibrationPoint*>>> by_key;
+  for (const auto& p : points)
+    by_key[{p.inputs, p.collective, p.algorithm_group, p.band}][p.source_group].push_back(&p);
+  std::vector<SpreadGroup> out;
+  for (const auto& [key, sources] : by_key) {
+    if (sources.size() < 2) continue;
+    SpreadGroup g;
+    std::tie(g.inputs, g.collective, g.algorithm, g.band) = key;
+    for (const auto& [source, rows] : sources) {
+      SpreadRun r;
+      r.source = source;
+      r.first_line = rows.front()->line;
+      r.rows = static_cast<int>(rows.size());
+      std::vector<double> q;
+      std::set<std::string> sets;
+      for (const auto* p : rows) {
+        q.push_back(1 + p->error);
+        sets.insert(p->set);
+        g.has_test = g.has_test || p->set == "test";
+      }
+      r.set = sets.size() == 1 ? *sets.begin() : "fit, test";
+      r.model_over_measured = median_of(q);
+      g.runs.push_back(std::move(r));
+    }
+    std::sort(g.runs.begin(), g.runs.end(),
+              [](const SpreadRun& a, const SpreadRun& b) { return a.first_line < b.first_line; });
+    double lo = g.runs.front().model_over_measured, hi = lo;
+    for (const auto& r : g.runs) {
+      lo = std::min(lo, r.model_over_measured);
+      hi = std::max(hi, r.model_over_measured);
+    }
+    g.floor = g.band == "small" ? std::sqrt(hi / lo) : (hi - lo) / (hi + lo);
+    out.push_back(std::move(g));
+  }
+  // Widest first; a small band's ratio r is set beside a bandwidth floor as (r - 1) / (r + 1),
+  // the same spread of q.
+  auto width = [](const SpreadGroup& g) {
+    return g.band == "small" ? (g.floor * g.floor - 1) / (g.floor * g.floor + 1) : g.floor;
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const SpreadGroup& a, const SpreadGroup& b) { return width(a) > width(b); });
+  return out;
+}
+
 // The modelled release a row's NCCL version runs with (nccl_release_of_version); a row that
 // does not say runs the newest, as a spec that does not.
 const char* modelled_release(const std::string& version) {
@@ -417,6 +487,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
         "nics_per_node: {}, nccl: '{}'}}\nfabric: {{technology: {}, in_network_reduction: {}}}\n",
         lineno, gpu, p.nodes, p.gpus_per_node, p.nic, nics, modelled_release(col("nccl")),
         roce ? "roce" : "infiniband", sharp ? "on" : "off");
+    p.inputs = inputs_label(p, nic_cell, nics, roce, sharp, *env);
     // A row gpufabric cannot build or run is skipped with the model's own reason.
     auto first_error = [](const std::vector<Diagnostic>& e) {
       return e.empty() ? std::string("cannot be simulated") : e.front().message;
@@ -495,6 +566,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
   }
   sum.fit = summarize("fit", sum.points, sum.skipped_rows);
   sum.test = summarize("test", sum.points, sum.skipped_rows);
+  sum.spread = spread_groups(sum.points);
   sum.pass = sum.test.pass;
   return sum;
 }
@@ -776,6 +848,64 @@ std::string set_summary(const SetSummary& x, bool judged) {
   return out;
 }
 
+// Groups the summary shows; --json lists every one.
+constexpr size_t kSpreadGroupsShown = 12;
+
+std::string spread_table(const CalibrationSummary& s) {
+  std::string out = "### Same inputs, different runs\n\n";
+  if (s.spread.empty())
+    return out +
+           "No two sources measured the same inputs, collective, algorithm and size band.\n\n";
+  out += fmt::format(
+      "{} groups of rows that different sources measured on the same hardware, nodes, NICs, "
+      "fabric and NCCL variables, with the same collective, algorithm and size band (the release "
+      "and the size may differ: the model accounts for both). Each run: the median of model / "
+      "measured over its rows (bandwidth; below 1 MiB, time), at the CSV line of its first row. "
+      "The floor is the least worst error any factor on the model that depends only on these "
+      "inputs can reach over the runs (|error|; below 1 MiB, the time ratio): the spread those "
+      "inputs leave unexplained, from the clusters or the measurements.{}\n\n",
+      s.spread.size(),
+      s.spread.size() > kSpreadGroupsShown
+          ? fmt::format(" The {} widest; --json lists all.", kSpreadGroupsShown)
+          : std::string());
+  out +=
+      "| inputs | collective | algorithm | size | runs: model / measured | floor |\n"
+      "|---|---|---|---|---|---:|\n";
+  for (size_t i = 0; i < s.spread.size() && i < kSpreadGroupsShown; ++i) {
+    const SpreadGroup& g = s.spread[i];
+    std::string runs;
+    for (const auto& r : g.runs) {
+      if (!runs.empty()) runs += "; ";
+      runs += r.rows == 1
+                  ? fmt::format("{:.2f} (line {}, {})", r.model_over_measured, r.first_line, r.set)
+                  : fmt::format("{:.2f} ({} rows from line {}, {})", r.model_over_measured, r.rows,
+                                r.first_line, r.set);
+    }
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", g.inputs, g.collective, g.algorithm,
+                       band_name(g.band), runs, figure(g.band, 1, g.floor));
+  }
+  // Against the test set's worst-case targets: a group with a test run whose floor is over a
+  // worst-case limit cannot meet it, whatever the model.
+  for (const auto* band : {"large", "small"}) {
+    const SpreadGroup* widest = nullptr;
+    for (const auto& g : s.spread)
+      if (g.has_test && g.band == band && (!widest || g.floor > widest->floor)) widest = &g;
+    if (!widest) continue;
+    const bool large = std::string(band) == "large";
+    const double limit = large ? kTargetLargeWorst : kTargetSmallRatio;
+    out += fmt::format(
+        "\nWidest floor {} of a group with test rows: {} ({}, {} {}); the test set's worst "
+        "target there is {}: {}.",
+        band_name(band), figure(band, 1, widest->floor), widest->inputs, widest->collective,
+        widest->algorithm,
+        large ? fmt::format("{:.0f}%", 100 * limit) : fmt::format("{:.1f}x", limit),
+        widest->floor > limit
+            ? "no factor on the model that sees only these inputs can meet it on these rows"
+            : "the spread between runs does not rule it out");
+  }
+  return out + "\n\n";
+}
+
 }  // namespace
 
 std::string calibration_summary_table(const CalibrationSummary& s) {
@@ -784,6 +914,7 @@ std::string calibration_summary_table(const CalibrationSummary& s) {
     out += "(the file has no set column: every row is read as fit, and there is no test set)\n\n";
   out += set_summary(s.fit, false);
   out += set_summary(s.test, true);
+  out += spread_table(s);
   out += fmt::format("Test set: {}.\n", s.test.points == 0 ? "no points, nothing judged"
                                         : s.pass           ? "every judged target met (PASS)"
                                                            : "targets missed (FAIL)");
@@ -862,12 +993,32 @@ nlohmann::json calibration_json(const CalibrationSummary& s) {
                    {"source_group", p.source_group},
                    {"algorithm_group", p.algorithm_group},
                    {"band", p.band},
+                   {"inputs", p.inputs},
                    {"ratio", p.ratio}});
   nlohmann::json skipped_rows = nlohmann::json::array();
   for (const auto& k : s.skipped_rows)
     skipped_rows.push_back(
         {{"line", k.line}, {"set", k.set}, {"source", k.source}, {"reason", k.reason}});
+  nlohmann::json spread = nlohmann::json::array();
+  for (const auto& g : s.spread) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& r : g.runs)
+      runs.push_back({{"source", r.source},
+                      {"set", r.set},
+                      {"first_line", r.first_line},
+                      {"rows", r.rows},
+                      {"model_over_measured", r.model_over_measured}});
+    // floor: |error| for mid and large, the time ratio for small (as the band is judged)
+    spread.push_back({{"inputs", g.inputs},
+                      {"collective", g.collective},
+                      {"algorithm", g.algorithm},
+                      {"band", g.band},
+                      {"runs", runs},
+                      {"floor", g.floor},
+                      {"has_test", g.has_test}});
+  }
   return {{"points", pts},
+          {"spread", spread},
           {"median_abs_error_large", s.median_abs_error_large},
           {"max_abs_error_large", s.max_abs_error_large},
           {"worst_latency_ratio", s.worst_latency_ratio},

@@ -35,6 +35,11 @@ struct CalibrationPoint {
   double error = 0;
   double ratio = 1;    ///< max(sim/pub, pub/sim) of the compared figure, >= 1
   bool large = false;  ///< bytes >= 32 MiB: judged on bandwidth
+  /// The cluster as the model sees it, less the NCCL release and the size: GPU, nodes x GPUs,
+  /// NICs, fabric, in-network reduction and the NCCL variables the run set ("B200 8 x 8, 8 x
+  /// 400G InfiniBand"). Rows of one label, collective and algorithm differ to the model only by
+  /// size and release.
+  std::string inputs;
 };
 
 /// A row that was not simulated, and why.
@@ -66,6 +71,26 @@ struct TargetCheck {
   bool pass = false;
 };
 
+/// Runs that different sources measured on the same inputs (CalibrationPoint::inputs, collective,
+/// algorithm group and size band): how far apart they came out against the model. Each run is
+/// one source's rows of the group, summed up as the median of model / measured (bandwidth; the
+/// time below 1 MiB, as the band is judged). The floor is the least worst error a factor on the
+/// model that depends only on these inputs can reach over the runs: a model of them that meets a
+/// target on every run of the group has a floor within that target's limit.
+struct SpreadRun {
+  std::string source, set;  ///< the source group; "fit" or "test" (a source's rows share it)
+  int first_line = 0, rows = 0;
+  double model_over_measured = 1;  ///< median over the run's rows
+};
+struct SpreadGroup {
+  std::string inputs, collective, algorithm, band;
+  std::vector<SpreadRun> runs;  ///< two or more, from different sources
+  /// mid and large: (q_max - q_min) / (q_max + q_min), the least worst |error| of f x model over
+  /// the runs' q = model / measured; small: sqrt(q_max / q_min), the least worst time ratio.
+  double floor = 0;
+  bool has_test = false;  ///< some run is in the test set
+};
+
 /// One half of the data: its points' errors, grouped, and the targets judged on them.
 struct SetSummary {
   std::string set;  ///< "fit" or "test"
@@ -85,6 +110,7 @@ struct CalibrationSummary {
   double median_abs_error_large = 0, max_abs_error_large = 0;  ///< over both sets
   double worst_latency_ratio = 1;  ///< max(sim/pub, pub/sim) over latency points, both sets
   SetSummary fit, test;
+  std::vector<SpreadGroup> spread;  ///< widest floor first
   bool has_set_column = false;  ///< false: every row was read as "fit"
   bool pass = false;            ///< the test set's targets (test.pass)
 };
