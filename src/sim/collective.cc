@@ -820,6 +820,10 @@ SizeResult CollectiveModel::at(double bytes) const {
         r.bottleneck = "p2p channels";
         r.bottleneck_utilization = 1;
       }
+      if (rack_reduce_paces(m.algorithm, pick.protocol, sh, m.seconds_per_byte, bytes)) {
+        r.bottleneck = "rack NVLS reduction";
+        r.bottleneck_utilization = 1;
+      }
     }
   }
   if (!std::isfinite(best)) r.time_us = best;

@@ -142,6 +142,8 @@ TEST(Collective, NvlsOnOneRackHas32Heads) {
   EXPECT_NEAR(ring / nvls,
               2 * 71.0 / 72 / (1 + 1.0 / 32) * nvls_link_share(GpuGeneration::kBlackwell), 1e-3);
   EXPECT_EQ(m->at(8 * kGiB).algorithm, Algorithm::kNvls);
+  // All 72 GPUs' data through the rack's switch reduction paces it there (rack_reduce_us).
+  EXPECT_EQ(m->at(8 * kGiB).bottleneck, "rack NVLS reduction");
 }
 
 // Point-to-point inside one domain, through the collective: each peer's send runs on the

@@ -753,6 +753,17 @@ int scheduled_channels(Protocol p, const CostShape& s, double bytes, int channel
 }
 }  // namespace
 
+// NVLS all_reduce's reductions in an NVL72 rack, us: every GPU's `bytes` through the rack's
+// switch reduction at kRackNvlsReduceTBs, each rack its own (NVLS Tree and NVLS over CollNet
+// reduce a rack's GPUs in it too). 0 elsewhere: an HGX board's NVSwitches are not measured
+// near such a bound, and all_gather/reduce_scatter not at a rack's scale.
+double rack_reduce_us(Algorithm a, const CostShape& s, double bytes) {
+  if ((a != Algorithm::kNvls && a != Algorithm::kNvlsTree) || !s.nvlink_across_trays ||
+      s.op != Op::kAllReduce)
+    return 0;
+  return std::max(1, s.domain_gpus) * bytes / (nccl::kRackNvlsReduceTBs * 1e12) * 1e6;
+}
+
 PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes) {
   PipelineRun r;
   const int pi = static_cast<int>(p);
@@ -1040,15 +1051,22 @@ bool back_to_back_chain(Algorithm a, Protocol p, const CostShape& s, double byte
 
 namespace {
 
-// The data of one call as the pipeline moves it (with its fill), us; `stream_only`: without the
-// fill, what one rank spends on the call's bytes.
-double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
-                    double bytes, bool stream_only) {
+// What one rank spends streaming a call's bytes, us, term by term: the links at the protocol's
+// rate over the call's channels, the SMs' copies where they are the slower (run.copy_us), a
+// rack's switch reduction (rack_reduce_us), and the network messages in series with them.
+struct StreamTerms {
+  double links_us = std::numeric_limits<double>::infinity();
+  double copy_us = 0, reduce_us = 0, messages_us = 0;
+  double total() const { return std::max({links_us, copy_us, reduce_us}) + messages_us; }
+};
+
+StreamTerms stream_terms(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                         double bytes, const PipelineRun& run) {
+  StreamTerms t;
   // The protocol's rate over every channel (0: NCCL does not run it).
   const double Bps = 1.0 / seconds_per_byte;
   const double capped = protocol_bandwidth(a, p, s, Bps, bytes);
-  if (!(capped > 0)) return std::numeric_limits<double>::infinity();
-  const PipelineRun run = pipeline_run(a, p, s, bytes);
+  if (!(capped > 0)) return t;
   const double share = static_cast<double>(run.channels) / run.comm_channels * run.thread_share;
   // The call's channels carry their share of the bandwidth, at what their threads move. LL's
   // llMaxBw is no channel's: NCCL indexes it by the GPU on one node and by the CPU's vendor across
@@ -1057,10 +1075,23 @@ double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
   double rate = capped * share;
   if (p == Protocol::kLL && (a == Algorithm::kRing || a == Algorithm::kTree))
     rate = std::min(protocol_bandwidth_of(a, p, s, Bps, bytes, false) * share, capped);
-  // The network messages' own time is in series with the bytes they carry (network_messages_us).
-  // A profile's bandwidth factor scales the links' rate, not the SMs' copies (run.copy_us).
-  const double stream = std::max(bytes / rate * 1e6 / s.bandwidth_factor, run.copy_us) +
-                        network_messages_us(a, p, s, run, bytes);
+  // A profile's bandwidth factor scales the links' rate, not the SMs' copies (run.copy_us) nor
+  // the rack's switches; the network messages' own time is in series with the bytes they carry.
+  t.links_us = bytes / rate * 1e6 / s.bandwidth_factor;
+  t.copy_us = run.copy_us;
+  t.reduce_us = rack_reduce_us(a, s, bytes);
+  t.messages_us = network_messages_us(a, p, s, run, bytes);
+  return t;
+}
+
+// The data of one call as the pipeline moves it (with its fill), us; `stream_only`: without the
+// fill, what one rank spends on the call's bytes.
+double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                    double bytes, bool stream_only) {
+  const PipelineRun run = pipeline_run(a, p, s, bytes);
+  const StreamTerms terms = stream_terms(a, p, s, seconds_per_byte, bytes, run);
+  if (!std::isfinite(terms.links_us)) return terms.links_us;
+  const double stream = terms.total();
   if (stream_only) return stream;
   const double t = stream * run.fill_factor() + run.exposed_us();
   // CollNet: the NICs' own path, their bytes and the in-network operations in series, paces the
@@ -1068,6 +1099,7 @@ double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
   // NICs no slack for them). The first loop's operations are the network step NCCL's latency
   // already charges (latency_us); every further loop pays its own.
   if (run.net_op_us <= 0 || s.collnet_net_seconds_per_byte <= 0) return t;
+  const double share = static_cast<double>(run.channels) / run.comm_channels * run.thread_share;
   const double net = bytes * s.collnet_net_seconds_per_byte * 1e6 / s.bandwidth_factor / share *
                          run.fill_factor() +
                      (run.chunks - 1) * run.net_op_us;
@@ -1075,6 +1107,13 @@ double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
 }
 
 }  // namespace
+
+bool rack_reduce_paces(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                       double bytes) {
+  const StreamTerms t =
+      stream_terms(a, p, s, seconds_per_byte, bytes, pipeline_run(a, p, s, bytes));
+  return t.reduce_us > 0 && t.reduce_us >= std::max(t.links_us, t.copy_us);
+}
 
 double data_time_us(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                     double bytes) {

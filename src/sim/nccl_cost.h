@@ -305,6 +305,15 @@ struct PipelineRun {
 };
 PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double bytes);
 
+/// NVLS and NVLS Tree all_reduce in an NVL72 rack (s.nvlink_across_trays): the rack's NVLink
+/// switches reduce every GPU's `bytes` (each head's multimem.ld_reduce reads its chunk from all
+/// of them), at most nccl::kRackNvlsReduceTBs together; the call's data takes at least
+/// s.domain_gpus x bytes at that rate, us. Each rack reduces its own GPUs. 0 elsewhere.
+double rack_reduce_us(Algorithm a, const CostShape& s, double bytes);
+/// Whether that reduction, not the links or the SMs' copies, paces the call's data.
+bool rack_reduce_paces(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                       double bytes);
+
 /// The time one in-network reduction holds a NIC beyond its bytes on `domains` nodes, us:
 /// nccl::kCollNetOpBaseUs + nccl::kCollNetOpPerDoublingUs x log2(domains) (nccl_constants.h).
 double collnet_op_us(int domains);

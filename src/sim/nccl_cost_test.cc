@@ -125,6 +125,47 @@ TEST(NcclCost, RackNvlsCopiesEveryHeadsChunkInTurn) {
       1e-6);
 }
 
+// NVLS all_reduce in an NVL72 rack: the rack's switches reduce every GPU's data at
+// kRackNvlsReduceTBs together. On 72 GPUs at 16 GiB, with NVLink out of the way, that paces the
+// call's data (72 x S at the rate, through the pipeline's fill) and the size's bottleneck says so;
+// on 8 GPUs of the rack the same bytes take 8 x S, under their copies, and do not pace it. An HGX
+// board and all_gather have no such term, and NCCL's estimate does not know it.
+TEST(NcclCost, ARacksNvlsReductionIsSharedByItsGpus) {
+  CostShape rack = shape(Op::kAllReduce, 72, 1, k229);
+  rack.generation = GpuGeneration::kBlackwell;
+  rack.channels = 24;
+  rack.domain_gpus = 72;
+  rack.nvlink_across_trays = true;
+  const double S = 16.0 * (1LL << 30), fast = 1 / 100e12;
+  const double reduce_us = 72 * S / (nccl::kRackNvlsReduceTBs * 1e12) * 1e6;
+  EXPECT_NEAR(rack_reduce_us(Algorithm::kNvls, rack, S), reduce_us, 1e-6);
+  const PipelineRun run = pipeline_run(Algorithm::kNvls, Protocol::kSimple, rack, S);
+  ASSERT_LT(run.copy_us, reduce_us);
+  EXPECT_NEAR(data_time_us(Algorithm::kNvls, Protocol::kSimple, rack, fast, S),
+              reduce_us * run.fill_factor() + run.exposed_us(), 1e-6);
+  EXPECT_TRUE(rack_reduce_paces(Algorithm::kNvls, Protocol::kSimple, rack, fast, S));
+  // NVLS Tree reduces each rack's GPUs in its switches too.
+  EXPECT_NEAR(rack_reduce_us(Algorithm::kNvlsTree, rack, S), reduce_us, 1e-6);
+  // 8 GPUs of the rack: their copies outlast the reduction.
+  CostShape eight = rack;
+  eight.ranks = 8;
+  eight.domain_gpus = 8;
+  EXPECT_NEAR(rack_reduce_us(Algorithm::kNvls, eight, S), reduce_us * 8 / 72, 1e-6);
+  EXPECT_FALSE(rack_reduce_paces(Algorithm::kNvls, Protocol::kSimple, eight, fast, S));
+  // Elsewhere nothing: an HGX board, all_gather, ring.
+  CostShape hgx = rack;
+  hgx.nvlink_across_trays = false;
+  CostShape gather = rack;
+  gather.op = Op::kAllGather;
+  EXPECT_EQ(rack_reduce_us(Algorithm::kNvls, hgx, S), 0);
+  EXPECT_EQ(rack_reduce_us(Algorithm::kNvls, gather, S), 0);
+  EXPECT_EQ(rack_reduce_us(Algorithm::kRing, rack, S), 0);
+  EXPECT_LT(data_time_us(Algorithm::kNvls, Protocol::kSimple, hgx, fast, S),
+            data_time_us(Algorithm::kNvls, Protocol::kSimple, rack, fast, S));
+  EXPECT_DOUBLE_EQ(tuner_time_us(Algorithm::kNvls, Protocol::kSimple, rack, fast, S),
+                   tuner_time_us(Algorithm::kNvls, Protocol::kSimple, hgx, fast, S));
+}
+
 TEST(NcclCost, RingLatencyOneNodeIsTheSameInBothReleases) {
   // 8 GPUs, all_reduce: 14 NVLink steps. LL 6.6 + 14 x .6; LL128 14 + 14 x 1.9; Simple 8.4 +
   // 14 x 3.4 (docs/nccl-model-reference.md 1.5, worked values).
