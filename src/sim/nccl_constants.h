@@ -544,12 +544,13 @@ inline constexpr double kNvlsCopyChannelGBs = 25.0;
 // chip's 72 GPU links at 50 GB/s each way. gpufabric's term, no NVIDIA figure: fitted on the fit
 // set, OCI's GB300 all_reduce on 64 GPUs of one rack at 8 and 16 GiB (nccl-public.csv lines
 // 349-350, NCCL 2.28.7: the rows it paces; its copies pace 1 GiB), the least sum of squared
-// errors on a 0.5 TB/s grid (30.5: +1.2/-1.8 %; 30: -0.5/-3.4 %; 31: +2.8/-0.2 %). What the measurements show:
-// per GPU, S (1 + 1/heads) / t is 541 GB/s on 8 GPUs (2 trays, lines 340-341) and 487 on 64
-// (line 350), while 64 x 487 and, on CoreWeave's GB200 rack, 72 x 436 both come to about 31 TB/s
-// of reduce input. Judged on the test set's CoreWeave 72-GPU rack (lines 319-323, NCCL 2.26.2, not
-// used): +50.0/+38.1/+28.6/+18.3/+21.0 % -> +21.3/+11.4/+3.6/-4.7/-2.8 % at 512 MiB to 8 GiB.
-// Not applied to all_gather and reduce_scatter (no row at a rack's scale) nor to HGX boards.
+// errors on a 0.5 TB/s grid (30.5: +1.2/-1.8 %; 30: -0.5/-3.4 %; 31: +2.8/-0.2 %). What the
+// measurements show: per GPU, S (1 + 1/heads) / t is 541 GB/s on 8 GPUs (2 trays, lines 340-341)
+// and 487 on 64 (line 350), while 64 x 487 and, on CoreWeave's GB200 rack, 72 x 436 both come to
+// about 31 TB/s of reduce input. Judged on the test set's CoreWeave 72-GPU rack (lines 319-323,
+// NCCL 2.26.2, not used): +50.0/+38.1/+28.6/+18.3/+21.0 % -> +21.3/+11.4/+3.6/-4.7/-2.8 % at 512
+// MiB to 8 GiB. Not applied to all_gather and reduce_scatter (no row at a rack's scale) nor to HGX
+// boards.
 inline constexpr double kRackNvlsReduceTBs = 30.5;
 // NVLS Tree's chunk from 4 nodes on: NCCL_NVLSTREE_MAX_CHUNKSIZE's default (enqueue.cc@v2.29.7-1:
 // 2168-2180).
