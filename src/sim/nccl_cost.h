@@ -127,7 +127,8 @@ struct CostShape {
   bool ring_same_channels = false;
   /// A calibration profile's measured factor on this algorithm's bandwidth (1: the model's). It
   /// scales the time the data takes on the links, not NCCL's own estimate (NCCL's tuner does
-  /// not know it) nor NVLS's SM copies (PipelineRun::copy_us).
+  /// not know it), NVLS's SM copies (PipelineRun::copy_us) nor a rack's switch reduction
+  /// (rack_reduce_us).
   double bandwidth_factor = 1;
   /// A calibration profile's measured time each network message holds its connection beyond its
   /// bytes, us (0: none); set only where the ranks span domains and the scale-out links pace the
@@ -308,7 +309,8 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
 /// NVLS and NVLS Tree all_reduce in an NVL72 rack (s.nvlink_across_trays): the rack's NVLink
 /// switches reduce every GPU's `bytes` (each head's multimem.ld_reduce reads its chunk from all
 /// of them), at most nccl::kRackNvlsReduceTBs together; the call's data takes at least
-/// s.domain_gpus x bytes at that rate, us. Each rack reduces its own GPUs. 0 elsewhere.
+/// s.domain_gpus x bytes at that rate, us. Each rack reduces its own GPUs. 0 elsewhere. No
+/// calibration profile scales it.
 double rack_reduce_us(Algorithm a, const CostShape& s, double bytes);
 /// Whether that reduction, not the links or the SMs' copies, paces the call's data.
 bool rack_reduce_paces(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,

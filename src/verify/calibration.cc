@@ -261,9 +261,10 @@ SetSummary summarize(const std::string& set, const std::vector<CalibrationPoint>
 }
 
 // What the model knows of a row's cluster, less its NCCL release and size (CalibrationPoint::
-// inputs): "B200 8 x 8, 8 x 400G InfiniBand", with SHARP and the NCCL variables the run set.
+// inputs): "B200 8 x 8, 8 x 400G InfiniBand", with SHARP, the NCCL variables the run set and
+// nccl-tests' -g where a thread drove several GPUs.
 std::string inputs_label(const CalibrationPoint& p, const std::string& nic_cell, int nics,
-                         bool roce, bool sharp, const NcclEnv& env) {
+                         bool roce, bool sharp, const NcclEnv& env, int gpus_per_thread) {
   std::string out = fmt::format("{} {} x {}, ", p.hardware, p.nodes, p.gpus_per_node);
   out += nic_cell == "none"
              ? std::string("no NIC")
@@ -273,17 +274,25 @@ std::string inputs_label(const CalibrationPoint& p, const std::string& nic_cell,
   if (env.min_channels > 0) out += fmt::format(", NCCL_MIN_NCHANNELS={}", env.min_channels);
   if (env.max_channels > 0) out += fmt::format(", NCCL_MAX_NCHANNELS={}", env.max_channels);
   if (env.buffsize > 0) out += fmt::format(", NCCL_BUFFSIZE={:.0f}", env.buffsize);
+  if (gpus_per_thread > 1) out += fmt::format(", -g {}", gpus_per_thread);
   return out;
 }
 
 // Runs of the same inputs, collective, algorithm and band from different sources, and the
-// least worst error a factor on the model can reach over them (SpreadGroup). A run's figure is
-// the median of its rows' q = 1 + error (model / measured: bandwidth, or below 1 MiB the time);
-// a factor f on the model makes a run's error f x q - 1, whose worst over the runs is least at
-// f = 2 / (q_min + q_max), giving (q_max - q_min) / (q_max + q_min); the time ratio
-// max(f q, 1 / (f q)) is least at f = 1 / sqrt(q_min q_max), giving sqrt(q_max / q_min). The
-// median of a run lies between its rows' q, so no row of the run is nearer than its median: the
-// floor bounds the worst error of the rows too.
+// least worst error one factor on the model can reach over them (SpreadGroup). A row's q is
+// model / measured as its band is judged: the bandwidth from 1 MiB (1 + error for busbw and
+// time rows alike), the time below (1 + error for a latency row, 1 / (1 + error) for a busbw
+// row there). A run's figure is the median of its rows' q. A factor f on the model makes a
+// run's error f q - 1, whose worst over the runs is least at f = 2 / (q_min + q_max), giving
+// (q_max - q_min) / (q_max + q_min); the time ratio max(f q, 1 / (f q)) is least at
+// f = 1 / sqrt(q_min q_max), giving sqrt(q_max / q_min). Every run's median lies within its
+// rows' range of q, so the rows spread at least as wide as the medians: for one f shared by the
+// group, the floor bounds the rows' worst error too. A model that tells the runs apart by what
+// the key leaves out (size, release) is not bound by it.
+double spread_floor(const std::string& band, double lo, double hi) {
+  return band == "small" ? std::sqrt(hi / lo) : (hi - lo) / (hi + lo);
+}
+
 std::vector<SpreadGroup> spread_groups(const std::vector<CalibrationPoint>& points) {
   using Key = std::tuple<std::string, std::string, std::string, std::string>;
   std::map<Key, std::map<std::string, std::vector<const CalibrationPoint*>>> by_key;
@@ -299,25 +308,38 @@ std::vector<SpreadGroup> spread_groups(const std::vector<CalibrationPoint>& poin
       r.source = source;
       r.first_line = rows.front()->line;
       r.rows = static_cast<int>(rows.size());
-      std::vector<double> q;
+      std::vector<double> q, test_q;
       std::set<std::string> sets;
       for (const auto* p : rows) {
-        q.push_back(1 + p->error);
+        const bool time_sense = p->kind == "latency";
+        const double v = (g.band == "small") == time_sense ? 1 + p->error : 1 / (1 + p->error);
+        q.push_back(v);
+        if (p->set == "test") test_q.push_back(v);
         sets.insert(p->set);
-        g.has_test = g.has_test || p->set == "test";
       }
       r.set = sets.size() == 1 ? *sets.begin() : "fit, test";
       r.model_over_measured = median_of(q);
+      r.test_rows = static_cast<int>(test_q.size());
+      if (!test_q.empty()) r.test_model_over_measured = median_of(test_q);
       g.runs.push_back(std::move(r));
     }
     std::sort(g.runs.begin(), g.runs.end(),
               [](const SpreadRun& a, const SpreadRun& b) { return a.first_line < b.first_line; });
     double lo = g.runs.front().model_over_measured, hi = lo;
+    double test_lo = 0, test_hi = 0;
+    int test_runs = 0;
     for (const auto& r : g.runs) {
       lo = std::min(lo, r.model_over_measured);
       hi = std::max(hi, r.model_over_measured);
+      if (r.test_rows == 0) continue;
+      const double t = r.test_model_over_measured;
+      test_lo = test_runs == 0 ? t : std::min(test_lo, t);
+      test_hi = test_runs == 0 ? t : std::max(test_hi, t);
+      ++test_runs;
     }
-    g.floor = g.band == "small" ? std::sqrt(hi / lo) : (hi - lo) / (hi + lo);
+    g.has_test = test_runs > 0;
+    g.floor = spread_floor(g.band, lo, hi);
+    if (test_runs >= 2) g.test_floor = spread_floor(g.band, test_lo, test_hi);
     out.push_back(std::move(g));
   }
   // Widest first; a small band's ratio r is set beside a bandwidth floor as (r - 1) / (r + 1),
@@ -487,7 +509,6 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
         "nics_per_node: {}, nccl: '{}'}}\nfabric: {{technology: {}, in_network_reduction: {}}}\n",
         lineno, gpu, p.nodes, p.gpus_per_node, p.nic, nics, modelled_release(col("nccl")),
         roce ? "roce" : "infiniband", sharp ? "on" : "off");
-    p.inputs = inputs_label(p, nic_cell, nics, roce, sharp, *env);
     // A row gpufabric cannot build or run is skipped with the model's own reason.
     auto first_error = [](const std::vector<Diagnostic>& e) {
       return e.empty() ? std::string("cannot be simulated") : e.front().message;
@@ -520,6 +541,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
       if (!g) return g.errors();
       o.gpus_per_thread = std::max(1, static_cast<int>(*g));
     }
+    p.inputs = inputs_label(p, nic_cell, nics, roce, sharp, *env, o.gpus_per_thread);
     auto model = CollectiveModel::build(fabric, *plan, o);
     if (!model) {
       skip(fmt::format("not simulated: {}", first_error(model.errors())));
@@ -858,19 +880,20 @@ std::string spread_table(const CalibrationSummary& s) {
            "No two sources measured the same inputs, collective, algorithm and size band.\n\n";
   out += fmt::format(
       "{} groups of rows that different sources measured on the same hardware, nodes, NICs, "
-      "fabric and NCCL variables, with the same collective, algorithm and size band (the release "
-      "and the size may differ: the model accounts for both). Each run: the median of model / "
-      "measured over its rows (bandwidth; below 1 MiB, time), at the CSV line of its first row. "
-      "The floor is the least worst error any factor on the model that depends only on these "
-      "inputs can reach over the runs (|error|; below 1 MiB, the time ratio): the spread those "
-      "inputs leave unexplained, from the clusters or the measurements.{}\n\n",
+      "fabric, NCCL variables and -g, with the same collective, algorithm and size band (the "
+      "release and the size may differ: the model accounts for both). Each run: the median of "
+      "model / measured over its rows (bandwidth; below 1 MiB, time), at the CSV line of its "
+      "first row. The floor is the least worst error one factor on the model, shared by the "
+      "group, can reach over the runs (|error|; below 1 MiB, the time ratio); the test floor the "
+      "same over the runs' test rows alone, which the test set's targets judge. A model that "
+      "tells the runs apart by their sizes or releases is not bound by either.{}\n\n",
       s.spread.size(),
       s.spread.size() > kSpreadGroupsShown
           ? fmt::format(" The {} widest; --json lists all.", kSpreadGroupsShown)
           : std::string());
   out +=
-      "| inputs | collective | algorithm | size | runs: model / measured | floor |\n"
-      "|---|---|---|---|---|---:|\n";
+      "| inputs | collective | algorithm | size | runs: model / measured | floor | test floor |\n"
+      "|---|---|---|---|---|---:|---:|\n";
   for (size_t i = 0; i < s.spread.size() && i < kSpreadGroupsShown; ++i) {
     const SpreadGroup& g = s.spread[i];
     std::string runs;
@@ -881,27 +904,32 @@ std::string spread_table(const CalibrationSummary& s) {
                   : fmt::format("{:.2f} ({} rows from line {}, {})", r.model_over_measured, r.rows,
                                 r.first_line, r.set);
     }
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", g.inputs, g.collective, g.algorithm,
-                       band_name(g.band), runs, figure(g.band, 1, g.floor));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", g.inputs, g.collective,
+                       g.algorithm, band_name(g.band), runs, figure(g.band, 1, g.floor),
+                       g.test_floor > 0 ? figure(g.band, 1, g.test_floor) : "-");
   }
-  // Against the test set's worst-case targets: a group with a test run whose floor is over a
-  // worst-case limit cannot meet it, whatever the model.
+  // Against the test set's worst-case targets: where the test rows of one group spread wider
+  // than a worst-case limit, one factor per group cannot meet it.
   for (const auto* band : {"large", "small"}) {
     const SpreadGroup* widest = nullptr;
     for (const auto& g : s.spread)
-      if (g.has_test && g.band == band && (!widest || g.floor > widest->floor)) widest = &g;
-    if (!widest) continue;
+      if (g.band == band && g.test_floor > 0 && (!widest || g.test_floor > widest->test_floor))
+        widest = &g;
     const bool large = std::string(band) == "large";
     const double limit = large ? kTargetLargeWorst : kTargetSmallRatio;
+    const std::string limit_text =
+        large ? fmt::format("{:.0f}%", 100 * limit) : fmt::format("{:.1f}x", limit);
+    if (!widest) {
+      out += fmt::format("\nNo two runs of the same inputs have test rows {}.", band_name(band));
+      continue;
+    }
     out += fmt::format(
-        "\nWidest floor {} of a group with test rows: {} ({}, {} {}); the test set's worst "
-        "target there is {}: {}.",
-        band_name(band), figure(band, 1, widest->floor), widest->inputs, widest->collective,
-        widest->algorithm,
-        large ? fmt::format("{:.0f}%", 100 * limit) : fmt::format("{:.1f}x", limit),
-        widest->floor > limit
-            ? "no factor on the model that sees only these inputs can meet it on these rows"
-            : "the spread between runs does not rule it out");
+        "\nWidest test floor {}: {} ({}, {} {}), against the test set's worst-case target of {}: "
+        "{}.",
+        band_name(band), figure(band, 1, widest->test_floor), widest->inputs, widest->collective,
+        widest->algorithm, limit_text,
+        widest->test_floor > limit ? "one factor per group cannot meet it there"
+                                   : "the spread between runs does not rule it out");
   }
   return out + "\n\n";
 }
@@ -1007,15 +1035,18 @@ nlohmann::json calibration_json(const CalibrationSummary& s) {
                       {"set", r.set},
                       {"first_line", r.first_line},
                       {"rows", r.rows},
-                      {"model_over_measured", r.model_over_measured}});
+                      {"model_over_measured", r.model_over_measured},
+                      {"test_rows", r.test_rows}});
     // floor: |error| for mid and large, the time ratio for small (as the band is judged)
-    spread.push_back({{"inputs", g.inputs},
-                      {"collective", g.collective},
-                      {"algorithm", g.algorithm},
-                      {"band", g.band},
-                      {"runs", runs},
-                      {"floor", g.floor},
-                      {"has_test", g.has_test}});
+    spread.push_back(
+        {{"inputs", g.inputs},
+         {"collective", g.collective},
+         {"algorithm", g.algorithm},
+         {"band", g.band},
+         {"runs", runs},
+         {"floor", g.floor},
+         {"test_floor", g.test_floor > 0 ? nlohmann::json(g.test_floor) : nlohmann::json(nullptr)},
+         {"has_test", g.has_test}});
   }
   return {{"points", pts},
           {"spread", spread},

@@ -36,9 +36,9 @@ struct CalibrationPoint {
   double ratio = 1;    ///< max(sim/pub, pub/sim) of the compared figure, >= 1
   bool large = false;  ///< bytes >= 32 MiB: judged on bandwidth
   /// The cluster as the model sees it, less the NCCL release and the size: GPU, nodes x GPUs,
-  /// NICs, fabric, in-network reduction and the NCCL variables the run set ("B200 8 x 8, 8 x
-  /// 400G InfiniBand"). Rows of one label, collective and algorithm differ to the model only by
-  /// size and release.
+  /// NICs, fabric, in-network reduction, the NCCL variables the run set and nccl-tests' -g
+  /// ("B200 8 x 8, 8 x 400G InfiniBand"). Rows of one label, collective and algorithm differ to
+  /// the model only by size and release.
   std::string inputs;
 };
 
@@ -74,13 +74,15 @@ struct TargetCheck {
 /// Runs that different sources measured on the same inputs (CalibrationPoint::inputs, collective,
 /// algorithm group and size band): how far apart they came out against the model. Each run is
 /// one source's rows of the group, summed up as the median of model / measured (bandwidth; the
-/// time below 1 MiB, as the band is judged). The floor is the least worst error a factor on the
-/// model that depends only on these inputs can reach over the runs: a model of them that meets a
-/// target on every run of the group has a floor within that target's limit.
+/// time below 1 MiB, as the band is judged). The floor is the least worst error one factor on
+/// the model, shared by the group, can reach over the runs; a model that tells the runs apart by
+/// their sizes or releases is not bound by it.
 struct SpreadRun {
-  std::string source, set;  ///< the source group; "fit" or "test" (a source's rows share it)
+  std::string source, set;  ///< the source group; "fit", "test" or "fit, test"
   int first_line = 0, rows = 0;
   double model_over_measured = 1;  ///< median over the run's rows
+  int test_rows = 0;               ///< of them in the test set
+  double test_model_over_measured = 1;  ///< median over those
 };
 struct SpreadGroup {
   std::string inputs, collective, algorithm, band;
@@ -88,7 +90,10 @@ struct SpreadGroup {
   /// mid and large: (q_max - q_min) / (q_max + q_min), the least worst |error| of f x model over
   /// the runs' q = model / measured; small: sqrt(q_max / q_min), the least worst time ratio.
   double floor = 0;
-  bool has_test = false;  ///< some run is in the test set
+  /// The same over the runs' test rows alone (0: fewer than two runs have test rows): what the
+  /// test set's worst-case targets are up against, since the fit rows are not judged.
+  double test_floor = 0;
+  bool has_test = false;  ///< some run has test rows
 };
 
 /// One half of the data: its points' errors, grouped, and the targets judged on them.

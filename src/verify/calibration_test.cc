@@ -375,57 +375,77 @@ TEST(Calibration, HostileCellsAreBadInputNotACrash) {
 }
 
 // Runs of the same inputs by different sources are set side by side with the least worst error
-// a factor on the model could reach over them. Source a's two rows (1 and 8 GiB) are one run,
-// their median q; source b, at the same inputs, measured less; source c ran 2 nodes (other
-// inputs, no group); source d's rows are alone at their inputs. Below 1 MiB the floor is the
-// time ratio. No figure is the model's: each is worked out from the points' own errors.
+// one factor on the model could reach over them. Source a's two rows (1 and 8 GiB) are one run,
+// their median q; sources b and f, at the same inputs, measured less (test rows: the test floor
+// is theirs alone); source c ran 2 nodes and e drove 8 GPUs a thread (-g 8: other inputs, no
+// group). Below 1 MiB q is the time: a's and d's latency rows as 1 + error, g's bus bandwidth at
+// 512 KiB as 1 / (1 + error). No figure is the model's: each is worked out from the points' own
+// errors.
 TEST(Calibration, RunsOfTheSameInputsAreSetSideBySide) {
   const std::string one = ",H100-SXM,1,8,none,0,NVLink4,2.26.2,all_reduce,ring,";
-  auto s = calibrate(kHeader + ",set\n" + "a" + one + "1073741824,360,,n,fit\n" + "a (same run)" +
-                         one + "8589934592,370,,n,fit\n" + "b" + one + "1073741824,300,,n,test\n" +
+  auto s = calibrate(kHeader + ",set,gpus_per_thread\n" +                     // line 1
+                         "a" + one + "1073741824,360,,n,fit,\n" +             // 2
+                         "a (same run)" + one + "8589934592,370,,n,fit,\n" +  // 3
+                         "b" + one + "1073741824,300,,n,test,\n" +            // 4
                          "c,H100-SXM,2,8,400G,8,InfiniBand NDR,2.26.2,all_reduce,ring,1073741824,"
-                         "300,,n,test\n" +
-                         "a (same run)" + one + "8,,30,n,fit\n" + "d" + one + "8,,60,n,test\n" +
-                         "d (same run)" + one + "16,,60,n,test\n",
+                         "300,,n,test,\n" +  // 5
+                         "a (same run)" +
+                         one + "8,,30,n,fit,\n" +                     // 6
+                         "d" + one + "8,,60,n,test,\n" +              // 7
+                         "d (same run)" + one + "16,,60,n,test,\n" +  // 8
+                         "e" + one + "1073741824,200,,n,test,8\n" +   // 9
+                         "f" + one + "1073741824,330,,n,test,\n" +    // 10
+                         "g" + one + "524288,5,,n,test,\n",           // 11
                      "spread.csv");
   ASSERT_TRUE(s.ok()) << format_diagnostics(s.errors());
-  ASSERT_EQ(s->points.size(), 7u);
+  ASSERT_EQ(s->points.size(), 10u);
   EXPECT_EQ(s->points[0].inputs, "H100-SXM 1 x 8, no NIC");
   EXPECT_EQ(s->points[3].inputs, "H100-SXM 2 x 8, 8 x 400G InfiniBand");
+  EXPECT_EQ(s->points[7].inputs, "H100-SXM 1 x 8, no NIC, -g 8");
   ASSERT_EQ(s->spread.size(), 2u);
   const auto q = [&](int i) { return 1 + s->points[i].error; };
   const SpreadGroup* large = nullptr;
   const SpreadGroup* small = nullptr;
   for (const auto& g : s->spread) (g.band == "large" ? large : small) = &g;
   ASSERT_TRUE(large && small);
-  ASSERT_EQ(large->runs.size(), 2u);
+  ASSERT_EQ(large->runs.size(), 3u);  // a, b, f; not c (2 nodes) nor e (-g 8)
   EXPECT_EQ(large->runs[0].first_line, 2);
   EXPECT_EQ(large->runs[0].rows, 2);
   EXPECT_EQ(large->runs[0].set, "fit");
   EXPECT_EQ(large->runs[1].set, "test");
   EXPECT_TRUE(large->has_test);
-  const double qa = (q(0) + q(1)) / 2, qb = q(2);
+  const double qa = (q(0) + q(1)) / 2, qb = q(2), qf = q(8);
   EXPECT_NEAR(large->runs[0].model_over_measured, qa, 1e-12);
   EXPECT_NEAR(large->runs[1].model_over_measured, qb, 1e-12);
-  const double lo = std::min(qa, qb), hi = std::max(qa, qb);
+  const double lo = std::min({qa, qb, qf}), hi = std::max({qa, qb, qf});
   EXPECT_NEAR(large->floor, (hi - lo) / (hi + lo), 1e-12);
-  // The floor is what the best factor reaches: both runs then sit at it, one each side.
+  // The floor is what the best factor reaches: the outermost runs then sit at it.
   const double f = 2 / (lo + hi);
-  EXPECT_NEAR(std::max(std::fabs(f * qa - 1), std::fabs(f * qb - 1)), large->floor, 1e-12);
+  EXPECT_NEAR(std::max({std::fabs(f * qa - 1), std::fabs(f * qb - 1), std::fabs(f * qf - 1)}),
+              large->floor, 1e-12);
   EXPECT_GT(large->floor, 0.05);  // 360-370 against 300 GB/s, whatever the model says
-  // Below 1 MiB: source a's 30 us against d's 60 us (both of d's rows), as a time ratio.
-  ASSERT_EQ(small->runs.size(), 2u);
+  // The test floor: b and f alone (300 and 330 GB/s), narrower than with a's fit rows.
+  EXPECT_NEAR(large->test_floor, std::fabs(qb - qf) / (qb + qf), 1e-12);
+  EXPECT_LT(large->test_floor, large->floor);
+  // Below 1 MiB, as times: a's 30 us, d's 60 us (two rows) and g's 512 KiB at 5 GB/s, whose
+  // bandwidth error is turned into its time's.
+  ASSERT_EQ(small->runs.size(), 3u);
   EXPECT_EQ(small->runs[1].rows, 2);
-  const double qs = q(4), qd = (q(5) + q(6)) / 2;
-  EXPECT_NEAR(small->floor, std::sqrt(std::max(qs, qd) / std::min(qs, qd)), 1e-12);
+  const double ta = q(4), td = (q(5) + q(6)) / 2, tg = 1 / q(9);
+  EXPECT_NEAR(small->runs[2].model_over_measured, tg, 1e-12);
+  EXPECT_NEAR(small->floor, std::sqrt(std::max({ta, td, tg}) / std::min({ta, td, tg})), 1e-12);
+  EXPECT_NEAR(small->test_floor, std::sqrt(std::max(td, tg) / std::min(td, tg)), 1e-12);
   EXPECT_GT(small->floor, 1.3);
-  // Widest first, and the summary names the groups by their inputs.
+  // The summary names the groups by their inputs, with both floors.
   const std::string table = calibration_summary_table(*s);
   EXPECT_NE(table.find("| H100-SXM 1 x 8, no NIC | all_reduce | ring | >= 32 MiB |"),
             std::string::npos)
       << table;
   EXPECT_NE(table.find("2 rows from line 2, fit"), std::string::npos) << table;
-  EXPECT_EQ(calibration_json(*s)["spread"].size(), 2u);
+  EXPECT_NE(table.find("Widest test floor >= 32 MiB"), std::string::npos) << table;
+  const auto json = calibration_json(*s);
+  EXPECT_EQ(json["spread"].size(), 2u);
+  EXPECT_EQ(json["spread"][0]["runs"].size(), 3u);
 }
 
 }  // namespace gf
