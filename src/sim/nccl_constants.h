@@ -552,8 +552,8 @@ inline constexpr double kNvlsCopyChannelGBs = 25.0;
 // CoreWeave's 72 GPUs (GB200, NCCL 2.26.2, lines 319-323) then come to N S / t = 30.5 TB/s, OCI's
 // 64 to 30.3, where that other form would put CoreWeave at +10 %. So CoreWeave judges the value,
 // not the form: +50.0/+38.1/+28.6/+18.3/+21.0 % -> +21.3/+11.4/+3.6/-4.7/-2.8 % at 512 MiB to 8
-// GiB. A calibration profile does not scale it. Not applied to all_gather and reduce_scatter (no
-// row at a rack's scale) nor to HGX boards.
+// GiB. A calibration profile's factor on NVLS scales it. Not applied to all_gather and
+// reduce_scatter (no row at a rack's scale) nor to HGX boards.
 inline constexpr double kRackNvlsReduceTBs = 30.5;
 // NVLS Tree's chunk from 4 nodes on: NCCL_NVLSTREE_MAX_CHUNKSIZE's default (enqueue.cc@v2.29.7-1:
 // 2168-2180).

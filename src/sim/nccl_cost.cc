@@ -1075,11 +1075,12 @@ StreamTerms stream_terms(Algorithm a, Protocol p, const CostShape& s, double sec
   double rate = capped * share;
   if (p == Protocol::kLL && (a == Algorithm::kRing || a == Algorithm::kTree))
     rate = std::min(protocol_bandwidth_of(a, p, s, Bps, bytes, false) * share, capped);
-  // A profile's bandwidth factor scales the links' rate, not the SMs' copies (run.copy_us) nor
-  // the rack's switches; the network messages' own time is in series with the bytes they carry.
+  // A profile's bandwidth factor on the algorithm scales the links' rate and a rack's switch
+  // reduction, both the algorithm's bandwidth, not the SMs' copies (run.copy_us); the network
+  // messages' own time is in series with the bytes they carry.
   t.links_us = bytes / rate * 1e6 / s.bandwidth_factor;
   t.copy_us = run.copy_us;
-  t.reduce_us = rack_reduce_us(a, s, bytes);
+  t.reduce_us = rack_reduce_us(a, s, bytes) / s.bandwidth_factor;
   t.messages_us = network_messages_us(a, p, s, run, bytes);
   return t;
 }

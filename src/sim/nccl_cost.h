@@ -126,9 +126,9 @@ struct CostShape {
   /// (tuning.cc@v2.29.7-1:363-370, v2.18.6-1:209-216). See ring_same_channels.
   bool ring_same_channels = false;
   /// A calibration profile's measured factor on this algorithm's bandwidth (1: the model's). It
-  /// scales the time the data takes on the links, not NCCL's own estimate (NCCL's tuner does
-  /// not know it), NVLS's SM copies (PipelineRun::copy_us) nor a rack's switch reduction
-  /// (rack_reduce_us).
+  /// scales the time the data takes on the links and through a rack's switch reduction
+  /// (rack_reduce_us), not NCCL's own estimate (NCCL's tuner does not know it) nor NVLS's SM
+  /// copies (PipelineRun::copy_us).
   double bandwidth_factor = 1;
   /// A calibration profile's measured time each network message holds its connection beyond its
   /// bytes, us (0: none); set only where the ranks span domains and the scale-out links pace the
@@ -309,8 +309,9 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
 /// NVLS and NVLS Tree all_reduce in an NVL72 rack (s.nvlink_across_trays): the rack's NVLink
 /// switches reduce every GPU's `bytes` (each head's multimem.ld_reduce reads its chunk from all
 /// of them), at most nccl::kRackNvlsReduceTBs together; the call's data takes at least
-/// s.domain_gpus x bytes at that rate, us. Each rack reduces its own GPUs. 0 elsewhere. No
-/// calibration profile scales it.
+/// s.domain_gpus x bytes at that rate, us. Each rack reduces its own GPUs. 0 elsewhere. A
+/// calibration profile's factor on NVLS or NVLS Tree (s.bandwidth_factor) scales it in the time,
+/// as it scales the links.
 double rack_reduce_us(Algorithm a, const CostShape& s, double bytes);
 /// Whether that reduction, not the links or the SMs' copies, paces the call's data.
 bool rack_reduce_paces(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,

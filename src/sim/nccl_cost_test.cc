@@ -145,6 +145,12 @@ TEST(NcclCost, ARacksNvlsReductionIsSharedByItsGpus) {
   EXPECT_NEAR(data_time_us(Algorithm::kNvls, Protocol::kSimple, rack, fast, S),
               reduce_us * run.fill_factor() + run.exposed_us(), 1e-6);
   EXPECT_TRUE(rack_reduce_paces(Algorithm::kNvls, Protocol::kSimple, rack, fast, S));
+  // A calibration profile's factor on NVLS scales it as the algorithm's bandwidth: a rack whose
+  // NVLS runs at 0.8 of the model's takes 1 / 0.8 of the reduction's time.
+  CostShape profiled = rack;
+  profiled.bandwidth_factor = 0.8;
+  EXPECT_NEAR(data_time_us(Algorithm::kNvls, Protocol::kSimple, profiled, fast, S),
+              reduce_us / 0.8 * run.fill_factor() + run.exposed_us(), 1e-6);
   // NVLS Tree reduces each rack's GPUs in its switches too: on two racks each reduces its own
   // 72 GPUs' data, not the 144's, and with every link fast that paces the tree's data.
   CostShape racks = rack;
