@@ -1067,7 +1067,7 @@ StreamTerms stream_terms(Algorithm a, Protocol p, const CostShape& s, double sec
   const double Bps = 1.0 / seconds_per_byte;
   const double capped = protocol_bandwidth(a, p, s, Bps, bytes);
   if (!(capped > 0)) return t;
-  const double share = static_cast<double>(run.channels) / run.comm_channels * run.thread_share;
+  const double share = run.rate_share();
   // The call's channels carry their share of the bandwidth, at what their threads move. LL's
   // llMaxBw is no channel's: NCCL indexes it by the GPU on one node and by the CPU's vendor across
   // nodes (tuning.cc@v2.29.7-1: 252-256), a bound of the host's path on the whole call, which fewer
@@ -1100,9 +1100,8 @@ double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
   // NICs no slack for them). The first loop's operations are the network step NCCL's latency
   // already charges (latency_us); every further loop pays its own.
   if (run.net_op_us <= 0 || s.collnet_net_seconds_per_byte <= 0) return t;
-  const double share = static_cast<double>(run.channels) / run.comm_channels * run.thread_share;
-  const double net = bytes * s.collnet_net_seconds_per_byte * 1e6 / s.bandwidth_factor / share *
-                         run.fill_factor() +
+  const double net = bytes * s.collnet_net_seconds_per_byte * 1e6 / s.bandwidth_factor /
+                         run.rate_share() * run.fill_factor() +
                      (run.chunks - 1) * run.net_op_us;
   return std::max(t, net);
 }
@@ -1111,6 +1110,8 @@ double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
 
 bool rack_reduce_paces(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                        double bytes) {
+  // at() asks this of every size's pick: only NVLS in a rack goes on to build the call's run.
+  if (!(rack_reduce_us(a, s, bytes) > 0)) return false;
   const StreamTerms t =
       stream_terms(a, p, s, seconds_per_byte, bytes, pipeline_run(a, p, s, bytes));
   return t.reduce_us > 0 && t.reduce_us >= std::max(t.links_us, t.copy_us);

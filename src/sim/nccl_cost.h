@@ -293,6 +293,9 @@ struct PipelineRun {
   double fill_factor() const { return (chunks + (stages - 1) * stage_share) / chunks; }
   /// The exposed steps' time, us: one per chunk slot of the pipeline.
   double exposed_us() const { return (chunks + stages - 1) * exposed_step_us; }
+  /// The share of the algorithm's bandwidth the call carries: its channels of the
+  /// communicator's, each at its threads' pace.
+  double rate_share() const { return static_cast<double>(channels) / comm_channels * thread_share; }
   /// CollNet (and NVLS across domains, which runs over it): the in-network operations a loop
   /// issues at one NIC, in order, each costing collnet_op_us in series with the NIC's bytes
   /// (0 elsewhere). data_time_us paces the call by the NIC's path where it is the longer, each

@@ -325,21 +325,18 @@ std::vector<SpreadGroup> spread_groups(const std::vector<CalibrationPoint>& poin
     }
     std::sort(g.runs.begin(), g.runs.end(),
               [](const SpreadRun& a, const SpreadRun& b) { return a.first_line < b.first_line; });
-    double lo = g.runs.front().model_over_measured, hi = lo;
-    double test_lo = 0, test_hi = 0;
-    int test_runs = 0;
+    std::vector<double> all, tests;
     for (const auto& r : g.runs) {
-      lo = std::min(lo, r.model_over_measured);
-      hi = std::max(hi, r.model_over_measured);
-      if (r.test_rows == 0) continue;
-      const double t = r.test_model_over_measured;
-      test_lo = test_runs == 0 ? t : std::min(test_lo, t);
-      test_hi = test_runs == 0 ? t : std::max(test_hi, t);
-      ++test_runs;
+      all.push_back(r.model_over_measured);
+      if (r.test_rows > 0) tests.push_back(r.test_model_over_measured);
     }
-    g.has_test = test_runs > 0;
-    g.floor = spread_floor(g.band, lo, hi);
-    if (test_runs >= 2) g.test_floor = spread_floor(g.band, test_lo, test_hi);
+    auto floor_of = [&](const std::vector<double>& v) {
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      return spread_floor(g.band, *lo, *hi);
+    };
+    g.has_test = !tests.empty();
+    g.floor = floor_of(all);
+    if (tests.size() >= 2) g.test_floor = floor_of(tests);
     out.push_back(std::move(g));
   }
   // Widest first; a small band's ratio r is set beside a bandwidth floor as (r - 1) / (r + 1),
@@ -790,6 +787,11 @@ std::string figure(const std::string& band, int count, double v) {
   return band == "small" ? fmt::format("{:.2f}x", v) : fmt::format("{:.1f}%", 100 * v);
 }
 
+// A target's limit as the table states it: "15%", or "1.5x" for the small band.
+std::string limit_figure(const std::string& band, double limit) {
+  return band == "small" ? fmt::format("{:.1f}x", limit) : fmt::format("{:.0f}%", 100 * limit);
+}
+
 // The target of a band as the issue states it, and whether the group meets it.
 std::string target_cell(const std::string& band, const ErrorStats& e) {
   if (e.count == 0) return "";
@@ -858,9 +860,7 @@ std::string set_summary(const SetSummary& x, bool judged) {
                      judged ? "" : " (shown for reference: the verdict is the test set's)");
   out += "| target | limit | measured | n | verdict |\n|---|---:|---:|---:|---|\n";
   for (const auto& t : x.targets) {
-    const std::string limit =
-        t.band == "small" ? fmt::format("{:.1f}x", t.limit) : fmt::format("{:.0f}%", 100 * t.limit);
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", t.name, limit,
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", t.name, limit_figure(t.band, t.limit),
                        figure(t.band, t.count, t.measured), t.count,
                        t.count == 0 ? "no rows"
                        : t.pass     ? "pass"
@@ -915,10 +915,7 @@ std::string spread_table(const CalibrationSummary& s) {
     for (const auto& g : s.spread)
       if (g.band == band && g.test_floor > 0 && (!widest || g.test_floor > widest->test_floor))
         widest = &g;
-    const bool large = std::string(band) == "large";
-    const double limit = large ? kTargetLargeWorst : kTargetSmallRatio;
-    const std::string limit_text =
-        large ? fmt::format("{:.0f}%", 100 * limit) : fmt::format("{:.1f}x", limit);
+    const double limit = std::string(band) == "large" ? kTargetLargeWorst : kTargetSmallRatio;
     if (!widest) {
       out += fmt::format("\nNo two runs of the same inputs have test rows {}.", band_name(band));
       continue;
@@ -927,7 +924,7 @@ std::string spread_table(const CalibrationSummary& s) {
         "\nWidest test floor {}: {} ({}, {} {}), against the test set's worst-case target of {}: "
         "{}.",
         band_name(band), figure(band, 1, widest->test_floor), widest->inputs, widest->collective,
-        widest->algorithm, limit_text,
+        widest->algorithm, limit_figure(band, limit),
         widest->test_floor > limit ? "one factor per group cannot meet it there"
                                    : "the spread between runs does not rule it out");
   }
