@@ -58,6 +58,19 @@ void p2p_nics_of(const Plan& plan, int& nics, double& GBps) {
   GBps = plan.nic.rate_gbps / 8;
 }
 
+// One NVLink's rate each way, GB/s: NVLink 3 and 4 run 50 GB/s a link both ways together (A100:
+// 12 links, 600 GB/s; H100: 18, 900 GB/s), NVLink 5 twice that (B200: 18, 1,800 GB/s): NVIDIA's
+// A100, H100 and Blackwell datasheets.
+constexpr double kNvlinkLinkGBs[] = {25.0, 25.0, 50.0};
+
+// A GPU's NVLinks to its switches, from its catalog rate each way (CostShape::nvlinks; 0 for
+// Infinity Fabric).
+int nvlinks_of(const GpuModel& gpu) {
+  const int tech = static_cast<int>(gpu.scaleup_tech);
+  if (tech >= static_cast<int>(std::size(kNvlinkLinkGBs)) || gpu.scaleup_gbs_per_gpu <= 0) return 0;
+  return static_cast<int>(std::lround(gpu.scaleup_gbs_per_gpu / kNvlinkLinkGBs[tech]));
+}
+
 // The plan's GPUs sit on Grace hosts (CostShape::host_grace).
 bool host_grace(const Plan& plan) { return plan.gpu.host_cpu == HostCpu::kGrace; }
 
@@ -142,6 +155,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.simple_buffer_bytes_ = o.buffsize_bytes;
   cm.host_grace_ = host_grace(plan);
   cm.nvlink_across_trays_ = nvlink_across_trays(plan);
+  cm.nvlinks_ = nvlinks_of(plan.gpu);
   b.channel_limit = release_max_channels(cm.nccl_);
   if (plan.nic.rate_gbps > 0) {
     const double nic_GBps = plan.nic.rate_gbps / 8;
@@ -680,6 +694,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   s.graph_channels = graph_channels;
   s.collnet_nics = collnet_nics_;
   s.nic_path_GBps = nic_path_GBps_;
+  s.nvlinks = nvlinks_;
   s.simple_buffer_bytes = simple_buffer_bytes_;
   s.host_grace = host_grace_;
   s.nvlink_across_trays = nvlink_across_trays_;

@@ -174,6 +174,7 @@ class CollectiveModel {
   int ring_graph_channels_ = 8, tree_graph_channels_ = 8;  ///< the search graph's (tuner caps)
   int collnet_nics_ = 0;  ///< NICs a node (CostShape::collnet_nics)
   double nic_path_GBps_ = 0;  ///< a GPU's path to its NIC as NCCL rates it (CostShape)
+  int nvlinks_ = 0;           ///< a GPU's NVLinks to its switches (CostShape)
   double simple_buffer_bytes_ = 0;  ///< NCCL_BUFFSIZE (SimOptions::buffsize_bytes; CostShape)
   bool host_grace_ = false;         ///< the GPUs' host is Grace (CostShape)
   bool nvlink_across_trays_ = false;  ///< the NVLink domain spans nodes (CostShape)

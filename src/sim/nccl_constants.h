@@ -326,7 +326,8 @@ inline constexpr ReleaseTerms kV2_28_7 = v2_28_7_terms(kV2_28);
 // - NVLS Tree's network step, Simple: 14 us (tuning.cc@v2.27.7-1:155; v2.28.9-1: 20.9), the same
 //   from v2.19 (tuning.cc@v2.21.5-1:77);
 // - no NVLS Tree cap per head (perChMaxNVLSTreeBws is v2.28's): the tuner rates NVLS Tree at
-//   min(bwIntra, bwInter) a channel (tuning.cc@v2.27.7-1:275);
+//   min(bwIntra, bwInter) a channel, bwInter halved from three nodes (tuning.cc@v2.27.7-1:275;
+//   nvls_tree_tuner_Bps);
 // - Blackwell's per-channel caps, twice Hopper's: ring LL128 2 x 36.7 on every nodes class, tree
 //   2 x 38.7 / 2 x 41.4 / 2 x 36.0, tree LL128 2 x 36.7 / 2 x 36.7 / 2 x 29.0
 //   (tuning.cc@v2.27.7-1:170-188).
@@ -451,6 +452,39 @@ inline constexpr double kPerChMaxTreeLL128Bw[4][3] = {
 inline constexpr double kPerChMaxNvlsTreeBw[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.8}};
 inline constexpr int kMaxNvlsArity = 32;  // NCCL_MAX_NVLS_ARITY, device.h@v2.29.7-1:210
+// NCCL's topology search across nodes (NCCL's own figures, not the hardware's): a graph's
+// channels each take one of these speeds, GB/s, the highest the paths allow
+// (search.cc@v2.24.3-1:931, 936; v2.18.6-1:813 has no 22.0; Blackwell takes the Hopper table
+// until v2.26, which copies it, search.cc@v2.26.6-1:924; then its own, @v2.27.7-1:963 and
+// v2.28.9-1:987, @v2.29.7-1:988, @v2.30.7-1:1064-1065).
+inline constexpr double kSearchSpeedsInter[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0,
+                                                12.0, 10.0, 9.0,  7.0,  6.0,  5.0,  4.0,
+                                                3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr double kSearchSpeedsInterHopper[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0,
+                                                      22.0, 20.0, 17.5, 15.0, 12.0, 6.0,
+                                                      3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr double kSearchSpeedsInterBlackwellV2_27[] = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0,
+                                                              24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
+                                                              6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr double kSearchSpeedsInterBlackwellV2_29[] = {
+    96.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
+    17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr double kSearchSpeedsInterBlackwellV2_30[] = {
+    96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
+    20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+// One NVLink as NCCL's topology rates it, GB/s (SM80/SM90/SM100_NVLINK_BW, topo.h): Ampere 20.0;
+// Hopper 20.0 in v2.18 (topo.h@v2.18.6-1:17) and 20.6 from v2.20 (@v2.20.5-1:17); Blackwell as
+// Hopper until v2.26 (no SM100 entry, topo.h@v2.24.3-1:233), 40.0 in v2.26 (@v2.26.6-1:19), 40.1
+// from v2.27 (@v2.27.7-1:21). A GPU's links to its NVSwitches add up (topo.cc@v2.24.3-1:578).
+inline constexpr double kNvlinkGBsAmpere = 20.0;
+inline constexpr double kNvlinkGBsHopperV2_18 = 20.0;
+inline constexpr double kNvlinkGBsHopper = 20.6;
+inline constexpr double kNvlinkGBsBlackwellV2_26 = 40.0;
+inline constexpr double kNvlinkGBsBlackwell = 40.1;
+// NCCL's tuner: NVLS Tree's bus bandwidth to the payload's, v2.20-v2.27 (tuning.cc@v2.24.3-1:
+// 287, @v2.27.7-1:324), and v2.18's x .7 x nodes / (2 (nodes - 1)) (tuning.cc@v2.18.6-1:198).
+inline constexpr double kNvlsTreeAlgRatioV2_20 = 5.0 / 6.0;
+inline constexpr double kNvlsTreeAlgRatioV2_18 = 0.70;
 inline constexpr double kPerChMaxTreeBw[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
 // Tree bandwidth x.92 of the link model, LL x1/3.8, LL128 x120/128 (x7/9 on one node)

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "sim/nccl_constants.h"
@@ -652,6 +653,111 @@ int nvls_heads(const CostShape& s) {
 }
 
 namespace {
+// The search speeds a graph between nodes takes on the GPU (nccl::kSearchSpeedsInter...).
+std::span<const double> search_speeds(const CostShape& s) {
+  const bool blackwell = s.generation == GpuGeneration::kBlackwell;
+  if (blackwell && s.release >= NcclRelease::kV2_30) return nccl::kSearchSpeedsInterBlackwellV2_30;
+  if (blackwell && s.release >= NcclRelease::kV2_29) return nccl::kSearchSpeedsInterBlackwellV2_29;
+  if (blackwell && s.release >= NcclRelease::kV2_27) return nccl::kSearchSpeedsInterBlackwellV2_27;
+  if (blackwell || s.generation == GpuGeneration::kHopper) return nccl::kSearchSpeedsInterHopper;
+  return nccl::kSearchSpeedsInter;
+}
+// The highest search speed at most `limit` GB/s (0: none); v2.18's Hopper table has no 22.
+double search_speed_within(const CostShape& s, double limit) {
+  for (double v : search_speeds(s))
+    if (v <= limit + 1e-9 && !(s.release == NcclRelease::kV2_18 && v == 22.0)) return v;
+  return 0;
+}
+// A GPU's NVLink to its switches as NCCL rates it, GB/s (nccl::kNvlinkGBs...; 0: not known).
+double nccl_nvlink_GBps(const CostShape& s) {
+  double link = 0;
+  switch (s.generation) {
+    case GpuGeneration::kAmpere:
+      link = nccl::kNvlinkGBsAmpere;
+      break;
+    case GpuGeneration::kHopper:
+      link =
+          s.release == NcclRelease::kV2_18 ? nccl::kNvlinkGBsHopperV2_18 : nccl::kNvlinkGBsHopper;
+      break;
+    case GpuGeneration::kBlackwell:
+      link = s.release >= NcclRelease::kV2_27   ? nccl::kNvlinkGBsBlackwell
+             : s.release >= NcclRelease::kV2_26 ? nccl::kNvlinkGBsBlackwellV2_26
+             : s.release == NcclRelease::kV2_18 ? nccl::kNvlinkGBsHopperV2_18
+                                                : nccl::kNvlinkGBsHopper;
+      break;
+    default:
+      return 0;
+  }
+  return std::max(0, s.nvlinks) * link;
+}
+// Nodes of an NVLink board whose NICs have a GPU each, whose graphs gpufabric knows.
+bool search_graphs_known(const CostShape& s) {
+  return s.domains > 1 && !s.nvlink_across_trays && s.nic_path_GBps > 0 && s.collnet_nics > 0 &&
+         s.collnet_nics <= s.domain_gpus && s.nvlinks > 0;
+}
+}  // namespace
+
+SearchGraph ring_search_graph(const CostShape& s) {
+  SearchGraph g;
+  if (!search_graphs_known(s)) return g;
+  const double speed = search_speed_within(s, s.nic_path_GBps);
+  const int gpus = std::max(1, s.domain_gpus);
+  if (!(speed > 0) || s.collnet_nics * speed * (gpus - 1) / gpus > nccl_nvlink_GBps(s) + 1e-9)
+    return g;  // the NVLink would cut the channels or their speed: not modelled
+  g.channels = s.collnet_nics;
+  g.intra_GBps = g.inter_GBps = speed;
+  return g;
+}
+
+SearchGraph nvls_search_graph(const CostShape& s) {
+  SearchGraph g;
+  if (!search_graphs_known(s) ||
+      (s.generation != GpuGeneration::kHopper && s.generation != GpuGeneration::kBlackwell))
+    return g;
+  const int heads = nvls_heads(s);
+  const double intra =
+      search_speed_within(s, std::min(s.nic_path_GBps, nccl_nvlink_GBps(s) / (heads + 1)));
+  if (!(intra > 0)) return g;
+  // Raised a speed at a time while under twice bwIntra and within the path to the NIC.
+  const std::span<const double> speeds = search_speeds(s);
+  auto it = std::find(speeds.begin(), speeds.end(), intra);
+  double inter = intra;
+  while (it != speeds.begin() && inter < 2 * intra && *(it - 1) <= s.nic_path_GBps + 1e-9)
+    inter = *--it;
+  g.channels = heads;
+  g.intra_GBps = intra;
+  g.inter_GBps = inter;
+  return g;
+}
+
+double nvls_tree_tuner_Bps(const CostShape& s) {
+  const SearchGraph g = nvls_search_graph(s);
+  if (!g.known()) return 0;
+  const int n = std::max(2, s.domains);
+  const double h = g.channels;
+  double alg = 0;
+  if (s.release == NcclRelease::kV2_18) {
+    alg = h * (n <= 2 ? g.intra_GBps : g.inter_GBps) * nccl::kNvlsTreeAlgRatioV2_18 * n /
+          (2.0 * (n - 1));
+  } else if (terms(s.release).nvls_tree_per_head_cap) {
+    const int row = generation_row(s), col = nodes_class(n);
+    const double efficiency = s.generation == GpuGeneration::kBlackwell
+                                  ? nccl::kNvlsEfficiencyBlackwell
+                                  : nccl::kNvlsEfficiencyHopper;
+    const double cap = row == static_cast<int>(GpuGeneration::kBlackwell)
+                           ? terms(s.release).nvls_tree_cap_blackwell[col]
+                           : nccl::kPerChMaxNvlsTreeBw[row][col];
+    const double bw = std::min({g.intra_GBps * efficiency * (h - 1) / h * 2,
+                                g.inter_GBps * (n <= 2 ? 2 : 1), cap > 0 ? cap : HUGE_VAL});
+    alg = h * bw * bus_to_alg(s);
+  } else {
+    alg = h * std::min(g.intra_GBps, n <= 2 ? g.inter_GBps : g.inter_GBps / 2) *
+          nccl::kNvlsTreeAlgRatioV2_20;
+  }
+  return alg * 1e9;
+}
+
+namespace {
 // A tree's fill, as the mean share of a chunk's steady time that each of its `stages` takes:
 // kTreeStageShare a stage, but where the tree between the nodes has no node with two children
 // (two nodes, three) its `network_stages` hold their NIC for the whole chunk or half of it
@@ -1004,12 +1110,26 @@ double tuner_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds
   if ((a == Algorithm::kCollNet || a == Algorithm::kCollNetChain) && s.op == Op::kAllReduce &&
       s.collnet_intra_seconds_per_byte > 0)
     seconds_per_byte = s.collnet_intra_seconds_per_byte;
+  // NCCL's tuner knows its topology search's graphs, not the fabric: where gpufabric knows the
+  // ring's graph (ring_search_graph), the ring's estimate is its channels at their speed, bus
+  // bandwidth to the payload's at N / nsteps (tuning.cc@v2.24.3-1:244-247, 286), before the
+  // protocols' ratios and caps.
+  if (a == Algorithm::kRing) {
+    const SearchGraph g = ring_search_graph(s);
+    if (g.known())
+      seconds_per_byte =
+          1.0 / (g.channels * (s.domains <= 2 ? g.intra_GBps : g.inter_GBps) * 1e9 * bus_to_alg(s));
+  }
   double bw = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
-  // NVLS Tree's cap per head steers NCCL's choice but is no limit of the hardware: forced NVLS
-  // Tree measures 388-390 GB/s bus bandwidth on 4-16 B200 nodes (together-nccl-tests
-  // flapping-airplanes, nccl-public.csv) against a cap of 8 heads x 43.8 = 350. The tuner's
-  // estimate takes it; the time does not.
-  if (a == Algorithm::kNvlsTree && terms(s.release).nvls_tree_per_head_cap) {
+  // NVLS Tree likewise from its graph (nvls_tree_tuner_Bps): from three nodes NCCL rates its
+  // network part at half (v2.20-v2.27) or at the per-head cap (v2.28 on), which steers its
+  // choice but is no limit of the hardware: forced NVLS Tree measures 388-390 GB/s bus bandwidth
+  // on 4-16 B200 nodes (together-nccl-tests flapping-airplanes, nccl-public.csv) against a cap of
+  // 8 heads x 43.8 = 350. The tuner's estimate takes it; the time does not.
+  const double nvls_tree_nccl = a == Algorithm::kNvlsTree ? nvls_tree_tuner_Bps(s) : 0;
+  if (nvls_tree_nccl > 0) {
+    if (bw > 0) bw = nvls_tree_nccl;
+  } else if (a == Algorithm::kNvlsTree && terms(s.release).nvls_tree_per_head_cap) {
     const int heads = nvls_heads(s);
     const int row = generation_row(s), col = nodes_class(std::max(1, s.domains));
     const double cap = row == static_cast<int>(GpuGeneration::kBlackwell)

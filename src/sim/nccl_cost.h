@@ -143,6 +143,10 @@ struct CostShape {
   int domain_p2p_channels = 0;
   /// A GPU's path to its NIC as NCCL rates it, GB/s (nic_path_GBps; 0: not known).
   double nic_path_GBps = 0;
+  /// A GPU's NVLinks to its node's NVSwitches (0: not known, or none): with the release's rate
+  /// of one link they are the NVLink NCCL's topology search shares among a graph's channels
+  /// (ring_search_graph, nvls_search_graph).
+  int nvlinks = 0;
   /// The GPUs' host is Grace (HostCpu::kGrace, ARM): NCCL 2.29+ doubles the network p2p chunk
   /// of Blackwell there (ReleaseTerms::p2p_net_chunk_doubled_on_grace).
   bool host_grace = false;
@@ -179,6 +183,37 @@ struct CostShape {
   /// nccl::kHostIssueUsPerGpu): back-to-back calls are at least this far apart.
   double host_issue_us = 0;
 };
+
+/// One of NCCL's topology search graphs as NCCL's tuner reads it (graphs[a]->nChannels, bwIntra,
+/// bwInter: GB/s a channel inside a node and between nodes); no channels where gpufabric does
+/// not know it.
+struct SearchGraph {
+  int channels = 0;
+  double intra_GBps = 0, inter_GBps = 0;
+  bool known() const { return channels > 0; }
+};
+/// NCCL's ring graph across nodes, where each of a node's NICs has a GPU of its own (not an
+/// NVL72 rack): one channel a NIC at the highest search speed (nccl::kSearchSpeedsInter...) the
+/// GPU's path to its NIC allows, which the GPUs' NVLink carries (a channel enters a node at one
+/// GPU and leaves it at another: N - 1 NVLink hops over N GPUs). NCCL's own search, compiled
+/// from search.cc@v2.24.3-1 and @v2.27.7-1 and run on an 8 x H100 (or B200) node of 8 x 400G
+/// NICs, finds 8 channels of 48 GB/s (crossNic 2; no duplication at 48 < 50 from Hopper on,
+/// search.cc@v2.24.3-1:919).
+SearchGraph ring_search_graph(const CostShape& s);
+/// NCCL's NVLS graph across such nodes: a head a NIC (nvls_heads); inside the node the highest
+/// search speed at which every GPU's NVLink carries each head's traffic once and its own twice
+/// (ncclTopoSearchTryNvls, search.cc@v2.24.3-1:386-417: heads + 1 shares), within the path to the
+/// NIC; between nodes, raised from that while under twice it and within the path to the NIC
+/// (search.cc@v2.24.3-1:1103-1106). 8 heads of 40 / 48 GB/s on H100 with 400G NICs, 48 / 48 on
+/// B200 from v2.27 (the same search, run).
+SearchGraph nvls_search_graph(const CostShape& s);
+/// NCCL's tuner rate of NVLS Tree all_reduce across nodes, B/s of payload, from its NVLS graph
+/// (0: the graph is not known): v2.18 heads x (bwIntra on 2 nodes, else bwInter) x .7 n / 2(n-1)
+/// (tuning.cc@v2.18.6-1:174-198); v2.20-v2.27 heads x min(bwIntra, bwInter, halved from 3 nodes)
+/// x 5/6 (tuning.cc@v2.24.3-1:247, 287; @v2.27.7-1:275, 324); v2.28 on heads x min(bwIntra x the
+/// NVLS efficiency x (heads - 1) / heads x 2, bwInter, doubled on 2 nodes, the cap per head) x
+/// N / nsteps (tuning.cc@v2.29.7-1:286-300, 349).
+double nvls_tree_tuner_Bps(const CostShape& s);
 
 /// NVLS's heads (nvls.nHeads, the NVLS graph's channels), at most NCCL_MAX_NVLS_ARITY, 32
 /// (search.cc@v2.29.7-1:1065): on one domain every GPU up to that (:1070-1072 force the most:

@@ -53,6 +53,90 @@ CostShape shape(Op op, long long ranks, int domains, NcclRelease r) {
 }
 constexpr NcclRelease k218 = NcclRelease::kV2_18, k229 = NcclRelease::kV2_29;
 
+// NCCL's topology search graphs across nodes as NCCL's own search code finds them (search.cc@
+// v2.24.3-1 and @v2.27.7-1, compiled and run on the topologies below): on 8 x H100 with a 400G
+// NIC each (PCIe Gen5: 48 GB/s paths), ring 8 channels of 48 GB/s, NVLS 8 heads of 40 GB/s
+// inside (9 x 42 would exceed 18 x 20.6 of NVLink) and 48 between nodes; B200 from v2.27 48 / 48,
+// before v2.26 rated as Hopper. NCCL's tuner then rates NVLS Tree at 8 x 40 x 5/6 on 2 nodes and
+// 8 x 24 x 5/6 from 3 (v2.24), against the ring's 8 x 48 x N / nsteps.
+TEST(NcclCost, RingAndNvlsGraphsAreNcclsSearchs) {
+  auto hgx = [](long long nodes, NcclRelease r, GpuGeneration g) {
+    CostShape s = shape(Op::kAllReduce, 8 * nodes, static_cast<int>(nodes), r);
+    s.generation = g;
+    s.nic_path_GBps = 48;
+    s.collnet_nics = 8;
+    s.nvlinks = 18;
+    return s;
+  };
+  const NcclRelease k224 = NcclRelease::kV2_24, k227 = NcclRelease::kV2_27;
+  const CostShape h4 = hgx(4, k224, GpuGeneration::kHopper);
+  const SearchGraph ring = ring_search_graph(h4);
+  EXPECT_EQ(ring.channels, 8);
+  EXPECT_DOUBLE_EQ(ring.inter_GBps, 48);
+  const SearchGraph nvls = nvls_search_graph(h4);
+  EXPECT_EQ(nvls.channels, 8);
+  EXPECT_DOUBLE_EQ(nvls.intra_GBps, 40);
+  EXPECT_DOUBLE_EQ(nvls.inter_GBps, 48);
+  EXPECT_DOUBLE_EQ(nvls_search_graph(hgx(4, k227, GpuGeneration::kBlackwell)).intra_GBps, 48);
+  EXPECT_DOUBLE_EQ(nvls_search_graph(hgx(4, k227, GpuGeneration::kBlackwell)).inter_GBps, 48);
+  EXPECT_DOUBLE_EQ(nvls_search_graph(hgx(4, k224, GpuGeneration::kBlackwell)).intra_GBps, 40);
+  EXPECT_NEAR(nvls_tree_tuner_Bps(hgx(2, k224, GpuGeneration::kHopper)), 8 * 40 * 5e9 / 6, 1);
+  EXPECT_NEAR(nvls_tree_tuner_Bps(h4), 8 * 24 * 5e9 / 6, 1);
+  EXPECT_NEAR(nvls_tree_tuner_Bps(hgx(8, k224, GpuGeneration::kHopper)), 8 * 24 * 5e9 / 6, 1);
+  EXPECT_NEAR(nvls_tree_tuner_Bps(hgx(2, k227, GpuGeneration::kBlackwell)), 8 * 48 * 5e9 / 6, 1);
+  // v2.18: bwInter from 3 nodes, x .7 n / 2(n - 1); v2.29: the per-head cap x N / nsteps.
+  EXPECT_NEAR(nvls_tree_tuner_Bps(hgx(4, k218, GpuGeneration::kHopper)), 8 * 48 * 0.7 * 4 / 6 * 1e9,
+              1);
+  EXPECT_NEAR(nvls_tree_tuner_Bps(hgx(4, k229, GpuGeneration::kHopper)),
+              8 * nccl::kPerChMaxNvlsTreeBw[2][2] * 32 / 62 * 1e9, 1);
+  // H800's 8 NVLinks and 100G NICs: 12 GB/s channels (the highest speed within 12.5).
+  CostShape h800 = hgx(2, k218, GpuGeneration::kHopper);
+  h800.nvlinks = 8;
+  h800.nic_path_GBps = 12.5;
+  EXPECT_DOUBLE_EQ(ring_search_graph(h800).inter_GBps, 12);
+  EXPECT_DOUBLE_EQ(nvls_search_graph(h800).intra_GBps, 12);
+  // Not known, and the tuner keeps the flows' rate: one node, an NVL72 rack, two NICs a GPU,
+  // no NVLink count, or a ring whose channels the NVLink could not carry.
+  EXPECT_FALSE(ring_search_graph(hgx(1, k224, GpuGeneration::kHopper)).known());
+  CostShape rack = h4;
+  rack.nvlink_across_trays = true;
+  EXPECT_FALSE(nvls_search_graph(rack).known());
+  EXPECT_EQ(nvls_tree_tuner_Bps(rack), 0);
+  CostShape two_nics = h4;
+  two_nics.domain_gpus = 4;
+  EXPECT_FALSE(ring_search_graph(two_nics).known());
+  CostShape no_links = h4;
+  no_links.nvlinks = 0;
+  EXPECT_FALSE(ring_search_graph(no_links).known());
+  CostShape thin = h4;
+  thin.nvlinks = 4;
+  EXPECT_FALSE(ring_search_graph(thin).known());
+}
+
+// With those graphs NCCL 2.24's tuner moves a 4 x 8 H100 all_reduce from NVLS Tree to ring
+// between 128 and 256 MiB: ring 395.9 + S / 198.2 GB/s against NVLS Tree 81 + S / 160 GB/s
+// (latencies of tuning.cc@v2.24.3-1, ring's x1.4 plateau) cross at 261.5 MB. Voltage Park's
+// 2.24.3 cluster and gj-aion's dip there (busbw 275 at 128 MiB, 240 at 256 MiB: nccl-public.csv
+// test rows 304, 258). The flows alone rated NVLS Tree 188 GB/s and kept it to 1 GiB.
+TEST(NcclCost, TunerLeavesNvlsTreeForRingAt256MiBOnFourH100Nodes) {
+  CostShape s = shape(Op::kAllReduce, 32, 4, NcclRelease::kV2_24);
+  s.nic_path_GBps = 48;
+  s.collnet_nics = 8;
+  s.nvlinks = 18;
+  s.graph_channels = 8;
+  const double flows = 1 / 194e9;  // the flows' rate of either, per payload byte
+  auto tuner = [&](Algorithm a, double bytes) {
+    return tuner_time_us(a, Protocol::kSimple, s, flows, bytes);
+  };
+  const double mib = 1 << 20;
+  EXPECT_LT(tuner(Algorithm::kNvlsTree, 128 * mib), tuner(Algorithm::kRing, 128 * mib));
+  EXPECT_GT(tuner(Algorithm::kNvlsTree, 256 * mib), tuner(Algorithm::kRing, 256 * mib));
+  // Without the graphs (no NVLink count) both take the flows' rate: NVLS Tree's lower latency
+  // keeps it at every size.
+  s.nvlinks = 0;
+  EXPECT_LT(tuner(Algorithm::kNvlsTree, 1024 * mib), tuner(Algorithm::kRing, 1024 * mib));
+}
+
 // An NVL72 rack's NVLink steps cross its switch trays: each costs kRackNvlinkStepUs more in the
 // time, not in NCCL's estimate (its tuner does not know). A ring all_reduce on 4 GPUs has 6
 // NVLink steps; NVLS's exposed step a loop takes it too.
