@@ -61,14 +61,26 @@ void p2p_nics_of(const Plan& plan, int& nics, double& GBps) {
 // One NVLink's rate each way, GB/s: NVLink 3 and 4 run 50 GB/s a link both ways together (A100:
 // 12 links, 600 GB/s; H100: 18, 900 GB/s), NVLink 5 twice that (B200: 18, 1,800 GB/s): NVIDIA's
 // A100, H100 and Blackwell datasheets.
-constexpr double kNvlinkLinkGBs[] = {25.0, 25.0, 50.0};
+constexpr double kNvlink34LinkGBs = 25.0;
+constexpr double kNvlink5LinkGBs = 50.0;
 
 // A GPU's NVLinks to its switches, from its catalog rate each way (CostShape::nvlinks; 0 for
 // Infinity Fabric).
 int nvlinks_of(const GpuModel& gpu) {
-  const int tech = static_cast<int>(gpu.scaleup_tech);
-  if (tech >= static_cast<int>(std::size(kNvlinkLinkGBs)) || gpu.scaleup_gbs_per_gpu <= 0) return 0;
-  return static_cast<int>(std::lround(gpu.scaleup_gbs_per_gpu / kNvlinkLinkGBs[tech]));
+  double link = 0;
+  switch (gpu.scaleup_tech) {
+    case ScaleUpTech::kNvlink3:
+    case ScaleUpTech::kNvlink4:
+      link = kNvlink34LinkGBs;
+      break;
+    case ScaleUpTech::kNvlink5:
+      link = kNvlink5LinkGBs;
+      break;
+    case ScaleUpTech::kInfinityFabric:
+      return 0;
+  }
+  return gpu.scaleup_gbs_per_gpu > 0 ? static_cast<int>(std::lround(gpu.scaleup_gbs_per_gpu / link))
+                                     : 0;
 }
 
 // The plan's GPUs sit on Grace hosts (CostShape::host_grace).
@@ -369,16 +381,24 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
             b.unroutable = std::max(1, b.unroutable);
           return kPayload;
         });
-  model(Algorithm::kNvlsTree,
-        !reduce_all                 ? "all_reduce only"
-        : nvls_no.empty() && !multi ? "needs several scale-up domains"
-                                    : nvls_no,
-        [&](FlowSet& fs, double& scale_up_share) {
-          scale_up_share = nvls_eff;
-          b.nvls_intra(fs);
-          b.nvls_tree_inter(fs);
-          return kPayload;
-        });
+  // From v2.28 NCCL's tuner skips NVLS Tree on fewer than 2 heads, one a NIC with a GPU of its
+  // own (nvls_tree_min_heads): a node of one NIC.
+  const int nvls_tree_heads = std::min(b.D, std::max(1, fab.nics_per_node()));
+  model(
+      Algorithm::kNvlsTree,
+      !reduce_all                 ? "all_reduce only"
+      : nvls_no.empty() && !multi ? "needs several scale-up domains"
+      : nvls_no.empty() && nvls_tree_heads < nvls_tree_min_heads(cm.nccl_)
+          ? fmt::format("NCCL {} runs NVLS Tree on {} heads or more, a NIC with a GPU each: "
+                        "this node has {}",
+                        nccl_release_name(cm.nccl_), nvls_tree_min_heads(cm.nccl_), nvls_tree_heads)
+          : nvls_no,
+      [&](FlowSet& fs, double& scale_up_share) {
+        scale_up_share = nvls_eff;
+        b.nvls_intra(fs);
+        b.nvls_tree_inter(fs);
+        return kPayload;
+      });
   model(Algorithm::kCollNet, cn_no, [&](FlowSet& fs, auto&) {
     if (gather_op)
       b.collnet_gather(fs, op == Op::kAllGather);

@@ -408,6 +408,28 @@ TEST(Collective, NvlsEnableSwitchesNvlsOutOfTheChoice) {
   }
 }
 
+// From NCCL 2.28 the tuner skips NVLS Tree on fewer than 2 NVLS heads (tuning.cc@v2.29.7-1:
+// 288-289): B200 nodes of one NIC run it on 2.27, not on 2.29.
+TEST(Collective, NvlsTreeNeedsTwoHeadsFrom228) {
+  const auto one_nic = setup(
+      "cluster: {gpu: b200, nodes: 4, nic: cx7-400g, nics_per_node: 1}\n"
+      "fabric: {technology: infiniband, switch: qm9700, in_network_reduction: off}\n");
+  const Fabric f = Fabric::build(one_nic.plan, one_nic.cat);
+  for (NcclRelease r : {NcclRelease::kV2_27, NcclRelease::kV2_29}) {
+    SimOptions o;
+    o.nccl = r;
+    auto m = CollectiveModel::build(f, one_nic.plan, o);
+    ASSERT_TRUE(m.ok());
+    for (const auto& a : m->algorithms())
+      if (a.algorithm == Algorithm::kNvlsTree) {
+        EXPECT_EQ(a.available, r == NcclRelease::kV2_27) << nccl_release_name(r);
+        if (r == NcclRelease::kV2_29) {
+          EXPECT_NE(a.unavailable_reason.find("2 heads or more"), std::string::npos);
+        }
+      }
+  }
+}
+
 // NVLS all_gather / reduce_scatter on one node (NCCL 2.19+): a GPU's busier link direction
 // carries the whole output (all_gather: the switch's multicast writes into it; reduce_scatter:
 // the switch's reads of it), so at large sizes the bus bandwidth is (m - 1)/m of what the

@@ -463,6 +463,8 @@ inline constexpr double kSearchSpeedsInter[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18
 inline constexpr double kSearchSpeedsInterHopper[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0,
                                                       22.0, 20.0, 17.5, 15.0, 12.0, 6.0,
                                                       3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr double kSearchSpeedsInterHopperV2_18[] = {
+    48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12};
 inline constexpr double kSearchSpeedsInterBlackwellV2_27[] = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0,
                                                               24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
                                                               6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
@@ -485,6 +487,9 @@ inline constexpr double kNvlinkGBsBlackwell = 40.1;
 // 287, @v2.27.7-1:324), and v2.18's x .7 x nodes / (2 (nodes - 1)) (tuning.cc@v2.18.6-1:198).
 inline constexpr double kNvlsTreeAlgRatioV2_20 = 5.0 / 6.0;
 inline constexpr double kNvlsTreeAlgRatioV2_18 = 0.70;
+// From v2.28 NCCL's tuner skips NVLS and NVLS Tree on a graph of fewer channels (heads): "NVLS/
+// NVLStree needs at least 2 channels" (tuning.cc@v2.28.9-1:287-288, @v2.29.7-1:288-289).
+inline constexpr int kNvlsTreeMinHeadsV2_28 = 2;
 inline constexpr double kPerChMaxTreeBw[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
 // Tree bandwidth x.92 of the link model, LL x1/3.8, LL128 x120/128 (x7/9 on one node)

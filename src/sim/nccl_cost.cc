@@ -653,20 +653,29 @@ int nvls_heads(const CostShape& s) {
 }
 
 namespace {
+// Releases are numbered in the order they came out (spec.h), which the comparisons below take.
+static_assert(NcclRelease::kV2_18 < NcclRelease::kV2_20 &&
+              NcclRelease::kV2_27 < NcclRelease::kV2_28_7 &&
+              NcclRelease::kV2_28_7 < NcclRelease::kV2_28 &&
+              NcclRelease::kV2_29 < NcclRelease::kV2_30);
+
 // The search speeds a graph between nodes takes on the GPU (nccl::kSearchSpeedsInter...).
 std::span<const double> search_speeds(const CostShape& s) {
   const bool blackwell = s.generation == GpuGeneration::kBlackwell;
   if (blackwell && s.release >= NcclRelease::kV2_30) return nccl::kSearchSpeedsInterBlackwellV2_30;
   if (blackwell && s.release >= NcclRelease::kV2_29) return nccl::kSearchSpeedsInterBlackwellV2_29;
   if (blackwell && s.release >= NcclRelease::kV2_27) return nccl::kSearchSpeedsInterBlackwellV2_27;
-  if (blackwell || s.generation == GpuGeneration::kHopper) return nccl::kSearchSpeedsInterHopper;
+  if (blackwell || s.generation == GpuGeneration::kHopper)
+    return s.release == NcclRelease::kV2_18
+               ? std::span<const double>(nccl::kSearchSpeedsInterHopperV2_18)
+               : std::span<const double>(nccl::kSearchSpeedsInterHopper);
   return nccl::kSearchSpeedsInter;
 }
-// The highest search speed at most `limit` GB/s (0: none); v2.18's Hopper table has no 22.
-double search_speed_within(const CostShape& s, double limit) {
-  for (double v : search_speeds(s))
-    if (v <= limit + 1e-9 && !(s.release == NcclRelease::kV2_18 && v == 22.0)) return v;
-  return 0;
+// The index of the highest search speed at most `limit` GB/s (the table's size: none).
+size_t search_speed_index(std::span<const double> speeds, double limit) {
+  size_t i = 0;
+  while (i < speeds.size() && speeds[i] > limit + 1e-9) ++i;
+  return i;
 }
 // A GPU's NVLink to its switches as NCCL rates it, GB/s (nccl::kNvlinkGBs...; 0: not known).
 double nccl_nvlink_GBps(const CostShape& s) {
@@ -699,11 +708,22 @@ bool search_graphs_known(const CostShape& s) {
 
 SearchGraph ring_search_graph(const CostShape& s) {
   SearchGraph g;
-  if (!search_graphs_known(s)) return g;
-  const double speed = search_speed_within(s, s.nic_path_GBps);
+  // v2.18 (and 2.19, which runs the 2.20 table) cross no NICs in a ring (crossNic 0, the way
+  // back through a peer GPU, PXN): on H100 with 400G NICs their search settles at 8 x 45 on
+  // NVLink rated 18 x 20.0, a criterion this does not model.
+  if (!search_graphs_known(s) || s.release == NcclRelease::kV2_18) return g;
+  const std::span<const double> speeds = search_speeds(s);
+  const size_t i = search_speed_index(speeds, s.nic_path_GBps);
+  if (i == speeds.size()) return g;
+  const double speed = speeds[i];
   const int gpus = std::max(1, s.domain_gpus);
-  if (!(speed > 0) || s.collnet_nics * speed * (gpus - 1) / gpus > nccl_nvlink_GBps(s) + 1e-9)
-    return g;  // the NVLink would cut the channels or their speed: not modelled
+  // Not modelled: a path to the NIC twice the fastest speed (NCCL then stacks channels on a NIC
+  // up to the NVLink, 15-16 x 48 for B200 with 800G NICs on PCIe Gen6 in v2.26-v2.27), and
+  // channels the GPUs' NVLink cannot carry (a channel enters a node at one GPU and leaves at
+  // another: N - 1 NVLink hops over N GPUs).
+  if (s.nic_path_GBps >= 2 * speed ||
+      s.collnet_nics * speed * (gpus - 1) / gpus > nccl_nvlink_GBps(s) + 1e-9)
+    return g;
   g.channels = s.collnet_nics;
   g.intra_GBps = g.inter_GBps = speed;
   return g;
@@ -715,24 +735,31 @@ SearchGraph nvls_search_graph(const CostShape& s) {
       (s.generation != GpuGeneration::kHopper && s.generation != GpuGeneration::kBlackwell))
     return g;
   const int heads = nvls_heads(s);
-  const double intra =
-      search_speed_within(s, std::min(s.nic_path_GBps, nccl_nvlink_GBps(s) / (heads + 1)));
-  if (!(intra > 0)) return g;
-  // Raised a speed at a time while under twice bwIntra and within the path to the NIC.
   const std::span<const double> speeds = search_speeds(s);
-  auto it = std::find(speeds.begin(), speeds.end(), intra);
+  size_t i =
+      search_speed_index(speeds, std::min(s.nic_path_GBps, nccl_nvlink_GBps(s) / (heads + 1)));
+  if (i == speeds.size()) return g;
+  const double intra = speeds[i];
+  // From v2.19 the second pass raises bwInter a speed at a time while under twice bwIntra and
+  // within the path to the NIC; v2.18's raises bwIntra instead, which the NVLink holds, and
+  // bwInter stays bwIntra (search.cc@v2.18.6-1:965-971).
   double inter = intra;
-  while (it != speeds.begin() && inter < 2 * intra && *(it - 1) <= s.nic_path_GBps + 1e-9)
-    inter = *--it;
+  if (s.release != NcclRelease::kV2_18)
+    while (i > 0 && inter < 2 * intra && speeds[i - 1] <= s.nic_path_GBps + 1e-9)
+      inter = speeds[--i];
   g.channels = heads;
   g.intra_GBps = intra;
   g.inter_GBps = inter;
   return g;
 }
 
+int nvls_tree_min_heads(NcclRelease r) {
+  return terms(r).nvls_tree_per_head_cap ? nccl::kNvlsTreeMinHeadsV2_28 : 1;
+}
+
 double nvls_tree_tuner_Bps(const CostShape& s) {
   const SearchGraph g = nvls_search_graph(s);
-  if (!g.known()) return 0;
+  if (!g.known() || s.op != Op::kAllReduce || g.channels < nvls_tree_min_heads(s.release)) return 0;
   const int n = std::max(2, s.domains);
   const double h = g.channels;
   double alg = 0;

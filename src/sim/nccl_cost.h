@@ -193,26 +193,31 @@ struct SearchGraph {
   bool known() const { return channels > 0; }
 };
 /// NCCL's ring graph across nodes, where each of a node's NICs has a GPU of its own (not an
-/// NVL72 rack): one channel a NIC at the highest search speed (nccl::kSearchSpeedsInter...) the
-/// GPU's path to its NIC allows, which the GPUs' NVLink carries (a channel enters a node at one
-/// GPU and leaves it at another: N - 1 NVLink hops over N GPUs). NCCL's own search, compiled
-/// from search.cc@v2.24.3-1 and @v2.27.7-1 and run on an 8 x H100 (or B200) node of 8 x 400G
-/// NICs, finds 8 channels of 48 GB/s (crossNic 2; no duplication at 48 < 50 from Hopper on,
-/// search.cc@v2.24.3-1:919).
+/// NVL72 rack), from v2.20: a channel a NIC at the highest search speed
+/// (nccl::kSearchSpeedsInter...) the GPU's path to its NIC allows, which the GPUs' NVLink carries
+/// (a channel enters a node at one GPU and leaves it at another: N - 1 NVLink hops over N GPUs).
+/// The tuner takes channels x speed; NCCL may list the same product as twice the channels at half
+/// the speed (ncclTopoDupChannels: 8 x 24 for 4 NICs of 400G on 8 H100). NCCL's own search,
+/// compiled from search.cc@v2.20.5-1 to @v2.30.7-1 and run on the node, finds 8 x 48 GB/s on 8 x
+/// H100 or B200 with 8 x 400G NICs, 8 x 24 on A100 with 200G (v2.19.4 and v2.18.6: 8 x 45 on
+/// H100, which this leaves to the flows, as it does a NIC path twice the fastest speed).
 SearchGraph ring_search_graph(const CostShape& s);
 /// NCCL's NVLS graph across such nodes: a head a NIC (nvls_heads); inside the node the highest
 /// search speed at which every GPU's NVLink carries each head's traffic once and its own twice
 /// (ncclTopoSearchTryNvls, search.cc@v2.24.3-1:386-417: heads + 1 shares), within the path to the
 /// NIC; between nodes, raised from that while under twice it and within the path to the NIC
-/// (search.cc@v2.24.3-1:1103-1106). 8 heads of 40 / 48 GB/s on H100 with 400G NICs, 48 / 48 on
-/// B200 from v2.27 (the same search, run).
+/// (search.cc@v2.24.3-1:1103-1106; v2.18 raises bwIntra instead and bwInter stays at it). 8 heads
+/// of 40 / 48 GB/s on H100 with 400G NICs (v2.18: 40 / 40), 48 / 48 on B200 from v2.27 (the same
+/// search, run).
 SearchGraph nvls_search_graph(const CostShape& s);
+/// The NVLS heads NCCL's tuner needs for NVLS Tree: 2 from v2.28 (nccl::kNvlsTreeMinHeadsV2_28).
+int nvls_tree_min_heads(NcclRelease r);
 /// NCCL's tuner rate of NVLS Tree all_reduce across nodes, B/s of payload, from its NVLS graph
-/// (0: the graph is not known): v2.18 heads x (bwIntra on 2 nodes, else bwInter) x .7 n / 2(n-1)
-/// (tuning.cc@v2.18.6-1:174-198); v2.20-v2.27 heads x min(bwIntra, bwInter, halved from 3 nodes)
-/// x 5/6 (tuning.cc@v2.24.3-1:247, 287; @v2.27.7-1:275, 324); v2.28 on heads x min(bwIntra x the
-/// NVLS efficiency x (heads - 1) / heads x 2, bwInter, doubled on 2 nodes, the cap per head) x
-/// N / nsteps (tuning.cc@v2.29.7-1:286-300, 349).
+/// (0: the graph is not known, or fewer heads than nvls_tree_min_heads): v2.18 heads x (bwIntra on
+/// 2 nodes, else bwInter) x .7 n / 2(n-1) (tuning.cc@v2.18.6-1:174-198); v2.20-v2.27 heads x
+/// min(bwIntra, bwInter, halved from 3 nodes) x 5/6 (tuning.cc@v2.24.3-1:247, 287; @v2.27.7-1:275,
+/// 324); v2.28 on heads x min(bwIntra x the NVLS efficiency x (heads - 1) / heads x 2, bwInter,
+/// doubled on 2 nodes, the cap per head) x N / nsteps (tuning.cc@v2.29.7-1:286-300, 349).
 double nvls_tree_tuner_Bps(const CostShape& s);
 
 /// NVLS's heads (nvls.nHeads, the NVLS graph's channels), at most NCCL_MAX_NVLS_ARITY, 32

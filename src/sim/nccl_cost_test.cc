@@ -84,19 +84,48 @@ TEST(NcclCost, RingAndNvlsGraphsAreNcclsSearchs) {
   EXPECT_NEAR(nvls_tree_tuner_Bps(h4), 8 * 24 * 5e9 / 6, 1);
   EXPECT_NEAR(nvls_tree_tuner_Bps(hgx(8, k224, GpuGeneration::kHopper)), 8 * 24 * 5e9 / 6, 1);
   EXPECT_NEAR(nvls_tree_tuner_Bps(hgx(2, k227, GpuGeneration::kBlackwell)), 8 * 48 * 5e9 / 6, 1);
-  // v2.18: bwInter from 3 nodes, x .7 n / 2(n - 1); v2.29: the per-head cap x N / nsteps.
-  EXPECT_NEAR(nvls_tree_tuner_Bps(hgx(4, k218, GpuGeneration::kHopper)), 8 * 48 * 0.7 * 4 / 6 * 1e9,
+  // v2.18 raises bwIntra, not bwInter (40 / 40), and rates bwInter from 3 nodes x .7 n / 2(n - 1);
+  // v2.29: the per-head cap x N / nsteps.
+  EXPECT_DOUBLE_EQ(nvls_search_graph(hgx(4, k218, GpuGeneration::kHopper)).inter_GBps, 40);
+  EXPECT_NEAR(nvls_tree_tuner_Bps(hgx(4, k218, GpuGeneration::kHopper)), 8 * 40 * 0.7 * 4 / 6 * 1e9,
               1);
   EXPECT_NEAR(nvls_tree_tuner_Bps(hgx(4, k229, GpuGeneration::kHopper)),
               8 * nccl::kPerChMaxNvlsTreeBw[2][2] * 32 / 62 * 1e9, 1);
-  // H800's 8 NVLinks and 100G NICs: 12 GB/s channels (the highest speed within 12.5).
-  CostShape h800 = hgx(2, k218, GpuGeneration::kHopper);
+  // H800's 8 NVLinks and 100G NICs: 12 GB/s channels (the highest speed within 12.5); A100's 12
+  // NVLinks and 200G NICs on PCIe Gen4 (24 GB/s paths): 8 x 24.
+  CostShape h800 = hgx(2, NcclRelease::kV2_21, GpuGeneration::kHopper);
   h800.nvlinks = 8;
   h800.nic_path_GBps = 12.5;
   EXPECT_DOUBLE_EQ(ring_search_graph(h800).inter_GBps, 12);
   EXPECT_DOUBLE_EQ(nvls_search_graph(h800).intra_GBps, 12);
+  CostShape a100 = hgx(4, k224, GpuGeneration::kAmpere);
+  a100.nvlinks = 12;
+  a100.nic_path_GBps = 24;
+  EXPECT_EQ(ring_search_graph(a100).channels, 8);
+  EXPECT_DOUBLE_EQ(ring_search_graph(a100).inter_GBps, 24);
+  EXPECT_FALSE(nvls_search_graph(a100).known());
+  // 4 NICs on 8 H100: 4 heads of 48 / 48 (5 x 48 within the NVLink); the ring's product 4 x 48,
+  // which NCCL lists as 8 x 24.
+  CostShape four_nics = h4;
+  four_nics.collnet_nics = 4;
+  EXPECT_DOUBLE_EQ(ring_search_graph(four_nics).channels * ring_search_graph(four_nics).inter_GBps,
+                   192);
+  EXPECT_EQ(nvls_search_graph(four_nics).channels, 4);
+  EXPECT_DOUBLE_EQ(nvls_search_graph(four_nics).intra_GBps, 48);
+  // From v2.28 one head (one NIC a node) is no NVLS Tree for NCCL's tuner.
+  EXPECT_EQ(nvls_tree_min_heads(k229), 2);
+  EXPECT_EQ(nvls_tree_min_heads(k224), 1);
+  CostShape one_nic = hgx(4, k229, GpuGeneration::kHopper);
+  one_nic.collnet_nics = 1;
+  ASSERT_TRUE(nvls_search_graph(one_nic).known());
+  EXPECT_EQ(nvls_tree_tuner_Bps(one_nic), 0);
   // Not known, and the tuner keeps the flows' rate: one node, an NVL72 rack, two NICs a GPU,
-  // no NVLink count, or a ring whose channels the NVLink could not carry.
+  // no NVLink count, a ring whose channels the NVLink could not carry, v2.18's ring (8 x 45 on
+  // this node), a NIC path twice the fastest speed (NCCL stacks channels on a NIC).
+  EXPECT_FALSE(ring_search_graph(hgx(4, k218, GpuGeneration::kHopper)).known());
+  CostShape gen6 = hgx(4, NcclRelease::kV2_26, GpuGeneration::kBlackwell);
+  gen6.nic_path_GBps = 96;
+  EXPECT_FALSE(ring_search_graph(gen6).known());
   EXPECT_FALSE(ring_search_graph(hgx(1, k224, GpuGeneration::kHopper)).known());
   CostShape rack = h4;
   rack.nvlink_across_trays = true;
