@@ -507,6 +507,9 @@ inline constexpr double kTreeCorrection[kNumProtos][24] = {
      .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
      .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+// NVLS Tree's columns of it, from v2.29 on Blackwell x86 hosts (tuning.cc@v2.29.7-1:596): sizes
+// below 2^24 x 64 bytes.
+inline constexpr int kNvlsTreeCorrectionColumns = 24;
 // Ring Simple all_reduce across nodes: latency x1.4 on Ampere and newer (x1.9 before) once each
 // channel's share per rank reaches 64 bytes (tuning.cc@v2.29.7-1:597-600, v2.18.6-1:390-393).
 inline constexpr double kRingPlateauLatencyFactor = 1.4;

@@ -1164,6 +1164,16 @@ double tuner_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds
                            : nccl::kPerChMaxNvlsTreeBw[row][col];
     if (cap > 0) bw = std::min(bw, heads * cap * 1e9 * bus_to_alg(s));
   }
+  // From v2.29 NCCL's time function also takes treeCorrectionFactor's column of the size for NVLS
+  // Tree all_reduce on Blackwell x86 hosts, below 1 GiB (tuning.cc@v2.29.7-1:596, @v2.30.7-1:643;
+  // not in v2.28.9-1).
+  if (a == Algorithm::kNvlsTree && s.op == Op::kAllReduce && s.release >= NcclRelease::kV2_29 &&
+      s.generation == GpuGeneration::kBlackwell && !s.host_grace) {
+    const long long units = static_cast<long long>(bytes) >> 6;
+    const int k = log2_floor(units);
+    if (units >= 1 && k < nccl::kNvlsTreeCorrectionColumns)
+      bw *= nccl::kTreeCorrection[static_cast<int>(p)][k];
+  }
   return bw > 0 ? bytes / bw * 1e6 : std::numeric_limits<double>::infinity();
 }
 

@@ -142,6 +142,31 @@ TEST(NcclCost, RingAndNvlsGraphsAreNcclsSearchs) {
   EXPECT_FALSE(ring_search_graph(thin).known());
 }
 
+// From v2.29 NCCL's time function scales NVLS Tree by treeCorrectionFactor below 1 GiB on
+// Blackwell x86 hosts (tuning.cc@v2.29.7-1:596): 16 MiB is column 18, Simple's 0.7. Not on Grace
+// hosts, not at 1 GiB, not in v2.28.
+TEST(NcclCost, NvlsTreeTakesTheTreeCorrectionOnBlackwellX86From229) {
+  CostShape s = shape(Op::kAllReduce, 32, 4, k229);
+  s.generation = GpuGeneration::kBlackwell;
+  s.nic_path_GBps = 48;
+  s.collnet_nics = 8;
+  s.nvlinks = 18;
+  CostShape grace = s;
+  grace.host_grace = true;
+  const double mib = 1 << 20, flows = 1 / 190e9;
+  auto t = [&](const CostShape& c, double bytes) {
+    return tuner_time_us(Algorithm::kNvlsTree, Protocol::kSimple, c, flows, bytes);
+  };
+  const double data = 16 * mib / nvls_tree_tuner_Bps(s) * 1e6;
+  EXPECT_NEAR(t(s, 16 * mib) - t(grace, 16 * mib), data * (1 / 0.7 - 1), 1e-6);
+  EXPECT_DOUBLE_EQ(t(s, 1024 * mib), t(grace, 1024 * mib));
+  CostShape v228 = s;
+  v228.release = NcclRelease::kV2_28;
+  CostShape v228_grace = v228;
+  v228_grace.host_grace = true;
+  EXPECT_DOUBLE_EQ(t(v228, 16 * mib), t(v228_grace, 16 * mib));
+}
+
 // With those graphs NCCL 2.24's tuner moves a 4 x 8 H100 all_reduce from NVLS Tree to ring
 // between 128 and 256 MiB: ring 395.9 + S / 198.2 GB/s against NVLS Tree 81 + S / 160 GB/s
 // (latencies of tuning.cc@v2.24.3-1, ring's x1.4 plateau) cross at 261.5 MB. Voltage Park's
