@@ -588,6 +588,13 @@ TEST(CliSimulate, NodesSelectsPartOfTheCluster) {
   ASSERT_EQ(e.code, 0) << e.err;
   EXPECT_NE(e.out.find("- = no switch-to-switch traffic)"), std::string::npos) << e.out;
   EXPECT_NE(e.out.find("          -\n#\n"), std::string::npos) << e.out;
+  // The search graphs NCCL's tuner reads, as its own search finds them on DGX H100 with 400G
+  // NICs (NcclCost.RingAndNvlsGraphsAreNcclsSearchs).
+  EXPECT_NE(e.out.find("#   ring          8 channels x 48/48 GB/s"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("#   nvls_tree     8 heads x 40/48 GB/s"), std::string::npos) << e.out;
+  CmdResult one = gpufabric("simulate examples/seed-70b-1024.yaml --nodes 1 -b 8G -e 8G --explain");
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out.find("NCCL's search graphs"), std::string::npos) << one.out;
 }
 
 // -g 8 as nccl-tests: one thread issues every call on eight GPUs, and small calls wait on it.

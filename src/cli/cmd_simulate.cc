@@ -357,7 +357,8 @@ Command add_simulate(CLI::App& root) {
               "whose back-to-back calls pipeline down a broadcast's or reduce's chain, with one "
               "call's time; and the sizes where the time model finds another algorithm or "
               "protocol more than 20% faster than NCCL's pick, with the NCCL_ALGO / NCCL_PROTO "
-              "that force it");
+              "that force it; then each algorithm's flows and, across nodes, the topology search "
+              "graphs NCCL's tuner rates ring and NVLS Tree by");
   a->add_option("--links", f->links,
                 "write the traffic per directed link to this CSV (ends as cabling.csv names them, "
                 "tier, capacity, bytes, mean and peak utilisation, flows; hottest first) for the "

@@ -248,6 +248,25 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
         s += fmt::format("#   {:<13} not used: {}\n", algorithm_name(a.algorithm),
                          a.unavailable_reason);
     }
+    // The graphs NCCL's tuner rates ring and NVLS Tree by, where gpufabric knows them: what
+    // NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=GRAPH prints as each graph's "Pattern ..., nChannels N,
+    // bw intra/inter" line.
+    std::string graphs;
+    for (const auto& a : m.algorithms()) {
+      if (!a.available) continue;
+      const SearchGraph g = m.search_graph(a.algorithm);
+      if (!g.known()) continue;
+      graphs += fmt::format("#   {:<13} {} {} x {:g}/{:g} GB/s (in a node/between nodes)\n",
+                            algorithm_name(a.algorithm), g.channels,
+                            a.algorithm == Algorithm::kRing ? "channels" : "heads", g.intra_GBps,
+                            g.inter_GBps);
+    }
+    if (!graphs.empty())
+      s +=
+          "#\n# NCCL's search graphs, which its tuner rates these by (the choice reads them; "
+          "compare NCCL_DEBUG_SUBSYS=GRAPH's nChannels and bw; NCCL may list a ring's as twice the "
+          "channels at half the speed):\n" +
+          graphs;
   }
   return s;
 }

@@ -694,6 +694,12 @@ double GroupCollective::busbw_gbs(double bytes) const {
   return t > 0 ? bytes / t / 1e9 * bus_factor(op_, size_) : 0;
 }
 
+SearchGraph CollectiveModel::search_graph(Algorithm a) const {
+  if (a == Algorithm::kRing) return ring_search_graph(shape(a));
+  if (a == Algorithm::kNvlsTree) return nvls_search_graph(shape(a));
+  return {};
+}
+
 CostShape CollectiveModel::shape(Algorithm a) const {
   const AlgorithmModel* model = nullptr;
   for (const auto& m : models_)

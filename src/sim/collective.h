@@ -142,6 +142,9 @@ class CollectiveModel {
   /// The communicator's channels (comm->nChannels): its rings', CollNet's and p2p's count.
   int comm_channels() const { return ring_channels_; }
   const std::vector<AlgorithmModel>& algorithms() const { return models_; }
+  /// NCCL's topology search graph that its tuner reads for `a` (ring: ring_search_graph; NVLS
+  /// Tree: nvls_search_graph), not known for the others or where gpufabric does not know it.
+  SearchGraph search_graph(Algorithm a) const;
   LoadBalancing load_balancing() const { return load_balancing_; }
   /// The traffic per link of SimOptions::link_load_of; nullptr when none was kept.
   const LinkLoad* link_load() const { return link_load_ ? &*link_load_ : nullptr; }
