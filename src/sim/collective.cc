@@ -383,7 +383,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
         });
   // From v2.28 NCCL's tuner skips NVLS Tree on fewer than 2 heads, one a NIC with a GPU of its
   // own (nvls_tree_min_heads): a node of one NIC.
-  const int nvls_tree_heads = std::min(b.D, std::max(1, fab.nics_per_node()));
+  const int nvls_tree_heads = nvls_heads(cm.shape(Algorithm::kNvlsTree));
   model(
       Algorithm::kNvlsTree,
       !reduce_all                 ? "all_reduce only"

@@ -507,6 +507,8 @@ inline constexpr double kTreeCorrection[kNumProtos][24] = {
      .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
      .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+// Tree's columns of it, in every release (tuning.cc@v2.29.7-1:595: logSize < 23).
+inline constexpr int kTreeCorrectionColumns = 23;
 // NVLS Tree's columns of it, from v2.29 on Blackwell x86 hosts (tuning.cc@v2.29.7-1:596): sizes
 // below 2^24 x 64 bytes.
 inline constexpr int kNvlsTreeCorrectionColumns = 24;

@@ -163,6 +163,12 @@ int generation_row(const CostShape& s) {
   return static_cast<int>(s.generation);
 }
 
+// NCCL's nvlsEfficiency of the GPU (tuning.cc): Blackwell's, else Hopper's.
+double nvls_efficiency(GpuGeneration g) {
+  return g == GpuGeneration::kBlackwell ? nccl::kNvlsEfficiencyBlackwell
+                                        : nccl::kNvlsEfficiencyHopper;
+}
+
 // tuning.cc's nodes class: 1, 2, or 3 and more nodes.
 int nodes_class(int domains) { return domains <= 2 ? std::max(0, domains - 1) : 2; }
 
@@ -332,6 +338,25 @@ DomainP2pSplit domain_p2p_split_of_call(const CostShape& s, double bytes) {
   return domain_p2p_split(s, b / static_cast<double>(N), 0, N);
 }
 
+// treeCorrectionFactor's factor for `bytes` (tuning.cc@v2.29.7-1:581-596): its column
+// log2(bytes / 64), within the first `columns`; under 64 bytes (log2i of 0) none where `skips`
+// (log2Down, v2.22 on), else the first column (v2.18-v2.21).
+double tree_correction(Protocol p, double bytes, int columns, bool skips) {
+  const long long units = static_cast<long long>(bytes) >> 6;
+  if (units < 1 && skips) return 1.0;
+  const int k = log2_floor(units);
+  return k < columns ? nccl::kTreeCorrection[static_cast<int>(p)][k] : 1.0;
+}
+
+// The per-head cap of NVLS Tree in NCCL's tuner for a nodes class, GB/s (perChMaxNVLSTreeBws,
+// v2.28 on; 0: none).
+double nvls_tree_head_cap(const CostShape& s, int col) {
+  const int row = generation_row(s);
+  return row == static_cast<int>(GpuGeneration::kBlackwell)
+             ? terms(s.release).nvls_tree_cap_blackwell[col]
+             : nccl::kPerChMaxNvlsTreeBw[row][col];
+}
+
 // protocol_bandwidth; `ll_cap` false leaves out LL's llMaxBw, the one cap on the whole call's
 // rate rather than its channels' (data_time_us).
 double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double simple_Bps,
@@ -384,13 +409,8 @@ double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double
       // (tuning.cc@v2.29.7-1:595: logSize < 23; the 24th column v2.29 added is NVLS Tree's,
       // :596); v2.22 on (log2i is log2Down, -1 for 0) skip messages under 64 bytes, v2.18 to
       // v2.21 (0 for 0) take the first column.
-      const int columns = 23;
-      const long long units = static_cast<long long>(bytes) >> 6;
-      if (units >= 1 || !t.tree_correction_skips_under_64b) {
-        const int k = log2_floor(units);
-        if (k < columns) bw *= nccl::kTreeCorrection[static_cast<int>(p)][k];
-      }
-      return bw;
+      return bw * tree_correction(p, bytes, nccl::kTreeCorrectionColumns,
+                                  t.tree_correction_skips_under_64b);
     }
     case Algorithm::kPat:
       return p == Protocol::kSimple && t.has_pat ? simple_Bps * nccl::kPatRatio : 0;
@@ -620,9 +640,7 @@ double scale_up_simple_efficiency(GpuGeneration g) {
 }
 
 double nvls_link_share(GpuGeneration g) {
-  const double nvls =
-      g == GpuGeneration::kBlackwell ? nccl::kNvlsEfficiencyBlackwell : nccl::kNvlsEfficiencyHopper;
-  return nvls * nccl::kScaleUpSimpleEfficiency / scale_up_simple_efficiency(g);
+  return nvls_efficiency(g) * nccl::kScaleUpSimpleEfficiency / scale_up_simple_efficiency(g);
 }
 
 double step_data_bytes(Protocol p, const CostShape& s) {
@@ -767,14 +785,8 @@ double nvls_tree_tuner_Bps(const CostShape& s) {
     alg = h * (n <= 2 ? g.intra_GBps : g.inter_GBps) * nccl::kNvlsTreeAlgRatioV2_18 * n /
           (2.0 * (n - 1));
   } else if (terms(s.release).nvls_tree_per_head_cap) {
-    const int row = generation_row(s), col = nodes_class(n);
-    const double efficiency = s.generation == GpuGeneration::kBlackwell
-                                  ? nccl::kNvlsEfficiencyBlackwell
-                                  : nccl::kNvlsEfficiencyHopper;
-    const double cap = row == static_cast<int>(GpuGeneration::kBlackwell)
-                           ? terms(s.release).nvls_tree_cap_blackwell[col]
-                           : nccl::kPerChMaxNvlsTreeBw[row][col];
-    const double bw = std::min({g.intra_GBps * efficiency * (h - 1) / h * 2,
+    const double cap = nvls_tree_head_cap(s, nodes_class(n));
+    const double bw = std::min({g.intra_GBps * nvls_efficiency(s.generation) * (h - 1) / h * 2,
                                 g.inter_GBps * (n <= 2 ? 2 : 1), cap > 0 ? cap : HUGE_VAL});
     alg = h * bw * bus_to_alg(s);
   } else {
@@ -1157,22 +1169,15 @@ double tuner_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds
   if (nvls_tree_nccl > 0) {
     if (bw > 0) bw = nvls_tree_nccl;
   } else if (a == Algorithm::kNvlsTree && terms(s.release).nvls_tree_per_head_cap) {
-    const int heads = nvls_heads(s);
-    const int row = generation_row(s), col = nodes_class(std::max(1, s.domains));
-    const double cap = row == static_cast<int>(GpuGeneration::kBlackwell)
-                           ? terms(s.release).nvls_tree_cap_blackwell[col]
-                           : nccl::kPerChMaxNvlsTreeBw[row][col];
-    if (cap > 0) bw = std::min(bw, heads * cap * 1e9 * bus_to_alg(s));
+    const double cap = nvls_tree_head_cap(s, nodes_class(std::max(1, s.domains)));
+    if (cap > 0) bw = std::min(bw, nvls_heads(s) * cap * 1e9 * bus_to_alg(s));
   }
   // From v2.29 NCCL's time function also takes treeCorrectionFactor's column of the size for NVLS
   // Tree all_reduce on Blackwell x86 hosts, below 1 GiB (tuning.cc@v2.29.7-1:596, @v2.30.7-1:643;
   // not in v2.28.9-1).
   if (a == Algorithm::kNvlsTree && s.op == Op::kAllReduce && s.release >= NcclRelease::kV2_29 &&
       s.generation == GpuGeneration::kBlackwell && !s.host_grace) {
-    const long long units = static_cast<long long>(bytes) >> 6;
-    const int k = log2_floor(units);
-    if (units >= 1 && k < nccl::kNvlsTreeCorrectionColumns)
-      bw *= nccl::kTreeCorrection[static_cast<int>(p)][k];
+    bw *= tree_correction(p, bytes, nccl::kNvlsTreeCorrectionColumns, true);
   }
   return bw > 0 ? bytes / bw * 1e6 : std::numeric_limits<double>::infinity();
 }
