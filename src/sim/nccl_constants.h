@@ -815,6 +815,20 @@ inline constexpr double kP2pDomainLLChannelGBsBlackwell = 4.4;
 // time (not of NCCL's own estimate, which does not know it; across racks a ring's NVLink step is
 // then the larger of it and NCCL's netOverhead floor) and to NVLS's exposed step a loop.
 inline constexpr double kRackNvlinkStepUs = 0.8;
+
+// What an LL step across the network costs beyond NCCL's hwLat[NET][*][LL], us: a network
+// connection's LL send buffer is in host memory where LL128's and Simple's are in the GPU's
+// with GPUDirect RDMA (transport/net.cc@v2.29.7-1:889, @v2.24.3-1:751, @v2.18.6-1:607), so the
+// GPU's lines cross PCIe into it, the proxy reads every line's flags before it posts the step
+// (:1315-1322, @v2.24.3-1:1150-1160) and the NIC reads the step back across PCIe. NCCL's tuner
+// has no such term. gpufabric's constant, fitted on the fit set: the 16-node H100 all_reduce
+// latencies of NVIDIA/nccl#1469 at 8 B to 4 KiB (tree LL, 8 network steps; nccl-public.csv
+// lines 23, 43-45), least squares of log(simulated/measured) on a 0.1 us grid
+// (data/calibration/README.md); judged on the test set's latencies across nodes. Added to every
+// LL network step of the time (not of NCCL's own estimate, which steers its choice without it)
+// and once to a back-to-back chain's network period, whose second step is the receiver's
+// clear-to-send.
+inline constexpr double kLLNetStagingUs = 1.3;
 // NCCL's largest channel count in any release (MAXCHANNELS, device.h@v2.29.7-1:88); each
 // table's own is ReleaseTerms::max_channels (devcomm.h@v2.18.6-1:52 has 32).
 inline constexpr int kMaxChannels = 64;

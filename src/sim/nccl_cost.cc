@@ -221,6 +221,10 @@ double network_step_us(nccl::Algo al, Protocol p, const CostShape& s, bool ppn1_
          s.net_hop_us;
 }
 
+// What a data step across the network costs the time beyond network_step_us: LL's staging in
+// the host's memory (kLLNetStagingUs), which NCCL's estimate leaves out.
+double net_staging_us(Protocol p) { return p == Protocol::kLL ? nccl::kLLNetStagingUs : 0.0; }
+
 }  // namespace
 
 double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
@@ -243,8 +247,11 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
     return static_cast<double>(t.hw_latency_us[h][al][pi]) + (h == nccl::kNvlink ? rack_step : 0);
   };
   auto base = [&](nccl::Algo al) { return static_cast<double>(t.base_latency_us[al][pi]); };
-  // A network step: the algorithm's (Tree's with one GPU per node, v2.23+), plus the fabric.
-  auto inter = [&](nccl::Algo al) { return network_step_us(al, p, s, ppn1_tree_net); };
+  // A network step: the algorithm's (Tree's with one GPU per node, v2.23+), plus the fabric, and
+  // in the time LL's staging in host memory.
+  auto inter = [&](nccl::Algo al) {
+    return network_step_us(al, p, s, ppn1_tree_net) + (timed ? net_staging_us(p) : 0.0);
+  };
   switch (a) {
     case Algorithm::kRing: {
       const long long steps = ring_steps(s.op, N);
@@ -1302,14 +1309,16 @@ double collective_time_us(Algorithm a, Protocol p, const CostShape& s, double se
   // - a network hop's: its proxy runs one operation a connection at a time, so the next call's
   //   receive is posted only once this one's data is consumed, and the sender's RDMA write waits
   //   for that receive's clear-to-send (proxy.cc@v2.29.7-1:435-470, transport/net.cc:1627-1631,
-  //   transport/net_ib/p2p.cc:272-278): two network steps and the bytes;
+  //   transport/net_ib/p2p.cc:272-278): two network steps and the bytes, the data's step with
+  //   LL's staging in host memory (net_staging_us);
   // - the host's issue of a call on the GPUs its thread drives.
   // The chain's end finishes the last call after one + (iters - 1) periods (nccl-tests averages
   // over the ranks, whose first calls end along the chain: that is about (one - period) / 2 /
   // iters less, under 1 us at 1 KiB on 4 x 8 H100, and not counted).
   const double base =
       static_cast<double>(terms(s.release).base_latency_us[nccl::kRing][static_cast<int>(p)]);
-  const double hop = s.domains > 1 ? 2 * network_step_us(nccl::kRing, p, s, true) : 0;
+  const double hop =
+      s.domains > 1 ? 2 * network_step_us(nccl::kRing, p, s, true) + net_staging_us(p) : 0;
   const double period = std::max(
       s.host_issue_us, std::max(base, hop) + call_data_us(a, p, s, seconds_per_byte, bytes, true));
   return std::min(one, period + (one - period) / s.iters);

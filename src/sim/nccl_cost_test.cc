@@ -348,22 +348,51 @@ TEST(NcclCost, RingLatencyAcrossNodesPerRelease) {
 // release's own, so that 2.18 still chooses as 2.18 did.
 TEST(NcclCost, TheTimeTakesTheCorrectedStepsTheTunerTheReleases) {
   // 8 nodes x 8 GPUs all_reduce under 2.18: the tuner counts 2n = 16 network steps, the time
-  // 2(n-1) = 14, as 2.29 does.
+  // 2(n-1) = 14, as 2.29 does, each with LL's staging in host memory, which no release's tuner
+  // has.
   const CostShape a = shape(Op::kAllReduce, 64, 8, k218), b = shape(Op::kAllReduce, 64, 8, k229);
+  const double staging = nccl::kLLNetStagingUs;
   EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, a, LatencyUse::kTime),
-              latency_us(Algorithm::kRing, Protocol::kLL, b), 1e-9);
+              latency_us(Algorithm::kRing, Protocol::kLL, b) + 14 * staging, 1e-9);
   EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, a, LatencyUse::kTuner),
               6.6 + 110 * 1.0 + 16 * 2.7, 1e-4);
   // Two nodes of one GPU, all_gather: one network step, fully exposed. 2.18's tuner takes the
-  // ring's 2.7 us; the time takes Tree's 5.0, as 2.23+ do.
+  // ring's 2.7 us; the time takes Tree's 5.0, as 2.23+ do, and the staging.
   const CostShape one = shape(Op::kAllGather, 2, 2, k218);
   EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, one, LatencyUse::kTuner), 6.6 + 2.7,
               1e-4);
-  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, one, LatencyUse::kTime), 6.6 + 5.0, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, one, LatencyUse::kTime),
+              6.6 + 5.0 + staging, 1e-4);
   // collective_time_us is the time; tuner_time_us the estimate NCCL chooses by.
   const double t = collective_time_us(Algorithm::kRing, Protocol::kLL, one, 1e-9, 8);
   const double e = tuner_time_us(Algorithm::kRing, Protocol::kLL, one, 1e-9, 8);
   EXPECT_GT(t - e, 2.0);
+}
+
+// LL's network steps pay its staging in host memory (kLLNetStagingUs: a network connection's LL
+// send buffer is the host's, transport/net.cc@v2.29.7-1:889) in the time, not in NCCL's estimate;
+// LL128 and Simple (the GPU's memory with GPUDirect RDMA) and NVLink steps do not.
+TEST(NcclCost, LLStagesItsNetworkStepsInHostMemory) {
+  const double staging = nccl::kLLNetStagingUs;
+  auto extra = [](Algorithm a, Protocol p, const CostShape& s) {
+    return latency_us(a, p, s, LatencyUse::kTime) - latency_us(a, p, s, LatencyUse::kTuner);
+  };
+  // 16 nodes of 8, all_reduce: the tree's 2 x log2(16) network steps (the 16-node H100 runs the
+  // constant was fitted on), the ring's 2(n - 1) = 30.
+  const CostShape ar16 = shape(Op::kAllReduce, 128, 16, k229);
+  EXPECT_NEAR(extra(Algorithm::kTree, Protocol::kLL, ar16), 8 * staging, 1e-9);
+  EXPECT_NEAR(extra(Algorithm::kRing, Protocol::kLL, ar16), 30 * staging, 1e-9);
+  for (const Protocol p : {Protocol::kLL128, Protocol::kSimple}) {
+    EXPECT_NEAR(extra(Algorithm::kTree, p, ar16), 0, 1e-9);
+    EXPECT_NEAR(extra(Algorithm::kRing, p, ar16), 0, 1e-9);
+  }
+  // One node: no network step, nothing staged.
+  const CostShape ar1 = shape(Op::kAllReduce, 8, 1, k229);
+  EXPECT_NEAR(extra(Algorithm::kTree, Protocol::kLL, ar1), 0, 1e-9);
+  EXPECT_NEAR(extra(Algorithm::kRing, Protocol::kLL, ar1), 0, 1e-9);
+  // The estimate NCCL chooses by is its own: baseLat + 2 (7 NVLink + 4 network steps).
+  EXPECT_NEAR(latency_us(Algorithm::kTree, Protocol::kLL, ar16, LatencyUse::kTuner),
+              6.8 + 2 * (7 * 0.6 + 4 * 5.0), 1e-4);
 }
 
 // NVLS Tree's per-head cap (v2.29) is in the tuner's estimate only: measured forced NVLS Tree
@@ -871,17 +900,22 @@ TEST(NcclCost, SmallChainsRunOnTheThreadsNcclLeavesThem) {
 }
 
 // A broadcast's chain in time: 27 NVLink hops at NVLink's ring step latency and 4 network hops
-// at the network's (4 nodes of 8, LL: 6.6 + 27 x 0.6 + 4 x 2.7 us); NCCL's own estimate, which
-// picks the protocol, charges all 32 steps the network's (tuning.cc@v2.29.7-1:363-370).
+// at the network's with LL's staging in host memory (4 nodes of 8, LL: 6.6 + 27 x 0.6 + 4 x
+// (2.7 + staging) us); NCCL's own estimate, which picks the protocol, charges all 32 steps the
+// network's (tuning.cc@v2.29.7-1:363-370).
 TEST(NcclCost, BroadcastChainTimesEachHopAtItsLink) {
   const CostShape bc4 = shape(Op::kBroadcast, 32, 4, k229);
+  const double staging = nccl::kLLNetStagingUs;
   EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, bc4, LatencyUse::kTime),
-              6.6 + 27 * 0.6 + 4 * 2.7, 1e-4);
+              6.6 + 27 * 0.6 + 4 * (2.7 + staging), 1e-4);
   EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, bc4, LatencyUse::kTuner), 6.6 + 32 * 2.7,
               1e-4);
-  // Simple: the ring's own step latencies in time, Tree's Simple step on every step in NCCL's.
+  // Simple: the ring's own step latencies in time (its buffers in the GPU's memory: no staging),
+  // Tree's Simple step on every step in NCCL's.
   EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, bc4, LatencyUse::kTime),
               8.4 + 27 * 3.4 + 4 * 14.0, 1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL128, bc4, LatencyUse::kTime),
+              14.0 + 27 * 1.9 + 4 * 4.0, 1e-4);
   EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kSimple, bc4, LatencyUse::kTuner),
               8.4 + 32 * 14.0, 1e-4);
   // One node: every hop NVLink, in both.
@@ -893,12 +927,12 @@ TEST(NcclCost, BroadcastChainTimesEachHopAtItsLink) {
   CostShape rd4 = shape(Op::kReduce, 32, 4, k229);
   rd4.net_hop_us = 1.5;
   EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, rd4, LatencyUse::kTime),
-              6.6 + 27 * 0.6 + 4 * (2.7 + 1.5), 1e-4);
+              6.6 + 27 * 0.6 + 4 * (2.7 + 1.5 + staging), 1e-4);
   EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL128, rd4, 64 << 20).stages, 4);
   // Two nodes of one GPU: one hop, across the network, exposed as Tree's (ppn 1, v2.23+).
   const CostShape pair = shape(Op::kBroadcast, 2, 2, k229);
-  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, pair, LatencyUse::kTime), 6.6 + 5.0,
-              1e-4);
+  EXPECT_NEAR(latency_us(Algorithm::kRing, Protocol::kLL, pair, LatencyUse::kTime),
+              6.6 + 5.0 + staging, 1e-4);
   EXPECT_EQ(pipeline_run(Algorithm::kRing, Protocol::kLL, pair, 1 << 20).stages, 1);
 }
 
@@ -917,7 +951,8 @@ TEST(NcclCost, BroadcastAndReduceOnOneChannelPipelineBackToBack) {
     const double alone = collective_time_us(Algorithm::kRing, Protocol::kLL, one, spb, 1024);
     const double stream = data_time_us(Algorithm::kRing, Protocol::kLL, piped, spb, 1024);
     EXPECT_LT(stream, data_time_us(Algorithm::kRing, Protocol::kLL, one, spb, 1024));
-    const double period = 6.6 + stream;  // ring LL's baseLat, v2.29
+    // ring LL's baseLat (v2.29) or a network hop's two steps with LL's staging, the longer
+    const double period = std::max(6.6, 2 * 2.7 + nccl::kLLNetStagingUs) + stream;
     EXPECT_NEAR(collective_time_us(Algorithm::kRing, Protocol::kLL, piped, spb, 1024),
                 period + (alone - period) / 20, 1e-5);  // the table's floats
     EXPECT_GT(alone, 3 * period);
@@ -936,10 +971,10 @@ TEST(NcclCost, BroadcastAndReduceOnOneChannelPipelineBackToBack) {
     same.ring_same_channels = true;
     EXPECT_TRUE(back_to_back_chain(Algorithm::kRing, Protocol::kLL, same, 1 << 20));
     // The period is the longest of a GPU's, a network hop's (its proxy posts the next call's
-    // receive once this one's data is consumed, and the send waits for it: two network steps)
-    // and the host's issue.
+    // receive once this one's data is consumed, and the send waits for it: two network steps,
+    // the data's with LL's staging in host memory) and the host's issue.
     CostShape far = piped;
-    far.net_hop_us = 10;  // 2 x (2.7 + 10) us a hop, above the base latency
+    far.net_hop_us = 10;  // 2 x (2.7 + 10) + staging us a hop, above the base latency
     const double far_one = collective_time_us(
         Algorithm::kRing, Protocol::kLL,
         [&] {
@@ -948,7 +983,7 @@ TEST(NcclCost, BroadcastAndReduceOnOneChannelPipelineBackToBack) {
           return c;
         }(),
         spb, 1024);
-    const double far_period = 2 * (2.7 + 10) + stream;
+    const double far_period = 2 * (2.7 + 10) + nccl::kLLNetStagingUs + stream;
     EXPECT_NEAR(collective_time_us(Algorithm::kRing, Protocol::kLL, far, spb, 1024),
                 far_period + (far_one - far_period) / 20, 1e-4);
     CostShape host = piped;
