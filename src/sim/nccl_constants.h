@@ -820,14 +820,17 @@ inline constexpr double kRackNvlinkStepUs = 0.8;
 // connection's LL send buffer is in host memory where LL128's and Simple's are in the GPU's
 // with GPUDirect RDMA (transport/net.cc@v2.29.7-1:889, @v2.24.3-1:751, @v2.18.6-1:607), so the
 // GPU's lines cross PCIe into it, the proxy reads every line's flags before it posts the step
-// (:1315-1322, @v2.24.3-1:1150-1160) and the NIC reads the step back across PCIe. NCCL's tuner
+// (:1315-1322, @v2.24.3-1:1154-1162) and the NIC reads the step back across PCIe. NCCL's tuner
 // has no such term. gpufabric's constant, fitted on the fit set: the 16-node H100 all_reduce
 // latencies of NVIDIA/nccl#1469 at 8 B to 4 KiB (tree LL, 8 network steps; nccl-public.csv
-// lines 23, 43-45), least squares of log(simulated/measured) on a 0.1 us grid
+// lines 23, 43-45), least squares of log(simulated/measured) on a 0.5 us grid, then 0.1 us steps
 // (data/calibration/README.md); judged on the test set's latencies across nodes. Added to every
 // LL network step of the time (not of NCCL's own estimate, which steers its choice without it)
 // and once to a back-to-back chain's network period, whose second step is the receiver's
-// clear-to-send.
+// clear-to-send. The source shows where the buffer lives; the value is the fit's (NCCL's hwLat
+// is itself empirical). Applied alike on every host: fitted on x86 hosts with PCIe; on Grace
+// hosts without GPUDirect RDMA (NIC across C2C, NCCL up to 2.26) Simple's and LL128's buffers
+// are the host's too, which is not charged.
 inline constexpr double kLLNetStagingUs = 1.3;
 // NCCL's largest channel count in any release (MAXCHANNELS, device.h@v2.29.7-1:88); each
 // table's own is ReleaseTerms::max_channels (devcomm.h@v2.18.6-1:52 has 32).

@@ -282,7 +282,8 @@ enum class LatencyUse { kTuner, kTime };
 
 /// Fixed time of one collective, us: NCCL's base latency of the algorithm and protocol plus
 /// its per-step hardware latency over every step the algorithm takes (tuning.cc), and the
-/// fabric's hop latency on the steps that cross the network.
+/// fabric's hop latency on the steps that cross the network; the time (kTime) adds, on LL's
+/// network steps, LL's staging in host memory (nccl::kLLNetStagingUs).
 double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use = LatencyUse::kTuner);
 
 /// The bandwidth (algorithm bandwidth, bytes/s of payload) of a protocol on an algorithm for a

@@ -373,6 +373,8 @@ TEST(NcclCost, TheTimeTakesTheCorrectedStepsTheTunerTheReleases) {
 // send buffer is the host's, transport/net.cc@v2.29.7-1:889) in the time, not in NCCL's estimate;
 // LL128 and Simple (the GPU's memory with GPUDirect RDMA) and NVLink steps do not.
 TEST(NcclCost, LLStagesItsNetworkStepsInHostMemory) {
+  // The sums below would hold for any value, 0 too: the staging must cost something.
+  static_assert(nccl::kLLNetStagingUs > 0);
   const double staging = nccl::kLLNetStagingUs;
   auto extra = [](Algorithm a, Protocol p, const CostShape& s) {
     return latency_us(a, p, s, LatencyUse::kTime) - latency_us(a, p, s, LatencyUse::kTuner);
