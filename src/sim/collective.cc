@@ -143,7 +143,6 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.forced_algorithm_ = o.algorithm;
   cm.forced_protocol_ = o.protocol;
   cm.gpus_per_thread_ = std::max(1, o.gpus_per_thread);
-  cm.host_issue_us_ = cm.gpus_per_thread_ * nccl::kHostIssueUsPerGpu;
   cm.iters_ = std::max(1, o.iters);
   cm.seed_ = o.seed;
   cm.keeps_flows_ = o.keep_flows && !o.link_load_of;
@@ -159,6 +158,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   b.min_channels = o.min_channels;
   b.max_channels = o.max_channels;
   cm.ranks_ = b.ranks;
+  cm.host_issue_us_ = host_issue_us(o.op, cm.ranks_, cm.gpus_per_thread_);
   cm.nodes_ = nodes;
   cm.domains_ = b.domains;
   cm.domain_gpus_ = b.D;

@@ -680,6 +680,21 @@ TEST(Collective, OneThreadDrivingEightGpusSetsAHostFloor) {
   EXPECT_DOUBLE_EQ(run(s, g8, kGiB).time_us, run(s, {}, kGiB).time_us);
 }
 
+// An alltoall is a send and a receive to every rank, each planned on the host before the kernel
+// runs (nccl_constants.h kHostP2pTaskUs): on a whole NVL72 rack at 512 KiB that planning, not the
+// GPUs, paces back-to-back calls; on one tray it stays under the GPUs' time.
+TEST(Collective, AnAlltoallsHostPlanningGrowsWithItsRanks) {
+  SimOptions a2a;
+  a2a.op = Op::kAlltoall;
+  const SizeResult rack = run(setup(ib("gb200", 18, "cx7-400g", "qm9700")), a2a, 512 * 1024);
+  EXPECT_DOUBLE_EQ(rack.time_us, host_issue_us(Op::kAlltoall, 72, 1));
+  EXPECT_EQ(rack.bottleneck, "host launch");
+  const SizeResult tray = run(setup(ib("gb200", 1, "cx7-400g", "qm9700")), a2a, 512 * 1024);
+  EXPECT_GT(tray.time_us, host_issue_us(Op::kAlltoall, 4, 1));
+  EXPECT_NE(tray.bottleneck, "host launch");
+  EXPECT_GT(rack.time_us, tray.time_us);
+}
+
 TEST(Collective, EcmpCollisionsMultiQpAndAdaptiveRouting) {
   // A non-blocking RoCE Clos of top-of-rack leaves: every ring hop between racks crosses a
   // spine, hashed per flow.

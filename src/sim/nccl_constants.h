@@ -843,6 +843,22 @@ inline constexpr int kMaxChannels = 64;
 // (40.6-41.9 us) are then judged by it. No test-set row runs more than one GPU a thread.
 inline constexpr double kHostIssueUsPerGpu = 4.4;
 
+// The host's cost of each send and receive of a grouped point-to-point call, us, beyond
+// kHostIssueUsPerGpu: an alltoall is a send and a receive to every rank, itself included, in one
+// group (ncclAlltoAll appends them so, enqueue.cc@v2.29.7-1:2935-2943; nccl-tests' alltoall calls
+// ncclSend and ncclRecv per rank inside ncclGroupStart/End), and NCCL plans each one on the host
+// before the kernel starts: the task appended (p2pTaskAppend, :2480), then round by round of the
+// p2p schedule its parts placed on the peer's channels, each channel's send and receive
+// connector read (scheduleP2pTasksToPlan and addP2pToPlan, :1097-1175, 858-871), and the work
+// written out (uploadWork, :1214). Back-to-back calls go no faster than the host plans them, so
+// a call's floor grows with its ranks while its bytes to each shrink. gpufabric's constant,
+// fitted on the fit set: OCI's GB300 alltoall on 64 GPUs of one NVL72 rack at 512 KiB and 1 MiB
+// (nccl-public.csv lines 369-370: 32.65 and 31.0 us, where the GPUs' time would nearly double),
+// least squares of log(simulated/measured) on a 0.01 us grid (data/calibration/README.md).
+// Measured on a Grace host (x86 hosts' planning is not measured). No held-out row checks it: the
+// test set's alltoall runs have at most 16 ranks, where the floor stays under the GPUs' time.
+inline constexpr double kHostP2pTaskUs = 0.21;
+
 // The calls nccl-tests times a size over, back to back, and reports the mean of (-n; `int iters
 // = 20`, nccl-tests src/common.cu@v2.19.6:98; the loop :729-783).
 inline constexpr int kNcclTestsIters = 20;

@@ -664,6 +664,13 @@ double alltoall_time_us(double fixed_us, long long network_peers, double data_us
   return fixed_us + std::max(alltoall_posting_us(network_peers), data_us);
 }
 
+double host_issue_us(Op op, long long ranks, int gpus_per_thread) {
+  const double tasks = op == Op::kAlltoall   ? 2.0 * static_cast<double>(std::max(1LL, ranks))
+                       : op == Op::kSendRecv ? 2.0
+                                             : 0.0;
+  return std::max(1, gpus_per_thread) * (nccl::kHostIssueUsPerGpu + tasks * nccl::kHostP2pTaskUs);
+}
+
 double collnet_op_us(int domains) {
   return nccl::kCollNetOpBaseUs +
          nccl::kCollNetOpPerDoublingUs * std::log2(static_cast<double>(std::max(1, domains)));

@@ -301,6 +301,11 @@ double protocol_bandwidth(Algorithm a, Protocol p, const CostShape& s, double si
 double alltoall_posting_us(long long network_peers);
 /// An alltoall's time, us: its fixed latency, then the posting or the data, whichever is longer.
 double alltoall_time_us(double fixed_us, long long network_peers, double data_us);
+/// The host's time to issue one call on the `gpus_per_thread` GPUs one thread drives (nccl-tests
+/// -g), us: kHostIssueUsPerGpu a GPU, and for point-to-point the send and the receive to each
+/// peer NCCL plans on the host first (kHostP2pTaskUs each: an alltoall's 2 x `ranks`, itself
+/// included; a sendrecv's 2). Back-to-back calls go no faster than this.
+double host_issue_us(Op op, long long ranks, int gpus_per_thread);
 
 /// The data one step of protocol `p` carries a channel, bytes: LL's and LL128's fixed
 /// (kStepDataBytes), Simple's buffSizes[SIMPLE] / NCCL_STEPS (init.cc@v2.29.7-1:764-770), 512 KiB

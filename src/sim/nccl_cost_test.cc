@@ -372,6 +372,21 @@ TEST(NcclCost, TheTimeTakesTheCorrectedStepsTheTunerTheReleases) {
 // LL's network steps pay its staging in host memory (kLLNetStagingUs: a network connection's LL
 // send buffer is the host's, transport/net.cc@v2.29.7-1:889) in the time, not in NCCL's estimate;
 // LL128 and Simple (the GPU's memory with GPUDirect RDMA) and NVLink steps do not.
+// The host's issue of a call: kHostIssueUsPerGpu a GPU its thread drives, and a point-to-point
+// call's sends and receives planned one by one (an alltoall's two per rank, a sendrecv's two).
+TEST(NcclCost, TheHostPlansEachSendAndReceive) {
+  static_assert(nccl::kHostP2pTaskUs > 0, "the floor would not grow with an alltoall's ranks");
+  const double t = nccl::kHostP2pTaskUs;
+  EXPECT_DOUBLE_EQ(host_issue_us(Op::kAllReduce, 64, 1), nccl::kHostIssueUsPerGpu);
+  EXPECT_DOUBLE_EQ(host_issue_us(Op::kBroadcast, 64, 1), nccl::kHostIssueUsPerGpu);
+  EXPECT_DOUBLE_EQ(host_issue_us(Op::kSendRecv, 64, 1), nccl::kHostIssueUsPerGpu + 2 * t);
+  EXPECT_DOUBLE_EQ(host_issue_us(Op::kAlltoall, 64, 1), nccl::kHostIssueUsPerGpu + 128 * t);
+  EXPECT_NEAR(host_issue_us(Op::kAlltoall, 64, 1) - host_issue_us(Op::kAlltoall, 8, 1), 112 * t,
+              1e-9);
+  // -g 4: one thread issues the call on four GPUs, each with its own sends and receives.
+  EXPECT_DOUBLE_EQ(host_issue_us(Op::kAlltoall, 8, 4), 4 * host_issue_us(Op::kAlltoall, 8, 1));
+}
+
 TEST(NcclCost, LLStagesItsNetworkStepsInHostMemory) {
   // The sums below would hold for any value, 0 too: the staging must cost something.
   static_assert(nccl::kLLNetStagingUs > 0);
