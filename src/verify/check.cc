@@ -1,6 +1,7 @@
 #include "verify/check.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iterator>
@@ -18,6 +19,26 @@ constexpr double kTcpShare = 0.9;
 // nccl-tests sizes judged by check: the bandwidth-bound region the guide measures (§5.2:
 // all_reduce_perf -b 1G -e 10G); below it NCCL's pipelining (NVLS especially) dominates.
 constexpr double kJudgedBytes = 1024.0 * 1024 * 1024;
+// A judged nccl-tests row this many times the simulated busbw is more than the plan's links
+// carry: the spec describes another cluster, or the output was edited. The simulator's largest
+// underestimate of a published run from 32 MiB is 1.23x (gpufabric calibrate
+// data/calibration/nccl-public.csv: flapping-airplanes' sendrecv, 2026-12-06), well under it.
+constexpr double kAboveSimulatedRatio = 1.5;
+// perftest and iperf3 measure one port: above its line rate by more than the printed figures'
+// rounding, the figure is not one port's.
+constexpr double kAboveLineRateShare = 1.01;
+const char* const kAboveLinksNote =
+    "above what the plan's links carry: check that the spec describes this cluster (cluster.gpu, "
+    "nic, nics_per_node, fabric.in_network_reduction), and the output as the tool printed it";
+const char* const kAbovePortNote =
+    "above one port's line rate, which no port carries: check the spec's NIC (cluster.nic, "
+    "fabric.planes) and the output as the tool printed it";
+
+void mark(CheckRow& c, CheckMark m, const std::string& note) {
+  c.mark = m;
+  c.ok = m == CheckMark::kOk;
+  if (!note.empty()) c.note = c.note.empty() ? note : note + "; " + c.note;
+}
 
 // What check --json and the text say of each verdict, in the order of CheckVerdict.
 struct VerdictWords {
@@ -26,7 +47,7 @@ struct VerdictWords {
 };
 constexpr VerdictWords kVerdictWords[] = {
     {"pass", "Verdict: PASS\n"},
-    {"fail", "Verdict: FAIL (measurements below expectation)\n"},
+    {"fail", "Verdict: FAIL"},  // then why, from the rows' marks (check_text)
     {"nothing judged",
      "Verdict: NOTHING JUDGED (no nccl-tests size of 1 GiB or more, no perftest bandwidth and no "
      "iperf3 result: rerun with larger sizes, e.g. -e 8G)\n"},
@@ -70,7 +91,10 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
   }
   const double node_line_gbs = plan.nic.rate_gbps * plan.nics_per_node / 8;
   for (const auto& row : run.rows) {
-    if (row.bytes < 1 << 20) continue;  // small sizes measure latency, not the fabric
+    // Small sizes measure latency, not the fabric; a wrong result fails at any size.
+    const bool wrong =
+        reports_wrong_results(row.wrong) || reports_wrong_results(row.wrong_in_place);
+    if (row.bytes < 1 << 20 && !wrong) continue;
     const SizeResult sim = model->at(row.bytes);
     CheckRow c{.file = file,
                .collective = op_name_s,
@@ -79,15 +103,24 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
                .measured = row.busbw_gbs,
                .expected = sim.busbw_gbs,
                .ratio = sim.busbw_gbs > 0 ? row.busbw_gbs / sim.busbw_gbs : 0};
-    if (row.bytes < kJudgedBytes) {
+    const bool two_node_tree = nodes == 2 && row.busbw_gbs > node_line_gbs * 0.95;
+    if (wrong) {
+      mark(c, CheckMark::kWrong,
+           fmt::format("nccl-tests counted wrong results (#wrong {} out of place, {} in place): "
+                       "data was corrupted on a link, a NIC or a GPU; find where (gpufabric "
+                       "diagnose, per-node runs) before trusting any bandwidth",
+                       row.wrong, row.wrong_in_place));
+    } else if (row.bytes < kJudgedBytes) {
       c.note =
           "not judged: below 1 GiB, where the pipeline's fill and NCCL's protocol and "
           "channel choice weigh as much as the fabric";
       c.judged = false;
-    } else {
-      c.ok = c.ratio >= 1 - tolerance;
+    } else if (c.ratio < 1 - tolerance) {
+      mark(c, CheckMark::kBelow, "");
+    } else if (c.ratio > kAboveSimulatedRatio) {  // the simulation runs the 2-node tree too
+      mark(c, CheckMark::kAbove, kAboveLinksNote);
     }
-    if (nodes == 2 && row.busbw_gbs > node_line_gbs * 0.95)
+    if (two_node_tree)
       c.note = (c.note.empty() ? "" : c.note + "; ") +
                "2-node runs use tree/NVLS-tree: busbw above the NICs' line rate is expected, "
                "not a network measurement (nccl #812)";
@@ -108,7 +141,10 @@ void perftest_rows(const PerftestRun& p, const std::string& file, double lane_gb
                .expected = lane_gbps * kRdmaLineRateShare,
                .note = "guide §5.1: >= ~95% of line rate"};
     c.ratio = row.bw_avg_gbps / c.expected;
-    c.ok = c.ratio >= 1 - 1e-9;
+    if (row.bw_avg_gbps > lane_gbps * kAboveLineRateShare)
+      mark(c, CheckMark::kAbove, kAbovePortNote);
+    else if (c.ratio < 1 - 1e-9)
+      mark(c, CheckMark::kBelow, "");
     rows.push_back(c);
   }
 }
@@ -122,7 +158,10 @@ CheckRow iperf3_row(const Iperf3Run& r, const std::string& file, double lane_gbp
              .expected = std::min(lane_gbps, kTcpPracticalGbps) * kTcpShare,
              .note = "TCP connectivity: a host's streams reach ~100 Gbps, not RDMA line rate"};
   c.ratio = c.measured / c.expected;
-  c.ok = c.ratio >= 1 - 1e-9;
+  if (c.measured > lane_gbps * kAboveLineRateShare)
+    mark(c, CheckMark::kAbove, kAbovePortNote);
+  else if (c.ratio < 1 - 1e-9)
+    mark(c, CheckMark::kBelow, "");
   return c;
 }
 
@@ -173,6 +212,23 @@ Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
   return res;
 }
 
+namespace {
+// A mark's word in check --json ("mark") and in the text's last column.
+struct MarkWords {
+  const char* json;
+  const char* text;
+  const char* why;  ///< the failed verdict's reason
+};
+constexpr MarkWords kMarkWords[] = {
+    {"ok", "ok", ""},
+    {"below", "BELOW", "measurements below expectation"},
+    {"above", "ABOVE", "measurements above what the plan's links carry"},
+    {"wrong", "WRONG", "nccl-tests counted wrong results"},
+};
+static_assert(std::size(kMarkWords) == static_cast<std::size_t>(CheckMark::kWrong) + 1);
+const MarkWords& words_of(CheckMark m) { return kMarkWords[static_cast<std::size_t>(m)]; }
+}  // namespace
+
 const char* check_verdict_name(CheckVerdict v) {
   return kVerdictWords[static_cast<std::size_t>(v)].name;
 }
@@ -181,13 +237,15 @@ nlohmann::json check_json(const CheckResult& r) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& c : r.rows) {
     // The file name as the user gave it, which need not be UTF-8 (see findings_json).
-    nlohmann::json j = {{"file", utf8_or_replacement(c.file)},
-                        {"collective", utf8_or_replacement(c.collective)},
-                        {"bytes", c.bytes},
-                        {"ratio", c.ratio},
-                        {"ok", c.judged ? nlohmann::json(c.ok) : nlohmann::json(nullptr)},
-                        {"judged", c.judged},
-                        {"note", utf8_or_replacement(c.note)}};
+    nlohmann::json j = {
+        {"file", utf8_or_replacement(c.file)},
+        {"collective", utf8_or_replacement(c.collective)},
+        {"bytes", c.bytes},
+        {"ratio", c.ratio},
+        {"ok", c.judged ? nlohmann::json(c.ok) : nlohmann::json(nullptr)},
+        {"mark", c.judged ? nlohmann::json(words_of(c.mark).json) : nlohmann::json(nullptr)},
+        {"judged", c.judged},
+        {"note", utf8_or_replacement(c.note)}};
     if (c.what == "busbw_gbs") {
       j["measured_busbw_gbs"] = c.measured;
       j["expected_busbw_gbs"] = c.expected;
@@ -208,12 +266,18 @@ std::string check_text(const CheckResult& r) {
         c.file.size() > 34 ? "..." + c.file.substr(c.file.size() - 31) : c.file;
     s += fmt::format("{:<34} {:<10} {:>12.0f} {:>10.1f} {:>10.1f} {:>7.2f}  {}{}\n", file,
                      c.collective, c.bytes, c.measured, c.expected, c.ratio,
-                     !c.judged ? "-"
-                     : c.ok    ? "ok"
-                               : "BELOW",
+                     !c.judged ? "-" : words_of(c.mark).text,
                      c.note.empty() ? "" : "  (" + c.note + ")");
   }
   s += kVerdictWords[static_cast<std::size_t>(r.verdict)].line;
+  if (r.verdict == CheckVerdict::kFail) {
+    std::vector<std::string> why;
+    for (CheckMark m : {CheckMark::kBelow, CheckMark::kAbove, CheckMark::kWrong})
+      if (std::any_of(r.rows.begin(), r.rows.end(),
+                      [&](const CheckRow& c) { return c.judged && c.mark == m; }))
+        why.push_back(words_of(m).why);
+    s += fmt::format(" ({})\n", fmt::join(why, "; "));
+  }
   return s;
 }
 

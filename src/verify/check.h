@@ -15,11 +15,17 @@ namespace gf {
 // The guide (§5.1): RDMA bandwidth near line rate, "400G link -> >= ~380 Gbps".
 constexpr double kRdmaLineRateShare = 0.95;
 
+/// What check makes of a judged figure: within the tolerance, under it, faster than the plan's
+/// links can carry (the spec is not this cluster's, or the output was edited), or a nccl-tests
+/// row that counted wrong results.
+enum class CheckMark { kOk, kBelow, kAbove, kWrong };
+
 /// One compared figure.
 struct CheckRow {
   std::string file, collective, what;
   double bytes = 0, measured = 0, expected = 0, ratio = 0;
-  bool ok = true;
+  bool ok = true;  ///< mark == kOk
+  CheckMark mark = CheckMark::kOk;
   std::string note{};
   bool judged = true;  ///< compared with the tolerance; false for rows shown for context only
 };

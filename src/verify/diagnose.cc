@@ -185,17 +185,17 @@ void nccl_tests_findings(const NcclTestsRun& r, const ToolOutput& f, const Plan*
                          const Catalog* catalog, Findings& out) {
   std::vector<Evidence> wrong;
   for (const auto& row : r.rows) {
-    double v = 0;
-    if (row.wrong != "N/A" && row.wrong != "0" &&
-        (std::sscanf(row.wrong.c_str(), "%lf", &v) != 1 || v > 1e-3))
-      wrong.push_back({f.file, row.line, "#wrong " + row.wrong});
+    if (reports_wrong_results(row.wrong))
+      wrong.push_back({f.file, row.line, "#wrong " + row.wrong + " (out of place)"});
+    if (reports_wrong_results(row.wrong_in_place))
+      wrong.push_back({f.file, row.line, "#wrong " + row.wrong_in_place + " (in place)"});
   }
   if (plan && catalog) {
     auto c = check_measurements(*plan, *catalog, {f}, kBusbwTolerance);
     if (c) {
       std::vector<Evidence> low;
       for (const auto& row : c->rows)
-        if (!row.ok)
+        if (row.judged && row.mark == CheckMark::kBelow)
           for (const auto& rr : r.rows)
             if (rr.bytes == row.bytes)
               low.push_back({f.file, rr.line,

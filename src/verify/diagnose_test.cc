@@ -145,6 +145,58 @@ TEST(Check, MeasurementsAgainstThePlan) {
   EXPECT_FALSE(check_measurements(plan, cat, {load("nccl-debug-ib-retry.log")}, 0.15).ok());
 }
 
+// A nccl-tests row that counted wrong results fails at any size, and so does a figure faster
+// than the plan's links or one port can carry (the spec is not this cluster's, or the output was
+// edited): each marked, and the verdict says why.
+TEST(Check, WrongResultsAndFiguresAboveTheLinksFail) {
+  auto cat = *builtin_catalog();
+  const Plan plan = testing::plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700}\n",
+      cat);
+  auto edit = [](ToolOutput t, const std::string& from, const std::string& to) {
+    const size_t at = t.text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.text.replace(at, from.size(), to);
+    return t;
+  };
+  auto check = [&](const ToolOutput& t) {
+    auto r = check_measurements(plan, cat, {t}, 0.15);
+    EXPECT_TRUE(r.ok()) << format_diagnostics(r.errors());
+    return r.ok() ? *r : CheckResult{};
+  };
+  const ToolOutput nccl = load("nccl-tests-2node-allreduce.txt");
+  const CheckResult clean = check(nccl);
+  EXPECT_TRUE(clean.pass()) << check_text(clean);
+
+  // In place, at 1 KiB: below the judged sizes, still a failure.
+  const CheckResult wrong =
+      check(edit(nccl, "58.12    0.02    0.03      0", "58.12    0.02    0.03     12"));
+  EXPECT_FALSE(wrong.pass());
+  ASSERT_FALSE(wrong.rows.empty());
+  EXPECT_EQ(wrong.rows.front().bytes, 1024);
+  EXPECT_EQ(wrong.rows.front().mark, CheckMark::kWrong);
+  std::string text = check_text(wrong);
+  EXPECT_NE(text.find("WRONG"), std::string::npos) << text;
+  EXPECT_NE(text.find("Verdict: FAIL (nccl-tests counted wrong results)"), std::string::npos)
+      << text;
+  EXPECT_EQ(check_json(wrong)["rows"][0]["mark"], "wrong");
+
+  // Ten times the 1 GiB row's bandwidth, its time a tenth: consistent, and beyond the links.
+  const CheckResult fast = check(edit(nccl, "4212.6  254.89  477.91", "421.26  2548.9  4779.1"));
+  EXPECT_FALSE(fast.pass());
+  text = check_text(fast);
+  EXPECT_NE(text.find("ABOVE"), std::string::npos) << text;
+  EXPECT_NE(text.find("(measurements above what the plan's links carry)"), std::string::npos)
+      << text;
+
+  // perftest: one port at 100 times its line rate.
+  const CheckResult port = check(edit(load("ib_write_bw-400g.txt"), "391.24", "39124.00"));
+  ASSERT_EQ(port.rows.size(), 1u);
+  EXPECT_EQ(port.rows[0].mark, CheckMark::kAbove);
+  EXPECT_NE(port.rows[0].note.find("line rate"), std::string::npos);
+}
+
 // A log line or a file name need not be UTF-8, and JSON must be: diagnose --json and
 // check --json once ended in nlohmann's type_error 316 (an internal error, exit 3).
 TEST(Diagnose, JsonOfNonUtf8InputIsUtf8) {

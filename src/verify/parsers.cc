@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -60,6 +61,26 @@ bool number(const std::string& s, double& v) {
   auto r = std::from_chars(b, e, v);
   return r.ec == std::errc() && r.ptr == e && std::isfinite(v);
 }
+
+constexpr const char* kAsPrintedHint = "give the tool's output as it printed it";
+// nccl-tests prints algbw and busbw with two decimals: a figure's rounding, GB/s, with margin.
+constexpr double kNcclTestsRounding = 0.01;
+// and a relative margin beside the time's own rounding (printed_half_unit).
+constexpr double kNcclTestsRelativeMargin = 0.005;
+
+// Half a unit of a printed number's last digit (4212.6: 0.05; 1.3e+05: 5000; 1227163: 0.5).
+double printed_half_unit(const std::string& s) {
+  const size_t e = s.find_first_of("eE");
+  const std::string mantissa = s.substr(0, e);
+  const size_t dot = mantissa.find('.');
+  const int decimals = dot == std::string::npos ? 0 : static_cast<int>(mantissa.size() - dot - 1);
+  int exponent = 0;
+  if (e != std::string::npos) exponent = std::atoi(s.c_str() + e + 1);
+  return 0.5 * std::pow(10.0, exponent - decimals);
+}
+// The largest relative error the old nccl-tests' float error column showed on a correct result
+// (float sums in another order): what diagnose took as a wrong result before.
+constexpr double kOldErrorColumnTolerance = 1e-3;
 
 Diagnostic at(const std::string& file, int line, const std::string& msg,
               const std::string& hint = "") {
@@ -162,6 +183,13 @@ int nodes_of(const NcclTestsRun& run, int gpus_per_node) {
 // `simulate -n` takes.
 constexpr int kMaxBannerGpus = static_cast<int>(kMaxSpecPerNode);
 constexpr int kMaxBannerIters = nccl::kMaxNcclTestsIters;
+
+bool reports_wrong_results(const std::string& column) {
+  if (column == "N/A" || column == "0") return false;
+  double v = 0;
+  // The old float error column: a relative error, which float sums leave above 0.
+  return !number(column, v) || v > kOldErrorColumnTolerance;
+}
 
 Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string& file) {
   if (text.size() > kMaxInputBytes)
@@ -267,6 +295,33 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
         !number(w[t + 1], row.algbw_gbs) || !number(w[t + 2], row.busbw_gbs))
       return at(file, ln, "cannot read the numbers of this row");
     row.wrong = w[t + 3];
+    row.wrong_in_place = w[t + 7];
+    if (row.bytes < 0 || row.time_us < 0 || row.algbw_gbs < 0 || row.busbw_gbs < 0)
+      return at(file, ln,
+                "a negative size, time or bandwidth: nccl-tests prints none, so the output was "
+                "edited or corrupted",
+                kAsPrintedHint);
+    // nccl-tests derives both bandwidths from one mean time: algbw is the size over it, busbw
+    // algbw times the collective's bus factor, under 2 for every test (all_reduce's 2(n-1)/n;
+    // nccl-tests src/common.cu and each *_perf's GetBw). Figures that disagree beyond their
+    // printed rounding (the time's last digit, 1.3e+05 as much as 4 %) were not printed so.
+    if (row.time_us > 0) {
+      const double algbw = row.bytes / row.time_us / 1e3;
+      const double time_share = printed_half_unit(w[t]) / row.time_us;
+      if (std::abs(algbw - row.algbw_gbs) >
+          kNcclTestsRounding + (time_share + kNcclTestsRelativeMargin) * algbw)
+        return at(file, ln,
+                  fmt::format("algbw {:g} GB/s is not the size over the time ({:g} B in {:g} us "
+                              "is {:.2f} GB/s): the row was edited or corrupted",
+                              row.algbw_gbs, row.bytes, row.time_us, algbw),
+                  kAsPrintedHint);
+    }
+    if (row.busbw_gbs > 2 * row.algbw_gbs + kNcclTestsRounding)
+      return at(file, ln,
+                fmt::format("busbw {:g} GB/s is more than twice algbw {:g}: no nccl-tests "
+                            "collective's bus factor reaches 2, so the row was edited or corrupted",
+                            row.busbw_gbs, row.algbw_gbs),
+                kAsPrintedHint);
     if (seen.insert(size).second) run.rows.push_back(row);  // blocks repeated by several ranks
   }
   if (!header) return at(file, 0, "no nccl-tests table (no 'size count type redop' header)");
@@ -314,6 +369,9 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
       row.bw_avg_gbps *= 8.0 * 1.048576 / 1000;
       row.bw_peak_gbps *= 8.0 * 1.048576 / 1000;
     }
+    if (row.bw_peak_gbps < 0 || row.bw_avg_gbps < 0)
+      return at(file, 0, "perftest JSON: a negative bandwidth, which perftest never reports",
+                kAsPrintedHint);
     run.rows.push_back(row);
     run.test = "perftest JSON";
     return run;
@@ -378,6 +436,11 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
       if (!number(w[3], v)) return at(file, ln, "bandwidth row truncated or unreadable");
       row.bw_avg_gbps = v * bw_scale;
       if (w.size() > 4 && number(w[4], v)) row.msg_rate_mpps = v;
+      if (row.bw_peak_gbps < 0 || row.bw_avg_gbps < 0)
+        return at(file, ln,
+                  "a negative bandwidth: perftest prints none, so the output was edited or "
+                  "corrupted",
+                  kAsPrintedHint);
     }
     run.rows.push_back(row);
   }

@@ -47,12 +47,16 @@ void with_parsed(Parse parse, const ToolOutput& out, std::vector<Diagnostic>& er
     errs.insert(errs.end(), r.errors().begin(), r.errors().end());
 }
 
-/// One row of a nccl-tests table (out-of-place figures).
+/// One row of a nccl-tests table (out-of-place figures, and both #wrong columns).
 struct NcclTestsRow {
   int line = 0;
   double bytes = 0, count = 0, time_us = 0, algbw_gbs = 0, busbw_gbs = 0;
-  std::string wrong;  ///< "0", "N/A", or the old float error column
+  std::string wrong;           ///< out of place: "0", "N/A", or the old float error column
+  std::string wrong_in_place;  ///< the same for the in-place run
 };
+/// Whether a #wrong column reports wrong results: a count above 0, or the old float error
+/// column above 1e-3, or anything else that is not a number ("N/A": the run did not check, -c 0).
+bool reports_wrong_results(const std::string& column);
 /// A nccl-tests run.
 struct NcclTestsRun {
   std::string collective;  ///< all_reduce, ... ("" when the file does not say)

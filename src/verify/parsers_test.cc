@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -157,6 +158,58 @@ TEST(Parsers, NcclTestsDuplicatedBlocksAndTruncation) {
   // Header only.
   EXPECT_FALSE(parse_nccl_tests(head(one, 22), "f").ok());
   EXPECT_FALSE(parse_nccl_tests("garbage\n\x01\x02", "f").ok());
+}
+
+// nccl-tests prints no negative figure, and derives algbw (the size over the time) and busbw
+// (algbw times a bus factor under 2) from one time: a row that breaks either was edited or
+// corrupted, an error at its line. Both #wrong columns are read.
+TEST(Parsers, NcclTestsRowsThatWereNotPrintedSoAreErrors) {
+  const std::string one = fixture("nccl-tests-2node-allreduce.txt");
+  const std::string row =
+      "  1073741824     268435456     float     sum      -1   4212.6  254.89  477.91      0   "
+      "4209.8  255.06  478.23      0";
+  ASSERT_NE(one.find(row), std::string::npos);
+  auto with = [&](const std::string& edited) {
+    std::string t = one;
+    t.replace(t.find(row), row.size(), edited);
+    return parse_nccl_tests(t, "run.out");
+  };
+  auto error_of = [&](const std::string& edited) {
+    auto r = with(edited);
+    return r.ok() ? std::string() : format_diagnostics(r.errors());
+  };
+  std::string e = error_of(
+      "  1073741824     268435456     float     sum      -1   4212.6  254.89  -477.91      0   "
+      "4209.8  255.06  478.23      0");
+  EXPECT_NE(e.find("run.out:30:"), std::string::npos) << e;
+  EXPECT_NE(e.find("negative"), std::string::npos) << e;
+  e = error_of(  // the time multiplied, the bandwidths left
+      "  1073741824     268435456     float     sum      -1   42126.0  254.89  477.91      0   "
+      "4209.8  255.06  478.23      0");
+  EXPECT_NE(e.find("algbw 254.89 GB/s is not the size over the time"), std::string::npos) << e;
+  e = error_of(
+      "  1073741824     268435456     float     sum      -1   4212.6  254.89  4779.1      0   "
+      "4209.8  255.06  478.23      0");
+  EXPECT_NE(e.find("busbw 4779.1 GB/s is more than twice algbw 254.89"), std::string::npos) << e;
+  // The time's printed precision is the rounding allowed: 4.2e+03 stands for 4150-4250 us.
+  EXPECT_EQ(error_of("  1073741824     268435456     float     sum      -1   4.2e+03  254.89  "
+                     "477.91      0   4209.8  255.06  478.23      0"),
+            "");
+  auto wrong = with(
+      "  1073741824     268435456     float     sum      -1   4212.6  254.89  477.91      0   "
+      "4209.8  255.06  478.23    999");
+  ASSERT_TRUE(wrong.ok()) << format_diagnostics(wrong.errors());
+  const auto at_1g = std::find_if(wrong->rows.begin(), wrong->rows.end(),
+                                  [](const NcclTestsRow& r) { return r.bytes == 1073741824; });
+  ASSERT_NE(at_1g, wrong->rows.end());
+  const NcclTestsRow& w = *at_1g;
+  EXPECT_EQ(w.wrong, "0");
+  EXPECT_EQ(w.wrong_in_place, "999");
+  EXPECT_FALSE(reports_wrong_results(w.wrong));
+  EXPECT_TRUE(reports_wrong_results(w.wrong_in_place));
+  EXPECT_FALSE(reports_wrong_results("N/A"));
+  EXPECT_FALSE(reports_wrong_results("1e-05"));  // the old float error column, a correct sum
+  EXPECT_TRUE(reports_wrong_results("0.5"));
 }
 
 TEST(Parsers, Perftest) {
