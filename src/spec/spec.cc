@@ -467,6 +467,20 @@ void read_constraints(YamlReader& r, const YAML::Node& n, ConstraintsSpec& c) {
 constexpr size_t kMaxNetdevName = 15;
 constexpr size_t kMaxRdmaDeviceName = 63;
 
+// The first and last address of an IPv4 prefix (is_ipv4_prefix has checked it).
+std::pair<uint64_t, uint64_t> prefix_range(const std::string& prefix) {
+  unsigned a = 0, b = 0, c = 0, d = 0, len = 0;
+  std::sscanf(prefix.c_str(), "%3u.%3u.%3u.%3u/%2u", &a, &b, &c, &d, &len);
+  const uint64_t lo = (uint64_t{a} << 24) | (b << 16) | (c << 8) | d;
+  return {lo, lo + (uint64_t{1} << (32 - std::min(len, 32u))) - 1};
+}
+
+bool prefixes_overlap(const std::string& x, const std::string& y) {
+  const auto [xlo, xhi] = prefix_range(x);
+  const auto [ylo, yhi] = prefix_range(y);
+  return xlo <= yhi && ylo <= xhi;
+}
+
 bool is_device_name(const std::string& s, size_t max_len) {
   if (s.empty() || s.size() > max_len || s == "." || s == "..") return false;
   for (char c : s)
@@ -1020,6 +1034,26 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
                  fmt::format("'{}' is an InfiniBand switch; the fabric is RoCE", sw.id)));
     }
   }
+  // The fabric's own pools: a loopback, a link's /31 and a host's address drawn from two of them
+  // would be one address twice (links are drawn only where they are numbered).
+  {
+    const std::pair<const char*, const std::string*> own[] = {
+        {"addressing.loopbacks", &s.addressing.loopbacks},
+        {"addressing.links", s.addressing.unnumbered ? nullptr : &s.addressing.links},
+        {"addressing.hosts", &s.addressing.hosts}};
+    for (size_t j = 1; j < std::size(own); ++j)
+      for (size_t i = 0; i < j; ++i) {
+        if (!own[i].second || !own[j].second) continue;
+        if (!prefixes_overlap(*own[i].second, *own[j].second)) continue;
+        errs.push_back(s.at(own[j].first,
+                            fmt::format("{} overlaps {} ({}): the two would hand out the same "
+                                        "addresses",
+                                        *own[j].second, own[i].first, *own[i].second),
+                            "give each pool its own prefix, e.g. loopbacks 10.0.0.0/16, links "
+                            "10.1.0.0/16, hosts 10.128.0.0/9"));
+        break;
+      }
+  }
   if (s.networks) {
     const auto& n = *s.networks;
     if (!n.storage.nic.empty() && !cat.nics.count(n.storage.nic)) {
@@ -1055,21 +1089,13 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
         {"networks.storage", &n.storage.addressing},
         {"networks.inband", &n.inband.addressing},
         {"networks.oob", &n.oob.addressing}};
-    auto range = [](const std::string& prefix) {
-      unsigned a = 0, b = 0, c = 0, d = 0, len = 0;
-      std::sscanf(prefix.c_str(), "%3u.%3u.%3u.%3u/%2u", &a, &b, &c, &d, &len);
-      const uint64_t lo = (uint64_t{a} << 24) | (b << 16) | (c << 8) | d;
-      return std::pair<uint64_t, uint64_t>{lo, lo + (uint64_t{1} << (32 - len)) - 1};
-    };
     for (const auto& [key, a] : nets) {
       if (auto [it, fresh] = vlans.emplace(a->vlan, key); !fresh)
         errs.push_back(s.at(std::string(key) + ".vlan",
                             fmt::format("VLAN {} is also {}'s", a->vlan, it->second),
                             "give each network its own VLAN"));
-      const auto [lo, hi] = range(a->subnet);
       for (const auto& other : pools) {
-        const auto [olo, ohi] = range(other.prefix);
-        if (lo <= ohi && olo <= hi) {
+        if (prefixes_overlap(a->subnet, other.prefix)) {
           errs.push_back(
               s.at(std::string(key) + ".subnet",
                    fmt::format("{} overlaps {} ({})", a->subnet, other.key, other.prefix),

@@ -442,6 +442,26 @@ TEST(SpecNetworks, AbsentMeansComputeOnlyAndEmptyMeansEveryDefault) {
   EXPECT_EQ(set->networks->oob.pdus_per_rack, 0);
 }
 
+// The fabric's loopback, link and host pools hand out addresses of their own: two that overlap
+// would give a loopback and a link's /31 (or a host) the same address, so the spec is refused at
+// the later pool's key. Unnumbered links draw nothing from theirs.
+TEST(SpecAddressing, OverlappingPoolsAreRefused) {
+  const std::string base = "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\naddressing:\n";
+  EXPECT_EQ(errors_of(base + "  loopbacks: 10.0.0.0/16\n  links: 10.1.0.0/16\n"), "");
+  std::string e = errors_of(base + "  loopbacks: 10.1.0.0/16\n  links: 10.1.0.0/16\n");
+  EXPECT_NE(
+      e.find("spec.yaml:4:10: error: addressing.links: 10.1.0.0/16 overlaps addressing.loopbacks "
+             "(10.1.0.0/16)"),
+      std::string::npos)
+      << e;
+  e = errors_of(base + "  hosts: 10.0.0.0/8\n");
+  EXPECT_NE(e.find("addressing.hosts: 10.0.0.0/8 overlaps addressing.loopbacks"), std::string::npos)
+      << e;
+  EXPECT_EQ(errors_of(base + "  loopbacks: 10.1.0.0/24\n  links: 10.1.0.0/16\n  unnumbered: "
+                             "true\n"),
+            "");
+}
+
 TEST(SpecNetworks, BadKeysAreRefusedWithLineAndKey) {
   const std::string base = "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nnetworks:\n";
   auto e = errors_of(base + "  storag: {}\n");
