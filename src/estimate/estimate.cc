@@ -20,6 +20,14 @@ double traffic_factor(const std::string& c, long long n) {
   return 0;
 }
 
+const char* traffic_factor_formula(const std::string& c) {
+  if (c == "all_reduce") return "2(N-1)/N";
+  if (c == "broadcast") return "1";
+  return "(N-1)/N";
+}
+
+double traffic_factor_limit(const std::string& c) { return c == "all_reduce" ? 2.0 : 1.0; }
+
 Result<Estimate> estimate(const EstimateInput& in) {
   std::vector<Diagnostic> errs;
   const double bpp = precision_bytes(in.precision);
@@ -46,9 +54,9 @@ Result<Estimate> estimate(const EstimateInput& in) {
   e.payload_bytes = in.params * bpp;
   e.traffic_factor = traffic_factor(in.collective, in.gpus);
   e.traffic_bytes = e.payload_bytes * e.traffic_factor;
-  // The guide's rule of thumb: "params x bytes x 2" for the ring's 2(N-1)/N.
-  constexpr double kGuideSimplifiedFactor = 2.0;
-  e.traffic_bytes_simple = e.payload_bytes * kGuideSimplifiedFactor;
+  // The factor for many GPUs: the guide's rule of thumb "params x bytes x 2" for the ring's
+  // 2(N-1)/N; (N-1)/N's is 1.
+  e.traffic_bytes_simple = e.payload_bytes * traffic_factor_limit(in.collective);
   e.link_bytes_per_s = in.link_bits_per_s / 8 * in.link_efficiency;
   if (in.comm_time_s > 0) {
     e.comm_time_s = in.comm_time_s;

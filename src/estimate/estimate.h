@@ -32,10 +32,11 @@ struct Estimate {
   double payload_bytes = 0;         ///< params x bytes/param
   double traffic_factor = 0;        ///< exact per-GPU factor, 2(N-1)/N for all_reduce
   double traffic_bytes = 0;         ///< payload x traffic_factor: bytes each GPU sends
-  double traffic_bytes_simple = 0;  ///< the guide's rule: 2 x params x bytes/param
+  double traffic_bytes_simple = 0;  ///< the factor's limit for many GPUs x payload: the guide's
+                                    ///< rule 2 x params x bytes/param for all_reduce, 1 x else
   double link_bytes_per_s = 0;      ///< usable link bandwidth
   double comm_time_s = 0;
-  double comm_time_simple_s = 0;  ///< with the guide's simplified factor of 2
+  double comm_time_simple_s = 0;  ///< with that limit's factor (the guide's 2 for all_reduce)
   double compute_time_s = 0;
   double comm_fraction = 0;  ///< comm / (comm + compute), no overlap; 0 without compute
   double steps = 0;
@@ -45,6 +46,10 @@ struct Estimate {
 
 /// Bytes each rank sends per byte of payload, by collective (ring algorithms).
 double traffic_factor(const std::string& collective, long long ranks);
+/// That factor as a formula of N: "2(N-1)/N", "(N-1)/N" or "1".
+const char* traffic_factor_formula(const std::string& collective);
+/// Its limit for many GPUs: 2 for all_reduce (the guide's rule of thumb), 1 for the others.
+double traffic_factor_limit(const std::string& collective);
 /// The collectives the calculator knows.
 const std::vector<std::string>& estimate_collectives();
 

@@ -45,6 +45,22 @@ TEST(Estimate, FactorsPerCollective) {
   EXPECT_DOUBLE_EQ(traffic_factor("all_gather", 8), 0.875);
   EXPECT_DOUBLE_EQ(traffic_factor("broadcast", 8), 1.0);
   EXPECT_DOUBLE_EQ(traffic_factor("all_reduce", 1), 0.0);
+  // Each collective's own formula and its limit for many GPUs: the guide's 2 is all_reduce's.
+  EXPECT_STREQ(traffic_factor_formula("all_reduce"), "2(N-1)/N");
+  EXPECT_STREQ(traffic_factor_formula("all_gather"), "(N-1)/N");
+  EXPECT_STREQ(traffic_factor_formula("alltoall"), "(N-1)/N");
+  EXPECT_STREQ(traffic_factor_formula("broadcast"), "1");
+  EXPECT_DOUBLE_EQ(traffic_factor_limit("all_reduce"), 2.0);
+  EXPECT_DOUBLE_EQ(traffic_factor_limit("reduce_scatter"), 1.0);
+  EstimateInput in;
+  in.params = 70e9;
+  in.gpus = 1024;
+  in.link_bits_per_s = 400e9;
+  in.collective = "all_gather";
+  auto e = estimate(in);
+  ASSERT_TRUE(e.ok());
+  EXPECT_NEAR(e->traffic_bytes_simple, e->payload_bytes, 1e-6);
+  EXPECT_NEAR(e->traffic_factor, 1023.0 / 1024, 1e-12);
 }
 
 TEST(Estimate, RejectsBadInputWithAllErrors) {

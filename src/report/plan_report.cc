@@ -397,16 +397,19 @@ std::string estimate_text(const Estimate& e) {
                    e.collective, units::format_count(e.params), e.gpus);
   line("payload", fmt::format("{} ({} params x {:g} bytes)", units::format_bytes(e.payload_bytes),
                               units::format_count(e.params), e.bytes_per_param));
+  // The guide's rule of thumb is all_reduce's; the others' is their factor's limit.
+  const bool guide = e.collective == "all_reduce";
+  const std::string rule = guide ? "guide's rule" : "many GPUs' rule";
   line("traffic per GPU",
-       fmt::format("{:.1f} GB (exact factor 2(N-1)/N = {:.4f}); guide's rule "
-                   "2 x payload = {:.1f} GB",
-                   e.traffic_bytes / 1e9, e.traffic_factor, e.traffic_bytes_simple / 1e9));
+       fmt::format("{:.1f} GB (exact factor {} = {:.4f}); {} {:g} x payload = {:.1f} GB",
+                   e.traffic_bytes / 1e9, traffic_factor_formula(e.collective), e.traffic_factor,
+                   rule, traffic_factor_limit(e.collective), e.traffic_bytes_simple / 1e9));
   if (e.link_bytes_per_s > 0)
     line("link",
          fmt::format("{} = {:.3g} GB/s usable", units::format_bitrate(e.link_bytes_per_s * 8),
                      e.link_bytes_per_s / 1e9));
   line("comm per step",
-       fmt::format("{:.3g} s (guide's rule: {:.3g} s)", e.comm_time_s, e.comm_time_simple_s));
+       fmt::format("{:.3g} s ({}: {:.3g} s)", e.comm_time_s, rule, e.comm_time_simple_s));
   if (e.compute_time_s > 0) {
     line("compute", fmt::format("{:.3g} s per step", e.compute_time_s));
     line("comm share", fmt::format("{:.1f}% of the step (no overlap)", 100 * e.comm_fraction));
