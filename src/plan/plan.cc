@@ -81,17 +81,20 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
   // unit (DGX SuperPOD); otherwise a leaf is a top-of-rack switch holding whole nodes. By
   // default a unit is as large as a leaf allows, or the whole cluster when that is smaller.
   int down_used = 0;
-  if (f.rail_optimized) {
-    t.nodes_per_unit = f.scalable_unit > 0 ? f.scalable_unit : std::min(t.leaf_down, nodes);
-    t.leaves_per_unit = rails * static_cast<int>(ceil_div(t.nodes_per_unit, t.leaf_down));
-    down_used = std::min(t.nodes_per_unit, t.leaf_down);
-  } else {
-    const int per_leaf = t.leaf_down / rails;
-    if (per_leaf < 1) return std::nullopt;
-    t.nodes_per_unit = f.scalable_unit > 0 ? f.scalable_unit : std::min(per_leaf, nodes);
-    t.leaves_per_unit = static_cast<int>(ceil_div(t.nodes_per_unit, per_leaf));
-    down_used = std::min(t.nodes_per_unit, per_leaf) * rails;
-  }
+  // The nodes a leaf holds: one port of each (rail-optimized) or whole nodes.
+  const int per_leaf = f.rail_optimized ? t.leaf_down : t.leaf_down / rails;
+  if (per_leaf < 1) return std::nullopt;
+  auto leaves_for = [&](int unit_nodes) {
+    return static_cast<int>(ceil_div(unit_nodes, per_leaf)) * (f.rail_optimized ? rails : 1);
+  };
+  t.nodes_per_unit = f.scalable_unit > 0 ? f.scalable_unit : std::min(per_leaf, nodes);
+  t.leaves_per_unit = leaves_for(t.nodes_per_unit);
+  down_used = std::min(t.nodes_per_unit, per_leaf) * (f.rail_optimized ? 1 : rails);
+  // What the fabric reaches grows by its units: the spec's, else as large as a leaf allows.
+  // Small units leave leaves part empty, so they, not the endpoints, fill the upper tier.
+  const int grow_nodes = f.scalable_unit > 0 ? f.scalable_unit : per_leaf;
+  const int grow_leaves = leaves_for(grow_nodes);
+  auto endpoints_of = [&](long long leaves) { return leaves / grow_leaves * grow_nodes * rails; };
   // Uplinks for the ports a unit's leaf uses, at the asked down:up ratio (never more than fit).
   t.leaf_up =
       std::min(t.leaf_up, static_cast<int>(std::ceil(down_used / f.oversubscription - 1e-9)));
@@ -109,7 +112,7 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
     t.kind = kind;
     t.tiers = 2;
     const int ks = usable(k, f.spine_headroom);
-    t.max_endpoints = 1LL * ks * (f.rail_optimized ? t.leaf_down : t.leaf_down / rails * rails);
+    t.max_endpoints = endpoints_of(ks);  // a spine port a leaf
     t.spines = uppers_needed(t.leaves, t.leaf_up, ks);
     if (t.spines <= 0) return std::nullopt;
     t.spine_down = static_cast<int>(t.leaves * ceil_div(t.leaf_up, t.spines));
@@ -127,7 +130,7 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
   t.spines = t.pods * t.spines_per_pod;
   t.spine_down = spine_down;
   t.spine_up = spine_up;
-  const long long pod_endpoints = 1LL * leaves_per_pod * t.leaf_down / (f.rail_optimized ? 1 : 1);
+  const long long pod_endpoints = endpoints_of(spine_down);  // a pod spine's down port a leaf
   if (kind == TopologyKind::kClos3) {
     t.kind = kind;
     t.tiers = 3;
@@ -344,11 +347,18 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
     if (!b || better(o, *b)) b = &o;
   }
   if (best.empty()) {
+    // Small scalable units fill the upper tier with part-empty leaves: larger ones reach more.
+    const std::string units =
+        f.scalable_unit > 0
+            ? fmt::format("larger scalable units (fabric.scalable_unit: {} nodes now), ",
+                          f.scalable_unit)
+            : "";
     if (f.switch_id != "auto" && !last_error.empty())
       return spec.at(!f.topology ? "fabric.switch" : "fabric.topology", last_error,
-                     "use a larger switch, topology: auto, or more planes");
+                     "use a larger switch, " + units + "topology: auto, or more planes");
     if (!last_error.empty())
-      return spec.at("fabric.topology", last_error, "use topology: auto or a larger switch");
+      return spec.at("fabric.topology", last_error,
+                     "use topology: auto, " + units + "or a larger switch");
     return spec.at("fabric.switch",
                    fmt::format("no {} switch in the catalog runs {} Gbps ports",
                                f.technology ? technology_name(*f.technology) : "", lane),

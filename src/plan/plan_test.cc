@@ -113,6 +113,31 @@ TEST(Plan, ExplicitTopologyThatCannotHoldTheClusterIsAnError) {
   EXPECT_EQ(e[0].line, 2);
 }
 
+// Small scalable units leave their leaves part empty, and a spine port takes one leaf: the
+// leaves, not the endpoints, fill the upper tier. The growth the plan reports and the limit the
+// error states come out of the same count: 64 units of 4 two-rail nodes on 128-port spines.
+TEST(Plan, SmallScalableUnitsReachWhatTheirLeavesAllow) {
+  const std::string base =
+      "cluster: {{gpu: h100-sxm, nodes: {}, gpus_per_node: 2, nic: cx7-400g, nics_per_node: 2}}\n"
+      "fabric: {{technology: roce, switch: arista-7060x6, topology: clos2, scalable_unit: 4, "
+      "oversubscription: 2}}\n";
+  const Plan p = plan_of(fmt::format(fmt::runtime(base), 256));
+  EXPECT_EQ(p.max_nodes_same_tiers, 256);
+  const auto e = plan_errors(fmt::format(fmt::runtime(base), 257));
+  ASSERT_FALSE(e.empty());
+  const std::string m = format_diagnostic(e[0]);
+  EXPECT_NE(m.find("reaches at most 512 endpoints per plane; the cluster needs 514"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("larger scalable units (fabric.scalable_unit: 4 nodes now)"), std::string::npos)
+      << m;
+  // As large a unit as a leaf allows: the endpoints fill the tier, as before.
+  const Plan whole = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 256, gpus_per_node: 2, nic: cx7-400g, nics_per_node: 2}\n"
+      "fabric: {technology: roce, switch: arista-7060x6, topology: clos2, oversubscription: 2}\n");
+  EXPECT_GT(whole.max_nodes_same_tiers, 5000);
+}
+
 TEST(Plan, OversubscriptionCutsUplinksAndSpines) {
   const char* base =
       "cluster: {{gpu: h100-sxm, nodes: 256, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
