@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "config/frr.h"
 #include "topo/fabric.h"
@@ -13,6 +14,37 @@ namespace {
 
 // Addresses a leaf's host subnet holds besides its hosts: network, gateway, broadcast.
 constexpr int kSubnetOverhead = 3;
+
+// ASNs no router may take: AS_TRANS (RFC 6793), the documentation ranges (RFC 5398) and the
+// last 2-byte and 4-byte ones (RFC 7300).
+struct AsnRange {
+  long long first, last;
+  const char* what;
+};
+constexpr AsnRange kReservedAsns[] = {
+    {0, 0, "reserved (RFC 7607)"},
+    {23456, 23456, "AS_TRANS (RFC 6793)"},
+    {64496, 64511, "for documentation (RFC 5398)"},
+    {65535, 65535, "reserved (RFC 7300)"},
+    {65536, 65551, "for documentation (RFC 5398)"},
+    {4294967295LL, 4294967295LL, "reserved (RFC 7300)"},
+};
+
+// The error where [first, last], the ASNs a role's switches take from `key`, meets a reserved one.
+std::optional<Diagnostic> reserved_asn_error(const char* key, const char* role, long long first,
+                                             long long last) {
+  for (const auto& r : kReservedAsns) {
+    if (first > r.last || last < r.first) continue;
+    const long long hit = std::max(first, r.first);
+    return Diagnostic::at_key(
+        key,
+        fmt::format("the {} switches' ASNs {}-{} include {}, {}", role, first, last, hit, r.what),
+        fmt::format("move {} so that its {} ASNs stay within a private range, 64512-65534 or "
+                    "4200000000-4294967294 (RFC 6996)",
+                    key, last - first + 1));
+  }
+  return std::nullopt;
+}
 
 // Hands out consecutive blocks of 2^(32-len) addresses from a pool.
 class Pool {
@@ -175,6 +207,16 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
   if (plan.topo.kind != TopologyKind::kClos3 && spec.asn_leaf <= spec.asn_spine &&
       spec.asn_leaf + leaf_no > spec.asn_spine)
     return Diagnostic::at_key("addressing.asn_leaf", "leaf ASNs overlap asn_spine");
+  // No ASN handed out may be one the registries reserve.
+  const long long spine_last = plan.topo.kind == TopologyKind::kClos3
+                                   ? spec.asn_spine + (spine_no - 1) / spines_per_pod + 1
+                                   : spec.asn_spine;
+  if (auto e = reserved_asn_error("addressing.asn_spine", "spine", spec.asn_spine, spine_last))
+    return *e;
+  if (leaf_no > 0)
+    if (auto e = reserved_asn_error("addressing.asn_leaf", "leaf", spec.asn_leaf,
+                                    spec.asn_leaf + leaf_no - 1LL))
+      return *e;
   // A /31 per routed link (RFC 3021), even address on the lower tier.
   Pool links(*ln, "addressing.links");
   for (const auto& r : routed) {

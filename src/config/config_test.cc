@@ -119,6 +119,27 @@ TEST(Addressing, ErrorsNameTheKey) {
       << format_diagnostics(bad.errors());
 }
 
+// No switch takes an ASN the registries reserve: leaves counted up from asn_leaf across 65535
+// (reserved) into 65536-65551 (documentation) are refused at the key, as is a spine on AS_TRANS.
+TEST(Addressing, ReservedAsnsAreRefused) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  AddressingSpec a = lab.spec.addressing;
+  a.asn_leaf = 65534;
+  auto r = plan_addresses(lab.plan, lab.catalog, a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.errors()[0].key, "addressing.asn_leaf");
+  EXPECT_NE(r.errors()[0].message.find("include 65535, reserved (RFC 7300)"), std::string::npos)
+      << r.errors()[0].message;
+  a = lab.spec.addressing;
+  a.asn_spine = 23456;
+  r = plan_addresses(lab.plan, lab.catalog, a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.errors()[0].key, "addressing.asn_spine");
+  a = lab.spec.addressing;
+  a.asn_leaf = 4200000000LL;  // the 4-byte private range
+  EXPECT_TRUE(plan_addresses(lab.plan, lab.catalog, a).ok());
+}
+
 TEST(Frr, EveryLabConfigIsAcceptedByRealFrr) {
   const PlannedSpec lab = load_example("roce-lab-64.yaml");
   for (bool unnumbered : {false, true}) {
