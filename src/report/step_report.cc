@@ -255,7 +255,9 @@ std::string step_text(const std::string& name, const StepResult& r,
   s += fmt::format("  {:<32} {:>12}\n", "step", units::format_seconds(r.step_time_s));
   s += fmt::format("  communication share {:.1f}%, GPU utilisation {:.1f}%, MFU {:.1f}%",
                    100 * r.comm_fraction, 100 * r.gpu_utilization, 100 * r.mfu);
-  if (r.tflops_per_gpu > 0) s += fmt::format(", {:.0f} TFLOP/s per GPU", r.tflops_per_gpu);
+  // TFLOP/s counts what the GPUs run, recomputation included: HFU, beside the model's MFU.
+  if (r.tflops_per_gpu > 0)
+    s += fmt::format(", HFU {:.1f}%, {:.0f} TFLOP/s per GPU", 100 * r.hfu, r.tflops_per_gpu);
   s += "\n";
   if (r.tokens_per_s > 0) s += fmt::format("  {} tokens/s\n", units::format_count(r.tokens_per_s));
   if (r.steps > 0)

@@ -360,12 +360,15 @@ SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResul
   }
   const DesignResult& b = *qualified.front();
   r.best = b.index;
+  // Without a step, time_text is the busbw already: named once.
+  const std::string busbw =
+      b.has_step || b.has_jobs ? fmt::format(", {:.0f} GB/s all_reduce busbw", b.busbw_gbs) : "";
   r.why = fmt::format(
-      "design {} ({}): {} of the {} designs that meet the constraints{} ({}, capex {}, {} "
-      "GB/s all_reduce busbw, goal: {})",
+      "design {} ({}): {} of the {} designs that meet the constraints{} ({}, capex {}{}, goal: "
+      "{})",
       b.index + 1, label(b.values), by_cost ? "the lowest capex" : "the shortest time",
-      qualified.size(), budget_text, time_text(b), units::format_usd(b.capex_usd),
-      fmt::format("{:.0f}", b.busbw_gbs), by_cost ? "cost" : "time");
+      qualified.size(), budget_text, time_text(b), units::format_usd(b.capex_usd), busbw,
+      by_cost ? "cost" : "time");
   if (qualified.size() > 1) {
     const DesignResult& n = *qualified[1];
     r.why += fmt::format("; runner-up: design {} ({}), {}, capex {}", n.index + 1, label(n.values),

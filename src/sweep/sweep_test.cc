@@ -141,5 +141,24 @@ TEST(Sweep, FrontierAndBestForTheGoal) {
   EXPECT_NE(none.why.find("none of the 4 valid designs"), std::string::npos) << none.why;
 }
 
+// Designs without a workload are judged by their busbw: the best's line names it once.
+TEST(Sweep, ABusbwOnlyBestNamesItsBusbwOnce) {
+  std::vector<DesignResult> ds{design(0, 10e6, 0), design(1, 12e6, 0)};
+  for (auto& d : ds) {
+    d.has_step = false;
+    d.busbw_gbs = 92;
+  }
+  const auto r = summarise_sweep({}, ds, Goal::kCost, 0);
+  const size_t first = r.why.find("92 GB/s all_reduce busbw");
+  ASSERT_NE(first, std::string::npos) << r.why;
+  const size_t runner = r.why.find("runner-up");
+  EXPECT_EQ(r.why.find("92 GB/s all_reduce busbw", first + 1) > runner, true) << r.why;
+  // With a step, the time first and the busbw beside it.
+  const auto t = summarise_sweep({}, {design(0, 10e6, 10)}, Goal::kTime, 0);
+  EXPECT_NE(t.why.find("to train, capex $10M, 0 GB/s all_reduce busbw, goal: time"),
+            std::string::npos)
+      << t.why;
+}
+
 }  // namespace
 }  // namespace gf
