@@ -87,11 +87,27 @@ void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
   }
   if (auto v = r.text(n, "gpu", "cluster", true)) c.gpu = *v;
   if (auto v = r.text(n, "nic", "cluster", true)) c.nic = *v;
-  const bool has_nodes = child(n, "nodes").IsDefined(), has_gpus = child(n, "gpus").IsDefined();
-  if (has_nodes && has_gpus)
+  // A key written without a value (`nodes:`) is none given.
+  const auto given = [&](const char* key) {
+    const YAML::Node v = child(n, key);
+    return v.IsDefined() && !v.IsNull();
+  };
+  const bool has_nodes = given("nodes"), has_gpus = given("gpus");
+  if (has_nodes && has_gpus) {
     r.error(child(n, "gpus"), "cluster.gpus", "give either nodes or gpus, not both");
-  else if (!has_nodes && !has_gpus)
-    r.error(n, "cluster.nodes", "missing required key", "give nodes: N or gpus: N");
+  } else if (!has_nodes && !has_gpus) {
+    const char* empty = child(n, "nodes").IsDefined()  ? "nodes"
+                        : child(n, "gpus").IsDefined() ? "gpus"
+                                                       : nullptr;
+    if (empty) {
+      // At the key: a null value's own mark is the next token's.
+      YAML::Mark at = n.Mark();
+      for (auto it = n.begin(); it != n.end(); ++it)
+        if (it->first.IsScalar() && it->first.Scalar() == empty) at = it->first.Mark();
+      r.error_at(at, std::string("cluster.") + empty, "has no value", "give nodes: N or gpus: N");
+    } else
+      r.error(n, "cluster.nodes", "missing required key", "give nodes: N or gpus: N");
+  }
   // Counts are checked against their limits before they are narrowed to int.
   const auto bounded = [&](const std::string& key, long long max) -> std::optional<long long> {
     auto v = r.positive_int(n, key, "cluster");

@@ -445,6 +445,16 @@ TEST(SpecNetworks, AbsentMeansComputeOnlyAndEmptyMeansEveryDefault) {
 // The fabric's loopback, link and host pools hand out addresses of their own: two that overlap
 // would give a loopback and a link's /31 (or a host) the same address, so the spec is refused at
 // the later pool's key. Unnumbered links draw nothing from theirs.
+// `nodes:` with no value is no count given: an error at its line, not a plan refused later.
+TEST(Spec, ACountWithoutAValueIsAnErrorAtItsLine) {
+  const std::string e = errors_of("cluster:\n  gpu: h100-sxm\n  nodes:\n  nic: cx7-400g\n");
+  EXPECT_NE(e.find("spec.yaml:3:3:"), std::string::npos) << e;
+  EXPECT_NE(e.find("cluster.nodes: has no value (give nodes: N or gpus: N)"), std::string::npos)
+      << e;
+  EXPECT_NE(errors_of("cluster: {gpu: h100-sxm, gpus: ~, nic: cx7-400g}\n").find("cluster.gpus"),
+            std::string::npos);
+}
+
 TEST(SpecAddressing, OverlappingPoolsAreRefused) {
   const std::string base = "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\naddressing:\n";
   EXPECT_EQ(errors_of(base + "  loopbacks: 10.0.0.0/16\n  links: 10.1.0.0/16\n"), "");
