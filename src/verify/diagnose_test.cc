@@ -117,12 +117,19 @@ TEST(Diagnose, UnknownAndTruncatedFilesAreBadInput) {
   EXPECT_FALSE(diagnose({t}, 400).ok());
 }
 
-TEST(Check, MeasurementsAgainstThePlan) {
-  auto cat = *builtin_catalog();
-  const Plan plan = testing::plan_of(
+namespace {
+// 128 H100 servers on an InfiniBand fabric, the plan check's files are judged against.
+Plan h100_ib_plan(const Catalog& cat) {
+  return testing::plan_of(
       "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: infiniband, "
       "switch: qm9700}\n",
       cat);
+}
+}  // namespace
+
+TEST(Check, MeasurementsAgainstThePlan) {
+  auto cat = *builtin_catalog();
+  const Plan plan = h100_ib_plan(cat);
   auto r = check_measurements(plan, cat,
                               {load("nccl-tests-2node-allreduce.txt"), load("ib_write_bw-400g.txt"),
                                load("ib_write_bw-slow-mb.txt"), load("iperf3-tcp.json")},
@@ -150,10 +157,7 @@ TEST(Check, MeasurementsAgainstThePlan) {
 // edited): each marked, and the verdict says why.
 TEST(Check, WrongResultsAndFiguresAboveTheLinksFail) {
   auto cat = *builtin_catalog();
-  const Plan plan = testing::plan_of(
-      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: infiniband, "
-      "switch: qm9700}\n",
-      cat);
+  const Plan plan = h100_ib_plan(cat);
   auto edit = [](ToolOutput t, const std::string& from, const std::string& to) {
     const size_t at = t.text.find(from);
     EXPECT_NE(at, std::string::npos) << from;
@@ -211,10 +215,7 @@ TEST(Diagnose, JsonOfNonUtf8InputIsUtf8) {
   EXPECT_NE(dumped.find("log-\xEF\xBF\xBD.txt"), std::string::npos) << dumped;
 
   auto cat = *builtin_catalog();
-  const Plan plan = testing::plan_of(
-      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: infiniband, "
-      "switch: qm9700}\n",
-      cat);
+  const Plan plan = h100_ib_plan(cat);
   auto t = load("ib_write_bw-400g.txt");
   t.file = "bw-\x80.txt";
   auto c = check_measurements(plan, cat, {t}, 0.15);
