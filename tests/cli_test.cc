@@ -1232,6 +1232,17 @@ TEST(CliWhatIf, JsonAndErrors) {
     EXPECT_EQ(e.code, 2) << bad;
     EXPECT_TRUE(e.out.empty()) << bad;
   }
+  // One change an element: the same one twice, or two rates for one link, is refused.
+  CmdResult twice = gpufabric(
+      "what-if examples/seed-70b-1024.yaml --fail switch:su01-r0-leaf --fail switch:su01-r0-leaf");
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_NE(twice.err.find("--fail: 'switch:su01-r0-leaf' is given twice"), std::string::npos)
+      << twice.err;
+  EXPECT_EQ(
+      gpufabric("what-if examples/seed-70b-1024.yaml --degrade link:node003:su01-r0-leaf=200G "
+                "--degrade link:node003:su01-r0-leaf=100G")
+          .code,
+      2);
   CmdResult help = gpufabric("what-if --help");
   for (const char* f : {"--fail", "--grow", "--nic", "--bytes", "--json"})
     EXPECT_NE(help.out.find(f), std::string::npos) << f;

@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/completion.h"
@@ -45,6 +46,17 @@ int run(const WhatIfFlags& f) {
     else if (auto n = quantity_flag("--grow", f.grow.substr(prefix.size()), units::parse_count, 1,
                                     kMaxGrowNodes, true, errs))
       o.grow_nodes = static_cast<int>(*n);
+  }
+  // One change an element: a repeat (or a second rate for it) is a slip, not a second change.
+  for (const auto& [flag, values] :
+       {std::pair{"--fail", &f.fail}, std::pair{"--degrade", &f.degrade},
+        std::pair{"--slow", &f.slow}}) {
+    std::set<std::string> seen;
+    for (const auto& v : *values)
+      if (!seen.insert(v.substr(0, v.find('='))).second)
+        errs.push_back(
+            Diagnostic::flag(flag, fmt::format("'{}' is given twice", v.substr(0, v.find('='))),
+                             "give each element once"));
   }
   if (auto b = nccl_bytes_flag("--bytes", f.bytes, 1, errs)) o.probe_bytes = *b;
   if (o.fail.empty() && o.grow_nodes == 0 && o.nic.empty() && o.degrade.empty() && o.slow.empty())
