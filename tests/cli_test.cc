@@ -1753,10 +1753,16 @@ TEST(CliJobs, TheTraceExampleMeetsItsWorkloadJob) {
   EXPECT_EQ(j["jobs"][1]["source"], "trace");
   EXPECT_EQ(j["jobs"][2]["source"], "workload");
   EXPECT_FALSE(j["jobs"][2].contains("trace"));
-  // Spread across units at 2:1 with per-flow ECMP, each meets the others and is slowed.
+  // Spread across units at 2:1 with per-flow ECMP, each meets the others and is slowed. Other
+  // jobs only take capacity: no communication is faster together, and one on NVLink alone
+  // (nccl-logged's tensor-parallel calls, 0.69 once) is as alone.
   for (const auto& job : j["jobs"]) {
     EXPECT_GT(job["slowdown"].get<double>(), 1.0) << job["name"];
     EXPECT_EQ(job["meets"].size(), 2u) << job["name"];
+    for (const auto& c : job["comms"]) {
+      EXPECT_GE(c["factor"].get<double>(), 1.0) << job["name"] << " " << c["kind"];
+      if (!c["network"].get<bool>()) EXPECT_EQ(c["factor"].get<double>(), 1.0) << c["kind"];
+    }
   }
   EXPECT_EQ(j["jobs"][1]["trace"]["recorded_step_s"], nullptr);  // an NCCL log: no durations
   EXPECT_LT(j["compared"][j["best"].get<int>()]["worst_slowdown"].get<double>(),

@@ -234,7 +234,11 @@ Result<JobsRun> run_jobs(const Spec& spec, const Plan& plan, const Fabric& fab,
       JobComm& c = jr.comms[k];
       c.fluid_alone_s = alone[j][k];
       c.fluid_together_s = together[j][k];
-      c.factor = c.fluid_alone_s > 0 ? c.fluid_together_s / c.fluid_alone_s : 1;
+      // Another job's traffic only takes capacity away. Both runs overlap all of the job's own
+      // communications; together, one slowed on shared links (a network all_reduce) leaves
+      // its NVLink to another of the job's (its tensor-parallel calls), which then finishes
+      // sooner: an artifact of that overlap, not a speed-up the other jobs give. At least 1.
+      c.factor = c.fluid_alone_s > 0 ? std::max(1.0, c.fluid_together_s / c.fluid_alone_s) : 1;
       const SlowedComm s = slow_comm(c.total_s, c.exposed_s, c.factor);
       c.total_together_s = s.total_s;
       c.exposed_together_s = s.exposed_s;
