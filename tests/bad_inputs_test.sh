@@ -236,7 +236,11 @@ expect 2 "error: -o: --fit writes a profile" "$bin" calibrate --fit "$fixtures/2
 expect 2 "error: --algo: unknown algorithm 'rong'" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-2n.out" --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml --algo rong
 expect 2 "big.yaml: error: .*at most" "$bin" calibrate --fit big.yaml --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml
 expect 2 "devzero-catalog.yaml: error: not a nccl-tests output" "$bin" calibrate --fit devzero-catalog.yaml --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml
-expect 2 "the run used 64 nodes; the spec has 4" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-64n.out" --spec small4.yaml -o fitout/p.yaml
+sed 's/h100-sxm/b200/' small4.yaml > b200-4.yaml
+expect 2 "the run used 64 nodes; the spec has 4" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-64n.out" --spec b200-4.yaml -o fitout/p.yaml
+expect 2 "the run's rank lines name NVIDIA B200; the spec's GPUs are h100-sxm" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-64n.out" --spec small4.yaml -o fitout/p.yaml
+expect 2 "the run's rank lines name NVIDIA B200; the spec's GPUs are h100-sxm" "$bin" check small4.yaml "$fixtures/2026-05-12-all_reduce-ring-2n.out"
+expect 2 "the same output as" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-2n.out" "$fixtures/2026-05-12-all_reduce-ring-2n.out" --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml
 expect 2 "error: --folds: .*" "$bin" calibrate --fit "$fixtures/2026-05-12-all_reduce-ring-2n.out" --spec "$fixtures/flapping-airplanes.yaml" -o fitout/p.yaml --folds 1
 expect 2 "error: --spec: only read with --fit" "$bin" calibrate "$src/data/calibration/nccl-public.csv" --spec x.yaml
 expect 2 "error: CSV: give a calibration CSV, or --fit" "$bin" calibrate

@@ -513,7 +513,22 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
   std::vector<Diagnostic> errs;
   const std::string hint =
       "give the stdout of all_reduce_perf, all_gather_perf, ... as it printed it";
-  for (const auto& f : files) {
+  // The same output twice would count its points twice, and leave-one-file-out would fit on
+  // the copy of the file it leaves out.
+  std::multimap<size_t, size_t> by_hash;  // a text's hash: the files with it
+  for (size_t i = 0; i < files.size(); ++i) {
+    const ToolOutput& f = files[i];
+    const size_t h = std::hash<std::string>{}(f.text);
+    const auto [lo, hi] = by_hash.equal_range(h);
+    const auto same =
+        std::find_if(lo, hi, [&](const auto& e) { return files[e.second].text == f.text; });
+    if (same != hi) {
+      errs.push_back(Diagnostic::in_file(
+          f.file, "", fmt::format("the same output as {}", files[same->second].file),
+          "give each run once"));
+      continue;
+    }
+    by_hash.emplace(h, i);
     if (f.kind != OutputKind::kNcclTests && f.kind != OutputKind::kUnknown) {
       errs.push_back(Diagnostic::in_file(
           f.file, "",
@@ -530,6 +545,13 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
             f.file, "", "not a nccl-tests output (no 'size count type redop' table)", hint));
       else
         errs.insert(errs.end(), parsed.errors().begin(), parsed.errors().end());
+      continue;
+    }
+    if (auto other = device_other_than(*parsed, plan.gpu.id)) {
+      errs.push_back(Diagnostic::in_file(
+          f.file, "",
+          fmt::format("the run's rank lines name {}; the spec's GPUs are {}", *other, plan.gpu.id),
+          "fit each cluster's runs with the spec of that cluster"));
       continue;
     }
     FitRun r;

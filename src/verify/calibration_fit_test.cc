@@ -686,11 +686,28 @@ TEST(CalibrationFit, ARunCutAfterARowIsNoted) {
 
 TEST(CalibrationFit, RunsTheSpecCannotHoldAreBadInput) {
   PlannedSpec ps = planned(kFixtures + "flapping-airplanes.yaml");
-  PlannedSpec small = planned_h100_ib("h100-4.yaml", 4);
-  auto too_many =
-      read_fit_runs(small.plan, {output_of(kFixtures + "2026-05-12-all_reduce-ring-8n.out")}, {});
+  const PlannedSpec small = planned(write_temp("b200-4.yaml",
+                                               "cluster: {gpu: b200, nodes: 4, nic: cx7-400g}\n"
+                                               "fabric: {technology: infiniband}\n")
+                                        .string());
+  const ToolOutput eight = output_of(kFixtures + "2026-05-12-all_reduce-ring-8n.out");
+  auto too_many = read_fit_runs(small.plan, {eight}, {});
   ASSERT_FALSE(too_many);
   EXPECT_NE(too_many.errors().front().message.find("8 nodes; the spec has 4"), std::string::npos);
+  // Another cluster's GPUs (the rank lines name them), or one output given twice, would fit
+  // the wrong points or count them twice.
+  auto other = read_fit_runs(planned_h100_ib("h100-8.yaml", 8).plan, {eight}, {});
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.errors().front().message.find(
+                "the run's rank lines name NVIDIA B200; the spec's GPUs are h100-sxm"),
+            std::string::npos)
+      << other.errors().front().message;
+  ToolOutput copy = eight;
+  copy.file = "copy.out";
+  auto twice = read_fit_runs(ps.plan, {eight, copy}, {});
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.errors().front().file, "copy.out");
+  EXPECT_NE(twice.errors().front().message.find("the same output as"), std::string::npos);
   const fs::path garbage = write_temp("garbage.out", "hello\n");
   auto g = read_fit_runs(ps.plan, {output_of(garbage.string())}, {});
   ASSERT_FALSE(g);

@@ -73,6 +73,13 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
         Diagnostic::in_file(file, "", fmt::format("unknown collective '{}'", op_name_s)));
     return;
   }
+  if (auto other = device_other_than(run, plan.gpu.id)) {
+    errs.push_back(Diagnostic::in_file(
+        file, "",
+        fmt::format("the run's rank lines name {}; the spec's GPUs are {}", *other, plan.gpu.id),
+        "check a run against the spec of the cluster it ran on"));
+    return;
+  }
   if (auto e = banner_gpus_error(
           run, plan.gpus_per_node, "the spec's", file,
           "keep the banner as nccl-tests printed it, or check it against the spec it ran on")) {

@@ -240,8 +240,10 @@ TEST(Doctor, ReadsARecordedHost) {
 namespace gf {
 TEST(Diagnose, BusbwAgainstTheSimulatedFabric) {
   auto cat = *builtin_catalog();
+  // The file's rank lines name A100-SXM4-40GB: the plan is of those GPUs.
   const Plan plan = testing::plan_of(
-      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n", cat);
+      "cluster: {gpu: a100-sxm-40g, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n",
+      cat);
   const std::string path =
       std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/outputs/nccl-tests-old-tagged.txt";
   std::ifstream in(path);

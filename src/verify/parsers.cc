@@ -174,10 +174,39 @@ std::optional<Diagnostic> banner_gpus_error(const NcclTestsRun& run, int gpus_pe
       hint);
 }
 
+std::optional<std::string> device_other_than(const NcclTestsRun& run, const std::string& gpu_id) {
+  auto lower = [](std::string x) {
+    for (char& c : x) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return x;
+  };
+  const std::string family = lower(gpu_id.substr(0, gpu_id.find('-')));
+  static const std::regex model_re(R"(^[a-z]{1,3}[0-9]{2,4}[a-z]?$)");
+  for (const auto& device : run.devices) {
+    bool names_family = false, names_a_model = false;
+    std::string word;
+    const std::string d = lower(device) + " ";
+    for (char c : d) {
+      if (std::isalnum(static_cast<unsigned char>(c))) {
+        word += c;
+        continue;
+      }
+      if (word.empty()) continue;
+      names_family = names_family || word == family;
+      names_a_model = names_a_model || std::regex_match(word, model_re);
+      word.clear();
+    }
+    if (names_a_model && !names_family) return device;
+  }
+  return std::nullopt;
+}
+
 int nodes_of(const NcclTestsRun& run, int gpus_per_node) {
   if (run.nodes > 0) return run.nodes;
   return std::max(1, (run.ranks + gpus_per_node - 1) / std::max(1, gpus_per_node));
 }
+
+// Device names kept from the rank lines: a run's are one or two; a file of many is not one run's.
+constexpr size_t kMaxDeviceNames = 16;
 
 // Bounds on the banner's fields: -g up to a node's GPUs (the spec's own bound), -n up to what
 // `simulate -n` takes.
@@ -216,6 +245,14 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
       if (!small_int(m[1], rank)) return at(file, ln, "cannot read the rank number");
       run.ranks = std::max(run.ranks, rank + 1);
       hosts.insert(m[3]);
+      // "... device 0 [0000:19:00] NVIDIA H100 80GB HBM3": the name after the PCI address.
+      if (const size_t close = l.find(']'); close != std::string::npos) {
+        const std::string device = trim(l.substr(close + 1));
+        if (!device.empty() &&
+            std::find(run.devices.begin(), run.devices.end(), device) == run.devices.end() &&
+            run.devices.size() < kMaxDeviceNames)
+          run.devices.push_back(device);
+      }
       continue;
     }
     if (search(l, m, elided_re)) {

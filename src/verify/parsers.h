@@ -62,6 +62,8 @@ struct NcclTestsRun {
   std::string collective;  ///< all_reduce, ... ("" when the file does not say)
   int ranks = 0, nodes = 0;  ///< nodes: distinct hosts named (0 where ranks_elided)
   std::vector<std::string> hosts;
+  /// The devices the rank lines name after their PCI address ("NVIDIA H100 80GB HBM3"), each once.
+  std::vector<std::string> devices;
   /// A '#  ... ranks A to B on nodes C to D' line stood for rank lines left out (gpufabric
   /// simulate prints one): the hosts named are not all the run's.
   bool ranks_elided = false;
@@ -84,6 +86,11 @@ int back_to_back_calls(const NcclTestsRun& run);
 std::optional<Diagnostic> banner_gpus_error(const NcclTestsRun& run, int gpus_per_node,
                                             const std::string& whose, const std::string& file,
                                             const std::string& hint);
+/// A device the run's rank lines name that is another GPU than the catalog's `gpu_id` (its family,
+/// the id up to its first '-': h100 of h100-sxm), or nullopt. A device name counts as another GPU
+/// where it names a model (a word of one to three letters and two to four digits: B200, A100,
+/// MI300X) and not the id's family.
+std::optional<std::string> device_other_than(const NcclTestsRun& run, const std::string& gpu_id);
 /// The nodes a run used: its distinct hosts, else its ranks over `gpus_per_node`; at least 1.
 int nodes_of(const NcclTestsRun& run, int gpus_per_node);
 
