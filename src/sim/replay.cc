@@ -173,11 +173,36 @@ StepTimes times_of(const RankGraph& g, const Schedule& s, std::vector<double>* e
   t.exposed_comm_s = exposed * 1e-6;
   t.other_s = std::max(0.0, t.step_s - t.compute_s - t.exposed_comm_s);
   if (exposed_per_kernel) {
+    // Each stretch of exposed time goes in equal shares to the collectives running through it:
+    // two on different streams at once are exposed once, and the shares add up to the step's.
     exposed_per_kernel->assign(n, 0);
+    struct Edge {
+      double at;
+      size_t kernel;
+      bool starts;
+    };
+    std::vector<Edge> edges;
     for (size_t i = 0; i < n; ++i)
-      if (g.rank->kernels[g.kernel[i]].collective >= 0)
-        (*exposed_per_kernel)[i] =
-            ((s.end[i] - s.start[i]) - covered(c, s.start[i], s.end[i])) * 1e-6;
+      if (g.rank->kernels[g.kernel[i]].collective >= 0 && s.end[i] > s.start[i]) {
+        edges.push_back({s.start[i], i, true});
+        edges.push_back({s.end[i], i, false});
+      }
+    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+      return a.at != b.at ? a.at < b.at : a.starts < b.starts;  // ends first at a tie
+    });
+    std::vector<size_t> active;
+    for (size_t e = 0; e < edges.size(); ++e) {
+      if (edges[e].starts) {
+        active.push_back(edges[e].kernel);
+      } else {
+        active.erase(std::find(active.begin(), active.end(), edges[e].kernel));
+      }
+      if (active.empty() || e + 1 == edges.size()) continue;
+      const double a = edges[e].at, b = edges[e + 1].at;
+      if (b <= a) continue;
+      const double share = ((b - a) - covered(c, a, b)) * 1e-6 / static_cast<double>(active.size());
+      for (size_t k : active) (*exposed_per_kernel)[k] += share;
+    }
   }
   return t;
 }

@@ -355,6 +355,12 @@ TEST(Replay, NcclLogsOfTwoProcessesSynchroniseOnTheirWorldCommunicator) {
   ASSERT_TRUE(ar);
   EXPECT_GE(out->predicted.step_s, ar->seconds(268435456.0 * 2) - 1e-12);
   for (const auto& n : out->notes) EXPECT_EQ(n.find("cudaDev"), std::string::npos) << n;
+  // Exposed at once on two streams is exposed once: the collectives' shares add up to the step's
+  // exposed time (each counting its own whole call gave 4.39 ms against 2.86).
+  double shares = 0;
+  for (const auto& c : out->breakdown) shares += c.predicted_exposed_s;
+  EXPECT_NEAR(shares, out->predicted.exposed_comm_s, 1e-9);
+  EXPECT_GT(out->predicted.exposed_comm_s, 0);
 
   // Rank 8 on cudaDev 3: the log and the placement disagree, and the replay says so.
   auto moved = *logs;
