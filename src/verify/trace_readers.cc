@@ -378,13 +378,16 @@ void read_args(Json& j, Event& ev) {
     } else if (k == "dtype") {
       j.scalar(s, 3);
       ev.dtype = s.text;
-    } else if (k == "In msg nelems") {
+    } else if (k == "In msg nelems" || k == "Out msg nelems") {
       j.scalar(s, 3);
-      if (s.kind == Scalar::kNumber) ev.in_nelems = s.number;
-      ev.has_coll = true;
-    } else if (k == "Out msg nelems") {
-      j.scalar(s, 3);
-      if (s.kind == Scalar::kNumber) ev.out_nelems = s.number;
+      if (s.kind == Scalar::kNumber) {
+        // Elements of at most 8 bytes: past the bound, no rank sent them.
+        if (s.number < 0 || s.number > kMaxTracedCollectiveBytes)
+          throw ReadError{ev.line, k,
+                          fmt::format("{:g} elements: not a message a rank sent", s.number),
+                          "give the trace as the profiler wrote it"};
+        (k == "In msg nelems" ? ev.in_nelems : ev.out_nelems) = s.number;
+      }
       ev.has_coll = true;
     } else if (k == "Group size") {
       j.scalar(s, 3);
@@ -549,6 +552,12 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
               throw ReadError{ev.line, "ts", "a kernel event without ts or dur", ""};
             if (complete && !std::isnan(ev.dur) && ev.dur < 0)
               throw ReadError{ev.line, "dur", fmt::format("a negative duration {}", ev.dur), ""};
+            if (complete && !std::isnan(ev.dur) && ev.dur > kMaxTracedKernelUs)
+              throw ReadError{ev.line, "dur",
+                              fmt::format("a duration of {:g} us, more than a day: not an event a "
+                                          "profiler recorded",
+                                          ev.dur),
+                              "give the trace as the profiler wrote it"};
             const bool gpu = ev.cat == "kernel" || ev.cat == "Kernel" || ev.cat == "gpu_memcpy" ||
                              ev.cat == "gpu_memset";
             if (complete && gpu) {
@@ -918,9 +927,23 @@ Result<std::vector<TracedRank>> read_nccl_coll_log(std::istream& in, const std::
       std::optional<long long> nranks;
       if (nr != std::string_view::npos)
         nranks = integer(msg.substr(nr + 8, msg.find(']', nr) - nr - 8));
+      if (after(msg, "count") && !count)
+        throw ReadError{at, "count",
+                        fmt::format("count '{}' is not a number NCCL prints", *after(msg, "count")),
+                        "give the log as NCCL wrote it"};
       if (!count || !dt || !comm || !nranks || *count < 0 || *nranks < 1)
         throw ReadError{at, "opCount", "a COLL line without count, datatype, comm and [nranks=N]",
                         "the line is cut short or not one NCCL wrote"};
+      if (nccl_datatype_bytes(static_cast<int>(std::clamp(*dt, -1LL, 1LL << 20))) == 0)
+        throw ReadError{at, "datatype",
+                        fmt::format("datatype {} is none of NCCL's (ncclDataType_t 0 to 11)", *dt),
+                        "give the log as NCCL wrote it"};
+      if (static_cast<double>(*count) * nccl_datatype_bytes(static_cast<int>(*dt)) >
+          kMaxTracedCollectiveBytes)
+        throw ReadError{at, "count",
+                        fmt::format("count {} of {} B elements: more than any GPU holds", *count,
+                                    nccl_datatype_bytes(static_cast<int>(*dt))),
+                        "give the log as NCCL wrote it"};
       call.count = *count;
       call.datatype = static_cast<int>(*dt);
       call.comm = std::string(*comm);
@@ -996,13 +1019,11 @@ Result<std::vector<TracedRank>> read_nccl_coll_log(std::istream& in, const std::
     };
     for (const auto& [ptr, c] : p.comms) group_for(ptr, c.nranks);
     std::map<std::string, int32_t> stream_id;
-    std::set<int> bad_types;
     for (const auto& call : p.calls) {
       TracedCollective c;
       c.name = call.op_name;
       c.op = collective_op(call.op_name);
-      const double el = nccl_datatype_bytes(call.datatype);
-      if (el == 0) bad_types.insert(call.datatype);
+      const double el = nccl_datatype_bytes(call.datatype);  // a known type: checked when read
       // nccl-tests sizes: all_gather's count is per rank (sendcount), reduce_scatter's the
       // result per rank (recvcount), alltoall's per peer: each times the ranks.
       const bool per_rank = c.op && (*c.op == Op::kAllGather || *c.op == Op::kReduceScatter ||
@@ -1013,7 +1034,6 @@ Result<std::vector<TracedRank>> read_nccl_coll_log(std::istream& in, const std::
       r.kernels.push_back({0, 0, sit->second, static_cast<int32_t>(r.collectives.size())});
       r.collectives.push_back(std::move(c));
     }
-    for (int t : bad_types) r.notes.push_back(fmt::format("unknown NCCL datatype {}", t));
     out.push_back(std::move(r));
   }
   if (out.empty() || std::all_of(out.begin(), out.end(),

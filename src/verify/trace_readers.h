@@ -26,6 +26,12 @@ constexpr std::size_t kMaxTraceEventBytes = 16 * kMiB;
 /// One NCCL log line: NCCL formats each into a 1,024-byte buffer (src/debug.cc, v2.18.6-1 and
 /// v2.29.7-1, `char buffer[1024]`), so 64 KiB is not a line NCCL wrote.
 constexpr std::size_t kMaxNcclLogLineBytes = 64 * kKiB;
+/// One collective's bytes on one rank: no GPU holds a tebibyte (the catalog's largest has 288 GB),
+/// so a message that large is not one a traced run sent.
+constexpr double kMaxTracedCollectiveBytes = 1024.0 * 1024 * kMiB;
+/// One kernel's duration, microseconds: a day. A profiled step runs seconds; a longer kernel is
+/// not one a profiler recorded.
+constexpr double kMaxTracedKernelUs = 86400e6;
 /// Nesting of JSON values in a trace event: Kineto nests four deep ("args" -> "grid" array).
 constexpr int kMaxTraceJsonDepth = 64;
 

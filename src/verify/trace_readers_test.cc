@@ -139,6 +139,23 @@ TEST(KinetoTrace, TruncatedGarbageAndHugeInputAreErrorsWithTheLine) {
       "\"dur\": -5}]}");
   ASSERT_FALSE(negative);
   EXPECT_EQ(negative.errors()[0].key, "dur");
+  // Past what a profiler records or a rank sends: a kernel of over a day, a message of more
+  // elements than a GPU holds, a negative count. Each at its line and key.
+  auto endless = kineto(
+      "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, "
+      "\"dur\": 1e300}]}");
+  ASSERT_FALSE(endless);
+  EXPECT_EQ(endless.errors()[0].key, "dur");
+  EXPECT_EQ(endless.errors()[0].line, 2);
+  for (const char* n : {"1e30", "-5"}) {
+    auto bad = kineto(std::string("{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", "
+                                  "\"name\": \"ncclDevKernel_AllReduce\", \"ts\": 1, \"dur\": 5, "
+                                  "\"args\": {\"In msg nelems\": ") +
+                      n + "}}]}");
+    ASSERT_FALSE(bad) << n;
+    EXPECT_EQ(bad.errors()[0].key, "In msg nelems") << n;
+    EXPECT_EQ(bad.errors()[0].line, 2) << n;
+  }
 }
 
 TEST(KinetoTrace, KernelsLaunchedUnderAnNcclOpTakeTheRecordParamCommsAroundIt) {
@@ -225,6 +242,24 @@ TEST(NcclLog, MalformedLinesNameTheLine) {
       "0x2 - Init COMPLETE\n");
   ASSERT_FALSE(bad_rank);
   EXPECT_EQ(bad_rank.errors()[0].line, 1);
+  // A datatype NCCL lacks, a count too long to be a number, one more than a GPU holds.
+  const std::string coll =
+      "NCCL version 2.18.6+cuda12.2\n"
+      "node001:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count {} "
+      "datatype {} op 0 root 0 comm 0x2 [nranks=2] stream 0x3\n";
+  struct Case {
+    const char *count, *datatype, *key, *says;
+  };
+  for (const Case& c : {Case{"1024", "42", "datatype", "datatype 42 is none of NCCL's"},
+                        Case{"99999999999999999999999", "7", "count", "not a number NCCL prints"},
+                        Case{"9223372036854775807", "7", "count", "more than any GPU holds"}}) {
+    auto r = nccl(fmt::format(fmt::runtime(coll), c.count, c.datatype));
+    ASSERT_FALSE(r) << c.says;
+    EXPECT_EQ(r.errors()[0].line, 2) << c.says;
+    EXPECT_EQ(r.errors()[0].key, c.key) << c.says;
+    EXPECT_NE(r.errors()[0].message.find(c.says), std::string::npos) << r.errors()[0].message;
+  }
+  EXPECT_TRUE(nccl(fmt::format(fmt::runtime(coll), "1024", "7")));
 }
 
 TEST(TraceKind, FromTheFirstBytes) {
