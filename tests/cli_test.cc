@@ -212,6 +212,14 @@ TEST(CliReport, WritesTheReportAndItsCompanions) {
   std::ifstream html(dir / "report.html");
   const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
   EXPECT_NE(page.find("Made by gpufabric " + recorded), std::string::npos);
+  // Another spec's report in the same folder: the step.json it does not make stays as it was,
+  // and the note names it.
+  CmdResult other = gpufabric("report examples/b200-ib-46-calibrated.yaml -o " + dir.string());
+  ASSERT_EQ(other.code, 0) << other.err;
+  EXPECT_TRUE(fs::exists(dir / "step.json"));
+  EXPECT_NE(other.err.find((dir / "step.json").string() + " is not this report's"),
+            std::string::npos)
+      << other.err;
   fs::remove_all(dir);
 }
 

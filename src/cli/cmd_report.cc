@@ -39,6 +39,10 @@ int run(const ReportFlags& f) {
   if (!files) return fail(files.errors());
   auto written = write_outputs(f.out, *files);
   if (!written) return fail(written.errors());
+  for (const auto& stale : stale_report_outputs(f.out, *files))
+    std::cerr << "note: " << stale
+              << " is not this report's (its spec does not make it): an earlier report's, left as "
+                 "it was; remove it, or write each report to a folder of its own\n";
   std::cout << "report: " << (std::filesystem::path(f.out) / "report.html").string() << "\n";
   return kExitOk;
 }

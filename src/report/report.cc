@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "config/config_set.h"
@@ -233,6 +234,20 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
   }
   files.insert(files.begin(), {"report.html", report_html(in)});
   return files;
+}
+
+std::vector<std::string> stale_report_outputs(const std::string& dir,
+                                              const std::vector<OutputFile>& files) {
+  std::vector<std::string> out;
+  for (const char* name : {"step.json", "jobs.json", "qos.json", "configs"}) {
+    const bool written = std::any_of(files.begin(), files.end(), [&](const OutputFile& f) {
+      return f.first == name || f.first.rfind(std::string(name) + "/", 0) == 0;
+    });
+    std::error_code ec;
+    const auto path = std::filesystem::path(dir) / name;
+    if (!written && std::filesystem::exists(path, ec)) out.push_back(path.string());
+  }
+  return out;
 }
 
 }  // namespace gf

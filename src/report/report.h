@@ -39,4 +39,10 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
                                             bool with_configs = false,
                                             const std::string& gpufabric_version = "");
 
+/// The files a report writes only for some specs (step.json, jobs.json, qos.json, configs/) that
+/// lie in `dir` though `files` does not write them: an earlier report's, left as they were
+/// (nothing gpufabric did not write this run is removed), which the caller names.
+std::vector<std::string> stale_report_outputs(const std::string& dir,
+                                              const std::vector<OutputFile>& files);
+
 }  // namespace gf
