@@ -74,6 +74,12 @@ Result<SweepAxis> parse_vary(const std::string& text) {
     if (v.empty()) return bad("an empty value");
     if (std::find(a.values.begin(), a.values.end(), v) != a.values.end())
       return bad(fmt::format("'{}' is given twice", v));
+    // `placement` is the sweep's own axis, a closed set: a slip is bad input, not a design.
+    if (a.key == "placement" && !parse_name(kPlacementNames, v))
+      return Diagnostic::flag("--vary", fmt::format("'{}': unknown placement '{}'", text, v), [&] {
+        const std::string h = did_you_mean(v, names_of(kPlacementNames));
+        return h.empty() ? "use " + names_joined(kPlacementNames, ", ") : h;
+      }());
     a.values.push_back(v);
     if (comma == std::string::npos) break;
     at = comma + 1;

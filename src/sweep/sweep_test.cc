@@ -19,6 +19,12 @@ TEST(Sweep, ParsesVary) {
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.errors()[0].key, "--vary");
   }
+  // The sweep's own axis is a closed set: a slip is bad input with a suggestion, not a design.
+  EXPECT_TRUE(parse_vary("placement=packed,spread,random").ok());
+  auto slip = parse_vary("placement=packed,spred");
+  ASSERT_FALSE(slip.ok());
+  EXPECT_NE(slip.errors()[0].message.find("unknown placement 'spred'"), std::string::npos);
+  EXPECT_NE(slip.errors()[0].hint.find("spread"), std::string::npos);
 }
 
 TEST(Sweep, CrossProductLastAxisFastest) {
