@@ -1880,11 +1880,18 @@ TEST(CliReplay, ScenarioLinksAndOutputFolder) {
   fs::remove_all(dir);
   fs::remove(links);
 
-  CmdResult logs = gpufabric(std::string("replay tests/data/replay/nccl-2.18.6-coll.log "
-                                         "tests/data/replay/nccl-2.29.7-coll.log ") +
+  CmdResult logs = gpufabric(std::string("replay tests/data/replay/nccl-2.29.7-coll.log ") +
                              kReplaySpec + " --fail node:node002");
   EXPECT_EQ(logs.code, 2);  // node002's failure cuts the world group apart
   EXPECT_NE(logs.err.find("cut"), std::string::npos) << logs.err;
+  // Two runs' logs of the same ranks are not one run's ranks.
+  CmdResult two_runs = gpufabric(std::string("replay tests/data/replay/nccl-2.18.6-coll.log "
+                                             "tests/data/replay/nccl-2.29.7-coll.log ") +
+                                 kReplaySpec);
+  EXPECT_EQ(two_runs.code, 2);
+  EXPECT_NE(two_runs.err.find("rank 0 is traced in tests/data/replay/nccl-2.18.6-coll.log too"),
+            std::string::npos)
+      << two_runs.err;
 }
 
 TEST(CliReplay, BadTracesExitTwoNamingFileAndLineAndWriteNothing) {

@@ -1079,6 +1079,19 @@ Result<std::vector<TracedRank>> read_trace_files(const std::vector<std::string>&
     else
       errs.insert(errs.end(), r.errors().begin(), r.errors().end());
   }
+  // A rank traced twice (a file given twice, or two files of one rank) would count its step
+  // twice as two of the run's ranks.
+  std::map<int, const TracedRank*> by_rank;
+  for (const auto& t : out) {
+    if (t.rank < 0) continue;
+    if (auto [it, fresh] = by_rank.emplace(t.rank, &t); !fresh)
+      errs.push_back(Diagnostic::in_file(
+          t.file, key,
+          it->second->file == t.file
+              ? fmt::format("rank {} is read twice from this file (given twice?)", t.rank)
+              : fmt::format("rank {} is traced in {} too", t.rank, it->second->file),
+          "give each rank's trace once"));
+  }
   if (!errs.empty()) return errs;
   return out;
 }

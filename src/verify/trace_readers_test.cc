@@ -158,6 +158,19 @@ TEST(KinetoTrace, TruncatedGarbageAndHugeInputAreErrorsWithTheLine) {
   }
 }
 
+// A rank traced twice (one file given twice) would count as two of the run's ranks: refused,
+// naming the file.
+TEST(KinetoTrace, ARankTracedTwiceIsRefused) {
+  const std::string path =
+      std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json";
+  ASSERT_TRUE(read_trace_files({path}, "TRACE"));
+  auto twice = read_trace_files({path, path}, "TRACE");
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.errors()[0].file, path);
+  EXPECT_NE(twice.errors()[0].message.find("rank 0 is read twice"), std::string::npos)
+      << twice.errors()[0].message;
+}
+
 TEST(KinetoTrace, KernelsLaunchedUnderAnNcclOpTakeTheRecordParamCommsAroundIt) {
   // PyTorch's ProcessGroupNCCL launches inside "nccl:all_reduce", itself inside the
   // record_param_comms scope: the kernel's External id names the inner op.
