@@ -549,7 +549,10 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
             const bool complete = ev.ph == "X";
             if (complete && (std::isnan(ev.ts) || std::isnan(ev.dur)) &&
                 (ev.cat == "kernel" || ev.cat == "Kernel"))
-              throw ReadError{ev.line, "ts", "a kernel event without ts or dur", ""};
+              throw ReadError{ev.line, std::isnan(ev.ts) ? "ts" : "dur",
+                              std::isnan(ev.ts) ? "a kernel event without a numeric ts"
+                                                : "a kernel event without a numeric dur",
+                              "give the trace as the profiler wrote it"};
             if (complete && !std::isnan(ev.dur) && ev.dur < 0)
               throw ReadError{ev.line, "dur", fmt::format("a negative duration {}", ev.dur), ""};
             if (complete && !std::isnan(ev.dur) && ev.dur > kMaxTracedKernelUs)

@@ -147,6 +147,10 @@ TEST(KinetoTrace, TruncatedGarbageAndHugeInputAreErrorsWithTheLine) {
   EXPECT_TRUE(refused_at(kineto("{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", "
                                 "\"name\": \"k\", \"ts\": 1, \"dur\": 1e300}]}"),
                          "dur"));
+  // A dur that is not a number is named as dur, not ts.
+  EXPECT_TRUE(refused_at(kineto("{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", "
+                                "\"name\": \"k\", \"ts\": 1, \"dur\": \"5\"}]}"),
+                         "dur"));
   for (const char* n : {"1e30", "-5"})
     EXPECT_TRUE(refused_at(kineto(std::string("{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": "
                                               "\"kernel\", \"name\": \"ncclDevKernel_AllReduce\", "
