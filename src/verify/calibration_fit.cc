@@ -118,12 +118,17 @@ std::pair<double, double> param_range(int i) {
 }
 
 // Where a fitted value `v` of factor i stopped at its search bound, what that says ("": not at
-// a bound; a time at 0 is no bound, it adds nothing).
+// a bound). A time at 0 adds nothing: the runs are no slower than the model's own latencies.
 std::string at_bound_note(int i, double v) {
   const auto [lo, hi] = param_range(i);
   const bool high = additive(i) ? v > hi - kFitAtBoundUs : std::log(hi / v) < kFitAtBoundLog;
-  const bool low = !additive(i) && std::log(v / lo) < kFitAtBoundLog;
+  const bool low = additive(i) ? v < lo + kFitAtBoundUs : std::log(v / lo) < kFitAtBoundLog;
   if (!high && !low) return "";
+  if (additive(i) && low)
+    return fmt::format(
+        "at its lower bound {:g} us: the runs' small sizes are no slower than the model's own "
+        "latencies, so nothing is added (a shorter time is not fitted)",
+        lo);
   const double bound = high ? hi : lo;
   if (i == kScaleUp || i == kNetwork)
     return high ? fmt::format(

@@ -541,6 +541,22 @@ TEST(CalibrationFit, AFactorAtItsBoundSaysWhatToCheck) {
             std::string::npos)
       << fast_why;
   EXPECT_NE(fast_why.find("nics_per_node"), std::string::npos) << fast_why;
+  // Small sizes faster than the model's latencies: the step time stops at 0 and says so.
+  std::vector<FitRun> quick{
+      planted_run("all_reduce.out", Op::kAllReduce, Algorithm::kRing, 4, 8, 8)};
+  ASSERT_TRUE(plant(ps, quick, {}));
+  for (auto& row : quick.front().rows)
+    if (row.bytes < (1 << 20)) row.time_us *= 0.5;
+  auto f = fit_calibration(ps.plan, ps.catalog, quick, {});
+  ASSERT_TRUE(f) << f.errors().front().message;
+  bool said = false;
+  for (const auto& p : f->parameters)
+    if (p.name == "network_step_latency_us") {
+      EXPECT_LT(p.value, kFitAtBoundUs) << p.why;
+      said = p.why.find("at its lower bound 0 us") != std::string::npos;
+      EXPECT_TRUE(said) << p.why;
+    }
+  EXPECT_TRUE(said);
 }
 
 // The fit keeps each run's flows to solve them again for every link efficiency it tries. With
