@@ -32,10 +32,9 @@ int run(const JobsFlags& f) {
   if (!f.placement.empty()) {
     o.placement = parse_name(kPlacementNames, f.placement);
     if (!o.placement) {
-      const std::string hint = did_you_mean(f.placement, names_of(kPlacementNames));
       return fail(
           {Diagnostic::flag("--placement", fmt::format("unknown placement '{}'", f.placement),
-                            hint.empty() ? "use " + names_joined(kPlacementNames, ", ") : hint)});
+                            placement_hint(f.placement))});
     }
   }
   for (const auto& item : f.fail)

@@ -52,11 +52,12 @@ int run(const WhatIfFlags& f) {
        {std::pair{"--fail", &f.fail}, std::pair{"--degrade", &f.degrade},
         std::pair{"--slow", &f.slow}}) {
     std::set<std::string> seen;
-    for (const auto& v : *values)
-      if (!seen.insert(v.substr(0, v.find('='))).second)
-        errs.push_back(
-            Diagnostic::flag(flag, fmt::format("'{}' is given twice", v.substr(0, v.find('='))),
-                             "give each element once"));
+    for (const auto& v : *values) {
+      const std::string element = v.substr(0, v.find('='));
+      if (!seen.insert(element).second)
+        errs.push_back(Diagnostic::flag(flag, fmt::format("'{}' is given twice", element),
+                                        "give each element once"));
+    }
   }
   if (auto b = nccl_bytes_flag("--bytes", f.bytes, 1, errs)) o.probe_bytes = *b;
   if (o.fail.empty() && o.grow_nodes == 0 && o.nic.empty() && o.degrade.empty() && o.slow.empty())

@@ -52,6 +52,11 @@ bool is_auto(const YAML::Node& map, const std::string& key) {
 
 }  // namespace
 
+std::string placement_hint(const std::string& word) {
+  const std::string h = did_you_mean(word, names_of(kPlacementNames));
+  return h.empty() ? "use " + names_joined(kPlacementNames, ", ") : h;
+}
+
 std::optional<NcclRelease> nccl_release_of_version(const std::string& version) {
   if (auto named = parse_name(kNcclReleaseNames, version)) return named;
   static const std::regex re(R"(^2\.(\d{1,3})(\.\d{1,3})?([-+][A-Za-z0-9.+-]*)?$)");

@@ -209,6 +209,8 @@ enum class Placement { kPacked, kSpread, kRandom };
 inline constexpr EnumName<Placement> kPlacementNames[] = {
     {Placement::kPacked, "packed"}, {Placement::kSpread, "spread"}, {Placement::kRandom, "random"}};
 inline const char* placement_name(Placement p) { return name_of(kPlacementNames, p); }
+/// What to suggest for `word`, no placement: the nearest ("did you mean ...?"), else the three.
+std::string placement_hint(const std::string& word);
 
 /// The most jobs one `jobs:` section lists: a bound on the work (every pair of jobs can meet on
 /// a link), far above the handful a cluster's scheduler runs at once on one fabric.

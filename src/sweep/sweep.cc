@@ -75,11 +75,9 @@ Result<SweepAxis> parse_vary(const std::string& text) {
     if (std::find(a.values.begin(), a.values.end(), v) != a.values.end())
       return bad(fmt::format("'{}' is given twice", v));
     // `placement` is the sweep's own axis, a closed set: a slip is bad input, not a design.
-    if (a.key == "placement" && !parse_name(kPlacementNames, v))
-      return Diagnostic::flag("--vary", fmt::format("'{}': unknown placement '{}'", text, v), [&] {
-        const std::string h = did_you_mean(v, names_of(kPlacementNames));
-        return h.empty() ? "use " + names_joined(kPlacementNames, ", ") : h;
-      }());
+    if (a.key == kPlacementAxis && !parse_name(kPlacementNames, v))
+      return Diagnostic::flag("--vary", fmt::format("'{}': unknown placement '{}'", text, v),
+                              placement_hint(v));
     a.values.push_back(v);
     if (comma == std::string::npos) break;
     at = comma + 1;

@@ -960,7 +960,7 @@ Result<AcceptanceResult> check_acceptance(const PlannedSpec& planned, const Acce
     for (const auto& r : c->rows) {
       judged = judged || r.judged;
       res.rows.push_back({"nccl", fmt::format("{} {} {:.0f}", st.name, st.binary, r.bytes), p,
-                          r.note.empty() ? "busbw GB/s" : r.note, r.measured, r.expected, r.ok,
+                          r.note.empty() ? "busbw GB/s" : r.note, r.measured, r.expected, r.ok(),
                           r.judged});
     }
     if (!judged)

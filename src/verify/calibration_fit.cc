@@ -552,11 +552,9 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
         errs.insert(errs.end(), parsed.errors().begin(), parsed.errors().end());
       continue;
     }
-    if (auto other = device_other_than(*parsed, plan.gpu.id)) {
-      errs.push_back(Diagnostic::in_file(
-          f.file, "",
-          fmt::format("the run's rank lines name {}; the spec's GPUs are {}", *other, plan.gpu.id),
-          "fit each cluster's runs with the spec of that cluster"));
+    if (auto e = device_gpu_error(*parsed, plan.gpu.id, f.file,
+                                  "fit each cluster's runs with the spec of that cluster")) {
+      errs.push_back(*e);
       continue;
     }
     FitRun r;

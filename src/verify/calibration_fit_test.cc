@@ -207,7 +207,7 @@ FitRun planted_run(const std::string& file, Op op, Algorithm algo, int nodes, do
   r.nodes = nodes;
   r.gpus_per_node = 8;
   for (double b : size_sweep(from, 8.0 * (1 << 30), factor))
-    r.rows.push_back({0, b, b / 4, 0, 0, 0, ""});
+    r.rows.push_back({0, b, b / 4, 0, 0, 0, "", ""});
   return r;
 }
 

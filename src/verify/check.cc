@@ -36,8 +36,15 @@ const char* const kAbovePortNote =
 
 void mark(CheckRow& c, CheckMark m, const std::string& note) {
   c.mark = m;
-  c.ok = m == CheckMark::kOk;
   if (!note.empty()) c.note = c.note.empty() ? note : note + "; " + c.note;
+}
+
+// One port's figure (perftest, iperf3): above its line rate, else below what it should reach.
+void mark_port(CheckRow& c, double lane_gbps) {
+  if (c.measured > lane_gbps * kAboveLineRateShare)
+    mark(c, CheckMark::kAbove, kAbovePortNote);
+  else if (c.ratio < 1 - 1e-9)
+    mark(c, CheckMark::kBelow, "");
 }
 
 // What check --json and the text say of each verdict, in the order of CheckVerdict.
@@ -73,11 +80,9 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
         Diagnostic::in_file(file, "", fmt::format("unknown collective '{}'", op_name_s)));
     return;
   }
-  if (auto other = device_other_than(run, plan.gpu.id)) {
-    errs.push_back(Diagnostic::in_file(
-        file, "",
-        fmt::format("the run's rank lines name {}; the spec's GPUs are {}", *other, plan.gpu.id),
-        "check a run against the spec of the cluster it ran on"));
+  if (auto e = device_gpu_error(run, plan.gpu.id, file,
+                                "check a run against the spec of the cluster it ran on")) {
+    errs.push_back(*e);
     return;
   }
   if (auto e = banner_gpus_error(
@@ -148,10 +153,7 @@ void perftest_rows(const PerftestRun& p, const std::string& file, double lane_gb
                .expected = lane_gbps * kRdmaLineRateShare,
                .note = "guide §5.1: >= ~95% of line rate"};
     c.ratio = row.bw_avg_gbps / c.expected;
-    if (row.bw_avg_gbps > lane_gbps * kAboveLineRateShare)
-      mark(c, CheckMark::kAbove, kAbovePortNote);
-    else if (c.ratio < 1 - 1e-9)
-      mark(c, CheckMark::kBelow, "");
+    mark_port(c, lane_gbps);
     rows.push_back(c);
   }
 }
@@ -165,10 +167,7 @@ CheckRow iperf3_row(const Iperf3Run& r, const std::string& file, double lane_gbp
              .expected = std::min(lane_gbps, kTcpPracticalGbps) * kTcpShare,
              .note = "TCP connectivity: a host's streams reach ~100 Gbps, not RDMA line rate"};
   c.ratio = c.measured / c.expected;
-  if (c.measured > lane_gbps * kAboveLineRateShare)
-    mark(c, CheckMark::kAbove, kAbovePortNote);
-  else if (c.ratio < 1 - 1e-9)
-    mark(c, CheckMark::kBelow, "");
+  mark_port(c, lane_gbps);
   return c;
 }
 
@@ -211,7 +210,7 @@ Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
   for (const auto& r : res.rows) {
     if (!r.judged) continue;
     any_judged = true;
-    all_ok = all_ok && r.ok;
+    all_ok = all_ok && r.ok();
   }
   res.verdict = !any_judged ? CheckVerdict::kNothingJudged
                 : all_ok    ? CheckVerdict::kPass
@@ -249,7 +248,7 @@ nlohmann::json check_json(const CheckResult& r) {
         {"collective", utf8_or_replacement(c.collective)},
         {"bytes", c.bytes},
         {"ratio", c.ratio},
-        {"ok", c.judged ? nlohmann::json(c.ok) : nlohmann::json(nullptr)},
+        {"ok", c.judged ? nlohmann::json(c.ok()) : nlohmann::json(nullptr)},
         {"mark", c.judged ? nlohmann::json(words_of(c.mark).json) : nlohmann::json(nullptr)},
         {"judged", c.judged},
         {"note", utf8_or_replacement(c.note)}};

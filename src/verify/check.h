@@ -24,8 +24,8 @@ enum class CheckMark { kOk, kBelow, kAbove, kWrong };
 struct CheckRow {
   std::string file, collective, what;
   double bytes = 0, measured = 0, expected = 0, ratio = 0;
-  bool ok = true;  ///< mark == kOk
   CheckMark mark = CheckMark::kOk;
+  bool ok() const { return mark == CheckMark::kOk; }
   std::string note{};
   bool judged = true;  ///< compared with the tolerance; false for rows shown for context only
 };

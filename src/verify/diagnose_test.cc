@@ -139,11 +139,11 @@ TEST(Check, MeasurementsAgainstThePlan) {
   bool two_node_note = false, slow_flagged = false, fast_ok = false;
   for (const auto& c : r->rows) {
     if (c.collective == "all_reduce" && c.bytes >= 1e9) {
-      EXPECT_TRUE(c.ok) << c.bytes;
+      EXPECT_TRUE(c.ok()) << c.bytes;
       two_node_note = two_node_note || c.note.find("2-node") != std::string::npos;
     }
-    if (c.file.find("slow") != std::string::npos) slow_flagged = !c.ok;
-    if (c.file.find("400g") != std::string::npos) fast_ok = c.ok;
+    if (c.file.find("slow") != std::string::npos) slow_flagged = !c.ok();
+    if (c.file.find("400g") != std::string::npos) fast_ok = c.ok();
   }
   EXPECT_TRUE(two_node_note);
   EXPECT_TRUE(slow_flagged);

@@ -174,7 +174,8 @@ std::optional<Diagnostic> banner_gpus_error(const NcclTestsRun& run, int gpus_pe
       hint);
 }
 
-std::optional<std::string> device_other_than(const NcclTestsRun& run, const std::string& gpu_id) {
+std::optional<Diagnostic> device_gpu_error(const NcclTestsRun& run, const std::string& gpu_id,
+                                           const std::string& file, const std::string& hint) {
   auto lower = [](std::string x) {
     for (char& c : x) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return x;
@@ -195,7 +196,11 @@ std::optional<std::string> device_other_than(const NcclTestsRun& run, const std:
       names_a_model = names_a_model || std::regex_match(word, model_re);
       word.clear();
     }
-    if (names_a_model && !names_family) return device;
+    if (names_a_model && !names_family)
+      return Diagnostic::in_file(
+          file, "",
+          fmt::format("the run's rank lines name {}; the spec's GPUs are {}", device, gpu_id),
+          hint);
   }
   return std::nullopt;
 }

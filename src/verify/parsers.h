@@ -86,11 +86,12 @@ int back_to_back_calls(const NcclTestsRun& run);
 std::optional<Diagnostic> banner_gpus_error(const NcclTestsRun& run, int gpus_per_node,
                                             const std::string& whose, const std::string& file,
                                             const std::string& hint);
-/// A device the run's rank lines name that is another GPU than the catalog's `gpu_id` (its family,
-/// the id up to its first '-': h100 of h100-sxm), or nullopt. A device name counts as another GPU
-/// where it names a model (a word of one to three letters and two to four digits: B200, A100,
-/// MI300X) and not the id's family.
-std::optional<std::string> device_other_than(const NcclTestsRun& run, const std::string& gpu_id);
+/// Where a device the run's rank lines name is another GPU than the catalog's `gpu_id` (its
+/// family, the id up to its first '-': h100 of h100-sxm), the error naming `file`. A device name
+/// counts as another GPU where it names a model (a word of one to three letters and two to four
+/// digits: B200, A100, MI300X) and not the id's family.
+std::optional<Diagnostic> device_gpu_error(const NcclTestsRun& run, const std::string& gpu_id,
+                                           const std::string& file, const std::string& hint);
 /// The nodes a run used: its distinct hosts, else its ranks over `gpus_per_node`; at least 1.
 int nodes_of(const NcclTestsRun& run, int gpus_per_node);
 

@@ -937,16 +937,17 @@ Result<std::vector<TracedRank>> read_nccl_coll_log(std::istream& in, const std::
       if (!count || !dt || !comm || !nranks || *count < 0 || *nranks < 1)
         throw ReadError{at, "opCount", "a COLL line without count, datatype, comm and [nranks=N]",
                         "the line is cut short or not one NCCL wrote"};
-      if (nccl_datatype_bytes(static_cast<int>(std::clamp(*dt, -1LL, 1LL << 20))) == 0)
+      const double element =
+          nccl_datatype_bytes(static_cast<int>(std::clamp(*dt, -1LL, 1LL << 20)));
+      if (element == 0)
         throw ReadError{at, "datatype",
                         fmt::format("datatype {} is none of NCCL's (ncclDataType_t 0 to 11)", *dt),
                         "give the log as NCCL wrote it"};
-      if (static_cast<double>(*count) * nccl_datatype_bytes(static_cast<int>(*dt)) >
-          kMaxTracedCollectiveBytes)
-        throw ReadError{at, "count",
-                        fmt::format("count {} of {} B elements: more than any GPU holds", *count,
-                                    nccl_datatype_bytes(static_cast<int>(*dt))),
-                        "give the log as NCCL wrote it"};
+      if (static_cast<double>(*count) * element > kMaxTracedCollectiveBytes)
+        throw ReadError{
+            at, "count",
+            fmt::format("count {} of {} B elements: more than any GPU holds", *count, element),
+            "give the log as NCCL wrote it"};
       call.count = *count;
       call.datatype = static_cast<int>(*dt);
       call.comm = std::string(*comm);
