@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "acceptance_results.h"
+#include "common/csv.h"
 #include "plan/plan.h"
 
 namespace {
@@ -264,10 +265,17 @@ TEST(CliSweep, WritesEveryDesignAndTheBest) {
   EXPECT_FALSE(j["why"].get<std::string>().empty());
   EXPECT_EQ(j["gpufabric_version"].get<std::string>().rfind(GPUFABRIC_VERSION " (revision ", 0), 0u)
       << j["gpufabric_version"];
-  std::ifstream csv(dir / "sweep.csv");
-  long long lines = 0;
-  for (std::string l; std::getline(csv, l);) ++lines;
-  EXPECT_EQ(lines, 5);
+  std::ifstream in(dir / "sweep.csv");
+  std::stringstream text;
+  text << in.rdbuf();
+  const gf::CsvTable csv(text.str());
+  ASSERT_EQ(csv.rows(), 4u);
+  // The invalid design computed nothing: its figures are empty cells, not zeros.
+  for (const char* col : {"gpus", "capex_usd", "busbw_gbs", "step_time_s", "cost_to_train_usd"}) {
+    ASSERT_TRUE(csv.has(col)) << col;
+    EXPECT_EQ(csv.at(0, col), "") << col;
+    EXPECT_NE(csv.at(1, col), "") << col;
+  }
   fs::remove_all(dir);
 }
 
@@ -1786,6 +1794,15 @@ TEST(CliJobs, TheTraceExampleMeetsItsWorkloadJob) {
   std::stringstream csv;
   csv << in.rdbuf();
   EXPECT_NE(csv.str().find("jobs_worst_slowdown"), std::string::npos) << csv.str();
+  // A spec of jobs alone has no step of its own: those cells are empty, the jobs' are not.
+  const gf::CsvTable table(csv.str());
+  ASSERT_EQ(table.rows(), 2u) << csv.str();
+  for (size_t row : {0u, 1u}) {
+    EXPECT_EQ(table.at(row, "step_time_s"), "") << csv.str();
+    EXPECT_EQ(table.at(row, "gpu_utilization"), "") << csv.str();
+    EXPECT_NE(table.at(row, "jobs_worst_slowdown"), "") << csv.str();
+    EXPECT_NE(table.at(row, "busbw_gbs"), "") << csv.str();
+  }
   fs::remove_all(dir);
 }
 

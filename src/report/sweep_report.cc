@@ -37,19 +37,30 @@ std::string sweep_csv(const SweepResult& r) {
   bool jobs = false;
   for (const auto& d : r.designs) jobs = jobs || d.has_jobs;
   out += jobs ? ",jobs_worst_slowdown,jobs_mean_slowdown,jobs_worst,jobs_mean_step_s\n" : "\n";
+  // What a design did not compute is an empty cell, not a 0 a spreadsheet would average: an
+  // invalid design has no plan, a spec without a workload no step, a spec without jobs no jobs.
+  auto cell = [](bool has, const char* f, double v) {
+    return has ? fmt::format(fmt::runtime(f), v) : std::string();
+  };
   for (const auto& d : r.designs) {
     out += std::to_string(d.index + 1);
     for (const auto& v : d.values) out += "," + csv_field(v.value);
+    const bool plan = d.ok, step = d.ok && d.has_step;
     out += fmt::format(
-        ",{},{},{},{},{},{},{},{:.0f},{:.0f},{:.0f},{:.2f},{:.4f},{:.4f},{:.4f},{:.0f},"
-        "{:.0f},{},{},{},{},{}",
-        d.ok, d.technology, d.topology, csv_field(d.switch_id), csv_field(d.nic), d.gpus,
-        d.switches, d.capex_usd, d.network_capex_usd, d.power_w, d.busbw_gbs, d.step_time_s,
-        d.comm_fraction, d.gpu_utilization, d.time_to_train_s, d.cost_to_train_usd,
+        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", d.ok, d.technology,
+        d.topology, csv_field(d.switch_id), csv_field(d.nic), plan ? std::to_string(d.gpus) : "",
+        plan ? std::to_string(d.switches) : "", cell(plan, "{:.0f}", d.capex_usd),
+        cell(plan, "{:.0f}", d.network_capex_usd), cell(plan, "{:.0f}", d.power_w),
+        cell(plan, "{:.2f}", d.busbw_gbs), cell(step, "{:.4f}", d.step_time_s),
+        cell(step, "{:.4f}", d.comm_fraction), cell(step, "{:.4f}", d.gpu_utilization),
+        cell(step, "{:.0f}", d.time_to_train_s), cell(step, "{:.0f}", d.cost_to_train_usd),
         d.constraints_met, d.within_budget, d.pareto, d.index == r.best, csv_field(d.error));
-    if (jobs)
-      out += fmt::format(",{:.4f},{:.4f},{},{:.4f}", d.jobs_worst_slowdown, d.jobs_mean_slowdown,
-                         csv_field(d.jobs_worst), d.jobs_mean_step_s);
+    if (jobs) {
+      const bool j = d.ok && d.has_jobs;
+      out += fmt::format(",{},{},{},{}", cell(j, "{:.4f}", d.jobs_worst_slowdown),
+                         cell(j, "{:.4f}", d.jobs_mean_slowdown), csv_field(d.jobs_worst),
+                         cell(j, "{:.4f}", d.jobs_mean_step_s));
+    }
     out += "\n";
   }
   return out;
