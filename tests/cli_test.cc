@@ -1874,6 +1874,22 @@ TEST(CliReplay, PredictsTheStepBesideTheRecordedOne) {
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("this fabric vs recorded:"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("inferred from sizes and calls"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("not used"), std::string::npos) << text.out;
+
+  // The torch 2.5 trace names its groups' ranks: a layout beside it is not used, and says so,
+  // with the group it contradicts.
+  for (const std::string& layout : {std::string("--tp 8 --dp 2"), std::string("--tp 4 --dp 4")}) {
+    CmdResult given =
+        gpufabric(std::string("replay tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json ") +
+                  kReplaySpec + " " + layout);
+    ASSERT_EQ(given.code, 0) << given.err;
+    EXPECT_NE(given.out.find("note: --tp/--pp/--dp not used: the traces name every group's ranks"),
+              std::string::npos)
+        << given.out;
+    EXPECT_EQ(given.out.find("of 8 ranks is none of tp=4") != std::string::npos,
+              layout == "--tp 4 --dp 4")
+        << given.out;
+  }
 }
 
 TEST(CliReplay, ScenarioLinksAndOutputFolder) {

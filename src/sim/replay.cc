@@ -523,6 +523,22 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
     gm.siblings = static_cast<int>(m.siblings.size());
     out.groups.push_back(gm);
   }
+  if (layout) {
+    // The traces' own ranks place every group they name: a layout given beside them is not
+    // used, and where a traced group's size is none of its dimensions it disagrees with them.
+    bool used = false;
+    std::string odd;
+    for (const auto& gm : out.groups) {
+      used = used || gm.source == "--tp/--pp/--dp";
+      if (odd.empty() && gm.size > 1 && gm.size != world && gm.size != lay.tp &&
+          gm.size != lay.pp && gm.size != lay.dp)
+        odd = fmt::format(", and group '{}' of {} ranks is none of tp={}, pp={}, dp={}", gm.name,
+                          gm.size, lay.tp, lay.pp, lay.dp);
+    }
+    if (!used)
+      out.notes.push_back(
+          fmt::format("--tp/--pp/--dp not used: the traces name every group's ranks{}", odd));
+  }
 
   // The window: the named step, or each trace's last step with kernels.
   std::vector<RankGraph> graphs;
