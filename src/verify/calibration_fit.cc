@@ -326,6 +326,8 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
     const std::string& a = ran[p.run][p.row];
     ++algo_points[a.substr(0, a.find('/'))];
   }
+  const bool any_large =
+      std::any_of(pts.begin(), pts.end(), [](const ObjPoint& p) { return p.large; });
   std::string reference = "ring";
   if (!algo_points.count(reference)) {
     int most = 0;
@@ -343,7 +345,9 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
         f.why[i] = "no fitted point runs " + a;
         continue;
       }
-      if (a == reference) {
+      // With no point of 32 MiB or more nothing is measured through the reference either: it
+      // gets the probe's own reason below.
+      if (a == reference && any_large) {
         f.why[i] = fmt::format(
             "{} is the reference algorithm: the link efficiencies are "
             "measured through it",

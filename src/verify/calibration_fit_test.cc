@@ -557,6 +557,26 @@ TEST(CalibrationFit, AFactorAtItsBoundSaysWhatToCheck) {
       EXPECT_TRUE(said) << p.why;
     }
   EXPECT_TRUE(said);
+  // Small sizes alone measure no bandwidth: ring is not called the reference the link
+  // efficiencies were measured through, it has no point that depends on its bandwidth.
+  std::vector<FitRun> small = quick;
+  std::erase_if(small.front().rows, [](const auto& row) { return row.bytes >= (1 << 20); });
+  ASSERT_FALSE(small.front().rows.empty());
+  auto s = fit_calibration(ps.plan, ps.catalog, small, {});
+  ASSERT_TRUE(s) << s.errors().front().message;
+  bool ring = false;
+  for (const auto& p : s->parameters)
+    if (p.name == "algorithms.ring") {
+      ring = true;
+      EXPECT_FALSE(p.fitted);
+      EXPECT_EQ(p.why.find("reference"), std::string::npos) << p.why;
+      EXPECT_NE(p.why.find("32 MiB or more"), std::string::npos) << p.why;
+    }
+  EXPECT_TRUE(ring);
+  // With large sizes it is the reference.
+  for (const auto& p : f->parameters)
+    if (p.name == "algorithms.ring")
+      EXPECT_NE(p.why.find("reference algorithm"), std::string::npos) << p.why;
 }
 
 // The fit keeps each run's flows to solve them again for every link efficiency it tries. With
