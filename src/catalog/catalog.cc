@@ -150,8 +150,19 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   }
   const YAML::Node node = child(n, "node");
   if (r.expect_map(node, path + ".node")) {
-    r.check_keys(node, path + ".node", kCostKeys);
+    r.check_keys(node, path + ".node", with_cost({"nics"}));
     read_cost(r, node, path + ".node", g.node, true, true);
+    // The NICs the figure includes: a map of catalog id to count (validate_spec checks the ids).
+    const YAML::Node nics = child(node, "nics");
+    if (nics.IsDefined() && r.expect_map(nics, path + ".node.nics")) {
+      g.node_nics.clear();
+      for (const auto& kv : nics) {
+        if (!kv.first.IsScalar()) continue;
+        const std::string id = kv.first.Scalar();
+        if (auto v = r.small_positive_int(nics, id, path + ".node.nics", true))
+          g.node_nics.push_back({id, *v});
+      }
+    }
   }
   const YAML::Node gh = child(n, "gpu_hour");
   if (gh.IsDefined() && r.expect_map(gh, path + ".gpu_hour")) {

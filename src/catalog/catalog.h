@@ -91,6 +91,10 @@ struct GpuModel {
   std::string sm_source;
   double gpu_hour_usd = 0;  ///< rental price per GPU-hour
   CostFigure node;          ///< one server: price and power
+  /// NICs the server's figure includes (a DGX's datasheet power, its price), catalog id and
+  /// count: the BOM lists NICs under the network at their own figures and takes these out of
+  /// the server's, so they are not counted twice. Empty where the figure does not say.
+  std::vector<std::pair<std::string, int>> node_nics;
   CostFigure gpu_hour;      ///< provenance of gpu_hour_usd
   /// The server's ports for the other networks (spec networks: defaults).
   struct Networks {

@@ -84,7 +84,23 @@ void build_bom(Plan& p, const Catalog& cat) {
     b.items.push_back({std::move(category), std::move(id), std::move(name), std::move(role), qty,
                        cost.price_usd, cost.power_w, cost.provenance()});
   };
-  add("compute", p.gpu.id + "-node", p.gpu.name + " server", "compute", p.nodes, p.gpu.node);
+  // The server's figure less the NICs it includes (node.nics): the BOM lists compute and
+  // storage NICs under the network at their own figures, so a DGX's are not counted twice.
+  CostFigure server = p.gpu.node;
+  std::string included;
+  for (const auto& [id, count] : p.gpu.node_nics) {
+    auto it = cat.nics.find(id);
+    if (it == cat.nics.end()) continue;  // validate_spec refuses it
+    server.price_usd -= count * it->second.cost.price_usd;
+    server.power_w -= count * it->second.cost.power_w;
+    included += fmt::format("{}{} x {}", included.empty() ? "" : ", ", count, id);
+  }
+  if (!included.empty()) {
+    server.source = fmt::format("{}; less the NICs it includes ({}), listed as NICs",
+                                server.provenance(), included);
+    server.estimate = false;
+  }
+  add("compute", p.gpu.id + "-node", p.gpu.name + " server", "compute", p.nodes, server);
   add("nic", p.nic.id, p.nic.name, "compute", 1LL * p.nodes * p.nics_per_node, p.nic.cost);
   add("switch", p.sw.id, p.sw.name, p.topo.kind == TopologyKind::kSingle ? "switch" : "leaf",
       p.leaf_total, p.sw.cost);

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "common/csv.h"
 #include "plan/ports.h"
@@ -249,6 +250,52 @@ TEST(Plan, BomAddsUp) {
   EXPECT_NEAR(p.bom.network_usd_per_gpu * p.gpus, p.bom.network_capex_usd, 1);
   EXPECT_GT(p.bom.network_share, 0.05);
   EXPECT_LT(p.bom.network_share, 0.5);
+}
+
+// A DGX's datasheet figures include its eight ConnectX cards (catalog node.nics): the BOM lists
+// the plan's NICs on their own line and takes the included ones out of the server's, so the
+// cluster pays for each NIC once. A server whose figure says nothing of its NICs is as written.
+TEST(Plan, TheServerLineLeavesOutTheNicsItsFigureIncludes) {
+  auto cat = *builtin_catalog();
+  for (const auto& [gpu, nic, nics] :
+       {std::tuple{"h100-sxm", "cx7-400g", 8}, std::tuple{"h100-sxm", "cx8-800g", 4},
+        std::tuple{"b200", "cx7-400g", 8}, std::tuple{"a100-sxm-40g", "cx6-200g", 8},
+        std::tuple{"h200-sxm", "cx7-400g", 8}}) {
+    const Plan p = plan_of(fmt::format(
+        "cluster: {{gpu: {}, nodes: 16, nic: {}, nics_per_node: {}}}\n", gpu, nic, nics));
+    const GpuModel& g = cat.gpus.at(gpu);
+    double included_usd = 0, included_w = 0;
+    for (const auto& [id, count] : g.node_nics) {
+      included_usd += count * cat.nics.at(id).cost.price_usd;
+      included_w += count * cat.nics.at(id).cost.power_w;
+    }
+    EXPECT_EQ(g.node_nics.empty(), std::string(gpu) == "h200-sxm") << gpu;
+    bool server = false, nic_line = false;
+    for (const auto& it : p.bom.items) {
+      if (it.category == "compute") {
+        server = true;
+        EXPECT_NEAR(it.unit_usd, g.node.price_usd - included_usd, 1e-6) << gpu;
+        EXPECT_NEAR(it.unit_w, g.node.power_w - included_w, 1e-6) << gpu;
+        EXPECT_EQ(it.source.find("less the NICs it includes") != std::string::npos,
+                  !g.node_nics.empty())
+            << it.source;
+      }
+      if (it.category == "nic") {
+        nic_line = true;
+        EXPECT_EQ(it.qty, 16LL * nics) << gpu;
+        EXPECT_EQ(it.unit_usd, cat.nics.at(nic).cost.price_usd);
+      }
+    }
+    EXPECT_TRUE(server && nic_line) << gpu;
+  }
+  // Eight of the server's own NICs: the two lines together are the datasheet server's figures.
+  const Plan dgx = plan_of("cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\n");
+  double usd = 0, w = 0;
+  for (const auto& it : dgx.bom.items)
+    if (it.category == "compute" || it.category == "nic")
+      usd += it.unit_usd * it.qty, w += it.unit_w * it.qty;
+  EXPECT_NEAR(usd, 16 * cat.gpus.at("h100-sxm").node.price_usd, 1e-3);
+  EXPECT_NEAR(w, 16 * cat.gpus.at("h100-sxm").node.power_w, 1e-3);
 }
 
 // Every cabling row is one link; no port is used twice; counts match the plan.

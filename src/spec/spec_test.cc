@@ -66,6 +66,40 @@ TEST(Spec, GpusInsteadOfNodes) {
 }
 
 // One test per error class: each names file:line:column and the key.
+// A spec refuses a catalog server whose node.nics names a NIC the catalog lacks, or NICs whose
+// figures exceed the server's own.
+TEST(SpecErrors, TheNicsAServersFigureIncludesAreCatalogNics) {
+  const auto c = builtin_catalog();
+  ASSERT_TRUE(c.ok());
+  const std::string gpu = R"(gpus:
+  - id: mygpu
+    name: My GPU
+    vendor: nvidia
+    memory_gb: 80
+    bf16_tflops: 1000
+    scaleup: {tech: nvlink4, gbs_per_gpu: 450, domain_gpus: 8, nvls: true, source: x}
+    pcie_gen: 5
+    gpus_per_node: 8
+)";
+  for (const auto& [nics, want] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"{cx9-1600g: 8}", "names NIC 'cx9-1600g', which the catalog lacks"},
+           {"{cx7-400g: 8}", "is less than the NICs node.nics says it includes"}}) {
+    Catalog mine = *c;
+    ASSERT_TRUE(merge_catalog(mine,
+                              gpu +
+                                  "    node: {price_usd: 1000, power_w: 1000, estimate: true, "
+                                  "nics: " +
+                                  nics + "}\n",
+                              "mine.yaml")
+                    .empty());
+    auto s = parse_spec("cluster: {gpu: mygpu, nodes: 2, nic: cx7-400g}\n", "t.yaml");
+    ASSERT_TRUE(s.ok());
+    const std::string e = format_diagnostics(validate_spec(*s, mine));
+    EXPECT_NE(e.find(want), std::string::npos) << e;
+    EXPECT_NE(e.find("cluster.gpu"), std::string::npos) << e;
+  }
+}
+
 TEST(SpecErrors, YamlSyntax) {
   EXPECT_NE(errors_of("cluster:\n  gpu: [h100\n").find("spec.yaml:"), std::string::npos);
   EXPECT_NE(errors_of("cluster:\n  gpu: [h100\n").find("YAML syntax error"), std::string::npos);
