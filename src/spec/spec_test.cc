@@ -81,6 +81,11 @@ TEST(SpecErrors, TheNicsAServersFigureIncludesAreCatalogNics) {
     pcie_gen: 5
     gpus_per_node: 8
 )";
+  Catalog zero;
+  const std::string count = format_diagnostics(merge_catalog(
+      zero, gpu + "    node: {price_usd: 1, power_w: 1, estimate: true, nics: {cx7-400g: 0}}\n",
+      "mine.yaml"));
+  EXPECT_NE(count.find("gpus.mygpu.node.nics.cx7-400g"), std::string::npos) << count;
   for (const auto& [nics, want] : std::initializer_list<std::pair<std::string, std::string>>{
            {"{cx9-1600g: 8}", "names NIC 'cx9-1600g', which the catalog lacks"},
            {"{cx7-400g: 8}", "is less than the NICs node.nics says it includes"}}) {
