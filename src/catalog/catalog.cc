@@ -533,6 +533,21 @@ Result<Catalog> builtin_catalog() {
   return c;
 }
 
+Catalog::IncludedNics Catalog::included_nics(const GpuModel& g) const {
+  IncludedNics out;
+  for (const auto& [id, count] : g.node_nics) {
+    auto it = nics.find(id);
+    if (it == nics.end()) {
+      out.missing.push_back(id);
+      continue;
+    }
+    out.price_usd += count * it->second.cost.price_usd;
+    out.power_w += count * it->second.cost.power_w;
+    out.list += fmt::format("{}{} x {}", out.list.empty() ? "" : ", ", count, id);
+  }
+  return out;
+}
+
 std::vector<std::string> Catalog::gpu_ids() const { return keys_of(gpus); }
 std::vector<std::string> Catalog::nic_ids() const { return keys_of(nics); }
 std::vector<std::string> Catalog::switch_ids() const { return keys_of(switches); }

@@ -273,6 +273,14 @@ struct Catalog {
   /// that serve `links_per_part` links; nullptr when none fits.
   const CablePart* cable_for(CableKind kind, double gbps, double length_m,
                              int links_per_part = 1) const;
+  /// What the NICs a server's figure includes (GpuModel::node_nics) come to at this catalog's
+  /// own NIC figures: the BOM takes them out of the server's line, validate_spec checks them.
+  struct IncludedNics {
+    double price_usd = 0, power_w = 0;  ///< the NICs the catalog has, count times unit figure
+    std::string list;                   ///< "8 x cx7-400g, ..."
+    std::vector<std::string> missing;   ///< ids the catalog lacks (not counted)
+  };
+  IncludedNics included_nics(const GpuModel& g) const;
 };
 
 /// Usable PCIe x16 bandwidth per direction in GB/s by generation (PCI-SIG: 8/16/32/64 GT/s per

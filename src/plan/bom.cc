@@ -84,20 +84,16 @@ void build_bom(Plan& p, const Catalog& cat) {
     b.items.push_back({std::move(category), std::move(id), std::move(name), std::move(role), qty,
                        cost.price_usd, cost.power_w, cost.provenance()});
   };
-  // The server's figure less the NICs it includes (node.nics): the BOM lists compute and
-  // storage NICs under the network at their own figures, so a DGX's are not counted twice.
+  // The server's figure less the NICs it includes (node.nics): the BOM lists the plan's NICs
+  // at their own figures, so a DGX's are not counted twice.
   CostFigure server = p.gpu.node;
-  std::string included;
-  for (const auto& [id, count] : p.gpu.node_nics) {
-    auto it = cat.nics.find(id);
-    if (it == cat.nics.end()) continue;  // validate_spec refuses it
-    server.price_usd -= count * it->second.cost.price_usd;
-    server.power_w -= count * it->second.cost.power_w;
-    included += fmt::format("{}{} x {}", included.empty() ? "" : ", ", count, id);
-  }
-  if (!included.empty()) {
+  const Catalog::IncludedNics included = cat.included_nics(p.gpu);
+  if (!included.list.empty()) {
+    server.price_usd -= included.price_usd;
+    server.power_w -= included.power_w;
+    // The figure's own provenance ("estimate" or its source) leads the new source.
     server.source = fmt::format("{}; less the NICs it includes ({}), listed as NICs",
-                                server.provenance(), included);
+                                server.provenance(), included.list);
     server.estimate = false;
   }
   add("compute", p.gpu.id + "-node", p.gpu.name + " server", "compute", p.nodes, server);

@@ -48,8 +48,8 @@ std::string sweep_csv(const SweepResult& r) {
     const bool plan = d.ok, step = d.ok && d.has_step;
     out += fmt::format(
         ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", d.ok, d.technology,
-        d.topology, csv_field(d.switch_id), csv_field(d.nic), plan ? std::to_string(d.gpus) : "",
-        plan ? std::to_string(d.switches) : "", cell(plan, "{:.0f}", d.capex_usd),
+        d.topology, csv_field(d.switch_id), csv_field(d.nic), cell(plan, "{:.0f}", d.gpus),
+        cell(plan, "{:.0f}", d.switches), cell(plan, "{:.0f}", d.capex_usd),
         cell(plan, "{:.0f}", d.network_capex_usd), cell(plan, "{:.0f}", d.power_w),
         cell(plan, "{:.2f}", d.busbw_gbs), cell(step, "{:.4f}", d.step_time_s),
         cell(step, "{:.4f}", d.comm_fraction), cell(step, "{:.4f}", d.gpu_utilization),

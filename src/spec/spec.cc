@@ -973,26 +973,20 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
   }
   if (gpu) {
     // The NICs the catalog's server figure includes must be catalog NICs whose figures fit in it.
-    double nics_usd = 0, nics_w = 0;
-    for (const auto& [id, count] : gpu->node_nics) {
-      auto it = cat.nics.find(id);
-      if (it == cat.nics.end()) {
-        errs.push_back(s.at("cluster.gpu",
-                            fmt::format("the catalog's {} server (node.nics) names NIC '{}', "
-                                        "which the catalog lacks",
-                                        gpu->id, id),
-                            "give node.nics catalog NIC ids (catalog/nics.yaml)"));
-        continue;
-      }
-      nics_usd += count * it->second.cost.price_usd;
-      nics_w += count * it->second.cost.power_w;
-    }
-    if (nics_usd > gpu->node.price_usd || nics_w > gpu->node.power_w)
+    const Catalog::IncludedNics nics = cat.included_nics(*gpu);
+    for (const auto& id : nics.missing)
+      errs.push_back(s.at("cluster.gpu",
+                          fmt::format("the catalog's {} server (node.nics) names NIC '{}', "
+                                      "which the catalog lacks",
+                                      gpu->id, id),
+                          "give node.nics catalog NIC ids (catalog/nics.yaml)"));
+    if (nics.price_usd > gpu->node.price_usd || nics.power_w > gpu->node.power_w)
       errs.push_back(
           s.at("cluster.gpu",
                fmt::format("the catalog's {} server figure (${:.0f}, {:.0f} W) is less "
                            "than the NICs node.nics says it includes (${:.0f}, {:.0f} W)",
-                           gpu->id, gpu->node.price_usd, gpu->node.power_w, nics_usd, nics_w),
+                           gpu->id, gpu->node.price_usd, gpu->node.power_w, nics.price_usd,
+                           nics.power_w),
                "check the server's node figures and node.nics in the catalog"));
     if (c.gpus_per_node == 0) c.gpus_per_node = gpu->gpus_per_node;
     if (c.gpus_per_node > gpu->gpus_per_node)

@@ -65,7 +65,6 @@ TEST(Spec, GpusInsteadOfNodes) {
   EXPECT_EQ(s->cluster.nodes, 128);
 }
 
-// One test per error class: each names file:line:column and the key.
 // A spec refuses a catalog server whose node.nics names a NIC the catalog lacks, or NICs whose
 // figures exceed the server's own.
 TEST(SpecErrors, TheNicsAServersFigureIncludesAreCatalogNics) {
@@ -105,6 +104,7 @@ TEST(SpecErrors, TheNicsAServersFigureIncludesAreCatalogNics) {
   }
 }
 
+// One test per error class: each names file:line:column and the key.
 TEST(SpecErrors, YamlSyntax) {
   EXPECT_NE(errors_of("cluster:\n  gpu: [h100\n").find("spec.yaml:"), std::string::npos);
   EXPECT_NE(errors_of("cluster:\n  gpu: [h100\n").find("YAML syntax error"), std::string::npos);

@@ -574,9 +574,11 @@ TEST(CalibrationFit, AFactorAtItsBoundSaysWhatToCheck) {
     }
   EXPECT_TRUE(ring);
   // With large sizes it is the reference.
-  for (const auto& p : f->parameters)
-    if (p.name == "algorithms.ring")
+  for (const auto& p : f->parameters) {
+    if (p.name == "algorithms.ring") {
       EXPECT_NE(p.why.find("reference algorithm"), std::string::npos) << p.why;
+    }
+  }
 }
 
 // The fit keeps each run's flows to solve them again for every link efficiency it tries. With
