@@ -507,6 +507,31 @@ TEST(Cli, EveryExampleIsValid) {
   }
 }
 
+// The example of a user's own server quote: its catalog file says the quote includes eight
+// NICs, and the BOM's server line is the quote less them.
+TEST(Cli, AQuotedServerIsPricedWithoutTheNicsItIncludes) {
+  CmdResult r = gpufabric("plan examples/h200-quoted-256.yaml --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  double nic_usd = 0;
+  for (const auto& it : j["bom"]["items"])
+    if (it["category"] == "nic") nic_usd = it["unit_usd"].get<double>();
+  ASSERT_GT(nic_usd, 0);
+  bool server = false;
+  for (const auto& it : j["bom"]["items"])
+    if (it["category"] == "compute") {
+      server = true;
+      EXPECT_NEAR(it["unit_usd"].get<double>(), 350000 - 8 * nic_usd, 1e-6);
+      EXPECT_NE(it["source"].get<std::string>().find("placeholder: your vendor's quote"),
+                std::string::npos)
+          << it["source"];
+      EXPECT_NE(it["source"].get<std::string>().find("less the NICs it includes (8 x cx7-400g)"),
+                std::string::npos)
+          << it["source"];
+    }
+  EXPECT_TRUE(server);
+}
+
 TEST(Cli, UserCatalogOverridesPrices) {
   const fs::path cat = write_temp("cat.yaml",
                                   "switches:\n  - id: qm9700\n    technology: infiniband\n    "
