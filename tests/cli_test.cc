@@ -271,7 +271,8 @@ TEST(CliSweep, WritesEveryDesignAndTheBest) {
   const gf::CsvTable csv(text.str());
   ASSERT_EQ(csv.rows(), 4u);
   // The invalid design computed nothing: its figures are empty cells, not zeros.
-  for (const char* col : {"gpus", "capex_usd", "busbw_gbs", "step_time_s", "cost_to_train_usd"}) {
+  for (const char* col : {"gpus", "capex_usd", "busbw_gbs", "step_time_s", "cost_to_train_usd",
+                          "constraints_met", "within_budget"}) {
     ASSERT_TRUE(csv.has(col)) << col;
     EXPECT_EQ(csv.at(0, col), "") << col;
     EXPECT_NE(csv.at(1, col), "") << col;
@@ -1820,11 +1821,17 @@ TEST(CliJobs, TheTraceExampleMeetsItsWorkloadJob) {
   csv << in.rdbuf();
   EXPECT_NE(csv.str().find("jobs_worst_slowdown"), std::string::npos) << csv.str();
   // A spec of jobs alone has no step of its own: those cells are empty, the jobs' are not.
+  std::ifstream json_in(dir / "sweep.json");
+  const auto sj = nlohmann::json::parse(json_in);
+  EXPECT_FALSE(sj["designs"][0].contains("constraints_met")) << sj["designs"][0];
+  EXPECT_TRUE(sj["designs"][0].contains("within_budget")) << sj["designs"][0];
   const gf::CsvTable table(csv.str());
   ASSERT_EQ(table.rows(), 2u) << csv.str();
   for (size_t row : {0u, 1u}) {
     EXPECT_EQ(table.at(row, "step_time_s"), "") << csv.str();
     EXPECT_EQ(table.at(row, "gpu_utilization"), "") << csv.str();
+    EXPECT_EQ(table.at(row, "constraints_met"), "") << csv.str();  // a step's constraints
+    EXPECT_NE(table.at(row, "within_budget"), "") << csv.str();
     EXPECT_NE(table.at(row, "jobs_worst_slowdown"), "") << csv.str();
     EXPECT_NE(table.at(row, "busbw_gbs"), "") << csv.str();
   }

@@ -42,6 +42,9 @@ std::string sweep_csv(const SweepResult& r) {
   auto cell = [](bool has, const char* f, double v) {
     return has ? fmt::format(fmt::runtime(f), v) : std::string();
   };
+  // So are its verdicts: an invalid design has no capex to hold against the budget, and only a
+  // step has constraints (communication share, utilisation) to meet.
+  auto flag = [](bool has, bool v) { return has ? std::string(v ? "true" : "false") : ""; };
   for (const auto& d : r.designs) {
     out += std::to_string(d.index + 1);
     for (const auto& v : d.values) out += "," + csv_field(v.value);
@@ -54,7 +57,8 @@ std::string sweep_csv(const SweepResult& r) {
         cell(plan, "{:.2f}", d.busbw_gbs), cell(step, "{:.4f}", d.step_time_s),
         cell(step, "{:.4f}", d.comm_fraction), cell(step, "{:.4f}", d.gpu_utilization),
         cell(step, "{:.0f}", d.time_to_train_s), cell(step, "{:.0f}", d.cost_to_train_usd),
-        d.constraints_met, d.within_budget, d.pareto, d.index == r.best, csv_field(d.error));
+        flag(step, d.constraints_met), flag(plan, d.within_budget), d.pareto, d.index == r.best,
+        csv_field(d.error));
     if (jobs) {
       const bool j = d.ok && d.has_jobs;
       out += fmt::format(",{},{},{},{}", cell(j, "{:.4f}", d.jobs_worst_slowdown),
@@ -80,7 +84,10 @@ nlohmann::json sweep_json(const SweepResult& r) {
     } else {
       j.update(design_plan_json(d));
       j["pareto"] = d.pareto;
-      if (d.has_step) j.update(design_step_json(d));
+      if (d.has_step)
+        j.update(design_step_json(d));
+      else
+        j.erase("constraints_met");  // no step, no constraints to meet
       if (d.has_jobs) j.update(design_jobs_json(d));
     }
     designs.push_back(j);
