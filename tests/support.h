@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "plan/plan.h"
 #include "spec/spec.h"
@@ -42,20 +44,23 @@ inline PlannedSpec load_example(const std::string& name) {
   return p.ok() ? *p : PlannedSpec{};
 }
 
-/// examples/NAME with its first `from` replaced by `to`, written beside a copy (so relative
-/// paths still resolve the same way from a temporary folder of its own) and planned; a test
-/// failure if `from` is not there or it does not plan. The folder is removed afterwards.
-inline PlannedSpec load_example_edited(const std::string& name, const std::string& from,
-                                       const std::string& to) {
+/// examples/NAME with the first `from` of each edit replaced by its `to`, written beside a copy
+/// (so relative paths still resolve the same way from a temporary folder of its own) and
+/// planned; a test failure if a `from` is not there or it does not plan. The folder is removed
+/// afterwards.
+inline PlannedSpec load_example_edited(
+    const std::string& name, const std::vector<std::pair<std::string, std::string>>& edits) {
   namespace fs = std::filesystem;
   std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/examples/" + name);
   std::stringstream text;
   text << in.rdbuf();
   std::string yaml = text.str();
-  const size_t at = yaml.find(from);
-  EXPECT_NE(at, std::string::npos) << name << ": no '" << from << "'";
-  if (at == std::string::npos) return {};
-  yaml.replace(at, from.size(), to);
+  for (const auto& [from, to] : edits) {
+    const size_t at = yaml.find(from);
+    EXPECT_NE(at, std::string::npos) << name << ": no '" << from << "'";
+    if (at == std::string::npos) return {};
+    yaml.replace(at, from.size(), to);
+  }
   const fs::path dir = fs::temp_directory_path() / ("gf_edited_" + name);
   fs::create_directories(dir);
   std::ofstream(dir / "spec.yaml") << yaml;
@@ -63,6 +68,10 @@ inline PlannedSpec load_example_edited(const std::string& name, const std::strin
   fs::remove_all(dir);
   EXPECT_TRUE(p.ok()) << format_diagnostics(p.errors());
   return p.ok() ? *p : PlannedSpec{};
+}
+inline PlannedSpec load_example_edited(const std::string& name, const std::string& from,
+                                       const std::string& to) {
+  return load_example_edited(name, {{from, to}});
 }
 
 }  // namespace gf::testing

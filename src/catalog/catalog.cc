@@ -541,6 +541,12 @@ Catalog::IncludedNics Catalog::included_nics(const GpuModel& g) const {
       out.missing.push_back(id);
       continue;
     }
+    if (id == g.networks.storage_nic) {
+      out.storage_cards += count;
+      out.storage_price_usd += count * it->second.cost.price_usd;
+      out.storage_power_w += count * it->second.cost.power_w;
+      continue;
+    }
     out.price_usd += count * it->second.cost.price_usd;
     out.power_w += count * it->second.cost.power_w;
     out.list += fmt::format("{}{} x {}", out.list.empty() ? "" : ", ", count, id);

@@ -274,11 +274,15 @@ struct Catalog {
   const CablePart* cable_for(CableKind kind, double gbps, double length_m,
                              int links_per_part = 1) const;
   /// What the NICs a server's figure includes (GpuModel::node_nics) come to at this catalog's
-  /// own NIC figures: the BOM takes them out of the server's line, validate_spec checks them.
+  /// own NIC figures: the BOM takes the compute NICs out of the server's line; the server's own
+  /// storage/in-band cards (networks.storage_nic) stay in it, and a networks: plan lists them
+  /// at no further cost. validate_spec checks them all.
   struct IncludedNics {
-    double price_usd = 0, power_w = 0;  ///< the NICs the catalog has, count times unit figure
-    std::string list;                   ///< "8 x cx7-400g, ..."
-    std::vector<std::string> missing;   ///< ids the catalog lacks (not counted)
+    double price_usd = 0, power_w = 0;  ///< the compute NICs the catalog has, count x unit figure
+    std::string list;                   ///< those NICs: "8 x cx7-400g, ..."
+    int storage_cards = 0;              ///< the server's storage/in-band cards it includes
+    double storage_price_usd = 0, storage_power_w = 0;  ///< and their figures
+    std::vector<std::string> missing;                   ///< ids the catalog lacks (not counted)
   };
   IncludedNics included_nics(const GpuModel& g) const;
 };

@@ -151,8 +151,14 @@ TEST(Catalog, TheNicsAServersFigureIncludes) {
   auto c = builtin_catalog();
   ASSERT_TRUE(c.ok());
   const auto& h100 = c->gpus.at("h100-sxm").node_nics;
-  ASSERT_EQ(h100.size(), 1u);
+  ASSERT_EQ(h100.size(), 2u);
   EXPECT_EQ(h100.front(), (std::pair<std::string, int>{"cx7-400g", 8}));
+  EXPECT_EQ(h100.back(), (std::pair<std::string, int>{"dual-cx7-400g", 2}));
+  // The compute NICs leave the server's line; its own storage cards stay in it.
+  const auto inc = c->included_nics(c->gpus.at("h100-sxm"));
+  EXPECT_EQ(inc.list, "8 x cx7-400g");
+  EXPECT_EQ(inc.storage_cards, 2);
+  EXPECT_DOUBLE_EQ(inc.price_usd, 8 * c->nics.at("cx7-400g").cost.price_usd);
 }
 
 // Integer fields are held as int: a count past 100 million is an error, where 4294967360 ports

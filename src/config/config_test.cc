@@ -885,6 +885,26 @@ TEST(Networks, AnInfinibandStorageFabricGetsItsOwnSubnetManager) {
   EXPECT_TRUE(files.count("networks/inband-leaf-a01.sh"));  // the Ethernet ones still get theirs
 }
 
+// With isolation: vlan on an InfiniBand fabric the storage leaves are switches of the compute
+// subnet: its SM routes them (opensm.conf says so), and they get no subnet manager of their own.
+TEST(Networks, VlanStorageLeavesJoinTheComputeSubnet) {
+  const PlannedSpec vlan = testing::load_example_edited(
+      "networks-dgx-256.yaml", {{"  technology: roce\n  switch: arista-7060x6\n",
+                                 "  technology: infiniband\n  switch: qm9700\n"},
+                                {"  isolation: physical", "  isolation: vlan"}});
+  ASSERT_EQ(vlan.plan.technology, Technology::kInfiniband);
+  ASSERT_TRUE(vlan.plan.networks.has_value());
+  auto set = config_files(vlan, {});
+  ASSERT_TRUE(set.ok()) << format_diagnostics(set.errors());
+  std::map<std::string, std::string> files;
+  for (const auto& [path, content] : set->files) files[path] = content;
+  EXPECT_FALSE(files.count("networks/storage-opensm/opensm.conf"));
+  ASSERT_TRUE(files.count("opensm/opensm.conf"));
+  EXPECT_NE(files.at("opensm/opensm.conf").find("storage network's 2 qm9700 leaves"),
+            std::string::npos)
+      << files.at("opensm/opensm.conf");
+}
+
 // A cable between two switches of the other networks is a trunk tagged alike at both ends (a
 // leaf's uplink and its spine's down port), never an access port at one end; OOB switches that
 // uplink into the in-band network hand their VLAN to it, whose top tier holds the OOB gateway

@@ -304,7 +304,9 @@ std::vector<OutputFile> network_files(const Plan& p, const NetAddressPlan& a, co
     if (!net) continue;
     // InfiniBand switches (a QM9700 storage fabric) take no per-switch configuration: the
     // network's own subnet manager routes it.
-    if (n.leaves > 0 && n.sw.technology == SwitchTechnology::kInfiniband) {
+    // Leaves that uplink into an InfiniBand compute fabric (isolation: vlan) are of its subnet,
+    // routed by its SM (opensm/opensm.conf says so).
+    if (n.leaves > 0 && n.sw.technology == SwitchTechnology::kInfiniband && !n.uplinks_to_compute) {
       const std::string dir = fmt::format("networks/{}-opensm/", network_kind_name(n.kind));
       out.push_back({dir + "opensm.conf", opensm_network_conf(p, n)});
       out.push_back({dir + "partitions.conf", opensm_partitions()});

@@ -38,6 +38,15 @@ std::string opensm_conf(const Plan& plan) {
   if (plan.in_network_reduction)
     c += "# in-network reduction (SHARP) is planned: run the SHARP aggregation manager beside "
          "the SM\n";
+  // Storage leaves that uplink into this fabric's top tier (networks isolation: vlan) are
+  // switches of this subnet: its SM routes them, none of their own.
+  if (plan.networks)
+    for (const NetworkPlan& n : plan.networks->nets)
+      if (n.uplinks_to_compute && n.leaves > 0 && n.sw.technology == SwitchTechnology::kInfiniband)
+        c += fmt::format(
+            "# the {} network's {} {} leaves ({} HCA ports) join this subnet through the top "
+            "tier (isolation: vlan): this SM routes them too\n",
+            network_kind_name(n.kind), n.leaves, n.sw.id, n.node_ports + n.other_ports);
   return c;
 }
 

@@ -84,8 +84,9 @@ void build_bom(Plan& p, const Catalog& cat) {
     b.items.push_back({std::move(category), std::move(id), std::move(name), std::move(role), qty,
                        cost.price_usd, cost.power_w, cost.provenance()});
   };
-  // The server's figure less the NICs it includes (node.nics): the BOM lists the plan's NICs
-  // at their own figures, so a DGX's are not counted twice.
+  // The server's figure less the compute NICs it includes (node.nics): the BOM lists the plan's
+  // NICs at their own figures, so a DGX's are not counted twice. Its storage/in-band cards stay
+  // in it (a networks: plan lists them at no further cost).
   CostFigure server = p.gpu.node;
   const Catalog::IncludedNics included = cat.included_nics(p.gpu);
   if (!included.list.empty()) {

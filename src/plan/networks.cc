@@ -133,11 +133,16 @@ struct Demand {
   long long other_ports = 0;
   double oversubscription = 1.0;
   bool uplinks_to_compute = false;
+  /// The switches' technology where it is bound: storage leaves that uplink into the compute
+  /// fabric's top tier (isolation: vlan) are of the compute fabric's own.
+  std::optional<SwitchTechnology> technology;
   long long reserved_ports = 0;  ///< in-band: ports the OOB switches' uplinks take
   int units = 1;                 ///< OOB: sized per scalable unit of the compute fabric
   double inband_gbps = 0;        ///< OOB: the in-band leaves' port speed; 0: no in-band network
   std::string nic_id;            ///< the servers' card counted with this network
   long long nics = 0;
+  long long nics_in_server = 0;  ///< of them, those the server's figure includes (node.nics)
+  std::string nics_in_server_source;
 };
 
 // The spine switch for uplinks of `gbps`: a mgmt-spine (or the network's own role) switch with
@@ -191,6 +196,8 @@ Result<NetworkPlan> size_on(const Catalog& cat, const Demand& d, const Switch& s
   n.uplinks_to_compute = d.uplinks_to_compute;
   n.nic_id = d.nic_id;
   n.nics = d.nics;
+  n.nics_in_server = d.nics_in_server;
+  n.nics_in_server_source = d.nics_in_server_source;
   const int P = sw.ports_at(d.gbps);
   if (P == 0)
     return Diagnostic::at_key(key_of(d.kind),
@@ -316,8 +323,12 @@ void build_network_bom(NetworkPlan& n, const Catalog& cat, std::vector<std::stri
   add_item(b, "switch", n.spine_sw.id, n.spine_sw.name, net + " spine", n.spines, n.spine_sw.cost);
   if (!n.nic_id.empty()) {
     const Nic& nic = cat.nics.at(n.nic_id);
-    add_item(b, "nic", nic.id, nic.name, net == "storage" ? "storage + inband" : net, n.nics,
-             nic.cost);
+    const std::string role = net == "storage" ? "storage + inband" : net;
+    add_item(b, "nic", nic.id, nic.name, role, n.nics - n.nics_in_server, nic.cost);
+    // The cards the servers' figure already includes (a DGX's two dual-port cards): listed, at
+    // no further cost, so the cluster pays for them once.
+    add_item(b, "nic", nic.id, nic.name, role + " (in the server)", n.nics_in_server,
+             CostFigure{0, 0, n.nics_in_server_source, false});
   }
   const Medium hm = host_medium(cat, n), um = uplink_medium(cat, n);
   n.host_cable = hm.label();
@@ -350,8 +361,22 @@ Result<NetworkPlan> plan_one(const Catalog& cat, const Demand& d, const std::str
   std::optional<NetworkPlan> best;
   std::vector<Diagnostic> why;
   int tried = 0;
+  const auto tech_name = [](SwitchTechnology t) {
+    return t == SwitchTechnology::kInfiniband ? "an InfiniBand" : "an Ethernet";
+  };
   for (const auto& [id, sw] : cat.switches) {
     if (switch_id != "auto" ? id != switch_id : !sw.has_role(role)) continue;
+    if (d.technology && sw.technology != *d.technology) {
+      if (switch_id == "auto") continue;
+      return Diagnostic::at_key(
+          key_of(d.kind) + ".switch",
+          fmt::format("isolation: vlan joins the {} leaves to the compute fabric, which is {} "
+                      "fabric; {} is {} switch",
+                      network_kind_name(d.kind), tech_name(*d.technology), id,
+                      tech_name(sw.technology)),
+          fmt::format("choose {} switch (or switch: auto), or isolation: physical",
+                      tech_name(*d.technology)));
+    }
     if (sw.ports_at(d.gbps) == 0) continue;
     ++tried;
     auto n = size_on(cat, d, sw);
@@ -367,9 +392,14 @@ Result<NetworkPlan> plan_one(const Catalog& cat, const Demand& d, const std::str
     if (!why.empty()) return why.front();
     return Diagnostic::at_key(
         key_of(d.kind) + (switch_id != "auto" ? ".switch" : ""),
-        switch_id != "auto" ? fmt::format("switch '{}' has no {:g} Gbps ports", switch_id, d.gbps)
-                            : fmt::format("no {} switch in the catalog runs {:g} Gbps ports",
-                                          name_of(kSwitchRoleNames, role), d.gbps),
+        switch_id != "auto"
+            ? fmt::format("switch '{}' has no {:g} Gbps ports", switch_id, d.gbps)
+            : fmt::format("no {}{} switch in the catalog runs {:g} Gbps ports",
+                          d.technology
+                              ? (*d.technology == SwitchTechnology::kInfiniband ? "InfiniBand "
+                                                                                : "Ethernet ")
+                              : "",
+                          name_of(kSwitchRoleNames, role), d.gbps),
         "add one with a catalog file (roles: [...]), or change port_speed");
   }
   best->switch_reason =
@@ -415,6 +445,18 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
                         ? std::max(1, ns.storage.ports_per_node > 0 ? ns.storage.ports_per_node
                                                                     : server.storage_ports)
                         : server.storage_nics;
+  // Those of the server's own cards that its catalog figure includes (node.nics).
+  const int included = nic_id == server.storage_nic && !nic_id.empty()
+                           ? std::min(cards, cat.included_nics(compute.gpu).storage_cards)
+                           : 0;
+  auto count_cards = [&](Demand& d) {
+    d.nic_id = nic->id;
+    d.nics = nodes * cards;
+    d.nics_in_server = nodes * included;
+    d.nics_in_server_source =
+        fmt::format("in the {} server's figure (catalog node.nics: {} a server), counted there",
+                    compute.gpu.id, included);
+  };
 
   if (ns.storage.enabled) {
     const auto& s = ns.storage;
@@ -429,6 +471,7 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
     d.nodes = nodes;
     d.oversubscription = s.oversubscription;
     d.uplinks_to_compute = vlan;
+    if (vlan) d.technology = compute.sw.technology;
     // Storage servers: as many as the spec says, or enough ports for the target bandwidth.
     out.storage_node_gbps = s.storage_node_ports * d.gbps;
     out.storage_target_gbs_per_node =
@@ -452,10 +495,7 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
                       out.storage_target_gbs_per_node, nodes, out.storage_nodes, kMaxStorageNodes),
           "give a lower target_bandwidth or storage_nodes");
     d.other_ports = 1LL * out.storage_nodes * s.storage_node_ports;
-    if (!vlan && nic) {
-      d.nic_id = nic->id;
-      d.nics = nodes * cards;
-    }
+    if (!vlan && nic) count_cards(d);
     auto n = plan_one(cat, d, s.switch_id, warnings);
     if (!n) return n.errors();
     out.storage_system_Bps = out.storage_nodes * out.storage_node_gbps * 1e9 / 8;
@@ -498,10 +538,7 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
     // In-band carries provisioning and user traffic, not bulk data: its leaves uplink at the
     // down:up ratio of their own ports (a 64-port leaf: 48 down, 16 up, 3:1).
     d.oversubscription = 3.0;
-    if (nic && (!ns.storage.enabled || vlan)) {
-      d.nic_id = nic->id;
-      d.nics = nodes * cards;
-    }
+    if (nic && (!ns.storage.enabled || vlan)) count_cards(d);
     if (d.gbps > nic_port_gbps && nic)
       warnings.push_back(fmt::format("networks.inband: {:g} Gbps ports on {} ports of {:g} Gbps",
                                      d.gbps, nic->id, nic_port_gbps));

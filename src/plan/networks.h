@@ -63,6 +63,10 @@ struct NetworkPlan {
   int units = 1, leaves_per_unit = 0;
   std::string nic_id;  ///< the servers' NIC carrying this network's ports; empty: none counted
   long long nics = 0;
+  /// Of `nics`, the cards the servers' own figure already includes (catalog node.nics): the BOM
+  /// lists them at no further cost, with `nics_in_server_source` saying whose figure holds them.
+  long long nics_in_server = 0;
+  std::string nics_in_server_source;
   std::string host_cable, host_length_class;      ///< cabling.csv's cable and length class
   std::string uplink_cable, uplink_length_class;  ///< the same of leaf uplinks
   std::string isl_cable;                          ///< the peer links' cable

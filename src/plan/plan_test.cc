@@ -266,6 +266,7 @@ TEST(Plan, TheServerLineLeavesOutTheNicsItsFigureIncludes) {
     const GpuModel& g = cat.gpus.at(gpu);
     double included_usd = 0, included_w = 0;
     for (const auto& [id, count] : g.node_nics) {
+      if (id == g.networks.storage_nic) continue;  // stays in the server's line
       included_usd += count * cat.nics.at(id).cost.price_usd;
       included_w += count * cat.nics.at(id).cost.power_w;
     }
@@ -526,6 +527,49 @@ TEST(Networks, EveryDgxPortIsCabledAndTheComputeFiguresStayApart) {
   EXPECT_GT(n.capex_usd, 0);
 }
 
+// A DGX's figure also holds its two dual-port storage/in-band cards (DGX H100 datasheet; catalog
+// node.nics): the storage network lists them, at no further cost, and the server line keeps
+// them; a card the spec chooses instead is bought, at its own figure.
+TEST(Networks, TheServersOwnStorageCardsArePaidForOnce) {
+  auto cat = *builtin_catalog();
+  const GpuModel& g = cat.gpus.at("h100-sxm");
+  ASSERT_EQ(g.networks.storage_nic, "dual-cx7-400g");
+  const Plan p = plan_of(std::string(kDgx) + "networks:\n");
+  ASSERT_TRUE(p.networks.has_value());
+  const NetworkPlan* st = p.networks->find(NetworkKind::kStorage);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->nics, 127 * 2);
+  EXPECT_EQ(st->nics_in_server, 127 * 2);
+  long long cards = 0;
+  for (const auto& it : st->bom.items)
+    if (it.category == "nic") {
+      cards += it.qty;
+      EXPECT_EQ(it.unit_usd, 0) << it.role;
+      EXPECT_EQ(it.unit_w, 0) << it.role;
+      EXPECT_NE(it.source.find("h100-sxm server's figure"), std::string::npos) << it.source;
+    }
+  EXPECT_EQ(cards, 127 * 2);
+  // The server line still holds them: only the compute NICs came out of it.
+  for (const auto& it : p.bom.items)
+    if (it.category == "compute")
+      EXPECT_NEAR(it.unit_usd, g.node.price_usd - 8 * cat.nics.at("cx7-400g").cost.price_usd, 1e-6);
+  // Another card than the server's own is bought.
+  const Plan other = plan_of(std::string(kDgx) + "networks:\n  storage: {nic: cx7-400g}\n");
+  const NetworkPlan* ost = other.networks->find(NetworkKind::kStorage);
+  ASSERT_TRUE(ost);
+  EXPECT_EQ(ost->nics_in_server, 0);
+  double usd = 0;
+  for (const auto& it : ost->bom.items)
+    if (it.category == "nic") usd += it.unit_usd * it.qty;
+  EXPECT_NEAR(usd, ost->nics * cat.nics.at("cx7-400g").cost.price_usd, 1e-6);
+  // A server whose figure does not say (an estimate) pays for its cards.
+  const Plan h200 = plan_of("cluster: {gpu: h200-sxm, nodes: 16, nic: cx7-400g}\nnetworks:\n");
+  const NetworkPlan* hst = h200.networks->find(NetworkKind::kStorage);
+  ASSERT_TRUE(hst);
+  EXPECT_EQ(hst->nics_in_server, 0);
+  EXPECT_GT(hst->bom.capex_usd, 0);
+}
+
 TEST(Networks, OneTierWhileALeafPairHoldsEveryPortThenLeafSpine) {
   // 16 nodes: one SN4600C pair holds the in-band ports (DGX BasePOD deployment guide: the
   // in-band network is a pair of SN4600C, "SN4600 #1" and "#2", joined by an MLAG peer link).
@@ -611,6 +655,25 @@ TEST(Networks, VlanConvergesStorageOntoTheComputeFabric) {
   EXPECT_EQ(st->host_links, 4 * 8);  // only the storage servers' ports
   EXPECT_TRUE(st->nic_id.empty());   // the dual-port cards are counted with in-band
   EXPECT_FALSE(p.networks->find(NetworkKind::kInband)->nic_id.empty());
+  // The storage leaves join the compute fabric: switches of its technology, InfiniBand here,
+  // Ethernet beside a RoCE fabric (a QM9700 cannot uplink into an Ethernet spine).
+  EXPECT_EQ(st->sw.technology, SwitchTechnology::kInfiniband);
+  const std::string roce =
+      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
+      "fabric: {technology: roce, switch: arista-7060x6, spine_headroom: 0.5}\n"
+      "networks: {isolation: vlan, storage: {storage_nodes: 4}}\n";
+  const Plan r = plan_of(roce);
+  const NetworkPlan* rst = r.networks->find(NetworkKind::kStorage);
+  ASSERT_TRUE(rst);
+  EXPECT_EQ(rst->sw.technology, SwitchTechnology::kEthernet) << rst->sw.id;
+  const auto named = plan_errors(
+      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
+      "fabric: {technology: roce, switch: arista-7060x6, spine_headroom: 0.5}\n"
+      "networks: {isolation: vlan, storage: {storage_nodes: 4, switch: qm9700}}\n");
+  ASSERT_FALSE(named.empty());
+  EXPECT_EQ(named[0].key, "networks.storage.switch");
+  EXPECT_NE(named[0].message.find("qm9700 is an InfiniBand switch"), std::string::npos)
+      << named[0].message;
   // Without free top-tier ports the storage leaves have nowhere to go.
   const auto errs = plan_errors(
       "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n"

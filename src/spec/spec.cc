@@ -980,13 +980,14 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
                                       "which the catalog lacks",
                                       gpu->id, id),
                           "give node.nics catalog NIC ids (catalog/nics.yaml)"));
-    if (nics.price_usd > gpu->node.price_usd || nics.power_w > gpu->node.power_w)
+    const double nics_usd = nics.price_usd + nics.storage_price_usd,
+                 nics_w = nics.power_w + nics.storage_power_w;
+    if (nics_usd > gpu->node.price_usd || nics_w > gpu->node.power_w)
       errs.push_back(
           s.at("cluster.gpu",
                fmt::format("the catalog's {} server figure (${:.0f}, {:.0f} W) is less "
                            "than the NICs node.nics says it includes (${:.0f}, {:.0f} W)",
-                           gpu->id, gpu->node.price_usd, gpu->node.power_w, nics.price_usd,
-                           nics.power_w),
+                           gpu->id, gpu->node.price_usd, gpu->node.power_w, nics_usd, nics_w),
                "check the server's node figures and node.nics in the catalog"));
     if (c.gpus_per_node == 0) c.gpus_per_node = gpu->gpus_per_node;
     if (c.gpus_per_node > gpu->gpus_per_node)
