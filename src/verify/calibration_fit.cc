@@ -50,17 +50,6 @@ std::optional<Algorithm> algorithm_of_nccl_name(std::string s) {
   return parse_algorithm(s);
 }
 
-// The collective a file ran: the banner's "# Collective test starting: X_perf", else its name.
-std::optional<Op> op_of(const NcclTestsRun& run, const std::string& file) {
-  if (!run.collective.empty()) return parse_op(run.collective);
-  const std::string name = std::filesystem::path(file).filename().string();
-  // Longest names first, so that all_reduce is not read as reduce.
-  for (const char* n : {"reduce_scatter", "all_reduce", "all_gather", "alltoall", "broadcast",
-                        "sendrecv", "reduce"})
-    if (name.find(n) != std::string::npos) return parse_op(n);
-  return std::nullopt;
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -592,31 +581,14 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
       r.algorithm_source = "NCCL_ALGO in the file";
     }
     // The hosts named count the nodes, unless rank lines were left out or --nodes says.
-    const int hosts = o.nodes > 0 ? 0 : parsed->nodes;  // 0 where rank lines were left out
-    if (hosts > 0) {
-      r.nodes = hosts;
-      if (parsed->ranks % hosts != 0) {
-        errs.push_back(
-            Diagnostic::in_file(f.file, "",
-                                fmt::format("{} ranks on {} hosts: not the same GPUs on every node",
-                                            parsed->ranks, hosts),
-                                "calibrate on runs that use every GPU of each node"));
-        continue;
-      }
-      r.gpus_per_node = parsed->ranks / hosts;
-    } else {
-      r.gpus_per_node = o.gpus_per_node > 0 ? o.gpus_per_node : plan.gpus_per_node;
-      r.nodes = o.nodes > 0         ? o.nodes
-                : parsed->ranks > 0 ? std::max(1, parsed->ranks / r.gpus_per_node)
-                                    : 0;
-      if (r.nodes == 0) {
-        errs.push_back(Diagnostic::in_file(
-            f.file, "",
-            "the output has no rank lines ('# Rank N ... on HOST'): its nodes are unknown",
-            "give --nodes N (and --gpus-per-node if not the spec's)"));
-        continue;
-      }
+    const auto shape = run_shape(*parsed, o.nodes, o.gpus_per_node, plan.gpus_per_node, f.file,
+                                 "give --nodes N (and --gpus-per-node if not the spec's)");
+    if (!shape) {
+      errs.insert(errs.end(), shape.errors().begin(), shape.errors().end());
+      continue;
     }
+    r.nodes = shape->nodes;
+    r.gpus_per_node = shape->gpus_per_node;
     if (r.gpus_per_node != plan.gpus_per_node) {
       errs.push_back(Diagnostic::in_file(
           f.file, "",

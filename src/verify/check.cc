@@ -67,17 +67,38 @@ static_assert(std::size(kVerdictWords) ==
 void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Plan& plan,
                      const Fabric& fabric, double tolerance, std::vector<CheckRow>& rows,
                      std::vector<Diagnostic>& errs) {
-  const int nodes = nodes_of(run, plan.gpus_per_node);
+  // The collective: the banner's, else the file's name; an output with neither is not guessed
+  // (an all_gather judged as an all_reduce fails at 0.6).
+  const auto op = op_of(run, file);
+  if (!op) {
+    errs.push_back(Diagnostic::in_file(
+        file, "",
+        run.collective.empty() ? "the output does not say which collective it ran"
+                               : fmt::format("unknown collective '{}'", run.collective),
+        "keep the '# Collective test starting: X_perf' line, or name the file after the test "
+        "(all_gather_perf.out)"));
+    return;
+  }
+  const std::string op_name_s(op_name(*op));
+  // The nodes and GPUs a node it ran on, from its rank lines: the model simulates those.
+  const auto shape = run_shape(run, 0, 0, plan.gpus_per_node, file,
+                               "keep the rank lines as nccl-tests printed them");
+  if (!shape) {
+    errs.insert(errs.end(), shape.errors().begin(), shape.errors().end());
+    return;
+  }
+  const int nodes = shape->nodes;
   if (nodes > plan.nodes) {
     errs.push_back(Diagnostic::in_file(
         file, "", fmt::format("the run used {} nodes; the plan has {}", nodes, plan.nodes)));
     return;
   }
-  const std::string op_name_s = run.collective.empty() ? "all_reduce" : run.collective;
-  auto op = parse_op(op_name_s);
-  if (!op) {
-    errs.push_back(
-        Diagnostic::in_file(file, "", fmt::format("unknown collective '{}'", op_name_s)));
+  if (shape->gpus_per_node != plan.gpus_per_node) {
+    errs.push_back(Diagnostic::in_file(
+        file, "",
+        fmt::format("the run used {} GPUs per node; the spec's nodes have {}", shape->gpus_per_node,
+                    plan.gpus_per_node),
+        "check runs that use every GPU of each node, against the spec of that cluster"));
     return;
   }
   if (auto e = device_gpu_error(run, plan.gpu.id, file,

@@ -191,17 +191,24 @@ void nccl_tests_findings(const NcclTestsRun& r, const ToolOutput& f, const Plan*
       wrong.push_back({f.file, row.line, "#wrong " + row.wrong_in_place + " (in place)"});
   }
   if (plan && catalog) {
+    // The rows check judges, as check marks them: below and above the simulated plan alike.
     auto c = check_measurements(*plan, *catalog, {f}, kBusbwTolerance);
     if (c) {
-      std::vector<Evidence> low;
-      for (const auto& row : c->rows)
-        if (row.judged && row.mark == CheckMark::kBelow)
-          for (const auto& rr : r.rows)
-            if (rr.bytes == row.bytes)
-              low.push_back({f.file, rr.line,
-                             fmt::format("busbw {:.1f} GB/s, {:.0f}% of the simulated {:.1f}",
-                                         row.measured, 100 * row.ratio, row.expected)});
+      std::vector<Evidence> low, high;
+      for (const auto& row : c->rows) {
+        if (!row.judged || (row.mark != CheckMark::kBelow && row.mark != CheckMark::kAbove))
+          continue;
+        for (const auto& rr : r.rows)
+          if (rr.bytes == row.bytes)
+            (row.mark == CheckMark::kBelow ? low : high)
+                .push_back({f.file, rr.line,
+                            fmt::format("busbw {:.1f} GB/s, {:.0f}% of the simulated {:.1f}",
+                                        row.measured, 100 * row.ratio, row.expected)});
+      }
       if (!low.empty()) out.push_back(finding(rule("busbw-below-expectation"), low));
+      if (!high.empty()) out.push_back(finding(rule("busbw-above-expectation"), high));
+    } else {
+      out.push_back(finding(rule("busbw-not-compared"), {{f.file, 0, c.errors().front().message}}));
     }
   }
   if (!wrong.empty()) out.push_back(finding(rule("nccl-tests-wrong-results"), wrong));

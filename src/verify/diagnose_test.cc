@@ -152,6 +152,65 @@ TEST(Check, MeasurementsAgainstThePlan) {
   EXPECT_FALSE(check_measurements(plan, cat, {load("nccl-debug-ib-retry.log")}, 0.15).ok());
 }
 
+// check simulates the run as it ran, or says why it cannot: an output that does not say which
+// collective (an all_gather once judged as an all_reduce failed at 0.6), whose rank lines are
+// gone (its nodes unknown), or that used part of each node's GPUs is an error naming the file.
+TEST(Check, RunsItCannotSimulateAsTheyRanAreErrors) {
+  auto cat = *builtin_catalog();
+  const Plan plan = h100_ib_plan(cat);
+  const ToolOutput nccl = load("nccl-tests-2node-allreduce.txt");
+  auto error_of = [&](ToolOutput t) {
+    auto r = check_measurements(plan, cat, {t}, 0.15);
+    EXPECT_FALSE(r.ok()) << t.file;
+    return r.ok() ? std::string() : format_diagnostics(r.errors());
+  };
+  ToolOutput unnamed = nccl;
+  unnamed.file = "run.txt";
+  // The reduction column and the whole count say all_reduce (nccl-tests 2.x layout, root -1).
+  EXPECT_TRUE(check_measurements(plan, cat, {unnamed}, 0.15).ok());
+  // The same table with the part counts of all_gather (or alltoall): not guessed.
+  ToolOutput part = unnamed;
+  part.text.clear();
+  std::istringstream rows(unnamed.text);
+  for (std::string l; std::getline(rows, l);) {
+    std::istringstream w(l);
+    double bytes = 0, count = 0;
+    std::string type, redop, rest;
+    if (l.empty() || l[0] == '#' || !(w >> bytes >> count >> type >> redop)) {
+      part.text += l + "\n";
+      continue;
+    }
+    std::getline(w, rest);
+    part.text += std::to_string(static_cast<long long>(bytes)) + " " +
+                 std::to_string(static_cast<long long>(bytes / 4 / 16)) + " float none" + rest +
+                 "\n";
+  }
+  std::string e = error_of(part);
+  EXPECT_NE(e.find("run.txt: error: the output does not say which collective it ran"),
+            std::string::npos)
+      << e;
+  // No rank lines: the nodes are unknown.
+  ToolOutput bare = nccl;
+  std::string kept;
+  std::istringstream in(nccl.text);
+  for (std::string l; std::getline(in, l);)
+    if (l.find("#  Rank") == std::string::npos) kept += l + "\n";
+  bare.text = kept;
+  e = error_of(bare);
+  EXPECT_NE(e.find("no rank lines"), std::string::npos) << e;
+  // Four GPUs of each node: the 16 ranks on four hosts.
+  ToolOutput four = nccl;
+  for (int r = 0; r < 16; ++r) {
+    const std::string from = r < 8 ? "on gpu-node-01" : "on gpu-node-02";
+    const size_t at = four.text.find(from);
+    ASSERT_NE(at, std::string::npos);
+    four.text.replace(at, from.size(), "on gpu-host-" + std::to_string(r / 4));
+  }
+  e = error_of(four);
+  EXPECT_NE(e.find("the run used 4 GPUs per node; the spec's nodes have 8"), std::string::npos)
+      << e;
+}
+
 // A nccl-tests row that counted wrong results fails at any size, and so does a figure faster
 // than the plan's links or one port can carry (the spec is not this cluster's, or the output was
 // edited): each marked, and the verdict says why.
@@ -240,12 +299,13 @@ TEST(Doctor, ReadsARecordedHost) {
 namespace gf {
 TEST(Diagnose, BusbwAgainstTheSimulatedFabric) {
   auto cat = *builtin_catalog();
-  // The file's rank lines name A100-SXM4-40GB: the plan is of those GPUs.
+  // The file's rank lines name A100-SXM4-40GB, two on each of three hosts: the plan is of those.
   const Plan plan = testing::plan_of(
-      "cluster: {gpu: a100-sxm-40g, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n",
+      "cluster: {gpu: a100-sxm-40g, nodes: 4, gpus_per_node: 2, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband}\n",
       cat);
   const std::string path =
-      std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/outputs/nccl-tests-old-tagged.txt";
+      std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/outputs/all_reduce_perf-old-tagged.txt";
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -258,5 +318,28 @@ TEST(Diagnose, BusbwAgainstTheSimulatedFabric) {
   auto without = diagnose({t}, 0);  // no plan: no expectation to compare with
   ASSERT_TRUE(without.ok());
   for (const auto& f : *without) EXPECT_NE(f.id, "busbw-below-expectation");
+  // The same output under a name that does not say which test it is: its layout (no root column)
+  // does not tell all_reduce from reduce, so it is not compared, and the finding says why.
+  ToolOutput unnamed{"run.txt", t.text, OutputKind::kNcclTests};
+  auto r2 = diagnose({unnamed}, 0, &plan, &cat);
+  ASSERT_TRUE(r2.ok());
+  std::string why;
+  for (const auto& f : *r2) {
+    EXPECT_NE(f.id, "busbw-below-expectation");
+    if (f.id == "busbw-not-compared") why = f.evidence.front().text;
+  }
+  EXPECT_NE(why.find("does not say which collective"), std::string::npos) << why;
+  // A run 4x faster than the plan carries is a finding too, as check marks it.
+  std::string fast = t.text;
+  for (const auto& [from, to] : {std::pair{"56816   18.90   31.50", "14204   75.59  125.99"}}) {
+    const size_t at = fast.find(from);
+    ASSERT_NE(at, std::string::npos);
+    fast.replace(at, std::string(from).size(), to);
+  }
+  auto r3 = diagnose({ToolOutput{path, fast, OutputKind::kNcclTests}}, 0, &plan, &cat);
+  ASSERT_TRUE(r3.ok()) << format_diagnostics(r3.errors());
+  bool above = false;
+  for (const auto& f : *r3) above = above || f.id == "busbw-above-expectation";
+  EXPECT_TRUE(above);
 }
 }  // namespace gf

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -210,6 +211,76 @@ int nodes_of(const NcclTestsRun& run, int gpus_per_node) {
   return std::max(1, (run.ranks + gpus_per_node - 1) / std::max(1, gpus_per_node));
 }
 
+std::optional<Op> op_of_columns(const NcclTestsRun& run) {
+  // Bytes an element of nccl-tests' types (-d; nccl-tests src/common.cu test_typenames).
+  static const std::map<std::string, int> kTypeBytes = {
+      {"int8", 1}, {"uint8", 1}, {"int32", 4},  {"uint32", 4},   {"int64", 8},  {"uint64", 8},
+      {"half", 2}, {"float", 4}, {"double", 8}, {"bfloat16", 2}, {"f8e4m3", 1}, {"f8e5m2", 1}};
+  const auto type = kTypeBytes.find(run.type);
+  if (type == kTypeBytes.end() || run.redop.empty() || run.ranks < 2) return std::nullopt;
+  // The largest row tells the count best (the small ones round to the 16-byte alignment).
+  const NcclTestsRow* big = nullptr;
+  for (const auto& r : run.rows)
+    if (r.count > 0 && (!big || r.bytes > big->bytes)) big = &r;
+  if (!big) return std::nullopt;
+  const double per = big->bytes / (big->count * type->second);  // 1: the whole; ranks: a part
+  const bool whole = std::abs(per - 1) < 1e-3;
+  const bool part = std::abs(per - run.ranks) < 1e-3 * run.ranks;
+  if (whole == part) return std::nullopt;
+  const bool reduces = run.redop != "none";
+  if (!run.root) {
+    if (reduces && part) return Op::kReduceScatter;
+    return std::nullopt;  // all_reduce or reduce, all_gather or alltoall, sendrecv or broadcast
+  }
+  if (*run.root >= 0) return reduces ? Op::kReduce : Op::kBroadcast;
+  if (reduces) return whole ? Op::kAllReduce : Op::kReduceScatter;
+  if (whole) return Op::kSendRecv;
+  return std::nullopt;  // all_gather or alltoall
+}
+
+std::optional<Op> op_of(const NcclTestsRun& run, const std::string& file) {
+  if (!run.collective.empty()) return parse_op(run.collective);
+  // The file's name, with or without the test's underscores (all_reduce_perf, allreduce.txt).
+  std::string name;
+  for (char c : file.substr(file.find_last_of('/') + 1))
+    if (c != '_' && c != '-')
+      name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // Longest names first, so that allreduce is not read as reduce.
+  for (const auto& [n, op] :
+       {std::pair{"reducescatter", Op::kReduceScatter}, std::pair{"allreduce", Op::kAllReduce},
+        std::pair{"allgather", Op::kAllGather}, std::pair{"alltoall", Op::kAlltoall},
+        std::pair{"broadcast", Op::kBroadcast}, std::pair{"sendrecv", Op::kSendRecv},
+        std::pair{"reduce", Op::kReduce}})
+    if (name.find(n) != std::string::npos) return op;
+  return op_of_columns(run);
+}
+
+Result<RunShape> run_shape(const NcclTestsRun& run, int nodes_given, int gpus_per_node_given,
+                           int spec_gpus_per_node, const std::string& file,
+                           const std::string& no_ranks_hint) {
+  RunShape s;
+  const int hosts = nodes_given > 0 ? 0 : run.nodes;  // 0 where rank lines were left out
+  if (hosts > 0) {
+    if (run.ranks % hosts != 0)
+      return Diagnostic::in_file(
+          file, "",
+          fmt::format("{} ranks on {} hosts: not the same GPUs on every node", run.ranks, hosts),
+          "use runs that use every GPU of each node");
+    s.nodes = hosts;
+    s.gpus_per_node = run.ranks / hosts;
+    return s;
+  }
+  s.gpus_per_node = gpus_per_node_given > 0 ? gpus_per_node_given : spec_gpus_per_node;
+  s.nodes = nodes_given > 0 ? nodes_given
+            : run.ranks > 0 ? std::max(1, run.ranks / std::max(1, s.gpus_per_node))
+                            : 0;
+  if (s.nodes == 0)
+    return Diagnostic::in_file(
+        file, "", "the output has no rank lines ('# Rank N ... on HOST'): its nodes are unknown",
+        no_ranks_hint);
+  return s;
+}
+
 // Device names kept from the rank lines: a run's are one or two; a file of many is not one run's.
 constexpr size_t kMaxDeviceNames = 16;
 
@@ -323,7 +394,15 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
     // size count type redop [root] time algbw busbw #wrong time algbw busbw #wrong
     const size_t need = with_root ? 13 : 12;
     double size = 0;
-    if (w.empty() || !number(w[0], size)) continue;  // a warning line between rows
+    if (w.empty()) continue;
+    if (!number(w[0], size)) {
+      // A warning line between rows; a row whose size does not read (1e400) is corrupt, not
+      // skipped.
+      if (std::isdigit(static_cast<unsigned char>(w[0][0])) && w.size() >= need)
+        return at(file, ln, fmt::format("cannot read the size '{}'", w[0].substr(0, 40)),
+                  kAsPrintedHint);
+      continue;
+    }
     if (w.size() < need)
       return at(
           file, ln,
@@ -333,11 +412,24 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
     row.line = ln;
     row.bytes = size;
     const size_t t = with_root ? 5 : 4;
+    if (run.rows.empty()) {  // the columns that tell the collective (op_of_columns)
+      run.type = w[2];
+      run.redop = w[3];
+      long long root = 0;
+      if (with_root &&
+          std::from_chars(w[4].data(), w[4].data() + w[4].size(), root).ec == std::errc())
+        run.root = root;
+    }
     if (!number(w[1], row.count) || !number(w[t], row.time_us) ||
         !number(w[t + 1], row.algbw_gbs) || !number(w[t + 2], row.busbw_gbs))
       return at(file, ln, "cannot read the numbers of this row");
     row.wrong = w[t + 3];
     row.wrong_in_place = w[t + 7];
+    if (row.bytes > 0 && row.time_us == 0)
+      return at(file, ln,
+                "a time of 0 us: nccl-tests times every call at a microsecond or more, so the "
+                "output was edited or corrupted",
+                kAsPrintedHint);
     if (row.bytes < 0 || row.time_us < 0 || row.algbw_gbs < 0 || row.busbw_gbs < 0)
       return at(file, ln,
                 "a negative size, time or bandwidth: nccl-tests prints none, so the output was "
@@ -371,10 +463,6 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
     return at(file, static_cast<int>(lines.size()), "the table has no rows: truncated output?");
   run.hosts.assign(hosts.begin(), hosts.end());
   run.nodes = run.ranks_elided ? 0 : static_cast<int>(hosts.size());
-  if (run.collective.empty()) {
-    // Old outputs do not name the test: the reduction column tells all_reduce-type ones.
-    run.collective = "";
-  }
   return run;
 }
 

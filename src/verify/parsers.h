@@ -76,6 +76,11 @@ struct NcclTestsRun {
   std::vector<NcclTestsRow> rows;
   double avg_busbw_gbs = 0;
   bool has_avg = false;
+  /// The table's type and redop columns and its root column (absent in the layout before
+  /// nccl-tests 2.x), as its first row prints them: what tells the collective where no banner
+  /// names it (op_of).
+  std::string type, redop;
+  std::optional<long long> root;
 };
 Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string& file);
 /// The calls the run timed back to back: its banner's iters, 1 under -z (each call waited for);
@@ -94,6 +99,28 @@ std::optional<Diagnostic> device_gpu_error(const NcclTestsRun& run, const std::s
                                            const std::string& file, const std::string& hint);
 /// The nodes a run used: its distinct hosts, else its ranks over `gpus_per_node`; at least 1.
 int nodes_of(const NcclTestsRun& run, int gpus_per_node);
+/// The collective a run is: its banner's "# Collective test starting: X_perf", else the file's
+/// name (all_gather_perf.out, allreduce.txt), else its table's columns where they tell one
+/// collective alone (op_of_columns); none where nothing says, or the banner names none.
+std::optional<Op> op_of(const NcclTestsRun& run, const std::string& file);
+/// A run's nodes and GPUs a node, as `check` and `calibrate --fit` simulate it.
+struct RunShape {
+  int nodes = 0, gpus_per_node = 0;
+};
+/// The hosts its rank lines name, every node with the same GPUs; where the rank lines are left
+/// out (or `nodes_given`), `nodes_given` and `gpus_per_node_given` (0: not given; GPUs a node
+/// default to `spec_gpus_per_node`), else its ranks over them. An error naming `file` where the
+/// ranks do not spread evenly over the hosts, or nothing gives the nodes (`no_ranks_hint` says
+/// what to do).
+/// The collective a table's columns tell, where only one prints them so: the reduction, the
+/// root, and the count against the size (a rank's part, size / ranks, or the whole): all_reduce
+/// (sum, -1, whole), reduce_scatter (sum, part), reduce (sum, a root), broadcast (none, a root),
+/// sendrecv (none, -1, whole). all_gather and alltoall print alike (none, -1, part), and the
+/// layout without a root column leaves reduce and broadcast apart from the others: none there.
+std::optional<Op> op_of_columns(const NcclTestsRun& run);
+Result<RunShape> run_shape(const NcclTestsRun& run, int nodes_given, int gpus_per_node_given,
+                           int spec_gpus_per_node, const std::string& file,
+                           const std::string& no_ranks_hint);
 
 /// A perftest run (ib_write_bw, ib_read_bw, ib_send_bw, *_lat), text or --out_json.
 struct PerftestRun {

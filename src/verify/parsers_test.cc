@@ -27,7 +27,7 @@ std::string head(const std::string& s, int n) {
 
 TEST(Parsers, DetectsEveryKind) {
   EXPECT_EQ(detect_output_kind(fixture("nccl-tests-2node-allreduce.txt")), OutputKind::kNcclTests);
-  EXPECT_EQ(detect_output_kind(fixture("nccl-tests-old-tagged.txt")), OutputKind::kNcclTests);
+  EXPECT_EQ(detect_output_kind(fixture("all_reduce_perf-old-tagged.txt")), OutputKind::kNcclTests);
   EXPECT_EQ(detect_output_kind(fixture("ib_write_bw-400g.txt")), OutputKind::kPerftest);
   EXPECT_EQ(detect_output_kind(fixture("ib_write_lat.txt")), OutputKind::kPerftest);
   EXPECT_EQ(detect_output_kind(fixture("iperf3-tcp.json")), OutputKind::kIperf3);
@@ -70,7 +70,7 @@ TEST(Parsers, NcclTestsWithRankLinesLeftOut) {
 }
 
 TEST(Parsers, NcclTestsOldLayoutWithMpirunTags) {
-  auto r = parse_nccl_tests(fixture("nccl-tests-old-tagged.txt"), "f");
+  auto r = parse_nccl_tests(fixture("all_reduce_perf-old-tagged.txt"), "f");
   ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
   EXPECT_EQ(r->ranks, 6);
   EXPECT_EQ(r->nodes, 3);
@@ -80,6 +80,70 @@ TEST(Parsers, NcclTestsOldLayoutWithMpirunTags) {
   // The banner, old layout (no "agg iters"): -g and -n.
   EXPECT_EQ(r->gpus_per_thread, 1);
   EXPECT_EQ(r->iters, 20);
+}
+
+// Without the '# Collective test starting' banner the collective is the file's name (with or
+// without underscores), else what the table's columns tell alone: the reduction, the root and
+// the count against the size (nccl-tests' common.cu prints the per-rank count of the part
+// collectives). all_gather and alltoall print alike, and the layout without a root column leaves
+// the rooted collectives apart from the others: those are not guessed.
+TEST(Parsers, TheCollectiveOfAnOutputWithoutItsBanner) {
+  // Four ranks on two hosts, one 1 GiB row of `type` with `count`, `redop` and `root`.
+  auto table = [](const std::string& count, const std::string& redop, const std::string& root) {
+    std::string t = "# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor)\n";
+    for (int r = 0; r < 4; ++r)
+      t += fmt::format("#  Rank {} Group  0 Pid 1 on node{} device {} [0x18] NVIDIA H100\n", r,
+                       r / 2, r % 2);
+    t += "#       size         count      type   redop    root     time   algbw   busbw #wrong "
+         "    time   algbw   busbw #wrong\n";
+    return t + fmt::format(
+                   "  1073741824 {} float {} {}  4212.6  254.89  254.89  0  4209.8  "
+                   "255.06  255.06  0\n",
+                   count, redop, root);
+  };
+  auto op = [](const std::string& text, const std::string& file) {
+    auto r = parse_nccl_tests(text, file);
+    EXPECT_TRUE(r.ok()) << format_diagnostics(r.errors());
+    const auto o = r.ok() ? op_of(*r, file) : std::nullopt;
+    return o ? std::string(op_name(*o)) : std::string("none");
+  };
+  const std::string whole = "268435456", part = "67108864";
+  EXPECT_EQ(op(table(whole, "sum", "-1"), "run.txt"), "all_reduce");
+  EXPECT_EQ(op(table(part, "sum", "-1"), "run.txt"), "reduce_scatter");
+  EXPECT_EQ(op(table(whole, "sum", "0"), "run.txt"), "reduce");
+  EXPECT_EQ(op(table(whole, "none", "0"), "run.txt"), "broadcast");
+  EXPECT_EQ(op(table(whole, "none", "-1"), "run.txt"), "sendrecv");
+  EXPECT_EQ(op(table(part, "none", "-1"), "run.txt"), "none");  // all_gather or alltoall
+  // The name says, whatever the columns: underscores or not, all_reduce is not reduce.
+  EXPECT_EQ(op(table(part, "none", "-1"), "logs/all_gather_perf.out"), "all_gather");
+  EXPECT_EQ(op(table(part, "none", "-1"), "alltoall-8n.log"), "alltoall");
+  EXPECT_EQ(op(table(whole, "sum", "-1"), "nccl-tests-2node-allreduce.txt"), "all_reduce");
+  EXPECT_EQ(op(table(whole, "sum", "-1"), "reduce-scatter.txt"), "reduce_scatter");
+  // The old layout (no root column): all_reduce and reduce print alike.
+  auto old = parse_nccl_tests(fixture("all_reduce_perf-old-tagged.txt"), "f");
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->root.has_value());
+  EXPECT_FALSE(op_of(*old, "old.txt").has_value());
+}
+
+// A row whose size does not read as a number, or whose time is 0, is corrupt: an error at its
+// line, not a row left out or a measurement of nothing.
+TEST(Parsers, NcclTestsRowsWithAnUnreadableSizeOrNoTimeAreErrors) {
+  const std::string text = fixture("nccl-tests-2node-allreduce.txt");
+  for (const auto& [from, to, says] :
+       {std::tuple{"  1073741824     268435456", "      1e400     268435456",
+                   "cannot read the size"},
+        std::tuple{"4212.6  254.89  477.91", "  0.00    0.00    0.00", "a time of 0 us"}}) {
+    std::string bad = text;
+    const size_t at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, std::string(from).size(), to);
+    auto r = parse_nccl_tests(bad, "f");
+    ASSERT_FALSE(r.ok()) << from;
+    const std::string e = format_diagnostics(r.errors());
+    EXPECT_NE(e.find("f:30:"), std::string::npos) << e;
+    EXPECT_NE(e.find(says), std::string::npos) << e;
+  }
 }
 
 // The banner's nGpus (-g) and timed iters (-n), not its "warmup iters" or "agg iters"; none: 0.

@@ -142,6 +142,14 @@ inline constexpr Rule kRules[] = {
      "NCCL_DEBUG=INFO (NET/IB on every NIC, GDRDMA), ib_write_bw per NIC pair, switch counters; "
      "gpufabric simulate --explain for the expected bottleneck",
      "fix the slow NIC or link; spread flows (NCCL_IB_QPS_PER_CONNECTION, adaptive routing)"},
+    {"busbw-above-expectation", Severity::kWarning,
+     "collective bandwidth above what the planned fabric can carry: the spec describes another "
+     "cluster (GPU, NICs, in-network reduction), or the output was edited",
+     "the run's rank lines (GPU, hosts) against the spec; gpufabric check for the rows",
+     "check against the spec of the cluster the run was taken on"},
+    {"busbw-not-compared", Severity::kInfo,
+     "a nccl-tests output that could not be compared with the plan (the reason is quoted)",
+     "the output's banner and rank lines", "keep the output as nccl-tests printed it"},
     {"nccl-tests-wrong-results", Severity::kError,
      "nccl-tests found wrong results: data corruption (faulty GPU, NIC, cable or driver)",
      "rerun with -c 1 on subsets of nodes to isolate the faulty one",
