@@ -566,7 +566,6 @@ const CablePart* Catalog::cable_for(CableKind kind, double gbps, double length_m
     if (c.links != links_per_part) continue;
     if (!best || c.cost.price_usd < best->cost.price_usd) best = &c;
   }
-  if (!best && links_per_part != 1) return cable_for(kind, gbps, length_m, 1);
   return best;
 }
 

@@ -269,8 +269,9 @@ struct Catalog {
   std::vector<std::string> gpu_ids() const;
   std::vector<std::string> nic_ids() const;
   std::vector<std::string> switch_ids() const;
-  /// The cheapest part of `kind` for links of `gbps` that reaches `length_m`, preferring parts
-  /// that serve `links_per_part` links; nullptr when none fits.
+  /// The cheapest part of `kind` for links of `gbps` that reaches `length_m` and serves
+  /// `links_per_part` links (a twin-port transceiver or a splitter: 2; a single-port part does
+  /// not fit a cage of two ports); nullptr when none fits.
   const CablePart* cable_for(CableKind kind, double gbps, double length_m,
                              int links_per_part = 1) const;
   /// What the NICs a server's figure includes (GpuModel::node_nics) come to at this catalog's

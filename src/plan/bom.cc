@@ -47,7 +47,12 @@ LinkMedium link_medium(const Plan& plan, const Catalog& cat, LinkKind link_kind)
     m.length_m = kCoreRunM;
   }
   const double gbps = t.lane_gbps;
-  const int cage = std::max(1, plan.sw.ports_per_cage);
+  // The ports of the link speed one switch cage carries: 2 on a twin-port OSFP cage, and on an
+  // 800G cage broken out to 2 x 400G (the 7060X6's 128 x 400G on 64 cages). Whatever plugs into
+  // a cage serves them all: a twin-port transceiver, a splitter cable to that many NICs, or
+  // between two switches one cable of the cage's speed.
+  const int cage =
+      std::max({1, plan.sw.ports_per_cage, plan.sw.ports_at(gbps) / std::max(1, plan.sw.cages())});
   // Optical: a transceiver at each end (twin-port parts on switch cages that need them), fibre.
   const CablePart* x_single = cat.cable_for(CableKind::kTransceiver, gbps, m.length_m, 1);
   const CablePart* x_switch = cat.cable_for(CableKind::kTransceiver, gbps, m.length_m, cage);
@@ -62,10 +67,16 @@ LinkMedium link_medium(const Plan& plan, const Catalog& cat, LinkKind link_kind)
               fibre->cost.price_usd;
   double best = optical;
   for (const CableKind kind : {CableKind::kDac, CableKind::kAoc}) {
-    const CablePart* c = cat.cable_for(kind, gbps, m.length_m);
-    if (c && c->cost.price_usd < best) {
-      best = c->cost.price_usd;
+    // To a node: a part with one end a cage of `cage` ports and `cage` NIC ends (a splitter);
+    // between switches: one cable of the cage's speed carrying `cage` links.
+    const CablePart* c = node_end ? cat.cable_for(kind, gbps, m.length_m, cage)
+                                  : cat.cable_for(kind, gbps * cage, m.length_m, 1);
+    if (!c) continue;
+    const int links = node_end ? c->links : cage;
+    if (c->cost.price_usd / links < best) {
+      best = c->cost.price_usd / links;
       m.cable = c;
+      m.links_per_cable = links;
     }
   }
   if (!m.cable && std::isfinite(optical)) {
@@ -119,8 +130,8 @@ void build_bom(Plan& p, const Catalog& cat) {
     const std::string role =
         fmt::format("{} ({}, {} m)", link_kind_name(k.kind), m.length_class, m.length_m);
     if (m.cable) {
-      add("cable", m.cable->id, m.cable->name, role, k.links,
-          m.cable->cost);
+      add("cable", m.cable->id, m.cable->name, role,
+          (k.links + m.links_per_cable - 1) / m.links_per_cable, m.cable->cost);
     } else if (m.xcvr_switch) {
       // Switch-side cages: twin-port parts serve two links each.
       const long long switch_ends = k.switch_both_ends ? 2 * k.links : k.links;

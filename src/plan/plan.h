@@ -162,6 +162,9 @@ struct LinkMedium {
   std::string length_class;  ///< rack (<= 3 m) | row (<= 30 m) | hall (> 30 m)
   double length_m = 0;
   const CablePart* cable = nullptr;        ///< dac or aoc; nullptr when optical
+  /// Links one `cable` carries: a switch cage's ports at the link speed (a splitter to that many
+  /// NICs; between two switches, one cable of the cage's speed), 1 where a cage is one port.
+  int links_per_cable = 1;
   const CablePart* xcvr_end = nullptr;     ///< transceiver on a single-port end
   const CablePart* xcvr_switch = nullptr;  ///< transceiver on a switch end (twin-port aware)
   const CablePart* fibre = nullptr;

@@ -335,6 +335,49 @@ void check_cabling(const std::string& yaml) {
 
 // A partly filled last pod keeps every spine but only the core uplinks its leaves need (1:1 at
 // the spine): 19 units of 32 nodes in pods of 4 units leave 3 units in the fifth pod.
+// What plugs into a switch cage serves every port the cage carries at the link speed (a
+// Quantum-2 cage: two 400G ports; a 7060X6 800G cage broken out: two; a Q3400 cage at 400G:
+// four): a twin-port transceiver, a splitter to that many NICs, or between switches one cable of
+// the cage's speed; never a single-port part, which would leave a cage's other port unreachable
+// and, counted per link, fill more cages than the switches have.
+TEST(Plan, EverySwitchCageTakesOnePartForAllItsPorts) {
+  auto cat = *builtin_catalog();
+  const std::string h100 = "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n";
+  for (const std::string& fabric :
+       {std::string("fabric: {technology: infiniband, switch: qm9700}\n"),
+        std::string("fabric: {technology: infiniband, switch: q3400}\n"),
+        std::string("fabric: {technology: roce, switch: arista-7060x6}\n"),
+        std::string("fabric: {technology: roce, switch: arista-7060x6, rail_optimized: false}\n"),
+        std::string("fabric: {technology: infiniband, switch: qm9700, planes: 2}\n")}) {
+    const Plan p = plan_of(h100 + fabric);
+    const int cage = std::max(1, p.sw.ports_at(p.topo.lane_gbps) / p.sw.cages());
+    long long plugs = 0;
+    for (const auto& [kind, links] : {std::pair{LinkKind::kNodeLeaf, p.node_leaf_total},
+                                      std::pair{LinkKind::kLeafSpine, p.leaf_spine_total},
+                                      std::pair{LinkKind::kSpineCore, p.spine_core_total}}) {
+      if (links == 0) continue;
+      const LinkMedium m = link_medium(p, cat, kind);
+      const bool node_end = kind == LinkKind::kNodeLeaf;
+      const int switch_ends = node_end ? 1 : 2;
+      if (m.cable) {
+        EXPECT_EQ(m.links_per_cable, cage) << fabric << link_kind_name(kind);
+        if (node_end)
+          EXPECT_EQ(m.cable->links, cage) << fabric << m.cable->id;
+        else
+          EXPECT_DOUBLE_EQ(m.cable->gbps, p.topo.lane_gbps * cage) << fabric << m.cable->id;
+        plugs += switch_ends * ((links + cage - 1) / cage);
+      } else {
+        ASSERT_TRUE(m.xcvr_switch) << fabric << link_kind_name(kind);
+        EXPECT_EQ(m.xcvr_switch->links, cage) << fabric << m.xcvr_switch->id;
+        plugs += (switch_ends * links + cage - 1) / cage;
+      }
+    }
+    EXPECT_LE(plugs, 1LL * p.switch_total * p.sw.cages()) << fabric;
+    EXPECT_TRUE(p.warnings.empty() || p.warnings.front().find("no cable") == std::string::npos)
+        << fabric << p.warnings.front();
+  }
+}
+
 TEST(Plan, PartialLastPodTakesOnlyTheCoreUplinksItNeeds) {
   const Plan p = plan_of(
       "cluster: {gpu: h100-sxm, nodes: 600, nic: cx7-400g}\nfabric: {technology: infiniband, "
