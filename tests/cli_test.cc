@@ -1285,6 +1285,13 @@ TEST(CliWhatIf, JsonAndErrors) {
                 "--degrade link:node003:su01-r0-leaf=100G")
           .code,
       2);
+  // A refused --grow is the one error: no second one about a --fail that was never given.
+  for (const char* grow : {"nodes=+0", "nodes=-8", "racks=+2"}) {
+    CmdResult bad = gpufabric(std::string("what-if examples/seed-70b-1024.yaml --grow ") + grow);
+    EXPECT_EQ(bad.code, 2) << grow;
+    EXPECT_NE(bad.err.find("--grow"), std::string::npos) << bad.err;
+    EXPECT_EQ(bad.err.find("--fail"), std::string::npos) << bad.err;
+  }
   CmdResult help = gpufabric("what-if --help");
   for (const char* f : {"--fail", "--grow", "--nic", "--bytes", "--json"})
     EXPECT_NE(help.out.find(f), std::string::npos) << f;

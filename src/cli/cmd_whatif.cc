@@ -60,7 +60,8 @@ int run(const WhatIfFlags& f) {
     }
   }
   if (auto b = nccl_bytes_flag("--bytes", f.bytes, 1, errs)) o.probe_bytes = *b;
-  if (o.fail.empty() && o.grow_nodes == 0 && o.nic.empty() && o.degrade.empty() && o.slow.empty())
+  // Nothing asked for (a --grow whose value was refused above already said so).
+  if (f.grow.empty() && o.fail.empty() && o.nic.empty() && o.degrade.empty() && o.slow.empty())
     errs.push_back(Diagnostic::flag(
         "--fail", "nothing to change",
         "give --fail link:A:B | switch:NAME | node:NAME, --degrade link:A:B=200G | "

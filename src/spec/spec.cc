@@ -149,8 +149,12 @@ void read_fabric(YamlReader& r, const YAML::Node& n, FabricSpec& f) {
       f.oversubscription = *v;
   }
   if (auto v = r.positive_int(n, "planes", p)) {
-    if (*v > 8)
-      r.error(child(n, "planes"), "fabric.planes", "expected 1 to 8 planes");
+    // A NIC port splits into planes by groups of its lanes (an OSFP's 8: 2 x 4, 4 x 2, 8 x 1).
+    if (*v > 8 || (*v & (*v - 1)) != 0)
+      r.error(child(n, "planes"), "fabric.planes",
+              fmt::format("expected 1, 2, 4 or 8 planes, not {}: a NIC port splits into planes by "
+                          "equal groups of its lanes",
+                          *v));
     else
       f.planes = static_cast<int>(*v);
   }

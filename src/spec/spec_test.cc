@@ -156,6 +156,16 @@ TEST(SpecErrors, ZeroOrNegativeCount) {
             std::string::npos);
 }
 
+// Planes split a NIC port by equal groups of its lanes: 3 is an error at fabric.planes, not a
+// search for a 133.3 Gbps switch reported at fabric.switch.
+TEST(SpecErrors, PlanesAreAPowerOfTwo) {
+  const std::string e =
+      errors_of("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {planes: 3}\n");
+  EXPECT_NE(e.find("spec.yaml:2:18: error: fabric.planes: expected 1, 2, 4 or 8 planes, not 3"),
+            std::string::npos)
+      << e;
+}
+
 TEST(SpecErrors, UnknownCatalogIdWithSuggestion) {
   const auto e = errors_of("cluster:\n  gpu: h100\n  nodes: 4\n  nic: cx7-400\n");
   EXPECT_NE(e.find("spec.yaml:2:8: error: cluster.gpu: unknown GPU 'h100' (did you mean "

@@ -539,7 +539,13 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
         return Diagnostic::at(file, lineno, 0, "gpus_per_thread", "needs at least 1",
                               "nccl-tests' -g of the run (1: a process a GPU), or blank");
       if (!g) return g.errors();
-      o.gpus_per_thread = std::max(1, static_cast<int>(*g));
+      // One thread drives whole groups of a node's GPUs, as simulate -g takes it.
+      if (*g > p.gpus_per_node || p.gpus_per_node % *g != 0)
+        return Diagnostic::at(
+            file, lineno, 0, "gpus_per_thread",
+            fmt::format("-g {} does not divide the row's {} GPUs a node", *g, p.gpus_per_node),
+            "nccl-tests' -g of the run: GPUs one thread drives, a divisor of gpus_per_node");
+      o.gpus_per_thread = static_cast<int>(*g);
     }
     p.inputs = inputs_label(p, nic_cell, nics, roce, sharp, *env, o.gpus_per_thread);
     auto model = CollectiveModel::build(fabric, *plan, o);

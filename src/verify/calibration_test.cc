@@ -358,6 +358,13 @@ TEST(Calibration, GpusPerThreadIsReadAndSetsTheHostFloor) {
   auto bad = calibrate(kHeader + ",set,gpus_per_thread\n" + row + "many\n", "g.csv");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(format_diagnostic(bad.errors()[0]).find("gpus_per_thread"), std::string::npos);
+  // -g 3 or 16 on 8 GPUs a node: no thread drives such a share (simulate -g refuses it too).
+  for (const char* g : {"3", "16"}) {
+    auto odd = calibrate(kHeader + ",set,gpus_per_thread\n" + row + g + "\n", "g.csv");
+    ASSERT_FALSE(odd.ok()) << g;
+    EXPECT_EQ(odd.errors()[0].key, "gpus_per_thread") << g;
+    EXPECT_EQ(odd.errors()[0].line, 2) << g;
+  }
 }
 
 // A calibration CSV is user input: a figure tens of thousands of digits long overflowed the
