@@ -66,7 +66,7 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
   if (kind == TopologyKind::kSingle) {
     t.kind = kind;
     t.tiers = 1;
-    t.max_endpoints = k;
+    t.max_endpoints = t.max_endpoints_grown = k;
     if (endpoints > k) return std::nullopt;
     t.leaves = 1;
     t.leaf_down = k;
@@ -113,6 +113,7 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
     t.tiers = 2;
     const int ks = usable(k, f.spine_headroom);
     t.max_endpoints = endpoints_of(ks);  // a spine port a leaf
+    t.max_endpoints_grown = endpoints_of(k);
     t.spines = uppers_needed(t.leaves, t.leaf_up, ks);
     if (t.spines <= 0) return std::nullopt;
     t.spine_down = static_cast<int>(t.leaves * ceil_div(t.leaf_up, t.spines));
@@ -136,6 +137,7 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
     t.tiers = 3;
     const int kc = usable(k, f.spine_headroom);
     t.max_endpoints = pod_endpoints * kc;
+    t.max_endpoints_grown = pod_endpoints * k;
     if (t.pods > kc) return std::nullopt;
     // A spine is 1:1: as many uplinks to the cores as links down from its pod's leaves. A
     // partly filled last pod keeps every spine (each leaf spreads its uplinks over all of them)
@@ -158,7 +160,7 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
     t.kind = kind;
     t.tiers = 3;
     const long long global_ports = 1LL * t.spines_per_pod * spine_up;
-    t.max_endpoints = pod_endpoints * (global_ports + 1);
+    t.max_endpoints = t.max_endpoints_grown = pod_endpoints * (global_ports + 1);
     if (t.pods < 2) return std::nullopt;
     if (t.pods - 1 > global_ports) return std::nullopt;
     t.global_links_per_pair = static_cast<int>(global_ports / (t.pods - 1));
@@ -232,7 +234,8 @@ void finish_counts(Plan& p) {
         1.0 - static_cast<double>(t.spine_core_links) / (1.0 * t.cores * t.radix);
   }
   const int per_node = t.rails;
-  p.max_nodes_same_tiers = t.max_endpoints / std::max(1, per_node);
+  // Growth uses the headroom the spec kept free for it.
+  p.max_nodes_same_tiers = t.max_endpoints_grown / std::max(1, per_node);
 }
 
 Technology tech_of(const Switch& s) {

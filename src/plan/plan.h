@@ -39,6 +39,9 @@ struct Topology {
   int global_links_per_pair = 0;                        ///< dragonfly
   long long node_leaf_links = 0, leaf_spine_links = 0, spine_core_links = 0;  ///< per plane
   long long max_endpoints = 0;  ///< what this kind and switch reach per plane
+  /// The same once growth takes the top tier's headroom (fabric.spine_headroom keeps those
+  /// ports free for it): what the fabric reaches without a new tier.
+  long long max_endpoints_grown = 0;
 };
 
 /// An option the planner evaluated (technology x switch), for the reasoning.

@@ -180,6 +180,10 @@ TEST(Plan, SpineHeadroomAddsSpinesAndIsReported) {
   const Plan half = plan_of(fmt::format(fmt::runtime(base), 0.5));
   EXPECT_EQ(half.spine_total, 2 * none.spine_total);
   EXPECT_NEAR(half.spine_ports_free_fraction, 0.5, 0.01);
+  // The headroom is kept for growth: growing into it needs no new tier, so the growth limit is
+  // the switch's (qm9700: 32 nodes a leaf, 64 leaves under 64-port spines, 8 rails: 256 nodes).
+  EXPECT_EQ(half.max_nodes_same_tiers, none.max_nodes_same_tiers);
+  EXPECT_EQ(none.max_nodes_same_tiers, 256);
 }
 
 TEST(Plan, PlanesSplitTheNic) {
