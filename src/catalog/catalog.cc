@@ -81,10 +81,25 @@ std::vector<std::string> keys_of(const M& m) {
 }
 
 // Reads price_usd / power_w with their mandatory provenance.
+// Bounds on one part's figures: a whole NVL72 rack is about $3M and 120 kW, so a figure beyond
+// these is a slip of the keyboard (a missing decimal point, an exponent), not a part.
+constexpr double kMaxPartUsd = 1e9;
+constexpr double kMaxPartW = 1e7;
+
 void read_cost(YamlReader& r, const YAML::Node& map, const std::string& path, CostFigure& c,
                bool need_price, bool need_power) {
-  if (auto v = r.number(map, "price_usd", path, need_price)) c.price_usd = *v;
-  if (auto v = r.number(map, "power_w", path, need_power)) c.power_w = *v;
+  for (const auto& [key, max, unit, out, need] :
+       {std::tuple{"price_usd", kMaxPartUsd, "USD", &c.price_usd, need_price},
+        std::tuple{"power_w", kMaxPartW, "W", &c.power_w, need_power}}) {
+    const auto v = r.number(map, key, path, need);
+    if (!v) continue;
+    if (*v < 0 || *v > max) {
+      r.error(child(map, key), YamlReader::join(path, key),
+              fmt::format("expected a figure from 0 to {:g} {}, found {:g}", max, unit, *v));
+      continue;
+    }
+    *out = *v;
+  }
   if (auto v = r.text(map, "source", path)) c.source = *v;
   if (auto v = r.boolean(map, "estimate", path)) c.estimate = *v;
   if (c.source.empty() && !c.estimate)
@@ -197,6 +212,14 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
       r.error(child(n, key), path + "." + key, "expected a fraction in (0, 1]");
   if (g.hbm_gbps < 0 || g.hbm_gbps > 1e6)
     r.error(child(n, "hbm_gbps"), path + ".hbm_gbps", "expected GB/s, e.g. 3350");
+  // The compute NICs a server's figure includes fit its slots (its storage cards are apart).
+  long long compute_nics = 0;
+  for (const auto& [id, count] : g.node_nics)
+    if (id != g.networks.storage_nic) compute_nics += count;
+  if (compute_nics > g.max_nics_per_node)
+    r.error(child(child(n, "node"), "nics"), path + ".node.nics",
+            fmt::format("{} compute NICs, more than the server's {} (max_nics_per_node)",
+                        compute_nics, g.max_nics_per_node));
 }
 
 void read_nic(YamlReader& r, const YAML::Node& n, const std::string& path, Nic& c) {
@@ -512,7 +535,11 @@ std::vector<Diagnostic> merge_catalog(Catalog& catalog, const std::string& text,
   YamlReader r(file);
   const YAML::Node root = r.parse(text);
   if (!r.ok()) return r.errors();
-  if (root.IsNull()) return {};
+  // An empty file adds nothing: a user who meant it to replace an entry would not know.
+  if (root.IsNull())
+    return {Diagnostic::in_file(file, "", "the catalog file is empty: it adds or replaces nothing",
+                                "give gpus:, nics:, switches: or cables: entries, or leave the "
+                                "file out of the spec's catalog: list")};
   if (!r.expect_map(root, "")) return r.errors();
   r.check_keys(root, "", {"gpus", "nics", "switches", "cables"});
   read_section(r, root, "gpus", catalog.gpus, catalog.origin, read_gpu);

@@ -161,6 +161,39 @@ TEST(Catalog, TheNicsAServersFigureIncludes) {
   EXPECT_DOUBLE_EQ(inc.price_usd, 8 * c->nics.at("cx7-400g").cost.price_usd);
 }
 
+// A user's catalog file is checked as a spec is: a part's price and power within bounds (a figure
+// of 1e300 W printed a 300-digit cluster power), a server's included compute NICs within its
+// slots, and an empty file is an error, not a file that silently replaces nothing.
+TEST(Catalog, FiguresOutOfBoundsAndEmptyFilesAreErrors) {
+  const std::string server = R"(gpus:
+  - id: mygpu
+    memory_gb: 80
+    bf16_tflops: 900
+    scaleup: {tech: nvlink4, gbs_per_gpu: 450, domain_gpus: 8}
+    pcie_gen: 5
+    gpus_per_node: 8
+)";
+  for (const auto& [node, want] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"    node: {price_usd: 1, power_w: 1e300, estimate: true}\n",
+            "mine.yaml:8:35: error: gpus.mygpu.node.power_w: expected a figure from 0 to 1e+07 W, "
+            "found 1e+300"},
+           {"    node: {price_usd: -350000, power_w: 1, estimate: true}\n",
+            "mine.yaml:8:23: error: gpus.mygpu.node.price_usd: expected a figure from 0 to 1e+09 "
+            "USD, found -350000"},
+           {"    node: {price_usd: 1000000, power_w: 10000, nics: {cx7-400g: 9}, estimate: true}\n",
+            "gpus.mygpu.node.nics: 9 compute NICs, more than the server's 8 "
+            "(max_nics_per_node)"}}) {
+    Catalog mine;
+    const std::string all = format_diagnostics(merge_catalog(mine, server + node, "mine.yaml"));
+    EXPECT_NE(all.find(want), std::string::npos) << all;
+  }
+  Catalog c;
+  for (const std::string empty : {"", "# nothing yet\n", "---\n"}) {
+    const std::string all = format_diagnostics(merge_catalog(c, empty, "empty.yaml"));
+    EXPECT_NE(all.find("empty.yaml: error: the catalog file is empty"), std::string::npos) << all;
+  }
+}
+
 // Integer fields are held as int: a count past 100 million is an error, where 4294967360 ports
 // once wrapped around to 64.
 TEST(Catalog, CountsTooLargeForAnIntAreErrors) {
