@@ -397,11 +397,19 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
           "recommends InfiniBand for peak performance, congestion control and "
           "adaptive routing; {}",
           gpus, kInfinibandPreferredAboveGpus, costs);
-    } else if (time_goal) {
+    } else if (time_goal && roce->plan.bom.network_capex_usd <= ib->plan.bom.network_capex_usd) {
       chosen = roce;
       reason = fmt::format(
           "RoCE: {} GPUs is within the size where the guide finds RoCE's "
           "price/performance best; {}",
+          gpus, costs);
+    } else if (time_goal) {
+      // The guide's rule rests on RoCE costing less; where the catalog's RoCE fabric costs more
+      // (a modular chassis to stay one tier), InfiniBand is both the faster and the cheaper.
+      chosen = ib;
+      reason = fmt::format(
+          "InfiniBand: at {} GPUs the guide finds RoCE's price/performance best, but here "
+          "RoCE's network costs more and InfiniBand performs at least as well; {}",
           gpus, costs);
     } else {
       chosen = roce->plan.bom.network_capex_usd <= ib->plan.bom.network_capex_usd ? roce : ib;

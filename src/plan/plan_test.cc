@@ -200,8 +200,17 @@ TEST(Plan, TechnologyAutoFollowsGoalAndBudget) {
       "cluster: {{gpu: h100-sxm, gpus: {}, nic: cx7-400g}}\nconstraints: {{goal: {}{}}}\n";
   EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 2048, "time", "")).technology,
             Technology::kInfiniband);
-  EXPECT_EQ(plan_of(fmt::format(fmt::runtime(base), 256, "time", "")).technology,
-            Technology::kRoce);
+  // Up to 1,000 GPUs the guide finds RoCE's price/performance best: RoCE where its network
+  // costs no more (128 GPUs: one 7060X6 against two tiers of InfiniBand), InfiniBand where the
+  // catalog's RoCE costs more (256 GPUs: staying one tier takes a modular chassis, $2.8M against
+  // one Q3400), which the reason says rather than contradicting its own figures.
+  const Plan small = plan_of(fmt::format(fmt::runtime(base), 128, "time", ""));
+  EXPECT_EQ(small.technology, Technology::kRoce) << small.technology_reason;
+  EXPECT_NE(small.technology_reason.find("price/performance best;"), std::string::npos);
+  const Plan chassis = plan_of(fmt::format(fmt::runtime(base), 256, "time", ""));
+  EXPECT_EQ(chassis.technology, Technology::kInfiniband) << chassis.technology_reason;
+  EXPECT_NE(chassis.technology_reason.find("RoCE's network costs more"), std::string::npos)
+      << chassis.technology_reason;
   const Plan cost = plan_of(fmt::format(fmt::runtime(base), 2048, "cost", ""));
   EXPECT_NE(cost.technology_reason.find("cost"), std::string::npos);
   // A budget InfiniBand breaks but RoCE meets.
