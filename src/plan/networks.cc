@@ -217,7 +217,12 @@ Result<NetworkPlan> size_on(const Catalog& cat, const Demand& d, const Switch& s
   const long long per_side = ceil_div(node_side + other_side + reserved_side, units);
   n.host_links = n.node_ports + n.other_ports;
   n.units = units;
-  if (per_side <= P - peer && units == 1 && !d.uplinks_to_compute) {
+  // One switch a side holds every port: one tier, unless it is an OOB switch that uplinks into
+  // the in-band leaves (its own 100G ports at their speed), which even alone it does.
+  const bool oob_into_inband = d.kind == NetworkKind::kOob && d.inband_gbps > 0 &&
+                               sw.uplink_ports > 0 &&
+                               std::abs(sw.uplink_gbps - d.inband_gbps) < 1e-9;
+  if (per_side <= P - peer && units == 1 && !d.uplinks_to_compute && !oob_into_inband) {
     n.tiers = 1;
     n.leaves_per_unit = d.sides;
     n.leaves = d.sides * units;

@@ -626,6 +626,26 @@ TEST(Networks, TheServersOwnStorageCardsArePaidForOnce) {
   EXPECT_GT(hst->bom.capex_usd, 0);
 }
 
+// An OOB network of one switch still reaches the in-band leaves over two of its 100G ports (the
+// RA's "two uplinks per OOB to in-band"): alone, it was planned as one tier with no way out.
+TEST(Networks, ALoneOobSwitchStillUplinksIntoTheInbandLeaves) {
+  const Plan p = plan_of("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nnetworks:\n");
+  const NetworkPlan* oob = p.networks->find(NetworkKind::kOob);
+  ASSERT_TRUE(oob);
+  EXPECT_EQ(oob->leaves, 1);
+  EXPECT_TRUE(oob->uplinks_to_inband);
+  EXPECT_EQ(oob->leaf_up, 2);
+  EXPECT_EQ(oob->leaf_spine_links, 2);
+  EXPECT_EQ(oob->spines, 0);
+  long long into_inband = 0;
+  for_each_network_link(p, [&](const NetworkLink& l) {
+    if (l.network == NetworkKind::kOob && l.a_device == "oob-leaf001" &&
+        l.b_device.rfind("inband-leaf", 0) == 0)
+      ++into_inband;
+  });
+  EXPECT_EQ(into_inband, 2);
+}
+
 TEST(Networks, OneTierWhileALeafPairHoldsEveryPortThenLeafSpine) {
   // 16 nodes: one SN4600C pair holds the in-band ports (DGX BasePOD deployment guide: the
   // in-band network is a pair of SN4600C, "SN4600 #1" and "#2", joined by an MLAG peer link).
