@@ -78,6 +78,16 @@ TEST(Cli, EstimateReproducesTheGuide) {
                         "traffic_bytes", "compute_time_s", "steps", "comm_hours"})
     EXPECT_TRUE(j.contains(k)) << k;
 
+  // Without a compute time or steps, the figures that need them are null, not 0; a run's
+  // communication under an hour is not "0.0 h".
+  CmdResult bare = gpufabric("estimate --params 70B --gpus 8 --nic cx7-400g --steps 10 --json");
+  ASSERT_EQ(bare.code, 0) << bare.err;
+  const auto b = nlohmann::json::parse(bare.out);
+  for (const char* k : {"compute_time_s", "comm_fraction", "total_hours"})
+    EXPECT_TRUE(b[k].is_null()) << k;
+  EXPECT_GT(b["comm_hours"].get<double>(), 0);
+  CmdResult bt = gpufabric("estimate --params 70B --gpus 8 --nic cx7-400g --steps 10");
+  EXPECT_NE(bt.out.find("49 s of communication in 10 steps"), std::string::npos) << bt.out;
   CmdResult t = gpufabric("estimate --params 175B --precision fp16 --gpus 1024 --nic cx7-400g");
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("350 GB"), std::string::npos) << t.out;

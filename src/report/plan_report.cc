@@ -370,6 +370,10 @@ std::string plan_markdown(const Plan& p) {
 }
 
 nlohmann::json estimate_json(const Estimate& e) {
+  // What was not asked for is null, not a 0 a script would read as a figure: the step's share
+  // without a compute time, the run's hours without a number of steps.
+  auto given = [](bool has, double v) { return has ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  const bool compute = e.compute_time_s > 0, run = e.steps > 0;
   return {{"params", e.params},
           {"bytes_per_param", e.bytes_per_param},
           {"gpus", e.gpus},
@@ -381,11 +385,11 @@ nlohmann::json estimate_json(const Estimate& e) {
           {"link_bytes_per_s", e.link_bytes_per_s},
           {"comm_time_s", e.comm_time_s},
           {"comm_time_simple_s", e.comm_time_simple_s},
-          {"compute_time_s", e.compute_time_s},
-          {"comm_fraction", e.comm_fraction},
-          {"steps", e.steps},
-          {"comm_hours", e.comm_hours},
-          {"total_hours", e.total_hours}};
+          {"compute_time_s", given(compute, e.compute_time_s)},
+          {"comm_fraction", given(compute, e.comm_fraction)},
+          {"steps", given(run, e.steps)},
+          {"comm_hours", given(run, e.comm_hours)},
+          {"total_hours", given(run && compute, e.total_hours)}};
 }
 
 std::string estimate_text(const Estimate& e) {
@@ -415,7 +419,9 @@ std::string estimate_text(const Estimate& e) {
     line("comm share", fmt::format("{:.1f}% of the step (no overlap)", 100 * e.comm_fraction));
   }
   if (e.steps > 0) {
-    line("over the run", fmt::format("{:.1f} h of communication in {} steps", e.comm_hours,
+    line("over the run", fmt::format("{} of communication in {} steps",
+                                     e.comm_hours >= 1 ? fmt::format("{:.1f} h", e.comm_hours)
+                                                       : units::format_seconds(e.comm_hours * 3600),
                                      units::format_count(e.steps)));
     if (e.compute_time_s > 0)
       line("total", fmt::format("{:.1f} h ({:.1f} days)", e.total_hours, e.total_hours / 24));
