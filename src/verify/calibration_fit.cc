@@ -327,6 +327,7 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
   // the band where its term dominates: the latency's below 1 MiB, the bandwidth factors' (link
   // efficiencies, algorithms) from 32 MiB on. An algorithm NCCL picks only for small sizes is
   // not fitted a bandwidth factor on its latency-bound points.
+  std::vector<int> moved_of(kParams, 0);
   for (int i = 0; i < kParams; ++i) {
     if (i >= kFirstAlgorithm) {
       const std::string a = kProfileAlgorithmNames[i - kFirstAlgorithm];
@@ -373,7 +374,32 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
       continue;
     }
     f.theta.fitted[i] = true;
+    moved_of[i] = moved;
     f.why[i] = fmt::format("fitted on {} point{}", moved, moved == 1 ? "" : "s");
+  }
+  // A band's points tell at most as many factors apart: with more factors than points any of
+  // them absorbs the error, and the fit reads 0 % while meaning nothing. The factors the most
+  // points depend on are kept (the earlier on a tie), the others left at the model's value.
+  for (const bool large : {true, false}) {
+    const long long points =
+        std::count_if(pts.begin(), pts.end(), [&](const ObjPoint& p) { return p.large == large; });
+    std::vector<int> band;
+    for (int i = 0; i < kParams; ++i)
+      if (f.theta.fitted[i] && !step_latency(i) == large) band.push_back(i);
+    if (static_cast<long long>(band.size()) <= points) continue;
+    std::stable_sort(band.begin(), band.end(),
+                     [&](int a, int b) { return moved_of[a] > moved_of[b]; });
+    std::string kept;
+    for (size_t k = 0; k < band.size(); ++k)
+      if (static_cast<long long>(k) < points)
+        kept += (kept.empty() ? "" : ", ") + param_name(band[k]);
+    for (size_t k = static_cast<size_t>(points); k < band.size(); ++k) {
+      f.theta.fitted[band[k]] = false;
+      f.why[band[k]] = fmt::format(
+          "not fitted: {} point{} {} tell at most {} factor{} apart ({}); run more sizes", points,
+          points == 1 ? "" : "s", large ? "of 32 MiB or more" : "below 1 MiB", points,
+          points == 1 ? "" : "s", kept);
+    }
   }
   // Coordinate descent, each factor over the band where its term dominates (the latency below
   // 1 MiB, the bandwidth factors from 32 MiB): a factor is not moved to mend the other band

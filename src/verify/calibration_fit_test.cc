@@ -653,6 +653,42 @@ TEST(CalibrationFit, BandwidthFactorsAreFittedOnLargeSizesOnly) {
   EXPECT_LE(fit_err[fit_err.size() / 2], model_err[model_err.size() / 2] + 0.02);
 }
 
+// Two points of 32 MiB or more tell at most two factors apart: a run cut at 64 MiB fitted the
+// link efficiencies and an algorithm factor on them and read a 0 % error. The factors the most
+// points move are kept, the rest say why they were not fitted.
+TEST(CalibrationFit, NoMoreFactorsThanABandHasPoints) {
+  PlannedSpec ps = planned_h100_ib("h100-8.yaml", 8);
+  CalibrationProfile truth;
+  truth.scaleup_efficiency = 0.7;
+  truth.network_efficiency = 0.8;
+  std::vector<FitRun> runs;
+  for (auto [algo, nodes] : {std::pair{Algorithm::kRing, 4}, std::pair{Algorithm::kTree, 4}}) {
+    runs.push_back(planted_run(fmt::format("all_reduce-{}-{}.out", algorithm_name(algo), nodes),
+                               Op::kAllReduce, algo, nodes, 8, 2));
+    auto& rows = runs.back().rows;
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [](const NcclTestsRow& r) { return r.bytes > 32.0 * (1 << 20); }),
+               rows.end());
+  }
+  ASSERT_TRUE(plant(ps, runs, truth));
+  auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
+  ASSERT_TRUE(f) << f.errors().front().message;
+  int large_points = 0;
+  for (const auto& r : runs)
+    for (const auto& row : r.rows) large_points += row.bytes >= 32.0 * (1 << 20) ? 1 : 0;
+  ASSERT_EQ(large_points, 2);
+  int fitted_large = 0;
+  bool said = false;
+  for (const auto& p : f->parameters) {
+    const bool latency = p.name.find("latency") != std::string::npos;
+    if (!latency && p.fitted) ++fitted_large;
+    said = said || p.why.find("2 points of 32 MiB or more tell at most 2 factors apart") !=
+                       std::string::npos;
+  }
+  EXPECT_LE(fitted_large, 2);
+  EXPECT_TRUE(said);
+}
+
 // all_gather on NVLS across nodes is not simulated (NCCL needs CollNet for it): such a run is
 // listed as skipped with the reason, not fitted as another algorithm.
 TEST(CalibrationFit, RunsOfAlgorithmsNotModelledAreSkipped) {
