@@ -294,6 +294,38 @@ TEST(Doctor, ReadsARecordedHost) {
   EXPECT_TRUE(ids(empty).count("rdma-absent:info"));
 }
 
+// NCCL variables whose values can be checked on the host: algorithm and protocol names (a typo
+// is NCCL's warning and ignored, or its refusal), and NCCL_IB_HCA / NCCL_SOCKET_IFNAME naming no
+// device there. The evidence of NCCL_IB_DISABLE=1 is that variable, not every NCCL_* set.
+TEST(Doctor, NcclVariablesAreCheckedAgainstNcclAndTheHost) {
+  const std::string sysfs = std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/sysfs-mlx5";
+  auto text_of = [](const std::vector<Finding>& fs, const std::string& id) {
+    std::string t;
+    for (const auto& f : fs)
+      if (f.id == id)
+        for (const auto& e : f.evidence) t += e.text + "\n";
+    return t;
+  };
+  const auto bad = doctor(sysfs, {"NCCL_ALGO=Rnig", "NCCL_PROTO=LL129", "NCCL_IB_HCA=mlx5_7",
+                                  "NCCL_SOCKET_IFNAME=eth9", "NCCL_IB_DISABLE=1", "PATH=/x"});
+  const std::string invalid = text_of(bad, "nccl-variable-invalid");
+  EXPECT_NE(invalid.find("'Rnig' is not one"), std::string::npos) << invalid;
+  EXPECT_NE(invalid.find("'LL129' is not one"), std::string::npos) << invalid;
+  const std::string absent = text_of(bad, "nccl-device-absent");
+  EXPECT_NE(absent.find("NCCL_IB_HCA=mlx5_7: this host's HCAs are"), std::string::npos) << absent;
+  EXPECT_NE(absent.find("NCCL_SOCKET_IFNAME=eth9"), std::string::npos) << absent;
+  EXPECT_EQ(text_of(bad, "nccl-ib-disabled"), "NCCL_IB_DISABLE=1\n");
+  // What NCCL takes: lists, exclusions, per-collective algorithms, prefixes, exact names, ports.
+  const auto good =
+      doctor(sysfs, {"NCCL_ALGO=allreduce:tree,ring;allgather:NVLS", "NCCL_PROTO=^LL128",
+                     "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1", "NCCL_SOCKET_IFNAME=ens", "NCCL_ALGO=PAT"});
+  for (const auto& f : good) {
+    EXPECT_NE(f.id, "nccl-variable-invalid") << text_of(good, f.id);
+    EXPECT_NE(f.id, "nccl-device-absent") << text_of(good, f.id);
+  }
+  EXPECT_FALSE(text_of(good, "nccl-variables").empty());
+}
+
 }  // namespace gf
 
 namespace gf {

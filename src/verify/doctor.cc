@@ -1,8 +1,11 @@
 #include "verify/doctor.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -25,9 +28,74 @@ std::string read_file(const std::string& path) {
 
 std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The words of an NCCL list variable: comma-, semicolon- or colon-separated, a leading ^ (the
+// list excludes) dropped.
+std::vector<std::string> list_words(std::string v) {
+  if (!v.empty() && v[0] == '^') v.erase(0, 1);
+  std::vector<std::string> out;
+  std::string w;
+  for (char c : v + ",") {
+    if (c == ',' || c == ';' || c == ':') {
+      if (!w.empty()) out.push_back(w);
+      w.clear();
+    } else if (c != ' ') {
+      w += c;
+    }
+  }
+  return out;
+}
+
+// Names NCCL takes in NCCL_ALGO and NCCL_PROTO (case-insensitive; src/graph/tuning.cc@v2.29.7-1
+// ncclAlgoStr / ncclProtoStr), and the collectives the per-collective form names before a ':'
+// (NCCL_ALGO="allreduce:tree;allgather:ring", from v2.24).
+bool known_word(const std::string& var, const std::string& w) {
+  static const std::vector<std::string> algos = {
+      "tree", "ring", "collnetdirect", "collnetchain", "nvls", "nvlstree", "pat"};
+  static const std::vector<std::string> protos = {"ll", "ll128", "simple"};
+  static const std::vector<std::string> colls = {
+      "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "sendrecv", "alltoall"};
+  const std::string l = lower(w);
+  const auto& names = var == "NCCL_ALGO" ? algos : protos;
+  return std::find(names.begin(), names.end(), l) != names.end() ||
+         std::find(colls.begin(), colls.end(), l) != colls.end();
+}
+
+// Whether an NCCL_IB_HCA / NCCL_SOCKET_IFNAME value names a device of `devices`: each item a
+// prefix of one (=item: the whole name; :port after an HCA dropped); an exclusion list (^) never
+// leaves NCCL without a device it names, so it is not judged.
+bool names_a_device(const std::string& value, const std::vector<std::string>& devices, bool hca) {
+  if (value.empty() || value[0] == '^') return true;
+  std::string v = value;
+  const bool exact = v[0] == '=';
+  if (exact) v.erase(0, 1);
+  std::string item;
+  for (char c : v + ",") {
+    if (c != ',') {
+      item += c;
+      continue;
+    }
+    if (hca) item = item.substr(0, item.find(':'));
+    for (const auto& d : devices)
+      if (!item.empty() && (exact ? d == item : d.rfind(item, 0) == 0)) return true;
+    item.clear();
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<Finding> doctor(const std::string& sysfs) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return doctor(sysfs, env);
+}
+
+std::vector<Finding> doctor(const std::string& sysfs, const std::vector<std::string>& environment) {
   namespace fs = std::filesystem;
   std::vector<Finding> out;
   std::error_code ec;
@@ -73,19 +141,36 @@ std::vector<Finding> doctor(const std::string& sysfs) {
   if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
     out.push_back(finding(rule("memlock-limited/doctor"),
                           {{"ulimit -l", 0, fmt::format("{} KiB", rl.rlim_cur / 1024)}}));
-  // NCCL variables.
-  std::vector<Evidence> vars;
-  bool ib_disabled = false;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string kv = *e;
+  // NCCL variables: the ones whose values can be checked here, then all of them.
+  std::vector<std::string> hcas, ifaces;
+  for (const auto& d : fs::directory_iterator(fs::path(sysfs) / "class/infiniband", ec))
+    hcas.push_back(d.path().filename().string());
+  for (const auto& d : fs::directory_iterator(fs::path(sysfs) / "class/net", ec))
+    ifaces.push_back(d.path().filename().string());
+  std::vector<Evidence> vars, invalid, absent, ib_disabled;
+  for (const std::string& kv : environment) {
     if (kv.rfind("NCCL_", 0) != 0) continue;
     vars.push_back({"environment", 0, kv});
-    ib_disabled = ib_disabled || kv == "NCCL_IB_DISABLE=1";
+    const size_t eq = kv.find('=');
+    const std::string name = kv.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    if (kv == "NCCL_IB_DISABLE=1") ib_disabled.push_back(vars.back());
+    if (name == "NCCL_ALGO" || name == "NCCL_PROTO")
+      for (const auto& w : list_words(value))
+        if (!known_word(name, w))
+          invalid.push_back({"environment", 0, fmt::format("{}: '{}' is not one", kv, w)});
+    if (name == "NCCL_IB_HCA" && !hcas.empty() && !names_a_device(value, hcas, true))
+      absent.push_back({"environment", 0,
+                        fmt::format("{}: this host's HCAs are {}", kv, fmt::join(hcas, ", "))});
+    if (name == "NCCL_SOCKET_IFNAME" && !ifaces.empty() && !names_a_device(value, ifaces, false))
+      absent.push_back(
+          {"environment", 0,
+           fmt::format("{}: this host's interfaces are {}", kv, fmt::join(ifaces, ", "))});
   }
-  if (ib_disabled)
-    out.push_back(finding(rule("nccl-ib-disabled"), vars));
-  else if (!vars.empty())
-    out.push_back(finding(rule("nccl-variables"), vars));
+  if (!ib_disabled.empty()) out.push_back(finding(rule("nccl-ib-disabled"), ib_disabled));
+  if (!invalid.empty()) out.push_back(finding(rule("nccl-variable-invalid"), invalid));
+  if (!absent.empty()) out.push_back(finding(rule("nccl-device-absent"), absent));
+  if (!vars.empty()) out.push_back(finding(rule("nccl-variables"), vars));
   // Tools, when present.
   for (const char* tool : {"nvidia-smi", "ibv_devinfo"}) {
     bool found = false;

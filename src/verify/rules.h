@@ -171,6 +171,17 @@ inline constexpr Rule kRules[] = {
     {"nccl-ib-disabled", Severity::kError, "NCCL_IB_DISABLE=1 forces TCP sockets",
      "env | grep NCCL", "unset NCCL_IB_DISABLE"},
     {"nccl-variables", Severity::kInfo, "NCCL variables set", "", ""},
+    {"nccl-variable-invalid", Severity::kError,
+     "an NCCL variable names an algorithm or protocol NCCL does not have: NCCL warns and ignores "
+     "it, or refuses to start",
+     "env | grep NCCL; NCCL_DEBUG=INFO prints what NCCL made of it",
+     "NCCL_ALGO: Ring, Tree, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT; NCCL_PROTO: LL, "
+     "LL128, Simple (comma-separated, ^ to exclude)"},
+    {"nccl-device-absent", Severity::kWarning,
+     "NCCL_IB_HCA or NCCL_SOCKET_IFNAME names no device of this host: NCCL finds no NIC it may "
+     "use (IB: it falls back to sockets; sockets: it fails to bootstrap)",
+     "ls /sys/class/infiniband /sys/class/net",
+     "name this host's devices (a prefix matches, =name matches exactly, ^ excludes)"},
     {"tool-present", Severity::kInfo, "{} is installed", "", ""},  // {}: the tool
     {"tool-absent", Severity::kInfo, "{} is not installed on this host", "", ""},
 };
