@@ -318,6 +318,17 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
   for (const char* f : {"ip-plan.csv", "frr/spine01.conf", "frr/spine02.conf",
                         "frr/su01-r0-leaf.conf", "frr/su01-r1-leaf.conf"})
     EXPECT_TRUE(fs::exists(dir / f)) << f;
+  // Another fabric's configs into the same folder: what the first run wrote and this one did not
+  // is named on stderr, and left where it was.
+  std::ofstream(dir / "frr" / "old-leaf.conf") << "hostname old-leaf\n";
+  CmdResult again = gpufabric("configs examples/roce-lab-64.yaml -o " + dir.string());
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.err.find("note: 1 file in " + dir.string() +
+                           " is not this run's (an earlier run's, left as it was: "
+                           "frr/old-leaf.conf)"),
+            std::string::npos)
+      << again.err;
+  EXPECT_TRUE(fs::exists(dir / "frr" / "old-leaf.conf"));
   fs::remove_all(dir);
   // InfiniBand: the subnet manager's configuration and the cabling plan.
   CmdResult ib = gpufabric("configs examples/seed-70b-1024.yaml -o " + dir.string());

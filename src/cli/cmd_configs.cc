@@ -1,5 +1,6 @@
 // gpufabric configs: the address plan and the switch configurations of a routed fabric.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iostream>
@@ -64,6 +65,18 @@ int run(const ConfigsFlags& f) {
                              set->addresses.hosts.size(), f.out, folders);
   if (!choice->asked && !choice->skipped.empty())
     std::cout << "not written: " << skipped_summary(choice->skipped) << "\n";
+  // Files an earlier run wrote into the same folders and this one did not (another fabric's
+  // switches and hosts): named, never deleted.
+  std::size_t stale = 0;
+  const auto left = files_left_from_before(
+      f.out, {"frr", "eos", "sonic", "nvue", "hosts", "ansible", "networks", "opensm"}, set->files,
+      3, stale);
+  if (stale > 0)
+    std::cerr << fmt::format(
+        "note: {} file{} in {} {} not this run's (an earlier run's, left as {} {}: {}{}); "
+        "remove them, or write each fabric's configs to a folder of its own\n",
+        stale, stale == 1 ? "" : "s", f.out, stale == 1 ? "is" : "are", stale == 1 ? "it" : "they",
+        stale == 1 ? "was" : "were", fmt::join(left, ", "), stale > left.size() ? ", ..." : "");
   return kExitOk;
 }
 

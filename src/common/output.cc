@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace gf {
 namespace {
@@ -210,6 +211,35 @@ std::string csv_field(const std::string& s) {
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
+}
+
+std::vector<std::string> files_left_from_before(const std::string& dir,
+                                                const std::vector<std::string>& folders,
+                                                const std::vector<OutputFile>& files,
+                                                std::size_t limit, std::size_t& count) {
+  std::set<std::string> written;
+  for (const auto& f : files) written.insert(f.first);
+  std::vector<std::string> out;
+  count = 0;
+  // A bound on the entries looked at: a folder of a million files is not walked to the end.
+  constexpr std::size_t kMaxEntries = 200000;
+  std::size_t seen = 0;
+  for (const auto& folder : folders) {
+    std::error_code ec;
+    const fs::path root = fs::path(dir) / folder;
+    if (!fs::is_directory(root, ec)) continue;
+    for (fs::recursive_directory_iterator
+             it(root, fs::directory_options::skip_permission_denied, ec),
+         end;
+         !ec && it != end && seen < kMaxEntries; it.increment(ec), ++seen) {
+      if (!it->is_regular_file(ec)) continue;
+      const std::string rel = fs::relative(it->path(), dir, ec).generic_string();
+      if (ec || written.count(rel)) continue;
+      ++count;
+      if (out.size() < limit) out.push_back(rel);
+    }
+  }
+  return out;
 }
 
 }  // namespace gf

@@ -26,6 +26,14 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
 Result<std::string> write_output_file(const std::string& path, const std::string& flag,
                                       const std::function<void(std::ostream&)>& write);
 
+/// The files under `dir`'s folders `folders` (names relative to `dir`, "hosts/") that are not
+/// among `files`: what an earlier run left there, which this one did not write (and does not
+/// delete). At most `limit` names are listed; `count` receives them all.
+std::vector<std::string> files_left_from_before(const std::string& dir,
+                                                const std::vector<std::string>& folders,
+                                                const std::vector<OutputFile>& files,
+                                                std::size_t limit, std::size_t& count);
+
 /// A CSV field, quoted when it holds a comma, a quote or a newline (RFC 4180).
 std::string csv_field(const std::string& s);
 
