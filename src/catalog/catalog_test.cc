@@ -3,6 +3,17 @@
 #include <gtest/gtest.h>
 
 namespace gf {
+namespace {
+// A user's GPU entry without its node: figures (each test adds its own).
+const std::string kMyGpu = R"(gpus:
+  - id: mygpu
+    memory_gb: 80
+    bf16_tflops: 900
+    scaleup: {tech: nvlink4, gbs_per_gpu: 450, domain_gpus: 8}
+    pcie_gen: 5
+    gpus_per_node: 8
+)";
+}  // namespace
 
 TEST(Catalog, ShipsTheRequiredEntries) {
   auto c = builtin_catalog();
@@ -112,15 +123,7 @@ TEST(Catalog, WhereTheGpuReachesItsNic) {
   EXPECT_EQ(c->gpus.at("gb200").host_cpu, HostCpu::kGrace);
   EXPECT_FALSE(c->gpus.at("gb200").host_cpu_source.empty());
   EXPECT_EQ(c->gpus.at("b200").host_cpu, HostCpu::kX86);
-  const std::string gpu = R"(gpus:
-  - id: mygpu
-    memory_gb: 80
-    bf16_tflops: 900
-    scaleup: {tech: nvlink4, gbs_per_gpu: 450, domain_gpus: 8}
-    pcie_gen: 5
-    gpus_per_node: 8
-    node: {price_usd: 1, power_w: 1, estimate: true}
-)";
+  const std::string gpu = kMyGpu + "    node: {price_usd: 1, power_w: 1, estimate: true}\n";
   for (const auto& [line, want] : std::initializer_list<std::pair<std::string, std::string>>{
            {"    nic_attach: cpu\n",
             "mine.yaml:9:17: error: gpus.mygpu.nic_attach: 'cpu' is not one of gpu-switch | cpu-c2c "
@@ -165,14 +168,7 @@ TEST(Catalog, TheNicsAServersFigureIncludes) {
 // of 1e300 W printed a 300-digit cluster power), a server's included compute NICs within its
 // slots, and an empty file is an error, not a file that silently replaces nothing.
 TEST(Catalog, FiguresOutOfBoundsAndEmptyFilesAreErrors) {
-  const std::string server = R"(gpus:
-  - id: mygpu
-    memory_gb: 80
-    bf16_tflops: 900
-    scaleup: {tech: nvlink4, gbs_per_gpu: 450, domain_gpus: 8}
-    pcie_gen: 5
-    gpus_per_node: 8
-)";
+  const std::string& server = kMyGpu;
   for (const auto& [node, want] : std::initializer_list<std::pair<std::string, std::string>>{
            {"    node: {price_usd: 1, power_w: 1e300, estimate: true}\n",
             "mine.yaml:8:35: error: gpus.mygpu.node.power_w: expected a figure from 0 to 1e+07 W, "

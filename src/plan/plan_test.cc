@@ -719,11 +719,13 @@ TEST(Networks, OneTierWhileALeafPairHoldsEveryPortThenLeafSpine) {
 }
 
 TEST(Networks, VlanConvergesStorageOntoTheComputeFabric) {
-  const std::string spec =
-      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
-      "fabric: {technology: infiniband, spine_headroom: 0.5}\n"
-      "networks: {isolation: vlan, storage: {storage_nodes: 4}}\n";
-  const Plan p = plan_of(spec);
+  // 64 DGX on `fabric`, storage on the compute fabric (`storage`: more of networks.storage).
+  auto vlan_spec = [](const std::string& fabric, const std::string& storage = "") {
+    return "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\nfabric: {" + fabric +
+           ", spine_headroom: 0.5}\nnetworks: {isolation: vlan, storage: {storage_nodes: 4" +
+           storage + "}}\n";
+  };
+  const Plan p = plan_of(vlan_spec("technology: infiniband"));
   const NetworkPlan* st = p.networks->find(NetworkKind::kStorage);
   ASSERT_TRUE(st);
   EXPECT_TRUE(st->uplinks_to_compute);
@@ -734,18 +736,12 @@ TEST(Networks, VlanConvergesStorageOntoTheComputeFabric) {
   // The storage leaves join the compute fabric: switches of its technology, InfiniBand here,
   // Ethernet beside a RoCE fabric (a QM9700 cannot uplink into an Ethernet spine).
   EXPECT_EQ(st->sw.technology, SwitchTechnology::kInfiniband);
-  const std::string roce =
-      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
-      "fabric: {technology: roce, switch: arista-7060x6, spine_headroom: 0.5}\n"
-      "networks: {isolation: vlan, storage: {storage_nodes: 4}}\n";
-  const Plan r = plan_of(roce);
+  const std::string roce = "technology: roce, switch: arista-7060x6";
+  const Plan r = plan_of(vlan_spec(roce));
   const NetworkPlan* rst = r.networks->find(NetworkKind::kStorage);
   ASSERT_TRUE(rst);
   EXPECT_EQ(rst->sw.technology, SwitchTechnology::kEthernet) << rst->sw.id;
-  const auto named = plan_errors(
-      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
-      "fabric: {technology: roce, switch: arista-7060x6, spine_headroom: 0.5}\n"
-      "networks: {isolation: vlan, storage: {storage_nodes: 4, switch: qm9700}}\n");
+  const auto named = plan_errors(vlan_spec(roce, ", switch: qm9700"));
   ASSERT_FALSE(named.empty());
   EXPECT_EQ(named[0].key, "networks.storage.switch");
   EXPECT_NE(named[0].message.find("qm9700 is an InfiniBand switch"), std::string::npos)
