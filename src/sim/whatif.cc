@@ -429,7 +429,12 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
         o.grow_nodes, plan.switch_total, p2->switch_total,
         units::format_usd(plan.bom.network_capex_usd), units::format_usd(p2->bom.network_capex_usd),
         100 * plan.spine_ports_free_fraction, 100 * p2->spine_ports_free_fraction,
-        p2->topo.tiers > plan.topo.tiers ? " (needs another tier: the spines are full)" : ""));
+        p2->topo.tiers <= plan.topo.tiers ? ""
+        : plan.topo.tiers == 1
+            ? " (needs another tier: one switch no longer holds every node; the share free is "
+              "the new top tier's)"
+            : " (needs another tier: the top tier is full; the share free is the new top "
+              "tier's)"));
   if (!o.nic.empty())
     out.changes.push_back(fmt::format("NICs {} -> {} ({:g} -> {:g} Gbps), switch {} -> {}",
                                       plan.nic.id, p2->nic.id, plan.nic.rate_gbps,

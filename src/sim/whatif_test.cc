@@ -132,6 +132,19 @@ TEST(WhatIf, GrowthUsesSpineHeadroom) {
   bool said = false;
   for (const auto& c : b->changes) said = said || c.find("another tier") != std::string::npos;
   EXPECT_TRUE(said);
+  // From one switch the reason is that switch, not spines the plan never had.
+  const WhatIfSetup one = setup(
+      "cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700}\n");
+  ASSERT_EQ(one.plan.topo.tiers, 1);
+  WhatIfOptions grow;
+  grow.grow_nodes = 15;
+  auto g = what_if(one.spec, one.cat, one.plan, grow);
+  ASSERT_TRUE(g.ok()) << format_diagnostics(g.errors());
+  std::string text;
+  for (const auto& c : g->changes) text += c + "\n";
+  EXPECT_NE(text.find("one switch no longer holds every node"), std::string::npos) << text;
+  EXPECT_EQ(text.find("spines are full"), std::string::npos) << text;
 }
 
 TEST(WhatIf, FasterNicsAndBadNames) {
