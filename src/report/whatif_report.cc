@@ -10,7 +10,7 @@ namespace {
 nlohmann::json side_json(const WhatIfSide& s) {
   nlohmann::json c = nlohmann::json::object();
   for (const auto& p : s.collectives)
-    c[p.op] = p.runs ? nlohmann::json{{"busbw_gbs", p.busbw_gbs}}
+    c[p.op] = p.runs ? nlohmann::json{{"busbw_gbs", p.busbw_gbs}, {"algorithm", p.algorithm}}
                      : nlohmann::json{{"runs", false}, {"note", p.note}};
   nlohmann::json j = {{"label", s.label},
                       {"gpus", s.gpus},

@@ -322,6 +322,10 @@ WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan,
         p.note = "some ranks have no path: NCCL cannot run on every node";
       } else {
         p.busbw_gbs = r.busbw_gbs;
+        p.algorithm = algorithm_name(r.algorithm);
+        for (const auto& a : m->algorithms())
+          if (!a.available && !a.unavailable_reason.empty())
+            p.unavailable.push_back({algorithm_name(a.algorithm), a.unavailable_reason});
       }
     }
     s.collectives.push_back(p);
@@ -524,10 +528,19 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     if (!b.runs)
       out.changes.push_back(
           fmt::format("{}: cannot run on all {} nodes ({})", b.op, out.scenario.nodes, b.note));
-    else if (a.runs && std::fabs(b.busbw_gbs - a.busbw_gbs) > 0.005 * a.busbw_gbs)
-      out.changes.push_back(fmt::format("{} busbw at {}: {:.1f} -> {:.1f} GB/s ({:+.0f}%)", b.op,
+    else if (a.runs && std::fabs(b.busbw_gbs - a.busbw_gbs) > 0.005 * a.busbw_gbs) {
+      // Where NCCL's choice changed, that is the cause to name: the algorithm the plan ran and
+      // why it no longer can (a failed spine leaves an in-network tree without its switch).
+      std::string why;
+      if (!a.algorithm.empty() && a.algorithm != b.algorithm) {
+        why = fmt::format("; NCCL's choice {} -> {}", a.algorithm, b.algorithm);
+        for (const auto& [alg, reason] : b.unavailable)
+          if (alg == a.algorithm) why += fmt::format(" ({} {})", alg, reason);
+      }
+      out.changes.push_back(fmt::format("{} busbw at {}: {:.1f} -> {:.1f} GB/s ({:+.0f}%){}", b.op,
                                         units::format_bytes(o.probe_bytes), a.busbw_gbs,
-                                        b.busbw_gbs, 100 * (b.busbw_gbs / a.busbw_gbs - 1)));
+                                        b.busbw_gbs, 100 * (b.busbw_gbs / a.busbw_gbs - 1), why));
+    }
   }
   if (out.baseline.step && !out.scenario.step)
     out.changes.push_back("training step: cannot run on all nodes (" + out.scenario.step_note +
@@ -556,7 +569,22 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     out.recommendation =
         "no node is cut off: the job keeps running on fewer paths (degraded bandwidth above)";
   } else if (!o.fail.empty()) {
-    out.recommendation = "no node lost a link: the fabric re-routes around the failure";
+    // An algorithm the plan ran that no longer has a path (NVLS over SHARP without its spine)
+    // is the loss to name: re-routing keeps every node, not that algorithm.
+    std::string lost;
+    for (size_t i = 0; i < out.baseline.collectives.size(); ++i) {
+      const auto& a = out.baseline.collectives[i];
+      const auto& b = out.scenario.collectives[i];
+      if (b.runs && !a.algorithm.empty() && a.algorithm != b.algorithm &&
+          lost.find(a.algorithm) == std::string::npos)
+        lost += (lost.empty() ? "" : ", ") + a.algorithm;
+    }
+    out.recommendation =
+        lost.empty() ? "no node lost a link: the fabric re-routes around the failure"
+                     : fmt::format(
+                           "no node lost a link and the fabric re-routes, but NCCL falls back from "
+                           "{} (see above): replace the failed part to get it back",
+                           lost);
   } else if (!o.degrade.empty() || !o.slow.empty()) {
     std::string rec;
     if (!o.degrade.empty())

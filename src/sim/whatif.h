@@ -39,6 +39,10 @@ struct WhatIfLinks {
 struct CollectiveProbe {
   std::string op;
   double busbw_gbs = 0;
+  std::string algorithm;  ///< NCCL's choice at the probe size (nvls, ring, ...)
+  /// Why each algorithm the model has cannot run here ("nvls: no path: ..."), to say why NCCL's
+  /// choice changed.
+  std::vector<std::pair<std::string, std::string>> unavailable;
   bool runs = true;
   std::string note;
 };

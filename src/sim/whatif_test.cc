@@ -86,6 +86,15 @@ TEST(WhatIf, FailedSpineIsRoutedAround) {
   for (const auto& p : r->scenario.collectives) EXPECT_TRUE(p.runs) << p.op;
   EXPECT_LE(probe(r->scenario, "all_reduce").busbw_gbs,
             probe(r->baseline, "all_reduce").busbw_gbs * 1.001);
+  // NVLS over SHARP has no path without the spine: the change and the recommendation say that
+  // NCCL fell back, not only that the fabric re-routed.
+  EXPECT_EQ(probe(r->baseline, "all_reduce").algorithm, "nvls");
+  EXPECT_NE(probe(r->scenario, "all_reduce").algorithm, "nvls");
+  bool said = false;
+  for (const auto& c : r->changes)
+    said = said || c.find("NCCL's choice nvls -> ") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_NE(r->recommendation.find("falls back from nvls"), std::string::npos) << r->recommendation;
 }
 
 TEST(WhatIf, DualPlaneHalvesInsteadOfFailing) {
