@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 namespace gf {
 
 namespace {
@@ -70,6 +72,12 @@ std::string display_name_problem(std::string_view s, std::size_t max_chars) {
       return "holds a control character (a newline or tab?); a name is one line of text";
   if (*n > max_chars) return fmt::format("is {} characters long; at most {}", *n, max_chars);
   return "";
+}
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 std::string quoted_excerpt(std::string_view s, std::size_t max_bytes) {

@@ -20,6 +20,9 @@ std::string utf8_or_replacement(std::string_view s);
 /// (malformed UTF-8, a control character such as a newline, too long), or "" when it is fine.
 std::string display_name_problem(std::string_view s, std::size_t max_chars);
 
+/// `s` with its ASCII letters in lower case (names NCCL and nccl-tests read in any case).
+std::string ascii_lower(std::string_view s);
+
 /// `s` as an error message quotes a bad value: its first `max_bytes` bytes and "..." when it is
 /// longer, malformed UTF-8 replaced (a cell of a megabyte is named, not repeated).
 std::string quoted_excerpt(std::string_view s, std::size_t max_bytes = 40);

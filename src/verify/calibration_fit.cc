@@ -40,13 +40,9 @@ std::optional<std::string> algo_in_text(const std::string& text) {
 // NCCL_ALGO's spelling (kNcclAlgoNames, in any case) to gpufabric's; else gpufabric's own name
 // (parse_algorithm: CollNet is CollNet Direct).
 std::optional<Algorithm> algorithm_of_nccl_name(std::string s) {
-  auto lower = [](std::string t) {
-    for (auto& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return t;
-  };
-  s = lower(s);
+  s = ascii_lower(s);
   for (const auto& e : kNcclAlgoNames)
-    if (lower(e.name) == s) return e.value;
+    if (ascii_lower(e.name) == s) return e.value;
   return parse_algorithm(s);
 }
 

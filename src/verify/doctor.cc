@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "common/file.h"
+#include "common/text.h"
+#include "sim/nccl_cost.h"
 #include "verify/rules.h"
 
 extern char** environ;
@@ -27,11 +29,6 @@ std::string read_file(const std::string& path) {
 }
 
 std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // The words of an NCCL list variable: comma-, semicolon- or colon-separated, a leading ^ (the
 // list excludes) dropped.
@@ -50,19 +47,20 @@ std::vector<std::string> list_words(std::string v) {
   return out;
 }
 
-// Names NCCL takes in NCCL_ALGO and NCCL_PROTO (case-insensitive; src/graph/tuning.cc@v2.29.7-1
-// ncclAlgoStr / ncclProtoStr), and the collectives the per-collective form names before a ':'
-// (NCCL_ALGO="allreduce:tree;allgather:ring", from v2.24).
+// Names NCCL takes in NCCL_ALGO and NCCL_PROTO, in any case (kNcclAlgoNames, kProtocolNames:
+// src/graph/tuning.cc@v2.29.7-1 ncclAlgoStr / ncclProtoStr), and the collectives the
+// per-collective form names before a ':' (NCCL_ALGO="allreduce:tree;allgather:ring", from
+// v2.24: kOpNames without their underscores).
 bool known_word(const std::string& var, const std::string& w) {
-  static const std::vector<std::string> algos = {
-      "tree", "ring", "collnetdirect", "collnetchain", "nvls", "nvlstree", "pat"};
-  static const std::vector<std::string> protos = {"ll", "ll128", "simple"};
-  static const std::vector<std::string> colls = {
-      "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "sendrecv", "alltoall"};
-  const std::string l = lower(w);
-  const auto& names = var == "NCCL_ALGO" ? algos : protos;
-  return std::find(names.begin(), names.end(), l) != names.end() ||
-         std::find(colls.begin(), colls.end(), l) != colls.end();
+  const std::string l = ascii_lower(w);
+  for (const auto& e : kOpNames) {
+    std::string op = e.name;
+    std::erase(op, '_');
+    if (op == l) return true;
+  }
+  if (var != "NCCL_ALGO") return parse_protocol(l).has_value();
+  return std::any_of(std::begin(kNcclAlgoNames), std::end(kNcclAlgoNames),
+                     [&](const auto& e) { return ascii_lower(e.name) == l; });
 }
 
 // Whether an NCCL_IB_HCA / NCCL_SOCKET_IFNAME value names a device of `devices`: each item a

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/text.h"
 #include "sim/nccl_constants.h"
 
 namespace gf {
@@ -177,16 +178,12 @@ std::optional<Diagnostic> banner_gpus_error(const NcclTestsRun& run, int gpus_pe
 
 std::optional<Diagnostic> device_gpu_error(const NcclTestsRun& run, const std::string& gpu_id,
                                            const std::string& file, const std::string& hint) {
-  auto lower = [](std::string x) {
-    for (char& c : x) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return x;
-  };
-  const std::string family = lower(gpu_id.substr(0, gpu_id.find('-')));
+  const std::string family = ascii_lower(gpu_id.substr(0, gpu_id.find('-')));
   static const std::regex model_re(R"(^[a-z]{1,3}[0-9]{2,4}[a-z]?$)");
   for (const auto& device : run.devices) {
     bool names_family = false, names_a_model = false;
     std::string word;
-    const std::string d = lower(device) + " ";
+    const std::string d = ascii_lower(device) + " ";
     for (char c : d) {
       if (std::isalnum(static_cast<unsigned char>(c))) {
         word += c;
@@ -240,17 +237,20 @@ std::optional<Op> op_of_columns(const NcclTestsRun& run) {
 
 std::optional<Op> op_of(const NcclTestsRun& run, const std::string& file) {
   if (!run.collective.empty()) return parse_op(run.collective);
-  // The file's name, with or without the test's underscores (all_reduce_perf, allreduce.txt).
-  std::string name;
-  for (char c : file.substr(file.find_last_of('/') + 1))
-    if (c != '_' && c != '-')
-      name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  // Longest names first, so that allreduce is not read as reduce.
-  for (const auto& [n, op] :
-       {std::pair{"reducescatter", Op::kReduceScatter}, std::pair{"allreduce", Op::kAllReduce},
-        std::pair{"allgather", Op::kAllGather}, std::pair{"alltoall", Op::kAlltoall},
-        std::pair{"broadcast", Op::kBroadcast}, std::pair{"sendrecv", Op::kSendRecv},
-        std::pair{"reduce", Op::kReduce}})
+  // The file's name, with or without the test's underscores (all_reduce_perf, allreduce.txt),
+  // against the collectives' names (kOpNames) the same way, the longest first, so that
+  // allreduce is not read as reduce.
+  auto bare = [](std::string_view s) {
+    std::string out = ascii_lower(s);
+    std::erase_if(out, [](char c) { return c == '_' || c == '-'; });
+    return out;
+  };
+  const std::string name = bare(file.substr(file.find_last_of('/') + 1));
+  std::vector<std::pair<std::string, Op>> ops;
+  for (const auto& e : kOpNames) ops.push_back({bare(e.name), e.value});
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [n, op] : ops)
     if (name.find(n) != std::string::npos) return op;
   return op_of_columns(run);
 }
