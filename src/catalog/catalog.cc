@@ -52,11 +52,16 @@ bool Switch::has_role(SwitchRole r) const {
 
 int Switch::cages() const { return std::max(1, ports / std::max(1, ports_per_cage)); }
 
+int Switch::ports_per_cage_at(double gbps) const {
+  const int n = ports_at(gbps);
+  return n > 0 ? std::max(1, n / cages()) : std::max(1, ports_per_cage);
+}
+
 std::optional<PortSlot> Switch::slot(int port, double gbps) const {
   const int n = ports_at(gbps);
   if (n <= 0 || port < 1 || port > n) return std::nullopt;
   PortSlot s;
-  s.subports = std::max(1, n / cages());
+  s.subports = ports_per_cage_at(gbps);
   s.cage = (port - 1) / s.subports + 1;
   s.subport = (port - 1) % s.subports;
   s.lanes = std::max(1, lanes_per_cage / s.subports);

@@ -230,6 +230,9 @@ struct Switch {
   int ports_at(double gbps) const;
   /// Front-panel cages: ports / ports_per_cage.
   int cages() const;
+  /// The ports of `gbps` one cage carries: ports_at(gbps) / cages() (2 on a twin-port cage, and
+  /// on an 800G cage broken out to 2 x 400G); ports_per_cage at a speed the switch does not run.
+  int ports_per_cage_at(double gbps) const;
   /// Where port `port` (from 1) of the `ports_at(gbps)` ports sits: ports fill the cages in
   /// order, `ports_at(gbps) / cages()` to a cage. nullopt for a port the switch does not have.
   std::optional<PortSlot> slot(int port, double gbps) const;

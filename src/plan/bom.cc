@@ -47,12 +47,10 @@ LinkMedium link_medium(const Plan& plan, const Catalog& cat, LinkKind link_kind)
     m.length_m = kCoreRunM;
   }
   const double gbps = t.lane_gbps;
-  // The ports of the link speed one switch cage carries: 2 on a twin-port OSFP cage, and on an
-  // 800G cage broken out to 2 x 400G (the 7060X6's 128 x 400G on 64 cages). Whatever plugs into
-  // a cage serves them all: a twin-port transceiver, a splitter cable to that many NICs, or
-  // between two switches one cable of the cage's speed.
-  const int cage =
-      std::max({1, plan.sw.ports_per_cage, plan.sw.ports_at(gbps) / std::max(1, plan.sw.cages())});
+  // The ports of the link speed one switch cage carries (the 7060X6's 128 x 400G on 64 cages:
+  // 2). Whatever plugs into a cage serves them all: a twin-port transceiver, a splitter cable to
+  // that many NICs, or between two switches one cable of the cage's speed.
+  const int cage = plan.sw.ports_per_cage_at(gbps);
   // Optical: a transceiver at each end (twin-port parts on switch cages that need them), fibre.
   const CablePart* x_single = cat.cable_for(CableKind::kTransceiver, gbps, m.length_m, 1);
   const CablePart* x_switch = cat.cable_for(CableKind::kTransceiver, gbps, m.length_m, cage);

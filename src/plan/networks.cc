@@ -367,7 +367,7 @@ Result<NetworkPlan> plan_one(const Catalog& cat, const Demand& d, const std::str
   std::vector<Diagnostic> why;
   int tried = 0;
   const auto tech_name = [](SwitchTechnology t) {
-    return t == SwitchTechnology::kInfiniband ? "an InfiniBand" : "an Ethernet";
+    return t == SwitchTechnology::kInfiniband ? "InfiniBand" : "Ethernet";
   };
   for (const auto& [id, sw] : cat.switches) {
     if (switch_id != "auto" ? id != switch_id : !sw.has_role(role)) continue;
@@ -375,11 +375,11 @@ Result<NetworkPlan> plan_one(const Catalog& cat, const Demand& d, const std::str
       if (switch_id == "auto") continue;
       return Diagnostic::at_key(
           key_of(d.kind) + ".switch",
-          fmt::format("isolation: vlan joins the {} leaves to the compute fabric, which is {} "
-                      "fabric; {} is {} switch",
+          fmt::format("isolation: vlan joins the {} leaves to the compute fabric, which is an {} "
+                      "fabric; {} is an {} switch",
                       network_kind_name(d.kind), tech_name(*d.technology), id,
                       tech_name(sw.technology)),
-          fmt::format("choose {} switch (or switch: auto), or isolation: physical",
+          fmt::format("choose an {} switch (or switch: auto), or isolation: physical",
                       tech_name(*d.technology)));
     }
     if (sw.ports_at(d.gbps) == 0) continue;
@@ -400,10 +400,7 @@ Result<NetworkPlan> plan_one(const Catalog& cat, const Demand& d, const std::str
         switch_id != "auto"
             ? fmt::format("switch '{}' has no {:g} Gbps ports", switch_id, d.gbps)
             : fmt::format("no {}{} switch in the catalog runs {:g} Gbps ports",
-                          d.technology
-                              ? (*d.technology == SwitchTechnology::kInfiniband ? "InfiniBand "
-                                                                                : "Ethernet ")
-                              : "",
+                          d.technology ? std::string(tech_name(*d.technology)) + " " : "",
                           name_of(kSwitchRoleNames, role), d.gbps),
         "add one with a catalog file (roles: [...]), or change port_speed");
   }

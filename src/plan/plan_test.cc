@@ -363,7 +363,7 @@ TEST(Plan, EverySwitchCageTakesOnePartForAllItsPorts) {
         std::string("fabric: {technology: roce, switch: arista-7060x6, rail_optimized: false}\n"),
         std::string("fabric: {technology: infiniband, switch: qm9700, planes: 2}\n")}) {
     const Plan p = plan_of(h100 + fabric);
-    const int cage = std::max(1, p.sw.ports_at(p.topo.lane_gbps) / p.sw.cages());
+    const int cage = p.sw.ports_per_cage_at(p.topo.lane_gbps);
     long long plugs = 0;
     for (const auto& [kind, links] : {std::pair{LinkKind::kNodeLeaf, p.node_leaf_total},
                                       std::pair{LinkKind::kLeafSpine, p.leaf_spine_total},

@@ -611,13 +611,11 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
     }
     r.nodes = shape->nodes;
     r.gpus_per_node = shape->gpus_per_node;
-    if (r.gpus_per_node != plan.gpus_per_node) {
-      errs.push_back(Diagnostic::in_file(
-          f.file, "",
-          fmt::format("the run used {} GPUs per node; the spec's nodes have {}", r.gpus_per_node,
-                      plan.gpus_per_node),
-          "calibrate on runs that use every GPU of each node, with the spec of that cluster; "
-          "where the file's rank lines are not all there, give --nodes (and --gpus-per-node)"));
+    if (auto e = shape_gpus_error(
+            *shape, plan.gpus_per_node, f.file,
+            "calibrate on runs that use every GPU of each node, with the spec of that cluster; "
+            "where the file's rank lines are not all there, give --nodes (and --gpus-per-node)")) {
+      errs.push_back(*e);
       continue;
     }
     if (r.nodes > plan.nodes) {

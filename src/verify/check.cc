@@ -93,12 +93,10 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
         file, "", fmt::format("the run used {} nodes; the plan has {}", nodes, plan.nodes)));
     return;
   }
-  if (shape->gpus_per_node != plan.gpus_per_node) {
-    errs.push_back(Diagnostic::in_file(
-        file, "",
-        fmt::format("the run used {} GPUs per node; the spec's nodes have {}", shape->gpus_per_node,
-                    plan.gpus_per_node),
-        "check runs that use every GPU of each node, against the spec of that cluster"));
+  if (auto e = shape_gpus_error(
+          *shape, plan.gpus_per_node, file,
+          "check runs that use every GPU of each node, against the spec of that cluster")) {
+    errs.push_back(*e);
     return;
   }
   if (auto e = device_gpu_error(run, plan.gpu.id, file,

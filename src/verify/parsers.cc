@@ -281,6 +281,15 @@ Result<RunShape> run_shape(const NcclTestsRun& run, int nodes_given, int gpus_pe
   return s;
 }
 
+std::optional<Diagnostic> shape_gpus_error(const RunShape& shape, int spec_gpus_per_node,
+                                           const std::string& file, const std::string& hint) {
+  if (shape.gpus_per_node == spec_gpus_per_node) return std::nullopt;
+  return Diagnostic::in_file(file, "",
+                             fmt::format("the run used {} GPUs per node; the spec's nodes have {}",
+                                         shape.gpus_per_node, spec_gpus_per_node),
+                             hint);
+}
+
 // Device names kept from the rank lines: a run's are one or two; a file of many is not one run's.
 constexpr size_t kMaxDeviceNames = 16;
 

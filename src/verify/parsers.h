@@ -121,6 +121,10 @@ std::optional<Op> op_of_columns(const NcclTestsRun& run);
 Result<RunShape> run_shape(const NcclTestsRun& run, int nodes_given, int gpus_per_node_given,
                            int spec_gpus_per_node, const std::string& file,
                            const std::string& no_ranks_hint);
+/// Where the run used other GPUs a node than the spec's nodes have (the model simulates whole
+/// nodes), the error naming `file`.
+std::optional<Diagnostic> shape_gpus_error(const RunShape& shape, int spec_gpus_per_node,
+                                           const std::string& file, const std::string& hint);
 
 /// A perftest run (ib_write_bw, ib_read_bw, ib_send_bw, *_lat), text or --out_json.
 struct PerftestRun {
