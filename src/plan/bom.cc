@@ -51,8 +51,13 @@ LinkMedium link_medium(const Plan& plan, const Catalog& cat, LinkKind link_kind)
   // 2). Whatever plugs into a cage serves them all: a twin-port transceiver, a splitter cable to
   // that many NICs, or between two switches one cable of the cage's speed.
   const int cage = plan.sw.ports_per_cage_at(gbps);
+  // With planes, a NIC's one port is split into a link per plane (t.planes x lane_gbps): its
+  // cage takes one part of the port's full speed, whose lanes a breakout fibre (or a splitter
+  // cable) takes to a switch of each plane.
+  const int nic_split = node_end ? std::max(1, t.planes) : 1;
   // Optical: a transceiver at each end (twin-port parts on switch cages that need them), fibre.
-  const CablePart* x_single = cat.cable_for(CableKind::kTransceiver, gbps, m.length_m, 1);
+  const CablePart* x_single =
+      cat.cable_for(CableKind::kTransceiver, gbps * nic_split, m.length_m, 1);
   const CablePart* x_switch = cat.cable_for(CableKind::kTransceiver, gbps, m.length_m, cage);
   const CablePart* fibre = nullptr;
   for (const auto& [id, c] : cat.cables)
@@ -61,13 +66,16 @@ LinkMedium link_medium(const Plan& plan, const Catalog& cat, LinkKind link_kind)
       fibre = &c;
   double optical = std::numeric_limits<double>::infinity();
   if (x_switch && fibre && (!node_end || x_single))
-    optical = part_cost_per_link(node_end ? x_single : x_switch) + part_cost_per_link(x_switch) +
-              fibre->cost.price_usd;
+    optical = (node_end ? part_cost_per_link(x_single) / nic_split : part_cost_per_link(x_switch)) +
+              part_cost_per_link(x_switch) + fibre->cost.price_usd;
   double best = optical;
   for (const CableKind kind : {CableKind::kDac, CableKind::kAoc}) {
     // To a node: a part with one end a cage of `cage` ports and `cage` NIC ends (a splitter);
-    // between switches: one cable of the cage's speed carrying `cage` links.
-    const CablePart* c = node_end ? cat.cable_for(kind, gbps, m.length_m, cage)
+    // between switches: one cable of the cage's speed carrying `cage` links. A NIC port split
+    // over planes takes a splitter from its own cage, which then must reach one port a switch
+    // cage (no catalog part splits at both ends).
+    if (nic_split > 1 && cage > 1) continue;
+    const CablePart* c = node_end ? cat.cable_for(kind, gbps, m.length_m, cage * nic_split)
                                   : cat.cable_for(kind, gbps * cage, m.length_m, 1);
     if (!c) continue;
     const int links = node_end ? c->links : cage;
@@ -80,6 +88,7 @@ LinkMedium link_medium(const Plan& plan, const Catalog& cat, LinkKind link_kind)
   if (!m.cable && std::isfinite(optical)) {
     m.xcvr_switch = x_switch;
     m.xcvr_end = node_end ? x_single : x_switch;
+    m.links_per_end = nic_split;
     m.fibre = fibre;
   }
   return m;
@@ -136,8 +145,8 @@ void build_bom(Plan& p, const Catalog& cat) {
       add("transceiver", m.xcvr_switch->id, m.xcvr_switch->name, role + " switch side",
           (switch_ends + m.xcvr_switch->links - 1) / m.xcvr_switch->links, m.xcvr_switch->cost);
       if (!k.switch_both_ends)
-        add("transceiver", m.xcvr_end->id, m.xcvr_end->name, role + " NIC side", k.links,
-            m.xcvr_end->cost);
+        add("transceiver", m.xcvr_end->id, m.xcvr_end->name, role + " NIC side",
+            (k.links + m.links_per_end - 1) / m.links_per_end, m.xcvr_end->cost);
       add("fibre", m.fibre->id, m.fibre->name, role, k.links, m.fibre->cost);
     } else {
       p.warnings.push_back(

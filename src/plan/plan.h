@@ -169,6 +169,9 @@ struct LinkMedium {
   /// NICs; between two switches, one cable of the cage's speed), 1 where a cage is one port.
   int links_per_cable = 1;
   const CablePart* xcvr_end = nullptr;     ///< transceiver on a single-port end
+  /// Links one `xcvr_end` serves: 1, or at a NIC whose port `fabric.planes` splits, the planes
+  /// (one transceiver of the port's full speed, its lanes broken out by the fibre).
+  int links_per_end = 1;
   const CablePart* xcvr_switch = nullptr;  ///< transceiver on a switch end (twin-port aware)
   const CablePart* fibre = nullptr;
   std::string label() const;  ///< e.g. "aoc-400g" or "xcvr-2x400g-sr8+fibre"

@@ -391,6 +391,27 @@ TEST(Plan, EverySwitchCageTakesOnePartForAllItsPorts) {
   }
 }
 
+// fabric.planes splits each NIC's one port into a link per plane: the NIC's cage takes one part
+// of the port's full speed (400G SR4 broken out to 2 x 200G), not one 200G part per link (which
+// neither fits an OSFP NIC cage nor is one a link).
+TEST(Plan, APortSplitOverPlanesTakesOnePartAtTheNic) {
+  for (const int planes : {1, 2}) {
+    const Plan p = plan_of(
+        fmt::format("cluster: {{gpu: h100-sxm, nodes: 128, nic: cx7-400g}}\nfabric: {{technology: "
+                    "infiniband, switch: qm9700, planes: {}}}\n",
+                    planes));
+    ASSERT_EQ(p.topo.planes, planes);
+    long long nic_side = 0;
+    for (const auto& it : p.bom.items) {
+      if (it.role.find("NIC side") == std::string::npos) continue;
+      nic_side += it.qty;
+      EXPECT_EQ(it.id, "xcvr-400g-sr4") << planes;
+    }
+    EXPECT_EQ(nic_side, 128LL * 8) << planes;
+    EXPECT_EQ(p.node_leaf_total, 128LL * 8 * planes);
+  }
+}
+
 TEST(Plan, PartialLastPodTakesOnlyTheCoreUplinksItNeeds) {
   const Plan p = plan_of(
       "cluster: {gpu: h100-sxm, nodes: 600, nic: cx7-400g}\nfabric: {technology: infiniband, "
