@@ -119,14 +119,38 @@ std::vector<std::string> with_cost(std::vector<std::string> keys) {
 }
 
 void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuModel& g) {
-  r.check_keys(
-      n, path,
-      {"id", "name", "vendor", "memory_gb", "memory_source", "fp32_tflops", "fp16_tflops",
-       "bf16_tflops", "fp8_tflops", "tflops_source", "scaleup", "pcie_gen", "gpus_per_node",
-       "max_nics_per_node", "compute_efficiency", "compute_efficiency_source", "node", "gpu_hour",
-       "hbm_gbps", "hbm_source", "matmul_efficiency", "attention_efficiency",
-       "kernel_efficiency_source", "sm_count", "sm_source", "networks", "nic_attach",
-       "nic_attach_source", "host_cpu", "host_cpu_source"});
+  r.check_keys(n, path,
+               {"id",
+                "name",
+                "vendor",
+                "memory_gb",
+                "memory_source",
+                "fp32_tflops",
+                "fp16_tflops",
+                "bf16_tflops",
+                "fp8_tflops",
+                "tflops_source",
+                "scaleup",
+                "pcie_gen",
+                "gpus_per_node",
+                "max_nics_per_node",
+                "compute_efficiency",
+                "compute_efficiency_source",
+                "node",
+                "gpu_hour",
+                "hbm_gbps",
+                "hbm_source",
+                "matmul_efficiency",
+                "attention_efficiency",
+                "kernel_efficiency_source",
+                "sm_count",
+                "sm_source",
+                "networks",
+                "nic_attach",
+                "nic_attach_source",
+                "host_cpu",
+                "host_cpu_source",
+                "arch"});
   if (auto v = r.text(n, "name", path)) g.name = *v;
   if (auto v = r.text(n, "vendor", path)) g.vendor = *v;
   if (auto v = r.number(n, "memory_gb", path, true)) g.memory_gb = *v;
@@ -167,6 +191,26 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
     if (auto v = r.number(su, "gbs_per_gpu", sp, true)) g.scaleup_gbs_per_gpu = *v;
     if (auto v = r.small_positive_int(su, "domain_gpus", sp, true)) g.scaleup_domain_gpus = *v;
     if (auto v = r.boolean(su, "nvls", sp)) g.nvls = *v;
+    if (g.scaleup_tech == ScaleUpTech::kPcie && g.nvls)
+      r.error(child(su, "nvls"), sp + ".nvls", "NVLink SHARP needs NVLink: a 'pcie' GPU has none");
+  }
+  switch (g.scaleup_tech) {
+    case ScaleUpTech::kNvlink3:
+      g.arch = GpuArch::kAmpere;
+      break;
+    case ScaleUpTech::kNvlink5:
+      g.arch = GpuArch::kBlackwell;
+      break;
+    default:
+      g.arch = GpuArch::kHopper;
+      break;
+  }
+  if (auto v = r.choice_of(n, "arch", path, kGpuArchNames)) {
+    g.arch = *v;
+  } else if (g.scaleup_tech == ScaleUpTech::kPcie && !child(n, "arch").IsDefined()) {
+    r.error(n, path + ".arch",
+            "a GPU on 'pcie' scale-up needs 'arch: ampere', 'hopper' or 'blackwell' (NVLink's "
+            "generation cannot tell it)");
   }
   const YAML::Node node = child(n, "node");
   if (r.expect_map(node, path + ".node")) {

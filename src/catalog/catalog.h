@@ -22,13 +22,24 @@ struct CostFigure {
   std::string provenance() const { return estimate ? "estimate" : source; }
 };
 
-/// The GPUs' scale-up interconnect.
-enum class ScaleUpTech { kNvlink3, kNvlink4, kNvlink5, kInfinityFabric };
+/// The GPUs' scale-up interconnect. `pcie`: cards with no NVLink between them (or only a
+/// bridge to one neighbour, not modelled), whose GPUs reach each other over the server's PCIe
+/// (NCCL's P2P transport through a PCIe switch or the CPU, or shared memory).
+enum class ScaleUpTech { kNvlink3, kNvlink4, kNvlink5, kInfinityFabric, kPcie };
 inline constexpr EnumName<ScaleUpTech> kScaleUpTechNames[] = {
     {ScaleUpTech::kNvlink3, "nvlink3"},
     {ScaleUpTech::kNvlink4, "nvlink4"},
     {ScaleUpTech::kNvlink5, "nvlink5"},
-    {ScaleUpTech::kInfinityFabric, "infinity-fabric"}};
+    {ScaleUpTech::kInfinityFabric, "infinity-fabric"},
+    {ScaleUpTech::kPcie, "pcie"}};
+
+/// The GPU's architecture, which picks NCCL's per-architecture rows (tuning.cc's compute
+/// capability). Catalog key `arch`; without it the NVLink generation tells it (3: Ampere, 4:
+/// Hopper, 5: Blackwell; Infinity Fabric takes Hopper's rows, an approximation); a `pcie` GPU
+/// must name it.
+enum class GpuArch { kAmpere, kHopper, kBlackwell };
+inline constexpr EnumName<GpuArch> kGpuArchNames[] = {
+    {GpuArch::kAmpere, "ampere"}, {GpuArch::kHopper, "hopper"}, {GpuArch::kBlackwell, "blackwell"}};
 
 /// Where a GPU reaches its scale-out NIC, as NCCL's topology rates the path: through the PCIe
 /// switch the two share (HGX and DGX boards: PATH_PIX / PATH_PXB), or through the CPU the GPU is
@@ -69,6 +80,7 @@ struct GpuModel {
   std::string memory_source;  ///< where memory_gb comes from
   double fp32_tflops = 0, fp16_tflops = 0, bf16_tflops = 0, fp8_tflops = 0;  ///< dense peak
   ScaleUpTech scaleup_tech = ScaleUpTech::kNvlink4;
+  GpuArch arch = GpuArch::kHopper;  ///< catalog `arch`, else from scaleup_tech
   double scaleup_gbs_per_gpu = 0;  ///< per direction, GB/s
   int scaleup_domain_gpus = 8;     ///< GPUs sharing one scale-up domain (NVL72: 72)
   bool nvls = false;               ///< NVLink SHARP (multicast/reduction in NVSwitch)

@@ -147,6 +147,50 @@ TEST(Catalog, WhereTheGpuReachesItsNic) {
   EXPECT_EQ(ok.gpus.at("mygpu").nic_attach, NicAttach::kCpuC2c);
 }
 
+// A GPU's architecture picks NCCL's per-architecture rows: the NVLink generation tells it, or
+// the catalog's `arch`; PCIe cards have no NVLink to tell it by and must name it, and have no
+// NVLink SHARP.
+TEST(Catalog, TheGpuArchitecture) {
+  auto c = builtin_catalog();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->gpus.at("a100-sxm-80g").arch, GpuArch::kAmpere);
+  EXPECT_EQ(c->gpus.at("h100-sxm").arch, GpuArch::kHopper);
+  EXPECT_EQ(c->gpus.at("b200").arch, GpuArch::kBlackwell);
+  const GpuModel& card = c->gpus.at("a100-pcie-40g");
+  EXPECT_EQ(card.scaleup_tech, ScaleUpTech::kPcie);
+  EXPECT_EQ(card.arch, GpuArch::kAmpere);
+  EXPECT_FALSE(card.nvls);
+  const std::string gpu = R"(gpus:
+  - id: mygpu
+    memory_gb: 80
+    bf16_tflops: 900
+    pcie_gen: 5
+    gpus_per_node: 8
+    node: {price_usd: 1, power_w: 1, estimate: true}
+)";
+  for (const auto& [lines, want] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"    scaleup: {tech: pcie, gbs_per_gpu: 48, domain_gpus: 8}\n",
+            "gpus.mygpu.arch: a GPU on 'pcie' scale-up needs 'arch: ampere', 'hopper' or "
+            "'blackwell'"},
+           {"    scaleup: {tech: pcie, gbs_per_gpu: 48, domain_gpus: 8, nvls: true}\n"
+            "    arch: hopper\n",
+            "gpus.mygpu.scaleup.nvls: NVLink SHARP needs NVLink: a 'pcie' GPU has none"},
+           {"    scaleup: {tech: nvlink4, gbs_per_gpu: 450, domain_gpus: 8}\n    arch: volta\n",
+            "gpus.mygpu.arch: 'volta' is not one of ampere | hopper | blackwell"}}) {
+    Catalog mine;
+    const std::string all = format_diagnostics(merge_catalog(mine, gpu + lines, "mine.yaml"));
+    EXPECT_NE(all.find(want), std::string::npos) << all;
+    EXPECT_FALSE(mine.gpus.count("mygpu")) << lines;
+  }
+  Catalog ok;
+  const auto errs = merge_catalog(
+      ok, gpu + "    scaleup: {tech: pcie, gbs_per_gpu: 48, domain_gpus: 8}\n    arch: hopper\n",
+      "ok.yaml");
+  ASSERT_TRUE(errs.empty()) << format_diagnostics(errs);
+  EXPECT_EQ(ok.gpus.at("mygpu").arch, GpuArch::kHopper);
+  EXPECT_EQ(ok.gpus.at("mygpu").scaleup_tech, ScaleUpTech::kPcie);
+}
+
 // node.nics, the NICs a server's figure includes, is a map of catalog NIC id to a positive count
 // (a count of 0 and what validate_spec checks:
 // SpecErrors.TheNicsAServersFigureIncludesAreCatalogNics).

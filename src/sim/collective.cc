@@ -17,18 +17,19 @@
 
 namespace gf {
 
-// NCCL's table row for the GPU, by its scale-up interconnect: NVLink 3 is Ampere, 4 Hopper,
-// 5 Blackwell. AMD's Infinity Fabric GPUs run RCCL, whose tables are NCCL's; Hopper's row
-// stands for them (an approximation).
+// NCCL's table row for the GPU, by its architecture (the catalog's `arch`, else its NVLink:
+// 3 is Ampere, 4 Hopper, 5 Blackwell). AMD's Infinity Fabric GPUs run RCCL, whose tables are
+// NCCL's; Hopper's row stands for them (an approximation).
 GpuGeneration generation_of(const GpuModel& gpu) {
-  switch (gpu.scaleup_tech) {
-    case ScaleUpTech::kNvlink3:
+  switch (gpu.arch) {
+    case GpuArch::kAmpere:
       return GpuGeneration::kAmpere;
-    case ScaleUpTech::kNvlink5:
+    case GpuArch::kBlackwell:
       return GpuGeneration::kBlackwell;
-    default:
-      return GpuGeneration::kHopper;
+    case GpuArch::kHopper:
+      break;
   }
+  return GpuGeneration::kHopper;
 }
 
 namespace {
@@ -77,6 +78,7 @@ int nvlinks_of(const GpuModel& gpu) {
       link = kNvlink5LinkGBs;
       break;
     case ScaleUpTech::kInfinityFabric:
+    case ScaleUpTech::kPcie:
       return 0;
   }
   return gpu.scaleup_gbs_per_gpu > 0 ? static_cast<int>(std::lround(gpu.scaleup_gbs_per_gpu / link))
@@ -167,6 +169,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.simple_buffer_bytes_ = o.buffsize_bytes;
   cm.host_grace_ = host_grace(plan);
   cm.nvlink_across_trays_ = nvlink_across_trays(plan);
+  cm.scaleup_pcie_ = plan.gpu.scaleup_tech == ScaleUpTech::kPcie;
   cm.nvlinks_ = nvlinks_of(plan.gpu);
   b.channel_limit = release_max_channels(cm.nccl_);
   if (plan.nic.rate_gbps > 0) {
@@ -647,6 +650,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   gc.nic_via_cpu_c2c_ = nic_via_cpu_c2c(plan);
   gc.host_grace_ = host_grace(plan);
   gc.nvlink_across_trays_ = nvlink_across_trays(plan);
+  gc.scaleup_pcie_ = plan.gpu.scaleup_tech == ScaleUpTech::kPcie;
   gc.hop_latency_us_ = g.hop_latency_us;
   gc.profile_ = plan.calibration;
   if (!std::isfinite(gc.seconds_per_byte_) || g.unroutable > 0)
@@ -671,6 +675,7 @@ CostShape GroupCollective::cost_shape() const {
   s.nic_via_cpu_c2c = nic_via_cpu_c2c_;
   s.host_grace = host_grace_;
   s.nvlink_across_trays = nvlink_across_trays_;
+  s.scaleup_pcie = scaleup_pcie_;
   apply_profile(profile_, algorithm(), network_paced_, s);
   return s;
 }
@@ -724,6 +729,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   s.simple_buffer_bytes = simple_buffer_bytes_;
   s.host_grace = host_grace_;
   s.nvlink_across_trays = nvlink_across_trays_;
+  s.scaleup_pcie = scaleup_pcie_;
   s.nic_via_cpu_c2c = nic_via_cpu_c2c_;
   s.ll128_forced = forced_protocol_ == Protocol::kLL128;
   if (model) {

@@ -181,6 +181,7 @@ class CollectiveModel {
   double simple_buffer_bytes_ = 0;  ///< NCCL_BUFFSIZE (SimOptions::buffsize_bytes; CostShape)
   bool host_grace_ = false;         ///< the GPUs' host is Grace (CostShape)
   bool nvlink_across_trays_ = false;  ///< the NVLink domain spans nodes (CostShape)
+  bool scaleup_pcie_ = false;         ///< the GPUs of a domain meet over PCIe (CostShape)
   bool nic_via_cpu_c2c_ = false;  ///< the NIC hangs off the CPU across C2C (CostShape)
   bool ring_same_channels_ = false;  ///< CostShape::ring_same_channels
   NcclRelease nccl_ = kNewestNccl;
@@ -284,6 +285,7 @@ class GroupCollective {
   bool nic_via_cpu_c2c_ = false;  ///< the NIC hangs off the CPU across C2C (CostShape)
   bool host_grace_ = false;       ///< the GPUs' host is Grace (CostShape)
   bool nvlink_across_trays_ = false;  ///< the NVLink domain spans nodes (CostShape)
+  bool scaleup_pcie_ = false;         ///< the GPUs of a domain meet over PCIe (CostShape)
   NcclRelease nccl_ = kNewestNccl;
   GpuGeneration generation_ = GpuGeneration::kHopper;
   std::string bottleneck_;

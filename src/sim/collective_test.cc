@@ -249,6 +249,82 @@ TEST(Collective, GraceBlackwellSendsBetweenRacksInBiggerChunksFrom229) {
                    send(NcclRelease::kV2_28, HostCpu::kX86));
 }
 
+// One A100 a node: the GPU's two channels carry all of its network traffic, each one thread
+// block that takes a ring's steps one after the other. Where the block both sends and receives
+// (all_gather, reduce_scatter, all_reduce, sendrecv, alltoall) its copies pace the call below the
+// NIC; broadcast, which moves a chunk once a hop, reaches the NIC. With 8 GPUs a node the same
+// NICs carry 16 channels and the blocks are not the bound. Hopper has no such figure.
+TEST(Collective, AmpereThreadBlocksPaceOneGpuANode) {
+  auto one_gpu = [](const char* gpu, const char* nic) {
+    return setup(
+        fmt::format("cluster: {{gpu: {}, nodes: 2, gpus_per_node: 1, nic: {}, nics_per_node: 1}}\n"
+                    "fabric: {{technology: infiniband, in_network_reduction: off}}\n",
+                    gpu, nic));
+  };
+  const auto a100 = one_gpu("a100-sxm-80g", "cx6-200g");
+  auto busbw = [](const gf::Setup& s, Op op, double bytes) {
+    SimOptions o;
+    o.op = op;
+    return run(s, o, bytes);
+  };
+  const double nic_GBps = 200.0 / 8;
+  const SizeResult bcast = busbw(a100, Op::kBroadcast, kGiB);
+  EXPECT_GT(bcast.busbw_gbs, 0.9 * nic_GBps);
+  // Two ranks: all_gather moves each chunk once a step (2 blocks x the block's rate, busbw half
+  // the algbw), all_reduce 3 chunk-steps for 2 chunks (4/3 of it).
+  const SizeResult ag = busbw(a100, Op::kAllGather, kGiB);
+  EXPECT_NEAR(ag.busbw_gbs, nccl::kChannelCopyGBsAmpere, 0.02 * nccl::kChannelCopyGBsAmpere);
+  EXPECT_LT(ag.busbw_gbs, 0.75 * bcast.busbw_gbs);
+  const SizeResult ar = busbw(a100, Op::kAllReduce, kGiB);
+  if (ar.algorithm == Algorithm::kRing) EXPECT_NEAR(ar.busbw_gbs / ag.busbw_gbs, 4.0 / 3.0, 0.03);
+  EXPECT_LT(busbw(a100, Op::kAlltoall, kGiB).busbw_gbs, 0.75 * bcast.busbw_gbs);
+  EXPECT_LT(busbw(a100, Op::kSendRecv, kGiB).busbw_gbs, 0.75 * bcast.busbw_gbs);
+  // Eight A100s a node on 8 NICs: the NICs, not the blocks.
+  const auto a100x8 = setup(ib("a100-sxm-80g", 2, "cx6-200g", "qm8700"));
+  SimOptions o;
+  o.op = Op::kAllGather;
+  o.algorithm = Algorithm::kRing;
+  const SizeResult ag8 = run(a100x8, o, 4 * kGiB);
+  EXPECT_GT(ag8.busbw_gbs / 8, 0.9 * bcast.busbw_gbs) << ag8.busbw_gbs;
+  // H100 with the same shape: no block figure, the NIC's rate.
+  const auto h100 = one_gpu("h100-sxm", "cx7-400g");
+  EXPECT_GT(busbw(h100, Op::kAllGather, kGiB).busbw_gbs, 0.9 * 400.0 / 8);
+}
+
+// PCIe cards (catalog scaleup tech: pcie): NCCL runs no LL128 between GPUs that meet over PCIe
+// (tuning.cc's typeIntra <= PATH_NVB) and takes its PCI row's hop latency; one card a node has
+// no such hop and keeps LL128 across nodes.
+TEST(Collective, PcieCardsRunNoLl128InsideANode) {
+  auto spec = [](const char* gpu, int nodes) {
+    return setup(
+        fmt::format("cluster: {{gpu: {}, nodes: {}, nic: cx6-200g, nics_per_node: 4}}\n"
+                    "fabric: {{technology: infiniband, in_network_reduction: off}}\n",
+                    gpu, nodes));
+  };
+  const auto pcie = spec("a100-pcie-40g", 4), sxm = spec("a100-sxm-80g", 4);
+  SimOptions o;
+  o.algorithm = Algorithm::kRing;
+  bool sxm_ll128 = false;
+  for (const double bytes : {1048576.0, 4194304.0, 16777216.0}) {
+    EXPECT_NE(run(pcie, o, bytes).protocol, Protocol::kLL128) << bytes;
+    sxm_ll128 = sxm_ll128 || run(sxm, o, bytes).protocol == Protocol::kLL128;
+  }
+  EXPECT_TRUE(sxm_ll128);
+  // NCCL's PCI hop is slower than its NVLink hop: one node's small call takes longer.
+  const auto pcie1 = spec("a100-pcie-40g", 1), sxm1 = spec("a100-sxm-80g", 1);
+  EXPECT_GT(run(pcie1, o, 8).latency_us, run(sxm1, o, 8).latency_us);
+  // Its bandwidth is the PCIe link's, not NVLink's.
+  EXPECT_LT(run(pcie1, o, 4 * kGiB).busbw_gbs, 24.0);
+  // One card a node has no PCIe hop between GPUs: LL128 runs across nodes.
+  const auto one = setup(
+      "cluster: {gpu: a100-pcie-40g, nodes: 4, gpus_per_node: 1, nic: cx6-200g, "
+      "nics_per_node: 1}\nfabric: {technology: infiniband, in_network_reduction: off}\n");
+  bool one_ll128 = false;
+  for (const double bytes : {1048576.0, 4194304.0, 16777216.0, 67108864.0})
+    one_ll128 = one_ll128 || run(one, o, bytes).protocol == Protocol::kLL128;
+  EXPECT_TRUE(one_ll128);
+}
+
 // GB200's NICs hang off Grace (catalog nic_attach: cpu-c2c): NCCL up to 2.26 rates that path
 // PATH_PHB and runs no LL128 between racks; 2.27 rates it PATH_P2C and does
 // (docs/nccl-model-reference.md §3).

@@ -739,6 +739,21 @@ inline constexpr double kP2pNetSendUs = 20.7;
 // channels for it); NVIDIA/nccl#1272 (18.3 GB/s on reduced channels, line rate with
 // NCCL_NCHANNELS_PER_NET_PEER=4) and #2408 (~13 GB/s a connection on 400G RoCE) measure about it.
 inline constexpr double kP2pNetChannelGBs = 14.0;
+// What one channel's thread block copies through its connections' buffers on Ampere, GB/s of
+// step-chunks (a chunk moved by one step: a send, a receive, a receive-reduce-send each move it
+// once). NCCL runs a channel as one block whose primitives take a ring's steps one after the
+// other (all_gather.h, reduce_scatter.h, all_reduce.h runRing@v2.18.6-1: send, N - 2 receive-
+// and-send steps, a receive); a point-to-point channel splits its warps between the send and the
+// receive of its peer (sendrecv.h). Where few channels carry a GPU's network traffic (one GPU a
+// node: two channels on its NIC, "2 coll channels, 2 p2p channels per peer" in the fit
+// cluster's NCCL_DEBUG log) a block that both sends and receives paces the call below the NIC;
+// broadcast and reduce, which move a chunk once a hop, reach it. gpufabric's constant, fitted on
+// the fit set: thomaslie210/NCCL_Test_Results (2 x 1 A100 PCIe, HDR, NCCL 2.16.5, nccl-public.csv
+// lines 404-410), the value on a 0.5 GB/s grid with the least median error over the cluster's
+// seven 1 GiB rows (13.5: 2.7 %, 14.0: 2.4 %, 14.5: 4.0 %; data/calibration/README.md). Judged
+// on the test set's Azure NDmv4 2 x 1 (A100 SXM; lines 170, 172, 174). Hopper and Blackwell have
+// no measured figure: their blocks are not capped.
+inline constexpr double kChannelCopyGBsAmpere = 14.0;
 // v2.18's channels per network peer, NCCL_NCHANNELS_PER_NET_PEER's default
 // (paths.cc@v2.18.6-1:667).
 inline constexpr int kP2pNetChannelsPerPeerV2_18 = 2;

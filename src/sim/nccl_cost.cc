@@ -243,7 +243,9 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
   const int pi = static_cast<int>(p);
   // The rack's and the profile's NVLink step latency: the time's, not the tuner's.
   const double rack_step = timed ? nvlink_step_extra_us(s) : 0.0;
+  // A domain over PCIe takes NCCL's PCI row for its hops (intraHw, tuning.cc@v2.29.7-1:360).
   auto hw = [&](nccl::Hw h, nccl::Algo al) {
+    if (h == nccl::kNvlink && s.scaleup_pcie) h = nccl::kPci;
     return static_cast<double>(t.hw_latency_us[h][al][pi]) + (h == nccl::kNvlink ? rack_step : 0);
   };
   auto base = [&](nccl::Algo al) { return static_cast<double>(t.base_latency_us[al][pi]); };
@@ -331,6 +333,9 @@ namespace {
 // before, PATH_PHB, past it: ReleaseTerms::c2c_nic_is_p2c).
 bool ll128_by_default(const nccl::ReleaseTerms& t, const CostShape& s, int domains) {
   if (s.generation == GpuGeneration::kBlackwell && !t.ll128_on_blackwell) return false;
+  // Within a node only over NVLink (typeIntra <= PATH_NVB, tuning.cc@v2.29.7-1:487,
+  // @v2.18.6-1:332): a ring of PCIe cards runs LL and Simple; one GPU a node has no such hop.
+  if (s.scaleup_pcie && s.ranks > domains) return false;
   if (domains > 1 && s.nic_via_cpu_c2c && !t.c2c_nic_is_p2c) return false;
   return true;
 }
@@ -1236,6 +1241,29 @@ struct StreamTerms {
   double total() const { return std::max({links_us, copy_us, reduce_us}) + messages_us; }
 };
 
+// What the call's channels' thread blocks let through, payload bytes/s (0: no bound known):
+// each block copies nccl::kChannelCopyGBsAmpere of step-chunks, and a payload byte costs its
+// step-chunks. Ring (runRing): all_gather and reduce_scatter move each of a loop's N chunks once
+// (a send, N - 2 receive-and-sends, a receive), all_reduce 2N - 1 for its N chunks, a chain's
+// hop each chunk once. Point-to-point: a channel carries both its peer's send and the matching
+// receive, each byte sent is moved twice. Across domains, Simple, on Ampere (the only measured
+// generation); tree and the other algorithms not bound.
+double block_copy_Bps(Algorithm a, Protocol p, const CostShape& s, double bytes,
+                      const PipelineRun& run) {
+  if (s.generation != GpuGeneration::kAmpere || s.domains < 2 || p != Protocol::kSimple) return 0;
+  const double block_Bps = nccl::kChannelCopyGBsAmpere * 1e9;
+  const double N = static_cast<double>(std::max(2LL, s.ranks));
+  if (a == Algorithm::kRing) {
+    const double moves = s.op == Op::kAllReduce ? (2 * N - 1) / N : 1.0;
+    return std::max(1, run.channels) * block_Bps / moves;
+  }
+  if (a == Algorithm::kP2p) {
+    const double peers = s.op == Op::kAlltoall ? N : 1.0;
+    return p2p_op_channels(s, bytes / peers) * (block_Bps / 2) * peers;
+  }
+  return 0;
+}
+
 StreamTerms stream_terms(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                          double bytes, const PipelineRun& run) {
   StreamTerms t;
@@ -1254,6 +1282,9 @@ StreamTerms stream_terms(Algorithm a, Protocol p, const CostShape& s, double sec
   // A profile's bandwidth factor on the algorithm scales the links' rate and a rack's switch
   // reduction, both the algorithm's bandwidth, not the SMs' copies (run.copy_us); the network
   // messages' own time is in series with the bytes they carry.
+  // The channels' thread blocks, where their copies are the slower (block_copy_Bps).
+  if (const double block = block_copy_Bps(a, p, s, bytes, run); block > 0)
+    rate = std::min(rate, block);
   t.links_us = bytes / rate * 1e6 / s.bandwidth_factor;
   t.copy_us = run.copy_us;
   t.reduce_us = rack_reduce_us(a, s, bytes) / s.bandwidth_factor;

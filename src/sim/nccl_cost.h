@@ -153,6 +153,9 @@ struct CostShape {
   /// The scale-up domain spans several nodes' trays (multi-node NVLink, NVL72): each NVLink
   /// step of the time costs nccl::kRackNvlinkStepUs more than NCCL's table.
   bool nvlink_across_trays = false;
+  /// The domain's GPUs reach each other over PCIe (ScaleUpTech::kPcie): NCCL's intra-node hops
+  /// take its PCI latency row, and LL128 is off between them (tuning.cc's typeIntra rule).
+  bool scaleup_pcie = false;
   /// A calibration profile's latency added to every NVLink step of the time, us (its
   /// nvlink_step_latency_us; 0: none), as the rack's step is: not to NCCL's estimate.
   double nvlink_hop_us = 0;

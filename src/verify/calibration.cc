@@ -68,9 +68,12 @@ Result<long long> count_cell(const std::string& s, const std::string& file, int 
 // The catalog GPU a published hardware name means; "" when the catalog has none ("any" is
 // the common case in the maintainers' rules of thumb, an H100).
 std::string gpu_id(const std::string& hw) {
-  // The catalog's parts are SXM modules on NVLink: a PCIe card (no NVLink, its own power and
-  // clocks) is none of them.
-  if (hw.find("PCIE") != std::string::npos || hw.find("PCIe") != std::string::npos) return "";
+  // A PCIe card (no NVLink, its own power and clocks) is not the SXM module of its name: only
+  // the card the catalog has (a100-pcie-40g) stands for one.
+  if (hw.find("PCIE") != std::string::npos || hw.find("PCIe") != std::string::npos)
+    return hw.find("A100") != std::string::npos && hw.find("80GB") == std::string::npos
+               ? "a100-pcie-40g"
+               : "";
   if (hw.find("A100") != std::string::npos) return "a100-sxm-80g";
   if (hw.find("H200") != std::string::npos) return "h200-sxm";
   if (hw.find("H800") != std::string::npos) return "h800-sxm";

@@ -161,7 +161,7 @@ TEST(Calibration, UnrunnableRowsAreSkippedWithTheReason) {
                     "b,H100-SXM,2,8,EFA,32,EFA,,all_reduce,auto,1048576,15.95,,n,test\n"
                     "c,H100-SXM,2,8,not stated,,x,,all_reduce,auto,1048576,9.68,,n,test\n"
                     "d,B200,4,8,400G,8,InfiniBand NDR,,all_reduce,nvls,8589934592,350.8,,n,test\n"
-                    "e,A100-PCIE-40GB,2,1,200G,1,InfiniBand,,sendrecv,auto,1070596096,14.61,,n,"
+                    "e,H100-PCIE,2,1,200G,1,InfiniBand,,sendrecv,auto,1070596096,14.61,,n,"
                     "test\n"
                     "f,H100-SXM,1,8,none,0,NVLink4,,all_reduce,ring,1073741824,360,,n,test\n",
                 "skip.csv");
@@ -173,7 +173,7 @@ TEST(Calibration, UnrunnableRowsAreSkippedWithTheReason) {
   EXPECT_NE(s->skipped_rows[3].reason.find("all_reduce nvls is not simulated"), std::string::npos)
       << s->skipped_rows[3].reason;
   // A PCIe card is not the catalog's SXM module of the same name.
-  EXPECT_NE(s->skipped_rows[4].reason.find("GPU 'A100-PCIE-40GB' is not in the catalog"),
+  EXPECT_NE(s->skipped_rows[4].reason.find("GPU 'H100-PCIE' is not in the catalog"),
             std::string::npos)
       << s->skipped_rows[4].reason;
   EXPECT_EQ(s->test.skipped, 5);
