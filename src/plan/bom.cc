@@ -115,6 +115,17 @@ void build_bom(Plan& p, const Catalog& cat) {
                                 server.provenance(), included.list);
     server.estimate = false;
   }
+  // A node of fewer GPUs than the catalog's server (cluster.gpus_per_node): its share of the
+  // server's figure, GPU for GPU. An estimate: a smaller server's chassis, CPUs and memory are
+  // not that share of the larger one's.
+  if (p.gpu.gpus_per_node > 0 && p.gpus_per_node > 0 && p.gpus_per_node < p.gpu.gpus_per_node) {
+    const double share = static_cast<double>(p.gpus_per_node) / p.gpu.gpus_per_node;
+    server.price_usd *= share;
+    server.power_w *= share;
+    server.source = fmt::format("{}; scaled to {} of its {} GPUs (estimate)", server.provenance(),
+                                p.gpus_per_node, p.gpu.gpus_per_node);
+    server.estimate = false;
+  }
   add("compute", p.gpu.id + "-node", p.gpu.name + " server", "compute", p.nodes, server);
   add("nic", p.nic.id, p.nic.name, "compute", 1LL * p.nodes * p.nics_per_node, p.nic.cost);
   add("switch", p.sw.id, p.sw.name, p.topo.kind == TopologyKind::kSingle ? "switch" : "leaf",

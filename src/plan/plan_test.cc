@@ -412,6 +412,27 @@ TEST(Plan, APortSplitOverPlanesTakesOnePartAtTheNic) {
   }
 }
 
+// A node of fewer GPUs than the catalog's server is priced and powered at its share of it,
+// GPU for GPU, and says so; a full node keeps the server's figure.
+TEST(Plan, ANodeOfFewerGpusTakesItsShareOfTheServer) {
+  auto compute = [](const Plan& p) {
+    for (const auto& it : p.bom.items)
+      if (it.category == "compute") return it;
+    return BomItem{};
+  };
+  const Plan full = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: infiniband}\n");
+  const Plan two = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 8, gpus_per_node: 2, nic: cx7-400g, nics_per_node: 2}\n"
+      "fabric: {technology: infiniband}\n");
+  const BomItem f = compute(full), t = compute(two);
+  ASSERT_GT(f.unit_usd, 0);
+  EXPECT_NEAR(t.unit_usd, f.unit_usd * 2 / 8, 0.01);
+  EXPECT_NEAR(t.unit_w, f.unit_w * 2 / 8, 0.01);
+  EXPECT_NE(t.source.find("scaled to 2 of its 8 GPUs (estimate)"), std::string::npos) << t.source;
+  EXPECT_EQ(f.source.find("scaled"), std::string::npos) << f.source;
+}
+
 TEST(Plan, PartialLastPodTakesOnlyTheCoreUplinksItNeeds) {
   const Plan p = plan_of(
       "cluster: {gpu: h100-sxm, nodes: 600, nic: cx7-400g}\nfabric: {technology: infiniband, "

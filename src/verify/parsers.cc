@@ -179,11 +179,19 @@ std::optional<Diagnostic> banner_gpus_error(const NcclTestsRun& run, int gpus_pe
 std::optional<Diagnostic> device_gpu_error(const NcclTestsRun& run, const std::string& gpu_id,
                                            const std::string& file, const std::string& hint) {
   const std::string family = ascii_lower(gpu_id.substr(0, gpu_id.find('-')));
+  const bool spec_card = ascii_lower(gpu_id).find("pcie") != std::string::npos;
   static const std::regex model_re(R"(^[a-z]{1,3}[0-9]{2,4}[a-z]?$)");
   for (const auto& device : run.devices) {
     bool names_family = false, names_a_model = false;
     std::string word;
     const std::string d = ascii_lower(device) + " ";
+    if (const bool card = d.find("pcie") != std::string::npos; card != spec_card)
+      return Diagnostic::in_file(
+          file, "",
+          fmt::format("the run's rank lines name {}, {}; the spec's GPUs are {}, {}", device,
+                      card ? "a PCIe card" : "not a PCIe card", gpu_id,
+                      spec_card ? "PCIe cards" : "not PCIe cards"),
+          hint);
     for (char c : d) {
       if (std::isalnum(static_cast<unsigned char>(c))) {
         word += c;

@@ -94,7 +94,9 @@ std::optional<Diagnostic> banner_gpus_error(const NcclTestsRun& run, int gpus_pe
 /// Where a device the run's rank lines name is another GPU than the catalog's `gpu_id` (its
 /// family, the id up to its first '-': h100 of h100-sxm), the error naming `file`. A device name
 /// counts as another GPU where it names a model (a word of one to three letters and two to four
-/// digits: B200, A100, MI300X) and not the id's family.
+/// digits: B200, A100, MI300X) and not the id's family, or where one of the two is a PCIe card
+/// ("NVIDIA A100-PCIE-40GB", "NVIDIA H100 PCIe"; a catalog id with "pcie") and the other not:
+/// a card runs its own clocks and no NVLink, unlike the SXM module of its name.
 std::optional<Diagnostic> device_gpu_error(const NcclTestsRun& run, const std::string& gpu_id,
                                            const std::string& file, const std::string& hint);
 /// The nodes a run used: its distinct hosts, else its ranks over `gpus_per_node`; at least 1.

@@ -39,6 +39,31 @@ TEST(Parsers, DetectsEveryKind) {
   EXPECT_EQ(detect_output_kind("hello world"), OutputKind::kUnknown);
 }
 
+// A run of other GPUs than the spec's: another family, or a PCIe card against an SXM module of
+// the same name (and the other way round).
+TEST(Parsers, TheRunsDevicesAgainstTheSpecsGpu) {
+  auto error_for = [](const std::string& device, const std::string& gpu) {
+    NcclTestsRun run;
+    run.devices = {device};
+    const auto e = device_gpu_error(run, gpu, "run.out", "plan the GPUs that ran");
+    return e ? e->message : std::string();
+  };
+  EXPECT_EQ(error_for("NVIDIA A100-SXM4-80GB", "a100-sxm-80g"), "");
+  EXPECT_EQ(error_for("NVIDIA H100 80GB HBM3", "h100-sxm"), "");
+  EXPECT_EQ(error_for("NVIDIA A100-PCIE-40GB", "a100-pcie-40g"), "");
+  EXPECT_EQ(error_for("NVIDIA B200", "h100-sxm"),
+            "the run's rank lines name NVIDIA B200; the spec's GPUs are h100-sxm");
+  EXPECT_EQ(error_for("NVIDIA A100-PCIE-40GB", "a100-sxm-40g"),
+            "the run's rank lines name NVIDIA A100-PCIE-40GB, a PCIe card; the spec's GPUs are "
+            "a100-sxm-40g, not PCIe cards");
+  EXPECT_EQ(error_for("NVIDIA H100 PCIe", "h100-sxm"),
+            "the run's rank lines name NVIDIA H100 PCIe, a PCIe card; the spec's GPUs are "
+            "h100-sxm, not PCIe cards");
+  EXPECT_EQ(error_for("NVIDIA A100-SXM4-40GB", "a100-pcie-40g"),
+            "the run's rank lines name NVIDIA A100-SXM4-40GB, not a PCIe card; the spec's GPUs "
+            "are a100-pcie-40g, PCIe cards");
+}
+
 TEST(Parsers, NcclTestsCurrentLayout) {
   auto r = parse_nccl_tests(fixture("nccl-tests-2node-allreduce.txt"), "f");
   ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
