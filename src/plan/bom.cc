@@ -1,6 +1,7 @@
 // Bill of materials: servers, NICs, switches per tier, cables and optics by length class.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "plan/plan.h"
@@ -155,9 +156,22 @@ void build_bom(Plan& p, const Catalog& cat) {
       const long long switch_ends = k.switch_both_ends ? 2 * k.links : k.links;
       add("transceiver", m.xcvr_switch->id, m.xcvr_switch->name, role + " switch side",
           (switch_ends + m.xcvr_switch->links - 1) / m.xcvr_switch->links, m.xcvr_switch->cost);
-      if (!k.switch_both_ends)
+      if (!k.switch_both_ends) {
+        // The NICs' ports, split over the planes, take a part a port; an appliance's port (a
+        // fabric manager's, one link of its plane) a part of the link's speed.
+        const long long appliance = std::clamp<long long>(
+            k.links - 1LL * p.nodes * p.nics_per_node * p.topo.planes, 0, k.links);
+        const CablePart* single =
+            appliance > 0 && m.links_per_end > 1
+                ? cat.cable_for(CableKind::kTransceiver, p.topo.lane_gbps, m.length_m, 1)
+                : nullptr;
+        const long long nic_links = single ? k.links - appliance : k.links;
         add("transceiver", m.xcvr_end->id, m.xcvr_end->name, role + " NIC side",
-            (k.links + m.links_per_end - 1) / m.links_per_end, m.xcvr_end->cost);
+            (nic_links + m.links_per_end - 1) / m.links_per_end, m.xcvr_end->cost);
+        if (single)
+          add("transceiver", single->id, single->name, role + " appliance side", appliance,
+              single->cost);
+      }
       add("fibre", m.fibre->id, m.fibre->name, role, k.links, m.fibre->cost);
     } else {
       p.warnings.push_back(

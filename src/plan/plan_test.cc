@@ -410,6 +410,22 @@ TEST(Plan, APortSplitOverPlanesTakesOnePartAtTheNic) {
     EXPECT_EQ(nic_side, 128LL * 8) << planes;
     EXPECT_EQ(p.node_leaf_total, 128LL * 8 * planes);
   }
+  // A fabric manager's ports are links of their own plane, not a NIC port split: a part each,
+  // at the link's speed.
+  const Plan p = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, planes: 2, appliance_ports: 2}\n");
+  long long nic_side = 0, appliance_side = 0;
+  for (const auto& it : p.bom.items) {
+    if (it.role.find("NIC side") != std::string::npos) nic_side += it.qty;
+    if (it.role.find("appliance side") != std::string::npos) {
+      appliance_side += it.qty;
+      EXPECT_EQ(it.id, "xcvr-200g-sr4");
+    }
+  }
+  EXPECT_EQ(nic_side, 128LL * 8);
+  EXPECT_EQ(appliance_side, p.node_leaf_total - 128LL * 8 * 2);
+  EXPECT_GT(appliance_side, 0);
 }
 
 // A node of fewer GPUs than the catalog's server is priced and powered at its share of it,

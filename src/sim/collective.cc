@@ -867,6 +867,10 @@ SizeResult CollectiveModel::at(double bytes) const {
         r.bottleneck = "p2p channels";
         r.bottleneck_utilization = 1;
       }
+      if (block_copy_paces(m.algorithm, pick.protocol, sh, m.seconds_per_byte, bytes)) {
+        r.bottleneck = "thread blocks";
+        r.bottleneck_utilization = 1;
+      }
       if (rack_reduce_paces(m.algorithm, pick.protocol, sh, m.seconds_per_byte, bytes)) {
         r.bottleneck = "rack NVLS reduction";
         r.bottleneck_utilization = 1;

@@ -236,6 +236,20 @@ bool FlowBuilder::gpu_to_gpu(long long a, long long b, uint64_t key, double coef
     nvlink(a, b, coef, out);
     return true;
   }
+  if (fab.host_pcie()) {
+    // PCIe cards: no PXN (NCCL forwards through a peer GPU only over NVLink): a's own x16 link
+    // and NIC, b's NIC and x16 link.
+    const int nic_a = fab.nic(node_of(a), fab.rail_of_gpu(static_cast<int>(a % G)));
+    const int nic_b = fab.nic(node_of(b), fab.rail_of_gpu(static_cast<int>(b % G)));
+    out.push_back({fab.gpu_up(static_cast<int>(a)), static_cast<float>(coef)});
+    pcie_to(nic_a, coef, out);
+    for (int k = 0; k < P; ++k)
+      if (!net(nic_a, nic_b, static_cast<int>((key + k) % P), mix_key(key, k), coef / P, out))
+        return false;
+    pcie_from(nic_b, coef, out);
+    out.push_back({fab.gpu_down(static_cast<int>(b)), static_cast<float>(coef)});
+    return true;
+  }
   const int rail = fab.rail_of_gpu(static_cast<int>(b % G));
   const long long proxy = 1LL * node_of(a) * G + fab.gpu_of_rail(rail);
   const long long host_b = 1LL * node_of(b) * G + fab.gpu_of_rail(rail);
@@ -257,7 +271,8 @@ bool FlowBuilder::gpu_to_gpu(long long a, long long b, uint64_t key, double coef
 // connection is one flow whose network hops carry G pairs. Scale-up hops are added for the
 // first domain only: every domain loads its NVLink alike.
 void FlowBuilder::alltoall(FlowSet& fs) {
-  if (1.0 * nodes * ranks * nccl::kRingChannelsPerNic > kMaxAlltoallConnections) {
+  if (1.0 * nodes * ranks * nccl::kRingChannelsPerNic * (fab.host_pcie() ? R : 1) >
+      kMaxAlltoallConnections) {
     alltoall_by_leaf(fs);
     return;
   }
@@ -284,6 +299,31 @@ void FlowBuilder::alltoall(FlowSet& fs) {
       const long long proxy = first + fab.gpu_of_rail(rail);
       const long long host_d = d / G * G + fab.gpu_of_rail(rail);
       const int nic_a = fab.nic(node, rail), nic_b = fab.nic(node_of(d), rail);
+      if (fab.host_pcie()) {
+        // PCIe cards, no PXN: each of the node's NICs carries its own GPUs' pairs to d, each
+        // GPU over its own x16 link, into d's NIC and x16 link.
+        for (int r = 0; r < R; ++r) {
+          int k = 0;
+          for (int g = 0; g < G; ++g) k += fab.rail_of_gpu(g) == r ? 1 : 0;
+          if (k == 0) continue;
+          const int src = fab.nic(node, r);
+          for (int c = 0; c < ch; ++c) {
+            path.clear();
+            if (dom == 0)
+              for (int g = 0; g < G; ++g)
+                if (fab.rail_of_gpu(g) == r)
+                  path.push_back({fab.gpu_up(static_cast<int>(first + g)), 1.0f});
+            pcie_to(src, k, path);
+            const uint64_t key = mix_key(mix_key(mix_key(first, r), d), c);
+            if (!net(src, nic_b, static_cast<int>(key % P), key, k, path)) continue;
+            pcie_from(nic_b, k, path);
+            if (d / D == 0)
+              path.push_back({fab.gpu_down(static_cast<int>(d)), static_cast<float>(k)});
+            fs.add(pair_bytes / ch, path);
+          }
+        }
+        continue;
+      }
       for (int c = 0; c < ch; ++c) {
         path.clear();
         if (dom == 0)
@@ -648,9 +688,12 @@ bool FlowBuilder::nic_links_intact(const std::vector<int>& nodes, int rail, int 
 bool FlowBuilder::domain_hop(long long from_gpu, long long to_gpu, int plane, uint64_t key,
                              std::vector<Hop>& out, int rail) {
   const int na = nic_on_rail(from_gpu, rail), nb = nic_on_rail(to_gpu, rail);
+  // PCIe cards reach the NIC over their own x16 link (Fabric::host_pcie).
+  if (fab.host_pcie()) out.push_back({fab.gpu_up(static_cast<int>(from_gpu)), 1.0f});
   pcie_to(na, 1.0, out);
   const bool ok = net(na, nb, plane, key, 1.0, out);
   pcie_from(nb, 1.0, out);
+  if (fab.host_pcie()) out.push_back({fab.gpu_down(static_cast<int>(to_gpu)), 1.0f});
   return ok;
 }
 
@@ -682,7 +725,11 @@ void FlowBuilder::ring(double bytes_per_hop_total, FlowSet& fs) {
         nvlink(first + (e - first + k) % m, first + (e - first + k + 1) % m, 1.0, path);
       if (domains > 1) {
         const int next = (d + 1) % domains;
-        domain_hop(e, entry_gpu(next, rail, c), plane, mix_key(c, d), path, rail);
+        // The ring leaves from its last GPU in the domain; on an NVLink board that GPU shares
+        // the entry GPU's PCIe switch, so the entry's NIC stands for it; PCIe cards send over
+        // their own x16 link (domain_hop), so the last GPU's counts.
+        const long long exit = fab.host_pcie() ? first + (e - first + m - 1) % m : e;
+        domain_hop(exit, entry_gpu(next, rail, c), plane, mix_key(c, d), path, rail);
       }
     }
     fs.add(bytes_per_hop_total / C, path);

@@ -751,9 +751,14 @@ inline constexpr double kP2pNetChannelGBs = 14.0;
 // the fit set: thomaslie210/NCCL_Test_Results (2 x 1 A100 PCIe, HDR, NCCL 2.16.5, nccl-public.csv
 // lines 404-410), the value on a 0.5 GB/s grid with the least median error over the cluster's
 // seven 1 GiB rows (13.5: 2.7 %, 14.0: 2.4 %, 14.5: 4.0 %; data/calibration/README.md). Judged
-// on the test set's Azure NDmv4 2 x 1 (A100 SXM; lines 170, 172, 174). Hopper and Blackwell have
-// no measured figure: their blocks are not capped.
+// on the test set's Azure NDmv4 2 x 1 (A100 SXM; lines 170, 172, 174). Applied where it was
+// measured, a node of one GPU (block_copy_Bps in nccl_cost.cc); Hopper and Blackwell have no
+// measured figure: their blocks are not capped.
 inline constexpr double kChannelCopyGBsAmpere = 14.0;
+// The data in what a block copies by protocol: LL's 16-byte line holds 8 bytes of data and 8 of
+// flags (kLLDataShare); LL128's 128-byte line 120 and 8 (device/prims_ll128.h: NCCL_LL128_DATAELEMS
+// of NCCL_LL128_LINEELEMS); Simple's all data.
+inline constexpr double kLL128LineDataShare = 120.0 / 128.0;
 // v2.18's channels per network peer, NCCL_NCHANNELS_PER_NET_PEER's default
 // (paths.cc@v2.18.6-1:667).
 inline constexpr int kP2pNetChannelsPerPeerV2_18 = 2;

@@ -1242,18 +1242,25 @@ struct StreamTerms {
 };
 
 // What the call's channels' thread blocks let through, payload bytes/s (0: no bound known):
-// each block copies nccl::kChannelCopyGBsAmpere of step-chunks, and a payload byte costs its
-// step-chunks. Ring (runRing): all_gather and reduce_scatter move each of a loop's N chunks once
-// (a send, N - 2 receive-and-sends, a receive), all_reduce 2N - 1 for its N chunks, a chain's
-// hop each chunk once. Point-to-point: a channel carries both its peer's send and the matching
-// receive, each byte sent is moved twice. Across domains, Simple, on Ampere (the only measured
-// generation); tree and the other algorithms not bound.
+// each block copies nccl::kChannelCopyGBsAmpere of step-chunks (of which the protocol's lines
+// carry their data share), and a payload byte costs its step-chunks. Ring (runRing): all_gather
+// and reduce_scatter move each of a loop's N chunks once (a send, N - 2 receive-and-sends, a
+// receive), all_reduce 2N - 1 for its N chunks, a chain's hop each chunk once; PAT's all_gather
+// and reduce_scatter, as the ring's, each chunk once. Point-to-point: a channel carries both its
+// peer's send and the matching receive, each byte sent is moved twice. Across domains of one
+// GPU each, on Ampere: where it was measured. With more GPUs a node NCCL spreads a GPU's network
+// traffic over more channels (a ring's 2 a NIC over 8 GPUs, PXN's proxies for point-to-point),
+// which no measurement here shows bound by their blocks. Tree and the CollNet and NVLS
+// algorithms are not bound.
 double block_copy_Bps(Algorithm a, Protocol p, const CostShape& s, double bytes,
                       const PipelineRun& run) {
-  if (s.generation != GpuGeneration::kAmpere || s.domains < 2 || p != Protocol::kSimple) return 0;
-  const double block_Bps = nccl::kChannelCopyGBsAmpere * 1e9;
+  if (s.generation != GpuGeneration::kAmpere || s.domains < 2 || s.ranks > s.domains) return 0;
+  const double share = p == Protocol::kLL      ? nccl::kLLDataShare
+                       : p == Protocol::kLL128 ? nccl::kLL128LineDataShare
+                                               : 1.0;
+  const double block_Bps = nccl::kChannelCopyGBsAmpere * 1e9 * share;
   const double N = static_cast<double>(std::max(2LL, s.ranks));
-  if (a == Algorithm::kRing) {
+  if (a == Algorithm::kRing || a == Algorithm::kPat) {
     const double moves = s.op == Op::kAllReduce ? (2 * N - 1) / N : 1.0;
     return std::max(1, run.channels) * block_Bps / moves;
   }
@@ -1282,10 +1289,11 @@ StreamTerms stream_terms(Algorithm a, Protocol p, const CostShape& s, double sec
   // A profile's bandwidth factor on the algorithm scales the links' rate and a rack's switch
   // reduction, both the algorithm's bandwidth, not the SMs' copies (run.copy_us); the network
   // messages' own time is in series with the bytes they carry.
-  // The channels' thread blocks, where their copies are the slower (block_copy_Bps).
-  if (const double block = block_copy_Bps(a, p, s, bytes, run); block > 0)
-    rate = std::min(rate, block);
   t.links_us = bytes / rate * 1e6 / s.bandwidth_factor;
+  // The channels' thread blocks, where their copies are the slower (block_copy_Bps): SM copies,
+  // which a profile's bandwidth factor does not scale.
+  if (const double block = block_copy_Bps(a, p, s, bytes, run); block > 0)
+    t.links_us = std::max(t.links_us, bytes / block * 1e6);
   t.copy_us = run.copy_us;
   t.reduce_us = rack_reduce_us(a, s, bytes) / s.bandwidth_factor;
   t.messages_us = network_messages_us(a, p, s, run, bytes);
@@ -1314,6 +1322,15 @@ double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
 }
 
 }  // namespace
+
+bool block_copy_paces(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                      double bytes) {
+  const PipelineRun run = pipeline_run(a, p, s, bytes);
+  const double block = block_copy_Bps(a, p, s, bytes, run);
+  if (!(block > 0)) return false;
+  const double capped = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
+  return capped > 0 && block < capped * run.rate_share() * s.bandwidth_factor;
+}
 
 bool rack_reduce_paces(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                        double bytes) {

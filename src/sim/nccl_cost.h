@@ -365,6 +365,10 @@ PipelineRun pipeline_run(Algorithm a, Protocol p, const CostShape& s, double byt
 /// calibration profile's factor on NVLS or NVLS Tree (s.bandwidth_factor) scales it in the time,
 /// as it scales the links.
 double rack_reduce_us(Algorithm a, const CostShape& s, double bytes);
+/// Whether the call's channels' thread blocks (their copies through the connections' buffers,
+/// nccl::kChannelCopyGBsAmpere) pace its data, not the links.
+bool block_copy_paces(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
+                      double bytes);
 /// Whether that reduction, not the links or the SMs' copies, paces the call's data.
 bool rack_reduce_paces(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                        double bytes);

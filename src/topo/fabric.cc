@@ -149,7 +149,9 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   for (int n = 0; n < nics; ++n) f.add_vertex(0, -1);
   // With more NICs than GPUs, each GPU's NICs hang off a PCIe switch it reaches over its one
   // x16 link (a vertex per GPU that owns NICs).
-  const bool shared_pcie = p.nics_per_node > p.gpus_per_node;
+  // PCIe cards: the GPU's x16 link to the host (its scale-up link) carries its NIC traffic too.
+  f.host_pcie_ = p.gpu.scaleup_tech == ScaleUpTech::kPcie;
+  const bool shared_pcie = !f.host_pcie_ && p.nics_per_node > p.gpus_per_node;
   const int pcie_switch_base = static_cast<int>(f.tier_.size());
   if (shared_pcie)
     for (long long g = 0; g < gpus; ++g) f.add_vertex(0, -1);
@@ -191,12 +193,14 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   const double gpu_pcie = pcie_x16_gbs(p.gpu.pcie_gen) * 1e9 * kPcieEfficiency;
   f.gpu_up_.resize(static_cast<size_t>(gpus));
   f.gpu_down_.resize(static_cast<size_t>(gpus));
+  // A PCIe card's link is its x16 into the host, at the catalog's rate (NCCL's PCI rating),
+  // a PCIe link: its NIC traffic crosses it too, and NVLink's Simple efficiency is not its.
+  const LinkClass up_class = f.host_pcie_ ? LinkClass::kPcie : LinkClass::kScaleUp;
+  const double up_lat = f.host_pcie_ ? kPcieHopLatencyS : kScaleUpHopLatencyS;
   for (long long g = 0; g < gpus; ++g) {
     const int dom = domain_base + static_cast<int>(g / f.domain_gpus_);
-    f.gpu_up_[g] =
-        f.add_link(static_cast<int>(g), dom, nvlink, kScaleUpHopLatencyS, LinkClass::kScaleUp);
-    f.gpu_down_[g] =
-        f.add_link(dom, static_cast<int>(g), nvlink, kScaleUpHopLatencyS, LinkClass::kScaleUp);
+    f.gpu_up_[g] = f.add_link(static_cast<int>(g), dom, nvlink, up_lat, up_class);
+    f.gpu_down_[g] = f.add_link(dom, static_cast<int>(g), nvlink, up_lat, up_class);
   }
   f.pcie_up_.resize(nics);
   f.pcie_down_.resize(nics);
@@ -222,8 +226,11 @@ Fabric Fabric::build(const Plan& p, const Catalog& cat) {
   for (int n = 0; n < nics; ++n) {
     const int host_gpu =
         (n / p.nics_per_node) * p.gpus_per_node + f.gpu_of_rail(n % p.nics_per_node);
-    // The NIC's end: the GPU itself, or the PCIe switch behind the GPU's shared link.
-    const int near = shared_pcie ? pcie_switch_base + host_gpu : host_gpu;
+    // The NIC's end: the GPU itself, or the PCIe switch behind the GPU's shared link, or with
+    // PCIe cards the host's PCIe fabric every GPU reaches over its own x16 link.
+    const int near = f.host_pcie_  ? domain_base + static_cast<int>(host_gpu / f.domain_gpus_)
+                     : shared_pcie ? pcie_switch_base + host_gpu
+                                   : host_gpu;
     const double lat = shared_pcie ? kPcieHopLatencyS / 2 : kPcieHopLatencyS;
     f.pcie_up_[n] = f.add_link(near, nic_base + n, pcie, lat, LinkClass::kPcie);
     f.pcie_down_[n] = f.add_link(nic_base + n, near, pcie, lat, LinkClass::kPcie);

@@ -132,6 +132,10 @@ class Fabric {
   /// hang off, which all of its NICs' GPUDirect traffic crosses (GPU -> switch, and back);
   /// -1 where a GPU has one NIC (its NIC's link above is then the whole PCIe path).
   int gpu_pcie_to_nic(int nic) const { return gpu_pcie_up_.empty() ? -1 : gpu_pcie_up_[nic]; }
+  /// The GPUs are PCIe cards (ScaleUpTech::kPcie): a GPU's one x16 link (gpu_up / gpu_down) is
+  /// its path to the other GPUs of its node and to the NICs alike, which hang off the host's
+  /// PCIe fabric (the domain's vertex); NCCL runs no PXN between them (it needs NVLink).
+  bool host_pcie() const { return host_pcie_; }
   int gpu_pcie_from_nic(int nic) const { return gpu_pcie_down_.empty() ? -1 : gpu_pcie_down_[nic]; }
   int nic_to_leaf(int nic, int plane) const { return nic_up_[nic * planes_ + plane]; }
   int leaf_to_nic(int nic, int plane) const { return nic_down_[nic * planes_ + plane]; }
@@ -256,6 +260,7 @@ class Fabric {
   std::vector<int32_t> pod_;  ///< per vertex: pod / group of a switch; for a core its group
   std::vector<int32_t> gpu_up_, gpu_down_, pcie_up_, pcie_down_;
   std::vector<int32_t> gpu_pcie_up_, gpu_pcie_down_;  ///< per NIC: its GPU's shared link, if any
+  bool host_pcie_ = false;                            ///< host_pcie()
   std::vector<int32_t> nic_up_, nic_down_;            ///< per (nic, plane)
   std::vector<int32_t> nic_leaf_;                     ///< leaf vertex per (nic, plane)
   /// An adjacency entry: what routing needs of a link, kept contiguous per switch so that

@@ -163,10 +163,14 @@ TEST(Calibration, UnrunnableRowsAreSkippedWithTheReason) {
                     "d,B200,4,8,400G,8,InfiniBand NDR,,all_reduce,nvls,8589934592,350.8,,n,test\n"
                     "e,H100-PCIE,2,1,200G,1,InfiniBand,,sendrecv,auto,1070596096,14.61,,n,"
                     "test\n"
-                    "f,H100-SXM,1,8,none,0,NVLink4,,all_reduce,ring,1073741824,360,,n,test\n",
+                    "f,H100-SXM,1,8,none,0,NVLink4,,all_reduce,ring,1073741824,360,,n,test\n"
+                    "g,A100-PCIE-40GB,2,1,200G,1,InfiniBand,,sendrecv,auto,1070596096,14.61,,n,"
+                    "test\n"
+                    "h,A100 80GB PCIe,2,1,200G,1,InfiniBand,,sendrecv,auto,1070596096,14.61,,n,"
+                    "test\n",
                 "skip.csv");
   ASSERT_TRUE(s.ok()) << format_diagnostics(s.errors());
-  ASSERT_EQ(s->skipped_rows.size(), 5u);
+  ASSERT_EQ(s->skipped_rows.size(), 6u);
   EXPECT_NE(s->skipped_rows[0].reason.find("GPU 'H20-3e' is not in the catalog"), std::string::npos);
   EXPECT_NE(s->skipped_rows[1].reason.find("NIC 'EFA' is not in the catalog"), std::string::npos);
   EXPECT_NE(s->skipped_rows[2].reason.find("does not state the NIC"), std::string::npos);
@@ -176,9 +180,14 @@ TEST(Calibration, UnrunnableRowsAreSkippedWithTheReason) {
   EXPECT_NE(s->skipped_rows[4].reason.find("GPU 'H100-PCIE' is not in the catalog"),
             std::string::npos)
       << s->skipped_rows[4].reason;
-  EXPECT_EQ(s->test.skipped, 5);
+  // The catalog's one card (a100-pcie-40g) stands for its runs; the 80 GB card is not it.
+  EXPECT_NE(s->skipped_rows[5].reason.find("GPU 'A100 80GB PCIe' is not in the catalog"),
+            std::string::npos)
+      << s->skipped_rows[5].reason;
+  EXPECT_EQ(s->test.skipped, 6);
   EXPECT_EQ(s->fit.skipped, 0);
-  ASSERT_EQ(s->points.size(), 1u);
+  ASSERT_EQ(s->points.size(), 2u);
+  EXPECT_EQ(s->points[1].hardware, "A100-PCIE-40GB");
   const std::string text = calibration_table(*s);
   EXPECT_NE(text.find("skipped: line 2 (test): GPU 'H20-3e'"), std::string::npos) << text;
 }
