@@ -349,7 +349,9 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
                                         "most {} GPUs a node (NCCL_MAX_NVLS_ARITY); a "
                                         "scale-up domain here has {}",
                                         nccl::kNvlsMaxLocalRanks, b.D)
-                              : !nvls_hw ? "the GPU's scale-up switch has no NVLink SHARP"
+                              : !nvls_hw ? (plan.gpu.scaleup_tech == ScaleUpTech::kPcie
+                                                ? "PCIe cards have no NVLink switch"
+                                                : "the GPU's scale-up switch has no NVLink SHARP")
                                          : "";
   // Across scale-up domains NCCL runs NVLS only over CollNet and disables it otherwise
   // (tuning.cc@v2.29.7-1:468-472, enqueue.cc@v2.29.7-1:1915): NVLS Tree is NVLS across nodes
