@@ -540,12 +540,19 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
 }
 
 void read_cable(YamlReader& r, const YAML::Node& n, const std::string& path, CablePart& c) {
-  r.check_keys(n, path, with_cost({"id", "name", "kind", "speed", "links", "max_length_m"}));
+  r.check_keys(n, path,
+               with_cost({"id", "name", "kind", "speed", "links", "max_length_m", "media"}));
   if (auto v = r.text(n, "name", path)) c.name = *v;
   if (auto v = r.choice_of(n, "kind", path, kCableKindNames, true)) c.kind = *v;
   if (auto v = r.quantity(n, "speed", path, units::parse_bitrate, true)) c.gbps = *v / 1e9;
   if (auto v = r.small_positive_int(n, "links", path)) c.links = *v;
   if (auto v = r.number(n, "max_length_m", path, true)) c.max_length_m = *v;
+  if (auto v = r.choice_of(n, "media", path, kFibreMediaNames)) {
+    c.media = *v;
+    if (c.kind != CableKind::kTransceiver && c.kind != CableKind::kFibre)
+      r.error(child(n, "media"), path + ".media",
+              "only transceivers and fibres run over a fibre medium");
+  }
   read_cost(r, n, path, c.cost, true, true);
 }
 
@@ -634,12 +641,27 @@ std::vector<std::string> Catalog::gpu_ids() const { return keys_of(gpus); }
 std::vector<std::string> Catalog::nic_ids() const { return keys_of(nics); }
 std::vector<std::string> Catalog::switch_ids() const { return keys_of(switches); }
 
+namespace {
+bool media_match(FibreMedia a, FibreMedia b) {
+  return a == FibreMedia::kAny || b == FibreMedia::kAny || a == b;
+}
+}  // namespace
+
+const CablePart* Catalog::fibre_for(double length_m, FibreMedia media) const {
+  const CablePart* best = nullptr;
+  for (const auto& [id, c] : cables)
+    if (c.kind == CableKind::kFibre && c.max_length_m >= length_m && media_match(c.media, media) &&
+        (!best || c.cost.price_usd < best->cost.price_usd))
+      best = &c;
+  return best;
+}
+
 const CablePart* Catalog::cable_for(CableKind kind, double gbps, double length_m,
-                                    int links_per_part) const {
+                                    int links_per_part, FibreMedia media) const {
   const CablePart* best = nullptr;
   for (const auto& [id, c] : cables) {
     if (c.kind != kind || c.gbps != gbps || c.max_length_m < length_m) continue;
-    if (c.links != links_per_part) continue;
+    if (c.links != links_per_part || !media_match(c.media, media)) continue;
     if (!best || c.cost.price_usd < best->cost.price_usd) best = &c;
   }
   return best;

@@ -263,9 +263,16 @@ inline constexpr EnumName<CableKind> kCableKindNames[] = {{CableKind::kDac, "dac
                                                           {CableKind::kRj45, "rj45"}};
 
 /// A cable or optical part. Links are DAC (short), AOC, or two transceivers plus fibre.
+/// The fibre a transceiver's optics run over and a fibre part is: multimode (SR optics) or
+/// single-mode (DR, FR). kAny where the catalog entry does not say (it pairs with either).
+enum class FibreMedia { kAny, kMultimode, kSingleMode };
+inline constexpr EnumName<FibreMedia> kFibreMediaNames[] = {{FibreMedia::kMultimode, "mmf"},
+                                                            {FibreMedia::kSingleMode, "smf"}};
+
 struct CablePart {
   std::string id, name;
   CableKind kind = CableKind::kDac;
+  FibreMedia media = FibreMedia::kAny;  ///< transceivers and fibres: catalog `media`
   double gbps = 0;   ///< lane speed of one link it carries
   int links = 1;     ///< links one part serves (twin-port transceiver: 2)
   double max_length_m = 0;
@@ -287,8 +294,10 @@ struct Catalog {
   /// The cheapest part of `kind` for links of `gbps` that reaches `length_m` and serves
   /// `links_per_part` links (a twin-port transceiver or a splitter: 2; a single-port part does
   /// not fit a cage of two ports); nullptr when none fits.
-  const CablePart* cable_for(CableKind kind, double gbps, double length_m,
-                             int links_per_part = 1) const;
+  const CablePart* cable_for(CableKind kind, double gbps, double length_m, int links_per_part = 1,
+                             FibreMedia media = FibreMedia::kAny) const;
+  /// The cheapest fibre of `media` (kAny: any) that reaches `length_m`; nullptr when none does.
+  const CablePart* fibre_for(double length_m, FibreMedia media = FibreMedia::kAny) const;
   /// What the NICs a server's figure includes (GpuModel::node_nics) come to at this catalog's
   /// own NIC figures: the BOM takes the compute NICs out of the server's line; the server's own
   /// storage/in-band cards (networks.storage_nic) stay in it, and a networks: plan lists them

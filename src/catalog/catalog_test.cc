@@ -191,6 +191,29 @@ TEST(Catalog, TheGpuArchitecture) {
   EXPECT_EQ(ok.gpus.at("mygpu").scaleup_tech, ScaleUpTech::kPcie);
 }
 
+// A transceiver's or fibre's medium is a closed set (mmf, smf), and only those parts have one.
+TEST(Catalog, TheFibreMediumOfOptics) {
+  auto c = builtin_catalog();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->cables.at("xcvr-800g-dr8").media, FibreMedia::kSingleMode);
+  EXPECT_EQ(c->cables.at("xcvr-2x400g-sr8").media, FibreMedia::kMultimode);
+  EXPECT_EQ(c->cables.at("fibre-smf-mpo").media, FibreMedia::kSingleMode);
+  EXPECT_EQ(c->fibre_for(20, FibreMedia::kSingleMode)->id, "fibre-smf-mpo");
+  EXPECT_EQ(c->fibre_for(20)->id, "fibre-mmf-mpo");
+  for (const auto& [line, want] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"  - {id: x, kind: transceiver, media: om4, speed: 400G, max_length_m: 50, "
+            "price_usd: 1, power_w: 1, estimate: true}\n",
+            "'om4' is not one of mmf | smf"},
+           {"  - {id: x, kind: dac, media: smf, speed: 400G, max_length_m: 3, price_usd: 1, "
+            "power_w: 1, estimate: true}\n",
+            "cables[0].media: only transceivers and fibres run over a fibre medium"}}) {
+    Catalog mine;
+    const std::string all =
+        format_diagnostics(merge_catalog(mine, "cables:\n" + line, "mine.yaml"));
+    EXPECT_NE(all.find(want), std::string::npos) << all;
+  }
+}
+
 // node.nics, the NICs a server's figure includes, is a map of catalog NIC id to a positive count
 // (a count of 0 and what validate_spec checks:
 // SpecErrors.TheNicsAServersFigureIncludesAreCatalogNics).

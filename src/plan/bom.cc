@@ -56,19 +56,31 @@ LinkMedium link_medium(const Plan& plan, const Catalog& cat, LinkKind link_kind)
   // cage takes one part of the port's full speed, whose lanes a breakout fibre (or a splitter
   // cable) takes to a switch of each plane.
   const int nic_split = node_end ? std::max(1, t.planes) : 1;
-  // Optical: a transceiver at each end (twin-port parts on switch cages that need them), fibre.
-  const CablePart* x_single =
-      cat.cable_for(CableKind::kTransceiver, gbps * nic_split, m.length_m, 1);
-  const CablePart* x_switch = cat.cable_for(CableKind::kTransceiver, gbps, m.length_m, cage);
-  const CablePart* fibre = nullptr;
-  for (const auto& [id, c] : cat.cables)
-    if (c.kind == CableKind::kFibre && c.max_length_m >= m.length_m &&
-        (!fibre || c.cost.price_usd < fibre->cost.price_usd))
-      fibre = &c;
+  // Optical: a transceiver at each end (twin-port parts on switch cages that need them) and a
+  // fibre, all of one medium (multimode SR optics over multimode fibre, single-mode DR/FR over
+  // single-mode): the cheapest such set.
+  const CablePart *x_single = nullptr, *x_switch = nullptr, *fibre = nullptr;
   double optical = std::numeric_limits<double>::infinity();
-  if (x_switch && fibre && (!node_end || x_single))
-    optical = (node_end ? part_cost_per_link(x_single) / nic_split : part_cost_per_link(x_switch)) +
-              part_cost_per_link(x_switch) + fibre->cost.price_usd;
+  for (const FibreMedia media : {FibreMedia::kMultimode, FibreMedia::kSingleMode}) {
+    const CablePart* xs = cat.cable_for(CableKind::kTransceiver, gbps, m.length_m, cage, media);
+    const CablePart* xe =
+        node_end ? cat.cable_for(CableKind::kTransceiver, gbps * nic_split, m.length_m, 1, media)
+                 : xs;
+    // A fibre of the medium both ends' parts run over (either may leave it unsaid).
+    const FibreMedia run = xs && xs->media != FibreMedia::kAny   ? xs->media
+                           : xe && xe->media != FibreMedia::kAny ? xe->media
+                                                                 : media;
+    const CablePart* f = cat.fibre_for(m.length_m, run);
+    if (!xs || !xe || !f) continue;
+    const double cost = (node_end ? part_cost_per_link(xe) / nic_split : part_cost_per_link(xs)) +
+                        part_cost_per_link(xs) + f->cost.price_usd;
+    if (cost < optical) {
+      optical = cost;
+      x_single = xe;
+      x_switch = xs;
+      fibre = f;
+    }
+  }
   double best = optical;
   for (const CableKind kind : {CableKind::kDac, CableKind::kAoc}) {
     // To a node: a part with one end a cage of `cage` ports and `cage` NIC ends (a splitter);
@@ -161,10 +173,10 @@ void build_bom(Plan& p, const Catalog& cat) {
         // fabric manager's, one link of its plane) a part of the link's speed.
         const long long appliance = std::clamp<long long>(
             k.links - 1LL * p.nodes * p.nics_per_node * p.topo.planes, 0, k.links);
-        const CablePart* single =
-            appliance > 0 && m.links_per_end > 1
-                ? cat.cable_for(CableKind::kTransceiver, p.topo.lane_gbps, m.length_m, 1)
-                : nullptr;
+        const CablePart* single = appliance > 0 && m.links_per_end > 1
+                                      ? cat.cable_for(CableKind::kTransceiver, p.topo.lane_gbps,
+                                                      m.length_m, 1, m.xcvr_switch->media)
+                                      : nullptr;
         const long long nic_links = single ? k.links - appliance : k.links;
         add("transceiver", m.xcvr_end->id, m.xcvr_end->name, role + " NIC side",
             (nic_links + m.links_per_end - 1) / m.links_per_end, m.xcvr_end->cost);

@@ -106,10 +106,8 @@ Medium medium(const Catalog& cat, double gbps, double length_m, std::string leng
   }
   if (m.cable) return m;
   m.xcvr = cat.cable_for(CableKind::kTransceiver, gbps, length_m, 1);
-  for (const auto& [id, c] : cat.cables)
-    if (c.kind == CableKind::kFibre && c.max_length_m >= length_m &&
-        (!m.fibre || c.cost.price_usd < m.fibre->cost.price_usd))
-      m.fibre = &c;
+  // A fibre of the transceiver's medium.
+  m.fibre = m.xcvr ? cat.fibre_for(length_m, m.xcvr->media) : nullptr;
   if (!m.fibre) m.xcvr = nullptr;
   return m;
 }

@@ -449,6 +449,32 @@ TEST(Plan, ANodeOfFewerGpusTakesItsShareOfTheServer) {
   EXPECT_EQ(f.source.find("scaled"), std::string::npos) << f.source;
 }
 
+// A link's optics and its fibre are of one medium: single-mode DR optics (800G DR8 at the NIC)
+// over single-mode fibre, not the cheaper multimode cord; multimode SR optics over multimode.
+TEST(Plan, ALinksOpticsAndFibreAreOfOneMedium) {
+  auto cat = *builtin_catalog();
+  int optical = 0;
+  for (const std::string& spec :
+       {std::string("cluster: {gpu: b200, nodes: 64, nic: cx8-800g}\nfabric: {technology: "
+                    "infiniband}\n"),
+        std::string("cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: "
+                    "infiniband, switch: qm9700, planes: 2}\n"),
+        std::string("cluster: {gpu: h100-sxm, nodes: 600, nic: cx7-400g}\nfabric: {technology: "
+                    "infiniband, switch: qm9700}\n")}) {
+    const Plan p = plan_of(spec);
+    for (const LinkKind kind : {LinkKind::kNodeLeaf, LinkKind::kLeafSpine, LinkKind::kSpineCore}) {
+      const LinkMedium m = link_medium(p, cat, kind);
+      if (m.cable || !m.xcvr_switch) continue;
+      ++optical;
+      ASSERT_TRUE(m.fibre && m.xcvr_end) << spec;
+      EXPECT_NE(m.fibre->media, FibreMedia::kAny) << m.fibre->id;
+      EXPECT_EQ(m.xcvr_switch->media, m.fibre->media) << spec << m.label();
+      EXPECT_EQ(m.xcvr_end->media, m.fibre->media) << spec << m.label();
+    }
+  }
+  EXPECT_GE(optical, 4);
+}
+
 TEST(Plan, PartialLastPodTakesOnlyTheCoreUplinksItNeeds) {
   const Plan p = plan_of(
       "cluster: {gpu: h100-sxm, nodes: 600, nic: cx7-400g}\nfabric: {technology: infiniband, "
