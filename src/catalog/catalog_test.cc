@@ -206,7 +206,7 @@ TEST(Catalog, TheFibreMediumOfOptics) {
             "'om4' is not one of mmf | smf"},
            {"  - {id: x, kind: dac, media: smf, speed: 400G, max_length_m: 3, price_usd: 1, "
             "power_w: 1, estimate: true}\n",
-            "cables[0].media: only transceivers and fibres run over a fibre medium"}}) {
+            "cables.x.media: only transceivers and fibres run over a fibre medium"}}) {
     Catalog mine;
     const std::string all =
         format_diagnostics(merge_catalog(mine, "cables:\n" + line, "mine.yaml"));
