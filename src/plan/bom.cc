@@ -1,7 +1,6 @@
 // Bill of materials: servers, NICs, switches per tier, cables and optics by length class.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <map>
 
 #include "plan/plan.h"
@@ -66,12 +65,13 @@ LinkMedium link_medium(const Plan& plan, const Catalog& cat, LinkKind link_kind)
     const CablePart* xe =
         node_end ? cat.cable_for(CableKind::kTransceiver, gbps * nic_split, m.length_m, 1, media)
                  : xs;
+    if (!xs || !xe) continue;
     // A fibre of the medium both ends' parts run over (either may leave it unsaid).
-    const FibreMedia run = xs && xs->media != FibreMedia::kAny   ? xs->media
-                           : xe && xe->media != FibreMedia::kAny ? xe->media
-                                                                 : media;
+    const FibreMedia run = xs->media != FibreMedia::kAny   ? xs->media
+                           : xe->media != FibreMedia::kAny ? xe->media
+                                                           : media;
     const CablePart* f = cat.fibre_for(m.length_m, run);
-    if (!xs || !xe || !f) continue;
+    if (!f) continue;
     const double cost = (node_end ? part_cost_per_link(xe) / nic_split : part_cost_per_link(xs)) +
                         part_cost_per_link(xs) + f->cost.price_usd;
     if (cost < optical) {
@@ -171,8 +171,7 @@ void build_bom(Plan& p, const Catalog& cat) {
       if (!k.switch_both_ends) {
         // The NICs' ports, split over the planes, take a part a port; an appliance's port (a
         // fabric manager's, one link of its plane) a part of the link's speed.
-        const long long appliance = std::clamp<long long>(
-            k.links - 1LL * p.nodes * p.nics_per_node * p.topo.planes, 0, k.links);
+        const long long appliance = 1LL * p.appliance_ports * p.topo.planes;
         const CablePart* single = appliance > 0 && m.links_per_end > 1
                                       ? cat.cable_for(CableKind::kTransceiver, p.topo.lane_gbps,
                                                       m.length_m, 1, m.xcvr_switch->media)

@@ -169,7 +169,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.simple_buffer_bytes_ = o.buffsize_bytes;
   cm.host_grace_ = host_grace(plan);
   cm.nvlink_across_trays_ = nvlink_across_trays(plan);
-  cm.scaleup_pcie_ = plan.gpu.scaleup_tech == ScaleUpTech::kPcie;
+  cm.scaleup_pcie_ = fab.host_pcie();
   cm.nvlinks_ = nvlinks_of(plan.gpu);
   b.channel_limit = release_max_channels(cm.nccl_);
   if (plan.nic.rate_gbps > 0) {
@@ -341,18 +341,18 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
                                 ? "all_gather/reduce_scatter need a NIC per GPU (NCCL: 1:1 GPU:NIC)"
                                 : "";
   // NVLS runs all_reduce, and from NCCL 2.19 all_gather and reduce_scatter too (the same lines).
-  const std::string nvls_no = !op_no.empty()   ? op_no
-                              : !o.nvls_enable ? "disabled (NCCL_NVLS_ENABLE=0)"
-                              : gather_op && b.D > nccl::kNvlsMaxLocalRanks
-                                  ? fmt::format(
-                                        "NCCL runs NVLS all_gather/reduce_scatter with at "
-                                        "most {} GPUs a node (NCCL_MAX_NVLS_ARITY); a "
-                                        "scale-up domain here has {}",
-                                        nccl::kNvlsMaxLocalRanks, b.D)
-                              : !nvls_hw ? (plan.gpu.scaleup_tech == ScaleUpTech::kPcie
-                                                ? "PCIe cards have no NVLink switch"
-                                                : "the GPU's scale-up switch has no NVLink SHARP")
-                                         : "";
+  const std::string nvls_no =
+      !op_no.empty()   ? op_no
+      : !o.nvls_enable ? "disabled (NCCL_NVLS_ENABLE=0)"
+      : gather_op && b.D > nccl::kNvlsMaxLocalRanks
+          ? fmt::format(
+                "NCCL runs NVLS all_gather/reduce_scatter with at "
+                "most {} GPUs a node (NCCL_MAX_NVLS_ARITY); a "
+                "scale-up domain here has {}",
+                nccl::kNvlsMaxLocalRanks, b.D)
+      : !nvls_hw ? (fab.host_pcie() ? "PCIe cards have no NVLink switch"
+                                    : "the GPU's scale-up switch has no NVLink SHARP")
+                 : "";
   // Across scale-up domains NCCL runs NVLS only over CollNet and disables it otherwise
   // (tuning.cc@v2.29.7-1:468-472, enqueue.cc@v2.29.7-1:1915): NVLS Tree is NVLS across nodes
   // without CollNet. Over CollNet (all_reduce.h@v2.29.7-1, RunWorkColl NVLS with nNodes > 1):
@@ -652,7 +652,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   gc.nic_via_cpu_c2c_ = nic_via_cpu_c2c(plan);
   gc.host_grace_ = host_grace(plan);
   gc.nvlink_across_trays_ = nvlink_across_trays(plan);
-  gc.scaleup_pcie_ = plan.gpu.scaleup_tech == ScaleUpTech::kPcie;
+  gc.scaleup_pcie_ = fab.host_pcie();
   gc.hop_latency_us_ = g.hop_latency_us;
   gc.profile_ = plan.calibration;
   if (!std::isfinite(gc.seconds_per_byte_) || g.unroutable > 0)

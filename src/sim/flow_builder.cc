@@ -236,32 +236,28 @@ bool FlowBuilder::gpu_to_gpu(long long a, long long b, uint64_t key, double coef
     nvlink(a, b, coef, out);
     return true;
   }
-  if (fab.host_pcie()) {
-    // PCIe cards: no PXN (NCCL forwards through a peer GPU only over NVLink): a's own x16 link
-    // and NIC, b's NIC and x16 link.
-    const int nic_a = fab.nic(node_of(a), fab.rail_of_gpu(static_cast<int>(a % G)));
-    const int nic_b = fab.nic(node_of(b), fab.rail_of_gpu(static_cast<int>(b % G)));
-    out.push_back({fab.gpu_up(static_cast<int>(a)), static_cast<float>(coef)});
-    pcie_to(nic_a, coef, out);
-    for (int k = 0; k < P; ++k)
-      if (!net(nic_a, nic_b, static_cast<int>((key + k) % P), mix_key(key, k), coef / P, out))
-        return false;
-    pcie_from(nic_b, coef, out);
-    out.push_back({fab.gpu_down(static_cast<int>(b)), static_cast<float>(coef)});
-    return true;
-  }
+  // PXN: over NVLink to the local GPU on b's rail, out of its NIC. PCIe cards have none (NCCL
+  // forwards through a peer GPU only over NVLink): a's own x16 link and NIC, b's NIC and link.
+  const bool pxn = !fab.host_pcie();
   const int rail = fab.rail_of_gpu(static_cast<int>(b % G));
+  const int rail_a = pxn ? rail : fab.rail_of_gpu(static_cast<int>(a % G));
   const long long proxy = 1LL * node_of(a) * G + fab.gpu_of_rail(rail);
   const long long host_b = 1LL * node_of(b) * G + fab.gpu_of_rail(rail);
-  nvlink(a, proxy, coef, out);
-  const int nic_a = fab.nic(node_of(a), rail), nic_b = fab.nic(node_of(b), rail);
+  if (pxn)
+    nvlink(a, proxy, coef, out);
+  else
+    out.push_back({fab.gpu_up(static_cast<int>(a)), static_cast<float>(coef)});
+  const int nic_a = fab.nic(node_of(a), rail_a), nic_b = fab.nic(node_of(b), rail);
   pcie_to(nic_a, coef, out);
   // NCCL drives every port of the NIC (one per plane) with channels of its own.
   for (int k = 0; k < P; ++k)
     if (!net(nic_a, nic_b, static_cast<int>((key + k) % P), mix_key(key, k), coef / P, out))
       return false;
   pcie_from(nic_b, coef, out);
-  nvlink(host_b, b, coef, out);
+  if (pxn)
+    nvlink(host_b, b, coef, out);
+  else
+    out.push_back({fab.gpu_down(static_cast<int>(b)), static_cast<float>(coef)});
   return true;
 }
 
@@ -281,6 +277,8 @@ void FlowBuilder::alltoall(FlowSet& fs) {
   std::vector<Hop> path;
   const int saved_ways = spray_ways;
   spray_ways = nccl::kSprayWaysP2p;
+  std::vector<int> rail_gpus(static_cast<size_t>(R), 0);  // a node's GPUs on each rail
+  for (int g = 0; g < G; ++g) ++rail_gpus[static_cast<size_t>(fab.rail_of_gpu(g))];
   for (int node = 0; node < nodes; ++node) {
     const long long first = 1LL * node * G;
     const int dom = static_cast<int>(first / D);
@@ -303,8 +301,7 @@ void FlowBuilder::alltoall(FlowSet& fs) {
         // PCIe cards, no PXN: each of the node's NICs carries its own GPUs' pairs to d, each
         // GPU over its own x16 link, into d's NIC and x16 link.
         for (int r = 0; r < R; ++r) {
-          int k = 0;
-          for (int g = 0; g < G; ++g) k += fab.rail_of_gpu(g) == r ? 1 : 0;
+          const int k = rail_gpus[static_cast<size_t>(r)];
           if (k == 0) continue;
           const int src = fab.nic(node, r);
           for (int c = 0; c < ch; ++c) {

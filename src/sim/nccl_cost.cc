@@ -1241,6 +1241,12 @@ struct StreamTerms {
   double total() const { return std::max({links_us, copy_us, reduce_us}) + messages_us; }
 };
 
+// Whether the channels' thread blocks bound the call (block_copy_Bps): across domains of one
+// GPU each, on Ampere.
+bool block_copy_bounds(const CostShape& s) {
+  return s.generation == GpuGeneration::kAmpere && s.domains >= 2 && s.ranks <= s.domains;
+}
+
 // What the call's channels' thread blocks let through, payload bytes/s (0: no bound known):
 // each block copies nccl::kChannelCopyGBsAmpere of step-chunks (of which the protocol's lines
 // carry their data share), and a payload byte costs its step-chunks. Ring (runRing): all_gather
@@ -1254,7 +1260,7 @@ struct StreamTerms {
 // algorithms are not bound.
 double block_copy_Bps(Algorithm a, Protocol p, const CostShape& s, double bytes,
                       const PipelineRun& run) {
-  if (s.generation != GpuGeneration::kAmpere || s.domains < 2 || s.ranks > s.domains) return 0;
+  if (!block_copy_bounds(s)) return 0;
   const double share = p == Protocol::kLL      ? nccl::kLLDataShare
                        : p == Protocol::kLL128 ? nccl::kLL128LineDataShare
                                                : 1.0;
@@ -1325,6 +1331,8 @@ double call_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds_
 
 bool block_copy_paces(Algorithm a, Protocol p, const CostShape& s, double seconds_per_byte,
                       double bytes) {
+  // at() asks this of every size's pick: only the shapes the blocks bound build the call's run.
+  if (!block_copy_bounds(s)) return false;
   const PipelineRun run = pipeline_run(a, p, s, bytes);
   const double block = block_copy_Bps(a, p, s, bytes, run);
   if (!(block > 0)) return false;
