@@ -57,6 +57,25 @@ int Switch::ports_per_cage_at(double gbps) const {
   return n > 0 ? std::max(1, n / cages()) : std::max(1, ports_per_cage);
 }
 
+int Switch::lanes_at(double gbps) const {
+  return ports_at(gbps) > 0 ? std::max(1, lanes_per_cage / ports_per_cage_at(gbps)) : 0;
+}
+
+double Switch::lane_gbps() const {
+  const int l = lanes_at(port_gbps);
+  return l > 0 ? port_gbps / l : 0;
+}
+
+bool Nic::lanes_meet(int split, double switch_lane_gbps) const {
+  if (lanes.empty() || !(switch_lane_gbps > 0)) return true;
+  split = std::max(1, split);
+  // A lane rate within a part in a thousand of the switch's is the switch's (100G is 106.25 Gb/s
+  // on the wire at either end; the catalog states both as their nominal rate).
+  return std::any_of(lanes.begin(), lanes.end(), [&](int l) {
+    return l % split == 0 && port_gbps() / l <= switch_lane_gbps * 1.001;
+  });
+}
+
 std::optional<PortSlot> Switch::slot(int port, double gbps) const {
   const int n = ports_at(gbps);
   if (n <= 0 || port < 1 || port > n) return std::nullopt;
@@ -77,6 +96,10 @@ std::vector<int> Switch::asic_lanes(const PortSlot& s) const {
 }
 
 namespace {
+
+// The most electrical lanes one port has (OSFP and QSFP-DD cages carry 8; 16 leaves room for
+// OSFP-XD).
+constexpr int kMaxPortLanes = 16;
 
 template <typename M>
 std::vector<std::string> keys_of(const M& m) {
@@ -272,13 +295,32 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
 }
 
 void read_nic(YamlReader& r, const YAML::Node& n, const std::string& path, Nic& c) {
-  r.check_keys(n, path,
-               with_cost({"id", "name", "rate", "ports", "protocols", "gpudirect", "pcie_gen"}));
+  r.check_keys(
+      n, path,
+      with_cost({"id", "name", "rate", "ports", "protocols", "gpudirect", "pcie_gen", "lanes"}));
   if (auto v = r.text(n, "name", path)) c.name = *v;
   if (auto v = r.quantity(n, "rate", path, units::parse_bitrate, true)) c.rate_gbps = *v / 1e9;
   if (auto v = r.small_positive_int(n, "ports", path)) c.ports = *v;
   if (auto v = r.boolean(n, "gpudirect", path)) c.gpudirect = *v;
   if (auto v = r.small_positive_int(n, "pcie_gen", path)) c.pcie_gen = *v;
+  // lanes: the electrical lanes a port runs its rate over, a list (one per signalling mode).
+  if (const YAML::Node l = child(n, "lanes"); l.IsDefined()) {
+    if (!l.IsSequence() || l.size() == 0) {
+      r.error(l, path + ".lanes", "expected a list of lane counts, e.g. [4] or [4, 8]");
+    } else {
+      for (const auto& e : l) {
+        const std::string t = e.IsScalar() ? e.Scalar() : "";
+        char* end = nullptr;
+        const long v = std::strtol(t.c_str(), &end, 10);
+        if (t.empty() || *end != '\0' || v < 1 || v > kMaxPortLanes)
+          r.error(e, path + ".lanes",
+                  fmt::format("'{}' is not a lane count (1 to {})", t, kMaxPortLanes),
+                  "the electrical lanes one port runs its rate over: 4 for 400G over 4 x 100G");
+        else
+          c.lanes.push_back(static_cast<int>(v));
+      }
+    }
+  }
   const YAML::Node p = child(n, "protocols");
   if (!p.IsSequence()) {
     r.error(p.IsDefined() ? p : n, path + ".protocols", "expected a list: [infiniband, roce]");

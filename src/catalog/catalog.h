@@ -129,7 +129,19 @@ struct Nic {
   int ports = 1;
   bool infiniband = false, roce = false, gpudirect = true;
   int pcie_gen = 5;
+  /// The electrical lanes one port runs its full rate over, one entry per signalling mode the
+  /// card offers at that rate (ConnectX-8's 800G: 4 x 200G or 8 x 100G); empty: not stated,
+  /// which leaves the port's match with a switch's unchecked.
+  std::vector<int> lanes;
   CostFigure cost;
+  /// One port's rate, Gb/s.
+  double port_gbps() const { return rate_gbps / std::max(1, ports); }
+  /// Whether a port split into `split` links (fabric.planes) meets switch ports whose SerDes run
+  /// lanes of up to `switch_lane_gbps`: some mode's lanes divide evenly into `split` links, and
+  /// its lane rate is one the switch runs (its own or slower: the two ends of a link run the same
+  /// lanes at the same rate, and a switch's lanes also run at the lower rates of earlier
+  /// generations, an NDR switch's HDR ports). True where lanes are not stated.
+  bool lanes_meet(int split, double switch_lane_gbps) const;
 };
 
 /// What a switch is used for: the compute (GPU) fabric, or one of the cluster's other networks.
@@ -245,6 +257,11 @@ struct Switch {
   /// The ports of `gbps` one cage carries: ports_at(gbps) / cages() (2 on a twin-port cage, and
   /// on an 800G cage broken out to 2 x 400G); ports_per_cage at a speed the switch does not run.
   int ports_per_cage_at(double gbps) const;
+  /// The electrical lanes one port of `gbps` runs over (lanes_per_cage / ports_per_cage_at); 0 at
+  /// a speed the switch does not run.
+  int lanes_at(double gbps) const;
+  /// The rate of one lane at the native speed, Gb/s: the fastest its SerDes run.
+  double lane_gbps() const;
   /// Where port `port` (from 1) of the `ports_at(gbps)` ports sits: ports fill the cages in
   /// order, `ports_at(gbps) / cages()` to a cage. nullopt for a port the switch does not have.
   std::optional<PortSlot> slot(int port, double gbps) const;

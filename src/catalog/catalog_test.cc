@@ -214,6 +214,45 @@ TEST(Catalog, TheFibreMediumOfOptics) {
   }
 }
 
+// A NIC's lanes: the electrical lanes one port runs its rate over, one entry per signalling mode;
+// a switch's lanes at a speed follow from its cages (lanes_per_cage / ports a cage).
+TEST(Catalog, TheLanesOfNicPortsAndSwitchPorts) {
+  auto c = builtin_catalog();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->nics.at("cx7-400g").lanes, std::vector<int>{4});
+  EXPECT_EQ(c->nics.at("cx8-800g").lanes, (std::vector<int>{4, 8}));
+  EXPECT_EQ(c->switches.at("qm8700").lanes_at(200), 4);
+  EXPECT_EQ(c->switches.at("qm9700").lanes_at(200), 2);
+  EXPECT_EQ(c->switches.at("sn5600").lanes_at(400), 4);
+  EXPECT_EQ(c->switches.at("qm9700").lanes_at(800), 0);
+  EXPECT_EQ(c->switches.at("qm8700").lane_gbps(), 50);
+  EXPECT_EQ(c->switches.at("q3400").lane_gbps(), 200);
+  EXPECT_EQ(c->switches.at("arista-7800r3").lane_gbps(), 50);
+  const Nic& cx8 = c->nics.at("cx8-800g");
+  const Nic& cx7 = c->nics.at("cx7-400g");
+  EXPECT_TRUE(cx8.lanes_meet(2, 100));  // 8 x 100G over 2 planes: 4 lanes a link
+  EXPECT_TRUE(cx8.lanes_meet(2, 200));  // or 4 x 200G: 2 lanes a link
+  EXPECT_FALSE(cx7.lanes_meet(2, 50));  // 2 x 100G a link against HDR's 50G lanes
+  EXPECT_FALSE(cx7.lanes_meet(1, 50));  // 4 x 100G against a Jericho2's 8 x 50G
+  EXPECT_TRUE(cx7.lanes_meet(1, 200));  // an XDR switch's lanes also run at 100G
+  EXPECT_TRUE(c->nics.at("cx6-200g").lanes_meet(1, 100));  // HDR on an NDR switch
+  EXPECT_FALSE(cx7.lanes_meet(8, 200));                    // 8 planes of a 4-lane port
+  EXPECT_TRUE(Nic{}.lanes_meet(2, 50));                    // lanes not stated: not checked
+  for (const auto& [line, want] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"lanes: 4", "nics.x.lanes: expected a list of lane counts"},
+           {"lanes: [0]", "nics.x.lanes: '0' is not a lane count (1 to 16)"},
+           {"lanes: [four]", "'four' is not a lane count"}}) {
+    Catalog mine;
+    const std::string all = format_diagnostics(
+        merge_catalog(mine,
+                      "nics:\n  - {id: x, rate: 400G, protocols: [roce], price_usd: 1, power_w: 1, "
+                      "estimate: true, " +
+                          line + "}\n",
+                      "mine.yaml"));
+    EXPECT_NE(all.find(want), std::string::npos) << all;
+  }
+}
+
 // node.nics, the NICs a server's figure includes, is a map of catalog NIC id to a positive count
 // (a count of 0 and what validate_spec checks:
 // SpecErrors.TheNicsAServersFigureIncludesAreCatalogNics).

@@ -284,6 +284,40 @@ Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, Technolog
 }  // namespace
 
 namespace {
+
+// Why the NIC's ports, split over `planes`, cannot meet `sw`'s ports of `gbps`: each of the NIC's
+// modes runs faster lanes than the switch's SerDes; empty where one meets them, or where the
+// catalog does not state the NIC's lanes.
+std::string lanes_mismatch(const Nic& nic, const Switch& sw, double gbps, int planes) {
+  const double sw_lane = sw.lane_gbps();
+  if (nic.lanes_meet(planes, sw_lane)) return "";
+  const int split = std::max(1, planes);
+  std::string nic_side;
+  for (const int l : nic.lanes) {
+    if (l < split) continue;
+    nic_side += fmt::format("{}{} lane{} of {:g}G", nic_side.empty() ? "" : " or ", l / split,
+                            l / split == 1 ? "" : "s", nic.port_gbps() / l);
+  }
+  if (nic_side.empty()) nic_side = fmt::format("fewer lanes than {} planes", split);
+  return fmt::format(
+      "{}'s ports run lanes of at most {:g}G; a {} port{} runs {}{}, so the two "
+      "ends of a {:g}G link cannot meet",
+      sw.id, sw_lane, nic.id, split > 1 ? fmt::format(" split over {} planes", split) : "",
+      nic_side, split > 1 ? " a link" : "", gbps);
+}
+
+// The slowest lane rate the NIC's port (its share over `planes`) runs, Gb/s: what a switch's
+// lanes must reach.
+double slowest_lane_gbps(const Nic& nic, int planes) {
+  double out = 0;
+  for (const int l : nic.lanes)
+    if (l % std::max(1, planes) == 0) {
+      const double r = nic.port_gbps() / l;
+      out = out > 0 ? std::min(out, r) : r;
+    }
+  return out;
+}
+
 Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   // validate_spec() guarantees these; a caller that skipped it still gets an error, not a crash.
   if (!cat.gpus.count(spec.cluster.gpu) || !cat.nics.count(spec.cluster.nic) ||
@@ -304,11 +338,23 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   // Every usable switch of every technology in play, each planned.
   std::vector<Option> options;
   std::vector<Candidate> candidates;
+  std::vector<std::string> lane_skipped;  // switches of the speed whose lanes do not meet the NIC's
   for (const auto& [id, sw] : cat.switches) {
     const Technology tech = tech_of(sw);
     if (std::find(techs.begin(), techs.end(), tech) == techs.end()) continue;
     if (f.switch_id != "auto" && id != f.switch_id) continue;
     if (sw.ports_at(lane) == 0) continue;
+    // Both ends of a link run the same lanes at the same rate: a switch whose ports of this speed
+    // take other lanes than the NIC's port (or its share of it over the planes) cannot meet it.
+    if (const std::string why = lanes_mismatch(nic, sw, lane, f.planes); !why.empty()) {
+      if (f.switch_id != "auto")
+        return spec.at(
+            "fabric.switch", why,
+            fmt::format("choose a switch of {:g}G lanes or faster{}",
+                        slowest_lane_gbps(nic, f.planes), f.planes > 1 ? ", or fewer planes" : ""));
+      lane_skipped.push_back(why);
+      continue;
+    }
     // Only compute-fabric switches: a storage or management switch is planned with its network.
     if (!sw.has_role(SwitchRole::kFabric) && id != f.switch_id) continue;
     Option o = plan_on(spec, cat, sw, tech);
@@ -362,6 +408,11 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
     if (!last_error.empty())
       return spec.at("fabric.topology", last_error,
                      "use topology: auto, " + units + "or a larger switch");
+    if (!lane_skipped.empty())
+      return spec.at("fabric.switch", lane_skipped.front(),
+                     fmt::format("add a switch of {:g}G lanes or faster with a catalog file, or "
+                                 "change the NIC or planes",
+                                 slowest_lane_gbps(nic, f.planes)));
     return spec.at("fabric.switch",
                    fmt::format("no {} switch in the catalog runs {} Gbps ports",
                                f.technology ? technology_name(*f.technology) : "", lane),
