@@ -66,20 +66,6 @@ double Switch::lane_gbps() const {
   return l > 0 ? port_gbps / l : 0;
 }
 
-std::optional<Switch> Switch::with_lanes_at(double gbps, int lanes) const {
-  if (ports_at(gbps) <= 0 || lanes < 1 || lanes > lanes_per_cage || lanes_per_cage % lanes != 0)
-    return std::nullopt;
-  Switch out = *this;
-  const int per_cage = lanes_per_cage / lanes, n = cages() * per_cage;
-  if (gbps == port_gbps) {
-    out.ports = n;
-    out.ports_per_cage = per_cage;
-  }
-  for (auto& b : out.breakouts)
-    if (b.gbps == gbps) b.ports = n;
-  return out;
-}
-
 bool Nic::lanes_meet(int split, double switch_lane_gbps) const {
   if (lanes.empty() || !(switch_lane_gbps > 0)) return true;
   split = std::max(1, split);

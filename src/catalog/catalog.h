@@ -262,11 +262,6 @@ struct Switch {
   int lanes_at(double gbps) const;
   /// The rate of one lane at the native speed, Gb/s: the fastest its SerDes run.
   double lane_gbps() const;
-  /// This switch with its ports of `gbps` on `lanes` lanes each (slower lanes than its own: an
-  /// NDR switch's 200G ports as HDR's 4 x 50G, 2 to a cage instead of 4): the cages stay, the
-  /// ports of that speed are the cages x lanes_per_cage / lanes. nullopt where the cage's lanes
-  /// do not divide into ports of `lanes`, or the switch does not run `gbps`.
-  std::optional<Switch> with_lanes_at(double gbps, int lanes) const;
   /// Where port `port` (from 1) of the `ports_at(gbps)` ports sits: ports fill the cages in
   /// order, `ports_at(gbps) / cages()` to a cage. nullopt for a port the switch does not have.
   std::optional<PortSlot> slot(int port, double gbps) const;

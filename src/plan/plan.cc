@@ -249,23 +249,6 @@ struct Option {
   std::string error;
 };
 
-// The lanes a switch port runs a link of `gbps` from the NIC's port split over `planes` on: the
-// NIC's mode whose lanes run at the switch's own rate, else its fastest the switch's SerDes reach
-// (a slower rate on more lanes); 0 where the catalog does not state the NIC's lanes or none meets.
-int nic_link_lanes(const Nic& nic, const Switch& sw, double gbps, int planes) {
-  const int split = std::max(1, planes);
-  const double sw_lane = sw.lane_gbps();
-  double best = 0;
-  for (const int l : nic.lanes) {
-    if (l % split != 0) continue;
-    const double r = nic.port_gbps() / l;
-    if (r > sw_lane * 1.001) continue;
-    if (std::abs(r - gbps / std::max(1, sw.lanes_at(gbps))) < 1e-6 * gbps) return l / split;
-    best = std::max(best, r);
-  }
-  return best > 0 ? static_cast<int>(std::lround(gbps / best)) : 0;
-}
-
 // Plans the cluster on one switch model; fills topology, counts and the BOM.
 Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, Technology tech) {
   Option o;
@@ -281,21 +264,8 @@ Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, Technolog
   p.technology = tech;
   p.appliance_ports = spec.fabric.appliance_ports;
   const double lane = p.nic.rate_gbps / spec.fabric.planes;
-  // A NIC whose lanes are slower than the switch's SerDes meets it at its own rate, on more lanes
-  // a port (HDR's 4 x 50G on an NDR switch: 2 ports of 200G a cage, not 4): the plan counts and
-  // names the switch's ports so.
-  if (const int l = nic_link_lanes(p.nic, sw, lane, spec.fabric.planes);
-      l > 0 && l != sw.lanes_at(lane)) {
-    const auto slower = sw.with_lanes_at(lane, l);
-    if (!slower) {
-      o.error = fmt::format("{}'s cages of {} lanes do not split into {:g}G ports of {} lanes",
-                            sw.id, sw.lanes_per_cage, lane, l);
-      return o;
-    }
-    p.sw = *slower;
-  }
-  const int radix = p.sw.ports_at(lane);
-  if (radix == 0 || p.sw.port_gbps < lane) {
+  const int radix = sw.ports_at(lane);
+  if (radix == 0 || sw.port_gbps < lane) {
     o.error = fmt::format("{} has no {} Gbps ports", sw.id, lane);
     return o;
   }
