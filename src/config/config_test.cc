@@ -510,7 +510,7 @@ switches:
   PlannedSpec m;
   m.catalog = cat;
   m.plan = testing::plan_of(
-      "cluster: {gpu: a100-sxm-80g, nodes: 8, nic: cx6-200g, nics_per_node: 2}\n"
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 2}\n"
       "fabric: {technology: roce, topology: clos2, switch: arista-7800r3}\n",
       cat, &m.spec);
   auto chassis = config_files(m, {});

@@ -292,13 +292,15 @@ std::string lanes_mismatch(const Nic& nic, const Switch& sw, double gbps, int pl
   const double sw_lane = sw.lane_gbps();
   if (nic.lanes_meet(planes, sw_lane)) return "";
   const int split = std::max(1, planes);
+  if (std::none_of(nic.lanes.begin(), nic.lanes.end(), [&](int l) { return l % split == 0; }))
+    return fmt::format("a {} port's lanes ({}) do not split into {} links of whole lanes", nic.id,
+                       fmt::join(nic.lanes, " or "), split);
   std::string nic_side;
   for (const int l : nic.lanes) {
     if (l < split) continue;
     nic_side += fmt::format("{}{} lane{} of {:g}G", nic_side.empty() ? "" : " or ", l / split,
                             l / split == 1 ? "" : "s", nic.port_gbps() / l);
   }
-  if (nic_side.empty()) nic_side = fmt::format("fewer lanes than {} planes", split);
   return fmt::format(
       "{}'s ports run lanes of at most {:g}G; a {} port{} runs {}{}, so the two "
       "ends of a {:g}G link cannot meet",
@@ -306,16 +308,20 @@ std::string lanes_mismatch(const Nic& nic, const Switch& sw, double gbps, int pl
       nic_side, split > 1 ? " a link" : "", gbps);
 }
 
-// The slowest lane rate the NIC's port (its share over `planes`) runs, Gb/s: what a switch's
-// lanes must reach.
-double slowest_lane_gbps(const Nic& nic, int planes) {
-  double out = 0;
+// What to do where no switch meets the NIC's lanes: a switch whose SerDes reach the slowest lane
+// rate the NIC's port (its share over `planes`) runs, or fewer planes.
+std::string lanes_hint(const Nic& nic, int planes) {
+  double slowest = 0;
   for (const int l : nic.lanes)
     if (l % std::max(1, planes) == 0) {
       const double r = nic.port_gbps() / l;
-      out = out > 0 ? std::min(out, r) : r;
+      slowest = slowest > 0 ? std::min(slowest, r) : r;
     }
-  return out;
+  const std::string fewer = planes > 1 ? "fewer planes" : "another NIC";
+  return slowest > 0
+             ? fmt::format("choose a switch of {:g}G lanes or faster, or {}", slowest, fewer)
+             : fmt::format("use {} (the NIC's {} do not split over {} planes)", fewer,
+                           nic.lanes.size() == 1 ? "lanes" : "lane modes", planes);
 }
 
 Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
@@ -344,19 +350,21 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
     if (std::find(techs.begin(), techs.end(), tech) == techs.end()) continue;
     if (f.switch_id != "auto" && id != f.switch_id) continue;
     if (sw.ports_at(lane) == 0) continue;
-    // Both ends of a link run the same lanes at the same rate: a switch whose ports of this speed
-    // take other lanes than the NIC's port (or its share of it over the planes) cannot meet it.
-    if (const std::string why = lanes_mismatch(nic, sw, lane, f.planes); !why.empty()) {
-      if (f.switch_id != "auto")
-        return spec.at(
-            "fabric.switch", why,
-            fmt::format("choose a switch of {:g}G lanes or faster{}",
-                        slowest_lane_gbps(nic, f.planes), f.planes > 1 ? ", or fewer planes" : ""));
-      lane_skipped.push_back(why);
-      continue;
-    }
     // Only compute-fabric switches: a storage or management switch is planned with its network.
     if (!sw.has_role(SwitchRole::kFabric) && id != f.switch_id) continue;
+    // InfiniBand links run the same lanes at the same rate at both ends (no gearbox between
+    // generations: an NDR switch meets HDR's 50G lanes, an HDR switch not NDR's 100G ones), so a
+    // switch whose SerDes are slower than the NIC's lanes (or its share of them over the planes)
+    // cannot meet it. Ethernet optics carry gearboxes (a QSFP-DD 400G-DR4 module: 8 x 50G to the
+    // switch, 4 x 100G on the fibre), so Ethernet is not checked. The compute planner runs a
+    // card's whole rate as one link: a dual-port card's lanes are a port's, not checked either.
+    if (tech == Technology::kInfiniband && nic.ports == 1) {
+      if (const std::string why = lanes_mismatch(nic, sw, lane, f.planes); !why.empty()) {
+        if (f.switch_id != "auto") return spec.at("fabric.switch", why, lanes_hint(nic, f.planes));
+        lane_skipped.push_back(why);
+        continue;
+      }
+    }
     Option o = plan_on(spec, cat, sw, tech);
     Candidate c{tech,
                 id,
@@ -410,9 +418,7 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
                      "use topology: auto, " + units + "or a larger switch");
     if (!lane_skipped.empty())
       return spec.at("fabric.switch", lane_skipped.front(),
-                     fmt::format("add a switch of {:g}G lanes or faster with a catalog file, or "
-                                 "change the NIC or planes",
-                                 slowest_lane_gbps(nic, f.planes)));
+                     lanes_hint(nic, f.planes) + " (add one with a catalog file)");
     return spec.at("fabric.switch",
                    fmt::format("no {} switch in the catalog runs {} Gbps ports",
                                f.technology ? technology_name(*f.technology) : "", lane),

@@ -391,57 +391,36 @@ TEST(Plan, EverySwitchCageTakesOnePartForAllItsPorts) {
   }
 }
 
-// Both ends of a link run the same lanes at the same rate, and a switch's lanes run at its SerDes'
-// rate or slower. A ConnectX-7's one 400G port is 4 x 100G lanes: split over 2 planes it is 2
-// links of 2 x 100G, which an HDR switch (50G lanes) cannot meet, nor a Jericho2 chassis (8 x
-// 50G a 400G port) the whole port. A forced switch is an error at fabric.switch that names the
-// lane rate it needs; the automatic choice passes such switches over; a NIC of slower lanes
-// (ConnectX-6, 4 x 50G) still plans on them.
+// An InfiniBand link runs the same lanes at the same rate at both ends, and a switch's lanes run at
+// its SerDes' rate or slower. A ConnectX-7's one 400G port is 4 x 100G lanes: split over 2 planes
+// it is 2 links of 2 x 100G, which an HDR switch (50G lanes) cannot meet: forced, it is an error
+// at fabric.switch that names the lane rate it needs; the automatic choice passes it over. A NIC
+// of slower lanes (ConnectX-6, 4 x 50G) still plans on an NDR switch; Ethernet, whose optics carry
+// gearboxes, is not checked.
 TEST(Plan, ANicsLanesMustMeetTheSwitchPorts) {
-  for (const auto& [fabric, want] : std::initializer_list<std::pair<std::string, std::string>>{
-           {"infiniband, switch: qm8700, planes: 2",
-            "qm8700's ports run lanes of at most 50G; a cx7-400g port split over 2 planes runs 2 "
-            "lanes of 100G a link, so the two ends of a 200G link cannot meet"},
-           {"roce, switch: arista-7800r3",
-            "arista-7800r3's ports run lanes of at most 50G; a cx7-400g port runs 4 lanes of "
-            "100G"}}) {
-    const auto errs = plan_errors(
-        "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\nfabric: {technology: " + fabric +
-        "}\n");
-    ASSERT_EQ(errs.size(), 1u) << fabric;
-    EXPECT_EQ(errs[0].key, "fabric.switch");
-    EXPECT_NE(errs[0].message.find(want), std::string::npos) << errs[0].message;
-    EXPECT_NE(errs[0].hint.find("choose a switch of 100G lanes or faster"), std::string::npos)
-        << errs[0].hint;
-  }
-  EXPECT_EQ(plan_of("cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\nfabric: {technology: "
-                    "infiniband, planes: 2}\n")
+  const std::string h100 = "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n";
+  auto errs = plan_errors(h100 + "fabric: {technology: infiniband, switch: qm8700, planes: 2}\n");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].key, "fabric.switch");
+  EXPECT_NE(errs[0].message.find("qm8700's ports run lanes of at most 50G; a cx7-400g port split "
+                                 "over 2 planes runs 2 lanes of 100G a link, so the two ends of a "
+                                 "200G link cannot meet"),
+            std::string::npos)
+      << errs[0].message;
+  EXPECT_EQ(errs[0].hint, "choose a switch of 100G lanes or faster, or fewer planes");
+  EXPECT_EQ(plan_of(h100 + "fabric: {technology: infiniband, planes: 2}\n").sw.id, "qm9700");
+  errs = plan_errors(h100 + "fabric: {technology: infiniband, switch: qm8700, planes: 4}\n");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].message.find("split over 4 planes runs 1 lane of 100G a link"),
+            std::string::npos)
+      << errs[0].message;
+  EXPECT_EQ(plan_of("cluster: {gpu: a100-sxm-80g, nodes: 64, nic: cx6-200g}\nfabric: {technology: "
+                    "infiniband, switch: qm9700}\n")
                 .sw.id,
             "qm9700");
-  EXPECT_EQ(plan_of("cluster: {gpu: a100-sxm-80g, nodes: 8, nic: cx6-200g}\nfabric: {technology: "
-                    "roce, topology: clos2, switch: arista-7800r3}\n")
-                .sw.id,
-            "arista-7800r3");
-  // Every automatic compute plan of a catalog NIC meets its switch's lanes.
-  auto cat = *builtin_catalog();
-  int planned = 0;
-  for (const auto& [id, nic] : cat.nics) {
-    if (nic.ports != 1) continue;  // the dual-port storage and in-band cards
-    for (const int planes : {1, 2}) {
-      auto s = parse_spec(fmt::format("cluster: {{gpu: b200, nodes: 32, nic: {}}}\n"
-                                      "fabric: {{planes: {}}}\n",
-                                      id, planes),
-                          "t.yaml");
-      ASSERT_TRUE(s.ok());
-      if (!validate_spec(*s, cat).empty()) continue;
-      auto p = make_plan(*s, cat);
-      if (!p.ok()) continue;  // no switch of the speed
-      EXPECT_TRUE(nic.lanes_meet(planes, p->sw.lane_gbps()))
-          << id << " on " << p->sw.id << ", planes " << planes;
-      ++planned;
-    }
-  }
-  EXPECT_GE(planned, 8);
+  EXPECT_EQ(
+      plan_of(h100 + "fabric: {technology: roce, topology: clos2, switch: arista-7800r3}\n").sw.id,
+      "arista-7800r3");
 }
 
 // fabric.planes splits each NIC's one port into a link per plane: the NIC's cage takes one part
