@@ -365,7 +365,12 @@ std::optional<Diagnostic> swap_nic(Spec& s2, const Catalog& cat, const Plan& pla
         "give a rate such as 800G or a catalog id such as cx8-800g");
   s2.cluster.nic = *id;
   s2.cluster.nics_per_node = plan.nics_per_node;
-  if (plan.sw.ports_at(cat.nics.at(*id).rate_gbps / s2.fabric.planes) == 0)
+  // The switch is chosen again where the plan's has no port at the new rate, or, on InfiniBand,
+  // where its lanes are slower than the new NIC's (the planner's lane check).
+  const Nic& n = cat.nics.at(*id);
+  if (plan.sw.ports_at(n.rate_gbps / s2.fabric.planes) == 0 ||
+      (plan.technology == Technology::kInfiniband && n.ports == 1 &&
+       !n.lanes_meet(s2.fabric.planes, plan.sw.lane_gbps())))
     s2.fabric.switch_id = "auto";
   return std::nullopt;
 }

@@ -176,6 +176,26 @@ TEST(WhatIf, FasterNicsAndBadNames) {
 }  // namespace gf
 
 namespace gf {
+// --nic with NICs whose lanes the plan's InfiniBand switch cannot meet chooses the switch again,
+// as with a rate it has no ports for: a ConnectX-7 over 2 planes (2 x 100G a link) leaves an
+// HDR switch, whose 200G ports it could otherwise fill.
+TEST(WhatIf, NicsOfFasterLanesChooseTheSwitchAgain) {
+  auto cat = *builtin_catalog();
+  Spec spec;
+  const Plan plan = testing::plan_of(
+      "cluster: {gpu: a100-sxm-80g, nodes: 16, nic: cx6-200g}\nfabric: {technology: infiniband, "
+      "switch: qm8700, planes: 2}\n",
+      cat, &spec);
+  ASSERT_EQ(plan.sw.id, "qm8700");
+  WhatIfOptions o;
+  o.nic = "cx7-400g";
+  auto r = what_if(spec, cat, plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  std::string text;
+  for (const auto& c : r->changes) text += c + "\n";
+  EXPECT_NE(text.find("qm9700"), std::string::npos) << text;
+}
+
 TEST(WhatIf, RoutesAroundADeadEndInThreeTiers) {
   // A failed leaf-spine cable in a 3-tier Clos: routes that would reach that spine from a core
   // must avoid it (the spine withdraws the leaf), so every collective still runs.
