@@ -308,9 +308,10 @@ std::string lanes_mismatch(const Nic& nic, const Switch& sw, double gbps, int pl
       nic_side, split > 1 ? " a link" : "", gbps);
 }
 
-// What to do where no switch meets the NIC's lanes: a switch whose SerDes reach the slowest lane
-// rate the NIC's port (its share over `planes`) runs, or fewer planes.
-std::string lanes_hint(const Nic& nic, int planes) {
+// What to do where no switch meets the NIC's lanes: the catalog's InfiniBand fabric switches that
+// run `gbps` ports on lanes the NIC reaches, else a switch whose SerDes reach the slowest lane rate
+// the NIC's port (its share over `planes`) runs; or fewer planes.
+std::string lanes_hint(const Nic& nic, int planes, double gbps, const Catalog& cat) {
   double slowest = 0;
   for (const int l : nic.lanes)
     if (l % std::max(1, planes) == 0) {
@@ -318,10 +319,20 @@ std::string lanes_hint(const Nic& nic, int planes) {
       slowest = slowest > 0 ? std::min(slowest, r) : r;
     }
   const std::string fewer = planes > 1 ? "fewer planes" : "another NIC";
-  return slowest > 0
-             ? fmt::format("choose a switch of {:g}G lanes or faster, or {}", slowest, fewer)
-             : fmt::format("use {} (the NIC's {} do not split over {} planes)", fewer,
-                           nic.lanes.size() == 1 ? "lanes" : "lane modes", planes);
+  if (!(slowest > 0))
+    return fmt::format("use {}: the NIC's {} do not split over {} planes", fewer,
+                       nic.lanes.size() == 1 ? "lanes" : "lane modes", planes);
+  std::vector<std::string> fits;
+  for (const auto& [id, sw] : cat.switches)
+    if (tech_of(sw) == Technology::kInfiniband && sw.has_role(SwitchRole::kFabric) &&
+        sw.ports_at(gbps) > 0 && nic.lanes_meet(planes, sw.lane_gbps()))
+      fits.push_back(id);
+  return fits.empty() ? fmt::format(
+                            "no catalog switch runs {:g}G ports on {:g}G lanes or faster: add one "
+                            "with a catalog file, or use {}",
+                            gbps, slowest, fewer)
+                      : fmt::format("choose a switch of {:g}G lanes or faster: {}; or use {}",
+                                    slowest, fmt::join(fits, ", "), fewer);
 }
 
 Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
@@ -360,7 +371,8 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
     // card's whole rate as one link: a dual-port card's lanes are a port's, not checked either.
     if (tech == Technology::kInfiniband && nic.ports == 1) {
       if (const std::string why = lanes_mismatch(nic, sw, lane, f.planes); !why.empty()) {
-        if (f.switch_id != "auto") return spec.at("fabric.switch", why, lanes_hint(nic, f.planes));
+        if (f.switch_id != "auto")
+          return spec.at("fabric.switch", why, lanes_hint(nic, f.planes, lane, cat));
         lane_skipped.push_back(why);
         continue;
       }
@@ -417,8 +429,7 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
       return spec.at("fabric.topology", last_error,
                      "use topology: auto, " + units + "or a larger switch");
     if (!lane_skipped.empty())
-      return spec.at("fabric.switch", lane_skipped.front(),
-                     lanes_hint(nic, f.planes) + " (add one with a catalog file)");
+      return spec.at("fabric.switch", lane_skipped.front(), lanes_hint(nic, f.planes, lane, cat));
     return spec.at("fabric.switch",
                    fmt::format("no {} switch in the catalog runs {} Gbps ports",
                                f.technology ? technology_name(*f.technology) : "", lane),

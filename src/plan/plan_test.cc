@@ -407,13 +407,16 @@ TEST(Plan, ANicsLanesMustMeetTheSwitchPorts) {
                                  "200G link cannot meet"),
             std::string::npos)
       << errs[0].message;
-  EXPECT_EQ(errs[0].hint, "choose a switch of 100G lanes or faster, or fewer planes");
+  EXPECT_EQ(errs[0].hint, "choose a switch of 100G lanes or faster: qm9700; or use fewer planes");
   EXPECT_EQ(plan_of(h100 + "fabric: {technology: infiniband, planes: 2}\n").sw.id, "qm9700");
   errs = plan_errors(h100 + "fabric: {technology: infiniband, switch: qm8700, planes: 4}\n");
   ASSERT_EQ(errs.size(), 1u);
   EXPECT_NE(errs[0].message.find("split over 4 planes runs 1 lane of 100G a link"),
             std::string::npos)
       << errs[0].message;
+  EXPECT_EQ(errs[0].hint,
+            "no catalog switch runs 100G ports on 100G lanes or faster: add one with a catalog "
+            "file, or use fewer planes");
   EXPECT_EQ(plan_of("cluster: {gpu: a100-sxm-80g, nodes: 64, nic: cx6-200g}\nfabric: {technology: "
                     "infiniband, switch: qm9700}\n")
                 .sw.id,
