@@ -375,6 +375,38 @@ std::optional<Diagnostic> swap_nic(Spec& s2, const Catalog& cat, const Plan& pla
   return std::nullopt;
 }
 
+// The in-network reduction's tree root of every rail (rail by rail; a rail's plane is rail %
+// planes, as the collectives' builder takes it).
+std::vector<int> reduction_roots(const Fabric& f) {
+  std::vector<int> out;
+  for (int rail = 0; rail < f.nics_per_node(); ++rail)
+    out.push_back(f.reduction_root(rail % std::max(1, f.planes()), rail));
+  return out;
+}
+
+// After failures: the rails whose SHARP tree the Aggregation Manager now roots on another switch
+// (Fabric::reduction_root), one change line.
+void note_rerooted_trees(const std::vector<int>& before, const Fabric& f, const Names& n,
+                         std::vector<std::string>& changes) {
+  std::map<int, std::string> name;
+  for (const auto& [device, v] : n.vertex) name.emplace(v, device);
+  auto device = [&](int v) {
+    auto it = name.find(v);
+    return it == name.end() ? fmt::format("switch {}", v) : it->second;
+  };
+  const std::vector<int> after = reduction_roots(f);
+  std::string moved;
+  for (size_t rail = 0; rail < before.size() && rail < after.size(); ++rail)
+    if (before[rail] >= 0 && after[rail] != before[rail])
+      moved += fmt::format("{}rail {} {} -> {}", moved.empty() ? "" : ", ", rail,
+                           device(before[rail]), device(after[rail]));
+  if (!moved.empty())
+    changes.push_back(
+        "SHARP trees re-rooted (the Aggregation Manager builds a new job's tree on a root that "
+        "still reaches every leaf): " +
+        moved);
+}
+
 }  // namespace
 
 std::vector<std::string> node_names(const Plan& plan, const Catalog& catalog,
@@ -449,7 +481,10 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
                                       plan.nic.id, p2->nic.id, plan.nic.rate_gbps,
                                       p2->nic.rate_gbps, plan.sw.id, p2->sw.id));
   const Names names = names_of(*p2, cat, f2);
+  const std::vector<int> roots =
+      p2->in_network_reduction ? reduction_roots(f2) : std::vector<int>{};
   auto errs = apply_failures(o.fail, names, f2, out.changes);
+  if (!roots.empty() && errs.empty()) note_rerooted_trees(roots, f2, names, out.changes);
   auto more = apply_degrades(o.degrade, names, f2, out.changes);
   errs.insert(errs.end(), more.begin(), more.end());
   std::vector<double> speed;

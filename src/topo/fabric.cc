@@ -561,9 +561,35 @@ bool Fabric::route_to_switch(int src_nic, int plane, int target, uint64_t hash,
 int Fabric::reduction_root(int plane, int rail) const {
   const int base = switch_base_ + plane * per_plane_;
   if (kind_ == TopologyKind::kSingle) return base;
-  if (kind_ == TopologyKind::kClos2) return base + leaves_ + rail % std::max(1, spines_);
-  if (kind_ == TopologyKind::kClos3) return base + leaves_ + spines_ + rail % std::max(1, cores_);
-  return -1;  // dragonfly: no single tree root
+  int first = 0, count = 0;
+  if (kind_ == TopologyKind::kClos2) {
+    first = base + leaves_;
+    count = std::max(1, spines_);
+  } else if (kind_ == TopologyKind::kClos3) {
+    first = base + leaves_ + spines_;
+    count = std::max(1, cores_);
+  } else {
+    return -1;  // dragonfly: no single tree root
+  }
+  const int pick = first + rail % count;
+  if (!any_failed_) return pick;
+  // With failed parts the Aggregation Manager builds the job's tree on a top-tier switch that still
+  // reaches every leaf of the rail's NICs (SHARP 3.2.0 release notes, bug 3236363: a link failure
+  // stops the jobs whose tree used it, not later ones; 3.1.0 known issue 3225401: dynamic trees
+  // take other roots until all root switches are down): the rail's own root where it can, else
+  // the next one that can. None can: the rail's own, which its NICs then cannot reach.
+  std::vector<int> leaves;
+  for (int node = 0; node < nodes_; ++node) {
+    const int leaf = leaf_of_nic(nic(node, rail), plane);
+    if (leaf >= 0 && std::find(leaves.begin(), leaves.end(), leaf) == leaves.end())
+      leaves.push_back(leaf);
+  }
+  for (int k = 0; k < count; ++k) {
+    const int v = first + (rail + k) % count;
+    if (std::all_of(leaves.begin(), leaves.end(), [&](int leaf) { return reaches(v, leaf); }))
+      return v;
+  }
+  return pick;
 }
 
 void Fabric::fail_link(int id) {

@@ -155,6 +155,52 @@ TEST(Fabric, FailedLinksAreAvoided) {
   EXPECT_FALSE(f.route(f.nic(0, 0), f.nic(40, 0), 0, 1, path));
 }
 
+// The in-network reduction's tree root of a rail: its own spine while the fabric is whole; with
+// failures, the first spine from there that still reaches every leaf of the rail's NICs (the
+// Aggregation Manager builds a new job's tree so); with none left, its own, which its NICs then
+// cannot reach.
+TEST(Fabric, AReductionTreeTakesARootThatReachesEveryLeaf) {
+  auto b = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, in_network_reduction: on}\n");
+  Fabric f = Fabric::build(b.plan, b.cat);
+  ASSERT_EQ(b.plan.topo.kind, TopologyKind::kClos2);
+  const int spines = b.plan.topo.spines;
+  ASSERT_GE(spines, 4);
+  EXPECT_EQ(f.reduction_root(0, 0), f.spine_vertex(0, 0));
+  EXPECT_EQ(f.reduction_root(0, 1), f.spine_vertex(0, 1));
+  // Rail 0's leaves (one a scalable unit).
+  std::set<int> leaves;
+  for (int node = 0; node < f.nodes(); ++node) leaves.insert(f.leaf_of_nic(f.nic(node, 0), 0));
+  ASSERT_GE(leaves.size(), 2u);
+  auto cut = [&](int leaf, int spine) {  // every cable between them, both ways
+    for (size_t i = 0; i < f.links().size(); ++i) {
+      const auto& l = f.links()[i];
+      if ((l.from == leaf && l.to == spine) || (l.from == spine && l.to == leaf))
+        f.fail_link(static_cast<int>(i));
+    }
+  };
+  // Spine 0 loses one of rail 0's leaves: the tree moves to spine 1; rail 1's stays.
+  cut(*leaves.begin(), f.spine_vertex(0, 0));
+  EXPECT_EQ(f.reduction_root(0, 0), f.spine_vertex(0, 1));
+  EXPECT_EQ(f.reduction_root(0, 1), f.spine_vertex(0, 1));
+  // Every spine loses one of them, a different one in turn: no tree, the rail's own root.
+  int k = 0;
+  for (int s = 1; s < spines; ++s, ++k) {
+    auto it = leaves.begin();
+    std::advance(it, k % leaves.size());
+    cut(*it, f.spine_vertex(0, s));
+  }
+  EXPECT_EQ(f.reduction_root(0, 0), f.spine_vertex(0, 0));
+  std::vector<int32_t> path;
+  bool all = true;
+  for (int node = 0; node < f.nodes(); ++node) {
+    path.clear();
+    all = all && f.route_to_switch(f.nic(node, 0), 0, f.reduction_root(0, 0), 1, path);
+  }
+  EXPECT_FALSE(all);
+}
+
 // Microsoft's RSS specification, "Verifying the RSS Hash Calculation": with its sample key,
 // 66.9.149.187:2794 -> 161.142.100.80:1766 hashes (IPv4 with ports) to 0x51ccc178.
 TEST(Fabric, EcmpHashIsToeplitzAsRssSpecifiesIt) {
