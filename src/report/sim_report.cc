@@ -162,11 +162,8 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
   s += fmt::format("# Collective test concluded: {}\n", prog);
   if (explain) {
     s += "#\n# gpufabric explain (per size: algorithm and protocol as NCCL would choose, the fixed "
-         "latency, what paced the call: the link class that paced the slowest flow, or the NCCL "
-         "resource that held it below the links (p2p channels, thread blocks, rack NVLS "
-         "reduction); util: the payload's share of the line rate of that class's busy links while "
-         "the data moves (- where latency paces the call; --links prints it per link as "
-         "utilization_peak, at the links' solved rates); and the "
+         "latency, the link class that paced the slowest flow with its mean utilisation (- where "
+         "latency paces the call), and the "
          "ECMP collision factor = the hottest switch-to-switch link's bytes over what it would "
          "carry were every switch to spread its own perfectly evenly over its ports: leaf-spine "
          "or spine-core, up or down; 1 = even, - = no switch-to-switch traffic)\n";

@@ -856,14 +856,7 @@ SizeResult CollectiveModel::at(double bytes) const {
       r.latency_us =
           pick.time_us - data_time_us(m.algorithm, pick.protocol, sh, m.seconds_per_byte, bytes);
       r.bottleneck = m.bottleneck;
-      // The bottleneck class's links' share of their line rate while the call's data moves: the
-      // solved rates' share, stretched over the time the data takes (protocol, pipeline fill,
-      // channels and thread blocks; the payload only, not LL's flags).
-      const double data_us = pick.time_us - r.latency_us;
-      r.bottleneck_utilization =
-          data_us > 0
-              ? m.bottleneck_utilization * std::min(1.0, bytes * m.seconds_per_byte * 1e6 / data_us)
-              : m.bottleneck_utilization;
+      r.bottleneck_utilization = m.bottleneck_utilization;
       r.ecmp_collision = m.ecmp_collision;
       // Point-to-point runs on a peer's few channels, each at a network p2p channel's rate (or,
       // inside a Blackwell domain, a thread block's copy rate): where they carry less than the
@@ -874,12 +867,15 @@ SizeResult CollectiveModel::at(double bytes) const {
           protocol_bandwidth(m.algorithm, pick.protocol, sh, links_Bps, bytes) <
               links_Bps * protocol_share * (1 - kChannelBoundShare)) {
         r.bottleneck = "p2p channels";
+        r.bottleneck_utilization = 1;
       }
       if (block_copy_paces(m.algorithm, pick.protocol, sh, m.seconds_per_byte, bytes)) {
         r.bottleneck = "thread blocks";
+        r.bottleneck_utilization = 1;
       }
       if (rack_reduce_paces(m.algorithm, pick.protocol, sh, m.seconds_per_byte, bytes)) {
         r.bottleneck = "rack NVLS reduction";
+        r.bottleneck_utilization = 1;
       }
     }
   }

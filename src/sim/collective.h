@@ -76,7 +76,7 @@ struct AlgorithmModel {
   double intra_seconds_per_byte = 0;
   double net_hop_latency_us = 0;      ///< fabric latency of one node-to-node hop
   std::string bottleneck;             ///< link class that paced the slowest flow
-  double bottleneck_utilization = 0;  ///< mean load / line rate of that class's busy links
+  double bottleneck_utilization = 0;  ///< mean load/capacity of that class's busy links
   /// The slowest flow was paced by a scale-out link (PCIe to the NIC, the NIC, the switches):
   /// a network message's own time (CalibrationProfile::network_message_us) lengthens the call.
   bool network_paced = false;
@@ -94,9 +94,6 @@ struct SizeResult {
   Protocol protocol = Protocol::kSimple;
   double latency_us = 0;  ///< the fixed part of time_us
   std::string bottleneck;
-  /// The share of their line rate the busy links of the class the flows' rates are bound by
-  /// carry while the call's data moves (the payload: --links' utilization_peak over the data's
-  /// time), under 1 also where a non-link bottleneck (p2p channels, thread blocks) paces.
   double bottleneck_utilization = 0;
   double ecmp_collision = 0;  ///< as AlgorithmModel::ecmp_collision (0: no switch traffic)
   /// What the time model finds faster than NCCL's pick by more than kFasterChoiceShare (NCCL's

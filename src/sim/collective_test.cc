@@ -254,27 +254,6 @@ TEST(Collective, GraceBlackwellSendsBetweenRacksInBiggerChunksFrom229) {
 // (all_gather, reduce_scatter, all_reduce, sendrecv, alltoall) its copies pace the call below the
 // NIC; broadcast, which moves a chunk once a hop, reaches the NIC. With 8 GPUs a node the same
 // NICs carry 16 channels and the blocks are not the bound. Hopper has no such figure.
-// --explain's utilisation is one figure: the payload's share of the line rate of the bottleneck
-// class's busy links while the data moves. A NIC-bound Simple ring carries the network's Simple
-// efficiency of line rate; where two Ampere thread blocks pace a 2 x 1 all_gather, the 200G NIC
-// carries what the blocks copy, under its line rate, not 1.
-TEST(Collective, UtilisationIsTheLinksShareOfLineRate) {
-  SimOptions o;
-  o.op = Op::kAllGather;
-  o.algorithm = Algorithm::kRing;
-  const SizeResult nic = run(setup(ib("h100-sxm", 4, "cx7-400g", "qm9700")), o, 8 * kGiB);
-  EXPECT_EQ(nic.bottleneck, "NIC-leaf links");
-  EXPECT_NEAR(nic.bottleneck_utilization, nccl::kNetworkSimpleEfficiency, 0.02);
-  o.algorithm.reset();
-  const SizeResult blocks =
-      run(setup("cluster: {gpu: a100-sxm-80g, nodes: 2, gpus_per_node: 1, "
-                "nic: cx6-200g, nics_per_node: 1}\n"
-                "fabric: {technology: infiniband, in_network_reduction: off}\n"),
-          o, kGiB);
-  EXPECT_EQ(blocks.bottleneck, "thread blocks");
-  EXPECT_NEAR(blocks.bottleneck_utilization, nccl::kChannelCopyGBsAmpere / (200.0 / 8), 0.03);
-}
-
 TEST(Collective, AmpereThreadBlocksPaceOneGpuANode) {
   auto one_gpu = [](const char* gpu, const char* nic) {
     return setup(

@@ -56,14 +56,11 @@ void solve_rates(const Fabric& fab, const FlowSet& fs, const std::vector<double>
     const LinkClass cls = fab.links()[r.bottleneck_link].cls;
     m.bottleneck = link_class_name(cls);
     m.network_paced = cls != LinkClass::kScaleUp;
-    // The share of their line rate the class's busy links carry at the solved rates (what --links
-    // prints per link as utilization_peak), not of the protocol's reach (capacity).
     double util = 0;
     int busy = 0;
     for (size_t l = 0; l < r.load_Bps.size(); ++l)
       if (r.load_Bps[l] > 0 && fab.links()[l].cls == cls) {
-        const double line = fab.links()[l].bytes_per_s;
-        util += line > 0 ? r.load_Bps[l] / line : 0;
+        util += capacity[l] > 0 ? r.load_Bps[l] / capacity[l] : 0;
         ++busy;
       }
     m.bottleneck_utilization = busy ? util / busy : 0;
