@@ -578,9 +578,13 @@ int Fabric::reduction_root(int plane, int rail) const {
   // stops the jobs whose tree used it, not later ones; 3.1.0 known issue 3225401: dynamic trees
   // take other roots until all root switches are down): the rail's own root where it can, else
   // the next one that can. None can: the rail's own, which its NICs then cannot reach.
+  // Only leaves a NIC still reaches: a failed leaf's nodes are cut off from the rail, not a
+  // reason to keep the tree on a failed root.
   std::vector<int> leaves;
   for (int node = 0; node < nodes_; ++node) {
-    const int leaf = leaf_of_nic(nic(node, rail), plane);
+    const size_t s = static_cast<size_t>(nic(node, rail)) * planes_ + plane;
+    if (nic_up_[s] < 0 || links_[nic_up_[s]].failed) continue;
+    const int leaf = nic_leaf_[s];
     if (leaf >= 0 && std::find(leaves.begin(), leaves.end(), leaf) == leaves.end())
       leaves.push_back(leaf);
   }

@@ -192,6 +192,15 @@ TEST(Fabric, AReductionTreeTakesARootThatReachesEveryLeaf) {
     cut(*it, f.spine_vertex(0, s));
   }
   EXPECT_EQ(f.reduction_root(0, 0), f.spine_vertex(0, 0));
+  // A failed leaf cuts its nodes off; it does not hold the tree on a failed root.
+  Fabric g = Fabric::build(b.plan, b.cat);
+  for (size_t i = 0; i < g.links().size(); ++i) {
+    const auto& l = g.links()[i];
+    if (l.from == *leaves.begin() || l.to == *leaves.begin() || l.from == g.spine_vertex(0, 0) ||
+        l.to == g.spine_vertex(0, 0))
+      g.fail_link(static_cast<int>(i));
+  }
+  EXPECT_EQ(g.reduction_root(0, 0), g.spine_vertex(0, 1));
   std::vector<int32_t> path;
   bool all = true;
   for (int node = 0; node < f.nodes(); ++node) {
