@@ -1,6 +1,7 @@
 // gpufabric what-if: failures, growth and NIC upgrades, re-routed and re-simulated.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -68,9 +69,16 @@ int run(const WhatIfFlags& f) {
         "switch:NAME=0.5, --slow node:NAME=0.8, --grow nodes=+N or --nic 800G"));
   if (!errs.empty()) return fail(errs);
   Heartbeat alive("what-if");
-  auto loaded = load_and_plan(f.spec, load_limits(true));
+  const LoadLimits limits = load_limits(true);
+  auto loaded = load_and_plan(f.spec, limits);
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
+  // As simulate: what the fabrics (the plan's and the scenario's) leave of the memory is each
+  // probe's flows' budget (alltoall at scale needs most).
+  if (limits.memory_bytes > 0)
+    o.memory_budget_bytes = static_cast<size_t>(
+        std::max(0.0, limits.memory_bytes - 2 * estimated_memory_bytes(plan->nodes + o.grow_nodes,
+                                                                       plan->gpus_per_node, true)));
   auto r = what_if(loaded->spec, loaded->catalog, *plan, o);
   if (!r) return fail(r.errors());
   std::unique_ptr<LinkNames> names;

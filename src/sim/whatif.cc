@@ -296,7 +296,8 @@ std::vector<Diagnostic> parse_slow(const std::vector<std::string>& items, const 
 }
 
 WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan, const Fabric& f,
-                   double bytes, const std::vector<double>& node_speed = {}) {
+                   double bytes, size_t memory_budget_bytes,
+                   const std::vector<double>& node_speed = {}) {
   WhatIfSide s;
   s.label = label;
   s.gpus = plan.gpus;
@@ -311,6 +312,7 @@ WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan,
     p.op = op_name(op);
     SimOptions o;
     o.op = op;
+    o.memory_budget_bytes = memory_budget_bytes;
     auto m = CollectiveModel::build(f, plan, o);
     if (!m) {
       p.runs = false;
@@ -429,7 +431,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
                              const WhatIfOptions& o) {
   WhatIfResult out;
   const Fabric base = Fabric::build(plan, cat);
-  out.baseline = measure("as planned", spec, plan, base, o.probe_bytes);
+  out.baseline = measure("as planned", spec, plan, base, o.probe_bytes, o.memory_budget_bytes);
 
   // The scenario's plan: grown and/or with other NICs, same technology and switch if it fits.
   Spec s2 = spec;
@@ -491,7 +493,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   more = parse_slow(o.slow, names, p2->nodes, speed, out.changes);
   errs.insert(errs.end(), more.begin(), more.end());
   if (!errs.empty()) return errs;
-  out.scenario = measure("scenario", s2, *p2, f2, o.probe_bytes, speed);
+  out.scenario = measure("scenario", s2, *p2, f2, o.probe_bytes, o.memory_budget_bytes, speed);
   if (out.scenario.step && !o.slow.empty() && out.scenario.step->straggler_node >= 0)
     for (const auto& [name, node] : names.node)
       if (node == out.scenario.step->straggler_node)
@@ -502,6 +504,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
             units::format_seconds(out.scenario.step->straggler_s)));
   if (o.links) {
     SimOptions so;
+    so.memory_budget_bytes = o.memory_budget_bytes;
     auto m = CollectiveModel::build(f2, *p2, so);
     if (!m) return m.errors();
     auto t = collective_traffic(f2, *p2, so, *m, o.probe_bytes);
@@ -557,7 +560,8 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     if (validate_spec(s3, cat).empty()) {
       if (auto p3 = make_plan(s3, cat)) {
         const Fabric f3 = Fabric::build(*p3, cat);
-        out.dropped = measure("without the cut-off nodes", s3, *p3, f3, o.probe_bytes);
+        out.dropped =
+            measure("without the cut-off nodes", s3, *p3, f3, o.probe_bytes, o.memory_budget_bytes);
       }
     }
   }

@@ -26,6 +26,9 @@ struct WhatIfOptions {
   std::vector<std::string> degrade;
   std::vector<std::string> slow;  ///< "node:NAME=0.8": the node computes at that fraction
   bool links = false;             ///< keep the scenario's all_reduce traffic per link
+  /// Memory each probe's flows may take, bytes (SimOptions::memory_budget_bytes; 0: no limit):
+  /// beyond it the probe says so instead of exhausting the machine.
+  size_t memory_budget_bytes = 0;
 };
 
 /// The scenario's all_reduce traffic per link, with the plan and fabric that name the links.

@@ -98,6 +98,20 @@ TEST(WhatIf, FailedSpineIsRoutedAround) {
       << r->recommendation;
 }
 
+// Each probe's flows stay within the memory budget (as simulate's): one that would need more says
+// so in its note, and the what-if still answers, instead of exhausting the machine.
+TEST(WhatIf, AProbeBeyondTheMemoryBudgetSaysSo) {
+  const WhatIfSetup s = setup(kSeed);
+  WhatIfOptions o;
+  o.fail = {"switch:spine01"};
+  o.memory_budget_bytes = 1024;
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  const CollectiveProbe& a2a = probe(r->scenario, "alltoall");
+  EXPECT_FALSE(a2a.runs);
+  EXPECT_NE(a2a.note.find("of memory"), std::string::npos) << a2a.note;
+}
+
 TEST(WhatIf, DualPlaneHalvesInsteadOfFailing) {
   const WhatIfSetup s = setup(
       "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
