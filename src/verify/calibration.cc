@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <regex>
@@ -118,7 +119,25 @@ struct NcclEnv {
   int min_channels = 0;         ///< NCCL_MIN_NCHANNELS (0: not set)
   int max_channels = 0;         ///< NCCL_MAX_NCHANNELS
   double buffsize = 0;          ///< NCCL_BUFFSIZE, bytes (0: not set)
+  /// The IB transport's variables the run set, which the model does not take (NAME=VALUE as
+  /// given, in the cell's order): recorded so that runs that set them are not grouped with runs
+  /// that did not (data/calibration/README.md: flapping-airplanes' own A/B moves Ring all_reduce
+  /// from 307 to 384 GB/s on 4 nodes with them).
+  std::vector<std::string> unmodelled;
 };
+
+// The IB transport's variables a row may record, not modelled, and the values each takes:
+// a count from 1 to 128 (QPs a connection), 0 or 1 (switches), 0 to 2 (relaxed ordering: 2 is
+// NCCL's "if available"), or a size in bytes (the adaptive routing threshold).
+struct UnmodelledVariable {
+  const char* name;
+  long long min, max;
+};
+constexpr UnmodelledVariable kUnmodelledNcclVariables[] = {{"NCCL_IB_QPS_PER_CONNECTION", 1, 128},
+                                                           {"NCCL_IB_SPLIT_DATA_ON_QPS", 0, 1},
+                                                           {"NCCL_IB_AR_THRESHOLD", 0, 1LL << 30},
+                                                           {"NCCL_IB_PCI_RELAXED_ORDERING", 0, 2},
+                                                           {"NCCL_IGNORE_CPU_AFFINITY", 0, 1}};
 
 Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file, int line) {
   NcclEnv e;
@@ -138,10 +157,26 @@ Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file,
     const std::string hint =
         "use NCCL_NVLS_ENABLE=0|1, NCCL_COLLNET_ENABLE=0|1, NCCL_MIN_NCHANNELS=N, "
         "NCCL_MAX_NCHANNELS=N (N from 1 to 64) and NCCL_BUFFSIZE=BYTES (65536 to 1073741824), "
-        "separated by spaces";
+        "separated by spaces; recorded, not modelled: NCCL_IB_QPS_PER_CONNECTION=1..128, "
+        "NCCL_IB_SPLIT_DATA_ON_QPS=0|1, NCCL_IB_AR_THRESHOLD=BYTES, "
+        "NCCL_IB_PCI_RELAXED_ORDERING=0|1|2, NCCL_IGNORE_CPU_AFFINITY=0|1";
     if (!seen.insert(name).second)
       return Diagnostic::at(file, line, 0, "nccl_env", fmt::format("{} is set twice", name),
                             "give each variable once");
+    if (const auto* u =
+            std::find_if(std::begin(kUnmodelledNcclVariables), std::end(kUnmodelledNcclVariables),
+                         [&](const UnmodelledVariable& v) { return name == v.name; });
+        u != std::end(kUnmodelledNcclVariables)) {
+      // Digits only, no leading zero but 0 itself: the value as the run's script set it.
+      long long v = -1;
+      const auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (value.empty() || r.ec != std::errc() || r.ptr != value.data() + value.size() ||
+          (value.size() > 1 && value[0] == '0') || v < u->min || v > u->max)
+        return Diagnostic::at(file, line, 0, "nccl_env",
+                              fmt::format("'{}' is not understood", word), hint);
+      e.unmodelled.push_back(word);
+      continue;
+    }
     if (name == "NCCL_BUFFSIZE") {
       // Bytes as NCCL reads the variable: digits only (simulate --buffsize also takes K M G).
       long long v = 0;
@@ -280,6 +315,7 @@ std::string inputs_label(const CalibrationPoint& p, const std::string& nic_cell,
   if (env.min_channels > 0) out += fmt::format(", NCCL_MIN_NCHANNELS={}", env.min_channels);
   if (env.max_channels > 0) out += fmt::format(", NCCL_MAX_NCHANNELS={}", env.max_channels);
   if (env.buffsize > 0) out += fmt::format(", NCCL_BUFFSIZE={:.0f}", env.buffsize);
+  for (const auto& v : env.unmodelled) out += ", " + v;
   if (gpus_per_thread > 1) out += fmt::format(", -g {}", gpus_per_thread);
   return out;
 }

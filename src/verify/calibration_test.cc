@@ -342,7 +342,22 @@ TEST(Calibration, AnAutoRunWithNvlsSwitchedOnIsChosenAsNcclChooses) {
             "env.csv:2: error: nccl_env: 'NCCL_ALGO=NVLS' is not understood (use "
             "NCCL_NVLS_ENABLE=0|1, NCCL_COLLNET_ENABLE=0|1, NCCL_MIN_NCHANNELS=N, "
             "NCCL_MAX_NCHANNELS=N (N from 1 to 64) and NCCL_BUFFSIZE=BYTES (65536 to 1073741824), "
-            "separated by spaces)");
+            "separated by spaces; recorded, not modelled: NCCL_IB_QPS_PER_CONNECTION=1..128, "
+            "NCCL_IB_SPLIT_DATA_ON_QPS=0|1, NCCL_IB_AR_THRESHOLD=BYTES, "
+            "NCCL_IB_PCI_RELAXED_ORDERING=0|1|2, NCCL_IGNORE_CPU_AFFINITY=0|1)");
+  // The IB transport's variables are recorded, not modelled: the same time, and their own
+  // inputs (not grouped with runs that did not set them); out of range, an error.
+  auto plain = with_env(""), qps = with_env("NCCL_IB_QPS_PER_CONNECTION=2 NCCL_IB_AR_THRESHOLD=0");
+  ASSERT_TRUE(plain.ok() && qps.ok()) << format_diagnostics(qps.errors());
+  EXPECT_DOUBLE_EQ(qps->points[0].simulated, plain->points[0].simulated);
+  EXPECT_NE(qps->points[0].inputs, plain->points[0].inputs);
+  EXPECT_NE(qps->points[0].inputs.find("NCCL_IB_QPS_PER_CONNECTION=2, NCCL_IB_AR_THRESHOLD=0"),
+            std::string::npos)
+      << qps->points[0].inputs;
+  for (const char* env : {"NCCL_IB_QPS_PER_CONNECTION=0", "NCCL_IB_QPS_PER_CONNECTION=129",
+                          "NCCL_IB_SPLIT_DATA_ON_QPS=2", "NCCL_IB_AR_THRESHOLD=08",
+                          "NCCL_IB_PCI_RELAXED_ORDERING=-1"})
+    EXPECT_FALSE(with_env(env).ok()) << env;
   // Channel counts: digits from 1 to 64 only, and a variable once.
   for (const char* env : {"NCCL_MAX_NCHANNELS=0", "NCCL_MAX_NCHANNELS=65", "NCCL_MIN_NCHANNELS=+4",
                           "NCCL_MIN_NCHANNELS=08", "NCCL_MIN_NCHANNELS=", "NCCL_MAX_NCHANNELS=x",
