@@ -210,9 +210,7 @@ int run(const SimulateFlags& f) {
                     plan->gpus_per_node, f.gpus_per_thread),
         fmt::format("use -g 1 (a process a GPU) or a divisor of {}", plan->gpus_per_node))});
   // What the fabric leaves of the memory is the flows' budget (alltoall at scale needs most).
-  if (limits.memory_bytes > 0)
-    o.memory_budget_bytes = static_cast<size_t>(std::max(
-        0.0, limits.memory_bytes - estimated_memory_bytes(plan->nodes, plan->gpus_per_node, true)));
+  o.memory_budget_bytes = flows_budget_bytes(limits, plan->nodes, plan->gpus_per_node);
   if (packet && plan->technology != Technology::kRoce)
     return fail({Diagnostic::flag(
         "--engine",

@@ -1,7 +1,6 @@
 // gpufabric what-if: failures, growth and NIC upgrades, re-routed and re-simulated.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -73,12 +72,9 @@ int run(const WhatIfFlags& f) {
   auto loaded = load_and_plan(f.spec, limits);
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
-  // As simulate: what the fabrics (the plan's and the scenario's) leave of the memory is each
-  // probe's flows' budget (alltoall at scale needs most).
-  if (limits.memory_bytes > 0)
-    o.memory_budget_bytes = static_cast<size_t>(
-        std::max(0.0, limits.memory_bytes - 2 * estimated_memory_bytes(plan->nodes + o.grow_nodes,
-                                                                       plan->gpus_per_node, true)));
+  // As simulate, each probe's flows' budget, beside the plan's and the scenario's fabrics.
+  o.memory_budget_bytes =
+      flows_budget_bytes(limits, plan->nodes + o.grow_nodes, plan->gpus_per_node, 2);
   auto r = what_if(loaded->spec, loaded->catalog, *plan, o);
   if (!r) return fail(r.errors());
   std::unique_ptr<LinkNames> names;

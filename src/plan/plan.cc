@@ -283,14 +283,18 @@ Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, Technolog
 
 }  // namespace
 
+bool nic_meets_switch_lanes(const Nic& nic, const Switch& sw, Technology tech, int planes) {
+  return tech != Technology::kInfiniband || nic.ports != 1 ||
+         nic.lanes_meet(planes, sw.lane_gbps());
+}
+
 namespace {
 
-// Why the NIC's ports, split over `planes`, cannot meet `sw`'s ports of `gbps`: each of the NIC's
-// modes runs faster lanes than the switch's SerDes; empty where one meets them, or where the
-// catalog does not state the NIC's lanes.
+// Why the NIC's ports, split over `planes`, cannot meet `sw`'s ports of `gbps` (where
+// nic_meets_switch_lanes says they do not): a port whose lanes do not split over the planes, or
+// modes that each run faster lanes than the switch's SerDes.
 std::string lanes_mismatch(const Nic& nic, const Switch& sw, double gbps, int planes) {
   const double sw_lane = sw.lane_gbps();
-  if (nic.lanes_meet(planes, sw_lane)) return "";
   const int split = std::max(1, planes);
   if (std::none_of(nic.lanes.begin(), nic.lanes.end(), [&](int l) { return l % split == 0; }))
     return fmt::format("a {} port's lanes ({}) do not split into {} links of whole lanes", nic.id,
@@ -325,7 +329,7 @@ std::string lanes_hint(const Nic& nic, int planes, double gbps, const Catalog& c
   std::vector<std::string> fits;
   for (const auto& [id, sw] : cat.switches)
     if (tech_of(sw) == Technology::kInfiniband && sw.has_role(SwitchRole::kFabric) &&
-        sw.ports_at(gbps) > 0 && nic.lanes_meet(planes, sw.lane_gbps()))
+        sw.ports_at(gbps) > 0 && nic_meets_switch_lanes(nic, sw, Technology::kInfiniband, planes))
       fits.push_back(id);
   return fits.empty() ? fmt::format(
                             "no catalog switch runs {:g}G ports on {:g}G lanes or faster: add one "
@@ -363,19 +367,14 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
     if (sw.ports_at(lane) == 0) continue;
     // Only compute-fabric switches: a storage or management switch is planned with its network.
     if (!sw.has_role(SwitchRole::kFabric) && id != f.switch_id) continue;
-    // InfiniBand links run the same lanes at the same rate at both ends (no gearbox between
-    // generations: an NDR switch meets HDR's 50G lanes, an HDR switch not NDR's 100G ones), so a
-    // switch whose SerDes are slower than the NIC's lanes (or its share of them over the planes)
-    // cannot meet it. Ethernet optics carry gearboxes (a QSFP-DD 400G-DR4 module: 8 x 50G to the
-    // switch, 4 x 100G on the fibre), so Ethernet is not checked. The compute planner runs a
-    // card's whole rate as one link: a dual-port card's lanes are a port's, not checked either.
-    if (tech == Technology::kInfiniband && nic.ports == 1) {
-      if (const std::string why = lanes_mismatch(nic, sw, lane, f.planes); !why.empty()) {
-        if (f.switch_id != "auto")
-          return spec.at("fabric.switch", why, lanes_hint(nic, f.planes, lane, cat));
-        lane_skipped.push_back(why);
-        continue;
-      }
+    // A switch whose lanes the NIC's port (its share over the planes) cannot meet
+    // (nic_meets_switch_lanes: an HDR switch's 50G lanes, a ConnectX-7's 2 x 100G a plane).
+    if (!nic_meets_switch_lanes(nic, sw, tech, f.planes)) {
+      const std::string why = lanes_mismatch(nic, sw, lane, f.planes);
+      if (f.switch_id != "auto")
+        return spec.at("fabric.switch", why, lanes_hint(nic, f.planes, lane, cat));
+      lane_skipped.push_back(why);
+      continue;
     }
     Option o = plan_on(spec, cat, sw, tech);
     Candidate c{tech,
@@ -610,6 +609,13 @@ double estimated_memory_bytes(long long nodes, int gpus_per_node, bool simulates
   const double plan_bytes = kPlanBytesPerNode * static_cast<double>(nodes);
   return simulates ? plan_bytes + kSimBytesPerGpu * static_cast<double>(nodes) * gpus_per_node
                    : plan_bytes;
+}
+
+size_t flows_budget_bytes(const LoadLimits& limits, long long nodes, int gpus_per_node,
+                          int fabrics) {
+  if (!(limits.memory_bytes > 0)) return 0;
+  return static_cast<size_t>(std::max(
+      0.0, limits.memory_bytes - fabrics * estimated_memory_bytes(nodes, gpus_per_node, true)));
 }
 
 Result<PlannedSpec> load_and_plan(const std::string& path, const LoadLimits& limits) {

@@ -135,10 +135,21 @@ struct LoadLimits {
   bool simulates = false;
 };
 Result<PlannedSpec> load_and_plan(const std::string& path, const LoadLimits& limits = {});
+/// What `limits` leave to a simulation's flows (SimOptions::memory_budget_bytes) once `fabrics`
+/// fabric graphs of `nodes` x `gpus_per_node` are built (estimated_memory_bytes each); 0 where
+/// the limits set none.
+size_t flows_budget_bytes(const LoadLimits& limits, long long nodes, int gpus_per_node,
+                          int fabrics = 1);
 
 /// Plans the fabric of a validated spec. Errors point into the spec (e.g. a topology that
 /// cannot hold the cluster).
 Result<Plan> make_plan(const Spec& spec, const Catalog& catalog);
+
+/// Whether `nic`'s ports, split over `planes`, meet `sw`'s lanes as the planner checks them: on
+/// InfiniBand, whose links run the same lanes at the same rate at both ends, the switch's SerDes
+/// must reach the NIC's lane rate; Ethernet optics carry gearboxes, and the planner runs a
+/// dual-port card's whole rate as one link, so neither is checked (true).
+bool nic_meets_switch_lanes(const Nic& nic, const Switch& sw, Technology tech, int planes);
 
 /// Sizes one plane of `kind` for `nodes` x `rails` endpoints on switches of `radix` ports.
 /// nullopt when the topology cannot hold them.

@@ -371,8 +371,7 @@ std::optional<Diagnostic> swap_nic(Spec& s2, const Catalog& cat, const Plan& pla
   // where its lanes are slower than the new NIC's (the planner's lane check).
   const Nic& n = cat.nics.at(*id);
   if (plan.sw.ports_at(n.rate_gbps / s2.fabric.planes) == 0 ||
-      (plan.technology == Technology::kInfiniband && n.ports == 1 &&
-       !n.lanes_meet(s2.fabric.planes, plan.sw.lane_gbps())))
+      !nic_meets_switch_lanes(n, plan.sw, plan.technology, s2.fabric.planes))
     s2.fabric.switch_id = "auto";
   return std::nullopt;
 }

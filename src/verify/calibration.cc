@@ -139,6 +139,16 @@ constexpr UnmodelledVariable kUnmodelledNcclVariables[] = {{"NCCL_IB_QPS_PER_CON
                                                            {"NCCL_IB_PCI_RELAXED_ORDERING", 0, 2},
                                                            {"NCCL_IGNORE_CPU_AFFINITY", 0, 1}};
 
+// A whole number as a run's script sets it: digits only, no sign, no leading zero but 0 itself;
+// nullopt otherwise or past 18 digits.
+std::optional<long long> plain_count(const std::string& value) {
+  if (value.empty() || value.size() > 18 ||
+      value.find_first_not_of("0123456789") != std::string::npos ||
+      (value.size() > 1 && value[0] == '0'))
+    return std::nullopt;
+  return std::stoll(value);
+}
+
 Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file, int line) {
   NcclEnv e;
   std::istringstream in(cell);
@@ -167,11 +177,8 @@ Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file,
             std::find_if(std::begin(kUnmodelledNcclVariables), std::end(kUnmodelledNcclVariables),
                          [&](const UnmodelledVariable& v) { return name == v.name; });
         u != std::end(kUnmodelledNcclVariables)) {
-      // Digits only, no leading zero but 0 itself: the value as the run's script set it.
-      long long v = -1;
-      const auto r = std::from_chars(value.data(), value.data() + value.size(), v);
-      if (value.empty() || r.ec != std::errc() || r.ptr != value.data() + value.size() ||
-          (value.size() > 1 && value[0] == '0') || v < u->min || v > u->max)
+      const auto v = plain_count(value);
+      if (!v || *v < u->min || *v > u->max)
         return Diagnostic::at(file, line, 0, "nccl_env",
                               fmt::format("'{}' is not understood", word), hint);
       e.unmodelled.push_back(word);
@@ -189,15 +196,12 @@ Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file,
       continue;
     }
     if (count) {
-      // Digits only, no sign or leading zero: the count as NCCL_DEBUG prints it.
-      const bool digits = !value.empty() && value[0] != '0' &&
-                          value.find_first_not_of("0123456789") == std::string::npos &&
-                          value.size() <= 2;
-      const int v = digits ? std::stoi(value) : 0;
-      if (v < 1 || v > nccl::kMaxChannels)
+      // The count as NCCL_DEBUG prints it (plain_count).
+      const auto v = plain_count(value);
+      if (!v || *v < 1 || *v > nccl::kMaxChannels)
         return Diagnostic::at(file, line, 0, "nccl_env",
                               fmt::format("'{}' is not understood", word), hint);
-      *count = v;
+      *count = static_cast<int>(*v);
       continue;
     }
     if (!slot || (value != "0" && value != "1"))
