@@ -498,6 +498,29 @@ TEST(Cli, AFolderIsNotASpec) {
   fs::remove_all(dir);
 }
 
+// An address pool too small for the planned fabric is refused by plan as by configs, at the
+// pool's line, with the prefix that would hold it; nothing is written.
+TEST(Cli, PlanRefusesAnAddressPoolConfigsWouldRefuse) {
+  std::ifstream in("examples/roce-lab-16.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = "  loopbacks: 10.0.0.0/16";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), "  loopbacks: 10.0.0.0/30");
+  const fs::path spec = write_temp("pools.yaml", text);
+  const fs::path dir = temp_dir("pools");
+  for (const char* cmd : {"plan", "configs"}) {
+    CmdResult r = gpufabric(std::string(cmd) + " " + spec.string() + " -o " + dir.string());
+    EXPECT_EQ(r.code, 2) << cmd;
+    EXPECT_NE(r.err.find(spec.string() + ":26:14: error: addressing.loopbacks: 10.0.0.0/30 holds 4 "
+                                         "addresses; the fabric's 6 switches' loopbacks take 6 "
+                                         "(give it a /29 or larger)"),
+              std::string::npos)
+        << cmd << ": " << r.err;
+    EXPECT_FALSE(fs::exists(dir)) << cmd;
+  }
+  fs::remove(spec);
+}
+
 TEST(Cli, InvalidSpecNamesFileLineKeyAndWritesNothing) {
   const fs::path spec = write_temp("bad.yaml",
                                    "name: bad\ncluster:\n  gpu: h100-sxm\n  nodes: 16\n  nic: "

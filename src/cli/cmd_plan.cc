@@ -9,6 +9,7 @@
 #include "cli/resources.h"
 #include "cli/version.h"
 #include "common/output.h"
+#include "config/addressing.h"
 #include "plan/plan.h"
 #include "report/plan_report.h"
 #include "sim/checkpoint.h"
@@ -27,6 +28,13 @@ int run(const PlanFlags& f) {
   auto loaded = load_and_plan(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
+  // The address pools and network subnets `configs` will hand out from: a pool too small for
+  // the planned fabric is the spec's error here too, not first at `configs`.
+  if (auto errs = address_pool_errors(*plan, loaded->catalog, loaded->spec); !errs.empty()) {
+    std::vector<Diagnostic> at;
+    for (const auto& d : errs) at.push_back(loaded->spec.at(d.key, d.message, d.hint));
+    return fail(at);
+  }
   auto json = plan_json(*plan);
   json["gpufabric_version"] = build_version();
   // The checkpoint of the spec's model over the storage network (networks: and a workload).

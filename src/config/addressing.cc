@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 
 #include "config/frr.h"
+#include "config/mgmt.h"
 #include "topo/fabric.h"
 
 namespace gf {
@@ -68,7 +71,114 @@ class Pool {
   uint32_t next_;
 };
 
+// The prefix length of a leaf's host subnet: its hosts, network, gateway and broadcast.
+int host_subnet_len(long long hosts) {
+  int len = 32;
+  while (len > 0 && (uint64_t{1} << (32 - len)) < static_cast<uint64_t>(hosts + kSubnetOverhead))
+    --len;
+  return len;
+}
+
+// What blocks of the given prefix lengths take from a pool that starts at `start`, handed out
+// in order and each aligned to its size (Pool::take): the end minus the start.
+uint64_t blocks_span(uint32_t start, const std::vector<int>& lens) {
+  uint64_t next = start;
+  for (const int len : lens) {
+    const uint64_t size = uint64_t{1} << (32 - len);
+    next = (next + size - 1) / size * size + size;
+  }
+  return next - start;
+}
+
+// The error where pool `key` (prefix `p`) cannot hold `need` addresses for `what`.
+std::optional<Diagnostic> pool_error(const char* key, const Ipv4Prefix& p, uint64_t need,
+                                     const std::string& what) {
+  const uint64_t size = uint64_t{1} << (32 - p.len);
+  if (need <= size) return std::nullopt;
+  int len = 32;
+  while (len > 0 && (uint64_t{1} << (32 - len)) < need) --len;
+  return Diagnostic::at_key(
+      key, fmt::format("{} holds {} addresses; {} take {}", p.str(), size, what, need),
+      fmt::format("give it a /{} or larger", len));
+}
+
+// The errors of the fabric's three pools, in key order (loopbacks, links, hosts).
+std::vector<Diagnostic> fabric_pool_errors(const Plan& plan, const Catalog& catalog,
+                                           const AddressingSpec& spec) {
+  std::vector<Diagnostic> errs;
+  if (plan.technology != Technology::kRoce || plan.topo.kind == TopologyKind::kDragonfly)
+    return errs;
+  auto lo = parse_prefix(spec.loopbacks), ln = parse_prefix(spec.links),
+       hs = parse_prefix(spec.hosts);
+  if (!lo || !ln || !hs) return errs;  // the spec's validation names the key
+  const AddressNeeds n = address_needs(plan, catalog, spec.unnumbered);
+  if (auto e = pool_error("addressing.loopbacks", *lo, static_cast<uint64_t>(n.switches),
+                          fmt::format("the fabric's {} switches' loopbacks", n.switches)))
+    errs.push_back(*e);
+  if (auto e = pool_error("addressing.links", *ln, 2 * static_cast<uint64_t>(n.routed_links),
+                          fmt::format("the {} routed links' /31s", n.routed_links)))
+    errs.push_back(*e);
+  if (auto e = pool_error("addressing.hosts", *hs, blocks_span(hs->addr, n.host_lens),
+                          fmt::format("the {} leaves' host subnets", n.host_lens.size())))
+    errs.push_back(*e);
+  return errs;
+}
+
 }  // namespace
+
+AddressNeeds address_needs(const Plan& plan, const Catalog& catalog, bool unnumbered) {
+  AddressNeeds out;
+  if (plan.technology != Technology::kRoce || plan.topo.kind == TopologyKind::kDragonfly)
+    return out;
+  // The switches as plan_addresses meets them in the cabling (a switch is its tier, plane and
+  // number there, as its name is), leaves first; each leaf's host ports.
+  std::map<std::tuple<int, int, long long>, size_t> leaf_at;
+  std::vector<long long> leaf_hosts;
+  std::set<std::tuple<int, int, long long>> upper;
+  auto leaf = [&](int plane, long long index) -> long long& {
+    auto [it, fresh] = leaf_at.emplace(std::tuple{0, plane, index}, leaf_hosts.size());
+    if (fresh) leaf_hosts.push_back(0);
+    return leaf_hosts[it->second];
+  };
+  for_each_link(
+      plan, catalog,
+      [&](const CableRun& r) {
+        switch (r.kind) {
+          case LinkKind::kNodeLeaf:
+            ++leaf(r.plane, r.b_index);
+            break;
+          case LinkKind::kLeafSpine:
+            leaf(r.plane, r.a_index);
+            upper.emplace(1, r.plane, r.b_index);
+            ++out.routed_links;
+            break;
+          case LinkKind::kSpineCore:
+            upper.emplace(1, r.plane, r.a_index);
+            upper.emplace(2, r.plane, r.b_index);
+            ++out.routed_links;
+            break;
+          default:
+            break;
+        }
+      },
+      false);
+  out.switches = static_cast<long long>(leaf_hosts.size() + upper.size());
+  if (unnumbered) out.routed_links = 0;
+  out.host_lens.reserve(leaf_hosts.size());
+  for (const long long h : leaf_hosts) out.host_lens.push_back(host_subnet_len(h));
+  return out;
+}
+
+std::vector<Diagnostic> address_pool_errors(const Plan& plan, const Catalog& catalog,
+                                            const Spec& spec) {
+  std::vector<Diagnostic> errs = fabric_pool_errors(plan, catalog, spec.addressing);
+  if (plan.networks && spec.networks) {
+    auto nets = plan_network_addresses(plan, spec);
+    if (!nets)
+      for (const auto& d : nets.errors()) errs.push_back(d);
+  }
+  return errs;
+}
 
 std::string ipv4_str(uint32_t a) {
   return fmt::format("{}.{}.{}.{}", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
@@ -130,6 +240,7 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
   auto lo = parse_prefix(spec.loopbacks), ln = parse_prefix(spec.links),
        hs = parse_prefix(spec.hosts);
   if (!lo || !ln || !hs) return Diagnostic::at_key("addressing", "a pool is not an IPv4 prefix");
+  if (auto errs = fabric_pool_errors(plan, catalog, spec); !errs.empty()) return errs;
   AddressPlan out;
   out.unnumbered = spec.unnumbered;
   out.host_pool = *hs;
@@ -234,10 +345,7 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
   std::map<std::string, size_t> subnet_of;
   for (const auto& s : out.switches) {
     if (s.role != "leaf") continue;
-    const int n = hosts_per_leaf[s.name];
-    int len = 32;
-    while (len > 0 && (uint64_t{1} << (32 - len)) < static_cast<uint64_t>(n + kSubnetOverhead))
-      --len;
+    const int len = host_subnet_len(hosts_per_leaf[s.name]);
     auto net = subnets.take(len);
     if (!net) return net.errors();
     subnet_of[s.name] = out.subnets.size();

@@ -88,6 +88,24 @@ struct AddressPlan {
   std::vector<NodeRails> nodes() const;
 };
 
+/// What a routed fabric takes from its address pools before any address is built: its switches'
+/// /32 loopbacks, a /31 a routed link (none where unnumbered) and each leaf's host subnet, sized
+/// to its host ports and aligned, in the order plan_addresses hands them out. Fabrics without an
+/// IP plan (InfiniBand, dragonfly) take nothing.
+struct AddressNeeds {
+  long long switches = 0;      ///< loopbacks
+  long long routed_links = 0;  ///< /31s (0 once unnumbered)
+  std::vector<int> host_lens;  ///< each leaf's host subnet's prefix length, in allocation order
+};
+AddressNeeds address_needs(const Plan& plan, const Catalog& catalog, bool unnumbered);
+
+/// The errors `plan_addresses` and `plan_network_addresses` would give for the spec's pools and
+/// subnets, one a pool, each naming how many addresses it holds, how many the fabric takes and
+/// the prefix that would hold them; computed without building an address, so that `plan`
+/// refuses what `configs` would. Empty where every pool holds its fabric's addresses.
+std::vector<Diagnostic> address_pool_errors(const Plan& plan, const Catalog& catalog,
+                                            const Spec& spec);
+
 /// Plans the addresses of a RoCE (routed) fabric. Errors name the addressing key whose pool is
 /// too small, or say why the plan has no IP fabric (InfiniBand).
 Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,

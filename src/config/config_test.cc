@@ -119,6 +119,62 @@ TEST(Addressing, ErrorsNameTheKey) {
       << format_diagnostics(bad.errors());
 }
 
+// What address_needs counts without building an address is what plan_addresses hands out, in
+// the same order, on two-tier and three-tier fabrics, a partial unit and unnumbered links; and
+// each pool at the prefix its error suggests holds the fabric, one bit shorter does not.
+TEST(Addressing, PoolNeedsAreWhatThePlanTakes) {
+  for (const char* name : {"roce-lab-16.yaml", "roce-lab-64.yaml", "roce-16k.yaml",
+                           "networks-dgx-256.yaml", "jobs-trace.yaml"}) {
+    for (const long long nodes : {0LL, 37LL}) {  // 0: as the example; 37: a partial unit
+      PlannedSpec ex = load_example(name);
+      if (nodes > 0) {
+        ex.spec.cluster.nodes = nodes;
+        auto p = make_plan(ex.spec, ex.catalog);
+        ASSERT_TRUE(p.ok()) << name << format_diagnostics(p.errors());
+        ex.plan = std::move(*p);
+      }
+      for (const bool unnumbered : {false, true}) {
+        AddressingSpec spec = ex.spec.addressing;
+        spec.unnumbered = unnumbered;
+        auto a = plan_addresses(ex.plan, ex.catalog, spec);
+        ASSERT_TRUE(a.ok()) << name << format_diagnostics(a.errors());
+        const AddressNeeds n = address_needs(ex.plan, ex.catalog, unnumbered);
+        const std::string at = fmt::format("{} nodes {} unnumbered {}", name, nodes, unnumbered);
+        EXPECT_EQ(n.switches, static_cast<long long>(a->switches.size())) << at;
+        EXPECT_EQ(n.routed_links, unnumbered ? 0 : static_cast<long long>(a->links.size())) << at;
+        std::vector<int> lens;
+        for (const auto& sn : a->subnets) lens.push_back(sn.prefix.len);
+        EXPECT_EQ(n.host_lens, lens) << at;
+      }
+    }
+  }
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  for (const char* key : {"addressing.loopbacks", "addressing.links", "addressing.hosts"}) {
+    AddressingSpec a = lab.spec.addressing;
+    std::string& pool = std::string(key) == "addressing.loopbacks" ? a.loopbacks
+                        : std::string(key) == "addressing.links"   ? a.links
+                                                                   : a.hosts;
+    const std::string base = pool.substr(0, pool.find('/'));
+    pool = base + "/31";
+    auto small = plan_addresses(lab.plan, lab.catalog, a);
+    ASSERT_FALSE(small.ok()) << key;
+    const Diagnostic& d = small.errors()[0];
+    EXPECT_EQ(d.key, key);
+    EXPECT_NE(d.message.find("holds 2 addresses"), std::string::npos) << d.message;
+    const int len = std::stoi(d.hint.substr(d.hint.find('/') + 1));
+    pool = fmt::format("{}/{}", base, len);
+    EXPECT_TRUE(plan_addresses(lab.plan, lab.catalog, a).ok()) << key << " " << pool;
+    pool = fmt::format("{}/{}", base, len + 1);
+    EXPECT_FALSE(plan_addresses(lab.plan, lab.catalog, a).ok()) << key << " " << pool;
+    // The plan command's check names the same key.
+    PlannedSpec spec = lab;
+    spec.spec.addressing = a;
+    const auto errs = address_pool_errors(spec.plan, spec.catalog, spec.spec);
+    ASSERT_EQ(errs.size(), 1U) << key;
+    EXPECT_EQ(errs[0].key, key);
+  }
+}
+
 // No switch takes an ASN the registries reserve: leaves counted up from asn_leaf across 65535
 // (reserved) into 65536-65551 (documentation) are refused at the key, as is a spine on AS_TRANS.
 TEST(Addressing, ReservedAsnsAreRefused) {
