@@ -209,11 +209,19 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   const YAML::Node su = child(n, "scaleup");
   const std::string sp = path + ".scaleup";
   if (r.expect_map(su, sp)) {
-    r.check_keys(su, sp, {"tech", "gbs_per_gpu", "domain_gpus", "nvls", "source"});
+    r.check_keys(su, sp,
+                 {"tech", "gbs_per_gpu", "domain_gpus", "nvls", "direct_board_gpus", "source"});
     if (auto v = r.choice_of(su, "tech", sp, kScaleUpTechNames, true)) g.scaleup_tech = *v;
     if (auto v = r.number(su, "gbs_per_gpu", sp, true)) g.scaleup_gbs_per_gpu = *v;
     if (auto v = r.small_positive_int(su, "domain_gpus", sp, true)) g.scaleup_domain_gpus = *v;
     if (auto v = r.boolean(su, "nvls", sp)) g.nvls = *v;
+    if (auto v = r.small_positive_int(su, "direct_board_gpus", sp)) {
+      g.scaleup_direct_board_gpus = *v;
+      if (*v < 2 || *v >= g.scaleup_domain_gpus)
+        r.error(child(su, "direct_board_gpus"), sp + ".direct_board_gpus",
+                fmt::format("a board of {} GPUs linked directly needs 2 to {} (below domain_gpus)",
+                            *v, g.scaleup_domain_gpus - 1));
+    }
     if (g.scaleup_tech == ScaleUpTech::kPcie && g.nvls)
       r.error(child(su, "nvls"), sp + ".nvls", "NVLink SHARP needs NVLink: a 'pcie' GPU has none");
   }

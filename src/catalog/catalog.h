@@ -84,6 +84,9 @@ struct GpuModel {
   double scaleup_gbs_per_gpu = 0;  ///< per direction, GB/s
   int scaleup_domain_gpus = 8;     ///< GPUs sharing one scale-up domain (NVL72: 72)
   bool nvls = false;               ///< NVLink SHARP (multicast/reduction in NVSwitch)
+  /// GPUs of the vendor's board that links its GPUs to each other directly, without NVSwitch
+  /// (HGX H100 4-GPU): a node of that many GPUs has no NVLink SHARP. 0: no such board.
+  int scaleup_direct_board_gpus = 0;
   int pcie_gen = 4;
   int gpus_per_node = 8;
   int max_nics_per_node = 8;        ///< PCIe slots for scale-out NICs

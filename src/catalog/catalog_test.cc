@@ -216,6 +216,31 @@ TEST(Catalog, TheFibreMediumOfOptics) {
 
 // A NIC's lanes: the electrical lanes one port runs its rate over, one entry per signalling mode;
 // a switch's lanes at a speed follow from its cages (lanes_per_cage / ports a cage).
+TEST(Catalog, ADirectLinkBoardIsSmallerThanTheDomain) {
+  auto c = builtin_catalog();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->gpus.at("h100-sxm").scaleup_direct_board_gpus, 4);
+  EXPECT_EQ(c->gpus.at("b200").scaleup_direct_board_gpus, 0);
+  const std::string gpu = R"(gpus:
+  - id: mygpu
+    memory_gb: 80
+    bf16_tflops: 900
+    pcie_gen: 5
+    gpus_per_node: 8
+    node: {price_usd: 1, power_w: 1, estimate: true}
+)";
+  Catalog mine;
+  const std::string all = format_diagnostics(merge_catalog(
+      mine,
+      gpu +
+          "    scaleup: {tech: nvlink4, gbs_per_gpu: 450, domain_gpus: 8, direct_board_gpus: 8}\n",
+      "mine.yaml"));
+  EXPECT_NE(all.find("gpus.mygpu.scaleup.direct_board_gpus: a board of 8 GPUs linked directly "
+                     "needs 2 to 7 (below domain_gpus)"),
+            std::string::npos)
+      << all;
+}
+
 TEST(Catalog, TheLanesOfNicPortsAndSwitchPorts) {
   auto c = builtin_catalog();
   ASSERT_TRUE(c.ok());

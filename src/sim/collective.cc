@@ -204,7 +204,13 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
 
   const std::vector<double> cap = simple_capacities(fab, cm.profile_, cm.generation_);
   const bool multi = b.domains > 1;
-  const bool nvls_hw = plan.gpu.nvls && b.D > 1;
+  // A node of the GPU's direct-link board (HGX H100 4-GPU) has no NVSwitch, so no multicast:
+  // NCCL prints "NVLS multicast support is not available" and runs 0 NVLS channels
+  // (transport/nvls.cc@v2.24.3-1:166-172; Snellius' 2 x 4 H100, nccl-public.csv).
+  const bool switchless = plan.gpu.scaleup_direct_board_gpus > 0 &&
+                          plan.gpus_per_node == plan.gpu.scaleup_direct_board_gpus &&
+                          !nvlink_across_trays(plan);
+  const bool nvls_hw = plan.gpu.nvls && b.D > 1 && !switchless;
   const double nvls_eff = nvls_link_share(cm.generation_);
   const double N = static_cast<double>(b.ranks);
 
@@ -351,6 +357,9 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
                 "scale-up domain here has {}",
                 nccl::kNvlsMaxLocalRanks, b.D)
       : !nvls_hw ? (fab.host_pcie() ? "PCIe cards have no NVLink switch"
+                    : switchless    ? fmt::format("the {}-GPU board links its GPUs directly, "
+                                                     "without an NVLink switch",
+                                                  plan.gpus_per_node)
                                     : "the GPU's scale-up switch has no NVLink SHARP")
                  : "";
   // Across scale-up domains NCCL runs NVLS only over CollNet and disables it otherwise

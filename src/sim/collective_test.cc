@@ -530,6 +530,40 @@ std::string nvls_unavailable(const Fabric& f, const Plan& plan, const SimOptions
   return "";
 }
 
+// A node of H100's 4-GPU board has no NVSwitch (catalog scaleup.direct_board_gpus): NVLS does
+// not run on it, and auto all_reduce takes Tree or Ring; 4 GPUs a node of the 8-GPU board's
+// domain on a GPU without such a board, and 8 a node, keep NVLS.
+TEST(Collective, TheDirectLinkBoardHasNoNvls) {
+  auto spec = [](const char* gpu, int gpn) {
+    return fmt::format(
+        "cluster: {{gpu: {}, nodes: 2, gpus_per_node: {}, nic: cx6-200g, nics_per_node: {}}}\n"
+        "fabric: {{technology: infiniband, in_network_reduction: off}}\n",
+        gpu, gpn, gpn);
+  };
+  SimOptions o;
+  o.op = Op::kAllReduce;
+  // Why NVLS Tree, NVLS across nodes without CollNet, cannot run ("" when it can).
+  auto nvls_tree_unavailable = [&](const gf::Setup& s) {
+    auto m = CollectiveModel::build(Fabric::build(s.plan, s.cat), s.plan, o);
+    EXPECT_TRUE(m.ok());
+    if (!m.ok()) return std::string();
+    for (const auto& a : m->algorithms())
+      if (a.algorithm == Algorithm::kNvlsTree) return a.unavailable_reason;
+    return std::string();
+  };
+  const auto h100 = setup(spec("h100-sxm", 4));
+  EXPECT_NE(nvls_tree_unavailable(h100).find("the 4-GPU board links its GPUs directly"),
+            std::string::npos)
+      << nvls_tree_unavailable(h100);
+  for (double bytes : {4.0 * 1024 * 1024, 256.0 * 1024 * 1024}) {
+    const SizeResult r = run(h100, o, bytes);
+    EXPECT_NE(r.algorithm, Algorithm::kNvlsTree) << bytes;
+    EXPECT_NE(r.algorithm, Algorithm::kNvls) << bytes;
+  }
+  EXPECT_EQ(nvls_tree_unavailable(setup(spec("h100-sxm", 8))), "");
+  EXPECT_EQ(nvls_tree_unavailable(setup(spec("b200", 4))), "");  // no direct-link board
+}
+
 TEST(Collective, NvlsGathersOnOneNodeAndRefusesAcross) {
   const auto s = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
   for (Op op : {Op::kAllGather, Op::kReduceScatter}) {
