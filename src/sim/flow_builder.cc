@@ -873,7 +873,7 @@ bool FlowBuilder::collnet_network(FlowSet& fs, double send, double recv) {
   std::vector<Hop> path;
   for (int rail = 0; rail < R; ++rail) {
     const int plane = rail % P;
-    const int root = fab.reduction_root(plane, rail);
+    const int root = fab.reduction_root(plane, rail, nodes);
     if (root < 0) return false;
     path.clear();
     std::vector<int> seen_leaves;

@@ -558,7 +558,7 @@ bool Fabric::route_to_switch(int src_nic, int plane, int target, uint64_t hash,
   return true;
 }
 
-int Fabric::reduction_root(int plane, int rail) const {
+int Fabric::reduction_root(int plane, int rail, int nodes) const {
   const int base = switch_base_ + plane * per_plane_;
   if (kind_ == TopologyKind::kSingle) return base;
   int first = 0, count = 0;
@@ -579,9 +579,11 @@ int Fabric::reduction_root(int plane, int rail) const {
   // take other roots until all root switches are down): the rail's own root where it can, else
   // the next one that can. None can: the rail's own, which its NICs then cannot reach.
   // Only leaves a NIC still reaches: a failed leaf's nodes are cut off from the rail, not a
-  // reason to keep the tree on a failed root.
+  // reason to keep the tree on a failed root. Only the communicator's nodes: the job's tree
+  // spans its own leaves.
   std::vector<int> leaves;
-  for (int node = 0; node < nodes_; ++node) {
+  const int members = nodes > 0 ? std::min(nodes, nodes_) : nodes_;
+  for (int node = 0; node < members; ++node) {
     const size_t s = static_cast<size_t>(nic(node, rail)) * planes_ + plane;
     if (nic_up_[s] < 0 || links_[nic_up_[s]].failed) continue;
     const int leaf = nic_leaf_[s];

@@ -218,8 +218,10 @@ class Fabric {
   bool has_core() const { return cores_ > 0; }
   /// Whether any link has been failed (fail_link).
   bool any_failed() const { return any_failed_; }
-  /// Top-tier switch used as the in-network reduction root for a rail (spine or core).
-  int reduction_root(int plane, int rail) const;
+  /// Top-tier switch used as the in-network reduction root for a rail (spine or core). With
+  /// failed parts, the first of the rail's candidates that reaches every leaf of the NICs of the
+  /// communicator's nodes, the fabric's first `nodes` (0: all of them).
+  int reduction_root(int plane, int rail, int nodes = 0) const;
   bool is_uplink(int link) const {
     const auto c = links_[link].cls;
     return (c == LinkClass::kLeafSpine || c == LinkClass::kSpineCore) &&

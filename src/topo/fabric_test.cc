@@ -201,6 +201,23 @@ TEST(Fabric, AReductionTreeTakesARootThatReachesEveryLeaf) {
       g.fail_link(static_cast<int>(i));
   }
   EXPECT_EQ(g.reduction_root(0, 0), g.spine_vertex(0, 1));
+  // A communicator of the first nodes counts only its own leaves: the last node's leaf cut off
+  // from spine 0 moves the whole cluster's tree, not that of the first scalable unit's nodes.
+  Fabric h = Fabric::build(b.plan, b.cat);
+  const int last_leaf = h.leaf_of_nic(h.nic(h.nodes() - 1, 0), 0);
+  const int first_leaf = h.leaf_of_nic(h.nic(0, 0), 0);
+  ASSERT_NE(last_leaf, first_leaf);
+  int unit = 0;  // the nodes on the first node's leaf
+  while (unit < h.nodes() && h.leaf_of_nic(h.nic(unit, 0), 0) == first_leaf) ++unit;
+  for (size_t i = 0; i < h.links().size(); ++i) {
+    const auto& l = h.links()[i];
+    if ((l.from == last_leaf && l.to == h.spine_vertex(0, 0)) ||
+        (l.from == h.spine_vertex(0, 0) && l.to == last_leaf))
+      h.fail_link(static_cast<int>(i));
+  }
+  EXPECT_EQ(h.reduction_root(0, 0), h.spine_vertex(0, 1));
+  EXPECT_EQ(h.reduction_root(0, 0, unit), h.spine_vertex(0, 0));
+  EXPECT_EQ(h.reduction_root(0, 0, h.nodes()), h.spine_vertex(0, 1));
   std::vector<int32_t> path;
   bool all = true;
   for (int node = 0; node < f.nodes(); ++node) {
