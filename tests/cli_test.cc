@@ -512,13 +512,32 @@ TEST(Cli, PlanRefusesAnAddressPoolConfigsWouldRefuse) {
     CmdResult r = gpufabric(std::string(cmd) + " " + spec.string() + " -o " + dir.string());
     EXPECT_EQ(r.code, 2) << cmd;
     EXPECT_NE(r.err.find(spec.string() + ":26:14: error: addressing.loopbacks: 10.0.0.0/30 holds 4 "
-                                         "addresses; the fabric's 6 switches' loopbacks take 6 "
-                                         "(give it a /29 or larger)"),
+                                         "addresses; the loopbacks of 6 switches take 6 (give it "
+                                         "a /29 or larger, e.g. 10.0.0.0/29, apart from the "
+                                         "other pools)"),
               std::string::npos)
         << cmd << ": " << r.err;
     EXPECT_FALSE(fs::exists(dir)) << cmd;
   }
   fs::remove(spec);
+  // A default pool too small (roce-16k-moe at twice the GPUs: 65,536 routed links for the default
+  // 10.1.0.0/16) is configs' error alone, which says to write the key; plan needs no addresses.
+  std::ifstream big_in("bench/specs/roce-16k-moe.yaml");
+  std::string big((std::istreambuf_iterator<char>(big_in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(big.find("  gpus: 16384"), std::string::npos);
+  big.replace(big.find("  gpus: 16384"), 13, "  gpus: 32768");
+  ASSERT_EQ(big.find("addressing:"), std::string::npos);
+  const fs::path bigspec = write_temp("pools-default.yaml", big);
+  EXPECT_EQ(gpufabric("plan " + bigspec.string()).code, 0);
+  CmdResult c = gpufabric("configs " + bigspec.string() + " -o " + dir.string());
+  EXPECT_EQ(c.code, 2);
+  EXPECT_NE(c.err.find("error: addressing.links: the default 10.1.0.0/16 holds 65536 addresses; "
+                       "the /31s of 65536 routed links take 131072 (addressing.links is not in "
+                       "the spec: write it there; give it a /15 or larger"),
+            std::string::npos)
+      << c.err;
+  EXPECT_FALSE(fs::exists(dir));
+  fs::remove(bigspec);
 }
 
 TEST(Cli, InvalidSpecNamesFileLineKeyAndWritesNothing) {

@@ -28,13 +28,14 @@ int run(const PlanFlags& f) {
   auto loaded = load_and_plan(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
-  // The address pools and network subnets `configs` will hand out from: a pool too small for
-  // the planned fabric is the spec's error here too, not first at `configs`.
-  if (auto errs = address_pool_errors(*plan, loaded->catalog, loaded->spec); !errs.empty()) {
-    std::vector<Diagnostic> at;
-    for (const auto& d : errs) at.push_back(loaded->spec.at(d.key, d.message, d.hint));
-    return fail(at);
-  }
+  // The address pools and network subnets the spec writes, which `configs` will hand out from:
+  // one too small for the planned fabric is the spec's error here too, not first at `configs`.
+  // A default pool is configs' concern alone (a plan needs no addresses).
+  std::vector<Diagnostic> pool_errs;
+  for (const auto& d : address_pool_errors(*plan, loaded->catalog, loaded->spec))
+    if (loaded->spec.where.count(d.key))
+      pool_errs.push_back(addressing_diagnostic(loaded->spec, d));
+  if (!pool_errs.empty()) return fail(pool_errs);
   auto json = plan_json(*plan);
   json["gpufabric_version"] = build_version();
   // The checkpoint of the spec's model over the storage network (networks: and a workload).

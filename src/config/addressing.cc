@@ -90,16 +90,28 @@ uint64_t blocks_span(uint32_t start, const std::vector<int>& lens) {
   return next - start;
 }
 
-// The error where pool `key` (prefix `p`) cannot hold `need` addresses for `what`.
+// "1 switch", "6 switches".
+std::string count_of(uint64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// The error where pool `key` (prefix `p`) cannot hold `need` addresses for `what`, counted from
+// the pool's start; `aligned_need`: what they take from a start aligned to any block, which sizes
+// the prefix the hint names.
 std::optional<Diagnostic> pool_error(const char* key, const Ipv4Prefix& p, uint64_t need,
-                                     const std::string& what) {
+                                     uint64_t aligned_need, const std::string& what) {
   const uint64_t size = uint64_t{1} << (32 - p.len);
   if (need <= size) return std::nullopt;
   int len = 32;
-  while (len > 0 && (uint64_t{1} << (32 - len)) < need) --len;
-  return Diagnostic::at_key(
-      key, fmt::format("{} holds {} addresses; {} take {}", p.str(), size, what, need),
-      fmt::format("give it a /{} or larger", len));
+  while (len > 0 && (uint64_t{1} << (32 - len)) < aligned_need) --len;
+  const uint64_t block = uint64_t{1} << (32 - len);
+  const auto base = static_cast<uint32_t>(uint64_t{p.addr} / block * block);
+  return Diagnostic::at_key(key,
+                            fmt::format("{} holds {}; {} take {}", p.str(),
+                                        count_of(size, "address", "addresses"), what, need),
+                            fmt::format("give it a /{} or larger, e.g. {}/{}, apart from the "
+                                        "other pools",
+                                        len, ipv4_str(base), len));
 }
 
 // The errors of the fabric's three pools, in key order (loopbacks, links, hosts).
@@ -112,14 +124,18 @@ std::vector<Diagnostic> fabric_pool_errors(const Plan& plan, const Catalog& cata
        hs = parse_prefix(spec.hosts);
   if (!lo || !ln || !hs) return errs;  // the spec's validation names the key
   const AddressNeeds n = address_needs(plan, catalog, spec.unnumbered);
-  if (auto e = pool_error("addressing.loopbacks", *lo, static_cast<uint64_t>(n.switches),
-                          fmt::format("the fabric's {} switches' loopbacks", n.switches)))
+  const auto switches = static_cast<uint64_t>(n.switches);
+  const auto slash31s = 2 * static_cast<uint64_t>(n.routed_links);
+  if (auto e = pool_error("addressing.loopbacks", *lo, switches, switches,
+                          "the loopbacks of " + count_of(switches, "switch", "switches")))
     errs.push_back(*e);
-  if (auto e = pool_error("addressing.links", *ln, 2 * static_cast<uint64_t>(n.routed_links),
-                          fmt::format("the {} routed links' /31s", n.routed_links)))
+  if (auto e = pool_error("addressing.links", *ln, slash31s, slash31s,
+                          "the /31s of " + count_of(static_cast<uint64_t>(n.routed_links),
+                                                    "routed link", "routed links")))
     errs.push_back(*e);
   if (auto e = pool_error("addressing.hosts", *hs, blocks_span(hs->addr, n.host_lens),
-                          fmt::format("the {} leaves' host subnets", n.host_lens.size())))
+                          blocks_span(0, n.host_lens),
+                          "the host subnets of " + count_of(n.host_lens.size(), "leaf", "leaves")))
     errs.push_back(*e);
   return errs;
 }
@@ -178,6 +194,16 @@ std::vector<Diagnostic> address_pool_errors(const Plan& plan, const Catalog& cat
       for (const auto& d : nets.errors()) errs.push_back(d);
   }
   return errs;
+}
+
+Diagnostic addressing_diagnostic(const Spec& spec, const Diagnostic& d) {
+  const std::string& k = d.key;
+  const bool pool =
+      k == "addressing.loopbacks" || k == "addressing.links" || k == "addressing.hosts" ||
+      (k.rfind("networks.", 0) == 0 && k.size() > 7 && k.compare(k.size() - 7, 7, ".subnet") == 0);
+  if (!pool || spec.where.count(k)) return spec.at(d.key, d.message, d.hint);
+  return spec.at(d.key, "the default " + d.message,
+                 fmt::format("{} is not in the spec: write it there; {}", d.key, d.hint));
 }
 
 std::string ipv4_str(uint32_t a) {

@@ -106,6 +106,10 @@ AddressNeeds address_needs(const Plan& plan, const Catalog& catalog, bool unnumb
 std::vector<Diagnostic> address_pool_errors(const Plan& plan, const Catalog& catalog,
                                             const Spec& spec);
 
+/// `d`, an error of address_pool_errors or plan_addresses, at its key's place in the spec's file;
+/// where the spec does not write the key (its default), the hint says to write it.
+Diagnostic addressing_diagnostic(const Spec& spec, const Diagnostic& d);
+
 /// Plans the addresses of a RoCE (routed) fabric. Errors name the addressing key whose pool is
 /// too small, or say why the plan has no IP fabric (InfiniBand).
 Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,

@@ -137,7 +137,7 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
     auto n = plan_network_addresses(plan, planned.spec);
     if (!n) {
       std::vector<Diagnostic> errs;
-      for (const auto& d : n.errors()) errs.push_back(planned.spec.at(d.key, d.message, d.hint));
+      for (const auto& d : n.errors()) errs.push_back(addressing_diagnostic(planned.spec, d));
       return errs;
     }
     nets = std::move(*n);
@@ -164,7 +164,7 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
   auto a = plan_addresses(plan, planned.catalog, planned.spec.addressing);
   if (!a) {
     std::vector<Diagnostic> errs;
-    for (const auto& d : a.errors()) errs.push_back(planned.spec.at(d.key, d.message, d.hint));
+    for (const auto& d : a.errors()) errs.push_back(addressing_diagnostic(planned.spec, d));
     return errs;
   }
   set.addresses = std::move(*a);

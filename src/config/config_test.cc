@@ -162,17 +162,30 @@ TEST(Addressing, PoolNeedsAreWhatThePlanTakes) {
     EXPECT_EQ(d.key, key);
     EXPECT_NE(d.message.find("holds 2 addresses"), std::string::npos) << d.message;
     const int len = std::stoi(d.hint.substr(d.hint.find('/') + 1));
+    EXPECT_NE(d.hint.find(fmt::format("e.g. {}/{}", base, len)), std::string::npos) << d.hint;
     pool = fmt::format("{}/{}", base, len);
     EXPECT_TRUE(plan_addresses(lab.plan, lab.catalog, a).ok()) << key << " " << pool;
     pool = fmt::format("{}/{}", base, len + 1);
     EXPECT_FALSE(plan_addresses(lab.plan, lab.catalog, a).ok()) << key << " " << pool;
-    // The plan command's check names the same key.
+    // The plan command's check names the same key (the spec writes none of these, so plan itself
+    // would leave them to configs; the check still names them).
     PlannedSpec spec = lab;
     spec.spec.addressing = a;
     const auto errs = address_pool_errors(spec.plan, spec.catalog, spec.spec);
     ASSERT_EQ(errs.size(), 1U) << key;
     EXPECT_EQ(errs[0].key, key);
   }
+  // A pool whose start is aligned to its own size only: the refusal counts from its start, the
+  // hint names an aligned prefix that holds the fabric.
+  AddressingSpec odd = lab.spec.addressing;
+  odd.hosts = "10.128.0.4/30";
+  auto refused = plan_addresses(lab.plan, lab.catalog, odd);
+  ASSERT_FALSE(refused.ok());
+  const std::string hint = refused.errors()[0].hint;
+  const size_t eg = hint.find("e.g. ");
+  ASSERT_NE(eg, std::string::npos) << hint;
+  odd.hosts = hint.substr(eg + 5, hint.find(',', eg) - eg - 5);
+  EXPECT_TRUE(plan_addresses(lab.plan, lab.catalog, odd).ok()) << odd.hosts;
 }
 
 // No switch takes an ASN the registries reserve: leaves counted up from asn_leaf across 65535
