@@ -217,7 +217,14 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
     if (auto v = r.boolean(su, "nvls", sp)) g.nvls = *v;
     if (auto v = r.small_positive_int(su, "direct_board_gpus", sp)) {
       g.scaleup_direct_board_gpus = *v;
-      if (*v < 2 || *v >= g.scaleup_domain_gpus)
+      if (g.scaleup_domain_gpus > g.gpus_per_node)
+        r.error(child(su, "direct_board_gpus"), sp + ".direct_board_gpus",
+                fmt::format("the NVLink domain spans servers ({} GPUs, {} a server): its "
+                            "servers reach it through the rack's switches, not a board of "
+                            "their own",
+                            g.scaleup_domain_gpus, g.gpus_per_node),
+                "leave direct_board_gpus out for a rack-scale domain");
+      else if (*v < 2 || *v >= g.scaleup_domain_gpus)
         r.error(child(su, "direct_board_gpus"), sp + ".direct_board_gpus",
                 fmt::format("a board of {} GPUs linked directly needs 2 to {} (below domain_gpus)",
                             *v, g.scaleup_domain_gpus - 1));

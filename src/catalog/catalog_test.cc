@@ -150,6 +150,16 @@ TEST(Catalog, WhereTheGpuReachesItsNic) {
 // A GPU's architecture picks NCCL's per-architecture rows: the NVLink generation tells it, or
 // the catalog's `arch`; PCIe cards have no NVLink to tell it by and must name it, and have no
 // NVLink SHARP.
+// A GPU entry with no scale-up yet: the tests add theirs.
+constexpr const char* kMinimalGpu = R"(gpus:
+  - id: mygpu
+    memory_gb: 80
+    bf16_tflops: 900
+    pcie_gen: 5
+    gpus_per_node: 8
+    node: {price_usd: 1, power_w: 1, estimate: true}
+)";
+
 TEST(Catalog, TheGpuArchitecture) {
   auto c = builtin_catalog();
   ASSERT_TRUE(c.ok());
@@ -160,14 +170,7 @@ TEST(Catalog, TheGpuArchitecture) {
   EXPECT_EQ(card.scaleup_tech, ScaleUpTech::kPcie);
   EXPECT_EQ(card.arch, GpuArch::kAmpere);
   EXPECT_FALSE(card.nvls);
-  const std::string gpu = R"(gpus:
-  - id: mygpu
-    memory_gb: 80
-    bf16_tflops: 900
-    pcie_gen: 5
-    gpus_per_node: 8
-    node: {price_usd: 1, power_w: 1, estimate: true}
-)";
+  const std::string gpu = kMinimalGpu;
   for (const auto& [lines, want] : std::initializer_list<std::pair<std::string, std::string>>{
            {"    scaleup: {tech: pcie, gbs_per_gpu: 48, domain_gpus: 8}\n",
             "gpus.mygpu.arch: a GPU on 'pcie' scale-up needs 'arch: ampere', 'hopper' or "
@@ -214,21 +217,14 @@ TEST(Catalog, TheFibreMediumOfOptics) {
   }
 }
 
-// A NIC's lanes: the electrical lanes one port runs its rate over, one entry per signalling mode;
-// a switch's lanes at a speed follow from its cages (lanes_per_cage / ports a cage).
+// H100's 4-GPU board links its GPUs directly (no NVSwitch); the key names such a board, smaller
+// than the domain, and only where the domain is a server's own.
 TEST(Catalog, ADirectLinkBoardIsSmallerThanTheDomain) {
   auto c = builtin_catalog();
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->gpus.at("h100-sxm").scaleup_direct_board_gpus, 4);
   EXPECT_EQ(c->gpus.at("b200").scaleup_direct_board_gpus, 0);
-  const std::string gpu = R"(gpus:
-  - id: mygpu
-    memory_gb: 80
-    bf16_tflops: 900
-    pcie_gen: 5
-    gpus_per_node: 8
-    node: {price_usd: 1, power_w: 1, estimate: true}
-)";
+  const std::string gpu = kMinimalGpu;
   Catalog mine;
   const std::string all = format_diagnostics(merge_catalog(
       mine,
@@ -239,8 +235,23 @@ TEST(Catalog, ADirectLinkBoardIsSmallerThanTheDomain) {
                      "needs 2 to 7 (below domain_gpus)"),
             std::string::npos)
       << all;
+  // A rack-scale domain (72 GPUs, 4 a tray) has no board of its own: the key would do nothing.
+  std::string tray = gpu;
+  tray.replace(tray.find("gpus_per_node: 8"), 16, "gpus_per_node: 4");
+  Catalog rack;
+  const std::string r = format_diagnostics(merge_catalog(
+      rack,
+      tray +
+          "    scaleup: {tech: nvlink5, gbs_per_gpu: 900, domain_gpus: 72, direct_board_gpus: 4}\n",
+      "rack.yaml"));
+  EXPECT_NE(r.find("gpus.mygpu.scaleup.direct_board_gpus: the NVLink domain spans servers (72 "
+                   "GPUs, 4 a server)"),
+            std::string::npos)
+      << r;
 }
 
+// A NIC's lanes: the electrical lanes one port runs its rate over, one entry per signalling mode;
+// a switch's lanes at a speed follow from its cages (lanes_per_cage / ports a cage).
 TEST(Catalog, TheLanesOfNicPortsAndSwitchPorts) {
   auto c = builtin_catalog();
   ASSERT_TRUE(c.ok());

@@ -82,6 +82,9 @@ struct Plan {
   long long gpus = 0;
   int nodes = 0, gpus_per_node = 0, nics_per_node = 0;
   GpuModel gpu;
+  /// A node's GPUs are linked directly, without NVSwitch (cluster.scaleup_board; auto: the
+  /// catalog's direct-link board of gpus_per_node GPUs): no NVLink SHARP.
+  bool scaleup_direct = false;
   Nic nic;
   Switch sw;
   Technology technology = Technology::kRoce;

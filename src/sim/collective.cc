@@ -204,12 +204,10 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
 
   const std::vector<double> cap = simple_capacities(fab, cm.profile_, cm.generation_);
   const bool multi = b.domains > 1;
-  // A node of the GPU's direct-link board (HGX H100 4-GPU) has no NVSwitch, so no multicast:
-  // NCCL prints "NVLS multicast support is not available" and runs 0 NVLS channels
-  // (transport/nvls.cc@v2.24.3-1:166-172; Snellius' 2 x 4 H100, nccl-public.csv).
-  const bool switchless = plan.gpu.scaleup_direct_board_gpus > 0 &&
-                          plan.gpus_per_node == plan.gpu.scaleup_direct_board_gpus &&
-                          !nvlink_across_trays(plan);
+  // A node of a direct-link board (HGX H100 4-GPU: Plan::scaleup_direct) has no NVSwitch, so
+  // no multicast: NCCL prints "NVLS multicast support is not available" and runs 0 NVLS
+  // channels (transport/nvls.cc@v2.24.3-1:166-172; Snellius' 2 x 4 H100, nccl-public.csv).
+  const bool switchless = plan.scaleup_direct;
   const bool nvls_hw = plan.gpu.nvls && b.D > 1 && !switchless;
   const double nvls_eff = nvls_link_share(cm.generation_);
   const double N = static_cast<double>(b.ranks);

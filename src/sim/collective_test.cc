@@ -562,6 +562,21 @@ TEST(Collective, TheDirectLinkBoardHasNoNvls) {
   }
   EXPECT_EQ(nvls_tree_unavailable(setup(spec("h100-sxm", 8))), "");
   EXPECT_EQ(nvls_tree_unavailable(setup(spec("b200", 4))), "");  // no direct-link board
+  // 4 GPUs of an 8-GPU NVSwitch board, as the spec says (cluster.scaleup_board): NVLS runs.
+  std::string dgx = spec("h100-sxm", 4);
+  dgx.replace(dgx.find("nics_per_node: 4"), 16, "nics_per_node: 4, scaleup_board: nvswitch");
+  EXPECT_EQ(nvls_tree_unavailable(setup(dgx)), "");
+  // A board the catalog does not have is the spec's error at the key.
+  for (const auto& [gpu, gpn] : {std::pair{"h100-sxm", 8}, std::pair{"b200", 4}}) {
+    std::string direct = spec(gpu, gpn);
+    const std::string npn = fmt::format("nics_per_node: {}", gpn);
+    direct.replace(direct.find(npn), npn.size(), npn + ", scaleup_board: direct");
+    auto parsed = parse_spec(direct, "d.yaml");
+    ASSERT_TRUE(parsed.ok()) << format_diagnostics(parsed.errors());
+    const auto errs = validate_spec(*parsed, *builtin_catalog());
+    ASSERT_EQ(errs.size(), 1U) << gpu;
+    EXPECT_EQ(errs[0].key, "cluster.scaleup_board");
+  }
 }
 
 TEST(Collective, NvlsGathersOnOneNodeAndRefusesAcross) {

@@ -163,7 +163,9 @@ LinkEnd LinkNames::vertex_end(int v) const {
   if (v < gpus_) return {node_[static_cast<size_t>(v / G)], fmt::format("gpu{}", v % G)};
   if (v < gpus_ + domains_) {
     const long long first_gpu = 1LL * (v - gpus_) * fab_.domain_gpus();
-    return {node_[static_cast<size_t>(first_gpu / G)], "nvswitch"};
+    // The point a node's NVLink meets: NVSwitch, or a direct-link board's links.
+    return {node_[static_cast<size_t>(first_gpu / G)],
+            plan_.scaleup_direct ? "nvlink" : "nvswitch"};
   }
   if (v < gpus_ + domains_ + nics_) {
     const int nic = v - gpus_ - domains_;

@@ -80,8 +80,10 @@ namespace {
 
 void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
   if (!r.expect_map(n, "cluster")) return;
-  r.check_keys(n, "cluster",
-               {"gpu", "nodes", "gpus", "gpus_per_node", "nic", "nics_per_node", "nccl"});
+  r.check_keys(
+      n, "cluster",
+      {"gpu", "nodes", "gpus", "gpus_per_node", "nic", "nics_per_node", "nccl", "scaleup_board"});
+  if (auto v = r.choice_of(n, "scaleup_board", "cluster", kScaleupBoardNames)) c.scaleup_board = *v;
   if (auto v = r.text(n, "nccl", "cluster")) {
     if (auto rel = nccl_release_of_version(*v))
       c.nccl = *rel;
@@ -999,6 +1001,20 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
           s.at("cluster.gpus_per_node", fmt::format("a {} server holds at most {} GPUs, not {}",
                                                     gpu->id, gpu->gpus_per_node, c.gpus_per_node)));
     if (c.nics_per_node == 0) c.nics_per_node = std::min(c.gpus_per_node, gpu->max_nics_per_node);
+    // A board the catalog knows: direct links only where it names a board of that many GPUs,
+    // NVSwitch only where the GPU has NVLink.
+    if (c.scaleup_board == ScaleupBoard::kDirect &&
+        gpu->scaleup_direct_board_gpus != c.gpus_per_node)
+      errs.push_back(s.at(
+          "cluster.scaleup_board",
+          gpu->scaleup_direct_board_gpus > 0
+              ? fmt::format("the catalog's {} links its GPUs directly on a board of {}, not {}",
+                            gpu->id, gpu->scaleup_direct_board_gpus, c.gpus_per_node)
+              : fmt::format("the catalog names no {} board that links its GPUs directly", gpu->id),
+          "auto or nvswitch; or a catalog entry with scaleup.direct_board_gpus"));
+    if (c.scaleup_board == ScaleupBoard::kNvswitch && gpu->scaleup_tech == ScaleUpTech::kPcie)
+      errs.push_back(s.at("cluster.scaleup_board",
+                          fmt::format("{} cards have no NVLink, so no NVSwitch", gpu->id), "auto"));
     if (c.nics_per_node > gpu->max_nics_per_node)
       errs.push_back(s.at("cluster.nics_per_node",
                           fmt::format("a {} server has PCIe slots for at most {} scale-out NICs, "

@@ -55,6 +55,15 @@ inline constexpr const char* kNcclVersionTables =
 std::optional<NcclRelease> nccl_release_of_version(const std::string& version);
 
 /// The compute side: servers, GPUs and scale-out NICs.
+/// How a node's GPUs reach each other over NVLink (cluster.scaleup_board): through NVSwitch, or
+/// linked directly on a small board (HGX H100 4-GPU), which has no NVLink SHARP. auto: the
+/// catalog's board for the GPUs a node (its direct_board_gpus, else the switch).
+enum class ScaleupBoard { kAuto, kNvswitch, kDirect };
+inline constexpr EnumName<ScaleupBoard> kScaleupBoardNames[] = {
+    {ScaleupBoard::kAuto, "auto"},
+    {ScaleupBoard::kNvswitch, "nvswitch"},
+    {ScaleupBoard::kDirect, "direct"}};
+
 struct ClusterSpec {
   std::string gpu;                 ///< catalog id
   int nodes = 0;                   ///< derived from `gpus` when only that is given
@@ -63,6 +72,7 @@ struct ClusterSpec {
   int nics_per_node = 0;           ///< 0: one per GPU (rail-optimized)
   long long gpus_requested = 0;    ///< `gpus:` as written (0 when `nodes:` was used)
   NcclRelease nccl = kNewestNccl;  ///< the NCCL release the collectives run with
+  ScaleupBoard scaleup_board = ScaleupBoard::kAuto;  ///< cluster.scaleup_board
 };
 
 /// The scale-out network technology.
