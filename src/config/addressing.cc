@@ -90,6 +90,33 @@ uint64_t blocks_span(uint32_t start, const std::vector<int>& lens) {
   return next - start;
 }
 
+// The error where the ASNs of `leaves` leaves and `spines` spines overlap each other or meet a
+// reserved one: leaves from asn_leaf, one each; in clos2 the spines share asn_spine; in clos3 the
+// cores share it and each pod's spines take asn_spine + 1 + pod (RFC 7938 §5.2).
+std::optional<Diagnostic> asn_error(const Topology& topo, const AddressingSpec& spec,
+                                    long long leaves, long long spines) {
+  const long long spines_per_pod = std::max(1, topo.spines_per_pod);
+  if (topo.kind == TopologyKind::kClos3 &&
+      spec.asn_leaf <= spec.asn_spine + 1 + spines / spines_per_pod &&
+      spec.asn_leaf + leaves > spec.asn_spine)
+    return Diagnostic::at_key("addressing.asn_leaf", "leaf ASNs overlap the spines' ASNs",
+                              "leave room above asn_spine for one ASN per pod");
+  if (topo.kind != TopologyKind::kClos3 && spec.asn_leaf <= spec.asn_spine &&
+      spec.asn_leaf + leaves > spec.asn_spine)
+    return Diagnostic::at_key("addressing.asn_leaf", "leaf ASNs overlap asn_spine");
+  // No ASN handed out may be one the registries reserve.
+  const long long spine_last = topo.kind == TopologyKind::kClos3
+                                   ? spec.asn_spine + (spines - 1) / spines_per_pod + 1
+                                   : spec.asn_spine;
+  if (auto e = reserved_asn_error("addressing.asn_spine", "spine", spec.asn_spine, spine_last))
+    return e;
+  if (leaves > 0)
+    if (auto e = reserved_asn_error("addressing.asn_leaf", "leaf", spec.asn_leaf,
+                                    spec.asn_leaf + leaves - 1))
+      return e;
+  return std::nullopt;
+}
+
 // "1 switch", "6 switches".
 std::string count_of(uint64_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
@@ -132,6 +159,8 @@ std::vector<Diagnostic> fabric_pool_errors(const Plan& plan, const Catalog& cata
   if (auto e = pool_error("addressing.links", *ln, slash31s, slash31s,
                           "the /31s of " + count_of(static_cast<uint64_t>(n.routed_links),
                                                     "routed link", "routed links")))
+    errs.push_back(*e);
+  if (auto e = asn_error(plan.topo, spec, static_cast<long long>(n.host_lens.size()), n.spines))
     errs.push_back(*e);
   if (auto e = pool_error("addressing.hosts", *hs, blocks_span(hs->addr, n.host_lens),
                           blocks_span(0, n.host_lens),
@@ -179,6 +208,8 @@ AddressNeeds address_needs(const Plan& plan, const Catalog& catalog, bool unnumb
       },
       false);
   out.switches = static_cast<long long>(leaf_hosts.size() + upper.size());
+  out.spines = static_cast<long long>(
+      std::count_if(upper.begin(), upper.end(), [](const auto& k) { return std::get<0>(k) == 1; }));
   if (unnumbered) out.routed_links = 0;
   out.host_lens.reserve(leaf_hosts.size());
   for (const long long h : leaf_hosts) out.host_lens.push_back(host_subnet_len(h));
@@ -336,24 +367,7 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
     if (!ip) return ip.errors();
     s.loopback = *ip;
   }
-  if (plan.topo.kind == TopologyKind::kClos3 &&
-      spec.asn_leaf <= spec.asn_spine + 1 + spine_no / spines_per_pod &&
-      spec.asn_leaf + leaf_no > spec.asn_spine)
-    return Diagnostic::at_key("addressing.asn_leaf", "leaf ASNs overlap the spines' ASNs",
-                              "leave room above asn_spine for one ASN per pod");
-  if (plan.topo.kind != TopologyKind::kClos3 && spec.asn_leaf <= spec.asn_spine &&
-      spec.asn_leaf + leaf_no > spec.asn_spine)
-    return Diagnostic::at_key("addressing.asn_leaf", "leaf ASNs overlap asn_spine");
-  // No ASN handed out may be one the registries reserve.
-  const long long spine_last = plan.topo.kind == TopologyKind::kClos3
-                                   ? spec.asn_spine + (spine_no - 1) / spines_per_pod + 1
-                                   : spec.asn_spine;
-  if (auto e = reserved_asn_error("addressing.asn_spine", "spine", spec.asn_spine, spine_last))
-    return *e;
-  if (leaf_no > 0)
-    if (auto e = reserved_asn_error("addressing.asn_leaf", "leaf", spec.asn_leaf,
-                                    spec.asn_leaf + leaf_no - 1LL))
-      return *e;
+  if (auto e = asn_error(plan.topo, spec, leaf_no, spine_no)) return *e;
   // A /31 per routed link (RFC 3021), even address on the lower tier.
   Pool links(*ln, "addressing.links");
   for (const auto& r : routed) {

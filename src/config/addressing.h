@@ -95,14 +95,15 @@ struct AddressPlan {
 struct AddressNeeds {
   long long switches = 0;      ///< loopbacks
   long long routed_links = 0;  ///< /31s (0 once unnumbered)
+  long long spines = 0;        ///< of the switches, the spines (clos3: their pods' ASNs)
   std::vector<int> host_lens;  ///< each leaf's host subnet's prefix length, in allocation order
 };
 AddressNeeds address_needs(const Plan& plan, const Catalog& catalog, bool unnumbered);
 
-/// The errors `plan_addresses` and `plan_network_addresses` would give for the spec's pools and
-/// subnets, one a pool, each naming how many addresses it holds, how many the fabric takes and
-/// the prefix that would hold them; computed without building an address, so that `plan`
-/// refuses what `configs` would. Empty where every pool holds its fabric's addresses.
+/// The errors `plan_addresses` and `plan_network_addresses` would give for the spec's pools,
+/// subnets and ASNs: a pool too small (how many addresses it holds, how many the fabric takes
+/// and a prefix that would), leaf ASNs over the spines' or a reserved ASN; computed without
+/// building an address, so that `plan` refuses what `configs` would. Empty where all fit.
 std::vector<Diagnostic> address_pool_errors(const Plan& plan, const Catalog& catalog,
                                             const Spec& spec);
 

@@ -142,6 +142,9 @@ TEST(Addressing, PoolNeedsAreWhatThePlanTakes) {
         const std::string at = fmt::format("{} nodes {} unnumbered {}", name, nodes, unnumbered);
         EXPECT_EQ(n.switches, static_cast<long long>(a->switches.size())) << at;
         EXPECT_EQ(n.routed_links, unnumbered ? 0 : static_cast<long long>(a->links.size())) << at;
+        EXPECT_EQ(n.spines, std::count_if(a->switches.begin(), a->switches.end(),
+                                          [](const SwitchAddress& s) { return s.role == "spine"; }))
+            << at;
         std::vector<int> lens;
         for (const auto& sn : a->subnets) lens.push_back(sn.prefix.len);
         EXPECT_EQ(n.host_lens, lens) << at;
@@ -207,6 +210,25 @@ TEST(Addressing, ReservedAsnsAreRefused) {
   a = lab.spec.addressing;
   a.asn_leaf = 4200000000LL;  // the 4-byte private range
   EXPECT_TRUE(plan_addresses(lab.plan, lab.catalog, a).ok());
+  // The plan's check finds the same, without building an address: reserved ASNs, and leaf ASNs
+  // over the spines' (clos2: asn_spine; clos3: one a pod above it).
+  for (const char* name : {"roce-lab-64.yaml", "roce-16k.yaml"}) {
+    PlannedSpec ex = load_example(name);
+    for (const auto& [leaf, spine] :
+         {std::pair{65534LL, 65000LL}, std::pair{65000LL, 23456LL}, std::pair{64999LL, 65000LL},
+          std::pair{65001LL, 65000LL}, std::pair{4200000000LL, 65000LL}}) {
+      ex.spec.addressing.asn_leaf = leaf;
+      ex.spec.addressing.asn_spine = spine;
+      auto full = plan_addresses(ex.plan, ex.catalog, ex.spec.addressing);
+      const auto quick = address_pool_errors(ex.plan, ex.catalog, ex.spec);
+      const std::string at = fmt::format("{} leaf {} spine {}", name, leaf, spine);
+      ASSERT_EQ(full.ok(), quick.empty()) << at;
+      if (!full.ok()) {
+        EXPECT_EQ(quick[0].key, full.errors()[0].key) << at;
+        EXPECT_EQ(quick[0].message, full.errors()[0].message) << at;
+      }
+    }
+  }
 }
 
 TEST(Frr, EveryLabConfigIsAcceptedByRealFrr) {
