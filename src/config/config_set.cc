@@ -136,8 +136,11 @@ Result<ConfigSet> config_files(const PlannedSpec& planned, const std::set<std::s
   if (plan.networks) {
     auto n = plan_network_addresses(plan, planned.spec);
     if (!n) {
+      // Every pool, subnet and ASN that does not fit, as plan lists them (the fabric's first).
+      std::vector<Diagnostic> all = address_pool_errors(plan, planned.catalog, planned.spec);
+      if (all.empty()) all = n.errors();
       std::vector<Diagnostic> errs;
-      for (const auto& d : n.errors()) errs.push_back(addressing_diagnostic(planned.spec, d));
+      for (const auto& d : all) errs.push_back(addressing_diagnostic(planned.spec, d));
       return errs;
     }
     nets = std::move(*n);

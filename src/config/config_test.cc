@@ -1115,6 +1115,13 @@ TEST(Networks, ASubnetTooSmallIsAnErrorAtItsKey) {
   EXPECT_EQ(set.errors()[0].key, "networks.oob.subnet");
   EXPECT_NE(set.errors()[0].message.find("holds 29 addresses"), std::string::npos)
       << set.errors()[0].message;
+  // With a fabric pool too small as well, both are named, the fabric's first, as plan lists them.
+  small.spec.addressing.loopbacks = "10.0.0.0/31";
+  set = config_files(small, {});
+  ASSERT_FALSE(set.ok());
+  ASSERT_EQ(set.errors().size(), 2U) << format_diagnostics(set.errors());
+  EXPECT_EQ(set.errors()[0].key, "addressing.loopbacks");
+  EXPECT_EQ(set.errors()[1].key, "networks.oob.subnet");
 }
 
 }  // namespace gf
