@@ -590,6 +590,12 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
         last_units, p.topo.units_per_pod, p.topo.spines_per_pod, p.topo.last_pod_spine_up,
         p.topo.spine_up));
   }
+  if (p.scaleup_direct && spec.cluster.scaleup_board == ScaleupBoard::kAuto)
+    p.notes.push_back(fmt::format(
+        "the {} {} of a node sit on a {}-GPU board that links them directly, without NVSwitch: "
+        "no NVLink SHARP (NVLS); if they are part of a larger board's, set "
+        "cluster.scaleup_board: nvswitch",
+        p.gpus_per_node, p.gpu.id, p.gpus_per_node));
   if (p.topo.kind == TopologyKind::kDragonfly)
     p.notes.push_back(fmt::format(
         "dragonfly+: {} groups joined pairwise by {} global links; the bisection carries {:.0f}% "

@@ -397,6 +397,32 @@ TEST(Plan, EverySwitchCageTakesOnePartForAllItsPorts) {
 // at fabric.switch that names the lane rate it needs; the automatic choice passes it over. A NIC
 // of slower lanes (ConnectX-6, 4 x 50G) still plans on an NDR switch; Ethernet, whose optics carry
 // gearboxes, is not checked.
+// A node of 4 H100 is the 4-GPU board, linked directly (catalog direct_board_gpus): the plan
+// says so in a note and marks it; 8 a node, or a spec that says nvswitch, is the switch board.
+TEST(Plan, TheDirectLinkBoardIsNamed) {
+  auto board = [](int gpn, const char* extra) {
+    return plan_of(
+        fmt::format("cluster: {{gpu: h100-sxm, nodes: 2, gpus_per_node: {}, nic: "
+                    "cx7-400g, nics_per_node: {}{}}}\n",
+                    gpn, gpn, extra));
+  };
+  auto noted = [](const Plan& p) {
+    return std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) {
+      return n.find("links them directly, without NVSwitch") != std::string::npos;
+    });
+  };
+  const Plan four = board(4, "");
+  EXPECT_TRUE(four.scaleup_direct);
+  EXPECT_TRUE(noted(four));
+  for (const Plan& p : {board(8, ""), board(4, ", scaleup_board: nvswitch")}) {
+    EXPECT_FALSE(p.scaleup_direct);
+    EXPECT_FALSE(noted(p));
+  }
+  const Plan said = board(4, ", scaleup_board: direct");
+  EXPECT_TRUE(said.scaleup_direct);
+  EXPECT_FALSE(noted(said));  // the spec said it: nothing to point out
+}
+
 TEST(Plan, ANicsLanesMustMeetTheSwitchPorts) {
   const std::string h100 = "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n";
   auto errs = plan_errors(h100 + "fabric: {technology: infiniband, switch: qm8700, planes: 2}\n");
