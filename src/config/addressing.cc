@@ -71,12 +71,16 @@ class Pool {
   uint32_t next_;
 };
 
+// The longest prefix whose block holds `n` addresses.
+int prefix_len_holding(uint64_t n) {
+  int len = 32;
+  while (len > 0 && (uint64_t{1} << (32 - len)) < n) --len;
+  return len;
+}
+
 // The prefix length of a leaf's host subnet: its hosts, network, gateway and broadcast.
 int host_subnet_len(long long hosts) {
-  int len = 32;
-  while (len > 0 && (uint64_t{1} << (32 - len)) < static_cast<uint64_t>(hosts + kSubnetOverhead))
-    --len;
-  return len;
+  return prefix_len_holding(static_cast<uint64_t>(hosts + kSubnetOverhead));
 }
 
 // What blocks of the given prefix lengths take from a pool that starts at `start`, handed out
@@ -129,8 +133,7 @@ std::optional<Diagnostic> pool_error(const char* key, const Ipv4Prefix& p, uint6
                                      uint64_t aligned_need, const std::string& what) {
   const uint64_t size = uint64_t{1} << (32 - p.len);
   if (need <= size) return std::nullopt;
-  int len = 32;
-  while (len > 0 && (uint64_t{1} << (32 - len)) < aligned_need) --len;
+  const int len = prefix_len_holding(aligned_need);
   const uint64_t block = uint64_t{1} << (32 - len);
   const auto base = static_cast<uint32_t>(uint64_t{p.addr} / block * block);
   return Diagnostic::at_key(key,
@@ -141,32 +144,41 @@ std::optional<Diagnostic> pool_error(const char* key, const Ipv4Prefix& p, uint6
                                         len, ipv4_str(base), len));
 }
 
-// The errors of the fabric's three pools, in key order (loopbacks, links, hosts).
-std::vector<Diagnostic> fabric_pool_errors(const Plan& plan, const Catalog& catalog,
-                                           const AddressingSpec& spec) {
+// The errors of what `n` takes from the fabric's pools (`lo`, `ln`, `hs`: the spec's loopbacks,
+// links and hosts) and of its ASNs, in key order: loopbacks, links, ASNs, hosts.
+std::vector<Diagnostic> needs_errors(const Topology& topo, const AddressingSpec& spec,
+                                     const Ipv4Prefix& lo, const Ipv4Prefix& ln,
+                                     const Ipv4Prefix& hs, const AddressNeeds& n) {
   std::vector<Diagnostic> errs;
-  if (plan.technology != Technology::kRoce || plan.topo.kind == TopologyKind::kDragonfly)
-    return errs;
-  auto lo = parse_prefix(spec.loopbacks), ln = parse_prefix(spec.links),
-       hs = parse_prefix(spec.hosts);
-  if (!lo || !ln || !hs) return errs;  // the spec's validation names the key
-  const AddressNeeds n = address_needs(plan, catalog, spec.unnumbered);
   const auto switches = static_cast<uint64_t>(n.switches);
   const auto slash31s = 2 * static_cast<uint64_t>(n.routed_links);
-  if (auto e = pool_error("addressing.loopbacks", *lo, switches, switches,
+  if (auto e = pool_error("addressing.loopbacks", lo, switches, switches,
                           "the loopbacks of " + count_of(switches, "switch", "switches")))
     errs.push_back(*e);
-  if (auto e = pool_error("addressing.links", *ln, slash31s, slash31s,
+  if (auto e = pool_error("addressing.links", ln, slash31s, slash31s,
                           "the /31s of " + count_of(static_cast<uint64_t>(n.routed_links),
                                                     "routed link", "routed links")))
     errs.push_back(*e);
-  if (auto e = asn_error(plan.topo, spec, static_cast<long long>(n.host_lens.size()), n.spines))
+  if (auto e = asn_error(topo, spec, static_cast<long long>(n.host_lens.size()), n.spines))
     errs.push_back(*e);
-  if (auto e = pool_error("addressing.hosts", *hs, blocks_span(hs->addr, n.host_lens),
+  if (auto e = pool_error("addressing.hosts", hs, blocks_span(hs.addr, n.host_lens),
                           blocks_span(0, n.host_lens),
                           "the host subnets of " + count_of(n.host_lens.size(), "leaf", "leaves")))
     errs.push_back(*e);
   return errs;
+}
+
+// The same for the spec's pools, the fabric's needs counted without building an address
+// (address_needs); none where the fabric has no IP plan or a pool is no prefix (the spec's
+// validation names it).
+std::vector<Diagnostic> fabric_pool_errors(const Plan& plan, const Catalog& catalog,
+                                           const AddressingSpec& spec) {
+  if (plan.technology != Technology::kRoce || plan.topo.kind == TopologyKind::kDragonfly) return {};
+  auto lo = parse_prefix(spec.loopbacks), ln = parse_prefix(spec.links),
+       hs = parse_prefix(spec.hosts);
+  if (!lo || !ln || !hs) return {};
+  return needs_errors(plan.topo, spec, *lo, *ln, *hs,
+                      address_needs(plan, catalog, spec.unnumbered));
 }
 
 }  // namespace
@@ -297,7 +309,6 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
   auto lo = parse_prefix(spec.loopbacks), ln = parse_prefix(spec.links),
        hs = parse_prefix(spec.hosts);
   if (!lo || !ln || !hs) return Diagnostic::at_key("addressing", "a pool is not an IPv4 prefix");
-  if (auto errs = fabric_pool_errors(plan, catalog, spec); !errs.empty()) return errs;
   AddressPlan out;
   out.unnumbered = spec.unnumbered;
   out.host_pool = *hs;
@@ -346,6 +357,16 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
         auto rank = [](const std::string& r) { return r == "leaf" ? 0 : r == "spine" ? 1 : 2; };
         return rank(a.role) < rank(b.role);
       });
+  // What the fabric takes, from this pass (address_needs counts the same without names): every
+  // pool and ASN checked before any is handed out, as plan checks them.
+  AddressNeeds needs;
+  needs.switches = static_cast<long long>(out.switches.size());
+  needs.routed_links = spec.unnumbered ? 0 : static_cast<long long>(routed.size());
+  for (const auto& s : out.switches) {
+    if (s.role == "leaf") needs.host_lens.push_back(host_subnet_len(hosts_per_leaf[s.name]));
+    if (s.role == "spine") ++needs.spines;
+  }
+  if (auto errs = needs_errors(plan.topo, spec, *lo, *ln, *hs, needs); !errs.empty()) return errs;
   // ASNs (RFC 7938 §5.2): one per leaf; spines share one in clos2; in clos3 the cores share
   // asn_spine and each pod's spines share asn_spine + pod.
   Pool loopbacks(*lo, "addressing.loopbacks");
@@ -367,7 +388,6 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
     if (!ip) return ip.errors();
     s.loopback = *ip;
   }
-  if (auto e = asn_error(plan.topo, spec, leaf_no, spine_no)) return *e;
   // A /31 per routed link (RFC 3021), even address on the lower tier.
   Pool links(*ln, "addressing.links");
   for (const auto& r : routed) {
@@ -383,9 +403,10 @@ Result<AddressPlan> plan_addresses(const Plan& plan, const Catalog& catalog,
   // One subnet per leaf, sized to its host ports: gateway first, hosts in port order.
   Pool subnets(*hs, "addressing.hosts");
   std::map<std::string, size_t> subnet_of;
+  size_t leaf_index = 0;  // needs.host_lens holds the leaves' lengths in this order
   for (const auto& s : out.switches) {
     if (s.role != "leaf") continue;
-    const int len = host_subnet_len(hosts_per_leaf[s.name]);
+    const int len = needs.host_lens[leaf_index++];
     auto net = subnets.take(len);
     if (!net) return net.errors();
     subnet_of[s.name] = out.subnets.size();
