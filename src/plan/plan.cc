@@ -259,13 +259,12 @@ Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, Technolog
   p.gpus = 1LL * p.nodes * p.gpus_per_node;
   p.nics_per_node = spec.cluster.nics_per_node;
   p.gpu = cat.gpus.at(spec.cluster.gpu);
-  // The catalog's direct-link board where the node has its GPUs and the domain is the node's own
-  // (a rack-scale domain's trays reach its switches), unless the spec says which board it is.
+  // The catalog's direct-link board where the node has its GPUs (the catalog names one only for a
+  // domain of a server's own), unless the spec says which board it is.
   p.scaleup_direct =
       spec.cluster.scaleup_board == ScaleupBoard::kDirect ||
       (spec.cluster.scaleup_board == ScaleupBoard::kAuto && p.gpu.scaleup_direct_board_gpus > 0 &&
-       p.gpus_per_node == p.gpu.scaleup_direct_board_gpus &&
-       p.gpu.scaleup_domain_gpus <= p.gpu.gpus_per_node);
+       p.gpus_per_node == p.gpu.scaleup_direct_board_gpus);
   p.nic = cat.nics.at(spec.cluster.nic);
   p.sw = sw;
   p.technology = tech;

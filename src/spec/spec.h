@@ -54,7 +54,6 @@ inline constexpr const char* kNcclVersionTables =
 /// patch level is 2.28.9. nullopt for text that is no 2.x version.
 std::optional<NcclRelease> nccl_release_of_version(const std::string& version);
 
-/// The compute side: servers, GPUs and scale-out NICs.
 /// How a node's GPUs reach each other over NVLink (cluster.scaleup_board): through NVSwitch, or
 /// linked directly on a small board (HGX H100 4-GPU), which has no NVLink SHARP. auto: the
 /// catalog's board for the GPUs a node (its direct_board_gpus, else the switch).
@@ -64,6 +63,7 @@ inline constexpr EnumName<ScaleupBoard> kScaleupBoardNames[] = {
     {ScaleupBoard::kNvswitch, "nvswitch"},
     {ScaleupBoard::kDirect, "direct"}};
 
+/// The compute side: servers, GPUs and scale-out NICs.
 struct ClusterSpec {
   std::string gpu;                 ///< catalog id
   int nodes = 0;                   ///< derived from `gpus` when only that is given
