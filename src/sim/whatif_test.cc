@@ -39,6 +39,13 @@ const CollectiveProbe& probe(const WhatIfSide& s, const std::string& op) {
   throw std::runtime_error(op);
 }
 
+// The what-if's change lines, one a line.
+std::string changes_text(const WhatIfResult& r) {
+  std::string text;
+  for (const auto& c : r.changes) text += c + "\n";
+  return text;
+}
+
 }  // namespace
 
 TEST(WhatIf, FailedRailLeafCutsItsNodesOffAndDroppingThemCosts) {
@@ -90,8 +97,7 @@ TEST(WhatIf, FailedSpineIsRoutedAround) {
   // another spine, and the changes say so.
   EXPECT_EQ(probe(r->baseline, "all_reduce").algorithm, "nvls");
   EXPECT_EQ(probe(r->scenario, "all_reduce").algorithm, "nvls");
-  std::string text;
-  for (const auto& c : r->changes) text += c + "\n";
+  const std::string text = changes_text(*r);
   EXPECT_NE(text.find("SHARP trees re-rooted"), std::string::npos) << text;
   EXPECT_NE(text.find("rail 0 spine01 -> spine02"), std::string::npos) << text;
   EXPECT_NE(r->recommendation.find("re-routes around the failure"), std::string::npos)
@@ -153,9 +159,7 @@ TEST(WhatIf, GrowthUsesSpineHeadroom) {
   auto b = what_if(s.spec, s.cat, s.plan, big);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->scenario.tiers, 3);
-  bool said = false;
-  for (const auto& c : b->changes) said = said || c.find("another tier") != std::string::npos;
-  EXPECT_TRUE(said);
+  EXPECT_NE(changes_text(*b).find("another tier"), std::string::npos) << changes_text(*b);
   // From one switch the reason is that switch, not spines the plan never had.
   const WhatIfSetup one = setup(
       "cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g}\n"
@@ -165,8 +169,7 @@ TEST(WhatIf, GrowthUsesSpineHeadroom) {
   grow.grow_nodes = 15;
   auto g = what_if(one.spec, one.cat, one.plan, grow);
   ASSERT_TRUE(g.ok()) << format_diagnostics(g.errors());
-  std::string text;
-  for (const auto& c : g->changes) text += c + "\n";
+  const std::string text = changes_text(*g);
   EXPECT_NE(text.find("one switch no longer holds every node"), std::string::npos) << text;
   EXPECT_EQ(text.find("spines are full"), std::string::npos) << text;
 }
@@ -195,19 +198,15 @@ namespace gf {
 // as with a rate it has no ports for: a ConnectX-7 over 2 planes (2 x 100G a link) leaves an
 // HDR switch, whose 200G ports it could otherwise fill.
 TEST(WhatIf, NicsOfFasterLanesChooseTheSwitchAgain) {
-  auto cat = *builtin_catalog();
-  Spec spec;
-  const Plan plan = testing::plan_of(
+  const WhatIfSetup s = setup(
       "cluster: {gpu: a100-sxm-80g, nodes: 16, nic: cx6-200g}\nfabric: {technology: infiniband, "
-      "switch: qm8700, planes: 2}\n",
-      cat, &spec);
-  ASSERT_EQ(plan.sw.id, "qm8700");
+      "switch: qm8700, planes: 2}\n");
+  ASSERT_EQ(s.plan.sw.id, "qm8700");
   WhatIfOptions o;
   o.nic = "cx7-400g";
-  auto r = what_if(spec, cat, plan, o);
+  auto r = what_if(s.spec, s.cat, s.plan, o);
   ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
-  std::string text;
-  for (const auto& c : r->changes) text += c + "\n";
+  const std::string text = changes_text(*r);
   EXPECT_NE(text.find("qm9700"), std::string::npos) << text;
 }
 
