@@ -577,6 +577,15 @@ TEST(Collective, TheDirectLinkBoardHasNoNvls) {
     ASSERT_EQ(errs.size(), 1U) << gpu;
     EXPECT_EQ(errs[0].key, "cluster.scaleup_board");
   }
+  // A value outside the closed set is refused where it is read, with the names it takes.
+  std::string typo = spec("h100-sxm", 4);
+  typo.replace(typo.find("nics_per_node: 4"), 16, "nics_per_node: 4, scaleup_board: direkt");
+  auto bad = parse_spec(typo, "t.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(format_diagnostics(bad.errors())
+                .find("cluster.scaleup_board: 'direkt' is not one of auto | nvswitch | direct"),
+            std::string::npos)
+      << format_diagnostics(bad.errors());
 }
 
 TEST(Collective, NvlsGathersOnOneNodeAndRefusesAcross) {
