@@ -265,6 +265,7 @@ Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, Technolog
       spec.cluster.scaleup_board == ScaleupBoard::kDirect ||
       (spec.cluster.scaleup_board == ScaleupBoard::kAuto && p.gpu.scaleup_direct_board_gpus > 0 &&
        p.gpus_per_node == p.gpu.scaleup_direct_board_gpus);
+  p.host_amd = spec.cluster.host_cpu == HostCpuVendor::kAmd;
   p.nic = cat.nics.at(spec.cluster.nic);
   p.sw = sw;
   p.technology = tech;

@@ -85,6 +85,9 @@ struct Plan {
   /// A node's GPUs are linked directly, without NVSwitch (cluster.scaleup_board; auto: the
   /// catalog's direct-link board of gpus_per_node GPUs): no NVLink SHARP.
   bool scaleup_direct = false;
+  /// The hosts are x86 with AMD CPUs (cluster.host_cpu: amd), which NCCL's tuner rates apart
+  /// from Intel's across nodes (CostShape::host_amd).
+  bool host_amd = false;
   Nic nic;
   Switch sw;
   Technology technology = Technology::kRoce;

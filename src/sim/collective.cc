@@ -168,6 +168,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.generation_ = generation_of(plan.gpu);
   cm.simple_buffer_bytes_ = o.buffsize_bytes;
   cm.host_grace_ = host_grace(plan);
+  cm.host_amd_ = plan.host_amd;
   cm.nvlink_across_trays_ = nvlink_across_trays(plan);
   cm.scaleup_pcie_ = fab.host_pcie();
   cm.nvlinks_ = nvlinks_of(plan.gpu);
@@ -658,6 +659,7 @@ Result<GroupCollective> GroupCollective::build(const Fabric& fab, const Plan& pl
   gc.generation_ = generation_of(plan.gpu);
   gc.nic_via_cpu_c2c_ = nic_via_cpu_c2c(plan);
   gc.host_grace_ = host_grace(plan);
+  gc.host_amd_ = plan.host_amd;
   gc.nvlink_across_trays_ = nvlink_across_trays(plan);
   gc.scaleup_pcie_ = fab.host_pcie();
   gc.hop_latency_us_ = g.hop_latency_us;
@@ -683,6 +685,7 @@ CostShape GroupCollective::cost_shape() const {
   s.ring_same_channels = ring_same_channels_;
   s.nic_via_cpu_c2c = nic_via_cpu_c2c_;
   s.host_grace = host_grace_;
+  s.host_amd = host_amd_;
   s.nvlink_across_trays = nvlink_across_trays_;
   s.scaleup_pcie = scaleup_pcie_;
   apply_profile(profile_, algorithm(), network_paced_, s);
@@ -737,6 +740,7 @@ CostShape CollectiveModel::shape(Algorithm a) const {
   s.nvlinks = nvlinks_;
   s.simple_buffer_bytes = simple_buffer_bytes_;
   s.host_grace = host_grace_;
+  s.host_amd = host_amd_;
   s.nvlink_across_trays = nvlink_across_trays_;
   s.scaleup_pcie = scaleup_pcie_;
   s.nic_via_cpu_c2c = nic_via_cpu_c2c_;

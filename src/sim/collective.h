@@ -180,6 +180,7 @@ class CollectiveModel {
   int nvlinks_ = 0;           ///< a GPU's NVLinks to its switches (CostShape)
   double simple_buffer_bytes_ = 0;  ///< NCCL_BUFFSIZE (SimOptions::buffsize_bytes; CostShape)
   bool host_grace_ = false;         ///< the GPUs' host is Grace (CostShape)
+  bool host_amd_ = false;           ///< the GPUs' hosts are AMD x86 (CostShape)
   bool nvlink_across_trays_ = false;  ///< the NVLink domain spans nodes (CostShape)
   bool scaleup_pcie_ = false;         ///< the GPUs of a domain meet over PCIe (CostShape)
   bool nic_via_cpu_c2c_ = false;  ///< the NIC hangs off the CPU across C2C (CostShape)
@@ -284,6 +285,7 @@ class GroupCollective {
   bool ring_same_channels_ = false;
   bool nic_via_cpu_c2c_ = false;  ///< the NIC hangs off the CPU across C2C (CostShape)
   bool host_grace_ = false;       ///< the GPUs' host is Grace (CostShape)
+  bool host_amd_ = false;         ///< the GPUs' hosts are AMD x86 (CostShape)
   bool nvlink_across_trays_ = false;  ///< the NVLink domain spans nodes (CostShape)
   bool scaleup_pcie_ = false;         ///< the GPUs of a domain meet over PCIe (CostShape)
   NcclRelease nccl_ = kNewestNccl;

@@ -588,6 +588,55 @@ TEST(Collective, TheDirectLinkBoardHasNoNvls) {
       << format_diagnostics(bad.errors());
 }
 
+// NCCL's tuner rates an AMD host's LL below an Intel host's across nodes (llMaxBws' AMD row, 22.5
+// against 39 GB/s at 2 nodes; tuning.cc@v2.29.7-1:171-172, 253-255): on 2 x 4 H100 behind 4 x 200G
+// a 512 KiB all_gather runs LL on Intel hosts and LL128 on AMD ones (Snellius' AMD hosts measure
+// 39.8 us there, nccl-public.csv line 414: LL's 28.7 us was 28 % short, LL128's 35.0 is 12 %).
+// The vendor steers the choice only: a protocol forced runs alike on both hosts, and on one node,
+// where NCCL reads the GPU's row, nothing changes.
+TEST(Collective, AnAmdHostSteersNcclAwayFromLlAcrossNodes) {
+  auto spec = [](int nodes, const char* host) {
+    return fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: {}, gpus_per_node: 4, nic: cx6-200g, nics_per_node: 4, "
+        "nccl: 2.22.3, host_cpu: {}}}\n"
+        "fabric: {{technology: infiniband, in_network_reduction: off}}\n",
+        nodes, host);
+  };
+  SimOptions o;
+  o.op = Op::kAllGather;
+  const double bytes = 512 * 1024;
+  const auto intel = setup(spec(2, "intel")), amd = setup(spec(2, "amd"));
+  EXPECT_FALSE(intel.plan.host_amd);
+  EXPECT_TRUE(amd.plan.host_amd);
+  const SizeResult i = run(intel, o, bytes), a = run(amd, o, bytes);
+  EXPECT_EQ(i.protocol, Protocol::kLL);
+  EXPECT_EQ(a.protocol, Protocol::kLL128);
+  SimOptions ll = o;
+  ll.protocol = Protocol::kLL;
+  EXPECT_DOUBLE_EQ(run(intel, ll, bytes).time_us, run(amd, ll, bytes).time_us);
+  const SizeResult i1 = run(setup(spec(1, "intel")), o, bytes),
+                   a1 = run(setup(spec(1, "amd")), o, bytes);
+  EXPECT_EQ(i1.protocol, a1.protocol);
+  EXPECT_DOUBLE_EQ(i1.time_us, a1.time_us);
+  // auto is Intel on x86; a Grace GPU's host is the catalog's, not the spec's to name.
+  EXPECT_FALSE(setup(spec(2, "auto")).plan.host_amd);
+  auto gb = parse_spec(
+      "cluster: {gpu: gb200, nodes: 18, nic: cx7-400g, host_cpu: amd}\n"
+      "fabric: {technology: infiniband}\n",
+      "g.yaml");
+  ASSERT_TRUE(gb.ok()) << format_diagnostics(gb.errors());
+  const auto errs = validate_spec(*gb, *builtin_catalog());
+  ASSERT_EQ(errs.size(), 1U) << format_diagnostics(errs);
+  EXPECT_EQ(errs[0].key, "cluster.host_cpu");
+  EXPECT_NE(errs[0].message.find("Grace"), std::string::npos) << errs[0].message;
+  auto typo = parse_spec(spec(2, "epyc"), "t.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(format_diagnostics(typo.errors())
+                .find("cluster.host_cpu: 'epyc' is not one of auto | intel | amd"),
+            std::string::npos)
+      << format_diagnostics(typo.errors());
+}
+
 TEST(Collective, NvlsGathersOnOneNodeAndRefusesAcross) {
   const auto s = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
   for (Op op : {Op::kAllGather, Op::kReduceScatter}) {

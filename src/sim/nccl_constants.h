@@ -520,6 +520,7 @@ inline constexpr double kRingPlateauMinBytes = 64;
 // netOverhead: the floor of a ring step inside a node when the ring crosses nodes, us (x86
 // Intel 1.0, AMD 2.0; x3 for Simple) (tuning.cc@v2.29.7-1:213-220, 372-378; v2.18.6-1:109-118).
 inline constexpr double kNetOverheadUsIntel = 1.0;
+inline constexpr double kNetOverheadUsAmd = 2.0;
 inline constexpr double kNetOverheadSimpleFactor = 3.0;
 // PAT (v2.23+, one GPU per node): bandwidth x.75, latency 8 + log2(nodes) x interLat/3.5 +
 // nRanks x 2.8 us (tuning.cc@v2.29.7-1:311, 397-401).

@@ -285,8 +285,9 @@ double latency_us(Algorithm a, Protocol p, const CostShape& s, LatencyUse use) {
                                                         : 2LL * (n - 1);
       double intra = hw(nccl::kNvlink, nccl::kRing);
       if (n > 1)  // netOverhead: the floor of a step inside a node of a ring across nodes
-        intra = std::max(intra, nccl::kNetOverheadUsIntel *
-                                    (p == Protocol::kSimple ? nccl::kNetOverheadSimpleFactor : 1));
+        intra = std::max(
+            intra, (s.host_amd && !timed ? nccl::kNetOverheadUsAmd : nccl::kNetOverheadUsIntel) *
+                       (p == Protocol::kSimple ? nccl::kNetOverheadSimpleFactor : 1));
       return base(nccl::kRing) + static_cast<double>(steps - ninter) * intra +
              static_cast<double>(ninter) * inter(nccl::kRing);
     }
@@ -372,14 +373,18 @@ double nvls_tree_head_cap(const CostShape& s, int col) {
 // protocol_bandwidth; `ll_cap` false leaves out LL's llMaxBw, the one cap on the whole call's
 // rate rather than its channels' (data_time_us).
 double protocol_bandwidth_of(Algorithm a, Protocol p, const CostShape& s, double simple_Bps,
-                             double bytes, bool ll_cap) {
+                             double bytes, bool ll_cap, bool tuner = false) {
   const nccl::ReleaseTerms& t = terms(s.release);
   const int n = std::max(1, s.domains);
   const double ppn = static_cast<double>(s.ranks) / n;
   const int row = generation_row(s), col = nodes_class(n);
-  // llMaxBws: the GPU's row on one node, the CPU vendor's across nodes (Intel assumed: row 0).
+  // llMaxBws: the GPU's row on one node, the CPU vendor's across nodes (row 1 for AMD hosts, 0
+  // for Intel's and the rest, Grace included: tuning.cc@v2.29.7-1:253-255). The AMD row steers
+  // NCCL's choice (`tuner`); the time keeps the row the model's LL terms were fitted with, Intel
+  // hosts' (CostShape::host_amd).
+  const int ll_row = n == 1 ? row : (s.host_amd && tuner ? 1 : 0);
   const double ll_max_Bps =
-      ll_cap ? t.ll_max_bw[n == 1 ? row : 0][col] * 1e9 : std::numeric_limits<double>::infinity();
+      ll_cap ? t.ll_max_bw[ll_row][col] * 1e9 : std::numeric_limits<double>::infinity();
   // The caps are per channel of the topology search's graph (tuning.cc multiplies them by
   // graphs[a]->nChannels), which the communicator then duplicates (connect.cc@v2.29.7-1:453:
   // comm->nChannels = 2 x nChannels): half of the communicator's channels.
@@ -1178,7 +1183,7 @@ double tuner_data_us(Algorithm a, Protocol p, const CostShape& s, double seconds
       seconds_per_byte =
           1.0 / (g.channels * (s.domains <= 2 ? g.intra_GBps : g.inter_GBps) * 1e9 * bus_to_alg(s));
   }
-  double bw = protocol_bandwidth(a, p, s, 1.0 / seconds_per_byte, bytes);
+  double bw = protocol_bandwidth_of(a, p, s, 1.0 / seconds_per_byte, bytes, true, true);
   // NVLS Tree likewise from its graph (nvls_tree_tuner_Bps): from three nodes NCCL rates its
   // network part at half (v2.20-v2.27) or at the per-head cap (v2.28 on), which steers its
   // choice but is no limit of the hardware: forced NVLS Tree measures 388-390 GB/s bus bandwidth

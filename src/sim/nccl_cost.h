@@ -150,6 +150,10 @@ struct CostShape {
   /// The GPUs' host is Grace (HostCpu::kGrace, ARM): NCCL 2.29+ doubles the network p2p chunk
   /// of Blackwell there (ReleaseTerms::p2p_net_chunk_doubled_on_grace).
   bool host_grace = false;
+  /// The GPUs' hosts are x86 with AMD CPUs (cluster.host_cpu: amd; Intel otherwise): across nodes
+  /// NCCL's tuner takes LL's bandwidth cap from its AMD row of llMaxBws and a network post
+  /// overhead of 2 us, not 1 (tuning.cc@v2.29.7-1:215-220, 253-255; v2.18.6-1:111-118, 144).
+  bool host_amd = false;
   /// The scale-up domain spans several nodes' trays (multi-node NVLink, NVL72): each NVLink
   /// step of the time costs nccl::kRackNvlinkStepUs more than NCCL's table.
   bool nvlink_across_trays = false;

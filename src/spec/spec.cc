@@ -80,10 +80,11 @@ namespace {
 
 void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
   if (!r.expect_map(n, "cluster")) return;
-  r.check_keys(
-      n, "cluster",
-      {"gpu", "nodes", "gpus", "gpus_per_node", "nic", "nics_per_node", "nccl", "scaleup_board"});
+  r.check_keys(n, "cluster",
+               {"gpu", "nodes", "gpus", "gpus_per_node", "nic", "nics_per_node", "nccl",
+                "scaleup_board", "host_cpu"});
   if (auto v = r.choice_of(n, "scaleup_board", "cluster", kScaleupBoardNames)) c.scaleup_board = *v;
+  if (auto v = r.choice_of(n, "host_cpu", "cluster", kHostCpuVendorNames)) c.host_cpu = *v;
   if (auto v = r.text(n, "nccl", "cluster")) {
     if (auto rel = nccl_release_of_version(*v))
       c.nccl = *rel;
@@ -1012,6 +1013,12 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
                             gpu->id, gpu->scaleup_direct_board_gpus, c.gpus_per_node)
               : fmt::format("the catalog names no {} board that links its GPUs directly", gpu->id),
           "auto or nvswitch; or a catalog entry with scaleup.direct_board_gpus"));
+    if (c.host_cpu != HostCpuVendor::kAuto && gpu->host_cpu == HostCpu::kGrace)
+      errs.push_back(s.at("cluster.host_cpu",
+                          fmt::format("the catalog's {} sits on a Grace host (NVLink-C2C), not "
+                                      "an x86 one",
+                                      gpu->id),
+                          "leave host_cpu out (auto)"));
     if (c.scaleup_board == ScaleupBoard::kNvswitch && gpu->scaleup_tech == ScaleUpTech::kPcie)
       errs.push_back(s.at("cluster.scaleup_board",
                           fmt::format("{} cards have no NVLink, so no NVSwitch", gpu->id), "auto"));

@@ -63,6 +63,13 @@ inline constexpr EnumName<ScaleupBoard> kScaleupBoardNames[] = {
     {ScaleupBoard::kNvswitch, "nvswitch"},
     {ScaleupBoard::kDirect, "direct"}};
 
+/// The x86 hosts' CPU vendor (cluster.host_cpu), which NCCL's tuner reads across nodes: AMD
+/// hosts get a lower LL bandwidth cap and a longer network post overhead (tuning.cc@v2.29.7-1:
+/// 215-220, 253-255). auto: Intel on x86 (NVIDIA's DGX hosts), Grace where the catalog says so.
+enum class HostCpuVendor { kAuto, kIntel, kAmd };
+inline constexpr EnumName<HostCpuVendor> kHostCpuVendorNames[] = {
+    {HostCpuVendor::kAuto, "auto"}, {HostCpuVendor::kIntel, "intel"}, {HostCpuVendor::kAmd, "amd"}};
+
 /// The compute side: servers, GPUs and scale-out NICs.
 struct ClusterSpec {
   std::string gpu;                 ///< catalog id
@@ -73,6 +80,7 @@ struct ClusterSpec {
   long long gpus_requested = 0;    ///< `gpus:` as written (0 when `nodes:` was used)
   NcclRelease nccl = kNewestNccl;  ///< the NCCL release the collectives run with
   ScaleupBoard scaleup_board = ScaleupBoard::kAuto;  ///< cluster.scaleup_board
+  HostCpuVendor host_cpu = HostCpuVendor::kAuto;     ///< cluster.host_cpu
 };
 
 /// The scale-out network technology.

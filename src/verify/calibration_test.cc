@@ -371,6 +371,35 @@ TEST(Calibration, AnAutoRunWithNvlsSwitchedOnIsChosenAsNcclChooses) {
   EXPECT_TRUE(ok.ok()) << format_diagnostics(ok.errors());
 }
 
+// The host_cpu column: the x86 hosts' vendor where the source states it (blank: Intel). An AMD
+// row across nodes is its own inputs (not grouped with Intel runs); on one node, where NCCL reads
+// the GPU's row, it is not told apart. Anything but intel, amd or blank is bad input at the cell.
+TEST(Calibration, HostCpuColumnIsReadAndChecked) {
+  auto row = [&](int nodes, const std::string& host) {
+    return calibrate(kHeader +
+                         ",set,gpus_per_thread,nccl_env,host_cpu\n"
+                         "a,H100-SXM," +
+                         std::to_string(nodes) +
+                         ",4,200G,4,InfiniBand,2.22.3,all_gather,auto,524288,,39.82,n,test,,," +
+                         host + "\n",
+                     "host.csv");
+  };
+  auto intel = row(2, ""), amd = row(2, "amd"), amd1 = row(1, "amd"), intel1 = row(1, "intel");
+  for (auto* r : {&intel, &amd, &amd1, &intel1})
+    ASSERT_TRUE(r->ok()) << format_diagnostics(r->errors());
+  EXPECT_EQ(intel->points[0].simulated_protocol, "LL");
+  EXPECT_EQ(amd->points[0].simulated_protocol, "LL128");
+  EXPECT_NE(amd->points[0].inputs.find(", AMD hosts"), std::string::npos) << amd->points[0].inputs;
+  EXPECT_EQ(intel->points[0].inputs.find("AMD"), std::string::npos) << intel->points[0].inputs;
+  EXPECT_EQ(amd1->points[0].inputs, intel1->points[0].inputs);
+  for (const char* bad : {"AMD", "epyc", "grace", " amd"}) {
+    auto r = row(2, bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.errors()[0].key, "host_cpu") << bad;
+    EXPECT_EQ(r.errors()[0].line, 2) << bad;
+  }
+}
+
 // nccl-tests -g 8 (one thread drives a node's eight GPUs): a small call waits on the host.
 TEST(Calibration, GpusPerThreadIsReadAndSetsTheHostFloor) {
   const std::string row = "a,H100-SXM,1,8,none,0,NVLink4,2.26.2,all_gather,ring,128,,35.05,n,fit,";
