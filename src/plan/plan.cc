@@ -493,6 +493,22 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   }
   Plan p = chosen->plan;
   p.technology_reason = reason;
+  // The budget can only be told, not met: the plan is the cheapest it can be for what the spec
+  // asks, and a user needs to know it does not fit before buying (sweep's within_budget too).
+  if (budget > 0 && p.bom.capex_usd > budget) {
+    const Option* other = chosen == ib ? roce : ib;
+    const bool other_fits = other && other->plan.bom.capex_usd <= budget;
+    p.warnings.push_back(fmt::format(
+        "capex {} exceeds constraints.budget {}{}", units::format_usd(p.bom.capex_usd),
+        units::format_usd(budget),
+        other_fits ? fmt::format(" ({} would fit, at {})", other == ib ? "InfiniBand" : "RoCE",
+                                 units::format_usd(other->plan.bom.capex_usd))
+        : other    ? fmt::format(" (so would {} at {}): fewer GPUs, cheaper NICs or switches, "
+                                    "or oversubscription",
+                              other == ib ? "InfiniBand" : "RoCE",
+                                 units::format_usd(other->plan.bom.capex_usd))
+                   : ": fewer GPUs, cheaper NICs or switches, or oversubscription"));
+  }
   p.switch_reason =
       f.switch_id != "auto"
           ? "as the spec requires"
@@ -577,6 +593,7 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
                       p.topo.nodes_per_unit - (slots - filled), p.topo.nodes_per_unit));
   }
   if (f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom &&
+      p.spine_ports_free_fraction + 1e-9 < kAdvisedSpineHeadroom &&
       (p.topo.kind == TopologyKind::kClos2 || p.topo.kind == TopologyKind::kClos3))
     p.notes.push_back(
         fmt::format("{:.0f}% of top-tier ports are free; the guide (§8) keeps >= 50% "

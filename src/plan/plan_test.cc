@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -13,6 +14,7 @@
 
 #include "common/csv.h"
 #include "plan/ports.h"
+#include "units/units.h"
 
 namespace gf {
 namespace {
@@ -227,7 +229,25 @@ TEST(Plan, TechnologyAutoFollowsGoalAndBudget) {
         plan_of(fmt::format(fmt::runtime(base), 2048, "time", fmt::format(", budget: {}", budget)));
     EXPECT_EQ(b.technology, Technology::kRoce);
     EXPECT_NE(b.technology_reason.find("budget"), std::string::npos);
+    for (const auto& w : b.warnings) EXPECT_EQ(w.find("budget"), std::string::npos) << w;
   }
+  // A budget nothing meets is a warning the plan carries (it was chosen as if none were given).
+  const Plan over = plan_of(fmt::format(fmt::runtime(base), 2048, "time", ", budget: 1000000"));
+  std::string warned;
+  for (const auto& w : over.warnings)
+    if (w.find("constraints.budget") != std::string::npos) warned = w;
+  EXPECT_NE(warned.find(fmt::format("capex {} exceeds constraints.budget $1M (so would ",
+                                    units::format_usd(over.bom.capex_usd))),
+            std::string::npos)
+      << warned;
+  EXPECT_NE(warned.find("fewer GPUs"), std::string::npos) << warned;
+  const Plan forced = plan_of(
+      "cluster: {gpu: h100-sxm, gpus: 2048, nic: cx7-400g}\nfabric: {technology: roce}\n"
+      "constraints: {budget: 1000000}\n");
+  EXPECT_FALSE(forced.warnings.empty());
+  EXPECT_TRUE(std::any_of(forced.warnings.begin(), forced.warnings.end(), [](const std::string& w) {
+    return w.find("exceeds constraints.budget $1M: fewer GPUs") != std::string::npos;
+  }));
   // An Ethernet-only NIC leaves RoCE.
   EXPECT_EQ(plan_of("cluster: {gpu: h100-sxm, gpus: 2048, nic: thor2-400g}\n").technology,
             Technology::kRoce);

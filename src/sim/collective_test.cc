@@ -637,6 +637,32 @@ TEST(Collective, AnAmdHostSteersNcclAwayFromLlAcrossNodes) {
       << format_diagnostics(typo.errors());
 }
 
+// Two planes split each 400G NIC into two 200G ports, which NCCL merges into one device and
+// drives together (NCCL_IB_MERGE_NICS): the rings, trees and CollNet's reductions carry half of
+// every hop on each plane, so a non-blocking fabric of two planes runs as fast as one. (Each
+// channel on one plane used to put CollNet's every NIC on one port: half the busbw.)
+TEST(Collective, TwoPlanesCarryHalfOfEveryHopEach) {
+  auto spec = [](int planes) {
+    return fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 32, nic: cx7-400g}}\n"
+        "fabric: {{technology: infiniband, switch: qm9700, in_network_reduction: on, planes: "
+        "{}}}\n",
+        planes);
+  };
+  const auto one = setup(spec(1)), two = setup(spec(2));
+  for (Op op : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast})
+    for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kCollNet,
+                        Algorithm::kCollNetChain, Algorithm::kNvlsTree}) {
+      if (op != Op::kAllReduce && a != Algorithm::kRing) continue;
+      SimOptions o;
+      o.op = op;
+      o.algorithm = a;
+      const SizeResult r1 = run(one, o, kGiB), r2 = run(two, o, kGiB);
+      EXPECT_NEAR(r2.busbw_gbs, r1.busbw_gbs, 0.02 * r1.busbw_gbs)
+          << op_name(op) << " " << algorithm_name(a);
+    }
+}
+
 TEST(Collective, NvlsGathersOnOneNodeAndRefusesAcross) {
   const auto s = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
   for (Op op : {Op::kAllGather, Op::kReduceScatter}) {

@@ -681,14 +681,20 @@ bool FlowBuilder::nic_links_intact(const std::vector<int>& nodes, int rail, int 
   return true;
 }
 
-// One hop between the entry GPUs of two domains, through their NICs on one rail and plane.
+// One hop between the entry GPUs of two domains, through their NICs on one rail: over every
+// plane, from `plane` on. NCCL merges the ports of a NIC (one a plane) into one device of their
+// summed speed and spreads each connection's data over their QPs (NCCL_IB_MERGE_NICS, default
+// 1: transport/net_ib.cc@v2.22.3-1:346, 456-560; net_ib/init.cc@v2.29.7-1:25), so each plane
+// carries its share of every hop, as gpu_to_gpu's sends.
 bool FlowBuilder::domain_hop(long long from_gpu, long long to_gpu, int plane, uint64_t key,
                              std::vector<Hop>& out, int rail) {
   const int na = nic_on_rail(from_gpu, rail), nb = nic_on_rail(to_gpu, rail);
   // PCIe cards reach the NIC over their own x16 link (Fabric::host_pcie).
   if (fab.host_pcie()) out.push_back({fab.gpu_up(static_cast<int>(from_gpu)), 1.0f});
   pcie_to(na, 1.0, out);
-  const bool ok = net(na, nb, plane, key, 1.0, out);
+  bool ok = true;
+  for (int k = 0; k < P && ok; ++k)
+    ok = net(na, nb, (plane + k) % P, P > 1 ? mix_key(key, k) : key, 1.0 / P, out);
   pcie_from(nb, 1.0, out);
   if (fab.host_pcie()) out.push_back({fab.gpu_down(static_cast<int>(to_gpu)), 1.0f});
   return ok;
@@ -868,11 +874,12 @@ bool FlowBuilder::collnet_gather(FlowSet& fs, bool gather) {
 }
 
 // CollNet's network part: every NIC sends its 1/R of the payload to its rail's reduction root
-// and receives the sum; above the leaf one aggregated stream per leaf.
+// and receives the sum; above the leaf one aggregated stream per leaf. A NIC's ports, one a
+// plane, are one device to NCCL (domain_hop): each plane reduces its share at its own root.
 bool FlowBuilder::collnet_network(FlowSet& fs, double send, double recv) {
   std::vector<Hop> path;
-  for (int rail = 0; rail < R; ++rail) {
-    const int plane = rail % P;
+  for (int rp = 0; rp < R * P; ++rp) {
+    const int rail = rp % R, plane = (rail + rp / R) % P;
     const int root = fab.reduction_root(plane, rail, nodes);
     if (root < 0) return false;
     path.clear();
@@ -897,7 +904,7 @@ bool FlowBuilder::collnet_network(FlowSet& fs, double send, double recv) {
         path.push_back({Fabric::reverse(scratch[i]), 1.0f});
       }
     }
-    fs.add(kPayload / R, path);
+    fs.add(kPayload / R / P, path);
   }
   return true;
 }

@@ -443,6 +443,18 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
     if (lay.tp <= 0) lay.tp = std::max(1, world / (std::max(1, lay.pp) * std::max(1, lay.dp)));
     if (lay.pp <= 0) lay.pp = std::max(1, world / (lay.tp * std::max(1, lay.dp)));
     if (lay.dp <= 0) lay.dp = std::max(1, world / (lay.tp * lay.pp));
+    // The dimensions given must divide the job: what is left over fits no group.
+    if (1LL * lay.tp * lay.pp * lay.dp != world) {
+      std::string given;
+      for (const auto& [name, v] :
+           {std::pair{"tp", L.tp}, std::pair{"pp", L.pp}, std::pair{"dp", L.dp}})
+        if (v > 0) given += fmt::format("{}{}={}", given.empty() ? "" : " x ", name, v);
+      return Diagnostic::flag(
+          L.tp > 0 ? "--tp" : (L.pp > 0 ? "--pp" : "--dp"),
+          fmt::format("{} does not divide the traces' job of {} ranks into whole groups", given,
+                      world),
+          "give the sizes the job ran with: their product is the job's ranks");
+    }
   }
 
   // Each group on the fabric: its ranks, and the groups of its kind that run beside it.

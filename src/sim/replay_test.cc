@@ -188,6 +188,22 @@ TEST(Replay, GroupsWithoutRanksTakeTheLayout) {
   o.layout = {3, 1, 2};  // 6 ranks: but the traced groups make 16
   auto bad = replay_step({r}, t.plan, t.fabric, o);
   EXPECT_FALSE(bad);
+  // A layout with a dimension left out must still divide the job (its largest group here, 8
+  // ranks, the traces naming no world): tp 3 x dp 2 leaves no whole pp (it was taken as 1, 6
+  // ranks, and the groups laid out on them), nor does tp 3 alone.
+  for (ReplayLayout partial : {ReplayLayout{3, 0, 2}, ReplayLayout{3, 0, 0}}) {
+    o.layout = partial;
+    auto odd = replay_step({r}, t.plan, t.fabric, o);
+    ASSERT_FALSE(odd) << partial.tp << " " << partial.dp;
+    EXPECT_EQ(odd.errors()[0].key, "--tp");
+    EXPECT_NE(odd.errors()[0].message.find("does not divide the traces' job of 8 ranks"),
+              std::string::npos)
+        << odd.errors()[0].message;
+  }
+  o.layout = {8, 0, 2};  // pp left out, filled: 16 ranks
+  auto no_pp = replay_step({r}, t.plan, t.fabric, o);
+  ASSERT_TRUE(no_pp) << format_diagnostics(no_pp.errors());
+  EXPECT_EQ(no_pp->world, 16);
 }
 
 // Four nodes of 4 GPUs in two scalable units of two (an InfiniBand Clos with adaptive routing, so
