@@ -136,6 +136,86 @@ void read_cost(YamlReader& r, const YAML::Node& map, const std::string& path, Co
 
 const std::vector<std::string> kCostKeys = {"price_usd", "power_w", "source", "estimate"};
 
+// Bounds on an entry's hardware figures, as on its cost: each far past any part made, so that a
+// figure beyond is a slip of the keyboard (a sign, a missing decimal point, an exponent).
+// One GPU's HBM, GiB: the largest is 288 GB (B300, MI355X datasheets); 16 times that.
+constexpr double kMaxGpuMemoryGb = 4096;
+// One GPU's dense peak, TFLOP/s: the catalog's fastest is 5,000 (B300 FP8); 200 times that.
+constexpr double kMaxGpuTflops = 1e6;
+// One GPU's HBM bandwidth, GB/s: the catalog's fastest is 8,000 (B200); 125 times that.
+constexpr double kMaxHbmGbps = 1e6;
+// One GPU's scale-up bandwidth a direction, GB/s: NVLink 5's is 900 (B200 datasheet); 100 times.
+constexpr double kMaxScaleupGbs = 1e5;
+// A port's or an adapter's rate, Gb/s: 100 Tb/s, the CLI's bound on a link rate
+// (cli/flags.h kMaxFlagBitsPerSecond), a hundred times today's fastest ports (1.6 Tb/s).
+constexpr double kMaxPortGbps = 1e5;
+// A switch's port-to-port latency, ns: the catalog's slowest is a modular chassis's 3,500; 1 ms.
+constexpr double kMaxSwitchLatencyNs = 1e6;
+// A switch's packet buffer, MB: the catalog's deepest is 131,072 (a chassis of line cards with
+// HBM, catalog/switches.yaml); 1 TB. SONiC's buffer objects are held in bytes.
+constexpr double kMaxSwitchBufferMb = 1e6;
+constexpr double kMaxSonicBufferBytes = kMaxSwitchBufferMb * 1e6;
+// A cable part's reach, m: 1,000 km, past any pluggable optic (400ZR+ reaches about 120 km).
+constexpr double kMaxCableLengthM = 1e6;
+// A GPU-hour's rental, USD: on-demand H100s rent for $2 to $10; a hundred times the dearest.
+constexpr double kMaxGpuHourUsd = 1000;
+
+// The range a figure must lie in: from `lo` (above it, where `above_lo`: a figure that must be
+// positive) to `hi`, in `unit`; `hint` says what the figure is and gives an example.
+struct FigureRange {
+  double lo = 0;
+  double hi = 0;
+  bool above_lo = false;
+  const char* unit = "";
+  const char* hint = "";
+};
+
+// `key` of `map` as a number within `range`; outside it, an error at the key that names the range.
+std::optional<double> figure(YamlReader& r, const YAML::Node& map, const std::string& key,
+                             const std::string& path, const FigureRange& range,
+                             bool required = false) {
+  const auto v = r.number(map, key, path, required);
+  if (!v) return std::nullopt;
+  if (*v < range.lo || (range.above_lo && *v == range.lo) || *v > range.hi) {
+    r.error(child(map, key), YamlReader::join(path, key),
+            fmt::format("expected a figure {} {:g} {} {:g} {}, found {:g}",
+                        range.above_lo ? "above" : "from", range.lo,
+                        range.above_lo ? "and at most" : "to", range.hi, range.unit, *v),
+            range.hint);
+    return std::nullopt;
+  }
+  return v;
+}
+
+// `key` of `map` as a rate in Gb/s (positive, units::parse_bitrate) up to kMaxPortGbps.
+std::optional<double> rate_gbps(YamlReader& r, const YAML::Node& map, const std::string& key,
+                                const std::string& path, bool required = false) {
+  const auto v = r.quantity(map, key, path, units::parse_bitrate, required);
+  if (!v) return std::nullopt;
+  if (*v / 1e9 > kMaxPortGbps) {
+    r.error(child(map, key), YamlReader::join(path, key),
+            fmt::format("expected a rate up to {:g}G, found {:g}G", kMaxPortGbps, *v / 1e9),
+            "a rate such as 400G");
+    return std::nullopt;
+  }
+  return *v / 1e9;
+}
+
+// A part's `pcie_gen`: one of the generations pcie_x16_gbs knows.
+std::optional<int> pcie_gen(YamlReader& r, const YAML::Node& map, const std::string& path,
+                            bool required = false) {
+  const auto v = r.small_positive_int(map, "pcie_gen", path, required);
+  if (!v) return std::nullopt;
+  if (*v < kMinPcieGen || *v > kMaxPcieGen) {
+    r.error(child(map, "pcie_gen"), path + ".pcie_gen",
+            fmt::format("PCIe Gen{} does not exist: expected a generation from {} to {}", *v,
+                        kMinPcieGen, kMaxPcieGen),
+            "the generation of the part's x16 link: 4 (A100), 5 (H100, H200), 6 (B300)");
+    return std::nullopt;
+  }
+  return v;
+}
+
 std::vector<std::string> with_cost(std::vector<std::string> keys) {
   keys.insert(keys.end(), kCostKeys.begin(), kCostKeys.end());
   return keys;
@@ -176,14 +256,24 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
                 "arch"});
   if (auto v = r.text(n, "name", path)) g.name = *v;
   if (auto v = r.text(n, "vendor", path)) g.vendor = *v;
-  if (auto v = r.number(n, "memory_gb", path, true)) g.memory_gb = *v;
+  if (auto v = figure(
+          r, n, "memory_gb", path,
+          {0, kMaxGpuMemoryGb, true, "GiB", "the GPU's HBM, e.g. 80 (H100), 141 (H200)"}, true))
+    g.memory_gb = *v;
   if (auto v = r.text(n, "memory_source", path)) g.memory_source = *v;
-  if (auto v = r.number(n, "fp32_tflops", path)) g.fp32_tflops = *v;
-  if (auto v = r.number(n, "bf16_tflops", path, true)) g.bf16_tflops = *v;
+  // Dense peaks: a step divides by them. fp8 may be 0, a GPU without FP8 tensor cores.
+  const FigureRange peak{0, kMaxGpuTflops, true, "TFLOP/s",
+                         "the datasheet's dense (no sparsity) peak, e.g. 989 (H100 BF16)"};
+  if (auto v = figure(r, n, "fp32_tflops", path, peak)) g.fp32_tflops = *v;
+  if (auto v = figure(r, n, "bf16_tflops", path, peak, true)) g.bf16_tflops = *v;
   g.fp16_tflops = g.bf16_tflops;
-  if (auto v = r.number(n, "fp16_tflops", path)) g.fp16_tflops = *v;
-  if (auto v = r.number(n, "fp8_tflops", path)) g.fp8_tflops = *v;
-  if (auto v = r.small_positive_int(n, "pcie_gen", path, true)) g.pcie_gen = *v;
+  if (auto v = figure(r, n, "fp16_tflops", path, peak)) g.fp16_tflops = *v;
+  if (auto v = figure(r, n, "fp8_tflops", path,
+                      {0, kMaxGpuTflops, false, "TFLOP/s",
+                       "the datasheet's dense FP8 peak, e.g. 1979 (H100); 0 without FP8 tensor "
+                       "cores (A100)"}))
+    g.fp8_tflops = *v;
+  if (auto v = pcie_gen(r, n, path, true)) g.pcie_gen = *v;
   if (auto v = r.small_positive_int(n, "gpus_per_node", path, true)) g.gpus_per_node = *v;
   g.max_nics_per_node = g.gpus_per_node;
   if (auto v = r.small_positive_int(n, "max_nics_per_node", path)) g.max_nics_per_node = *v;
@@ -199,7 +289,10 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
             "a host CPU other than x86 needs a 'host_cpu_source:'");
   if (auto v = r.number(n, "compute_efficiency", path)) g.compute_efficiency = *v;
   if (auto v = r.text(n, "compute_efficiency_source", path)) g.compute_efficiency_source = *v;
-  if (auto v = r.number(n, "hbm_gbps", path)) g.hbm_gbps = *v;
+  if (auto v = figure(r, n, "hbm_gbps", path,
+                      {0, kMaxHbmGbps, false, "GB/s",
+                       "the datasheet's HBM bandwidth, e.g. 3350 (H100 SXM); 0: not known"}))
+    g.hbm_gbps = *v;
   if (auto v = r.text(n, "hbm_source", path)) g.hbm_source = *v;
   if (auto v = r.number(n, "matmul_efficiency", path)) g.matmul_efficiency = *v;
   if (auto v = r.number(n, "attention_efficiency", path)) g.attention_efficiency = *v;
@@ -212,7 +305,14 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
     r.check_keys(su, sp,
                  {"tech", "gbs_per_gpu", "domain_gpus", "nvls", "direct_board_gpus", "source"});
     if (auto v = r.choice_of(su, "tech", sp, kScaleUpTechNames, true)) g.scaleup_tech = *v;
-    if (auto v = r.number(su, "gbs_per_gpu", sp, true)) g.scaleup_gbs_per_gpu = *v;
+    // Every scale-up tech is a link the GPU's traffic crosses, a PCIe card's x16 too
+    // (topo/fabric.cc): at 0 it cuts the GPU off.
+    if (auto v = figure(r, su, "gbs_per_gpu", sp,
+                        {0, kMaxScaleupGbs, true, "GB/s",
+                         "one GPU's scale-up bandwidth a direction, e.g. 450 (NVLink 4: 900 GB/s "
+                         "both ways); a 'pcie' card's x16 link, e.g. 24 (Gen4 as NCCL rates it)"},
+                        true))
+      g.scaleup_gbs_per_gpu = *v;
     if (auto v = r.small_positive_int(su, "domain_gpus", sp, true)) g.scaleup_domain_gpus = *v;
     if (auto v = r.boolean(su, "nvls", sp)) g.nvls = *v;
     if (auto v = r.small_positive_int(su, "direct_board_gpus", sp)) {
@@ -229,6 +329,13 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
                 fmt::format("a board of {} GPUs linked directly needs 2 to {} (below domain_gpus)",
                             *v, g.scaleup_domain_gpus - 1));
     }
+    if (g.scaleup_tech == ScaleUpTech::kPcie &&
+        g.scaleup_gbs_per_gpu > pcie_x16_gbs(g.pcie_gen) * (1 + 1e-9))
+      r.error(child(su, "gbs_per_gpu"), sp + ".gbs_per_gpu",
+              fmt::format("a 'pcie' card's link is its PCIe Gen{} x16, {:g} GB/s a direction at "
+                          "most: {:g} is more",
+                          g.pcie_gen, pcie_x16_gbs(g.pcie_gen), g.scaleup_gbs_per_gpu),
+              "give the rate NCCL measures over it (Gen4: 24) or check pcie_gen");
     if (g.scaleup_tech == ScaleUpTech::kPcie && g.nvls)
       r.error(child(su, "nvls"), sp + ".nvls", "NVLink SHARP needs NVLink: a 'pcie' GPU has none");
   }
@@ -269,7 +376,11 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
   const YAML::Node gh = child(n, "gpu_hour");
   if (gh.IsDefined() && r.expect_map(gh, path + ".gpu_hour")) {
     r.check_keys(gh, path + ".gpu_hour", with_cost({"usd"}));
-    if (auto v = r.number(gh, "usd", path + ".gpu_hour", true)) g.gpu_hour_usd = *v;
+    if (auto v = figure(r, gh, "usd", path + ".gpu_hour",
+                        {0, kMaxGpuHourUsd, false, "USD",
+                         "one GPU's rental for an hour, e.g. 2.5 (H100 on demand)"},
+                        true))
+      g.gpu_hour_usd = *v;
     read_cost(r, gh, path + ".gpu_hour", g.gpu_hour, false, false);
   }
   const YAML::Node nw = child(n, "networks");
@@ -283,11 +394,9 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
     if (auto v = r.small_positive_int(nw, "storage_nics", np)) s.storage_nics = *v;
     if (auto v = r.small_positive_int(nw, "storage_ports", np)) s.storage_ports = *v;
     if (auto v = r.small_positive_int(nw, "inband_ports", np)) s.inband_ports = *v;
-    if (auto v = r.quantity(nw, "storage_speed", np, units::parse_bitrate))
-      s.storage_gbps = *v / 1e9;
-    if (auto v = r.quantity(nw, "inband_speed", np, units::parse_bitrate)) s.inband_gbps = *v / 1e9;
-    if (auto v = r.quantity(nw, "storage_read", np, units::parse_bitrate))
-      s.storage_read_gbs = *v / 8e9;
+    if (auto v = rate_gbps(r, nw, "storage_speed", np)) s.storage_gbps = *v;
+    if (auto v = rate_gbps(r, nw, "inband_speed", np)) s.inband_gbps = *v;
+    if (auto v = rate_gbps(r, nw, "storage_read", np)) s.storage_read_gbs = *v / 8;
     if (auto v = r.text(nw, "source", np, true)) s.source = *v;
   }
   if (g.compute_efficiency <= 0 || g.compute_efficiency > 1)
@@ -295,10 +404,7 @@ void read_gpu(YamlReader& r, const YAML::Node& n, const std::string& path, GpuMo
             "expected a fraction in (0, 1]");
   for (const auto& [key, v] : {std::pair<const char*, double>{"matmul_efficiency", g.matmul_efficiency},
                                {"attention_efficiency", g.attention_efficiency}})
-    if (v < 0 || v > 1)
-      r.error(child(n, key), path + "." + key, "expected a fraction in (0, 1]");
-  if (g.hbm_gbps < 0 || g.hbm_gbps > 1e6)
-    r.error(child(n, "hbm_gbps"), path + ".hbm_gbps", "expected GB/s, e.g. 3350");
+    if (v < 0 || v > 1) r.error(child(n, key), path + "." + key, "expected a fraction in (0, 1]");
   // The compute NICs a server's figure includes fit its slots (its storage cards are apart).
   long long compute_nics = 0;
   for (const auto& [id, count] : g.node_nics)
@@ -314,10 +420,10 @@ void read_nic(YamlReader& r, const YAML::Node& n, const std::string& path, Nic& 
       n, path,
       with_cost({"id", "name", "rate", "ports", "protocols", "gpudirect", "pcie_gen", "lanes"}));
   if (auto v = r.text(n, "name", path)) c.name = *v;
-  if (auto v = r.quantity(n, "rate", path, units::parse_bitrate, true)) c.rate_gbps = *v / 1e9;
+  if (auto v = rate_gbps(r, n, "rate", path, true)) c.rate_gbps = *v;
   if (auto v = r.small_positive_int(n, "ports", path)) c.ports = *v;
   if (auto v = r.boolean(n, "gpudirect", path)) c.gpudirect = *v;
-  if (auto v = r.small_positive_int(n, "pcie_gen", path)) c.pcie_gen = *v;
+  if (auto v = pcie_gen(r, n, path)) c.pcie_gen = *v;
   // lanes: the electrical lanes a port runs its rate over, a list (one per signalling mode).
   if (const YAML::Node l = child(n, "lanes"); l.IsDefined()) {
     if (!l.IsSequence() || l.size() == 0) {
@@ -372,17 +478,19 @@ void read_buffer_object(YamlReader& r, const YAML::Node& n, const std::string& p
   r.check_keys(n, path,
                pool ? std::vector<std::string>{"type", "size", "xoff"}
                     : std::vector<std::string>{"pool", "size", "static_th", "dynamic_th"});
+  const FigureRange bytes{0, kMaxSonicBufferBytes, false, "bytes",
+                          "bytes, as the platform's buffers_defaults_*.j2 gives them"};
   if (pool) {
     if (auto v = r.choice(n, "type", path, {"ingress", "egress"}, true)) o.pool = *v;
-    if (auto v = r.number(n, "xoff", path)) o.xoff = *v;
+    if (auto v = figure(r, n, "xoff", path, bytes)) o.xoff = *v;
   } else {
     if (auto v = r.text(n, "pool", path, true)) o.pool = *v;
-    if (auto v = r.number(n, "static_th", path)) o.static_th = *v;
+    if (auto v = figure(r, n, "static_th", path, bytes)) o.static_th = *v;
     if (auto v = dynamic_th(r, n, path)) o.dynamic_th = *v;
     if (o.static_th <= 0 && !o.dynamic_th)
       r.error(n, path, "a buffer profile needs static_th or dynamic_th");
   }
-  if (auto v = r.number(n, "size", path)) o.size = *v;
+  if (auto v = figure(r, n, "size", path, bytes)) o.size = *v;
 }
 
 // sonic: the platform's names and buffer figures (catalog/switches.yaml says where from).
@@ -434,9 +542,11 @@ void read_sonic(YamlReader& r, const YAML::Node& n, const std::string& path, Son
     if (r.expect_map(pg, pp)) {
       r.check_keys(pg, pp, {"size", "xon", "xon_offset", "dynamic_th", "cell_bytes"});
       SonicLosslessPg l;
-      if (auto v = r.number(pg, "size", pp, true)) l.size = *v;
-      if (auto v = r.number(pg, "xon", pp)) l.xon = *v;
-      if (auto v = r.number(pg, "xon_offset", pp)) l.xon_offset = *v;
+      const FigureRange bytes{0, kMaxSonicBufferBytes, false, "bytes",
+                              "bytes, as the platform's pg_profile_lookup.ini gives them"};
+      if (auto v = figure(r, pg, "size", pp, bytes, true)) l.size = *v;
+      if (auto v = figure(r, pg, "xon", pp, bytes)) l.xon = *v;
+      if (auto v = figure(r, pg, "xon_offset", pp, bytes)) l.xon_offset = *v;
       if (auto v = dynamic_th(r, pg, pp)) l.dynamic_th = *v;
       if (auto v = r.small_positive_int(pg, "cell_bytes", pp, true)) l.cell_bytes = *v;
       p.lossless_pg = l;
@@ -486,15 +596,21 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
   if (auto v = r.text(n, "name", path)) s.name = *v;
   if (auto v = r.choice_of(n, "technology", path, kSwitchTechnologyNames, true)) s.technology = *v;
   if (auto v = r.small_positive_int(n, "ports", path, true)) s.ports = *v;
-  if (auto v = r.quantity(n, "port_speed", path, units::parse_bitrate, true))
-    s.port_gbps = *v / 1e9;
+  if (auto v = rate_gbps(r, n, "port_speed", path, true)) s.port_gbps = *v;
   if (auto v = r.small_positive_int(n, "ports_per_cage", path)) s.ports_per_cage = *v;
-  if (auto v = r.number(n, "buffer_mb", path)) s.buffer_mb = *v;
+  if (auto v = figure(r, n, "buffer_mb", path,
+                      {0, kMaxSwitchBufferMb, false, "MB",
+                       "the ASIC's packet buffer, e.g. 165 (Tomahawk 5); 0: not known"}))
+    s.buffer_mb = *v;
   if (auto v = r.text(n, "in_network_reduction", path)) s.in_network_reduction = *v;
   if (s.in_network_reduction == "none" || s.in_network_reduction == "false")
     s.in_network_reduction.clear();
   if (auto v = r.boolean(n, "adaptive_routing", path)) s.adaptive_routing = *v;
-  if (auto v = r.number(n, "latency_ns", path, true)) s.latency_ns = *v;
+  if (auto v = figure(r, n, "latency_ns", path,
+                      {0, kMaxSwitchLatencyNs, true, "ns",
+                       "port-to-port latency from the datasheet, e.g. 130 (QM9700)"},
+                      true))
+    s.latency_ns = *v;
   if (auto v = r.boolean(n, "modular", path)) s.modular = *v;
   if (auto v = r.small_positive_int(n, "rack_units", path)) s.rack_units = *v;
   const YAML::Node b = child(n, "breakout");
@@ -508,8 +624,7 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
         r.check_keys(b[i], bp, {"ports", "port_speed"});
         Breakout o;
         if (auto v = r.small_positive_int(b[i], "ports", bp, true)) o.ports = *v;
-        if (auto v = r.quantity(b[i], "port_speed", bp, units::parse_bitrate, true))
-          o.gbps = *v / 1e9;
+        if (auto v = rate_gbps(r, b[i], "port_speed", bp, true)) o.gbps = *v;
         s.breakouts.push_back(o);
       }
     }
@@ -534,10 +649,16 @@ void read_switch(YamlReader& r, const YAML::Node& n, const std::string& path, Sw
       up.IsDefined() && r.expect_map(up, path + ".uplinks")) {
     r.check_keys(up, path + ".uplinks", {"ports", "port_speed"});
     if (auto v = r.small_positive_int(up, "ports", path + ".uplinks", true)) s.uplink_ports = *v;
-    if (auto v = r.quantity(up, "port_speed", path + ".uplinks", units::parse_bitrate, true))
-      s.uplink_gbps = *v / 1e9;
+    if (auto v = rate_gbps(r, up, "port_speed", path + ".uplinks", true)) s.uplink_gbps = *v;
   }
-  if (auto v = r.small_positive_int(n, "lanes_per_cage", path)) s.lanes_per_cage = *v;
+  if (auto v = r.small_positive_int(n, "lanes_per_cage", path)) {
+    if (*v > kMaxPortLanes)
+      r.error(child(n, "lanes_per_cage"), path + ".lanes_per_cage",
+              fmt::format("{} lanes is more than a cage has (at most {})", *v, kMaxPortLanes),
+              "OSFP and QSFP-DD cages: 8; QSFP56: 4");
+    else
+      s.lanes_per_cage = *v;
+  }
   if (auto v = r.choice_of(n, "asic_vendor", path, kAsicVendorNames)) s.asic_vendor = *v;
   // One model of the cages: every speed fills whole cages, each port on a whole number of lanes.
   for (const auto& [ports, gbps] : [&] {
@@ -601,9 +722,12 @@ void read_cable(YamlReader& r, const YAML::Node& n, const std::string& path, Cab
                with_cost({"id", "name", "kind", "speed", "links", "max_length_m", "media"}));
   if (auto v = r.text(n, "name", path)) c.name = *v;
   if (auto v = r.choice_of(n, "kind", path, kCableKindNames, true)) c.kind = *v;
-  if (auto v = r.quantity(n, "speed", path, units::parse_bitrate, true)) c.gbps = *v / 1e9;
+  if (auto v = rate_gbps(r, n, "speed", path, true)) c.gbps = *v;
   if (auto v = r.small_positive_int(n, "links", path)) c.links = *v;
-  if (auto v = r.number(n, "max_length_m", path, true)) c.max_length_m = *v;
+  if (auto v = figure(r, n, "max_length_m", path,
+                      {0, kMaxCableLengthM, true, "m", "the part's reach, e.g. 3 (DAC), 500 (DR4)"},
+                      true))
+    c.max_length_m = *v;
   if (auto v = r.choice_of(n, "media", path, kFibreMediaNames)) {
     c.media = *v;
     if (c.kind != CableKind::kTransceiver && c.kind != CableKind::kFibre)

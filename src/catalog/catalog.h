@@ -335,6 +335,10 @@ struct Catalog {
 /// Usable PCIe x16 bandwidth per direction in GB/s by generation (PCI-SIG: 8/16/32/64 GT/s per
 /// lane, 128b/130b encoding; Gen6 FLIT mode ~121 GB/s).
 double pcie_x16_gbs(int gen);
+/// The PCIe generations pcie_x16_gbs knows and a catalog entry's pcie_gen may name: Gen3
+/// (V100-era servers) to Gen6 (Blackwell Ultra).
+constexpr int kMinPcieGen = 3;
+constexpr int kMaxPcieGen = 6;
 
 /// The catalog shipped with gpufabric (compiled in from catalog/*.yaml).
 Result<Catalog> builtin_catalog();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace gf {
 namespace {
 // A user's GPU entry without its node: figures (each test adds its own).
@@ -450,6 +452,14 @@ switches:
   std::string huge = sonic;
   huge.replace(huge.find("dynamic_th: 3"), 13, "dynamic_th: 1e300");
   EXPECT_NE(errs("    asic_vendor: mellanox\n" + huge).find("from -8 to 8"), std::string::npos);
+  // A buffer's bytes are not negative.
+  std::string negative = sonic;
+  negative.replace(negative.find("{type: ingress}"), 15, "{type: ingress, size: -1}");
+  EXPECT_NE(errs("    asic_vendor: mellanox\n" + negative)
+                .find("switches.x.sonic.pools.ingress_lossless_pool.size: expected a figure from 0 "
+                      "to 1e+12 bytes, found -1"),
+            std::string::npos)
+      << errs("    asic_vendor: mellanox\n" + negative);
 }
 
 }  // namespace gf
@@ -485,6 +495,96 @@ TEST(Catalog, NetworkRolesUplinksAndServerPorts) {
   EXPECT_EQ(errs[0].key, "switches.x.roles");
   EXPECT_NE(errs[0].message.find("'ob' is not a switch role"), std::string::npos);
   EXPECT_NE(errs[0].hint.find("oob"), std::string::npos) << errs[0].hint;
+}
+
+}  // namespace gf
+
+namespace gf {
+
+// A GPU's figures that no GPU has are errors at their key, with the file and line, as its price
+// is: -141 GiB of HBM printed "PASS memory ... -141.0 GiB of HBM", 0 TFLOP/s "compute inf d",
+// 0 GB/s of NVLink (a PCIe card's x16 link too) cut every GPU off its node, and PCIe Gen9 was
+// taken as Gen6.
+TEST(Catalog, ImpossibleGpuFiguresAreErrorsAtTheKey) {
+  const std::string node = "    node: {price_usd: 1, power_w: 1, estimate: true}\n";
+  Catalog ok;
+  ASSERT_EQ(format_diagnostics(merge_catalog(ok, kMyGpu + node, "mine.yaml")), "");
+  for (const auto& [from, to, want] :
+       std::initializer_list<std::tuple<const char*, const char*, const char*>>{
+           {"memory_gb: 80", "memory_gb: -141",
+            "mine.yaml:3:16: error: gpus.mygpu.memory_gb: expected a figure above 0 and at most "
+            "4096 GiB, found -141 (the GPU's HBM, e.g. 80 (H100), 141 (H200))"},
+           {"bf16_tflops: 900", "bf16_tflops: 0",
+            "mine.yaml:4:18: error: gpus.mygpu.bf16_tflops: expected a figure above 0 and at most "
+            "1e+06 TFLOP/s, found 0"},
+           {"bf16_tflops: 900", "bf16_tflops: 900\n    fp16_tflops: -1",
+            "gpus.mygpu.fp16_tflops: expected a figure above 0"},
+           {"bf16_tflops: 900", "bf16_tflops: 900\n    fp32_tflops: 0",
+            "gpus.mygpu.fp32_tflops: expected a figure above 0"},
+           {"bf16_tflops: 900", "bf16_tflops: 900\n    fp8_tflops: -1979",
+            "gpus.mygpu.fp8_tflops: expected a figure from 0 to 1e+06 TFLOP/s, found -1979"},
+           {"bf16_tflops: 900", "bf16_tflops: 900\n    hbm_gbps: -3350",
+            "gpus.mygpu.hbm_gbps: expected a figure from 0 to 1e+06 GB/s, found -3350"},
+           {"pcie_gen: 5", "pcie_gen: 9",
+            "mine.yaml:6:15: error: gpus.mygpu.pcie_gen: PCIe Gen9 does not exist: expected a "
+            "generation from 3 to 6"},
+           {"pcie_gen: 5", "pcie_gen: 2", "gpus.mygpu.pcie_gen: PCIe Gen2 does not exist"},
+           {"gbs_per_gpu: 450", "gbs_per_gpu: 0",
+            "mine.yaml:5:43: error: gpus.mygpu.scaleup.gbs_per_gpu: expected a figure above 0 and "
+            "at most 100000 GB/s, found 0"},
+           {"tech: nvlink4, gbs_per_gpu: 450", "tech: pcie, gbs_per_gpu: 0",
+            "gpus.mygpu.scaleup.gbs_per_gpu: expected a figure above 0"},
+           {"tech: nvlink4, gbs_per_gpu: 450", "tech: pcie, gbs_per_gpu: 450",
+            "gpus.mygpu.scaleup.gbs_per_gpu: a 'pcie' card's link is its PCIe Gen5 x16, 63 GB/s a "
+            "direction at most: 450 is more"},
+           {"gpus_per_node: 8", "gpus_per_node: 8\n    gpu_hour: {usd: -3, estimate: true}",
+            "gpus.mygpu.gpu_hour.usd: expected a figure from 0 to 1000 USD, found -3"},
+           {"gpus_per_node: 8",
+            "gpus_per_node: 8\n    networks: {storage_nic: n, storage_speed: 1e30G, source: s}",
+            "gpus.mygpu.networks.storage_speed: expected a rate up to 100000G, found 1e+30G"}}) {
+    std::string text = kMyGpu;
+    text.replace(text.find(from), std::string(from).size(), to);
+    Catalog c;
+    const std::string all = format_diagnostics(merge_catalog(c, text + node, "mine.yaml"));
+    EXPECT_NE(all.find(want), std::string::npos) << to << "\n" << all;
+    EXPECT_FALSE(c.gpus.count("mygpu")) << to;
+  }
+  // The shipped PCIe card is within its link: 24 GB/s on Gen4's 31.5.
+  auto shipped = builtin_catalog();
+  ASSERT_TRUE(shipped.ok()) << format_diagnostics(shipped.errors());
+  EXPECT_EQ(shipped->gpus.at("a100-pcie-40g").scaleup_gbs_per_gpu, 24);
+}
+
+// The same for NICs, switches and cables: a NIC's PCIe generation, a switch's latency, buffer
+// and cage lanes, a cable's reach and any rate beyond 100 Tb/s.
+TEST(Catalog, ImpossiblePartFiguresAreErrorsAtTheKey) {
+  const std::string cost = ", price_usd: 1, power_w: 1, estimate: true}\n";
+  for (const auto& [entry, want] : std::initializer_list<std::pair<std::string, const char*>>{
+           {"nics:\n  - {id: n, rate: 400G, protocols: [roce], pcie_gen: 9" + cost,
+            "mine.yaml:2:54: error: nics.n.pcie_gen: PCIe Gen9 does not exist"},
+           {"nics:\n  - {id: n, rate: 4e9G, protocols: [roce]" + cost,
+            "nics.n.rate: expected a rate up to 100000G, found 4e+09G"},
+           {"switches:\n  - {id: s, technology: ethernet, ports: 64, port_speed: 800G, "
+            "latency_ns: 0" +
+                cost,
+            "switches.s.latency_ns: expected a figure above 0 and at most 1e+06 ns, found 0"},
+           {"switches:\n  - {id: s, technology: ethernet, ports: 64, port_speed: 800G, "
+            "latency_ns: 600, buffer_mb: -64" +
+                cost,
+            "switches.s.buffer_mb: expected a figure from 0 to 1e+06 MB, found -64"},
+           {"switches:\n  - {id: s, technology: ethernet, ports: 64, port_speed: 800G, "
+            "latency_ns: 600, lanes_per_cage: 64" +
+                cost,
+            "switches.s.lanes_per_cage: 64 lanes is more than a cage has (at most 16)"},
+           {"cables:\n  - {id: c, kind: dac, speed: 400G, max_length_m: 0" + cost,
+            "cables.c.max_length_m: expected a figure above 0 and at most 1e+06 m, found 0"},
+           {"cables:\n  - {id: c, kind: dac, speed: 400G, max_length_m: -3" + cost,
+            "cables.c.max_length_m: expected a figure above 0"}}) {
+    Catalog c;
+    const std::string all = format_diagnostics(merge_catalog(c, entry, "mine.yaml"));
+    EXPECT_NE(all.find(want), std::string::npos) << entry << all;
+    EXPECT_TRUE(c.nics.empty() && c.switches.empty() && c.cables.empty()) << entry;
+  }
 }
 
 }  // namespace gf

@@ -21,8 +21,8 @@ constexpr int kMaxFlagNodes = static_cast<int>(kMaxSpecNodes);
 constexpr int kMaxFlagGpusPerNode = static_cast<int>(kMaxSpecPerNode);
 /// Model parameters: 10^15, a thousand times the largest published dense models (~1T).
 constexpr double kMaxFlagParams = 1e15;
-/// Training steps: 10^12, far beyond any run (Llama 3 405B trained for ~1.2M steps).
-constexpr double kMaxFlagSteps = 1e12;
+/// Training steps: the spec's bound on workload.steps (spec.h).
+constexpr double kMaxFlagSteps = kMaxSpecSteps;
 /// A per-step or per-collective time: one year.
 constexpr double kMaxFlagSeconds = 365.0 * 24 * 3600;
 /// A link rate: 100 Tb/s, a hundred times today's fastest ports (1.6 Tb/s).

@@ -78,6 +78,10 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 }
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  // What was typed is itself a candidate: the name is right and the place is wrong (a node's
+  // name where a switch's is wanted). Suggesting it back, or a neighbour one edit away, misleads.
+  if (std::find(candidates.begin(), candidates.end(), word) != candidates.end())
+    return "'" + word + "' is a known name, but not one this place takes";
   const std::string m = closest_match(word, candidates);
   return m.empty() ? "" : "did you mean '" + m + "'?";
 }

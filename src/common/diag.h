@@ -87,7 +87,7 @@ class Result {
 int edit_distance(const std::string& a, const std::string& b);
 /// The candidate closest to `word` if it is close enough to be a likely typo, else "".
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
-/// " (did you mean 'x'?)"-style hint text, or "" when nothing is close.
+/// "did you mean 'x'?" hint text, or "" when nothing is close; never `word` itself.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace gf

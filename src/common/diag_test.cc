@@ -21,6 +21,24 @@ TEST(Diag, SuggestsNearMisses) {
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3);
 }
 
+// A name that is among the candidates was rejected for its place, not misspelt: the hint never
+// offers it back ("unknown device 'node001' (did you mean 'node001'?)"), nor a neighbour one
+// edit away ("spine02" for a known "spine01").
+TEST(Diag, NeverSuggestsWhatWasTyped) {
+  for (const auto& [word, candidates] :
+       std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"node001", {"node001", "su01-r0-leaf"}},
+           {"spine01", {"spine02", "spine01"}},
+           {"spine01", {"spine01"}}}) {
+    const std::string hint = did_you_mean(word, candidates);
+    EXPECT_EQ(hint.find("did you mean"), std::string::npos) << hint;
+    EXPECT_EQ(hint, "'" + word + "' is a known name, but not one this place takes");
+  }
+  EXPECT_EQ(did_you_mean("spine1", {"spine01", "spine02"}), "did you mean 'spine01'?");
+  EXPECT_EQ(did_you_mean("Spine01", {"spine01"}), "did you mean 'spine01'?");
+  EXPECT_EQ(did_you_mean("banana", {"spine01"}), "");
+}
+
 TEST(Diag, ResultHoldsValueOrErrors) {
   Result<int> ok = 3;
   ASSERT_TRUE(ok.ok());

@@ -58,10 +58,38 @@ Names names_of(const Plan& plan, const Catalog& cat, const Fabric& f) {
 
 Diagnostic unknown(const std::string& what, const std::string& name, const Names& n,
                    const std::string& flag = "--fail") {
+  // A name of the other kind (a node where a switch is wanted) is known: say what it is.
+  if (n.node.count(name) || n.vertex.count(name)) {
+    const bool node = n.node.count(name) > 0;
+    return Diagnostic::flag(
+        flag, fmt::format("'{}' is a {}, not a {}", name, node ? "node" : "switch", what),
+        fmt::format("use {}:{}", node ? "node" : "switch", name));
+  }
   const std::string hint = did_you_mean(name, n.all);
   return Diagnostic::flag(
       flag, fmt::format("unknown {} '{}'", what, name),
       hint.empty() ? "use the device names of cabling.csv (gpufabric plan -o DIR)" : hint);
+}
+
+// The two ends of "link:A:B" as the fabric knows them: a node and its leaf, written in either
+// order, or two switches.
+struct LinkEnds {
+  int node = -1;  ///< the node's index where one end is a node; -1 between two switches
+  int a = -1;     ///< the node's leaf, or the first switch written
+  int b = -1;     ///< the second switch written; -1 with a node
+};
+
+Result<LinkEnds> link_ends(const std::string& a, const std::string& b, const Names& n,
+                           const std::string& flag) {
+  for (const std::string& end : {a, b})
+    if (!n.node.count(end) && !n.vertex.count(end)) return unknown("device", end, n, flag);
+  const auto node_a = n.node.find(a), node_b = n.node.find(b);
+  if (node_a != n.node.end() && node_b != n.node.end())
+    return Diagnostic::flag(flag, fmt::format("{} and {} are both nodes: no cable joins two", a, b),
+                            "a node's cables run to its leaves: link:NODE:LEAF (see cabling.csv)");
+  if (node_a != n.node.end()) return LinkEnds{node_a->second, n.vertex.at(b), -1};
+  if (node_b != n.node.end()) return LinkEnds{node_b->second, n.vertex.at(a), -1};
+  return LinkEnds{-1, n.vertex.at(a), n.vertex.at(b)};
 }
 
 // Applies "--fail" items to the fabric.
@@ -99,20 +127,18 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
         }
       changes.push_back(fmt::format("node {} failed: its NICs are down", parts[1]));
     } else if (kind == "link" && parts.size() == 3) {
-      // Node to leaf, or between two switches (the first of parallel cables).
-      auto na = n.node.find(parts[1]);
-      auto vb = n.vertex.find(parts[2]);
-      auto va = n.vertex.find(parts[1]);
-      if (vb == n.vertex.end() || (na == n.node.end() && va == n.vertex.end())) {
-        errs.push_back(unknown("device", vb == n.vertex.end() ? parts[2] : parts[1], n));
+      // Node to leaf (either end first), or between two switches (the first of parallel cables).
+      const auto ends = link_ends(parts[1], parts[2], n, "--fail");
+      if (!ends) {
+        errs.push_back(ends.errors().front());
         continue;
       }
       bool done = false;
-      if (na != n.node.end()) {
+      if (ends->node >= 0) {
         for (int r = 0; r < f.nics_per_node() && !done; ++r)
           for (int p = 0; p < f.planes() && !done; ++p) {
-            const int nic = f.nic(na->second, r);
-            if (f.leaf_of_nic(nic, p) != vb->second) continue;
+            const int nic = f.nic(ends->node, r);
+            if (f.leaf_of_nic(nic, p) != ends->a) continue;
             f.fail_link(f.nic_to_leaf(nic, p));
             f.fail_link(f.leaf_to_nic(nic, p));
             done = true;
@@ -121,7 +147,7 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
         int parallel = 0;
         for (size_t i = 0; i < f.links().size(); ++i) {
           const Link& l = f.links()[i];
-          const bool match = l.from == va->second && l.to == vb->second;
+          const bool match = l.from == ends->a && l.to == ends->b;
           if (!match || l.failed) continue;
           if (!done) {
             f.fail_link(static_cast<int>(i));
@@ -220,24 +246,21 @@ std::vector<Diagnostic> apply_degrades(const std::vector<std::string>& items, co
                                       "give the speed the link trained at, e.g. =200G"));
       continue;
     }
-    auto na = n.node.find(parts[1]);
-    auto vb = n.vertex.find(parts[2]);
-    auto va = n.vertex.find(parts[1]);
-    if (vb == n.vertex.end() || (na == n.node.end() && va == n.vertex.end())) {
-      errs.push_back(unknown("device", vb == n.vertex.end() ? parts[2] : parts[1], n, "--degrade"));
+    const auto ends = link_ends(parts[1], parts[2], n, "--degrade");
+    if (!ends) {
+      errs.push_back(ends.errors().front());
       continue;
     }
     int link = -1;
-    if (na != n.node.end()) {
+    if (ends->node >= 0) {
       for (int r = 0; r < f.nics_per_node() && link < 0; ++r)
         for (int p = 0; p < f.planes() && link < 0; ++p) {
-          const int nic = f.nic(na->second, r);
-          if (f.leaf_of_nic(nic, p) == vb->second) link = f.nic_to_leaf(nic, p);
+          const int nic = f.nic(ends->node, r);
+          if (f.leaf_of_nic(nic, p) == ends->a) link = f.nic_to_leaf(nic, p);
         }
     } else {
       for (size_t i = 0; i < f.links().size() && link < 0; ++i)
-        if (f.links()[i].from == va->second && f.links()[i].to == vb->second)
-          link = static_cast<int>(i);
+        if (f.links()[i].from == ends->a && f.links()[i].to == ends->b) link = static_cast<int>(i);
     }
     if (link < 0) {
       errs.push_back(Diagnostic::flag("--degrade",

@@ -299,3 +299,64 @@ TEST(WhatIf, AHalfSpeedSwitchSlowsWhatCrossesIt) {
 }
 
 }  // namespace gf
+
+namespace gf {
+// A node's cable is one link whichever end is written first: link:LEAF:NODE fails and degrades
+// what link:NODE:LEAF does (it said "unknown device 'node001' (did you mean 'node001'?)"), in
+// what-if, replay (scenario_fabric) and jobs (fail_parts) alike; a name of the wrong kind says
+// what it is rather than suggesting itself back.
+TEST(WhatIf, ALinkNamesItsEndsInEitherOrder) {
+  const WhatIfSetup s = setup(kSeed);
+  auto scenario = [&](std::vector<std::string> fail, std::vector<std::string> degrade) {
+    WhatIfOptions o;
+    o.fail = std::move(fail);
+    o.degrade = std::move(degrade);
+    return scenario_fabric(s.spec, s.cat, s.plan, o);
+  };
+  auto failed = [](const Fabric& f) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < f.links().size(); ++i)
+      if (f.links()[i].failed) out.push_back(i);
+    return out;
+  };
+  auto at_200g = [](const Fabric& f) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < f.links().size(); ++i)
+      if (f.links()[i].bytes_per_s == 200e9 / 8) out.push_back(i);
+    return out;
+  };
+  const auto node_first = scenario({"link:node001:su01-r0-leaf"}, {});
+  const auto node_second = scenario({"link:su01-r0-leaf:node001"}, {});
+  ASSERT_TRUE(node_first.ok()) << format_diagnostics(node_first.errors());
+  ASSERT_TRUE(node_second.ok()) << format_diagnostics(node_second.errors());
+  EXPECT_EQ(failed(node_first->fabric).size(), 2u);
+  EXPECT_EQ(failed(node_second->fabric), failed(node_first->fabric));
+  EXPECT_EQ(node_second->changes.back(), "link su01-r0-leaf - node001 failed");
+
+  const auto slow_first = scenario({}, {"link:node003:su01-r0-leaf=200G"});
+  const auto slow_second = scenario({}, {"link:su01-r0-leaf:node003=200G"});
+  ASSERT_TRUE(slow_first.ok()) << format_diagnostics(slow_first.errors());
+  ASSERT_TRUE(slow_second.ok()) << format_diagnostics(slow_second.errors());
+  EXPECT_EQ(at_200g(slow_first->fabric).size(), 2u);
+  EXPECT_EQ(at_200g(slow_second->fabric), at_200g(slow_first->fabric));
+
+  // jobs --fail goes through fail_parts.
+  Fabric f = Fabric::build(s.plan, s.cat);
+  std::vector<std::string> changes;
+  EXPECT_TRUE(fail_parts(s.plan, s.cat, f, {"link:su01-r0-leaf:node001"}, changes).empty());
+  EXPECT_EQ(failed(f), failed(node_first->fabric));
+
+  const auto two_nodes = scenario({"link:node001:node002"}, {});
+  ASSERT_FALSE(two_nodes.ok());
+  EXPECT_EQ(two_nodes.errors()[0].message,
+            "node001 and node002 are both nodes: no cable joins two");
+  const auto wrong_kind = scenario({"switch:node001"}, {});
+  ASSERT_FALSE(wrong_kind.ok());
+  EXPECT_EQ(wrong_kind.errors()[0].message, "'node001' is a node, not a switch");
+  EXPECT_EQ(wrong_kind.errors()[0].hint, "use node:node001");
+  const auto leaf_as_node = scenario({}, {"link:su01-r0-leaf:node001x=200G"});
+  ASSERT_FALSE(leaf_as_node.ok());
+  EXPECT_EQ(leaf_as_node.errors()[0].key, "--degrade");
+  EXPECT_EQ(leaf_as_node.errors()[0].hint, "did you mean 'node001'?");
+}
+}  // namespace gf

@@ -272,6 +272,16 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
       r.error(child(m, "top_k"), mp + ".top_k", "top_k needs experts > 0");
     if (w.model.experts > 0 && w.model.top_k > w.model.experts)
       r.error(child(m, "top_k"), mp + ".top_k", "top_k cannot exceed the number of experts");
+    // top_k 0 (or none) reads as a dense model's; with experts, every token goes to 1 or more.
+    const YAML::Node top_k = child(m, "top_k");
+    if (w.model.experts > 0 && (!top_k.IsDefined() || (top_k.IsScalar() && top_k.Scalar() == "0")))
+      r.error(top_k.IsDefined() ? top_k : child(m, "experts"), mp + ".top_k",
+              fmt::format("{}: a mixture-of-experts model (experts: {}) routes each token to 1 "
+                          "to {} of them",
+                          top_k.IsDefined() ? "top_k 0 routes a token to no expert"
+                                            : "missing required key",
+                          w.model.experts, w.model.experts),
+              "give the experts each token is routed to, e.g. top_k: 2 (Mixtral 8x22B)");
   }
   if (auto v = r.choice_of(n, "precision", p, kPrecisionNames)) w.precision = *v;
   const YAML::Node par = child(n, "parallelism");
@@ -325,12 +335,20 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
   if (auto v = r.quantity(n, "steps", p, units::parse_count)) {
     if (*v < 1)
       r.error(child(n, "steps"), p + ".steps", "expected at least 1 step");
+    else if (*v > kMaxSpecSteps)
+      r.error(child(n, "steps"), p + ".steps",
+              fmt::format("expected at most {:g} steps, found {:g}", kMaxSpecSteps, *v),
+              "the run's optimizer steps, e.g. 100000 (Llama 3 405B ran ~1.2M)");
     else
       w.steps = *v;
   }
   if (auto v = r.quantity(n, "tokens", p, units::parse_count)) {
     if (*v < 1)
       r.error(child(n, "tokens"), p + ".tokens", "expected a positive token count");
+    else if (*v > kMaxSpecTokens)
+      r.error(child(n, "tokens"), p + ".tokens",
+              fmt::format("expected at most {:g} tokens, found {:g}", kMaxSpecTokens, *v),
+              "the run's training tokens, e.g. 15T (Llama 3)");
     else
       w.tokens = *v;
   }

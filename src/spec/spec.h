@@ -367,6 +367,13 @@ constexpr long long kMaxSpecPerNode = 1024;
 /// The longest `name:` accepted (characters): it titles reports and tables.
 constexpr std::size_t kMaxSpecNameChars = 128;
 
+/// The most training steps a workload's `steps:` (and `estimate --steps`) may name: 10^12, far
+/// beyond any run (Llama 3 405B trained for ~1.2M steps).
+constexpr double kMaxSpecSteps = 1e12;
+/// The most tokens a workload's `tokens:` may name: 10^18, some 64,000 times Llama 3's 15.6T
+/// (Llama 3 paper, section 3.1); at Llama 3's 16M tokens a step, well under kMaxSpecSteps.
+constexpr double kMaxSpecTokens = 1e18;
+
 struct Spec {
   std::string name;  ///< as the user wrote it (any one-line UTF-8 text)
   std::string path;  ///< the file it came from

@@ -590,3 +590,41 @@ TEST(SpecErrors, ModelShapeKeysAreChecked) {
   EXPECT_NE(e.find("did you mean 'ffn_hidden'"), std::string::npos) << e;
 }
 }  // namespace gf
+
+namespace gf {
+// A mixture-of-experts model routes each token to 1 to `experts` of them: top_k 0 (or none) ran
+// as top_k 1 in the step's GEMMs and as 0 in its active parameters. A run's length is bounded as
+// estimate --steps is (kMaxSpecSteps): steps: 1e30 printed 1e26 days to train.
+TEST(SpecErrors, TopKAndTheRunsLengthAreBounded) {
+  const std::string head =
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: {params: 7B, ";
+  auto e = errors_of(head + "experts: 8, top_k: 0}\n");
+  EXPECT_NE(e.find("spec.yaml:3:42: error: workload.model.top_k: top_k 0 routes a token to no "
+                   "expert: a mixture-of-experts model (experts: 8) routes each token to 1 to 8 "
+                   "of them (give the experts each token is routed to, e.g. top_k: 2"),
+            std::string::npos)
+      << e;
+  e = errors_of(head + "experts: 8}\n");
+  EXPECT_NE(e.find("workload.model.top_k: missing required key: a mixture-of-experts model "
+                   "(experts: 8)"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(errors_of(head + "experts: 8, top_k: 2}\n"), "");
+  EXPECT_EQ(errors_of(head + "experts: 0, top_k: 0}\n"), "");  // a dense model, as README has it
+  EXPECT_EQ(errors_of(head + "top_k: 0}\n"), "");
+
+  const std::string run =
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: {params: 7B}\n";
+  e = errors_of(run + "  steps: 1e30\n");
+  EXPECT_NE(e.find("spec.yaml:4:10: error: workload.steps: expected at most 1e+12 steps, found "
+                   "1e+30"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(errors_of(run + "  steps: 1e12\n"), "");
+  e = errors_of(run + "  tokens: 1e30\n");
+  EXPECT_NE(e.find("workload.tokens: expected at most 1e+18 tokens, found 1e+30"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(errors_of(run + "  tokens: 15T\n"), "");
+}
+}  // namespace gf
