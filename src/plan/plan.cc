@@ -497,17 +497,18 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   // asks, and a user needs to know it does not fit before buying (sweep's within_budget too).
   if (budget > 0 && p.bom.capex_usd > budget) {
     const Option* other = chosen == ib ? roce : ib;
-    const bool other_fits = other && other->plan.bom.capex_usd <= budget;
-    p.warnings.push_back(fmt::format(
-        "capex {} exceeds constraints.budget {}{}", units::format_usd(p.bom.capex_usd),
-        units::format_usd(budget),
-        other_fits ? fmt::format(" ({} would fit, at {})", other == ib ? "InfiniBand" : "RoCE",
-                                 units::format_usd(other->plan.bom.capex_usd))
-        : other    ? fmt::format(" (so would {} at {}): fewer GPUs, cheaper NICs or switches, "
-                                    "or oversubscription",
-                              other == ib ? "InfiniBand" : "RoCE",
-                                 units::format_usd(other->plan.bom.capex_usd))
-                   : ": fewer GPUs, cheaper NICs or switches, or oversubscription"));
+    const std::string advice = ": fewer GPUs, cheaper NICs or switches, or oversubscription";
+    std::string tail = advice;
+    if (other) {
+      const std::string name = other == ib ? "InfiniBand" : "RoCE";
+      const std::string usd = units::format_usd(other->plan.bom.capex_usd);
+      tail = other->plan.bom.capex_usd <= budget
+                 ? fmt::format(" ({} would fit, at {})", name, usd)
+                 : fmt::format(" (so would {} at {}){}", name, usd, advice);
+    }
+    p.warnings.push_back(fmt::format("capex {} exceeds constraints.budget {}{}",
+                                     units::format_usd(p.bom.capex_usd), units::format_usd(budget),
+                                     tail));
   }
   p.switch_reason =
       f.switch_id != "auto"

@@ -547,20 +547,22 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     const bool sharp = env->collnet.value_or(p.algorithm_group.rfind("collnet", 0) == 0 ||
                                              (note.find("SHARP") != std::string::npos &&
                                               note.find("SHARP inactive") == std::string::npos));
-    // The hosts' CPU vendor where the source states it (host_cpu: intel or amd; blank: the
-    // catalog's, Intel on x86).
-    const std::string host = csv.has("host_cpu") ? col("host_cpu") : "";
-    if (!host.empty() && host != "intel" && host != "amd")
+    // The hosts' CPU vendor where the source states it (host_cpu: intel or amd, the spec's
+    // names; blank: the catalog's, Intel on x86).
+    const std::string host_cell = csv.has("host_cpu") ? col("host_cpu") : "";
+    const auto host = host_cell.empty() ? std::optional{HostCpuVendor::kAuto}
+                                        : parse_name(kHostCpuVendorNames, host_cell);
+    if (!host || (!host_cell.empty() && *host == HostCpuVendor::kAuto))
       return Diagnostic::at(file, lineno, 0, "host_cpu",
-                            fmt::format("'{}' is neither intel nor amd", quoted_excerpt(host)),
+                            fmt::format("'{}' is neither intel nor amd", quoted_excerpt(host_cell)),
                             "the x86 hosts' CPU vendor as the source states it, or blank");
     const std::string spec_text = fmt::format(
         "name: calibration-line-{}\ncluster: {{gpu: {}, nodes: {}, gpus_per_node: {}, nic: {}, "
         "nics_per_node: {}, nccl: '{}'{}}}\nfabric: {{technology: {}, in_network_reduction: "
         "{}}}\n",
         lineno, gpu, p.nodes, p.gpus_per_node, p.nic, nics, modelled_release(col("nccl")),
-        host.empty() ? "" : ", host_cpu: " + host, roce ? "roce" : "infiniband",
-        sharp ? "on" : "off");
+        fmt::format(", host_cpu: {}", name_of(kHostCpuVendorNames, *host)),
+        roce ? "roce" : "infiniband", sharp ? "on" : "off");
     // A row gpufabric cannot build or run is skipped with the model's own reason.
     auto first_error = [](const std::vector<Diagnostic>& e) {
       return e.empty() ? std::string("cannot be simulated") : e.front().message;
@@ -600,7 +602,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
       o.gpus_per_thread = static_cast<int>(*g);
     }
     p.inputs = inputs_label(p, nic_cell, nics, roce, sharp, *env, o.gpus_per_thread);
-    if (host == "amd" && p.nodes > 1) p.inputs += ", AMD hosts";  // read across nodes only
+    if (*host == HostCpuVendor::kAmd && p.nodes > 1) p.inputs += ", AMD hosts";  // across nodes
     auto model = CollectiveModel::build(fabric, *plan, o);
     if (!model) {
       skip(fmt::format("not simulated: {}", first_error(model.errors())));
