@@ -146,9 +146,6 @@ constexpr double kMaxGpuTflops = 1e6;
 constexpr double kMaxHbmGbps = 1e6;
 // One GPU's scale-up bandwidth a direction, GB/s: NVLink 5's is 900 (B200 datasheet); 100 times.
 constexpr double kMaxScaleupGbs = 1e5;
-// A port's or an adapter's rate, Gb/s: 100 Tb/s, the CLI's bound on a link rate
-// (cli/flags.h kMaxFlagBitsPerSecond), a hundred times today's fastest ports (1.6 Tb/s).
-constexpr double kMaxPortGbps = 1e5;
 // A switch's port-to-port latency, ns: the catalog's slowest is a modular chassis's 3,500; 1 ms.
 constexpr double kMaxSwitchLatencyNs = 1e6;
 // A switch's packet buffer, MB: the catalog's deepest is 131,072 (a chassis of line cards with

@@ -339,6 +339,9 @@ double pcie_x16_gbs(int gen);
 /// (V100-era servers) to Gen6 (Blackwell Ultra).
 constexpr int kMinPcieGen = 3;
 constexpr int kMaxPcieGen = 6;
+/// The fastest rate a catalog part's port or adapter may name, Gb/s: 100 Tb/s, a hundred times
+/// today's fastest ports (1.6 Tb/s); the CLI's link-rate flags take the same bound.
+constexpr double kMaxPortGbps = 1e5;
 
 /// The catalog shipped with gpufabric (compiled in from catalog/*.yaml).
 Result<Catalog> builtin_catalog();

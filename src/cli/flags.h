@@ -25,8 +25,8 @@ constexpr double kMaxFlagParams = 1e15;
 constexpr double kMaxFlagSteps = kMaxSpecSteps;
 /// A per-step or per-collective time: one year.
 constexpr double kMaxFlagSeconds = 365.0 * 24 * 3600;
-/// A link rate: 100 Tb/s, a hundred times today's fastest ports (1.6 Tb/s).
-constexpr double kMaxFlagBitsPerSecond = 1e14;
+/// A link rate: the catalog's bound on a port's rate (kMaxPortGbps, 100 Tb/s).
+constexpr double kMaxFlagBitsPerSecond = kMaxPortGbps * 1e9;
 /// A collective's size: 10 TB, as simulate has always refused larger.
 constexpr double kMaxFlagBytes = 1e13;
 
