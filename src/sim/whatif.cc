@@ -92,6 +92,14 @@ Result<LinkEnds> link_ends(const std::string& a, const std::string& b, const Nam
   return LinkEnds{-1, n.vertex.at(a), n.vertex.at(b)};
 }
 
+// The --nic change: the NICs, and the switch, which the new rate keeps or replaces.
+std::string nic_change(const Plan& from, const Plan& to) {
+  return fmt::format("NICs {} -> {} ({:g} -> {:g} Gbps), {}", from.nic.id, to.nic.id,
+                     from.nic.rate_gbps, to.nic.rate_gbps,
+                     from.sw.id == to.sw.id ? fmt::format("switch {} kept", from.sw.id)
+                                            : fmt::format("switch {} -> {}", from.sw.id, to.sw.id));
+}
+
 // Applies "--fail" items to the fabric.
 std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, const Names& n,
                                        Fabric& f, std::vector<std::string>& changes) {
@@ -500,10 +508,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
               "the new top tier's)"
             : " (needs another tier: the top tier is full; the share free is the new top "
               "tier's)"));
-  if (!o.nic.empty())
-    out.changes.push_back(fmt::format("NICs {} -> {} ({:g} -> {:g} Gbps), switch {} -> {}",
-                                      plan.nic.id, p2->nic.id, plan.nic.rate_gbps,
-                                      p2->nic.rate_gbps, plan.sw.id, p2->sw.id));
+  if (!o.nic.empty()) out.changes.push_back(nic_change(plan, *p2));
   const Names names = names_of(*p2, cat, f2);
   const std::vector<int> roots =
       p2->in_network_reduction ? reduction_roots(f2) : std::vector<int>{};
@@ -687,9 +692,7 @@ Result<ScenarioFabric> scenario_fabric(const Spec& spec, const Catalog& cat, con
     if (!errs.empty()) return errs;
     auto p2 = make_plan(s2, cat);
     if (!p2) return p2.errors();
-    out.changes.push_back(fmt::format("NICs {} -> {} ({:g} -> {:g} Gbps), switch {} -> {}",
-                                      plan.nic.id, p2->nic.id, plan.nic.rate_gbps,
-                                      p2->nic.rate_gbps, plan.sw.id, p2->sw.id));
+    out.changes.push_back(nic_change(plan, *p2));
     out.plan = *p2;
     out.fabric = Fabric::build(out.plan, cat);
   }

@@ -207,7 +207,16 @@ TEST(WhatIf, NicsOfFasterLanesChooseTheSwitchAgain) {
   auto r = what_if(s.spec, s.cat, s.plan, o);
   ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
   const std::string text = changes_text(*r);
-  EXPECT_NE(text.find("qm9700"), std::string::npos) << text;
+  EXPECT_NE(text.find("switch qm8700 -> qm9700"), std::string::npos) << text;
+  // A NIC the plan's switch still serves keeps it, and the change says so (not "X -> X").
+  const WhatIfSetup same = setup(
+      "cluster: {gpu: a100-sxm-80g, nodes: 16, nic: cx6-200g}\nfabric: {technology: infiniband, "
+      "switch: qm9700}\n");
+  auto kept = what_if(same.spec, same.cat, same.plan, o);
+  ASSERT_TRUE(kept.ok()) << format_diagnostics(kept.errors());
+  const std::string kept_text = changes_text(*kept);
+  EXPECT_NE(kept_text.find("(200 -> 400 Gbps), switch qm9700 kept"), std::string::npos)
+      << kept_text;
 }
 
 TEST(WhatIf, RoutesAroundADeadEndInThreeTiers) {
