@@ -189,6 +189,16 @@ Sized size_for(const Spec& spec, int radix, double lane, int appliance_ports) {
   for (const TopologyKind kind : kinds)
     if (auto t = size_topology(kind, nodes, rails, radix, lane, f, appliance_ports))
       return {*t, ""};
+  // A dragonfly joins two groups or more: a cluster that fits in one is too small for it, not
+  // too large. Its groups are the three-tier Clos's pods, sized alike.
+  if (kinds.back() == TopologyKind::kDragonfly)
+    if (const auto pods =
+            size_topology(TopologyKind::kClos3, nodes, rails, radix, lane, f, appliance_ports);
+        pods && pods->pods < 2)
+      return {std::nullopt,
+              fmt::format("dragonfly with {}-port switches needs two groups or more, and the "
+                          "cluster's {} endpoints fit in one group of {} leaves",
+                          radix, 1LL * nodes * rails + appliance_ports, pods->leaves)};
   // One node always fits: what the largest kind tried reaches, for the message.
   const auto probe = size_topology(kinds.back(), 1, rails, radix, lane, f, 0);
   return {std::nullopt,

@@ -114,6 +114,18 @@ TEST(Plan, ExplicitTopologyThatCannotHoldTheClusterIsAnError) {
             std::string::npos)
       << format_diagnostic(e[0]);
   EXPECT_EQ(e[0].line, 2);
+  // A dragonfly on a cluster that fits in one group is too small for it, not too large (it said
+  // "reaches at most 0 endpoints"): 1,024 endpoints are one group of qm9700 leaves.
+  auto small = plan_errors(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, topology: dragonfly}\n");
+  ASSERT_FALSE(small.empty());
+  EXPECT_NE(format_diagnostic(small[0]).find(
+                "dragonfly with 64-port switches needs two groups or more, and the cluster's 1024 "
+                "endpoints fit in one group of"),
+            std::string::npos)
+      << format_diagnostic(small[0]);
+  EXPECT_EQ(small[0].key, "fabric.topology");
 }
 
 // Small scalable units leave their leaves part empty, and a spine port takes one leaf: the
