@@ -1174,6 +1174,13 @@ TEST(CliQos, VerdictsExitCodesAndOutputs) {
     EXPECT_EQ(e.code, 2) << bad;
     EXPECT_TRUE(e.out.empty()) << bad;
   }
+  // A percentage without its sign reads as a fraction: the message shows both forms.
+  CmdResult pct = gpufabric("qos examples/roce-lab-64.yaml --ecn pmax=20");
+  EXPECT_EQ(pct.code, 2);
+  EXPECT_NE(pct.err.find("pmax: '20' is not a probability: a fraction in (0, 1], e.g. 0.2, or a "
+                         "percentage with its sign, e.g. 20%"),
+            std::string::npos)
+      << pct.err;
   CmdResult ib = gpufabric("qos examples/superpod-h100-4su.yaml");
   EXPECT_EQ(ib.code, 2);
   EXPECT_NE(ib.err.find("fabric.technology"), std::string::npos) << ib.err;

@@ -81,7 +81,10 @@ void parse_ecn(const std::string& text, EcnSettings& e, std::vector<Diagnostic>&
       auto p = units::parse_ratio(v);
       if (!p || !(*p * scale > 0) || *p * scale > 1) {
         errs.push_back(Diagnostic::flag(
-            "--ecn", fmt::format("pmax: '{}' is not a probability in (0, 1] or (0, 100] %", val),
+            "--ecn",
+            fmt::format("pmax: '{}' is not a probability: a fraction in (0, 1], e.g. 0.2, or a "
+                        "percentage with its sign, e.g. 20%",
+                        val),
             hint));
         return;
       }
