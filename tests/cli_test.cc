@@ -1639,6 +1639,13 @@ TEST(CliSimulate, LinksCsvSumsToTheRingsBytesTimesItsHops) {
   EXPECT_FALSE(js["links"]["tiers"].empty());
   EXPECT_EQ(js["links"]["hottest"].size(), 10u);
   fs::remove_all(dir);
+  // "-" is not standard output here (that holds the table): refused, and no file named "-".
+  CmdResult dash = gpufabric("simulate examples/seed-70b-1024.yaml -b 1G -e 1G --links -");
+  EXPECT_EQ(dash.code, 2);
+  EXPECT_TRUE(dash.out.empty()) << dash.out;
+  EXPECT_NE(dash.err.find("--links"), std::string::npos) << dash.err;
+  EXPECT_NE(dash.err.find("not standard output"), std::string::npos) << dash.err;
+  EXPECT_FALSE(fs::exists(fs::path(GPUFABRIC_SOURCE_DIR) / "-"));
 }
 
 TEST(CliWhatIf, DegradeAndSlowShowTheJobSlowedToItsSlowestMember) {

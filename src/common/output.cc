@@ -177,6 +177,13 @@ Result<std::string> write_output_file(const std::string& path, const std::string
   if (path.empty() || target.filename().empty() || target.filename() == "." ||
       target.filename() == "..")
     return error("not a file name", "give a file, e.g. links.csv");
+  // "-" is standard output to most tools; here the output is a file beside what the command
+  // prints, so a file of that name would only surprise.
+  if (path == "-")
+    return error(
+        "this output goes to a file, not standard output (which holds the command's "
+        "own table)",
+        "give a file, e.g. links.csv");
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     return error("the folder does not exist", "create it first or choose another file");

@@ -22,7 +22,8 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
 /// Writes one file at `path` from `write` (streamed, so that a large table is never held in
 /// memory): into a temporary file beside it first, renamed over `path` only once all was
 /// written; on failure nothing is left. `flag` names the option in errors. Refuses a folder or
-/// anything but a regular file in the way, and a missing parent folder. Returns the path.
+/// anything but a regular file in the way, a missing parent folder, and "-" (which users read
+/// as standard output). Returns the path.
 Result<std::string> write_output_file(const std::string& path, const std::string& flag,
                                       const std::function<void(std::ostream&)>& write);
 
