@@ -143,6 +143,20 @@ TEST(Cli, BadFlagsExitTwoWithAMessage) {
   r = gpufabric("");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(r.out.empty());
+  // An optional output named with empty text was read as not given: the command wrote nothing
+  // and said nothing (plan -o "" exit 0). Now every such flag refuses it.
+  for (const char* cmd :
+       {"plan examples/seed-70b-1024.yaml -o ''", "step examples/seed-70b-1024.yaml -o ''",
+        "qos examples/roce-lab-64.yaml -o ''", "simulate examples/seed-70b-1024.yaml --links ''",
+        "what-if examples/seed-70b-1024.yaml --fail switch:spine01 --links ''",
+        "acceptance examples/seed-70b-1024.yaml -o ''"}) {
+    r = gpufabric(cmd);
+    EXPECT_EQ(r.code, 2) << cmd;
+    EXPECT_TRUE(r.out.empty()) << cmd;
+    EXPECT_NE(r.err.find("an empty name: give a folder or file, or leave the flag out"),
+              std::string::npos)
+        << cmd << ": " << r.err;
+  }
 }
 
 TEST(Cli, HelpListsEveryFlag) {

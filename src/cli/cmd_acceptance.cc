@@ -53,7 +53,8 @@ Command add_acceptance(CLI::App& root) {
   a->add_option("SPEC", f->spec, "the cluster spec (YAML)")->required();
   a->add_option("-o,--out", f->out,
                 "write runbook.md, link-tests.csv, expected.json and the scripts of every step "
-                "(link-tests/, burn-in/, nccl/) into this folder");
+                "(link-tests/, burn-in/, nccl/) into this folder")
+      ->check(path_named());
   a->add_option("--qps", f->options.qps, "QPs per ib_write_bw test (-q); one flow label: one path")
       ->check(CLI::Range(1, kMaxQps))
       ->capture_default_str();

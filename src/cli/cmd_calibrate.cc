@@ -136,7 +136,8 @@ Command add_calibrate(CLI::App& root) {
                 "and node counts: fit a calibration profile on them (needs --spec and -o)")
       ->expected(1, -1);
   a->add_option("--spec", f->spec, "with --fit: the spec of the cluster the runs were taken on");
-  a->add_option("-o,--out", f->out, "with --fit: the profile file to write (YAML)");
+  a->add_option("-o,--out", f->out, "with --fit: the profile file to write (YAML)")
+      ->check(path_named());
   a->add_option("--nodes", f->nodes,
                 "with --fit: nodes of the runs (default: the hosts of the '# Rank ... on HOST' "
                 "lines; without them, or with some left out, the ranks over --gpus-per-node)")

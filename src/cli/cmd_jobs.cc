@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/completion.h"
+#include "cli/flags.h"
 #include "cli/resources.h"
 #include "common/output.h"
 #include "plan/plan.h"
@@ -99,9 +100,10 @@ Command add_jobs(CLI::App& root) {
                 "(repeatable)");
   a->add_option("--links", f->links,
                 "write every job's traffic per directed link to this CSV (simulate --links' "
-                "columns and the jobs crossing each link)");
-  a->add_option("-o,--out", f->out,
-                "write jobs.json, jobs.txt and jobs-links.csv into this folder");
+                "columns and the jobs crossing each link)")
+      ->check(path_named());
+  a->add_option("-o,--out", f->out, "write jobs.json, jobs.txt and jobs-links.csv into this folder")
+      ->check(path_named());
   a->add_flag("--no-compare", f->no_compare,
               "skip the comparison of placements and load balancings (the run as asked only)");
   a->add_flag("--json", f->json, "print the result as JSON");

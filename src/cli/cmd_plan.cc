@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/resources.h"
 #include "cli/version.h"
 #include "common/output.h"
@@ -71,7 +72,8 @@ Command add_plan(CLI::App& root) {
   a->add_option("SPEC", f->spec, "the cluster spec (YAML), e.g. examples/seed-70b-1024.yaml")
       ->required();
   a->add_option("-o,--out", f->out,
-                "write plan.json, plan.md, bom.csv and cabling.csv into this folder");
+                "write plan.json, plan.md, bom.csv and cabling.csv into this folder")
+      ->check(path_named());
   a->add_flag("--json", f->json, "print plan.json on stdout");
   return {a, [f] { return run(*f); }};
 }

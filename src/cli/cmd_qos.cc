@@ -229,7 +229,8 @@ Command add_qos(CLI::App& root) {
                     ->capture_default_str(),
                 [] { return names_of(kDcqcnChoiceNames); });
   a->add_flag("--json", f->json, "print the result as JSON");
-  a->add_option("-o,--out", f->out, "also write qos.json, qos.txt and ports.csv into DIR");
+  a->add_option("-o,--out", f->out, "also write qos.json, qos.txt and ports.csv into DIR")
+      ->check(path_named());
   return {a, [f] { return run(*f); }};
 }
 

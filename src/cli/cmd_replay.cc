@@ -174,8 +174,10 @@ Command add_replay(CLI::App& root) {
                 [] { return names_of(kLoadBalancingNames); });
   a->add_option("--links", f->links,
                 "write the step's traffic per directed link to this CSV (as simulate --links; "
-                "the scenario's with --nic/--fail/--degrade)");
-  a->add_option("-o,--out", f->out, "write replay.json and replay.txt into this folder");
+                "the scenario's with --nic/--fail/--degrade)")
+      ->check(path_named());
+  a->add_option("-o,--out", f->out, "write replay.json and replay.txt into this folder")
+      ->check(path_named());
   a->add_flag("--json", f->json, "print the replay as JSON");
   return {a, [f] { return run(*f); }};
 }

@@ -361,7 +361,8 @@ Command add_simulate(CLI::App& root) {
   a->add_option("--links", f->links,
                 "write the traffic per directed link to this CSV (ends as cabling.csv names them, "
                 "tier, capacity, bytes, mean and peak utilisation, flows; hottest first) for the "
-                "algorithm NCCL picks at --links-bytes");
+                "algorithm NCCL picks at --links-bytes")
+      ->check(path_named());
   f->links_bytes_opt =
       a->add_option("--links-bytes", f->links_bytes,
                     "collective size of the --links table, as nccl-tests (K M G binary)")

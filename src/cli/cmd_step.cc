@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/resources.h"
 #include "common/output.h"
 #include "plan/plan.h"
@@ -85,7 +86,8 @@ Command add_step(CLI::App& root) {
               "others' traffic were not on the same links at the same time (for comparison)");
   a->add_option("-o,--out", f->out,
                 "write step.trace.json (Chrome trace-event timeline of one step, for Perfetto) "
-                "into this folder");
+                "into this folder")
+      ->check(path_named());
   a->add_flag("--json", f->json, "print the result as JSON");
   return {a, [f] { return run(*f); }};
 }

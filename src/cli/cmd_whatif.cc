@@ -123,7 +123,8 @@ Command add_what_if(CLI::App& root) {
                 "speed, e.g. node:node001=0.8 (repeatable)");
   a->add_option("--links", f->links,
                 "write the scenario's all_reduce traffic per directed link at --bytes to this CSV "
-                "(as simulate --links)");
+                "(as simulate --links)")
+      ->check(path_named());
   a->add_option("--grow", f->grow, "add nodes: nodes=+N");
   complete_with(
       a->add_option("--nic", f->nic, "other NICs: a rate (800G) or a catalog id (cx8-800g)"),

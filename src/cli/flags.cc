@@ -37,6 +37,14 @@ CLI::Validator unsigned_64_check() {
       "UINT");
 }
 
+CLI::Validator path_named() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "an empty name: give a folder or file, or leave the flag out" : "";
+      },
+      "");  // no word in --help: the option's own text says what it names
+}
+
 std::optional<double> quantity_flag(const std::string& flag, const std::string& text,
                                     const std::function<Result<double>(std::string_view)>& parse,
                                     double lo, double hi, bool whole,

@@ -35,6 +35,9 @@ CLI::Validator finite_in(double lo, double hi);
 /// A CLI11 check for an unsigned 64-bit flag (a seed): decimal digits that fit, so that "-1" or
 /// 2^64 is refused rather than wrapped or clamped.
 CLI::Validator unsigned_64_check();
+/// A CLI11 check for an optional output flag (-o DIR, --links FILE): a name, not empty text, which
+/// the command would otherwise read as the flag not given and write nothing.
+CLI::Validator path_named();
 
 /// A flag given as text with a unit (70B, 400G, 10s, 8G), read by `parse` (one of the units
 /// parsers) and checked: finite, within [lo, hi], and an integer when `whole`. Returns nullopt
