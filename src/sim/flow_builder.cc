@@ -312,7 +312,7 @@ void FlowBuilder::alltoall(FlowSet& fs) {
                   path.push_back({fab.gpu_up(static_cast<int>(first + g)), 1.0f});
             pcie_to(src, k, path);
             const uint64_t key = mix_key(mix_key(mix_key(first, r), d), c);
-            if (!net(src, nic_b, static_cast<int>(key % P), key, k, path)) continue;
+            if (!net_every_plane(src, nic_b, static_cast<int>(key % P), key, k, path)) continue;
             pcie_from(nic_b, k, path);
             if (d / D == 0)
               path.push_back({fab.gpu_down(static_cast<int>(d)), static_cast<float>(k)});
@@ -327,7 +327,7 @@ void FlowBuilder::alltoall(FlowSet& fs) {
           for (int g = 0; g < G; ++g) nvlink(first + g, proxy, 1.0, path);
         pcie_to(nic_a, G, path);
         const uint64_t key = mix_key(mix_key(proxy, d), c);
-        if (!net(nic_a, nic_b, static_cast<int>(key % P), key, G, path)) continue;
+        if (!net_every_plane(nic_a, nic_b, static_cast<int>(key % P), key, G, path)) continue;
         pcie_from(nic_b, G, path);
         if (d / D == 0) nvlink(host_d, d, G, path);
         fs.add(pair_bytes / ch, path);
@@ -681,20 +681,26 @@ bool FlowBuilder::nic_links_intact(const std::vector<int>& nodes, int rail, int 
   return true;
 }
 
-// One hop between the entry GPUs of two domains, through their NICs on one rail: over every
-// plane, from `plane` on. NCCL merges the ports of a NIC (one a plane) into one device of their
-// summed speed and spreads each connection's data over their QPs (NCCL_IB_MERGE_NICS, default
-// 1: transport/net_ib.cc@v2.22.3-1:346, 456-560; net_ib/init.cc@v2.29.7-1:25), so each plane
-// carries its share of every hop, as gpu_to_gpu's sends.
+// NCCL merges the ports of a NIC (one a plane) into one device of their summed speed and spreads
+// each connection's data over their QPs (NCCL_IB_MERGE_NICS, default 1: transport/net_ib.cc@
+// v2.22.3-1:346, 456-560; net_ib/init.cc@v2.29.7-1:25), so each plane carries its share.
+bool FlowBuilder::net_every_plane(int nic_a, int nic_b, int plane, uint64_t key, double coef,
+                                  std::vector<Hop>& out) {
+  bool ok = true;
+  for (int k = 0; k < P && ok; ++k)
+    ok = net(nic_a, nic_b, (plane + k) % P, P > 1 ? mix_key(key, k) : key, coef / P, out);
+  return ok;
+}
+
+// One hop between the entry GPUs of two domains, through their NICs on one rail, over every
+// plane from `plane` on (net_every_plane).
 bool FlowBuilder::domain_hop(long long from_gpu, long long to_gpu, int plane, uint64_t key,
                              std::vector<Hop>& out, int rail) {
   const int na = nic_on_rail(from_gpu, rail), nb = nic_on_rail(to_gpu, rail);
   // PCIe cards reach the NIC over their own x16 link (Fabric::host_pcie).
   if (fab.host_pcie()) out.push_back({fab.gpu_up(static_cast<int>(from_gpu)), 1.0f});
   pcie_to(na, 1.0, out);
-  bool ok = true;
-  for (int k = 0; k < P && ok; ++k)
-    ok = net(na, nb, (plane + k) % P, P > 1 ? mix_key(key, k) : key, 1.0 / P, out);
+  const bool ok = net_every_plane(na, nb, plane, key, 1.0, out);
   pcie_from(nb, 1.0, out);
   if (fab.host_pcie()) out.push_back({fab.gpu_down(static_cast<int>(to_gpu)), 1.0f});
   return ok;

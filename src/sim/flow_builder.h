@@ -210,6 +210,11 @@ struct FlowBuilder {
 
   /// NIC to NIC across the fabric, spread as the load-balancing mode does.
   bool net(int nic_a, int nic_b, int plane, uint64_t key, double coef, std::vector<Hop>& out);
+  /// One connection from NIC to NIC over every plane, `coef` / planes on each from `plane` on:
+  /// NCCL merges a NIC's ports (one a plane) into one device and spreads each connection's data
+  /// over them (NCCL_IB_MERGE_NICS). Plane k's part is keyed mix_key(key, k), one plane's `key`.
+  bool net_every_plane(int nic_a, int nic_b, int plane, uint64_t key, double coef,
+                       std::vector<Hop>& out);
 
   /// Sums repeated links among out[start..] (spread paths share their first and last hops).
   void merge_from(std::vector<Hop>& out, size_t start);
