@@ -199,9 +199,14 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
   cm.profile_ = o.calibration ? *o.calibration : plan.calibration;
   cm.tree_channels_ = b.tree_channels();
   cm.tree_graph_channels_ = b.tree_graph_channels();
-  if (b.ranks < 2)
-    return Diagnostic::flag("--nodes", "a collective needs at least 2 GPUs",
-                            "use more nodes or GPUs per node");
+  if (b.ranks < 2) {
+    // The --nodes the user gave, else the spec's own cluster (a flag never given is no answer).
+    if (o.nodes > 0)
+      return Diagnostic::flag("--nodes", "a collective needs at least 2 GPUs",
+                              "use more nodes or GPUs per node");
+    return Diagnostic::error("the cluster has 1 GPU: a collective needs at least 2",
+                             "give the spec more (cluster.nodes or cluster.gpus_per_node)");
+  }
 
   const std::vector<double> cap = simple_capacities(fab, cm.profile_, cm.generation_);
   const bool multi = b.domains > 1;

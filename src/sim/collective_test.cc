@@ -669,6 +669,25 @@ TEST(Collective, TwoPlanesCarryHalfOfEveryHopEach) {
   EXPECT_NEAR(r2.busbw_gbs, r1.busbw_gbs, 0.02 * r1.busbw_gbs);
 }
 
+// One GPU runs no collective: the spec's cluster is what to change, not a --nodes flag the user
+// never gave (which a --nodes of 1 GPU still is).
+TEST(Collective, OneGpuIsTheSpecsErrorUnlessNodesWasGiven) {
+  const auto one = setup(
+      "cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 1, nic: cx7-400g, nics_per_node: 1}\n"
+      "fabric: {technology: infiniband}\n");
+  SimOptions o;
+  auto m = CollectiveModel::build(Fabric::build(one.plan, one.cat), one.plan, o);
+  ASSERT_FALSE(m.ok());
+  const std::string text = format_diagnostics(m.errors());
+  EXPECT_NE(text.find("the cluster has 1 GPU: a collective needs at least 2"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("--nodes"), std::string::npos) << text;
+  o.nodes = 1;
+  auto flagged = CollectiveModel::build(Fabric::build(one.plan, one.cat), one.plan, o);
+  ASSERT_FALSE(flagged.ok());
+  EXPECT_EQ(flagged.errors()[0].key, "--nodes");
+}
+
 TEST(Collective, NvlsGathersOnOneNodeAndRefusesAcross) {
   const auto s = setup(ib("h100-sxm", 1, "cx7-400g", "qm9700"));
   for (Op op : {Op::kAllGather, Op::kReduceScatter}) {
