@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+
 #include "common/output.h"
 #include "report/html_report.h"
 #include "units/units.h"
@@ -11,10 +14,28 @@ namespace {
 
 constexpr double kSecondsPerDay = 86400;
 
-std::string values_text(const DesignResult& d) {
+// A design's values as key=value, without the keys in `skip`.
+std::string values_text(const DesignResult& d, const std::set<std::string>& skip = {}) {
   std::string s;
-  for (const auto& v : d.values) s += (s.empty() ? "" : " ") + v.key + "=" + v.value;
+  for (const auto& v : d.values)
+    if (!skip.count(v.key)) s += (s.empty() ? "" : " ") + v.key + "=" + v.value;
   return s;
+}
+
+// The keys that take one value in every design of a sweep of several (a --vary with one value).
+std::set<std::string> common_keys(const SweepResult& r) {
+  std::set<std::string> common;
+  if (r.designs.size() < 2) return common;
+  for (const auto& v : r.designs.front().values) {
+    bool same = true;
+    for (const auto& d : r.designs) {
+      const auto it = std::find_if(d.values.begin(), d.values.end(),
+                                   [&](const auto& w) { return w.key == v.key; });
+      same = same && it != d.values.end() && it->value == v.value;
+    }
+    if (same) common.insert(v.key);
+  }
+  return common;
 }
 
 std::string verdict(const DesignResult& d) {
@@ -105,22 +126,36 @@ nlohmann::json sweep_json(const SweepResult& r) {
 }
 
 std::string sweep_table(const SweepResult& r) {
-  std::string out = fmt::format("{:>6}  {:<44} {:>9} {:>8} {:>12} {:>7}  {}\n", "design", "values",
-                                "capex", "busbw", "time", "comm", "verdict");
+  // Keys every design shares are named once above the table; the values' column holds the rest,
+  // as wide as its widest entry (at least 44), so the figures line up.
+  const std::set<std::string> common = common_keys(r);
+  std::string out;
+  if (!common.empty()) {
+    std::string shared;
+    for (const auto& v : r.designs.front().values)
+      if (common.count(v.key)) shared += (shared.empty() ? "" : " ") + v.key + "=" + v.value;
+    out += "every design: " + shared + "\n";
+  }
+  std::size_t width = 44;
+  for (const auto& d : r.designs) width = std::max(width, values_text(d, common).size());
+  out += fmt::format("{:>6}  {:<{}} {:>9} {:>8} {:>12} {:>7}  {}\n", "design", "values", width,
+                     "capex", "busbw", "time", "comm", "verdict");
   for (const auto& d : r.designs) {
     if (!d.ok) {
-      out += fmt::format("{:>6}  {:<44} invalid: {}\n", d.index + 1, values_text(d), d.error);
+      out += fmt::format("{:>6}  {:<{}} invalid: {}\n", d.index + 1, values_text(d, common), width,
+                         d.error);
       continue;
     }
     const std::string time =
         !d.has_step ? (d.has_jobs ? units::format_seconds(d.jobs_mean_step_s) + "/job" : "-")
         : d.time_to_train_s > 0 ? fmt::format("{:.1f} d", d.time_to_train_s / kSecondsPerDay)
                                 : units::format_seconds(d.step_time_s) + "/step";
-    out += fmt::format(
-        "{:>6}  {:<44} {:>9} {:>6.0f}GB/s {:>12} {:>6.1f}%  {}{}{}{}\n", d.index + 1,
-        values_text(d), units::format_usd(d.capex_usd), d.busbw_gbs, time, 100 * d.comm_fraction,
-        verdict(d), d.pareto ? ", pareto" : "", d.index == r.best ? ", BEST" : "",
-        d.has_jobs ? fmt::format(", jobs worst {:.3f}x", d.jobs_worst_slowdown) : "");
+    out +=
+        fmt::format("{:>6}  {:<{}} {:>9} {:>6.0f}GB/s {:>12} {:>6.1f}%  {}{}{}{}\n", d.index + 1,
+                    values_text(d, common), width, units::format_usd(d.capex_usd), d.busbw_gbs,
+                    time, 100 * d.comm_fraction, verdict(d), d.pareto ? ", pareto" : "",
+                    d.index == r.best ? ", BEST" : "",
+                    d.has_jobs ? fmt::format(", jobs worst {:.3f}x", d.jobs_worst_slowdown) : "");
   }
   out += "\nbest: " + (r.best >= 0 ? r.why : "none: " + r.why) + "\n";
   return out;
