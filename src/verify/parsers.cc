@@ -525,7 +525,8 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
   }
   const auto lines = lines_of(text);
   bool in_table = false;
-  double bw_scale = 1;  // to Gb/s
+  bool msg_rate = false;  // the bandwidth table's header has the MsgRate column
+  double bw_scale = 1;    // to Gb/s
   for (size_t i = 0; i < lines.size(); ++i) {
     const int ln = static_cast<int>(i + 1);
     const std::string l = lines[i];
@@ -559,6 +560,7 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
       in_table = true;
       if (l.find("[MB/sec]") != std::string::npos) bw_scale = 8.0 * 1.048576 / 1000;  // MiB/s
       if (l.find("[Gb/sec]") != std::string::npos) bw_scale = 1;
+      msg_rate = l.find("MsgRate") != std::string::npos;
       continue;
     }
     if (!in_table) continue;
@@ -582,6 +584,10 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
       row.bw_peak_gbps = v * bw_scale;
       if (!number(w[3], v)) return at(file, ln, "bandwidth row truncated or unreadable");
       row.bw_avg_gbps = v * bw_scale;
+      // A row cut inside its last column still reads as numbers: one under a MsgRate header
+      // must have that column too.
+      if (msg_rate && (w.size() < 5 || !number(w[4], v)))
+        return at(file, ln, "bandwidth row truncated or unreadable (no MsgRate column)");
       if (w.size() > 4 && number(w[4], v)) row.msg_rate_mpps = v;
       if (row.bw_peak_gbps < 0 || row.bw_avg_gbps < 0)
         return at(file, ln,
@@ -591,6 +597,14 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
     }
     run.rows.push_back(row);
   }
+  // perftest closes its results table with a dashed line (RESULT_LINE of perftest_parameters.h,
+  // printed after the report, as every fixture here ends): without it the output was cut, maybe
+  // inside the last row's figures.
+  if (in_table && !run.rows.empty())
+    return at(file, run.rows.back().line,
+              "truncated output: the results table ends without perftest's closing '----' "
+              "line, so this row may be incomplete",
+              kAsPrintedHint);
   if (run.rows.empty())
     return at(file, static_cast<int>(lines.size()),
               "no perftest results (no '#bytes' table with rows): truncated output?");

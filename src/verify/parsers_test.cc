@@ -323,6 +323,20 @@ TEST(Parsers, Perftest) {
   ASSERT_TRUE(json.ok());
   EXPECT_DOUBLE_EQ(json->rows[0].bw_avg_gbps, 392.5);
   EXPECT_FALSE(parse_perftest(head(fixture("ib_write_bw-400g.txt"), 19), "f").ok());
+  // Cut inside the last row: the figures left still read as numbers (391.24 as 39), and a row
+  // cut after BW average lacks its MsgRate. Both are truncated output at the row's line, as is
+  // a table without perftest's closing dashed line.
+  const std::string whole = fixture("ib_write_bw-400g.txt");
+  const size_t avg = whole.find("391.24");
+  ASSERT_NE(avg, std::string::npos);
+  for (const std::string& cut : {whole.substr(0, avg + 2), whole.substr(0, avg + 6) + "\n",
+                                 whole.substr(0, whole.rfind("\n-") + 1)}) {
+    auto r = parse_perftest(cut, "bw.txt");
+    ASSERT_FALSE(r.ok()) << cut;
+    EXPECT_EQ(r.errors()[0].file, "bw.txt");
+    EXPECT_GT(r.errors()[0].line, 0);
+    EXPECT_NE(r.errors()[0].message.find("truncated"), std::string::npos) << r.errors()[0].message;
+  }
 }
 
 TEST(Parsers, Iperf3) {
