@@ -534,6 +534,22 @@ bool is_device_name(const std::string& s, size_t max_len) {
   return true;
 }
 
+// The hint for a value that is_ipv4_prefix refused: a prefix with host bits set is given its
+// network ("10.128.0.5/9" -> "10.128.0.0/9"); anything else the form, with `example`.
+std::string prefix_hint(const std::string& v, const std::string& example) {
+  unsigned a = 0, b = 0, c = 0, d = 0, len = 0;
+  char tail = 0;
+  if (std::sscanf(v.c_str(), "%3u.%3u.%3u.%3u/%2u%c", &a, &b, &c, &d, &len, &tail) == 5 &&
+      a <= 255 && b <= 255 && c <= 255 && d <= 255 && len <= 32) {
+    const uint32_t addr = (a << 24) | (b << 16) | (c << 8) | d;
+    const uint32_t net = len == 0 ? 0 : addr & (~uint32_t{0} << (32 - len));
+    return fmt::format("its network is {}.{}.{}.{}/{}: write that, or another prefix such as {}",
+                       net >> 24, (net >> 16) & 255, (net >> 8) & 255, net & 255, len, example);
+  }
+  return "write an IPv4 prefix, address/length with octets 0-255 and length 0-32, such as " +
+         example;
+}
+
 void read_addressing(YamlReader& r, const YAML::Node& n, AddressingSpec& a) {
   if (!n.IsDefined() || n.IsNull()) return;
   const std::string p = "addressing";
@@ -547,7 +563,7 @@ void read_addressing(YamlReader& r, const YAML::Node& n, AddressingSpec& a) {
     if (!is_ipv4_prefix(*v)) {
       r.error(child(n, key), YamlReader::join(p, key),
               fmt::format("'{}' is not an IPv4 prefix with its host bits zero", *v),
-              "write it as 10.0.0.0/16");
+              prefix_hint(*v, "10.0.0.0/16"));
       continue;
     }
     (std::string(key) == "loopbacks" ? a.loopbacks
@@ -635,7 +651,7 @@ void read_net_addressing(YamlReader& r, const YAML::Node& n, const std::string& 
     if (!is_ipv4_prefix(*v))
       r.error(child(n, "subnet"), YamlReader::join(p, "subnet"),
               fmt::format("'{}' is not an IPv4 prefix with its host bits zero", *v),
-              "write it as 10.64.0.0/16");
+              prefix_hint(*v, "10.64.0.0/16"));
     else
       a.subnet = *v;
   }

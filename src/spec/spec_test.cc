@@ -521,6 +521,20 @@ TEST(SpecAddressing, OverlappingPoolsAreRefused) {
             "");
 }
 
+// A prefix with host bits set is told its network; a value that is no prefix, the form.
+TEST(SpecAddressing, APrefixWithHostBitsIsToldItsNetwork) {
+  const std::string base = "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\naddressing:\n";
+  std::string e = errors_of(base + "  hosts: 10.128.0.5/9\n");
+  EXPECT_NE(e.find("spec.yaml:3:10: error: addressing.hosts: '10.128.0.5/9' is not an IPv4 prefix "
+                   "with its host bits zero (its network is 10.128.0.0/9"),
+            std::string::npos)
+      << e;
+  e = errors_of(base + "  links: 300.1.0.0/9\n");
+  EXPECT_NE(e.find("(write an IPv4 prefix, address/length with octets 0-255"), std::string::npos)
+      << e;
+  EXPECT_EQ(e.find("its network"), std::string::npos) << e;
+}
+
 TEST(SpecNetworks, BadKeysAreRefusedWithLineAndKey) {
   const std::string base = "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nnetworks:\n";
   auto e = errors_of(base + "  storag: {}\n");
