@@ -312,13 +312,25 @@ TEST(Doctor, NcclVariablesAreCheckedAgainstNcclAndTheHost) {
   EXPECT_NE(invalid.find("'Rnig' is not one"), std::string::npos) << invalid;
   EXPECT_NE(invalid.find("'LL129' is not one"), std::string::npos) << invalid;
   const std::string absent = text_of(bad, "nccl-device-absent");
-  EXPECT_NE(absent.find("NCCL_IB_HCA=mlx5_7: this host's HCAs are"), std::string::npos) << absent;
+  EXPECT_NE(absent.find("NCCL_IB_HCA=mlx5_7: names none of this host's HCAs, mlx5_0, mlx5_1"),
+            std::string::npos)
+      << absent;
+  // An exclusion list that leaves nothing: every HCA by prefix, or each by name.
+  for (const std::string hca : {"^mlx5", "^mlx5_0,mlx5_1", "^=mlx5_0,mlx5_1"}) {
+    const std::string all = text_of(doctor(sysfs, {"NCCL_IB_HCA=" + hca}), "nccl-device-absent");
+    EXPECT_NE(all.find("NCCL_IB_HCA=" + hca + ": excludes every one of this host's HCAs"),
+              std::string::npos)
+        << hca << ": " << all;
+  }
   EXPECT_NE(absent.find("NCCL_SOCKET_IFNAME=eth9"), std::string::npos) << absent;
   EXPECT_EQ(text_of(bad, "nccl-ib-disabled"), "NCCL_IB_DISABLE=1\n");
   // What NCCL takes: lists, exclusions, per-collective algorithms, prefixes, exact names, ports.
   const auto good =
       doctor(sysfs, {"NCCL_ALGO=allreduce:tree,ring;allgather:NVLS", "NCCL_PROTO=^LL128",
                      "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1", "NCCL_SOCKET_IFNAME=ens", "NCCL_ALGO=PAT"});
+  // Exclusions that leave a device: one HCA of two, one port of each, an exact name not there.
+  for (const std::string hca : {"^mlx5_1", "^mlx5_0:1,mlx5_1:1", "^=mlx5"})
+    EXPECT_EQ(text_of(doctor(sysfs, {"NCCL_IB_HCA=" + hca}), "nccl-device-absent"), "") << hca;
   for (const auto& f : good) {
     EXPECT_NE(f.id, "nccl-variable-invalid") << text_of(good, f.id);
     EXPECT_NE(f.id, "nccl-device-absent") << text_of(good, f.id);

@@ -63,24 +63,36 @@ bool known_word(const std::string& var, const std::string& w) {
                      [&](const auto& e) { return ascii_lower(e.name) == l; });
 }
 
-// Whether an NCCL_IB_HCA / NCCL_SOCKET_IFNAME value names a device of `devices`: each item a
-// prefix of one (=item: the whole name; :port after an HCA dropped); an exclusion list (^) never
-// leaves NCCL without a device it names, so it is not judged.
-bool names_a_device(const std::string& value, const std::vector<std::string>& devices, bool hca) {
-  if (value.empty() || value[0] == '^') return true;
+// Whether an NCCL_IB_HCA / NCCL_SOCKET_IFNAME value leaves NCCL a device of `devices`, as NCCL
+// reads the list (matchIfList, misc/utils.cc@v2.29.7-1:203; bootstrap.cc:559-573: ^ first
+// excludes, = then matches whole names, else an item is a prefix; :port after an HCA). A list
+// keeps the devices it names; an exclusion list the ones it does not name. An excluded item with
+// a port excludes that port only, and the device's other ports may remain: it is not counted (no
+// warning where one could be wrong).
+bool leaves_a_device(const std::string& value, const std::vector<std::string>& devices, bool hca) {
+  if (value.empty()) return true;
   std::string v = value;
-  const bool exact = v[0] == '=';
+  const bool exclude = v[0] == '^';
+  if (exclude) v.erase(0, 1);
+  const bool exact = !v.empty() && v[0] == '=';
   if (exact) v.erase(0, 1);
+  std::vector<std::string> items;
   std::string item;
   for (char c : v + ",") {
     if (c != ',') {
       item += c;
       continue;
     }
-    if (hca) item = item.substr(0, item.find(':'));
-    for (const auto& d : devices)
-      if (!item.empty() && (exact ? d == item : d.rfind(item, 0) == 0)) return true;
+    const size_t port = hca ? item.find(':') : std::string::npos;
+    if (!(exclude && port != std::string::npos)) item = item.substr(0, port);
+    if (!item.empty() && !(exclude && port != std::string::npos)) items.push_back(item);
     item.clear();
+  }
+  for (const auto& d : devices) {
+    const bool named = std::any_of(items.begin(), items.end(), [&](const std::string& i) {
+      return exact ? d == i : d.rfind(i, 0) == 0;
+    });
+    if (named != exclude) return true;
   }
   return false;
 }
@@ -157,13 +169,17 @@ std::vector<Finding> doctor(const std::string& sysfs, const std::vector<std::str
       for (const auto& w : list_words(value))
         if (!known_word(name, w))
           invalid.push_back({"environment", 0, fmt::format("{}: '{}' is not one", kv, w)});
-    if (name == "NCCL_IB_HCA" && !hcas.empty() && !names_a_device(value, hcas, true))
+    const bool excludes = !value.empty() && value[0] == '^';
+    if (name == "NCCL_IB_HCA" && !hcas.empty() && !leaves_a_device(value, hcas, true))
       absent.push_back({"environment", 0,
-                        fmt::format("{}: this host's HCAs are {}", kv, fmt::join(hcas, ", "))});
-    if (name == "NCCL_SOCKET_IFNAME" && !ifaces.empty() && !names_a_device(value, ifaces, false))
-      absent.push_back(
-          {"environment", 0,
-           fmt::format("{}: this host's interfaces are {}", kv, fmt::join(ifaces, ", "))});
+                        fmt::format("{}: {} this host's HCAs, {}", kv,
+                                    excludes ? "excludes every one of" : "names none of",
+                                    fmt::join(hcas, ", "))});
+    if (name == "NCCL_SOCKET_IFNAME" && !ifaces.empty() && !leaves_a_device(value, ifaces, false))
+      absent.push_back({"environment", 0,
+                        fmt::format("{}: {} this host's interfaces, {}", kv,
+                                    excludes ? "excludes every one of" : "names none of",
+                                    fmt::join(ifaces, ", "))});
   }
   if (!ib_disabled.empty()) out.push_back(finding(rule("nccl-ib-disabled"), ib_disabled));
   if (!invalid.empty()) out.push_back(finding(rule("nccl-variable-invalid"), invalid));

@@ -178,8 +178,9 @@ inline constexpr Rule kRules[] = {
      "NCCL_ALGO: Ring, Tree, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT; NCCL_PROTO: LL, "
      "LL128, Simple (comma-separated, ^ to exclude)"},
     {"nccl-device-absent", Severity::kWarning,
-     "NCCL_IB_HCA or NCCL_SOCKET_IFNAME names no device of this host: NCCL finds no NIC it may "
-     "use (IB: it falls back to sockets; sockets: it fails to bootstrap)",
+     "NCCL_IB_HCA or NCCL_SOCKET_IFNAME leaves no device of this host (it names none, or "
+     "excludes all): NCCL finds no NIC it may use (IB: it falls back to sockets; sockets: it "
+     "fails to bootstrap)",
      "ls /sys/class/infiniband /sys/class/net",
      "name this host's devices (a prefix matches, =name matches exactly, ^ excludes)"},
     {"tool-present", Severity::kInfo, "{} is installed", "", ""},  // {}: the tool
