@@ -1880,6 +1880,7 @@ TEST(CliJobs, ATraceJobAloneIsTheReplayOfItsTrace) {
   EXPECT_NE(text.out.find("rec replays " + trace + " (ProfilerStep#1, 1 of 16 ranks traced)"),
             std::string::npos)
       << text.out;
+  EXPECT_NE(text.out.find("\n# 1 job, as placed;"), std::string::npos) << text.out;
   fs::remove(spec);
 }
 

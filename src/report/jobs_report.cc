@@ -82,9 +82,10 @@ std::string jobs_text(const Plan& plan, const JobsResult& r, const LinkNames& na
       r.nodes_per_unit);
   for (const auto& c : r.changes) s += "# " + c + "\n";
   s += fmt::format(
-      "# {} jobs, {}; every job's step traffic at once on the fabric (the jobs' communication "
+      "# {} job{}, {}; every job's step traffic at once on the fabric (the jobs' communication "
       "phases aligned: the worst case), exact max-min sharing: {}\n\n",
-      run.jobs.size(), run.policy ? policy_label(run.policy) + " placement" : "as placed",
+      run.jobs.size(), run.jobs.size() == 1 ? "" : "s",
+      run.policy ? policy_label(run.policy) + " placement" : "as placed",
       units::format_seconds(run.together_s));
   s += fmt::format("{:<16} {:>7} {:<8} {:>5}  {:>11} {:>11} {:>9}  {}\n", "job", "GPUs", "placed",
                    "units", "step alone", "together", "slowdown", "meets");

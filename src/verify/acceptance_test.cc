@@ -106,6 +106,21 @@ TEST(Acceptance, SuperpodMeetsItsLowerBound) {
   EXPECT_LT(a.gid_index, 0);  // InfiniBand: no GID index
 }
 
+// Without burn-in passes the summary and the runbook say so, not "0 passes, 0 tests".
+TEST(Acceptance, NoBurnInPassesSaySo) {
+  const auto p = load_example("roce-lab-16.yaml");
+  const auto none = plan_of(p, 0);
+  const std::string text = acceptance_text(none);
+  EXPECT_NE(text.find("burn-in        none (--burn-in-passes 0)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0 passes"), std::string::npos) << text;
+  std::string runbook;
+  for (const auto& [path, content] : acceptance_files(p, none))
+    if (path == "runbook.md") runbook = content;
+  EXPECT_NE(runbook.find("No burn-in passes (`--burn-in-passes 0`)"), std::string::npos);
+  EXPECT_EQ(runbook.find("The 0 pass"), std::string::npos);
+  EXPECT_NE(acceptance_text(plan_of(p, 1)).find("burn-in        1 pass, "), std::string::npos);
+}
+
 TEST(Acceptance, ResultsAllGoodPass) {
   const auto p = load_example("roce-lab-16.yaml");
   const auto a = plan_of(p);
