@@ -160,6 +160,11 @@ void perftest_findings(const PerftestRun& p, const std::string& file, double lin
         rate = s;
         break;
       }
+  if (line_rate <= 0 && rate > 0)
+    out.push_back(finding(
+        rule("rdma-line-rate-guessed"),
+        {{file, row.line,
+          fmt::format("{:.1f} Gb/s judged against {:g} Gb/s (guessed)", row.bw_avg_gbps, rate)}}));
   if (rate > 0 && row.bw_avg_gbps < kRdmaLineRateShare * rate) {
     Finding f = finding(rule("rdma-below-line-rate"),
                         {{file, row.line,

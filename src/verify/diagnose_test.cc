@@ -82,6 +82,29 @@ TEST(Diagnose, HealthyOutputsHaveNoErrors) {
   for (const auto& f : *r) EXPECT_NE(f.severity, Severity::kError) << f.id;
 }
 
+// Without --line-rate or a spec the reference is guessed, the nearest standard rate at or above
+// the result: the finding says so (a 400G port at 200G would pass unnoticed); given, it does not.
+TEST(Diagnose, AGuessedLineRateIsNamed) {
+  ToolOutput half = load("ib_write_bw-400g.txt");
+  const size_t at = half.text.find("391.24");
+  ASSERT_NE(at, std::string::npos);
+  half.text.replace(at, 6, "190.00");
+  auto guessed = diagnose({half}, 0);
+  ASSERT_TRUE(guessed.ok()) << format_diagnostics(guessed.errors());
+  const Finding* f = nullptr;
+  for (const auto& g : *guessed)
+    if (g.id == "rdma-line-rate-guessed") f = &g;
+  ASSERT_TRUE(f);
+  ASSERT_EQ(f->evidence.size(), 1u);
+  EXPECT_EQ(f->evidence[0].text, "190.0 Gb/s judged against 200 Gb/s (guessed)");
+  EXPECT_GT(f->evidence[0].line, 0);
+  auto given = diagnose({half}, 400);
+  ASSERT_TRUE(given.ok());
+  const auto got = ids(*given);
+  EXPECT_FALSE(got.count("rdma-line-rate-guessed:info"));
+  EXPECT_TRUE(got.count("rdma-below-line-rate:error"));
+}
+
 // With a RoCE plan and named rails, ip link output is judged against the plan: ens2np0 runs
 // at 1500 (the planned 9000 does not fit), ens9np0 is missing, ens1np0 is as planned.
 TEST(Diagnose, PlannedRailsInIpLink) {
