@@ -71,6 +71,8 @@ Namer namer_of(const Plan& p) {
 
 }  // namespace
 
+std::string node_name(const Plan& plan, long long n) { return namer_of(plan).node(n); }
+
 void for_each_link(const Plan& p, const Catalog& cat,
                    const std::function<void(const CableRun&)>& visit, bool with_names) {
   const Topology& t = p.topo;

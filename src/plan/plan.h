@@ -163,6 +163,9 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
                                       double lane_gbps, const FabricSpec& fabric,
                                       int appliance_ports);
 
+/// Node `n`'s name (0-based) as cabling.csv and the configurations name it: node001 ...
+std::string node_name(const Plan& plan, long long n);
+
 /// Every link of the plan, in a deterministic order with deterministic names and ports.
 /// `visit` is called once per link (131k GPUs: ~400k links, so no vector is built).
 void for_each_link(const Plan& plan, const Catalog& catalog,

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "sim/flow_model.h"
+#include "sim/link_load.h"
 
 namespace gf {
 namespace {
@@ -1111,13 +1112,16 @@ QosResult Engine::run() {
     note_queue(p);
     if (p.paused) p.paused_ps += now_ - p.paused_since;
   }
+  // Ports and switches as cabling.csv and the configurations name them (su01-r0-leaf:1/4,
+  // node004:nic0).
+  const LinkNames names(plan_, catalog_, fab_);
   for (size_t l = 0; l < links.size(); ++l) {
     const Port& p = ports_[l];
     if (!p.used || (p.tx_bytes == 0 && p.pause_rx == 0 && p.pause_tx == 0)) continue;
     QosPortStats st;
     st.link = static_cast<int>(l);
-    st.device = qos_device_name(fab_, links[l].from);
-    st.peer = qos_device_name(fab_, links[l].to);
+    st.device = end_name(names.from(static_cast<int32_t>(l)));
+    st.peer = end_name(names.to(static_cast<int32_t>(l)));
     st.peak_queue_bytes = p.peak;
     st.cnp_peak_queue_bytes = p.peak_cnp;
     st.mean_queue_bytes = now_ > 0 ? p.area / static_cast<double>(now_) : 0;
@@ -1152,8 +1156,8 @@ QosResult Engine::run() {
     r.headroom_bytes = p.headroom;
     r.round_trip_bytes = p.round_trip_bytes;
     r.headroom_cable_m = p.cable_m;
-    r.headroom_port =
-        qos_device_name(fab_, links[l].to) + " from " + qos_device_name(fab_, links[l].from);
+    r.headroom_port = end_name(names.to(static_cast<int32_t>(l))) + " from " +
+                      end_name(names.from(static_cast<int32_t>(l)));
   }
   // The flow-level model on the same QP paths: max-min sharing of the links' payload rates.
   FlowSet fs;
@@ -1226,7 +1230,7 @@ QosResult Engine::run() {
       if (st.first_xoff < 0) continue;
       if (st.first_mark < 0 || st.first_mark > st.first_xoff) {
         if (early++ == 0)
-          first = fmt::format("{} paused at {:.1f} us, {}", qos_device_name(fab_, st.vertex),
+          first = fmt::format("{} paused at {:.1f} us, {}", end_name(names.vertex(st.vertex)),
                               to_s(st.first_xoff) * 1e6,
                               st.first_mark < 0 ? std::string("no mark")
                                                 : fmt::format("first mark at {:.1f} us",
@@ -1293,8 +1297,8 @@ QosResult Engine::run() {
       v.detail = "the routed paths hold no cycle of PFC waits (no deadlock)";
     } else {
       std::string c;
-      for (int l : cycle) c += qos_device_name(fab_, links[l].from) + " -> ";
-      c += qos_device_name(fab_, links[cycle.front()].from);
+      for (int l : cycle) c += end_name(names.from(l)) + " -> ";
+      c += end_name(names.from(cycle.front()));
       v.detail = "a cycle of PFC waits: " + c;
       v.setting = "route up-down only (no valley paths), or take PFC off the links of the cycle";
     }
@@ -1372,14 +1376,6 @@ std::vector<int> pfc_dependency_cycle(size_t n, const std::vector<std::vector<in
     }
   }
   return {};
-}
-
-std::string qos_device_name(const Fabric& fab, int vertex) {
-  if (fab.tier(vertex) > 0) return fab.vertex_name(vertex);
-  const int nic_base = fab.links()[fab.nic_to_leaf(0, 0)].from;
-  const int nic = vertex - nic_base;
-  if (nic < 0 || nic >= fab.nodes() * fab.nics_per_node()) return fab.vertex_name(vertex);
-  return fmt::format("node{}/nic{}", nic / fab.nics_per_node() + 1, nic % fab.nics_per_node());
 }
 
 double jain_index(const std::vector<double>& x) {

@@ -198,9 +198,6 @@ std::vector<int> pfc_dependency_cycle(const Fabric& fab, const std::vector<QosFl
 /// cable, as in the fabric), `links` of them in all.
 std::vector<int> pfc_dependency_cycle(size_t links, const std::vector<std::vector<int32_t>>& paths);
 
-/// A vertex's name in the qos output: a switch as the fabric names it, a NIC as node<n>/nic<r>.
-std::string qos_device_name(const Fabric& fab, int vertex);
-
 /// Jain's fairness index of `x`: (sum x)^2 / (n sum x^2), 1 when all are equal.
 double jain_index(const std::vector<double>& x);
 

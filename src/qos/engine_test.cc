@@ -130,6 +130,35 @@ TEST(Qos, IncastIsFairWithTheConnectXDefaults) {
   }
 }
 
+// Ports, the headroom's port and the incast's receiver are named as cabling.csv and the
+// configurations name them (su01-r0-leaf:1/4, node001:nic0), not by the graph's leaf#1.
+TEST(Qos, PortsAreNamedAsTheCablingNamesThem) {
+  const Fixture s = setup(roce(8));
+  const Fabric fab = Fabric::build(s.plan, s.cat);
+  std::set<std::string> devices;
+  for_each_link(
+      s.plan, s.cat,
+      [&](const CableRun& c) {
+        devices.insert(c.a_device);
+        devices.insert(c.b_device);
+      },
+      true);
+  auto t = qos_traffic(s.plan, fab, QosPattern::kIncast, 4, 4 * kMiB);
+  ASSERT_TRUE(t.ok());
+  EXPECT_NE(t->what.find("each to node001:nic0"), std::string::npos) << t->what;
+  const QosResult r = run_qos(s.plan, s.cat, fab, t->flows, settings(true, true, true));
+  ASSERT_FALSE(r.ports.empty());
+  auto device_of = [](const std::string& end) { return end.substr(0, end.find(':')); };
+  for (const QosPortStats& p : r.ports) {
+    EXPECT_TRUE(devices.count(device_of(p.device))) << p.device;
+    EXPECT_TRUE(devices.count(device_of(p.peer))) << p.peer;
+    EXPECT_NE(p.device.find(':'), std::string::npos) << p.device;  // with its port
+  }
+  const size_t from = r.headroom_port.find(" from ");
+  ASSERT_NE(from, std::string::npos) << r.headroom_port;
+  EXPECT_TRUE(devices.count(device_of(r.headroom_port.substr(0, from)))) << r.headroom_port;
+}
+
 // PFC without ECN: the queue towards the receiver rises until the ingress groups reach their
 // pause point and stays there, and the pauses go upstream to the senders.
 TEST(Qos, PfcWithoutEcnHoldsTheQueueAtXoffAndPausesUpstream) {
@@ -141,7 +170,7 @@ TEST(Qos, PfcWithoutEcnHoldsTheQueueAtXoffAndPausesUpstream) {
   ASSERT_EQ(r.unfinished, 0);
   EXPECT_EQ(r.drops, 0);
   EXPECT_GT(r.pause_frames, 0);
-  const QosPortStats* hot = port_to(r, "node1/nic0");
+  const QosPortStats* hot = port_to(r, "node001:nic0");
   ASSERT_NE(hot, nullptr);
   // 4 ingress groups of a 64 MB buffer with dynamic_th 0 each pause at the free shared buffer:
   // x = (shared - 4x), x = shared / 5; the egress queue holds 4x = 4/5 of the shared buffer.
@@ -527,7 +556,7 @@ TEST(Qos, ConvergedQueueStaysUnderTheMarkingThresholds) {
       o.trace = true;
       const QosResult r = run_qos(s.plan, s.cat, fab, t->flows, o);
       ASSERT_EQ(r.unfinished, 0);
-      const QosPortStats* p = port_to(r, "node1/nic0");
+      const QosPortStats* p = port_to(r, "node001:nic0");
       ASSERT_NE(p, nullptr);
       const QosTrace& tr = r.trace;
       const size_t c = std::find(tr.links.begin(), tr.links.end(), p->link) - tr.links.begin();
@@ -597,7 +626,7 @@ TEST(QosHpcc, OneFlowHoldsTheTargetUtilisation) {
   EXPECT_EQ(r.acks, r.packets);
   EXPECT_GT(r.hpcc_base_rtt_s, 1e-6);
   EXPECT_NEAR(r.hpcc_init_window_bytes, 400e9 / 8 * r.hpcc_base_rtt_s, 1);
-  const QosPortStats* p = port_to(r, "node2/nic0");
+  const QosPortStats* p = port_to(r, "node002:nic0");
   ASSERT_NE(p, nullptr);
   EXPECT_LT(p->peak_queue_bytes, 2 * (packet + o.hpcc_params.int_bytes));
   EXPECT_EQ(r.ecn_marks, 0);
@@ -632,7 +661,8 @@ TEST(QosHpcc, IncastConvergesToFairSharesWithANearZeroQueue) {
     EXPECT_GE(jain_index(rate), 0.95) << n;
     const double line = 400e9 / 8 * kRocePayloadEfficiency;
     EXPECT_GT(rh.throughput_Bps, 0.9 * line) << n;
-    const std::vector<double> qh = late_queue(rh, "node1/nic0"), qd = late_queue(rd, "node1/nic0");
+    const std::vector<double> qh = late_queue(rh, "node001:nic0"),
+                              qd = late_queue(rd, "node001:nic0");
     ASSERT_FALSE(qh.empty());
     ASSERT_FALSE(qd.empty());
     // HPCC: a few packets (measured p90 13-21 KB); DCQCN: at Kmin and above (measured p90
@@ -694,7 +724,7 @@ TEST(QosHpcc, FewerPausesThanDcqcnUnderTheSameIncast) {
   int qps = 0;
   for (const QosFlow& f : t->flows) qps += f.qps;
   EXPECT_EQ(qps, 15 * kQpsPerConnectionMultiQp);
-  EXPECT_LE(port_to(rh, "node1/nic0")->peak_queue_bytes, qps * rh.hpcc_init_window_bytes);
+  EXPECT_LE(port_to(rh, "node001:nic0")->peak_queue_bytes, qps * rh.hpcc_init_window_bytes);
 }
 
 // HPCC's parameters as the paper and its authors' simulator give them (roce_qos.h names each

@@ -66,15 +66,20 @@ std::string qos_text(const QosRunInfo& info, const QosResult& r) {
   o += fmt::format("ports, priority {} (CNPs strict priority, queue {}); {} of {} by peak queue:\n",
                    kRocePriority, kCnpQueue, std::min<size_t>(kQosTextPorts, ports.size()),
                    ports.size());
-  o += fmt::format("  {:<30} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6}\n", "port",
+  // The port column as wide as its widest name shown (at least 30), so the figures line up.
+  const size_t shown = std::min<size_t>(kQosTextPorts, ports.size());
+  size_t width = 30;
+  for (size_t i = 0; i < shown; ++i)
+    width = std::max(width, ports[i]->device.size() + 4 + ports[i]->peer.size());
+  o += fmt::format("  {:<{}} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6}\n", "port", width,
                    "peak queue", "mean queue", "XOFF tx", "XOFF rx", "paused", "ECN marks", "CNPs",
                    "drops");
-  for (size_t i = 0; i < ports.size() && i < static_cast<size_t>(kQosTextPorts); ++i) {
+  for (size_t i = 0; i < shown; ++i) {
     const QosPortStats& p = *ports[i];
-    o += fmt::format("  {:<30} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6}{}\n",
-                     p.device + " -> " + p.peer, kib(p.peak_queue_bytes), kib(p.mean_queue_bytes),
-                     p.pause_sent, p.pause_received, dur(p.paused_s), p.ecn_marks, p.cnps, p.drops,
-                     p.congested ? "  congested" : "");
+    o += fmt::format("  {:<{}} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6}{}\n",
+                     p.device + " -> " + p.peer, width, kib(p.peak_queue_bytes),
+                     kib(p.mean_queue_bytes), p.pause_sent, p.pause_received, dur(p.paused_s),
+                     p.ecn_marks, p.cnps, p.drops, p.congested ? "  congested" : "");
   }
   o += fmt::format(
       "\nflows: {}, completion p50 {}, p99 {}; {} unfinished; {} victim(s) (slowed > {:g}x the "

@@ -210,8 +210,8 @@ Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern p
           add(nic, fab.nic(0, 0), 0, bytes);
           ++made;
         }
-      t.what =
-          fmt::format("{}-to-1 incast of {} each to node1/nic0 ({})", n, size_str(bytes), scope);
+      t.what = fmt::format("{}-to-1 incast of {} each to {}:nic0 ({})", n, size_str(bytes),
+                           node_name(plan, 0), scope);
       break;
     }
     case QosPattern::kPermutation: {

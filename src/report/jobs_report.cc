@@ -12,10 +12,6 @@
 namespace gf {
 namespace {
 
-std::string end_name(const LinkEnd& e) {
-  return e.port.empty() ? e.device : e.device + ":" + e.port;
-}
-
 std::string link_text(const Fabric& fab, const LinkNames& names, int32_t l) {
   return fmt::format("{} -> {} ({})", end_name(names.from(l)), end_name(names.to(l)),
                      link_tier_key(fab.links()[static_cast<size_t>(l)].cls));

@@ -359,12 +359,6 @@ void write_links_csv(std::ostream& out, const Fabric& fab, const LinkNames& name
   }
 }
 
-namespace {
-std::string end_name(const LinkEnd& e) {
-  return e.port.empty() ? e.device : e.device + ":" + e.port;
-}
-}  // namespace
-
 std::string links_text(const Fabric& fab, const LinkNames& names, const CollectiveTraffic& t,
                        int top) {
   std::string s = fmt::format(

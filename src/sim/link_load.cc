@@ -158,7 +158,11 @@ LinkNames::LinkNames(const Plan& plan, const Catalog& cat, const Fabric& fab)
   for (int p = 1; p <= max_port; ++p) panel_[static_cast<size_t>(p)] = panel_port_name(plan, p);
 }
 
-LinkEnd LinkNames::vertex_end(int v) const {
+std::string end_name(const LinkEnd& e) {
+  return e.port.empty() ? e.device : e.device + ":" + e.port;
+}
+
+LinkEnd LinkNames::vertex(int v) const {
   const int G = fab_.gpus_per_node(), R = fab_.nics_per_node();
   if (v < gpus_) return {node_[static_cast<size_t>(v / G)], fmt::format("gpu{}", v % G)};
   if (v < gpus_ + domains_) {
@@ -180,7 +184,7 @@ LinkEnd LinkNames::vertex_end(int v) const {
 
 LinkEnd LinkNames::end(int32_t link, bool from) const {
   const Link& k = fab_.links()[link];
-  LinkEnd e = vertex_end(from ? k.from : k.to);
+  LinkEnd e = vertex(from ? k.from : k.to);
   if (link < first_cable_link_) return e;
   // Cables come in pairs of links in cabling order: a to b first, then b to a.
   const size_t cable = static_cast<size_t>((link - first_cable_link_) / 2);

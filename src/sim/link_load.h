@@ -84,6 +84,9 @@ struct LinkEnd {
   std::string device, port;
 };
 
+/// "device:port", or the device alone where the end has no port (a switch as a vertex).
+std::string end_name(const LinkEnd& e);
+
 /// The names of link ends: nodes and switches as cabling.csv (plan/cabling.cc), switch ports by
 /// their front-panel name (plan/ports.h); host-side ends are the node and "gpu3", "nic3",
 /// "nvswitch" (a scale-up domain spanning nodes: its first node and "nvswitch").
@@ -92,10 +95,11 @@ class LinkNames {
   LinkNames(const Plan& plan, const Catalog& catalog, const Fabric& fabric);
   LinkEnd from(int32_t link) const { return end(link, true); }
   LinkEnd to(int32_t link) const { return end(link, false); }
+  /// A vertex of the fabric graph: a switch (no port), or a node's GPU, NIC or NVLink point.
+  LinkEnd vertex(int v) const;
 
  private:
   LinkEnd end(int32_t link, bool from) const;
-  LinkEnd vertex_end(int v) const;
   const Plan& plan_;
   const Fabric& fab_;
   int gpus_ = 0, domains_ = 0, nics_ = 0, first_cable_link_ = 0;
