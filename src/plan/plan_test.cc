@@ -942,6 +942,37 @@ TEST(Networks, AServerWithoutStorageFiguresNeedsThemFromTheSpec) {
   EXPECT_EQ(p.networks->find(NetworkKind::kStorage)->node_ports, 8);
 }
 
+// A port speed no catalog switch of the network's role runs is the spec's error at that key,
+// with the file and line, as every other spec error; a named switch without it, at the switch.
+TEST(Networks, APortSpeedNoSwitchRunsNamesFileLineAndKey) {
+  const std::string base =
+      "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\n"
+      "networks:\n"
+      "  storage:\n";
+  auto errs = plan_errors(base + "    port_speed: 150G\n");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].file, "t.yaml");
+  EXPECT_EQ(errs[0].line, 4);
+  EXPECT_EQ(errs[0].key, "networks.storage.port_speed");
+  EXPECT_NE(errs[0].message.find("no storage switch in the catalog runs 150 Gbps ports"),
+            std::string::npos)
+      << errs[0].message;
+  EXPECT_NE(errs[0].hint.find("roles: [storage]"), std::string::npos) << errs[0].hint;
+  errs = plan_errors(
+      "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\n"
+      "networks:\n"
+      "  inband: {port_speed: 150G}\n");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].file, "t.yaml");
+  EXPECT_EQ(errs[0].line, 3);
+  EXPECT_EQ(errs[0].key, "networks.inband.port_speed");
+  errs = plan_errors(base + "    port_speed: 200G\n    switch: sn2201\n");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].file, "t.yaml");
+  EXPECT_EQ(errs[0].line, 5);
+  EXPECT_EQ(errs[0].key, "networks.storage.switch");
+}
+
 TEST(Networks, ManagementSwitchesNeverEnterTheComputePlan) {
   // 100G NICs: SN4600C runs 100G ports, but it is an in-band/storage switch, not a fabric one.
   const Plan p = plan_of("cluster: {gpu: a100-sxm-80g, nodes: 16, nic: cx6-100g}\n");
