@@ -1376,6 +1376,14 @@ TEST(CliWhatIf, JsonAndErrors) {
     EXPECT_NE(bad.err.find("--grow"), std::string::npos) << bad.err;
     EXPECT_EQ(bad.err.find("--fail"), std::string::npos) << bad.err;
   }
+  // No change at all: what-if says one is needed and lists them, blaming no flag it never got.
+  CmdResult none = gpufabric("what-if examples/seed-70b-1024.yaml");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("error: what-if needs at least one change"), std::string::npos)
+      << none.err;
+  for (const char* f : {"--fail", "--degrade", "--slow", "--grow", "--nic"})
+    EXPECT_NE(none.err.find(f), std::string::npos) << f << ": " << none.err;
+  EXPECT_EQ(none.err.find("error: --fail"), std::string::npos) << none.err;
   CmdResult help = gpufabric("what-if --help");
   for (const char* f : {"--fail", "--grow", "--nic", "--bytes", "--json"})
     EXPECT_NE(help.out.find(f), std::string::npos) << f;
