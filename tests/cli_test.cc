@@ -1198,6 +1198,21 @@ TEST(CliQos, VerdictsExitCodesAndOutputs) {
   CmdResult ib = gpufabric("qos examples/superpod-h100-4su.yaml");
   EXPECT_EQ(ib.code, 2);
   EXPECT_NE(ib.err.find("fabric.technology"), std::string::npos) << ib.err;
+  // A one-GPU cluster has no sender: the spec's error, at its line, not "N from 1 to 0".
+  const fs::path one =
+      write_temp("one-gpu.yaml",
+                 "name: one\ncluster:\n  gpu: h100-sxm\n  nodes: 1\n"
+                 "  gpus_per_node: 1\n  nic: cx7-400g\nfabric: {technology: roce}\n");
+  CmdResult tiny = gpufabric("qos " + one.string() + " --pattern incast:1");
+  EXPECT_EQ(tiny.code, 2);
+  EXPECT_TRUE(tiny.out.empty());
+  EXPECT_NE(
+      tiny.err.find(one.string() +
+                    ":4:10: error: cluster.nodes: the cluster has too few GPUs for an incast"),
+      std::string::npos)
+      << tiny.err;
+  EXPECT_EQ(tiny.err.find("from 1 to 0"), std::string::npos) << tiny.err;
+  fs::remove(one);
 }
 
 // qos --cc: HPCC is named in the JSON with its base RTT and window; --cc none is --dcqcn off (the
