@@ -1044,10 +1044,24 @@ TEST(CliStep, JsonFollowsTheContract) {
   for (const auto& c : j["constraints"]) failed = failed || !c["pass"].get<bool>();
   EXPECT_EQ(r.code, failed ? 1 : 0);
   EXPECT_EQ(j["sensitivity"].size(), 4u);
-  CmdResult guide = gpufabric("step examples/seed-70b-plain-dp.yaml --json --no-sensitivity");
+  CmdResult guide = gpufabric("step examples/seed-70b-plain-dp.yaml --json");
   auto g = nlohmann::json::parse(guide.out);
   EXPECT_NEAR(g["comm_fraction"].get<double>(), 0.36, 0.03);
   EXPECT_EQ(guide.code, 1);  // 36 % is over the 30 % limit
+  // A compute time without the model's shape: no model FLOPs, so MFU is unknown (null, '-'),
+  // never a 0 % that reads as a measurement.
+  EXPECT_TRUE(g["mfu"].is_null()) << g["mfu"];
+  EXPECT_TRUE(g["hfu"].is_null()) << g["hfu"];
+  for (const auto& x : g["sensitivity"]) EXPECT_TRUE(x["mfu"].is_null()) << x;
+  CmdResult text = gpufabric("step examples/seed-70b-plain-dp.yaml");
+  EXPECT_NE(text.out.find("MFU unknown\n"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("MFU 0.0%"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("as planned (400G NICs)               16 s        37.5%        -\n"),
+            std::string::npos)
+      << text.out;
+  CmdResult whatif = gpufabric("what-if examples/seed-70b-plain-dp.yaml --nic 800G --json");
+  ASSERT_EQ(whatif.code, 0) << whatif.err;
+  EXPECT_TRUE(nlohmann::json::parse(whatif.out)["scenario"]["step"]["mfu"].is_null());
   CmdResult none = gpufabric("step examples/roce-lab-64.yaml");
   EXPECT_EQ(none.code, 2);
   EXPECT_NE(none.err.find("workload"), std::string::npos) << none.err;

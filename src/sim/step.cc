@@ -560,8 +560,10 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   r.comm_fraction = r.exposed_comm_s / r.step_time_s;
   r.gpu_utilization = r.mean_compute_s / r.step_time_s;
   if (r.model_flops > 0) {
-    r.mfu = r.model_flops / (r.step_time_s * r.gpus * peak);
-    r.hfu = r.hardware_flops / (r.step_time_s * r.gpus * peak);
+    if (peak > 0) {
+      r.mfu = r.model_flops / (r.step_time_s * r.gpus * peak);
+      r.hfu = r.hardware_flops / (r.step_time_s * r.gpus * peak);
+    }
     r.tflops_per_gpu = r.hardware_flops / r.step_time_s / r.gpus / 1e12;
   }
   if (r.tokens_per_step > 0) r.tokens_per_s = r.tokens_per_step / r.step_time_s;

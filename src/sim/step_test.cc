@@ -102,8 +102,19 @@ TEST(Step, EveryParallelDimensionCommunicates) {
   EXPECT_GT(r.bubble_s, 0);
   EXPECT_GT(r.hardware_flops, r.model_flops);  // full recomputation
   EXPECT_NEAR(r.step_time_s, r.compute_s + r.bubble_s + r.exposed_comm_s + r.overlap_slowdown_s, 1e-9);
-  EXPECT_GT(r.mfu, 0.05);
-  EXPECT_LT(r.mfu, 0.6);
+  ASSERT_TRUE(r.mfu.has_value());
+  EXPECT_GT(*r.mfu, 0.05);
+  EXPECT_LT(*r.mfu, 0.6);
+}
+
+// A compute time without the model's shape gives no model FLOPs: MFU and HFU are unknown, not
+// 0; the step and its communication share are still there.
+TEST(Step, MfuIsUnknownWithoutTheModelsFlops) {
+  const StepResult r = step(setup(guide("false", "flat")));
+  EXPECT_GT(r.step_time_s, 10);
+  EXPECT_FALSE(r.mfu.has_value());
+  EXPECT_FALSE(r.hfu.has_value());
+  EXPECT_EQ(r.tflops_per_gpu, 0);
 }
 
 TEST(Step, TensorParallelStaysInTheNodeAndDataParallelOnRails) {
