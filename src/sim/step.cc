@@ -144,6 +144,19 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   if (par.ep > 1 && m.experts == 0)
     errs.push_back(spec.at("workload.parallelism.ep", "ep > 1 needs a mixture-of-experts model",
                            "set model.experts and model.top_k"));
+  // Compute from FLOPs divides by the GPU's peak at the precision, which a catalog entry may lack
+  // (fp32_tflops is optional).
+  if (w.compute_time_s <= 0 && shape && plan.gpu.tflops(w.precision) <= 0) {
+    const char* precision = name_of(kPrecisionNames, w.precision);
+    errs.push_back(spec.at(
+        "workload.precision",
+        fmt::format("the catalog gives {} no {} peak, which computing the step from its FLOPs "
+                    "needs",
+                    plan.gpu.id, precision),
+        fmt::format("give compute_time (e.g. 10s), another precision, or {}_tflops in a catalog "
+                    "file",
+                    precision)));
+  }
   if (!errs.empty()) return errs;
 
   const Dims d{par.tp, par.cp, par.ep, par.pp, std::max(1, par.dp / par.ep)};
