@@ -696,7 +696,7 @@ TEST(StepConcurrency, OneStreamsOwnCollectivesDoNotSlowEachOther) {
   auto run = [](bool overlap) {
     return step(setup(fmt::format(
         "cluster: {{gpu: h100-sxm, nodes: 4, nic: cx7-400g}}\n"
-        "workload:\n  model: {{params: 40B, layers: 16, hidden: 8192, heads: 64, seq_len: 8192, "
+        "workload:\n  model: {{params: 70B, layers: 16, hidden: 8192, heads: 64, seq_len: 8192, "
         "experts: 8, top_k: 2}}\n  parallelism: {{tp: 8, cp: 2, ep: 2}}\n  global_batch: 16\n"
         "  overlap: {}\n",
         overlap)));
