@@ -1044,10 +1044,24 @@ TEST(CliStep, JsonFollowsTheContract) {
   for (const auto& c : j["constraints"]) failed = failed || !c["pass"].get<bool>();
   EXPECT_EQ(r.code, failed ? 1 : 0);
   EXPECT_EQ(j["sensitivity"].size(), 4u);
-  CmdResult guide = gpufabric("step examples/seed-70b-plain-dp.yaml --json --no-sensitivity");
+  CmdResult guide = gpufabric("step examples/seed-70b-plain-dp.yaml --json");
   auto g = nlohmann::json::parse(guide.out);
   EXPECT_NEAR(g["comm_fraction"].get<double>(), 0.36, 0.03);
   EXPECT_EQ(guide.code, 1);  // 36 % is over the 30 % limit
+  // A compute time without the model's shape: no model FLOPs, so MFU is unknown (null, '-'),
+  // never a 0 % that reads as a measurement.
+  EXPECT_TRUE(g["mfu"].is_null()) << g["mfu"];
+  EXPECT_TRUE(g["hfu"].is_null()) << g["hfu"];
+  for (const auto& x : g["sensitivity"]) EXPECT_TRUE(x["mfu"].is_null()) << x;
+  CmdResult text = gpufabric("step examples/seed-70b-plain-dp.yaml");
+  EXPECT_NE(text.out.find("MFU unknown\n"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("MFU 0.0%"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("as planned (400G NICs)               16 s        37.5%        -\n"),
+            std::string::npos)
+      << text.out;
+  CmdResult whatif = gpufabric("what-if examples/seed-70b-plain-dp.yaml --nic 800G --json");
+  ASSERT_EQ(whatif.code, 0) << whatif.err;
+  EXPECT_TRUE(nlohmann::json::parse(whatif.out)["scenario"]["step"]["mfu"].is_null());
   CmdResult none = gpufabric("step examples/roce-lab-64.yaml");
   EXPECT_EQ(none.code, 2);
   EXPECT_NE(none.err.find("workload"), std::string::npos) << none.err;
@@ -1198,6 +1212,21 @@ TEST(CliQos, VerdictsExitCodesAndOutputs) {
   CmdResult ib = gpufabric("qos examples/superpod-h100-4su.yaml");
   EXPECT_EQ(ib.code, 2);
   EXPECT_NE(ib.err.find("fabric.technology"), std::string::npos) << ib.err;
+  // A one-GPU cluster has no sender: the spec's error, at its line, not "N from 1 to 0".
+  const fs::path one =
+      write_temp("one-gpu.yaml",
+                 "name: one\ncluster:\n  gpu: h100-sxm\n  nodes: 1\n"
+                 "  gpus_per_node: 1\n  nic: cx7-400g\nfabric: {technology: roce}\n");
+  CmdResult tiny = gpufabric("qos " + one.string() + " --pattern incast:1");
+  EXPECT_EQ(tiny.code, 2);
+  EXPECT_TRUE(tiny.out.empty());
+  EXPECT_NE(
+      tiny.err.find(one.string() +
+                    ":4:10: error: cluster.nodes: the cluster has too few GPUs for an incast"),
+      std::string::npos)
+      << tiny.err;
+  EXPECT_EQ(tiny.err.find("from 1 to 0"), std::string::npos) << tiny.err;
+  fs::remove(one);
 }
 
 // qos --cc: HPCC is named in the JSON with its base RTT and window; --cc none is --dcqcn off (the
@@ -1376,6 +1405,14 @@ TEST(CliWhatIf, JsonAndErrors) {
     EXPECT_NE(bad.err.find("--grow"), std::string::npos) << bad.err;
     EXPECT_EQ(bad.err.find("--fail"), std::string::npos) << bad.err;
   }
+  // No change at all: what-if says one is needed and lists them, blaming no flag it never got.
+  CmdResult none = gpufabric("what-if examples/seed-70b-1024.yaml");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("error: what-if needs at least one change"), std::string::npos)
+      << none.err;
+  for (const char* f : {"--fail", "--degrade", "--slow", "--grow", "--nic"})
+    EXPECT_NE(none.err.find(f), std::string::npos) << f << ": " << none.err;
+  EXPECT_EQ(none.err.find("error: --fail"), std::string::npos) << none.err;
   CmdResult help = gpufabric("what-if --help");
   for (const char* f : {"--fail", "--grow", "--nic", "--bytes", "--json"})
     EXPECT_NE(help.out.find(f), std::string::npos) << f;

@@ -166,7 +166,15 @@ int run(const QosFlags& f) {
                             "run qos on a spec with fabric.technology: roce")});
   const Fabric fab = Fabric::build(plan, loaded->catalog);
   auto traffic = qos_traffic(plan, fab, *pattern, senders, *bytes);
-  if (!traffic) return fail(traffic.errors());
+  if (!traffic) {
+    // A spec key (not a flag) is pointed at where the spec writes it.
+    std::vector<Diagnostic> errs;
+    for (const auto& d : traffic.errors())
+      errs.push_back(d.key.empty() || d.key.rfind("-", 0) == 0
+                         ? d
+                         : loaded->spec.at(d.key, d.message, d.hint));
+    return fail(errs);
+  }
   const QosResult r = run_qos(plan, loaded->catalog, fab, traffic->flows, s);
   const QosRunInfo info{plan.name, traffic->what, qos_settings_line(s), plan.topo.lane_gbps};
   const nlohmann::json json = qos_json(info, r);

@@ -62,10 +62,10 @@ int run(const WhatIfFlags& f) {
   if (auto b = nccl_bytes_flag("--bytes", f.bytes, 1, errs)) o.probe_bytes = *b;
   // Nothing asked for (a --grow whose value was refused above already said so).
   if (f.grow.empty() && o.fail.empty() && o.nic.empty() && o.degrade.empty() && o.slow.empty())
-    errs.push_back(Diagnostic::flag(
-        "--fail", "nothing to change",
-        "give --fail link:A:B | switch:NAME | node:NAME, --degrade link:A:B=200G | "
-        "switch:NAME=0.5, --slow node:NAME=0.8, --grow nodes=+N or --nic 800G"));
+    errs.push_back(Diagnostic::error(
+        "what-if needs at least one change to compare with the plan, and none was given",
+        "give one or more of --fail link:A:B | switch:NAME | node:NAME, --degrade "
+        "link:A:B=200G | switch:NAME=0.5, --slow node:NAME=0.8, --grow nodes=+N, --nic 800G"));
   if (!errs.empty()) return fail(errs);
   Heartbeat alive("what-if");
   const LoadLimits limits = load_limits(true);

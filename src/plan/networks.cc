@@ -393,14 +393,21 @@ Result<NetworkPlan> plan_one(const Catalog& cat, const Demand& d, const std::str
   }
   if (!best) {
     if (!why.empty()) return why.front();
+    if (switch_id != "auto")
+      return Diagnostic::at_key(
+          key_of(d.kind) + ".switch",
+          fmt::format("switch '{}' has no {:g} Gbps ports", switch_id, d.gbps),
+          "choose a switch that runs them, or switch: auto");
+    // No catalog switch runs the speed: the port speed is what to change, where the spec sets
+    // it (the OOB network's is its BMCs' 1G; isolation: vlan's, the compute fabric's).
+    const bool has_speed_key = d.kind != NetworkKind::kOob && !d.uplinks_to_compute;
     return Diagnostic::at_key(
-        key_of(d.kind) + (switch_id != "auto" ? ".switch" : ""),
-        switch_id != "auto"
-            ? fmt::format("switch '{}' has no {:g} Gbps ports", switch_id, d.gbps)
-            : fmt::format("no {}{} switch in the catalog runs {:g} Gbps ports",
-                          d.technology ? std::string(tech_name(*d.technology)) + " " : "",
-                          name_of(kSwitchRoleNames, role), d.gbps),
-        "add one with a catalog file (roles: [...]), or change port_speed");
+        key_of(d.kind) + (has_speed_key ? ".port_speed" : ""),
+        fmt::format("no {}{} switch in the catalog runs {:g} Gbps ports",
+                    d.technology ? std::string(tech_name(*d.technology)) + " " : "",
+                    name_of(kSwitchRoleNames, role), d.gbps),
+        fmt::format("add one with roles: [{}] in a catalog file{}", name_of(kSwitchRoleNames, role),
+                    has_speed_key ? ", or give another port_speed" : ""));
   }
   best->switch_reason =
       switch_id != "auto"
@@ -420,6 +427,12 @@ const NetworkPlan* NetworksPlan::find(NetworkKind k) const {
 }
 
 Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const Plan& compute) {
+  // plan_one() names the key; the spec says where it is written (file, line; else its section).
+  auto located = [&](const std::vector<Diagnostic>& errs) {
+    std::vector<Diagnostic> out;
+    for (const auto& d : errs) out.push_back(spec.at(d.key, d.message, d.hint));
+    return out;
+  };
   NetworksPlan out;
   if (!spec.networks) return out;
   const NetworksSpec& ns = *spec.networks;
@@ -497,7 +510,7 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
     d.other_ports = 1LL * out.storage_nodes * s.storage_node_ports;
     if (!vlan && nic) count_cards(d);
     auto n = plan_one(cat, d, s.switch_id, warnings);
-    if (!n) return n.errors();
+    if (!n) return located(n.errors());
     out.storage_system_Bps = out.storage_nodes * out.storage_node_gbps * 1e9 / 8;
     out.node_storage_Bps = vlan ? compute.nics_per_node * compute.nic.rate_gbps * 1e9 / 8
                                 : d.ports_per_node * d.gbps * 1e9 / 8;
@@ -559,7 +572,7 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
       d.reserved_ports = reserved;
       inband_warnings.clear();
       auto n = plan_one(cat, d, ns.inband.switch_id, inband_warnings);
-      if (!n) return n.errors();
+      if (!n) return located(n.errors());
       inband_plan = std::move(*n);
     }
     if (!ns.oob.enabled) break;
@@ -579,7 +592,7 @@ Result<NetworksPlan> plan_networks(const Spec& spec, const Catalog& cat, const P
     d.inband_gbps = inband_plan ? inband_plan->port_gbps : 0;
     oob_warnings.clear();
     auto n = plan_one(cat, d, ns.oob.switch_id, oob_warnings);
-    if (!n) return n.errors();
+    if (!n) return located(n.errors());
     oob_plan = std::move(*n);
     const long long need = oob_plan->uplinks_to_inband ? oob_plan->leaf_spine_links : 0;
     settled = need == reserved;

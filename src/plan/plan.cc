@@ -433,11 +433,17 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   }
   if (best.empty()) {
     // Small scalable units fill the upper tier with part-empty leaves: larger ones reach more.
+    // One larger than the cluster is wired in full for nodes it does not have: a smaller one.
+    const int nodes = spec.cluster.nodes;
     const std::string units =
-        f.scalable_unit > 0
+        f.scalable_unit <= 0 || f.scalable_unit == nodes ? ""
+        : f.scalable_unit < nodes
             ? fmt::format("larger scalable units (fabric.scalable_unit: {} nodes now), ",
                           f.scalable_unit)
-            : "";
+            : fmt::format(
+                  "a scalable unit no larger than the cluster's {} nodes "
+                  "(fabric.scalable_unit: {} now), ",
+                  nodes, f.scalable_unit);
     if (f.switch_id != "auto" && !last_error.empty())
       return spec.at(!f.topology ? "fabric.switch" : "fabric.topology", last_error,
                      "use a larger switch, " + units + "topology: auto, or more planes");
@@ -597,11 +603,24 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   if (p.topo.kind != TopologyKind::kSingle) {
     const long long filled = 1LL * p.nodes;
     const long long slots = 1LL * p.topo.units * p.topo.nodes_per_unit;
-    if (filled < slots)
+    // A partly filled unit is wired in full (README, planner); a unit larger than the whole
+    // cluster is one such unit, which the spec asked for: say what it costs and how to drop it.
+    if (f.scalable_unit > p.nodes)
+      p.notes.push_back(fmt::format(
+          "fabric.scalable_unit is {} nodes, more than the cluster's {}: its one unit is partly "
+          "filled and its {} leaves and their uplinks are built in full for growth to {} nodes; "
+          "set scalable_unit: auto (or at most {}) to build only what the nodes use",
+          f.scalable_unit, p.nodes, p.leaf_total, f.scalable_unit, p.nodes));
+    else if (filled < slots)
       p.notes.push_back(
           fmt::format("last scalable unit holds {} of {} nodes; its leaves and "
                       "uplinks are built in full for growth",
                       p.topo.nodes_per_unit - (slots - filled), p.topo.nodes_per_unit));
+  } else if (f.scalable_unit > 0) {
+    p.notes.push_back(fmt::format(
+        "one switch holds every node, so fabric.scalable_unit ({} nodes) does not apply; set "
+        "topology: clos2 to build the unit's leaves and spines{}",
+        f.scalable_unit, f.scalable_unit > p.nodes ? " for growth" : ""));
   }
   if (f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom &&
       p.spine_ports_free_fraction + 1e-9 < kAdvisedSpineHeadroom &&

@@ -153,6 +153,51 @@ TEST(Plan, SmallScalableUnitsReachWhatTheirLeavesAllow) {
   EXPECT_GT(whole.max_nodes_same_tiers, 5000);
 }
 
+// A scalable unit larger than the cluster is one partly filled unit, wired in full for growth
+// (README: "a partly filled unit is wired in full"): the plan says so, with the unit, the
+// cluster's nodes and what to set instead; on one switch the unit does not apply and the plan
+// says that; and a unit too large to plan is told to be smaller, not larger.
+TEST(Plan, AScalableUnitLargerThanTheClusterSaysWhatItBuilds) {
+  auto notes = [](const Plan& p) {
+    std::string all;
+    for (const auto& n : p.notes) all += n + "\n";
+    return all;
+  };
+  const Plan big = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700, scalable_unit: 200}\n");
+  const Plan fit = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700}\n");
+  EXPECT_EQ(big.topo.units, 1);
+  EXPECT_GT(big.leaf_total, fit.leaf_total);  // wired for 200 nodes: 56 leaves, not 32
+  EXPECT_NE(notes(big).find(fmt::format(
+                "fabric.scalable_unit is 200 nodes, more than the cluster's 128: its one unit is "
+                "partly filled and its {} leaves and their uplinks are built in full for growth "
+                "to 200 nodes; set scalable_unit: auto (or at most 128)",
+                big.leaf_total)),
+            std::string::npos)
+      << notes(big);
+  EXPECT_EQ(notes(big).find("last scalable unit"), std::string::npos) << notes(big);
+  EXPECT_EQ(notes(fit).find("scalable_unit"), std::string::npos) << notes(fit);
+  const Plan single = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700, scalable_unit: 32}\n");
+  EXPECT_EQ(single.topo.kind, TopologyKind::kSingle);
+  EXPECT_NE(notes(single).find("one switch holds every node, so fabric.scalable_unit (32 nodes) "
+                               "does not apply; set topology: clos2"),
+            std::string::npos)
+      << notes(single);
+  const auto huge = plan_errors(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700, scalable_unit: 100000}\n");
+  ASSERT_FALSE(huge.empty());
+  const std::string m = format_diagnostic(huge[0]);
+  EXPECT_NE(m.find("a scalable unit no larger than the cluster's 128 nodes"), std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("larger scalable units"), std::string::npos) << m;
+}
+
 TEST(Plan, OversubscriptionCutsUplinksAndSpines) {
   const char* base =
       "cluster: {{gpu: h100-sxm, nodes: 256, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
@@ -940,6 +985,37 @@ TEST(Networks, AServerWithoutStorageFiguresNeedsThemFromTheSpec) {
       "cluster: {gpu: mi300x, nodes: 4, nic: cx7-400g}\n"
       "networks: {storage: {nic: dual-cx7-400g, ports_per_node: 2, storage_nodes: 1}}\n");
   EXPECT_EQ(p.networks->find(NetworkKind::kStorage)->node_ports, 8);
+}
+
+// A port speed no catalog switch of the network's role runs is the spec's error at that key,
+// with the file and line, as every other spec error; a named switch without it, at the switch.
+TEST(Networks, APortSpeedNoSwitchRunsNamesFileLineAndKey) {
+  const std::string base =
+      "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\n"
+      "networks:\n"
+      "  storage:\n";
+  auto errs = plan_errors(base + "    port_speed: 150G\n");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].file, "t.yaml");
+  EXPECT_EQ(errs[0].line, 4);
+  EXPECT_EQ(errs[0].key, "networks.storage.port_speed");
+  EXPECT_NE(errs[0].message.find("no storage switch in the catalog runs 150 Gbps ports"),
+            std::string::npos)
+      << errs[0].message;
+  EXPECT_NE(errs[0].hint.find("roles: [storage]"), std::string::npos) << errs[0].hint;
+  errs = plan_errors(
+      "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\n"
+      "networks:\n"
+      "  inband: {port_speed: 150G}\n");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].file, "t.yaml");
+  EXPECT_EQ(errs[0].line, 3);
+  EXPECT_EQ(errs[0].key, "networks.inband.port_speed");
+  errs = plan_errors(base + "    port_speed: 200G\n    switch: sn2201\n");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].file, "t.yaml");
+  EXPECT_EQ(errs[0].line, 5);
+  EXPECT_EQ(errs[0].key, "networks.storage.switch");
 }
 
 TEST(Networks, ManagementSwitchesNeverEnterTheComputePlan) {

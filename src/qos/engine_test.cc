@@ -327,6 +327,29 @@ TEST(Qos, RefusesAnIncastLargerThanTheFabric) {
   EXPECT_NE(format_diagnostics(bad.errors()).find("--pattern"), std::string::npos);
 }
 
+// One GPU (one NIC) has no sender for an incast: the spec's cluster is what to change, not N,
+// and no "N from 1 to 0" range is offered.
+TEST(Qos, AOneNicClusterIsTooSmallForAnIncast) {
+  const Fixture s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 1, nic: cx7-400g}\n"
+      "fabric: {technology: roce}\n");
+  const Fabric fab = Fabric::build(s.plan, s.cat);
+  for (const int n : {1, 4}) {
+    auto bad = qos_traffic(s.plan, fab, QosPattern::kIncast, n, kMiB);
+    ASSERT_FALSE(bad.ok());
+    const Diagnostic& d = bad.errors()[0];
+    EXPECT_EQ(d.key, "cluster.nodes");
+    EXPECT_NE(d.message.find("the cluster has too few GPUs for an incast: 1 GPU with 1 NIC"),
+              std::string::npos)
+        << d.message;
+    EXPECT_NE(d.hint.find("cluster.nodes"), std::string::npos) << d.hint;
+    EXPECT_EQ(format_diagnostics(bad.errors()).find("from 1 to 0"), std::string::npos);
+  }
+  auto perm = qos_traffic(s.plan, fab, QosPattern::kPermutation, 0, kMiB);
+  ASSERT_FALSE(perm.ok());
+  EXPECT_EQ(perm.errors()[0].key, "cluster.nodes");
+}
+
 }  // namespace gf
 
 namespace gf {

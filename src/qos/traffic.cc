@@ -191,11 +191,24 @@ Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern p
     t.flows.push_back({src, dst, plane, b, qps, qp_key(t.flows.size())});
   };
   const int nics = t.nodes * rails;
+  // One NIC sends to no other: the spec's cluster is what to change, not the pattern's N.
+  auto too_few_nics = [&](const char* what) {
+    return Diagnostic::at_key(
+        "cluster.nodes",
+        fmt::format("the cluster has too few {} for {}: {} GPU{} with {} NIC{} ({} node{} x "
+                    "{}), and it takes 2 NICs or more (a receiver and a sender)",
+                    t.nodes * G < 2 ? "GPUs" : "NICs", what, 1LL * t.nodes * G,
+                    t.nodes * G == 1 ? "" : "s", nics, nics == 1 ? "" : "s", t.nodes,
+                    t.nodes == 1 ? "" : "s", rails),
+        "give the spec more nodes (cluster.nodes) or more GPUs and NICs a node "
+        "(cluster.gpus_per_node, cluster.nics_per_node)");
+  };
   switch (pattern) {
     case QosPattern::kIncast: {
       // N senders to NIC 0 of node 1; senders on other nodes of the same rail first (through the
       // rail's leaves), then the other rails.
       const int n = incast_senders;
+      if (nics < 2) return too_few_nics("an incast");
       if (n < 1 || n > nics - 1)
         return Diagnostic::flag(
             "--pattern",
@@ -225,7 +238,7 @@ Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern p
         const int j = static_cast<int>(x % static_cast<uint64_t>(i));
         std::swap(to[static_cast<size_t>(i)], to[static_cast<size_t>(j)]);
       }
-      if (nics < 2) return Diagnostic::flag("--pattern", "permutation needs 2 NICs or more");
+      if (nics < 2) return too_few_nics("a permutation");
       for (int i = 0; i < nics; ++i)
         add(fab.nic(i / rails, i % rails), fab.nic(to[i] / rails, to[i] % rails), i % planes,
             bytes);

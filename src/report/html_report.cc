@@ -373,10 +373,12 @@ std::string report_html(const ReportInputs& in) {
   if (in.step) {
     body += fmt::format(
         "<li><b>Training step</b> {}: communication {:.1f}% (limit {:.0f}%), GPU utilisation "
-        "{:.1f}% (floor {:.0f}%), MFU {:.1f}%. Verdict: <b class=\"{}\">{}</b>.</li>",
+        "{:.1f}% (floor {:.0f}%), MFU {}. Verdict: <b class=\"{}\">{}</b>.</li>",
         units::format_seconds(in.step->step_time_s), 100 * in.step->comm_fraction,
         100 * in.step->constraints[0].limit, 100 * in.step->gpu_utilization,
-        100 * in.step->constraints[1].limit, 100 * in.step->mfu, pass ? "pass" : "fail", verdict);
+        100 * in.step->constraints[1].limit,
+        in.step->mfu ? fmt::format("{:.1f}%", 100 * *in.step->mfu) : "unknown",
+        pass ? "pass" : "fail", verdict);
     if (in.step->time_to_train_s > 0)
       body += fmt::format("<li><b>Time and cost to train</b>: {} and {}.</li>",
                           units::format_seconds(in.step->time_to_train_s),

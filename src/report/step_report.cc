@@ -7,6 +7,11 @@
 namespace gf {
 namespace {
 
+// A share that may be unknown (MFU without the model's FLOPs): null then, not 0.
+nlohmann::json share_json(const std::optional<double>& share) {
+  return share ? nlohmann::json(*share) : nlohmann::json();
+}
+
 nlohmann::json stage_memory_json(const StageMemory& m) {
   return {{"stage", m.stage},
           {"layers", m.layers},
@@ -153,8 +158,8 @@ nlohmann::json result_json(const StepResult& r) {
           {"overlap_slowdown_s", r.overlap_slowdown_s},
           {"comm_fraction", r.comm_fraction},
           {"tflops_per_gpu", r.tflops_per_gpu},
-          {"mfu", r.mfu},
-          {"hfu", r.hfu},
+          {"mfu", share_json(r.mfu)},
+          {"hfu", share_json(r.hfu)},
           {"gpu_utilization", r.gpu_utilization},
           {"compute_efficiency", r.compute_efficiency},
           {"microbatches", r.microbatches},
@@ -213,7 +218,7 @@ nlohmann::json step_json(const StepResult& r, const std::vector<StepScenario>& s
     s.push_back({{"scenario", x.label},
                  {"step_time_s", x.result.step_time_s},
                  {"comm_fraction", x.result.comm_fraction},
-                 {"mfu", x.result.mfu},
+                 {"mfu", share_json(x.result.mfu)},
                  {"time_to_train_s", x.result.time_to_train_s}});
   j["sensitivity"] = s;
   return j;
@@ -253,11 +258,12 @@ std::string step_text(const std::string& name, const StepResult& r,
                      "compute slowed by overlap", units::format_seconds(r.overlap_slowdown_s),
                      units::format_seconds(r.overlap_slowdown_s));
   s += fmt::format("  {:<32} {:>12}\n", "step", units::format_seconds(r.step_time_s));
-  s += fmt::format("  communication share {:.1f}%, GPU utilisation {:.1f}%, MFU {:.1f}%",
-                   100 * r.comm_fraction, 100 * r.gpu_utilization, 100 * r.mfu);
+  s += fmt::format("  communication share {:.1f}%, GPU utilisation {:.1f}%, MFU {}",
+                   100 * r.comm_fraction, 100 * r.gpu_utilization,
+                   r.mfu ? fmt::format("{:.1f}%", 100 * *r.mfu) : "unknown");
   // TFLOP/s counts what the GPUs run, recomputation included: HFU, beside the model's MFU.
-  if (r.tflops_per_gpu > 0)
-    s += fmt::format(", HFU {:.1f}%, {:.0f} TFLOP/s per GPU", 100 * r.hfu, r.tflops_per_gpu);
+  if (r.hfu) s += fmt::format(", HFU {:.1f}%", 100 * *r.hfu);
+  if (r.tflops_per_gpu > 0) s += fmt::format(", {:.0f} TFLOP/s per GPU", r.tflops_per_gpu);
   s += "\n";
   if (r.tokens_per_s > 0) s += fmt::format("  {} tokens/s\n", units::format_count(r.tokens_per_s));
   if (r.steps > 0)
@@ -274,9 +280,9 @@ std::string step_text(const std::string& name, const StepResult& r,
     s += "\nSensitivity (the guide's \"do we need 800G?\"):\n";
     s += fmt::format("  {:<28} {:>12} {:>12} {:>8}\n", "scenario", "step", "comm share", "MFU");
     for (const auto& x : sens)
-      s += fmt::format("  {:<28} {:>12} {:>11.1f}% {:>7.1f}%\n", x.label,
+      s += fmt::format("  {:<28} {:>12} {:>11.1f}% {:>8}\n", x.label,
                        units::format_seconds(x.result.step_time_s), 100 * x.result.comm_fraction,
-                       100 * x.result.mfu);
+                       x.result.mfu ? fmt::format("{:.1f}%", 100 * *x.result.mfu) : "-");
   }
   return s;
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "spec/model_params.h"
+
 namespace gf {
 
 // The share of a kernel's benchmark rate (the catalog's matmul_efficiency, the maximum
@@ -106,15 +108,7 @@ LayerShape layer_shape(const WorkloadSpec& w) {
   s.heads = m.heads > 0 ? m.heads : std::max(1.0, m.hidden / 128.0);
   s.kv_heads = m.kv_heads > 0 ? m.kv_heads : s.heads;
   s.mlp = m.mlp;
-  if (m.ffn_hidden > 0) {
-    s.ffn = m.ffn_hidden;
-  } else if (m.mlp == MlpKind::kSwiglu) {
-    // 2/3 of 4h, rounded up to a multiple of 256 (Llama's multiple_of; Megatron-LM's
-    // --swiglu default ffn_hidden_size = int(4h x 2/3 / 64) x 64 is within 1 %).
-    s.ffn = std::ceil(8.0 * m.hidden / 3 / 256) * 256;
-  } else {
-    s.ffn = 4.0 * m.hidden;
-  }
+  s.ffn = ffn_width(m);
   s.tp = std::max(1, w.parallelism.tp);
   s.sequence_parallel = w.sequence_parallel && s.tp > 1;
   s.attention = m.attention;

@@ -144,6 +144,19 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   if (par.ep > 1 && m.experts == 0)
     errs.push_back(spec.at("workload.parallelism.ep", "ep > 1 needs a mixture-of-experts model",
                            "set model.experts and model.top_k"));
+  // Compute from FLOPs divides by the GPU's peak at the precision, which a catalog entry may lack
+  // (fp32_tflops is optional).
+  if (w.compute_time_s <= 0 && shape && plan.gpu.tflops(w.precision) <= 0) {
+    const char* precision = name_of(kPrecisionNames, w.precision);
+    errs.push_back(spec.at(
+        "workload.precision",
+        fmt::format("the catalog gives {} no {} peak, which computing the step from its FLOPs "
+                    "needs",
+                    plan.gpu.id, precision),
+        fmt::format("give compute_time (e.g. 10s), another precision, or {}_tflops in a catalog "
+                    "file",
+                    precision)));
+  }
   if (!errs.empty()) return errs;
 
   const Dims d{par.tp, par.cp, par.ep, par.pp, std::max(1, par.dp / par.ep)};
@@ -560,8 +573,10 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   r.comm_fraction = r.exposed_comm_s / r.step_time_s;
   r.gpu_utilization = r.mean_compute_s / r.step_time_s;
   if (r.model_flops > 0) {
-    r.mfu = r.model_flops / (r.step_time_s * r.gpus * peak);
-    r.hfu = r.hardware_flops / (r.step_time_s * r.gpus * peak);
+    if (peak > 0) {
+      r.mfu = r.model_flops / (r.step_time_s * r.gpus * peak);
+      r.hfu = r.hardware_flops / (r.step_time_s * r.gpus * peak);
+    }
     r.tflops_per_gpu = r.hardware_flops / r.step_time_s / r.gpus / 1e12;
   }
   if (r.tokens_per_step > 0) r.tokens_per_s = r.tokens_per_step / r.step_time_s;

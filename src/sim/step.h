@@ -75,7 +75,10 @@ struct StepResult {
   double step_time_s = 0;
   double comm_fraction = 0;
   double tflops_per_gpu = 0;  ///< hardware FLOPs (recomputation counted, as Megatron reports)
-  double mfu = 0, hfu = 0, gpu_utilization = 0;
+  /// Model and hardware FLOPs utilisation; unknown (nullopt) without the model's FLOPs (compute
+  /// time given, no layers, hidden and seq_len) or the GPU's peak at the precision.
+  std::optional<double> mfu, hfu;
+  double gpu_utilization = 0;
   double tokens_per_step = 0, tokens_per_s = 0;
   double steps = 0, time_to_train_s = 0, cost_to_train_usd = 0, gpu_hour_usd = 0;
   PipelineLayout pipeline;

@@ -102,8 +102,42 @@ TEST(Step, EveryParallelDimensionCommunicates) {
   EXPECT_GT(r.bubble_s, 0);
   EXPECT_GT(r.hardware_flops, r.model_flops);  // full recomputation
   EXPECT_NEAR(r.step_time_s, r.compute_s + r.bubble_s + r.exposed_comm_s + r.overlap_slowdown_s, 1e-9);
-  EXPECT_GT(r.mfu, 0.05);
-  EXPECT_LT(r.mfu, 0.6);
+  ASSERT_TRUE(r.mfu.has_value());
+  EXPECT_GT(*r.mfu, 0.05);
+  EXPECT_LT(*r.mfu, 0.6);
+}
+
+// A GPU without a peak at the precision (a catalog entry without fp32_tflops) cannot be computed
+// from FLOPs: the spec's error at workload.precision, not an infinite compute time; with a
+// compute time given the step runs, its MFU unknown.
+TEST(Step, NoPeakAtThePrecisionIsTheSpecsErrorUnlessComputeTimeIsGiven) {
+  const std::string yaml =
+      "cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g}\n"
+      "workload:\n  model: {params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096}\n"
+      "  precision: fp32\n  parallelism: {tp: 8}\n  global_batch: 16\n";
+  StepSetup s = setup(yaml);
+  s.plan.gpu.fp32_tflops = 0;
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  auto r = simulate_step(s.spec, s.plan, f);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.errors()[0].key, "workload.precision");
+  EXPECT_NE(r.errors()[0].message.find("no fp32 peak"), std::string::npos) << r.errors()[0].message;
+  StepSetup timed = setup(yaml + "  compute_time: 5s\n");
+  timed.plan.gpu.fp32_tflops = 0;
+  auto t = simulate_step(timed.spec, timed.plan, Fabric::build(timed.plan, timed.cat));
+  ASSERT_TRUE(t.ok()) << format_diagnostics(t.errors());
+  EXPECT_TRUE(std::isfinite(t->step_time_s));
+  EXPECT_FALSE(t->mfu.has_value());
+}
+
+// A compute time without the model's shape gives no model FLOPs: MFU and HFU are unknown, not
+// 0; the step and its communication share are still there.
+TEST(Step, MfuIsUnknownWithoutTheModelsFlops) {
+  const StepResult r = step(setup(guide("false", "flat")));
+  EXPECT_GT(r.step_time_s, 10);
+  EXPECT_FALSE(r.mfu.has_value());
+  EXPECT_FALSE(r.hfu.has_value());
+  EXPECT_EQ(r.tflops_per_gpu, 0);
 }
 
 TEST(Step, TensorParallelStaysInTheNodeAndDataParallelOnRails) {
@@ -662,7 +696,7 @@ TEST(StepConcurrency, OneStreamsOwnCollectivesDoNotSlowEachOther) {
   auto run = [](bool overlap) {
     return step(setup(fmt::format(
         "cluster: {{gpu: h100-sxm, nodes: 4, nic: cx7-400g}}\n"
-        "workload:\n  model: {{params: 40B, layers: 16, hidden: 8192, heads: 64, seq_len: 8192, "
+        "workload:\n  model: {{params: 70B, layers: 16, hidden: 8192, heads: 64, seq_len: 8192, "
         "experts: 8, top_k: 2}}\n  parallelism: {{tp: 8, cp: 2, ep: 2}}\n  global_batch: 16\n"
         "  overlap: {}\n",
         overlap)));

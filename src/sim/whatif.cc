@@ -326,9 +326,8 @@ std::vector<Diagnostic> parse_slow(const std::vector<std::string>& items, const 
   return errs;
 }
 
-WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan, const Fabric& f,
-                   double bytes, size_t memory_budget_bytes,
-                   const std::vector<double>& node_speed = {}) {
+// One side's plan figures, before anything runs on it.
+WhatIfSide side_of(const std::string& label, const Plan& plan) {
   WhatIfSide s;
   s.label = label;
   s.gpus = plan.gpus;
@@ -338,6 +337,37 @@ WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan,
   s.top_tier_free = plan.spine_ports_free_fraction;
   s.max_nodes_same_tiers = plan.max_nodes_same_tiers;
   s.tiers = plan.topo.tiers;
+  return s;
+}
+
+// A side where nothing runs, and why (every node failed: no GPUs are left).
+WhatIfSide not_run(const std::string& label, const Spec& spec, const Plan& plan,
+                   const std::string& why) {
+  WhatIfSide s = side_of(label, plan);
+  for (Op op : kProbeOps) {
+    CollectiveProbe p;
+    p.op = op_name(op);
+    p.runs = false;
+    p.note = why;
+    s.collectives.push_back(p);
+  }
+  if (spec.workload) s.step_note = why;
+  return s;
+}
+
+// The nodes that --fail node:NAME items name (the servers that are down, not only cut off).
+std::set<int> failed_nodes(const std::vector<std::string>& items, const Names& n) {
+  std::set<int> out;
+  for (const auto& item : items)
+    if (item.rfind("node:", 0) == 0)
+      if (auto it = n.node.find(item.substr(5)); it != n.node.end()) out.insert(it->second);
+  return out;
+}
+
+WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan, const Fabric& f,
+                   double bytes, size_t memory_budget_bytes,
+                   const std::vector<double>& node_speed = {}) {
+  WhatIfSide s = side_of(label, plan);
   for (Op op : kProbeOps) {
     CollectiveProbe p;
     p.op = op_name(op);
@@ -520,7 +550,20 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   more = parse_slow(o.slow, names, p2->nodes, speed, out.changes);
   errs.insert(errs.end(), more.begin(), more.end());
   if (!errs.empty()) return errs;
-  out.scenario = measure("scenario", s2, *p2, f2, o.probe_bytes, o.memory_budget_bytes, speed);
+  // Every node down leaves no GPU to run the job on: the scenario has no figures (its one
+  // node's NVLink would otherwise run the collectives as if nothing had failed).
+  const std::set<int> down = failed_nodes(o.fail, names);
+  const bool none_left = !down.empty() && static_cast<int>(down.size()) >= p2->nodes;
+  const std::string none_left_why =
+      p2->nodes == 1 ? "no GPUs left: the cluster's only node failed"
+                     : fmt::format("no GPUs left: all {} nodes failed", p2->nodes);
+  if (none_left && o.links)
+    return Diagnostic::flag("--links",
+                            none_left_why + ", so the scenario carries no traffic to write",
+                            "leave --links out, or fail fewer nodes");
+  out.scenario =
+      none_left ? not_run("scenario", s2, *p2, none_left_why)
+                : measure("scenario", s2, *p2, f2, o.probe_bytes, o.memory_budget_bytes, speed);
   if (out.scenario.step && !o.slow.empty() && out.scenario.step->straggler_node >= 0)
     for (const auto& [name, node] : names.node)
       if (node == out.scenario.step->straggler_node)
@@ -597,8 +640,10 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     const auto& a = out.baseline.collectives[i];
     const auto& b = out.scenario.collectives[i];
     if (!b.runs)
-      out.changes.push_back(
-          fmt::format("{}: cannot run on all {} nodes ({})", b.op, out.scenario.nodes, b.note));
+      out.changes.push_back(fmt::format(
+          "{}: cannot run{} ({})", b.op,
+          out.scenario.nodes == 1 ? "" : fmt::format(" on all {} nodes", out.scenario.nodes),
+          b.note));
     else if (a.runs && std::fabs(b.busbw_gbs - a.busbw_gbs) > 0.005 * a.busbw_gbs) {
       // Where NCCL's choice changed, that is the cause to name: the algorithm the plan ran and
       // why it no longer can (a failed spine leaves an in-network tree without its switch).
@@ -614,14 +659,25 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     }
   }
   if (out.baseline.step && !out.scenario.step)
-    out.changes.push_back("training step: cannot run on all nodes (" + out.scenario.step_note +
-                          ")");
+    out.changes.push_back(fmt::format("training step: cannot run{} ({})",
+                                      out.scenario.nodes == 1 ? "" : " on all nodes",
+                                      out.scenario.step_note));
   if (out.baseline.step && out.scenario.step)
     out.changes.push_back(fmt::format(
         "step time {} -> {} ({:+.1f}%)", units::format_seconds(out.baseline.step->step_time_s),
         units::format_seconds(out.scenario.step->step_time_s),
         100 * (out.scenario.step->step_time_s / out.baseline.step->step_time_s - 1)));
-  if (!cut.empty()) {
+  if (none_left) {
+    std::string which;
+    for (const auto& [name, node] : names.node)
+      if (down.count(node)) which += (which.empty() ? "" : ", ") + name;
+    out.recommendation = fmt::format(
+        "the job cannot run: {}, so no GPUs are left; replace {} (or plan more nodes) before it "
+        "can run again (seed §7)",
+        p2->nodes == 1 ? "the cluster's only node (" + which + ") failed"
+                       : fmt::format("all {} nodes failed", p2->nodes),
+        p2->nodes == 1 ? "it" : "them");
+  } else if (!cut.empty()) {
     std::string rec = fmt::format(
         "{} node{} cut off: NCCL cannot run a job that includes {}; take {} out of the job "
         "(seed §7)",

@@ -68,6 +68,56 @@ TEST(WhatIf, FailedRailLeafCutsItsNodesOffAndDroppingThemCosts) {
 
 // A spec sized by `gpus:` with replicas of 4 nodes (tp 8 x pp 4): losing one node keeps the
 // whole replicas that remain (28 of 32 nodes), not a crash or the full cluster again.
+// The cluster's only node failed: no GPU is left, so the scenario has no figures (its NVLink
+// ran the collectives and the step as if nothing had failed) and the recommendation says the job
+// cannot run; the same when every node of a larger cluster failed.
+TEST(WhatIf, EveryNodeFailedLeavesNoGpusToRunOn) {
+  const WhatIfSetup one = setup(
+      "cluster: {gpu: h100-sxm, nodes: 1, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700}\n"
+      "workload:\n  model: {params: 70B, layers: 80, hidden: 8192, heads: 64, seq_len: 4096}\n"
+      "  parallelism: {tp: 8}\n  global_batch: 8\n");
+  WhatIfOptions o;
+  o.fail = {"node:node001"};
+  auto r = what_if(one.spec, one.cat, one.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  ASSERT_TRUE(r->baseline.step.has_value());
+  for (const char* op : {"all_reduce", "alltoall"}) {
+    EXPECT_TRUE(probe(r->baseline, op).runs) << op;
+    EXPECT_FALSE(probe(r->scenario, op).runs) << op;
+    EXPECT_NE(probe(r->scenario, op).note.find("no GPUs left"), std::string::npos) << op;
+  }
+  EXPECT_FALSE(r->scenario.step.has_value());
+  EXPECT_NE(r->scenario.step_note.find("no GPUs left"), std::string::npos);
+  EXPECT_FALSE(r->dropped.has_value());
+  EXPECT_NE(r->recommendation.find("the job cannot run: the cluster's only node (node001) failed"),
+            std::string::npos)
+      << r->recommendation;
+  o.links = true;
+  auto links = what_if(one.spec, one.cat, one.plan, o);
+  ASSERT_FALSE(links.ok());
+  EXPECT_EQ(links.errors()[0].key, "--links");
+
+  const WhatIfSetup two = setup(
+      "cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700}\n");
+  WhatIfOptions both;
+  both.fail = {"node:node001", "node:node002"};
+  auto all = what_if(two.spec, two.cat, two.plan, both);
+  ASSERT_TRUE(all.ok()) << format_diagnostics(all.errors());
+  EXPECT_FALSE(probe(all->scenario, "all_reduce").runs);
+  EXPECT_NE(all->recommendation.find("all 2 nodes failed, so no GPUs are left"), std::string::npos)
+      << all->recommendation;
+  // One of the two failed: the other still runs the job, as before.
+  WhatIfOptions first;
+  first.fail = {"node:node001"};
+  auto half = what_if(two.spec, two.cat, two.plan, first);
+  ASSERT_TRUE(half.ok()) << format_diagnostics(half.errors());
+  ASSERT_TRUE(half->dropped.has_value());
+  EXPECT_TRUE(probe(*half->dropped, "all_reduce").runs);
+  EXPECT_EQ(half->recommendation.find("cannot run:"), std::string::npos) << half->recommendation;
+}
+
 TEST(WhatIf, DroppingANodeKeepsWholeReplicas) {
   const WhatIfSetup s = setup(
       "cluster: {gpu: h100-sxm, gpus: 256, nic: cx7-400g}\n"

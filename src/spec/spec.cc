@@ -13,6 +13,7 @@
 
 #include "common/file.h"
 #include "common/text.h"
+#include "spec/model_params.h"
 #include "spec/pipeline.h"
 #include "units/units.h"
 #include "yaml/yaml_reader.h"
@@ -270,6 +271,12 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
         r.error(child(m, key), mp + "." + key, "a mixture-of-experts key: it needs experts > 0");
     if (w.model.top_k > 0 && w.model.experts == 0)
       r.error(child(m, "top_k"), mp + ".top_k", "top_k needs experts > 0");
+    // A count the shape does not bear out: the step model reads both (FLOPs and memory from
+    // params, kernels from the shape), so one of them is wrong.
+    if (const std::string why = params_shape_mismatch(w.model); !why.empty())
+      r.error(child(m, "params"), mp + ".params", why,
+              "give the model's total parameter count (every expert's included), or correct its "
+              "shape (layers, hidden, heads, kv_heads, ffn_hidden, mlp, experts, vocab)");
     if (w.model.experts > 0 && w.model.top_k > w.model.experts)
       r.error(child(m, "top_k"), mp + ".top_k", "top_k cannot exceed the number of experts");
     // top_k 0 (or none) reads as a dense model's; with experts, every token goes to 1 or more.
