@@ -389,6 +389,77 @@ TEST(Eos, UnusedPortsOfAUsedCageKeepTheBreakout) {
   }
 }
 
+// Unnumbered: the fabric ports have no IPv4 address but IPv6 (link-local), BGP peers by
+// interface and carries IPv4 with IPv6 next hops (RFC 8950), as AVD's underlay_rfc5549 writes
+// it. Was: `ip address 0.0.0.0/31` on every routed port and `neighbor 0.0.0.0` for every peer.
+TEST(Eos, UnnumberedPortsPeerByInterfaceOverIpv6) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  AddressingSpec un = lab.spec.addressing;
+  un.unnumbered = true;
+  auto a = plan_addresses(lab.plan, lab.catalog, un);
+  ASSERT_TRUE(a.ok());
+  auto count = [](const std::string& s, const std::string& what) {
+    int n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const auto& sw : a->switches) {
+    const std::string cfg = eos_config(lab.plan, *a, sw);
+    EXPECT_EQ(cfg.find(" 0.0.0.0"), std::string::npos) << sw.name << "\n" << cfg;
+    const std::vector<SwitchPort> ports = a->ports_of(sw.name);
+    const bool leaf = a->subnet_of(sw.name) != nullptr;
+    EXPECT_EQ(count(cfg, "   ipv6 enable\n"), static_cast<int>(ports.size())) << sw.name;
+    // IPv4 addresses: the loopback and a leaf's host gateway only.
+    EXPECT_EQ(count(cfg, "   ip address "), 1 + leaf) << sw.name << "\n" << cfg;
+    EXPECT_NE(cfg.find("\nip routing ipv6 interfaces\n!\nipv6 unicast-routing\n"),
+              std::string::npos)
+        << cfg;
+    EXPECT_EQ(cfg.find("\nip routing\n"), std::string::npos) << cfg;
+    EXPECT_EQ(count(cfg, "   neighbor interface "), static_cast<int>(ports.size())) << sw.name;
+    bool up = false, down = false;
+    for (const auto& p : ports) {
+      (p.up ? up : down) = true;
+      EXPECT_NE(cfg.find(fmt::format("interface {}\n   description to {} {}\n   mtu 9214\n"
+                                     "   speed 400g-4\n   no switchport\n   ipv6 enable\n"
+                                     "   service-profile ROCE\n!\n",
+                                     eos_port_name(lab.plan, p.port), p.peer,
+                                     eos_port_name(lab.plan, p.peer_port))),
+                std::string::npos)
+          << cfg;
+      EXPECT_NE(cfg.find(fmt::format("   neighbor interface {} peer-group {} remote-as {}\n",
+                                     eos_port_name(lab.plan, p.port),
+                                     p.up ? "UPLINKS" : "DOWNLINKS", a->find(p.peer)->asn)),
+                std::string::npos)
+          << cfg;
+    }
+    // IPv4 over the IPv6 sessions, with IPv6 next hops, after the networks in router bgp.
+    const size_t af = cfg.find("   !\n   address-family ipv4\n");
+    ASSERT_NE(af, std::string::npos) << cfg;
+    EXPECT_LT(cfg.find("   network "), af);
+    for (const auto& [group, used] : {std::pair{"UPLINKS", up}, std::pair{"DOWNLINKS", down}}) {
+      const std::string lines = fmt::format(
+          "      neighbor {0} next-hop address-family ipv6 originate\n"
+          "      neighbor {0} activate\n",
+          group);
+      EXPECT_EQ(cfg.find(lines, af) != std::string::npos, used) << group << "\n" << cfg;
+    }
+    EXPECT_TRUE(cfg.ends_with("      neighbor UPLINKS activate\n!\nend\n") ||
+                cfg.ends_with("      neighbor DOWNLINKS activate\n!\nend\n"))
+        << cfg;
+  }
+  const std::string leaf = eos_config(lab.plan, *a, *a->find("su01-r0-leaf"));
+  EXPECT_NE(leaf.find("   neighbor interface Ethernet33/1 peer-group UPLINKS remote-as 65000\n"),
+            std::string::npos)
+      << leaf;
+  // Numbered fabrics keep their /31s, IPv4 neighbours and plain `ip routing`.
+  auto numbered = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(numbered.ok());
+  const std::string n = eos_config(lab.plan, *numbered, *numbered->find("su01-r0-leaf"));
+  EXPECT_NE(n.find("\nip routing\n!\n"), std::string::npos) << n;
+  for (const char* gone : {"ipv6", "neighbor interface", "address-family"})
+    EXPECT_EQ(n.find(gone), std::string::npos) << gone << "\n" << n;
+}
+
 // Rails named in the spec replace the nicN / mlx5_N placeholders everywhere a host is named.
 TEST(Hosts, RailNamesFromTheSpec) {
   PlannedSpec lab = load_example("roce-lab-64.yaml");
