@@ -780,6 +780,38 @@ TEST(Nvue, TheReleaseDecidesTheWords) {
   EXPECT_FALSE(parse_cumulus_release("5.9").at_least(5, 15));
 }
 
+// The RoCE queue marks ECN at the thresholds EOS, SONiC and the qos simulator use (150 KiB,
+// 1.5 MiB, 20 %: plan/roce_qos.h), set after the RoCE profile, in every release. Was: only
+// `nv set qos roce mode lossless`, which keeps Cumulus' own 150000 B / 1500000 B / 100 %.
+TEST(Nvue, EcnThresholdsAreTheOtherFlavours) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  const std::string ecn = "nv set qos congestion-control default-global traffic-class 3 ";
+  for (const char* release : {"5.4", "5.14", "5.15"})
+    for (const auto& sw : a->switches) {
+      const std::string nv = nvue_commands(lab.plan, *a, sw, parse_cumulus_release(release));
+      const size_t roce = nv.find("nv set qos roce mode lossless\n");
+      ASSERT_NE(roce, std::string::npos) << nv;
+      EXPECT_NE(nv.find("\n" + ecn + "min-threshold 153600\n", roce), std::string::npos) << nv;
+      EXPECT_NE(nv.find("\n" + ecn + "max-threshold 1572864\n", roce), std::string::npos) << nv;
+      EXPECT_NE(nv.find("\n" + ecn + "probability 20\n", roce), std::string::npos) << nv;
+      EXPECT_EQ(sh_syntax(nv), 0) << release;
+    }
+  // The same numbers as SONiC's WRED profile (bytes) and EOS's ECN line (kbytes, percent).
+  const SwitchAddress& leaf = *a->find("su01-r0-leaf");
+  auto db = sonic_config_db(lab.plan, lab.catalog, *a, leaf);
+  ASSERT_TRUE(db.ok());
+  const auto& wred = (*db)["WRED_PROFILE"]["ROCE_LOSSLESS"];
+  EXPECT_EQ(wred["green_min_threshold"], "153600");
+  EXPECT_EQ(wred["green_max_threshold"], "1572864");
+  EXPECT_EQ(wred["green_drop_probability"], "20");
+  EXPECT_NE(eos_config(lab.plan, *a, leaf)
+                .find("random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1536 "
+                      "kbytes max-mark-probability 20\n"),
+            std::string::npos);
+}
+
 // The FRR that Cumulus runs (NVUE writes /etc/frr/frr.conf from the commands) with the
 // Cumulus port names, numbered and unnumbered: real FRR accepts it. The standalone frr/ files
 // name the ports the same way, so that they and nvue/ agree port by port.
