@@ -389,6 +389,77 @@ TEST(Eos, UnusedPortsOfAUsedCageKeepTheBreakout) {
   }
 }
 
+// Unnumbered: the fabric ports have no IPv4 address but IPv6 (link-local), BGP peers by
+// interface and carries IPv4 with IPv6 next hops (RFC 8950), as AVD's underlay_rfc5549 writes
+// it. Was: `ip address 0.0.0.0/31` on every routed port and `neighbor 0.0.0.0` for every peer.
+TEST(Eos, UnnumberedPortsPeerByInterfaceOverIpv6) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  AddressingSpec un = lab.spec.addressing;
+  un.unnumbered = true;
+  auto a = plan_addresses(lab.plan, lab.catalog, un);
+  ASSERT_TRUE(a.ok());
+  auto count = [](const std::string& s, const std::string& what) {
+    int n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const auto& sw : a->switches) {
+    const std::string cfg = eos_config(lab.plan, *a, sw);
+    EXPECT_EQ(cfg.find(" 0.0.0.0"), std::string::npos) << sw.name << "\n" << cfg;
+    const std::vector<SwitchPort> ports = a->ports_of(sw.name);
+    const bool leaf = a->subnet_of(sw.name) != nullptr;
+    EXPECT_EQ(count(cfg, "   ipv6 enable\n"), static_cast<int>(ports.size())) << sw.name;
+    // IPv4 addresses: the loopback and a leaf's host gateway only.
+    EXPECT_EQ(count(cfg, "   ip address "), 1 + leaf) << sw.name << "\n" << cfg;
+    EXPECT_NE(cfg.find("\nip routing ipv6 interfaces\n!\nipv6 unicast-routing\n"),
+              std::string::npos)
+        << cfg;
+    EXPECT_EQ(cfg.find("\nip routing\n"), std::string::npos) << cfg;
+    EXPECT_EQ(count(cfg, "   neighbor interface "), static_cast<int>(ports.size())) << sw.name;
+    bool up = false, down = false;
+    for (const auto& p : ports) {
+      (p.up ? up : down) = true;
+      EXPECT_NE(cfg.find(fmt::format("interface {}\n   description to {} {}\n   mtu 9214\n"
+                                     "   speed 400g-4\n   no switchport\n   ipv6 enable\n"
+                                     "   service-profile ROCE\n!\n",
+                                     eos_port_name(lab.plan, p.port), p.peer,
+                                     eos_port_name(lab.plan, p.peer_port))),
+                std::string::npos)
+          << cfg;
+      EXPECT_NE(cfg.find(fmt::format("   neighbor interface {} peer-group {} remote-as {}\n",
+                                     eos_port_name(lab.plan, p.port),
+                                     p.up ? "UPLINKS" : "DOWNLINKS", a->find(p.peer)->asn)),
+                std::string::npos)
+          << cfg;
+    }
+    // IPv4 over the IPv6 sessions, with IPv6 next hops, after the networks in router bgp.
+    const size_t af = cfg.find("   !\n   address-family ipv4\n");
+    ASSERT_NE(af, std::string::npos) << cfg;
+    EXPECT_LT(cfg.find("   network "), af);
+    for (const auto& [group, used] : {std::pair{"UPLINKS", up}, std::pair{"DOWNLINKS", down}}) {
+      const std::string lines = fmt::format(
+          "      neighbor {0} next-hop address-family ipv6 originate\n"
+          "      neighbor {0} activate\n",
+          group);
+      EXPECT_EQ(cfg.find(lines, af) != std::string::npos, used) << group << "\n" << cfg;
+    }
+    EXPECT_TRUE(cfg.ends_with("      neighbor UPLINKS activate\n!\nend\n") ||
+                cfg.ends_with("      neighbor DOWNLINKS activate\n!\nend\n"))
+        << cfg;
+  }
+  const std::string leaf = eos_config(lab.plan, *a, *a->find("su01-r0-leaf"));
+  EXPECT_NE(leaf.find("   neighbor interface Ethernet33/1 peer-group UPLINKS remote-as 65000\n"),
+            std::string::npos)
+      << leaf;
+  // Numbered fabrics keep their /31s, IPv4 neighbours and plain `ip routing`.
+  auto numbered = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(numbered.ok());
+  const std::string n = eos_config(lab.plan, *numbered, *numbered->find("su01-r0-leaf"));
+  EXPECT_NE(n.find("\nip routing\n!\n"), std::string::npos) << n;
+  for (const char* gone : {"ipv6", "neighbor interface", "address-family"})
+    EXPECT_EQ(n.find(gone), std::string::npos) << gone << "\n" << n;
+}
+
 // Rails named in the spec replace the nicN / mlx5_N placeholders everywhere a host is named.
 TEST(Hosts, RailNamesFromTheSpec) {
   PlannedSpec lab = load_example("roce-lab-64.yaml");
@@ -707,6 +778,38 @@ TEST(Nvue, TheReleaseDecidesTheWords) {
   EXPECT_EQ(parse_cumulus_release("5.10").minor, 10);
   EXPECT_TRUE(parse_cumulus_release("5.15").at_least(5, 15));
   EXPECT_FALSE(parse_cumulus_release("5.9").at_least(5, 15));
+}
+
+// The RoCE queue marks ECN at the thresholds EOS, SONiC and the qos simulator use (150 KiB,
+// 1.5 MiB, 20 %: plan/roce_qos.h), set after the RoCE profile, in every release. Was: only
+// `nv set qos roce mode lossless`, which keeps Cumulus' own 150000 B / 1500000 B / 100 %.
+TEST(Nvue, EcnThresholdsAreTheOtherFlavours) {
+  const PlannedSpec lab = load_example("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  const std::string ecn = "nv set qos congestion-control default-global traffic-class 3 ";
+  for (const char* release : {"5.4", "5.14", "5.15"})
+    for (const auto& sw : a->switches) {
+      const std::string nv = nvue_commands(lab.plan, *a, sw, parse_cumulus_release(release));
+      const size_t roce = nv.find("nv set qos roce mode lossless\n");
+      ASSERT_NE(roce, std::string::npos) << nv;
+      EXPECT_NE(nv.find("\n" + ecn + "min-threshold 153600\n", roce), std::string::npos) << nv;
+      EXPECT_NE(nv.find("\n" + ecn + "max-threshold 1572864\n", roce), std::string::npos) << nv;
+      EXPECT_NE(nv.find("\n" + ecn + "probability 20\n", roce), std::string::npos) << nv;
+      EXPECT_EQ(sh_syntax(nv), 0) << release;
+    }
+  // The same numbers as SONiC's WRED profile (bytes) and EOS's ECN line (kbytes, percent).
+  const SwitchAddress& leaf = *a->find("su01-r0-leaf");
+  auto db = sonic_config_db(lab.plan, lab.catalog, *a, leaf);
+  ASSERT_TRUE(db.ok());
+  const auto& wred = (*db)["WRED_PROFILE"]["ROCE_LOSSLESS"];
+  EXPECT_EQ(wred["green_min_threshold"], "153600");
+  EXPECT_EQ(wred["green_max_threshold"], "1572864");
+  EXPECT_EQ(wred["green_drop_probability"], "20");
+  EXPECT_NE(eos_config(lab.plan, *a, leaf)
+                .find("random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1536 "
+                      "kbytes max-mark-probability 20\n"),
+            std::string::npos);
 }
 
 // The FRR that Cumulus runs (NVUE writes /etc/frr/frr.conf from the commands) with the

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "config/frr.h"
 #include "config/hosts.h"
@@ -47,7 +48,11 @@ std::string eos_config(const Plan& plan, const AddressPlan& a, const SwitchAddre
     c += fmt::format(
         "interface {}\n   description to {} {}\n   mtu {}\n   speed {}\n   no switchport\n",
         name(p.port), p.peer, name(p.peer_port), kEosMtu, speed);
-    c += fmt::format("   ip address {}/31\n   service-profile ROCE\n!\n", ipv4_str(p.ip));
+    if (a.unnumbered)  // no IPv4 address: BGP runs over the port's IPv6 link-local address
+      c += "   ipv6 enable\n";
+    else
+      c += fmt::format("   ip address {}/31\n", ipv4_str(p.ip));
+    c += "   service-profile ROCE\n!\n";
     used.push_back(p.port);
   }
   const HostSubnet* subnet = a.subnet_of(sw.name);
@@ -71,7 +76,12 @@ std::string eos_config(const Plan& plan, const AddressPlan& a, const SwitchAddre
           "interface {}\n   description unused (its cage runs {})\n   shutdown\n"
           "   speed {}\n!\n",
           name(p), speed, speed);
-  c += "ip routing\n!\n";
+  // Unnumbered: IPv4 is routed over ports that have only IPv6 (link-local) addresses, and the
+  // switch looks for link-local BGP neighbours only with IPv6 routing on (eos.h: unnumbered).
+  if (a.unnumbered)
+    c += "ip routing ipv6 interfaces\n!\nipv6 unicast-routing\n!\n";
+  else
+    c += "ip routing\n!\n";
   // Left at EOS's default hash, which covers the L4 ports of IPv4 ECMP traffic.
   c += "! ECMP: EOS's default IPv4 hash covers source/destination IP, protocol and L4 ports;\n"
        "! RoCE v2 carries per-QP entropy in the UDP source port (guide 4.2)\n!\n";
@@ -84,11 +94,28 @@ std::string eos_config(const Plan& plan, const AddressPlan& a, const SwitchAddre
   if (down) c += "   neighbor DOWNLINKS peer group\n";
   for (const auto& p : ports) {
     const SwitchAddress* peer = a.find(p.peer);
-    c += fmt::format("   neighbor {0} peer group {1}\n   neighbor {0} remote-as {2}\n",
-                     ipv4_str(p.peer_ip), p.up ? "UPLINKS" : "DOWNLINKS", peer ? peer->asn : 0);
+    const char* group = p.up ? "UPLINKS" : "DOWNLINKS";
+    const long long asn = peer ? peer->asn : 0;
+    if (a.unnumbered)  // the neighbour is whoever answers on the port's link-local address
+      c += fmt::format("   neighbor interface {} peer-group {} remote-as {}\n", name(p.port), group,
+                       asn);
+    else
+      c += fmt::format("   neighbor {0} peer group {1}\n   neighbor {0} remote-as {2}\n",
+                       ipv4_str(p.peer_ip), group, asn);
   }
   c += fmt::format("   network {}/32\n", ipv4_str(sw.loopback));
   if (subnet) c += fmt::format("   network {}\n", subnet->prefix.str());
+  if (a.unnumbered) {
+    // Sessions over IPv6 carry IPv4 only when activated, and their IPv4 routes need IPv6 next
+    // hops (RFC 8950).
+    c += "   !\n   address-family ipv4\n";
+    for (const auto& [group, used] : {std::pair{"UPLINKS", up}, std::pair{"DOWNLINKS", down}})
+      if (used)
+        c += fmt::format(
+            "      neighbor {0} next-hop address-family ipv6 originate\n"
+            "      neighbor {0} activate\n",
+            group);
+  }
   c += "!\nend\n";
   return c;
 }

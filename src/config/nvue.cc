@@ -8,6 +8,7 @@
 #include "config/frr.h"
 #include "config/hosts.h"
 #include "config/sonic.h"
+#include "plan/roce_qos.h"
 
 namespace gf {
 
@@ -40,6 +41,20 @@ std::string nvue_commands(const Plan& plan, const AddressPlan& a, const SwitchAd
   // RoCE: lossless on priority 3 (DSCP 26) with ECN, CNPs strict priority (Cumulus' RoCE
   // profile applies the guide's §4.2 marking).
   c += "nv set qos roce mode lossless\n";
+  // ECN on the RoCE queue (traffic class 3) at the thresholds EOS, SONiC and the qos simulator
+  // use (plan/roce_qos.h), in bytes; the RoCE profile alone marks from 150000 B to 1500000 B at
+  // probability 100 (Cumulus Linux 5.14 user guide, RDMA-over-Converged-Ethernet-RoCE.md at
+  // CumulusNetworks/docs 51525e06, `nv show qos roce`; "You can adjust RoCE settings using NVUE
+  // after you enable RoCE"). NVUE reference QoS.md (aabb4537): `nv set qos congestion-control
+  // <profile-id> traffic-class <qos-tc-id> min-threshold|max-threshold <bytes>`, `probability`
+  // 1-100, "Introduced in Cumulus Linux 5.3.0": numbers, the same in every release from 5.4.
+  // ECN itself is on for traffic class 3 in the RoCE profile (`enabled-tc 0,3`), so its
+  // release-dependent enable word is not written.
+  const std::string ecn =
+      fmt::format("nv set qos congestion-control default-global traffic-class {} ", kRocePriority);
+  c += ecn + fmt::format("min-threshold {}\n", kEcnMinBytes);
+  c += ecn + fmt::format("max-threshold {}\n", kEcnMaxBytes);
+  c += ecn + fmt::format("probability {}\n", kEcnMarkPercent);
   // ECMP over the 5-tuple: RoCE v2 carries per-QP entropy in the UDP source port (guide §4.2).
   for (const char* field :
        {"source-ip", "destination-ip", "ip-protocol", "source-port", "destination-port"})

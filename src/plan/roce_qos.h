@@ -24,6 +24,9 @@ constexpr int kCnpQueue = 6;
 constexpr int kEcnMinKiB = 150;
 constexpr int kEcnMaxKiB = 1536;
 constexpr int kEcnMarkPercent = 20;
+/// The same thresholds in bytes, the unit of SONiC's WRED_PROFILE and NVUE's congestion-control.
+constexpr long long kEcnMinBytes = kEcnMinKiB * 1024LL;
+constexpr long long kEcnMaxBytes = kEcnMaxKiB * 1024LL;
 /// PFC watchdog: a queue paused this long is stuck (a storm); drop, recover after as long.
 constexpr int kPfcWatchdogMs = 200;
 /// NCCL_IB_QPS_PER_CONNECTION with ecmp-multi-qp: more QPs, more UDP source ports for ECMP.

@@ -5,6 +5,9 @@ set -e
 nv set system hostname su01-r0-leaf
 nv set interface lo ip address 10.0.0.0/32
 nv set qos roce mode lossless
+nv set qos congestion-control default-global traffic-class 3 min-threshold 153600
+nv set qos congestion-control default-global traffic-class 3 max-threshold 1572864
+nv set qos congestion-control default-global traffic-class 3 probability 20
 nv set system forwarding ecmp-hash source-ip on
 nv set system forwarding ecmp-hash destination-ip on
 nv set system forwarding ecmp-hash ip-protocol on
