@@ -151,8 +151,8 @@ Command add_replay(CLI::App& root) {
   a->add_option("--dp", f->dp, "data parallelism the job ran with")
       ->check(CLI::Range(1, static_cast<int>(kMaxFlagGpus)));
   a->add_option("--step", f->step,
-                "the step to replay, as the trace names it (ProfilerStep#12; default: the last "
-                "one with GPU kernels)");
+                "the step to replay, as the trace names it (ProfilerStep#12, or 12 for it; "
+                "default: the last one with GPU kernels)");
   complete_with(
       a->add_option("--nic", f->nic,
                     "also replay with other NICs: a rate (800G) or a catalog id (as what-if)"),

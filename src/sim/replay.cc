@@ -8,9 +8,11 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "sim/collective.h"
+#include "units/units.h"
 
 namespace gf {
 namespace {
@@ -266,6 +268,47 @@ std::string role_in_layout(const TracedGroup& g, const ReplayLayout& l, int worl
   if (g.size == l.dp) return "dp";
   if (g.size == l.pp) return "pp";
   return "";
+}
+
+// Where the ranks' calls at one position of a communicator (`at`: rank, kernel position) do not
+// pair up: another operation, or (but alltoall, whose splits may differ per rank, and
+// point-to-point) another size. The error names both ranks' files and lines.
+std::optional<Diagnostic> mismatched_call(const std::vector<RankGraph>& graphs,
+                                          const std::vector<std::pair<size_t, size_t>>& at,
+                                          const std::string& group, int call) {
+  auto collective_at = [&](std::pair<size_t, size_t> a) -> const TracedCollective& {
+    const TracedRank& r = *graphs[a.first].rank;
+    const int32_t k = graphs[a.first].kernel[a.second];
+    return r.collectives[static_cast<size_t>(r.kernels[static_cast<size_t>(k)].collective)];
+  };
+  auto where = [&](std::pair<size_t, size_t> a) {
+    const TracedRank& r = *graphs[a.first].rank;
+    const int line = collective_at(a).line;
+    return line > 0 ? fmt::format("{}:{}", r.file, line) : r.file;
+  };
+  auto what = [](const TracedCollective& c) {
+    return fmt::format("{} of {}", c.op ? op_name(*c.op) : c.name, units::format_bytes(c.bytes));
+  };
+  const TracedCollective& first = collective_at(at.front());
+  for (size_t m = 1; m < at.size(); ++m) {
+    const TracedCollective& c = collective_at(at[m]);
+    const bool same_op = first.op && c.op ? *first.op == *c.op : first.name == c.name;
+    const bool sized = c.op && *c.op != Op::kAlltoall && *c.op != Op::kSendRecv;
+    const bool same_size =
+        !sized || std::abs(c.bytes - first.bytes) <= 1e-9 * std::max(first.bytes, c.bytes);
+    if (same_op && same_size) continue;
+    const TracedRank& r = *graphs[at[m].first].rank;
+    Diagnostic d = Diagnostic::in_file(
+        r.file, "COLL",
+        fmt::format("call {} on group '{}' does not pair up across the ranks: rank {} records {} "
+                    "({}), rank {} {} ({}); NCCL would hang or mix the buffers",
+                    call + 1, group, graphs[at.front().first].rank->rank, what(first),
+                    where(at.front()), r.rank, what(c), where(at[m])),
+        "give traces of the same step of one job, recorded together, as the tools wrote them");
+    d.line = c.line;
+    return d;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -552,7 +595,12 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
           fmt::format("--tp/--pp/--dp not used: the traces name every group's ranks{}", odd));
   }
 
-  // The window: the named step, or each trace's last step with kernels.
+  // The window: the named step (a bare number N is ProfilerStep#N), or each trace's last step
+  // with kernels.
+  std::optional<std::string> want = o.step;
+  if (want && !want->empty() &&
+      std::all_of(want->begin(), want->end(), [](unsigned char c) { return std::isdigit(c); }))
+    want = "ProfilerStep#" + *want;
   std::vector<RankGraph> graphs;
   for (size_t ri = 0; ri < ranks.size(); ++ri) {
     const auto& r = ranks[ri];
@@ -560,21 +608,33 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
     double to = std::numeric_limits<double>::infinity();
     if (!r.steps.empty()) {
       const TracedStep* pick = nullptr;
+      std::vector<std::string> with_kernels;
       for (const auto& s : r.steps) {
-        if (o.step && s.name != *o.step) continue;
         // Kernels are in start order: the first at or after the step's start tells.
         auto k = std::lower_bound(r.kernels.begin(), r.kernels.end(), s.start_us,
                                   [](const TracedKernel& x, double t) { return x.start_us < t; });
-        if (k != r.kernels.end() && k->start_us < s.end_us) pick = &s;
+        if (k == r.kernels.end() || k->start_us >= s.end_us) continue;
+        with_kernels.push_back(s.name);
+        if (!want || s.name == *want) pick = &s;
       }
       if (!pick) {
-        std::vector<std::string> names;
-        for (const auto& s : r.steps) names.push_back(s.name);
+        // The steps it could take, the first and last few of a long list.
+        std::string listed;
+        for (size_t i = 0; i < with_kernels.size(); ++i) {
+          if (with_kernels.size() > 8 && i == 4) {
+            listed += ", ...";
+            i = with_kernels.size() - 3;
+          }
+          listed += (listed.empty() ? "" : ", ") + with_kernels[i];
+        }
         return Diagnostic::flag(
             "--step",
-            o.step ? fmt::format("{} has no step '{}' with GPU kernels", r.file, *o.step)
-                   : fmt::format("{} has no step with GPU kernels", r.file),
-            o.step ? did_you_mean(*o.step, names) : "");
+            want ? fmt::format("{} has no step '{}' with GPU kernels", r.file, *want)
+                 : fmt::format("{} has no step with GPU kernels", r.file),
+            with_kernels.empty()
+                ? std::string("record the step with ProfilerActivity.CUDA")
+                : fmt::format("its steps with GPU kernels: {} (a number N is ProfilerStep#N)",
+                              listed));
       }
       from = pick->start_us;
       to = pick->end_us;
@@ -698,6 +758,11 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
           p.at.push_back({ri, i});
           waiting[ri] = 1;
           if (static_cast<int>(p.at.size()) == members[mg]) {
+            // The ranks' calls of one communicator pair up in order: each must be the same
+            // operation of the same size, or NCCL would hang or mix the buffers.
+            if (auto bad = mismatched_call(graphs, p.at, groups[static_cast<size_t>(mg)].g.name,
+                                           g.call[i]))
+              return *bad;
             for (auto [rj, j] : p.at) {
               sched[rj].start[j] = p.ready;
               sched[rj].end[j] = p.ready + dur[rj][j];

@@ -37,6 +37,7 @@ struct TracedCollective {
   std::optional<Op> op;  ///< nullopt: an operation the simulator does not model (kept as recorded)
   double bytes = 0;      ///< nccl-tests size (all_gather, reduce_scatter, alltoall: total)
   int group = -1;        ///< index into TracedRank::groups; -1 unknown
+  int line = 0;          ///< the file's line that records it (NCCL logs); 0 unknown
 };
 
 /// One GPU activity on a stream: a compute kernel (or copy), or a collective's kernel.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -354,6 +355,16 @@ TEST(Replay, TheStepFlagPicksAWindow) {
   auto none = replay_step({r}, t.plan, t.fabric, o);
   ASSERT_FALSE(none);
   EXPECT_EQ(none.errors()[0].key, "--step");
+  // The hint lists the steps it could take (it suggested ProfilerStep#1 for #9).
+  EXPECT_EQ(none.errors()[0].hint,
+            "its steps with GPU kernels: ProfilerStep#1, ProfilerStep#2 (a number N is "
+            "ProfilerStep#N)");
+  // A bare number is the step of that number.
+  o.step = "1";
+  auto number = replay_step({r}, t.plan, t.fabric, o);
+  ASSERT_TRUE(number) << format_diagnostics(number.errors());
+  EXPECT_EQ(number->step, "ProfilerStep#1");
+  EXPECT_EQ(number->kernels, 19);
 }
 
 TEST(Replay, NcclLogsOfTwoProcessesSynchroniseOnTheirWorldCommunicator) {
@@ -386,6 +397,40 @@ TEST(Replay, NcclLogsOfTwoProcessesSynchroniseOnTheirWorldCommunicator) {
   bool said = false;
   for (const auto& n : noted->notes) said = said || n.find("cudaDev 3") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+// The ranks' calls on one communicator pair up in order: rank 8's world call recorded as another
+// size or another operation is an error naming both ranks' lines, not rank 0's call replayed.
+TEST(Replay, NcclLogsWhoseRanksDisagreeOnACallAreRefused) {
+  const TwoNodes t = two_nodes();
+  std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/replay/nccl-2.29.7-coll.log");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string log = ss.str();
+  const std::string rank8 = "node002:61234:61234 [0] NCCL INFO AllReduce: opCount 0";
+  const size_t at = log.find(rank8);
+  ASSERT_NE(at, std::string::npos);
+  const size_t line = static_cast<size_t>(std::count(log.begin(), log.begin() + at, '\n')) + 1;
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"count 268435456", "count 134217728"}, {"AllReduce:", "Broadcast:"}}) {
+    std::string bad = log;
+    const size_t x = bad.find(from, at);
+    ASSERT_NE(x, std::string::npos);
+    bad.replace(x, from.size(), to);
+    std::istringstream is(bad);
+    auto logs = read_nccl_coll_log(is, "n.log");
+    ASSERT_TRUE(logs) << format_diagnostics(logs.errors());
+    auto out = replay_step(*logs, t.plan, t.fabric, {});
+    ASSERT_FALSE(out) << to;
+    const Diagnostic& d = out.errors()[0];
+    EXPECT_EQ(d.file, "n.log");
+    EXPECT_EQ(d.line, static_cast<int>(line)) << d.message;
+    EXPECT_NE(d.message.find("does not pair up across the ranks: rank 0 records all_reduce"),
+              std::string::npos)
+        << d.message;
+    EXPECT_NE(d.message.find("(n.log:" + std::to_string(line) + ")"), std::string::npos)
+        << d.message;
+  }
 }
 
 TEST(Replay, Names) {

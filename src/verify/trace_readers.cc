@@ -1034,6 +1034,7 @@ Result<std::vector<TracedRank>> read_nccl_coll_log(std::istream& in, const std::
                                      *c.op == Op::kAlltoall);
       c.bytes = static_cast<double>(call.count) * el * (per_rank ? call.nranks : 1);
       c.group = group_for(call.comm, call.nranks);
+      c.line = call.line;
       auto [sit, f] = stream_id.emplace(call.stream, static_cast<int32_t>(stream_id.size()));
       r.kernels.push_back({0, 0, sit->second, static_cast<int32_t>(r.collectives.size())});
       r.collectives.push_back(std::move(c));
