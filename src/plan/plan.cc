@@ -208,6 +208,51 @@ Sized size_for(const Spec& spec, int radix, double lane, int appliance_ports) {
                       1LL * nodes * rails + appliance_ports)};
 }
 
+// Links' worth of traffic that cross a half/half cut of one plane, both directions: the least
+// that a tier carries. A leaf carries up what its endpoints fill of its uplinks, no more: the
+// uplinks of a partly filled unit, built in full for growth, stay part idle.
+double bisection_links(const Topology& t, long long nodes, int appliance_ports) {
+  const double endpoints = static_cast<double>(t.node_leaf_links);
+  if (t.kind == TopologyKind::kSingle) return endpoints;
+  const std::vector<int> on_leaf = leaf_endpoints(t, nodes, appliance_ports);
+  // What each pod's (group's) leaves carry up to its spines; clos2 is one pod.
+  const long long leaves_per_pod =
+      t.kind == TopologyKind::kClos2 ? t.leaves : 1LL * t.units_per_pod * t.leaves_per_unit;
+  std::vector<double> pod_up(static_cast<size_t>(ceil_div(t.leaves, leaves_per_pod)), 0);
+  for (size_t leaf = 0; leaf < on_leaf.size(); ++leaf)
+    pod_up[leaf / static_cast<size_t>(leaves_per_pod)] += std::min(on_leaf[leaf], t.leaf_up);
+  double leaves_carry = 0;
+  for (const double up : pod_up) leaves_carry += up;
+  double cut = std::min(endpoints, leaves_carry);
+  const int pods = static_cast<int>(pod_up.size());
+  if (t.kind == TopologyKind::kClos3 && pods > 1) {
+    // Between pods the spines' core uplinks carry it too (the last pod's are fewer).
+    double spines_carry = 0;
+    for (int pod = 0; pod < pods; ++pod)
+      spines_carry +=
+          std::min(pod_up[static_cast<size_t>(pod)],
+                   1.0 * t.spines_per_pod * (pod + 1 < pods ? t.spine_up : t.last_pod_spine_up));
+    cut = std::min(cut, spines_carry);
+  }
+  if (t.kind == TopologyKind::kDragonfly) {
+    // Half the groups on each side, the partly filled last one among the second half. Each
+    // direction: what one side's groups send over their global links to the other side's, a
+    // group taking no more than its leaves bring up.
+    const int half = pods / 2;
+    const double gl = t.global_links_per_pair;
+    double a_sends = 0, b_takes = 0;
+    for (int g = 0; g < pods; ++g) {
+      const double up = pod_up[static_cast<size_t>(g)];
+      if (g < half)
+        a_sends += std::min(up, (pods - half) * gl);
+      else
+        b_takes += std::min(up, half * gl);
+    }
+    cut = std::min(cut, 2 * std::min(a_sends, b_takes));
+  }
+  return cut;
+}
+
 // Counts, totals, bisection and growth of a sized plan.
 void finish_counts(Plan& p) {
   const Topology& t = p.topo;
@@ -220,19 +265,7 @@ void finish_counts(Plan& p) {
   p.leaf_spine_total = t.leaf_spine_links * planes;
   p.spine_core_total = t.spine_core_links * planes;
   p.link_total = p.node_leaf_total + p.leaf_spine_total + p.spine_core_total;
-  const double endpoint_gbps = static_cast<double>(t.node_leaf_links) * t.lane_gbps * planes;
-  double cut = endpoint_gbps;
-  if (t.kind != TopologyKind::kSingle)
-    cut = std::min(cut, static_cast<double>(t.leaf_spine_links) * t.lane_gbps * planes);
-  if (t.kind == TopologyKind::kClos3)
-    cut = std::min(cut, static_cast<double>(t.spine_core_links) * t.lane_gbps * planes);
-  if (t.kind == TopologyKind::kDragonfly) {
-    // Half the groups on each side: (G/2)^2 pairs cross, both directions.
-    const double half = std::floor(t.pods / 2.0);
-    cut =
-        std::min(cut, half * (t.pods - half) * t.global_links_per_pair * t.lane_gbps * 2 * planes);
-  }
-  p.bisection_gbps = cut;
+  p.bisection_gbps = bisection_links(t, p.nodes, p.appliance_ports) * t.lane_gbps * planes;
   // Growth (seed §8): free ports in the top tier, and nodes the tiers can hold.
   if (t.kind == TopologyKind::kSingle) {
     p.spine_ports_free_fraction = 1.0 - static_cast<double>(t.node_leaf_links) / t.radix;

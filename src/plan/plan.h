@@ -102,7 +102,9 @@ struct Plan {
   Topology topo;
   int leaf_total = 0, spine_total = 0, core_total = 0, switch_total = 0;
   long long node_leaf_total = 0, leaf_spine_total = 0, spine_core_total = 0, link_total = 0;
-  double bisection_gbps = 0;             ///< both directions, across the worst half/half cut
+  /// Both directions across a half/half cut: the least that a tier carries, where a leaf carries
+  /// up no more than its endpoints fill of its uplinks (a dragonfly's halves are whole groups).
+  double bisection_gbps = 0;
   double spine_ports_free_fraction = 0;  ///< of the top tier's ports, for growth (seed §8)
   long long max_nodes_same_tiers = 0;    ///< growth limit without adding a tier
   Bom bom;  ///< the compute fabric and its servers; the other networks have their own
@@ -162,6 +164,11 @@ bool nic_meets_switch_lanes(const Nic& nic, const Switch& sw, Technology tech, i
 std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, int radix,
                                       double lane_gbps, const FabricSpec& fabric,
                                       int appliance_ports);
+
+/// Endpoints on each leaf of one plane, in leaf order, as the cabling plan places them: the nodes'
+/// ports unit by unit (rail-optimized) or whole nodes a leaf (top of rack), then `appliance_ports`
+/// on the last leaves' free down ports. A single switch is one leaf.
+std::vector<int> leaf_endpoints(const Topology& t, long long nodes, int appliance_ports);
 
 /// Every link of the plan, in a deterministic order with deterministic names and ports.
 /// `visit` is called once per link (131k GPUs: ~400k links, so no vector is built).

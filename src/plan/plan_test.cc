@@ -170,6 +170,69 @@ TEST(Plan, OversubscriptionCutsUplinksAndSpines) {
   EXPECT_TRUE(warned);
 }
 
+// What the leaves carry up to the tier above, counted from the cabling plan: each leaf sends up
+// no more than its endpoints' links bring, nor more than its uplinks; both directions, Gbps.
+double leaves_carry_gbps(const Plan& p) {
+  auto cat = *builtin_catalog();
+  std::map<long long, std::pair<long long, long long>> leaf;  // leaf -> {down, up} of plane 0
+  for_each_link(
+      p, cat,
+      [&](const CableRun& r) {
+        if (r.plane != 0) return;
+        if (r.kind == LinkKind::kNodeLeaf || r.kind == LinkKind::kApplianceLeaf)
+          ++leaf[r.b_index].first;
+        else if (r.kind == LinkKind::kLeafSpine)
+          ++leaf[r.a_index].second;
+      },
+      false);
+  long long links = 0;
+  for (const auto& [i, du] : leaf) links += std::min(du.first, du.second);
+  return static_cast<double>(links) * p.topo.lane_gbps * p.topo.planes;
+}
+
+// An oversubscribed fabric's last unit, partly filled, has its uplinks built in full for growth,
+// but its leaves carry up only what their few nodes send: 128 nodes in units of 42 leave 2 nodes
+// in the fourth, whose leaves carry 2 of their 21 uplinks (it said 672 uplinks' 269 Tbps; the
+// leaves carry 3 x 8 x 21 + 8 x 2 = 520 links, 208 Tbps). Full units, and a 1:1 fabric, are
+// bound by their uplinks or endpoints as before.
+TEST(Plan, BisectionIsWhatTheLeavesCarryNotTheUplinksBuiltForGrowth) {
+  const std::string base =
+      "cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
+      "switch: qm9700, oversubscription: {}{}}}\n";
+  auto plan = [&](int nodes, int over, const std::string& more = "") {
+    return plan_of(fmt::format(fmt::runtime(base), nodes, over, more));
+  };
+  const Plan partial = plan(128, 2);
+  ASSERT_EQ(partial.topo.kind, TopologyKind::kClos2);
+  ASSERT_EQ(partial.topo.nodes_per_unit, 42);
+  ASSERT_EQ(partial.topo.units, 4);
+  EXPECT_EQ(partial.leaf_spine_total, 32 * 21);  // built in full
+  EXPECT_DOUBLE_EQ(partial.bisection_gbps, 520 * 400.0);
+  EXPECT_DOUBLE_EQ(partial.bisection_gbps, leaves_carry_gbps(partial));
+  // Full units: every uplink carries.
+  const Plan full = plan(126, 2);
+  EXPECT_DOUBLE_EQ(full.bisection_gbps, full.leaf_spine_total * 400.0);
+  // 1:1, partly filled: the endpoints bound it.
+  const Plan one = plan(100, 1);
+  EXPECT_DOUBLE_EQ(one.bisection_gbps, one.node_leaf_total * 400.0);
+  // Three tiers (600 nodes: 15 units of 42, 12 nodes in the last), top of rack, two planes.
+  for (const Plan& p : {plan(600, 2), plan(97, 3, ", rail_optimized: false"),
+                        plan_of("cluster: {gpu: b200, nodes: 100, nic: cx8-800g}\n"
+                                "fabric: {technology: roce, switch: sn5600, planes: 2, "
+                                "oversubscription: 2}\n")}) {
+    SCOPED_TRACE(p.topo.kind == TopologyKind::kClos3 ? "clos3" : "clos2");
+    EXPECT_LT(p.bisection_gbps, p.leaf_spine_total * p.topo.lane_gbps);
+    EXPECT_DOUBLE_EQ(p.bisection_gbps, leaves_carry_gbps(p));
+  }
+  // A dragonfly's halves are whole groups, each bound by what its leaves bring up as well.
+  const Plan df = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 1100, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, topology: dragonfly, oversubscription: 2}\n");
+  ASSERT_EQ(df.topo.kind, TopologyKind::kDragonfly);
+  EXPECT_LE(df.bisection_gbps, leaves_carry_gbps(df));
+  EXPECT_DOUBLE_EQ(df.bisection_gbps, 3.0 * 4 * df.topo.global_links_per_pair * 2 * 400);
+}
+
 // A small fabric whose uplinks would fit one spine still gets two, so no spine is a single
 // point of failure; a leaf with one uplink cannot use a second spine.
 TEST(Plan, NeverASingleSpineWhenLeavesHaveTwoUplinks) {
@@ -361,6 +424,17 @@ void check_cabling(const std::string& yaml) {
   });
   EXPECT_FALSE(dup) << yaml;
   EXPECT_EQ(rows, p.link_total) << yaml;
+  // Every node and appliance port where leaf_endpoints (the bisection's count) places it.
+  std::vector<int> on_leaf(static_cast<size_t>(p.topo.leaves), 0);
+  for_each_link(
+      p, cat,
+      [&](const CableRun& r) {
+        if (r.plane != 0 || (r.kind != LinkKind::kNodeLeaf && r.kind != LinkKind::kApplianceLeaf))
+          return;
+        ++on_leaf[static_cast<size_t>(r.b_index)];
+      },
+      false);
+  EXPECT_EQ(on_leaf, leaf_endpoints(p.topo, p.nodes, p.appliance_ports)) << yaml;
   const std::string csv = cabling_csv(p, cat);
   EXPECT_EQ(csv, cabling_csv(p, cat));  // deterministic
   // The front-panel names are one-to-one with the port numbers on every device.
