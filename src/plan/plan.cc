@@ -253,6 +253,36 @@ double bisection_links(const Topology& t, long long nodes, int appliance_ports) 
   return cut;
 }
 
+// Ports of the compute fabric's top tier that the storage leaves' uplinks take (isolation: vlan),
+// all planes together.
+long long storage_ports_on_top_tier(const Plan& p) {
+  long long ports = 0;
+  if (p.networks)
+    for (const NetworkPlan& n : p.networks->nets)
+      if (n.uplinks_to_compute) ports += n.leaf_spine_links;
+  return ports;
+}
+
+// The fraction of the top tier's ports that nothing of the plan uses: the compute fabric's links
+// and the storage leaves' uplinks that end there. 0 for a dragonfly, whose top ports are global.
+double top_tier_free_fraction(const Plan& p) {
+  const Topology& t = p.topo;
+  long long used = 0, ports = 0;  // one plane's
+  if (t.kind == TopologyKind::kSingle) {
+    used = t.node_leaf_links;
+    ports = t.radix;
+  } else if (t.kind == TopologyKind::kClos2) {
+    used = t.leaf_spine_links;
+    ports = 1LL * t.spines * t.radix;
+  } else if (t.kind == TopologyKind::kClos3) {
+    used = t.spine_core_links;
+    ports = 1LL * t.cores * t.radix;
+  }
+  if (ports <= 0) return 0;
+  return 1.0 - static_cast<double>(used * t.planes + storage_ports_on_top_tier(p)) /
+                   static_cast<double>(ports * t.planes);
+}
+
 // Counts, totals, bisection and growth of a sized plan.
 void finish_counts(Plan& p) {
   const Topology& t = p.topo;
@@ -267,15 +297,7 @@ void finish_counts(Plan& p) {
   p.link_total = p.node_leaf_total + p.leaf_spine_total + p.spine_core_total;
   p.bisection_gbps = bisection_links(t, p.nodes, p.appliance_ports) * t.lane_gbps * planes;
   // Growth (seed §8): free ports in the top tier, and nodes the tiers can hold.
-  if (t.kind == TopologyKind::kSingle) {
-    p.spine_ports_free_fraction = 1.0 - static_cast<double>(t.node_leaf_links) / t.radix;
-  } else if (t.kind == TopologyKind::kClos2) {
-    p.spine_ports_free_fraction =
-        1.0 - static_cast<double>(t.leaf_spine_links) / (1.0 * t.spines * t.radix);
-  } else if (t.kind == TopologyKind::kClos3) {
-    p.spine_ports_free_fraction =
-        1.0 - static_cast<double>(t.spine_core_links) / (1.0 * t.cores * t.radix);
-  }
+  p.spine_ports_free_fraction = top_tier_free_fraction(p);
   const int per_node = t.rails;
   // Growth uses the headroom the spec kept free for it.
   p.max_nodes_same_tiers = t.max_endpoints_grown / std::max(1, per_node);
@@ -627,6 +649,12 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
         p.nic.rate_gbps * p.nics_per_node / p.gpus_per_node));
   if (p.topo.kind == TopologyKind::kDragonfly && p.technology == Technology::kRoce)
     warn("dragonfly on RoCE needs non-minimal (adaptive) routing to use global links well");
+  return p;
+}
+
+// The notes of a plan, its networks planned: what a reader should know that is not wrong.
+void add_notes(const Spec& spec, Plan& p) {
+  const auto& f = spec.fabric;
   if (p.topo.kind != TopologyKind::kSingle) {
     const long long filled = 1LL * p.nodes;
     const long long slots = 1LL * p.topo.units * p.topo.nodes_per_unit;
@@ -636,13 +664,21 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
                       "uplinks are built in full for growth",
                       p.topo.nodes_per_unit - (slots - filled), p.topo.nodes_per_unit));
   }
-  if (f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom &&
+  // Below the guide's headroom where the spec kept less, or where the storage leaves took some
+  // of what it kept.
+  const long long storage_ports = storage_ports_on_top_tier(p);
+  if ((f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom || storage_ports > 0) &&
       p.spine_ports_free_fraction + 1e-9 < kAdvisedSpineHeadroom &&
       (p.topo.kind == TopologyKind::kClos2 || p.topo.kind == TopologyKind::kClos3))
-    p.notes.push_back(
-        fmt::format("{:.0f}% of top-tier ports are free; the guide (§8) keeps >= 50% "
-                    "free for growth: set fabric.spine_headroom: 0.5 to plan it",
-                    100 * p.spine_ports_free_fraction));
+    p.notes.push_back(fmt::format(
+        "{:.0f}% of top-tier ports are free{}; the guide (§8) keeps >= 50% free for growth: {}",
+        100 * p.spine_ports_free_fraction,
+        storage_ports > 0 ? fmt::format(", the storage leaves' uplinks (isolation: vlan) taking {}",
+                                        storage_ports)
+                          : "",
+        f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom
+            ? "set fabric.spine_headroom: 0.5 to plan it"
+            : fmt::format("raise fabric.spine_headroom ({:g} now) to keep it", f.spine_headroom)));
   if (p.topo.kind == TopologyKind::kClos3 && p.topo.last_pod_spine_up < p.topo.spine_up) {
     const int last_units = p.topo.units - (p.topo.pods - 1) * p.topo.units_per_pod;
     p.notes.push_back(fmt::format(
@@ -663,19 +699,23 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
         "of injection bandwidth, so traffic between groups is tapered",
         p.topo.pods, p.topo.global_links_per_pair,
         100 * p.bisection_gbps / (static_cast<double>(p.node_leaf_total) * p.topo.lane_gbps)));
-  return p;
 }
 
 }  // namespace
 
 Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
   auto compute = make_compute_plan(spec, cat);
-  if (!compute || !spec.networks) return compute;
+  if (!compute) return compute;
   Plan p = std::move(*compute);
-  auto n = plan_networks(spec, cat, p);
-  if (!n) return n.errors();
-  for (const auto& w : n->warnings) p.warnings.push_back(w);
-  p.networks = std::move(*n);
+  if (spec.networks) {
+    auto n = plan_networks(spec, cat, p);
+    if (!n) return n.errors();
+    for (const auto& w : n->warnings) p.warnings.push_back(w);
+    p.networks = std::move(*n);
+    // The storage leaves' uplinks may take ports of the compute fabric's top tier.
+    p.spine_ports_free_fraction = top_tier_free_fraction(p);
+  }
+  add_notes(spec, p);
   return p;
 }
 

@@ -1006,6 +1006,45 @@ TEST(Networks, VlanConvergesStorageOntoTheComputeFabric) {
   EXPECT_NE(errs[0].message.find("free ports"), std::string::npos) << errs[0].message;
 }
 
+// With isolation: vlan the storage leaves uplink into the compute spines, and those ports are not
+// free for growth: examples/networks-dgx-256.yaml with vlan uses 256 + 32 of its 4 spines' 512
+// ports, 43.75% free (it said 50%, the compute links' alone). The growth figure is what the
+// cabling leaves free on the top tier, and the note says what took the guide's headroom.
+TEST(Networks, GrowthCountsTheStorageUplinksOnTheComputeSpines) {
+  std::ifstream in(GPUFABRIC_SOURCE_DIR "/examples/networks-dgx-256.yaml");
+  ASSERT_TRUE(in);
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = yaml.find("isolation: physical");
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, std::string("isolation: physical").size(), "isolation: vlan");
+  const Plan p = plan_of(yaml);
+  ASSERT_TRUE(p.networks);
+  ASSERT_EQ(p.topo.kind, TopologyKind::kClos2);
+  auto cat = *builtin_catalog();
+  std::set<std::string> top;
+  for_each_compute_switch(p, [&](const std::string& name, bool top_tier) {
+    if (top_tier) top.insert(name);
+  });
+  long long used = 0;
+  for_each_link(p, cat, [&](const CableRun& r) { used += top.count(r.b_device); });
+  const long long compute_used = used;
+  for_each_network_link(p, [&](const NetworkLink& l) { used += top.count(l.b_device); });
+  EXPECT_EQ(used - compute_used, 32);
+  const double ports = static_cast<double>(top.size()) * p.topo.radix;
+  EXPECT_DOUBLE_EQ(p.spine_ports_free_fraction, 1.0 - used / ports);
+  EXPECT_DOUBLE_EQ(p.spine_ports_free_fraction, 0.4375);
+  bool noted = false;
+  for (const auto& n : p.notes)
+    noted = noted || n.find(
+                         "44% of top-tier ports are free, the storage leaves' uplinks "
+                         "(isolation: vlan) taking 32") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // Physically apart, the spines hold only the compute fabric's links.
+  yaml.replace(at, std::string("isolation: vlan").size(), "isolation: physical");
+  const Plan apart = plan_of(yaml);
+  EXPECT_DOUBLE_EQ(apart.spine_ports_free_fraction, 0.5);
+}
+
 TEST(Networks, AServerWithoutStorageFiguresNeedsThemFromTheSpec) {
   const auto errs = plan_errors("cluster: {gpu: mi300x, nodes: 4, nic: cx7-400g}\nnetworks:\n");
   ASSERT_FALSE(errs.empty());
