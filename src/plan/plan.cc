@@ -87,7 +87,20 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
   auto leaves_for = [&](int unit_nodes) {
     return static_cast<int>(ceil_div(unit_nodes, per_leaf)) * (f.rail_optimized ? rails : 1);
   };
-  t.nodes_per_unit = f.scalable_unit > 0 ? f.scalable_unit : std::min(per_leaf, nodes);
+  t.unit_slots = f.scalable_unit > 0 ? f.scalable_unit : std::min(per_leaf, nodes);
+  // Appliances (e.g. UFM) take free leaf down ports. Where the units the nodes fill leave too
+  // few, a rail-optimized unit holds fewer nodes (as a DGX SuperPOD's UFM takes a node's slot)
+  // and one unit more the rest: a unit of no nodes would be a unit's leaves and uplinks for a few
+  // appliance ports.
+  auto free_ports = [&](int unit_nodes) {
+    return ceil_div(nodes, unit_nodes) * leaves_for(unit_nodes) * t.leaf_down - 1LL * nodes * rails;
+  };
+  t.nodes_per_unit = t.unit_slots;
+  if (f.rail_optimized) {
+    int unit_nodes = t.unit_slots;
+    while (unit_nodes > 1 && free_ports(unit_nodes) < appliance_ports) --unit_nodes;
+    if (free_ports(unit_nodes) >= appliance_ports) t.nodes_per_unit = unit_nodes;
+  }
   t.leaves_per_unit = leaves_for(t.nodes_per_unit);
   down_used = std::min(t.nodes_per_unit, per_leaf) * (f.rail_optimized ? 1 : rails);
   // What the fabric reaches grows by its units: the spec's, else as large as a leaf allows.
@@ -100,10 +113,12 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
       std::min(t.leaf_up, static_cast<int>(std::ceil(down_used / f.oversubscription - 1e-9)));
   t.oversubscription = static_cast<double>(down_used) / t.leaf_up;
   t.units = static_cast<int>(ceil_div(nodes, t.nodes_per_unit));
-  // Appliances (e.g. UFM) take free leaf down ports; a full last unit gets a unit more.
-  const long long free_ports =
-      1LL * t.units * t.leaves_per_unit * t.leaf_down - 1LL * nodes * rails;
-  if (appliance_ports > free_ports) t.units += 1;
+  // Top of rack, fewer nodes a unit would free no port (cabling fills each leaf with whole nodes);
+  // nor, with more appliance ports than a unit a node would leave, rail-optimized: there the
+  // appliances get units of their own, as many as they fill.
+  if (free_ports(t.nodes_per_unit) < appliance_ports)
+    t.units += static_cast<int>(ceil_div(appliance_ports - free_ports(t.nodes_per_unit),
+                                         1LL * t.leaves_per_unit * t.leaf_down));
   t.leaves = t.units * t.leaves_per_unit;
   t.node_leaf_links = endpoints;
   t.leaf_spine_links = 1LL * t.leaves * t.leaf_up;
@@ -679,6 +694,11 @@ void add_notes(const Spec& spec, Plan& p) {
         f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom
             ? "set fabric.spine_headroom: 0.5 to plan it"
             : fmt::format("raise fabric.spine_headroom ({:g} now) to keep it", f.spine_headroom)));
+  if (p.topo.nodes_per_unit < p.topo.unit_slots)
+    p.notes.push_back(fmt::format(
+        "scalable units hold {} nodes, not {}: in units of {} the nodes leave too few free leaf "
+        "ports for the {} appliance ports, and a unit more would hold no node",
+        p.topo.nodes_per_unit, p.topo.unit_slots, p.topo.unit_slots, p.appliance_ports));
   if (p.topo.kind == TopologyKind::kClos3 && p.topo.last_pod_spine_up < p.topo.spine_up) {
     const int last_units = p.topo.units - (p.topo.pods - 1) * p.topo.units_per_pod;
     p.notes.push_back(fmt::format(

@@ -27,6 +27,9 @@ struct Topology {
   int rails = 1;                   ///< NICs per node = rails
   int leaf_down = 0, leaf_up = 0;  ///< ports per leaf
   int nodes_per_unit = 0;          ///< scalable unit
+  /// The unit the spec asks (or a leaf allows); nodes_per_unit is smaller where the appliances'
+  /// ports take node slots.
+  int unit_slots = 0;
   int leaves_per_unit = 0;
   int units = 0;
   int leaves = 0, spines = 0, cores = 0;  ///< per plane

@@ -424,17 +424,26 @@ void check_cabling(const std::string& yaml) {
   });
   EXPECT_FALSE(dup) << yaml;
   EXPECT_EQ(rows, p.link_total) << yaml;
-  // Every node and appliance port where leaf_endpoints (the bisection's count) places it.
+  // Every node and appliance port where leaf_endpoints (the bisection's count) places it, and
+  // every unit holds nodes.
   std::vector<int> on_leaf(static_cast<size_t>(p.topo.leaves), 0);
+  std::set<long long> units;
   for_each_link(
       p, cat,
       [&](const CableRun& r) {
         if (r.plane != 0 || (r.kind != LinkKind::kNodeLeaf && r.kind != LinkKind::kApplianceLeaf))
           return;
         ++on_leaf[static_cast<size_t>(r.b_index)];
+        if (r.kind == LinkKind::kNodeLeaf)
+          units.insert(p.topo.kind == TopologyKind::kSingle
+                           ? 0
+                           : r.b_index / std::max(1, p.topo.leaves_per_unit));
       },
       false);
   EXPECT_EQ(on_leaf, leaf_endpoints(p.topo, p.nodes, p.appliance_ports)) << yaml;
+  if (p.topo.rail_optimized) {
+    EXPECT_EQ(static_cast<int>(units.size()), p.topo.units) << yaml;
+  }
   const std::string csv = cabling_csv(p, cat);
   EXPECT_EQ(csv, cabling_csv(p, cat));  // deterministic
   // The front-panel names are one-to-one with the port numbers on every device.
@@ -687,6 +696,65 @@ TEST(Cabling, ConsistentForEveryTopology) {
   check_cabling(
       "cluster: {gpu: b200, nodes: 64, nic: cx8-800g}\nfabric: {technology: roce, switch: sn5600, "
       "planes: 2}\n");
+}
+
+// Appliance ports (UFM's 4) that the nodes' units leave no room for take node slots instead, as
+// the DGX SuperPOD's 127 nodes do in 4 units of 32: 128 nodes lay out as 4 units of 31 and a
+// fifth of 4 (it built a fifth unit of 8 leaves and 256 uplinks that held the appliance alone).
+// Where they fit, nothing changes.
+TEST(Plan, AppliancePortsNeverMakeAUnitWithoutNodes) {
+  auto cat = *builtin_catalog();
+  const std::string base =
+      "cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
+      "switch: qm9700, appliance_ports: 4{}}}\n";
+  for (const auto& [nodes, unit, npu, units] :
+       {std::tuple{128, ", scalable_unit: 32", 31, 5}, std::tuple{96, ", scalable_unit: 32", 31, 4},
+        std::tuple{128, "", 31, 5}, std::tuple{127, ", scalable_unit: 32", 32, 4}}) {
+    const std::string yaml = fmt::format(fmt::runtime(base), nodes, unit);
+    SCOPED_TRACE(yaml);
+    const Plan p = plan_of(yaml);
+    EXPECT_EQ(p.topo.nodes_per_unit, npu);
+    EXPECT_EQ(p.topo.units, units);
+    // The last unit holds nodes, and the appliance ports are all cabled.
+    EXPECT_GT(p.nodes - (p.topo.units - 1) * p.topo.nodes_per_unit, 0);
+    long long appliance = 0;
+    for_each_link(
+        p, cat, [&](const CableRun& r) { appliance += r.kind == LinkKind::kApplianceLeaf; }, false);
+    EXPECT_EQ(appliance, 4);
+    bool noted = false;
+    for (const auto& n : p.notes)
+      noted = noted || n.find(fmt::format("scalable units hold {} nodes, not {}", npu,
+                                          p.topo.unit_slots)) != std::string::npos;
+    EXPECT_EQ(noted, npu < p.topo.unit_slots);
+  }
+  check_cabling(fmt::format(fmt::runtime(base), 128, ", scalable_unit: 32"));
+  // Top of rack a leaf holds whole nodes whatever the unit, so fewer nodes a unit would free no
+  // port: where every leaf is full the appliances get leaves of their own, all their ports cabled
+  // (40 ports over 32-port leaves took one leaf and left 8 uncabled).
+  for (const auto& [ports, units] : {std::pair{4, 51}, std::pair{40, 52}}) {
+    const std::string tor = fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 200, nic: cx7-400g}}\nfabric: {{technology: "
+        "infiniband, switch: qm9700, rail_optimized: false, appliance_ports: {}}}\n",
+        ports);
+    SCOPED_TRACE(tor);
+    const Plan p = plan_of(tor);
+    EXPECT_EQ(p.topo.nodes_per_unit, 4);
+    EXPECT_EQ(p.topo.units, units);
+    check_cabling(tor);
+  }
+  // So do more appliance ports than even units of one node would leave free: 2 nodes' unit
+  // leaves 240 of its 8 leaves' 256 ports, and 1000 ports need 3 units more, every port cabled
+  // (it took one unit more and left 504 uncabled).
+  const Plan tiny = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, topology: clos2, appliance_ports: 1000}\n");
+  EXPECT_EQ(tiny.topo.nodes_per_unit, 2);
+  EXPECT_EQ(tiny.topo.units, 4);
+  long long cabled = 0;
+  for_each_link(
+      tiny, cat, [&](const CableRun& r) { cabled += r.kind == LinkKind::kApplianceLeaf; }, false);
+  EXPECT_EQ(cabled, 1000);
+  EXPECT_EQ(tiny.node_leaf_total, 2 * 8 + 1000);
 }
 
 TEST(Cabling, NamesAndMediaAreRealistic) {
