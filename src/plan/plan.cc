@@ -190,6 +190,9 @@ namespace {
 struct Sized {
   std::optional<Topology> topo;
   std::string error;
+  /// Where the error points and what helps, where not the switch's size (make_compute_plan's
+  /// default): empty otherwise.
+  std::string key, hint;
 };
 
 // Sizes the requested kind, or under `auto` the flattest kind that fits.
@@ -203,9 +206,11 @@ Sized size_for(const Spec& spec, int radix, double lane, int appliance_ports) {
     for (const auto& k : kTopologyKindNames) kinds.push_back(k.value);  // flattest first
   for (const TopologyKind kind : kinds)
     if (auto t = size_topology(kind, nodes, rails, radix, lane, f, appliance_ports))
-      return {*t, ""};
+      return {*t, "", "", ""};
+  const long long endpoints = 1LL * nodes * rails + appliance_ports;
   // A dragonfly joins two groups or more: a cluster that fits in one is too small for it, not
-  // too large. Its groups are the three-tier Clos's pods, sized alike.
+  // too large, and a larger switch (or more planes, whose slower ports a switch has more of)
+  // only makes the group larger. Its groups are the three-tier Clos's pods, sized alike.
   if (kinds.back() == TopologyKind::kDragonfly)
     if (const auto pods =
             size_topology(TopologyKind::kClos3, nodes, rails, radix, lane, f, appliance_ports);
@@ -213,14 +218,19 @@ Sized size_for(const Spec& spec, int radix, double lane, int appliance_ports) {
       return {std::nullopt,
               fmt::format("dragonfly with {}-port switches needs two groups or more, and the "
                           "cluster's {} endpoints fit in one group of {} leaves",
-                          radix, 1LL * nodes * rails + appliance_ports, pods->leaves)};
+                          radix, endpoints, pods->leaves),
+              "fabric.topology",
+              fmt::format("use topology: auto, the flattest topology that holds the cluster; a "
+                          "dragonfly needs more nodes than the {} one group holds",
+                          1LL * pods->units_per_pod * pods->nodes_per_unit)};
   // One node always fits: what the largest kind tried reaches, for the message.
   const auto probe = size_topology(kinds.back(), 1, rails, radix, lane, f, 0);
   return {std::nullopt,
           fmt::format("{} with {}-port switches reaches at most {} endpoints per plane; the "
                       "cluster needs {}",
                       topology_kind_name(kinds.back()), radix, probe ? probe->max_endpoints : 0,
-                      1LL * nodes * rails + appliance_ports)};
+                      endpoints),
+          "", ""};
 }
 
 // Links' worth of traffic that cross a half/half cut of one plane, both directions: the least
@@ -327,6 +337,7 @@ struct Option {
   Plan plan;
   bool ok = false;
   std::string error;
+  std::string error_key, hint;  ///< Sized's, where the switch's size is not what fails
 };
 
 // Plans the cluster on one switch model; fills topology, counts and the BOM.
@@ -359,6 +370,8 @@ Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, Technolog
   Sized s = size_for(spec, radix, lane, p.appliance_ports);
   if (!s.topo) {
     o.error = s.error;
+    o.error_key = s.key;
+    o.hint = s.hint;
     return o;
   }
   p.topo = *s.topo;
@@ -493,9 +506,11 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   };
   std::map<Technology, const Option*> best;
   std::string last_error;
+  const Option* last_failed = nullptr;
   for (const auto& o : options) {
     if (!o.ok) {
       last_error = o.error;
+      last_failed = &o;
       continue;
     }
     auto& b = best[o.plan.technology];
@@ -508,6 +523,9 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
             ? fmt::format("larger scalable units (fabric.scalable_unit: {} nodes now), ",
                           f.scalable_unit)
             : "";
+    // A cluster too small for its topology: not the switch's size.
+    if (last_failed && !last_failed->hint.empty())
+      return spec.at(last_failed->error_key, last_error, last_failed->hint);
     if (f.switch_id != "auto" && !last_error.empty())
       return spec.at(!f.topology ? "fabric.switch" : "fabric.topology", last_error,
                      "use a larger switch, " + units + "topology: auto, or more planes");

@@ -128,6 +128,32 @@ TEST(Plan, ExplicitTopologyThatCannotHoldTheClusterIsAnError) {
   EXPECT_EQ(small[0].key, "fabric.topology");
 }
 
+// A dragonfly that one group would hold needs more endpoints, or another topology: a larger
+// switch, or more planes (more ports of a lower speed), only makes the group larger, so the hint
+// no longer offers them (it said "or a larger switch"). Too large a cluster keeps its hint.
+TEST(Plan, ADragonflyOfOneGroupIsHintedAnotherTopologyNotALargerSwitch) {
+  const std::string base =
+      "cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
+      "switch: {}, topology: {}}}\n";
+  for (const std::string sw : {"qm9700", "auto"}) {
+    const auto e = plan_errors(fmt::format(fmt::runtime(base), 128, sw, "dragonfly"));
+    ASSERT_FALSE(e.empty()) << sw;
+    const std::string m = format_diagnostic(e[0]);
+    EXPECT_EQ(e[0].key, "fabric.topology") << m;
+    EXPECT_NE(m.find("fit in one group of"), std::string::npos) << m;
+    EXPECT_EQ(m.find("larger switch"), std::string::npos) << m;
+    EXPECT_EQ(m.find("more planes"), std::string::npos) << m;
+    EXPECT_NE(m.find("use topology: auto"), std::string::npos) << m;
+  }
+  // One qm9700 group holds 4 units of 32 nodes: the hint names the size that makes two.
+  EXPECT_NE(plan_errors(fmt::format(fmt::runtime(base), 128, "qm9700", "dragonfly"))[0].hint.find(
+                "more nodes than the 128 one group holds"),
+            std::string::npos);
+  const auto large = plan_errors(fmt::format(fmt::runtime(base), 512, "qm9700", "clos2"));
+  ASSERT_FALSE(large.empty());
+  EXPECT_NE(large[0].hint.find("use a larger switch"), std::string::npos) << large[0].hint;
+}
+
 // Small scalable units leave their leaves part empty, and a spine port takes one leaf: the
 // leaves, not the endpoints, fill the upper tier. The growth the plan reports and the limit the
 // error states come out of the same count: 64 units of 4 two-rail nodes on 128-port spines.
