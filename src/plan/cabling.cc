@@ -7,6 +7,8 @@
 // cabling.csv gives each its front-panel name too (plan/ports.h: "33/2", cage 33's second port).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "plan/plan.h"
 #include "plan/ports.h"
 
@@ -73,6 +75,40 @@ Namer namer_of(const Plan& p) {
 
 std::string node_name(const Plan& plan, long long n) { return namer_of(plan).node(n); }
 
+std::vector<int> leaf_endpoints(const Topology& t, long long nodes, int appliance_ports) {
+  std::vector<int> on(static_cast<size_t>(std::max(0, t.leaves)), 0);
+  if (on.empty()) return on;
+  auto clamp_to = [](long long n, long long hi) {
+    return static_cast<int>(std::clamp<long long>(n, 0, hi));
+  };
+  if (t.kind == TopologyKind::kSingle) {
+    on[0] = clamp_to(nodes * t.rails, t.radix);
+  } else if (t.rail_optimized) {
+    // Node slot s of a unit takes port s % leaf_down of the unit's (s / leaf_down)-th leaf of
+    // every rail.
+    const int per_rail = t.leaves_per_unit / t.rails;
+    for (long long leaf = 0; leaf < t.leaves; ++leaf) {
+      const long long unit = leaf / t.leaves_per_unit, sub = leaf % t.leaves_per_unit % per_rail;
+      const long long in_unit =
+          std::clamp<long long>(nodes - unit * t.nodes_per_unit, 0, t.nodes_per_unit);
+      on[static_cast<size_t>(leaf)] = clamp_to(in_unit - sub * t.leaf_down, t.leaf_down);
+    }
+  } else {
+    const int per_leaf = t.leaf_down / t.rails;
+    for (long long leaf = 0; leaf < t.leaves; ++leaf)
+      on[static_cast<size_t>(leaf)] = clamp_to(nodes - leaf * per_leaf, per_leaf) * t.rails;
+  }
+  // Appliances (e.g. UFM) on the free down ports of the last leaves.
+  const int cap = t.kind == TopologyKind::kSingle ? t.radix : t.leaf_down;
+  int left = appliance_ports;
+  for (auto leaf = on.rbegin(); leaf != on.rend() && left > 0; ++leaf) {
+    const int take = std::min(left, cap - *leaf);
+    *leaf += take;
+    left -= take;
+  }
+  return on;
+}
+
 void for_each_link(const Plan& p, const Catalog& cat,
                    const std::function<void(const CableRun&)>& visit, bool with_names) {
   const Topology& t = p.topo;
@@ -95,7 +131,7 @@ void for_each_link(const Plan& p, const Catalog& cat,
   for (int plane = 0; plane < t.planes; ++plane) {
     // Node to leaf. Rail-optimized: node slot s of unit u, rail r -> leaf (u, r), port s+1.
     // Top of rack: node i of its leaf, rail r -> port i*rails + r + 1.
-    std::vector<int> used_down(static_cast<size_t>(t.leaves), 0);
+    const std::vector<int> used_down = leaf_endpoints(t, p.nodes, 0);
     for (long long n = 0; n < p.nodes; ++n) {
       for (int rail = 0; rail < t.rails; ++rail) {
         long long leaf = 0;
@@ -113,7 +149,6 @@ void for_each_link(const Plan& p, const Catalog& cat,
           leaf = n / per_leaf;
           port = static_cast<int>((n % per_leaf) * t.rails + rail + 1);
         }
-        used_down[static_cast<size_t>(leaf)] = std::max(used_down[static_cast<size_t>(leaf)], port);
         r.kind = LinkKind::kNodeLeaf;
         r.plane = plane;
         r.a_index = n;

@@ -87,7 +87,20 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
   auto leaves_for = [&](int unit_nodes) {
     return static_cast<int>(ceil_div(unit_nodes, per_leaf)) * (f.rail_optimized ? rails : 1);
   };
-  t.nodes_per_unit = f.scalable_unit > 0 ? f.scalable_unit : std::min(per_leaf, nodes);
+  t.unit_slots = f.scalable_unit > 0 ? f.scalable_unit : std::min(per_leaf, nodes);
+  // Appliances (e.g. UFM) take free leaf down ports. Where the units the nodes fill leave too
+  // few, a rail-optimized unit holds fewer nodes (as a DGX SuperPOD's UFM takes a node's slot)
+  // and one unit more the rest: a unit of no nodes would be a unit's leaves and uplinks for a few
+  // appliance ports.
+  auto free_ports = [&](int unit_nodes) {
+    return ceil_div(nodes, unit_nodes) * leaves_for(unit_nodes) * t.leaf_down - 1LL * nodes * rails;
+  };
+  t.nodes_per_unit = t.unit_slots;
+  if (f.rail_optimized) {
+    int unit_nodes = t.unit_slots;
+    while (unit_nodes > 1 && free_ports(unit_nodes) < appliance_ports) --unit_nodes;
+    if (free_ports(unit_nodes) >= appliance_ports) t.nodes_per_unit = unit_nodes;
+  }
   t.leaves_per_unit = leaves_for(t.nodes_per_unit);
   down_used = std::min(t.nodes_per_unit, per_leaf) * (f.rail_optimized ? 1 : rails);
   // What the fabric reaches grows by its units: the spec's, else as large as a leaf allows.
@@ -100,10 +113,12 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
       std::min(t.leaf_up, static_cast<int>(std::ceil(down_used / f.oversubscription - 1e-9)));
   t.oversubscription = static_cast<double>(down_used) / t.leaf_up;
   t.units = static_cast<int>(ceil_div(nodes, t.nodes_per_unit));
-  // Appliances (e.g. UFM) take free leaf down ports; a full last unit gets a unit more.
-  const long long free_ports =
-      1LL * t.units * t.leaves_per_unit * t.leaf_down - 1LL * nodes * rails;
-  if (appliance_ports > free_ports) t.units += 1;
+  // Top of rack, fewer nodes a unit would free no port (cabling fills each leaf with whole nodes);
+  // nor, with more appliance ports than a unit a node would leave, rail-optimized: there the
+  // appliances get units of their own, as many as they fill.
+  if (free_ports(t.nodes_per_unit) < appliance_ports)
+    t.units += static_cast<int>(ceil_div(appliance_ports - free_ports(t.nodes_per_unit),
+                                         1LL * t.leaves_per_unit * t.leaf_down));
   t.leaves = t.units * t.leaves_per_unit;
   t.node_leaf_links = endpoints;
   t.leaf_spine_links = 1LL * t.leaves * t.leaf_up;
@@ -175,6 +190,9 @@ namespace {
 struct Sized {
   std::optional<Topology> topo;
   std::string error;
+  /// Where the error points and what helps, where not the switch's size (make_compute_plan's
+  /// default): empty otherwise.
+  std::string key, hint;
 };
 
 // Sizes the requested kind, or under `auto` the flattest kind that fits.
@@ -188,9 +206,11 @@ Sized size_for(const Spec& spec, int radix, double lane, int appliance_ports) {
     for (const auto& k : kTopologyKindNames) kinds.push_back(k.value);  // flattest first
   for (const TopologyKind kind : kinds)
     if (auto t = size_topology(kind, nodes, rails, radix, lane, f, appliance_ports))
-      return {*t, ""};
+      return {*t, "", "", ""};
+  const long long endpoints = 1LL * nodes * rails + appliance_ports;
   // A dragonfly joins two groups or more: a cluster that fits in one is too small for it, not
-  // too large. Its groups are the three-tier Clos's pods, sized alike.
+  // too large, and a larger switch (or more planes, whose slower ports a switch has more of)
+  // only makes the group larger. Its groups are the three-tier Clos's pods, sized alike.
   if (kinds.back() == TopologyKind::kDragonfly)
     if (const auto pods =
             size_topology(TopologyKind::kClos3, nodes, rails, radix, lane, f, appliance_ports);
@@ -198,14 +218,94 @@ Sized size_for(const Spec& spec, int radix, double lane, int appliance_ports) {
       return {std::nullopt,
               fmt::format("dragonfly with {}-port switches needs two groups or more, and the "
                           "cluster's {} endpoints fit in one group of {} leaves",
-                          radix, 1LL * nodes * rails + appliance_ports, pods->leaves)};
+                          radix, endpoints, pods->leaves),
+              "fabric.topology",
+              fmt::format("use topology: auto, the flattest topology that holds the cluster; a "
+                          "dragonfly needs more nodes than the {} one group holds",
+                          1LL * pods->units_per_pod * pods->nodes_per_unit)};
   // One node always fits: what the largest kind tried reaches, for the message.
   const auto probe = size_topology(kinds.back(), 1, rails, radix, lane, f, 0);
   return {std::nullopt,
           fmt::format("{} with {}-port switches reaches at most {} endpoints per plane; the "
                       "cluster needs {}",
                       topology_kind_name(kinds.back()), radix, probe ? probe->max_endpoints : 0,
-                      1LL * nodes * rails + appliance_ports)};
+                      endpoints),
+          "", ""};
+}
+
+// Links' worth of traffic that cross a half/half cut of one plane, both directions: the least
+// that a tier carries. A leaf carries up what its endpoints fill of its uplinks, no more: the
+// uplinks of a partly filled unit, built in full for growth, stay part idle.
+double bisection_links(const Topology& t, long long nodes, int appliance_ports) {
+  const double endpoints = static_cast<double>(t.node_leaf_links);
+  if (t.kind == TopologyKind::kSingle) return endpoints;
+  const std::vector<int> on_leaf = leaf_endpoints(t, nodes, appliance_ports);
+  // What each pod's (group's) leaves carry up to its spines; clos2 is one pod.
+  const long long leaves_per_pod =
+      t.kind == TopologyKind::kClos2 ? t.leaves : 1LL * t.units_per_pod * t.leaves_per_unit;
+  std::vector<double> pod_up(static_cast<size_t>(ceil_div(t.leaves, leaves_per_pod)), 0);
+  for (size_t leaf = 0; leaf < on_leaf.size(); ++leaf)
+    pod_up[leaf / static_cast<size_t>(leaves_per_pod)] += std::min(on_leaf[leaf], t.leaf_up);
+  double leaves_carry = 0;
+  for (const double up : pod_up) leaves_carry += up;
+  double cut = std::min(endpoints, leaves_carry);
+  const int pods = static_cast<int>(pod_up.size());
+  if (t.kind == TopologyKind::kClos3 && pods > 1) {
+    // Between pods the spines' core uplinks carry it too (the last pod's are fewer).
+    double spines_carry = 0;
+    for (int pod = 0; pod < pods; ++pod)
+      spines_carry +=
+          std::min(pod_up[static_cast<size_t>(pod)],
+                   1.0 * t.spines_per_pod * (pod + 1 < pods ? t.spine_up : t.last_pod_spine_up));
+    cut = std::min(cut, spines_carry);
+  }
+  if (t.kind == TopologyKind::kDragonfly) {
+    // Half the groups on each side, the partly filled last one among the second half. Each
+    // direction: what one side's groups send over their global links to the other side's, a
+    // group taking no more than its leaves bring up.
+    const int half = pods / 2;
+    const double gl = t.global_links_per_pair;
+    double a_sends = 0, b_takes = 0;
+    for (int g = 0; g < pods; ++g) {
+      const double up = pod_up[static_cast<size_t>(g)];
+      if (g < half)
+        a_sends += std::min(up, (pods - half) * gl);
+      else
+        b_takes += std::min(up, half * gl);
+    }
+    cut = std::min(cut, 2 * std::min(a_sends, b_takes));
+  }
+  return cut;
+}
+
+// Ports of the compute fabric's top tier that the storage leaves' uplinks take (isolation: vlan),
+// all planes together.
+long long storage_ports_on_top_tier(const Plan& p) {
+  long long ports = 0;
+  if (p.networks)
+    for (const NetworkPlan& n : p.networks->nets)
+      if (n.uplinks_to_compute) ports += n.leaf_spine_links;
+  return ports;
+}
+
+// The fraction of the top tier's ports that nothing of the plan uses: the compute fabric's links
+// and the storage leaves' uplinks that end there. 0 for a dragonfly, whose top ports are global.
+double top_tier_free_fraction(const Plan& p) {
+  const Topology& t = p.topo;
+  long long used = 0, ports = 0;  // one plane's
+  if (t.kind == TopologyKind::kSingle) {
+    used = t.node_leaf_links;
+    ports = t.radix;
+  } else if (t.kind == TopologyKind::kClos2) {
+    used = t.leaf_spine_links;
+    ports = 1LL * t.spines * t.radix;
+  } else if (t.kind == TopologyKind::kClos3) {
+    used = t.spine_core_links;
+    ports = 1LL * t.cores * t.radix;
+  }
+  if (ports <= 0) return 0;
+  return 1.0 - static_cast<double>(used * t.planes + storage_ports_on_top_tier(p)) /
+                   static_cast<double>(ports * t.planes);
 }
 
 // Counts, totals, bisection and growth of a sized plan.
@@ -220,29 +320,9 @@ void finish_counts(Plan& p) {
   p.leaf_spine_total = t.leaf_spine_links * planes;
   p.spine_core_total = t.spine_core_links * planes;
   p.link_total = p.node_leaf_total + p.leaf_spine_total + p.spine_core_total;
-  const double endpoint_gbps = static_cast<double>(t.node_leaf_links) * t.lane_gbps * planes;
-  double cut = endpoint_gbps;
-  if (t.kind != TopologyKind::kSingle)
-    cut = std::min(cut, static_cast<double>(t.leaf_spine_links) * t.lane_gbps * planes);
-  if (t.kind == TopologyKind::kClos3)
-    cut = std::min(cut, static_cast<double>(t.spine_core_links) * t.lane_gbps * planes);
-  if (t.kind == TopologyKind::kDragonfly) {
-    // Half the groups on each side: (G/2)^2 pairs cross, both directions.
-    const double half = std::floor(t.pods / 2.0);
-    cut =
-        std::min(cut, half * (t.pods - half) * t.global_links_per_pair * t.lane_gbps * 2 * planes);
-  }
-  p.bisection_gbps = cut;
+  p.bisection_gbps = bisection_links(t, p.nodes, p.appliance_ports) * t.lane_gbps * planes;
   // Growth (seed §8): free ports in the top tier, and nodes the tiers can hold.
-  if (t.kind == TopologyKind::kSingle) {
-    p.spine_ports_free_fraction = 1.0 - static_cast<double>(t.node_leaf_links) / t.radix;
-  } else if (t.kind == TopologyKind::kClos2) {
-    p.spine_ports_free_fraction =
-        1.0 - static_cast<double>(t.leaf_spine_links) / (1.0 * t.spines * t.radix);
-  } else if (t.kind == TopologyKind::kClos3) {
-    p.spine_ports_free_fraction =
-        1.0 - static_cast<double>(t.spine_core_links) / (1.0 * t.cores * t.radix);
-  }
+  p.spine_ports_free_fraction = top_tier_free_fraction(p);
   const int per_node = t.rails;
   // Growth uses the headroom the spec kept free for it.
   p.max_nodes_same_tiers = t.max_endpoints_grown / std::max(1, per_node);
@@ -257,6 +337,7 @@ struct Option {
   Plan plan;
   bool ok = false;
   std::string error;
+  std::string error_key, hint;  ///< Sized's, where the switch's size is not what fails
 };
 
 // Plans the cluster on one switch model; fills topology, counts and the BOM.
@@ -289,6 +370,8 @@ Option plan_on(const Spec& spec, const Catalog& cat, const Switch& sw, Technolog
   Sized s = size_for(spec, radix, lane, p.appliance_ports);
   if (!s.topo) {
     o.error = s.error;
+    o.error_key = s.key;
+    o.hint = s.hint;
     return o;
   }
   p.topo = *s.topo;
@@ -423,9 +506,11 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   };
   std::map<Technology, const Option*> best;
   std::string last_error;
+  const Option* last_failed = nullptr;
   for (const auto& o : options) {
     if (!o.ok) {
       last_error = o.error;
+      last_failed = &o;
       continue;
     }
     auto& b = best[o.plan.technology];
@@ -444,6 +529,9 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
                   "a scalable unit no larger than the cluster's {} nodes "
                   "(fabric.scalable_unit: {} now), ",
                   nodes, f.scalable_unit);
+    // A cluster too small for its topology: not the switch's size.
+    if (last_failed && !last_failed->hint.empty())
+      return spec.at(last_failed->error_key, last_error, last_failed->hint);
     if (f.switch_id != "auto" && !last_error.empty())
       return spec.at(!f.topology ? "fabric.switch" : "fabric.topology", last_error,
                      "use a larger switch, " + units + "topology: auto, or more planes");
@@ -600,6 +688,12 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
         p.nic.rate_gbps * p.nics_per_node / p.gpus_per_node));
   if (p.topo.kind == TopologyKind::kDragonfly && p.technology == Technology::kRoce)
     warn("dragonfly on RoCE needs non-minimal (adaptive) routing to use global links well");
+  return p;
+}
+
+// The notes of a plan, its networks planned: what a reader should know that is not wrong.
+void add_notes(const Spec& spec, Plan& p) {
+  const auto& f = spec.fabric;
   if (p.topo.kind != TopologyKind::kSingle) {
     const long long filled = 1LL * p.nodes;
     const long long slots = 1LL * p.topo.units * p.topo.nodes_per_unit;
@@ -622,13 +716,26 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
         "topology: clos2 to build the unit's leaves and spines{}",
         f.scalable_unit, f.scalable_unit > p.nodes ? " for growth" : ""));
   }
-  if (f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom &&
+  // Below the guide's headroom where the spec kept less, or where the storage leaves took some
+  // of what it kept.
+  const long long storage_ports = storage_ports_on_top_tier(p);
+  if ((f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom || storage_ports > 0) &&
       p.spine_ports_free_fraction + 1e-9 < kAdvisedSpineHeadroom &&
       (p.topo.kind == TopologyKind::kClos2 || p.topo.kind == TopologyKind::kClos3))
-    p.notes.push_back(
-        fmt::format("{:.0f}% of top-tier ports are free; the guide (§8) keeps >= 50% "
-                    "free for growth: set fabric.spine_headroom: 0.5 to plan it",
-                    100 * p.spine_ports_free_fraction));
+    p.notes.push_back(fmt::format(
+        "{:.0f}% of top-tier ports are free{}; the guide (§8) keeps >= 50% free for growth: {}",
+        100 * p.spine_ports_free_fraction,
+        storage_ports > 0 ? fmt::format(", the storage leaves' uplinks (isolation: vlan) taking {}",
+                                        storage_ports)
+                          : "",
+        f.spine_headroom + 1e-9 < kAdvisedSpineHeadroom
+            ? "set fabric.spine_headroom: 0.5 to plan it"
+            : fmt::format("raise fabric.spine_headroom ({:g} now) to keep it", f.spine_headroom)));
+  if (p.topo.nodes_per_unit < p.topo.unit_slots)
+    p.notes.push_back(fmt::format(
+        "scalable units hold {} nodes, not {}: in units of {} the nodes leave too few free leaf "
+        "ports for the {} appliance ports, and a unit more would hold no node",
+        p.topo.nodes_per_unit, p.topo.unit_slots, p.topo.unit_slots, p.appliance_ports));
   if (p.topo.kind == TopologyKind::kClos3 && p.topo.last_pod_spine_up < p.topo.spine_up) {
     const int last_units = p.topo.units - (p.topo.pods - 1) * p.topo.units_per_pod;
     p.notes.push_back(fmt::format(
@@ -649,19 +756,23 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
         "of injection bandwidth, so traffic between groups is tapered",
         p.topo.pods, p.topo.global_links_per_pair,
         100 * p.bisection_gbps / (static_cast<double>(p.node_leaf_total) * p.topo.lane_gbps)));
-  return p;
 }
 
 }  // namespace
 
 Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
   auto compute = make_compute_plan(spec, cat);
-  if (!compute || !spec.networks) return compute;
+  if (!compute) return compute;
   Plan p = std::move(*compute);
-  auto n = plan_networks(spec, cat, p);
-  if (!n) return n.errors();
-  for (const auto& w : n->warnings) p.warnings.push_back(w);
-  p.networks = std::move(*n);
+  if (spec.networks) {
+    auto n = plan_networks(spec, cat, p);
+    if (!n) return n.errors();
+    for (const auto& w : n->warnings) p.warnings.push_back(w);
+    p.networks = std::move(*n);
+    // The storage leaves' uplinks may take ports of the compute fabric's top tier.
+    p.spine_ports_free_fraction = top_tier_free_fraction(p);
+  }
+  add_notes(spec, p);
   return p;
 }
 

@@ -27,6 +27,9 @@ struct Topology {
   int rails = 1;                   ///< NICs per node = rails
   int leaf_down = 0, leaf_up = 0;  ///< ports per leaf
   int nodes_per_unit = 0;          ///< scalable unit
+  /// The unit the spec asks (or a leaf allows); nodes_per_unit is smaller where the appliances'
+  /// ports take node slots.
+  int unit_slots = 0;
   int leaves_per_unit = 0;
   int units = 0;
   int leaves = 0, spines = 0, cores = 0;  ///< per plane
@@ -102,7 +105,9 @@ struct Plan {
   Topology topo;
   int leaf_total = 0, spine_total = 0, core_total = 0, switch_total = 0;
   long long node_leaf_total = 0, leaf_spine_total = 0, spine_core_total = 0, link_total = 0;
-  double bisection_gbps = 0;             ///< both directions, across the worst half/half cut
+  /// Both directions across a half/half cut: the least that a tier carries, where a leaf carries
+  /// up no more than its endpoints fill of its uplinks (a dragonfly's halves are whole groups).
+  double bisection_gbps = 0;
   double spine_ports_free_fraction = 0;  ///< of the top tier's ports, for growth (seed §8)
   long long max_nodes_same_tiers = 0;    ///< growth limit without adding a tier
   Bom bom;  ///< the compute fabric and its servers; the other networks have their own
@@ -165,6 +170,11 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
 
 /// Node `n`'s name (0-based) as cabling.csv and the configurations name it: node001 ...
 std::string node_name(const Plan& plan, long long n);
+
+/// Endpoints on each leaf of one plane, in leaf order, as the cabling plan places them: the nodes'
+/// ports unit by unit (rail-optimized) or whole nodes a leaf (top of rack), then `appliance_ports`
+/// on the last leaves' free down ports. A single switch is one leaf.
+std::vector<int> leaf_endpoints(const Topology& t, long long nodes, int appliance_ports);
 
 /// Every link of the plan, in a deterministic order with deterministic names and ports.
 /// `visit` is called once per link (131k GPUs: ~400k links, so no vector is built).

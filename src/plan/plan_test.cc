@@ -128,6 +128,32 @@ TEST(Plan, ExplicitTopologyThatCannotHoldTheClusterIsAnError) {
   EXPECT_EQ(small[0].key, "fabric.topology");
 }
 
+// A dragonfly that one group would hold needs more endpoints, or another topology: a larger
+// switch, or more planes (more ports of a lower speed), only makes the group larger, so the hint
+// no longer offers them (it said "or a larger switch"). Too large a cluster keeps its hint.
+TEST(Plan, ADragonflyOfOneGroupIsHintedAnotherTopologyNotALargerSwitch) {
+  const std::string base =
+      "cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
+      "switch: {}, topology: {}}}\n";
+  for (const std::string sw : {"qm9700", "auto"}) {
+    const auto e = plan_errors(fmt::format(fmt::runtime(base), 128, sw, "dragonfly"));
+    ASSERT_FALSE(e.empty()) << sw;
+    const std::string m = format_diagnostic(e[0]);
+    EXPECT_EQ(e[0].key, "fabric.topology") << m;
+    EXPECT_NE(m.find("fit in one group of"), std::string::npos) << m;
+    EXPECT_EQ(m.find("larger switch"), std::string::npos) << m;
+    EXPECT_EQ(m.find("more planes"), std::string::npos) << m;
+    EXPECT_NE(m.find("use topology: auto"), std::string::npos) << m;
+  }
+  // One qm9700 group holds 4 units of 32 nodes: the hint names the size that makes two.
+  EXPECT_NE(plan_errors(fmt::format(fmt::runtime(base), 128, "qm9700", "dragonfly"))[0].hint.find(
+                "more nodes than the 128 one group holds"),
+            std::string::npos);
+  const auto large = plan_errors(fmt::format(fmt::runtime(base), 512, "qm9700", "clos2"));
+  ASSERT_FALSE(large.empty());
+  EXPECT_NE(large[0].hint.find("use a larger switch"), std::string::npos) << large[0].hint;
+}
+
 // Small scalable units leave their leaves part empty, and a spine port takes one leaf: the
 // leaves, not the endpoints, fill the upper tier. The growth the plan reports and the limit the
 // error states come out of the same count: 64 units of 4 two-rail nodes on 128-port spines.
@@ -213,6 +239,69 @@ TEST(Plan, OversubscriptionCutsUplinksAndSpines) {
   const Plan three = plan_of(fmt::format(fmt::runtime(base), 3));
   for (const auto& w : three.warnings) warned = warned || w.find("2:1") != std::string::npos;
   EXPECT_TRUE(warned);
+}
+
+// What the leaves carry up to the tier above, counted from the cabling plan: each leaf sends up
+// no more than its endpoints' links bring, nor more than its uplinks; both directions, Gbps.
+double leaves_carry_gbps(const Plan& p) {
+  auto cat = *builtin_catalog();
+  std::map<long long, std::pair<long long, long long>> leaf;  // leaf -> {down, up} of plane 0
+  for_each_link(
+      p, cat,
+      [&](const CableRun& r) {
+        if (r.plane != 0) return;
+        if (r.kind == LinkKind::kNodeLeaf || r.kind == LinkKind::kApplianceLeaf)
+          ++leaf[r.b_index].first;
+        else if (r.kind == LinkKind::kLeafSpine)
+          ++leaf[r.a_index].second;
+      },
+      false);
+  long long links = 0;
+  for (const auto& [i, du] : leaf) links += std::min(du.first, du.second);
+  return static_cast<double>(links) * p.topo.lane_gbps * p.topo.planes;
+}
+
+// An oversubscribed fabric's last unit, partly filled, has its uplinks built in full for growth,
+// but its leaves carry up only what their few nodes send: 128 nodes in units of 42 leave 2 nodes
+// in the fourth, whose leaves carry 2 of their 21 uplinks (it said 672 uplinks' 269 Tbps; the
+// leaves carry 3 x 8 x 21 + 8 x 2 = 520 links, 208 Tbps). Full units, and a 1:1 fabric, are
+// bound by their uplinks or endpoints as before.
+TEST(Plan, BisectionIsWhatTheLeavesCarryNotTheUplinksBuiltForGrowth) {
+  const std::string base =
+      "cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
+      "switch: qm9700, oversubscription: {}{}}}\n";
+  auto plan = [&](int nodes, int over, const std::string& more = "") {
+    return plan_of(fmt::format(fmt::runtime(base), nodes, over, more));
+  };
+  const Plan partial = plan(128, 2);
+  ASSERT_EQ(partial.topo.kind, TopologyKind::kClos2);
+  ASSERT_EQ(partial.topo.nodes_per_unit, 42);
+  ASSERT_EQ(partial.topo.units, 4);
+  EXPECT_EQ(partial.leaf_spine_total, 32 * 21);  // built in full
+  EXPECT_DOUBLE_EQ(partial.bisection_gbps, 520 * 400.0);
+  EXPECT_DOUBLE_EQ(partial.bisection_gbps, leaves_carry_gbps(partial));
+  // Full units: every uplink carries.
+  const Plan full = plan(126, 2);
+  EXPECT_DOUBLE_EQ(full.bisection_gbps, full.leaf_spine_total * 400.0);
+  // 1:1, partly filled: the endpoints bound it.
+  const Plan one = plan(100, 1);
+  EXPECT_DOUBLE_EQ(one.bisection_gbps, one.node_leaf_total * 400.0);
+  // Three tiers (600 nodes: 15 units of 42, 12 nodes in the last), top of rack, two planes.
+  for (const Plan& p : {plan(600, 2), plan(97, 3, ", rail_optimized: false"),
+                        plan_of("cluster: {gpu: b200, nodes: 100, nic: cx8-800g}\n"
+                                "fabric: {technology: roce, switch: sn5600, planes: 2, "
+                                "oversubscription: 2}\n")}) {
+    SCOPED_TRACE(p.topo.kind == TopologyKind::kClos3 ? "clos3" : "clos2");
+    EXPECT_LT(p.bisection_gbps, p.leaf_spine_total * p.topo.lane_gbps);
+    EXPECT_DOUBLE_EQ(p.bisection_gbps, leaves_carry_gbps(p));
+  }
+  // A dragonfly's halves are whole groups, each bound by what its leaves bring up as well.
+  const Plan df = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 1100, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, topology: dragonfly, oversubscription: 2}\n");
+  ASSERT_EQ(df.topo.kind, TopologyKind::kDragonfly);
+  EXPECT_LE(df.bisection_gbps, leaves_carry_gbps(df));
+  EXPECT_DOUBLE_EQ(df.bisection_gbps, 3.0 * 4 * df.topo.global_links_per_pair * 2 * 400);
 }
 
 // A small fabric whose uplinks would fit one spine still gets two, so no spine is a single
@@ -406,6 +495,26 @@ void check_cabling(const std::string& yaml) {
   });
   EXPECT_FALSE(dup) << yaml;
   EXPECT_EQ(rows, p.link_total) << yaml;
+  // Every node and appliance port where leaf_endpoints (the bisection's count) places it, and
+  // every unit holds nodes.
+  std::vector<int> on_leaf(static_cast<size_t>(p.topo.leaves), 0);
+  std::set<long long> units;
+  for_each_link(
+      p, cat,
+      [&](const CableRun& r) {
+        if (r.plane != 0 || (r.kind != LinkKind::kNodeLeaf && r.kind != LinkKind::kApplianceLeaf))
+          return;
+        ++on_leaf[static_cast<size_t>(r.b_index)];
+        if (r.kind == LinkKind::kNodeLeaf)
+          units.insert(p.topo.kind == TopologyKind::kSingle
+                           ? 0
+                           : r.b_index / std::max(1, p.topo.leaves_per_unit));
+      },
+      false);
+  EXPECT_EQ(on_leaf, leaf_endpoints(p.topo, p.nodes, p.appliance_ports)) << yaml;
+  if (p.topo.rail_optimized) {
+    EXPECT_EQ(static_cast<int>(units.size()), p.topo.units) << yaml;
+  }
   const std::string csv = cabling_csv(p, cat);
   EXPECT_EQ(csv, cabling_csv(p, cat));  // deterministic
   // The front-panel names are one-to-one with the port numbers on every device.
@@ -658,6 +767,65 @@ TEST(Cabling, ConsistentForEveryTopology) {
   check_cabling(
       "cluster: {gpu: b200, nodes: 64, nic: cx8-800g}\nfabric: {technology: roce, switch: sn5600, "
       "planes: 2}\n");
+}
+
+// Appliance ports (UFM's 4) that the nodes' units leave no room for take node slots instead, as
+// the DGX SuperPOD's 127 nodes do in 4 units of 32: 128 nodes lay out as 4 units of 31 and a
+// fifth of 4 (it built a fifth unit of 8 leaves and 256 uplinks that held the appliance alone).
+// Where they fit, nothing changes.
+TEST(Plan, AppliancePortsNeverMakeAUnitWithoutNodes) {
+  auto cat = *builtin_catalog();
+  const std::string base =
+      "cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
+      "switch: qm9700, appliance_ports: 4{}}}\n";
+  for (const auto& [nodes, unit, npu, units] :
+       {std::tuple{128, ", scalable_unit: 32", 31, 5}, std::tuple{96, ", scalable_unit: 32", 31, 4},
+        std::tuple{128, "", 31, 5}, std::tuple{127, ", scalable_unit: 32", 32, 4}}) {
+    const std::string yaml = fmt::format(fmt::runtime(base), nodes, unit);
+    SCOPED_TRACE(yaml);
+    const Plan p = plan_of(yaml);
+    EXPECT_EQ(p.topo.nodes_per_unit, npu);
+    EXPECT_EQ(p.topo.units, units);
+    // The last unit holds nodes, and the appliance ports are all cabled.
+    EXPECT_GT(p.nodes - (p.topo.units - 1) * p.topo.nodes_per_unit, 0);
+    long long appliance = 0;
+    for_each_link(
+        p, cat, [&](const CableRun& r) { appliance += r.kind == LinkKind::kApplianceLeaf; }, false);
+    EXPECT_EQ(appliance, 4);
+    bool noted = false;
+    for (const auto& n : p.notes)
+      noted = noted || n.find(fmt::format("scalable units hold {} nodes, not {}", npu,
+                                          p.topo.unit_slots)) != std::string::npos;
+    EXPECT_EQ(noted, npu < p.topo.unit_slots);
+  }
+  check_cabling(fmt::format(fmt::runtime(base), 128, ", scalable_unit: 32"));
+  // Top of rack a leaf holds whole nodes whatever the unit, so fewer nodes a unit would free no
+  // port: where every leaf is full the appliances get leaves of their own, all their ports cabled
+  // (40 ports over 32-port leaves took one leaf and left 8 uncabled).
+  for (const auto& [ports, units] : {std::pair{4, 51}, std::pair{40, 52}}) {
+    const std::string tor = fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 200, nic: cx7-400g}}\nfabric: {{technology: "
+        "infiniband, switch: qm9700, rail_optimized: false, appliance_ports: {}}}\n",
+        ports);
+    SCOPED_TRACE(tor);
+    const Plan p = plan_of(tor);
+    EXPECT_EQ(p.topo.nodes_per_unit, 4);
+    EXPECT_EQ(p.topo.units, units);
+    check_cabling(tor);
+  }
+  // So do more appliance ports than even units of one node would leave free: 2 nodes' unit
+  // leaves 240 of its 8 leaves' 256 ports, and 1000 ports need 3 units more, every port cabled
+  // (it took one unit more and left 504 uncabled).
+  const Plan tiny = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700, topology: clos2, appliance_ports: 1000}\n");
+  EXPECT_EQ(tiny.topo.nodes_per_unit, 2);
+  EXPECT_EQ(tiny.topo.units, 4);
+  long long cabled = 0;
+  for_each_link(
+      tiny, cat, [&](const CableRun& r) { cabled += r.kind == LinkKind::kApplianceLeaf; }, false);
+  EXPECT_EQ(cabled, 1000);
+  EXPECT_EQ(tiny.node_leaf_total, 2 * 8 + 1000);
 }
 
 TEST(Cabling, NamesAndMediaAreRealistic) {
@@ -975,6 +1143,45 @@ TEST(Networks, VlanConvergesStorageOntoTheComputeFabric) {
   ASSERT_FALSE(errs.empty());
   EXPECT_EQ(errs[0].key, "networks.isolation");
   EXPECT_NE(errs[0].message.find("free ports"), std::string::npos) << errs[0].message;
+}
+
+// With isolation: vlan the storage leaves uplink into the compute spines, and those ports are not
+// free for growth: examples/networks-dgx-256.yaml with vlan uses 256 + 32 of its 4 spines' 512
+// ports, 43.75% free (it said 50%, the compute links' alone). The growth figure is what the
+// cabling leaves free on the top tier, and the note says what took the guide's headroom.
+TEST(Networks, GrowthCountsTheStorageUplinksOnTheComputeSpines) {
+  std::ifstream in(GPUFABRIC_SOURCE_DIR "/examples/networks-dgx-256.yaml");
+  ASSERT_TRUE(in);
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = yaml.find("isolation: physical");
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, std::string("isolation: physical").size(), "isolation: vlan");
+  const Plan p = plan_of(yaml);
+  ASSERT_TRUE(p.networks);
+  ASSERT_EQ(p.topo.kind, TopologyKind::kClos2);
+  auto cat = *builtin_catalog();
+  std::set<std::string> top;
+  for_each_compute_switch(p, [&](const std::string& name, bool top_tier) {
+    if (top_tier) top.insert(name);
+  });
+  long long used = 0;
+  for_each_link(p, cat, [&](const CableRun& r) { used += top.count(r.b_device); });
+  const long long compute_used = used;
+  for_each_network_link(p, [&](const NetworkLink& l) { used += top.count(l.b_device); });
+  EXPECT_EQ(used - compute_used, 32);
+  const double ports = static_cast<double>(top.size()) * p.topo.radix;
+  EXPECT_DOUBLE_EQ(p.spine_ports_free_fraction, 1.0 - used / ports);
+  EXPECT_DOUBLE_EQ(p.spine_ports_free_fraction, 0.4375);
+  bool noted = false;
+  for (const auto& n : p.notes)
+    noted = noted || n.find(
+                         "44% of top-tier ports are free, the storage leaves' uplinks "
+                         "(isolation: vlan) taking 32") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // Physically apart, the spines hold only the compute fabric's links.
+  yaml.replace(at, std::string("isolation: vlan").size(), "isolation: physical");
+  const Plan apart = plan_of(yaml);
+  EXPECT_DOUBLE_EQ(apart.spine_ports_free_fraction, 0.5);
 }
 
 TEST(Networks, AServerWithoutStorageFiguresNeedsThemFromTheSpec) {
