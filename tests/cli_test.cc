@@ -261,6 +261,23 @@ TEST(CliReport, BadMeasuredFileExitsTwoAndWritesNothing) {
     EXPECT_FALSE(fs::exists(dir));
   }
   fs::remove(cut);
+  // Another GPU's run (its rank lines say B200; the spec is H100): refused, as check refuses it.
+  std::ifstream h100(std::string(GPUFABRIC_SOURCE_DIR) +
+                     "/tests/data/outputs/nccl-tests-2node-allreduce.txt");
+  std::stringstream ss;
+  ss << h100.rdbuf();
+  std::string b200 = ss.str();
+  for (size_t at = b200.find("NVIDIA H100 80GB HBM3"); at != std::string::npos;
+       at = b200.find("NVIDIA H100 80GB HBM3", at))
+    b200.replace(at, 21, "NVIDIA B200");
+  const fs::path other = write_temp("b200.txt", b200);
+  CmdResult wrong = gpufabric("report examples/seed-70b-1024.yaml -o " + dir.string() +
+                              " --measured " + other.string());
+  EXPECT_EQ(wrong.code, 2) << wrong.err;
+  EXPECT_NE(wrong.err.find(other.string()), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("B200"), std::string::npos) << wrong.err;
+  EXPECT_FALSE(fs::exists(dir));
+  fs::remove(other);
   CmdResult no_out = gpufabric("report examples/seed-70b-1024.yaml");
   EXPECT_EQ(no_out.code, 2);
   EXPECT_NE(no_out.err.find("--out"), std::string::npos) << no_out.err;

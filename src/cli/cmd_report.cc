@@ -33,6 +33,10 @@ int run(const ReportFlags& f) {
     if (!text) return fail(text.errors());
     auto run = parse_nccl_tests(*text, path);
     if (!run) return fail(run.errors());
+    // Another GPU's run is another cluster's, as check refuses it: not overlaid on this plan.
+    if (auto e = device_gpu_error(*run, loaded->plan.gpu.id, path,
+                                  "overlay runs of the cluster the spec describes"))
+      return fail({*e});
     measured.push_back(measured_run(*run, path, loaded->plan.gpus_per_node));
   }
   auto files = make_report(*loaded, measured, f.configs, build_version());
