@@ -29,6 +29,13 @@
 namespace gf {
 namespace {
 
+// How often `what` occurs in `s`.
+int occurrences(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
 using testing::load_example;
 
 // `vtysh --dryrun` of Debian's FRR on the file: its exit status and what it said.
@@ -329,20 +336,15 @@ TEST(Eos, RoutedPortsCarryTheRoceProfileAndEveryNeighbour) {
   const PlannedSpec lab = load_example("roce-lab-64.yaml");
   auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
   ASSERT_TRUE(a.ok());
-  auto count = [](const std::string& s, const std::string& what) {
-    int n = 0;
-    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-    return n;
-  };
   for (const auto& sw : a->switches) {
     const std::string cfg = eos_config(lab.plan, *a, sw);
     int links = 0, hosts = 0;
     for (const auto& l : a->links) links += l.a_device == sw.name || l.b_device == sw.name;
     for (const auto& h : a->hosts) hosts += h.leaf == sw.name;
-    EXPECT_EQ(count(cfg, "   no switchport\n"), links) << sw.name;
-    EXPECT_EQ(count(cfg, "   service-profile ROCE\n"), links + hosts) << sw.name;
-    EXPECT_EQ(count(cfg, " remote-as "), links) << sw.name;
-    EXPECT_EQ(count(cfg, "   mtu 9214\n"), links + hosts + (hosts > 0)) << sw.name;
+    EXPECT_EQ(occurrences(cfg, "   no switchport\n"), links) << sw.name;
+    EXPECT_EQ(occurrences(cfg, "   service-profile ROCE\n"), links + hosts) << sw.name;
+    EXPECT_EQ(occurrences(cfg, " remote-as "), links) << sw.name;
+    EXPECT_EQ(occurrences(cfg, "   mtu 9214\n"), links + hosts + (hosts > 0)) << sw.name;
     EXPECT_NE(cfg.find("qos map dscp 26 to traffic-class 3"), std::string::npos);
     EXPECT_NE(cfg.find("priority-flow-control priority 3 no-drop"), std::string::npos);
     EXPECT_NE(cfg.find("router bgp " + std::to_string(sw.asn)), std::string::npos);
@@ -356,8 +358,8 @@ TEST(Eos, RoutedPortsCarryTheRoceProfileAndEveryNeighbour) {
     int links = 0, hosts = 0;
     for (const auto& l : a->links) links += l.a_device == sw.name || l.b_device == sw.name;
     for (const auto& h : a->hosts) hosts += h.leaf == sw.name;
-    EXPECT_EQ(count(cfg, "   speed 400g-4\n"), links + hosts) << sw.name;
-    EXPECT_EQ(count(cfg, "   speed "), links + hosts) << sw.name;
+    EXPECT_EQ(occurrences(cfg, "   speed 400g-4\n"), links + hosts) << sw.name;
+    EXPECT_EQ(occurrences(cfg, "   speed "), links + hosts) << sw.name;
   }
   const SwitchAddress* leaf = a->find("su01-r0-leaf");
   ASSERT_NE(leaf, nullptr);
@@ -398,24 +400,20 @@ TEST(Eos, UnnumberedPortsPeerByInterfaceOverIpv6) {
   un.unnumbered = true;
   auto a = plan_addresses(lab.plan, lab.catalog, un);
   ASSERT_TRUE(a.ok());
-  auto count = [](const std::string& s, const std::string& what) {
-    int n = 0;
-    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-    return n;
-  };
   for (const auto& sw : a->switches) {
     const std::string cfg = eos_config(lab.plan, *a, sw);
     EXPECT_EQ(cfg.find(" 0.0.0.0"), std::string::npos) << sw.name << "\n" << cfg;
     const std::vector<SwitchPort> ports = a->ports_of(sw.name);
     const bool leaf = a->subnet_of(sw.name) != nullptr;
-    EXPECT_EQ(count(cfg, "   ipv6 enable\n"), static_cast<int>(ports.size())) << sw.name;
+    EXPECT_EQ(occurrences(cfg, "   ipv6 enable\n"), static_cast<int>(ports.size())) << sw.name;
     // IPv4 addresses: the loopback and a leaf's host gateway only.
-    EXPECT_EQ(count(cfg, "   ip address "), 1 + leaf) << sw.name << "\n" << cfg;
+    EXPECT_EQ(occurrences(cfg, "   ip address "), 1 + leaf) << sw.name << "\n" << cfg;
     EXPECT_NE(cfg.find("\nip routing ipv6 interfaces\n!\nipv6 unicast-routing\n"),
               std::string::npos)
         << cfg;
     EXPECT_EQ(cfg.find("\nip routing\n"), std::string::npos) << cfg;
-    EXPECT_EQ(count(cfg, "   neighbor interface "), static_cast<int>(ports.size())) << sw.name;
+    EXPECT_EQ(occurrences(cfg, "   neighbor interface "), static_cast<int>(ports.size()))
+        << sw.name;
     bool up = false, down = false;
     for (const auto& p : ports) {
       (p.up ? up : down) = true;
