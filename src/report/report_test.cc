@@ -7,6 +7,7 @@
 
 #include "../../tests/support.h"
 #include "common/file.h"
+#include "report/sweep_report.h"
 #include "verify/parsers.h"
 
 namespace gf {
@@ -193,6 +194,46 @@ TEST(Report, SingleSwitchClusterHasNoSpineRow) {
   const std::string& html = file_of(*files, "report.html");
   EXPECT_NE(html.find("<svg id=\"topology\""), std::string::npos);
   EXPECT_NE(html.find("one leaf fails"), std::string::npos);
+}
+
+// A valid sweep design with a step: its values, capex and days to train.
+DesignResult sweep_design(int index, double capex, double days) {
+  DesignResult d;
+  d.index = index;
+  d.values = {{"k", std::to_string(index)}};
+  d.ok = d.has_step = d.constraints_met = d.within_budget = true;
+  d.capex_usd = capex;
+  d.time_to_train_s = days * 86400;
+  return d;
+}
+
+// Values wider than the column's 44 characters widen it: every row's capex ends where the
+// header's does.
+TEST(SweepReport, TheTableLinesUpLongValues) {
+  std::vector<DesignResult> ds{sweep_design(0, 10e6, 10), sweep_design(1, 12e6, 9)};
+  ds[1].values = {{"fabric.technology", "infiniband"},
+                  {"constraints.min_gpu_utilization", "0.6"},
+                  {"constraints.max_comm_fraction", "0.35"}};
+  const std::string table = sweep_table(summarise_sweep({}, ds, Goal::kTime, 0));
+  std::vector<size_t> ends;
+  for (size_t at = 0; at < table.size();) {
+    const size_t eol = table.find('\n', at);
+    const std::string line = table.substr(at, eol - at);
+    at = eol + 1;
+    if (line.empty()) break;
+    // The capex column: "capex" in the header, "$..." in a row; where it ends.
+    const size_t capex = line.find(ends.empty() ? "capex" : "$");
+    ASSERT_NE(capex, std::string::npos) << line;
+    ends.push_back(line.find(' ', capex));
+  }
+  ASSERT_EQ(ends.size(), 3u) << table;
+  EXPECT_EQ(ends[1], ends[0]) << table;
+  EXPECT_EQ(ends[2], ends[0]) << table;
+  // A key with one value in every design is named once, above the table, not on each row.
+  for (auto& d : ds) d.values = {{"k", std::to_string(d.index)}, {"shared.key", "0.6"}};
+  const std::string shared = sweep_table(summarise_sweep({}, ds, Goal::kTime, 0));
+  EXPECT_EQ(shared.rfind("every design: shared.key=0.6\n", 0), 0u) << shared;
+  EXPECT_GT(shared.find("shared.key", shared.find('\n')), shared.find("\nbest:")) << shared;
 }
 
 }  // namespace

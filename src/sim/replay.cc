@@ -293,13 +293,16 @@ std::optional<Diagnostic> mismatched_call(const std::vector<RankGraph>& graphs,
   for (size_t m = 1; m < at.size(); ++m) {
     const TracedCollective& c = collective_at(at[m]);
     const bool same_op = first.op && c.op ? *first.op == *c.op : first.name == c.name;
-    const bool sized = c.op && *c.op != Op::kAlltoall && *c.op != Op::kSendRecv;
+    // A size of 0 is none recorded (kept as recorded): nothing to compare.
+    const bool sized =
+        c.op && *c.op != Op::kAlltoall && *c.op != Op::kSendRecv && c.bytes > 0 && first.bytes > 0;
     const bool same_size =
         !sized || std::abs(c.bytes - first.bytes) <= 1e-9 * std::max(first.bytes, c.bytes);
     if (same_op && same_size) continue;
     const TracedRank& r = *graphs[at[m].first].rank;
+    // NCCL logs name the call's line (its COLL line); a profiler trace, its events.
     Diagnostic d = Diagnostic::in_file(
-        r.file, "COLL",
+        r.file, c.line > 0 ? "COLL" : "traceEvents",
         fmt::format("call {} on group '{}' does not pair up across the ranks: rank {} records {} "
                     "({}), rank {} {} ({}); NCCL would hang or mix the buffers",
                     call + 1, group, graphs[at.front().first].rank->rank, what(first),

@@ -433,6 +433,27 @@ TEST(Replay, NcclLogsWhoseRanksDisagreeOnACallAreRefused) {
   }
 }
 
+// Profiler traces pair up too: a call without a recorded size (0: kept as recorded) is no
+// mismatch; another size is, at the trace's events.
+TEST(Replay, ProfilerTracesPairUpTheirCallsWhereSizesAreKnown) {
+  const TwoNodes t = two_nodes();
+  const TracedRank r0 = fixture("kineto-one-allreduce.json");
+  ASSERT_FALSE(r0.collectives.empty());
+  TracedRank r8 = r0;
+  r8.rank = 8;
+  r8.file = "rank8.json";
+  ASSERT_TRUE(replay_step({r0, r8}, t.plan, t.fabric, {})) << "the same call on both ranks";
+  for (auto& c : r8.collectives) c.bytes = 0;
+  auto unsized = replay_step({r0, r8}, t.plan, t.fabric, {});
+  EXPECT_TRUE(unsized) << format_diagnostics(unsized.errors());
+  for (auto& c : r8.collectives) c.bytes = r0.collectives[0].bytes / 2;
+  auto halved = replay_step({r0, r8}, t.plan, t.fabric, {});
+  ASSERT_FALSE(halved);
+  EXPECT_EQ(halved.errors()[0].file, "rank8.json");
+  EXPECT_EQ(halved.errors()[0].key, "traceEvents");
+  EXPECT_NE(halved.errors()[0].message.find("does not pair up"), std::string::npos);
+}
+
 TEST(Replay, Names) {
   EXPECT_EQ(collective_op("_allgather_base"), Op::kAllGather);
   EXPECT_EQ(collective_op("allgather_into_tensor_coalesced"), Op::kAllGather);

@@ -344,6 +344,8 @@ WhatIfSide side_of(const std::string& label, const Plan& plan) {
 WhatIfSide not_run(const std::string& label, const Spec& spec, const Plan& plan,
                    const std::string& why) {
   WhatIfSide s = side_of(label, plan);
+  s.gpus = 0;  // none left to run on
+  s.nodes = 0;
   for (Op op : kProbeOps) {
     CollectiveProbe p;
     p.op = op_name(op);
@@ -642,7 +644,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     if (!b.runs)
       out.changes.push_back(fmt::format(
           "{}: cannot run{} ({})", b.op,
-          out.scenario.nodes == 1 ? "" : fmt::format(" on all {} nodes", out.scenario.nodes),
+          out.scenario.nodes <= 1 ? "" : fmt::format(" on all {} nodes", out.scenario.nodes),
           b.note));
     else if (a.runs && std::fabs(b.busbw_gbs - a.busbw_gbs) > 0.005 * a.busbw_gbs) {
       // Where NCCL's choice changed, that is the cause to name: the algorithm the plan ran and
@@ -660,7 +662,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   }
   if (out.baseline.step && !out.scenario.step)
     out.changes.push_back(fmt::format("training step: cannot run{} ({})",
-                                      out.scenario.nodes == 1 ? "" : " on all nodes",
+                                      out.scenario.nodes <= 1 ? "" : " on all nodes",
                                       out.scenario.step_note));
   if (out.baseline.step && out.scenario.step)
     out.changes.push_back(fmt::format(

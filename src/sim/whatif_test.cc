@@ -66,8 +66,6 @@ TEST(WhatIf, FailedRailLeafCutsItsNodesOffAndDroppingThemCosts) {
   EXPECT_NE(r->recommendation.find("take them out"), std::string::npos);
 }
 
-// A spec sized by `gpus:` with replicas of 4 nodes (tp 8 x pp 4): losing one node keeps the
-// whole replicas that remain (28 of 32 nodes), not a crash or the full cluster again.
 // The cluster's only node failed: no GPU is left, so the scenario has no figures (its NVLink
 // ran the collectives and the step as if nothing had failed) and the recommendation says the job
 // cannot run; the same when every node of a larger cluster failed.
@@ -89,6 +87,9 @@ TEST(WhatIf, EveryNodeFailedLeavesNoGpusToRunOn) {
   }
   EXPECT_FALSE(r->scenario.step.has_value());
   EXPECT_NE(r->scenario.step_note.find("no GPUs left"), std::string::npos);
+  EXPECT_EQ(r->scenario.gpus, 0);  // none left, not the plan's 8
+  for (const auto& c : r->changes) EXPECT_EQ(c.find("on all 0 nodes"), std::string::npos) << c;
+  EXPECT_EQ(r->baseline.gpus, 8);
   EXPECT_FALSE(r->dropped.has_value());
   EXPECT_NE(r->recommendation.find("the job cannot run: the cluster's only node (node001) failed"),
             std::string::npos)
@@ -118,6 +119,8 @@ TEST(WhatIf, EveryNodeFailedLeavesNoGpusToRunOn) {
   EXPECT_EQ(half->recommendation.find("cannot run:"), std::string::npos) << half->recommendation;
 }
 
+// A spec sized by `gpus:` with replicas of 4 nodes (tp 8 x pp 4): losing one node keeps the
+// whole replicas that remain (28 of 32 nodes), not a crash or the full cluster again.
 TEST(WhatIf, DroppingANodeKeepsWholeReplicas) {
   const WhatIfSetup s = setup(
       "cluster: {gpu: h100-sxm, gpus: 256, nic: cx7-400g}\n"

@@ -168,34 +168,5 @@ TEST(Sweep, ABusbwOnlyBestNamesItsBusbwOnce) {
       << t.why;
 }
 
-// Values wider than the column's 44 characters widen it: every row's capex ends where the
-// header's does.
-TEST(Sweep, TheTableLinesUpLongValues) {
-  std::vector<DesignResult> ds{design(0, 10e6, 10), design(1, 12e6, 9)};
-  ds[1].values = {{"fabric.technology", "infiniband"},
-                  {"constraints.min_gpu_utilization", "0.6"},
-                  {"constraints.max_comm_fraction", "0.35"}};
-  const std::string table = sweep_table(summarise_sweep({}, ds, Goal::kTime, 0));
-  std::vector<size_t> ends;
-  for (size_t at = 0; at < table.size();) {
-    const size_t eol = table.find('\n', at);
-    const std::string line = table.substr(at, eol - at);
-    at = eol + 1;
-    if (line.empty()) break;
-    // The capex column: "capex" in the header, "$..." in a row; where it ends.
-    const size_t capex = line.find(ends.empty() ? "capex" : "$");
-    ASSERT_NE(capex, std::string::npos) << line;
-    ends.push_back(line.find(' ', capex));
-  }
-  ASSERT_EQ(ends.size(), 3u) << table;
-  EXPECT_EQ(ends[1], ends[0]) << table;
-  EXPECT_EQ(ends[2], ends[0]) << table;
-  // A key with one value in every design is named once, above the table, not on each row.
-  for (auto& d : ds) d.values = {{"k", std::to_string(d.index)}, {"shared.key", "0.6"}};
-  const std::string shared = sweep_table(summarise_sweep({}, ds, Goal::kTime, 0));
-  EXPECT_EQ(shared.rfind("every design: shared.key=0.6\n", 0), 0u) << shared;
-  EXPECT_GT(shared.find("shared.key", shared.find('\n')), shared.find("\nbest:")) << shared;
-}
-
 }  // namespace
 }  // namespace gf

@@ -639,14 +639,15 @@ std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const Accep
         "`ibstat`).\n";
   for (const auto& n : a.notes) md += "- " + n + "\n";
   md += fmt::format(
-      "\n## 3. Burn-in (`burn-in/`)\n\n1. `sh burn-in/counters.sh before`\n2. {}\n"
+      "\n## 3. Burn-in (`burn-in/`)\n\n1. `sh burn-in/counters.sh before`{}\n2. {}\n"
       "3. `sh burn-in/counters.sh after`\n\n"
       "Thresholds per rail port (after - before): link downs <= {:.0f}; symbol and FCS errors "
       "<= {:.0e} x bits received (the 10^-12 bit error ratio of IEEE 802.3 and the InfiniBand "
       "specification); {}\n\n",
+      a.options.burn_in_passes == 0 ? " (before section 2's link tests)" : "",
       a.options.burn_in_passes == 0
-          ? std::string("No burn-in passes (`--burn-in-passes 0`): the counters judge the link "
-                        "tests' traffic alone.")
+          ? std::string("No burn-in passes (`--burn-in-passes 0`): the link tests of section 2 "
+                        "run between the two counter readings, which judge their traffic alone.")
           : fmt::format("The {} pass{} `sh burn-in/pass-N/round-NN.sh` (N from 2), each {} s a "
                         "test: the same coverage, paired differently (other nodes, other rails), "
                         "so that a failing cable is singled out by elimination.",
@@ -706,7 +707,8 @@ std::string acceptance_text(const AcceptancePlan& a) {
       "  expected       ib_write_bw >= {:.0f} Gb/s ({:.0f} % of {:.0f} Gb/s, guide §5)\n",
       a.expected_gbps, kRdmaLineRateShare * 100, a.line_gbps);
   if (a.options.burn_in_passes == 0)
-    s += "  burn-in        none (--burn-in-passes 0): the error counters over the link tests\n";
+    s += "  burn-in        none (--burn-in-passes 0): the error counters read before and "
+         "after the link tests\n";
   else
     s += fmt::format("  burn-in        {} pass{}, {} tests, {} s each\n", a.options.burn_in_passes,
                      a.options.burn_in_passes == 1 ? "" : "es", burn, a.options.burn_in_duration_s);

@@ -157,6 +157,9 @@ std::vector<Finding> doctor(const std::string& sysfs, const std::vector<std::str
     hcas.push_back(d.path().filename().string());
   for (const auto& d : fs::directory_iterator(fs::path(sysfs) / "class/net", ec))
     ifaces.push_back(d.path().filename().string());
+  // In name order: the directories' order is the filesystem's.
+  std::sort(hcas.begin(), hcas.end());
+  std::sort(ifaces.begin(), ifaces.end());
   std::vector<Evidence> vars, invalid, absent, ib_disabled;
   for (const std::string& kv : environment) {
     if (kv.rfind("NCCL_", 0) != 0) continue;

@@ -132,12 +132,12 @@ inline constexpr Rule kRules[] = {
      "Gen5 slot"},
     {"rdma-mtu-small/perftest", Severity::kWarning, "the RDMA path MTU is small",
      "ibv_devinfo active_mtu", "MTU 9000 on RoCE interfaces, 4096 path MTU"},
-    // iperf3 --json.
     {"rdma-line-rate-guessed", Severity::kInfo,
      "RDMA bandwidth judged against a guessed line rate, the nearest standard rate at or above "
      "the result: a port that trained at a lower speed (a 400G port at 200G) passes unnoticed",
      "ibv_devinfo -v (active_speed/width) for the port's rate",
      "give --line-rate GBPS or --spec SPEC so that the port's own rate is the reference"},
+    // iperf3 --json.
     {"tcp-retransmits", Severity::kInfo, "TCP retransmitted segments: some loss on the path",
      "netstat -s; switch drop counters", "check MTU consistency and drops"},
     // nccl-tests.
