@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "report/step_report.h"
 #include "report/step_trace.h"
 #include "units/units.h"
 
@@ -376,8 +377,7 @@ std::string report_html(const ReportInputs& in) {
         "{:.1f}% (floor {:.0f}%), MFU {}. Verdict: <b class=\"{}\">{}</b>.</li>",
         units::format_seconds(in.step->step_time_s), 100 * in.step->comm_fraction,
         100 * in.step->constraints[0].limit, 100 * in.step->gpu_utilization,
-        100 * in.step->constraints[1].limit,
-        in.step->mfu ? fmt::format("{:.1f}%", 100 * *in.step->mfu) : "unknown",
+        100 * in.step->constraints[1].limit, share_text(in.step->mfu, "unknown"),
         pass ? "pass" : "fail", verdict);
     if (in.step->time_to_train_s > 0)
       body += fmt::format("<li><b>Time and cost to train</b>: {} and {}.</li>",

@@ -7,11 +7,6 @@
 namespace gf {
 namespace {
 
-// A share that may be unknown (MFU without the model's FLOPs): null then, not 0.
-nlohmann::json share_json(const std::optional<double>& share) {
-  return share ? nlohmann::json(*share) : nlohmann::json();
-}
-
 nlohmann::json stage_memory_json(const StageMemory& m) {
   return {{"stage", m.stage},
           {"layers", m.layers},
@@ -190,6 +185,14 @@ nlohmann::json result_json(const StepResult& r) {
 
 }  // namespace
 
+nlohmann::json share_json(const std::optional<double>& share) {
+  return share ? nlohmann::json(*share) : nlohmann::json();
+}
+
+std::string share_text(const std::optional<double>& share, const std::string& unknown) {
+  return share ? fmt::format("{:.1f}%", 100 * *share) : unknown;
+}
+
 std::string memory_text(const StepMemory& m) {
   if (m.stages.empty()) return "";
   const StageMemory& p = m.peak();
@@ -259,8 +262,7 @@ std::string step_text(const std::string& name, const StepResult& r,
                      units::format_seconds(r.overlap_slowdown_s));
   s += fmt::format("  {:<32} {:>12}\n", "step", units::format_seconds(r.step_time_s));
   s += fmt::format("  communication share {:.1f}%, GPU utilisation {:.1f}%, MFU {}",
-                   100 * r.comm_fraction, 100 * r.gpu_utilization,
-                   r.mfu ? fmt::format("{:.1f}%", 100 * *r.mfu) : "unknown");
+                   100 * r.comm_fraction, 100 * r.gpu_utilization, share_text(r.mfu, "unknown"));
   // TFLOP/s counts what the GPUs run, recomputation included: HFU, beside the model's MFU.
   if (r.hfu) s += fmt::format(", HFU {:.1f}%", 100 * *r.hfu);
   if (r.tflops_per_gpu > 0) s += fmt::format(", {:.0f} TFLOP/s per GPU", r.tflops_per_gpu);
@@ -282,7 +284,7 @@ std::string step_text(const std::string& name, const StepResult& r,
     for (const auto& x : sens)
       s += fmt::format("  {:<28} {:>12} {:>11.1f}% {:>8}\n", x.label,
                        units::format_seconds(x.result.step_time_s), 100 * x.result.comm_fraction,
-                       x.result.mfu ? fmt::format("{:.1f}%", 100 * *x.result.mfu) : "-");
+                       share_text(x.result.mfu, "-"));
   }
   return s;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/step_report.h"
 #include "units/units.h"
 
 namespace gf {
@@ -24,7 +25,7 @@ nlohmann::json side_json(const WhatIfSide& s) {
   if (s.step)
     j["step"] = {{"step_time_s", s.step->step_time_s},
                  {"comm_fraction", s.step->comm_fraction},
-                 {"mfu", s.step->mfu ? nlohmann::json(*s.step->mfu) : nlohmann::json()},
+                 {"mfu", share_json(s.step->mfu)},
                  {"tokens_per_s", s.step->tokens_per_s},
                  {"time_to_train_s", s.step->time_to_train_s},
                  {"compute_s", s.step->compute_s}};

@@ -92,6 +92,15 @@ Result<LinkEnds> link_ends(const std::string& a, const std::string& b, const Nam
   return LinkEnds{-1, n.vertex.at(a), n.vertex.at(b)};
 }
 
+// The first of `node`'s NIC ports cabled to `leaf`: (NIC, plane), or nullopt.
+std::optional<std::pair<int, int>> nic_on_leaf(const Fabric& f, int node, int leaf) {
+  for (int r = 0; r < f.nics_per_node(); ++r)
+    for (int p = 0; p < f.planes(); ++p)
+      if (const int nic = f.nic(node, r); f.leaf_of_nic(nic, p) == leaf)
+        return std::make_pair(nic, p);
+  return std::nullopt;
+}
+
 // The --nic change: the NICs, and the switch, which the new rate keeps or replaces.
 std::string nic_change(const Plan& from, const Plan& to) {
   return fmt::format("NICs {} -> {} ({:g} -> {:g} Gbps), {}", from.nic.id, to.nic.id,
@@ -143,14 +152,11 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
       }
       bool done = false;
       if (ends->node >= 0) {
-        for (int r = 0; r < f.nics_per_node() && !done; ++r)
-          for (int p = 0; p < f.planes() && !done; ++p) {
-            const int nic = f.nic(ends->node, r);
-            if (f.leaf_of_nic(nic, p) != ends->a) continue;
-            f.fail_link(f.nic_to_leaf(nic, p));
-            f.fail_link(f.leaf_to_nic(nic, p));
-            done = true;
-          }
+        if (const auto at = nic_on_leaf(f, ends->node, ends->a)) {
+          f.fail_link(f.nic_to_leaf(at->first, at->second));
+          f.fail_link(f.leaf_to_nic(at->first, at->second));
+          done = true;
+        }
       } else {
         int parallel = 0;
         for (size_t i = 0; i < f.links().size(); ++i) {
@@ -261,11 +267,8 @@ std::vector<Diagnostic> apply_degrades(const std::vector<std::string>& items, co
     }
     int link = -1;
     if (ends->node >= 0) {
-      for (int r = 0; r < f.nics_per_node() && link < 0; ++r)
-        for (int p = 0; p < f.planes() && link < 0; ++p) {
-          const int nic = f.nic(ends->node, r);
-          if (f.leaf_of_nic(nic, p) == ends->a) link = f.nic_to_leaf(nic, p);
-        }
+      if (const auto at = nic_on_leaf(f, ends->node, ends->a))
+        link = f.nic_to_leaf(at->first, at->second);
     } else {
       for (size_t i = 0; i < f.links().size() && link < 0; ++i)
         if (f.links()[i].from == ends->a && f.links()[i].to == ends->b) link = static_cast<int>(i);

@@ -520,12 +520,27 @@ void read_constraints(YamlReader& r, const YAML::Node& n, ConstraintsSpec& c) {
 constexpr size_t kMaxNetdevName = 15;
 constexpr size_t kMaxRdmaDeviceName = 63;
 
+// "a.b.c.d/len" read, its host bits as written: nullopt unless four octets 0-255 and a length
+// 0-32 with nothing after.
+struct Ipv4Prefix {
+  uint32_t addr = 0;
+  unsigned len = 0;
+  uint32_t network() const { return len == 0 ? 0 : addr & (~uint32_t{0} << (32 - len)); }
+};
+std::optional<Ipv4Prefix> read_ipv4_prefix(const std::string& s) {
+  unsigned a = 0, b = 0, c = 0, d = 0, len = 0;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%3u.%3u.%3u.%3u/%2u%c", &a, &b, &c, &d, &len, &tail) != 5)
+    return std::nullopt;
+  if (a > 255 || b > 255 || c > 255 || d > 255 || len > 32) return std::nullopt;
+  return Ipv4Prefix{(a << 24) | (b << 16) | (c << 8) | d, len};
+}
+
 // The first and last address of an IPv4 prefix (is_ipv4_prefix has checked it).
 std::pair<uint64_t, uint64_t> prefix_range(const std::string& prefix) {
-  unsigned a = 0, b = 0, c = 0, d = 0, len = 0;
-  std::sscanf(prefix.c_str(), "%3u.%3u.%3u.%3u/%2u", &a, &b, &c, &d, &len);
-  const uint64_t lo = (uint64_t{a} << 24) | (b << 16) | (c << 8) | d;
-  return {lo, lo + (uint64_t{1} << (32 - std::min(len, 32u))) - 1};
+  const Ipv4Prefix p = read_ipv4_prefix(prefix).value_or(Ipv4Prefix{});
+  const uint64_t lo = p.addr;
+  return {lo, lo + (uint64_t{1} << (32 - p.len)) - 1};
 }
 
 bool prefixes_overlap(const std::string& x, const std::string& y) {
@@ -544,14 +559,10 @@ bool is_device_name(const std::string& s, size_t max_len) {
 // The hint for a value that is_ipv4_prefix refused: a prefix with host bits set is given its
 // network ("10.128.0.5/9" -> "10.128.0.0/9"); anything else the form, with `example`.
 std::string prefix_hint(const std::string& v, const std::string& example) {
-  unsigned a = 0, b = 0, c = 0, d = 0, len = 0;
-  char tail = 0;
-  if (std::sscanf(v.c_str(), "%3u.%3u.%3u.%3u/%2u%c", &a, &b, &c, &d, &len, &tail) == 5 &&
-      a <= 255 && b <= 255 && c <= 255 && d <= 255 && len <= 32) {
-    const uint32_t addr = (a << 24) | (b << 16) | (c << 8) | d;
-    const uint32_t net = len == 0 ? 0 : addr & (~uint32_t{0} << (32 - len));
+  if (const auto p = read_ipv4_prefix(v)) {
+    const uint32_t net = p->network();
     return fmt::format("its network is {}.{}.{}.{}/{}: write that, or another prefix such as {}",
-                       net >> 24, (net >> 16) & 255, (net >> 8) & 255, net & 255, len, example);
+                       net >> 24, (net >> 16) & 255, (net >> 8) & 255, net & 255, p->len, example);
   }
   return "write an IPv4 prefix, address/length with octets 0-255 and length 0-32, such as " +
          example;
@@ -783,14 +794,8 @@ void read_networks(YamlReader& r, const YAML::Node& n, NetworksSpec& s) {
 }  // namespace
 
 bool is_ipv4_prefix(const std::string& s) {
-  unsigned a = 0, b = 0, c = 0, d = 0, len = 0;
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%3u.%3u.%3u.%3u/%2u%c", &a, &b, &c, &d, &len, &tail) != 5)
-    return false;
-  if (a > 255 || b > 255 || c > 255 || d > 255 || len > 32) return false;
-  const uint32_t addr = (a << 24) | (b << 16) | (c << 8) | d;
-  const uint32_t mask = len == 0 ? 0 : ~uint32_t{0} << (32 - len);
-  return (addr & ~mask) == 0;
+  const auto p = read_ipv4_prefix(s);
+  return p && p->addr == p->network();
 }
 
 Diagnostic Spec::at(const std::string& key, const std::string& message,

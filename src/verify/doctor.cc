@@ -84,8 +84,8 @@ bool leaves_a_device(const std::string& value, const std::vector<std::string>& d
       continue;
     }
     const size_t port = hca ? item.find(':') : std::string::npos;
-    if (!(exclude && port != std::string::npos)) item = item.substr(0, port);
-    if (!item.empty() && !(exclude && port != std::string::npos)) items.push_back(item);
+    const std::string name = item.substr(0, port);
+    if (!name.empty() && !(exclude && port != std::string::npos)) items.push_back(name);
     item.clear();
   }
   for (const auto& d : devices) {
@@ -172,17 +172,16 @@ std::vector<Finding> doctor(const std::string& sysfs, const std::vector<std::str
       for (const auto& w : list_words(value))
         if (!known_word(name, w))
           invalid.push_back({"environment", 0, fmt::format("{}: '{}' is not one", kv, w)});
-    const bool excludes = !value.empty() && value[0] == '^';
-    if (name == "NCCL_IB_HCA" && !hcas.empty() && !leaves_a_device(value, hcas, true))
+    // NCCL_IB_HCA against the HCAs, NCCL_SOCKET_IFNAME against the interfaces.
+    const bool ib = name == "NCCL_IB_HCA";
+    const std::vector<std::string>& devices = ib ? hcas : ifaces;
+    if ((ib || name == "NCCL_SOCKET_IFNAME") && !devices.empty() &&
+        !leaves_a_device(value, devices, ib))
       absent.push_back({"environment", 0,
-                        fmt::format("{}: {} this host's HCAs, {}", kv,
-                                    excludes ? "excludes every one of" : "names none of",
-                                    fmt::join(hcas, ", "))});
-    if (name == "NCCL_SOCKET_IFNAME" && !ifaces.empty() && !leaves_a_device(value, ifaces, false))
-      absent.push_back({"environment", 0,
-                        fmt::format("{}: {} this host's interfaces, {}", kv,
-                                    excludes ? "excludes every one of" : "names none of",
-                                    fmt::join(ifaces, ", "))});
+                        fmt::format("{}: {} this host's {}, {}", kv,
+                                    !value.empty() && value[0] == '^' ? "excludes every one of"
+                                                                      : "names none of",
+                                    ib ? "HCAs" : "interfaces", fmt::join(devices, ", "))});
   }
   if (!ib_disabled.empty()) out.push_back(finding(rule("nccl-ib-disabled"), ib_disabled));
   if (!invalid.empty()) out.push_back(finding(rule("nccl-variable-invalid"), invalid));
