@@ -108,6 +108,8 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
   const int grow_nodes = f.scalable_unit > 0 ? f.scalable_unit : per_leaf;
   const int grow_leaves = leaves_for(grow_nodes);
   auto endpoints_of = [&](long long leaves) { return leaves / grow_leaves * grow_nodes * rails; };
+  t.grow_nodes = grow_nodes;
+  t.grow_leaves = grow_leaves;
   // Uplinks for the ports a unit's leaf uses, at the asked down:up ratio (never more than fit).
   t.leaf_up =
       std::min(t.leaf_up, static_cast<int>(std::ceil(down_used / f.oversubscription - 1e-9)));
@@ -308,6 +310,24 @@ double top_tier_free_fraction(const Plan& p) {
                    static_cast<double>(ports * t.planes);
 }
 
+// Endpoints a plane reaches without a new tier once growth takes the top tier's free ports: as
+// the topology was sized, less the ports the storage leaves' uplinks (isolation: vlan) hold on
+// each top switch, spread over them as the cabling spreads them.
+long long grown_endpoints(const Plan& p) {
+  const Topology& t = p.topo;
+  const long long storage = storage_ports_on_top_tier(p);
+  const long long tops = t.kind == TopologyKind::kSingle  ? 1
+                         : t.kind == TopologyKind::kClos2 ? t.spines
+                         : t.kind == TopologyKind::kClos3 ? t.cores
+                                                          : 0;
+  if (storage <= 0 || tops <= 0 || t.radix <= 0) return t.max_endpoints_grown;
+  const long long k = std::max(0LL, t.radix - ceil_div(storage, tops * std::max(1, t.planes)));
+  if (t.kind == TopologyKind::kSingle) return k;
+  if (t.kind == TopologyKind::kClos2)
+    return k / std::max(1, t.grow_leaves) * t.grow_nodes * t.rails;  // a spine port a leaf
+  return t.max_endpoints_grown / t.radix * k;  // clos3: a pod's endpoints a core port
+}
+
 // Counts, totals, bisection and growth of a sized plan.
 void finish_counts(Plan& p) {
   const Topology& t = p.topo;
@@ -325,7 +345,7 @@ void finish_counts(Plan& p) {
   p.spine_ports_free_fraction = top_tier_free_fraction(p);
   const int per_node = t.rails;
   // Growth uses the headroom the spec kept free for it.
-  p.max_nodes_same_tiers = t.max_endpoints_grown / std::max(1, per_node);
+  p.max_nodes_same_tiers = grown_endpoints(p) / std::max(1, per_node);
 }
 
 Technology tech_of(const Switch& s) {
@@ -771,6 +791,7 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
     p.networks = std::move(*n);
     // The storage leaves' uplinks may take ports of the compute fabric's top tier.
     p.spine_ports_free_fraction = top_tier_free_fraction(p);
+    p.max_nodes_same_tiers = grown_endpoints(p) / std::max(1, p.topo.rails);
   }
   add_notes(spec, p);
   return p;

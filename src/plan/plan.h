@@ -45,6 +45,9 @@ struct Topology {
   /// The same once growth takes the top tier's headroom (fabric.spine_headroom keeps those
   /// ports free for it): what the fabric reaches without a new tier.
   long long max_endpoints_grown = 0;
+  /// Growth's step (fabric.scalable_unit, else the nodes a leaf holds) and the leaves it takes:
+  /// how free ports of the top tier turn into nodes (clos2 and clos3).
+  int grow_nodes = 0, grow_leaves = 1;
 };
 
 /// An option the planner evaluated (technology x switch), for the reasoning.

@@ -996,9 +996,11 @@ TEST(Networks, TheServersOwnStorageCardsArePaidForOnce) {
     }
   EXPECT_EQ(cards, 127 * 2);
   // The server line still holds them: only the compute NICs came out of it.
-  for (const auto& it : p.bom.items)
-    if (it.category == "compute")
+  for (const auto& it : p.bom.items) {
+    if (it.category == "compute") {
       EXPECT_NEAR(it.unit_usd, g.node.price_usd - 8 * cat.nics.at("cx7-400g").cost.price_usd, 1e-6);
+    }
+  }
   // Another card than the server's own is bought.
   const Plan other = plan_of(std::string(kDgx) + "networks:\n  storage: {nic: cx7-400g}\n");
   const NetworkPlan* ost = other.networks->find(NetworkKind::kStorage);
@@ -1178,10 +1180,15 @@ TEST(Networks, GrowthCountsTheStorageUplinksOnTheComputeSpines) {
                          "44% of top-tier ports are free, the storage leaves' uplinks "
                          "(isolation: vlan) taking 32") != std::string::npos;
   EXPECT_TRUE(noted);
+  // Growth: each of the 4 spines' 128 ports serves a leaf, 8 rail leaves for 64 nodes; the
+  // storage uplinks take 8 ports a spine, leaving 120 leaves, 15 x 64 = 960 nodes (not 1024).
+  ASSERT_EQ(p.topo.spines, 4);
+  EXPECT_EQ(p.max_nodes_same_tiers, 960);
   // Physically apart, the spines hold only the compute fabric's links.
   yaml.replace(at, std::string("isolation: vlan").size(), "isolation: physical");
   const Plan apart = plan_of(yaml);
   EXPECT_DOUBLE_EQ(apart.spine_ports_free_fraction, 0.5);
+  EXPECT_EQ(apart.max_nodes_same_tiers, 1024);
 }
 
 TEST(Networks, AServerWithoutStorageFiguresNeedsThemFromTheSpec) {
