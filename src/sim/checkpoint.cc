@@ -21,8 +21,9 @@ DpTraffic nominal_dp_traffic(const Plan& plan, const WorkloadSpec& w) {
   DpTraffic d;
   const auto& par = w.parallelism;
   const double dp = std::max(1, par.dp);
-  // Guide §3: gradient bytes of one replica, ring all-reduce moves 2(n-1)/n of them per rank.
-  const double grads = w.model.params * precision_bytes(w.precision) / (par.tp * par.pp);
+  // Guide §3: gradient bytes of one replica, ring all-reduce moves 2(n-1)/n of them per rank;
+  // the bytes a parameter as the step moves them (fp32 gradients by Megatron-LM's default).
+  const double grads = w.model.params * dp_bytes_per_param(w) / (par.tp * par.pp);
   const double per_gpu = grads * 2 * (dp - 1) / dp;
   // A node's GPUs share its NICs.
   d.nic_bytes = per_gpu * plan.gpus_per_node / std::max(1, plan.nics_per_node);

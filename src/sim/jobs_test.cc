@@ -374,10 +374,12 @@ TEST(TraceJobs, AloneATraceJobIsTheReplayOfItsTraceOnItsPlacement) {
 
 TEST(TraceJobs, BesideAWorkloadJobOnAnOversubscribedSpineBothSlowAsTheFluidModelImplies) {
   // 4:1 leaves, one spine: the trace job's DP pairs (node001-node005) and the workload job's DP
-  // ring (node002-node006) cross the same leaf uplinks on every rail.
+  // ring (node002-node006) cross the same leaf uplinks on every rail. The recorded job reduces
+  // bf16 gradients (its calls' dtype "BFloat16"); the workload job alike.
+  std::string w = job("w", 2, "[node002, node006]");
+  w.insert(w.find("      global_batch"), "      grad_reduce: bf16\n");
   const TraceJobs t =
-      run_trace_jobs(cluster(4) + "jobs:\n" + trace_job("rec", "[node001, node005]") +
-                     job("w", 2, "[node002, node006]"));
+      run_trace_jobs(cluster(4) + "jobs:\n" + trace_job("rec", "[node001, node005]") + w);
   ASSERT_TRUE(t.r) << format_diagnostics(t.r.errors());
   ASSERT_EQ(t.r->run.jobs.size(), 2u);
   for (const auto& j : t.r->run.jobs) {

@@ -13,7 +13,7 @@ namespace {
 struct ParamBytes {
   double weights, gradients, optimizer;
 };
-constexpr ParamBytes kBf16Adam{2, 4, 12};  // 18; distributed optimizer 6 + 12/d
+constexpr ParamBytes kBf16Adam{2, 4, 12};  // 18; distributed optimizer 6 + 12/d (fp32 gradients)
 constexpr ParamBytes kFp16Adam{2, 2, 16};  // 20; 4 + 16/d
 constexpr ParamBytes kFp32Adam{4, 4, 8};   // 16; 8 + 8/d
 
@@ -65,6 +65,13 @@ double layer_activation_bytes(Recompute rc, const LayerShape& l) {
 
 }  // namespace
 
+double weight_bytes(const WorkloadSpec& w) { return w.precision == Precision::kFp32 ? 4 : 2; }
+
+double dp_bytes_per_param(const WorkloadSpec& w) {
+  const double grads = precision_bytes(grad_reduce_precision(w));
+  return w.parallelism.zero >= 1 ? (grads + weight_bytes(w)) / 2 : grads;
+}
+
 double checkpoint_bytes_per_param(Precision precision) {
   const ParamBytes pb = param_bytes(precision);
   return pb.weights + pb.optimizer;
@@ -90,7 +97,10 @@ StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, doub
   const int layers = std::max(1, m.layers);
   const double dense = std::max(0.0, m.params - expert_params - (m.layers > 0 ? embedding : 0));
   const double dense_layer = dense / layers, expert_layer = expert_params / layers;
-  const ParamBytes pb = param_bytes(w.precision);
+  ParamBytes pb = param_bytes(w.precision);
+  // The main gradients are kept in the type they are reduced in (grad_reduce_precision: fp32
+  // unless the spec says bf16, as --grad-reduce-in-bf16 makes Megatron-LM's buffer bf16).
+  pb.gradients = precision_bytes(grad_reduce_precision(w));
   out.bytes_per_param = pb.weights + pb.gradients + pb.optimizer;
   // ZeRO-1 (= Megatron's distributed optimizer) shards optimizer states over the data-parallel
   // (x context-parallel) group, ZeRO-2 gradients too, ZeRO-3 the weights as well (Rajbhandari

@@ -38,6 +38,16 @@ struct StepMemory {
 /// distributed checkpoint saves both; gradients are not saved), e.g. 2 + 12 = 14 for bf16 Adam.
 double checkpoint_bytes_per_param(Precision precision);
 
+/// Bytes of one weight as the distributed optimizer's all-gather and ZeRO-3's gathers move it:
+/// 16-bit (fp8 GEMMs keep bf16 weights) or fp32.
+double weight_bytes(const WorkloadSpec& w);
+
+/// Bytes a parameter the data-parallel reduction moves as one all-reduce: the gradients in the
+/// type they are reduced in (grad_reduce_precision); with ZeRO (the distributed optimizer) a
+/// reduce-scatter of them and an all-gather of the weights, each half a ring all-reduce, so the
+/// all-reduce that stands for both moves the mean of the two.
+double dp_bytes_per_param(const WorkloadSpec& w);
+
 /// The memory of `w` split as `layout` says, `microbatches` per step, on a GPU of `hbm_bytes`.
 /// `expert_params` is the part of model.params in MoE experts (sharded over ep).
 StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, double microbatches,

@@ -162,7 +162,12 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   const Dims d{par.tp, par.cp, par.ep, par.pp, std::max(1, par.dp / par.ep)};
   const int dp = par.dp;
   const double act_bytes = w.precision == Precision::kFp32 ? 4 : 2;
-  const double grad_bytes = w.precision == Precision::kFp32 ? 4 : 2;
+  // Weights as the distributed optimizer's all-gather and ZeRO-3's gathers move them: 16-bit
+  // (fp8 GEMMs keep bf16 weights) or fp32; gradients in the type they are reduced in, fp32 by
+  // Megatron-LM's default for bf16 (grad_reduce_precision).
+  const double weight_b = weight_bytes(w);
+  const Precision grad_type = grad_reduce_precision(w);
+  const double grad_bytes = precision_bytes(grad_type);
   const double seq = m.seq_len > 0 ? m.seq_len : 2048;
   const double hidden = m.hidden > 0 ? m.hidden : 0;
   const double b = w.micro_batch;
@@ -469,28 +474,58 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
               grad_window ? 1.0 : 0.0});
   }
   // DP: gradients reduced in buckets during the last microbatch's backward (or after it, with
-  // overlap off); ZeRO-1/2 reduce-scatter gradients and all-gather parameters (same bytes);
-  // ZeRO-3 also gathers parameters before each forward and backward.
+  // overlap off); ZeRO-1/2 (Megatron-LM's distributed optimizer) reduce-scatter the gradients
+  // and all-gather the updated weights, each half of a ring all-reduce, so the all-reduce that
+  // stands for both moves the mean of their bytes; ZeRO-3 also gathers parameters before each
+  // forward and backward.
   if (dp > 1) {
-    const double grads = dense_params / (par.tp * par.pp) * grad_bytes;
+    const double held = dense_params / (par.tp * par.pp);
+    const double grads = held * dp_bytes_per_param(w);
+    if (grad_type != w.precision)
+      r.notes.push_back(fmt::format(
+          "gradients accumulated and reduced across data-parallel ranks in {}{} ({} B a "
+          "parameter{}; workload.grad_reduce: {} halves them)",
+          name_of(kPrecisionNames, grad_type),
+          w.grad_reduce ? ""
+                        : fmt::format(", Megatron-LM's default for {} training",
+                                      name_of(kPrecisionNames, w.precision)),
+          grad_bytes,
+          par.zero >= 1 ? fmt::format(", the weights all-gathered in {} B: the all-reduce shown "
+                                      "moves their mean",
+                                      weight_b)
+                        : "",
+          w.precision == Precision::kFp16 ? "fp16" : "bf16"));
     auto groups = groups_along(d, 'D');
     if (w.dp_collective == DpCollective::kFlat) groups = flatten(groups, plan.gpus_per_node);
-    // The last microbatch's backward on the critical stage: the window the buckets hide in.
-    const double window = crit.backward_s;
+    // The last microbatch's backward on the critical stage: the window the gradient buckets
+    // hide in. ZeRO-1/2 (the distributed optimizer) gather the updated weights in the next
+    // step's first forward instead: Megatron-LM's --overlap-param-gather has each module's
+    // forward pre-hook wait for its bucket's all-gather and start the next bucket's
+    // (distributed_data_parallel.py@d98e8a64dd:517-551), so the gather's share of the time
+    // (its bytes') hides behind a microbatch's forward. ZeRO-3 keeps one window: its weights
+    // are gathered again on demand (zero3_param_allgather).
+    const double window = crit.backward_s, forward_window = crit.forward_s;
+    const double gather_share =
+        par.zero == 1 || par.zero == 2 ? weight_b / (grad_bytes + weight_b) : 0;
+    // What compute leaves exposed of an all-reduce standing for `bytes` of buckets.
+    auto dp_exposed = [&, window, forward_window, gather_share](double bytes) {
+      return [&, bytes, window, forward_window, gather_share](double, double total) {
+        if (!w.overlap) return total;
+        const double buckets = std::max(1.0, std::ceil(bytes / kBucketBytes));
+        auto exposed_behind = [&](double t, double hidden_by) {
+          return t > 0 ? std::max(t / buckets, t - hidden_by) : 0.0;
+        };
+        return exposed_behind(total * (1 - gather_share), window) +
+               exposed_behind(total * gather_share, forward_window);
+      };
+    };
     add(par.zero >= 1 ? "dp_reduce_scatter_all_gather" : "dp_allreduce", Op::kAllReduce, groups,
-        grads, 1, [&, grads, window](double, double total) {
-          if (!w.overlap) return total;
-          const double buckets = std::max(1.0, std::ceil(grads / kBucketBytes));
-          return std::max(total / buckets, total - window);
-        },
-        Where{CommStream::kGradients, 0, 0, 1});
+        grads, 1, dp_exposed(grads), Where{CommStream::kGradients, 0, 0, 1});
+    // The experts' gradients, over the ranks that hold the same experts, alike.
+    const double expert_grads = expert_params / (par.tp * par.pp * par.ep) * dp_bytes_per_param(w);
     if (expert_params > 0 && d.dpo > 1)
-      add("expert_dp_allreduce", Op::kAllReduce, groups_along(d, 'o'),
-          expert_params / (par.tp * par.pp * par.ep) * grad_bytes, 1,
-          [&, window](double, double total) {
-            return w.overlap ? std::max(0.0, total - window) : total;
-          },
-          Where{CommStream::kGradients, 0, 0, 1});
+      add("expert_dp_allreduce", Op::kAllReduce, groups_along(d, 'o'), expert_grads, 1,
+          dp_exposed(expert_grads), Where{CommStream::kGradients, 0, 0, 1});
     if (par.zero == 3) {
       // ZeRO-3 gathers the parameters bucket by bucket before each module's forward, its
       // recomputed forward (full recomputation re-runs the hooks) and its backward: one
@@ -500,9 +535,9 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
       // sets the time (Narayanan et al. SC'21 table 2: ZeRO-3 falls from 144 to 44 TFLOP/s per
       // GPU from 384 to 1,536 GPUs).
       const double passes = 2 + (w.recompute == Recompute::kFull ? 1 : 0);
-      const double held = dense_params / (par.tp * par.pp);
       const double buckets = std::max(1.0, std::ceil(held / kZero3BucketParams));
-      add("zero3_param_allgather", Op::kAllGather, groups, grads / buckets,
+      add(
+          "zero3_param_allgather", Op::kAllGather, groups, held * weight_b / buckets,
           passes * buckets * mb,
           [&, passes, buckets](double one, double total) {
             if (!w.overlap) return total;

@@ -48,7 +48,7 @@ const char* kGuideDp =
     "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n"
     "fabric: {technology: infiniband, in_network_reduction: off}\n"
     "workload:\n  model: {params: 70B}\n  parallelism: {tp: 1, dp: 1024}\n"
-    "  compute_time: 10s\n  overlap: {}\n  dp_collective: {}\n";
+    "  compute_time: 10s\n  overlap: {}\n  dp_collective: {}\n  grad_reduce: bf16\n";
 
 std::string guide(const char* overlap, const char* collective) {
   std::string s = kGuideDp;
@@ -752,6 +752,70 @@ TEST(Step, Zero3GathersBucketByBucketAndFallsWithScale) {
   EXPECT_NEAR(gather->bytes, 174.6e9 * 2 / 3492, 1e6);
   EXPECT_GT(gather->exposed_s, 0.5 * big.compute_s);
   EXPECT_LT(big.tflops_per_gpu, 0.5 * small.tflops_per_gpu);
+}
+
+// Megatron-LM accumulates and reduces bf16 training's gradients in fp32 unless told
+// --grad-reduce-in-bf16 (arguments.py), and fp16 training's in fp16: the data-parallel
+// all-reduce moves 4 or 2 bytes a parameter, the distributed optimizer's reduce-scatter the
+// gradients' and its all-gather the bf16 weights', and the gradient buffer holds the same type.
+TEST(Step, GradientsAreReducedInTheTypeMegatronKeepsThemIn) {
+  auto run = [](const char* precision, const char* grad_reduce, int zero) {
+    return step(setup(fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 4, nic: cx7-400g}}\n"
+        "workload:\n  model: {{params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096, "
+        "vocab: 128256, kv_heads: 8, ffn_hidden: 14336, mlp: swiglu}}\n"
+        "  precision: {}\n{}  parallelism: {{tp: 8, dp: 4, zero: {}}}\n  global_batch: 64\n",
+        precision, grad_reduce[0] ? fmt::format("  grad_reduce: {}\n", grad_reduce) : "", zero)));
+  };
+  auto dp = [](const StepResult& r) {
+    for (const auto& c : r.comms)
+      if (c.kind.rfind("dp_", 0) == 0) return c;
+    ADD_FAILURE() << "no data-parallel communication";
+    return StepComm{};
+  };
+  auto noted = [](const StepResult& r, const char* what) {
+    return std::any_of(r.notes.begin(), r.notes.end(),
+                       [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  };
+  const StepResult fp32 = run("bf16", "", 0), bf16 = run("bf16", "bf16", 0);
+  EXPECT_NEAR(dp(fp32).bytes, 2 * dp(bf16).bytes, 1);
+  EXPECT_GT(dp(fp32).total_s, 1.5 * dp(bf16).total_s);
+  EXPECT_NEAR(fp32.memory.peak().gradients_bytes, 2 * bf16.memory.peak().gradients_bytes, 1);
+  EXPECT_TRUE(noted(fp32, "reduced across data-parallel ranks in fp32, Megatron-LM's default"));
+  EXPECT_FALSE(noted(bf16, "data-parallel ranks in"));
+  // fp8 GEMMs keep bf16 weights and fp32 main gradients; fp16 reduces in fp16 by default.
+  EXPECT_NEAR(dp(run("fp8", "", 0)).bytes, dp(fp32).bytes, 1);
+  EXPECT_NEAR(dp(run("fp16", "", 0)).bytes, dp(bf16).bytes, 1);
+  EXPECT_NEAR(dp(run("fp16", "fp32", 0)).bytes, dp(fp32).bytes, 1);
+  // The distributed optimizer: fp32 gradients reduce-scattered, bf16 weights all-gathered.
+  EXPECT_NEAR(dp(run("bf16", "", 1)).bytes, 1.5 * dp(run("bf16", "bf16", 1)).bytes, 1);
+}
+
+// With the distributed optimizer the weights' all-gather waits for the next step's forward
+// (Megatron-LM's --overlap-param-gather: each module's forward pre-hook waits for its bucket),
+// so of the same bytes less is exposed than a plain all-reduce's, which only the last
+// microbatch's backward hides; without overlap both are wholly exposed.
+TEST(Step, TheDistributedOptimizersGatherHidesBehindTheNextForward) {
+  auto run = [](int zero, const char* overlap) {
+    return step(setup(fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 4, nic: cx7-400g}}\n"
+        "workload:\n  model: {{params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096, "
+        "vocab: 128256, kv_heads: 8, ffn_hidden: 14336, mlp: swiglu}}\n  grad_reduce: bf16\n"
+        "  parallelism: {{tp: 8, dp: 4, zero: {}}}\n  global_batch: 4\n  overlap: {}\n",
+        zero, overlap)));
+  };
+  auto dp = [](const StepResult& r) {
+    for (const auto& c : r.comms)
+      if (c.kind.rfind("dp_", 0) == 0) return c;
+    ADD_FAILURE() << "no data-parallel communication";
+    return StepComm{};
+  };
+  const StepComm plain = dp(run(0, "true")), zero1 = dp(run(1, "true"));
+  ASSERT_NEAR(plain.bytes, zero1.bytes, 1);  // 2 B a parameter either way
+  ASSERT_GT(plain.exposed_s, 0);
+  EXPECT_LT(zero1.exposed_s, plain.exposed_s - 1e-4);
+  EXPECT_NEAR(dp(run(0, "false")).exposed_s, dp(run(0, "false")).total_s, 1e-12);
+  EXPECT_NEAR(dp(run(1, "false")).exposed_s, dp(run(1, "false")).total_s, 1e-12);
 }
 
 }  // namespace gf

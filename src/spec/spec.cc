@@ -210,7 +210,7 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
                {"model", "precision", "parallelism", "global_batch", "micro_batch", "recompute",
                 "sequence_parallel", "virtual_pipeline", "first_stage_layers", "last_stage_layers",
                 "compute_efficiency", "compute_time", "steps", "tokens", "overlap", "dp_collective",
-                "checkpoint_interval", "tp_overlap"});
+                "checkpoint_interval", "tp_overlap", "grad_reduce"});
   if (auto v = r.boolean(n, "overlap", p)) w.overlap = *v;
   if (auto v = r.boolean(n, "tp_overlap", p)) w.tp_overlap = *v;
   if (auto v = r.choice_of(n, "dp_collective", p, kDpCollectiveNames)) w.dp_collective = *v;
@@ -291,6 +291,23 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
               "give the experts each token is routed to, e.g. top_k: 2 (Mixtral 8x22B)");
   }
   if (auto v = r.choice_of(n, "precision", p, kPrecisionNames)) w.precision = *v;
+  // Gradients are reduced in fp32 or in the weights' 16-bit type (Megatron-LM's main-grad
+  // buffer is one or the other: param_and_grad_buffer.py@d98e8a64dd:924).
+  if (auto v = r.choice_of(n, "grad_reduce", p, kPrecisionNames)) {
+    const bool fp32 = w.precision == Precision::kFp32;
+    const Precision own = w.precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
+    if (*v != Precision::kFp32 && (fp32 || *v != own))
+      r.error(child(n, "grad_reduce"), p + ".grad_reduce",
+              fp32 ? std::string("fp32 training reduces its gradients in fp32")
+                   : fmt::format("{} training reduces its gradients in fp32 or {}, not {}",
+                                 name_of(kPrecisionNames, w.precision),
+                                 name_of(kPrecisionNames, own), name_of(kPrecisionNames, *v)),
+              "fp32 (Megatron-LM's default for bf16 and fp8, --accumulate-allreduce-grads-in-fp32 "
+              "for fp16) or the weights' 16-bit type (bf16 with --grad-reduce-in-bf16; fp16, "
+              "fp16's default)");
+    else
+      w.grad_reduce = *v;
+  }
   const YAML::Node par = child(n, "parallelism");
   const std::string pp = p + ".parallelism";
   if (par.IsDefined() && r.expect_map(par, pp)) {
@@ -1327,6 +1344,11 @@ Result<LoadedSpec> load_spec(const std::string& path, const std::vector<KeyOverr
   errs.insert(errs.end(), more.begin(), more.end());
   if (!errs.empty()) return errs;
   return out;
+}
+
+Precision grad_reduce_precision(const WorkloadSpec& w) {
+  if (w.grad_reduce) return *w.grad_reduce;
+  return w.precision == Precision::kFp16 ? Precision::kFp16 : Precision::kFp32;
 }
 
 }  // namespace gf

@@ -217,8 +217,21 @@ struct WorkloadSpec {
   bool overlap = true;      ///< DP gradient reduction overlapped with backward
   bool tp_overlap = false;  ///< TP collectives overlapped with their GEMMs (--tp-comm-overlap)
   DpCollective dp_collective = DpCollective::kHierarchical;
+  /// `grad_reduce`: the type the gradients are accumulated and data-parallel reduced in
+  /// (Megatron-LM's main-grad buffer, --grad-reduce-in-bf16; FSDP's reduce_dtype); nullopt:
+  /// the framework's default, grad_reduce_precision().
+  std::optional<Precision> grad_reduce;
   double checkpoint_interval_s = 0;  ///< compute between checkpoints; 0 = Daly's optimum
 };
+
+/// The type a workload's gradients are accumulated in and reduced across data-parallel ranks
+/// in: `grad_reduce` where the spec gives it, else Megatron-LM's default for the precision:
+/// fp32 for bf16 (and fp8, whose weights are bf16) and fp32 training, the 16-bit type itself
+/// for fp16 (megatron/training/arguments.py@d98e8a64dd:1195-1217: bf16 sets
+/// accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16, fp16 leaves it off;
+/// megatron/core/distributed/param_and_grad_buffer.py:924 makes the buffer that dtype).
+/// torchtitan's FSDP reduces in fp32 by default as well (mixed_precision_reduce: float32).
+Precision grad_reduce_precision(const WorkloadSpec& w);
 
 /// How a job's nodes are chosen from those no other job holds: `packed` takes them in order,
 /// filling one scalable unit before the next; `spread` takes one node from each unit in turn

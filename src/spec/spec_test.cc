@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "plan/plan.h"
 
@@ -185,6 +186,35 @@ TEST(SpecErrors, BadChoiceWithSuggestion) {
             std::string::npos)
       << e;
   EXPECT_NE(e.find("did you mean 'clos"), std::string::npos) << e;
+}
+
+// workload.grad_reduce is fp32 or the weights' 16-bit type (Megatron-LM's gradient buffer is
+// one or the other); without it, Megatron-LM's default for the precision.
+TEST(SpecErrors, GradientReduceType) {
+  auto spec = [](const std::string& precision, const std::string& grad_reduce) {
+    return "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: {params: "
+           "8B}\n  precision: " +
+           precision + "\n" + (grad_reduce.empty() ? "" : "  grad_reduce: " + grad_reduce + "\n");
+  };
+  for (const auto& [precision, grad_reduce, resolved] :
+       {std::tuple{"bf16", "", Precision::kFp32}, std::tuple{"fp8", "", Precision::kFp32},
+        std::tuple{"fp16", "", Precision::kFp16}, std::tuple{"fp32", "", Precision::kFp32},
+        std::tuple{"bf16", "bf16", Precision::kBf16}, std::tuple{"fp8", "bf16", Precision::kBf16},
+        std::tuple{"fp16", "fp32", Precision::kFp32}}) {
+    auto s = parse_spec(spec(precision, grad_reduce), "spec.yaml");
+    ASSERT_TRUE(s.ok()) << precision << " " << grad_reduce << format_diagnostics(s.errors());
+    EXPECT_EQ(grad_reduce_precision(*s->workload), resolved) << precision << " " << grad_reduce;
+  }
+  const auto e = errors_of(spec("bf16", "fp16"));
+  EXPECT_NE(e.find("spec.yaml:5:16: error: workload.grad_reduce: bf16 training reduces its "
+                   "gradients in fp32 or bf16, not fp16"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("--grad-reduce-in-bf16"), std::string::npos) << e;
+  EXPECT_NE(errors_of(spec("fp32", "bf16")).find("fp32 training reduces its gradients in fp32"),
+            std::string::npos);
+  EXPECT_NE(errors_of(spec("bf16", "fp8")).find("not fp8"), std::string::npos);
+  EXPECT_NE(errors_of(spec("bf16", "int4")).find("'int4' is not one of"), std::string::npos);
 }
 
 TEST(SpecErrors, NcclRelease) {

@@ -695,13 +695,18 @@ Result<TrainingCalibration> calibrate_training(const std::string& text, const st
     const std::string fabric = col("interconnect");
     const std::string nic = fabric.find("400G") != std::string::npos ? "cx7-400g" : "cx6-200g";
     const std::string technology = fabric.find("RoCE") != std::string::npos ? "roce" : "infiniband";
-    // Optional columns: context parallelism, interleaving, uneven stages, ZeRO stage.
+    // Optional columns: the training's number type and its gradients' (blank: bf16, and
+    // Megatron-LM's default for it), TP communication overlapped with the GEMMs (yes: the run's
+    // --tp-comm-overlap), context parallelism, interleaving, uneven stages, ZeRO stage.
     auto optional = [&](const char* name, const char* key, std::string& out) {
       if (!col(name).empty()) out += fmt::format("  {}: {}\n", key, col(name));
     };
     std::string extra, model_extra;
     for (const char* key : {"ffn_hidden", "kv_heads", "mlp", "attention", "dropout"})
       if (!col(key).empty()) model_extra += fmt::format(", {}: {}", key, col(key));
+    optional("precision", "precision", extra);
+    optional("grad_reduce", "grad_reduce", extra);
+    if (csv.has("tp_overlap") && col("tp_overlap") == "yes") extra += "  tp_overlap: true\n";
     optional("virtual_pipeline", "virtual_pipeline", extra);
     optional("first_stage_layers", "first_stage_layers", extra);
     optional("last_stage_layers", "last_stage_layers", extra);
@@ -735,8 +740,6 @@ Result<TrainingCalibration> calibrate_training(const std::string& text, const st
     if (!r) return r.errors();
     p.simulated = p.kind == "tflops_per_gpu" ? r->tflops_per_gpu : r->step_time_s;
     p.error = (p.simulated - p.published) / p.published;
-    p.memory_bytes = r->memory.peak().total_bytes();
-    p.hbm_bytes = r->memory.hbm_bytes;
     p.memory_bytes = r->memory.peak().total_bytes();
     p.hbm_bytes = r->memory.hbm_bytes;
     p.set = col("set").empty() ? "fit" : col("set");
