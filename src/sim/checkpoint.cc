@@ -35,10 +35,12 @@ DpTraffic nominal_dp_traffic(const Plan& plan, const WorkloadSpec& w) {
 DpTraffic step_dp_traffic(const StepResult& step, const Plan& plan) {
   DpTraffic d;
   for (const auto& c : step.comms) {
-    if (c.kind != "dp_allreduce" && c.kind != "dp_reduce_scatter_all_gather") continue;
+    const bool reduce_scatter = c.kind == "dp_reduce_scatter";  // ZeRO-3: half an all-reduce
+    if (c.kind != "dp_allreduce" && c.kind != "dp_reduce_scatter_all_gather" && !reduce_scatter)
+      continue;
     const double n = std::max(1, c.group_size);
-    d.nic_bytes +=
-        c.count * c.bytes * 2 * (n - 1) / n * plan.gpus_per_node / std::max(1, plan.nics_per_node);
+    d.nic_bytes += c.count * c.bytes * (reduce_scatter ? 1 : 2) * (n - 1) / n * plan.gpus_per_node /
+                   std::max(1, plan.nics_per_node);
     d.alone_s += c.total_s;
     d.exposed_s += c.exposed_s;
   }

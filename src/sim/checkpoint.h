@@ -35,12 +35,12 @@ struct DpTraffic {
 };
 
 /// The closed-form DP traffic when no step was simulated: the gradients of one model replica
-/// (params x precision bytes / (tp x pp)), ring-reduced over dp ranks, at NIC line rate.
+/// (params x dp_bytes_per_param / (tp x pp)), ring-reduced over dp ranks, at NIC line rate.
 DpTraffic nominal_dp_traffic(const Plan& plan, const WorkloadSpec& w);
 
 /// The DP traffic of a simulated step: its data-parallel gradient reduction (dp_allreduce or
-/// dp_reduce_scatter_all_gather), each rank sending 2(n-1)/n of every buffer; nic_bytes 0 when
-/// the step has none.
+/// dp_reduce_scatter_all_gather, each rank sending 2(n-1)/n of every buffer; ZeRO-3's
+/// dp_reduce_scatter, (n-1)/n); nic_bytes 0 when the step has none.
 DpTraffic step_dp_traffic(const StepResult& step, const Plan& plan);
 
 /// The checkpoint of `w` on `plan`'s networks (plan.networks set: its storage network; with

@@ -69,7 +69,9 @@ double weight_bytes(const WorkloadSpec& w) { return w.precision == Precision::kF
 
 double dp_bytes_per_param(const WorkloadSpec& w) {
   const double grads = precision_bytes(grad_reduce_precision(w));
-  return w.parallelism.zero >= 1 ? (grads + weight_bytes(w)) / 2 : grads;
+  const int zero = w.parallelism.zero;
+  if (zero == 3) return grads / 2;  // a reduce-scatter alone: half an all-reduce
+  return zero >= 1 ? (grads + weight_bytes(w)) / 2 : grads;
 }
 
 double checkpoint_bytes_per_param(Precision precision) {

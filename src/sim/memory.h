@@ -45,7 +45,8 @@ double weight_bytes(const WorkloadSpec& w);
 /// Bytes a parameter the data-parallel reduction moves as one all-reduce: the gradients in the
 /// type they are reduced in (grad_reduce_precision); with ZeRO (the distributed optimizer) a
 /// reduce-scatter of them and an all-gather of the weights, each half a ring all-reduce, so the
-/// all-reduce that stands for both moves the mean of the two.
+/// all-reduce that stands for both moves the mean of the two; ZeRO-3 the reduce-scatter alone
+/// (its weights are gathered before each use), half the gradients'.
 double dp_bytes_per_param(const WorkloadSpec& w);
 
 /// The memory of `w` split as `layout` says, `microbatches` per step, on a GPU of `hbm_bytes`.

@@ -519,8 +519,16 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
                exposed_behind(total * gather_share, forward_window);
       };
     };
-    add(par.zero >= 1 ? "dp_reduce_scatter_all_gather" : "dp_allreduce", Op::kAllReduce, groups,
-        grads, 1, dp_exposed(grads), Where{CommStream::kGradients, 0, 0, 1});
+    // ZeRO-3 reduce-scatters the gradients and nothing more: each rank updates its shard of
+    // the weights and gathers them again before each use (zero3_param_allgather below); its
+    // volume is 3 x the parameters, two gathers and the reduce-scatter (Rajbhandari et al.,
+    // "ZeRO", SC'20 §7.2.2), not an all-reduce beside the gathers.
+    if (par.zero == 3)
+      add("dp_reduce_scatter", Op::kReduceScatter, groups, held * grad_bytes, 1,
+          dp_exposed(held * grad_bytes), Where{CommStream::kGradients, 0, 0, 1});
+    else
+      add(par.zero >= 1 ? "dp_reduce_scatter_all_gather" : "dp_allreduce", Op::kAllReduce, groups,
+          grads, 1, dp_exposed(grads), Where{CommStream::kGradients, 0, 0, 1});
     // The experts' gradients, over the ranks that hold the same experts, alike.
     const double expert_grads = expert_params / (par.tp * par.pp * par.ep) * dp_bytes_per_param(w);
     if (expert_params > 0 && d.dpo > 1)

@@ -97,7 +97,7 @@ TEST(Step, EveryParallelDimensionCommunicates) {
     EXPECT_LE(c.exposed_s, c.total_s + 1e-12) << c.kind;
   }
   for (const char* k : {"tp_reduce_scatter_all_gather", "cp_kv_exchange", "ep_alltoall",
-                        "pp_sendrecv", "dp_reduce_scatter_all_gather", "zero3_param_allgather"})
+                        "pp_sendrecv", "dp_reduce_scatter", "zero3_param_allgather"})
     EXPECT_TRUE(kinds.count(k)) << k;
   EXPECT_GT(r.bubble_s, 0);
   EXPECT_GT(r.hardware_flops, r.model_flops);  // full recomputation
@@ -750,6 +750,16 @@ TEST(Step, Zero3GathersBucketByBucketAndFallsWithScale) {
   // 174.6B / 5e7 = 3,492 buckets a pass, three passes (forward, recomputed forward, backward).
   EXPECT_NEAR(gather->count, 3 * 3492, 1);
   EXPECT_NEAR(gather->bytes, 174.6e9 * 2 / 3492, 1e6);
+  // The gradients are reduce-scattered (fp32, bf16's default), not all-reduced: ZeRO-3 moves 3
+  // x the parameters a step, the two gathers and this (ZeRO §7.2.2).
+  const StepComm* rs = nullptr;
+  for (const auto& c : big.comms) {
+    EXPECT_NE(c.kind, "dp_reduce_scatter_all_gather");
+    if (c.kind == "dp_reduce_scatter") rs = &c;
+  }
+  ASSERT_TRUE(rs);
+  EXPECT_EQ(rs->op, Op::kReduceScatter);
+  EXPECT_NEAR(rs->bytes, 174.6e9 * 4, 1e6);
   EXPECT_GT(gather->exposed_s, 0.5 * big.compute_s);
   EXPECT_LT(big.tflops_per_gpu, 0.5 * small.tflops_per_gpu);
 }
