@@ -754,11 +754,15 @@ void for_each_network_link(const Plan& p, const std::function<void(const Network
     const int spines = n.uplinks_to_compute ? static_cast<int>(top.size()) : n.spines;
     if (spines <= 0) continue;
     std::vector<int> spine_next(static_cast<size_t>(spines), 1);  // each spine's next port
+    // Uplinks on the compute fabric's top tier take its switches in turn across the leaves, so
+    // that none gives up more ports than the rest (growth counts ceil(uplinks / switches) a
+    // switch); a network's own spines take each leaf's uplinks from the first.
+    int next_top = 0;
     for (int leaf = 0; leaf < n.leaves; ++leaf) {
       const bool other = apart && leaf % per_side >= node_leaves;
       const int ups = other ? n.other_up : n.leaf_up;
       for (int j = 0; j < ups; ++j) {
-        const int s = j % spines;
+        const int s = n.uplinks_to_compute ? next_top++ % spines : j % spines;
         l.a_device = network_switch_name(n, false, leaf);
         l.a_port = up_port(leaf, j);
         if (n.uplinks_to_compute) {

@@ -1169,8 +1169,38 @@ TEST(Networks, GrowthCountsTheStorageUplinksOnTheComputeSpines) {
   long long used = 0;
   for_each_link(p, cat, [&](const CableRun& r) { used += top.count(r.b_device); });
   const long long compute_used = used;
-  for_each_network_link(p, [&](const NetworkLink& l) { used += top.count(l.b_device); });
+  std::map<std::string, int> per_top;
+  for_each_network_link(p, [&](const NetworkLink& l) {
+    used += top.count(l.b_device);
+    if (top.count(l.b_device)) ++per_top[l.b_device];
+  });
   EXPECT_EQ(used - compute_used, 32);
+  ASSERT_EQ(per_top.size(), top.size());
+  for (const auto& [name, ports] : per_top) EXPECT_EQ(ports, 8) << name;
+  {
+    // The storage leaves take the spines in turn: none gives up more ports than the others
+    // (two planes, 64 nodes: 104 uplinks on 12 spines, 8 or 9 each; each leaf starting at the
+    // first spine put 12 on two of them, which growth's share per switch did not count).
+    std::string two = yaml;
+    two.replace(two.find("nodes: 32"), 9, "nodes: 64");
+    two.replace(two.find("spine_headroom: 0.5"), 19, "spine_headroom: 0.6\n  planes: 2");
+    const Plan q = plan_of(two);
+    std::set<std::string> q_top;
+    for_each_compute_switch(q, [&](const std::string& name, bool top_tier) {
+      if (top_tier) q_top.insert(name);
+    });
+    std::map<std::string, int> on;
+    for_each_network_link(q, [&](const NetworkLink& l) {
+      if (q_top.count(l.b_device)) ++on[l.b_device];
+    });
+    ASSERT_EQ(on.size(), 12u);
+    int lo = 1 << 30, hi = 0;
+    for (const auto& [name, ports] : on) {
+      lo = std::min(lo, ports);
+      hi = std::max(hi, ports);
+    }
+    EXPECT_LE(hi - lo, 1);
+  }
   const double ports = static_cast<double>(top.size()) * p.topo.radix;
   EXPECT_DOUBLE_EQ(p.spine_ports_free_fraction, 1.0 - used / ports);
   EXPECT_DOUBLE_EQ(p.spine_ports_free_fraction, 0.4375);

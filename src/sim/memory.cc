@@ -101,8 +101,13 @@ StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, doub
   const double dense_layer = dense / layers, expert_layer = expert_params / layers;
   ParamBytes pb = param_bytes(w.precision);
   // The main gradients are kept in the type they are reduced in (grad_reduce_precision: fp32
-  // unless the spec says bf16, as --grad-reduce-in-bf16 makes Megatron-LM's buffer bf16).
+  // unless the spec says bf16, as --grad-reduce-in-bf16 makes Megatron-LM's buffer bf16); the
+  // optimizer copies 16-bit gradients to fp32 (the 4 bytes in fp16's 16), and uses fp32 ones in
+  // place.
   pb.gradients = precision_bytes(grad_reduce_precision(w));
+  if (w.precision != Precision::kFp32)
+    pb.optimizer =
+        kBf16Adam.optimizer + (pb.gradients < 4 ? kFp16Adam.optimizer - kBf16Adam.optimizer : 0);
   out.bytes_per_param = pb.weights + pb.gradients + pb.optimizer;
   // ZeRO-1 (= Megatron's distributed optimizer) shards optimizer states over the data-parallel
   // (x context-parallel) group, ZeRO-2 gradients too, ZeRO-3 the weights as well (Rajbhandari

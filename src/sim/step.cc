@@ -481,19 +481,20 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   if (dp > 1) {
     const double held = dense_params / (par.tp * par.pp);
     const double grads = held * dp_bytes_per_param(w);
-    if (grad_type != w.precision)
+    // Where the gradients travel wider than the weights (fp32 beside 16-bit training), say so.
+    if (grad_type == Precision::kFp32 && w.precision != Precision::kFp32)
       r.notes.push_back(fmt::format(
-          "gradients accumulated and reduced across data-parallel ranks in {}{} ({} B a "
-          "parameter{}; workload.grad_reduce: {} halves them)",
-          name_of(kPrecisionNames, grad_type),
+          "gradients accumulated and reduced across data-parallel ranks in fp32{} ({}; "
+          "workload.grad_reduce: {} halves the gradients' bytes)",
           w.grad_reduce ? ""
                         : fmt::format(", Megatron-LM's default for {} training",
                                       name_of(kPrecisionNames, w.precision)),
-          grad_bytes,
-          par.zero >= 1 ? fmt::format(", the weights all-gathered in {} B: the all-reduce shown "
-                                      "moves their mean",
-                                      weight_b)
-                        : "",
+          par.zero == 3 ? std::string("reduce-scattered, 4 B a parameter")
+          : par.zero >= 1
+              ? fmt::format("4 B a parameter reduce-scattered, the weights all-gathered in {} B: "
+                            "the all-reduce shown moves their mean",
+                            weight_b)
+              : std::string("4 B a parameter"),
           w.precision == Precision::kFp16 ? "fp16" : "bf16"));
     auto groups = groups_along(d, 'D');
     if (w.dp_collective == DpCollective::kFlat) groups = flatten(groups, plan.gpus_per_node);
@@ -530,10 +531,17 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
       add(par.zero >= 1 ? "dp_reduce_scatter_all_gather" : "dp_allreduce", Op::kAllReduce, groups,
           grads, 1, dp_exposed(grads), Where{CommStream::kGradients, 0, 0, 1});
     // The experts' gradients, over the ranks that hold the same experts, alike.
-    const double expert_grads = expert_params / (par.tp * par.pp * par.ep) * dp_bytes_per_param(w);
-    if (expert_params > 0 && d.dpo > 1)
-      add("expert_dp_allreduce", Op::kAllReduce, groups_along(d, 'o'), expert_grads, 1,
-          dp_exposed(expert_grads), Where{CommStream::kGradients, 0, 0, 1});
+    const double expert_held = expert_params / (par.tp * par.pp * par.ep);
+    if (expert_params > 0 && d.dpo > 1) {
+      if (par.zero == 3)
+        add("expert_dp_reduce_scatter", Op::kReduceScatter, groups_along(d, 'o'),
+            expert_held * grad_bytes, 1, dp_exposed(expert_held * grad_bytes),
+            Where{CommStream::kGradients, 0, 0, 1});
+      else
+        add("expert_dp_allreduce", Op::kAllReduce, groups_along(d, 'o'),
+            expert_held * dp_bytes_per_param(w), 1, dp_exposed(expert_held * dp_bytes_per_param(w)),
+            Where{CommStream::kGradients, 0, 0, 1});
+    }
     if (par.zero == 3) {
       // ZeRO-3 gathers the parameters bucket by bucket before each module's forward, its
       // recomputed forward (full recomputation re-runs the hooks) and its backward: one

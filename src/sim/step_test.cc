@@ -793,10 +793,23 @@ TEST(Step, GradientsAreReducedInTheTypeMegatronKeepsThemIn) {
   EXPECT_NEAR(fp32.memory.peak().gradients_bytes, 2 * bf16.memory.peak().gradients_bytes, 1);
   EXPECT_TRUE(noted(fp32, "reduced across data-parallel ranks in fp32, Megatron-LM's default"));
   EXPECT_FALSE(noted(bf16, "data-parallel ranks in"));
+  // Bytes a parameter: 16-bit gradients are copied to fp32 by the optimizer (fp16's 20), fp32
+  // ones are used in place (bf16's 18), whichever the training's type.
+  EXPECT_EQ(fp32.memory.bytes_per_param, 18);
+  EXPECT_EQ(bf16.memory.bytes_per_param, 20);
   // fp8 GEMMs keep bf16 weights and fp32 main gradients; fp16 reduces in fp16 by default.
   EXPECT_NEAR(dp(run("fp8", "", 0)).bytes, dp(fp32).bytes, 1);
-  EXPECT_NEAR(dp(run("fp16", "", 0)).bytes, dp(bf16).bytes, 1);
-  EXPECT_NEAR(dp(run("fp16", "fp32", 0)).bytes, dp(fp32).bytes, 1);
+  const StepResult fp16 = run("fp16", "", 0), fp16_fp32 = run("fp16", "fp32", 0);
+  EXPECT_NEAR(dp(fp16).bytes, dp(bf16).bytes, 1);
+  EXPECT_NEAR(dp(fp16_fp32).bytes, dp(fp32).bytes, 1);
+  EXPECT_EQ(fp16.memory.bytes_per_param, 20);
+  EXPECT_EQ(fp16_fp32.memory.bytes_per_param, 18);
+  EXPECT_TRUE(noted(fp16_fp32, "in fp32 (4 B a parameter; workload.grad_reduce: fp16 halves"));
+  // Gradients no wider than the weights need no note (fp8 training's bf16 gradients).
+  EXPECT_FALSE(noted(run("fp8", "bf16", 0), "data-parallel ranks in"));
+  EXPECT_TRUE(noted(run("bf16", "", 3),
+                    "in fp32, Megatron-LM's default for bf16 training "
+                    "(reduce-scattered, 4 B a parameter"));
   // The distributed optimizer: fp32 gradients reduce-scattered, bf16 weights all-gathered.
   EXPECT_NEAR(dp(run("bf16", "", 1)).bytes, 1.5 * dp(run("bf16", "bf16", 1)).bytes, 1);
 }
@@ -824,6 +837,25 @@ TEST(Step, TheDistributedOptimizersGatherHidesBehindTheNextForward) {
   ASSERT_NEAR(plain.bytes, zero1.bytes, 1);  // 2 B a parameter either way
   ASSERT_GT(plain.exposed_s, 0);
   EXPECT_LT(zero1.exposed_s, plain.exposed_s - 1e-4);
+  // With fp32 gradients (the default) the reduce-scatter takes 4 / 6 of the time, behind the
+  // last backward, the bf16 gather 2 / 6 behind a forward, each at least its last bucket's.
+  auto fp32 = [&](int zero) {
+    std::string yaml = fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 4, nic: cx7-400g}}\n"
+        "workload:\n  model: {{params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096, "
+        "vocab: 128256, kv_heads: 8, ffn_hidden: 14336, mlp: swiglu}}\n"
+        "  parallelism: {{tp: 8, dp: 4, zero: {}}}\n  global_batch: 4\n",
+        zero);
+    return step(setup(yaml));
+  };
+  const StepResult r = fp32(1);
+  const StepComm c = dp(r);
+  const StageTime& crit = r.stages[r.critical_stage];
+  const double buckets = std::ceil(c.bytes / 25e6), rs = c.total_s * 4 / 6, ag = c.total_s * 2 / 6;
+  EXPECT_NEAR(
+      c.exposed_s,
+      std::max(rs / buckets, rs - crit.backward_s) + std::max(ag / buckets, ag - crit.forward_s),
+      1e-9);
   EXPECT_NEAR(dp(run(0, "false")).exposed_s, dp(run(0, "false")).total_s, 1e-12);
   EXPECT_NEAR(dp(run(1, "false")).exposed_s, dp(run(1, "false")).total_s, 1e-12);
 }

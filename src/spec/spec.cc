@@ -290,21 +290,32 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
                           w.model.experts, w.model.experts),
               "give the experts each token is routed to, e.g. top_k: 2 (Mixtral 8x22B)");
   }
-  if (auto v = r.choice_of(n, "precision", p, kPrecisionNames)) w.precision = *v;
+  const auto precision = r.choice_of(n, "precision", p, kPrecisionNames);
+  if (precision) w.precision = *precision;
   // Gradients are reduced in fp32 or in the weights' 16-bit type (Megatron-LM's main-grad
-  // buffer is one or the other: param_and_grad_buffer.py@d98e8a64dd:924).
-  if (auto v = r.choice_of(n, "grad_reduce", p, kPrecisionNames)) {
+  // buffer is one or the other: param_and_grad_buffer.py@d98e8a64dd:924); auto: the
+  // framework's default (grad_reduce_precision). A precision that did not parse leaves the
+  // pair unjudged: its own error says what is wrong.
+  static constexpr EnumName<Precision> kGradReduceNames[] = {
+      {Precision::kFp32, "fp32"}, {Precision::kBf16, "bf16"}, {Precision::kFp16, "fp16"}};
+  const bool precision_bad = child(n, "precision").IsDefined() && !precision;
+  const auto grad_reduce = is_auto(n, "grad_reduce") || precision_bad
+                               ? std::nullopt
+                               : r.choice_of(n, "grad_reduce", p, kGradReduceNames);
+  if (const auto v = grad_reduce) {
     const bool fp32 = w.precision == Precision::kFp32;
     const Precision own = w.precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
     if (*v != Precision::kFp32 && (fp32 || *v != own))
       r.error(child(n, "grad_reduce"), p + ".grad_reduce",
-              fp32 ? std::string("fp32 training reduces its gradients in fp32")
+              fp32 ? fmt::format("fp32 training reduces its gradients in fp32, not {}",
+                                 name_of(kPrecisionNames, *v))
                    : fmt::format("{} training reduces its gradients in fp32 or {}, not {}",
                                  name_of(kPrecisionNames, w.precision),
                                  name_of(kPrecisionNames, own), name_of(kPrecisionNames, *v)),
-              "fp32 (Megatron-LM's default for bf16 and fp8, --accumulate-allreduce-grads-in-fp32 "
-              "for fp16) or the weights' 16-bit type (bf16 with --grad-reduce-in-bf16; fp16, "
-              "fp16's default)");
+              fp32 ? "give grad_reduce: fp32 or auto (or a 16-bit precision)"
+                   : "fp32 (Megatron-LM's default for bf16 and fp8, "
+                     "--accumulate-allreduce-grads-in-fp32 for fp16) or the weights' 16-bit "
+                     "type (bf16 with --grad-reduce-in-bf16; fp16, fp16's default), or auto");
     else
       w.grad_reduce = *v;
   }

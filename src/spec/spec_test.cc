@@ -213,8 +213,17 @@ TEST(SpecErrors, GradientReduceType) {
   EXPECT_NE(e.find("--grad-reduce-in-bf16"), std::string::npos) << e;
   EXPECT_NE(errors_of(spec("fp32", "bf16")).find("fp32 training reduces its gradients in fp32"),
             std::string::npos);
-  EXPECT_NE(errors_of(spec("bf16", "fp8")).find("not fp8"), std::string::npos);
+  // The choices offered are the three a gradient buffer can be; auto is the default's.
+  const auto fp8 = errors_of(spec("bf16", "fp8"));
+  EXPECT_NE(fp8.find("'fp8' is not one of fp32 | bf16 | fp16"), std::string::npos) << fp8;
   EXPECT_NE(errors_of(spec("bf16", "int4")).find("'int4' is not one of"), std::string::npos);
+  auto a = parse_spec(spec("fp16", "auto"), "spec.yaml");
+  ASSERT_TRUE(a.ok()) << format_diagnostics(a.errors());
+  EXPECT_EQ(grad_reduce_precision(*a->workload), Precision::kFp16);
+  // A precision that is itself wrong is the one error: the pair is not judged on a guess.
+  const auto bad = errors_of(spec("fp64", "fp16"));
+  EXPECT_NE(bad.find("workload.precision: 'fp64'"), std::string::npos) << bad;
+  EXPECT_EQ(bad.find("grad_reduce"), std::string::npos) << bad;
 }
 
 TEST(SpecErrors, NcclRelease) {
