@@ -603,27 +603,38 @@ GroupFlows group_flows(const Fabric& fab, LoadBalancing lb, Op op,
         segs.push_back({i, i + 1});
       else
         segs.back().second = i + 1;
-    size_t k = 1;
-    for (const auto& sg : segs) k = std::max(k, sg.second - sg.first);
-    int rails = 0;
-    {
-      std::vector<uint8_t> used(static_cast<size_t>(b.R), 0);
-      for (size_t i = segs[0].first; i < segs[0].second; ++i)
-        used[static_cast<size_t>(fab.rail_of_gpu(g[i] % b.G))] = 1;
-      for (uint8_t u : used) rails += u;
+    // The rails the group's GPUs of the first domain sit on, in order: the NICs its channels
+    // take in turn.
+    std::vector<int> rail_list;
+    for (size_t i = segs[0].first; i < segs[0].second; ++i) {
+      const int r = fab.rail_of_gpu(g[i] % b.G);
+      if (std::find(rail_list.begin(), rail_list.end(), r) == rail_list.end())
+        rail_list.push_back(r);
     }
-    const int C = std::max(1, rails) * nccl::kRingChannelsPerNic;
+    const int rails = std::max<int>(1, static_cast<int>(rail_list.size()));
+    // Channel c enters a segment at a GPU on rail c mod rails, the (c / rails)-th of that
+    // rail's GPUs there: the channels alternate over the NICs, so with fewer channels than GPUs
+    // (two NICs under eight GPUs: four channels) every NIC still carries its two.
+    auto entry = [&](size_t s0, size_t s1, int c) -> size_t {
+      const int rail = rail_list[static_cast<size_t>(c % rails)];
+      std::vector<size_t> on;
+      for (size_t i = s0; i < s1; ++i)
+        if (fab.rail_of_gpu(g[i] % b.G) == rail) on.push_back(i - s0);
+      if (on.empty()) return static_cast<size_t>(c) % (s1 - s0);
+      return on[static_cast<size_t>(c / rails) % on.size()];
+    };
+    const int C = rails * nccl::kRingChannelsPerNic;
     out.channels = C;
     for (int c = 0; c < C; ++c) {
       path.clear();
-      const int plane = (c / std::max(1, rails)) % b.P;
+      const int plane = (c / rails) % b.P;
       for (size_t si = 0; si < segs.size(); ++si) {
         const auto [s0, s1] = segs[si];
-        const size_t len = s1 - s0, r0 = static_cast<size_t>(c) % len;
+        const size_t len = s1 - s0, r0 = entry(s0, s1, c);
         for (size_t j = 0; j + 1 < len; ++j)
           b.nvlink(g[s0 + (r0 + j) % len], g[s0 + (r0 + j + 1) % len], 1.0, path);
         const auto [n0, n1] = segs[(si + 1) % segs.size()];
-        const long long next_entry = g[n0 + static_cast<size_t>(c) % (n1 - n0)];
+        const long long next_entry = g[n0 + entry(n0, n1, c)];
         b.domain_hop(g[s0 + r0], next_entry, plane, mix_key(gkey, c * segs.size() + si), path);
       }
       fs.add(payload * factor / C, path);

@@ -860,4 +860,28 @@ TEST(Step, TheDistributedOptimizersGatherHidesBehindTheNextForward) {
   EXPECT_NEAR(dp(run(1, "false")).exposed_s, dp(run(1, "false")).total_s, 1e-12);
 }
 
+// A data-parallel ring over whole nodes runs two channels a NIC and enters each node on the
+// NICs in turn: with two NICs under eight GPUs its four channels used to enter at GPUs 0-3, all
+// on the first NIC, so a second NIC added nothing (47 GB/s either way, a slower step from the
+// SMs the longer overlap took) while `simulate` on the same 64 GPUs gave 94.
+TEST(Step, EveryNicOfANodeCarriesTheDataParallelRing) {
+  auto busbw = [](int nics) {
+    const StepResult r = step(setup(fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: {}}}\n"
+        "fabric: {{technology: roce, topology: clos2, rail_optimized: true, "
+        "switch: arista-7060x6}}\n"
+        "workload:\n  model: {{params: 8B, layers: 32, hidden: 4096, heads: 32, kv_heads: 8, "
+        "ffn_hidden: 14336, mlp: swiglu, seq_len: 8192, vocab: 128256}}\n"
+        "  parallelism: {{tp: 1, dp: 64, zero: 1}}\n  global_batch: 256\n",
+        nics)));
+    for (const auto& c : r.comms)
+      if (c.kind == "dp_reduce_scatter_all_gather") return c.busbw_gbs;
+    ADD_FAILURE() << "no data-parallel communication";
+    return 0.0;
+  };
+  const double one = busbw(1), two = busbw(2), four = busbw(4);
+  EXPECT_NEAR(two / one, 2.0, 0.1);
+  EXPECT_NEAR(four / two, 2.0, 0.1);
+}
+
 }  // namespace gf
