@@ -613,6 +613,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     out.affected.push_back(a);
   }
   // Dropping the cut-off nodes: the job on the others (data parallelism shrinks).
+  std::string dropped_batch;  // the global batch's change, where whole microbatches move it
   if (!cut.empty() && p2->nodes - static_cast<int>(cut.size()) >= 1) {
     Spec s3 = s2;
     s3.cluster.nodes = p2->nodes - static_cast<int>(cut.size());
@@ -628,8 +629,12 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
       const long long unit = gpus() / model * s3.workload->micro_batch;
       if (unit > 0 && s3.workload->global_batch > 0) {
         // The largest batch of whole microbatches per replica.
+        const int before = s3.workload->global_batch;
         s3.workload->global_batch =
             static_cast<int>(std::max<long long>(unit, s3.workload->global_batch / unit * unit));
+        if (s3.workload->global_batch != before)
+          dropped_batch = fmt::format("global batch {} -> {} (whole microbatches on {} replicas)",
+                                      before, s3.workload->global_batch, gpus() / model);
       }
     }
     if (validate_spec(s3, cat).empty()) {
@@ -691,10 +696,18 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     if (out.dropped) {
       rec += fmt::format(": {} GPUs remain ({:.1f}% fewer)", out.dropped->gpus,
                          100.0 * (1 - static_cast<double>(out.dropped->gpus) / out.scenario.gpus));
-      if (out.dropped->step && out.baseline.step)
-        rec += fmt::format(
-            ", step time {} ({:+.1f}%)", units::format_seconds(out.dropped->step->step_time_s),
-            100 * (out.dropped->step->step_time_s / out.baseline.step->step_time_s - 1));
+      if (out.dropped->step && out.baseline.step) {
+        const StepResult &a = *out.baseline.step, &b = *out.dropped->step;
+        rec += fmt::format(", step time {} ({:+.1f}%)", units::format_seconds(b.step_time_s),
+                           100 * (b.step_time_s / a.step_time_s - 1));
+        // A smaller batch makes a shorter step of fewer tokens: the throughput says what is lost.
+        if (!dropped_batch.empty()) rec += ", " + dropped_batch;
+        if (a.tokens_per_s > 0 && b.tokens_per_s > 0)
+          rec +=
+              fmt::format(", throughput {:+.1f}% ({} -> {} tokens/s)",
+                          100 * (b.tokens_per_s / a.tokens_per_s - 1),
+                          units::format_count(a.tokens_per_s), units::format_count(b.tokens_per_s));
+      }
     }
     out.recommendation = rec;
   } else if (!out.affected.empty()) {

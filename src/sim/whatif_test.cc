@@ -1,5 +1,6 @@
 #include "sim/whatif.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "../../tests/support.h"
@@ -64,6 +65,16 @@ TEST(WhatIf, FailedRailLeafCutsItsNodesOffAndDroppingThemCosts) {
   ASSERT_TRUE(r->dropped->step.has_value());
   EXPECT_GT(r->dropped->step->step_time_s, r->baseline.step->step_time_s * 1.1);
   EXPECT_NE(r->recommendation.find("take them out"), std::string::npos);
+  // The 96 replicas left take whole microbatches: the batch shrinks, and the recommendation says
+  // so beside what the step's throughput loses (a shorter step of fewer tokens is no gain).
+  const double gb = r->baseline.step->tokens_per_step / r->dropped->step->tokens_per_step;
+  EXPECT_GT(gb, 1.0);
+  EXPECT_NE(r->recommendation.find("global batch"), std::string::npos) << r->recommendation;
+  EXPECT_NE(r->recommendation.find(fmt::format(
+                "throughput {:+.1f}%",
+                100 * (r->dropped->step->tokens_per_s / r->baseline.step->tokens_per_s - 1))),
+            std::string::npos)
+      << r->recommendation;
 }
 
 // The cluster's only node failed: no GPU is left, so the scenario has no figures (its NVLink
