@@ -497,19 +497,39 @@ std::string prometheus_rules(const Plan& plan, const std::optional<QosAlertBasis
   std::string derived = qos ? qos_rules(*qos)
                             : fmt::format("      # No thresholds from the packet-level run: {}\n",
                                           qos_absent.empty() ? "not asked for" : qos_absent);
-  return fmt::format(R"yaml(# Alerting rules for the gpufabric exporter, fabric {name}.
-groups:
-  - name: gpufabric
-    rules:
-      - alert: GpufabricPfcPauseStorm
-        expr: sum by (instance, interface) (rate(gpufabric_net_pfc_pause_frames_total{{direction="rx"}}[5m])) > 1000
+  // PFC and DCQCN are RoCE's: an InfiniBand fabric (credit-based, no pause frames) gets neither
+  // rule. Their fixed thresholds never sit below what the packet-level run saw at the planned
+  // load (a storm rule firing at the plan's own rate would contradict the rules derived from it).
+  const bool roce = plan.technology == Technology::kRoce;
+  const double storm = std::max(kPauseStormPerS, qos ? alert_threshold(qos->pause_rx_per_s) : 0);
+  const double surge = std::max(kCnpSurgePerS, qos ? alert_threshold(qos->cnp_sent_per_s) : 0);
+  const std::string pause_storm = roce ? fmt::format(R"yaml(      - alert: GpufabricPfcPauseStorm
+        expr: sum by (instance, interface) (rate(gpufabric_net_pfc_pause_frames_total{{direction="rx"}}[5m])) > {storm}
         for: 2m
         labels:
           severity: critical
         annotations:
           summary: "PFC pause storm on {{{{ $labels.instance }}}} {{{{ $labels.interface }}}}"
-          description: "More than 1000 pause frames/s received: a stuck or congested receiver back-pressures the fabric. Check the PFC watchdog and ECN."
-      - alert: GpufabricLinkFlapping
+          description: "More than {storm} pause frames/s received: a stuck or congested receiver back-pressures the fabric. Check the PFC watchdog and ECN."
+)yaml",
+                                                     fmt::arg("storm", rate(storm)))
+                                       : "";
+  const std::string cnp_surge = roce ? fmt::format(R"yaml(      - alert: GpufabricCnpSurge
+        expr: rate(gpufabric_rdma_cnp_handled_total[5m]) > {surge}
+        for: 5m
+        labels:
+          severity: warning
+        annotations:
+          summary: "Congestion notifications surge on {{{{ $labels.instance }}}} {{{{ $labels.device }}}}"
+          description: "Sustained DCQCN congestion: look for ECMP collisions, oversubscription or a slow receiver."
+)yaml",
+                                                   fmt::arg("surge", rate(surge)))
+                                     : "";
+  return fmt::format(R"yaml(# Alerting rules for the gpufabric exporter, fabric {name}.
+groups:
+  - name: gpufabric
+    rules:
+{pause_storm}      - alert: GpufabricLinkFlapping
         expr: increase(gpufabric_rdma_port_link_downed_total[15m]) > 2
         labels:
           severity: warning
@@ -524,15 +544,7 @@ groups:
         annotations:
           summary: "Errors on {{{{ $labels.instance }}}} {{{{ $labels.device }}}}"
           description: "Symbol or receive errors keep rising: cable, transceiver or FEC."
-      - alert: GpufabricCnpSurge
-        expr: rate(gpufabric_rdma_cnp_handled_total[5m]) > 100000
-        for: 5m
-        labels:
-          severity: warning
-        annotations:
-          summary: "Congestion notifications surge on {{{{ $labels.instance }}}} {{{{ $labels.device }}}}"
-          description: "Sustained DCQCN congestion: look for ECMP collisions, oversubscription or a slow receiver."
-      - alert: GpufabricBusbwBelowBaseline
+{cnp_surge}      - alert: GpufabricBusbwBelowBaseline
         expr: gpufabric_check_ratio < 0.85
         labels:
           severity: warning
@@ -548,6 +560,7 @@ groups:
           description: "Speed or MTU differs from the plan ({lane:g} Gbps ports)."
 {derived})yaml",
                      fmt::arg("name", plan.name), fmt::arg("lane", plan.topo.lane_gbps),
+                     fmt::arg("pause_storm", pause_storm), fmt::arg("cnp_surge", cnp_surge),
                      fmt::arg("derived", derived));
 }
 
@@ -572,23 +585,28 @@ nlohmann::json grafana_dashboard(const Plan& plan) {
                          "sum by (rail) (rate(gpufabric_rdma_port_transmit_bytes_total[1m]) * "
                          "on (instance, device, port) group_left(rail) gpufabric_port_info) * 8",
                          "bps", "rail {{rail}}", 12, 0));
-  panels.push_back(panel("PFC pause frames received",
-                         "sum by (instance, interface, priority) "
-                         "(rate(gpufabric_net_pfc_pause_frames_total{direction=\"rx\"}[1m]))",
-                         "pps", "{{instance}} {{interface}} prio {{priority}}", 0, 8));
-  panels.push_back(panel("CNP rate (DCQCN)",
-                         "sum by (instance, device) (rate(gpufabric_rdma_cnp_handled_total[1m]))",
-                         "pps", "{{instance}} {{device}}", 12, 8));
+  // PFC pauses and DCQCN's CNPs are RoCE's; an InfiniBand fabric has neither.
+  int row = 8;
+  if (plan.technology == Technology::kRoce) {
+    panels.push_back(panel("PFC pause frames received",
+                           "sum by (instance, interface, priority) "
+                           "(rate(gpufabric_net_pfc_pause_frames_total{direction=\"rx\"}[1m]))",
+                           "pps", "{{instance}} {{interface}} prio {{priority}}", 0, row));
+    panels.push_back(panel("CNP rate (DCQCN)",
+                           "sum by (instance, device) (rate(gpufabric_rdma_cnp_handled_total[1m]))",
+                           "pps", "{{instance}} {{device}}", 12, row));
+    row += 8;
+  }
   panels.push_back(
       panel("Errors",
             "sum by (instance, device) (rate(gpufabric_rdma_port_symbol_errors_total[5m]) "
             "+ rate(gpufabric_rdma_port_receive_errors_total[5m]) + "
             "rate(gpufabric_rdma_port_link_downed_total[5m]))",
-            "short", "{{instance}} {{device}}", 0, 16));
+            "short", "{{instance}} {{device}}", 0, row));
   panels.push_back(panel("Bus bandwidth against baseline",
                          "gpufabric_baseline_busbw_bytes_per_second or "
                          "gpufabric_expected_busbw_bytes_per_second",
-                         "Bps", "{{__name__}} {{collective}} {{bytes}}", 12, 16));
+                         "Bps", "{{__name__}} {{collective}} {{bytes}}", 12, row));
   return {{"title", "gpufabric: " + plan.name},
           {"uid", "gpufabric-" + plan.name},
           {"schemaVersion", 38},

@@ -238,14 +238,30 @@ TEST(Exporter, BaselineAndRules) {
   EXPECT_DOUBLE_EQ(sample(t, "gpufabric_baseline_busbw_bytes_per_second{"), 300e9);
   std::filesystem::remove(path);
   auto cat = *builtin_catalog();
-  const Plan plan = testing::plan_of("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n", cat);
+  const Plan plan = testing::plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: roce}\n", cat);
   const std::string rules = prometheus_rules(plan);
   for (const char* a :
        {"GpufabricPfcPauseStorm", "GpufabricLinkFlapping", "GpufabricPortErrors",
         "GpufabricCnpSurge", "GpufabricBusbwBelowBaseline", "GpufabricPortNotAsPlanned"})
     EXPECT_NE(rules.find(a), std::string::npos) << a;
+  EXPECT_NE(rules.find("[5m])) > 1000\n"), std::string::npos) << rules;
+  EXPECT_NE(rules.find("cnp_handled_total[5m]) > 100000\n"), std::string::npos) << rules;
   const auto dash = grafana_dashboard(plan);
   EXPECT_EQ(dash["panels"].size(), 6u);
+  // InfiniBand has no PFC pause frames and no DCQCN: neither their rules nor their panels.
+  const Plan ib = testing::plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n", cat);
+  const std::string ib_rules = prometheus_rules(ib);
+  EXPECT_EQ(ib_rules.find("GpufabricPfcPauseStorm"), std::string::npos);
+  EXPECT_EQ(ib_rules.find("GpufabricCnpSurge"), std::string::npos);
+  EXPECT_NE(ib_rules.find("GpufabricPortErrors"), std::string::npos);
+  const auto ib_dash = grafana_dashboard(ib);
+  ASSERT_EQ(ib_dash["panels"].size(), 4u);
+  for (const auto& p : ib_dash["panels"]) {
+    EXPECT_EQ(p["title"].get<std::string>().find("PFC"), std::string::npos);
+    EXPECT_EQ(p["title"].get<std::string>().find("CNP"), std::string::npos);
+  }
 }
 
 // dashboard on RoCE: the congestion rules' thresholds are twice the rates one NIC port saw in the
@@ -270,6 +286,14 @@ TEST(Exporter, RoceRulesFromThePacketLevelRun) {
             std::string::npos);  // 2 x 0.2 is under the floor
   EXPECT_NE(rules.find("(rate(gpufabric_rdma_cnp_sent_total[5m])) > 100000\n"), std::string::npos);
   EXPECT_NE(rules.find("at most 1234/s on one NIC port at the planned load"), std::string::npos);
+  // The storm rule's fixed 1000/s sits below twice the planned 1234/s: raised to it, so it does
+  // not fire at the plan's own load; the CNP surge's 100000/s stays above 2 x 50000.
+  EXPECT_NE(rules.find("[5m])) > 2468\n        for: 2m"), std::string::npos) << rules;
+  EXPECT_NE(rules.find("cnp_handled_total[5m]) > 100000\n"), std::string::npos) << rules;
+  QosAlertBasis busy = b;
+  busy.cnp_sent_per_s = 671208;
+  EXPECT_NE(prometheus_rules(plan, busy).find("cnp_handled_total[5m]) > 1342416\n"),
+            std::string::npos);
   EXPECT_NE(rules.find("alltoall of 64 MiB per rank over 64 GPUs (8 nodes)"), std::string::npos);
   EXPECT_DOUBLE_EQ(alert_threshold(0), kAlertFloorPerS);
   EXPECT_DOUBLE_EQ(alert_threshold(10), 20);
