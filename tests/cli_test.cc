@@ -985,6 +985,17 @@ TEST(CliCalibrate, FitWritesAProfileThatASpecApplies) {
   EXPECT_EQ(elsewhere.code, 0) << elsewhere.err;
   EXPECT_NE(elsewhere.out.find("not this spec's h100-sxm with cx7-400g"), std::string::npos)
       << elsewhere.out;
+  // step runs its collectives with the profile too, and says so.
+  const fs::path stepped = dir / "stepped.yaml";
+  std::ofstream(stepped) << "cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g}\n"
+                         << "fabric: {technology: infiniband}\ncalibration: " << prof.string()
+                         << "\nworkload:\n  model: {params: 8B, layers: 32, hidden: 4096, "
+                            "heads: 32, seq_len: 4096}\n  parallelism: {tp: 8}\n"
+                            "  global_batch: 16\n";
+  CmdResult st = gpufabric("step " + stepped.string() + " --no-sensitivity");
+  EXPECT_LE(st.code, 1) << st.err;
+  EXPECT_NE(st.out.find("note: collectives calibrated by " + prof.string()), std::string::npos)
+      << st.out;
   // The text report names every factor and the cross-validation.
   CmdResult text = gpufabric("calibrate --fit " + run + " --spec " + cluster + " -o " +
                              (dir / "p2.yaml").string());
@@ -1157,6 +1168,8 @@ TEST(CliStep, MemoryAndTimeline) {
   fs::remove_all(dir);
   CmdResult text = gpufabric("step examples/seed-70b-1024.yaml --no-sensitivity");
   EXPECT_NE(text.out.find("PASS memory: "), std::string::npos) << text.out;
+  // Stages count from 1 in text, as the notes and what-if name them: one stage is "1 of 1".
+  EXPECT_NE(text.out.find("memory per GPU (stage 1 of 1,"), std::string::npos) << text.out;
   // GPT-3 175B on 8 x 8 A100 without recomputation at 4 sequences a microbatch: 176 GiB a GPU.
   const fs::path big = write_temp(
       "oversized.yaml",

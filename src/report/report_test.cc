@@ -236,6 +236,15 @@ TEST(SweepReport, TheTableLinesUpLongValues) {
   EXPECT_GT(shared.find("shared.key", shared.find('\n')), shared.find("\nbest:")) << shared;
 }
 
+// A run shorter than a day reads in the clock's units, not "0.0 d"; days from one day up.
+TEST(SweepReport, ShortRunsReadInHours) {
+  std::vector<DesignResult> ds{sweep_design(0, 10e6, 1.13 / 24), sweep_design(1, 12e6, 2.5)};
+  const std::string table = sweep_table(summarise_sweep({}, ds, Goal::kTime, 0));
+  EXPECT_EQ(table.find("0.0 d"), std::string::npos) << table;
+  EXPECT_NE(table.find("1.13 h"), std::string::npos) << table;
+  EXPECT_NE(table.find("2.5 d"), std::string::npos) << table;
+}
+
 }  // namespace
 }  // namespace gf
 

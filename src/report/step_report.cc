@@ -197,7 +197,8 @@ std::string memory_text(const StepMemory& m) {
   if (m.stages.empty()) return "";
   const StageMemory& p = m.peak();
   auto gb = [](double bytes) { return fmt::format("{:.1f} GiB", bytes / 1073741824.0); };
-  std::string s = fmt::format("  memory per GPU (stage {} of {}, {} layers):\n", p.stage,
+  // Stages count from 1 in text, as the step's and what-if's notes name them (JSON: from 0).
+  std::string s = fmt::format("  memory per GPU (stage {} of {}, {} layers):\n", p.stage + 1,
                               m.stages.size(), p.layers);
   s += fmt::format("    {:<30} {:>10}\n", "weights", gb(p.params_bytes));
   s += fmt::format("    {:<30} {:>10}\n", "gradients", gb(p.gradients_bytes));

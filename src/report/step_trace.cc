@@ -96,7 +96,7 @@ nlohmann::json step_trace(const StepResult& r) {
     const int pid = s + 1;
     const int layers = s < static_cast<int>(r.stages.size()) ? r.stages[s].layers : 0;
     events.push_back(meta("process_name", pid, -1,
-                          pp > 1 ? fmt::format("pipeline stage {} ({} layers)", s, layers)
+                          pp > 1 ? fmt::format("pipeline stage {} ({} layers)", s + 1, layers)
                                  : fmt::format("GPU ({} layers)", layers)));
     events.push_back(sort_index("process_sort_index", pid, -1, s));
     events.push_back(meta("thread_name", pid, kCompute, "compute"));

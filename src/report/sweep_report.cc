@@ -148,7 +148,10 @@ std::string sweep_table(const SweepResult& r) {
     }
     const std::string time =
         !d.has_step ? (d.has_jobs ? units::format_seconds(d.jobs_mean_step_s) + "/job" : "-")
-        : d.time_to_train_s > 0 ? fmt::format("{:.1f} d", d.time_to_train_s / kSecondsPerDay)
+        // Days where a run takes them, else the clock's own units (a short run read "0.0 d").
+        : d.time_to_train_s >= kSecondsPerDay
+            ? fmt::format("{:.1f} d", d.time_to_train_s / kSecondsPerDay)
+        : d.time_to_train_s > 0 ? units::format_seconds(d.time_to_train_s)
                                 : units::format_seconds(d.step_time_s) + "/step";
     out +=
         fmt::format("{:>6}  {:<{}} {:>9} {:>6.0f}GB/s {:>12} {:>6.1f}%  {}{}{}{}\n", d.index + 1,

@@ -213,6 +213,11 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   const bool roofline =
       shape && r.tokens_per_step > 0 && w.compute_time_s <= 0 && w.compute_efficiency <= 0 &&
       rates.usable();
+  // The collectives run with the plan's calibration profile (calibrate --fit), as simulate's.
+  if (!plan.calibration.identity())
+    r.notes.push_back(fmt::format("collectives calibrated by {}", plan.calibration.file.empty()
+                                                                      ? std::string("a profile")
+                                                                      : plan.calibration.file));
   if (w.compute_time_s > 0) {
     r.compute_s = w.compute_time_s;
     r.notes.push_back("compute time given by the spec, not computed from FLOPs");

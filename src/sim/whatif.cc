@@ -280,11 +280,11 @@ std::vector<Diagnostic> apply_degrades(const std::vector<std::string>& items, co
       continue;
     }
     const double was = f.links()[link].bytes_per_s * 8;
-    if (*rate > was * (1 + 1e-9)) {
+    if (*rate >= was * (1 - 1e-9)) {
       errs.push_back(Diagnostic::flag(
           "--degrade",
-          fmt::format("{} is faster than the link's {:g}G: a degraded link trains slower", value,
-                      was / 1e9),
+          fmt::format("{} is {} the link's {:g}G: a degraded link trains slower", value,
+                      *rate > was * (1 + 1e-9) ? "faster than" : "already", was / 1e9),
           "give a rate below the link's, e.g. =" + fmt::format("{:g}G", was / 2e9)));
       continue;
     }

@@ -344,6 +344,9 @@ TEST(WhatIf, BadDegradeAndSlowAreRefusedWithTheFlagAndTheForm) {
   EXPECT_NE(d.hint.find("link:A:B=RATE"), std::string::npos);
   o.degrade = {"link:node003:su01-r0-leaf=800G"};  // faster than the link
   EXPECT_NE(first(o).message.find("faster"), std::string::npos);
+  o.degrade = {"link:node003:su01-r0-leaf=400G"};  // the link's own rate: nothing degraded
+  EXPECT_NE(first(o).message.find("is already the link's 400G"), std::string::npos)
+      << first(o).message;
   o.degrade = {"link:node003:su01-r0-leaf=fast"};
   EXPECT_NE(first(o).message.find("not a rate"), std::string::npos);
   o.degrade = {"switch:spine01=1.5"};

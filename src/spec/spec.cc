@@ -955,7 +955,15 @@ void validate_workload(const Spec& s, WorkloadSpec& w, long long gpus, const std
   if (m.heads > 0 && m.heads % p.tp != 0)
     errs.push_back(s.at(key + ".parallelism.tp",
                         fmt::format("tp = {} must divide the {} attention heads", p.tp, m.heads)));
-  if ((w.first_stage_layers > 0 || w.last_stage_layers > 0) && (p.pp < 2 || m.layers <= 0))
+  // An interleaved schedule interleaves pipeline stages: Megatron-LM refuses one without them
+  // ("pipeline-model-parallel size should be greater than 1", arguments.py@d98e8a64dd:1003).
+  if (w.virtual_pipeline > 1 && p.pp < 2)
+    errs.push_back(s.at(key + ".virtual_pipeline",
+                        fmt::format("virtual_pipeline {} needs pp >= 2: the interleaved schedule "
+                                    "interleaves pipeline stages, and pp is {}",
+                                    w.virtual_pipeline, p.pp),
+                        "set parallelism.pp to 2 or more, or virtual_pipeline: 1"));
+  else if ((w.first_stage_layers > 0 || w.last_stage_layers > 0) && (p.pp < 2 || m.layers <= 0))
     errs.push_back(
         s.at(w.first_stage_layers > 0 ? key + ".first_stage_layers" : key + ".last_stage_layers",
              "first_stage_layers and last_stage_layers need pp >= 2 and model.layers"));

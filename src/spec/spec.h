@@ -46,7 +46,8 @@ inline const char* nccl_release_name(NcclRelease r) { return name_of(kNcclReleas
 /// Which table a printed version runs, as help texts and errors say it.
 inline constexpr const char* kNcclVersionTables =
     "up to 2.18 run the 2.18 table, 2.19-2.20 the 2.20 one, 2.21-2.22 the 2.21 one, 2.23-2.24 the "
-    "2.24 one, 2.25-2.26 the 2.26 one, 2.28.0-2.28.7 the 2.28.7 one, 2.29 its own, later ones the "
+    "2.24 one, 2.25-2.26 the 2.26 one, 2.28.0-2.28.7 the 2.28.7 one, 2.29 its own, later 2.x ones "
+    "the "
     "newest";
 /// The modelled release whose tuner terms an NCCL version runs with: a table's own name
 /// (kNcclReleaseNames), or a version as NCCL prints it (2.24.3, 2.29.7+cuda12.9), by

@@ -226,6 +226,22 @@ TEST(SpecErrors, GradientReduceType) {
   EXPECT_EQ(bad.find("grad_reduce"), std::string::npos) << bad;
 }
 
+// An interleaved schedule without pipeline stages is refused at its key, as Megatron-LM
+// refuses it (it ran silently with no effect).
+TEST(SpecErrors, InterleavingNeedsPipelineStages) {
+  const auto e = errors_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: {params: 8B, "
+      "layers: 32, hidden: 4096, heads: 32}\n  parallelism: {tp: 8, pp: 1}\n"
+      "  virtual_pipeline: 2\n");
+  EXPECT_NE(e.find("error: workload.virtual_pipeline: virtual_pipeline 2 needs pp >= 2"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(errors_of("cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: "
+                      "{params: 8B, layers: 32, hidden: 4096, heads: 32}\n  parallelism: {tp: "
+                      "8, pp: 2}\n  virtual_pipeline: 2\n"),
+            "");
+}
+
 TEST(SpecErrors, NcclRelease) {
   const std::string base = "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g, nccl: ";
   auto old = parse_spec(base + "\"2.18\"}\n", "spec.yaml");

@@ -488,9 +488,10 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
       best = with_best;
     } else {
       f.why[kMessage] = fmt::format(
-          "not fitted: the points of 32 MiB or more fit the network efficiency alone as well "
-          "(mean squared log error {:.2g}; {:.2g} with {:.2f} us a message)",
-          *la, *lw, with_messages.v[kMessage]);
+          "not fitted: it does not improve the fit of the points of 32 MiB or more by the "
+          "{:.2g} a term must (about 1 % on every point) with at least {:g} us a message (mean "
+          "squared log error {:.2g} alone, {:.2g} with {:.2f} us a message)",
+          kFitMessageEvidence, kFitMessageNegligibleUs, *la, *lw, with_messages.v[kMessage]);
     }
   }
   // A factor that ends at its bound stopped where the points would have taken it further: it
