@@ -276,7 +276,9 @@ TEST(Collective, AmpereThreadBlocksPaceOneGpuANode) {
   EXPECT_NEAR(ag.busbw_gbs, nccl::kChannelCopyGBsAmpere, 0.02 * nccl::kChannelCopyGBsAmpere);
   EXPECT_LT(ag.busbw_gbs, 0.75 * bcast.busbw_gbs);
   const SizeResult ar = busbw(a100, Op::kAllReduce, kGiB);
-  if (ar.algorithm == Algorithm::kRing) EXPECT_NEAR(ar.busbw_gbs / ag.busbw_gbs, 4.0 / 3.0, 0.03);
+  if (ar.algorithm == Algorithm::kRing) {
+    EXPECT_NEAR(ar.busbw_gbs / ag.busbw_gbs, 4.0 / 3.0, 0.03);
+  }
   EXPECT_LT(busbw(a100, Op::kAlltoall, kGiB).busbw_gbs, 0.75 * bcast.busbw_gbs);
   EXPECT_LT(busbw(a100, Op::kSendRecv, kGiB).busbw_gbs, 0.75 * bcast.busbw_gbs);
   // Eight A100s a node on 8 NICs: the NICs, not the blocks.
