@@ -736,6 +736,12 @@ void add_notes(const Spec& spec, Plan& p) {
         "topology: clos2 to build the unit's leaves and spines{}",
         f.scalable_unit, f.scalable_unit > p.nodes ? " for growth" : ""));
   }
+  // One switch has no uplinks to oversubscribe: the ratio asked for changes nothing.
+  if (p.topo.kind == TopologyKind::kSingle && f.oversubscription > 1 + 1e-9)
+    p.notes.push_back(fmt::format(
+        "one switch holds every node, so fabric.oversubscription ({:g}:1) does not apply: there "
+        "are no uplinks to oversubscribe; set topology: clos2 to plan leaves with fewer uplinks",
+        f.oversubscription));
   // Below the guide's headroom where the spec kept less, or where the storage leaves took some
   // of what it kept.
   const long long storage_ports = storage_ports_on_top_tier(p);

@@ -1371,4 +1371,20 @@ TEST(Networks, OversubscribedStorageKeepsTheStorageServersOnLeavesAtOneToOne) {
   EXPECT_EQ(q.networks->find(NetworkKind::kStorage)->other_leaves_per_side, 0);
 }
 
+// An oversubscription asked of a plan that one switch holds changes nothing, and says so.
+TEST(Plan, OversubscribingOneSwitchIsNoted) {
+  const Plan p = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n"
+      "fabric: {technology: roce, oversubscription: \"3:2\"}\n");
+  ASSERT_EQ(p.topo.kind, TopologyKind::kSingle);
+  bool noted = false;
+  for (const auto& n : p.notes)
+    noted = noted || n.find("fabric.oversubscription (1.5:1) does not apply") != std::string::npos;
+  EXPECT_TRUE(noted);
+  const Plan one = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n"
+      "fabric: {technology: roce}\n");
+  for (const auto& n : one.notes) EXPECT_EQ(n.find("oversubscription"), std::string::npos) << n;
+}
+
 }  // namespace gf
