@@ -68,6 +68,14 @@ Result<Estimate> estimate(const EstimateInput& in) {
   e.compute_time_s = in.compute_time_s;
   if (in.compute_time_s > 0) e.comm_fraction = e.comm_time_s / (e.comm_time_s + in.compute_time_s);
   e.steps = in.steps;
+  // The guide counts a gradient in the training's type; Megatron-LM accumulates and reduces
+  // bf16 (and fp8) training's in fp32 unless told --grad-reduce-in-bf16 (grad_reduce_precision).
+  if (in.collective == "all_reduce" &&
+      (in.precision == Precision::kBf16 || in.precision == Precision::kFp8))
+    e.notes.push_back(fmt::format(
+        "the guide counts {} B a gradient; Megatron-LM reduces {} training's gradients in fp32 "
+        "by default, {:g}x these bytes (gpufabric step models it; workload.grad_reduce)",
+        bpp, name_of(kPrecisionNames, in.precision), 4 / bpp));
   e.comm_hours = e.comm_time_s * in.steps / 3600;
   e.total_hours = (e.comm_time_s + in.compute_time_s) * in.steps / 3600;
   return e;

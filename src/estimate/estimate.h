@@ -42,6 +42,8 @@ struct Estimate {
   double steps = 0;
   double comm_hours = 0;   ///< communication time over all steps
   double total_hours = 0;  ///< (comm + compute) over all steps
+  /// What the guide's arithmetic leaves out that the step model counts.
+  std::vector<std::string> notes;
 };
 
 /// Bytes each rank sends per byte of payload, by collective (ring algorithms).

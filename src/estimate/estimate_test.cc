@@ -74,4 +74,22 @@ TEST(Estimate, RejectsBadInputWithAllErrors) {
   EXPECT_TRUE(hinted);
 }
 
+// The guide's 2 bytes a bf16 gradient are not what Megatron-LM reduces: the estimate says so
+// beside the guide's figures (unchanged), and says nothing where the guide's type is the one
+// reduced (fp16, fp32).
+TEST(Estimate, NotesMegatronsFp32GradientsBesideTheGuidesFigures) {
+  EstimateInput in;
+  in.params = 70e9;
+  in.gpus = 1024;
+  in.link_bits_per_s = 400e9;
+  auto bf16 = estimate(in);
+  ASSERT_TRUE(bf16.ok());
+  EXPECT_DOUBLE_EQ(bf16->payload_bytes, 140e9);
+  ASSERT_EQ(bf16->notes.size(), 1u);
+  EXPECT_NE(bf16->notes[0].find("in fp32 by default, 2x these bytes"), std::string::npos)
+      << bf16->notes[0];
+  in.precision = Precision::kFp16;
+  EXPECT_TRUE(estimate(in)->notes.empty());
+}
+
 }  // namespace gf

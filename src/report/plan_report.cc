@@ -389,7 +389,8 @@ nlohmann::json estimate_json(const Estimate& e) {
           {"comm_fraction", given(compute, e.comm_fraction)},
           {"steps", given(run, e.steps)},
           {"comm_hours", given(run, e.comm_hours)},
-          {"total_hours", given(run && compute, e.total_hours)}};
+          {"total_hours", given(run && compute, e.total_hours)},
+          {"notes", e.notes}};
 }
 
 std::string estimate_text(const Estimate& e) {
@@ -426,6 +427,7 @@ std::string estimate_text(const Estimate& e) {
     if (e.compute_time_s > 0)
       line("total", fmt::format("{:.1f} h ({:.1f} days)", e.total_hours, e.total_hours / 24));
   }
+  for (const auto& n : e.notes) s += "  note: " + n + "\n";
   return s;
 }
 
