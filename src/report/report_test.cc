@@ -236,6 +236,22 @@ TEST(SweepReport, TheTableLinesUpLongValues) {
   EXPECT_GT(shared.find("shared.key", shared.find('\n')), shared.find("\nbest:")) << shared;
 }
 
+// With goal time, a design within kSweepTimeTie of the fastest is as fast as the model can
+// tell: the cheaper wins (the README's sweep chose an InfiniBand design $2.2M dearer for 20 s
+// in 5.14 days); a design slower by more stays behind the fastest.
+TEST(SweepReport, NearlyTiedTimesGoToTheCheaperDesign) {
+  std::vector<DesignResult> ds{sweep_design(0, 12e6, 10), sweep_design(1, 10e6, 10.05)};
+  const SweepResult tie = summarise_sweep({}, ds, Goal::kTime, 0);
+  EXPECT_EQ(tie.best, 1);
+  EXPECT_NE(tie.why.find("the cheapest within 1% of the shortest time"), std::string::npos)
+      << tie.why;
+  EXPECT_NE(tie.why.find("runner-up: design 1"), std::string::npos) << tie.why;
+  ds[1] = sweep_design(1, 10e6, 11);
+  const SweepResult apart = summarise_sweep({}, ds, Goal::kTime, 0);
+  EXPECT_EQ(apart.best, 0);
+  EXPECT_NE(apart.why.find("the shortest time of the 2"), std::string::npos) << apart.why;
+}
+
 // A run shorter than a day reads in the clock's units, not "0.0 d"; days from one day up.
 TEST(SweepReport, ShortRunsReadInHours) {
   std::vector<DesignResult> ds{sweep_design(0, 10e6, 1.13 / 24), sweep_design(1, 12e6, 2.5)};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -344,11 +345,19 @@ SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResul
     if (d.ok && d.within_budget && d.constraints_met) qualified.push_back(&d);
   }
   const bool by_cost = goal == Goal::kCost;
+  // With goal time, the designs within kSweepTimeTie of the fastest are tied: the cheapest of
+  // them first, then the rest by time.
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const auto* d : qualified) fastest = std::min(fastest, frontier_time(*d));
+  auto tied = [&](const DesignResult* d) {
+    return !by_cost && frontier_time(*d) <= fastest * (1 + kSweepTimeTie);
+  };
   auto better = [&](const DesignResult* a, const DesignResult* b) {
-    const auto ka = by_cost ? std::pair{a->capex_usd, frontier_time(*a)}
-                            : std::pair{frontier_time(*a), a->capex_usd};
-    const auto kb = by_cost ? std::pair{b->capex_usd, frontier_time(*b)}
-                            : std::pair{frontier_time(*b), b->capex_usd};
+    if (tied(a) != tied(b)) return tied(a);
+    const auto ka = by_cost || tied(a) ? std::pair{a->capex_usd, frontier_time(*a)}
+                                       : std::pair{frontier_time(*a), a->capex_usd};
+    const auto kb = by_cost || tied(b) ? std::pair{b->capex_usd, frontier_time(*b)}
+                                       : std::pair{frontier_time(*b), b->capex_usd};
     return ka < kb;
   };
   std::sort(qualified.begin(), qualified.end(), better);
@@ -367,10 +376,16 @@ SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResul
   // Without a step, time_text is the busbw already: named once.
   const std::string busbw =
       b.has_step || b.has_jobs ? fmt::format(", {:.0f} GB/s all_reduce busbw", b.busbw_gbs) : "";
+  // Where a cheaper design within the tie beat the fastest, say so.
+  const bool cheaper_tie = !by_cost && frontier_time(b) > fastest;
   r.why = fmt::format(
       "design {} ({}): {} of the {} designs that meet the constraints{} ({}, capex {}{}, goal: "
       "{})",
-      b.index + 1, label(b.values), by_cost ? "the lowest capex" : "the shortest time",
+      b.index + 1, label(b.values),
+      by_cost ? "the lowest capex"
+      : cheaper_tie
+          ? fmt::format("the cheapest within {:g}% of the shortest time", 100 * kSweepTimeTie)
+          : "the shortest time",
       qualified.size(), budget_text, time_text(b), units::format_usd(b.capex_usd), busbw,
       by_cost ? "cost" : "time");
   if (qualified.size() > 1) {

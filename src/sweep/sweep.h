@@ -85,6 +85,11 @@ nlohmann::json design_jobs_json(const DesignResult& d);
 
 /// The axis key that is not a spec key: every job's placement policy (jobs --placement).
 inline constexpr const char* kPlacementAxis = "placement";
+/// With goal time, designs within this fraction of the fastest qualified design's time are as
+/// fast as the model can tell, and the cheapest of them is the best: gpufabric's choice, well
+/// under the collective model's own error on published runs (`calibrate`'s test set: 4 %
+/// median at large sizes), so a fraction of a percent never buys a costlier design.
+inline constexpr double kSweepTimeTie = 0.01;
 
 /// A design result as JSON and back, exactly (doubles round-trip), for gathering results from
 /// several processes.
