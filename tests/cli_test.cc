@@ -1180,7 +1180,7 @@ TEST(CliStep, MemoryAndTimeline) {
   CmdResult over = gpufabric("step " + big.string() + " --no-sensitivity");
   EXPECT_EQ(over.code, 1) << over.err;
   EXPECT_NE(over.out.find("FAIL memory: "), std::string::npos) << over.out;
-  EXPECT_NE(over.err.find("does not fit in memory: stage 0 needs"), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("does not fit in memory: stage 1 needs"), std::string::npos) << over.err;
   // sweep marks the design invalid, with the reason.
   const fs::path sdir = temp_dir("sweep_memory");
   CmdResult sw =

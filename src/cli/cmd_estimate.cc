@@ -91,7 +91,10 @@ Command add_estimate(CLI::App& root) {
       "(the guide's calculator).");
   a->add_option("--params", f->params, "model parameters, e.g. 70B, 175B, 1.5T")->required();
   complete_with(a->add_option("--precision", f->precision,
-                              "gradient precision: " + names_joined(kPrecisionNames))
+                              "the training's precision, in which the guide counts a gradient "
+                              "(Megatron-LM reduces bf16 "
+                              "and fp8 training's in fp32: step's workload.grad_reduce): " +
+                                  names_joined(kPrecisionNames))
                     ->capture_default_str(),
                 [] { return names_of(kPrecisionNames); });
   a->add_option("--gpus", f->gpus, "GPUs taking part (ring size), e.g. 1024")->required();

@@ -635,7 +635,11 @@ GroupFlows group_flows(const Fabric& fab, LoadBalancing lb, Op op,
           b.nvlink(g[s0 + (r0 + j) % len], g[s0 + (r0 + j + 1) % len], 1.0, path);
         const auto [n0, n1] = segs[(si + 1) % segs.size()];
         const long long next_entry = g[n0 + entry(n0, n1, c)];
-        b.domain_hop(g[s0 + r0], next_entry, plane, mix_key(gkey, c * segs.size() + si), path);
+        // The ring leaves from its last GPU in the segment: on an NVLink board that GPU shares
+        // the entry GPU's PCIe switch, so the entry's NIC stands for it; PCIe cards send over
+        // their own x16 link, so the last GPU's counts (as FlowBuilder::ring).
+        const size_t exit = fab.host_pcie() ? (r0 + len - 1) % len : r0;
+        b.domain_hop(g[s0 + exit], next_entry, plane, mix_key(gkey, c * segs.size() + si), path);
       }
       fs.add(payload * factor / C, path);
     }

@@ -487,11 +487,18 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
       f.theta = with_messages;
       best = with_best;
     } else {
-      f.why[kMessage] = fmt::format(
-          "not fitted: it does not improve the fit of the points of 32 MiB or more by the "
-          "{:.2g} a term must (about 1 % on every point) with at least {:g} us a message (mean "
-          "squared log error {:.2g} alone, {:.2g} with {:.2f} us a message)",
-          kFitMessageEvidence, kFitMessageNegligibleUs, *la, *lw, with_messages.v[kMessage]);
+      // Name the condition that failed: too little gain, or a time too small to count.
+      const bool gained = *lw < *la - kFitMessageEvidence;
+      f.why[kMessage] =
+          gained ? fmt::format(
+                       "not fitted: its fitted time, {:.3f} us a message, is under the {:g} us "
+                       "that counts (mean squared log error {:.2g} alone, {:.2g} with it)",
+                       with_messages.v[kMessage], kFitMessageNegligibleUs, *la, *lw)
+                 : fmt::format(
+                       "not fitted: it does not improve the fit of the points of 32 MiB or more "
+                       "by the {:.2g} a term must (about 1 % on every point): mean squared log "
+                       "error {:.2g} alone, {:.2g} with {:.2f} us a message",
+                       kFitMessageEvidence, *la, *lw, with_messages.v[kMessage]);
     }
   }
   // A factor that ends at its bound stopped where the points would have taken it further: it

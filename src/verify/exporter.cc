@@ -498,11 +498,15 @@ std::string prometheus_rules(const Plan& plan, const std::optional<QosAlertBasis
                             : fmt::format("      # No thresholds from the packet-level run: {}\n",
                                           qos_absent.empty() ? "not asked for" : qos_absent);
   // PFC and DCQCN are RoCE's: an InfiniBand fabric (credit-based, no pause frames) gets neither
-  // rule. Their fixed thresholds never sit below what the packet-level run saw at the planned
-  // load (a storm rule firing at the plan's own rate would contradict the rules derived from it).
+  // rule. A storm is far beyond the plan: its fixed threshold is raised, where the packet-level
+  // run saw more, to kAlertOverPlannedRate x the derived rule's threshold, so that it neither
+  // fires at the plan's own load nor with the derived warning.
   const bool roce = plan.technology == Technology::kRoce;
-  const double storm = std::max(kPauseStormPerS, qos ? alert_threshold(qos->pause_rx_per_s) : 0);
-  const double surge = std::max(kCnpSurgePerS, qos ? alert_threshold(qos->cnp_sent_per_s) : 0);
+  auto beyond = [&](double fixed, double planned) {
+    return std::max(fixed, qos ? kAlertOverPlannedRate * alert_threshold(planned) : 0);
+  };
+  const double storm = beyond(kPauseStormPerS, qos ? qos->pause_rx_per_s : 0);
+  const double surge = beyond(kCnpSurgePerS, qos ? qos->cnp_sent_per_s : 0);
   const std::string pause_storm = roce ? fmt::format(R"yaml(      - alert: GpufabricPfcPauseStorm
         expr: sum by (instance, interface) (rate(gpufabric_net_pfc_pause_frames_total{{direction="rx"}}[5m])) > {storm}
         for: 2m

@@ -91,8 +91,8 @@ constexpr double kAlertFloorPerS = 1;
 /// The threshold for a counter whose planned rate is `planned_per_s`.
 double alert_threshold(double planned_per_s);
 /// The fixed thresholds of the RoCE storm rules (pause frames a NIC port receives, CNPs it
-/// handles, a second): gpufabric's choices of "far beyond a healthy fabric", raised to the
-/// packet-level run's alert_threshold where that is higher.
+/// handles, a second): gpufabric's choices of "far beyond a healthy fabric", raised to
+/// kAlertOverPlannedRate x the packet-level run's alert_threshold where that is higher.
 constexpr double kPauseStormPerS = 1000;
 constexpr double kCnpSurgePerS = 100000;
 
