@@ -603,10 +603,11 @@ GroupFlows group_flows(const Fabric& fab, LoadBalancing lb, Op op,
         segs.push_back({i, i + 1});
       else
         segs.back().second = i + 1;
-    // The rails the group's GPUs of the first domain sit on, in order: the NICs its channels
-    // take in turn.
+    // The rails the group's GPUs sit on, in order of first use: the NICs its channels take in
+    // turn (every domain's, so that a group starting partway through a node, on one of its
+    // NICs, still runs the channels its other domains' NICs carry).
     std::vector<int> rail_list;
-    for (size_t i = segs[0].first; i < segs[0].second; ++i) {
+    for (size_t i = 0; i < g.size(); ++i) {
       const int r = fab.rail_of_gpu(g[i] % b.G);
       if (std::find(rail_list.begin(), rail_list.end(), r) == rail_list.end())
         rail_list.push_back(r);
@@ -624,7 +625,7 @@ GroupFlows group_flows(const Fabric& fab, LoadBalancing lb, Op op,
       return on[static_cast<size_t>(c / rails) % on.size()];
     };
     const int C = rails * nccl::kRingChannelsPerNic;
-    out.channels = C;
+    out.channels = std::max(out.channels, C);
     for (int c = 0; c < C; ++c) {
       path.clear();
       const int plane = (c / rails) % b.P;

@@ -1485,4 +1485,19 @@ TEST(Collective, EachSizeSaysItsChannelsAndThreads) {
   EXPECT_EQ(nvls.threads, 0);
 }
 
+// A ring's channels alternate over the NICs its group's GPUs sit on in any of its nodes: a
+// group that starts at GPU 4 of a node with two NICs (GPUs 4-7 on the second) still runs two
+// channels a NIC over both, as its whole nodes do (it ran two, on the first node's one NIC).
+TEST(Collective, AGroupStartingPartwayThroughANodeUsesEveryNic) {
+  const auto s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 3, nic: cx7-400g, nics_per_node: 2}\n"
+      "fabric: {technology: infiniband, switch: qm9700}\n");
+  const Fabric f = Fabric::build(s.plan, s.cat);
+  std::vector<int> g;
+  for (int i = 4; i < 20; ++i) g.push_back(i);
+  FlowSet fs;
+  const GroupFlows flows = group_flows(f, s.plan.load_balancing, Op::kAllReduce, {g}, 1 << 30, fs);
+  EXPECT_EQ(flows.channels, 2 * nccl::kRingChannelsPerNic);
+}
+
 }  // namespace gf
