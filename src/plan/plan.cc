@@ -292,19 +292,22 @@ long long storage_ports_on_top_tier(const Plan& p) {
 
 // The fraction of the top tier's ports that nothing of the plan uses: the compute fabric's links
 // and the storage leaves' uplinks that end there. 0 for a dragonfly, whose top ports are global.
+// The switches of one plane's top tier: the single switch, clos2's spines, clos3's cores; none
+// for a dragonfly.
+long long top_switches(const Topology& t) {
+  return t.kind == TopologyKind::kSingle  ? 1
+         : t.kind == TopologyKind::kClos2 ? t.spines
+         : t.kind == TopologyKind::kClos3 ? t.cores
+                                          : 0;
+}
+
 double top_tier_free_fraction(const Plan& p) {
   const Topology& t = p.topo;
-  long long used = 0, ports = 0;  // one plane's
-  if (t.kind == TopologyKind::kSingle) {
-    used = t.node_leaf_links;
-    ports = t.radix;
-  } else if (t.kind == TopologyKind::kClos2) {
-    used = t.leaf_spine_links;
-    ports = 1LL * t.spines * t.radix;
-  } else if (t.kind == TopologyKind::kClos3) {
-    used = t.spine_core_links;
-    ports = 1LL * t.cores * t.radix;
-  }
+  // One plane's links into the top tier, and its ports.
+  const long long used = t.kind == TopologyKind::kSingle  ? t.node_leaf_links
+                         : t.kind == TopologyKind::kClos2 ? t.leaf_spine_links
+                                                          : t.spine_core_links;
+  const long long ports = top_switches(t) * t.radix;
   if (ports <= 0) return 0;
   return 1.0 - static_cast<double>(used * t.planes + storage_ports_on_top_tier(p)) /
                    static_cast<double>(ports * t.planes);
@@ -316,16 +319,21 @@ double top_tier_free_fraction(const Plan& p) {
 long long grown_endpoints(const Plan& p) {
   const Topology& t = p.topo;
   const long long storage = storage_ports_on_top_tier(p);
-  const long long tops = t.kind == TopologyKind::kSingle  ? 1
-                         : t.kind == TopologyKind::kClos2 ? t.spines
-                         : t.kind == TopologyKind::kClos3 ? t.cores
-                                                          : 0;
+  const long long tops = top_switches(t);
   if (storage <= 0 || tops <= 0 || t.radix <= 0) return t.max_endpoints_grown;
   const long long k = std::max(0LL, t.radix - ceil_div(storage, tops * std::max(1, t.planes)));
   if (t.kind == TopologyKind::kSingle) return k;
   if (t.kind == TopologyKind::kClos2)
     return k / std::max(1, t.grow_leaves) * t.grow_nodes * t.rails;  // a spine port a leaf
   return t.max_endpoints_grown / t.radix * k;  // clos3: a pod's endpoints a core port
+}
+
+// Growth (seed §8): the top tier's free ports, and the nodes the tiers can hold once growth
+// takes them (the headroom the spec kept free for it), both less what the storage leaves'
+// uplinks hold there.
+void finish_growth(Plan& p) {
+  p.spine_ports_free_fraction = top_tier_free_fraction(p);
+  p.max_nodes_same_tiers = grown_endpoints(p) / std::max(1, p.topo.rails);
 }
 
 // Counts, totals, bisection and growth of a sized plan.
@@ -341,11 +349,7 @@ void finish_counts(Plan& p) {
   p.spine_core_total = t.spine_core_links * planes;
   p.link_total = p.node_leaf_total + p.leaf_spine_total + p.spine_core_total;
   p.bisection_gbps = bisection_links(t, p.nodes, p.appliance_ports) * t.lane_gbps * planes;
-  // Growth (seed §8): free ports in the top tier, and nodes the tiers can hold.
-  p.spine_ports_free_fraction = top_tier_free_fraction(p);
-  const int per_node = t.rails;
-  // Growth uses the headroom the spec kept free for it.
-  p.max_nodes_same_tiers = grown_endpoints(p) / std::max(1, per_node);
+  finish_growth(p);
 }
 
 Technology tech_of(const Switch& s) {
@@ -796,8 +800,7 @@ Result<Plan> make_plan(const Spec& spec, const Catalog& cat) {
     for (const auto& w : n->warnings) p.warnings.push_back(w);
     p.networks = std::move(*n);
     // The storage leaves' uplinks may take ports of the compute fabric's top tier.
-    p.spine_ports_free_fraction = top_tier_free_fraction(p);
-    p.max_nodes_same_tiers = grown_endpoints(p) / std::max(1, p.topo.rails);
+    finish_growth(p);
   }
   add_notes(spec, p);
   return p;

@@ -613,29 +613,37 @@ GroupFlows group_flows(const Fabric& fab, LoadBalancing lb, Op op,
         rail_list.push_back(r);
     }
     const int rails = std::max<int>(1, static_cast<int>(rail_list.size()));
+    // Each segment's GPUs by rail (their places in the segment), found once.
+    std::vector<std::vector<std::vector<size_t>>> on_rail(
+        segs.size(), std::vector<std::vector<size_t>>(rail_list.size()));
+    for (size_t si = 0; si < segs.size(); ++si)
+      for (size_t i = segs[si].first; i < segs[si].second; ++i) {
+        const int r = fab.rail_of_gpu(g[i] % b.G);
+        const auto at = std::find(rail_list.begin(), rail_list.end(), r) - rail_list.begin();
+        on_rail[si][static_cast<size_t>(at)].push_back(i - segs[si].first);
+      }
     // Channel c enters a segment at a GPU on rail c mod rails, the (c / rails)-th of that
     // rail's GPUs there: the channels alternate over the NICs, so with fewer channels than GPUs
     // (two NICs under eight GPUs: four channels) every NIC still carries its two.
-    auto entry = [&](size_t s0, size_t s1, int c) -> size_t {
-      const int rail = rail_list[static_cast<size_t>(c % rails)];
-      std::vector<size_t> on;
-      for (size_t i = s0; i < s1; ++i)
-        if (fab.rail_of_gpu(g[i] % b.G) == rail) on.push_back(i - s0);
-      if (on.empty()) return static_cast<size_t>(c) % (s1 - s0);
+    auto entry = [&](size_t si, int c) -> size_t {
+      const auto& on = on_rail[si][static_cast<size_t>(c % rails)];
+      if (on.empty()) return static_cast<size_t>(c) % (segs[si].second - segs[si].first);
       return on[static_cast<size_t>(c / rails) % on.size()];
     };
     const int C = rails * nccl::kRingChannelsPerNic;
     out.channels = std::max(out.channels, C);
+    std::vector<size_t> entries(segs.size());
     for (int c = 0; c < C; ++c) {
       path.clear();
       const int plane = (c / rails) % b.P;
+      for (size_t si = 0; si < segs.size(); ++si) entries[si] = entry(si, c);
       for (size_t si = 0; si < segs.size(); ++si) {
         const auto [s0, s1] = segs[si];
-        const size_t len = s1 - s0, r0 = entry(s0, s1, c);
+        const size_t len = s1 - s0, r0 = entries[si];
         for (size_t j = 0; j + 1 < len; ++j)
           b.nvlink(g[s0 + (r0 + j) % len], g[s0 + (r0 + j + 1) % len], 1.0, path);
-        const auto [n0, n1] = segs[(si + 1) % segs.size()];
-        const long long next_entry = g[n0 + entry(n0, n1, c)];
+        const size_t next = (si + 1) % segs.size();
+        const long long next_entry = g[segs[next].first + entries[next]];
         // The ring leaves from its last GPU in the segment: on an NVLink board that GPU shares
         // the entry GPU's PCIe switch, so the entry's NIC stands for it; PCIe cards send over
         // their own x16 link, so the last GPU's counts (as FlowBuilder::ring).

@@ -13,8 +13,10 @@ namespace {
 struct ParamBytes {
   double weights, gradients, optimizer;
 };
+// The fp32 copy the optimizer makes of 16-bit gradients (fp32 ones it uses in place).
+constexpr double kFp32GradientCopyBytes = 4;
 constexpr ParamBytes kBf16Adam{2, 4, 12};  // 18; distributed optimizer 6 + 12/d (fp32 gradients)
-constexpr ParamBytes kFp16Adam{2, 2, 16};  // 20; 4 + 16/d
+constexpr ParamBytes kFp16Adam{2, 2, 12 + kFp32GradientCopyBytes};  // 20; 4 + 16/d
 constexpr ParamBytes kFp32Adam{4, 4, 8};   // 16; 8 + 8/d
 
 ParamBytes param_bytes(Precision p) {
@@ -65,7 +67,7 @@ double layer_activation_bytes(Recompute rc, const LayerShape& l) {
 
 }  // namespace
 
-double weight_bytes(const WorkloadSpec& w) { return w.precision == Precision::kFp32 ? 4 : 2; }
+double weight_bytes(const WorkloadSpec& w) { return param_bytes(w.precision).weights; }
 
 double dp_bytes_per_param(const WorkloadSpec& w) {
   const double grads = precision_bytes(grad_reduce_precision(w));
@@ -106,8 +108,7 @@ StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, doub
   // place.
   pb.gradients = precision_bytes(grad_reduce_precision(w));
   if (w.precision != Precision::kFp32)
-    pb.optimizer =
-        kBf16Adam.optimizer + (pb.gradients < 4 ? kFp16Adam.optimizer - kBf16Adam.optimizer : 0);
+    pb.optimizer = kBf16Adam.optimizer + (pb.gradients < 4 ? kFp32GradientCopyBytes : 0);
   out.bytes_per_param = pb.weights + pb.gradients + pb.optimizer;
   // ZeRO-1 (= Megatron's distributed optimizer) shards optimizer states over the data-parallel
   // (x context-parallel) group, ZeRO-2 gradients too, ZeRO-3 the weights as well (Rajbhandari

@@ -502,11 +502,11 @@ std::string prometheus_rules(const Plan& plan, const std::optional<QosAlertBasis
   // run saw more, to kAlertOverPlannedRate x the derived rule's threshold, so that it neither
   // fires at the plan's own load nor with the derived warning.
   const bool roce = plan.technology == Technology::kRoce;
-  auto beyond = [&](double fixed, double planned) {
-    return std::max(fixed, qos ? kAlertOverPlannedRate * alert_threshold(planned) : 0);
-  };
-  const double storm = beyond(kPauseStormPerS, qos ? qos->pause_rx_per_s : 0);
-  const double surge = beyond(kCnpSurgePerS, qos ? qos->cnp_sent_per_s : 0);
+  double storm = kPauseStormPerS, surge = kCnpSurgePerS;
+  if (qos) {
+    storm = std::max(storm, kAlertOverPlannedRate * alert_threshold(qos->pause_rx_per_s));
+    surge = std::max(surge, kAlertOverPlannedRate * alert_threshold(qos->cnp_sent_per_s));
+  }
   const std::string pause_storm = roce ? fmt::format(R"yaml(      - alert: GpufabricPfcPauseStorm
         expr: sum by (instance, interface) (rate(gpufabric_net_pfc_pause_frames_total{{direction="rx"}}[5m])) > {storm}
         for: 2m
