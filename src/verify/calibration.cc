@@ -149,6 +149,16 @@ std::optional<long long> plain_count(const std::string& value) {
   return std::stoll(value);
 }
 
+// A row's cell the spec built from it refuses: the error at the row's line (the key names the
+// column's spec key), not at a line of the spec text, which the user never saw.
+std::vector<Diagnostic> at_row(std::vector<Diagnostic> errs, int lineno) {
+  for (auto& e : errs) {
+    e.line = lineno;
+    e.column = 0;
+  }
+  return errs;
+}
+
 Result<NcclEnv> parse_nccl_env(const std::string& cell, const std::string& file, int line) {
   NcclEnv e;
   std::istringstream in(cell);
@@ -568,7 +578,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
       return e.empty() ? std::string("cannot be simulated") : e.front().message;
     };
     auto spec = parse_spec(spec_text, file);
-    if (!spec) return spec.errors();
+    if (!spec) return at_row(spec.errors(), lineno);
     auto errs = validate_spec(*spec, *cat);
     if (!errs.empty()) {
       skip(fmt::format("no spec of this hardware: {}", first_error(errs)));
@@ -725,7 +735,7 @@ Result<TrainingCalibration> calibrate_training(const std::string& text, const st
         col("layers"), col("seq_len"), col("vocab"), model_extra, p.tp, p.pp, p.dp, cp, zero,
         col("global_batch"), mb, recompute, sp, extra);
     auto spec = parse_spec(spec_text, file);
-    if (!spec) return spec.errors();
+    if (!spec) return at_row(spec.errors(), lineno);
     auto cat = builtin_catalog();
     if (!cat) return cat.errors();
     auto errs = validate_spec(*spec, *cat);

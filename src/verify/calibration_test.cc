@@ -514,4 +514,19 @@ TEST(Calibration, RunsOfTheSameInputsAreSetSideBySide) {
   EXPECT_EQ(json["spread"][0]["runs"].size(), 3u);
 }
 
+// A training row's cell the spec refuses is the error at that row's line, not at a line of
+// the spec text built from it.
+TEST(Calibration, ATrainingRowsBadCellIsTheErrorAtItsLine) {
+  const std::string csv =
+      "source,gpu,interconnect,params,heads,hidden,layers,seq_len,vocab,tp,pp,dp,gpus,"
+      "global_batch,precision,set,tflops_per_gpu,iteration_s\n"
+      "a,a100-sxm-80g,8x200G HDR IB,1.7B,24,2304,24,2048,51200,1,1,32,32,512,fp16,fit,137,\n"
+      "b,a100-sxm-80g,8x200G HDR IB,1.7B,24,2304,24,2048,51200,1,1,32,32,512,fp64,fit,137,\n";
+  auto t = calibrate_training(csv, "runs.csv");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.errors()[0].file, "runs.csv");
+  EXPECT_EQ(t.errors()[0].line, 3);
+  EXPECT_NE(t.errors()[0].message.find("'fp64'"), std::string::npos) << t.errors()[0].message;
+}
+
 }  // namespace gf
