@@ -1741,6 +1741,9 @@ TEST(CliWhatIf, DegradeAndSlowShowTheJobSlowedToItsSlowestMember) {
   EXPECT_NEAR(j["scenario"]["step"]["compute_s"].get<double>(),
               j["baseline"]["step"]["compute_s"].get<double>() / 0.8, 1e-6);
   EXPECT_EQ(j["scenario"]["step"]["straggler"]["speed"], 0.8);
+  // JSON indices count from 0, as step's memory.stages[].stage and node_index (text from 1).
+  EXPECT_EQ(j["scenario"]["step"]["straggler"]["node_index"], 4);
+  EXPECT_EQ(j["scenario"]["step"]["straggler"]["stage_index"], 0);
   bool named = false;
   for (const auto& c : j["changes"])
     named =

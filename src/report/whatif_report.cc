@@ -31,7 +31,7 @@ nlohmann::json side_json(const WhatIfSide& s) {
                  {"compute_s", s.step->compute_s}};
   if (s.step && s.step->straggler_node >= 0)
     j["step"]["straggler"] = {{"node_index", s.step->straggler_node},
-                              {"stage", s.step->straggler_stage + 1},
+                              {"stage_index", s.step->straggler_stage},
                               {"speed", s.step->straggler_speed},
                               {"added_s", s.step->straggler_s}};
   return j;

@@ -149,12 +149,20 @@ std::optional<long long> plain_count(const std::string& value) {
   return std::stoll(value);
 }
 
-// A row's cell the spec built from it refuses: the error at the row's line (the key names the
-// column's spec key), not at a line of the spec text, which the user never saw.
-std::vector<Diagnostic> at_row(std::vector<Diagnostic> errs, int lineno) {
+// A row's cell the spec built from it refuses: the error at the row's line, not at a line of
+// the spec text, which the user never saw, and keyed by the row's column: the spec key's last
+// part, which names it (cluster.nodes: nodes; workload.parallelism.tp: tp), or the column
+// `renames` gives it (the nccl CSV's hardware for cluster.gpu, the training CSV's interconnect
+// for cluster.nic and fabric.technology).
+using ColumnRenames = std::vector<std::pair<std::string_view, std::string_view>>;
+std::vector<Diagnostic> at_row(std::vector<Diagnostic> errs, int lineno,
+                               const ColumnRenames& renames) {
   for (auto& e : errs) {
     e.line = lineno;
     e.column = 0;
+    if (const size_t dot = e.key.rfind('.'); dot != std::string::npos) e.key.erase(0, dot + 1);
+    for (const auto& [key, column] : renames)
+      if (e.key == key) e.key = column;
   }
   return errs;
 }
@@ -578,7 +586,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
       return e.empty() ? std::string("cannot be simulated") : e.front().message;
     };
     auto spec = parse_spec(spec_text, file);
-    if (!spec) return at_row(spec.errors(), lineno);
+    if (!spec) return at_row(spec.errors(), lineno, ColumnRenames{{"gpu", "hardware"}});
     auto errs = validate_spec(*spec, *cat);
     if (!errs.empty()) {
       skip(fmt::format("no spec of this hardware: {}", first_error(errs)));
@@ -734,20 +742,18 @@ Result<TrainingCalibration> calibrate_training(const std::string& text, const st
         lineno, col("gpu"), p.gpus, nic, technology, p.params, col("heads"), col("hidden"),
         col("layers"), col("seq_len"), col("vocab"), model_extra, p.tp, p.pp, p.dp, cp, zero,
         col("global_batch"), mb, recompute, sp, extra);
+    const ColumnRenames columns{{"nic", "interconnect"}, {"technology", "interconnect"}};
     auto spec = parse_spec(spec_text, file);
-    if (!spec) return at_row(spec.errors(), lineno);
+    if (!spec) return at_row(spec.errors(), lineno, columns);
     auto cat = builtin_catalog();
     if (!cat) return cat.errors();
     auto errs = validate_spec(*spec, *cat);
-    if (!errs.empty()) {
-      for (auto& e : errs) e.message += fmt::format(" (line {})", lineno);
-      return errs;
-    }
+    if (!errs.empty()) return at_row(errs, lineno, columns);
     auto plan = make_plan(*spec, *cat);
-    if (!plan) return plan.errors();
+    if (!plan) return at_row(plan.errors(), lineno, columns);
     const Fabric fabric_graph = Fabric::build(*plan, *cat);
     auto r = simulate_step(*spec, *plan, fabric_graph);
-    if (!r) return r.errors();
+    if (!r) return at_row(r.errors(), lineno, columns);
     p.simulated = p.kind == "tflops_per_gpu" ? r->tflops_per_gpu : r->step_time_s;
     p.error = (p.simulated - p.published) / p.published;
     p.memory_bytes = r->memory.peak().total_bytes();

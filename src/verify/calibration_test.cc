@@ -527,6 +527,20 @@ TEST(Calibration, ATrainingRowsBadCellIsTheErrorAtItsLine) {
   EXPECT_EQ(t.errors()[0].file, "runs.csv");
   EXPECT_EQ(t.errors()[0].line, 3);
   EXPECT_NE(t.errors()[0].message.find("'fp64'"), std::string::npos) << t.errors()[0].message;
+  // A row the spec's checks refuse (a GPU the catalog does not have) is the error at its line
+  // too, not one with "(line N)" in its message.
+  const std::string pair =
+      "source,gpu,interconnect,params,heads,hidden,layers,seq_len,vocab,tp,pp,dp,gpus,"
+      "global_batch,set,tflops_per_gpu,iteration_s\n"
+      "a,a100-sxm-80g,8x200G HDR IB,1.7B,24,2304,24,2048,51200,1,1,32,32,512,fit,137,\n"
+      "b,h999-sxm,8x200G HDR IB,1.7B,24,2304,24,2048,51200,1,1,32,32,512,fit,137,\n";
+  auto v = calibrate_training(pair, "runs.csv");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.errors()[0].line, 3);
+  EXPECT_EQ(v.errors()[0].file, "runs.csv");
+  EXPECT_EQ(v.errors()[0].key, "gpu");  // the column, not the spec's cluster.gpu
+  EXPECT_NE(v.errors()[0].message.find("h999-sxm"), std::string::npos) << v.errors()[0].message;
+  EXPECT_EQ(v.errors()[0].message.find("(line"), std::string::npos) << v.errors()[0].message;
 }
 
 }  // namespace gf
