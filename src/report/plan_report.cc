@@ -128,6 +128,7 @@ nlohmann::json checkpoint_json(const CheckpointEstimate& c) {
     j["allreduce_alone_s"] = c.allreduce_alone_s;
     j["allreduce_shared_s"] = c.allreduce_shared_s;
     j["allreduce_bandwidth_share"] = round_to(c.allreduce_share, 1e-4);
+    j["dp_traffic"] = c.dp_traffic;
     j["write_shared_s"] = c.write_shared_s;
     j["step_cost_s"] = c.step_cost_s;
   }
@@ -142,9 +143,9 @@ std::string checkpoint_text(const CheckpointEstimate& c) {
                   units::format_seconds(c.write_s), c.write_Bps / 1e9, c.bottleneck);
   if (c.converged)
     s += fmt::format(
-        "  {:<14} on the compute NICs (vlan): the DP all-reduce keeps {:.0f}% of its bandwidth "
+        "  {:<14} on the compute NICs (vlan), {}: {:.0f}% of the bandwidth it has alone "
         "while the checkpoint is written ({} -> {}), the write takes {}; +{} a step meanwhile\n",
-        "", 100 * c.allreduce_share, units::format_seconds(c.allreduce_alone_s),
+        "", c.dp_traffic, 100 * c.allreduce_share, units::format_seconds(c.allreduce_alone_s),
         units::format_seconds(c.allreduce_shared_s), units::format_seconds(c.write_shared_s),
         units::format_seconds(c.step_cost_s));
   return s;

@@ -17,33 +17,58 @@ constexpr int kMaxModelledNodes = 256;
 
 }  // namespace
 
+std::string dp_traffic_name(int zero) {
+  if (zero == 3) return "ZeRO-3's DP reduce-scatter and parameter gathers";
+  return zero >= 1 ? "the DP reduce-scatter and all-gather" : "the DP all-reduce";
+}
+
 DpTraffic nominal_dp_traffic(const Plan& plan, const WorkloadSpec& w) {
   DpTraffic d;
   const auto& par = w.parallelism;
   const double dp = std::max(1, par.dp);
+  const double ring_share = (dp - 1) / dp;  // of a buffer a rank sends in a ring's pass
   // Guide §3: gradient bytes of one replica, ring all-reduce moves 2(n-1)/n of them per rank;
   // the bytes a parameter as the step moves them (fp32 gradients by Megatron-LM's default).
-  const double grads = w.model.params * dp_bytes_per_param(w) / (par.tp * par.pp);
-  const double per_gpu = grads * 2 * (dp - 1) / dp;
+  const double held = w.model.params / (par.tp * par.pp);
+  double per_gpu = held * dp_bytes_per_param(w) * 2 * ring_share;
+  if (par.zero == 3) {
+    // The weights gathered before each use, every microbatch (the step's zero3_param_allgather).
+    const double passes = 2 + (w.recompute == Recompute::kFull ? 1 : 0);
+    per_gpu += passes * microbatches_per_step(w) * held * weight_bytes(w) * ring_share;
+  }
   // A node's GPUs share its NICs.
   d.nic_bytes = per_gpu * plan.gpus_per_node / std::max(1, plan.nics_per_node);
   d.alone_s = d.nic_bytes / (plan.nic.rate_gbps * 1e9 / 8);
   d.exposed_s = w.overlap ? 0 : d.alone_s;
+  d.what = dp_traffic_name(par.zero);
   return d;
 }
 
 DpTraffic step_dp_traffic(const StepResult& step, const Plan& plan) {
   DpTraffic d;
+  int zero = 0;
   for (const auto& c : step.comms) {
-    const bool reduce_scatter = c.kind == "dp_reduce_scatter";  // ZeRO-3: half an all-reduce
-    if (c.kind != "dp_allreduce" && c.kind != "dp_reduce_scatter_all_gather" && !reduce_scatter)
+    // An all-reduce sends 2(n-1)/n of its buffer, a reduce-scatter and an all-gather (n-1)/n.
+    double passes = 0;
+    if (c.kind == "dp_allreduce" || c.kind == "expert_dp_allreduce") {
+      passes = 2;
+    } else if (c.kind == "dp_reduce_scatter_all_gather") {
+      passes = 2;
+      zero = std::max(zero, 1);
+    } else if (c.kind == "dp_reduce_scatter" || c.kind == "expert_dp_reduce_scatter" ||
+               c.kind == "zero3_param_allgather") {
+      passes = 1;
+      zero = 3;
+    } else {
       continue;
+    }
     const double n = std::max(1, c.group_size);
-    d.nic_bytes += c.count * c.bytes * (reduce_scatter ? 1 : 2) * (n - 1) / n * plan.gpus_per_node /
+    d.nic_bytes += c.count * c.bytes * passes * (n - 1) / n * plan.gpus_per_node /
                    std::max(1, plan.nics_per_node);
     d.alone_s += c.total_s;
     d.exposed_s += c.exposed_s;
   }
+  d.what = dp_traffic_name(zero);
   return d;
 }
 
@@ -104,11 +129,12 @@ CheckpointEstimate checkpoint_estimate(const Plan& plan, const WorkloadSpec& w,
   double write_end = 0;
   for (int f = 1; f < shared.size(); ++f) write_end = std::max(write_end, s.completion_s[f]);
   const double factor = ring_alone > 0 ? ring_shared / ring_alone : 1;
+  c.dp_traffic = dp.what.empty() ? dp_traffic_name(0) : dp.what;
   c.allreduce_share = 1 / factor;
   c.allreduce_alone_s = dp.alone_s;
   c.allreduce_shared_s = dp.alone_s * factor;
   c.write_shared_s = write_end;
-  // What compute hid of the all-reduce stays hidden; the slower rest is exposed.
+  // What compute hid of the traffic stays hidden; the slower rest is exposed.
   const double hidden = std::max(0.0, dp.alone_s - dp.exposed_s);
   c.step_cost_s = std::max(0.0, c.allreduce_shared_s - hidden) - dp.exposed_s;
   return c;

@@ -76,6 +76,11 @@ double dp_bytes_per_param(const WorkloadSpec& w) {
   return zero >= 1 ? (grads + weight_bytes(w)) / 2 : grads;
 }
 
+double microbatches_per_step(const WorkloadSpec& w) {
+  const double b = w.micro_batch, dp = std::max(1, w.parallelism.dp);
+  return w.global_batch > 0 ? std::max(1.0, w.global_batch / (b * dp)) : 1.0;
+}
+
 double checkpoint_bytes_per_param(Precision precision) {
   const ParamBytes pb = param_bytes(precision);
   return pb.weights + pb.optimizer;

@@ -42,6 +42,10 @@ double checkpoint_bytes_per_param(Precision precision);
 /// 16-bit (fp8 GEMMs keep bf16 weights) or fp32.
 double weight_bytes(const WorkloadSpec& w);
 
+/// Microbatches a step runs on each data-parallel rank: the global batch over micro_batch x dp,
+/// at least one (one when the spec gives no global batch).
+double microbatches_per_step(const WorkloadSpec& w);
+
 /// Bytes a parameter the data-parallel reduction moves as one all-reduce: the gradients in the
 /// type they are reduced in (grad_reduce_precision); with ZeRO (the distributed optimizer) a
 /// reduce-scatter of them and an all-gather of the weights, each half a ring all-reduce, so the

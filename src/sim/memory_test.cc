@@ -1,5 +1,6 @@
 #include "sim/memory.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "sim/checkpoint.h"
@@ -186,6 +187,35 @@ TEST(Checkpoint, ConvergedPortsSlowTheAllReduceByTheWritesShare) {
   EXPECT_GT(c.step_cost_s, 0);
   // Overlapped all-reduce: the hidden part stays hidden, the slower rest costs the step.
   EXPECT_NEAR(c.step_cost_s, c.allreduce_shared_s - c.allreduce_alone_s, 1e-9);
+}
+
+// ZeRO-3 sends its gradients once (a reduce-scatter, (n-1)/n) and gathers the weights before
+// each microbatch's forward and backward: the traffic the checkpoint meets is both, and is named
+// so, not "the DP all-reduce".
+TEST(Checkpoint, Zero3TrafficIsItsReduceScatterAndItsGathers) {
+  Spec s;
+  const std::string base = std::string("cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n") +
+                           "fabric: {technology: infiniband, spine_headroom: 0.5}\n" +
+                           "networks: {isolation: vlan, storage: {storage_nodes: 4}}\n";
+  auto work = [](int zero) {
+    return fmt::format(
+        "workload: {{model: {{params: 70B}}, precision: bf16, global_batch: 256, micro_batch: 1, "
+        "parallelism: {{tp: 8, pp: 1, dp: 64, zero: {}}}}}\n",
+        zero);
+  };
+  const Plan p0 = planned(base + work(0), s);
+  const DpTraffic plain = nominal_dp_traffic(p0, *s.workload);
+  EXPECT_EQ(plain.what, "the DP all-reduce");
+  const Plan p3 = planned(base + work(3), s);
+  const DpTraffic z3 = nominal_dp_traffic(p3, *s.workload);
+  EXPECT_EQ(z3.what, "ZeRO-3's DP reduce-scatter and parameter gathers");
+  // Per GPU: fp32 gradients once, (n-1)/n, then 4 microbatches x 2 gathers of bf16 weights.
+  const double held = 70e9 / 8, ring = 63.0 / 64;
+  EXPECT_NEAR(plain.nic_bytes, held * 4 * 2 * ring, 1e3);
+  EXPECT_NEAR(z3.nic_bytes, held * (4 + 4 * 2 * 2) * ring, 1e3);
+  const auto c = checkpoint_estimate(p3, *s.workload, z3);
+  ASSERT_TRUE(c.converged);
+  EXPECT_EQ(c.dp_traffic, z3.what);
 }
 
 }  // namespace gf

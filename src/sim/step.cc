@@ -171,7 +171,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   const double seq = m.seq_len > 0 ? m.seq_len : 2048;
   const double hidden = m.hidden > 0 ? m.hidden : 0;
   const double b = w.micro_batch;
-  r.microbatches = w.global_batch > 0 ? std::max(1.0, w.global_batch / (b * dp)) : 1.0;
+  r.microbatches = microbatches_per_step(w);
   const double mb = r.microbatches;
   auto layout = pipeline_layout(m.layers, par.pp, w.virtual_pipeline, w.first_stage_layers,
                                 w.last_stage_layers);
