@@ -10,6 +10,7 @@
 #include "sim/compute.h"
 #include "sim/flow_builder.h"
 #include "sim/step_overlap.h"
+#include "spec/model_params.h"
 
 namespace gf {
 namespace {
@@ -183,11 +184,12 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   r.virtual_pipeline = std::max(1, w.virtual_pipeline);
   r.tokens_per_step = w.global_batch > 0 ? w.global_batch * seq : 0;
 
-  // Active parameters: a MoE layer's FFN is 8h^2 per expert; only top_k of them run per token.
+  // Active parameters: a MoE layer has an MLP per expert (as wide as the model's MLP: GeLU's two
+  // matrices or SwiGLU's three); only top_k of them run per token.
   double active = m.params;
   double expert_params = 0;
   if (m.experts > 0 && shape) {
-    expert_params = std::min(0.9 * m.params, 8.0 * hidden * hidden * m.experts * m.layers);
+    expert_params = std::min(0.9 * m.params, expert_mlp_params(m));
     active = m.params - expert_params * (1.0 - static_cast<double>(m.top_k) / m.experts);
   }
   const double dense_params = m.params - expert_params;
@@ -473,7 +475,14 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     // training/arguments.py:613: "Overlap P2P communication is disabled if not using the
     // interleaved schedule"); 1F1B waits for each before the next forward or backward, so there
     // they are in sequence with the compute stream's collectives, as one stream.
-    add("pp_sendrecv", Op::kSendRecv, pp_pairs(d), bytes, 2 * mb,
+    // With interleaving every microbatch passes each rank once per model chunk: the schedule
+    // runs num_microbatches x num_model_chunks virtual microbatches, each received and sent on
+    // forward and backward (core/pipeline_parallel/schedules.py@d98e8a64dd:1041-1048,
+    // forward_backward_pipelining_with_interleaving), so v x the sends; the fill and drain still
+    // cross the pp - 1 boundaries once each way.
+    const double chunks = std::max(1, w.virtual_pipeline);
+    add(
+        "pp_sendrecv", Op::kSendRecv, pp_pairs(d), bytes, 2 * mb * chunks,
         [&](double one, double) { return 2.0 * (par.pp - 1) * one; },
         Where{w.virtual_pipeline > 1 ? CommStream::kPipeline : CommStream::kCompute, 2, 1,
               grad_window ? 1.0 : 0.0});

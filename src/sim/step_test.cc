@@ -498,6 +498,33 @@ TEST(StepOverlap, ContextParallelExchangeHidesBehindAttention) {
 
 namespace gf {
 
+// The experts' MLPs are as wide as the model's MLP: with SwiGLU's three h x ffn matrices each,
+// expert parallelism shards 8 x 3 x 1024 x 4096 x 4 = 403M parameters, not 8h^2 a expert.
+TEST(StepMoe, ExpertParallelismShardsEveryExpertsMlp) {
+  auto params_bytes = [](int ep) {
+    const StepResult r = step(setup(fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 1, nic: cx7-400g}}\n"
+        "workload:\n  model: {{params: 485M, layers: 4, hidden: 1024, heads: 8, seq_len: 2048, "
+        "vocab: 32000, ffn_hidden: 4096, mlp: swiglu, experts: 8, top_k: 2}}\n"
+        "  parallelism: {{tp: 1, ep: {}}}\n  global_batch: 64\n",
+        ep)));
+    return std::pair{r.memory.peak().params_bytes, r.comms};
+  };
+  const auto [one, comms_one] = params_bytes(1);
+  const auto [eight, comms_eight] = params_bytes(8);
+  const double experts = 8.0 * 3 * 1024 * 4096 * 4;  // 402.7M
+  const double weight = one / 485e6;                 // bytes a parameter held
+  EXPECT_NEAR(one - eight, experts * (1 - 1.0 / 8) * weight, 1e-6 * one);
+  // The dense part's DP all-reduce moves the rest, 485M - 403M, at 4 B a parameter (fp32).
+  bool dense = false;
+  for (const auto& c : comms_eight) {
+    if (c.kind != "dp_allreduce") continue;
+    dense = true;
+    EXPECT_NEAR(c.bytes, (485e6 - experts) * 4, 1e3);
+  }
+  EXPECT_TRUE(dense);
+}
+
 TEST(StepMoe, TheBusiestExpertRankSetsTheLayersTime) {
   const std::string base =
       "cluster: {gpu: h100-sxm, nodes: 16, nic: cx7-400g}\n"
@@ -629,6 +656,21 @@ TEST(StepConcurrency, OnlyTheInterleavedScheduleOverlapsPipelineSendsWithCompute
   };
   EXPECT_EQ(stream_of_pp(""), CommStream::kCompute);
   EXPECT_EQ(stream_of_pp("  virtual_pipeline: 2\n"), CommStream::kPipeline);
+}
+
+// Interleaving runs each microbatch through every model chunk a rank holds: v x the pipeline's
+// sends, each the same activations; the fill and drain still cross each boundary once a way.
+TEST(Step, InterleavingSendsEachMicrobatchOnceAModelChunk) {
+  auto pp_of = [](const std::string& extra) {
+    const StepResult r = step(setup(oversubscribed("{tp: 8, pp: 2, dp: 4}") + extra));
+    const StepComm* pp = comm_named(r, "pp_sendrecv");
+    EXPECT_TRUE(pp);
+    return pp ? *pp : StepComm{};
+  };
+  const StepComm one = pp_of(""), two = pp_of("  virtual_pipeline: 2\n");
+  EXPECT_GT(one.count, 0);
+  EXPECT_DOUBLE_EQ(two.count, 2 * one.count);
+  EXPECT_DOUBLE_EQ(two.bytes, one.bytes);
 }
 
 TEST(StepConcurrency, DimensionsThatNeverMeetGiveTheSameStep) {

@@ -15,6 +15,18 @@ double ffn_width(const ModelSpec& m) {
   return 4.0 * m.hidden;
 }
 
+namespace {
+// One MLP's weights: two matrices around GeLU, three for SwiGLU's gate.
+double mlp_params(const ModelSpec& m) {
+  return (m.mlp == MlpKind::kSwiglu ? 3 : 2) * static_cast<double>(m.hidden) * ffn_width(m);
+}
+}  // namespace
+
+double expert_mlp_params(const ModelSpec& m) {
+  if (m.experts <= 0 || m.layers <= 0 || m.hidden <= 0) return 0;
+  return m.experts * mlp_params(m) * m.layers;
+}
+
 std::optional<ShapeParams> shape_params(const ModelSpec& m) {
   if (m.layers <= 0 || m.hidden <= 0) return std::nullopt;
   const double h = m.hidden;
@@ -23,9 +35,8 @@ std::optional<ShapeParams> shape_params(const ModelSpec& m) {
   const double heads = m.heads > 0 ? m.heads : std::max(1.0, h / 128);
   const double kv_heads = m.kv_heads > 0 ? m.kv_heads : heads;
   const double attention = 2 * h * h + 2 * h * (kv_heads * h / heads);
-  // The MLP: two matrices around GeLU, three for SwiGLU's gate; an MoE layer has one per expert
-  // and a router of h x experts.
-  const double mlp = (m.mlp == MlpKind::kSwiglu ? 3 : 2) * h * ffn_width(m);
+  // The MLP; an MoE layer has one per expert and a router of h x experts.
+  const double mlp = mlp_params(m);
   const double moe = m.experts > 0 ? m.experts * mlp + h * m.experts : mlp;
   ShapeParams p;
   p.layers = m.layers * (attention + moe);

@@ -26,6 +26,11 @@ struct ShapeParams {
 /// nullopt unless the spec gives model.layers and model.hidden.
 std::optional<ShapeParams> shape_params(const ModelSpec& m);
 
+/// The parameters of every expert's MLP over the model's layers (experts x the MLP's matrices,
+/// two for GeLU, three for SwiGLU, h x ffn_width each, x layers): what expert parallelism shards
+/// and only top_k of which run per token; 0 for a dense model or without a shape.
+double expert_mlp_params(const ModelSpec& m);
+
 /// How far model.params may be from what its shape implies, as a factor either way, before the
 /// spec is refused. Published configs land within 2 % of the tied-untied range (Llama 3 8B,
 /// 70B, 405B: 8.03B, 70.6B, 405.9B; Mixtral 8x7B, 8x22B: 46.7B, 140.6B; GPT-3 175B: 174.6B);
