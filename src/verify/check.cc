@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 
 #include "common/text.h"
 #include "sim/collective.h"
@@ -120,6 +121,17 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
     errs.insert(errs.end(), model.errors().begin(), model.errors().end());
     return;
   }
+  // Where the expectation reduces in the switches (CollNet, or NVLS across nodes, which NCCL
+  // runs over CollNet), a run made without them (NCCL uses SHARP only with
+  // NCCL_COLLNET_ENABLE=1 and its plugin) is judged against it: the same fabric without
+  // in-network reduction, built once it is needed, says whether that is all that is missing.
+  auto in_switches = [nodes](Algorithm a) {
+    return a == Algorithm::kCollNet || a == Algorithm::kCollNetChain ||
+           (a == Algorithm::kNvls && nodes > 1);
+  };
+  Plan without_sharp = plan;
+  without_sharp.in_network_reduction = false;
+  std::optional<CollectiveModel> plain;
   const double node_line_gbs = plan.nic.rate_gbps * plan.nics_per_node / 8;
   for (const auto& row : run.rows) {
     // Small sizes measure latency, not the fabric; a wrong result fails at any size.
@@ -134,6 +146,9 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
                .measured = row.busbw_gbs,
                .expected = sim.busbw_gbs,
                .ratio = sim.busbw_gbs > 0 ? row.busbw_gbs / sim.busbw_gbs : 0};
+    c.expected_as =
+        fmt::format("{}/{}{}", algorithm_name(sim.algorithm), protocol_name(sim.protocol),
+                    in_switches(sim.algorithm) ? "+SHARP" : "");
     const bool two_node_tree = nodes == 2 && row.busbw_gbs > node_line_gbs * 0.95;
     if (wrong) {
       mark(c, CheckMark::kWrong,
@@ -148,6 +163,20 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
       c.judged = false;
     } else if (c.ratio < 1 - tolerance) {
       mark(c, CheckMark::kBelow, "");
+      if (in_switches(sim.algorithm)) {
+        if (!plain) {
+          auto m = CollectiveModel::build(fabric, without_sharp, o);
+          if (m) plain = std::move(*m);
+        }
+        const SizeResult bare = plain ? plain->at(row.bytes) : SizeResult{};
+        if (bare.busbw_gbs > 0 && row.busbw_gbs >= (1 - tolerance) * bare.busbw_gbs)
+          c.note = fmt::format(
+              "as the fabric without in-network reduction ({:.1f} as {}/{}): was SHARP off in "
+              "the run? NCCL reduces in the switches only with NCCL_COLLNET_ENABLE=1 and the "
+              "SHARP plugin (gpufabric configs' host files set them); or plan without it "
+              "(fabric.in_network_reduction: off)",
+              bare.busbw_gbs, algorithm_name(bare.algorithm), protocol_name(bare.protocol));
+      }
     } else if (c.ratio > kAboveSimulatedRatio) {  // the simulation runs the 2-node tree too
       mark(c, CheckMark::kAbove, kAboveLinksNote);
     }
@@ -274,6 +303,7 @@ nlohmann::json check_json(const CheckResult& r) {
     if (c.what == "busbw_gbs") {
       j["measured_busbw_gbs"] = c.measured;
       j["expected_busbw_gbs"] = c.expected;
+      j["expected_as"] = c.expected_as;
     } else {
       j["measured_gbps"] = c.measured;
       j["expected_gbps"] = c.expected;
@@ -284,15 +314,15 @@ nlohmann::json check_json(const CheckResult& r) {
 }
 
 std::string check_text(const CheckResult& r) {
-  std::string s = fmt::format("{:<34} {:<10} {:>12} {:>10} {:>10} {:>7}  {}\n", "file", "what",
-                              "size", "measured", "expected", "ratio", "");
+  std::string s = fmt::format("{:<34} {:<10} {:>12} {:>10} {:>10} {:<19} {:>7}  {}\n", "file",
+                              "what", "size", "measured", "expected", "expected as", "ratio", "");
   for (const auto& c : r.rows) {
     const std::string file =
         c.file.size() > 34 ? "..." + c.file.substr(c.file.size() - 31) : c.file;
-    s += fmt::format("{:<34} {:<10} {:>12.0f} {:>10.1f} {:>10.1f} {:>7.2f}  {}{}\n", file,
-                     c.collective, c.bytes, c.measured, c.expected, c.ratio,
-                     !c.judged ? "-" : words_of(c.mark).text,
-                     c.note.empty() ? "" : "  (" + c.note + ")");
+    s += fmt::format(
+        "{:<34} {:<10} {:>12.0f} {:>10.1f} {:>10.1f} {:<19} {:>7.2f}  {}{}\n", file, c.collective,
+        c.bytes, c.measured, c.expected, c.expected_as.empty() ? "-" : c.expected_as, c.ratio,
+        !c.judged ? "-" : words_of(c.mark).text, c.note.empty() ? "" : "  (" + c.note + ")");
   }
   s += kVerdictWords[static_cast<std::size_t>(r.verdict)].line;
   if (r.verdict == CheckVerdict::kFail) {

@@ -28,6 +28,9 @@ struct CheckRow {
   bool ok() const { return mark == CheckMark::kOk; }
   std::string note{};
   bool judged = true;  ///< compared with the tolerance; false for rows shown for context only
+  /// nccl-tests rows: what the expectation runs, as NCCL would choose it on the planned fabric
+  /// ("nvls/Simple", "ring/LL128"; "+SHARP" where it reduces in the switches); "" for others.
+  std::string expected_as{};
 };
 /// A check's outcome. Nothing judged is not a pass: a run cut after its small sizes, or only
 /// latency tests, says nothing about the fabric.

@@ -1,5 +1,6 @@
 #include "verify/diagnose.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -173,6 +174,63 @@ TEST(Check, MeasurementsAgainstThePlan) {
   EXPECT_TRUE(fast_ok);
   // A log is not a measurement check compares.
   EXPECT_FALSE(check_measurements(plan, cat, {load("nccl-debug-ib-retry.log")}, 0.15).ok());
+}
+
+// Every judged nccl-tests row says what it was expected as; where the plan reduces in the
+// switches (SHARP: NVLS across nodes runs over CollNet) and a run reaches only what the fabric
+// gives without them, the row says that SHARP is what is missing and how NCCL turns it on.
+TEST(Check, ARunWithoutSharpIsToldSo) {
+  auto cat = *builtin_catalog();
+  const Plan plan = h100_ib_plan(cat);
+  ASSERT_TRUE(plan.in_network_reduction);
+  // 8 nodes of 8: 64 rank lines on 8 hosts, then 1 GiB and 8 GiB at `busbw`.
+  auto run = [](double busbw) {
+    std::string t =
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 "
+        "iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n";
+    for (int r = 0; r < 64; ++r)
+      t += fmt::format(
+          "#  Rank {:2} Group  0 Pid {:6} on     node{:02} device  {} [0x18] NVIDIA "
+          "H100 80GB HBM3\n",
+          r, 1000 + r, r / 8, r % 8);
+    t += "#\n#                                                              out-of-place       "
+         "                in-place          \n"
+         "#       size         count      type   redop    root     time   algbw   busbw #wrong "
+         "    time   algbw   busbw #wrong\n"
+         "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)         "
+         "   (us)  (GB/s)  (GB/s)       \n";
+    for (double bytes : {1073741824.0, 8589934592.0}) {
+      const double alg = busbw * 64 / 126, us = bytes / alg / 1e3;
+      t += fmt::format(
+          "{:>12.0f} {:>13.0f}     float     sum      -1 {:8.1f} {:7.2f} {:7.2f}      0 "
+          "{:8.1f} {:7.2f} {:7.2f}      0\n",
+          bytes, bytes / 4, us, alg, busbw, us, alg, busbw);
+    }
+    ToolOutput o{"all_reduce_perf.out", t, OutputKind::kUnknown};
+    o.kind = detect_output_kind(o.text);
+    return o;
+  };
+  // 360 GB/s: a ring or NVLS Tree over 8 x 400G, below NVLS over SHARP.
+  auto r = check_measurements(plan, cat, {run(360)}, 0.15);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_FALSE(r->pass());
+  ASSERT_EQ(r->rows.size(), 2u);
+  for (const auto& c : r->rows) {
+    EXPECT_EQ(c.mark, CheckMark::kBelow);
+    EXPECT_NE(c.expected_as.find("+SHARP"), std::string::npos) << c.expected_as;
+    EXPECT_NE(c.note.find("NCCL_COLLNET_ENABLE=1"), std::string::npos) << c.note;
+  }
+  // Far below both: no such guess.
+  auto slow = check_measurements(plan, cat, {run(150)}, 0.15);
+  ASSERT_TRUE(slow.ok());
+  for (const auto& c : slow->rows) EXPECT_EQ(c.note.find("SHARP"), std::string::npos) << c.note;
+  // Without in-network reduction planned the same run is as expected, and said to be a plain one.
+  Plan bare = plan;
+  bare.in_network_reduction = false;
+  auto plain = check_measurements(bare, cat, {run(360)}, 0.15);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->pass());
+  for (const auto& c : plain->rows) EXPECT_EQ(c.expected_as.find("SHARP"), std::string::npos);
 }
 
 // check simulates the run as it ran, or says why it cannot: an output that does not say which
