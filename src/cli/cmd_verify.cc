@@ -88,7 +88,7 @@ bool has_error(const std::vector<Finding>& fs) {
 struct CheckFlags {
   std::string spec;
   std::vector<std::string> files;
-  double tolerance = 0.15;
+  double tolerance = kDefaultBusbwTolerance;
   bool json = false;
 };
 
@@ -179,7 +179,8 @@ Command add_diagnose(CLI::App& root) {
                 "or the nearest standard rate)");
   a->add_option("--spec", f->spec,
                 "the cluster spec: its NIC rate judges RDMA results, nccl-tests results are "
-                "compared with the simulated fabric, and the rails it names "
+                "compared with the simulated fabric as check compares them (a finding more "
+                "than its default 15 % below), and the rails it names "
                 "(addressing.host_netdevs) are checked in ip link output (up, MTU 9000)");
   a->add_flag("--json", f->json, "print the findings as JSON");
   return {a, [f]() -> int {

@@ -13,6 +13,7 @@
 #include "plan/plan.h"
 #include "sim/nccl_cost.h"
 #include "spec/spec.h"
+#include "verify/check.h"
 #include "verify/parsers.h"
 
 namespace gf {
@@ -54,7 +55,8 @@ struct AcceptanceOptions {
   int duration_s = 10;     ///< ib_write_bw -D
   int burn_in_passes = 3;  ///< passes of link tests in the burn-in, each paired differently
   int burn_in_duration_s = 600;
-  double tolerance = 0.15;  ///< nccl-tests busbw below the simulation still accepted
+  double tolerance =
+      kDefaultBusbwTolerance;  ///< nccl-tests busbw below the simulation still accepted
 };
 
 /// The runbook: every test and expectation.

@@ -20,8 +20,6 @@ constexpr double kPauseStormRatio = 1e-5;
 // RoCE wants jumbo frames; InfiniBand and RoCE path MTU 4096 (the guide's §4.3).
 constexpr int kRdmaMtu = 4096;
 constexpr int kJumboMtu = 9000;
-// diagnose flags nccl-tests bandwidth below this fraction of the simulated expectation.
-constexpr double kBusbwTolerance = 0.25;
 // Standard NIC port rates, for guessing the line rate of a perftest result without a plan.
 constexpr double kStandardRatesGbps[] = {25, 50, 100, 200, 400, 800};
 // At most this many lines quoted where a log may repeat a line for every channel or peer.
@@ -196,8 +194,9 @@ void nccl_tests_findings(const NcclTestsRun& r, const ToolOutput& f, const Plan*
       wrong.push_back({f.file, row.line, "#wrong " + row.wrong_in_place + " (in place)"});
   }
   if (plan && catalog) {
-    // The rows check judges, as check marks them: below and above the simulated plan alike.
-    auto c = check_measurements(*plan, *catalog, {f}, kBusbwTolerance);
+    // The rows check judges, as check marks them at its default tolerance: below and above the
+    // simulated plan alike, so that the two never disagree on the same file.
+    auto c = check_measurements(*plan, *catalog, {f}, kDefaultBusbwTolerance);
     if (c) {
       std::vector<Evidence> low, high;
       for (const auto& row : c->rows) {
@@ -207,8 +206,10 @@ void nccl_tests_findings(const NcclTestsRun& r, const ToolOutput& f, const Plan*
           if (rr.bytes == row.bytes)
             (row.mark == CheckMark::kBelow ? low : high)
                 .push_back({f.file, rr.line,
-                            fmt::format("busbw {:.1f} GB/s, {:.0f}% of the simulated {:.1f}",
-                                        row.measured, 100 * row.ratio, row.expected)});
+                            fmt::format("busbw {:.1f} GB/s, {:.0f}% of the simulated {:.1f} "
+                                        "(as {}){}",
+                                        row.measured, 100 * row.ratio, row.expected,
+                                        row.expected_as, row.note.empty() ? "" : ": " + row.note)});
       }
       if (!low.empty()) out.push_back(finding(rule("busbw-below-expectation"), low));
       if (!high.empty()) out.push_back(finding(rule("busbw-above-expectation"), high));

@@ -231,6 +231,18 @@ TEST(Check, ARunWithoutSharpIsToldSo) {
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(plain->pass());
   for (const auto& c : plain->rows) EXPECT_EQ(c.expected_as.find("SHARP"), std::string::npos);
+  // diagnose --spec finds what check fails, at check's tolerance: 400 GB/s is 79 % of NVLS
+  // over SHARP (diagnose once flagged only below 75 %), and its evidence says why.
+  const ToolOutput between = run(400);
+  auto judged = check_measurements(plan, cat, {between}, kDefaultBusbwTolerance);
+  ASSERT_TRUE(judged.ok());
+  EXPECT_FALSE(judged->pass());
+  auto found = diagnose({between}, 0, &plan, &cat);
+  ASSERT_TRUE(found.ok()) << format_diagnostics(found.errors());
+  std::string evidence;
+  for (const auto& f : *found)
+    if (f.id == "busbw-below-expectation") evidence = f.evidence.front().text;
+  EXPECT_NE(evidence.find("NCCL_COLLNET_ENABLE=1"), std::string::npos) << evidence;
 }
 
 // check simulates the run as it ran, or says why it cannot: an output that does not say which

@@ -142,8 +142,9 @@ inline constexpr Rule kRules[] = {
      "netstat -s; switch drop counters", "check MTU consistency and drops"},
     // nccl-tests.
     {"busbw-below-expectation", Severity::kError,
-     "collective bandwidth far below what the planned fabric gives: a slow link, NCCL not using "
-     "every NIC, ECMP collisions or congestion",
+     "collective bandwidth below what the planned fabric gives (by more than check's default "
+     "tolerance): a slow link, NCCL not using every NIC or the switches' reduction, ECMP "
+     "collisions or congestion",
      "NCCL_DEBUG=INFO (NET/IB on every NIC, GDRDMA), ib_write_bw per NIC pair, switch counters; "
      "gpufabric simulate --explain for the expected bottleneck",
      "fix the slow NIC or link; spread flows (NCCL_IB_QPS_PER_CONNECTION, adaptive routing)"},
