@@ -257,8 +257,16 @@ void rail_findings(const std::vector<std::string>& rails, const IpLinks& ip, Fin
   if (!large.empty()) out.push_back(finding(rule("rail-mtu-above-plan"), large, kHostMtu));
 }
 
-// Interfaces that are up at different MTUs, or all below jumbo frames.
-void mtu_findings(const IpLinks& ip, Findings& out) {
+// Interfaces that are up at different MTUs, or all below jumbo frames; interfaces that are
+// down (the rails among them are judged by rail_findings, with a plan that names them).
+void mtu_findings(const IpLinks& ip, bool rails_known, Findings& out) {
+  std::vector<Evidence> down;
+  for (const auto& [name, it] : ip.links) {
+    const auto& [l, file] = it;
+    if (name != "lo" && l.state == "DOWN")
+      down.push_back({file, l.line, fmt::format("{} state {} mtu {}", l.name, l.state, l.mtu)});
+  }
+  if (!down.empty() && !rails_known) out.push_back(finding(rule("interface-down"), down));
   if (ip.mtus.size() > 1) {
     std::vector<Evidence> ev;
     for (const auto& [mtu, where] : ip.mtus)
@@ -267,7 +275,11 @@ void mtu_findings(const IpLinks& ip, Findings& out) {
                       fmt::format("{} mtu {}", w.substr(w.find(": ") + 2), mtu)});
     out.push_back(finding(rule("mtu-mismatch"), ev));
   } else if (ip.mtus.size() == 1 && ip.mtus.begin()->first < kJumboMtu) {
-    out.push_back(finding(rule("mtu-not-jumbo"), {}));
+    std::vector<Evidence> ev;
+    for (const auto& [w, line] : ip.mtus.begin()->second)
+      ev.push_back({w.substr(0, w.find(':')), line,
+                    fmt::format("{} mtu {}", w.substr(w.find(": ") + 2), ip.mtus.begin()->first)});
+    out.push_back(finding(rule("mtu-not-jumbo"), ev));
   }
 }
 
@@ -318,9 +330,10 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
         break;
     }
   }
-  if (plan && plan->technology == Technology::kRoce && !ip.links.empty() && !rail_netdevs.empty())
-    rail_findings(rail_netdevs, ip, out);
-  mtu_findings(ip, out);
+  const bool rails_known =
+      plan && plan->technology == Technology::kRoce && !ip.links.empty() && !rail_netdevs.empty();
+  if (rails_known) rail_findings(rail_netdevs, ip, out);
+  mtu_findings(ip, rails_known, out);
   if (!errs.empty()) return errs;
   return out;
 }

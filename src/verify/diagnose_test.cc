@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -130,6 +131,29 @@ TEST(Diagnose, PlannedRailsInIpLink) {
   auto plain = diagnose({load("ip-d-link.txt")}, 400, &plan, &cat);
   ASSERT_TRUE(plain.ok());
   for (const auto& f : *plain) EXPECT_EQ(f.id.rfind("rail-", 0), std::string::npos) << f.id;
+}
+
+// A jumbo interface that is down is no jumbo path: "no interface that is up uses jumbo frames"
+// names the ones that are up, and an interface that is down is shown (info) where no plan
+// names the rails to judge it.
+TEST(Diagnose, InterfacesThatAreDownAreShownAndNotCountedAsJumbo) {
+  const std::string text =
+      "4: ens1f0np0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP mode DEFAULT "
+      "group default qlen 1000\n"
+      "    link/ether b8:3f:d2:11:22:33 brd ff:ff:ff:ff:ff:ff promiscuity 0 minmtu 68 maxmtu 9978\n"
+      "5: ens2f0np0: <BROADCAST,MULTICAST> mtu 9000 qdisc mq state DOWN mode DEFAULT group "
+      "default qlen 1000\n"
+      "    link/ether b8:3f:d2:11:22:34 brd ff:ff:ff:ff:ff:ff promiscuity 0 minmtu 68 maxmtu "
+      "9978\n";
+  ToolOutput t{"ip-link.txt", text, OutputKind::kUnknown};
+  t.kind = detect_output_kind(t.text);
+  auto r = diagnose({t}, 0);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  std::map<std::string, std::string> evidence;
+  for (const auto& f : *r)
+    if (!f.evidence.empty()) evidence[f.id] = f.evidence.front().text;
+  EXPECT_EQ(evidence["mtu-not-jumbo"], "ens1f0np0 mtu 1500");
+  EXPECT_EQ(evidence["interface-down"], "ens2f0np0 state DOWN mtu 9000");
 }
 
 TEST(Diagnose, UnknownAndTruncatedFilesAreBadInput) {

@@ -104,8 +104,13 @@ inline constexpr Rule kRules[] = {
      "smaller (single node fine, multi-node broken)",
      "ip link on every host; ping -M do -s 8972 between hosts",
      "one MTU everywhere: 9000 on hosts (4096 RDMA path MTU), 9214 on switches"},
-    {"mtu-not-jumbo", Severity::kInfo, "no interface uses jumbo frames", "ip link",
+    {"mtu-not-jumbo", Severity::kInfo, "no interface that is up uses jumbo frames", "ip link",
      "MTU 9000 on the RoCE interfaces"},
+    {"interface-down", Severity::kInfo,
+     "interfaces that are down: if one is a rail, its GPUs' traffic moves to the other NICs or "
+     "NCCL fails (diagnose --spec with addressing.host_netdevs judges the rails)",
+     "ip link; ethtool (link, cable); the switch port",
+     "bring the rails up (cable, transceiver, switch port), netplan apply"},
     // ethtool -S.
     {"pfc-pause-storm", Severity::kError,
      "the NIC receives pause frames at a high rate: a congested or stuck receiver back-pressures "
