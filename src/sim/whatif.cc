@@ -101,12 +101,20 @@ std::optional<std::pair<int, int>> nic_on_leaf(const Fabric& f, int node, int le
   return std::nullopt;
 }
 
-// The --nic change: the NICs, and the switch, which the new rate keeps or replaces.
+// The --nic change: the NICs, the switch, which the new rate keeps or replaces, and what the
+// fabric then takes and costs.
 std::string nic_change(const Plan& from, const Plan& to) {
-  return fmt::format("NICs {} -> {} ({:g} -> {:g} Gbps), {}", from.nic.id, to.nic.id,
-                     from.nic.rate_gbps, to.nic.rate_gbps,
-                     from.sw.id == to.sw.id ? fmt::format("switch {} kept", from.sw.id)
-                                            : fmt::format("switch {} -> {}", from.sw.id, to.sw.id));
+  return fmt::format(
+      "NICs {} -> {} ({:g} -> {:g} Gbps), {}: {} -> {} switches, network capex "
+      "{} -> {} ({:+.0f}%)",
+      from.nic.id, to.nic.id, from.nic.rate_gbps, to.nic.rate_gbps,
+      from.sw.id == to.sw.id ? fmt::format("switch {} kept", from.sw.id)
+                             : fmt::format("switch {} -> {}", from.sw.id, to.sw.id),
+      from.switch_total, to.switch_total, units::format_usd(from.bom.network_capex_usd),
+      units::format_usd(to.bom.network_capex_usd),
+      from.bom.network_capex_usd > 0
+          ? 100 * (to.bom.network_capex_usd / from.bom.network_capex_usd - 1)
+          : 0.0);
 }
 
 // Applies "--fail" items to the fabric.
@@ -730,6 +738,28 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
                            "no node lost a link and the fabric re-routes, but NCCL falls back from "
                            "{} (see above): replace the failed part to get it back",
                            lost);
+  } else if (!o.nic.empty() && o.degrade.empty() && o.slow.empty()) {
+    // Faster NICs alone: what they cost against what they buy, in the run's money where the spec
+    // says how long it trains (the GPU-hours saved), else in the step.
+    const double capex = p2->bom.network_capex_usd - plan.bom.network_capex_usd;
+    std::string rec = fmt::format("{} NICs: network capex {}{}", p2->nic.id, capex >= 0 ? "+" : "-",
+                                  units::format_usd(std::abs(capex)));
+    if (out.baseline.step && out.scenario.step) {
+      const StepResult &a = *out.baseline.step, &b = *out.scenario.step;
+      rec += fmt::format(" for a step {:+.1f}%", 100 * (b.step_time_s / a.step_time_s - 1));
+      if (a.cost_to_train_usd > 0 && b.cost_to_train_usd > 0) {
+        const double saved = a.cost_to_train_usd - b.cost_to_train_usd;
+        rec += fmt::format("; the training run's GPU time {} {} ({} -> {} to train): {}",
+                           saved >= 0 ? "saves" : "costs", units::format_usd(std::abs(saved)),
+                           units::format_seconds(a.time_to_train_s),
+                           units::format_seconds(b.time_to_train_s),
+                           saved > capex ? "they pay for themselves in one run"
+                                         : "they do not pay for themselves in one run");
+      } else {
+        rec += " (give workload.tokens to weigh it against the training run's GPU time)";
+      }
+    }
+    out.recommendation = rec;
   } else if (!o.degrade.empty() || !o.slow.empty()) {
     std::string rec;
     if (!o.degrade.empty())

@@ -245,6 +245,10 @@ TEST(WhatIf, FasterNicsAndBadNames) {
   auto r = what_if(s.spec, s.cat, s.plan, o);
   ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
   EXPECT_GE(probe(r->scenario, "alltoall").busbw_gbs, probe(r->baseline, "alltoall").busbw_gbs);
+  // The change states what the fabric costs with them, and the recommendation weighs it.
+  const std::string text = changes_text(*r);
+  EXPECT_NE(text.find("network capex"), std::string::npos) << text;
+  EXPECT_NE(r->recommendation.find("network capex +$"), std::string::npos) << r->recommendation;
   WhatIfOptions bad;
   bad.fail = {"switch:spine1"};
   auto e = what_if(s.spec, s.cat, s.plan, bad);
