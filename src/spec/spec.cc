@@ -1272,7 +1272,8 @@ Result<std::pair<std::string, std::string>> apply_overrides(
   } catch (const YAML::Exception&) {
     return std::pair{text, path};  // the parser reports the syntax error with its position
   }
-  if (!root.IsMap()) return std::pair{text, path};
+  // A document its aliases blow up is left to the parser, which refuses it with the reason.
+  if (!root.IsMap() || expanded_nodes(root) > kMaxExpandedNodes) return std::pair{text, path};
   std::string label = path + " [";
   for (size_t i = 0; i < overrides.size(); ++i) {
     const auto& o = overrides[i];

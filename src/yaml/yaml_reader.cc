@@ -4,6 +4,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -83,6 +84,31 @@ YAML::Node child(const YAML::Node& map, const std::string& key) {
   return n;
 }
 
+namespace {
+// Nodes under `n`, aliases expanded, each distinct node (its place in the text) counted once:
+// memo holds the finished ones, -1 the ones being counted (a cycle).
+double count_expanded(const YAML::Node& n, double cap, std::map<size_t, double>& memo) {
+  if (!n.IsSequence() && !n.IsMap()) return 1;
+  const size_t at = static_cast<size_t>(n.Mark().pos);
+  if (const auto it = memo.find(at); it != memo.end()) return it->second < 0 ? cap + 1 : it->second;
+  memo[at] = -1;
+  double total = 1;
+  for (const auto& item : n) {
+    total +=
+        n.IsMap() ? 1 + count_expanded(item.second, cap, memo) : count_expanded(item, cap, memo);
+    if (total > cap) break;
+  }
+  total = std::min(total, cap + 1);
+  memo[at] = total;
+  return total;
+}
+}  // namespace
+
+double expanded_nodes(const YAML::Node& n, double cap) {
+  std::map<size_t, double> memo;
+  return count_expanded(n, cap, memo);
+}
+
 YAML::Node YamlReader::parse(const std::string& text) {
   if (text.size() > kMaxSpecBytes) {
     diags_.push_back(
@@ -122,6 +148,16 @@ YAML::Node YamlReader::parse(const std::string& text) {
       return YAML::Node();
     }
     YAML::Node doc = YAML::Load(text);
+    if (expanded_nodes(doc) > kMaxExpandedNodes) {
+      diags_.push_back(Diagnostic::in_file(
+          file_, "",
+          fmt::format("its aliases (*name) expand the document to more than {:.0f} values, or "
+                      "one refers to its own anchor",
+                      kMaxExpandedNodes),
+          "use an alias for a block that is used as it is (a job's workload), not nested in "
+          "itself or repeated level by level"));
+      return YAML::Node();
+    }
     std::set<int> visited;
     check_duplicate_keys(doc, "", visited);
     return doc;

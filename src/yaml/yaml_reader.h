@@ -19,6 +19,18 @@ namespace gf {
 /// safe to query.
 YAML::Node child(const YAML::Node& map, const std::string& key);
 
+/// The most nodes a document may hold once its aliases are expanded (each alias counted as
+/// its anchor's whole subtree again). gpufabric's bound: a spec at the 4 MiB limit without
+/// aliases holds well under it (a 131,072-node placement list is 131k), while a few lines of
+/// nested aliases ("billion laughs") would expand to billions and exhaust memory in every
+/// walk of the tree.
+inline constexpr double kMaxExpandedNodes = 1'000'000;
+
+/// The nodes `n` holds with every alias expanded, counted once per distinct node (so in time
+/// linear in the text); capped at `cap` + 1, and a cycle (an alias inside its own anchor)
+/// counts as more than any cap.
+double expanded_nodes(const YAML::Node& n, double cap = kMaxExpandedNodes);
+
 /// Reads values out of a YAML tree, recording a positioned Diagnostic for each problem
 /// instead of stopping at the first; callers check `errors()` at the end.
 class YamlReader {
