@@ -2,11 +2,15 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <utility>
 
 namespace gf {
 namespace {
@@ -19,6 +23,38 @@ struct Fd {
   }
 };
 
+// The files this process read as inputs, by device and inode (so that another name or a link
+// to one is the same file).
+std::mutex inputs_mutex;
+std::set<std::pair<dev_t, ino_t>> inputs;
+
+void note_input(const struct stat& st) {
+  std::lock_guard<std::mutex> lock(inputs_mutex);
+  inputs.insert({st.st_dev, st.st_ino});
+}
+
+// Waits until `fd` has data (or its end), at most `seconds`: false when it stayed silent.
+bool wait_readable(int fd, int seconds) {
+  struct pollfd p {
+    fd, POLLIN, 0
+  };
+  for (;;) {
+    const int r = ::poll(&p, 1, seconds * 1000);
+    if (r < 0 && errno == EINTR) continue;
+    return r != 0;
+  }
+}
+
+Diagnostic silent(const std::string& path, const std::string& key, const std::string& what,
+                  int seconds) {
+  return Diagnostic::in_file(
+      path, key,
+      fmt::format("the {} brought no data for {} s (a pipe or FIFO whose writer "
+                  "writes nothing)",
+                  what, seconds),
+      "write the output to a file first, or check what feeds the pipe");
+}
+
 Diagnostic too_large(const std::string& path, const std::string& key, const std::string& what,
                      std::size_t max_bytes) {
   return Diagnostic::in_file(path, key,
@@ -27,6 +63,13 @@ Diagnostic too_large(const std::string& path, const std::string& key, const std:
 }
 
 }  // namespace
+
+bool is_input_of_this_run(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  std::lock_guard<std::mutex> lock(inputs_mutex);
+  return inputs.count({st.st_dev, st.st_ino}) > 0;
+}
 
 std::string human_bytes(double bytes) {
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -39,7 +82,8 @@ std::string human_bytes(double bytes) {
 }
 
 Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes,
-                                      const std::string& key, const std::string& what) {
+                                      const std::string& key, const std::string& what,
+                                      int idle_seconds) {
   // O_NONBLOCK so that opening a FIFO without a writer does not wait; cleared below.
   Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
   if (f.fd < 0)
@@ -54,11 +98,15 @@ Result<std::string> read_file_bounded(const std::string& path, std::size_t max_b
   if (S_ISDIR(st.st_mode))
     return Diagnostic::in_file(path, key, "is a folder, not a " + what, "name a file");
   const bool regular = S_ISREG(st.st_mode);
+  if (regular) note_input(st);
   if (regular && static_cast<std::size_t>(st.st_size) > max_bytes)
     return too_large(path, key, what + " is " + human_bytes(static_cast<double>(st.st_size)),
                      max_bytes);
+  // A regular file reads without waiting; a pipe, FIFO or device stays non-blocking: a read
+  // that finds no data waits for it at most idle_seconds, and one that finds no writer (a FIFO
+  // nobody opened for writing) is its end at once.
   const int flags = ::fcntl(f.fd, F_GETFL);
-  if (flags >= 0) ::fcntl(f.fd, F_SETFL, flags & ~O_NONBLOCK);
+  if (regular && flags >= 0) ::fcntl(f.fd, F_SETFL, flags & ~O_NONBLOCK);
 
   std::string out;
   if (regular) out.reserve(static_cast<std::size_t>(st.st_size));
@@ -68,6 +116,10 @@ Result<std::string> read_file_bounded(const std::string& path, std::size_t max_b
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (!wait_readable(f.fd, idle_seconds)) return silent(path, key, what, idle_seconds);
+        continue;
+      }
       return Diagnostic::in_file(path, key,
                                  fmt::format("cannot read the {}: {}", what, std::strerror(errno)));
     }
@@ -76,6 +128,10 @@ Result<std::string> read_file_bounded(const std::string& path, std::size_t max_b
                        max_bytes);
     out.append(buf, static_cast<std::size_t>(n));
   }
+  if (S_ISFIFO(st.st_mode) && out.empty())
+    return Diagnostic::in_file(path, key,
+                               fmt::format("the {} is a FIFO that nothing was written into", what),
+                               "start its writer first, or give the output as a file");
   return out;
 }
 
@@ -89,6 +145,13 @@ Result<std::unique_ptr<std::ifstream>> open_input_file(const std::string& path,
                                "check the path");
   if (S_ISDIR(st.st_mode))
     return Diagnostic::in_file(path, key, "is a folder, not a " + what, "name a file");
+  // A pipe, FIFO or device would be waited on without end (opening a FIFO waits for its
+  // writer) and cannot be read twice: a streamed input is a file.
+  if (!S_ISREG(st.st_mode))
+    return Diagnostic::in_file(
+        path, key, fmt::format("the {} is not a regular file (a pipe, FIFO or device)", what),
+        "write it to a file first and give that");
+  note_input(st);
   auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
   if (!*in)
     return Diagnostic::in_file(path, key, fmt::format("cannot read the {}", what),

@@ -1,12 +1,15 @@
 #include "common/file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "common/text.h"
 
@@ -40,13 +43,67 @@ TEST(ReadFileBounded, EndlessDevicesAndPipesStopAtTheLimit) {
   auto zero = read_file_bounded("/dev/zero", 1 * kMiB);
   ASSERT_FALSE(zero.ok());
   EXPECT_NE(zero.errors()[0].message.find("goes on past the limit"), std::string::npos);
-  // A FIFO without a writer is empty, not a wait without end.
+  // A FIFO without a writer is refused at once, not a wait without end nor an empty file.
   const fs::path fifo = fs::temp_directory_path() / fmt::format("gf-fifo-{}", getpid());
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  auto empty = read_file_bounded(fifo.string(), 16);
-  ASSERT_TRUE(empty.ok());
-  EXPECT_EQ(*empty, "");
+  auto empty = read_file_bounded(fifo.string(), 16, "", "spec file");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.errors()[0].message, "the spec file is a FIFO that nothing was written into");
+  // One whose writer holds it open and writes nothing is given up after the idle limit; one
+  // that is written is read.
+  auto writer = [&](const std::string& text, int hold_ms) {
+    return std::thread([&fifo, text, hold_ms] {
+      const int w = ::open(fifo.c_str(), O_WRONLY);
+      if (w < 0) return;
+      if (!text.empty()) {
+        EXPECT_EQ(::write(w, text.data(), text.size()), ssize_t(text.size()));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+      ::close(w);
+    });
+  };
+  // A writer's open waits for a reader, and a read before it is there finds no writer: read
+  // again until the writer is in.
+  auto read_with_writer = [&](const std::string& text, int hold_ms) {
+    std::thread t = writer(text, hold_ms);
+    Result<std::string> r = Diagnostic::in_file("", "", "");
+    for (int i = 0; i < 100; ++i) {
+      r = read_file_bounded(fifo.string(), 16, "", "file", 1);
+      if (r.ok() || r.errors()[0].message.find("nothing was written") == std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    t.join();
+    return r;
+  };
+  auto silent = read_with_writer("", 3000);
+  ASSERT_FALSE(silent.ok());
+  EXPECT_NE(silent.errors()[0].message.find("brought no data for 1 s"), std::string::npos)
+      << silent.errors()[0].message;
+  auto written = read_with_writer("hello\n", 0);
+  ASSERT_TRUE(written.ok()) << written.errors()[0].message;
+  EXPECT_EQ(*written, "hello\n");
+  // A streamed input (a trace) must be a file: a FIFO is refused, never opened and waited on.
+  auto streamed = open_input_file(fifo.string(), "", "trace");
+  ASSERT_FALSE(streamed.ok());
+  EXPECT_NE(streamed.errors()[0].message.find("not a regular file"), std::string::npos);
   fs::remove(fifo);
+}
+
+// An output never replaces its own command's input: a file read in this run is refused as an
+// output target, under its own name or another (a link).
+TEST(ReadFileBounded, InputsOfThisRunAreKnownByTheirFile) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("gf-input-test-{}", getpid());
+  fs::create_directories(dir);
+  std::ofstream(dir / "spec.yaml") << "name: x\n";
+  std::ofstream(dir / "other.yaml") << "name: y\n";
+  fs::create_symlink(dir / "spec.yaml", dir / "link.yaml");
+  EXPECT_FALSE(is_input_of_this_run((dir / "spec.yaml").string()));
+  ASSERT_TRUE(read_file_bounded((dir / "spec.yaml").string(), 16).ok());
+  EXPECT_TRUE(is_input_of_this_run((dir / "spec.yaml").string()));
+  EXPECT_TRUE(is_input_of_this_run((dir / "link.yaml").string()));
+  EXPECT_FALSE(is_input_of_this_run((dir / "other.yaml").string()));
+  EXPECT_FALSE(is_input_of_this_run((dir / "none.yaml").string()));
+  fs::remove_all(dir);
 }
 
 TEST(Text, Utf8LengthAndDisplayNames) {

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <set>
 
+#include "common/file.h"
+
 namespace gf {
 namespace {
 
@@ -118,6 +120,11 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
         return output_error(at, "a file is where a folder of outputs goes", "move it away");
       }
     }
+    if (is_input_of_this_run(final_path.string())) {
+      t.roll_back();
+      return output_error(final_path, "is one of this command's inputs: it would be replaced",
+                          "choose another -o folder");
+    }
     const auto st = fs::symlink_status(final_path, ec);
     if (fs::exists(st) && !fs::is_regular_file(st) && !fs::is_symlink(st)) {
       t.roll_back();
@@ -187,6 +194,8 @@ Result<std::string> write_output_file(const std::string& path, const std::string
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     return error("the folder does not exist", "create it first or choose another file");
+  if (is_input_of_this_run(path))
+    return error("is one of this command's inputs: it would be replaced", "give another file name");
   const auto st = fs::symlink_status(target, ec);
   if (fs::exists(st) && !fs::is_regular_file(st) && !fs::is_symlink(st))
     return error(fs::is_directory(st) ? "a folder is where this output file goes"

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/file.h"
+#include "common/text.h"
 #include "units/units.h"
 
 namespace gf {
@@ -69,7 +70,7 @@ std::string describe(const YAML::Node& n) {
     case YAML::NodeType::Sequence:
       return "a list";
     case YAML::NodeType::Scalar:
-      return "'" + n.Scalar() + "'";
+      return "'" + quoted_excerpt(n.Scalar()) + "'";  // a whole file read as one scalar too
     default:
       return "nothing";
   }
