@@ -685,6 +685,32 @@ TEST(CliSimulate, PrintsTheNcclTestsTable) {
   EXPECT_TRUE(start && footer && end);
 }
 
+// An output named as one of the command's own inputs is refused, and the input stays whole.
+TEST(CliOutputs, NeverReplaceTheirOwnInputs) {
+  const fs::path dir = temp_dir("own-input");
+  fs::create_directories(dir);
+  const fs::path spec = dir / "s.yaml";
+  fs::copy_file(fs::path(GPUFABRIC_SOURCE_DIR) / "examples/roce-lab-16.yaml", spec);
+  const auto before = fs::file_size(spec);
+  CmdResult links = gpufabric("simulate " + spec.string() + " -e 1M --links " + spec.string());
+  EXPECT_EQ(links.code, 2);
+  EXPECT_NE(links.err.find("is one of this command's inputs"), std::string::npos) << links.err;
+  EXPECT_TRUE(links.out.empty()) << links.out;
+  EXPECT_EQ(fs::file_size(spec), before);
+  fs::copy_file(spec, dir / "plan.md");
+  CmdResult folder = gpufabric("plan " + (dir / "plan.md").string() + " -o " + dir.string());
+  EXPECT_EQ(folder.code, 2);
+  EXPECT_EQ(fs::file_size(dir / "plan.md"), before);
+  // With two outputs, the second is checked before the first is written: a --links that is a
+  // folder leaves no -o folder behind.
+  fs::create_directories(dir / "ldir");
+  CmdResult two = gpufabric("jobs examples/jobs-trace.yaml --no-compare -o " +
+                            (dir / "out").string() + " --links " + (dir / "ldir").string());
+  EXPECT_EQ(two.code, 2);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  fs::remove_all(dir);
+}
+
 TEST(CliSimulate, JsonAndExplain) {
   CmdResult r = gpufabric("simulate examples/seed-70b-1024.yaml -b 1M -e 1G -f 4 --json");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -52,7 +52,10 @@ int run(const JobsFlags& f) {
   auto r = simulate_jobs(loaded->spec, loaded->catalog, plan, o);
   if (!r) return fail(r.errors());
   const LinkNames names(plan, loaded->catalog, *r->fabric);
-  // Files first: a failure to write leaves nothing half-written and prints no result.
+  // Files first: a failure to write leaves nothing half-written and prints no result (the
+  // --links file is checked before the folder is written).
+  if (!f.links.empty() && !f.out.empty())
+    if (auto problem = output_file_problem(f.links, "--links")) return fail({*problem});
   if (!f.out.empty()) {
     std::ostringstream csv;
     write_jobs_links_csv(csv, *r, names);

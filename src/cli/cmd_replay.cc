@@ -108,18 +108,23 @@ int run(const ReplayFlags& f) {
   const std::string text =
       replay_text(report) +
       (traffic ? "\nTraffic per link over the step:\n" + links_text(lfab, *names, *traffic) : "");
+  // The --links file is checked before the folder is written, and written after it: nothing is
+  // left when either cannot be.
   if (traffic) {
-    auto w = write_output_file(f.links, "--links", [&](std::ostream& out) {
-      write_links_csv(out, lfab, *names, *traffic);
-    });
-    if (!w) return fail(w.errors());
+    if (auto problem = output_file_problem(f.links, "--links")) return fail({*problem});
     json["links"]["file"] = f.links;
-    if (!f.json) std::cerr << "wrote " << *w << "\n";
   }
   if (!f.out.empty()) {
     if (auto code = write_out_folder(
             f.out, {{"replay.json", json.dump(2) + "\n"}, {"replay.txt", text}}, f.json))
       return *code;
+  }
+  if (traffic) {
+    auto w = write_output_file(f.links, "--links", [&](std::ostream& out) {
+      write_links_csv(out, lfab, *names, *traffic);
+    });
+    if (!w) return fail(w.errors());
+    if (!f.json) std::cerr << "wrote " << *w << "\n";
   }
   if (f.json)
     std::cout << json.dump(2) << "\n";

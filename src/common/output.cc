@@ -174,8 +174,7 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
   return written;
 }
 
-Result<std::string> write_output_file(const std::string& path, const std::string& flag,
-                                      const std::function<void(std::ostream&)>& write) {
+std::optional<Diagnostic> output_file_problem(const std::string& path, const std::string& flag) {
   std::error_code ec;
   const fs::path target(path);
   auto error = [&](const std::string& message, const std::string& hint = "") {
@@ -201,6 +200,18 @@ Result<std::string> write_output_file(const std::string& path, const std::string
     return error(fs::is_directory(st) ? "a folder is where this output file goes"
                                       : "something that is not a file is in the way",
                  "move it away or choose another file");
+  return std::nullopt;
+}
+
+Result<std::string> write_output_file(const std::string& path, const std::string& flag,
+                                      const std::function<void(std::ostream&)>& write) {
+  if (auto problem = output_file_problem(path, flag)) return *problem;
+  std::error_code ec;
+  const fs::path target(path);
+  auto error = [&](const std::string& message, const std::string& hint = "") {
+    return Diagnostic::in_file(path, flag, message, hint);
+  };
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   const fs::path tmp =
       dir / fmt::format(".{}.gpufabric-{}.tmp", target.filename().string(), getpid());
   {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -26,6 +27,11 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
 /// as standard output). Returns the path.
 Result<std::string> write_output_file(const std::string& path, const std::string& flag,
                                       const std::function<void(std::ostream&)>& write);
+
+/// What write_output_file would refuse at `path` before writing anything, or nullopt: a
+/// command with two outputs checks the second before it writes the first, so that nothing is
+/// left when the second cannot be written.
+std::optional<Diagnostic> output_file_problem(const std::string& path, const std::string& flag);
 
 /// The files under `dir`'s folders `folders` (names relative to `dir`, "hosts/") that are not
 /// among `files`: what an earlier run left there, which this one did not write (and does not
