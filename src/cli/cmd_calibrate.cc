@@ -101,7 +101,7 @@ int run(const CalibrateFlags& f) {
       std::cout << training_table(*t);
     return t->pass ? kExitOk : kExitFindings;
   }
-  auto s = calibrate(*text, f.csv);
+  auto s = calibrate(*text, f.csv, load_limits(true).memory_bytes);
   if (!s) return fail(s.errors());
   if (f.json)
     std::cout << calibration_json(*s).dump(2) << "\n";

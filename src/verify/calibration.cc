@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "common/csv.h"
+#include "common/file.h"
 #include "common/text.h"
 #include "plan/plan.h"
 #include "sim/collective.h"
@@ -421,7 +422,8 @@ const char* modelled_release(const std::string& version) {
 
 }  // namespace
 
-Result<CalibrationSummary> calibrate(const std::string& text, const std::string& file) {
+Result<CalibrationSummary> calibrate(const std::string& text, const std::string& file,
+                                     double memory_bytes) {
   CalibrationSummary sum;
   const CsvTable csv(text);
   for (const char* need : {"hardware", "nodes", "gpus_per_node", "nic", "collective", "algo",
@@ -587,6 +589,15 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     };
     auto spec = parse_spec(spec_text, file);
     if (!spec) return at_row(spec.errors(), lineno, ColumnRenames{{"gpu", "hardware"}});
+    // A row the machine cannot simulate is refused before it is planned, as a spec is.
+    const LoadLimits limits{memory_bytes, true};
+    const double need = estimated_memory_bytes(p.nodes, p.gpus_per_node, true);
+    if (memory_bytes > 0 && need > memory_bytes)
+      return Diagnostic::at(
+          file, lineno, 0, "nodes",
+          fmt::format("{} nodes x {} GPUs need about {} of memory to simulate; {} is available",
+                      p.nodes, p.gpus_per_node, human_bytes(need), human_bytes(memory_bytes)),
+          "check the row's node count, or run on a machine with more memory");
     auto errs = validate_spec(*spec, *cat);
     if (!errs.empty()) {
       skip(fmt::format("no spec of this hardware: {}", first_error(errs)));
@@ -600,6 +611,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     const Fabric fabric = Fabric::build(*plan, *cat);
     SimOptions o;
     o.op = *op;
+    o.memory_budget_bytes = flows_budget_bytes(limits, p.nodes, p.gpus_per_node);
     o.algorithm = forced;
     o.nvls_enable = env->nvls.value_or(true);
     o.min_channels = env->min_channels;

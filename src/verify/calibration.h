@@ -130,8 +130,11 @@ constexpr double kTargetSmallRatio = 1.5;
 
 /// Reads the CSV text (`file` for messages) and simulates every row with a figure. The `set`
 /// column (fit|test) is optional: a file without it is read as all fit. A `set` other than fit
-/// or test is an error at its line.
-Result<CalibrationSummary> calibrate(const std::string& csv_text, const std::string& file);
+/// or test is an error at its line. `memory_bytes` (0: no limit) bounds what one row's
+/// simulation may take, as load_and_plan bounds a spec's: a row beyond it is an error at its
+/// line naming the figure, not memory exhausted.
+Result<CalibrationSummary> calibrate(const std::string& csv_text, const std::string& file,
+                                     double memory_bytes = 0);
 
 /// Every point per set, the summary and the targets.
 std::string calibration_table(const CalibrationSummary& s);

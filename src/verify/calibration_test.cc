@@ -516,6 +516,20 @@ TEST(Calibration, RunsOfTheSameInputsAreSetSideBySide) {
 
 // A training row's cell the spec refuses is the error at that row's line, not at a line of
 // the spec text built from it.
+// A row too large to simulate on this machine is refused before it is planned, at its line,
+// as a spec of that size is: not memory exhausted.
+TEST(Calibration, ARowBeyondTheMachinesMemoryIsTheErrorAtItsLine) {
+  const std::string csv =
+      "source,hardware,nodes,gpus_per_node,nic,nics_per_node,fabric,nccl,collective,algo,bytes,"
+      "busbw_gbs,time_us,note,set\n"
+      "a,DGX H100,2000000,8,400G,8,infiniband,2.21,all_reduce,ring,1073741824,360.5,,,fit\n";
+  auto r = calibrate(csv, "big.csv", 1e9);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.errors()[0].line, 2);
+  EXPECT_EQ(r.errors()[0].key, "nodes");
+  EXPECT_NE(r.errors()[0].message.find("need about"), std::string::npos) << r.errors()[0].message;
+}
+
 TEST(Calibration, ATrainingRowsBadCellIsTheErrorAtItsLine) {
   const std::string csv =
       "source,gpu,interconnect,params,heads,hidden,layers,seq_len,vocab,tp,pp,dp,gpus,"
