@@ -151,6 +151,24 @@ TEST(Acceptance, SlowCableIsNamedByElimination) {
   }
 }
 
+// A link test above the port's line rate is not that link's test (another port's, a bond, an
+// edited output): it fails, and says why, instead of passing as fast.
+TEST(Acceptance, ALinkTestAboveTheLineRateFails) {
+  const auto p = load_example("roce-lab-16.yaml");
+  const auto a = plan_of(p);
+  testing::ResultsRecipe recipe;
+  recipe.slow_cable = 3;
+  recipe.slow_gbps = 8000;
+  auto r = check_acceptance(p, a, acceptance_results(p, a, recipe));
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_FALSE(r->pass);
+  EXPECT_GT(r->failed_links, 0);
+  bool said = false;
+  for (const auto& row : r->rows)
+    said = said || row.detail.find("above the port's 400 Gb/s line rate") != std::string::npos;
+  EXPECT_TRUE(said) << acceptance_result_text(*r);
+}
+
 TEST(Acceptance, OnePassAloneNamesTheCandidates) {
   // Without the burn-in's other pairings each cable is crossed by one test a direction: the
   // failing tests' other cables cannot be ruled out, and check says so.

@@ -25,9 +25,6 @@ constexpr double kJudgedBytes = 1024.0 * 1024 * 1024;
 // underestimate of a published run from 32 MiB is 1.23x (gpufabric calibrate
 // data/calibration/nccl-public.csv: flapping-airplanes' sendrecv, 2026-12-06), well under it.
 constexpr double kAboveSimulatedRatio = 1.5;
-// perftest and iperf3 measure one port: above its line rate by more than the printed figures'
-// rounding, the figure is not one port's.
-constexpr double kAboveLineRateShare = 1.01;
 const char* const kAboveLinksNote =
     "above what the plan's links carry: check that the spec describes this cluster (cluster.gpu, "
     "nic, nics_per_node, fabric.in_network_reduction), and the output as the tool printed it";
@@ -42,7 +39,7 @@ void mark(CheckRow& c, CheckMark m, const std::string& note) {
 
 // One port's figure (perftest, iperf3): above its line rate, else below what it should reach.
 void mark_port(CheckRow& c, double lane_gbps) {
-  if (c.measured > lane_gbps * kAboveLineRateShare)
+  if (c.measured > lane_gbps * kAbovePortLineRateShare)
     mark(c, CheckMark::kAbove, kAbovePortNote);
   else if (c.ratio < 1 - 1e-9)
     mark(c, CheckMark::kBelow, "");

@@ -21,6 +21,9 @@ constexpr double kDefaultBusbwTolerance = 0.15;
 
 // The guide (§5.1): RDMA bandwidth near line rate, "400G link -> >= ~380 Gbps".
 constexpr double kRdmaLineRateShare = 0.95;
+// perftest and iperf3 measure one port: above its line rate by more than the printed figures'
+// rounding, the figure is not one port's (check, diagnose and the acceptance's link tests).
+constexpr double kAbovePortLineRateShare = 1.01;
 
 /// What check makes of a judged figure: within the tolerance, under it, faster than the plan's
 /// links can carry (the spec is not this cluster's, or the output was edited), or a nccl-tests

@@ -158,6 +158,16 @@ void perftest_findings(const PerftestRun& p, const std::string& file, double lin
         rate = s;
         break;
       }
+  // Above one port's line rate (the given one, or the fastest standard port when none fits).
+  const double port = rate > 0 ? rate : kStandardRatesGbps[std::size(kStandardRatesGbps) - 1];
+  if (row.bw_avg_gbps > port * kAbovePortLineRateShare) {
+    out.push_back(finding(
+        rule("rdma-above-line-rate"),
+        {{file, row.line,
+          fmt::format("{:.1f} Gb/s, above {:g} Gb/s{}", row.bw_avg_gbps, port,
+                      rate > 0 && line_rate > 0 ? " line rate" : ", the fastest standard port")}}));
+    return;
+  }
   if (line_rate <= 0 && rate > 0)
     out.push_back(finding(
         rule("rdma-line-rate-guessed"),

@@ -156,6 +156,27 @@ TEST(Diagnose, InterfacesThatAreDownAreShownAndNotCountedAsJumbo) {
   EXPECT_EQ(evidence["interface-down"], "ens2f0np0 state DOWN mtu 9000");
 }
 
+// A bandwidth above one port's line rate (the given one, or the fastest standard port) is not
+// one port's: a finding, not "no findings".
+TEST(Diagnose, RdmaAboveOnePortsLineRateIsAFinding) {
+  auto t = load("ib_write_bw-400g.txt");
+  const auto at = t.text.find("391.24");
+  ASSERT_NE(at, std::string::npos);
+  auto found = [&](const std::string& bw, double line_rate) {
+    ToolOutput e = t;
+    e.text.replace(at, 6, bw);
+    auto r = diagnose({e}, line_rate);
+    EXPECT_TRUE(r.ok());
+    std::set<std::string> ids;
+    if (r.ok())
+      for (const auto& f : *r) ids.insert(f.id);
+    return ids;
+  };
+  EXPECT_TRUE(found("8000.00", 0).count("rdma-above-line-rate"));
+  EXPECT_TRUE(found("450.00", 400).count("rdma-above-line-rate"));
+  EXPECT_FALSE(found("391.24", 400).count("rdma-above-line-rate"));
+}
+
 TEST(Diagnose, UnknownAndTruncatedFilesAreBadInput) {
   auto r = diagnose({{"x.txt", "what is this", OutputKind::kUnknown}}, 0);
   ASSERT_FALSE(r.ok());

@@ -65,6 +65,10 @@ bool number(const std::string& s, double& v) {
 }
 
 constexpr const char* kAsPrintedHint = "give the tool's output as it printed it";
+// The MTUs an interface can have on Linux: down to 0 (CAN devices have 16, tunnels may show 0)
+// and up to the loopback's 65536 (IP_MAX_MTU 65535 + 1).
+constexpr int kMinLinuxMtu = 0;
+constexpr int kMaxLinuxMtu = 65536;
 // nccl-tests prints algbw and busbw with two decimals: a figure's rounding, GB/s, with margin.
 constexpr double kNcclTestsRounding = 0.01;
 // and a relative margin beside the time's own rounding (printed_half_unit).
@@ -595,6 +599,14 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
                   "corrupted",
                   kAsPrintedHint);
     }
+    // perftest sizes and counts are whole and positive (--size, --iters): anything else was
+    // edited or corrupted.
+    if (row.bytes < 1 || std::floor(row.bytes) != row.bytes || row.iterations < 1 ||
+        std::floor(row.iterations) != row.iterations)
+      return at(file, ln,
+                "a size or iteration count that is not a positive whole number: perftest prints "
+                "none, so the output was edited or corrupted",
+                kAsPrintedHint);
     run.rows.push_back(row);
   }
   // perftest closes its results table with a dashed line (RESULT_LINE of perftest_parameters.h,
@@ -959,8 +971,12 @@ Result<std::vector<IbvDevice>> parse_ibv_devinfo(const std::string& text, const 
     if (k == "active_width:") p.active_width = w[1];
     if (k == "active_speed:") p.active_speed = w.size() > 2 ? w[1] + " " + w[2] : w[1];
     if (k == "active_mtu:") {
+      // One of the IB MTUs (ibv_mtu: 256 to 4096), as "4096 (5)"; anything else was edited.
       int v = 0;
-      if (small_int(w[1], v)) p.active_mtu = v;  // anything else leaves it unknown
+      if (!small_int(w[1], v) || (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096))
+        return at(file, ln, "active_mtu is not an InfiniBand MTU (256, 512, 1024, 2048, 4096)",
+                  kAsPrintedHint);
+      p.active_mtu = v;
     }
   }
   if (out.empty()) return at(file, 0, "no 'hca_id:' lines: not ibv_devinfo output");
@@ -985,6 +1001,11 @@ Result<EthtoolStats> parse_ethtool(const std::string& text, const std::string& f
     if (c == std::string::npos) return at(file, ln, "expected 'counter: value'");
     double v = 0;
     if (!number(trim(l.substr(c + 1)), v)) return at(file, ln, "counter value is not a number");
+    if (v < 0)
+      return at(file, ln,
+                "a negative counter: ethtool -S prints unsigned counters, so the output was "
+                "edited or corrupted",
+                kAsPrintedHint);
     const std::string name = trim(l.substr(0, c));
     s.counters[name] = v;
     s.line[name] = ln;
@@ -1055,14 +1076,18 @@ Result<std::vector<IpLinkInterface>> parse_ip_link(const std::string& text,
   if (text.size() > kMaxInputBytes)
     return at(file, 0, "file too large for ip link output", kTooLargeHint);
   std::vector<IpLinkInterface> out;
-  static const std::regex re(R"(^\d+: ([^:@ ]+)(@\S+)?: <[^>]*> mtu (\d+)(.*state (\S+))?)");
+  static const std::regex re(R"(^\d+: ([^:@ ]+)(@\S+)?: <[^>]*> mtu (\S+)(.*state (\S+))?)");
   const auto lines = lines_of(text);
   for (size_t i = 0; i < lines.size(); ++i) {
     std::smatch m;
     if (!search(lines[i], m, re)) continue;
     IpLinkInterface f;
     f.name = m[1];
-    if (!small_int(m[3], f.mtu)) return at(file, static_cast<int>(i + 1), "cannot read the MTU");
+    if (!small_int(m[3], f.mtu) || f.mtu < kMinLinuxMtu || f.mtu > kMaxLinuxMtu)
+      return at(file, static_cast<int>(i + 1),
+                fmt::format("cannot read the MTU '{}' (Linux keeps it within {} and {})",
+                            quoted_excerpt(m[3].str()), kMinLinuxMtu, kMaxLinuxMtu),
+                kAsPrintedHint);
     f.state = m[5].matched ? m[5].str() : "";
     f.line = static_cast<int>(i + 1);
     out.push_back(f);

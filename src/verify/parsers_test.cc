@@ -539,18 +539,45 @@ TEST(Parsers, NumbersTooLargeForTheFieldAreNotCast) {
   auto d = parse_ibv_devinfo("hca_id:\tmlx5_0\n\t\tport:\t1e300\n", "f");
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.errors()[0].line, 2);
-  auto mtu = parse_ibv_devinfo("hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tactive_mtu:\t9e99 (5)\n", "f");
-  ASSERT_TRUE(mtu.ok());
-  EXPECT_EQ((*mtu)[0].ports[0].active_mtu, 0);  // unknown
-  auto ip = parse_ip_link("2: ens1np0: <UP,LOWER_UP> mtu 99999999999 qdisc mq state UP\n", "f");
-  ASSERT_FALSE(ip.ok());
-  EXPECT_EQ(ip.errors()[0].message, "cannot read the MTU");
+  // An active_mtu that is not an InfiniBand MTU (too large, negative, not a number) is an
+  // error at its line, not an unknown that lets every check pass.
+  for (const char* bad : {"9e99 (5)", "-1024 (5)", "nan", "9000 (5)"}) {
+    auto mtu = parse_ibv_devinfo(
+        std::string("hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tactive_mtu:\t") + bad + "\n", "f");
+    ASSERT_FALSE(mtu.ok()) << bad;
+    EXPECT_EQ(mtu.errors()[0].line, 3) << bad;
+  }
+  auto good =
+      parse_ibv_devinfo("hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tactive_mtu:\t4096 (5)\n", "f");
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ((*good)[0].ports[0].active_mtu, 4096);
+  for (const char* bad : {"99999999999", "-1500", "nan"}) {
+    auto ip = parse_ip_link(
+        std::string("2: ens1np0: <UP,LOWER_UP> mtu ") + bad + " qdisc mq state UP\n", "f");
+    ASSERT_FALSE(ip.ok()) << bad;
+    EXPECT_NE(ip.errors()[0].message.find("cannot read the MTU"), std::string::npos) << bad;
+  }
+  // ethtool -S counters are unsigned.
+  auto neg = parse_ethtool("NIC statistics:\n     rx_prio3_pause: -50000\n", "f");
+  ASSERT_FALSE(neg.ok());
+  EXPECT_EQ(neg.errors()[0].line, 2);
   auto bw = fixture("ib_write_bw-400g.txt");
   const auto at = bw.find("4096[B]");
   ASSERT_NE(at, std::string::npos);
   auto pt = parse_perftest(bw.replace(at, 4, "1e300"), "f");
   ASSERT_TRUE(pt.ok());
   EXPECT_EQ(pt->mtu, 0);  // unknown
+  // perftest's sizes and iteration counts are positive whole numbers.
+  for (const auto& [from, to] : {std::pair{" 65536      2862390", " -65536      2862390"},
+                                 std::pair{" 65536      2862390", " 65536      -2862390"},
+                                 std::pair{" 65536      2862390", " 65536.5      2862390"}}) {
+    std::string edited = fixture("ib_write_bw-400g.txt");
+    const auto row = edited.find(from);
+    ASSERT_NE(row, std::string::npos);
+    auto e = parse_perftest(edited.replace(row, std::string(from).size(), to), "f");
+    ASSERT_FALSE(e.ok()) << to;
+    EXPECT_NE(e.errors()[0].message.find("positive whole number"), std::string::npos);
+  }
 }
 
 // std::regex recurses once per character a match attempt takes: a line of ~50,000 characters

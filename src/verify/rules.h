@@ -128,6 +128,11 @@ inline constexpr Rule kRules[] = {
      "CPU frequency scaling: perftest's timing may be off", "cpupower frequency-info",
      "set the performance governor"},
     // A warning; the detector makes it an error far below line rate.
+    {"rdma-above-line-rate", Severity::kWarning,
+     "RDMA bandwidth above what one port carries: the test ran over several ports (-d of a bond, "
+     "--run_infinitely sums), the line rate given is not this port's, or the output was edited",
+     "the test's header (Device, Link type), ibv_devinfo -v; --line-rate or the spec's NIC",
+     "judge one port's test against that port's rate"},
     {"rdma-below-line-rate", Severity::kWarning,
      "RDMA bandwidth well below line rate: a link trained at a lower speed, a bad cable or FEC "
      "errors, the wrong PCIe slot, or small MTU",
