@@ -61,7 +61,19 @@ expect 2 "/dev/zero: error: spec file goes on past the limit" "$bin" plan /dev/z
 expect 2 "catalog: catalog file '/dev/zero': catalog file goes on past the limit" \
   "$bin" plan devzero-catalog.yaml
 mkfifo fifo.yaml
-expect 2 "fifo.yaml:1:1: error: the spec is empty" "$bin" plan fifo.yaml
+expect 2 "fifo.yaml: error: the spec file is a FIFO that nothing was written into" "$bin" plan fifo.yaml
+# Nested aliases ("billion laughs", 600 bytes) are refused as they are parsed, not expanded.
+{ small; printf 'x:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n'
+  for l in b c d e f g h i; do
+    p=$(printf '%s' abcdefghi | cut -c$(( $(printf '%d' "'$l") - 97 )))
+    printf '  %s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n' $l $l $p $p $p $p $p $p $p $p $p
+  done; } > laughs.yaml
+expect 2 "laughs.yaml: error: its aliases [(][*]name[)] expand the document" "$bin" plan laughs.yaml
+# An output named as the command's own input is refused, and the input stays as it was.
+small > own.yaml
+expect 2 "own.yaml: error: --links: is one of this command's inputs" \
+  "$bin" simulate own.yaml -e 1M --links own.yaml
+n=$((n + 1)); cmp -s own.yaml <(small) || { echo "FAIL: own.yaml was replaced"; failures=$((failures + 1)); }
 truncate -s 1G huge-log.txt
 expect 2 "huge-log.txt: error: file is 1 GiB; at most 256 MiB is read" "$bin" diagnose huge-log.txt
 expect 2 "huge-log.txt: error: file is 1 GiB" "$bin" check "$good" huge-log.txt
@@ -282,7 +294,7 @@ expect 2 "cut.json:[0-9]+: error: .*(truncated|ends)" "$bin" replay cut.json $rs
 [ ! -e replay-out ] || { echo "FAIL replay-out written for a bad trace"; failures=$((failures + 1)); }
 printf 'hello\nworld\n' > junk.log
 expect 2 "junk.log: error: not a PyTorch profiler trace.*nor an NCCL log" "$bin" replay junk.log $rs
-expect 2 "error: a line longer than 64 KiB" "$bin" replay /dev/zero $rs
+expect 2 "/dev/zero: error: TRACE: the trace is not a regular file" "$bin" replay /dev/zero $rs
 truncate -s 2G sparse.json
 expect 2 "sparse.json:1: error: a line longer than 64 KiB" "$bin" replay sparse.json $rs
 { printf '{"traceEvents": [{"name": "'; head -c 20000000 /dev/zero | tr '\0' x; printf '"}]}'; } > huge.json

@@ -86,6 +86,10 @@ TEST(Cli, EstimateReproducesTheGuide) {
   for (const char* k : {"compute_time_s", "comm_fraction", "total_hours"})
     EXPECT_TRUE(b[k].is_null()) << k;
   EXPECT_GT(b["comm_hours"].get<double>(), 0);
+  // A compute time of 0 is refused, not read as none given.
+  CmdResult zero = gpufabric("estimate --params 70B --gpus 8 --nic cx7-400g --compute-time 0s");
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_NE(zero.err.find("--compute-time"), std::string::npos) << zero.err;
   CmdResult bt = gpufabric("estimate --params 70B --gpus 8 --nic cx7-400g --steps 10");
   EXPECT_NE(bt.out.find("49 s of communication in 10 steps"), std::string::npos) << bt.out;
   CmdResult t = gpufabric("estimate --params 175B --precision fp16 --gpus 1024 --nic cx7-400g");

@@ -48,7 +48,8 @@ int run(const EstimateFlags& f) {
   in.link_bits_per_s =
       quantity_flag("--link", f.link, units::parse_bitrate, 1, kMaxFlagBitsPerSecond, false, errs)
           .value_or(0);
-  in.compute_time_s = quantity_flag("--compute-time", f.compute_time, units::parse_seconds, 0,
+  // Above zero, as --comm-time: 0 would read as no compute time given.
+  in.compute_time_s = quantity_flag("--compute-time", f.compute_time, units::parse_seconds, 1e-9,
                                     kMaxFlagSeconds, false, errs)
                           .value_or(0);
   in.comm_time_s = quantity_flag("--comm-time", f.comm_time, units::parse_seconds, 1e-9,

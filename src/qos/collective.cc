@@ -27,8 +27,8 @@ Result<PacketSweep> packet_sweep(const Plan& plan, const Catalog& catalog, const
   std::vector<QosTraffic> traffic;
   traffic.reserve(sizes.size());
   for (const PacketSizeInput& in : sizes) {
-    auto t = qos_collective_traffic(
-        plan, fab, op, nodes, std::max(1.0, in.bytes * protocol_wire_factor(in.protocol)), "-e");
+    auto t = qos_collective_traffic(plan, fab, op, nodes, std::max(1.0, in.bytes), "-e",
+                                    protocol_wire_factor(in.protocol));
     if (!t) return t.errors();
     traffic.push_back(std::move(*t));
   }

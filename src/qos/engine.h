@@ -75,9 +75,12 @@ long long qos_endpoints(const Fabric& fab, int nodes);
 /// all_gather and reduce_scatter on its rings (rail by rail, two channels per NIC), alltoall
 /// through the destination's rail (PXN). Other ops, more than kMaxQosEndpoints, one node or a
 /// payload over kMaxQosPayloadBytes are refused: the diagnostic names --op, --engine or
-/// `bytes_flag`.
+/// `bytes_flag`. `wire_factor`: the wire bytes a data byte takes (LL and LL128 carry their flags
+/// in the data, protocol_wire_factor): the flows carry that much more, and the description
+/// names the size and the wire's.
 Result<QosTraffic> qos_collective_traffic(const Plan& plan, const Fabric& fab, Op op, int nodes,
-                                          double bytes, const std::string& bytes_flag);
+                                          double bytes, const std::string& bytes_flag,
+                                          double wire_factor = 1.0);
 
 /// `incast_senders`: N of incast:N. `bytes`: per sender (incast, permutation) or the
 /// collective's buffer per rank (alltoall, all_reduce, as nccl-tests' -b). Errors name the flag.

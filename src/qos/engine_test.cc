@@ -447,6 +447,13 @@ TEST(Qos, CollectiveTrafficAsNcclLaysItOut) {
   auto ag = qos_collective_traffic(s.plan, fab, Op::kAllGather, 0, S, "-e");
   ASSERT_TRUE(ag.ok());
   EXPECT_DOUBLE_EQ(ag->flows[0].bytes, ar->flows[0].bytes / 2);
+  // LL128's flags ride on the wire: the flows carry 128/120 of the data, and the description
+  // names the size asked for beside the wire's (it named 68.2667 MiB for -e 64M).
+  auto ll128 = qos_collective_traffic(s.plan, fab, Op::kAllReduce, 0, S, "-e", 128.0 / 120);
+  ASSERT_TRUE(ll128.ok());
+  EXPECT_DOUBLE_EQ(ll128->flows[0].bytes, ar->flows[0].bytes * 128 / 120);
+  EXPECT_NE(ll128->what.find("all_reduce of 64 MiB (68.2667 MiB on the wire"), std::string::npos)
+      << ll128->what;
   auto a2a = qos_collective_traffic(s.plan, fab, Op::kAlltoall, 0, S, "-e");
   ASSERT_TRUE(a2a.ok());
   EXPECT_EQ(a2a->flows.size(), 4u * 3 * 8);

@@ -107,8 +107,10 @@ long long qos_endpoints(const Fabric& fab, int nodes) {
 }
 
 Result<QosTraffic> qos_collective_traffic(const Plan& plan, const Fabric& fab, Op op, int nodes,
-                                          double bytes, const std::string& bytes_flag) {
+                                          double size, const std::string& bytes_flag,
+                                          double wire_factor) {
   QosTraffic t;
+  const double bytes = size * wire_factor;  // on the wire
   t.nodes = nodes > 0 ? std::min(nodes, fab.nodes()) : fab.nodes();
   if (qos_endpoints(fab, t.nodes) > kMaxQosEndpoints) {
     const int unit = plan.topo.nodes_per_unit;
@@ -158,9 +160,14 @@ Result<QosTraffic> qos_collective_traffic(const Plan& plan, const Fabric& fab, O
                       op_name(op)),
           "use --engine flow for broadcast, reduce and sendrecv");
   }
-  t.what = fmt::format("{} {} of {} over {} GPUs ({})", op == Op::kAlltoall ? "PXN" : "ring",
-                       op_name(op), size_str(bytes), static_cast<long long>(ranks), scope);
-  return finish(std::move(t), fab, bytes_flag, bytes);
+  t.what = fmt::format(
+      "{} {} of {}{} over {} GPUs ({})", op == Op::kAlltoall ? "PXN" : "ring", op_name(op),
+      size_str(size),
+      wire_factor != 1.0 ? fmt::format(" ({} on the wire: the protocol's flags ride with the data)",
+                                       size_str(bytes))
+                         : "",
+      static_cast<long long>(ranks), scope);
+  return finish(std::move(t), fab, bytes_flag, size);  // the flag's value, not the wire's
 }
 
 Result<QosTraffic> qos_traffic(const Plan& plan, const Fabric& fab, QosPattern pattern,

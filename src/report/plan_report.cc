@@ -278,7 +278,9 @@ std::string plan_text(const Plan& p) {
     ln += fmt::format(" + {} {}", p.spine_core_total,
                       p.topo.kind == TopologyKind::kDragonfly ? "global" : "spine-core");
   line("links", fmt::format("{} = {}", ln, p.link_total));
-  line("bisection", units::format_bitrate(p.bisection_gbps * 1e9));
+  // Both directions across the cut into halves (each half sending to the other at once): a
+  // non-blocking fabric's equals every endpoint's line rate added up.
+  line("bisection", units::format_bitrate(p.bisection_gbps * 1e9) + " (both directions)");
   line("load balance", load_balancing_name(p.load_balancing));
   line("in-network", p.in_network_reduction ? p.sw.in_network_reduction : "off");
   line("network",
@@ -314,7 +316,7 @@ std::string plan_markdown(const Plan& p) {
                    p.node_leaf_total, p.leaf_spine_total,
                    p.topo.kind == TopologyKind::kDragonfly ? "global" : "spine-core",
                    p.spine_core_total);
-  s += fmt::format("| bisection bandwidth | {} |\n\n",
+  s += fmt::format("| bisection bandwidth (both directions) | {} |\n\n",
                    units::format_bitrate(p.bisection_gbps * 1e9));
   s += "## Bill of materials\n\n| category | item | role | qty | unit | total | power | source |\n"
        "|---|---|---|---:|---:|---:|---:|---|\n";

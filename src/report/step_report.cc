@@ -145,7 +145,11 @@ nlohmann::json result_json(const StepResult& r) {
   }
   nlohmann::json cons = nlohmann::json::array();
   for (const auto& c : r.constraints)
-    cons.push_back({{"name", c.name}, {"limit", c.limit}, {"value", c.value}, {"pass", c.pass}});
+    cons.push_back({{"name", c.name},
+                    {"limit", c.limit},
+                    {"value", c.value},
+                    {"pass", c.pass},
+                    {"limit_given", c.given}});
   return {{"step_time_s", r.step_time_s},
           {"compute_s", r.compute_s},
           {"bubble_s", r.bubble_s},
@@ -275,8 +279,8 @@ std::string step_text(const std::string& name, const StepResult& r,
                      units::format_usd(r.cost_to_train_usd), r.gpu_hour_usd);
   s += goodput_text(r);
   for (const auto& c : r.constraints)
-    s += fmt::format("  {} {}: {:.3f} (limit {:g})\n", c.pass ? "PASS" : "FAIL", c.name, c.value,
-                     c.limit);
+    s += fmt::format("  {} {}: {:.3f} (limit {:g}{})\n", c.pass ? "PASS" : "FAIL", c.name, c.value,
+                     c.limit, c.given ? "" : ", the default: set constraints." + c.name);
   s += memory_text(r.memory);
   for (const auto& n : r.notes) s += "  note: " + n + "\n";
   if (!sens.empty()) {

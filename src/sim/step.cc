@@ -665,9 +665,11 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   r.memory = step_memory(w, r.pipeline, mb, expert_params, plan.gpu.memory_gb * 1073741824.0);
   const auto& cons = spec.constraints;
   r.constraints.push_back({"max_comm_fraction", cons.max_comm_fraction, r.comm_fraction,
-                           r.comm_fraction <= cons.max_comm_fraction});
+                           r.comm_fraction <= cons.max_comm_fraction,
+                           cons.max_comm_fraction_given});
   r.constraints.push_back({"min_gpu_utilization", cons.min_gpu_utilization, r.gpu_utilization,
-                           r.gpu_utilization >= cons.min_gpu_utilization});
+                           r.gpu_utilization >= cons.min_gpu_utilization,
+                           cons.min_gpu_utilization_given});
   return r;
 }
 

@@ -51,6 +51,7 @@ struct ConstraintCheck {
   std::string name;
   double limit = 0, value = 0;
   bool pass = true;
+  bool given = false;  ///< the spec's constraints set the limit (else gpufabric's default)
 };
 
 /// One pipeline stage's compute per microbatch (the critical stage sets the pipeline's pace).

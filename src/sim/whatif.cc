@@ -722,6 +722,13 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     out.recommendation =
         "no node is cut off: the job keeps running on fewer paths (degraded bandwidth above)";
   } else if (!o.fail.empty()) {
+    // A collective that ran and no longer can, with every node's own links up: the fabric
+    // between them is split (every path between some units failed).
+    std::string stopped;
+    for (size_t i = 0; i < out.baseline.collectives.size() && i < out.scenario.collectives.size();
+         ++i)
+      if (out.baseline.collectives[i].runs && !out.scenario.collectives[i].runs)
+        stopped += (stopped.empty() ? "" : ", ") + out.baseline.collectives[i].op;
     // An algorithm the plan ran that no longer has a path (NVLS over SHARP without its spine)
     // is the loss to name: re-routing keeps every node, not that algorithm.
     std::string lost;
@@ -733,11 +740,19 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
         lost += (lost.empty() ? "" : ", ") + a.algorithm;
     }
     out.recommendation =
-        lost.empty() ? "no node lost a link: the fabric re-routes around the failure"
-                     : fmt::format(
-                           "no node lost a link and the fabric re-routes, but NCCL falls back from "
-                           "{} (see above): replace the failed part to get it back",
-                           lost);
+        !stopped.empty()
+            ? fmt::format(
+                  "no node lost its own link, but the fabric no longer connects every node to "
+                  "every other ({} cannot run, see above): the failed switches or links were "
+                  "every path between some of them; replace them before the job can run on all "
+                  "nodes",
+                  stopped)
+        : lost.empty()
+            ? "no node lost a link: the fabric re-routes around the failure"
+            : fmt::format(
+                  "no node lost a link and the fabric re-routes, but NCCL falls back from "
+                  "{} (see above): replace the failed part to get it back",
+                  lost);
   } else if (!o.nic.empty() && o.degrade.empty() && o.slow.empty()) {
     // Faster NICs alone: what they cost against what they buy, in the run's money where the spec
     // says how long it trains (the GPU-hours saved), else in the step.

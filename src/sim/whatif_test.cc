@@ -287,6 +287,20 @@ TEST(WhatIf, NicsOfFasterLanesChooseTheSwitchAgain) {
       << kept_text;
 }
 
+// Both spines of the two-unit lab failed: every node keeps its own links, but the units are
+// cut apart. The recommendation says so, not that the fabric re-routes.
+TEST(WhatIf, AFabricSplitApartIsNotReRoutedAround) {
+  const PlannedSpec p = testing::load_example("roce-lab-16.yaml");
+  WhatIfOptions o;
+  o.fail = {"switch:spine01", "switch:spine02"};
+  auto r = what_if(p.spec, p.catalog, p.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_TRUE(r->affected.empty());
+  EXPECT_NE(r->recommendation.find("no longer connects every node"), std::string::npos)
+      << r->recommendation;
+  EXPECT_EQ(r->recommendation.find("re-routes around"), std::string::npos) << r->recommendation;
+}
+
 TEST(WhatIf, RoutesAroundADeadEndInThreeTiers) {
   // A failed leaf-spine cable in a 3-tier Clos: routes that would reach that spine from a core
   // must avoid it (the spine withdraws the leaf), so every collective still runs.

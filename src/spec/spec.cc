@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "common/file.h"
 #include "common/text.h"
@@ -536,9 +537,10 @@ void read_constraints(YamlReader& r, const YAML::Node& n, ConstraintsSpec& c) {
       if (*v < 0 || *v > 1)
         r.error(child(n, key), YamlReader::join(p, key),
                 "expected a fraction from 0 to 1, e.g. 0.3");
+      else if (std::string(key) == "max_comm_fraction")
+        std::tie(c.max_comm_fraction, c.max_comm_fraction_given) = std::pair{*v, true};
       else
-        (std::string(key) == "max_comm_fraction" ? c.max_comm_fraction : c.min_gpu_utilization) =
-            *v;
+        std::tie(c.min_gpu_utilization, c.min_gpu_utilization_given) = std::pair{*v, true};
     }
   }
 }

@@ -279,6 +279,8 @@ struct ConstraintsSpec {
   double budget_usd = 0;  ///< 0 = no budget
   double max_comm_fraction = 0.3;
   double min_gpu_utilization = 0.8;
+  /// Whether the spec gave each limit (false: gpufabric's default above).
+  bool max_comm_fraction_given = false, min_gpu_utilization_given = false;
 };
 
 /// The placeholder of addressing.mgmt_netdev: not an interface any host has, so NCCL stops

@@ -138,6 +138,18 @@ TEST(SpecErrors, AliasesThatExpandWithoutBoundAreRefused) {
   EXPECT_EQ(errors_of("cluster: &c {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\n"), "");
 }
 
+// A limit the spec does not give is gpufabric's default, and the step says so.
+TEST(Spec, ConstraintsSayWhichLimitsTheSpecGave) {
+  auto s = parse_spec(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nconstraints: {max_comm_fraction: 0.2}\n",
+      "spec.yaml");
+  ASSERT_TRUE(s.ok()) << format_diagnostics(s.errors());
+  EXPECT_TRUE(s->constraints.max_comm_fraction_given);
+  EXPECT_DOUBLE_EQ(s->constraints.max_comm_fraction, 0.2);
+  EXPECT_FALSE(s->constraints.min_gpu_utilization_given);
+  EXPECT_DOUBLE_EQ(s->constraints.min_gpu_utilization, 0.8);
+}
+
 TEST(SpecErrors, UnknownKeyWithSuggestion) {
   const auto e = errors_of("cluster:\n  gpu: h100-sxm\n  nodse: 4\n  nic: cx7-400g\n");
   EXPECT_NE(e.find("spec.yaml:3:3: error: cluster.nodse: unknown key (did you mean 'nodes'?)"),

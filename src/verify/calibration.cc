@@ -426,6 +426,9 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
                                      double memory_bytes) {
   CalibrationSummary sum;
   const CsvTable csv(text);
+  if (!csv.problem().empty())
+    return Diagnostic::at(file, csv.problem_line(), 0, "", csv.problem(),
+                          "give the table as a CSV writer saves it (RFC 4180)");
   for (const char* need : {"hardware", "nodes", "gpus_per_node", "nic", "collective", "algo",
                            "bytes", "busbw_gbs", "time_us"})
     if (!csv.has(need))
@@ -692,6 +695,9 @@ bool is_training_csv(const std::string& text) {
 Result<TrainingCalibration> calibrate_training(const std::string& text, const std::string& file) {
   TrainingCalibration out;
   const CsvTable csv(text);
+  if (!csv.problem().empty())
+    return Diagnostic::at(file, csv.problem_line(), 0, "", csv.problem(),
+                          "give the table as a CSV writer saves it (RFC 4180)");
   for (const char* need : {"gpu", "params", "heads", "hidden", "layers", "seq_len", "vocab", "tp",
                            "pp", "dp", "gpus", "global_batch", "tflops_per_gpu", "iteration_s"})
     if (!csv.has(need)) return Diagnostic::at(file, 1, 0, need, "missing column");

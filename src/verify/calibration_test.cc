@@ -516,6 +516,36 @@ TEST(Calibration, RunsOfTheSameInputsAreSetSideBySide) {
 
 // A training row's cell the spec refuses is the error at that row's line, not at a line of
 // the spec text built from it.
+// The CSV is read as RFC 4180 has it: a quoted note may hold commas, doubled quotes and line
+// breaks, and the row keeps the line it starts on; a quote never closed, a NUL byte or a column
+// named twice is an error at its line, not a row read askew ("set: '' is neither fit nor test").
+TEST(Calibration, TheCsvIsReadAsRfc4180) {
+  const std::string head =
+      "source,hardware,nodes,gpus_per_node,nic,nics_per_node,fabric,nccl,collective,algo,bytes,"
+      "busbw_gbs,time_us,note,set\n";
+  const std::string row =
+      "a,DGX H100,2,8,400G,8,infiniband,2.21,all_reduce,ring,1073741824,360.5,,";
+  auto ok = calibrate(
+      head + row + "\"a note, \"\"quoted\"\"\nover two lines\",test\n" + row + "x,test\n", "n.csv");
+  ASSERT_TRUE(ok.ok()) << format_diagnostics(ok.errors());
+  ASSERT_EQ(ok->points.size(), 2u);
+  EXPECT_EQ(ok->points[0].line, 2);
+  EXPECT_EQ(ok->points[1].line, 4);
+  auto open = calibrate(head + row + "\"never closed,test\n" + row + "x,test\n", "o.csv");
+  ASSERT_FALSE(open.ok());
+  EXPECT_EQ(open.errors()[0].line, 2);
+  EXPECT_NE(open.errors()[0].message.find("never closed"), std::string::npos);
+  auto twice = calibrate(
+      "source,bytes,hardware,nodes,gpus_per_node,nic,collective,algo,bytes,"
+      "busbw_gbs,time_us\n",
+      "t.csv");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.errors()[0].message.find("'bytes' is named twice"), std::string::npos);
+  auto nul = calibrate(head + row + std::string("x\0y,test\n", 9), "z.csv");
+  ASSERT_FALSE(nul.ok());
+  EXPECT_EQ(nul.errors()[0].line, 2);
+}
+
 // A row too large to simulate on this machine is refused before it is planned, at its line,
 // as a spec of that size is: not memory exhausted.
 TEST(Calibration, ARowBeyondTheMachinesMemoryIsTheErrorAtItsLine) {
