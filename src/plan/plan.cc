@@ -718,6 +718,16 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
 // The notes of a plan, its networks planned: what a reader should know that is not wrong.
 void add_notes(const Spec& spec, Plan& p) {
   const auto& f = spec.fabric;
+  // One node: its GPUs' collectives never leave it.
+  if (p.nodes == 1)
+    p.notes.push_back(fmt::format(
+        "one node: its GPUs' collectives stay inside it ({}), so the scale-out fabric planned "
+        "here ({} of network capex) carries none of the job's traffic; keep it only for storage "
+        "or for nodes to come",
+        p.gpu.scaleup_tech == ScaleUpTech::kPcie             ? "over PCIe"
+        : p.gpu.scaleup_tech == ScaleUpTech::kInfinityFabric ? "over Infinity Fabric"
+                                                             : "over NVLink",
+        units::format_usd(p.bom.network_capex_usd)));
   if (p.topo.kind != TopologyKind::kSingle) {
     const long long filled = 1LL * p.nodes;
     const long long slots = 1LL * p.topo.units * p.topo.nodes_per_unit;

@@ -1387,4 +1387,16 @@ TEST(Plan, OversubscribingOneSwitchIsNoted) {
   for (const auto& n : one.notes) EXPECT_EQ(n.find("oversubscription"), std::string::npos) << n;
 }
 
+// One node's collectives never leave it: the plan says its scale-out fabric carries none of them
+// (a user trial's 1 x 8 H100 bought an InfiniBand switch and SHARP with nothing said).
+TEST(Plan, OneNodesFabricCarriesNoneOfTheJobsTraffic) {
+  auto noted = [](const Plan& p) {
+    for (const auto& n : p.notes)
+      if (n.find("carries none of the job's traffic") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(noted(plan_of("cluster: {gpu: h100-sxm, nodes: 1, nic: cx7-400g}\n")));
+  EXPECT_FALSE(noted(plan_of("cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g}\n")));
+}
+
 }  // namespace gf
