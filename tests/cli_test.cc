@@ -241,6 +241,11 @@ TEST(CliReport, WritesTheReportAndItsCompanions) {
   std::ifstream html(dir / "report.html");
   const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
   EXPECT_NE(page.find("Made by gpufabric " + recorded), std::string::npos);
+  // The measured run is judged as check judges it (its two sizes of 1 GiB and up pass there).
+  EXPECT_NE(page.find("<b>Measured runs</b> (--measured), judged as <code>gpufabric check</code> "
+                      "judges them: 2 sizes of 1 GiB or more, 0 more than 15% below"),
+            std::string::npos);
+  EXPECT_NE(page.find("Verdict: <b class=\"pass\">PASS</b>.</li><li><b>Why"), std::string::npos);
   // Another spec's report in the same folder: the step.json it does not make stays as it was,
   // and the note names it.
   CmdResult other = gpufabric("report examples/b200-ib-46-calibrated.yaml -o " + dir.string());

@@ -11,6 +11,7 @@
 #include "common/file.h"
 #include "plan/plan.h"
 #include "report/report.h"
+#include "verify/check.h"
 #include "verify/parsers.h"
 
 namespace gf::cli {
@@ -28,9 +29,11 @@ int run(const ReportFlags& f) {
   if (!loaded) return fail(loaded.errors());
   // Measured runs first: bad files are bad input, before anything is computed or written.
   std::vector<MeasuredRun> measured;
+  std::vector<ToolOutput> outputs;
   for (const auto& path : f.measured) {
     auto text = read_file_bounded(path, kMaxToolOutputBytes, "--measured");
     if (!text) return fail(text.errors());
+    outputs.push_back({path, *text, OutputKind::kNcclTests});
     auto run = parse_nccl_tests(*text, path);
     if (!run) return fail(run.errors());
     // Another GPU's run is another cluster's, as check refuses it: not overlaid on this plan.
@@ -39,7 +42,14 @@ int run(const ReportFlags& f) {
       return fail({*e});
     measured.push_back(measured_run(*run, path, loaded->plan.gpus_per_node));
   }
-  auto files = make_report(*loaded, measured, f.configs, build_version());
+  // Judged as check judges them, so that the report's answer says what check would.
+  std::optional<CheckResult> judged;
+  if (!outputs.empty()) {
+    auto c = check_measurements(loaded->plan, loaded->catalog, outputs, kDefaultBusbwTolerance);
+    if (!c) return fail(c.errors());
+    judged = std::move(*c);
+  }
+  auto files = make_report(*loaded, measured, f.configs, build_version(), judged);
   if (!files) return fail(files.errors());
   auto written = write_outputs(f.out, *files);
   if (!written) return fail(written.errors());

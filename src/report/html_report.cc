@@ -384,6 +384,29 @@ std::string report_html(const ReportInputs& in) {
                           units::format_seconds(in.step->time_to_train_s),
                           units::format_usd(in.step->cost_to_train_usd));
   }
+  if (in.measured_check) {
+    // The --measured runs, judged as gpufabric check judges them (1 GiB and up, its default
+    // tolerance): the overlay alone showed them without a verdict.
+    int judged = 0, below = 0, above = 0, wrong = 0;
+    for (const auto& r : in.measured_check->rows) {
+      if (!r.judged) continue;
+      ++judged;
+      below += r.mark == CheckMark::kBelow;
+      above += r.mark == CheckMark::kAbove;
+      wrong += r.mark == CheckMark::kWrong;
+    }
+    const CheckVerdict v = in.measured_check->verdict;
+    body += fmt::format(
+        "<li><b>Measured runs</b> (--measured), judged as <code>gpufabric check</code> judges "
+        "them: {} size{} of 1 GiB or more, {} more than {:.0f}% below the simulated bus "
+        "bandwidth, {} above what the links carry, {} with wrong results. Verdict: <b "
+        "class=\"{}\">{}</b>.</li>",
+        judged, judged == 1 ? "" : "s", below, 100 * kDefaultBusbwTolerance, above, wrong,
+        v == CheckVerdict::kFail ? "fail" : "pass",
+        v == CheckVerdict::kPass   ? "PASS"
+        : v == CheckVerdict::kFail ? "FAIL"
+                                   : "NOTHING JUDGED (no size of 1 GiB or more)");
+  }
   body += fmt::format("<li><b>Why {}</b>: {}</li></ul></section>",
                       p.technology == Technology::kInfiniband ? "InfiniBand" : "RoCE",
                       esc(p.technology_reason));

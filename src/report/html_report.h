@@ -12,6 +12,7 @@
 #include "report/qos_report.h"
 #include "sim/link_load.h"
 #include "sim/step.h"
+#include "verify/check.h"
 
 namespace gf {
 
@@ -32,6 +33,9 @@ struct ReportWhatIf {
 /// Everything the report shows, computed by the caller.
 struct ReportInputs {
   const Plan* plan = nullptr;
+  /// What check makes of the --measured runs (verify/check.h), nullopt without any: the
+  /// report's answer judges them as check does.
+  std::optional<CheckResult> measured_check;
   double probe_bytes = 0;
   double predicted_busbw_gbs = 0;  ///< all_reduce at probe_bytes, as NCCL would choose
   std::string predicted_algorithm;

@@ -156,8 +156,8 @@ Result<std::vector<OutputFile>> report_configs(const PlannedSpec& planned, Repor
 
 Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
                                             const std::vector<MeasuredRun>& measured,
-                                            bool with_configs,
-                                            const std::string& gpufabric_version) {
+                                            bool with_configs, const std::string& gpufabric_version,
+                                            const std::optional<CheckResult>& measured_check) {
   const Plan& plan = planned.plan;
   const Fabric fabric = Fabric::build(plan, planned.catalog);
   const SimOptions o;
@@ -165,6 +165,7 @@ Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
   if (!model) return model.errors();
 
   ReportInputs in;
+  in.measured_check = measured_check;
   in.plan = &plan;
   in.gpufabric_version = gpufabric_version;
   in.probe_bytes = kQuotedBytes;

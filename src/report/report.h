@@ -9,6 +9,7 @@
 #include "common/output.h"
 #include "plan/plan.h"
 #include "report/html_report.h"
+#include "verify/check.h"
 #include "verify/parsers.h"
 
 namespace gf {
@@ -37,7 +38,8 @@ MeasuredRun measured_run(const NcclTestsRun& run, const std::string& file, int g
 Result<std::vector<OutputFile>> make_report(const PlannedSpec& planned,
                                             const std::vector<MeasuredRun>& measured,
                                             bool with_configs = false,
-                                            const std::string& gpufabric_version = "");
+                                            const std::string& gpufabric_version = "",
+                                            const std::optional<CheckResult>& measured_check = {});
 
 /// The files a report writes only for some specs (step.json, jobs.json, qos.json, configs/) that
 /// lie in `dir` though `files` does not write them: an earlier report's, left as they were
