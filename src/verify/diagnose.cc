@@ -228,6 +228,11 @@ void nccl_tests_findings(const NcclTestsRun& r, const ToolOutput& f, const Plan*
     }
   }
   if (!wrong.empty()) out.push_back(finding(rule("nccl-tests-wrong-results"), wrong));
+  if (!r.failures.empty()) {
+    std::vector<Evidence> failed;
+    for (const auto& [line, text] : r.failures) failed.push_back({f.file, line, text});
+    out.push_back(finding(rule("nccl-tests-failed"), failed));
+  }
 }
 
 // ip -d link outputs are judged together, once every file is read: the MTUs of the interfaces

@@ -177,6 +177,31 @@ TEST(Diagnose, RdmaAboveOnePortsLineRateIsAFinding) {
   EXPECT_FALSE(found("391.24", 400).count("rdma-above-line-rate"));
 }
 
+// nccl-tests ends a run that failed with "HOST: Test NCCL failure FILE:LINE 'reason'": after
+// some sizes it is a finding (it gave "No findings"), before any it is the file's error.
+TEST(Diagnose, ANcclTestsRunThatFailedIsAFinding) {
+  const std::string failure =
+      "gpu-node-01: Test NCCL failure common.cu:1005 'unhandled system error (run with "
+      "NCCL_DEBUG=INFO for details) / '\n";
+  ToolOutput t = load("nccl-tests-2node-allreduce.txt");
+  const size_t cut = t.text.find("   268435456");
+  ASSERT_NE(cut, std::string::npos);
+  t.text = t.text.substr(0, cut) + failure;
+  auto r = diagnose({t}, 0);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  std::string evidence;
+  for (const auto& f : *r)
+    if (f.id == "nccl-tests-failed") evidence = f.evidence.front().text;
+  EXPECT_NE(evidence.find("Test NCCL failure common.cu:1005"), std::string::npos) << evidence;
+  ToolOutput none = t;
+  none.text = t.text.substr(0, t.text.find("           8 ")) + failure;
+  auto e = diagnose({none}, 0);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.errors()[0].message.find("the run failed before any size was timed"),
+            std::string::npos)
+      << e.errors()[0].message;
+}
+
 TEST(Diagnose, UnknownAndTruncatedFilesAreBadInput) {
   auto r = diagnose({{"x.txt", "what is this", OutputKind::kUnknown}}, 0);
   ASSERT_FALSE(r.ok());

@@ -65,6 +65,9 @@ bool number(const std::string& s, double& v) {
 }
 
 constexpr const char* kAsPrintedHint = "give the tool's output as it printed it";
+// A failed nccl-tests run prints a failure line per rank: a few are kept, each at most so long.
+constexpr std::size_t kMaxQuotedFailures = 4;
+constexpr std::size_t kMaxFailureChars = 200;
 // The MTUs an interface can have on Linux: down to 0 (CAN devices have 16, tunnels may show 0)
 // and up to the loopback's 65536 (IP_MAX_MTU 65535 + 1).
 constexpr int kMinLinuxMtu = 0;
@@ -337,6 +340,15 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
     const int ln = static_cast<int>(i + 1);
     const std::string l = untag(lines[i]);
     std::smatch m;
+    // common.cu's NCCLCHECK / CUDACHECK / TESTCHECK print "HOST: Test NCCL failure FILE:LINE
+    // 'reason'" (or CUDA, or a bare "Test failure") and end the run.
+    if (l.find("Test NCCL failure") != std::string::npos ||
+        l.find("Test CUDA failure") != std::string::npos ||
+        l.find(" Test failure ") != std::string::npos) {
+      if (run.failures.size() < kMaxQuotedFailures)
+        run.failures.push_back({ln, quoted_excerpt(trim(l), kMaxFailureChars)});
+      continue;
+    }
     if (search(l, m, rank_re)) {
       int rank = 0;
       if (!small_int(m[1], rank)) return at(file, ln, "cannot read the rank number");
@@ -480,6 +492,10 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
     if (seen.insert(size).second) run.rows.push_back(row);  // blocks repeated by several ranks
   }
   if (!header) return at(file, 0, "no nccl-tests table (no 'size count type redop' header)");
+  if (run.rows.empty() && !run.failures.empty())
+    return at(file, run.failures.front().first,
+              "the run failed before any size was timed: " + run.failures.front().second,
+              "rerun with NCCL_DEBUG=INFO and give its log to gpufabric diagnose");
   if (run.rows.empty())
     return at(file, static_cast<int>(lines.size()), "the table has no rows: truncated output?");
   run.hosts.assign(hosts.begin(), hosts.end());

@@ -81,6 +81,9 @@ struct NcclTestsRun {
   /// names it (op_of).
   std::string type, redop;
   std::optional<long long> root;
+  /// The lines where the run failed ("HOST: Test NCCL failure common.cu:1005 '...'", a CUDA or
+  /// other test failure, common.cu's error macros): the sizes after them did not run.
+  std::vector<std::pair<int, std::string>> failures;
 };
 Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string& file);
 /// The calls the run timed back to back: its banner's iters, 1 under -z (each call waited for);

@@ -166,6 +166,11 @@ inline constexpr Rule kRules[] = {
     {"busbw-not-compared", Severity::kInfo,
      "a nccl-tests output that could not be compared with the plan (the reason is quoted)",
      "the output's banner and rank lines", "keep the output as nccl-tests printed it"},
+    {"nccl-tests-failed", Severity::kError,
+     "the nccl-tests run failed (an NCCL or CUDA error ended it): the sizes after it did not run",
+     "NCCL_DEBUG=INFO on the same run (gpufabric diagnose its log): the failing rank's NET/IB "
+     "and transport lines",
+     "fix what the log names (a port down, a missing plugin, GPUDirect), then run again"},
     {"nccl-tests-wrong-results", Severity::kError,
      "nccl-tests found wrong results: data corruption (faulty GPU, NIC, cable or driver)",
      "rerun with -c 1 on subsets of nodes to isolate the faulty one",
