@@ -157,6 +157,15 @@ TEST(SpecErrors, UnknownKeyWithSuggestion) {
       << e;
 }
 
+// 010 is 8 to YAML 1.1 readers and 10 to YAML 1.2's: refused, not read as either.
+TEST(SpecErrors, CountsWithALeadingZeroAreRefused) {
+  const auto e = errors_of("cluster:\n  gpu: h100-sxm\n  nodes: 010\n  nic: cx7-400g\n");
+  EXPECT_NE(e.find("spec.yaml:3:10: error: cluster.nodes: a number with a leading zero"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(errors_of("cluster:\n  gpu: h100-sxm\n  nodes: 10\n  nic: cx7-400g\n"), "");
+}
+
 TEST(SpecErrors, WrongType) {
   const auto e = errors_of("cluster:\n  gpu: h100-sxm\n  nodes: [1, 2]\n  nic: cx7-400g\n");
   EXPECT_NE(e.find("spec.yaml:3:10: error: cluster.nodes: expected a single value, found a list"),

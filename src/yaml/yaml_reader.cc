@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
 
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -289,7 +290,16 @@ std::optional<long long> YamlReader::positive_int(const YAML::Node& map, const s
                                                   const std::string& path, bool required) {
   const YAML::Node n = scalar(map, key, path, required);
   if (!n.IsDefined()) return std::nullopt;
-  const auto r = units::parse_count(n.Scalar());
+  const std::string& text = n.Scalar();
+  // A leading zero is octal to YAML 1.1 readers (010 is 8 to PyYAML) and decimal to YAML 1.2's:
+  // such a count means different clusters to different tools, so it is refused.
+  if (text.size() > 1 && text[0] == '0' && std::isdigit(static_cast<unsigned char>(text[1]))) {
+    error(n, join(path, key),
+          "a number with a leading zero (" + describe(n) + "): octal to YAML 1.1 tools",
+          "write it without the leading zero");
+    return std::nullopt;
+  }
+  const auto r = units::parse_count(text);
   if (!r || *r < 1 || *r > 1e12 || std::floor(*r) != *r) {
     error(n, join(path, key), "expected a positive whole number, found " + describe(n));
     return std::nullopt;
