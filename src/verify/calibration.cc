@@ -534,13 +534,14 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
     p.band = size_band(p.bytes);
     if (p.kind == "latency" && p.band != "small") p.kind = "time";
     // Hardware the catalog lacks is listed as skipped, not approximated by something else.
-    const std::string gpu = gpu_id(p.hardware);
+    // A catalog id is taken as it is; a published name ("DGX H100") is mapped to one.
+    const std::string gpu = cat->gpus.count(p.hardware) ? p.hardware : gpu_id(p.hardware);
     if (gpu.empty()) {
       skip(fmt::format("GPU '{}' is not in the catalog (catalog/gpus.yaml)", p.hardware));
       continue;
     }
     const std::string nic_cell = col("nic");
-    p.nic = nic_id(nic_cell);
+    p.nic = cat->nics.count(nic_cell) ? nic_cell : nic_id(nic_cell);
     if (p.nic.empty()) {
       skip(nic_cell == "not stated"
                ? std::string("the source does not state the NIC")

@@ -546,6 +546,22 @@ TEST(Calibration, TheCsvIsReadAsRfc4180) {
   EXPECT_EQ(nul.errors()[0].line, 2);
 }
 
+// The hardware and NIC columns take the catalog's ids as they are, beside published names.
+TEST(Calibration, CatalogIdsAreTakenAsTheyAre) {
+  const std::string head =
+      "source,hardware,nodes,gpus_per_node,nic,nics_per_node,fabric,nccl,collective,algo,bytes,"
+      "busbw_gbs,time_us,note,set\n";
+  auto r = calibrate(head +
+                         "a,h100-sxm,2,8,cx7-400g,8,infiniband,2.21,all_reduce,ring,1073741824,"
+                         "360.5,,,test\n"
+                         "b,DGX H100,2,8,400G,8,infiniband,2.21,all_reduce,ring,1073741824,"
+                         "360.5,,,test\n",
+                     "ids.csv");
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  ASSERT_EQ(r->points.size(), 2u);
+  EXPECT_DOUBLE_EQ(r->points[0].simulated, r->points[1].simulated);
+}
+
 // A row too large to simulate on this machine is refused before it is planned, at its line,
 // as a spec of that size is: not memory exhausted.
 TEST(Calibration, ARowBeyondTheMachinesMemoryIsTheErrorAtItsLine) {
