@@ -2126,6 +2126,12 @@ TEST(CliReplay, PredictsTheStepBesideTheRecordedOne) {
               layout == "--tp 4 --dp 4")
         << given.out;
   }
+  // A layout whose product passes 64 bits is refused with it, not wrapped around to 0.
+  CmdResult huge =
+      gpufabric(std::string("replay tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json ") +
+                kReplaySpec + " --tp 16777216 --pp 16777216 --dp 16777216");
+  EXPECT_EQ(huge.code, 2);
+  EXPECT_NE(huge.err.find("tp x pp x dp = 4.722e+21"), std::string::npos) << huge.err;
 }
 
 TEST(CliReplay, ScenarioLinksAndOutputFolder) {

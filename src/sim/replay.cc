@@ -460,8 +460,14 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
   for (const auto& m : groups) largest_group = std::max(largest_group, m.g.size);
   world = std::max(world, largest_group);
   if (layout) {
-    const long long want = 1LL * std::max(1, L.tp) * std::max(1, L.pp) * std::max(1, L.dp);
+    // In double: each factor may be as large as any cluster, their product past 64 bits.
+    const double product = 1.0 * std::max(1, L.tp) * std::max(1, L.pp) * std::max(1, L.dp);
     const bool full = L.tp > 0 && L.pp > 0 && L.dp > 0;
+    if (product > std::numeric_limits<int>::max())
+      return Diagnostic::flag(
+          "--tp", fmt::format("tp x pp x dp = {:.4g}, more ranks than any job has", product),
+          "give a layout whose product is the job's size, or none");
+    const long long want = static_cast<long long>(product);
     if (full && world_said == 0 && largest_group <= want) world = static_cast<int>(want);
     if (full && want != world)
       return Diagnostic::flag("--tp",
