@@ -334,7 +334,9 @@ TEST(CliSweep, BadVaryExitsTwoAndWritesNothing) {
   const fs::path dir = temp_dir("sweep_bad");
   for (const std::string& vary :
        {std::string("cluster.nic"), std::string("cluster.nicc=cx7-400g,cx8-800g"),
-        std::string("cluster.nic=cx7-400g --vary cluster.nic=cx8-800g")}) {
+        std::string("cluster.nic=cx7-400g --vary cluster.nic=cx8-800g"),
+        // A value its key refuses on its own: a typo, not a design to list as invalid.
+        std::string("cluster.nodes=128,-2,abc")}) {
     CmdResult r =
         gpufabric("sweep examples/seed-70b-1024.yaml -q --vary " + vary + " -o " + dir.string());
     EXPECT_EQ(r.code, 2) << vary;

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/version.h"
 #include "common/output.h"
+#include "common/text.h"
 #include "report/sweep_report.h"
 #include "spec/spec.h"
 #include "sweep/sweep.h"
@@ -138,6 +139,21 @@ int run(const SweepFlags& f) {
   // The spec itself must be valid before anything is varied.
   auto base = load_spec(f.spec);
   if (!base) return fail(base.errors());
+  // A value its key refuses on its own (nodes=abc, nodes=-2) is a typo in --vary, not a design
+  // to list as invalid: refused before anything runs, each with the spec's reason.
+  for (const auto& a : axes)
+    for (const auto& value : a.values) {
+      auto one = load_spec(f.spec, {{a.key, value}});
+      if (one) continue;
+      for (const auto& e : one.errors())
+        if (e.key == a.key) {
+          errs.push_back(Diagnostic::flag(
+              "--vary", fmt::format("{}={}: {}", a.key, quoted_excerpt(value), e.message),
+              e.hint.empty() ? "give values the key takes" : e.hint));
+          break;
+        }
+    }
+  if (!errs.empty()) return fail(errs);
   const long long total = design_count(axes);
   if (total > kMaxDesigns)
     return fail(
