@@ -166,6 +166,14 @@ TEST(SpecErrors, CountsWithALeadingZeroAreRefused) {
   EXPECT_EQ(errors_of("cluster:\n  gpu: h100-sxm\n  nodes: 10\n  nic: cx7-400g\n"), "");
 }
 
+// A key less indented than the document's first starts a second document without any '---':
+// the error says which it is.
+TEST(SpecErrors, ASecondDocumentSaysWhatStartedIt) {
+  EXPECT_NE(errors_of("  a: 1\nb: 2\n").find("less indented than the first one"),
+            std::string::npos);
+  EXPECT_NE(errors_of("a: 1\n---\nb: 2\n").find("('---' separators)"), std::string::npos);
+}
+
 TEST(SpecErrors, WrongType) {
   const auto e = errors_of("cluster:\n  gpu: h100-sxm\n  nodes: [1, 2]\n  nic: cx7-400g\n");
   EXPECT_NE(e.find("spec.yaml:3:10: error: cluster.nodes: expected a single value, found a list"),

@@ -142,11 +142,15 @@ YAML::Node YamlReader::parse(const std::string& text) {
     }
     if (starts.marks.empty()) return YAML::Node();
     if (starts.marks.size() > 1) {
-      // A second document is a pasted second spec or a stray '---': its keys would be ignored.
+      // A second document is a pasted second spec, a stray '---', or a key less indented than
+      // the document's first (which YAML starts a new document at): its keys would be ignored.
+      const bool separator = text.find("---") != std::string::npos;
       error_at(
           starts.marks[1], "",
-          fmt::format("{} YAML documents ('---' separators); one expected", starts.marks.size()),
-          "keep one spec per file");
+          fmt::format("{} YAML documents{}; one expected", starts.marks.size(),
+                      separator ? " ('---' separators)"
+                                : ": a key here is less indented than the first one"),
+          separator ? "keep one spec per file" : "start every top-level key in the same column");
       return YAML::Node();
     }
     YAML::Node doc = YAML::Load(text);
