@@ -143,6 +143,7 @@ int run(const SweepFlags& f) {
   // to list as invalid: refused before anything runs, each with the spec's reason.
   for (const auto& a : axes)
     for (const auto& value : a.values) {
+      if (a.key == kPlacementAxis) continue;  // the sweep's own axis, checked by parse_vary
       auto one = load_spec(f.spec, {{a.key, value}});
       if (one) continue;
       for (const auto& e : one.errors())
