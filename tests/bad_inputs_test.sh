@@ -152,7 +152,7 @@ expect 2 "jobs-trace-both.yaml:4:[0-9]+: error: jobs\[0\]\.trace: give either wo
   "$bin" jobs jobs-trace-both.yaml
 head -c 20000 "$kin16" > jobs-cut.json
 jb "  - {name: a, nodes: 2, trace: jobs-cut.json}" > jobs-trace-cut.yaml
-expect 2 "jobs-cut.json:[0-9]+: error: .*(truncated|ends)" "$bin" jobs jobs-trace-cut.yaml
+expect 2 "jobs-cut.json:[0-9]+:[0-9]+: error: .*(truncated|ends)" "$bin" jobs jobs-trace-cut.yaml
 expect 2 "error: jobs: the spec has no jobs section" "$bin" jobs "$good"
 jb "  - {name: a, nodes: 2, $w}" > jobs-ok.yaml
 expect 2 "placement: unknown placement 'spraed' \(did you mean 'spread'" \
@@ -290,7 +290,7 @@ echo "== replay: traces truncated, garbage or endless, refused with the file and
 rs="--spec $src/tests/data/replay/two-nodes.yaml"
 kin="$src/tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json"
 head -c 20000 "$kin" > cut.json
-expect 2 "cut.json:[0-9]+: error: .*(truncated|ends)" "$bin" replay cut.json $rs -o replay-out
+expect 2 "cut.json:[0-9]+:[0-9]+: error: .*(truncated|ends)" "$bin" replay cut.json $rs -o replay-out
 [ ! -e replay-out ] || { echo "FAIL replay-out written for a bad trace"; failures=$((failures + 1)); }
 printf 'hello\nworld\n' > junk.log
 expect 2 "junk.log: error: not a PyTorch profiler trace.*nor an NCCL log" "$bin" replay junk.log $rs

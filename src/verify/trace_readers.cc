@@ -21,6 +21,7 @@ namespace {
 struct ReadError {
   int line;
   std::string key, message, hint;
+  int column = 0;  ///< where the JSON reader was on the line (a Kineto trace is one line)
 };
 
 /// Blocks of an istream, a byte at a time, counting lines and bytes.
@@ -34,10 +35,18 @@ class Bytes {
   int get() {
     if (pos_ == end_ && !refill()) return -1;
     const char c = buf_[pos_++];
-    if (c == '\n') ++line_;
+    if (c == '\n') {
+      ++line_;
+      line_start_ = consumed();
+    }
     return static_cast<unsigned char>(c);
   }
   int line() const { return line_; }
+  /// 1-based: the next byte's place on its line.
+  int column() const {
+    return static_cast<int>(
+        std::min<std::size_t>(consumed() - line_start_ + 1, std::numeric_limits<int>::max()));
+  }
   /// The bytes up to the next '"' or '\\' (none of them a newline in valid JSON), appended.
   void take_plain(std::string& out, std::size_t limit) {
     for (;;) {
@@ -80,6 +89,7 @@ class Bytes {
   std::size_t max_;
   std::vector<char> buf_;
   std::size_t pos_ = 0, end_ = 0, total_ = 0;
+  std::size_t line_start_ = 0;  ///< the offset of the current line's first byte
   int line_ = 1;
 };
 
@@ -99,7 +109,7 @@ class Json {
   Bytes& bytes() { return b_; }
 
   [[noreturn]] void fail(const std::string& what, const std::string& hint = "") {
-    throw ReadError{b_.line(), "", what, hint};
+    throw ReadError{b_.line(), "", what, hint, b_.column()};
   }
   void ws() {
     for (;;) {
@@ -649,7 +659,7 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
     if (j.peek_ns() >= 0)
       throw ReadError{bytes.line(), "", "more after the end of the trace's JSON object", ""};
   } catch (const ReadError& e) {
-    return Diagnostic::at(file, e.line, 0, e.key, e.message, e.hint);
+    return Diagnostic::at(file, e.line, e.column, e.key, e.message, e.hint);
   }
   if (!saw_events)
     return Diagnostic::in_file(file, "traceEvents", "no traceEvents array",
@@ -959,7 +969,7 @@ Result<std::vector<TracedRank>> read_nccl_coll_log(std::istream& in, const std::
       p.calls.push_back(std::move(call));
     }
   } catch (const ReadError& e) {
-    return Diagnostic::at(file, e.line, 0, e.key, e.message, e.hint);
+    return Diagnostic::at(file, e.line, e.column, e.key, e.message, e.hint);
   }
   if (!any_nccl)
     return Diagnostic::in_file(file, "",

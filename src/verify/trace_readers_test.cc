@@ -110,6 +110,11 @@ TEST(KinetoTrace, TruncatedGarbageAndHugeInputAreErrorsWithTheLine) {
   auto garbage = kineto("{\"traceEvents\": [\n{\"ph\": \"X\", \"ts\": 1e}\n]}");
   ASSERT_FALSE(garbage);
   EXPECT_EQ(garbage.errors()[0].line, 2);
+  // A trace written as one line (as Kineto may) is placed by its column too.
+  auto one_line = kineto("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1e}]}");
+  ASSERT_FALSE(one_line);
+  EXPECT_EQ(one_line.errors()[0].line, 1);
+  EXPECT_GT(one_line.errors()[0].column, 30) << format_diagnostics(one_line.errors());
 
   auto not_json = kineto("hello");
   ASSERT_FALSE(not_json);
