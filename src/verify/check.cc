@@ -118,16 +118,15 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
     errs.insert(errs.end(), model.errors().begin(), model.errors().end());
     return;
   }
-  // Where the expectation reduces in the switches (CollNet, or NVLS across nodes, which NCCL
-  // runs over CollNet), a run made without them (NCCL uses SHARP only with
-  // NCCL_COLLNET_ENABLE=1 and its plugin) is judged against it: the same fabric without
-  // in-network reduction, built once it is needed, says whether that is all that is missing.
-  auto in_switches = [nodes](Algorithm a) {
+  // Where the expectation reduces in the switches (CollNet, or NVLS across scale-up domains,
+  // which NCCL runs over CollNet; an NVL72 rack's trays are one domain), a run made without them
+  // (NCCL uses SHARP only with NCCL_COLLNET_ENABLE=1 and its plugin) is judged against it: the
+  // same fabric without in-network reduction, built once it is needed, says whether that is all
+  // that is missing.
+  auto in_switches = [domains = model->domains()](Algorithm a) {
     return a == Algorithm::kCollNet || a == Algorithm::kCollNetChain ||
-           (a == Algorithm::kNvls && nodes > 1);
+           (a == Algorithm::kNvls && domains > 1);
   };
-  Plan without_sharp = plan;
-  without_sharp.in_network_reduction = false;
   std::optional<CollectiveModel> plain;
   const double node_line_gbs = plan.nic.rate_gbps * plan.nics_per_node / 8;
   for (const auto& row : run.rows) {
@@ -162,6 +161,8 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
       mark(c, CheckMark::kBelow, "");
       if (in_switches(sim.algorithm)) {
         if (!plain) {
+          Plan without_sharp = plan;
+          without_sharp.in_network_reduction = false;
           auto m = CollectiveModel::build(fabric, without_sharp, o);
           if (m) plain = std::move(*m);
         }

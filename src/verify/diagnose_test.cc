@@ -315,6 +315,40 @@ TEST(Check, ARunWithoutSharpIsToldSo) {
   EXPECT_NE(evidence.find("NCCL_COLLNET_ENABLE=1"), std::string::npos) << evidence;
 }
 
+// An NVL72 rack's 18 trays are one NVLink domain: NVLS there stays in the rack's switches, not
+// over CollNet, so the expectation is not SHARP's though the plan has in-network reduction.
+TEST(Check, NvlsInsideOneRackIsNotSharp) {
+  auto cat = *builtin_catalog();
+  const PlannedSpec p = testing::load_example("llama3-405b-gb200-576.yaml");
+  ASSERT_TRUE(p.plan.in_network_reduction);
+  std::string t =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 "
+      "iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n";
+  for (int r = 0; r < 72; ++r)
+    t += fmt::format(
+        "#  Rank {:2} Group  0 Pid {:6} on     node{:02} device  {} [0x18] NVIDIA "
+        "GB200\n",
+        r, 1000 + r, r / 4, r % 4);
+  t += "#\n#                                                              out-of-place       "
+       "                in-place          \n"
+       "#       size         count      type   redop    root     time   algbw   busbw #wrong "
+       "    time   algbw   busbw #wrong\n"
+       "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)         "
+       "   (us)  (GB/s)  (GB/s)       \n";
+  const double bytes = 8589934592.0, busbw = 750, alg = busbw * 72 / 142, us = bytes / alg / 1e3;
+  t += fmt::format(
+      "{:>12.0f} {:>13.0f}     float     sum      -1 {:8.1f} {:7.2f} {:7.2f}      0 "
+      "{:8.1f} {:7.2f} {:7.2f}      0\n",
+      bytes, bytes / 4, us, alg, busbw, us, alg, busbw);
+  ToolOutput o{"all_reduce_perf.out", t, OutputKind::kUnknown};
+  o.kind = detect_output_kind(o.text);
+  auto r = check_measurements(p.plan, cat, {o}, 0.15);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  ASSERT_EQ(r->rows.size(), 1u);
+  EXPECT_EQ(r->rows[0].expected_as.rfind("nvls/", 0), 0u) << r->rows[0].expected_as;
+  EXPECT_EQ(r->rows[0].expected_as.find("SHARP"), std::string::npos) << r->rows[0].expected_as;
+}
+
 // check simulates the run as it ran, or says why it cannot: an output that does not say which
 // collective (an all_gather once judged as an all_reduce failed at 0.6), whose rank lines are
 // gone (its nodes unknown), or that used part of each node's GPUs is an error naming the file.
