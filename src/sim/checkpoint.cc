@@ -33,8 +33,8 @@ DpTraffic nominal_dp_traffic(const Plan& plan, const WorkloadSpec& w) {
   double per_gpu = held * dp_bytes_per_param(w) * 2 * ring_share;
   if (par.zero == 3) {
     // The weights gathered before each use, every microbatch (the step's zero3_param_allgather).
-    const double passes = 2 + (w.recompute == Recompute::kFull ? 1 : 0);
-    per_gpu += passes * microbatches_per_step(w) * held * weight_bytes(w) * ring_share;
+    per_gpu +=
+        zero3_gather_passes(w) * microbatches_per_step(w) * held * weight_bytes(w) * ring_share;
   }
   // A node's GPUs share its NICs.
   d.nic_bytes = per_gpu * plan.gpus_per_node / std::max(1, plan.nics_per_node);

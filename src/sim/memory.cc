@@ -76,6 +76,10 @@ double dp_bytes_per_param(const WorkloadSpec& w) {
   return zero >= 1 ? (grads + weight_bytes(w)) / 2 : grads;
 }
 
+double zero3_gather_passes(const WorkloadSpec& w) {
+  return 2 + (w.recompute == Recompute::kFull ? 1 : 0);
+}
+
 double microbatches_per_step(const WorkloadSpec& w) {
   const double b = w.micro_batch, dp = std::max(1, w.parallelism.dp);
   return w.global_batch > 0 ? std::max(1.0, w.global_batch / (b * dp)) : 1.0;

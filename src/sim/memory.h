@@ -42,6 +42,10 @@ double checkpoint_bytes_per_param(Precision precision);
 /// 16-bit (fp8 GEMMs keep bf16 weights) or fp32.
 double weight_bytes(const WorkloadSpec& w);
 
+/// How many times ZeRO-3 gathers the weights a microbatch: before each module's forward and
+/// backward, and its recomputed forward under full recomputation (which re-runs the hooks).
+double zero3_gather_passes(const WorkloadSpec& w);
+
 /// Microbatches a step runs on each data-parallel rank: the global batch over micro_batch x dp,
 /// at least one (one when the spec gives no global batch).
 double microbatches_per_step(const WorkloadSpec& w);

@@ -564,7 +564,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
       // exposed. At scale each gather is a ring over every rank, so its latency, not its bytes,
       // sets the time (Narayanan et al. SC'21 table 2: ZeRO-3 falls from 144 to 44 TFLOP/s per
       // GPU from 384 to 1,536 GPUs).
-      const double passes = 2 + (w.recompute == Recompute::kFull ? 1 : 0);
+      const double passes = zero3_gather_passes(w);
       const double buckets = std::max(1.0, std::ceil(held / kZero3BucketParams));
       add(
           "zero3_param_allgather", Op::kAllGather, groups, held * weight_b / buckets,

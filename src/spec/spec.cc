@@ -10,7 +10,6 @@
 #include <regex>
 #include <set>
 #include <sstream>
-#include <tuple>
 
 #include "common/file.h"
 #include "common/text.h"
@@ -534,13 +533,16 @@ void read_constraints(YamlReader& r, const YAML::Node& n, ConstraintsSpec& c) {
     if (auto v = r.quantity(n, "budget", p, units::parse_usd)) c.budget_usd = *v;
   for (const char* key : {"max_comm_fraction", "min_gpu_utilization"}) {
     if (auto v = r.number(n, key, p)) {
-      if (*v < 0 || *v > 1)
+      if (*v < 0 || *v > 1) {
         r.error(child(n, key), YamlReader::join(p, key),
                 "expected a fraction from 0 to 1, e.g. 0.3");
-      else if (std::string(key) == "max_comm_fraction")
-        std::tie(c.max_comm_fraction, c.max_comm_fraction_given) = std::pair{*v, true};
-      else
-        std::tie(c.min_gpu_utilization, c.min_gpu_utilization_given) = std::pair{*v, true};
+      } else if (std::string(key) == "max_comm_fraction") {
+        c.max_comm_fraction = *v;
+        c.max_comm_fraction_given = true;
+      } else {
+        c.min_gpu_utilization = *v;
+        c.min_gpu_utilization_given = true;
+      }
     }
   }
 }

@@ -155,6 +155,13 @@ std::optional<long long> plain_count(const std::string& value) {
 // part, which names it (cluster.nodes: nodes; workload.parallelism.tp: tp), or the column
 // `renames` gives it (the nccl CSV's hardware for cluster.gpu, the training CSV's interconnect
 // for cluster.nic and fabric.technology).
+// What makes the text no CSV (CsvTable::problem), at its line; nullopt when it is one.
+std::optional<Diagnostic> csv_problem(const CsvTable& csv, const std::string& file) {
+  if (csv.problem().empty()) return std::nullopt;
+  return Diagnostic::at(file, csv.problem_line(), 0, "", csv.problem(),
+                        "give the table as a CSV writer saves it (RFC 4180)");
+}
+
 using ColumnRenames = std::vector<std::pair<std::string_view, std::string_view>>;
 std::vector<Diagnostic> at_row(std::vector<Diagnostic> errs, int lineno,
                                const ColumnRenames& renames) {
@@ -426,9 +433,7 @@ Result<CalibrationSummary> calibrate(const std::string& text, const std::string&
                                      double memory_bytes) {
   CalibrationSummary sum;
   const CsvTable csv(text);
-  if (!csv.problem().empty())
-    return Diagnostic::at(file, csv.problem_line(), 0, "", csv.problem(),
-                          "give the table as a CSV writer saves it (RFC 4180)");
+  if (auto bad = csv_problem(csv, file)) return *bad;
   for (const char* need : {"hardware", "nodes", "gpus_per_node", "nic", "collective", "algo",
                            "bytes", "busbw_gbs", "time_us"})
     if (!csv.has(need))
@@ -696,9 +701,7 @@ bool is_training_csv(const std::string& text) {
 Result<TrainingCalibration> calibrate_training(const std::string& text, const std::string& file) {
   TrainingCalibration out;
   const CsvTable csv(text);
-  if (!csv.problem().empty())
-    return Diagnostic::at(file, csv.problem_line(), 0, "", csv.problem(),
-                          "give the table as a CSV writer saves it (RFC 4180)");
+  if (auto bad = csv_problem(csv, file)) return *bad;
   for (const char* need : {"gpu", "params", "heads", "hidden", "layers", "seq_len", "vocab", "tp",
                            "pp", "dp", "gpus", "global_batch", "tflops_per_gpu", "iteration_s"})
     if (!csv.has(need)) return Diagnostic::at(file, 1, 0, need, "missing column");
