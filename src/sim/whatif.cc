@@ -771,7 +771,9 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
                            saved > capex ? "they pay for themselves in one run"
                                          : "they do not pay for themselves in one run");
       } else {
-        rec += " (give workload.tokens to weigh it against the training run's GPU time)";
+        rec +=
+            " (give workload.steps or workload.tokens to weigh it against the training run's GPU "
+            "time)";
       }
     }
     out.recommendation = rec;
