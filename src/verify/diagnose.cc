@@ -274,7 +274,7 @@ void rail_findings(const std::vector<std::string>& rails, const IpLinks& ip, Fin
 
 // Interfaces that are up at different MTUs, or all below jumbo frames; interfaces that are
 // down (the rails among them are judged by rail_findings, with a plan that names them).
-void mtu_findings(const IpLinks& ip, bool rails_known, Findings& out) {
+void ip_link_findings(const IpLinks& ip, bool rails_known, Findings& out) {
   std::vector<Evidence> down;
   for (const auto& [name, it] : ip.links) {
     const auto& [l, file] = it;
@@ -348,7 +348,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
   const bool rails_known =
       plan && plan->technology == Technology::kRoce && !ip.links.empty() && !rail_netdevs.empty();
   if (rails_known) rail_findings(rail_netdevs, ip, out);
-  mtu_findings(ip, rails_known, out);
+  ip_link_findings(ip, rails_known, out);
   if (!errs.empty()) return errs;
   return out;
 }
