@@ -219,6 +219,35 @@ Plan h100_ib_plan(const Catalog& cat) {
       "switch: qm9700}\n",
       cat);
 }
+
+// An all_reduce_perf output as nccl-tests prints it: `nodes` x `gpus_per_node` rank lines on
+// node00.. naming `device`, then each of `sizes` at `busbw` GB/s (algbw and time to match).
+ToolOutput all_reduce_output(int nodes, int gpus_per_node, const std::string& device,
+                             const std::vector<double>& sizes, double busbw) {
+  const int ranks = nodes * gpus_per_node;
+  std::string t =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 "
+      "iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n";
+  for (int r = 0; r < ranks; ++r)
+    t += fmt::format("#  Rank {:2} Group  0 Pid {:6} on     node{:02} device  {} [0x18] {}\n", r,
+                     1000 + r, r / gpus_per_node, r % gpus_per_node, device);
+  t += "#\n#                                                              out-of-place       "
+       "                in-place          \n"
+       "#       size         count      type   redop    root     time   algbw   busbw #wrong "
+       "    time   algbw   busbw #wrong\n"
+       "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)         "
+       "   (us)  (GB/s)  (GB/s)       \n";
+  for (double bytes : sizes) {
+    const double alg = busbw * ranks / (2.0 * (ranks - 1)), us = bytes / alg / 1e3;
+    t += fmt::format(
+        "{:>12.0f} {:>13.0f}     float     sum      -1 {:8.1f} {:7.2f} {:7.2f}      0 "
+        "{:8.1f} {:7.2f} {:7.2f}      0\n",
+        bytes, bytes / 4, us, alg, busbw, us, alg, busbw);
+  }
+  ToolOutput o{"all_reduce_perf.out", t, OutputKind::kUnknown};
+  o.kind = detect_output_kind(o.text);
+  return o;
+}
 }  // namespace
 
 TEST(Check, MeasurementsAgainstThePlan) {
@@ -253,32 +282,9 @@ TEST(Check, ARunWithoutSharpIsToldSo) {
   auto cat = *builtin_catalog();
   const Plan plan = h100_ib_plan(cat);
   ASSERT_TRUE(plan.in_network_reduction);
-  // 8 nodes of 8: 64 rank lines on 8 hosts, then 1 GiB and 8 GiB at `busbw`.
+  // 8 nodes of 8, 1 GiB and 8 GiB at `busbw`.
   auto run = [](double busbw) {
-    std::string t =
-        "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 "
-        "iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n";
-    for (int r = 0; r < 64; ++r)
-      t += fmt::format(
-          "#  Rank {:2} Group  0 Pid {:6} on     node{:02} device  {} [0x18] NVIDIA "
-          "H100 80GB HBM3\n",
-          r, 1000 + r, r / 8, r % 8);
-    t += "#\n#                                                              out-of-place       "
-         "                in-place          \n"
-         "#       size         count      type   redop    root     time   algbw   busbw #wrong "
-         "    time   algbw   busbw #wrong\n"
-         "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)         "
-         "   (us)  (GB/s)  (GB/s)       \n";
-    for (double bytes : {1073741824.0, 8589934592.0}) {
-      const double alg = busbw * 64 / 126, us = bytes / alg / 1e3;
-      t += fmt::format(
-          "{:>12.0f} {:>13.0f}     float     sum      -1 {:8.1f} {:7.2f} {:7.2f}      0 "
-          "{:8.1f} {:7.2f} {:7.2f}      0\n",
-          bytes, bytes / 4, us, alg, busbw, us, alg, busbw);
-    }
-    ToolOutput o{"all_reduce_perf.out", t, OutputKind::kUnknown};
-    o.kind = detect_output_kind(o.text);
-    return o;
+    return all_reduce_output(8, 8, "NVIDIA H100 80GB HBM3", {1073741824.0, 8589934592.0}, busbw);
   };
   // 360 GB/s: a ring or NVLS Tree over 8 x 400G, below NVLS over SHARP.
   auto r = check_measurements(plan, cat, {run(360)}, 0.15);
@@ -321,27 +327,7 @@ TEST(Check, NvlsInsideOneRackIsNotSharp) {
   auto cat = *builtin_catalog();
   const PlannedSpec p = testing::load_example("llama3-405b-gb200-576.yaml");
   ASSERT_TRUE(p.plan.in_network_reduction);
-  std::string t =
-      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 "
-      "iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n";
-  for (int r = 0; r < 72; ++r)
-    t += fmt::format(
-        "#  Rank {:2} Group  0 Pid {:6} on     node{:02} device  {} [0x18] NVIDIA "
-        "GB200\n",
-        r, 1000 + r, r / 4, r % 4);
-  t += "#\n#                                                              out-of-place       "
-       "                in-place          \n"
-       "#       size         count      type   redop    root     time   algbw   busbw #wrong "
-       "    time   algbw   busbw #wrong\n"
-       "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)         "
-       "   (us)  (GB/s)  (GB/s)       \n";
-  const double bytes = 8589934592.0, busbw = 750, alg = busbw * 72 / 142, us = bytes / alg / 1e3;
-  t += fmt::format(
-      "{:>12.0f} {:>13.0f}     float     sum      -1 {:8.1f} {:7.2f} {:7.2f}      0 "
-      "{:8.1f} {:7.2f} {:7.2f}      0\n",
-      bytes, bytes / 4, us, alg, busbw, us, alg, busbw);
-  ToolOutput o{"all_reduce_perf.out", t, OutputKind::kUnknown};
-  o.kind = detect_output_kind(o.text);
+  const ToolOutput o = all_reduce_output(18, 4, "NVIDIA GB200", {8589934592.0}, 750);
   auto r = check_measurements(p.plan, cat, {o}, 0.15);
   ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
   ASSERT_EQ(r->rows.size(), 1u);
