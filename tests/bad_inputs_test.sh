@@ -273,7 +273,8 @@ expect 2 "po/cabling.csv: error: -o: a folder is where this output file goes" "$
 unchanged po
 mkdir -p keep && echo mine > keep/plan.json && mkdir -p keep/cabling.csv
 snapshot keep
-expect 2 "a folder is where this output file goes" "$bin" plan "$good" -o keep
+expect 2 "keep/plan.json: error: -o: is in the way of this output and gpufabric did not write it" \
+  "$bin" plan "$good" -o keep
 unchanged keep
 touch notadir
 expect 2 "cannot create the output folder" "$bin" plan "$good" -o notadir/sub
@@ -284,7 +285,13 @@ if [ "$(id -u)" != 0 ]; then  # root writes anywhere
 fi
 expect 0 "wrote fresh/plan.json" "$bin" plan "$good" -o fresh
 n=$((n + 1))
-if ls -a fresh | grep -q gpufabric-; then echo "FAIL staging left in fresh/"; failures=$((failures + 1)); else echo "ok   no staging folder left"; fi
+if ls -a fresh | grep -q 'gpufabric-[0-9]'; then echo "FAIL staging left in fresh/"; failures=$((failures + 1)); else echo "ok   no staging folder left"; fi
+# Written again, the record lets it replace its own files; an edited one is refused, kept.
+expect 0 "wrote fresh/plan.json" "$bin" plan "$good" -o fresh
+echo "# my note" >> fresh/plan.md
+snapshot fresh
+expect 2 "fresh/plan.md: error: -o: was changed since gpufabric wrote it" "$bin" plan "$good" -o fresh
+unchanged fresh
 
 echo "== replay: traces truncated, garbage or endless, refused with the file and line"
 rs="--spec $src/tests/data/replay/two-nodes.yaml"

@@ -20,6 +20,7 @@
 
 #include "acceptance_results.h"
 #include "common/csv.h"
+#include "common/output.h"
 #include "plan/plan.h"
 
 namespace {
@@ -55,6 +56,11 @@ fs::path temp_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("gf_test_" + name + "_" + std::to_string(getpid()));
   fs::remove_all(d);
   return d;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 fs::path write_temp(const std::string& name, const std::string& text) {
@@ -360,17 +366,21 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
   for (const char* f : {"ip-plan.csv", "frr/spine01.conf", "frr/spine02.conf",
                         "frr/su01-r0-leaf.conf", "frr/su01-r1-leaf.conf"})
     EXPECT_TRUE(fs::exists(dir / f)) << f;
-  // Another fabric's configs into the same folder: what the first run wrote and this one did not
-  // is named on stderr, and left where it was.
+  // Another fabric's configs into the same folder: what an earlier run wrote and this one did
+  // not, and a file gpufabric never wrote, are named on stderr apart, and left where they were.
+  fs::remove_all(dir);
+  ASSERT_EQ(gpufabric("configs examples/roce-lab-16.yaml --target frr -o " + dir.string()).code, 0);
   std::ofstream(dir / "frr" / "old-leaf.conf") << "hostname old-leaf\n";
-  CmdResult again = gpufabric("configs examples/roce-lab-64.yaml -o " + dir.string());
+  CmdResult again = gpufabric("configs examples/roce-lab-64.yaml --target frr -o " + dir.string());
   ASSERT_EQ(again.code, 0) << again.err;
-  EXPECT_NE(again.err.find("note: 1 file in " + dir.string() +
-                           " is not this run's (an earlier run's, left as it was: "
-                           "frr/old-leaf.conf)"),
+  EXPECT_NE(again.err.find("note: 3 files in " + dir.string() +
+                           " are not this run's (an earlier run's: frr/su02-r0-leaf.conf, "
+                           "frr/su02-r1-leaf.conf; not gpufabric's: frr/old-leaf.conf), left as "
+                           "they were; remove them"),
             std::string::npos)
       << again.err;
   EXPECT_TRUE(fs::exists(dir / "frr" / "old-leaf.conf"));
+  EXPECT_TRUE(fs::exists(dir / "frr" / "su02-r1-leaf.conf"));
   fs::remove_all(dir);
   // InfiniBand: the subnet manager's configuration and the cabling plan.
   CmdResult ib = gpufabric("configs examples/seed-70b-1024.yaml -o " + dir.string());
@@ -444,8 +454,8 @@ TEST(CliConfigs, MatchesTheGoldenFiles) {
   CmdResult r = gpufabric("configs examples/roce-lab-64.yaml -o " + dir.string());
   ASSERT_EQ(r.code, 0) << r.err;
   const fs::path golden = fs::path(GPUFABRIC_SOURCE_DIR) / "tests/data/golden/roce-lab-64";
-  CmdResult d =
-      gpufabric("true; diff -r " + golden.string() + " " + dir.string() + " >&2; echo $?");
+  CmdResult d = gpufabric("true; diff -r -x " + std::string(gf::kOutputRecord) + " " +
+                          golden.string() + " " + dir.string() + " >&2; echo $?");
   EXPECT_EQ(d.out, "0\n") << d.err.substr(0, 3000);
   fs::remove_all(dir);
 }
@@ -697,6 +707,50 @@ TEST(CliSimulate, PrintsTheNcclTestsTable) {
 }
 
 // An output named as one of the command's own inputs is refused, and the input stays whole.
+// An output folder's files are replaced only where gpufabric wrote them and they still hold what
+// it wrote: a user's file, or one they edited, in the way is refused and nothing is written.
+TEST(CliOutputs, ReplaceOnlyWhatGpufabricWroteUnchanged) {
+  const fs::path dir = temp_dir("record");
+  fs::create_directories(dir);
+  std::ofstream(dir / "plan.md") << "my notes\n";
+  const std::string plan = "plan examples/roce-lab-16.yaml -o " + dir.string();
+  CmdResult mine = gpufabric(plan);
+  EXPECT_EQ(mine.code, 2);
+  EXPECT_NE(mine.err.find((dir / "plan.md").string() + ": error: -o: is in the way of this output "
+                                                       "and gpufabric did not write it"),
+            std::string::npos)
+      << mine.err;
+  EXPECT_TRUE(mine.out.empty()) << mine.out;
+  EXPECT_FALSE(fs::exists(dir / "plan.json"));
+  EXPECT_FALSE(fs::exists(dir / gf::kOutputRecord));
+  EXPECT_EQ(read_text(dir / "plan.md"), "my notes\n");
+  fs::remove(dir / "plan.md");
+  // Written, then written again: the record lets the second run replace the first's files.
+  ASSERT_EQ(gpufabric(plan).code, 0);
+  ASSERT_EQ(gpufabric(plan).code, 0);
+  EXPECT_NE(read_text(dir / gf::kOutputRecord).find(" plan.md\n"), std::string::npos);
+  // Edited since (same size, other bytes): the edit is kept and the run refused.
+  std::string text = read_text(dir / "plan.json");
+  text[text.size() - 2] = text[text.size() - 2] == ' ' ? '\t' : ' ';
+  std::ofstream(dir / "plan.json", std::ios::binary) << text;
+  CmdResult edited = gpufabric(plan);
+  EXPECT_EQ(edited.code, 2);
+  EXPECT_NE(edited.err.find("plan.json: error: -o: was changed since gpufabric wrote it"),
+            std::string::npos)
+      << edited.err;
+  EXPECT_EQ(read_text(dir / "plan.json"), text);
+  fs::remove(dir / "plan.json");
+  ASSERT_EQ(gpufabric(plan).code, 0);
+  // A record that is not one replaces nothing; it names its line.
+  std::ofstream(dir / gf::kOutputRecord, std::ios::app) << "not a record line\n";
+  CmdResult garbled = gpufabric(plan);
+  EXPECT_EQ(garbled.code, 2);
+  EXPECT_NE(garbled.err.find(":7: error: -o: is not gpufabric's record of the files it wrote"),
+            std::string::npos)
+      << garbled.err;
+  fs::remove_all(dir);
+}
+
 TEST(CliOutputs, NeverReplaceTheirOwnInputs) {
   const fs::path dir = temp_dir("own-input");
   fs::create_directories(dir);

@@ -67,16 +67,23 @@ int run(const ConfigsFlags& f) {
     std::cout << "not written: " << skipped_summary(choice->skipped) << "\n";
   // Files an earlier run wrote into the same folders and this one did not (another fabric's
   // switches and hosts): named, never deleted.
-  std::size_t stale = 0;
-  const auto left = files_left_from_before(
+  const FilesLeft left = files_left_from_before(
       f.out, {"frr", "eos", "sonic", "nvue", "hosts", "ansible", "networks", "opensm"}, set->files,
-      3, stale);
-  if (stale > 0)
+      3);
+  if (left.count > 0) {
+    std::vector<std::string> parts;
+    if (!left.earlier_runs.empty())
+      parts.push_back(fmt::format("an earlier run's: {}", fmt::join(left.earlier_runs, ", ")));
+    if (!left.not_gpufabrics.empty())
+      parts.push_back(fmt::format("not gpufabric's: {}", fmt::join(left.not_gpufabrics, ", ")));
+    const std::size_t listed = left.earlier_runs.size() + left.not_gpufabrics.size();
     std::cerr << fmt::format(
-        "note: {} file{} in {} {} not this run's (an earlier run's, left as {} {}: {}{}); "
-        "remove them, or write each fabric's configs to a folder of its own\n",
-        stale, stale == 1 ? "" : "s", f.out, stale == 1 ? "is" : "are", stale == 1 ? "it" : "they",
-        stale == 1 ? "was" : "were", fmt::join(left, ", "), stale > left.size() ? ", ..." : "");
+        "note: {} file{} in {} {} not this run's ({}{}), left as {} {}; remove {}, or write "
+        "each fabric's configs to a folder of its own\n",
+        left.count, left.count == 1 ? "" : "s", f.out, left.count == 1 ? "is" : "are",
+        fmt::join(parts, "; "), left.count > listed ? ", ..." : "", left.count == 1 ? "it" : "they",
+        left.count == 1 ? "was" : "were", left.count == 1 ? "it" : "them");
+  }
   return kExitOk;
 }
 

@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "common/file.h"
 
@@ -45,6 +49,89 @@ bool safe_name(const std::string& name) {
   return true;
 }
 
+/// A file's record in kOutputRecord: what gpufabric wrote there, so that a later run replaces it
+/// only while it still holds that (a file edited since is the user's work).
+struct Recorded {
+  std::uint64_t bytes = 0;
+  std::uint64_t hash = 0;  ///< FNV-1a, 64 bits, of the content
+};
+
+/// FNV-1a 64 (Fowler, Noll, Vo; the offset basis and prime of its reference): not a defence
+/// against anyone, only a check that a file still holds what gpufabric wrote.
+constexpr std::uint64_t kFnvOffset = 14695981039346656037ull;
+constexpr std::uint64_t kFnvPrime = 1099511628211ull;
+std::uint64_t fnv1a(std::uint64_t h, const char* data, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+/// The record is read with a bound of its own (131,072 nodes' host files are ~40 MB of names).
+constexpr std::uintmax_t kMaxRecordBytes = 256 * kMiB;
+
+/// The record in `dir`: an empty map where there is none; a diagnostic where a file of that name
+/// is not one (gpufabric then replaces nothing in the folder).
+Result<std::map<std::string, Recorded>> read_record(const fs::path& dir) {
+  std::map<std::string, Recorded> out;
+  const fs::path at = dir / kOutputRecord;
+  std::error_code ec;
+  const auto st = fs::symlink_status(at, ec);
+  if (!fs::exists(st)) return out;
+  auto not_a_record = [&](std::size_t line, const std::string& why) {
+    Diagnostic d = Diagnostic::in_file(at.string(), "-o",
+                                       "is not gpufabric's record of the files it wrote here (" +
+                                           why + "), so no file in this folder may be replaced",
+                                       "move it away, or choose another -o folder");
+    d.line = static_cast<int>(line);
+    return d;
+  };
+  if (!fs::is_regular_file(st)) return not_a_record(0, "not a regular file");
+  if (fs::file_size(at, ec) > kMaxRecordBytes) return not_a_record(0, "larger than 256 MiB");
+  std::ifstream in(at, std::ios::binary);
+  std::string text;
+  std::size_t line_no = 0;
+  while (std::getline(in, text)) {
+    ++line_no;
+    if (text.empty() || text[0] == '#') continue;
+    std::istringstream fields(text);
+    std::string hash, bytes;
+    if (!(fields >> hash >> bytes) || hash.size() != 16 ||
+        hash.find_first_not_of("0123456789abcdef") != std::string::npos ||
+        bytes.find_first_not_of("0123456789") != std::string::npos || bytes.size() > 19)
+      return not_a_record(line_no, "expected the content's hash, its bytes and the file's name");
+    std::string name;
+    std::getline(fields >> std::ws, name);
+    if (!safe_name(name)) return not_a_record(line_no, "no file name inside the folder");
+    out[name] = Recorded{std::stoull(bytes), std::stoull(hash, nullptr, 16)};
+  }
+  return out;
+}
+
+/// Whether the file at `path` still holds what `rec` says gpufabric wrote: its size first, so
+/// that no large file is read to tell.
+bool holds_what_was_written(const fs::path& path, const Recorded& rec) {
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(path, ec)) || fs::file_size(path, ec) != rec.bytes)
+    return false;
+  std::ifstream in(path, std::ios::binary);
+  std::uint64_t h = kFnvOffset;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0)
+    h = fnv1a(h, buf, static_cast<std::size_t>(in.gcount()));
+  return h == rec.hash;
+}
+
+std::string record_text(const std::map<std::string, Recorded>& rec) {
+  std::string out =
+      "# gpufabric: the files it wrote in this folder: the FNV-1a 64 hash of each one's content, "
+      "its bytes, its name.\n# A later run replaces only a file listed here that still holds "
+      "what was written; any other file in its way is refused, never deleted.\n";
+  for (const auto& [name, r] : rec) out += fmt::format("{:016x} {} {}\n", r.hash, r.bytes, name);
+  return out;
+}
+
 /// Everything one call made, undone in reverse on failure.
 struct Transaction {
   fs::path staging, backup;
@@ -76,8 +163,22 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
   for (const auto& [name, content] : files)
     if (!safe_name(name))
       return output_error(fs::path(dir) / name, "not a file name inside the output folder");
-  Transaction t;
+  // What earlier runs wrote here, and what this one writes: the record is one more output, so
+  // it is replaced with the others, or not at all.
+  auto recorded = read_record(dir);
+  if (!recorded) return recorded.errors();
+  std::vector<OutputFile> all;
+  all.reserve(files.size() + 1);
+  std::map<std::string, Recorded> record;
   std::error_code ec;
+  for (const auto& [name, r] : *recorded)
+    if (fs::exists(fs::symlink_status(fs::path(dir) / name, ec))) record[name] = r;
+  for (const auto& [name, content] : files) {
+    if (name == kOutputRecord)
+      return output_error(fs::path(dir) / name, "is the name of gpufabric's record of its outputs");
+    record[name] = Recorded{content.size(), fnv1a(kFnvOffset, content.data(), content.size())};
+  }
+  Transaction t;
   if (!make_dirs(dir, t.made_dirs, ec)) {
     const std::string why = ec ? ec.message() : "a file of that name is in the way";
     t.roll_back();
@@ -95,7 +196,9 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
     return output_error(fs::path(dir) / (tag + "-new"), "cannot create a staging folder: " + why,
                         "choose a writable folder");
   }
-  for (const auto& [name, content] : files) {
+  all = files;
+  all.emplace_back(kOutputRecord, record_text(record));
+  for (const auto& [name, content] : all) {
     const fs::path tmp = t.staging / name;
     fs::create_directories(tmp.parent_path(), ec);
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -133,8 +236,31 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
                                                : "something that is not a file is in the way",
                           "move it away or choose another -o folder");
     }
+    // Only what gpufabric wrote, unchanged since, is replaced: a file of the user's (or one
+    // they edited) in the way is refused, never deleted.
+    if (fs::exists(st)) {
+      const auto it = recorded->find(name);
+      if (it == recorded->end()) {
+        t.roll_back();
+        return output_error(
+            final_path,
+            "is in the way of this output and gpufabric did not write it (it is not in " +
+                (fs::path(dir) / kOutputRecord).string() + ")",
+            "move it away, or choose another -o folder: gpufabric replaces only the files it "
+            "wrote (a folder written before gpufabric kept this record has none: remove what "
+            "it wrote there, or write to a new folder)");
+      }
+      if (!holds_what_was_written(final_path, it->second)) {
+        t.roll_back();
+        return output_error(final_path,
+                            "was changed since gpufabric wrote it: replacing it would lose the "
+                            "changes",
+                            "move it away to keep the changes, or delete it, then run again; "
+                            "or choose another -o folder");
+      }
+    }
   }
-  for (const auto& [name, content] : files) {
+  for (const auto& [name, content] : all) {
     const fs::path final_path = fs::path(dir) / name;
     if (!make_dirs(final_path.parent_path(), t.made_dirs, ec)) {
       const std::string why = ec.message();
@@ -240,14 +366,12 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-std::vector<std::string> files_left_from_before(const std::string& dir,
-                                                const std::vector<std::string>& folders,
-                                                const std::vector<OutputFile>& files,
-                                                std::size_t limit, std::size_t& count) {
+FilesLeft files_left_from_before(const std::string& dir, const std::vector<std::string>& folders,
+                                 const std::vector<OutputFile>& files, std::size_t limit) {
   std::set<std::string> written;
   for (const auto& f : files) written.insert(f.first);
-  std::vector<std::string> out;
-  count = 0;
+  auto recorded = read_record(dir);
+  FilesLeft out;
   // A bound on the entries looked at: a folder of a million files is not walked to the end.
   constexpr std::size_t kMaxEntries = 200000;
   std::size_t seen = 0;
@@ -262,10 +386,15 @@ std::vector<std::string> files_left_from_before(const std::string& dir,
       if (!it->is_regular_file(ec)) continue;
       const std::string rel = fs::relative(it->path(), dir, ec).generic_string();
       if (ec || written.count(rel)) continue;
-      ++count;
-      if (out.size() < limit) out.push_back(rel);
+      ++out.count;
+      (recorded && recorded->count(rel) ? out.earlier_runs : out.not_gpufabrics).push_back(rel);
     }
   }
+  // Named in order, an earlier run's first, whatever order the file system lists them in.
+  std::sort(out.earlier_runs.begin(), out.earlier_runs.end());
+  std::sort(out.not_gpufabrics.begin(), out.not_gpufabrics.end());
+  out.earlier_runs.resize(std::min(out.earlier_runs.size(), limit));
+  out.not_gpufabrics.resize(std::min(out.not_gpufabrics.size(), limit - out.earlier_runs.size()));
   return out;
 }
 

@@ -15,8 +15,14 @@ namespace gf {
 /// A file to write: name relative to the output folder, and its content.
 using OutputFile = std::pair<std::string, std::string>;
 
+/// The file in each output folder that lists what gpufabric wrote there (name, bytes, hash).
+constexpr const char* kOutputRecord = ".gpufabric-outputs";
+
 /// Writes every file into `dir` (created if missing): each goes to a temporary name first and
-/// all are renamed into place only once all were written. Returns the paths written.
+/// all are renamed into place only once all were written. A file already at an output's name is
+/// replaced only where `dir`'s record (kOutputRecord, written with the outputs) says gpufabric
+/// wrote it and it still holds what was written; any other (the user's, or one edited since) is
+/// refused and nothing is written. Returns the paths written (not the record).
 Result<std::vector<std::string>> write_outputs(const std::string& dir,
                                                const std::vector<OutputFile>& files);
 
@@ -33,13 +39,15 @@ Result<std::string> write_output_file(const std::string& path, const std::string
 /// left when the second cannot be written.
 std::optional<Diagnostic> output_file_problem(const std::string& path, const std::string& flag);
 
-/// The files under `dir`'s folders `folders` (names relative to `dir`, "hosts/") that are not
-/// among `files`: what an earlier run left there, which this one did not write (and does not
-/// delete). At most `limit` names are listed; `count` receives them all.
-std::vector<std::string> files_left_from_before(const std::string& dir,
-                                                const std::vector<std::string>& folders,
-                                                const std::vector<OutputFile>& files,
-                                                std::size_t limit, std::size_t& count);
+/// The files under `dir`'s folders that are not among this run's: what earlier gpufabric runs
+/// wrote there (in `dir`'s record) and files gpufabric did not write. At most `limit` names are
+/// listed in the two; `count` is all of them.
+struct FilesLeft {
+  std::vector<std::string> earlier_runs, not_gpufabrics;
+  std::size_t count = 0;
+};
+FilesLeft files_left_from_before(const std::string& dir, const std::vector<std::string>& folders,
+                                 const std::vector<OutputFile>& files, std::size_t limit);
 
 /// A CSV field, quoted when it holds a comma, a quote or a newline (RFC 4180).
 std::string csv_field(const std::string& s);
