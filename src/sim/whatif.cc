@@ -696,11 +696,16 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
                        : fmt::format("all {} nodes failed", p2->nodes),
         p2->nodes == 1 ? "it" : "them");
   } else if (!cut.empty()) {
+    // A port that goes down fails the running job's connections through it (NCCL aborts the
+    // communicator). Restarted, NCCL leaves every port that is not active out of its devices
+    // (transport/net_ib/init.cc@v2.29.7-1:280) and routes those GPUs through the node's other
+    // NICs: the node runs, slower. This model moves each GPU's traffic on its own rail, so it
+    // names that choice and prices the other: the job without the nodes.
     std::string rec = fmt::format(
-        "{} node{} cut off: NCCL cannot run a job that includes {}; take {} out of the job "
-        "(seed §7)",
-        cut.size(), cut.size() > 1 ? "s are" : " is", cut.size() > 1 ? "them" : "it",
-        cut.size() > 1 ? "them" : "it");
+        "{} node{} cut off from a rail: the running job stops (NCCL aborts on the port's "
+        "errors); restarted, NCCL leaves the port out and sends those GPUs' traffic through the "
+        "node's other NICs, slower (not simulated here), or take {} out of the job (seed §7)",
+        cut.size(), cut.size() > 1 ? "s are" : " is", cut.size() > 1 ? "them" : "it");
     if (out.dropped) {
       rec += fmt::format(": {} GPUs remain ({:.1f}% fewer)", out.dropped->gpus,
                          100.0 * (1 - static_cast<double>(out.dropped->gpus) / out.scenario.gpus));

@@ -65,6 +65,12 @@ TEST(WhatIf, FailedRailLeafCutsItsNodesOffAndDroppingThemCosts) {
   ASSERT_TRUE(r->dropped->step.has_value());
   EXPECT_GT(r->dropped->step->step_time_s, r->baseline.step->step_time_s * 1.1);
   EXPECT_NE(r->recommendation.find("take them out"), std::string::npos);
+  // A restarted NCCL leaves the port that is down out and runs the node on its other NICs: the
+  // recommendation names that choice beside dropping the nodes, not "NCCL cannot run".
+  EXPECT_NE(r->recommendation.find("restarted, NCCL leaves the port out and sends those GPUs' "
+                                   "traffic through the node's other NICs"),
+            std::string::npos)
+      << r->recommendation;
   // The 96 replicas left take whole microbatches: the batch shrinks, and the recommendation says
   // so beside what the step's throughput loses (a shorter step of fewer tokens is no gain).
   const double gb = r->baseline.step->tokens_per_step / r->dropped->step->tokens_per_step;
