@@ -144,7 +144,17 @@ const char* output_kind_name(OutputKind k) {
 }
 
 OutputKind detect_output_kind(const std::string& t) {
-  const std::string head = t.substr(0, 200000);
+  // The first 200 KB of lines a tool could have printed: a line longer than any of theirs (a
+  // binary blob, a runaway progress bar pasted in) is passed over, so it hides no marker after
+  // it; the parser then names it at its line.
+  constexpr std::size_t kHeadBytes = 200000, kLongestToolLine = 64 * 1024;
+  std::string head;
+  for (std::size_t at = 0; at < t.size() && head.size() < kHeadBytes;) {
+    std::size_t end = t.find('\n', at);
+    if (end == std::string::npos) end = t.size();
+    if (end - at <= kLongestToolLine) head.append(t, at, end + 1 - at);
+    at = end + 1;
+  }
   if (head.find("NCCL INFO") != std::string::npos || head.find("NCCL WARN") != std::string::npos)
     return OutputKind::kNcclLog;
   if (head.find("out-of-place") != std::string::npos ||

@@ -37,6 +37,12 @@ TEST(Parsers, DetectsEveryKind) {
   EXPECT_EQ(detect_output_kind(fixture("ethtool-S-pfc-storm.txt")), OutputKind::kEthtool);
   EXPECT_EQ(detect_output_kind(fixture("ip-d-link.txt")), OutputKind::kIpLink);
   EXPECT_EQ(detect_output_kind("hello world"), OutputKind::kUnknown);
+  // A line longer than any tool prints (10 MB pasted in before the table) hides nothing after it;
+  // junk made only of such lines is still no tool's.
+  const std::string blob(10'000'000, 'x');
+  EXPECT_EQ(detect_output_kind(blob + "\n" + fixture("nccl-tests-2node-allreduce.txt")),
+            OutputKind::kNcclTests);
+  EXPECT_EQ(detect_output_kind(blob + "\n" + blob), OutputKind::kUnknown);
 }
 
 // A run of other GPUs than the spec's: another family, or a PCIe card against an SXM module of
