@@ -1,11 +1,13 @@
 // The command line as users and scripts see it: output, exit codes, files.
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -2043,6 +2045,27 @@ TEST(CliJobs, ATraceJobAloneIsTheReplayOfItsTrace) {
       << text.out;
   EXPECT_NE(text.out.find("\n# 1 job, as placed;"), std::string::npos) << text.out;
   fs::remove(spec);
+  // A trace that is not one: its own file named, and the spec's line of the job that names it.
+  const fs::path junk = write_temp("junk-trace.log", "hello\nworld\n");
+  const fs::path bad_spec =
+      write_temp("bad-trace-job.yaml", ss.str() +
+                                           "jobs:\n  - name: rec\n    nodes: 2\n"
+                                           "    trace: " +
+                                           junk.string() + "\n");
+  CmdResult bad = gpufabric("jobs " + bad_spec.string() + " --no-compare");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
+  EXPECT_NE(bad.err.find(junk.string() + ": error: not a PyTorch profiler trace"),
+            std::string::npos)
+      << bad.err;
+  const std::string fabric = ss.str();
+  const int line = static_cast<int>(std::count(fabric.begin(), fabric.end(), '\n')) + 4;
+  EXPECT_NE(bad.err.find(fmt::format("job 'rec' names this trace at {}:{}, jobs[0].trace",
+                                     bad_spec.string(), line)),
+            std::string::npos)
+      << bad.err;
+  fs::remove(junk);
+  fs::remove(bad_spec);
 }
 
 TEST(CliJobs, TheTraceExampleMeetsItsWorkloadJob) {

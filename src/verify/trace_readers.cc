@@ -1130,7 +1130,17 @@ Result<std::vector<std::vector<TracedRank>>> read_job_traces(const Spec& spec) {
       }
       auto r = read_trace_files({path}, key);
       if (!r) {
-        errs.insert(errs.end(), r.errors().begin(), r.errors().end());
+        // The trace's own place first (its file, line and column); the hint says which job and
+        // which line of the spec named it, so that a spec of several traced jobs points at one.
+        const Diagnostic where = spec.at(key, "");
+        const std::string named = where.file.empty() || where.line <= 0
+                                      ? fmt::format("job '{}' names this trace at {}", js.name, key)
+                                      : fmt::format("job '{}' names this trace at {}:{}, {}",
+                                                    js.name, where.file, where.line, key);
+        for (Diagnostic e : r.errors()) {
+          e.hint = e.hint.empty() ? named : named + "; " + e.hint;
+          errs.push_back(std::move(e));
+        }
         continue;
       }
       for (auto& x : *r) out[j].push_back(std::move(x));
