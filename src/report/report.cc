@@ -61,9 +61,11 @@ std::vector<ReportWhatIf> failure_rows(const Plan& plan, const Fabric& fabric, c
   Fabric f = fabric;
   f.fail_vertex(f.leaf_vertex(0, 0));
   const double bw = probe_on(f);
-  rows.push_back({"one leaf fails", bw,
-                  bw > 0 ? "nodes keep a path (another plane)"
-                         : "its nodes are cut off: take them out of the job (gpufabric what-if)"});
+  rows.push_back(
+      {"one leaf fails", bw,
+       bw > 0 ? "nodes keep a path (another plane)"
+              : "its nodes are cut off from a rail: restart the job with their ports left out, "
+                "or without them (gpufabric what-if prices both)"});
   return rows;
 }
 

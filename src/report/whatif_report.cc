@@ -53,13 +53,17 @@ std::string side_line(const WhatIfSide& s) {
 nlohmann::json what_if_json(const WhatIfResult& r) {
   nlohmann::json affected = nlohmann::json::array();
   for (const auto& a : r.affected)
-    affected.push_back({{"node", a.name}, {"state", a.state}, {"lost", a.lost}});
+    affected.push_back({{"node", a.name},
+                        {"state", a.state},
+                        {"lost", a.lost},
+                        {"sends_through", a.sends_through}});
   nlohmann::json j = {{"baseline", side_json(r.baseline)},
                       {"scenario", side_json(r.scenario)},
                       {"changes", r.changes},
                       {"affected_nodes", affected},
                       {"recommendation", r.recommendation}};
   if (r.dropped) j["without_cut_off_nodes"] = side_json(*r.dropped);
+  if (r.restarted) j["restarted"] = side_json(*r.restarted);
   return j;
 }
 
@@ -67,6 +71,7 @@ std::string what_if_text(const WhatIfResult& r) {
   std::string s = "What-if (bus bandwidth in GB/s at the probe size)\n";
   s += side_line(r.baseline);
   s += side_line(r.scenario);
+  if (r.restarted) s += side_line(*r.restarted);
   if (r.dropped) s += side_line(*r.dropped);
   s += "\nChanges:\n";
   for (const auto& c : r.changes) s += "  - " + c + "\n";
@@ -80,7 +85,10 @@ std::string what_if_text(const WhatIfResult& r) {
       }
       std::string lost;
       for (const auto& l : a.lost) lost += (lost.empty() ? "" : ", ") + l;
-      s += fmt::format("  {:<12} {:<9} lost {}\n", a.name, a.state, lost);
+      std::string via;
+      for (const auto& t : a.sends_through) via += (via.empty() ? "" : ", ") + t;
+      s += fmt::format("  {:<12} {:<9} lost {}{}\n", a.name, a.state, lost,
+                       via.empty() ? "" : "; restarted: " + via);
     }
   }
   if (!r.recommendation.empty()) s += "\nRecommendation: " + r.recommendation + "\n";

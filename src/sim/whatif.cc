@@ -595,12 +595,18 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     out.links = std::make_shared<const WhatIfLinks>(WhatIfLinks{*p2, f2, std::move(*t)});
   }
 
-  // Which nodes lost what: a rail with no plane left cuts the node off (NCCL needs every NIC
-  // it was given); a lost plane only degrades it.
+  // Which nodes lost what: a rail with no plane left cuts the node off from it (the running
+  // job's connections through it fail); a lost plane only degrades it.
   std::vector<int> cut;
+  // Restarted, NCCL leaves the ports that are down out (net_ib/init.cc@v2.29.7-1:280) and its
+  // search maps their GPUs to the node's NICs that are up: each dead NIC's traffic goes through
+  // one of them (Fabric::send_through), the nearest by index, the lower first. A node with no NIC
+  // up has no network at all.
+  std::vector<std::pair<int, int>> through;  // (dead NIC, the NIC it sends through)
+  bool stranded = false;                     // a cut-off node with no NIC left
   for (const auto& [name, node] : names.node) {
-    AffectedNode a{name, "", {}};
-    bool cut_off = false;
+    AffectedNode a{name, "", {}, {}};
+    std::vector<int> dead_rails, live_rails;
     for (int r = 0; r < f2.nics_per_node(); ++r) {
       int alive = 0;
       for (int p = 0; p < f2.planes(); ++p) {
@@ -613,12 +619,31 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
         else
           ++alive;
       }
-      cut_off = cut_off || alive == 0;
+      (alive == 0 ? dead_rails : live_rails).push_back(r);
     }
     if (a.lost.empty()) continue;
+    const bool cut_off = !dead_rails.empty();
     a.state = cut_off ? "cut off" : "degraded";
-    if (cut_off) cut.push_back(node);
+    if (cut_off) {
+      cut.push_back(node);
+      stranded = stranded || live_rails.empty() || down.count(node);
+      if (!live_rails.empty() && !down.count(node))
+        for (int r : dead_rails) {
+          int best = live_rails.front();
+          for (int l : live_rails)
+            if (std::abs(l - r) < std::abs(best - r)) best = l;
+          through.emplace_back(f2.nic(node, r), f2.nic(node, best));
+          a.sends_through.push_back(fmt::format("nic{} -> nic{}", r, best));
+        }
+    }
     out.affected.push_back(a);
+  }
+  // The job restarted on every node, each dead NIC's GPUs sending through another NIC.
+  if (!through.empty() && !stranded) {
+    Fabric f3 = f2;
+    for (const auto& [nic, via] : through) f3.send_through(nic, via);
+    out.restarted = measure("restarted, ports left out", s2, *p2, f3, o.probe_bytes,
+                            o.memory_budget_bytes, speed);
   }
   // Dropping the cut-off nodes: the job on the others (data parallelism shrinks).
   std::string dropped_batch;  // the global batch's change, where whole microbatches move it
@@ -697,31 +722,78 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
         p2->nodes == 1 ? "it" : "them");
   } else if (!cut.empty()) {
     // A port that goes down fails the running job's connections through it (NCCL aborts the
-    // communicator). Restarted, NCCL leaves every port that is not active out of its devices
-    // (transport/net_ib/init.cc@v2.29.7-1:280) and routes those GPUs through the node's other
-    // NICs: the node runs, slower. This model moves each GPU's traffic on its own rail, so it
-    // names that choice and prices the other: the job without the nodes.
-    std::string rec = fmt::format(
-        "{} node{} cut off from a rail: the running job stops (NCCL aborts on the port's "
-        "errors); restarted, NCCL leaves the port out and sends those GPUs' traffic through the "
-        "node's other NICs, slower (not simulated here), or take {} out of the job (seed §7)",
-        cut.size(), cut.size() > 1 ? "s are" : " is", cut.size() > 1 ? "them" : "it");
+    // communicator): the job restarts, either on every node with the ports left out (NCCL keeps
+    // only active ports, transport/net_ib/init.cc@v2.29.7-1:280, and those GPUs send through
+    // another NIC: out.restarted) or without the nodes (out.dropped). Each is priced; the
+    // throughput (tokens/s) chooses, as a smaller batch makes a shorter step of fewer tokens.
+    const StepResult* base_step = out.baseline.step ? &*out.baseline.step : nullptr;
+    auto step_terms = [&](const WhatIfSide& side, const std::string& batch) {
+      std::string t;
+      if (!side.step || !base_step) return t;
+      const StepResult& b = *side.step;
+      t += fmt::format(", step time {} ({:+.1f}%)", units::format_seconds(b.step_time_s),
+                       100 * (b.step_time_s / base_step->step_time_s - 1));
+      if (!batch.empty()) t += ", " + batch;
+      if (base_step->tokens_per_s > 0 && b.tokens_per_s > 0)
+        t += fmt::format(", throughput {:+.1f}% ({} -> {} tokens/s)",
+                         100 * (b.tokens_per_s / base_step->tokens_per_s - 1),
+                         units::format_count(base_step->tokens_per_s),
+                         units::format_count(b.tokens_per_s));
+      return t;
+    };
+    // What happened to the nodes: down (--fail node:), without any NIC, or cut off from a rail.
+    size_t downed = 0, bare = 0;
+    for (int node : cut) {
+      if (down.count(node))
+        ++downed;
+      else if (std::none_of(through.begin(), through.end(),
+                            [&](const auto& t) { return t.first / f2.nics_per_node() == node; }))
+        ++bare;
+    }
+    const size_t railed = cut.size() - downed - bare;
+    std::vector<std::string> what;
+    if (railed > 0)
+      what.push_back(
+          fmt::format("{} node{} cut off from a rail", railed, railed > 1 ? "s are" : " is"));
+    if (downed > 0)
+      what.push_back(fmt::format("{} node{} down", downed, downed > 1 ? "s are" : " is"));
+    if (bare > 0)
+      what.push_back(fmt::format("{} node{} no NIC left", bare, bare > 1 ? "s have" : " has"));
+    std::string rec =
+        fmt::format("{}: the running job stops ({}) and restarts (seed §7)", fmt::join(what, ", "),
+                    railed > 0 ? "NCCL aborts on the port's errors" : "its ranks there are gone");
+    if (out.restarted) {
+      std::string bw;
+      for (size_t i = 0; i < out.baseline.collectives.size(); ++i) {
+        const auto& a = out.baseline.collectives[i];
+        const auto& b = out.restarted->collectives[i];
+        if (a.runs && b.runs && a.op == "all_reduce")
+          bw = fmt::format(", all_reduce {:.1f} -> {:.1f} GB/s", a.busbw_gbs, b.busbw_gbs);
+      }
+      rec += fmt::format(
+          ": on every node, with the port{} left out and {} GPUs sending through another NIC of "
+          "{} node{}{}",
+          cut.size() > 1 ? "s" : "", cut.size() > 1 ? "their" : "its",
+          cut.size() > 1 ? "their" : "its", bw, step_terms(*out.restarted, ""));
+      rec += fmt::format("; or take {} out of the job", cut.size() > 1 ? "them" : "it");
+    } else {
+      rec += fmt::format(" without {}", cut.size() > 1 ? "them" : "it");
+      if (railed > 0)
+        rec += fmt::format(
+            " (the {} cut off from a rail could stay on {} other NICs: not priced beside a node "
+            "that is down or has no NIC)",
+            railed > 1 ? "nodes" : "node", railed > 1 ? "their" : "its");
+    }
     if (out.dropped) {
       rec += fmt::format(": {} GPUs remain ({:.1f}% fewer)", out.dropped->gpus,
                          100.0 * (1 - static_cast<double>(out.dropped->gpus) / out.scenario.gpus));
-      if (out.dropped->step && out.baseline.step) {
-        const StepResult &a = *out.baseline.step, &b = *out.dropped->step;
-        rec += fmt::format(", step time {} ({:+.1f}%)", units::format_seconds(b.step_time_s),
-                           100 * (b.step_time_s / a.step_time_s - 1));
-        // A smaller batch makes a shorter step of fewer tokens: the throughput says what is lost.
-        if (!dropped_batch.empty()) rec += ", " + dropped_batch;
-        if (a.tokens_per_s > 0 && b.tokens_per_s > 0)
-          rec +=
-              fmt::format(", throughput {:+.1f}% ({} -> {} tokens/s)",
-                          100 * (b.tokens_per_s / a.tokens_per_s - 1),
-                          units::format_count(a.tokens_per_s), units::format_count(b.tokens_per_s));
-      }
+      rec += step_terms(*out.dropped, dropped_batch);
     }
+    if (out.restarted && out.dropped && out.restarted->step && out.dropped->step &&
+        out.restarted->step->tokens_per_s > 0 && out.dropped->step->tokens_per_s > 0)
+      rec += out.restarted->step->tokens_per_s >= out.dropped->step->tokens_per_s
+                 ? ". Keeping the nodes trains faster"
+                 : ". Taking them out trains faster";
     out.recommendation = rec;
   } else if (!out.affected.empty()) {
     out.recommendation =

@@ -69,12 +69,18 @@ struct AffectedNode {
   std::string name;
   std::string state;  ///< "cut off" (a rail has no path left) or "degraded" (lost a plane)
   std::vector<std::string> lost;  ///< NIC ports that lost their link
+  /// Cut off: each NIC without a port, and the NIC its GPUs send through once the job is
+  /// restarted ("nic0 -> nic1"); empty where the node has no NIC left (or is down).
+  std::vector<std::string> sends_through;
 };
 
 /// The comparison.
 struct WhatIfResult {
   WhatIfSide baseline, scenario;
   std::optional<WhatIfSide> dropped;  ///< the job without the cut-off nodes
+  /// The job restarted on every node, the GPUs of each NIC cut off sending through another NIC
+  /// of their node (AffectedNode::sends_through); absent where a node has no NIC left.
+  std::optional<WhatIfSide> restarted;
   std::vector<std::string> changes;
   std::vector<AffectedNode> affected;
   std::string recommendation;

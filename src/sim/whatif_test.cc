@@ -65,10 +65,29 @@ TEST(WhatIf, FailedRailLeafCutsItsNodesOffAndDroppingThemCosts) {
   ASSERT_TRUE(r->dropped->step.has_value());
   EXPECT_GT(r->dropped->step->step_time_s, r->baseline.step->step_time_s * 1.1);
   EXPECT_NE(r->recommendation.find("take them out"), std::string::npos);
-  // A restarted NCCL leaves the port that is down out and runs the node on its other NICs: the
-  // recommendation names that choice beside dropping the nodes, not "NCCL cannot run".
-  EXPECT_NE(r->recommendation.find("restarted, NCCL leaves the port out and sends those GPUs' "
-                                   "traffic through the node's other NICs"),
+  // A restarted NCCL leaves the port that is down out and runs the node on its other NICs: rail
+  // 0's GPU of each of the 32 nodes sends through nic1, whose PCIe link and leaf port then carry
+  // two GPUs' traffic. NCCL splits the data evenly over its channels, and the ones through those
+  // NICs pace the collective: about half the bandwidth, on every node kept.
+  for (const auto& a : r->affected)
+    EXPECT_EQ(a.sends_through, std::vector<std::string>{"nic0 -> nic1"});
+  ASSERT_TRUE(r->restarted.has_value());
+  EXPECT_EQ(r->restarted->gpus, 1024);
+  const CollectiveProbe& ar = probe(*r->restarted, "all_reduce");
+  ASSERT_TRUE(ar.runs) << ar.note;
+  const double planned = probe(r->baseline, "all_reduce").busbw_gbs;
+  EXPECT_LT(ar.busbw_gbs, 0.6 * planned);
+  EXPECT_GT(ar.busbw_gbs, 0.4 * planned);
+  ASSERT_TRUE(r->restarted->step.has_value());
+  EXPECT_GT(r->restarted->step->step_time_s, r->baseline.step->step_time_s);
+  EXPECT_NE(r->recommendation.find("on every node, with the ports left out and their GPUs "
+                                   "sending through another NIC of their node"),
+            std::string::npos)
+      << r->recommendation;
+  // The throughput chooses between keeping the nodes and taking them out.
+  const bool keep = r->restarted->step->tokens_per_s >= r->dropped->step->tokens_per_s;
+  EXPECT_NE(r->recommendation.find(keep ? "Keeping the nodes trains faster"
+                                        : "Taking them out trains faster"),
             std::string::npos)
       << r->recommendation;
   // The 96 replicas left take whole microbatches: the batch shrinks, and the recommendation says
@@ -151,6 +170,15 @@ TEST(WhatIf, DroppingANodeKeepsWholeReplicas) {
   ASSERT_TRUE(r->dropped.has_value());
   EXPECT_EQ(r->dropped->gpus, 224);
   ASSERT_TRUE(r->dropped->step.has_value());
+  // A server that is down has no NIC to send through: the job restarts without it only.
+  EXPECT_FALSE(r->restarted.has_value());
+  ASSERT_EQ(r->affected.size(), 1u);
+  EXPECT_TRUE(r->affected[0].sends_through.empty());
+  EXPECT_EQ(r->recommendation.rfind("1 node is down: the running job stops (its ranks there are "
+                                    "gone) and restarts (seed §7) without it: 224 GPUs remain",
+                                    0),
+            0u)
+      << r->recommendation;
 }
 
 TEST(WhatIf, FailedSpineIsRoutedAround) {

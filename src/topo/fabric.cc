@@ -609,6 +609,26 @@ void Fabric::fail_link(int id) {
         if (a.link == id) a.failed = true;
 }
 
+void Fabric::send_through(int nic, int through) {
+  pcie_up_[nic] = pcie_up_[through];
+  pcie_down_[nic] = pcie_down_[through];
+  if (!gpu_pcie_up_.empty()) {
+    gpu_pcie_up_[nic] = gpu_pcie_up_[through];
+    gpu_pcie_down_[nic] = gpu_pcie_down_[through];
+  }
+  for (int p = 0; p < planes_; ++p) {
+    const size_t a = static_cast<size_t>(nic) * planes_ + p;
+    const size_t b = static_cast<size_t>(through) * planes_ + p;
+    nic_up_[a] = nic_up_[b];
+    nic_down_[a] = nic_down_[b];
+    nic_leaf_[a] = nic_leaf_[b];
+  }
+  // The rails are no longer alike (one leaf carries two rails' traffic of this node): the
+  // shortcuts that take one rail's flows for another's must not apply.
+  any_failed_ = true;
+  reach_cache_.clear();
+}
+
 void Fabric::fail_vertex(int v) {
   for (size_t i = 0; i < links_.size(); ++i)
     if (links_[i].from == v || links_[i].to == v) fail_link(static_cast<int>(i));

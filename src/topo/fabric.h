@@ -235,6 +235,11 @@ class Fabric {
   /// Sets a link's capacity in its direction (a port trained at a lower speed, a degraded
   /// switch): routing is unchanged, the flows over it share less.
   void set_capacity(int id, double bytes_per_s) { links_[id].bytes_per_s = bytes_per_s; }
+  /// NCCL restarted without a port that is down: NIC `nic`'s GPUs send and receive through NIC
+  /// `through` of the same node instead, over its PCIe link, its ports and its leaves, which
+  /// their traffic then shares (NCCL keeps only active ports as devices, transport/net_ib/
+  /// init.cc@v2.29.7-1:280, and its search maps every GPU to a device it has).
+  void send_through(int nic, int through);
   /// Links touching vertex `v` (either direction).
   std::vector<int32_t> links_of_vertex(int v) const;
   std::string vertex_name(int v) const;

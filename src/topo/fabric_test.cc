@@ -155,6 +155,34 @@ TEST(Fabric, FailedLinksAreAvoided) {
   EXPECT_FALSE(f.route(f.nic(0, 0), f.nic(40, 0), 0, 1, path));
 }
 
+// NCCL restarted without a NIC whose port is down: that NIC's GPU sends through another NIC of
+// its node, over that NIC's PCIe link and leaf port, and reaches the dead rail's NICs of other
+// nodes across the spines.
+TEST(Fabric, ANicCutOffSendsThroughAnotherOfItsNode) {
+  auto b = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "switch: qm9700}\n");
+  Fabric f = Fabric::build(b.plan, b.cat);
+  std::vector<int32_t> path;
+  const int dead = f.nic(0, 0), via = f.nic(0, 1);
+  f.fail_link(f.nic_to_leaf(dead, 0));
+  f.fail_link(Fabric::reverse(f.nic_to_leaf(dead, 0)));
+  EXPECT_FALSE(f.route(dead, f.nic(1, 0), 0, 1, path));
+  f.send_through(dead, via);
+  EXPECT_EQ(f.pcie_to_nic(dead), f.pcie_to_nic(via));
+  EXPECT_EQ(f.pcie_from_nic(dead), f.pcie_from_nic(via));
+  EXPECT_EQ(f.leaf_of_nic(dead, 0), f.leaf_of_nic(via, 0));
+  path.clear();
+  ASSERT_TRUE(f.route(dead, f.nic(1, 0), 0, 1, path));
+  EXPECT_EQ(path.front(), f.nic_to_leaf(via, 0));
+  EXPECT_EQ(path.back(), f.leaf_to_nic(f.nic(1, 0), 0));
+  EXPECT_EQ(f.links()[static_cast<size_t>(path[1])].cls, LinkClass::kLeafSpine);  // rail 1 -> 0
+  // Into it, the same way back.
+  path.clear();
+  ASSERT_TRUE(f.route(f.nic(1, 0), dead, 0, 1, path));
+  EXPECT_EQ(path.back(), f.leaf_to_nic(via, 0));
+}
+
 // The in-network reduction's tree root of a rail: its own spine while the fabric is whole; with
 // failures, the first spine from there that still reaches every leaf of the rail's NICs (the
 // Aggregation Manager builds a new job's tree so); with none left, its own, which its NICs then
