@@ -761,7 +761,9 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
       what.push_back(fmt::format("{} node{} no NIC left", bare, bare > 1 ? "s have" : " has"));
     std::string rec =
         fmt::format("{}: the running job stops ({}) and restarts (seed §7)", fmt::join(what, ", "),
-                    railed > 0 ? "NCCL aborts on the port's errors" : "its ranks there are gone");
+                    railed > 0   ? "NCCL aborts on the port's errors"
+                    : downed > 0 ? "its ranks there are gone"
+                                 : "its ranks there cannot be reached");
     if (out.restarted) {
       std::string bw;
       for (size_t i = 0; i < out.baseline.collectives.size(); ++i) {

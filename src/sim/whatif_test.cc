@@ -181,6 +181,29 @@ TEST(WhatIf, DroppingANodeKeepsWholeReplicas) {
       << r->recommendation;
 }
 
+// Without rail optimization a node's NICs share its leaf: a failed leaf leaves its nodes no NIC
+// to send through, and the job restarts without them only.
+TEST(WhatIf, ALeafOfEveryNicLeavesItsNodesNoNicToSendThrough) {
+  const WhatIfSetup s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 32, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700, rail_optimized: false}\n");
+  WhatIfOptions o;
+  o.fail = {"switch:leaf001"};
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  ASSERT_EQ(r->affected.size(), 4u);
+  for (const auto& a : r->affected) {
+    EXPECT_EQ(a.lost.size(), 8u);
+    EXPECT_TRUE(a.sends_through.empty());
+  }
+  EXPECT_FALSE(r->restarted.has_value());
+  EXPECT_EQ(r->recommendation.rfind("4 nodes have no NIC left: the running job stops (its ranks "
+                                    "there cannot be reached) and restarts (seed §7) without them",
+                                    0),
+            0u)
+      << r->recommendation;
+}
+
 TEST(WhatIf, FailedSpineIsRoutedAround) {
   const WhatIfSetup s = setup(kSeed);
   WhatIfOptions o;
