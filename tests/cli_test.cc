@@ -1,14 +1,17 @@
 // The command line as users and scripts see it: output, exit codes, files.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +21,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "acceptance_results.h"
@@ -708,20 +712,23 @@ TEST(CliSimulate, PrintsTheNcclTestsTable) {
   EXPECT_TRUE(start && footer && end);
 }
 
-// An output named as one of the command's own inputs is refused, and the input stays whole.
 // An output folder's files are replaced only where gpufabric wrote them and they still hold what
 // it wrote: a user's file, or one they edited, in the way is refused and nothing is written.
 TEST(CliOutputs, ReplaceOnlyWhatGpufabricWroteUnchanged) {
   const fs::path dir = temp_dir("record");
   fs::create_directories(dir);
   std::ofstream(dir / "plan.md") << "my notes\n";
+  std::ofstream(dir / "bom.csv") << "my,prices\n";
   const std::string plan = "plan examples/roce-lab-16.yaml -o " + dir.string();
   CmdResult mine = gpufabric(plan);
   EXPECT_EQ(mine.code, 2);
-  EXPECT_NE(mine.err.find((dir / "plan.md").string() + ": error: -o: is in the way of this output "
-                                                       "and gpufabric did not write it"),
-            std::string::npos)
-      << mine.err;
+  // Every file in the way is named, not the first alone.
+  for (const char* f : {"plan.md", "bom.csv"})
+    EXPECT_NE(mine.err.find((dir / f).string() + ": error: -o: is in the way of this output and "
+                                                 "gpufabric did not write it"),
+              std::string::npos)
+        << mine.err;
+  fs::remove(dir / "bom.csv");
   EXPECT_TRUE(mine.out.empty()) << mine.out;
   EXPECT_FALSE(fs::exists(dir / "plan.json"));
   EXPECT_FALSE(fs::exists(dir / gf::kOutputRecord));
@@ -743,6 +750,26 @@ TEST(CliOutputs, ReplaceOnlyWhatGpufabricWroteUnchanged) {
   EXPECT_EQ(read_text(dir / "plan.json"), text);
   fs::remove(dir / "plan.json");
   ASSERT_EQ(gpufabric(plan).code, 0);
+  // A run cut short between its record and its files: the record names both contents of each
+  // file (the one before and the run's own), so that either may be replaced. Made here from a
+  // run of another spec: its plan.md in place, and its record's lines beside this one's.
+  const fs::path other = temp_dir("record_other");
+  ASSERT_EQ(gpufabric("plan examples/roce-lab-64.yaml -o " + other.string()).code, 0);
+  ASSERT_NE(read_text(other / "plan.md"), read_text(dir / "plan.md"));
+  fs::copy_file(other / "plan.md", dir / "plan.md", fs::copy_options::overwrite_existing);
+  std::ofstream(dir / gf::kOutputRecord, std::ios::app) << read_text(other / gf::kOutputRecord);
+  CmdResult resumed = gpufabric(plan);
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  // Done, the record keeps one content a file, this run's (4 files, 2 comment lines).
+  const std::string record = read_text(dir / gf::kOutputRecord);
+  EXPECT_EQ(std::count(record.begin(), record.end(), '\n'), 6) << record;
+  fs::remove_all(other);
+  // A record saved with CRLF line endings is still read.
+  std::string crlf;
+  for (char c : record) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  std::ofstream(dir / gf::kOutputRecord, std::ios::binary) << crlf;
+  CmdResult windows = gpufabric(plan);
+  EXPECT_EQ(windows.code, 0) << windows.err;
   // A record that is not one replaces nothing; it names its line.
   std::ofstream(dir / gf::kOutputRecord, std::ios::app) << "not a record line\n";
   CmdResult garbled = gpufabric(plan);
@@ -750,6 +777,38 @@ TEST(CliOutputs, ReplaceOnlyWhatGpufabricWroteUnchanged) {
   EXPECT_NE(garbled.err.find(":7: error: -o: is not gpufabric's record of the files it wrote"),
             std::string::npos)
       << garbled.err;
+  fs::remove_all(dir);
+}
+
+// Two commands writing one folder at once take turns (a lock on the folder, flock(2)): a run
+// waits while another holds it, and then keeps the other's entries in the record. Without the
+// lock, one run's record replaced the other's, and its files were then "not gpufabric's".
+TEST(CliOutputs, RunsOnOneFolderTakeTurns) {
+  const fs::path dir = temp_dir("record_lock");
+  fs::create_directories(dir);
+  ASSERT_EQ(gpufabric("plan examples/roce-lab-16.yaml -o " + dir.string()).code, 0);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // as another run writing there would
+  const fs::path done = dir.string() + ".done";
+  fs::remove(done);
+  ASSERT_EQ(std::system(("cd " + std::string(GPUFABRIC_SOURCE_DIR) + " && (" + GPUFABRIC_BIN +
+                         " dashboard examples/roce-lab-16.yaml -o " + dir.string() +
+                         " >/dev/null 2>&1; echo $? > " + done.string() + ") &")
+                            .c_str()),
+            0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  EXPECT_FALSE(fs::exists(done));  // waiting for the lock
+  EXPECT_FALSE(fs::exists(dir / "grafana-dashboard.json"));
+  ::close(fd);  // released
+  for (int i = 0; i < 200 && read_text(done).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(read_text(done), "0\n");
+  const std::string record = read_text(dir / gf::kOutputRecord);
+  for (const char* f : {" plan.md\n", " plan.json\n", " bom.csv\n", " cabling.csv\n",
+                        " grafana-dashboard.json\n", " prometheus-rules.yml\n"})
+    EXPECT_NE(record.find(f), std::string::npos) << f << "\n" << record;
+  fs::remove(done);
   fs::remove_all(dir);
 }
 

@@ -1,6 +1,8 @@
 #include "common/output.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -71,10 +73,15 @@ std::uint64_t fnv1a(std::uint64_t h, const char* data, std::size_t n) {
 /// The record is read with a bound of its own (131,072 nodes' host files are ~40 MB of names).
 constexpr std::uintmax_t kMaxRecordBytes = 256 * kMiB;
 
-/// The record in `dir`: an empty map where there is none; a diagnostic where a file of that name
-/// is not one (gpufabric then replaces nothing in the folder).
-Result<std::map<std::string, Recorded>> read_record(const fs::path& dir) {
-  std::map<std::string, Recorded> out;
+/// What the record says of each file: every content gpufabric wrote there that a later run may
+/// replace (two while a run is being written: the one before and its own, so that a run cut
+/// short leaves each file replaceable, whichever of the two it holds).
+using Record = std::map<std::string, std::vector<Recorded>>;
+
+/// The record in `dir`: an empty one where there is none; a diagnostic where a file of that
+/// name is not one (gpufabric then replaces nothing in the folder).
+Result<Record> read_record(const fs::path& dir) {
+  Record out;
   const fs::path at = dir / kOutputRecord;
   std::error_code ec;
   const auto st = fs::symlink_status(at, ec);
@@ -90,10 +97,12 @@ Result<std::map<std::string, Recorded>> read_record(const fs::path& dir) {
   if (!fs::is_regular_file(st)) return not_a_record(0, "not a regular file");
   if (fs::file_size(at, ec) > kMaxRecordBytes) return not_a_record(0, "larger than 256 MiB");
   std::ifstream in(at, std::ios::binary);
+  if (!in) return not_a_record(0, std::string("it cannot be read: ") + std::strerror(errno));
   std::string text;
   std::size_t line_no = 0;
   while (std::getline(in, text)) {
     ++line_no;
+    if (!text.empty() && text.back() == '\r') text.pop_back();  // saved with CRLF endings
     if (text.empty() || text[0] == '#') continue;
     std::istringstream fields(text);
     std::string hash, bytes;
@@ -104,33 +113,56 @@ Result<std::map<std::string, Recorded>> read_record(const fs::path& dir) {
     std::string name;
     std::getline(fields >> std::ws, name);
     if (!safe_name(name)) return not_a_record(line_no, "no file name inside the folder");
-    out[name] = Recorded{std::stoull(bytes), std::stoull(hash, nullptr, 16)};
+    out[name].push_back(Recorded{std::stoull(bytes), std::stoull(hash, nullptr, 16)});
   }
   return out;
 }
 
-/// Whether the file at `path` still holds what `rec` says gpufabric wrote: its size first, so
-/// that no large file is read to tell.
-bool holds_what_was_written(const fs::path& path, const Recorded& rec) {
+/// Whether the file at `path` holds one of the contents gpufabric recorded for it: its size
+/// first, so that no large file is read to tell.
+bool holds_what_was_written(const fs::path& path, const std::vector<Recorded>& recs) {
   std::error_code ec;
-  if (!fs::is_regular_file(fs::symlink_status(path, ec)) || fs::file_size(path, ec) != rec.bytes)
+  if (!fs::is_regular_file(fs::symlink_status(path, ec))) return false;
+  const auto size = fs::file_size(path, ec);
+  if (ec ||
+      std::none_of(recs.begin(), recs.end(), [&](const Recorded& r) { return r.bytes == size; }))
     return false;
   std::ifstream in(path, std::ios::binary);
   std::uint64_t h = kFnvOffset;
   char buf[1 << 16];
   while (in.read(buf, sizeof buf) || in.gcount() > 0)
     h = fnv1a(h, buf, static_cast<std::size_t>(in.gcount()));
-  return h == rec.hash;
+  return std::any_of(recs.begin(), recs.end(),
+                     [&](const Recorded& r) { return r.bytes == size && r.hash == h; });
 }
 
-std::string record_text(const std::map<std::string, Recorded>& rec) {
+std::string record_text(const Record& rec) {
   std::string out =
       "# gpufabric: the files it wrote in this folder: the FNV-1a 64 hash of each one's content, "
       "its bytes, its name.\n# A later run replaces only a file listed here that still holds "
       "what was written; any other file in its way is refused, never deleted.\n";
-  for (const auto& [name, r] : rec) out += fmt::format("{:016x} {} {}\n", r.hash, r.bytes, name);
+  for (const auto& [name, recs] : rec)
+    for (const auto& r : recs) out += fmt::format("{:016x} {} {}\n", r.hash, r.bytes, name);
   return out;
 }
+
+/// An exclusive lock on the output folder for one run (flock(2) on the folder itself, so no
+/// file is left behind): two commands writing one folder at once take turns, and neither
+/// loses the other's entries of the record.
+struct FolderLock {
+  int fd = -1;
+  explicit FolderLock(const fs::path& dir) {
+    fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0)
+      while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+      }
+  }
+  ~FolderLock() {
+    if (fd >= 0) ::close(fd);  // closing releases the lock
+  }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+};
 
 /// Everything one call made, undone in reverse on failure.
 struct Transaction {
@@ -143,8 +175,11 @@ struct Transaction {
   void roll_back() {
     std::error_code ec;
     for (auto it = placed.rbegin(); it != placed.rend(); ++it) fs::remove(*it, ec);
-    for (auto it = moved_aside.rbegin(); it != moved_aside.rend(); ++it)
+    for (auto it = moved_aside.rbegin(); it != moved_aside.rend(); ++it) {
       fs::rename(it->second, it->first, ec);
+      // A file that cannot be put back stays in the backup folder, which is then kept.
+      if (ec) backup_made = false;
+    }
     finish();
     for (auto it = made_dirs.rbegin(); it != made_dirs.rend(); ++it) fs::remove(*it, ec);
   }
@@ -160,29 +195,37 @@ struct Transaction {
 
 Result<std::vector<std::string>> write_outputs(const std::string& dir,
                                                const std::vector<OutputFile>& files) {
-  for (const auto& [name, content] : files)
+  for (const auto& [name, content] : files) {
     if (!safe_name(name))
       return output_error(fs::path(dir) / name, "not a file name inside the output folder");
-  // What earlier runs wrote here, and what this one writes: the record is one more output, so
-  // it is replaced with the others, or not at all.
-  auto recorded = read_record(dir);
-  if (!recorded) return recorded.errors();
-  std::vector<OutputFile> all;
-  all.reserve(files.size() + 1);
-  std::map<std::string, Recorded> record;
-  std::error_code ec;
-  for (const auto& [name, r] : *recorded)
-    if (fs::exists(fs::symlink_status(fs::path(dir) / name, ec))) record[name] = r;
-  for (const auto& [name, content] : files) {
     if (name == kOutputRecord)
       return output_error(fs::path(dir) / name, "is the name of gpufabric's record of its outputs");
-    record[name] = Recorded{content.size(), fnv1a(kFnvOffset, content.data(), content.size())};
   }
   Transaction t;
+  std::error_code ec;
   if (!make_dirs(dir, t.made_dirs, ec)) {
     const std::string why = ec ? ec.message() : "a file of that name is in the way";
     t.roll_back();
     return output_error(dir, "cannot create the output folder: " + why, "choose a writable folder");
+  }
+  const FolderLock lock(dir);
+  // What earlier runs wrote here (read under the lock, so that a run finishing meanwhile is
+  // seen), and what this one writes.
+  auto recorded = read_record(dir);
+  if (!recorded) {
+    t.roll_back();
+    return recorded.errors();
+  }
+  // The record is written twice. First, before any file moves, with both contents for each
+  // name this run replaces, the one there and its own: a run cut short (a signal, a full disk,
+  // a power loss) leaves every file replaceable by the next. Last, with this run's alone.
+  Record during, after;
+  for (const auto& [name, recs] : *recorded)
+    if (fs::exists(fs::symlink_status(fs::path(dir) / name, ec))) during[name] = after[name] = recs;
+  for (const auto& [name, content] : files) {
+    const Recorded mine{content.size(), fnv1a(kFnvOffset, content.data(), content.size())};
+    after[name] = {mine};
+    during[name].push_back(mine);
   }
   // Every file is written beside its target first (same file system, so the final renames are
   // atomic), and moved into place only once all were written.
@@ -196,8 +239,14 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
     return output_error(fs::path(dir) / (tag + "-new"), "cannot create a staging folder: " + why,
                         "choose a writable folder");
   }
-  all = files;
-  all.emplace_back(kOutputRecord, record_text(record));
+  // The record first, so that it is in place before any file it describes.
+  std::vector<OutputFile> all;
+  all.reserve(files.size() + 1);
+  all.emplace_back(kOutputRecord, record_text(during));
+  all.insert(all.end(), files.begin(), files.end());
+  const std::string final_record = record_text(after);
+  const std::string final_record_name = std::string(kOutputRecord) + ".final";
+  all.emplace_back(final_record_name, final_record);
   for (const auto& [name, content] : all) {
     const fs::path tmp = t.staging / name;
     fs::create_directories(tmp.parent_path(), ec);
@@ -211,54 +260,70 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
                           "check free space and permissions");
     }
   }
-  // Nothing is moved until every target is known to be replaceable.
+  all.pop_back();  // the final record is moved in last, over the first
+  // Nothing is moved until every target is known to be replaceable; every file in the way is
+  // named (up to kMaxNamed), not the first alone.
+  constexpr std::size_t kMaxNamed = 10;
+  std::vector<Diagnostic> in_the_way;
+  std::size_t blocked = 0;
+  auto refuse = [&](const fs::path& at, const std::string& message, const std::string& hint) {
+    if (++blocked <= kMaxNamed) in_the_way.push_back(output_error(at, message, hint));
+  };
   for (const auto& [name, content] : files) {
     const fs::path final_path = fs::path(dir) / name;
     const fs::path rel = fs::path(name).parent_path();
     fs::path at = fs::path(dir);
+    bool folder_blocked = false;
     for (const auto& part : rel) {
       at /= part;
       if (fs::exists(at, ec) && !fs::is_directory(at, ec)) {
-        t.roll_back();
-        return output_error(at, "a file is where a folder of outputs goes", "move it away");
+        refuse(at, "a file is where a folder of outputs goes", "move it away");
+        folder_blocked = true;
+        break;
       }
     }
+    if (folder_blocked) continue;
     if (is_input_of_this_run(final_path.string())) {
-      t.roll_back();
-      return output_error(final_path, "is one of this command's inputs: it would be replaced",
-                          "choose another -o folder");
+      refuse(final_path, "is one of this command's inputs: it would be replaced",
+             "choose another -o folder");
+      continue;
     }
     const auto st = fs::symlink_status(final_path, ec);
-    if (fs::exists(st) && !fs::is_regular_file(st) && !fs::is_symlink(st)) {
-      t.roll_back();
-      return output_error(final_path,
-                          fs::is_directory(st) ? "a folder is where this output file goes"
-                                               : "something that is not a file is in the way",
-                          "move it away or choose another -o folder");
+    if (!fs::exists(st)) continue;
+    if (!fs::is_regular_file(st) && !fs::is_symlink(st)) {
+      refuse(final_path,
+             fs::is_directory(st) ? "a folder is where this output file goes"
+                                  : "something that is not a file is in the way",
+             "move it away or choose another -o folder");
+      continue;
     }
     // Only what gpufabric wrote, unchanged since, is replaced: a file of the user's (or one
     // they edited) in the way is refused, never deleted.
-    if (fs::exists(st)) {
-      const auto it = recorded->find(name);
-      if (it == recorded->end()) {
-        t.roll_back();
-        return output_error(
-            final_path,
-            "is in the way of this output and gpufabric did not write it (it is not in " +
-                (fs::path(dir) / kOutputRecord).string() + ")",
-            "move it away, or choose another -o folder: gpufabric replaces only the files it "
-            "wrote (a folder written before gpufabric kept this record has none: remove what "
-            "it wrote there, or write to a new folder)");
-      }
-      if (!holds_what_was_written(final_path, it->second)) {
-        t.roll_back();
-        return output_error(final_path,
-                            "was changed since gpufabric wrote it: replacing it would lose the "
-                            "changes",
-                            "move it away to keep the changes, or delete it, then run again; "
-                            "or choose another -o folder");
-      }
-    }
+    const auto it = recorded->find(name);
+    if (it == recorded->end())
+      refuse(final_path,
+             "is in the way of this output and gpufabric did not write it (it is not in " +
+                 (fs::path(dir) / kOutputRecord).string() + ")",
+             "move it away, or choose another -o folder: gpufabric replaces only the files it "
+             "wrote (a folder written before gpufabric kept this record has none: remove what "
+             "it wrote there, or write to a new folder)");
+    else if (!holds_what_was_written(final_path, it->second))
+      refuse(final_path,
+             fs::is_symlink(st) ? "is a link now, where gpufabric wrote a file: replacing it "
+                                  "would lose it"
+                                : "was changed since gpufabric wrote it: replacing it would "
+                                  "lose the changes",
+             "move it away to keep the changes, or delete it, then run again; or choose "
+             "another -o folder");
+  }
+  if (blocked > 0) {
+    if (blocked > kMaxNamed)
+      in_the_way.push_back(output_error(
+          dir,
+          fmt::format("{} more files are in the way of this run's outputs", blocked - kMaxNamed),
+          "nothing was written"));
+    t.roll_back();
+    return in_the_way;
   }
   for (const auto& [name, content] : all) {
     const fs::path final_path = fs::path(dir) / name;
@@ -285,6 +350,18 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
         return output_error(final_path, "cannot replace the file: " + why);
       }
       t.moved_aside.emplace_back(final_path, aside);
+      // Checked again once moved aside, where nobody writes to it any more: an edit saved
+      // since the check above is put back, not deleted.
+      if (name != kOutputRecord) {
+        const auto it = recorded->find(name);
+        if (it == recorded->end() || !holds_what_was_written(aside, it->second)) {
+          t.roll_back();
+          return output_error(final_path,
+                              "was changed while gpufabric wrote this folder: it is left as it "
+                              "is now, and nothing was written",
+                              "run again once it is no longer being edited");
+        }
+      }
     }
     fs::rename(t.staging / name, final_path, ec);
     if (ec) {
@@ -294,6 +371,9 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
     }
     t.placed.push_back(final_path);
   }
+  // Every file is in place: the record keeps this run's contents alone. Should this rename
+  // fail, the first record still names every file's content.
+  fs::rename(t.staging / final_record_name, fs::path(dir) / kOutputRecord, ec);
   t.finish();
   std::vector<std::string> written;
   for (const auto& [name, content] : files) written.push_back((fs::path(dir) / name).string());
@@ -394,7 +474,7 @@ FilesLeft files_left_from_before(const std::string& dir, const std::vector<std::
   std::sort(out.earlier_runs.begin(), out.earlier_runs.end());
   std::sort(out.not_gpufabrics.begin(), out.not_gpufabrics.end());
   out.earlier_runs.resize(std::min(out.earlier_runs.size(), limit));
-  out.not_gpufabrics.resize(std::min(out.not_gpufabrics.size(), limit - out.earlier_runs.size()));
+  out.not_gpufabrics.resize(std::min(out.not_gpufabrics.size(), limit));
   return out;
 }
 

@@ -22,7 +22,9 @@ constexpr const char* kOutputRecord = ".gpufabric-outputs";
 /// all are renamed into place only once all were written. A file already at an output's name is
 /// replaced only where `dir`'s record (kOutputRecord, written with the outputs) says gpufabric
 /// wrote it and it still holds what was written; any other (the user's, or one edited since) is
-/// refused and nothing is written. Returns the paths written (not the record).
+/// refused, each named, and nothing is written. Runs on one folder take turns (a lock on it),
+/// and a run cut short leaves every file replaceable by the next. Returns the paths written
+/// (not the record).
 Result<std::vector<std::string>> write_outputs(const std::string& dir,
                                                const std::vector<OutputFile>& files);
 
@@ -40,8 +42,8 @@ Result<std::string> write_output_file(const std::string& path, const std::string
 std::optional<Diagnostic> output_file_problem(const std::string& path, const std::string& flag);
 
 /// The files under `dir`'s folders that are not among this run's: what earlier gpufabric runs
-/// wrote there (in `dir`'s record) and files gpufabric did not write. At most `limit` names are
-/// listed in the two; `count` is all of them.
+/// wrote there (in `dir`'s record) and files gpufabric did not write. At most `limit` names of
+/// each kind are listed, in name order; `count` is all of them.
 struct FilesLeft {
   std::vector<std::string> earlier_runs, not_gpufabrics;
   std::size_t count = 0;

@@ -144,15 +144,15 @@ const char* output_kind_name(OutputKind k) {
 }
 
 OutputKind detect_output_kind(const std::string& t) {
-  // The first 200 KB of lines a tool could have printed: a line longer than any of theirs (a
-  // binary blob, a runaway progress bar pasted in) is passed over, so it hides no marker after
-  // it; the parser then names it at its line.
+  // The first 200 KB of the file's lines, each line's first 64 KiB: a line longer than any a
+  // tool prints (a binary blob, a runaway progress bar pasted in) hides no marker after it, and
+  // one JSON document on one line (iperf3 -J through jq -c) still shows its first keys.
   constexpr std::size_t kHeadBytes = 200000, kLongestToolLine = 64 * 1024;
   std::string head;
   for (std::size_t at = 0; at < t.size() && head.size() < kHeadBytes;) {
     std::size_t end = t.find('\n', at);
     if (end == std::string::npos) end = t.size();
-    if (end - at <= kLongestToolLine) head.append(t, at, end + 1 - at);
+    head.append(t, at, std::min(end - at, kLongestToolLine)).push_back('\n');
     at = end + 1;
   }
   if (head.find("NCCL INFO") != std::string::npos || head.find("NCCL WARN") != std::string::npos)

@@ -43,6 +43,11 @@ TEST(Parsers, DetectsEveryKind) {
   EXPECT_EQ(detect_output_kind(blob + "\n" + fixture("nccl-tests-2node-allreduce.txt")),
             OutputKind::kNcclTests);
   EXPECT_EQ(detect_output_kind(blob + "\n" + blob), OutputKind::kUnknown);
+  // One JSON document on one line longer than 64 KiB (iperf3 -J through jq -c): its first keys.
+  std::string compact = fixture("iperf3-tcp.json");
+  std::erase(compact, '\n');
+  compact.insert(compact.size() - 1, ",\"pad\":\"" + std::string(100000, ' ') + "\"");
+  EXPECT_EQ(detect_output_kind(compact), OutputKind::kIperf3);
 }
 
 // A run of other GPUs than the spec's: another family, or a PCIe card against an SXM module of
