@@ -812,6 +812,7 @@ TEST(CliOutputs, RunsOnOneFolderTakeTurns) {
   fs::remove_all(dir);
 }
 
+// An output named as one of the command's own inputs is refused, and the input stays whole.
 TEST(CliOutputs, NeverReplaceTheirOwnInputs) {
   const fs::path dir = temp_dir("own-input");
   fs::create_directories(dir);
