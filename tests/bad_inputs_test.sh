@@ -273,7 +273,7 @@ expect 2 "po/cabling.csv: error: -o: a folder is where this output file goes" "$
 unchanged po
 mkdir -p keep && echo mine > keep/plan.json && mkdir -p keep/cabling.csv
 snapshot keep
-expect 2 "keep/plan.json: error: -o: is in the way of this output and gpufabric did not write it" \
+expect 2 "keep/plan.json: error: -o: is in the way of this output, and the folder has no record of what gpufabric wrote there" \
   "$bin" plan "$good" -o keep
 unchanged keep
 touch notadir

@@ -724,8 +724,9 @@ TEST(CliOutputs, ReplaceOnlyWhatGpufabricWroteUnchanged) {
   EXPECT_EQ(mine.code, 2);
   // Every file in the way is named, not the first alone.
   for (const char* f : {"plan.md", "bom.csv"})
-    EXPECT_NE(mine.err.find((dir / f).string() + ": error: -o: is in the way of this output and "
-                                                 "gpufabric did not write it"),
+    EXPECT_NE(mine.err.find((dir / f).string() + ": error: -o: is in the way of this output, "
+                                                 "and the folder has no record of what gpufabric "
+                                                 "wrote there"),
               std::string::npos)
         << mine.err;
   fs::remove(dir / "bom.csv");
@@ -737,6 +738,16 @@ TEST(CliOutputs, ReplaceOnlyWhatGpufabricWroteUnchanged) {
   // Written, then written again: the record lets the second run replace the first's files.
   ASSERT_EQ(gpufabric(plan).code, 0);
   ASSERT_EQ(gpufabric(plan).code, 0);
+  // With a record, a file it does not list is said to be that.
+  std::ofstream(dir / "grafana-dashboard.json") << "{}\n";
+  CmdResult unlisted = gpufabric("dashboard examples/roce-lab-16.yaml -o " + dir.string());
+  EXPECT_EQ(unlisted.code, 2);
+  EXPECT_NE(unlisted.err.find("grafana-dashboard.json: error: -o: is in the way of this output, "
+                              "and the folder's record of what gpufabric wrote (" +
+                              (dir / gf::kOutputRecord).string() + ") does not list it"),
+            std::string::npos)
+      << unlisted.err;
+  fs::remove(dir / "grafana-dashboard.json");
   EXPECT_NE(read_text(dir / gf::kOutputRecord).find(" plan.md\n"), std::string::npos);
   // Edited since (same size, other bytes): the edit is kept and the run refused.
   std::string text = read_text(dir / "plan.json");
@@ -1599,6 +1610,22 @@ TEST(CliWhatIf, JsonAndErrors) {
   CmdResult help = gpufabric("what-if --help");
   for (const char* f : {"--fail", "--grow", "--nic", "--bytes", "--json"})
     EXPECT_NE(help.out.find(f), std::string::npos) << f;
+  // --links where the scenario cannot run (nodes cut off from a rail): the restarted job's
+  // links, said so; the comparison is still printed (it had been exit 2 and nothing).
+  const fs::path links = fs::temp_directory_path() / ("gf_wi_links_" + std::to_string(getpid()));
+  CmdResult cut = gpufabric(
+      "what-if examples/seed-70b-1024.yaml --fail switch:su01-r0-leaf --links " + links.string());
+  EXPECT_EQ(cut.code, 0) << cut.err;
+  EXPECT_NE(cut.out.find("Recommendation: 32 nodes are cut off from a rail"), std::string::npos)
+      << cut.out;
+  EXPECT_NE(cut.out.find("\nRestarted, ports left out:\n"), std::string::npos) << cut.out;
+  EXPECT_NE(cut.err.find("note: --links " + links.string() +
+                         ": the scenario's all_reduce cannot run (nodes cut off from a rail): the "
+                         "links are the restarted job's, its ports left out"),
+            std::string::npos)
+      << cut.err;
+  EXPECT_TRUE(fs::exists(links));
+  fs::remove(links);
 }
 
 }  // namespace

@@ -86,17 +86,21 @@ int run(const WhatIfFlags& f) {
     if (!w) return fail(w.errors());
     if (!f.json) std::cerr << "wrote " << *w << "\n";
   }
+  if (!f.links.empty() && !r->links_note.empty())
+    std::cerr << (r->links ? "note" : "warning") << ": --links " << f.links << ": " << r->links_note
+              << "\n";
   if (f.json) {
     auto j = what_if_json(*r);
     if (r->links) {
       j["links"] = links_json(r->links->fabric, *names, r->links->traffic);
       j["links"]["file"] = f.links;
     }
+    if (!r->links_note.empty()) j["links_note"] = r->links_note;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << what_if_text(*r);
     if (r->links) {
-      std::cout << "\nScenario:\n";
+      std::cout << (r->links_note.empty() ? "\nScenario:\n" : "\nRestarted, ports left out:\n");
       std::cout << links_text(r->links->fabric, *names, r->links->traffic);
     }
   }

@@ -216,6 +216,8 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
     t.roll_back();
     return recorded.errors();
   }
+  const std::string record_path = (fs::path(dir) / kOutputRecord).string();
+  const bool had_record = fs::exists(fs::symlink_status(record_path, ec));
   // The record is written twice. First, before any file moves, with both contents for each
   // name this run replaces, the one there and its own: a run cut short (a signal, a full disk,
   // a power loss) leaves every file replaceable by the next. Last, with this run's alone.
@@ -302,11 +304,14 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
     const auto it = recorded->find(name);
     if (it == recorded->end())
       refuse(final_path,
-             "is in the way of this output and gpufabric did not write it (it is not in " +
-                 (fs::path(dir) / kOutputRecord).string() + ")",
-             "move it away, or choose another -o folder: gpufabric replaces only the files it "
-             "wrote (a folder written before gpufabric kept this record has none: remove what "
-             "it wrote there, or write to a new folder)");
+             had_record ? "is in the way of this output, and the folder's record of what "
+                          "gpufabric wrote (" +
+                              record_path + ") does not list it"
+                        : "is in the way of this output, and the folder has no record of what "
+                          "gpufabric wrote there (" +
+                              record_path + ")",
+             "move it away, or choose another -o folder; if gpufabric wrote it, delete it "
+             "yourself: gpufabric replaces only the files its record lists");
     else if (!holds_what_was_written(final_path, it->second))
       refuse(final_path,
              fs::is_symlink(st) ? "is a link now, where gpufabric wrote a file: replacing it "

@@ -585,16 +585,6 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
             "+{} of compute",
             name, out.scenario.step->straggler_stage + 1,
             units::format_seconds(out.scenario.step->straggler_s)));
-  if (o.links) {
-    SimOptions so;
-    so.memory_budget_bytes = o.memory_budget_bytes;
-    auto m = CollectiveModel::build(f2, *p2, so);
-    if (!m) return m.errors();
-    auto t = collective_traffic(f2, *p2, so, *m, o.probe_bytes);
-    if (!t) return t.errors();
-    out.links = std::make_shared<const WhatIfLinks>(WhatIfLinks{*p2, f2, std::move(*t)});
-  }
-
   // Which nodes lost what: a rail with no plane left cuts the node off from it (the running
   // job's connections through it fail); a lost plane only degrades it.
   std::vector<int> cut;
@@ -627,23 +617,56 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     if (cut_off) {
       cut.push_back(node);
       stranded = stranded || live_rails.empty() || down.count(node);
-      if (!live_rails.empty() && !down.count(node))
+      if (!live_rails.empty() && !down.count(node)) {
+        // Spread over the live NICs: the one carrying the fewest dead NICs' GPUs so far, then
+        // the nearest by index, the lower first (two dead NICs do not both land on one).
+        std::map<int, int> carried;
         for (int r : dead_rails) {
           int best = live_rails.front();
           for (int l : live_rails)
-            if (std::abs(l - r) < std::abs(best - r)) best = l;
+            if (std::make_pair(carried[l], std::abs(l - r)) <
+                std::make_pair(carried[best], std::abs(best - r)))
+              best = l;
+          ++carried[best];
           through.emplace_back(f2.nic(node, r), f2.nic(node, best));
           a.sends_through.push_back(fmt::format("nic{} -> nic{}", r, best));
         }
+      }
     }
     out.affected.push_back(a);
   }
   // The job restarted on every node, each dead NIC's GPUs sending through another NIC.
+  std::optional<Fabric> f_restart;
   if (!through.empty() && !stranded) {
-    Fabric f3 = f2;
-    for (const auto& [nic, via] : through) f3.send_through(nic, via);
-    out.restarted = measure("restarted, ports left out", s2, *p2, f3, o.probe_bytes,
+    f_restart = f2;
+    for (const auto& [nic, via] : through) f_restart->send_through(nic, via);
+    out.restarted = measure("restarted, ports left out", s2, *p2, *f_restart, o.probe_bytes,
                             o.memory_budget_bytes, speed);
+  }
+  // --links: the scenario's all_reduce traffic; where the scenario cannot run (a node cut off
+  // from a rail), the restarted job's, said so; where neither runs, nothing, with the reason.
+  if (o.links) {
+    SimOptions so;
+    so.memory_budget_bytes = o.memory_budget_bytes;
+    auto traffic_on = [&](const Fabric& f) -> Result<CollectiveTraffic> {
+      auto m = CollectiveModel::build(f, *p2, so);
+      if (!m) return m.errors();
+      return collective_traffic(f, *p2, so, *m, o.probe_bytes);
+    };
+    auto t = traffic_on(f2);
+    if (t) {
+      out.links = std::make_shared<const WhatIfLinks>(WhatIfLinks{*p2, f2, std::move(*t)});
+    } else if (f_restart) {
+      auto r = traffic_on(*f_restart);
+      if (!r) return r.errors();
+      out.links = std::make_shared<const WhatIfLinks>(WhatIfLinks{*p2, *f_restart, std::move(*r)});
+      out.links_note =
+          "the scenario's all_reduce cannot run (nodes cut off from a rail): the links are the "
+          "restarted job's, its ports left out";
+    } else {
+      out.links_note =
+          "not written: the scenario's all_reduce cannot run (" + t.errors().front().message + ")";
+    }
   }
   // Dropping the cut-off nodes: the job on the others (data parallelism shrinks).
   std::string dropped_batch;  // the global batch's change, where whole microbatches move it
@@ -727,18 +750,22 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     // another NIC: out.restarted) or without the nodes (out.dropped). Each is priced; the
     // throughput (tokens/s) chooses, as a smaller batch makes a shorter step of fewer tokens.
     const StepResult* base_step = out.baseline.step ? &*out.baseline.step : nullptr;
+    // A change in percent with its sign, "+0.0%" where it rounds to nothing (not "-0.0%").
+    auto change = [](double ratio) {
+      const double pct = 100 * (ratio - 1);
+      return fmt::format("{:+.1f}%", std::fabs(pct) < 0.05 ? 0.0 : pct);
+    };
     auto step_terms = [&](const WhatIfSide& side, const std::string& batch) {
       std::string t;
       if (!side.step || !base_step) return t;
       const StepResult& b = *side.step;
-      t += fmt::format(", step time {} ({:+.1f}%)", units::format_seconds(b.step_time_s),
-                       100 * (b.step_time_s / base_step->step_time_s - 1));
+      t += fmt::format(", step time {} ({})", units::format_seconds(b.step_time_s),
+                       change(b.step_time_s / base_step->step_time_s));
       if (!batch.empty()) t += ", " + batch;
       if (base_step->tokens_per_s > 0 && b.tokens_per_s > 0)
-        t += fmt::format(", throughput {:+.1f}% ({} -> {} tokens/s)",
-                         100 * (b.tokens_per_s / base_step->tokens_per_s - 1),
-                         units::format_count(base_step->tokens_per_s),
-                         units::format_count(b.tokens_per_s));
+        t += fmt::format(
+            ", throughput {} ({} -> {} tokens/s)", change(b.tokens_per_s / base_step->tokens_per_s),
+            units::format_count(base_step->tokens_per_s), units::format_count(b.tokens_per_s));
       return t;
     };
     // What happened to the nodes: down (--fail node:), without any NIC, or cut off from a rail.
@@ -759,12 +786,23 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
       what.push_back(fmt::format("{} node{} down", downed, downed > 1 ? "s are" : " is"));
     if (bare > 0)
       what.push_back(fmt::format("{} node{} no NIC left", bare, bare > 1 ? "s have" : " has"));
+    const char* why_stops = railed > 0   ? "NCCL aborts on the port's errors"
+                            : downed > 0 ? "its ranks there are gone"
+                                         : "its ranks there cannot be reached";
+    // Every node cut off: dropping them leaves nothing to run on.
+    const bool all_cut = static_cast<int>(cut.size()) >= p2->nodes;
+    const char* them = cut.size() > 1 ? "them" : "it";
     std::string rec =
-        fmt::format("{}: the running job stops ({}) and restarts (seed §7)", fmt::join(what, ", "),
-                    railed > 0   ? "NCCL aborts on the port's errors"
-                    : downed > 0 ? "its ranks there are gone"
-                                 : "its ranks there cannot be reached");
-    if (out.restarted) {
+        fmt::format("{}: the running job stops ({})", fmt::join(what, ", "), why_stops);
+    if (all_cut && !out.restarted)
+      rec +=
+          " and cannot run again until the failed parts are replaced: no node keeps a path to "
+          "the others (seed §7)";
+    else
+      rec += " and restarts (seed §7)";
+    if (all_cut && !out.restarted) {
+      // Nothing to price.
+    } else if (out.restarted) {
       std::string bw;
       for (size_t i = 0; i < out.baseline.collectives.size(); ++i) {
         const auto& a = out.baseline.collectives[i];
@@ -777,9 +815,12 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
           "{} node{}{}",
           cut.size() > 1 ? "s" : "", cut.size() > 1 ? "their" : "its",
           cut.size() > 1 ? "their" : "its", bw, step_terms(*out.restarted, ""));
-      rec += fmt::format("; or take {} out of the job", cut.size() > 1 ? "them" : "it");
+      if (all_cut)
+        rec += fmt::format("; taking {} out would leave no GPUs", them);
+      else
+        rec += fmt::format("; or take {} out of the job", them);
     } else {
-      rec += fmt::format(" without {}", cut.size() > 1 ? "them" : "it");
+      rec += fmt::format(" without {}", them);
       if (railed > 0)
         rec += fmt::format(
             " (the {} cut off from a rail could stay on {} other NICs: not priced beside a node "
@@ -794,8 +835,8 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     if (out.restarted && out.dropped && out.restarted->step && out.dropped->step &&
         out.restarted->step->tokens_per_s > 0 && out.dropped->step->tokens_per_s > 0)
       rec += out.restarted->step->tokens_per_s >= out.dropped->step->tokens_per_s
-                 ? ". Keeping the nodes trains faster"
-                 : ". Taking them out trains faster";
+                 ? fmt::format(". Keeping the node{} trains faster", cut.size() > 1 ? "s" : "")
+                 : fmt::format(". Taking {} out trains faster", them);
     out.recommendation = rec;
   } else if (!out.affected.empty()) {
     out.recommendation =

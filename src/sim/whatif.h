@@ -85,6 +85,9 @@ struct WhatIfResult {
   std::vector<AffectedNode> affected;
   std::string recommendation;
   std::shared_ptr<const WhatIfLinks> links;  ///< with WhatIfOptions::links
+  /// With WhatIfOptions::links, where the traffic is not the scenario's: whose it is, or why
+  /// none was written.
+  std::string links_note;
 };
 
 /// The plan's nodes by their cabling.csv names, in node order (node0001, ...).

@@ -204,6 +204,49 @@ TEST(WhatIf, ALeafOfEveryNicLeavesItsNodesNoNicToSendThrough) {
       << r->recommendation;
 }
 
+// Every node cut off from a rail: the job restarts with the ports left out, and dropping the
+// nodes would leave nothing; with both rails' leaves down no node keeps a path, and nothing runs.
+TEST(WhatIf, EveryNodeCutOffLeavesNothingToDropThemTo) {
+  const char* lab =
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g, nics_per_node: 2}\n"
+      "fabric: {technology: roce, topology: clos2, rail_optimized: true, switch: arista-7060x6}\n";
+  const WhatIfSetup s = setup(lab);
+  WhatIfOptions o;
+  o.fail = {"switch:su01-r0-leaf"};
+  auto one = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(one.ok()) << format_diagnostics(one.errors());
+  EXPECT_EQ(one->affected.size(), 8u);
+  ASSERT_TRUE(one->restarted.has_value());
+  EXPECT_FALSE(one->dropped.has_value());
+  EXPECT_NE(one->recommendation.find("; taking them out would leave no GPUs"), std::string::npos)
+      << one->recommendation;
+  EXPECT_EQ(one->recommendation.find("or take them out"), std::string::npos) << one->recommendation;
+  o.fail.push_back("switch:su01-r1-leaf");
+  auto both = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(both.ok()) << format_diagnostics(both.errors());
+  EXPECT_FALSE(both->restarted.has_value());
+  EXPECT_NE(both->recommendation.find("cannot run again until the failed parts are replaced"),
+            std::string::npos)
+      << both->recommendation;
+  EXPECT_EQ(both->recommendation.find("restarts"), std::string::npos) << both->recommendation;
+}
+
+// Two NICs of a node down: their GPUs go to two different live NICs, the nearest free ones.
+TEST(WhatIf, TwoDeadNicsOfANodeSendThroughTwoOthers) {
+  const WhatIfSetup s = setup(kSeed);
+  WhatIfOptions o;
+  o.fail = {"link:node001:su01-r0-leaf", "link:node001:su01-r1-leaf"};
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  ASSERT_EQ(r->affected.size(), 1u);
+  EXPECT_EQ(r->affected[0].sends_through,
+            (std::vector<std::string>{"nic0 -> nic2", "nic1 -> nic3"}));
+  // One node's loss against every node's halved channels: here taking it out trains faster.
+  EXPECT_NE(r->recommendation.find(". Taking it out trains faster"), std::string::npos)
+      << r->recommendation;
+  EXPECT_EQ(r->recommendation.find("-0.0%"), std::string::npos) << r->recommendation;
+}
+
 TEST(WhatIf, FailedSpineIsRoutedAround) {
   const WhatIfSetup s = setup(kSeed);
   WhatIfOptions o;
