@@ -461,7 +461,7 @@ std::vector<int> reduction_roots(const Fabric& f) {
 
 // After failures: the rails whose SHARP tree the Aggregation Manager now roots on another switch
 // (Fabric::reduction_root), one change line.
-void note_rerooted_trees(const std::vector<int>& before, const Fabric& f, const Names& n,
+bool note_rerooted_trees(const std::vector<int>& before, const Fabric& f, const Names& n,
                          std::vector<std::string>& changes) {
   std::map<int, std::string> name;
   for (const auto& [device, v] : n.vertex) name.emplace(v, device);
@@ -480,6 +480,7 @@ void note_rerooted_trees(const std::vector<int>& before, const Fabric& f, const 
         "SHARP trees re-rooted (the Aggregation Manager builds a new job's tree on a root that "
         "still reaches every leaf): " +
         moved);
+  return !moved.empty();
 }
 
 }  // namespace
@@ -556,7 +557,8 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   const std::vector<int> roots =
       p2->in_network_reduction ? reduction_roots(f2) : std::vector<int>{};
   auto errs = apply_failures(o.fail, names, f2, out.changes);
-  if (!roots.empty() && errs.empty()) note_rerooted_trees(roots, f2, names, out.changes);
+  const bool rerooted =
+      !roots.empty() && errs.empty() && note_rerooted_trees(roots, f2, names, out.changes);
   auto more = apply_degrades(o.degrade, names, f2, out.changes);
   errs.insert(errs.end(), more.begin(), more.end());
   std::vector<double> speed;
@@ -810,11 +812,13 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
         if (a.runs && b.runs && a.op == "all_reduce")
           bw = fmt::format(", all_reduce {:.1f} -> {:.1f} GB/s", a.busbw_gbs, b.busbw_gbs);
       }
+      const bool ports = through.size() > 1;
       rec += fmt::format(
-          ": on every node, with the port{} left out and {} GPUs sending through another NIC of "
-          "{} node{}{}",
-          cut.size() > 1 ? "s" : "", cut.size() > 1 ? "their" : "its",
-          cut.size() > 1 ? "their" : "its", bw, step_terms(*out.restarted, ""));
+          ": on every node, with the port{} that {} down left out and {} GPUs sending through "
+          "another NIC of {} node{}{}{}",
+          ports ? "s" : "", ports ? "are" : "is", ports ? "their" : "its",
+          cut.size() > 1 ? "their" : "its", cut.size() > 1 ? "s" : "", bw,
+          step_terms(*out.restarted, ""));
       if (all_cut)
         rec += fmt::format("; taking {} out would leave no GPUs", them);
       else
@@ -859,6 +863,14 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
           lost.find(a.algorithm) == std::string::npos)
         lost += (lost.empty() ? "" : ", ") + a.algorithm;
     }
+    // Whether the plan's job ran its reductions in the switches (SHARP: CollNet, NVLS across
+    // nodes), whose trees a failed root takes with it.
+    bool uses_sharp = false;
+    for (const auto& a : out.baseline.collectives)
+      uses_sharp =
+          uses_sharp ||
+          (plan.in_network_reduction && plan.nodes > 1 &&
+           (a.algorithm == "collnet" || a.algorithm == "collnet_chain" || a.algorithm == "nvls"));
     out.recommendation =
         !stopped.empty()
             ? fmt::format(
@@ -867,6 +879,10 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
                   "every path between some of them; replace them before the job can run on all "
                   "nodes",
                   stopped)
+        : lost.empty() && rerooted && uses_sharp
+            ? "no node lost a link and the fabric re-routes, but the running job's in-network "
+              "reductions on the trees rooted at the failed switch fail: it stops; restarted, it "
+              "gets trees on roots that reach every leaf (the figures above)"
         : lost.empty()
             ? "no node lost a link: the fabric re-routes around the failure"
             : fmt::format(

@@ -80,10 +80,18 @@ TEST(WhatIf, FailedRailLeafCutsItsNodesOffAndDroppingThemCosts) {
   EXPECT_GT(ar.busbw_gbs, 0.4 * planned);
   ASSERT_TRUE(r->restarted->step.has_value());
   EXPECT_GT(r->restarted->step->step_time_s, r->baseline.step->step_time_s);
-  EXPECT_NE(r->recommendation.find("on every node, with the ports left out and their GPUs "
-                                   "sending through another NIC of their node"),
+  EXPECT_NE(r->recommendation.find("on every node, with the ports that are down left out and "
+                                   "their GPUs sending through another NIC of their nodes, "
+                                   "all_reduce "),
             std::string::npos)
       << r->recommendation;
+  // Both choices are priced: a step time and a throughput each.
+  const std::string& rec = r->recommendation;
+  size_t priced = 0;
+  for (size_t at = rec.find(", throughput "); at != std::string::npos;
+       at = rec.find(", throughput ", at + 1))
+    ++priced;
+  EXPECT_EQ(priced, 2u) << rec;
   // The throughput chooses between keeping the nodes and taking them out.
   const bool keep = r->restarted->step->tokens_per_s >= r->dropped->step->tokens_per_s;
   EXPECT_NE(r->recommendation.find(keep ? "Keeping the nodes trains faster"
@@ -257,14 +265,19 @@ TEST(WhatIf, FailedSpineIsRoutedAround) {
   for (const auto& p : r->scenario.collectives) EXPECT_TRUE(p.runs) << p.op;
   EXPECT_LE(probe(r->scenario, "all_reduce").busbw_gbs,
             probe(r->baseline, "all_reduce").busbw_gbs * 1.001);
-  // NVLS over SHARP keeps running: the Aggregation Manager roots the trees of spine01's rails on
-  // another spine, and the changes say so.
+  // NVLS over SHARP runs again once restarted: the Aggregation Manager roots the trees of
+  // spine01's rails on another spine, and the changes say so.
   EXPECT_EQ(probe(r->baseline, "all_reduce").algorithm, "nvls");
   EXPECT_EQ(probe(r->scenario, "all_reduce").algorithm, "nvls");
   const std::string text = changes_text(*r);
   EXPECT_NE(text.find("SHARP trees re-rooted"), std::string::npos) << text;
   EXPECT_NE(text.find("rail 0 spine01 -> spine02"), std::string::npos) << text;
-  EXPECT_NE(r->recommendation.find("re-routes around the failure"), std::string::npos)
+  // The running job's in-network reductions on spine01's trees fail with it: the job stops, and
+  // restarted gets the new roots (not "re-routes around the failure", which reads as no harm).
+  EXPECT_NE(r->recommendation.find("the running job's in-network reductions on the trees rooted "
+                                   "at the failed switch fail: it stops; restarted, it gets trees "
+                                   "on roots that reach every leaf"),
+            std::string::npos)
       << r->recommendation;
 }
 
