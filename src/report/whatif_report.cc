@@ -73,6 +73,15 @@ std::string what_if_text(const WhatIfResult& r) {
   s += side_line(r.scenario);
   if (r.restarted) s += side_line(*r.restarted);
   if (r.dropped) s += side_line(*r.dropped);
+  // A "-" is a figure that cannot be had: said once, under the table.
+  bool dash = false;
+  for (const WhatIfSide* side : {&r.baseline, &r.scenario, r.restarted ? &*r.restarted : nullptr,
+                                 r.dropped ? &*r.dropped : nullptr}) {
+    if (!side) continue;
+    for (const auto& p : side->collectives) dash = dash || !p.runs;
+    dash = dash || (!side->step && !side->step_note.empty());
+  }
+  if (dash) s += "  (-: cannot run there; the changes below say why)\n";
   s += "\nChanges:\n";
   for (const auto& c : r.changes) s += "  - " + c + "\n";
   if (!r.affected.empty()) {

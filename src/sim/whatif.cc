@@ -395,7 +395,7 @@ WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan,
       const SizeResult r = m->at(bytes);
       if (!std::isfinite(r.time_us)) {
         p.runs = false;
-        p.note = "some ranks have no path: NCCL cannot run on every node";
+        p.note = "some ranks have no path to the others";
       } else {
         p.busbw_gbs = r.busbw_gbs;
         p.algorithm = algorithm_name(r.algorithm);
