@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "sim/collective.h"
@@ -81,6 +82,17 @@ struct LinkEnds {
 
 Result<LinkEnds> link_ends(const std::string& a, const std::string& b, const Names& n,
                            const std::string& flag) {
+  // A node's port named for its cable's far end (link:node001:nic0): say which cable that is.
+  static const std::regex port(R"(^nic[0-9]+(\.p[0-9]+)?$)");
+  for (const auto& [node, other] : {std::pair{a, b}, std::pair{b, a}})
+    if (n.node.count(node) && std::regex_match(other, port))
+      return Diagnostic::flag(
+          flag,
+          fmt::format("'{}' is a port of {}, not a device: a link names the devices at "
+                      "both ends of its cable",
+                      other, node),
+          fmt::format("use link:{}:LEAF, the leaf that cabling.csv's row for {} {} names", node,
+                      node, other));
   for (const std::string& end : {a, b})
     if (!n.node.count(end) && !n.vertex.count(end)) return unknown("device", end, n, flag);
   const auto node_a = n.node.find(a), node_b = n.node.find(b);

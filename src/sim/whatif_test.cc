@@ -553,6 +553,17 @@ TEST(WhatIf, ALinkNamesItsEndsInEitherOrder) {
   EXPECT_TRUE(fail_parts(s.plan, s.cat, f, {"link:su01-r0-leaf:node001"}, changes).empty());
   EXPECT_EQ(failed(f), failed(node_first->fabric));
 
+  // A node's NIC port is not a device: the message says which cable the user means.
+  for (const char* item : {"link:node001:nic0", "link:nic0:node001"}) {
+    const auto port = scenario({item}, {});
+    ASSERT_FALSE(port.ok()) << item;
+    EXPECT_EQ(port.errors()[0].message,
+              "'nic0' is a port of node001, not a device: a link names the devices at both ends "
+              "of its cable")
+        << item;
+    EXPECT_EQ(port.errors()[0].hint,
+              "use link:node001:LEAF, the leaf that cabling.csv's row for node001 nic0 names");
+  }
   const auto two_nodes = scenario({"link:node001:node002"}, {});
   ASSERT_FALSE(two_nodes.ok());
   EXPECT_EQ(two_nodes.errors()[0].message,
