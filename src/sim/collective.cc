@@ -34,6 +34,14 @@ GpuGeneration generation_of(const GpuModel& gpu) {
 
 namespace {
 
+// Why an algorithm has no path after failures: its in-network reduction's tree (a plane's SHARP
+// tree no longer reaching every rank's NIC) or the ranks themselves cut apart.
+std::string no_path_reason(bool in_network) {
+  return in_network ? "no path: failed parts leave its SHARP reduction tree short of some ranks' "
+                      "NICs"
+                    : "no path: failed links cut the ranks apart";
+}
+
 // The share by which NCCL's point-to-point channels must fall short of the links' rate to be
 // named the bottleneck (below it the two are the same within the flows' rounding).
 constexpr double kChannelBoundShare = 0.05;
@@ -276,6 +284,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     b.path_latency.clear();
     KeptModel kept;
     kept.model = cm.models_.size();
+    kept.in_network = in_network(a);
     const double payload = fill(fs, kept.scale_up_share);
     if (fs.over_budget() || b.over_budget) {
       b.over_budget = true;
@@ -313,7 +322,7 @@ Result<CollectiveModel> CollectiveModel::build(const Fabric& fab, const Plan& pl
     }
     if (!std::isfinite(m.seconds_per_byte) || m.seconds_per_byte <= 0 || m.unroutable > 0) {
       m.available = false;
-      m.unavailable_reason = "no path: failed links cut the ranks apart";
+      m.unavailable_reason = no_path_reason(kept.in_network);
     }
     cm.models_.push_back(m);
   };
@@ -840,7 +849,7 @@ bool CollectiveModel::relink(const Fabric& fab, const CalibrationProfile& p) {
     if (k.intra_alone >= 0) m.intra_seconds_per_byte = alone_spb[k.intra_alone];
     // As build decides it: PAT by its time alone, the others unroutable flows too.
     m.available = std::isfinite(t) && t > 0 && (k.pat || m.unroutable == 0);
-    m.unavailable_reason = m.available || k.pat ? "" : "no path: failed links cut the ranks apart";
+    m.unavailable_reason = m.available || k.pat ? "" : no_path_reason(k.in_network);
   }
   for (const KeptModel& k : kept_)
     if (k.copy_of >= 0) {

@@ -209,6 +209,7 @@ class CollectiveModel {
     int network_alone = -1;      ///< index in kept_alone_ of CollNet's NIC path alone, or -1
     int intra_alone = -1;        ///< index in kept_alone_ of CollNet's NVLink part alone, or -1
     int copy_of = -1;            ///< CollNet Chain: Direct's solution (models_ index), or -1
+    bool in_network = false;     ///< its all_reduce goes through the in-network reduction
   };
   bool keeps_flows_ = false;
   std::vector<KeptModel> kept_;

@@ -319,6 +319,31 @@ TEST(WhatIf, DualPlaneHalvesInsteadOfFailing) {
   EXPECT_NEAR(after / before, 0.5, 0.05);
 }
 
+// A plane's leaf lost under InfiniBand with SHARP: NVLS's reduction tree in that plane no longer
+// reaches every rank's NIC, and the reason says so (not "the ranks are cut apart": no node is).
+TEST(WhatIf, APlaneLeafLostTakesTheSharpTreeNotTheNodes) {
+  const WhatIfSetup s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, switch: qm9700, planes: 2}\n");
+  WhatIfOptions o;
+  o.fail = {"switch:p1-su01-r0-leaf"};
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  for (const auto& a : r->affected) EXPECT_EQ(a.state, "degraded");
+  const CollectiveProbe& ar = probe(r->scenario, "all_reduce");
+  ASSERT_TRUE(ar.runs);
+  bool said = false;
+  for (const auto& [alg, why] : ar.unavailable)
+    if (alg == "nvls") {
+      EXPECT_EQ(why,
+                "no path: failed parts leave its SHARP reduction tree short of some ranks' "
+                "NICs");
+      said = true;
+    }
+  EXPECT_EQ(probe(r->baseline, "all_reduce").algorithm, "nvls");
+  EXPECT_TRUE(said);
+}
+
 TEST(WhatIf, GrowthUsesSpineHeadroom) {
   const WhatIfSetup s = setup(
       "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
