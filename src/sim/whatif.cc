@@ -712,6 +712,13 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
         const Fabric f3 = Fabric::build(*p3, cat);
         out.dropped =
             measure("without the cut-off nodes", s3, *p3, f3, o.probe_bytes, o.memory_budget_bytes);
+        // The job shrinks, the network does not: its switches and their price stay the
+        // scenario's (a plan of fewer nodes would price a smaller network nobody bought).
+        out.dropped->switches = out.scenario.switches;
+        out.dropped->network_capex_usd = out.scenario.network_capex_usd;
+        out.dropped->top_tier_free = out.scenario.top_tier_free;
+        out.dropped->max_nodes_same_tiers = out.scenario.max_nodes_same_tiers;
+        out.dropped->tiers = out.scenario.tiers;
       }
     }
   }

@@ -61,6 +61,9 @@ TEST(WhatIf, FailedRailLeafCutsItsNodesOffAndDroppingThemCosts) {
   EXPECT_FALSE(r->scenario.step.has_value());
   ASSERT_TRUE(r->dropped.has_value());
   EXPECT_EQ(r->dropped->gpus, 768);
+  // The job shrinks, the network installed does not.
+  EXPECT_EQ(r->dropped->network_capex_usd, r->scenario.network_capex_usd);
+  EXPECT_EQ(r->dropped->switches, r->scenario.switches);
   EXPECT_TRUE(probe(*r->dropped, "all_reduce").runs);
   ASSERT_TRUE(r->dropped->step.has_value());
   EXPECT_GT(r->dropped->step->step_time_s, r->baseline.step->step_time_s * 1.1);
