@@ -760,7 +760,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
       if (down.count(node)) which += (which.empty() ? "" : ", ") + name;
     out.recommendation = fmt::format(
         "the job cannot run: {}, so no GPUs are left; replace {} (or plan more nodes) before it "
-        "can run again (seed §7)",
+        "can run again (guide §7)",
         p2->nodes == 1 ? "the cluster's only node (" + which + ") failed"
                        : fmt::format("all {} nodes failed", p2->nodes),
         p2->nodes == 1 ? "it" : "them");
@@ -818,9 +818,9 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     if (all_cut && !out.restarted)
       rec +=
           " and cannot run again until the failed parts are replaced: no node keeps a path to "
-          "the others (seed §7)";
+          "the others (guide §7)";
     else
-      rec += " and restarts (seed §7)";
+      rec += " and restarts (guide §7)";
     if (all_cut && !out.restarted) {
       // Nothing to price.
     } else if (out.restarted) {

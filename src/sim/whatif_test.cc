@@ -186,7 +186,7 @@ TEST(WhatIf, DroppingANodeKeepsWholeReplicas) {
   ASSERT_EQ(r->affected.size(), 1u);
   EXPECT_TRUE(r->affected[0].sends_through.empty());
   EXPECT_EQ(r->recommendation.rfind("1 node is down: the running job stops (its ranks there are "
-                                    "gone) and restarts (seed §7) without it: 224 GPUs remain",
+                                    "gone) and restarts (guide §7) without it: 224 GPUs remain",
                                     0),
             0u)
       << r->recommendation;
@@ -209,7 +209,7 @@ TEST(WhatIf, ALeafOfEveryNicLeavesItsNodesNoNicToSendThrough) {
   }
   EXPECT_FALSE(r->restarted.has_value());
   EXPECT_EQ(r->recommendation.rfind("4 nodes have no NIC left: the running job stops (its ranks "
-                                    "there cannot be reached) and restarts (seed §7) without them",
+                                    "there cannot be reached) and restarts (guide §7) without them",
                                     0),
             0u)
       << r->recommendation;
