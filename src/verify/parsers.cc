@@ -345,7 +345,7 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
   // The banner (util.cu@v2.19.6:625): nGpus is -g, the "iters:" after "warmup iters: W" is -n.
   static const std::regex gpus_re(R"(\bnGpus\s+(\S+))");
   static const std::regex iters_re(R"(\bwarmup iters:\s+\S+\s+iters:\s+(\S+))");
-  int banner_line = 0;
+  int banner_line = 0, test_line = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     const int ln = static_cast<int>(i + 1);
     const std::string l = untag(lines[i]);
@@ -414,7 +414,14 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
       continue;
     }
     if (search(l, m, test_re)) {
+      // Two runs in one file (a loop's outputs appended to one log): each is its own run.
+      if (test_line > 0 && m[1] != run.collective)
+        return at(file, ln,
+                  fmt::format("a second nccl-tests run ({}_perf) after the {}_perf run of line {}",
+                              m[1].str(), run.collective, test_line),
+                  "give each run in a file of its own");
       run.collective = m[1];
+      test_line = ln;
       continue;
     }
     if (search(l, m, avg_re)) {
@@ -462,6 +469,14 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
       if (with_root &&
           std::from_chars(w[4].data(), w[4].data() + w[4].size(), root).ec == std::errc())
         run.root = root;
+    } else if (w[2] != run.type || w[3] != run.redop) {
+      // Another test's table (all_gather's 'none' after all_reduce's 'sum'), run in the same
+      // file without a banner between.
+      return at(file, ln,
+                fmt::format("a row of another test (type {}, redop {}) after rows of type {}, "
+                            "redop {} from line {}",
+                            w[2], w[3], run.type, run.redop, run.rows.front().line),
+                "give each run in a file of its own");
     }
     if (!number(w[1], row.count) || !number(w[t], row.time_us) ||
         !number(w[t + 1], row.algbw_gbs) || !number(w[t + 2], row.busbw_gbs))
@@ -608,6 +623,13 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
       if (w.size() < 6 || !number(w[1], row.iterations) || !number(w[2], row.t_min_us) ||
           !number(w[4], row.t_typical_us) || !number(w[5], row.t_avg_us))
         return at(file, ln, "latency row truncated or unreadable");
+      // t_min, t_max, t_typical, t_avg and the percentiles are times: never negative.
+      for (size_t k = 2; k < w.size(); ++k)
+        if (number(w[k], v) && v < 0)
+          return at(file, ln,
+                    "a negative latency: perftest prints none, so the output was edited or "
+                    "corrupted",
+                    kAsPrintedHint);
     } else {
       if (w.size() < 4 || !number(w[1], row.iterations) || !number(w[2], v))
         return at(file, ln, "bandwidth row truncated or unreadable");

@@ -260,6 +260,36 @@ TEST(Parsers, NcclTestsDuplicatedBlocksAndTruncation) {
   EXPECT_FALSE(parse_nccl_tests("garbage\n\x01\x02", "f").ok());
 }
 
+// Two tests' outputs in one file (a loop appending each *_perf to one log): an error at the
+// second's line, whether its banner says so or only its rows do; read as one run, the second's
+// rows had been taken as the first's collective (an all_reduce's figures checked as all_gather).
+TEST(Parsers, NcclTestsTwoRunsInOneFileAreRefused) {
+  auto calfit = [](const std::string& name) {
+    std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/calfit/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string both =
+      calfit("2026-05-12-all_gather-ring-2n.out") + calfit("2026-05-12-all_reduce-ring-2n.out");
+  auto r = parse_nccl_tests(both, "log");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.errors()[0].message.find("a second nccl-tests run (all_reduce_perf) after the "
+                                       "all_gather_perf run of line"),
+            std::string::npos)
+      << r.errors()[0].message;
+  std::string no_banner;
+  std::istringstream lines(both);
+  for (std::string l; std::getline(lines, l);)
+    if (l.find("Collective test starting") == std::string::npos) no_banner += l + "\n";
+  auto rows = parse_nccl_tests(no_banner, "log");
+  ASSERT_FALSE(rows.ok());
+  EXPECT_NE(rows.errors()[0].message.find("a row of another test (type float, redop sum) after "
+                                          "rows of type float, redop none"),
+            std::string::npos)
+      << rows.errors()[0].message;
+}
+
 // nccl-tests prints no negative figure, and derives algbw (the size over the time) and busbw
 // (algbw times a bus factor under 2) from one time: a row that breaks either was edited or
 // corrupted, an error at its line. Both #wrong columns are read.
@@ -328,6 +358,17 @@ TEST(Parsers, Perftest) {
   ASSERT_TRUE(lat.ok());
   EXPECT_TRUE(lat->latency);
   EXPECT_DOUBLE_EQ(lat->rows[0].t_typical_us, 1.07);
+  // A negative time is corrupt input, as a negative bandwidth is (it had read as a short path).
+  for (const char* figure : {"1.03 ", "1.07 "}) {
+    std::string neg = fixture("ib_write_lat.txt");
+    const size_t at = neg.find(figure);
+    ASSERT_NE(at, std::string::npos);
+    neg.insert(at, "-");
+    auto bad = parse_perftest(neg, "lat.txt");
+    ASSERT_FALSE(bad.ok()) << figure;
+    EXPECT_EQ(bad.errors()[0].line, 16);
+    EXPECT_NE(bad.errors()[0].message.find("a negative latency"), std::string::npos);
+  }
   auto json = parse_perftest(
       R"({"results": {"MsgSize": 65536, "n_iterations": 5000, "BW_peak": 0, "BW_average": 392.5, "MsgRate": 0.74}})",
       "f");
