@@ -917,6 +917,30 @@ Result<AcceptanceResult> check_acceptance(const PlannedSpec& planned, const Acce
       continue;
     }
     const std::string port = h.node + ":" + h.device;
+    // Counters only grow: one that went down between the two readings was cleared during the
+    // burn-in (or the before and after files are swapped), and the differences judge nothing.
+    const std::string went_down = [&]() -> std::string {
+      for (const auto& [name, before, after] :
+           {std::tuple{"received bytes", cb->rx_bytes, ca->rx_bytes},
+            std::tuple{"received packets", cb->rx_packets, ca->rx_packets},
+            std::tuple{"link downs", cb->link_downs, ca->link_downs},
+            std::tuple{"symbol/FCS errors", cb->symbol_errors, ca->symbol_errors},
+            std::tuple{"PFC pauses", cb->pauses, ca->pauses},
+            std::tuple{"PortXmitWait", cb->wait, ca->wait}})
+        if (after < before)
+          return fmt::format("{} went down from {:g} to {:g}", name, before, after);
+      return "";
+    }();
+    if (!went_down.empty()) {
+      errs.push_back(Diagnostic::in_file(
+          pa, "",
+          fmt::format("{}'s counters went backwards since {} ({}): they were cleared during the "
+                      "burn-in, or the before and after readings are swapped",
+                      port, pb, went_down),
+          "read them with burn-in/counters.sh before and after one burn-in, without clearing "
+          "them between"));
+      continue;
+    }
     const double bits = std::max(0.0, ca->rx_bytes - cb->rx_bytes) * 8;
     const double downs = ca->link_downs - cb->link_downs;
     res.rows.push_back({"counter", port, pa, "link downs during the burn-in", downs, kMaxLinkDowns,

@@ -253,6 +253,18 @@ TEST(Acceptance, BurnInCountersJudged) {
       EXPECT_NEAR(row.expected, 240, 1);
     }
   EXPECT_EQ(failed, 1);
+  // Counters that went backwards (cleared during the burn-in, or the readings swapped) judge
+  // nothing: an error naming the file, not a pass on negative differences.
+  for (auto& f : files)
+    if (f.path == "counters/after/node001/mlx5_0.txt") f.text = testing::ethtool_output(1e11, 0);
+  auto back = check_acceptance(p, a, files);
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.errors()[0].file, "counters/after/node001/mlx5_0.txt");
+  EXPECT_NE(back.errors()[0].message.find("node001:mlx5_0's counters went backwards since "
+                                          "counters/before/node001/mlx5_0.txt (received bytes "
+                                          "went down from 1e+12 to 1e+11)"),
+            std::string::npos)
+      << back.errors()[0].message;
 }
 
 TEST(Acceptance, NcclStageBelowSimulationFails) {
