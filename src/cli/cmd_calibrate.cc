@@ -140,7 +140,8 @@ Command add_calibrate(CLI::App& root) {
       ->check(path_named());
   a->add_option("--nodes", f->nodes,
                 "with --fit: nodes of the runs (default: the hosts of the '# Rank ... on HOST' "
-                "lines; without them, or with some left out, the ranks over --gpus-per-node)")
+                "lines; without them, or with some left out, the ranks over --gpus-per-node); "
+                "at least the hosts the rank lines name (more where containers share one name)")
       ->check(CLI::Range(1, kMaxFlagNodes));
   a->add_option("--gpus-per-node", f->gpus_per_node,
                 "with --fit: GPUs per node of a run whose output has no rank lines (default: "

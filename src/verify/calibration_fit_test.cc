@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "common/file.h"
 #include "sim/collective.h"
@@ -722,7 +723,8 @@ TEST(CalibrationFit, OneFileIsCrossValidatedByFolds) {
 
 // gpufabric simulate prints the first 8 rank lines, then '#  ... ranks 8 to N-2 on nodes 2 to
 // M', then the last: the hosts it names are not the run's, so its nodes are the ranks over the
-// GPUs a node; --nodes, given, counts them whatever the rank lines say.
+// GPUs a node. --nodes, given, counts them where the rank lines name fewer hosts (one host name
+// on every container); more hosts than --nodes is another run's output, an error.
 TEST(CalibrationFit, RankLinesLeftOutCountTheRanksNotTheHosts) {
   PlannedSpec ps = planned(kFixtures + "flapping-airplanes.yaml");
   ToolOutput t = output_of(kFixtures + "2026-05-12-all_reduce-ring-8n.out");
@@ -739,8 +741,17 @@ TEST(CalibrationFit, RankLinesLeftOutCountTheRanksNotTheHosts) {
   o.nodes = 4;
   auto four =
       read_fit_runs(ps.plan, {output_of(kFixtures + "2026-05-12-all_reduce-ring-8n.out")}, o);
-  ASSERT_TRUE(four) << four.errors().front().message;
-  EXPECT_EQ((*four)[0].nodes, 4);
+  ASSERT_FALSE(four);
+  EXPECT_EQ(four.errors().front().message, "--nodes 4, but the run's rank lines name 8 hosts");
+  // Every rank on one host name (containers that share it): --nodes counts the nodes.
+  ToolOutput same = output_of(kFixtures + "2026-05-12-all_reduce-ring-8n.out");
+  static const std::regex on_host(R"(( on )\S+( device))");
+  same.text = std::regex_replace(same.text, on_host, "$1pod$2");
+  o.nodes = 8;
+  auto eight = read_fit_runs(ps.plan, {same}, o);
+  ASSERT_TRUE(eight) << eight.errors().front().message;
+  EXPECT_EQ((*eight)[0].nodes, 8);
+  EXPECT_EQ((*eight)[0].gpus_per_node, 8);
 }
 
 // A log cut after a whole row parses, but the fit says the run may be cut (no nccl-tests footer).

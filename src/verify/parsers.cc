@@ -284,6 +284,27 @@ Result<RunShape> run_shape(const NcclTestsRun& run, int nodes_given, int gpus_pe
                            int spec_gpus_per_node, const std::string& file,
                            const std::string& no_ranks_hint) {
   RunShape s;
+  // A run's rank lines, where all are there, name its hosts. Fewer hosts than --nodes may be
+  // one name on every container (--nodes says); more than --nodes is another run's output, as is
+  // a --gpus-per-node other than the ranks a host.
+  if (nodes_given > 0 && run.nodes > nodes_given)
+    return Diagnostic::in_file(
+        file, "--nodes",
+        fmt::format("--nodes {}, but the run's rank lines name {} hosts", nodes_given, run.nodes),
+        "leave --nodes out (the rank lines say), or give the output of a run on that many nodes");
+  if (nodes_given > 0 && run.ranks > 0 && run.ranks % nodes_given != 0)
+    return Diagnostic::in_file(
+        file, "--nodes",
+        fmt::format("{} ranks on --nodes {}: not the same GPUs on every node", run.ranks,
+                    nodes_given),
+        "give the nodes the run used");
+  if (gpus_per_node_given > 0 && nodes_given == 0 && run.nodes > 0 && run.ranks > 0 &&
+      run.ranks != gpus_per_node_given * run.nodes)
+    return Diagnostic::in_file(
+        file, "--gpus-per-node",
+        fmt::format("--gpus-per-node {}, but the run's rank lines put {} ranks on {} hosts",
+                    gpus_per_node_given, run.ranks, run.nodes),
+        "leave --gpus-per-node out (the rank lines say)");
   const int hosts = nodes_given > 0 ? 0 : run.nodes;  // 0 where rank lines were left out
   if (hosts > 0) {
     if (run.ranks % hosts != 0)
