@@ -618,8 +618,19 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
         j.object([&](const std::string& k) {
           if (k == "rank" || k == "world_size") {
             j.scalar(s, 2);
-            if (s.kind == Scalar::kNumber && s.number >= 0 && s.number < 1 << 30)
+            // torch.distributed's rank (0 to world - 1) and world size: whole numbers within a
+            // cluster's GPUs (a spec's bound, 2^24). Anything else was not written so.
+            constexpr double kMaxTracedWorld = 1 << 24;
+            const double lo = k == "rank" ? 0 : 1;
+            if (s.kind == Scalar::kNumber) {
+              if (!(s.number >= lo && s.number < kMaxTracedWorld) ||
+                  std::floor(s.number) != s.number)
+                throw ReadError{
+                    bytes.line(), "distributedInfo." + k,
+                    fmt::format("{} {:g} is not a whole number from {:g} to 2^24", k, s.number, lo),
+                    "give the trace as torch.profiler wrote it"};
               (k == "rank" ? r.rank : r.world) = static_cast<int>(s.number);
+            }
           } else if (k == "pg_config" && j.peek_ns() == '[') {
             bytes.get();
             if (j.peek_ns() == ']') return (void)bytes.get();
@@ -667,6 +678,11 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
   // Older Kineto wrote whole microseconds ("ts": {}), newer "{}.{:03}" of nanoseconds.
   r.format = ts_integer ? "kineto (whole-microsecond timestamps: older Kineto)"
                         : "kineto (nanosecond timestamps: newer Kineto)";
+  if (r.world > 0 && r.rank >= r.world)
+    return Diagnostic::in_file(file, "distributedInfo.rank",
+                               fmt::format("rank {} of a world of {}: ranks run from 0 to {}",
+                                           r.rank, r.world, r.world - 1),
+                               "give the trace as torch.profiler wrote it");
   if (r.rank < 0) r.rank = rank_arg;
 
   // Groups: distributedInfo's, then every collective's own.

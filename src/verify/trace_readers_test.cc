@@ -166,6 +166,27 @@ TEST(KinetoTrace, TruncatedGarbageAndHugeInputAreErrorsWithTheLine) {
         << n;
 }
 
+// distributedInfo's rank and world size are torch.distributed's: a rank outside 0 to world - 1,
+// a negative or fractional one, or a world beyond a cluster's GPUs was not written so (a rank of
+// 10^9 had been taken, and -1 read as rank 0).
+TEST(KinetoTrace, ARankOutsideItsWorldIsRefused) {
+  const std::string good = fixture("kineto-torch2.5-tp8-dp2-rank0.json");
+  const std::string from = "\"rank\": 0, \"world_size\": 16";
+  ASSERT_NE(good.find(from), std::string::npos);
+  for (const auto& [to, key] : std::vector<std::pair<std::string, std::string>>{
+           {"\"rank\": 1000000000, \"world_size\": 16", "distributedInfo.rank"},
+           {"\"rank\": -1, \"world_size\": 16", "distributedInfo.rank"},
+           {"\"rank\": 1.5, \"world_size\": 16", "distributedInfo.rank"},
+           {"\"rank\": 0, \"world_size\": 0", "distributedInfo.world_size"},
+           {"\"rank\": 16, \"world_size\": 16", "distributedInfo.rank"}}) {
+    std::string bad = good;
+    bad.replace(bad.find(from), from.size(), to);
+    auto r = kineto(bad);
+    ASSERT_FALSE(r) << to;
+    EXPECT_EQ(r.errors()[0].key, key) << to;
+  }
+}
+
 // A rank traced twice (one file given twice) would count as two of the run's ranks: refused,
 // naming the file.
 TEST(KinetoTrace, ARankTracedTwiceIsRefused) {
