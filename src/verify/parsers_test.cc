@@ -16,6 +16,14 @@ namespace {
 
 std::string fixture(const std::string& name) { return testing::output_fixture(name); }
 
+// A file of tests/data/FOLDER, whole.
+std::string test_data(const std::string& folder, const std::string& name) {
+  std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/" + folder + "/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 // The first `n` lines of a text: a run cut short.
 std::string head(const std::string& s, int n) {
   size_t p = 0;
@@ -264,12 +272,7 @@ TEST(Parsers, NcclTestsDuplicatedBlocksAndTruncation) {
 // second's line, whether its banner says so or only its rows do; read as one run, the second's
 // rows had been taken as the first's collective (an all_reduce's figures checked as all_gather).
 TEST(Parsers, NcclTestsTwoRunsInOneFileAreRefused) {
-  auto calfit = [](const std::string& name) {
-    std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/calfit/" + name);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
+  auto calfit = [](const std::string& name) { return test_data("calfit", name); };
   const std::string both =
       calfit("2026-05-12-all_gather-ring-2n.out") + calfit("2026-05-12-all_reduce-ring-2n.out");
   auto r = parse_nccl_tests(both, "log");
@@ -526,12 +529,7 @@ TEST(Parsers, SystemOutputs) {
 }
 
 TEST(Parsers, Perfquery) {
-  auto acceptance = [](const std::string& name) {
-    std::ifstream in(std::string(GPUFABRIC_SOURCE_DIR) + "/tests/data/acceptance/" + name);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
+  auto acceptance = [](const std::string& name) { return test_data("acceptance", name); };
   auto x = parse_perfquery(acceptance("perfquery-x.txt"), "f");
   ASSERT_TRUE(x.ok()) << format_diagnostics(x.errors());
   EXPECT_TRUE(x->extended);
