@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1750,6 +1751,24 @@ TEST(CliAcceptance, WritesTheRunbookAndChecksItsResultsFolder) {
   EXPECT_NE(trunc.err.find((bad / "link-tests/T0002-bw.txt").string() + ":"), std::string::npos)
       << trunc.err;
   EXPECT_TRUE(trunc.out.empty()) << trunc.out;
+  // A link or a FIFO where a result goes is named, exit 2 (it had read as a missing result).
+  gf::testing::write_results(bad.string(), gf::testing::acceptance_results(*planned, *a));
+  const fs::path linked = bad / "link-tests/T0002-bw.txt";
+  fs::rename(linked, bad / "elsewhere.txt");
+  fs::create_symlink(bad / "elsewhere.txt", linked);
+  CmdResult link = gpufabric("check examples/roce-lab-16.yaml " + bad.string());
+  EXPECT_EQ(link.code, 2) << link.out;
+  EXPECT_NE(link.err.find(linked.string() + ": error: RESULTS: a link: results are read from "
+                                            "plain files only"),
+            std::string::npos)
+      << link.err;
+  fs::remove(linked);
+  ASSERT_EQ(::mkfifo(linked.c_str(), 0600), 0);
+  CmdResult fifo = gpufabric("check examples/roce-lab-16.yaml " + bad.string());
+  EXPECT_EQ(fifo.code, 2) << fifo.out;
+  EXPECT_NE(fifo.err.find(linked.string() + ": error: RESULTS: not a plain file"),
+            std::string::npos)
+      << fifo.err;
   // A folder goes alone; bad flags are bad input.
   CmdResult mixed = gpufabric("check examples/roce-lab-16.yaml " + good.string() +
                               " tests/data/outputs/ib_write_bw-400g.txt");

@@ -47,12 +47,24 @@ Result<std::vector<ResultFile>> read_results_folder(const std::string& dir) {
       it.disable_recursion_pending();
       continue;
     }
-    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
     // Only the runbook's folders are read: whatever else lies beside them is not a result.
-    const std::string rel = fs::relative(it->path(), dir).generic_string();
+    // Lexically: fs::relative would follow a link to wherever it points.
+    const std::string rel = it->path().lexically_relative(dir).generic_string();
     const std::string top = rel.substr(0, rel.find('/'));
     if (top == rel || !std::count(std::begin(kResultsFolders), std::end(kResultsFolders), top))
       continue;
+    const bool link = it->is_symlink(ec);
+    if (!link && it->is_directory(ec)) continue;
+    // Inside them, what is not a plain file (a link, a FIFO, a device) is named, not taken for a
+    // missing result: the runbook's scripts write plain files.
+    if (link || !it->is_regular_file(ec)) {
+      errs.push_back(Diagnostic::in_file(
+          it->path().string(), "RESULTS",
+          link ? "a link: results are read from plain files only (links are not followed)"
+               : "not a plain file: the runbook's scripts write plain files here",
+          "copy the result into the folder as a file"));
+      continue;
+    }
     const std::string path = it->path().string();
     auto text = read_file_bounded(path, kMaxToolOutputBytes - std::min(total, kMaxToolOutputBytes));
     if (!text) {
