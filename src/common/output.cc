@@ -246,9 +246,8 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
   all.reserve(files.size() + 1);
   all.emplace_back(kOutputRecord, record_text(during));
   all.insert(all.end(), files.begin(), files.end());
-  const std::string final_record = record_text(after);
   const std::string final_record_name = std::string(kOutputRecord) + ".final";
-  all.emplace_back(final_record_name, final_record);
+  all.emplace_back(final_record_name, record_text(after));
   for (const auto& [name, content] : all) {
     const fs::path tmp = t.staging / name;
     fs::create_directories(tmp.parent_path(), ec);
@@ -469,8 +468,9 @@ FilesLeft files_left_from_before(const std::string& dir, const std::vector<std::
          end;
          !ec && it != end && seen < kMaxEntries; it.increment(ec), ++seen) {
       if (!it->is_regular_file(ec)) continue;
-      const std::string rel = fs::relative(it->path(), dir, ec).generic_string();
-      if (ec || written.count(rel)) continue;
+      // Lexically: fs::relative would follow a link to wherever it points.
+      const std::string rel = it->path().lexically_relative(dir).generic_string();
+      if (written.count(rel)) continue;
       ++out.count;
       (recorded && recorded->count(rel) ? out.earlier_runs : out.not_gpufabrics).push_back(rel);
     }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -389,6 +390,13 @@ std::set<int> failed_nodes(const std::vector<std::string>& items, const Names& n
   return out;
 }
 
+// A change from a ratio, in percent with its sign: "+0.0%" where it rounds to nothing, not
+// "-0.0%".
+std::string percent_change(double ratio) {
+  const double pct = 100 * (ratio - 1);
+  return fmt::format("{:+.1f}%", std::fabs(pct) < 0.05 ? 0.0 : pct);
+}
+
 WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan, const Fabric& f,
                    double bytes, size_t memory_budget_bytes,
                    const std::vector<double>& node_speed = {}) {
@@ -604,10 +612,9 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   std::vector<int> cut;
   // Restarted, NCCL leaves the ports that are down out (net_ib/init.cc@v2.29.7-1:280) and its
   // search maps their GPUs to the node's NICs that are up: each dead NIC's traffic goes through
-  // one of them (Fabric::send_through), the nearest by index, the lower first. A node with no NIC
-  // up has no network at all.
+  // one of them (Fabric::send_through), chosen below. A node with no NIC up has no network at all.
   std::vector<std::pair<int, int>> through;  // (dead NIC, the NIC it sends through)
-  bool stranded = false;                     // a cut-off node with no NIC left
+  size_t downed = 0, bare = 0;  // cut-off nodes that are down, and those with no NIC left
   for (const auto& [name, node] : names.node) {
     AffectedNode a{name, "", {}, {}};
     std::vector<int> dead_rails, live_rails;
@@ -630,8 +637,11 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     a.state = cut_off ? "cut off" : "degraded";
     if (cut_off) {
       cut.push_back(node);
-      stranded = stranded || live_rails.empty() || down.count(node);
-      if (!live_rails.empty() && !down.count(node)) {
+      if (down.count(node))
+        ++downed;
+      else if (live_rails.empty())
+        ++bare;
+      else {
         // Spread over the live NICs: the one carrying the fewest dead NICs' GPUs so far, then
         // the nearest by index, the lower first (two dead NICs do not both land on one).
         std::map<int, int> carried;
@@ -651,7 +661,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   }
   // The job restarted on every node, each dead NIC's GPUs sending through another NIC.
   std::optional<Fabric> f_restart;
-  if (!through.empty() && !stranded) {
+  if (!through.empty() && downed == 0 && bare == 0) {
     f_restart = f2;
     for (const auto& [nic, via] : through) f_restart->send_through(nic, via);
     out.restarted = measure("restarted, ports left out", s2, *p2, *f_restart, o.probe_bytes,
@@ -751,9 +761,9 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
                                       out.scenario.step_note));
   if (out.baseline.step && out.scenario.step)
     out.changes.push_back(fmt::format(
-        "step time {} -> {} ({:+.1f}%)", units::format_seconds(out.baseline.step->step_time_s),
+        "step time {} -> {} ({})", units::format_seconds(out.baseline.step->step_time_s),
         units::format_seconds(out.scenario.step->step_time_s),
-        100 * (out.scenario.step->step_time_s / out.baseline.step->step_time_s - 1)));
+        percent_change(out.scenario.step->step_time_s / out.baseline.step->step_time_s)));
   if (none_left) {
     std::string which;
     for (const auto& [name, node] : names.node)
@@ -771,33 +781,21 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     // another NIC: out.restarted) or without the nodes (out.dropped). Each is priced; the
     // throughput (tokens/s) chooses, as a smaller batch makes a shorter step of fewer tokens.
     const StepResult* base_step = out.baseline.step ? &*out.baseline.step : nullptr;
-    // A change in percent with its sign, "+0.0%" where it rounds to nothing (not "-0.0%").
-    auto change = [](double ratio) {
-      const double pct = 100 * (ratio - 1);
-      return fmt::format("{:+.1f}%", std::fabs(pct) < 0.05 ? 0.0 : pct);
-    };
     auto step_terms = [&](const WhatIfSide& side, const std::string& batch) {
       std::string t;
       if (!side.step || !base_step) return t;
       const StepResult& b = *side.step;
       t += fmt::format(", step time {} ({})", units::format_seconds(b.step_time_s),
-                       change(b.step_time_s / base_step->step_time_s));
+                       percent_change(b.step_time_s / base_step->step_time_s));
       if (!batch.empty()) t += ", " + batch;
       if (base_step->tokens_per_s > 0 && b.tokens_per_s > 0)
-        t += fmt::format(
-            ", throughput {} ({} -> {} tokens/s)", change(b.tokens_per_s / base_step->tokens_per_s),
-            units::format_count(base_step->tokens_per_s), units::format_count(b.tokens_per_s));
+        t += fmt::format(", throughput {} ({} -> {} tokens/s)",
+                         percent_change(b.tokens_per_s / base_step->tokens_per_s),
+                         units::format_count(base_step->tokens_per_s),
+                         units::format_count(b.tokens_per_s));
       return t;
     };
     // What happened to the nodes: down (--fail node:), without any NIC, or cut off from a rail.
-    size_t downed = 0, bare = 0;
-    for (int node : cut) {
-      if (down.count(node))
-        ++downed;
-      else if (std::none_of(through.begin(), through.end(),
-                            [&](const auto& t) { return t.first / f2.nics_per_node() == node; }))
-        ++bare;
-    }
     const size_t railed = cut.size() - downed - bare;
     std::vector<std::string> what;
     if (railed > 0)
@@ -815,15 +813,12 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     const char* them = cut.size() > 1 ? "them" : "it";
     std::string rec =
         fmt::format("{}: the running job stops ({})", fmt::join(what, ", "), why_stops);
-    if (all_cut && !out.restarted)
+    if (all_cut && !out.restarted) {
       rec +=
           " and cannot run again until the failed parts are replaced: no node keeps a path to "
           "the others (guide §7)";
-    else
-      rec += " and restarts (guide §7)";
-    if (all_cut && !out.restarted) {
-      // Nothing to price.
     } else if (out.restarted) {
+      rec += " and restarts (guide §7)";
       std::string bw;
       for (size_t i = 0; i < out.baseline.collectives.size(); ++i) {
         const auto& a = out.baseline.collectives[i];
@@ -843,7 +838,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
       else
         rec += fmt::format("; or take {} out of the job", them);
     } else {
-      rec += fmt::format(" without {}", them);
+      rec += fmt::format(" and restarts (guide §7) without {}", them);
       if (railed > 0)
         rec += fmt::format(
             " (the {} cut off from a rail could stay on {} other NICs: not priced beside a node "
@@ -884,12 +879,13 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
     }
     // Whether the plan's job ran its reductions in the switches (SHARP: CollNet, NVLS across
     // nodes), whose trees a failed root takes with it.
-    bool uses_sharp = false;
-    for (const auto& a : out.baseline.collectives)
-      uses_sharp =
-          uses_sharp ||
-          (plan.in_network_reduction && plan.nodes > 1 &&
-           (a.algorithm == "collnet" || a.algorithm == "collnet_chain" || a.algorithm == "nvls"));
+    const bool uses_sharp =
+        plan.in_network_reduction && plan.nodes > 1 &&
+        std::any_of(out.baseline.collectives.begin(), out.baseline.collectives.end(),
+                    [](const CollectiveProbe& a) {
+                      return a.algorithm == "collnet" || a.algorithm == "collnet_chain" ||
+                             a.algorithm == "nvls";
+                    });
     out.recommendation =
         !stopped.empty()
             ? fmt::format(
@@ -916,7 +912,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
                                   units::format_usd(std::abs(capex)));
     if (out.baseline.step && out.scenario.step) {
       const StepResult &a = *out.baseline.step, &b = *out.scenario.step;
-      rec += fmt::format(" for a step {:+.1f}%", 100 * (b.step_time_s / a.step_time_s - 1));
+      rec += " for a step " + percent_change(b.step_time_s / a.step_time_s);
       if (a.cost_to_train_usd > 0 && b.cost_to_train_usd > 0) {
         const double saved = a.cost_to_train_usd - b.cost_to_train_usd;
         rec += fmt::format("; the training run's GPU time {} {} ({} -> {} to train): {}",
@@ -944,9 +940,8 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
              "a synchronous step waits for its slowest rank: find the straggler (its GPU "
              "clocks, thermals, HBM errors) and take it out of the job or replace it";
     if (out.baseline.step && out.scenario.step)
-      rec +=
-          fmt::format(" (step time {:+.1f}%)",
-                      100 * (out.scenario.step->step_time_s / out.baseline.step->step_time_s - 1));
+      rec += " (step time " +
+             percent_change(out.scenario.step->step_time_s / out.baseline.step->step_time_s) + ")";
     out.recommendation = rec;
   }
   return out;

@@ -619,11 +619,10 @@ Result<TracedRank> read_kineto_trace(std::istream& in, const std::string& file,
           if (k == "rank" || k == "world_size") {
             j.scalar(s, 2);
             // torch.distributed's rank (0 to world - 1) and world size: whole numbers within a
-            // cluster's GPUs (a spec's bound, 2^24). Anything else was not written so.
-            constexpr double kMaxTracedWorld = 1 << 24;
+            // cluster's GPUs (a spec's bound, kMaxSpecGpus). Anything else was not written so.
             const double lo = k == "rank" ? 0 : 1;
             if (s.kind == Scalar::kNumber) {
-              if (!(s.number >= lo && s.number < kMaxTracedWorld) ||
+              if (!(s.number >= lo && s.number < static_cast<double>(kMaxSpecGpus)) ||
                   std::floor(s.number) != s.number)
                 throw ReadError{
                     bytes.line(), "distributedInfo." + k,
