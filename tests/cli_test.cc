@@ -1687,8 +1687,6 @@ TEST(CliVerify, CheckDiagnoseDoctor) {
       << bare.err;
 }
 
-// A socket listening on a free loopback port, closed when it goes out of scope; with
-// `reuse_port` it is bound as cpp-httplib's default binds (SO_REUSEPORT), like another exporter.
 TEST(CliAcceptance, WritesTheRunbookAndChecksItsResultsFolder) {
   const fs::path dir = temp_dir("acceptance");
   CmdResult w = gpufabric("acceptance examples/roce-lab-16.yaml -o " + dir.string());
@@ -1781,19 +1779,30 @@ TEST(CliAcceptance, WritesTheRunbookAndChecksItsResultsFolder) {
   for (const auto& d : {good, slow, bad}) fs::remove_all(d);
 }
 
+// A socket listening on a free loopback port (IPv4's, or with `v6` IPv6's ::1), closed when it
+// goes out of scope; with `reuse_port` it is bound as cpp-httplib's default binds (SO_REUSEPORT),
+// like another exporter.
 struct Listener {
   int fd = -1, port = 0;
-  explicit Listener(bool reuse_port) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
+  explicit Listener(bool reuse_port, bool v6 = false) {
+    fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
     const int yes = 1;
     if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &yes, sizeof yes);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && listen(fd, 1) == 0 &&
+    sockaddr_storage a{};
+    if (v6) {
+      auto* a6 = reinterpret_cast<sockaddr_in6*>(&a);
+      a6->sin6_family = AF_INET6;
+      a6->sin6_addr = in6addr_loopback;
+    } else {
+      auto* a4 = reinterpret_cast<sockaddr_in*>(&a);
+      a4->sin_family = AF_INET;
+      a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    }
+    socklen_t len = v6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), len) == 0 && listen(fd, 1) == 0 &&
         getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-      port = ntohs(a.sin_port);
+      port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&a)->sin6_port
+                      : reinterpret_cast<sockaddr_in*>(&a)->sin_port);
   }
   ~Listener() { close(fd); }
 };
@@ -1825,9 +1834,21 @@ TEST(CliExporter, PortInUseIsOnlyAnErrorAndExitTwo) {
               std::string::npos)
         << r.err;
   }
-  CmdResult r = gpufabric_at_most_10s("exporter --listen 127.0.0.1:98x");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("--listen: cannot read '127.0.0.1:98x'"), std::string::npos) << r.err;
+  // An IPv6 address in brackets, as URLs write it, binds ::1: the port taken there is named.
+  Listener taken6(false, true);
+  if (taken6.port > 0) {  // a host without IPv6 skips this
+    const std::string at = "[::1]:" + std::to_string(taken6.port);
+    CmdResult r = gpufabric_at_most_10s("exporter --sysfs tests/data/sysfs-mlx5 --listen " + at);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("cannot listen on " + at + ": Address already in use"), std::string::npos)
+        << r.err;
+  }
+  for (const std::string bad : {"127.0.0.1:98x", "[::1:9850", "::1]:9850", "[]:9850", ":9850"}) {
+    CmdResult r = gpufabric_at_most_10s("exporter --listen '" + bad + "'");
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("--listen: cannot read '" + bad + "' (use ADDR:PORT"), std::string::npos)
+        << r.err;
+  }
 }
 
 TEST(CliExporter, BadInputIsOneClearErrorAndExitTwoBeforeServing) {

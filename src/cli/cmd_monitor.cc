@@ -96,15 +96,37 @@ Diagnostic bind_error(const std::string& listen, int err) {
   return Diagnostic::flag("--listen", what, hint);
 }
 
-int run_exporter(const ExporterFlags& f) {
-  const auto colon = f.listen.rfind(':');
+// --listen split into the host to bind and the port: ADDR:PORT, an IPv6 address in brackets as
+// URLs write it ([::1]:9850, RFC 3986 3.2.2), or one without them whose last colon starts the
+// port (::1:9850). nullopt when it cannot be read, or names no host (":9850" would bind the
+// loopback only, which a user leaving the host out does not mean).
+struct ListenAt {
+  std::string host;
   int port = 0;
-  const char* port_end = f.listen.data() + f.listen.size();
-  if (colon == std::string::npos ||
-      std::from_chars(f.listen.data() + colon + 1, port_end, port).ptr != port_end || port <= 0 ||
-      port > 65535)
+};
+std::optional<ListenAt> parse_listen(const std::string& listen) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos) return std::nullopt;
+  ListenAt at;
+  const char* port_end = listen.data() + listen.size();
+  if (std::from_chars(listen.data() + colon + 1, port_end, at.port).ptr != port_end ||
+      at.port <= 0 || at.port > 65535)
+    return std::nullopt;
+  at.host = listen.substr(0, colon);
+  const bool open = !at.host.empty() && at.host.front() == '[';
+  const bool close = !at.host.empty() && at.host.back() == ']';
+  if (open != close || (open && at.host.size() < 3)) return std::nullopt;
+  if (open) at.host = at.host.substr(1, at.host.size() - 2);
+  if (at.host.empty() || at.host.find_first_of("[]") != std::string::npos) return std::nullopt;
+  return at;
+}
+
+int run_exporter(const ExporterFlags& f) {
+  const std::optional<ListenAt> at = parse_listen(f.listen);
+  if (!at)
     return fail({Diagnostic::flag("--listen", fmt::format("cannot read '{}'", f.listen),
-                                  "use ADDR:PORT, e.g. 0.0.0.0:9850")});
+                                  "use ADDR:PORT: 127.0.0.1:9850, 0.0.0.0:9850 for every IPv4 "
+                                  "address, [::1]:9850 for IPv6")});
   std::optional<PlannedSpec> planned;
   if (!f.plan.empty()) {
     auto loaded = load_and_plan(f.plan);
@@ -154,17 +176,19 @@ int run_exporter(const ExporterFlags& f) {
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   // Bound first, then announced: "serving" is printed only once the port is ours.
-  const std::string host = f.listen.substr(0, colon);
-  if (auto bad = check_host(host, f.listen)) return fail({*bad});
+  if (auto bad = check_host(at->host, f.listen)) return fail({*bad});
   errno = 0;
-  if (!server.bind_to_port(host, port)) return fail({bind_error(f.listen, errno)});
+  if (!server.bind_to_port(at->host, at->port)) return fail({bind_error(f.listen, errno)});
   if (!server.set_listen_backlog(kListenBacklog))  // serving still works, with bursts delayed
     std::cerr << "gpufabric exporter: warning: cannot raise the listen backlog: "
               << std::strerror(errno) << "\n";
   g_server = &server;
   std::signal(SIGINT, stop);
   std::signal(SIGTERM, stop);
-  std::cerr << "gpufabric exporter: serving http://" << f.listen << "/metrics\n";
+  // The URL brackets an IPv6 address (RFC 3986 3.2.2), so that it can be pasted as it is.
+  const bool v6 = at->host.find(':') != std::string::npos;
+  std::cerr << fmt::format("gpufabric exporter: serving http://{}:{}/metrics\n",
+                           v6 ? "[" + at->host + "]" : at->host, at->port);
   if (!server.listen_after_bind()) {
     std::cerr << "error: --listen: stopped serving on " << f.listen << "\n";
     return kExitBadInput;
@@ -181,7 +205,9 @@ Command add_exporter(CLI::App& root) {
       "Serve the fabric's counters (RDMA ports, congestion, PFC pauses, interfaces, plan "
       "mismatches, the check baseline) on /metrics for Prometheus. Bad flags exit 2 before "
       "serving; a source that fails later is skipped and logged once, and once when it recovers.");
-  a->add_option("--listen", f->listen, "ADDR:PORT to serve /metrics on (a port in use exits 2)")
+  a->add_option("--listen", f->listen,
+                "ADDR:PORT to serve /metrics on: 0.0.0.0:9850 for every IPv4 address, an IPv6 "
+                "address in brackets ([::1]:9850, [::]:9850) (a port in use exits 2)")
       ->capture_default_str();
   CLI::Option* plan =
       a->add_option("--plan", f->plan, "label ports with their role in this spec's plan");
