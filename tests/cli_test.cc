@@ -373,20 +373,27 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
   for (const char* f : {"ip-plan.csv", "frr/spine01.conf", "frr/spine02.conf",
                         "frr/su01-r0-leaf.conf", "frr/su01-r1-leaf.conf"})
     EXPECT_TRUE(fs::exists(dir / f)) << f;
-  // Another fabric's configs into the same folder: what an earlier run wrote and this one did
-  // not, and a file gpufabric never wrote, are named on stderr apart, and left where they were.
+  // Another fabric's configs into the same folder: the configs an earlier run wrote for
+  // switches this fabric does not have go, unless edited since; a file gpufabric never wrote
+  // is named on stderr and left where it was.
   fs::remove_all(dir);
   ASSERT_EQ(gpufabric("configs examples/roce-lab-16.yaml --target frr -o " + dir.string()).code, 0);
   std::ofstream(dir / "frr" / "old-leaf.conf") << "hostname old-leaf\n";
+  std::ofstream(dir / "frr" / "su02-r1-leaf.conf", std::ios::app) << "! my change\n";
   CmdResult again = gpufabric("configs examples/roce-lab-64.yaml --target frr -o " + dir.string());
   ASSERT_EQ(again.code, 0) << again.err;
-  EXPECT_NE(again.err.find("note: 3 files in " + dir.string() +
-                           " are not this run's (an earlier run's: frr/su02-r0-leaf.conf, "
-                           "frr/su02-r1-leaf.conf; not gpufabric's: frr/old-leaf.conf), left as "
-                           "they were; remove them"),
+  EXPECT_NE(again.err.find("removed from " + dir.string() +
+                           " 1 file an earlier run wrote there and this one does not "
+                           "(frr/su02-r0-leaf.conf): it is no longer part of this plan\n"),
+            std::string::npos)
+      << again.err;
+  EXPECT_NE(again.err.find("note: 2 files in " + dir.string() +
+                           " are not this run's (an earlier run's: frr/su02-r1-leaf.conf; not "
+                           "gpufabric's: frr/old-leaf.conf), left as they were; remove them"),
             std::string::npos)
       << again.err;
   EXPECT_TRUE(fs::exists(dir / "frr" / "old-leaf.conf"));
+  EXPECT_FALSE(fs::exists(dir / "frr" / "su02-r0-leaf.conf"));
   EXPECT_TRUE(fs::exists(dir / "frr" / "su02-r1-leaf.conf"));
   fs::remove_all(dir);
   // InfiniBand: the subnet manager's configuration and the cabling plan.
@@ -795,6 +802,48 @@ TEST(CliOutputs, ReplaceOnlyWhatGpufabricWroteUnchanged) {
 // Two commands writing one folder at once take turns (a lock on the folder, flock(2)): a run
 // waits while another holds it, and then keeps the other's entries in the record. Without the
 // lock, one run's record replaced the other's, and its files were then "not gpufabric's".
+// A runbook written again with fewer burn-in passes: the earlier one's last pass's scripts go
+// (a loop over burn-in/ would run them), with the folder they leave empty; one of them edited
+// since stays, and so does a file of the user's; a fabric shrunk between two configs runs
+// loses its gone switches' configs in the targets written, not in another target's folder.
+TEST(CliOutputs, AnEarlierRunsFilesOfTheFoldersItWritesWholeGo) {
+  const fs::path dir = temp_dir("retire");
+  const std::string spec = "examples/roce-lab-16.yaml";
+  ASSERT_EQ(gpufabric("acceptance " + spec + " -o " + dir.string()).code, 0);
+  ASSERT_TRUE(fs::exists(dir / "burn-in/pass-4/round-01.sh"));
+  ASSERT_TRUE(fs::exists(dir / "burn-in/pass-3/round-01.sh"));
+  std::ofstream(dir / "burn-in/pass-3/round-01.sh", std::ios::app) << "# my change\n";
+  std::ofstream(dir / "burn-in/notes.txt") << "mine\n";
+  CmdResult fewer = gpufabric("acceptance " + spec + " --burn-in-passes 1 -o " + dir.string());
+  ASSERT_EQ(fewer.code, 0) << fewer.err;
+  EXPECT_FALSE(fs::exists(dir / "burn-in/pass-4"));
+  EXPECT_TRUE(fs::exists(dir / "burn-in/pass-2/round-01.sh"));
+  EXPECT_TRUE(fs::exists(dir / "burn-in/pass-3/round-01.sh"));
+  EXPECT_EQ(read_text(dir / "burn-in/notes.txt"), "mine\n");
+  EXPECT_NE(fewer.err.find("removed from " + dir.string() + " "), std::string::npos) << fewer.err;
+  EXPECT_NE(fewer.err.find("burn-in/pass-4/round-01.sh"), std::string::npos) << fewer.err;
+  EXPECT_EQ(read_text(dir / gf::kOutputRecord).find("pass-4/"), std::string::npos);
+  fs::remove_all(dir);
+
+  const fs::path cfg = temp_dir("retire_configs");
+  std::string four = read_text(spec);
+  const std::size_t nodes = four.find("\n  nodes: 8\n");
+  ASSERT_NE(nodes, std::string::npos);
+  four.replace(nodes, 12, "\n  nodes: 4\n");
+  const fs::path small = write_temp("lab4.yaml", four);
+  ASSERT_EQ(gpufabric("configs " + spec + " -o " + cfg.string()).code, 0);
+  ASSERT_TRUE(fs::exists(cfg / "frr/su02-r0-leaf.conf"));
+  CmdResult frr = gpufabric("configs " + small.string() + " --target frr -o " + cfg.string());
+  ASSERT_EQ(frr.code, 0) << frr.err;
+  EXPECT_FALSE(fs::exists(cfg / "frr/su02-r0-leaf.conf"));
+  EXPECT_TRUE(fs::exists(cfg / "frr/su01-r0-leaf.conf"));
+  EXPECT_TRUE(fs::exists(cfg / "eos/su02-r0-leaf.cfg"));  // not written this run: left
+  EXPECT_NE(frr.err.find("are not this run's (an earlier run's: ansible/"), std::string::npos)
+      << frr.err;
+  fs::remove_all(cfg);
+  fs::remove(small);
+}
+
 TEST(CliOutputs, RunsOnOneFolderTakeTurns) {
   const fs::path dir = temp_dir("record_lock");
   fs::create_directories(dir);

@@ -33,9 +33,16 @@ int run(const AcceptanceFlags& f) {
   auto a = plan_acceptance(*loaded, f.options);
   if (!a) return fail(a.errors());
   if (!f.out.empty()) {
-    auto written = write_outputs(f.out, acceptance_files(*loaded, *a));
+    const std::vector<OutputFile> files = acceptance_files(*loaded, *a);
+    // Its script folders are the runbook's own: an earlier runbook's scripts that this one does
+    // not have (a round or a pass fewer) go, so that `for s in link-tests/*.sh` runs this plan.
+    std::vector<std::string> retired;
+    auto written = write_outputs(f.out, files, top_folders(files), &retired);
     if (!written) return fail(written.errors());
-    if (!f.json) std::cerr << "wrote " << written->size() << " files into " << f.out << "\n";
+    if (!f.json) {
+      std::cerr << "wrote " << written->size() << " files into " << f.out << "\n";
+      note_retired(std::cerr, f.out, retired);
+    }
   }
   std::cout << (f.json ? acceptance_json(*a).dump(2) + "\n" : acceptance_text(*a));
   return kExitOk;

@@ -52,7 +52,11 @@ int run(const ConfigsFlags& f) {
                                u.reason);
   auto set = config_files(*loaded, choice->targets);
   if (!set) return fail(set.errors());
-  auto written = write_outputs(f.out, set->files);
+  // Each target's folder is this run's whole: a switch or host an earlier run wrote a config
+  // for that this fabric no longer has loses it (unless edited since), so that a playbook or a
+  // loop over the folder pushes this fabric alone. Another target's folder is left as it is.
+  std::vector<std::string> retired;
+  auto written = write_outputs(f.out, set->files, top_folders(set->files), &retired);
   if (!written) return fail(written.errors());
   std::string folders;
   for (const auto& d : set->folders) folders += (folders.empty() ? "" : ", ") + d;
@@ -65,8 +69,9 @@ int run(const ConfigsFlags& f) {
                              set->addresses.hosts.size(), f.out, folders);
   if (!choice->asked && !choice->skipped.empty())
     std::cout << "not written: " << skipped_summary(choice->skipped) << "\n";
-  // Files an earlier run wrote into the same folders and this one did not (another fabric's
-  // switches and hosts): named, never deleted.
+  note_retired(std::cerr, f.out, retired);
+  // Files left in the folders that this run did not write: another target's folder's, files
+  // edited since gpufabric wrote them, and files gpufabric did not write: named, never deleted.
   const FilesLeft left = files_left_from_before(
       f.out, {"frr", "eos", "sonic", "nvue", "hosts", "ansible", "networks", "opensm"}, set->files,
       3);

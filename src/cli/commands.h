@@ -53,4 +53,13 @@ int fail(const std::vector<Diagnostic>& errors);
 std::optional<int> write_out_folder(const std::string& dir, const std::vector<OutputFile>& files,
                                     bool quiet);
 
+/// The folders `files` go into, by their first name part ("link-tests" of
+/// "link-tests/round-01.sh"), in name order; files at the top are in none.
+std::vector<std::string> top_folders(const std::vector<OutputFile>& files);
+
+/// Names on `out` the files of an earlier run that write_outputs removed from `dir` (`retired`):
+/// nothing when there are none, up to 3 names otherwise.
+void note_retired(std::ostream& out, const std::string& dir,
+                  const std::vector<std::string>& retired);
+
 }  // namespace gf::cli

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/completion.h"
@@ -26,6 +28,28 @@ std::optional<int> write_out_folder(const std::string& dir, const std::vector<Ou
   if (!quiet)
     for (const auto& w : *written) std::cerr << "wrote " << w << "\n";
   return std::nullopt;
+}
+
+std::vector<std::string> top_folders(const std::vector<OutputFile>& files) {
+  std::set<std::string> out;
+  for (const auto& [name, content] : files) {
+    const std::filesystem::path p(name);
+    if (!p.parent_path().empty()) out.insert(p.begin()->string());
+  }
+  return {out.begin(), out.end()};
+}
+
+void note_retired(std::ostream& out, const std::string& dir,
+                  const std::vector<std::string>& retired) {
+  if (retired.empty()) return;
+  constexpr std::size_t kNamed = 3;
+  const std::vector<std::string> named(retired.begin(),
+                                       retired.begin() + std::min(kNamed, retired.size()));
+  out << fmt::format(
+      "removed from {} {} file{} an earlier run wrote there and this one does not ({}{}): {} "
+      "no longer part of this plan\n",
+      dir, retired.size(), retired.size() == 1 ? "" : "s", fmt::join(named, ", "),
+      retired.size() > named.size() ? ", ..." : "", retired.size() == 1 ? "it is" : "they are");
 }
 
 }  // namespace gf::cli

@@ -194,7 +194,9 @@ struct Transaction {
 }  // namespace
 
 Result<std::vector<std::string>> write_outputs(const std::string& dir,
-                                               const std::vector<OutputFile>& files) {
+                                               const std::vector<OutputFile>& files,
+                                               const std::vector<std::string>& whole_folders,
+                                               std::vector<std::string>* retired) {
   for (const auto& [name, content] : files) {
     if (!safe_name(name))
       return output_error(fs::path(dir) / name, "not a file name inside the output folder");
@@ -228,6 +230,20 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
     const Recorded mine{content.size(), fnv1a(kFnvOffset, content.data(), content.size())};
     after[name] = {mine};
     during[name].push_back(mine);
+  }
+  // An earlier run's files in the folders this run writes whole, unchanged and not written
+  // again: removed with this run, and so left out of its record.
+  std::vector<std::string> retiring;
+  std::set<std::string> writing;
+  for (const auto& f : files) writing.insert(f.first);
+  for (const auto& [name, recs] : *recorded) {
+    const std::string top = fs::path(name).begin()->string();
+    if (writing.count(name) || fs::path(name).parent_path().empty() ||
+        std::find(whole_folders.begin(), whole_folders.end(), top) == whole_folders.end() ||
+        !holds_what_was_written(fs::path(dir) / name, recs))
+      continue;
+    retiring.push_back(name);
+    after.erase(name);
   }
   // Every file is written beside its target first (same file system, so the final renames are
   // atomic), and moved into place only once all were written.
@@ -375,10 +391,48 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
     }
     t.placed.push_back(final_path);
   }
+  // The earlier run's files this one retires, moved aside (put back should anything fail) and
+  // checked again there: one edited meanwhile is put back, and nothing is written.
+  std::vector<std::string> gone;
+  for (const auto& name : retiring) {
+    const fs::path at = fs::path(dir) / name;
+    if (!t.backup_made) {
+      if (!fs::create_directory(t.backup, ec)) {
+        const std::string why = ec ? ec.message() : "it already exists";
+        t.roll_back();
+        return output_error(t.backup, "cannot create a folder for the files replaced: " + why);
+      }
+      t.backup_made = true;
+    }
+    const fs::path aside = t.backup / name;
+    fs::create_directories(aside.parent_path(), ec);
+    fs::rename(at, aside, ec);
+    if (ec) {
+      const std::string why = ec.message();
+      t.roll_back();
+      return output_error(at, "cannot remove this earlier run's file: " + why,
+                          "check the folder's permissions");
+    }
+    t.moved_aside.emplace_back(at, aside);
+    if (!holds_what_was_written(aside, recorded->at(name))) {
+      t.roll_back();
+      return output_error(at,
+                          "was changed while gpufabric wrote this folder: it is left as it is "
+                          "now, and nothing was written",
+                          "run again once it is no longer being edited");
+    }
+    gone.push_back(name);
+  }
   // Every file is in place: the record keeps this run's contents alone. Should this rename
   // fail, the first record still names every file's content.
   fs::rename(t.staging / final_record_name, fs::path(dir) / kOutputRecord, ec);
   t.finish();
+  // The folders the retired files leave empty (fs::remove takes a folder only when empty).
+  for (const auto& name : gone)
+    for (fs::path rel = fs::path(name).parent_path();
+         !rel.empty() && fs::remove(fs::path(dir) / rel, ec); rel = rel.parent_path()) {
+    }
+  if (retired) *retired = gone;
   std::vector<std::string> written;
   for (const auto& [name, content] : files) written.push_back((fs::path(dir) / name).string());
   return written;

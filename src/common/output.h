@@ -25,8 +25,17 @@ constexpr const char* kOutputRecord = ".gpufabric-outputs";
 /// refused, each named, and nothing is written. Runs on one folder take turns (a lock on it),
 /// and a run cut short leaves every file replaceable by the next. Returns the paths written
 /// (not the record).
+///
+/// `whole_folders`: the folders of `dir` this run writes whole (acceptance's link-tests/, a
+/// config target's frr/). A file there that an earlier run wrote (in the record), that this run
+/// does not write, and that still holds what was written, is removed with this run (put back if
+/// the run fails), with the folders it leaves empty: a script or config of a design that is no
+/// longer, which a glob over the folder would otherwise pick up. Any other file is left as it
+/// is. `retired`, when given, receives the names removed (relative to `dir`, in name order).
 Result<std::vector<std::string>> write_outputs(const std::string& dir,
-                                               const std::vector<OutputFile>& files);
+                                               const std::vector<OutputFile>& files,
+                                               const std::vector<std::string>& whole_folders = {},
+                                               std::vector<std::string>* retired = nullptr);
 
 /// Writes one file at `path` from `write` (streamed, so that a large table is never held in
 /// memory): into a temporary file beside it first, renamed over `path` only once all was
