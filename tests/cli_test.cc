@@ -1828,6 +1828,88 @@ TEST(CliAcceptance, WritesTheRunbookAndChecksItsResultsFolder) {
   for (const auto& d : {good, slow, bad}) fs::remove_all(d);
 }
 
+// check expects the burn-in passes the runbook planned, which its scripts write into the results
+// folder: a burn-in never run (or its last pass) is missing results, not a plan without one.
+TEST(CliAcceptance, CheckExpectsEveryPlannedBurnInPass) {
+  const fs::path book = temp_dir("runbook_passes"), res = temp_dir("results_passes");
+  ASSERT_EQ(
+      gpufabric("acceptance examples/roce-lab-16.yaml --burn-in-passes 2 -o " + book.string()).code,
+      0);
+  // A script of the runbook, run (its ssh a no-op), leaves the plan file.
+  const std::string run = "cd " + book.string() + " && SSH=true RESULTS=" + res.string() +
+                          " sh burn-in/counters.sh before >/dev/null 2>&1";
+  ASSERT_EQ(std::system(run.c_str()), 0);
+  EXPECT_EQ(read_text(res / gf::kResultsPlanFile),
+            "# gpufabric acceptance: the plan these results follow; gpufabric check reads it.\n"
+            "burn-in-passes 2\n");
+  fs::remove_all(res);
+  auto planned =
+      gf::load_and_plan(std::string(GPUFABRIC_SOURCE_DIR) + "/examples/roce-lab-16.yaml");
+  ASSERT_TRUE(planned.ok());
+  auto a = gf::plan_acceptance(*planned, gf::AcceptanceOptions{});  // 3 passes
+  ASSERT_TRUE(a.ok());
+  gf::testing::write_results(res.string(), gf::testing::acceptance_results(*planned, *a));
+  const std::string check = "check examples/roce-lab-16.yaml " + res.string();
+  // Without the plan file: acceptance's default, said.
+  CmdResult dflt = gpufabric(check);
+  EXPECT_EQ(dflt.code, 0) << dflt.out << dflt.err;
+  EXPECT_NE(dflt.err.find("has no acceptance-plan.txt (each script of the runbook writes it): "
+                          "expecting acceptance's default of 3 burn-in passes"),
+            std::string::npos)
+      << dflt.err;
+  std::ofstream(res / gf::kResultsPlanFile) << gf::results_plan_text(*a);
+  CmdResult all = gpufabric(check);
+  EXPECT_EQ(all.code, 0) << all.out << all.err;
+  EXPECT_TRUE(all.err.empty()) << all.err;
+  // The last pass not run, then no burn-in at all: each planned result is missing.
+  fs::remove_all(res / "burn-in/pass-4");
+  CmdResult last = gpufabric(check);
+  EXPECT_EQ(last.code, 1) << last.out;
+  EXPECT_NE(last.out.find("FAIL  missing  P4-T0001                        -                   "
+                          "ib_write_bw: no result file  [burn-in/pass-4/P4-T0001-bw.txt]"),
+            std::string::npos)
+      << last.out;
+  EXPECT_EQ(last.out.find("(expected 0)"), std::string::npos) << last.out;
+  fs::remove_all(res / "burn-in");
+  CmdResult none = gpufabric(check + " --json");
+  EXPECT_EQ(none.code, 1) << none.out;
+  const auto js = nlohmann::json::parse(none.out);
+  const auto burn_in = std::count_if(a->tests.begin(), a->tests.end(),
+                                     [](const gf::LinkTest& t) { return t.pass > 1; });
+  EXPECT_GE(burn_in, 3 * 16);             // 3 passes over 16 cable directions at least
+  EXPECT_EQ(js["missing"], 2 * burn_in);  // bandwidth and latency each
+  for (const auto& row : js["rows"])
+    if (row["what"] == "missing") EXPECT_TRUE(row["measured"].is_null()) << row;
+  // A runbook planned without a burn-in: nothing of it is expected.
+  EXPECT_EQ(gpufabric(check + " --burn-in-passes 0").code, 0);
+  // Results of a pass the plan does not have: another runbook's, named.
+  gf::testing::write_results(res.string(), gf::testing::acceptance_results(*planned, *a));
+  std::ofstream(res / gf::kResultsPlanFile) << "burn-in-passes 1\n";
+  CmdResult extra = gpufabric(check);
+  EXPECT_EQ(extra.code, 2) << extra.out;
+  EXPECT_NE(extra.err.find((res / "burn-in/pass-4").string() +
+                           ": error: RESULTS: results of burn-in pass 4, where the runbook "
+                           "planned 1 pass (passes 2 to 2)"),
+            std::string::npos)
+      << extra.err;
+  EXPECT_TRUE(extra.out.empty()) << extra.out;
+  std::ofstream(res / gf::kResultsPlanFile) << "# x\nburn-in-passes three\n";
+  CmdResult junk = gpufabric(check);
+  EXPECT_EQ(junk.code, 2);
+  EXPECT_NE(junk.err.find((res / gf::kResultsPlanFile).string() +
+                          ":2: error: burn-in-passes: 'three' is not a count of burn-in passes"),
+            std::string::npos)
+      << junk.err;
+  CmdResult files = gpufabric(
+      "check examples/roce-lab-16.yaml --burn-in-passes 1 "
+      "tests/data/outputs/ib_write_bw-400g.txt");
+  EXPECT_EQ(files.code, 2);
+  EXPECT_NE(files.err.find("--burn-in-passes: applies to a results folder"), std::string::npos)
+      << files.err;
+  fs::remove_all(book);
+  fs::remove_all(res);
+}
+
 // A socket listening on a free loopback port (IPv4's, or with `v6` IPv6's ::1), closed when it
 // goes out of scope; with `reuse_port` it is bound as cpp-httplib's default binds (SO_REUSEPORT),
 // like another exporter.

@@ -15,9 +15,9 @@
 namespace gf::cli {
 namespace {
 
-/// --qps, --passes and the durations: beyond these a flag is a typo, not a test plan.
+/// --qps and the durations: beyond these a flag is a typo, not a test plan (the passes:
+/// kMaxBurnInPasses).
 constexpr int kMaxQps = 64;
-constexpr int kMaxPasses = 16;
 constexpr int kMaxDurationS = 24 * 3600;
 
 struct AcceptanceFlags {
@@ -70,7 +70,7 @@ Command add_acceptance(CLI::App& root) {
       ->capture_default_str();
   a->add_option("--burn-in-passes", f->options.burn_in_passes,
                 "burn-in passes of the link tests, each paired differently (0: none)")
-      ->check(CLI::Range(0, kMaxPasses))
+      ->check(CLI::Range(0, kMaxBurnInPasses))
       ->capture_default_str();
   a->add_option("--burn-in-duration", f->options.burn_in_duration_s,
                 "seconds per ib_write_bw test in the burn-in")

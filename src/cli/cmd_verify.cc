@@ -91,6 +91,44 @@ int burn_in_passes_in(const std::vector<ResultFile>& files) {
   return last - 1;
 }
 
+// The burn-in passes the runbook behind a results folder planned: --burn-in-passes, else what
+// its scripts wrote (kResultsPlanFile), else acceptance's default, said on stderr. Never what
+// the folder happens to hold: a pass not run would then be a pass not planned.
+Result<int> planned_burn_in_passes(const std::string& dir, int flag,
+                                   const std::vector<ResultFile>& files, bool quiet) {
+  namespace fs = std::filesystem;
+  int passes = flag;
+  const fs::path at = fs::path(dir) / kResultsPlanFile;
+  std::error_code ec;
+  if (passes < 0 && fs::exists(fs::symlink_status(at, ec))) {
+    constexpr std::size_t kMaxPlanFileBytes = 64 * 1024;
+    auto text = read_file_bounded(at.string(), kMaxPlanFileBytes);
+    if (!text) return text.errors();
+    auto n = parse_results_plan(*text, at.string());
+    if (!n) return n.errors();
+    passes = *n;
+  }
+  if (passes < 0) {
+    passes = AcceptanceOptions{}.burn_in_passes;
+    if (!quiet)
+      std::cerr << fmt::format(
+          "note: {} has no {} (each script of the runbook writes it): expecting acceptance's "
+          "default of {} burn-in passes; give --burn-in-passes N for a runbook of another "
+          "count\n",
+          dir, kResultsPlanFile, passes);
+  }
+  if (const int held = burn_in_passes_in(files); held > passes)
+    return Diagnostic::in_file(
+        (fs::path(dir) / fmt::format("burn-in/pass-{}", held + 1)).string(), "RESULTS",
+        fmt::format("results of burn-in pass {}, where the runbook planned {} pass{} (passes 2 "
+                    "to {})",
+                    held + 1, passes, passes == 1 ? "" : "es", passes + 1),
+        flag >= 0 ? "give the --burn-in-passes the runbook was written with"
+                  : "give check --burn-in-passes N, N the runbook's count, or move the "
+                    "results of another runbook away");
+  return passes;
+}
+
 bool has_error(const std::vector<Finding>& fs) {
   for (const auto& f : fs)
     if (f.severity == Severity::kError) return true;
@@ -101,6 +139,7 @@ struct CheckFlags {
   std::string spec;
   std::vector<std::string> files;
   double tolerance = kDefaultBusbwTolerance;
+  int burn_in_passes = -1;  ///< -1: the results folder's plan file, else acceptance's default
   bool json = false;
 };
 
@@ -135,6 +174,11 @@ Command add_check(CLI::App& root) {
                 "fraction below the expected bus bandwidth still accepted, in [0, 1)")
       ->check(finite_in(0, kMaxTolerance))
       ->capture_default_str();
+  a->add_option("--burn-in-passes", f->burn_in_passes,
+                "with a results folder: the burn-in passes of the runbook it follows (default: "
+                "what its scripts wrote in RESULTS/acceptance-plan.txt, else acceptance's 3); "
+                "every planned pass's results are expected")
+      ->check(CLI::Range(0, kMaxBurnInPasses));
   a->add_flag("--json", f->json, "print the comparison as JSON");
   return {a, [f]() -> int {
             Heartbeat alive("check");
@@ -145,6 +189,11 @@ Command add_check(CLI::App& root) {
             const bool folder = std::any_of(f->files.begin(), f->files.end(), [&](auto& p) {
               return std::filesystem::is_directory(p, ec);
             });
+            if (!folder && f->burn_in_passes >= 0)
+              return fail({Diagnostic::flag("--burn-in-passes",
+                                            "applies to a results folder of the acceptance "
+                                            "runbook, and none was given",
+                                            "give the folder, or leave the flag out")});
             if (folder && f->files.size() > 1)
               return fail({Diagnostic::flag("FILES", "a results folder is read alone",
                                             "give either the folder or files")});
@@ -153,7 +202,10 @@ Command add_check(CLI::App& root) {
               if (!files) return fail(files.errors());
               AcceptanceOptions o;
               o.tolerance = f->tolerance;
-              o.burn_in_passes = burn_in_passes_in(*files);
+              auto passes =
+                  planned_burn_in_passes(f->files.front(), f->burn_in_passes, *files, f->json);
+              if (!passes) return fail(passes.errors());
+              o.burn_in_passes = *passes;
               auto a = plan_acceptance(*loaded, o);
               if (!a) return fail(a.errors());
               auto r = check_acceptance(*loaded, *a, *files);

@@ -82,6 +82,18 @@ Result<AcceptancePlan> plan_acceptance(const PlannedSpec& planned, const Accepta
 /// The files `acceptance -o DIR` writes: runbook.md, link-tests.csv, expected.json, the round
 /// scripts (link-tests/, burn-in/, nccl/).
 std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const AcceptancePlan& a);
+/// The most burn-in passes a runbook plans: beyond it a flag is a typo, not a test plan.
+constexpr int kMaxBurnInPasses = 16;
+
+/// The file every script of the runbook writes at the top of the results folder, naming the
+/// plan the results follow (its burn-in passes), so that `check` expects that plan's results, a
+/// pass never run among them.
+constexpr const char* kResultsPlanFile = "acceptance-plan.txt";
+/// Its content for `a`.
+std::string results_plan_text(const AcceptancePlan& a);
+/// The burn-in passes it names; an error names `file`, the line and the key.
+Result<int> parse_results_plan(const std::string& text, const std::string& file);
+
 /// The console summary.
 std::string acceptance_text(const AcceptancePlan& a);
 nlohmann::json acceptance_json(const AcceptancePlan& a);
