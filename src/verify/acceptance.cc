@@ -143,7 +143,8 @@ struct NicNames {
 // uncovered cable directions without touching one another test of the round uses.
 long long schedule_pass(const Fabric& f, const CableIndex& ix, bool roce, int pass,
                         const std::vector<std::vector<NicNames>>& names, int planes,
-                        std::vector<LinkTest>& out, int& rounds) {
+                        std::vector<LinkTest>& out, int& rounds,
+                        std::vector<int>* left_out = nullptr) {
   const size_t crossings = 2 * ix.cables.size();
   std::vector<char> covered(crossings, 0);
   std::vector<int> used(crossings, 0);
@@ -307,6 +308,9 @@ long long schedule_pass(const Fabric& f, const CableIndex& ix, bool roce, int pa
     if (added == 0) break;
     rounds = round;
   }
+  if (left_out)
+    for (size_t x = 0; x < crossings; ++x)
+      if (!covered[x]) left_out->push_back(static_cast<int>(x));
   return uncovered;
 }
 
@@ -465,13 +469,24 @@ Result<AcceptancePlan> plan_acceptance(const PlannedSpec& planned, const Accepta
   }
   for (int pass = 1; pass <= 1 + o.burn_in_passes; ++pass) {
     int rounds = 0;
-    const long long left = schedule_pass(f, *ix, a.roce, pass, names, planes, a.tests, rounds);
+    std::vector<int> left_crossings;
+    const long long left = schedule_pass(f, *ix, a.roce, pass, names, planes, a.tests, rounds,
+                                         pass == 1 ? &left_crossings : nullptr);
     if (pass == 1) {
       a.rounds = rounds;
       a.uncovered = left;
+      for (const int x : left_crossings) {
+        const AcceptanceCable& c = a.cables[static_cast<size_t>(x / 2)];
+        const std::string lo = c.a_device + ":" + c.a_port, hi = c.b_device + ":" + c.b_port;
+        a.uncovered_directions.push_back(x % 2 == 0 ? lo + " -> " + hi : hi + " -> " + lo);
+      }
     }
   }
   a.lower_bound_rounds = lower_bound(f, *ix, a.lower_bound_reason);
+  if (f.nodes() * f.nics_per_node() < 2) {  // no pair of ports: no test is possible at all
+    a.lower_bound_rounds = 0;
+    a.lower_bound_reason = "one NIC port, and a link test runs between two";
+  }
   if (a.roce)
     a.notes.push_back(
         "RoCE: each test's --flow_label fixes its QPs' UDP source port, and with it the path the "
@@ -486,11 +501,19 @@ Result<AcceptancePlan> plan_acceptance(const PlannedSpec& planned, const Accepta
         "chosen by the test; the plan uses the model's routes, so its coverage of leaf-spine "
         "cables holds in the model. Record each test's real path with ibtracert (the runbook's "
         "step 2) and compare it with link-tests.csv's path.");
-  if (a.uncovered > 0)
-    a.notes.push_back(fmt::format(
-        "{} cable directions are crossed by no test of pass 1 (no pairing of the rounds reached "
-        "them): test them by hand",
-        a.uncovered));
+  if (a.uncovered > 0) {
+    // A NIC alone in the fabric has no other NIC to test its cable against.
+    const bool no_peer = f.nodes() * f.nics_per_node() < 2;
+    a.notes.push_back(
+        fmt::format("{} cable direction{} crossed by no test of pass 1 ({}): {}; expected.json "
+                    "(uncovered) and the list below name {}",
+                    a.uncovered, a.uncovered == 1 ? " is" : "s are",
+                    no_peer ? "the fabric has one NIC port, and a link test needs two"
+                            : "no pairing of the rounds reached them",
+                    no_peer ? "check the link's state and rate (ibstat, or ethtool on RoCE) instead"
+                            : "test them by hand, between NICs whose path crosses them",
+                    a.uncovered == 1 ? "it" : "them"));
+  }
   // NCCL's environment as the host configurations set it (configs --target host, nccl.env).
   if (a.roce) {
     auto ap = plan_addresses(plan, planned.catalog, planned.spec.addressing);
@@ -651,6 +674,12 @@ std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const Accep
         "- Record each pair's real path: `ibtracert -C SRC_DEVICE SRC_LID DST_LID` (LIDs from "
         "`ibstat`).\n";
   for (const auto& n : a.notes) md += "- " + n + "\n";
+  if (!a.uncovered_directions.empty()) {
+    md += "\nCable directions no link test crosses:\n\n";
+    for (const auto& d : a.uncovered_directions) md += "- `" + d + "`\n";
+  }
+  const bool burn_in_tests =
+      std::any_of(a.tests.begin(), a.tests.end(), [](const LinkTest& t) { return t.pass > 1; });
   md += fmt::format(
       "\n## 3. Burn-in (`burn-in/`)\n\n1. `sh burn-in/counters.sh before`{}\n2. {}\n"
       "3. `sh burn-in/counters.sh after`\n\n"
@@ -661,6 +690,11 @@ std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const Accep
       a.options.burn_in_passes == 0
           ? std::string("No burn-in passes (`--burn-in-passes 0`): the link tests of section 2 "
                         "run between the two counter readings, which judge their traffic alone.")
+      : !burn_in_tests
+          ? fmt::format("No link test to repeat (see section 2): keep the fabric under load "
+                        "for the burn-in's {} s (the nccl-tests of section 4) between the two "
+                        "counter readings.",
+                        a.options.burn_in_duration_s)
           : fmt::format("The {} pass{} `sh burn-in/pass-N/round-NN.sh` (N from 2), each {} s a "
                         "test: the same coverage, paired differently (other nodes, other rails), "
                         "so that a failing cable is singled out by elimination.",
@@ -760,15 +794,28 @@ std::string acceptance_text(const AcceptancePlan& a) {
   std::string s = fmt::format("Acceptance: {} cables of the compute fabric\n", a.cables.size());
   s += fmt::format("  link tests     {} in {} round{} (lower bound {}: {})\n", first, a.rounds,
                    a.rounds == 1 ? "" : "s", a.lower_bound_rounds, a.lower_bound_reason);
-  s += fmt::format("  coverage       {}\n",
-                   a.uncovered == 0 ? std::string("every cable, both directions")
-                                    : fmt::format("{} cable directions uncovered", a.uncovered));
+  constexpr std::size_t kNamedUncovered = 3;
+  std::vector<std::string> named(
+      a.uncovered_directions.begin(),
+      a.uncovered_directions.begin() +
+          static_cast<std::ptrdiff_t>(std::min(kNamedUncovered, a.uncovered_directions.size())));
+  s += fmt::format(
+      "  coverage       {}\n",
+      a.uncovered == 0
+          ? std::string("every cable, both directions")
+          : fmt::format("{} cable direction{} uncovered: {}{} (the runbook lists {})", a.uncovered,
+                        a.uncovered == 1 ? "" : "s", fmt::join(named, ", "),
+                        a.uncovered_directions.size() > named.size() ? ", ..." : "",
+                        a.uncovered == 1 ? "it" : "them"));
   s += fmt::format(
       "  expected       ib_write_bw >= {:.0f} Gb/s ({:.0f} % of {:.0f} Gb/s, guide §5)\n",
       a.expected_gbps, kRdmaLineRateShare * 100, a.line_gbps);
   if (a.options.burn_in_passes == 0)
     s += "  burn-in        none (--burn-in-passes 0): the error counters read before and "
          "after the link tests\n";
+  else if (burn == 0)
+    s += "  burn-in        no link test to repeat: the error counters read before and after "
+         "the burn-in's time\n";
   else
     s += fmt::format("  burn-in        {} pass{}, {} tests, {} s each\n", a.options.burn_in_passes,
                      a.options.burn_in_passes == 1 ? "" : "es", burn, a.options.burn_in_duration_s);
@@ -802,6 +849,7 @@ nlohmann::json acceptance_json(const AcceptancePlan& a) {
           {"rounds", a.rounds},
           {"lower_bound_rounds", a.lower_bound_rounds},
           {"uncovered_directions", a.uncovered},
+          {"uncovered", a.uncovered_directions},
           {"expected_gbps", a.expected_gbps},
           {"line_gbps", a.line_gbps},
           {"tolerance", a.options.tolerance},

@@ -67,6 +67,9 @@ struct AcceptancePlan {
   int lower_bound_rounds = 0;   ///< no schedule needs fewer (the busiest port's demand)
   std::string lower_bound_reason;
   long long uncovered = 0;  ///< directed cable crossings no test of pass 1 reaches
+  /// Those crossings, "node001:nic0 -> su01-r0-leaf:1" (the cable's lower end first going up),
+  /// in cable order, for the runbook to name.
+  std::vector<std::string> uncovered_directions;
   double expected_gbps = 0, line_gbps = 0;
   bool roce = true;
   int gid_index = -1;                 ///< -x for RoCE v2; -1 on InfiniBand

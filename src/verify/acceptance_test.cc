@@ -106,6 +106,46 @@ TEST(Acceptance, SuperpodMeetsItsLowerBound) {
   EXPECT_LT(a.gid_index, 0);  // InfiniBand: no GID index
 }
 
+// One NIC port in the whole fabric: no pair to test, and no round needed for it; its two cable
+// directions are named (summary, runbook, expected.json), and the burn-in says it has no test
+// to repeat rather than "3 passes, 0 tests".
+TEST(Acceptance, OneNicPortNamesItsUntestableCable) {
+  const auto p = testing::load_example_edited(
+      "roce-lab-16.yaml", {{"  nodes: 8\n  gpus_per_node: 2\n", "  nodes: 1\n  gpus_per_node: 1\n"},
+                           {"  nics_per_node: 2\n", "  nics_per_node: 1\n"},
+                           {"  scalable_unit: 4 ", "  scalable_unit: 1 "}});
+  const auto a = plan_of(p);
+  EXPECT_TRUE(a.tests.empty());
+  EXPECT_EQ(a.lower_bound_rounds, 0);
+  // Its own cable, and the leaf's uplinks to the spines, each way.
+  ASSERT_EQ(a.uncovered, 2 * static_cast<long long>(a.cables.size()));
+  ASSERT_EQ(a.uncovered_directions.size(), 2 * a.cables.size());
+  EXPECT_EQ(a.uncovered_directions[0].substr(0, 16), "node001:nic0 -> ");
+  EXPECT_EQ(a.uncovered_directions[1].substr(a.uncovered_directions[1].size() - 16),
+            " -> node001:nic0");
+  const std::string text = acceptance_text(a);
+  EXPECT_NE(text.find("(lower bound 0: one NIC port, and a link test runs between two)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(fmt::format("{} cable directions uncovered: {}, {}, {}, ... (the runbook "
+                                  "lists them)",
+                                  a.uncovered, a.uncovered_directions[0], a.uncovered_directions[1],
+                                  a.uncovered_directions[2])),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("burn-in        no link test to repeat"), std::string::npos) << text;
+  std::string runbook;
+  for (const auto& [path, content] : acceptance_files(p, a))
+    if (path == "runbook.md") runbook = content;
+  EXPECT_NE(runbook.find("(the fabric has one NIC port, and a link test needs two): check the "
+                         "link's state and rate"),
+            std::string::npos)
+      << runbook;
+  EXPECT_NE(runbook.find("- `" + a.uncovered_directions[1] + "`\n"), std::string::npos);
+  EXPECT_EQ(runbook.find("The 3 passes"), std::string::npos) << runbook;
+  EXPECT_EQ(acceptance_json(a)["uncovered"].size(), a.uncovered_directions.size());
+}
+
 // Without burn-in passes the summary and the runbook say so, not "0 passes, 0 tests".
 TEST(Acceptance, NoBurnInPassesSaySo) {
   const auto p = load_example("roce-lab-16.yaml");
