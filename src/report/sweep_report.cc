@@ -153,12 +153,13 @@ std::string sweep_table(const SweepResult& r) {
             ? fmt::format("{:.1f} d", d.time_to_train_s / kSecondsPerDay)
         : d.time_to_train_s > 0 ? units::format_seconds(d.time_to_train_s)
                                 : units::format_seconds(d.step_time_s) + "/step";
-    out +=
-        fmt::format("{:>6}  {:<{}} {:>9} {:>6.0f}GB/s {:>12} {:>6.1f}%  {}{}{}{}\n", d.index + 1,
-                    values_text(d, common), width, units::format_usd(d.capex_usd), d.busbw_gbs,
-                    time, 100 * d.comm_fraction, verdict(d), d.pareto ? ", pareto" : "",
-                    d.index == r.best ? ", BEST" : "",
-                    d.has_jobs ? fmt::format(", jobs worst {:.3f}x", d.jobs_worst_slowdown) : "");
+    // The communication share is a step's: "-" where no step was timed (no workload).
+    const std::string comm = d.has_step ? fmt::format("{:.1f}%", 100 * d.comm_fraction) : "-";
+    out += fmt::format(
+        "{:>6}  {:<{}} {:>9} {:>6.0f}GB/s {:>12} {:>7}  {}{}{}{}\n", d.index + 1,
+        values_text(d, common), width, units::format_usd(d.capex_usd), d.busbw_gbs, time, comm,
+        verdict(d), d.pareto ? ", pareto" : "", d.index == r.best ? ", BEST" : "",
+        d.has_jobs ? fmt::format(", jobs worst {:.3f}x", d.jobs_worst_slowdown) : "");
   }
   out += "\nbest: " + (r.best >= 0 ? r.why : "none: " + r.why) + "\n";
   return out;

@@ -373,21 +373,25 @@ SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResul
   }
   const DesignResult& b = *qualified.front();
   r.best = b.index;
+  // Without a workload no constraint is judged (they are the step's), and without jobs either
+  // no step is timed: the designs are ranked by the all_reduce busbw alone, and said to be.
+  const bool timed = b.has_step || b.has_jobs;
   // Without a step, time_text is the busbw already: named once.
   const std::string busbw =
       b.has_step || b.has_jobs ? fmt::format(", {:.0f} GB/s all_reduce busbw", b.busbw_gbs) : "";
   // Where a cheaper design within the tie beat the fastest, say so.
   const bool cheaper_tie = !by_cost && frontier_time(b) > fastest;
+  const char* fastest_word = timed ? "the shortest time" : "the highest all_reduce busbw";
   r.why = fmt::format(
-      "design {} ({}): {} of the {} designs that meet the constraints{} ({}, capex {}{}, goal: "
-      "{})",
-      b.index + 1, label(b.values),
+      "design {} ({}): {} of the {} {}{} ({}, capex {}{}, goal: {}){}", b.index + 1,
+      label(b.values),
       by_cost ? "the lowest capex"
       : cheaper_tie
-          ? fmt::format("the cheapest within {:g}% of the shortest time", 100 * kSweepTimeTie)
-          : "the shortest time",
-      qualified.size(), budget_text, time_text(b), units::format_usd(b.capex_usd), busbw,
-      by_cost ? "cost" : "time");
+          ? fmt::format("the cheapest within {:g}% of {}", 100 * kSweepTimeTie, fastest_word)
+          : std::string(fastest_word),
+      qualified.size(), b.has_step ? "designs that meet the constraints" : "valid designs",
+      budget_text, time_text(b), units::format_usd(b.capex_usd), busbw, by_cost ? "cost" : "time",
+      timed ? "" : "; the spec has no workload, so no step was timed and no constraint judged");
   if (qualified.size() > 1) {
     const DesignResult& n = *qualified[1];
     r.why += fmt::format("; runner-up: design {} ({}), {}, capex {}", n.index + 1, label(n.values),

@@ -161,6 +161,19 @@ TEST(Sweep, ABusbwOnlyBestNamesItsBusbwOnce) {
   ASSERT_NE(first, std::string::npos) << r.why;
   const size_t runner = r.why.find("runner-up");
   EXPECT_EQ(r.why.find("92 GB/s all_reduce busbw", first + 1) > runner, true) << r.why;
+  // Ranked by busbw for goal time, and said to be: no step, no constraint judged.
+  ds[1].busbw_gbs = 95;
+  const auto fast = summarise_sweep({}, ds, Goal::kTime, 0);
+  EXPECT_EQ(fast.best, 1);
+  EXPECT_NE(fast.why.find("design 2 (k=1): the highest all_reduce busbw of the 2 valid designs "
+                          "(95 GB/s all_reduce busbw, capex $12M, goal: time); the spec has no "
+                          "workload, so no step was timed and no constraint judged"),
+            std::string::npos)
+      << fast.why;
+  EXPECT_EQ(fast.why.find("meet the constraints"), std::string::npos) << fast.why;
+  // The table shows no communication share for them.
+  const std::string table = sweep_table(fast);
+  EXPECT_EQ(table.find("0.0%"), std::string::npos) << table;
   // With a step, the time first and the busbw beside it.
   const auto t = summarise_sweep({}, {design(0, 10e6, 10)}, Goal::kTime, 0);
   EXPECT_NE(t.why.find("to train, capex $10M, 0 GB/s all_reduce busbw, goal: time"),
