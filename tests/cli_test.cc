@@ -115,7 +115,18 @@ TEST(Cli, EstimateReproducesTheGuide) {
                             " --steps 100000");
     ASSERT_EQ(m.code, 0) << m.err;
     EXPECT_NE(m.out.find(hours), std::string::npos) << m.out;
+    EXPECT_NE(m.out.find("(given with --comm-time)"), std::string::npos) << m.out;
+    EXPECT_EQ(m.out.find("guide's rule: "), std::string::npos) << m.out;  // not the given time
   }
+  // A given time and a link: the link's own time and the rate the given one needs, beside it.
+  CmdResult both =
+      gpufabric("estimate --params 70B --gpus 8 --link 400G --comm-time 1s --compute-time 10s");
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_NE(both.out.find("comm per step    1 s (given with --comm-time)\n  at the link      "
+                          "4.9 s (guide's rule: 5.6 s); the given 1 s needs 245 GB/s a GPU, "
+                          "4.9x the link's usable 50 GB/s\n"),
+            std::string::npos)
+      << both.out;
 }
 
 TEST(Cli, VersionSaysTheReleaseAndTheRevision) {

@@ -61,6 +61,12 @@ Result<Estimate> estimate(const EstimateInput& in) {
   if (in.comm_time_s > 0) {
     e.comm_time_s = in.comm_time_s;
     e.comm_time_simple_s = in.comm_time_s;
+    e.comm_time_given = true;
+    // A link given beside it is not dropped: what it would take is shown next to the time.
+    if (e.link_bytes_per_s > 0) {
+      e.link_comm_time_s = e.traffic_bytes / e.link_bytes_per_s;
+      e.link_comm_time_simple_s = e.traffic_bytes_simple / e.link_bytes_per_s;
+    }
   } else {
     e.comm_time_s = e.traffic_bytes / e.link_bytes_per_s;
     e.comm_time_simple_s = e.traffic_bytes_simple / e.link_bytes_per_s;

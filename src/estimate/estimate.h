@@ -37,6 +37,9 @@ struct Estimate {
   double link_bytes_per_s = 0;      ///< usable link bandwidth
   double comm_time_s = 0;
   double comm_time_simple_s = 0;  ///< with that limit's factor (the guide's 2 for all_reduce)
+  bool comm_time_given = false;   ///< --comm-time: comm_time_s is the user's, not computed
+  /// With a given time and a link rate too: what the link takes (exact factor, guide's rule).
+  double link_comm_time_s = 0, link_comm_time_simple_s = 0;
   double compute_time_s = 0;
   double comm_fraction = 0;  ///< comm / (comm + compute), no overlap; 0 without compute
   double steps = 0;

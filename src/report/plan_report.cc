@@ -388,6 +388,9 @@ nlohmann::json estimate_json(const Estimate& e) {
           {"link_bytes_per_s", e.link_bytes_per_s},
           {"comm_time_s", e.comm_time_s},
           {"comm_time_simple_s", e.comm_time_simple_s},
+          {"comm_time_given", e.comm_time_given},
+          {"link_comm_time_s", given(e.link_comm_time_s > 0, e.link_comm_time_s)},
+          {"link_comm_time_simple_s", given(e.link_comm_time_s > 0, e.link_comm_time_simple_s)},
           {"compute_time_s", given(compute, e.compute_time_s)},
           {"comm_fraction", given(compute, e.comm_fraction)},
           {"steps", given(run, e.steps)},
@@ -416,8 +419,21 @@ std::string estimate_text(const Estimate& e) {
     line("link",
          fmt::format("{} = {:.3g} GB/s usable", units::format_bitrate(e.link_bytes_per_s * 8),
                      e.link_bytes_per_s / 1e9));
-  line("comm per step",
-       fmt::format("{:.3g} s ({}: {:.3g} s)", e.comm_time_s, rule, e.comm_time_simple_s));
+  if (!e.comm_time_given)
+    line("comm per step",
+         fmt::format("{:.3g} s ({}: {:.3g} s)", e.comm_time_s, rule, e.comm_time_simple_s));
+  else
+    line("comm per step", fmt::format("{:.3g} s (given with --comm-time)", e.comm_time_s));
+  // Both a time and a link: the link's own time beside the given one, and the rate the given
+  // time needs, so that neither figure is silently dropped.
+  if (e.comm_time_given && e.link_comm_time_s > 0)
+    line("at the link",
+         fmt::format("{:.3g} s ({}: {:.3g} s); the given {:.3g} s needs {:.3g} GB/s a GPU, "
+                     "{:.2g}x the link's usable {:.3g} GB/s",
+                     e.link_comm_time_s, rule, e.link_comm_time_simple_s, e.comm_time_s,
+                     e.traffic_bytes / e.comm_time_s / 1e9,
+                     e.traffic_bytes / e.comm_time_s / e.link_bytes_per_s,
+                     e.link_bytes_per_s / 1e9));
   if (e.compute_time_s > 0) {
     line("compute", fmt::format("{:.3g} s per step", e.compute_time_s));
     line("comm share", fmt::format("{:.1f}% of the step (no overlap)", 100 * e.comm_fraction));
