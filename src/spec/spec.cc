@@ -959,6 +959,25 @@ void validate_workload(const Spec& s, WorkloadSpec& w, long long gpus, const std
   if (m.heads > 0 && m.heads % p.tp != 0)
     errs.push_back(s.at(key + ".parallelism.tp",
                         fmt::format("tp = {} must divide the {} attention heads", p.tp, m.heads)));
+  // Megatron-LM splits the key/value heads over tp when there are at least tp of them
+  // (divide(num_query_groups, tp), transformer/attention.py@d98e8a64dd:364); fewer are
+  // replicated, one a rank (:353-360).
+  else if (m.kv_heads >= p.tp && m.kv_heads % p.tp != 0)
+    errs.push_back(s.at(key + ".parallelism.tp",
+                        fmt::format("tp = {} must divide the {} key/value heads (kv_heads): "
+                                    "Megatron-LM splits them over tp when there are at least tp",
+                                    p.tp, m.kv_heads),
+                        "choose a tp that divides kv_heads, or one above it (each rank then "
+                        "holds one key/value head, replicated)"));
+  // Context parallelism cuts each sequence into 2 x cp chunks, two a rank for load balance
+  // ("seq-length should be a multiple of 2 * context-parallel-size", arguments.py@d98e8a64dd:
+  // 1335-1338).
+  if (p.cp > 1 && m.seq_len > 0 && m.seq_len % (2 * p.cp) != 0)
+    errs.push_back(s.at(key + ".parallelism.cp",
+                        fmt::format("seq_len {} is not a multiple of 2 x cp = {}: context "
+                                    "parallelism cuts each sequence into 2 x cp chunks",
+                                    m.seq_len, 2 * p.cp),
+                        fmt::format("use a seq_len that is a multiple of {}", 2 * p.cp)));
   // An interleaved schedule interleaves pipeline stages: Megatron-LM refuses one without them
   // ("pipeline-model-parallel size should be greater than 1", arguments.py@d98e8a64dd:1003).
   if (w.virtual_pipeline > 1 && p.pp < 2)

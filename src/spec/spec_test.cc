@@ -284,6 +284,34 @@ TEST(SpecErrors, InterleavingNeedsPipelineStages) {
             "");
 }
 
+// Megatron-LM's splits: the key/value heads over tp when there are at least tp of them, and
+// each sequence into 2 x cp chunks.
+TEST(SpecErrors, KeyValueHeadsAndSequenceSplitAsMegatronSplitsThem) {
+  auto spec = [](const std::string& model, const std::string& par) {
+    return "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: {params: 70B, "
+           "layers: 80, hidden: 8192, heads: 64" +
+           model + "}\n  parallelism: {" + par + "}\n";
+  };
+  const auto kv = errors_of(spec(", kv_heads: 16", "tp: 32, pp: 1"));
+  EXPECT_EQ(kv, "");  // 16 < 32: replicated, one a rank
+  const auto twelve = errors_of(
+      "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nworkload:\n  model: {params: 12B, "
+      "layers: 32, hidden: 6144, heads: 48, kv_heads: 12}\n  parallelism: {tp: 8, pp: 1}\n");
+  EXPECT_NE(twelve.find("error: workload.parallelism.tp: tp = 8 must divide the 12 key/value "
+                        "heads (kv_heads)"),
+            std::string::npos)
+      << twelve;
+  EXPECT_EQ(errors_of(spec(", kv_heads: 8", "tp: 8, pp: 1")), "");
+  EXPECT_EQ(errors_of(spec(", kv_heads: 8", "tp: 4, pp: 1")), "");
+  const auto cp = errors_of(spec(", seq_len: 8191", "tp: 8, pp: 1, cp: 2"));
+  EXPECT_NE(cp.find("error: workload.parallelism.cp: seq_len 8191 is not a multiple of 2 x cp = "
+                    "4"),
+            std::string::npos)
+      << cp;
+  EXPECT_EQ(errors_of(spec(", seq_len: 8192", "tp: 8, pp: 1, cp: 2")), "");
+  EXPECT_EQ(errors_of(spec(", seq_len: 8191", "tp: 8, pp: 1")), "");  // no cp: any length
+}
+
 TEST(SpecErrors, NcclRelease) {
   const std::string base = "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g, nccl: ";
   auto old = parse_spec(base + "\"2.18\"}\n", "spec.yaml");
