@@ -418,6 +418,16 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   // grads count as ready only in the last microbatch; :322 start_grad_sync then issues each
   // bucket asynchronously); without it they reduce after the backward, alone.
   const bool grad_window = dp > 1 && w.overlap;
+  // TP larger than the scale-up domain: every layer's TP collectives, on the critical path,
+  // cross the network. Narayanan et al. SC'21 §3.3, takeaway #1: tensor model parallelism up to
+  // degree g on g-GPU servers, pipeline parallelism across them; said, since a larger tp still
+  // fits Megatron-LM's rules.
+  if (par.tp > fabric.domain_gpus() && fabric.domain_gpus() >= 1 && shape)
+    r.notes.push_back(fmt::format(
+        "tp = {} is larger than the scale-up domain of {} GPUs: every layer's TP collectives "
+        "cross the network, on the critical path (keep tp within the domain, tp <= {}, and use "
+        "pp or cp across nodes)",
+        par.tp, fabric.domain_gpus(), fabric.domain_gpus()));
   if (par.tp > 1 && shape) {
     const double fwd_calls = 2 + (w.recompute == Recompute::kFull ? 2 : 0);
     add(w.sequence_parallel ? "tp_reduce_scatter_all_gather" : "tp_allreduce", Op::kAllReduce,

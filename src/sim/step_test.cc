@@ -206,6 +206,21 @@ TEST(Step, GraceBlackwellRackHoldsTensorAndPipelineParallelism) {
       EXPECT_EQ(c.bottleneck, "NIC-leaf links");
     }
   }
+  // No note of tp over the domain there: 16 is within a rack of 72.
+  for (const auto& n : w->notes)
+    EXPECT_EQ(n.find("larger than the scale-up domain"), std::string::npos) << n;
+
+  // tp 16 on servers of 8: every group crosses the network, which the step says.
+  const PlannedSpec h100 = testing::load_example_edited(
+      "llama3-70b-h100-512.yaml", "{tp: 8, pp: 4, dp: 16", "{tp: 16, pp: 4, dp: 8");
+  const Fabric hf = Fabric::build(h100.plan, h100.catalog);
+  auto h = simulate_step(h100.spec, h100.plan, hf);
+  ASSERT_TRUE(h.ok()) << format_diagnostics(h.errors());
+  EXPECT_NE(std::find(h->notes.begin(), h->notes.end(),
+                      "tp = 16 is larger than the scale-up domain of 8 GPUs: every layer's TP "
+                      "collectives cross the network, on the critical path (keep tp within the "
+                      "domain, tp <= 8, and use pp or cp across nodes)"),
+            h->notes.end());
 }
 
 TEST(Step, SensitivityAnswersDoWeNeed800G) {
