@@ -2505,10 +2505,27 @@ TEST(CliReplay, ScenarioLinksAndOutputFolder) {
   fs::remove_all(dir);
   fs::remove(links);
 
+  // node002's failure cuts the world group apart: the replay on this fabric is shown, and the
+  // scenario said to stop the traced job (a finding, as what-if shows one, not bad input).
   CmdResult logs = gpufabric(std::string("replay tests/data/replay/nccl-2.29.7-coll.log ") +
                              kReplaySpec + " --fail node:node002");
-  EXPECT_EQ(logs.code, 2);  // node002's failure cuts the world group apart
-  EXPECT_NE(logs.err.find("cut"), std::string::npos) << logs.err;
+  EXPECT_EQ(logs.code, 0) << logs.err;
+  EXPECT_NE(logs.out.find("  step time    "), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("cannot run\n"), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("the scenario cannot run the traced job: "), std::string::npos)
+      << logs.out;
+  EXPECT_NE(logs.out.find("failed links cut a group apart; what-if prices restarting the job "
+                          "without what failed"),
+            std::string::npos)
+      << logs.out;
+  CmdResult lj = gpufabric(std::string("replay tests/data/replay/nccl-2.29.7-coll.log ") +
+                           kReplaySpec + " --fail node:node002 --json");
+  ASSERT_EQ(lj.code, 0) << lj.err;
+  const auto ljs = nlohmann::json::parse(lj.out);
+  EXPECT_NE(ljs["scenario"]["cannot_run"].get<std::string>().find("cut a group apart"),
+            std::string::npos);
+  EXPECT_FALSE(ljs["scenario"]["changes"].empty());
+  EXPECT_TRUE(ljs.contains("predicted"));
   // Two runs' logs of the same ranks are not one run's ranks.
   CmdResult two_runs = gpufabric(std::string("replay tests/data/replay/nccl-2.18.6-coll.log "
                                              "tests/data/replay/nccl-2.29.7-coll.log ") +

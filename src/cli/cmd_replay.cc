@@ -78,9 +78,15 @@ int run(const ReplayFlags& f) {
     if (!s) return fail(s.errors());
     alt = std::make_unique<ScenarioFabric>(std::move(*s));
     auto r = replay_step(*traces, alt->plan, alt->fabric, o);
-    if (!r) return fail(r.errors());
-    report.scenario = std::move(*r);
     report.changes = alt->changes;
+    // The traces replayed on this fabric, so what stops them there is the scenario's doing (a
+    // group cut apart by a failed node or switch): a finding shown beside the replay, as
+    // what-if shows a scenario that cannot run, not bad input.
+    if (r)
+      report.scenario = std::move(*r);
+    else
+      report.scenario_cannot_run = fmt::format(
+          "{}; what-if prices restarting the job without what failed", r.errors().front().message);
   }
 
   for (double ratio : ratios) {
@@ -97,6 +103,7 @@ int run(const ReplayFlags& f) {
   std::unique_ptr<LinkNames> names;
   if (o.links && linked.load) {
     CollectiveTraffic t;
+    t.label = "the replayed step's collectives";
     t.bytes = 1;  // the load holds the step's bytes per link
     t.seconds = linked.predicted.step_s;
     t.load = *linked.load;
@@ -104,10 +111,21 @@ int run(const ReplayFlags& f) {
     names = std::make_unique<LinkNames>(lplan, loaded->catalog, lfab);
   }
   auto json = replay_json(report);
-  if (traffic) json["links"] = links_json(lfab, *names, *traffic);
+  // A scenario that cannot run has no traffic: the links are this fabric's, and said to be.
+  const std::string links_note =
+      report.scenario_cannot_run.empty()
+          ? ""
+          : "this fabric's traffic: the scenario cannot run the traced job";
+  if (traffic) {
+    json["links"] = links_json(lfab, *names, *traffic);
+    if (!links_note.empty()) json["links"]["note"] = links_note;
+  }
   const std::string text =
-      replay_text(report) +
-      (traffic ? "\nTraffic per link over the step:\n" + links_text(lfab, *names, *traffic) : "");
+      replay_text(report) + (traffic
+                                 ? fmt::format("\nTraffic per link over the step{}:\n",
+                                               links_note.empty() ? "" : " (" + links_note + ")") +
+                                       links_text(lfab, *names, *traffic)
+                                 : "");
   // The --links file is checked before the folder is written, and written after it: nothing is
   // left when either cannot be.
   if (traffic) {

@@ -76,6 +76,8 @@ nlohmann::json replay_json(const ReplayReport& r) {
   if (r.scenario) {
     j["scenario"] = result_json(*r.scenario);
     j["scenario"]["changes"] = r.changes;
+  } else if (!r.scenario_cannot_run.empty()) {
+    j["scenario"] = {{"cannot_run", r.scenario_cannot_run}, {"changes", r.changes}};
   }
   if (!r.alternatives.empty()) {
     nlohmann::json alts = nlohmann::json::array();
@@ -111,12 +113,14 @@ std::string replay_text(const ReplayReport& r) {
   out += fmt::format("on {} ({})\n\n", r.spec_name, r.fabric);
 
   const bool scen = r.scenario.has_value();
+  const bool cannot = !scen && !r.scenario_cannot_run.empty();
   out += fmt::format("  {:<24} {:>12} {:>14}{}\n", "", p.timed ? "recorded" : "", "this fabric",
-                     scen ? fmt::format(" {:>14}", "scenario") : "");
+                     scen || cannot ? fmt::format(" {:>14}", "scenario") : "");
   auto row = [&](const char* label, auto get) {
     std::string line = fmt::format("  {:<24} {:>12} {:>14}", label,
                                    p.timed ? sec(get(p.recorded)) : "-", sec(get(p.predicted)));
     if (scen) line += fmt::format(" {:>14}", sec(get(r.scenario->predicted)));
+    if (cannot) line += fmt::format(" {:>14}", "cannot run");
     out += line + "\n";
   };
   row("step time", [](const StepTimes& t) { return t.step_s; });
@@ -133,6 +137,8 @@ std::string replay_text(const ReplayReport& r) {
   } else if (!p.timed) {
     out += "\n  the log has no durations: communication only, calls in order per stream\n";
   }
+  if (cannot)
+    out += fmt::format("\n  the scenario cannot run the traced job: {}\n", r.scenario_cannot_run);
 
   if (!r.alternatives.empty()) {
     // Each alternative is the same step re-simulated there: compute as recorded.
@@ -171,7 +177,7 @@ std::string replay_text(const ReplayReport& r) {
                        b.simulated ? sec(b.simulated_s) : "as rec.",
                        p.timed ? sec(b.recorded_exposed_s) : "-", sec(b.predicted_exposed_s),
                        b.simulated ? fmt::format("{:.1f}", b.busbw_gbs) : "-");
-  if (scen && !r.changes.empty()) {
+  if ((scen || cannot) && !r.changes.empty()) {
     out += "\nScenario:\n";
     for (const auto& c : r.changes) out += "  " + c + "\n";
   }

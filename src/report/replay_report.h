@@ -17,6 +17,9 @@ struct ReplayReport {
   ReplayResult planned;
   std::optional<ReplayResult> scenario;  ///< with --nic / --fail / --degrade
   std::vector<std::string> changes;      ///< what the scenario changed
+  /// Why the traced job cannot run in the scenario (a group cut apart), where it cannot: the
+  /// recorded fabric's replay is still shown; empty otherwise.
+  std::string scenario_cannot_run;
   /// The spec's alternatives (--oversubscription), each a row beside this fabric's.
   std::vector<ReplayAlternative> alternatives;
   std::string shape;  ///< this fabric in the alternatives' words (fabric_shape)

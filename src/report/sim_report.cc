@@ -361,10 +361,12 @@ void write_links_csv(std::ostream& out, const Fabric& fab, const LinkNames& name
 
 std::string links_text(const Fabric& fab, const LinkNames& names, const CollectiveTraffic& t,
                        int top) {
+  const std::string what =
+      !t.label.empty() ? t.label
+                       : fmt::format("{} of {:.0f} bytes, {} / {}", op_name(t.op), t.bytes,
+                                     algorithm_name(t.at.algorithm), protocol_name(t.at.protocol));
   std::string s = fmt::format(
-      "#\n# Traffic per link: {} of {:.0f} bytes, {} / {}, {:.1f} us\n"
-      "# {:<12} {:>10} {:>10} {:>12} {:>9} {:>9}\n",
-      op_name(t.op), t.bytes, algorithm_name(t.at.algorithm), protocol_name(t.at.protocol),
+      "#\n# Traffic per link: {}, {:.1f} us\n# {:<12} {:>10} {:>10} {:>12} {:>9} {:>9}\n", what,
       t.seconds * 1e6, "tier", "busy", "links", "bytes", "mean", "max");
   for (const auto& h : tier_heat(fab, t.load, t.bytes, t.seconds))
     s += fmt::format("# {:<12} {:>10} {:>10} {:>12.4g} {:>8.1f}% {:>8.1f}%\n", link_tier_key(h.cls),
@@ -407,14 +409,19 @@ nlohmann::json links_json(const Fabric& fab, const LinkNames& names, const Colle
                        {"utilization_peak", u.peak_util},
                        {"flows", u.flows}});
   }
-  return {{"op", op_name(t.op)},
-          {"bytes", t.bytes},
-          {"algorithm", algorithm_name(t.at.algorithm)},
-          {"protocol", protocol_name(t.at.protocol)},
-          {"time_us", t.seconds * 1e6},
-          {"links_with_traffic", order.size()},
-          {"tiers", tiers},
-          {"hottest", hottest}};
+  nlohmann::json j = {{"time_us", t.seconds * 1e6},
+                      {"links_with_traffic", order.size()},
+                      {"tiers", tiers},
+                      {"hottest", hottest}};
+  if (!t.label.empty()) {
+    j["traffic"] = t.label;
+  } else {
+    j["op"] = op_name(t.op);
+    j["bytes"] = t.bytes;
+    j["algorithm"] = algorithm_name(t.at.algorithm);
+    j["protocol"] = protocol_name(t.at.protocol);
+  }
+  return j;
 }
 
 }  // namespace gf

@@ -219,6 +219,9 @@ class CollectiveModel {
 /// One collective's traffic per link: the algorithm NCCL picks at a size (as `model`, built with
 /// the same options, chose it) with its flows' load on every link, and the collective's time.
 struct CollectiveTraffic {
+  /// What the traffic is where it is not one collective at one size (a replayed step's calls):
+  /// named in its place; empty for a collective (op, bytes, at).
+  std::string label;
   Op op = Op::kAllReduce;
   double bytes = 0;    ///< nccl-tests size
   double seconds = 0;  ///< the collective's time at that size (latency included)
