@@ -399,6 +399,15 @@ Result<std::vector<std::vector<int>>> place_jobs(const Spec& spec, const Plan& p
   return out;
 }
 
+bool improves_on(const JobsComparison& c, const JobsComparison& than) {
+  // Ties within half the printed step: the worst slowdown's 0.001x, the mean step's third
+  // significant figure (0.5 % of it, at most).
+  constexpr double kWorstTie = 5e-4, kStepTie = 5e-3;
+  if (c.worst_slowdown < than.worst_slowdown - kWorstTie) return true;
+  return std::abs(c.worst_slowdown - than.worst_slowdown) <= kWorstTie &&
+         c.mean_step_together_s < than.mean_step_together_s * (1 - kStepTie);
+}
+
 Result<JobsResult> simulate_jobs(const Spec& spec, const Catalog& catalog, const Plan& plan,
                                  const JobsOptions& o) {
   if (spec.jobs.empty())
@@ -455,12 +464,9 @@ Result<JobsResult> simulate_jobs(const Spec& spec, const Catalog& catalog, const
       const auto& c = res.compared[i];
       const auto& b = res.compared[static_cast<size_t>(res.best)];
       if (!c.runs) continue;
-      // Lower worst slowdown first (beyond rounding), then the shorter mean step together.
-      const double tie = 1e-9;
-      if (c.worst_slowdown < b.worst_slowdown - tie ||
-          (std::abs(c.worst_slowdown - b.worst_slowdown) <= tie &&
-           c.mean_step_together_s < b.mean_step_together_s * (1 - tie)))
-        res.best = static_cast<int>(i);
+      // The run as asked (first) and the earlier rows keep their place against a gain the
+      // table cannot show.
+      if (improves_on(c, b)) res.best = static_cast<int>(i);
     }
   }
   const auto& b = res.compared[static_cast<size_t>(res.best)];

@@ -107,6 +107,11 @@ struct JobsComparison {
   long long meeting_links = 0;
 };
 
+/// Whether `c` is better than `than` by more than the comparison table shows: a lower worst
+/// slowdown (printed to 0.001x), else the same and a shorter mean step together (printed to 3
+/// significant figures). A gain within that is no reason to advise a change.
+bool improves_on(const JobsComparison& c, const JobsComparison& than);
+
 /// The answer: the run as asked, the comparison and the advice.
 struct JobsResult {
   JobsRun run;

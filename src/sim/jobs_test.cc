@@ -202,6 +202,29 @@ TEST(Jobs, DisjointUnitsOfANonBlockingFabricDoNotSlowEachOther) {
   EXPECT_EQ(r->run.jobs[1].nodes, (std::vector<int>{4, 5, 6, 7}));
   // 1 asked + 3 policies x 3 load balancings - the asked one.
   EXPECT_EQ(r->compared.size(), 9u);
+  // Nothing to gain beyond what the table shows: the run as asked stays the advice, whichever
+  // other row is a hair shorter.
+  EXPECT_EQ(r->best, 0) << r->advice;
+  EXPECT_NE(r->advice.find("keeps the worst slowdown lowest of the 9 compared"), std::string::npos)
+      << r->advice;
+}
+
+// A change is advised for a gain the comparison table shows, not for one within its rounding.
+TEST(Jobs, AdviceWeighsOnlyGainsTheTableShows) {
+  JobsComparison asked;
+  asked.worst_slowdown = 1.0;
+  asked.mean_step_together_s = 1.69;
+  JobsComparison hair = asked;
+  hair.worst_slowdown = 1.0 - 1e-4;      // 1.000x either way
+  hair.mean_step_together_s = 1.689;     // 1.69 s either way
+  EXPECT_FALSE(improves_on(hair, asked));
+  JobsComparison worst = asked;
+  worst.worst_slowdown = 0.998;          // 0.998x: shown
+  EXPECT_TRUE(improves_on(worst, asked));
+  JobsComparison step = asked;
+  step.mean_step_together_s = 1.66;      // 1.8 % shorter at the same worst
+  EXPECT_TRUE(improves_on(step, asked));
+  EXPECT_FALSE(improves_on(asked, step));
 }
 
 TEST(Jobs, JobsSharingAnOversubscribedSpineAreSlowedWhereTheyMeet) {
