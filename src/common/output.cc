@@ -183,6 +183,40 @@ struct Transaction {
     finish();
     for (auto it = made_dirs.rbegin(); it != made_dirs.rend(); ++it) fs::remove(*it, ec);
   }
+  // Moves `at` (`name` in the folder) into the backup folder, made on first use, and checks it
+  // there, where nobody writes to it any more, against what gpufabric wrote (`recs`; null for
+  // the record itself): an edit saved since the first check is put back, not deleted. On
+  // failure everything is rolled back and the diagnostic returned; `cannot` says what failed.
+  std::optional<Diagnostic> set_aside(const fs::path& at, const std::string& name,
+                                      const std::vector<Recorded>* recs, const std::string& cannot,
+                                      const std::string& hint = "") {
+    std::error_code ec;
+    if (!backup_made) {
+      if (!fs::create_directory(backup, ec)) {
+        const std::string why = ec ? ec.message() : "it already exists";
+        roll_back();
+        return output_error(backup, "cannot create a folder for the files replaced: " + why);
+      }
+      backup_made = true;
+    }
+    const fs::path aside = backup / name;
+    fs::create_directories(aside.parent_path(), ec);
+    fs::rename(at, aside, ec);
+    if (ec) {
+      const std::string why = ec.message();
+      roll_back();
+      return output_error(at, cannot + ": " + why, hint);
+    }
+    moved_aside.emplace_back(at, aside);
+    if (recs && !holds_what_was_written(aside, *recs)) {
+      roll_back();
+      return output_error(at,
+                          "was changed while gpufabric wrote this folder: it is left as it is "
+                          "now, and nothing was written",
+                          "run again once it is no longer being edited");
+    }
+    return std::nullopt;
+  }
   // The staging and backup folders have names of this process and were made by it.
   void finish() {
     std::error_code ec;
@@ -353,35 +387,13 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
       return output_error(final_path.parent_path(), "cannot create the folder: " + why);
     }
     if (fs::exists(fs::symlink_status(final_path, ec))) {
-      if (!t.backup_made) {
-        if (!fs::create_directory(t.backup, ec)) {
-          const std::string why = ec ? ec.message() : "it already exists";
-          t.roll_back();
-          return output_error(t.backup, "cannot create a folder for the files replaced: " + why);
-        }
-        t.backup_made = true;
-      }
-      const fs::path aside = t.backup / name;
-      fs::create_directories(aside.parent_path(), ec);
-      fs::rename(final_path, aside, ec);
-      if (ec) {
-        const std::string why = ec.message();
-        t.roll_back();
-        return output_error(final_path, "cannot replace the file: " + why);
-      }
-      t.moved_aside.emplace_back(final_path, aside);
-      // Checked again once moved aside, where nobody writes to it any more: an edit saved
-      // since the check above is put back, not deleted.
-      if (name != kOutputRecord) {
-        const auto it = recorded->find(name);
-        if (it == recorded->end() || !holds_what_was_written(aside, it->second)) {
-          t.roll_back();
-          return output_error(final_path,
-                              "was changed while gpufabric wrote this folder: it is left as it "
-                              "is now, and nothing was written",
-                              "run again once it is no longer being edited");
-        }
-      }
+      // Every name but the record's was found in the record above.
+      const auto it = recorded->find(name);
+      static const std::vector<Recorded> kNone;
+      const std::vector<Recorded>* recs = name == kOutputRecord   ? nullptr
+                                          : it == recorded->end() ? &kNone
+                                                                  : &it->second;
+      if (auto bad = t.set_aside(final_path, name, recs, "cannot replace the file")) return *bad;
     }
     fs::rename(t.staging / name, final_path, ec);
     if (ec) {
@@ -395,32 +407,10 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
   // checked again there: one edited meanwhile is put back, and nothing is written.
   std::vector<std::string> gone;
   for (const auto& name : retiring) {
-    const fs::path at = fs::path(dir) / name;
-    if (!t.backup_made) {
-      if (!fs::create_directory(t.backup, ec)) {
-        const std::string why = ec ? ec.message() : "it already exists";
-        t.roll_back();
-        return output_error(t.backup, "cannot create a folder for the files replaced: " + why);
-      }
-      t.backup_made = true;
-    }
-    const fs::path aside = t.backup / name;
-    fs::create_directories(aside.parent_path(), ec);
-    fs::rename(at, aside, ec);
-    if (ec) {
-      const std::string why = ec.message();
-      t.roll_back();
-      return output_error(at, "cannot remove this earlier run's file: " + why,
-                          "check the folder's permissions");
-    }
-    t.moved_aside.emplace_back(at, aside);
-    if (!holds_what_was_written(aside, recorded->at(name))) {
-      t.roll_back();
-      return output_error(at,
-                          "was changed while gpufabric wrote this folder: it is left as it is "
-                          "now, and nothing was written",
-                          "run again once it is no longer being edited");
-    }
+    if (auto bad =
+            t.set_aside(fs::path(dir) / name, name, &recorded->at(name),
+                        "cannot remove this earlier run's file", "check the folder's permissions"))
+      return *bad;
     gone.push_back(name);
   }
   // Every file is in place: the record keeps this run's contents alone. Should this rename
