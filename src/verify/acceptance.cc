@@ -38,6 +38,8 @@ constexpr int kTriesOnceFound = 4;
 /// The second sweep of a round: receivers tried per idle sender, flow labels per receiver.
 constexpr int kIdleCandidates = 64;
 constexpr int kIdleTries = 16;
+// Of those candidates, the ones taken next to the sender before the rest spread out.
+constexpr size_t kIdleNear = 16;
 /// ib_write_lat iterations: perftest's default is 1000; 10,000 steadies t_typical.
 constexpr int kLatencyIterations = 10000;
 /// nccl-tests sizes: 1 MiB to 8 GiB, doubling (the guide §5.2 runs -b 1G -e 10G -f 2 -g 1; the
@@ -297,8 +299,14 @@ long long schedule_pass(const Fabric& f, const CableIndex& ix, bool roce, int pa
         const int s = (k + round - 1) % nics;
         if (used[ix.crossing(f.nic_to_leaf(s, plane))] == round) continue;
         int tried = 0;
-        for (size_t j = 0; j < idle_rx.size() && tried < kIdleCandidates; ++j) {
-          const int d = idle_rx[(j + static_cast<size_t>(k)) % idle_rx.size()];
+        // The first candidates beside the sender (its own leaf: the cheapest test), then spread
+        // over the whole fabric, every pod in reach: a link from a spine to a core needs a
+        // receiver in another pod, and those next to the sender are in its own.
+        const size_t n_rx = idle_rx.size();
+        const size_t stride = std::max<size_t>(1, n_rx / kIdleCandidates) | 1;
+        for (size_t j = 0; j < n_rx && tried < kIdleCandidates; ++j) {
+          const size_t at = j < kIdleNear ? j : kIdleNear + (j - kIdleNear) * stride;
+          const int d = idle_rx[(at + static_cast<size_t>(k)) % n_rx];
           if (d == s || used[ix.crossing(f.leaf_to_nic(d, plane))] == round) continue;
           ++tried;
           if (place(s, d, plane, std::min(max_tries, kIdleTries))) break;
