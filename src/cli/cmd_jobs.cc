@@ -98,9 +98,10 @@ Command add_jobs(CLI::App& root) {
                               "stay): " +
                                   names_joined(kPlacementNames)),
                 [] { return names_of(kPlacementNames); });
-  a->add_option("--fail", f->fail,
-                "link:A:B | switch:NAME | node:NAME with cabling.csv names, as what-if "
-                "(repeatable)");
+  a->add_option(
+      "--fail", f->fail,
+      "link:A:B | link:A:PORT:B:PORT | switch:NAME | node:NAME with cabling.csv names, as what-if "
+      "(repeatable)");
   a->add_option("--links", f->links,
                 "write every job's traffic per directed link to this CSV (simulate --links' "
                 "columns and the jobs crossing each link)")

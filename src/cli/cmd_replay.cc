@@ -181,7 +181,8 @@ Command add_replay(CLI::App& root) {
                     "also replay with other NICs: a rate (800G) or a catalog id (as what-if)"),
       catalog_nic_ids);
   a->add_option("--fail", f->fail,
-                "also replay with a failed link:A:B | switch:NAME | node:NAME, cabling.csv "
+                "also replay with a failed link:A:B | link:A:PORT:B:PORT | switch:NAME | "
+                "node:NAME, cabling.csv "
                 "names (as what-if; repeatable)")
       ->allow_extra_args(false);
   a->add_option("--degrade", f->degrade,

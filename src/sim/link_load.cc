@@ -158,6 +158,25 @@ LinkNames::LinkNames(const Plan& plan, const Catalog& cat, const Fabric& fab)
   for (int p = 1; p <= max_port; ++p) panel_[static_cast<size_t>(p)] = panel_port_name(plan, p);
 }
 
+int32_t LinkNames::cable_between(int a, const std::string& a_port, int b,
+                                 const std::string& b_port) const {
+  auto names = [&](int port, const std::string& given) {
+    return port > 0 &&
+           (given == std::to_string(port) || given == panel_[static_cast<size_t>(port)]);
+  };
+  for (size_t c = 0; c < port_a_.size(); ++c) {
+    const auto link = static_cast<int32_t>(first_cable_link_ + 2 * c);
+    if (static_cast<size_t>(link) + 1 >= fab_.links().size()) break;
+    const Link& k = fab_.links()[static_cast<size_t>(link)];
+    // Written either way round: the link in the direction asked.
+    if (k.from == a && k.to == b && names(port_a_[c], a_port) && names(port_b_[c], b_port))
+      return link;
+    if (k.from == b && k.to == a && names(port_a_[c], b_port) && names(port_b_[c], a_port))
+      return Fabric::reverse(link);
+  }
+  return -1;
+}
+
 std::string end_name(const LinkEnd& e) {
   return e.port.empty() ? e.device : e.device + ":" + e.port;
 }

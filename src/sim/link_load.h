@@ -97,6 +97,10 @@ class LinkNames {
   LinkEnd to(int32_t link) const { return end(link, false); }
   /// A vertex of the fabric graph: a switch (no port), or a node's GPU, NIC or NVLink point.
   LinkEnd vertex(int v) const;
+  /// The link from switch vertex `a`'s port to switch vertex `b`'s, ports as cabling.csv names
+  /// them (its port number, a_port, or its front-panel name, a_port_name): the one cable of
+  /// parallel ones; -1 where no cable joins those ports.
+  int32_t cable_between(int a, const std::string& a_port, int b, const std::string& b_port) const;
 
  private:
   LinkEnd end(int32_t link, bool from) const;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "sim/collective.h"
+#include "sim/link_load.h"
 #include "topo/fabric.h"
 #include "units/units.h"
 
@@ -130,9 +131,11 @@ std::string nic_change(const Plan& from, const Plan& to) {
           : 0.0);
 }
 
-// Applies "--fail" items to the fabric.
+// Applies "--fail" items to the fabric; `ports` names the switch ports of its cables (a cable
+// of parallel ones failed by its ports).
 std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, const Names& n,
-                                       Fabric& f, std::vector<std::string>& changes) {
+                                       const LinkNames& ports, Fabric& f,
+                                       std::vector<std::string>& changes) {
   std::vector<Diagnostic> errs;
   for (const auto& item : items) {
     std::vector<std::string> parts;
@@ -192,8 +195,10 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
           ++parallel;
         }
         if (done && parallel > 1)
-          changes.push_back(fmt::format("{} has {} parallel cables to {}; one failed", parts[1],
-                                        parallel, parts[2]));
+          changes.push_back(
+              fmt::format("{} has {} parallel cables to {}; one failed (name one by its ports: "
+                          "link:{}:PORT:{}:PORT, as cabling.csv numbers them)",
+                          parts[1], parallel, parts[2], parts[1], parts[2]));
       }
       if (!done) {
         errs.push_back(Diagnostic::flag("--fail",
@@ -202,9 +207,38 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
         continue;
       }
       changes.push_back(fmt::format("link {} - {} failed", parts[1], parts[2]));
+    } else if (kind == "link" && parts.size() == 5) {
+      // One cable between two switches by its ports (link:A:PORT:B:PORT): one of parallel ones.
+      for (const std::string& end : {parts[1], parts[3]})
+        if (!n.vertex.count(end)) {
+          errs.push_back(n.node.count(end)
+                             ? Diagnostic::flag("--fail",
+                                                fmt::format("{} is a node: a node's cable is "
+                                                            "named link:NODE:LEAF",
+                                                            end),
+                                                "see cabling.csv")
+                             : unknown("switch", end, n));
+        }
+      if (!n.vertex.count(parts[1]) || !n.vertex.count(parts[3])) continue;
+      const int32_t link =
+          ports.cable_between(n.vertex.at(parts[1]), parts[2], n.vertex.at(parts[3]), parts[4]);
+      if (link < 0) {
+        errs.push_back(Diagnostic::flag(
+            "--fail",
+            fmt::format("no cable joins {} port {} and {} port {}", parts[1], parts[2], parts[3],
+                        parts[4]),
+            "see cabling.csv: a_device, a_port (or a_port_name), b_device, b_port"));
+        continue;
+      }
+      if (f.links()[static_cast<size_t>(link)].failed) continue;
+      f.fail_link(link);
+      f.fail_link(Fabric::reverse(link));
+      changes.push_back(
+          fmt::format("link {}:{} - {}:{} failed", parts[1], parts[2], parts[3], parts[4]));
     } else {
-      errs.push_back(Diagnostic::flag("--fail", fmt::format("cannot read '{}'", item),
-                                      "use link:A:B, switch:NAME or node:NAME"));
+      errs.push_back(
+          Diagnostic::flag("--fail", fmt::format("cannot read '{}'", item),
+                           "use link:A:B, link:A:PORT:B:PORT, switch:NAME or node:NAME"));
     }
   }
   return errs;
@@ -518,7 +552,8 @@ std::vector<Diagnostic> fail_parts(const Plan& plan, const Catalog& catalog, Fab
                                    const std::vector<std::string>& items,
                                    std::vector<std::string>& changes) {
   if (items.empty()) return {};
-  return apply_failures(items, names_of(plan, catalog, fabric), fabric, changes);
+  const LinkNames ports(plan, catalog, fabric);
+  return apply_failures(items, names_of(plan, catalog, fabric), ports, fabric, changes);
 }
 
 Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& plan,
@@ -576,7 +611,8 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   const Names names = names_of(*p2, cat, f2);
   const std::vector<int> roots =
       p2->in_network_reduction ? reduction_roots(f2) : std::vector<int>{};
-  auto errs = apply_failures(o.fail, names, f2, out.changes);
+  const LinkNames ports(*p2, cat, f2);
+  auto errs = apply_failures(o.fail, names, ports, f2, out.changes);
   const bool rerooted =
       !roots.empty() && errs.empty() && note_rerooted_trees(roots, f2, names, out.changes);
   auto more = apply_degrades(o.degrade, names, f2, out.changes);
@@ -968,7 +1004,8 @@ Result<ScenarioFabric> scenario_fabric(const Spec& spec, const Catalog& cat, con
     out.fabric = Fabric::build(out.plan, cat);
   }
   const Names names = names_of(out.plan, cat, out.fabric);
-  auto errs = apply_failures(o.fail, names, out.fabric, out.changes);
+  const LinkNames ports(out.plan, cat, out.fabric);
+  auto errs = apply_failures(o.fail, names, ports, out.fabric, out.changes);
   auto more = apply_degrades(o.degrade, names, out.fabric, out.changes);
   errs.insert(errs.end(), more.begin(), more.end());
   if (!errs.empty()) return errs;

@@ -592,6 +592,30 @@ TEST(WhatIf, ALinkNamesItsEndsInEitherOrder) {
     EXPECT_EQ(port.errors()[0].hint,
               "use link:node001:LEAF, the leaf that cabling.csv's row for node001 nic0 names");
   }
+  // One of two parallel leaf-spine cables, by its ports as cabling.csv numbers or names them
+  // (su04-r7-leaf 48 -> spine16 63, 24/2 -> 32/1; and 64 -> 64, 32/2 -> 32/2): the one named,
+  // either end first, where link:A:B takes the first.
+  const auto first = scenario({"link:su04-r7-leaf:spine16"}, {});
+  const auto by_port = scenario({"link:su04-r7-leaf:48:spine16:63"}, {});
+  const auto by_panel = scenario({"link:su04-r7-leaf:24/2:spine16:32/1"}, {});
+  const auto second = scenario({"link:spine16:64:su04-r7-leaf:64"}, {});
+  const auto second_panel = scenario({"link:su04-r7-leaf:32/2:spine16:32/2"}, {});
+  for (const auto* r : {&first, &by_port, &by_panel, &second, &second_panel})
+    ASSERT_TRUE(r->ok()) << format_diagnostics(r->errors());
+  EXPECT_EQ(failed(first->fabric).size(), 2u);
+  EXPECT_EQ(failed(by_port->fabric), failed(first->fabric));
+  EXPECT_EQ(failed(by_panel->fabric), failed(first->fabric));
+  EXPECT_EQ(failed(second->fabric).size(), 2u);
+  EXPECT_NE(failed(second->fabric), failed(first->fabric));
+  EXPECT_EQ(failed(second_panel->fabric), failed(second->fabric));
+  EXPECT_EQ(second->changes.back(), "link spine16:64 - su04-r7-leaf:64 failed");
+  EXPECT_NE(first->changes.front().find("name one by its ports: "
+                                        "link:su04-r7-leaf:PORT:spine16:PORT"),
+            std::string::npos)
+      << first->changes.front();
+  const auto crossed = scenario({"link:su04-r7-leaf:48:spine16:64"}, {});
+  ASSERT_FALSE(crossed.ok());
+  EXPECT_EQ(crossed.errors()[0].message, "no cable joins su04-r7-leaf port 48 and spine16 port 64");
   const auto two_nodes = scenario({"link:node001:node002"}, {});
   ASSERT_FALSE(two_nodes.ok());
   EXPECT_EQ(two_nodes.errors()[0].message,
