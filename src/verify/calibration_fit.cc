@@ -501,6 +501,32 @@ Result<CoreFit> fit_core(const Predictor& pr, const std::vector<FitRun>& runs,
                        kFitMessageEvidence, *la, *lw, with_messages.v[kMessage]);
     }
   }
+  // A link efficiency at its upper bound says the runs beat the links at their full rate: the
+  // model's algorithm for them (or the spec) is off, not the link. Written, it would make every
+  // other prediction on those links faster than they can go (a 2-node NVLS run crediting
+  // NVLink with 555 GB/s in one node), so it is left at the model's value and the rest fitted
+  // again without it.
+  {
+    const Theta model = model_theta(pr.plan());
+    bool refit = false;
+    for (const int i : {kScaleUp, kNetwork}) {
+      if (!f.theta.fitted[i] || std::log(param_range(i).second / f.theta.v[i]) >= kFitAtBoundLog)
+        continue;
+      f.why[i] = fmt::format(
+          "not fitted: the points took it to its bound {:g}, faster than the {} at their full "
+          "rate, which no link is; left at the model's {:.2f} (check the spec's GPUs, NICs and "
+          "nics_per_node against the cluster's, and the runs' NCCL_ALGO)",
+          param_range(i).second, i == kScaleUp ? "scale-up (NVLink) links" : "scale-out links",
+          model.v[i]);
+      f.theta.fitted[i] = false;
+      f.theta.v[i] = model.v[i];
+      refit = true;
+    }
+    if (refit) {
+      best = descend(f.theta);
+      if (!best) return best.errors();
+    }
+  }
   // A factor that ends at its bound stopped where the points would have taken it further: it
   // mends more than its term, and the note says what to look at.
   for (int i = 0; i < kParams; ++i)
