@@ -1172,7 +1172,8 @@ std::vector<Diagnostic> validate_spec(Spec& s, const Catalog& cat) {
                                         "(cluster.nics_per_node {} x fabric.planes {})",
                                         names->size(), names->size() == 1 ? "" : "s", ports,
                                         c.nics_per_node, f.planes),
-                            "name every rail port in cabling order, or leave the key out"));
+                            "name every rail port NIC by NIC, each NIC's planes in turn (nic0.p1, "
+                            "nic0.p2, nic1.p1, ...), or leave the key out"));
     }
   if (f.switch_id != "auto") {
     auto it = cat.switches.find(f.switch_id);

@@ -441,7 +441,9 @@ TEST(SpecErrors, HostDeviceNames) {
   const auto count =
       errors_of(fmt::format(fmt::runtime(base), 2, "host_rdma_devices: [mlx5_0, mlx5_1]"));
   EXPECT_NE(count.find("spec.yaml:4:22: error: addressing.host_rdma_devices: lists 2 names, but a "
-                       "node has 4 rail ports (cluster.nics_per_node 2 x fabric.planes 2)"),
+                       "node has 4 rail ports (cluster.nics_per_node 2 x fabric.planes 2) (name "
+                       "every rail port NIC by NIC, each NIC's planes in turn (nic0.p1, nic0.p2, "
+                       "nic1.p1, ...)"),
             std::string::npos)
       << count;
   const auto bad = errors_of(
