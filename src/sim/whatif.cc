@@ -118,6 +118,9 @@ std::optional<std::pair<int, int>> nic_on_leaf(const Fabric& f, int node, int le
 // The --nic change: the NICs, the switch, which the new rate keeps or replaces, and what the
 // fabric then takes and costs.
 std::string nic_change(const Plan& from, const Plan& to) {
+  if (from.nic.id == to.nic.id && from.sw.id == to.sw.id)
+    return fmt::format("NICs {} kept ({:g} Gbps: the rate asked for is the plan's own)",
+                       from.nic.id, from.nic.rate_gbps);
   return fmt::format(
       "NICs {} -> {} ({:g} -> {:g} Gbps), {}: {} -> {} switches, network capex "
       "{} -> {} ({:+.0f}%)",
@@ -471,15 +474,30 @@ WhatIfSide measure(const std::string& label, const Spec& spec, const Plan& plan,
 }
 
 // A NIC id of the catalog for --nic: an id as is, or a rate matched to a NIC speaking the
-// plan's technology.
-std::optional<std::string> nic_for(const std::string& want, const Catalog& cat, Technology tech) {
+// plan's technology: the plan's own NIC where the rate is its own (a 400G asked of a cx7-400g
+// plan is not a BlueField-3 DPU), else the first of the catalog at that rate.
+std::optional<std::string> nic_for(const std::string& want, const Catalog& cat, const Plan& plan) {
   if (cat.nics.count(want)) return want;
   auto rate = units::parse_bitrate(want);
   if (!rate) return std::nullopt;
+  const Technology tech = plan.technology;
+  if (plan.nic.rate_gbps * 1e9 == *rate && cat.nics.count(plan.nic.id)) return plan.nic.id;
   for (const auto& [id, n] : cat.nics)
     if (n.rate_gbps * 1e9 == *rate && (tech == Technology::kInfiniband ? n.infiniband : n.roce))
       return id;
   return std::nullopt;
+}
+
+// Spec errors that a flag's change to the spec (--nic, --grow) brought about, said as the
+// flag's: the spec's file and line name a key the user did not write.
+std::vector<Diagnostic> as_flag_errors(const std::vector<Diagnostic>& errs, const std::string& flag,
+                                       const std::string& value) {
+  std::vector<Diagnostic> out;
+  for (const auto& e : errs)
+    out.push_back(Diagnostic::flag(
+        flag, fmt::format("with {}, {}{}", value, e.key.empty() ? "" : e.key + ": ", e.message),
+        e.hint.empty() ? "choose another " + flag.substr(2) : e.hint));
+  return out;
 }
 
 // `s2` (a copy of the spec) with the NIC `nic` names (a rate or a catalog id) as its servers'
@@ -487,7 +505,7 @@ std::optional<std::string> nic_for(const std::string& want, const Catalog& cat, 
 // at the new rate. --nic of what-if and of the replay's scenario.
 std::optional<Diagnostic> swap_nic(Spec& s2, const Catalog& cat, const Plan& plan,
                                    const std::string& nic) {
-  auto id = nic_for(nic, cat, plan.technology);
+  auto id = nic_for(nic, cat, plan);
   if (!id)
     return Diagnostic::flag(
         "--nic",
@@ -589,10 +607,15 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
       }
     }
     auto errs = validate_spec(s2, cat);
-    if (!errs.empty()) return errs;
+    if (!errs.empty())
+      return o.nic.empty() ? as_flag_errors(errs, "--grow", fmt::format("nodes=+{}", o.grow_nodes))
+                           : as_flag_errors(errs, "--nic", o.nic);
   }
   auto p2 = (o.grow_nodes > 0 || !o.nic.empty()) ? make_plan(s2, cat) : Result<Plan>(plan);
-  if (!p2) return p2.errors();
+  if (!p2)
+    return o.nic.empty()
+               ? as_flag_errors(p2.errors(), "--grow", fmt::format("nodes=+{}", o.grow_nodes))
+               : as_flag_errors(p2.errors(), "--nic", o.nic);
   Fabric f2 = Fabric::build(*p2, cat);
   if (o.grow_nodes > 0)
     out.changes.push_back(fmt::format(
@@ -940,6 +963,12 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
                   "no node lost a link and the fabric re-routes, but NCCL falls back from "
                   "{} (see above): replace the failed part to get it back",
                   lost);
+  } else if (!o.nic.empty() && o.degrade.empty() && o.slow.empty() && p2->nic.id == plan.nic.id &&
+             p2->sw.id == plan.sw.id) {
+    out.recommendation = fmt::format(
+        "nothing to weigh: {} is the plan's own NIC; give another rate or a catalog id "
+        "(e.g. --nic 800G)",
+        plan.nic.id);
   } else if (!o.nic.empty() && o.degrade.empty() && o.slow.empty()) {
     // Faster NICs alone: what they cost against what they buy, in the run's money where the spec
     // says how long it trains (the GPU-hours saved), else in the step.
@@ -996,9 +1025,9 @@ Result<ScenarioFabric> scenario_fabric(const Spec& spec, const Catalog& cat, con
     s2.fabric.technology = plan.technology;
     if (auto bad = swap_nic(s2, cat, plan, o.nic)) return *bad;
     auto errs = validate_spec(s2, cat);
-    if (!errs.empty()) return errs;
+    if (!errs.empty()) return as_flag_errors(errs, "--nic", o.nic);
     auto p2 = make_plan(s2, cat);
-    if (!p2) return p2.errors();
+    if (!p2) return as_flag_errors(p2.errors(), "--nic", o.nic);
     out.changes.push_back(nic_change(plan, *p2));
     out.plan = *p2;
     out.fabric = Fabric::build(out.plan, cat);

@@ -400,6 +400,36 @@ TEST(WhatIf, FasterNicsAndBadNames) {
   EXPECT_FALSE(what_if(s.spec, s.cat, s.plan, bad).ok());
 }
 
+// --nic at the plan's own rate keeps its NIC (the catalog's first 400G is a BlueField-3 DPU),
+// and a change the catalog cannot plan is said as the flag's, not as a spec key's at a line.
+TEST(WhatIf, NicAtThePlansRateKeepsItAndAFlagsFailureIsTheFlags) {
+  const WhatIfSetup s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: roce, topology: "
+      "clos2}\n");
+  WhatIfOptions o;
+  o.nic = "400G";
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  const std::string text = changes_text(*r);
+  EXPECT_NE(text.find("NICs cx7-400g kept (400 Gbps: the rate asked for is the plan's own)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(r->recommendation.rfind("nothing to weigh: cx7-400g is the plan's own NIC", 0), 0u)
+      << r->recommendation;
+  o.nic = "100G";
+  auto slow = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_FALSE(slow.ok());
+  const std::string e = format_diagnostic(slow.errors()[0]);
+  EXPECT_EQ(e.rfind("error: --nic: with 100G, fabric.switch: ", 0), 0u) << e;
+  EXPECT_EQ(e.find("t.yaml"), std::string::npos) << e;
+  WhatIfOptions grow;
+  grow.grow_nodes = 100000;
+  auto big = what_if(s.spec, s.cat, s.plan, grow);
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(format_diagnostic(big.errors()[0]).rfind("error: --grow: with nodes=+100000, ", 0), 0u)
+      << format_diagnostic(big.errors()[0]);
+}
+
 }  // namespace gf
 
 namespace gf {
