@@ -421,6 +421,9 @@ Result<QosAlertBasis> qos_alert_basis(const Plan& plan, const Catalog& catalog, 
   b.traffic = traffic->what;
   b.settings = qos_settings_line(s);
   b.run_s = r.time_s;
+  // A rail port's full-MTU packets a second at its line rate: its bytes on the wire a packet.
+  const double port_bytes_per_s = plan.nic.rate_gbps * 1e9 / 8 / std::max(1, plan.topo.planes);
+  b.line_packets_per_s = port_bytes_per_s / (kRoceMtuBytes + kRoceHeaderBytes + kEthernetGapBytes);
   if (!(r.time_s > 0)) return b;
   for (const QosPortStats& p : r.ports) {
     if (p.from_nic) {
@@ -432,8 +435,8 @@ Result<QosAlertBasis> qos_alert_basis(const Plan& plan, const Catalog& catalog, 
   return b;
 }
 
-double alert_threshold(double planned_per_s) {
-  return std::max(kAlertOverPlannedRate * planned_per_s, kAlertFloorPerS);
+double alert_threshold(double planned_per_s, double floor_per_s) {
+  return std::max({kAlertOverPlannedRate * planned_per_s, kAlertFloorPerS, floor_per_s});
 }
 
 namespace {
@@ -449,11 +452,13 @@ std::string qos_rules(const QosAlertBasis& b) {
       "gpufabric's packet-level run (src/qos, as `gpufabric qos SPEC` runs it) of {} with {}, "
       "{:.3g} ms simulated",
       b.traffic, b.settings, b.run_s * 1e3);
+  // ECN marks and CNPs are DCQCN at work: their floor scales with the port's packet rate.
+  const double dcqcn_floor = kEcnAlertFloorShare * b.line_packets_per_s;
   auto rule = [&](const char* name, const std::string& what, double planned, const char* expr,
-                  const char* summary, const char* description) {
+                  const char* summary, const char* description, double floor) {
     return fmt::format(
         R"yaml(      # {what}: at most {planned}/s on one NIC port at the planned load, in
-      # {from}; the threshold is {over:g} x that, at least {floor:g}/s.
+      # {from}; the threshold is {over:g} x that, at least {floor}/s{floor_why}.
       - alert: {name}
         expr: {expr} > {threshold}
         for: 5m
@@ -461,12 +466,19 @@ std::string qos_rules(const QosAlertBasis& b) {
           severity: warning
         annotations:
           summary: "{summary} on {{{{ $labels.instance }}}} {{{{ $labels.device }}}}{{{{ $labels.interface }}}}"
-          description: "{description} The plan expects at most {planned}/s at its load (gpufabric qos); {{{{ $value | humanize }}}}/s is more than {over:g} x that."
+          description: "{description} The plan expects at most {planned}/s at its load (gpufabric qos); {{{{ $value | humanize }}}}/s is above {threshold}/s, the rule's threshold."
 )yaml",
         fmt::arg("what", what), fmt::arg("planned", rate(planned)), fmt::arg("from", from),
-        fmt::arg("over", kAlertOverPlannedRate), fmt::arg("floor", kAlertFloorPerS),
+        fmt::arg("over", kAlertOverPlannedRate),
+        fmt::arg("floor", rate(std::max(kAlertFloorPerS, floor))),
+        fmt::arg("floor_why",
+                 floor > kAlertFloorPerS
+                     ? fmt::format(" ({:g} of the {} full-MTU packets a second a port receives "
+                                   "at line rate: DCQCN marks some on a healthy fabric)",
+                                   kEcnAlertFloorShare, rate(b.line_packets_per_s))
+                     : ""),
         fmt::arg("name", name), fmt::arg("expr", expr),
-        fmt::arg("threshold", rate(alert_threshold(planned))), fmt::arg("summary", summary),
+        fmt::arg("threshold", rate(alert_threshold(planned, floor))), fmt::arg("summary", summary),
         fmt::arg("description", description));
   };
   std::string o;
@@ -476,17 +488,20 @@ std::string qos_rules(const QosAlertBasis& b) {
             "(rate(gpufabric_net_pfc_pause_frames_total{direction=\"rx\",priority=\"3\"}[5m]))",
             "PFC pauses above plan",
             "The switch pauses this NIC more often than the planned traffic does: congestion "
-            "the ECN marking did not stop first. Check the ECN thresholds and DCQCN.");
+            "the ECN marking did not stop first. Check the ECN thresholds and DCQCN.",
+            kAlertFloorPerS);
   o += rule("GpufabricEcnMarksAbovePlan", "ECN-marked RoCE packets a NIC receives",
             b.ecn_marked_per_s,
             "sum by (instance, device) (rate(gpufabric_rdma_ecn_marked_packets_total[5m]))",
             "ECN marks above plan",
             "Queues on this NIC's paths run fuller than the planned traffic makes them: ECMP "
-            "collisions, oversubscription or a slow receiver.");
+            "collisions, oversubscription or a slow receiver.",
+            dcqcn_floor);
   o += rule("GpufabricCnpsAbovePlan", "CNPs a NIC sends (DCQCN notification point)",
             b.cnp_sent_per_s, "sum by (instance, device) (rate(gpufabric_rdma_cnp_sent_total[5m]))",
             "CNPs above plan",
-            "This NIC asks its senders to slow down more often than the planned traffic does.");
+            "This NIC asks its senders to slow down more often than the planned traffic does.",
+            dcqcn_floor);
   return o;
 }
 

@@ -78,6 +78,9 @@ struct QosAlertBasis {
   double pause_rx_per_s = 0;    ///< PFC pause frames a NIC received (ethtool rx_prio3_pause)
   double ecn_marked_per_s = 0;  ///< ECN-marked RoCE packets a NIC received (np_ecn_marked_...)
   double cnp_sent_per_s = 0;    ///< CNPs a NIC sent (np_cnp_sent)
+  /// Full-MTU RoCE packets a NIC port receives a second at its line rate: the scale of the ECN
+  /// and CNP rules' floor (0: kAlertFloorPerS alone).
+  double line_packets_per_s = 0;
 };
 /// The run behind the thresholds; an error (why there is none) when the fabric is not RoCE or
 /// out of the packet engine's range.
@@ -88,8 +91,15 @@ constexpr double kAlertOverPlannedRate = 2;
 /// And never below this many events a second (an estimate: under one a second, a 5-minute rate
 /// is a few hundred events, the noise of a job starting).
 constexpr double kAlertFloorPerS = 1;
-/// The threshold for a counter whose planned rate is `planned_per_s`.
-double alert_threshold(double planned_per_s);
+/// ECN marks and CNPs are DCQCN working, not a fault: a healthy fabric under training load
+/// marks some packets on every port that shares a queue. Their rules never fire below this
+/// share of the full-MTU packets a port receives at its line rate (an estimate: 1 in 10,000 of
+/// a 400G port's ~12M packets a second, 1,200 a second, is far below the marking DCQCN's ramp
+/// makes of a congested queue, and far above a quiet one).
+constexpr double kEcnAlertFloorShare = 1e-4;
+/// The threshold for a counter whose planned rate is `planned_per_s`; `floor_per_s` is the least
+/// (kAlertFloorPerS unless the counter's own is higher).
+double alert_threshold(double planned_per_s, double floor_per_s = kAlertFloorPerS);
 /// The fixed thresholds of the RoCE storm rules (pause frames a NIC port receives, CNPs it
 /// handles, a second): gpufabric's choices of "far beyond a healthy fabric", raised to
 /// kAlertOverPlannedRate x the packet-level run's alert_threshold where that is higher.

@@ -282,8 +282,21 @@ TEST(Exporter, RoceRulesFromThePacketLevelRun) {
       cat);
   const std::string rules = prometheus_rules(plan, b);
   EXPECT_NE(rules.find("priority=\"3\"}[5m])) > 2468\n"), std::string::npos) << rules;
+  // 2 x 0.2 is under the floor, which for DCQCN's own signals scales with the port's packets.
   EXPECT_NE(rules.find("(rate(gpufabric_rdma_ecn_marked_packets_total[5m])) > 1\n"),
-            std::string::npos);  // 2 x 0.2 is under the floor
+            std::string::npos);  // no line rate given: kAlertFloorPerS alone
+  QosAlertBasis line = b;
+  line.line_packets_per_s = 12e6;  // a 400G port's full-MTU packets
+  const std::string scaled = prometheus_rules(plan, line);
+  EXPECT_NE(scaled.find("(rate(gpufabric_rdma_ecn_marked_packets_total[5m])) > 1200\n"),
+            std::string::npos)
+      << scaled;
+  EXPECT_NE(scaled.find("at least 1200/s (0.0001 of the 12000000 full-MTU packets a second"),
+            std::string::npos)
+      << scaled;
+  EXPECT_NE(scaled.find("priority=\"3\"}[5m])) > 2468\n"), std::string::npos);  // PFC: as before
+  EXPECT_NE(scaled.find("(rate(gpufabric_rdma_cnp_sent_total[5m])) > 100000\n"),
+            std::string::npos);  // 2 x 50000 is above the floor
   EXPECT_NE(rules.find("(rate(gpufabric_rdma_cnp_sent_total[5m])) > 100000\n"), std::string::npos);
   EXPECT_NE(rules.find("at most 1234/s on one NIC port at the planned load"), std::string::npos);
   // The storm rule's fixed 1000/s sits below the derived rule's 2 x 1234/s: raised to twice
@@ -304,6 +317,8 @@ TEST(Exporter, RoceRulesFromThePacketLevelRun) {
   ASSERT_TRUE(basis.ok()) << format_diagnostics(basis.errors());
   EXPECT_GT(basis->run_s, 0);
   EXPECT_EQ(basis->pause_rx_per_s, 0);
+  // 400 Gb/s of 4096-byte payloads with RoCE's headers and the Ethernet gap: ~12M a second.
+  EXPECT_NEAR(basis->line_packets_per_s, 11.97e6, 0.01e6);
   EXPECT_NE(basis->traffic.find("alltoall of 64 MiB per rank"), std::string::npos);
   const Plan ib = testing::plan_of(
       "cluster: {gpu: h100-sxm, nodes: 4, nic: cx7-400g}\nfabric: {technology: infiniband}\n", cat);
