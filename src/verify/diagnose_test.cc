@@ -271,6 +271,27 @@ TEST(Check, MeasurementsAgainstThePlan) {
   EXPECT_TRUE(two_node_note);
   EXPECT_TRUE(slow_flagged);
   EXPECT_TRUE(fast_ok);
+  // A latency test beside them is shown, not judged and not dropped; its expectation and
+  // ratio are "-".
+  auto lat =
+      check_measurements(plan, cat, {load("ib_write_bw-400g.txt"), load("ib_write_lat.txt")}, 0.15);
+  ASSERT_TRUE(lat.ok()) << format_diagnostics(lat.errors());
+  ASSERT_EQ(lat->rows.size(), 2u);
+  EXPECT_FALSE(lat->rows[1].judged);
+  EXPECT_EQ(lat->rows[1].what, "lat_us");
+  EXPECT_TRUE(lat->pass());
+  const std::string lat_text = check_text(*lat);
+  EXPECT_NE(lat_text.find("          - -                         -  -  (t_typical, us: latency "
+                          "is not judged without its path"),
+            std::string::npos)
+      << lat_text;
+  EXPECT_TRUE(check_json(*lat)["rows"][1]["ratio"].is_null());
+  EXPECT_TRUE(check_json(*lat)["rows"][1].contains("measured_latency_us"));
+  // The same output twice would count its rows twice: refused.
+  auto twice = check_measurements(
+      plan, cat, {load("ib_write_bw-400g.txt"), load("ib_write_bw-400g.txt")}, 0.15);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.errors()[0].message.find("the same output as"), std::string::npos);
   // A log is not a measurement check compares.
   EXPECT_FALSE(check_measurements(plan, cat, {load("nccl-debug-ib-retry.log")}, 0.15).ok());
 }
@@ -435,6 +456,9 @@ TEST(Check, WrongResultsAndFiguresAboveTheLinksFail) {
   EXPECT_NE(text.find("ABOVE"), std::string::npos) << text;
   EXPECT_NE(text.find("(measurements above what the plan's links carry)"), std::string::npos)
       << text;
+  // The 2-node note ("expected") is not beside an ABOVE it would contradict.
+  for (const auto& c : fast.rows)
+    if (c.mark == CheckMark::kAbove) EXPECT_EQ(c.note.find("2-node"), std::string::npos) << c.note;
 
   // perftest: one port at 100 times its line rate.
   const CheckResult port = check(edit(load("ib_write_bw-400g.txt"), "391.24", "39124.00"));
