@@ -180,6 +180,13 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
       bool done = false;
       if (ends->node >= 0) {
         if (const auto at = nic_on_leaf(f, ends->node, ends->a)) {
+          // Named again (the other end first), or its node or leaf failed already: once.
+          if (f.links()[f.nic_to_leaf(at->first, at->second)].failed) {
+            errs.push_back(Diagnostic::flag(
+                "--fail", fmt::format("'{}' names a cable an earlier --fail failed already", item),
+                "name each failed part once"));
+            continue;
+          }
           f.fail_link(f.nic_to_leaf(at->first, at->second));
           f.fail_link(f.leaf_to_nic(at->first, at->second));
           done = true;
@@ -279,6 +286,7 @@ std::optional<double> fraction_of(const std::string& text) {
 std::vector<Diagnostic> apply_degrades(const std::vector<std::string>& items, const Names& n,
                                        Fabric& f, std::vector<std::string>& changes) {
   std::vector<Diagnostic> errs;
+  std::map<int, std::string> degraded;  // a link's lower direction -> the item that slowed it
   const std::string form =
       "use link:A:B=RATE (e.g. link:node001:su01-r0-leaf=200G) or "
       "switch:NAME=FRACTION (e.g. switch:spine01=0.5)";
@@ -337,6 +345,22 @@ std::vector<Diagnostic> apply_degrades(const std::vector<std::string>& items, co
                                       "see cabling.csv for the links that exist"));
       continue;
     }
+    // One cable, one state: named twice (either end first), or also failed, is a contradiction.
+    const int key = std::min(link, Fabric::reverse(link));
+    if (f.links()[link].failed) {
+      errs.push_back(Diagnostic::flag(
+          "--degrade",
+          fmt::format("'{}' names a cable --fail fails: a failed cable has no rate", item),
+          "give the cable to --fail or to --degrade, not both"));
+      continue;
+    }
+    if (const auto seen = degraded.find(key); seen != degraded.end()) {
+      errs.push_back(Diagnostic::flag(
+          "--degrade", fmt::format("'{}' names the cable '{}' names already", item, seen->second),
+          "give each cable one rate"));
+      continue;
+    }
+    degraded.emplace(key, item);
     const double was = f.links()[link].bytes_per_s * 8;
     if (*rate >= was * (1 - 1e-9)) {
       errs.push_back(Diagnostic::flag(
@@ -643,6 +667,11 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   std::vector<double> speed;
   more = parse_slow(o.slow, names, p2->nodes, speed, out.changes);
   errs.insert(errs.end(), more.begin(), more.end());
+  // A straggler slows the training step: without one to time, --slow would change nothing.
+  if (!o.slow.empty() && !spec.workload)
+    errs.push_back(Diagnostic::flag(
+        "--slow", "a straggler slows the training step, and the spec has no workload: section",
+        "add workload: (as in examples/seed-70b-1024.yaml), or leave --slow out"));
   if (!errs.empty()) return errs;
   // Every node down leaves no GPU to run the job on: the scenario has no figures (its one
   // node's NVLink would otherwise run the collectives as if nothing had failed).

@@ -422,6 +422,13 @@ TEST(WhatIf, NicAtThePlansRateKeepsItAndAFlagsFailureIsTheFlags) {
   const std::string e = format_diagnostic(slow.errors()[0]);
   EXPECT_EQ(e.rfind("error: --nic: with 100G, fabric.switch: ", 0), 0u) << e;
   EXPECT_EQ(e.find("t.yaml"), std::string::npos) << e;
+  // A straggler without a workload to slow changes nothing: refused.
+  WhatIfOptions slow_only;
+  slow_only.slow = {"node:node003=0.8"};
+  auto idle = what_if(s.spec, s.cat, s.plan, slow_only);
+  ASSERT_FALSE(idle.ok());
+  EXPECT_EQ(idle.errors()[0].message,
+            "a straggler slows the training step, and the spec has no workload: section");
   WhatIfOptions grow;
   grow.grow_nodes = 100000;
   auto big = what_if(s.spec, s.cat, s.plan, grow);
@@ -646,6 +653,21 @@ TEST(WhatIf, ALinkNamesItsEndsInEitherOrder) {
   const auto crossed = scenario({"link:su04-r7-leaf:48:spine16:64"}, {});
   ASSERT_FALSE(crossed.ok());
   EXPECT_EQ(crossed.errors()[0].message, "no cable joins su04-r7-leaf port 48 and spine16 port 64");
+  // One cable, one state: failed twice (the other end first), failed and degraded, or degraded
+  // twice is refused, where it had been listed twice or compounded to the lower rate.
+  const auto again = scenario({"link:node003:su01-r0-leaf", "link:su01-r0-leaf:node003"}, {});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.errors()[0].message,
+            "'link:su01-r0-leaf:node003' names a cable an earlier --fail failed already");
+  const auto both = scenario({"link:node003:su01-r0-leaf"}, {"link:node003:su01-r0-leaf=200G"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.errors()[0].message.find("a failed cable has no rate"), std::string::npos);
+  const auto twice =
+      scenario({}, {"link:node003:su01-r0-leaf=200G", "link:su01-r0-leaf:node003=100G"});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.errors()[0].message,
+            "'link:su01-r0-leaf:node003=100G' names the cable 'link:node003:su01-r0-leaf=200G' "
+            "names already");
   const auto two_nodes = scenario({"link:node001:node002"}, {});
   ASSERT_FALSE(two_nodes.ok());
   EXPECT_EQ(two_nodes.errors()[0].message,
