@@ -813,6 +813,9 @@ Result<FitResult> fit_calibration(const Plan& plan, const Catalog& catalog,
         for (std::size_t k = 0; k < runs[i].rows.size(); ++k, ++n)
           if (i == out) res.points[n].cv_time_us = t[i][k];
     }
+  } else if (res.points.size() < 2) {
+    // One point: leaving it out leaves nothing to fit on, and keeping it tests nothing.
+    res.cv_method = "none: one point, and leaving it out leaves nothing to fit on";
   } else {
     const int folds = std::max(2, std::min<int>(o.folds, static_cast<int>(res.points.size())));
     res.cv_method = fmt::format("{}-fold over the points (point i in fold i mod {})", folds, folds);
@@ -945,7 +948,9 @@ std::string fit_text(const FitResult& r) {
         if (g.collective == f.collective && g.band == f.band) return g;
       return FitErrorGroup{};
     };
+    // A group with no point ("-"): no cross-validation ran, or nothing was predicted.
     auto cell = [&](const FitErrorGroup& g) {
+      if (g.points == 0) return std::string("-");
       return f.band == "small" ? fmt::format("{:.2f}x/{:.2f}x", g.median, g.worst)
                                : fmt::format("{:.1f}%/{:.1f}%", 100 * g.median, 100 * g.worst);
     };

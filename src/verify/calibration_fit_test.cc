@@ -721,9 +721,19 @@ TEST(CalibrationFit, OneFileIsCrossValidatedByFolds) {
   EXPECT_EQ(runs[0].op, Op::kAllReduce);
   ASSERT_TRUE(runs[0].algorithm);
   EXPECT_EQ(*runs[0].algorithm, Algorithm::kRing);
+  // This log holds one size: no fold can leave it out and fit on the rest (it read "2-fold over
+  // the points" with one point); said, and its cross-validated errors are "-".
+  ASSERT_EQ(runs[0].rows.size(), 1u);
   auto f = fit_calibration(ps.plan, ps.catalog, runs, {});
   ASSERT_TRUE(f);
-  EXPECT_EQ(f->cv_method, "2-fold over the points (point i in fold i mod 2)");
+  EXPECT_EQ(f->cv_method, "none: one point, and leaving it out leaves nothing to fit on");
+  const std::string text = fit_text(*f);
+  EXPECT_NE(text.find("               -\n"), std::string::npos) << text;
+  // A log of many sizes: k folds over its points, k at most the --folds asked.
+  PlannedSpec vp = planned(kFixtures + "voltage-park.yaml");
+  auto g = fit_of_vp(vp, "vp-allreduce_20260224_225706.out");
+  ASSERT_TRUE(g) << g.errors().front().message;
+  EXPECT_EQ(g->cv_method, "5-fold over the points (point i in fold i mod 5)");
 }
 
 // gpufabric simulate prints the first 8 rank lines, then '#  ... ranks 8 to N-2 on nodes 2 to
