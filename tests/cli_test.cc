@@ -1135,6 +1135,15 @@ TEST(CliCalibrate, ReportsTheFitAndTheTestSetApart) {
   EXPECT_EQ(summary.out.find("| line | hardware |"), std::string::npos);
   CmdResult bad = gpufabric("calibrate /nonexistent.csv");
   EXPECT_EQ(bad.code, 2);
+  // A tool's output where the CSV goes is named for what it is, and sent where it belongs.
+  CmdResult tool = gpufabric("calibrate tests/data/outputs/nccl-tests-2node-allreduce.txt");
+  EXPECT_EQ(tool.code, 2);
+  EXPECT_NE(tool.err.find("error: CSV: this is nccl-tests output, not a calibration CSV (fit "
+                          "your cluster's factors on it: gpufabric calibrate --fit "
+                          "tests/data/outputs/nccl-tests-2node-allreduce.txt --spec SPEC"),
+            std::string::npos)
+      << tool.err;
+  EXPECT_TRUE(tool.out.empty());
 }
 
 // calibrate --fit on a verbatim nccl-tests output (sendrecv_perf, 8 nodes of B200): the profile

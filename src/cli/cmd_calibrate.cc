@@ -2,6 +2,7 @@
 // one cluster's factors fitted on its own nccl-tests outputs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -13,6 +14,7 @@
 #include "common/output.h"
 #include "verify/calibration.h"
 #include "verify/calibration_fit.h"
+#include "verify/parsers.h"
 
 namespace gf::cli {
 namespace {
@@ -92,6 +94,19 @@ int run(const CalibrateFlags& f) {
     if (given) return fail({Diagnostic::flag(flag, "only read with --fit", "add --fit FILE...")});
   auto text = read_file_bounded(f.csv, kMaxSpecBytes);
   if (!text) return fail(text.errors());
+  // A tool's output where the CSV goes (its first line no CSV header): say what it is and where
+  // it goes, not which CSV column it lacks. A CSV's notes may quote a tool's lines.
+  const std::string first = text->substr(0, text->find('\n'));
+  const bool csv_header = std::count(first.begin(), first.end(), ',') >= 3;
+  if (const OutputKind kind = csv_header ? OutputKind::kUnknown : detect_output_kind(*text);
+      kind != OutputKind::kUnknown)
+    return fail({Diagnostic::in_file(
+        f.csv, "CSV",
+        fmt::format("this is {} output, not a calibration CSV", output_kind_name(kind)),
+        kind == OutputKind::kNcclTests
+            ? "fit your cluster's factors on it: gpufabric calibrate --fit " + f.csv +
+                  " --spec SPEC -o profile.yaml"
+            : "give a CSV as data/calibration/nccl-public.csv lays it out")});
   if (is_training_csv(*text)) {
     auto t = calibrate_training(*text, f.csv);
     if (!t) return fail(t.errors());
