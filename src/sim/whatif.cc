@@ -74,6 +74,10 @@ Diagnostic unknown(const std::string& what, const std::string& name, const Names
       hint.empty() ? "use the device names of cabling.csv (gpufabric plan -o DIR)" : hint);
 }
 
+// A collective slower than this share in a scenario that re-routes is named as its cost
+// (figures are printed to 0.1 GB/s and a percent; a few percent is more than rounding).
+constexpr double kWhatIfSlower = 0.02;
+
 // The two ends of "link:A:B" as the fabric knows them: a node and its leaf, written in either
 // order, or two switches.
 struct LinkEnds {
@@ -974,6 +978,22 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
                       return a.algorithm == "collnet" || a.algorithm == "collnet_chain" ||
                              a.algorithm == "nvls";
                     });
+    // Re-routed is not unchanged: a collective the failure slows by more than the noise of
+    // the figures is named, and why (the switches the failed links joined keep sending their
+    // share over the links left: per-flow ECMP and the model's adaptive routing alike).
+    std::string slower;
+    for (size_t i = 0; i < out.baseline.collectives.size(); ++i) {
+      const auto& a = out.baseline.collectives[i];
+      const auto& b = out.scenario.collectives[i];
+      if (a.runs && b.runs && a.busbw_gbs > 0 && b.busbw_gbs < a.busbw_gbs * (1 - kWhatIfSlower))
+        slower += fmt::format("{}{} {}", slower.empty() ? "" : ", ", a.op,
+                              percent_change(b.busbw_gbs / a.busbw_gbs));
+    }
+    if (!slower.empty())
+      slower = fmt::format(
+          ", at a cost: {} busbw (the switches the failed links joined keep their share of the "
+          "traffic on the links left); replace the part to get it back",
+          slower);
     out.recommendation =
         !stopped.empty()
             ? fmt::format(
@@ -987,7 +1007,7 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
               "reductions on the trees rooted at the failed switch fail: it stops; restarted, it "
               "gets trees on roots that reach every leaf (the figures above)"
         : lost.empty()
-            ? "no node lost a link: the fabric re-routes around the failure"
+            ? "no node lost a link: the fabric re-routes around the failure" + slower
             : fmt::format(
                   "no node lost a link and the fabric re-routes, but NCCL falls back from "
                   "{} (see above): replace the failed part to get it back",

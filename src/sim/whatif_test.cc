@@ -400,6 +400,25 @@ TEST(WhatIf, FasterNicsAndBadNames) {
   EXPECT_FALSE(what_if(s.spec, s.cat, s.plan, bad).ok());
 }
 
+// One of a leaf's two cables to a spine failed: every node keeps its links and the fabric
+// re-routes, but the leaf still sends that spine its share over the cable left; the
+// recommendation names what that costs rather than reading as no harm.
+TEST(WhatIf, ReRoutedIsNotUnchanged) {
+  const WhatIfSetup s = setup(kSeed);
+  WhatIfOptions o;
+  o.fail = {"link:su04-r7-leaf:spine16"};
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_LT(probe(r->scenario, "alltoall").busbw_gbs,
+            0.9 * probe(r->baseline, "alltoall").busbw_gbs);
+  EXPECT_EQ(r->recommendation.rfind(
+                "no node lost a link: the fabric re-routes around the failure, at a cost: "
+                "alltoall -",
+                0),
+            0u)
+      << r->recommendation;
+}
+
 // --nic at the plan's own rate keeps its NIC (the catalog's first 400G is a BlueField-3 DPU),
 // and a change the catalog cannot plan is said as the flag's, not as a spec key's at a line.
 TEST(WhatIf, NicAtThePlansRateKeepsItAndAFlagsFailureIsTheFlags) {
