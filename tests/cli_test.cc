@@ -1057,6 +1057,24 @@ TEST(CliSimulate, BuffsizeAsNcclsEnvironment) {
   }
 }
 
+// A tool's output given where the spec goes is named for what it is, not for the spec keys it
+// lacks (an iperf3 JSON read as YAML had named "start", "intervals" and "end").
+TEST(CliSimulate, AToolsOutputForASpecIsNamed) {
+  for (const auto& [file, kind] : {std::pair{"iperf3-tcp.json", "iperf3"},
+                                   std::pair{"nccl-tests-2node-allreduce.txt", "nccl-tests"}}) {
+    for (const char* cmd : {"simulate", "plan"}) {
+      CmdResult r = gpufabric(std::string(cmd) + " tests/data/outputs/" + file);
+      EXPECT_EQ(r.code, 2) << cmd << " " << file;
+      EXPECT_NE(
+          r.err.find(std::string("error: SPEC: this is ") + kind + " output, not a cluster spec"),
+          std::string::npos)
+          << r.err;
+      EXPECT_EQ(r.err.find("unknown key"), std::string::npos) << r.err;
+      EXPECT_TRUE(r.out.empty());
+    }
+  }
+}
+
 TEST(CliSimulate, BadInputExitsTwo) {
   struct Case {
     const char* args;
@@ -1074,6 +1092,8 @@ TEST(CliSimulate, BadInputExitsTwo) {
         Case{"--nccl 3.0",
              "--nccl: unknown NCCL release '3.0' (use 2.18 or 2.20 or 2.21 or 2.24 or 2.26 or "
              "2.27 or 2.28.7 or 2.28 or 2.29 or 2.30, or"},
+        Case{"--nccl ''", "--nccl: an empty value: give one, or leave the flag out"},
+        Case{"--load-balancing ''", "--load-balancing: an empty value"},
         Case{"--op all_gather --algo pat --nccl 2.18", "NCCL 2.18 has no PAT"},
         Case{"--algo nvls --proto LL128", "nvls runs the Simple protocol only"},
         Case{"--algo collnet_chain --proto LL", "Simple protocol only"},

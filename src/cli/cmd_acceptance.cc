@@ -28,7 +28,7 @@ struct AcceptanceFlags {
 
 int run(const AcceptanceFlags& f) {
   Heartbeat alive("acceptance");
-  auto loaded = load_and_plan(f.spec, load_limits(true));
+  auto loaded = load_planned_spec(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
   auto a = plan_acceptance(*loaded, f.options);
   if (!a) return fail(a.errors());

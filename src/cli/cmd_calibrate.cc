@@ -60,7 +60,7 @@ int run_fit(const CalibrateFlags& f) {
   Heartbeat alive("calibrate");
   const LoadLimits limits = load_limits(true);
   o.memory_bytes = limits.memory_bytes;
-  auto loaded = load_and_plan(f.spec, limits);
+  auto loaded = load_planned_spec(f.spec, limits);
   if (!loaded) return fail(loaded.errors());
   auto files = read_outputs(f.fit);
   if (!files) return fail(files.errors());

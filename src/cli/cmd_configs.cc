@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/resources.h"
 #include "common/output.h"
 #include "config/config_set.h"
@@ -41,7 +42,7 @@ std::string skipped_summary(const std::vector<UnfitTarget>& skipped) {
 
 int run(const ConfigsFlags& f) {
   Heartbeat alive("configs");
-  auto loaded = load_and_plan(f.spec, load_limits(false));
+  auto loaded = load_planned_spec(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
   auto choice = config_targets(*loaded, f.targets);
   if (!choice) return fail(choice.errors());
@@ -111,7 +112,8 @@ Command add_configs(CLI::App& root) {
                 "opensm (InfiniBand); default all that fit the fabric (the others are named "
                 "after the summary). A target named that does not fit is skipped with a warning; "
                 "exit 2 when none fits")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(non_empty());
   return {c, [f] { return run(*f); }};
 }
 

@@ -43,7 +43,7 @@ int run(const JobsFlags& f) {
       return fail(
           {Diagnostic::flag("--fail", "an empty item", "use link:A:B, switch:NAME or node:NAME")});
   Heartbeat alive("jobs");
-  auto loaded = load_and_plan(f.spec, load_limits(true));
+  auto loaded = load_planned_spec(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
   const Plan& plan = loaded->plan;
   auto traces = read_job_traces(loaded->spec);

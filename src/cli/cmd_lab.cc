@@ -117,7 +117,7 @@ int down(const LabLayout& lab, const LabFlags& f) {
 }
 
 int run(LabFlags f) {
-  auto loaded = load_and_plan(f.spec, load_limits(false));
+  auto loaded = load_planned_spec(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
   auto lab = lab_layout(*loaded);
   if (!lab) return fail(lab.errors());

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/resources.h"
 #include "common/output.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
@@ -129,7 +130,7 @@ int run_exporter(const ExporterFlags& f) {
                                   "address, [::1]:9850 for IPv6")});
   std::optional<PlannedSpec> planned;
   if (!f.plan.empty()) {
-    auto loaded = load_and_plan(f.plan);
+    auto loaded = load_planned_spec(f.plan);
     if (!loaded) return fail(loaded.errors());
     planned = std::move(*loaded);
   }
@@ -236,7 +237,7 @@ Command add_dashboard(CLI::App& root) {
   a->add_option("-o,--out", f->out, "folder for grafana-dashboard.json and prometheus-rules.yml")
       ->required();
   return {a, [f]() -> int {
-            auto loaded = load_and_plan(f->spec);
+            auto loaded = load_planned_spec(f->spec);
             if (!loaded) return fail(loaded.errors());
             const Plan* plan = &loaded->plan;
             // RoCE alert thresholds from the packet-level run of the default pattern.

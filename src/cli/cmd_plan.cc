@@ -26,7 +26,7 @@ struct PlanFlags {
 
 int run(const PlanFlags& f) {
   Heartbeat alive("plan");
-  auto loaded = load_and_plan(f.spec, load_limits(false));
+  auto loaded = load_planned_spec(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
   // The address pools and network subnets the spec writes, which `configs` will hand out from:

@@ -155,7 +155,7 @@ int run(const QosFlags& f) {
   }
   if (!errs.empty()) return fail(errs);
   Heartbeat alive("qos");
-  auto loaded = load_and_plan(f.spec, load_limits(true));
+  auto loaded = load_planned_spec(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
   const Plan& plan = loaded->plan;
   if (plan.technology != Technology::kRoce)

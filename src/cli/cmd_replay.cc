@@ -53,7 +53,7 @@ int run(const ReplayFlags& f) {
   }
   if (!errs.empty()) return fail(errs);
   Heartbeat alive("replay");
-  auto loaded = load_and_plan(f.spec, load_limits(true));
+  auto loaded = load_planned_spec(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
   auto traces = read_trace_files(f.traces);
   if (!traces) return fail(traces.errors());
@@ -194,7 +194,8 @@ Command add_replay(CLI::App& root) {
                 "64; the plan's switch and topology; repeatable: one row each)")
       ->allow_extra_args(false);
   complete_with(a->add_option("--load-balancing", f->load_balancing,
-                              "override the plan's: " + names_joined(kLoadBalancingNames)),
+                              "override the plan's: " + names_joined(kLoadBalancingNames))
+                    ->check(non_empty()),
                 [] { return names_of(kLoadBalancingNames); });
   a->add_option("--links", f->links,
                 "write the step's traffic per directed link to this CSV (as simulate --links; "

@@ -25,7 +25,7 @@ struct ReportFlags {
 
 int run(const ReportFlags& f) {
   Heartbeat alive("report");
-  auto loaded = load_and_plan(f.spec, load_limits(true));
+  auto loaded = load_planned_spec(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
   // Measured runs first: bad files are bad input, before anything is computed or written.
   std::vector<MeasuredRun> measured;

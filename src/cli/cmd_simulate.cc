@@ -198,7 +198,7 @@ int run(const SimulateFlags& f) {
 
   Heartbeat alive("simulate");
   const LoadLimits limits = load_limits(true);
-  auto loaded = load_and_plan(f.spec, limits);
+  auto loaded = load_planned_spec(f.spec, limits);
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
   // nccl-tests -g: the GPUs one thread drives, all of one node (a process runs on one host).
@@ -336,14 +336,16 @@ Command add_simulate(CLI::App& root) {
                 "nodes fewer channels than NICs leave NICs idle; default: NCCL's own count)")
       ->check(CLI::Range(1, nccl::kMaxChannels));
   complete_with(a->add_option("--load-balancing", f->load_balancing,
-                              "override the plan's: " + names_joined(kLoadBalancingNames)),
+                              "override the plan's: " + names_joined(kLoadBalancingNames))
+                    ->check(non_empty()),
                 [] { return names_of(kLoadBalancingNames); });
   complete_with(
       a->add_option(
-          "--nccl", f->nccl,
-          "the NCCL release whose tuner terms are used: " + names_joined(kNcclReleaseNames) +
-              ", or a version as NCCL prints it (2.24.3; " + kNcclVersionTables +
-              ") (default: the spec's cluster.nccl, else " + nccl_release_name(kNewestNccl) + ")"),
+           "--nccl", f->nccl,
+           "the NCCL release whose tuner terms are used: " + names_joined(kNcclReleaseNames) +
+               ", or a version as NCCL prints it (2.24.3; " + kNcclVersionTables +
+               ") (default: the spec's cluster.nccl, else " + nccl_release_name(kNewestNccl) + ")")
+          ->check(non_empty()),
       [] { return names_of(kNcclReleaseNames); });
   a->add_option("--seed", f->seed,
                 "where the QP numbers start: the UDP source ports the switches hash, and so the "

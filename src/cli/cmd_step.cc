@@ -28,7 +28,7 @@ struct StepFlags {
 
 int run(const StepFlags& f) {
   Heartbeat alive("step");
-  auto loaded = load_and_plan(f.spec, load_limits(true));
+  auto loaded = load_planned_spec(f.spec, load_limits(true));
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
   const Fabric fabric = Fabric::build(*plan, loaded->catalog);

@@ -182,7 +182,7 @@ Command add_check(CLI::App& root) {
   a->add_flag("--json", f->json, "print the comparison as JSON");
   return {a, [f]() -> int {
             Heartbeat alive("check");
-            auto loaded = load_and_plan(f->spec, load_limits(true));
+            auto loaded = load_planned_spec(f->spec, load_limits(true));
             if (!loaded) return fail(loaded.errors());
             const Plan* plan = &loaded->plan;
             std::error_code ec;
@@ -251,7 +251,7 @@ Command add_diagnose(CLI::App& root) {
             double rate = 0;
             std::optional<PlannedSpec> planned;
             if (!f->spec.empty()) {
-              auto loaded = load_and_plan(f->spec, load_limits(false));
+              auto loaded = load_planned_spec(f->spec, load_limits(false));
               if (!loaded) return fail(loaded.errors());
               planned = std::move(*loaded);
               rate = planned->plan.nic.rate_gbps / planned->plan.topo.planes;

@@ -69,7 +69,7 @@ int run(const WhatIfFlags& f) {
   if (!errs.empty()) return fail(errs);
   Heartbeat alive("what-if");
   const LoadLimits limits = load_limits(true);
-  auto loaded = load_and_plan(f.spec, limits);
+  auto loaded = load_planned_spec(f.spec, limits);
   if (!loaded) return fail(loaded.errors());
   const Plan* plan = &loaded->plan;
   // As simulate, each probe's flows' budget, beside the plan's and the scenario's fabrics.

@@ -45,6 +45,14 @@ CLI::Validator path_named() {
       "");  // no word in --help: the option's own text says what it names
 }
 
+CLI::Validator non_empty() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "an empty value: give one, or leave the flag out" : "";
+      },
+      "");
+}
+
 std::optional<double> quantity_flag(const std::string& flag, const std::string& text,
                                     const std::function<Result<double>(std::string_view)>& parse,
                                     double lo, double hi, bool whole,

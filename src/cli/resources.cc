@@ -12,6 +12,20 @@
 
 namespace gf::cli {
 
+Result<PlannedSpec> load_planned_spec(const std::string& path, const LoadLimits& limits) {
+  auto loaded = load_and_plan(path, limits);
+  if (loaded) return loaded;
+  constexpr std::size_t kSniffBytes = 1 << 20;  // enough of any tool's output to tell its kind
+  auto text = read_file_bounded(path, kSniffBytes);
+  if (!text) return loaded;
+  const OutputKind kind = detect_output_kind(*text);
+  if (kind == OutputKind::kUnknown) return loaded;
+  return Diagnostic::in_file(
+      path, "SPEC", fmt::format("this is {} output, not a cluster spec", output_kind_name(kind)),
+      "give the spec (YAML) the cluster was planned from, e.g. examples/seed-70b-1024.yaml; "
+      "tools' outputs go to check, diagnose or calibrate --fit");
+}
+
 Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& paths) {
   std::vector<ToolOutput> out;
   std::vector<Diagnostic> errs;

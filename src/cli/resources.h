@@ -24,6 +24,11 @@ Result<std::vector<ToolOutput>> read_outputs(const std::vector<std::string>& pat
 /// Limits for load_and_plan from this machine's available memory.
 LoadLimits load_limits(bool simulates);
 
+/// load_and_plan of the spec at `path`, and where it does not load because it is a tool's output
+/// (nccl-tests, perftest, iperf3 --json, ...), one error that says so, in place of the keys a
+/// spec would have (an iperf3 JSON read as YAML names "start", "intervals" and "end").
+Result<PlannedSpec> load_planned_spec(const std::string& path, const LoadLimits& limits = {});
+
 /// While alive, prints "WHO: still working, N s" to stderr after kHeartbeatSeconds, then at each
 /// doubling of the time, when stderr is a terminal (DESIGN: progress only on a terminal).
 class Heartbeat {
