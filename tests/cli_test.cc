@@ -1774,6 +1774,10 @@ TEST(CliVerify, CheckDiagnoseDoctor) {
   EXPECT_EQ(bare.code, 2) << bare.out;
   EXPECT_NE(bare.err.find("/nonexistent-sysfs: error: --sysfs: no such folder"), std::string::npos)
       << bare.err;
+  CmdResult file = gpufabric("doctor --sysfs README.md");
+  EXPECT_EQ(file.code, 2);
+  EXPECT_NE(file.err.find("README.md: error: --sysfs: is not a folder"), std::string::npos)
+      << file.err;
 }
 
 TEST(CliAcceptance, WritesTheRunbookAndChecksItsResultsFolder) {

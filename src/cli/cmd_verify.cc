@@ -285,8 +285,10 @@ Command add_doctor(CLI::App& root) {
   return {a, [f]() -> int {
             std::error_code ec;
             if (!std::filesystem::is_directory(f->sysfs, ec))
-              return fail({Diagnostic::in_file(f->sysfs, "--sysfs", "no such folder",
-                                               "give the root of a sysfs tree, e.g. /sys")});
+              return fail({Diagnostic::in_file(
+                  f->sysfs, "--sysfs",
+                  std::filesystem::exists(f->sysfs, ec) ? "is not a folder" : "no such folder",
+                  "give the root of a sysfs tree, e.g. /sys")});
             const auto r = doctor(f->sysfs);
             std::cout << (f->json ? findings_json(r).dump(2) + "\n" : findings_text(r));
             return has_error(r) ? kExitFindings : kExitOk;

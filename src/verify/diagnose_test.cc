@@ -499,6 +499,16 @@ TEST(Doctor, ReadsARecordedHost) {
   const auto empty = doctor("/nonexistent-sysfs");
   for (const auto& f : empty) EXPECT_NE(f.severity, Severity::kError) << f.id;
   EXPECT_TRUE(ids(empty).count("rdma-absent:info"));
+  // What doctor reads from the running host beside a recorded tree (tools on PATH, limits,
+  // environment) says so: it is not the recorded host's.
+  bool marked = false;
+  for (const auto& f : fs)
+    if (f.id == "tool-absent" || f.id == "tool-present")
+      for (const auto& e : f.evidence) {
+        EXPECT_NE(e.file.find("(this host, not the recorded tree)"), std::string::npos) << e.file;
+        marked = true;
+      }
+  EXPECT_TRUE(marked);
 }
 
 // NCCL variables whose values can be checked on the host: algorithm and protocol names (a typo

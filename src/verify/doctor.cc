@@ -146,11 +146,16 @@ std::vector<Finding> doctor(const std::string& sysfs, const std::vector<std::str
     out.push_back(finding(rule("rdma-port-down/doctor"), down));
   else
     out.push_back(finding(rule("rdma-present"), rdma));
+  // What is read from the running host, not from `sysfs` (limits, environment, tools): marked
+  // as this host's where `sysfs` is a recorded tree of another.
+  std::error_code canon_ec;
+  const bool recorded = fs::weakly_canonical(fs::path(sysfs), canon_ec) != fs::path("/sys");
+  const std::string here = recorded ? " (this host, not the recorded tree)" : "";
   // memlock.
   struct rlimit rl {};
   if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
     out.push_back(finding(rule("memlock-limited/doctor"),
-                          {{"ulimit -l", 0, fmt::format("{} KiB", rl.rlim_cur / 1024)}}));
+                          {{"ulimit -l" + here, 0, fmt::format("{} KiB", rl.rlim_cur / 1024)}}));
   // NCCL variables: the ones whose values can be checked here, then all of them.
   std::vector<std::string> hcas, ifaces;
   for (const auto& d : fs::directory_iterator(fs::path(sysfs) / "class/infiniband", ec))
@@ -163,7 +168,7 @@ std::vector<Finding> doctor(const std::string& sysfs, const std::vector<std::str
   std::vector<Evidence> vars, invalid, absent, ib_disabled;
   for (const std::string& kv : environment) {
     if (kv.rfind("NCCL_", 0) != 0) continue;
-    vars.push_back({"environment", 0, kv});
+    vars.push_back({"environment" + here, 0, kv});
     const size_t eq = kv.find('=');
     const std::string name = kv.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : kv.substr(eq + 1);
@@ -171,13 +176,13 @@ std::vector<Finding> doctor(const std::string& sysfs, const std::vector<std::str
     if (name == "NCCL_ALGO" || name == "NCCL_PROTO")
       for (const auto& w : list_words(value))
         if (!known_word(name, w))
-          invalid.push_back({"environment", 0, fmt::format("{}: '{}' is not one", kv, w)});
+          invalid.push_back({"environment" + here, 0, fmt::format("{}: '{}' is not one", kv, w)});
     // NCCL_IB_HCA against the HCAs, NCCL_SOCKET_IFNAME against the interfaces.
     const bool ib = name == "NCCL_IB_HCA";
     const std::vector<std::string>& devices = ib ? hcas : ifaces;
     if ((ib || name == "NCCL_SOCKET_IFNAME") && !devices.empty() &&
         !leaves_a_device(value, devices, ib))
-      absent.push_back({"environment", 0,
+      absent.push_back({"environment" + here, 0,
                         fmt::format("{}: {} this host's {}, {}", kv,
                                     !value.empty() && value[0] == '^' ? "excludes every one of"
                                                                       : "names none of",
@@ -195,7 +200,7 @@ std::vector<Finding> doctor(const std::string& sysfs, const std::vector<std::str
     for (std::string dir; std::getline(ps, dir, ':');)
       found = found || fs::exists(fs::path(dir) / tool, ec);
     out.push_back(finding(found ? rule("tool-present") : rule("tool-absent"),
-                          {{tool, 0, found ? "found" : "not installed"}}, tool));
+                          {{tool + here, 0, found ? "found" : "not installed"}}, tool));
   }
   return out;
 }
