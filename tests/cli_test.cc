@@ -2559,6 +2559,20 @@ TEST(CliReplay, ScenarioLinksAndOutputFolder) {
             std::string::npos);
   EXPECT_FALSE(ljs["scenario"]["changes"].empty());
   EXPECT_TRUE(ljs.contains("predicted"));
+  // --links then writes this fabric's traffic on this fabric's links: its 400G NICs, not the
+  // scenario's 200G ones (which had put the links at 176 % of their capacity).
+  const fs::path cut_links = temp_dir("replay_cut_links.csv");
+  CmdResult cl =
+      gpufabric(std::string("replay tests/data/replay/nccl-2.29.7-coll.log ") + kReplaySpec +
+                " --fail node:node002 --nic 200G --links " + cut_links.string());
+  ASSERT_EQ(cl.code, 0) << cl.err;
+  EXPECT_NE(cl.out.find("(this fabric's traffic: the scenario cannot run the traced job)"),
+            std::string::npos)
+      << cl.out;
+  const std::string csv_text = read_text(cut_links);
+  EXPECT_NE(csv_text.find(",nic_leaf,up,400,"), std::string::npos) << csv_text.substr(0, 400);
+  EXPECT_EQ(csv_text.find(",nic_leaf,up,200,"), std::string::npos) << csv_text.substr(0, 400);
+  fs::remove(cut_links);
   // Two runs' logs of the same ranks are not one run's ranks.
   CmdResult two_runs = gpufabric(std::string("replay tests/data/replay/nccl-2.18.6-coll.log "
                                              "tests/data/replay/nccl-2.29.7-coll.log ") +

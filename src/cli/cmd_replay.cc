@@ -95,10 +95,12 @@ int run(const ReplayFlags& f) {
     report.alternatives.push_back(std::move(*a));
   }
 
-  // --links: the scenario's traffic when there is one, else this fabric's.
-  const ReplayResult& linked = report.scenario ? *report.scenario : report.planned;
-  const Plan& lplan = alt ? alt->plan : plan;
-  const Fabric& lfab = alt ? alt->fabric : fabric;
+  // --links: the scenario's traffic when it runs, else this fabric's, each on its own fabric
+  // (the load of one is not the other's: other NICs' rates, failed links).
+  const bool on_scenario = report.scenario.has_value();
+  const ReplayResult& linked = on_scenario ? *report.scenario : report.planned;
+  const Plan& lplan = on_scenario ? alt->plan : plan;
+  const Fabric& lfab = on_scenario ? alt->fabric : fabric;
   std::optional<CollectiveTraffic> traffic;
   std::unique_ptr<LinkNames> names;
   if (o.links && linked.load) {
