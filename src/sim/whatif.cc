@@ -244,7 +244,13 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
             "see cabling.csv: a_device, a_port (or a_port_name), b_device, b_port"));
         continue;
       }
-      if (f.links()[static_cast<size_t>(link)].failed) continue;
+      // Named again (the other end first), or its switch failed already: once, as above.
+      if (f.links()[static_cast<size_t>(link)].failed) {
+        errs.push_back(Diagnostic::flag(
+            "--fail", fmt::format("'{}' names a cable an earlier --fail failed already", item),
+            "name each failed part once"));
+        continue;
+      }
       f.fail_link(link);
       f.fail_link(Fabric::reverse(link));
       changes.push_back(

@@ -669,6 +669,11 @@ TEST(WhatIf, ALinkNamesItsEndsInEitherOrder) {
                                         "link:su04-r7-leaf:PORT:spine16:PORT"),
             std::string::npos)
       << first->changes.front();
+  const auto port_twice =
+      scenario({"link:su04-r7-leaf:48:spine16:63", "link:spine16:32/1:su04-r7-leaf:24/2"}, {});
+  ASSERT_FALSE(port_twice.ok());
+  EXPECT_EQ(port_twice.errors()[0].message,
+            "'link:spine16:32/1:su04-r7-leaf:24/2' names a cable an earlier --fail failed already");
   const auto crossed = scenario({"link:su04-r7-leaf:48:spine16:64"}, {});
   ASSERT_FALSE(crossed.ok());
   EXPECT_EQ(crossed.errors()[0].message, "no cable joins su04-r7-leaf port 48 and spine16 port 64");
