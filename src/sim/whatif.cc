@@ -618,6 +618,10 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   Spec s2 = spec;
   s2.fabric.technology = plan.technology;
   if (o.grow_nodes > 0) s2.cluster.nodes += o.grow_nodes;
+  // The flag a plan of the changed spec that fails is said against: --nic, else --grow.
+  const std::pair<std::string, std::string> changed_by =
+      o.nic.empty() ? std::pair{std::string("--grow"), fmt::format("nodes=+{}", o.grow_nodes)}
+                    : std::pair{std::string("--nic"), o.nic};
   if (!o.nic.empty())
     if (auto bad = swap_nic(s2, cat, plan, o.nic)) return *bad;
   if (o.grow_nodes > 0 || !o.nic.empty()) {
@@ -641,15 +645,10 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
       }
     }
     auto errs = validate_spec(s2, cat);
-    if (!errs.empty())
-      return o.nic.empty() ? as_flag_errors(errs, "--grow", fmt::format("nodes=+{}", o.grow_nodes))
-                           : as_flag_errors(errs, "--nic", o.nic);
+    if (!errs.empty()) return as_flag_errors(errs, changed_by.first, changed_by.second);
   }
   auto p2 = (o.grow_nodes > 0 || !o.nic.empty()) ? make_plan(s2, cat) : Result<Plan>(plan);
-  if (!p2)
-    return o.nic.empty()
-               ? as_flag_errors(p2.errors(), "--grow", fmt::format("nodes=+{}", o.grow_nodes))
-               : as_flag_errors(p2.errors(), "--nic", o.nic);
+  if (!p2) return as_flag_errors(p2.errors(), changed_by.first, changed_by.second);
   Fabric f2 = Fabric::build(*p2, cat);
   if (o.grow_nodes > 0)
     out.changes.push_back(fmt::format(

@@ -377,8 +377,7 @@ SweepResult summarise_sweep(std::vector<SweepAxis> axes, std::vector<DesignResul
   // no step is timed: the designs are ranked by the all_reduce busbw alone, and said to be.
   const bool timed = b.has_step || b.has_jobs;
   // Without a step, time_text is the busbw already: named once.
-  const std::string busbw =
-      b.has_step || b.has_jobs ? fmt::format(", {:.0f} GB/s all_reduce busbw", b.busbw_gbs) : "";
+  const std::string busbw = timed ? fmt::format(", {:.0f} GB/s all_reduce busbw", b.busbw_gbs) : "";
   // Where a cheaper design within the tie beat the fastest, say so.
   const bool cheaper_tie = !by_cost && frontier_time(b) > fastest;
   const char* fastest_word = timed ? "the shortest time" : "the highest all_reduce busbw";

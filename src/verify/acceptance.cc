@@ -490,8 +490,10 @@ Result<AcceptancePlan> plan_acceptance(const PlannedSpec& planned, const Accepta
       }
     }
   }
+  // A NIC alone in the fabric has no other NIC to test its cable against: no test is possible.
+  const bool no_peer = f.nodes() * f.nics_per_node() < 2;
   a.lower_bound_rounds = lower_bound(f, *ix, a.lower_bound_reason);
-  if (f.nodes() * f.nics_per_node() < 2) {  // no pair of ports: no test is possible at all
+  if (no_peer) {
     a.lower_bound_rounds = 0;
     a.lower_bound_reason = "one NIC port, and a link test runs between two";
   }
@@ -510,8 +512,6 @@ Result<AcceptancePlan> plan_acceptance(const PlannedSpec& planned, const Accepta
         "cables holds in the model. Record each test's real path with ibtracert (the runbook's "
         "step 2) and compare it with link-tests.csv's path.");
   if (a.uncovered > 0) {
-    // A NIC alone in the fabric has no other NIC to test its cable against.
-    const bool no_peer = f.nodes() * f.nics_per_node() < 2;
     a.notes.push_back(
         fmt::format("{} cable direction{} crossed by no test of pass 1 ({}): {}; expected.json "
                     "(uncovered) and the list below name {}",
