@@ -1923,7 +1923,9 @@ TEST(CliAcceptance, CheckExpectsEveryPlannedBurnInPass) {
   EXPECT_GE(burn_in, 3 * 16);             // 3 passes over 16 cable directions at least
   EXPECT_EQ(js["missing"], 2 * burn_in);  // bandwidth and latency each
   for (const auto& row : js["rows"])
-    if (row["what"] == "missing") EXPECT_TRUE(row["measured"].is_null()) << row;
+    if (row["what"] == "missing") {
+      EXPECT_TRUE(row["measured"].is_null()) << row;
+    }
   // A runbook planned without a burn-in: nothing of it is expected.
   EXPECT_EQ(gpufabric(check + " --burn-in-passes 0").code, 0);
   // Results of a pass the plan does not have: another runbook's, named.

@@ -568,21 +568,16 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
   const std::string hint =
       "give the stdout of all_reduce_perf, all_gather_perf, ... as it printed it";
   // The same output twice would count its points twice, and leave-one-file-out would fit on
-  // the copy of the file it leaves out.
-  std::multimap<size_t, size_t> by_hash;  // a text's hash: the files with it
+  // the copy of the file it leaves out: named (in file order, among the others' errors).
+  std::vector<bool> repeated;
+  std::vector<Diagnostic> twice = repeated_outputs(files, &repeated);
+  auto next_twice = twice.begin();
   for (size_t i = 0; i < files.size(); ++i) {
     const ToolOutput& f = files[i];
-    const size_t h = std::hash<std::string>{}(f.text);
-    const auto [lo, hi] = by_hash.equal_range(h);
-    const auto same =
-        std::find_if(lo, hi, [&](const auto& e) { return files[e.second].text == f.text; });
-    if (same != hi) {
-      errs.push_back(Diagnostic::in_file(
-          f.file, "", fmt::format("the same output as {}", files[same->second].file),
-          "give each run once"));
+    if (repeated[i]) {
+      errs.push_back(*next_twice++);
       continue;
     }
-    by_hash.emplace(h, i);
     if (f.kind != OutputKind::kNcclTests && f.kind != OutputKind::kUnknown) {
       errs.push_back(Diagnostic::in_file(
           f.file, "",

@@ -244,15 +244,7 @@ Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
   const Fabric fabric = Fabric::build(plan, cat);
   const double lane_gbps = plan.nic.rate_gbps / plan.topo.planes;
   // The same output given twice would count its rows twice.
-  for (size_t i = 0; i < files.size(); ++i)
-    for (size_t k = 0; k < i; ++k)
-      if (files[i].text == files[k].text) {
-        errs.push_back(Diagnostic::in_file(files[i].file, "",
-                                           fmt::format("the same output as {}", files[k].file),
-                                           "give each run once"));
-        break;
-      }
-  if (!errs.empty()) return errs;
+  if (auto twice = repeated_outputs(files); !twice.empty()) return twice;
   for (const auto& f : files) {
     if (f.kind == OutputKind::kNcclTests) {
       with_parsed(parse_nccl_tests, f, errs, [&](const auto& run) {

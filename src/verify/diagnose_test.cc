@@ -458,7 +458,9 @@ TEST(Check, WrongResultsAndFiguresAboveTheLinksFail) {
       << text;
   // The 2-node note ("expected") is not beside an ABOVE it would contradict.
   for (const auto& c : fast.rows)
-    if (c.mark == CheckMark::kAbove) EXPECT_EQ(c.note.find("2-node"), std::string::npos) << c.note;
+    if (c.mark == CheckMark::kAbove) {
+      EXPECT_EQ(c.note.find("2-node"), std::string::npos) << c.note;
+    }
 
   // perftest: one port at 100 times its line rate.
   const CheckResult port = check(edit(load("ib_write_bw-400g.txt"), "391.24", "39124.00"));

@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -141,6 +143,28 @@ const char* output_kind_name(OutputKind k) {
     default:
       return "unknown";
   }
+}
+
+std::vector<Diagnostic> repeated_outputs(const std::vector<ToolOutput>& files,
+                                         std::vector<bool>* repeated) {
+  std::vector<Diagnostic> errs;
+  if (repeated) repeated->assign(files.size(), false);
+  std::multimap<size_t, size_t> by_hash;  // a text's hash: the files with it
+  for (size_t i = 0; i < files.size(); ++i) {
+    const size_t h = std::hash<std::string>{}(files[i].text);
+    const auto [lo, hi] = by_hash.equal_range(h);
+    const auto same =
+        std::find_if(lo, hi, [&](const auto& e) { return files[e.second].text == files[i].text; });
+    if (same == hi) {
+      by_hash.emplace(h, i);
+      continue;
+    }
+    errs.push_back(Diagnostic::in_file(
+        files[i].file, "", fmt::format("the same output as {}", files[same->second].file),
+        "give each run once"));
+    if (repeated) (*repeated)[i] = true;
+  }
+  return errs;
 }
 
 OutputKind detect_output_kind(const std::string& t) {

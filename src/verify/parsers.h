@@ -36,6 +36,12 @@ struct ToolOutput {
   OutputKind kind = OutputKind::kUnknown;
 };
 
+/// The outputs given more than once (the same text under another name, or the same file
+/// twice): an error for each later copy naming the first, "the same output as FILE", and, where
+/// `repeated` is given, true at each later copy's index. A copy would count its rows twice.
+std::vector<Diagnostic> repeated_outputs(const std::vector<ToolOutput>& files,
+                                         std::vector<bool>* repeated = nullptr);
+
 /// Parses `out` with `parse` (one of the parse_* below) and hands the value to `use`; a file
 /// that does not parse adds its diagnostics to `errs` instead.
 template <typename Parse, typename Use>
