@@ -19,6 +19,7 @@ for args in "plan examples/seed-70b-1024.yaml -o $out/o" "plan examples/roce-16k
             "step examples/roce-16k.yaml" \
             "what-if examples/roce-16k.yaml --fail link:su01-r0-leaf:pod01-spine01" \
             "report examples/roce-16k.yaml -o $out/o" \
+            "acceptance examples/roce-16k.yaml -o $out/o" \
             "jobs examples/jobs-roce-16k.yaml --no-compare" "jobs examples/jobs-roce-16k.yaml"; do
   /usr/bin/time -q -f "%e %M" -o "$out/t" "$bin" $args >/dev/null 2>&1 || true  # step exits 1 on a failed constraint
   read -r wall kb <"$out/t"
