@@ -731,6 +731,29 @@ TEST(CliSimulate, PrintsTheNcclTestsTable) {
   EXPECT_TRUE(start && footer && end);
 }
 
+// nccl-tests runs no size whose send and receive buffers the GPU cannot hold: -e above what an
+// 80 GiB H100 holds (80 - 4 reserved - 1 GiB, halved) is lowered to it, and said as nccl-tests
+// says it; -b above it comes down with it.
+TEST(CliSimulate, SizesAboveTheGpusMemoryAreLoweredAsNcclTestsDoes) {
+  CmdResult r = gpufabric("simulate examples/llama3-70b-h100-512.yaml -b 16G -e 1T");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("#\n# Reducing maxBytes to 40265318400 due to memory limitation\n#\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("maxBytes 1099511627776 step"), std::string::npos);  // the header's, asked
+  CmdResult j = gpufabric("simulate examples/llama3-70b-h100-512.yaml -b 64G -e 1T --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  auto json = nlohmann::json::parse(j.out);
+  EXPECT_EQ(json["reduced_max_bytes"].get<double>(), 40265318400.0);
+  ASSERT_EQ(json["results"].size(), 1u);  // -b lowered to the cap: one size
+  EXPECT_LE(json["results"][0]["bytes"].get<double>(), 40265318400.0);
+  CmdResult fits = gpufabric("simulate examples/llama3-70b-h100-512.yaml -b 1G -e 32G --json");
+  ASSERT_EQ(fits.code, 0) << fits.err;
+  auto fj = nlohmann::json::parse(fits.out);
+  EXPECT_TRUE(fj["reduced_max_bytes"].is_null());
+  EXPECT_EQ(fj["results"].size(), 6u);
+}
+
 // An output folder's files are replaced only where gpufabric wrote them and they still hold what
 // it wrote: a user's file, or one they edited, in the way is refused and nothing is written.
 TEST(CliOutputs, ReplaceOnlyWhatGpufabricWroteUnchanged) {

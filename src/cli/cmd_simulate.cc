@@ -228,8 +228,15 @@ int run(const SimulateFlags& f) {
             "--algo", fmt::format("{} cannot run {} here: {}", f.algo, f.op, a.unavailable_reason),
             "use --algo auto")});
   }
-  const auto sizes = size_sweep(*lo, *hi, f.factor);
-  const SimReport report = simulate_sweep(*plan, *model, sizes, *lo, *hi, f.factor);
+  // nccl-tests runs no size whose buffers the GPU cannot hold: it lowers -e (and -b above it) to
+  // what fits and says so (nccl_tests_memory_max_bytes).
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  const double memory_max = nccl_tests_memory_max_bytes(plan->gpu.memory_gb * kGiB);
+  const bool reduced = memory_max > 0 && *hi > memory_max;
+  const double run_hi = reduced ? memory_max : *hi, run_lo = std::min(*lo, run_hi);
+  const auto sizes = size_sweep(run_lo, run_hi, f.factor);
+  SimReport report = simulate_sweep(*plan, *model, sizes, *lo, *hi, f.factor);
+  if (reduced) report.reduced_max_bytes = memory_max;
   // The packet level: every size's traffic on the RoCE data path, with the configured QoS.
   std::optional<PacketSweep> packets;
   if (packet) {
@@ -290,7 +297,8 @@ Command add_simulate(CLI::App& root) {
                 op_names);
   a->add_option("-b,--minbytes", f->min_bytes, "smallest size, as nccl-tests (K M G are binary)")
       ->capture_default_str();
-  a->add_option("-e,--maxbytes", f->max_bytes, "largest size, e.g. 8G")->capture_default_str();
+  a->add_option("-e,--maxbytes", f->max_bytes, "largest size, e.g. 8G (as nccl-tests, lowered to what the GPU's memory holds: a send "
+                "and a receive buffer of the size, after nccl-tests' reserve)")->capture_default_str();
   a->add_option("-f,--stepfactor", f->factor, "multiply the size by this each step (above 1)")
       ->check(finite_in(kMinStepFactor, kMaxStepFactor))
       ->capture_default_str();

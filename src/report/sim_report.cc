@@ -72,6 +72,19 @@ void nccl_tests_size(Op op, long long ranks, double requested, double& bytes, lo
   bytes = static_cast<double>(count) * kWord * div;
 }
 
+double nccl_tests_memory_max_bytes(double gpu_memory_bytes) {
+  // nccl-tests src/common.cu@a0b82b2 (v2.19.6):1537-1546, since v2.16.7 (6edafa0): maxMem is the
+  // smallest GPU's totalGlobalMem (util.cu:690, 718); "sendbuff, recvbuff, expected (when
+  // datacheck enabled), plus 1G for the rest" after the reserve; the quotient rounds down.
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  constexpr double kReservePer16GiB = 1 * kGiB, kReserveMax = 4 * kGiB, kRest = 1 * kGiB;
+  constexpr double kBuffersWithoutValidation = 2;  // send and receive (-c 0)
+  const double reserve =
+      std::min(std::ceil(gpu_memory_bytes / (16 * kGiB)) * kReservePer16GiB, kReserveMax);
+  return std::max(
+      0.0, std::floor((gpu_memory_bytes - reserve - kRest) / kBuffersWithoutValidation));
+}
+
 SimReport simulate_sweep(const Plan& plan, const CollectiveModel& model,
                          const std::vector<double>& sizes, double min_bytes, double max_bytes,
                          double factor) {
@@ -129,6 +142,9 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
                      p.gpu.name);
   }
   s += "#\n";
+  if (r.reduced_max_bytes > 0)  // as nccl-tests prints it (common.cu@a0b82b2:1545)
+    s += fmt::format("# Reducing maxBytes to {:.0f} due to memory limitation\n#\n",
+                     r.reduced_max_bytes);
   s += fmt::format(
       "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                 "
       "      in-place          \n",
@@ -327,6 +343,9 @@ nlohmann::json sim_json(const SimReport& r) {
                         {"iters", m.iters()},
                         {"seed", m.seed()},
                         {"avg_busbw_gbs", r.rows.empty() ? 0.0 : bw_sum / r.rows.size()},
+                        {"reduced_max_bytes", r.reduced_max_bytes > 0
+                                                  ? nlohmann::json(r.reduced_max_bytes)
+                                                  : nlohmann::json(nullptr)},
                         {"results", rows},
                         {"algorithms", algos}};
   if (!m.calibration().identity())  // only with a profile: the outputs without one are as before

@@ -19,7 +19,16 @@ struct SimReport {
   const CollectiveModel* model = nullptr;
   double min_bytes = 0, max_bytes = 0, factor = 2;
   std::vector<SizeResult> rows;  ///< sizes as nccl-tests rounds them
+  /// nccl-tests' own cap on -e where the GPU's memory cannot hold the buffers of max_bytes
+  /// (nccl_tests_memory_max_bytes; 0: the sizes asked for fit).
+  double reduced_max_bytes = 0;
 };
+
+/// The largest size nccl-tests runs on GPUs of `gpu_memory_bytes` (without validation, -c 0, as
+/// the table's header says): a send and a receive buffer of the size each, after it keeps a
+/// reserve of 1 GiB per 16 GiB (at most 4 GiB) and 1 GiB more for the rest. nccl-tests lowers a
+/// larger -e to it and prints "Reducing maxBytes to N due to memory limitation".
+double nccl_tests_memory_max_bytes(double gpu_memory_bytes);
 
 /// nccl-tests' element count and size for a requested size (sizes round down to whole
 /// elements of float, and to whole per-rank chunks for the gather-type collectives).
