@@ -453,18 +453,38 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
                               "one on line {} (nGpus {}, iters {})",
                               gpus, iters, banner_line, run.gpus_per_thread, run.iters),
                   "give each run in a file of its own");
+      if (!run.rows.empty()) {  // a banner after a table: the next run's
+        // Named by its '# Collective test starting' line where one follows before its table.
+        std::string next = "its banner";
+        for (size_t k = i + 1; k < lines.size(); ++k) {
+          const std::string n = untag(lines[k]);
+          std::smatch t;
+          if (search(n, t, test_re)) {
+            next = t[1].str() + "_perf";
+            break;
+          }
+          if (!n.empty() && n[0] != '#') break;
+        }
+        return at(file, ln,
+                  fmt::format("a second nccl-tests run ({}) after the {} table of line {}", next,
+                              run.collective.empty() ? std::string("nccl-tests")
+                                                     : run.collective + "_perf",
+                              run.rows.front().line),
+                  "give each run in a file of its own (check and diagnose take several files)");
+      }
       banner_line = ln;
       run.gpus_per_thread = gpus;
       run.iters = iters;
       continue;
     }
     if (search(l, m, test_re)) {
-      // Two runs in one file (a loop's outputs appended to one log): each is its own run.
-      if (test_line > 0 && m[1] != run.collective)
+      // Two runs in one file (a loop's outputs appended to one log, a rerun added with >>): each
+      // is its own run, and judging one of them would hide the other.
+      if (test_line > 0)
         return at(file, ln,
                   fmt::format("a second nccl-tests run ({}_perf) after the {}_perf run of line {}",
                               m[1].str(), run.collective, test_line),
-                  "give each run in a file of its own");
+                  "give each run in a file of its own (check and diagnose take several files)");
       run.collective = m[1];
       test_line = ln;
       continue;
@@ -559,7 +579,16 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
                             "collective's bus factor reaches 2, so the row was edited or corrupted",
                             row.busbw_gbs, row.algbw_gbs),
                 kAsPrintedHint);
-    if (seen.insert(size).second) run.rows.push_back(row);  // blocks repeated by several ranks
+    // nccl-tests prints its sizes in increasing order (common.cu's loop from -b to -e): a size
+    // below the last is another run's table, appended without its banner. One size printed
+    // again at once is a size that rounds to the last one's elements (several rows of 0 bytes).
+    if (!run.rows.empty() && size < run.rows.back().bytes)
+      return at(file, ln,
+                fmt::format("size {:.0f} after size {:.0f} of line {}: nccl-tests prints its "
+                            "sizes in increasing order, so this is a second run's table",
+                            size, run.rows.back().bytes, run.rows.back().line),
+                "give each run in a file of its own (check and diagnose take several files)");
+    if (seen.insert(size).second) run.rows.push_back(row);
   }
   if (!header) return at(file, 0, "no nccl-tests table (no 'size count type redop' header)");
   if (run.rows.empty() && !run.failures.empty())
