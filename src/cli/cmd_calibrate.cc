@@ -103,7 +103,7 @@ int run(const CalibrateFlags& f) {
     return fail({Diagnostic::in_file(
         f.csv, "CSV",
         fmt::format("this is {} output, not a calibration CSV", output_kind_name(kind)),
-        kind == OutputKind::kNcclTests
+        holds_nccl_tests_table({f.csv, *text, kind})
             ? "fit your cluster's factors on it: gpufabric calibrate --fit " + f.csv +
                   " --spec SPEC -o profile.yaml"
             : "give a CSV as data/calibration/nccl-public.csv lays it out")});

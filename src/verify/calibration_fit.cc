@@ -578,7 +578,7 @@ Result<std::vector<FitRun>> read_fit_runs(const Plan& plan, const std::vector<To
       errs.push_back(*next_twice++);
       continue;
     }
-    if (f.kind != OutputKind::kNcclTests && f.kind != OutputKind::kUnknown) {
+    if (!holds_nccl_tests_table(f) && f.kind != OutputKind::kUnknown) {
       errs.push_back(Diagnostic::in_file(
           f.file, "",
           fmt::format("this is {} output; calibrate --fit reads nccl-tests outputs",

@@ -246,7 +246,7 @@ Result<CheckResult> check_measurements(const Plan& plan, const Catalog& cat,
   // The same output given twice would count its rows twice.
   if (auto twice = repeated_outputs(files); !twice.empty()) return twice;
   for (const auto& f : files) {
-    if (f.kind == OutputKind::kNcclTests) {
+    if (holds_nccl_tests_table(f)) {  // NCCL_DEBUG lines among its rows or not
       with_parsed(parse_nccl_tests, f, errs, [&](const auto& run) {
         nccl_tests_rows(run, f.file, plan, fabric, tolerance, res.rows, errs);
       });

@@ -312,6 +312,10 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
       case OutputKind::kNcclLog:
         with_parsed(parse_nccl_log, f, errs,
                     [&](const auto& r) { nccl_log_findings(r, file, out); });
+        // A run's stdout with NCCL_DEBUG set: its table is judged as well as its log lines.
+        if (holds_nccl_tests_table(f))
+          with_parsed(parse_nccl_tests, f, errs,
+                      [&](const auto& r) { nccl_tests_findings(r, f, plan, catalog, out); });
         break;
       case OutputKind::kTopo:
         with_parsed(parse_topo, f, errs, [&](const auto& t) { topo_findings(t, file, out); });

@@ -296,6 +296,46 @@ TEST(Check, MeasurementsAgainstThePlan) {
   EXPECT_FALSE(check_measurements(plan, cat, {load("nccl-debug-ib-retry.log")}, 0.15).ok());
 }
 
+// nccl-tests run with NCCL_DEBUG set prints NCCL's lines among its own: the file is a log and
+// holds a table. check judges its rows (it had refused the file as a log), and diagnose reads
+// both the log's warnings and the rows against the plan (it had read the log alone, and a run at
+// 62 % of the plan gave a warning and exit 0). The same run with a slow 1 GiB row.
+TEST(Check, ANcclTestsRunWithNcclDebugLinesIsJudged) {
+  auto cat = *builtin_catalog();
+  const Plan plan = h100_ib_plan(cat);
+  ToolOutput run = load("nccl-tests-2node-allreduce.txt");
+  const std::string rank15 = "#  Rank 15";
+  const size_t after_ranks = run.text.find('\n', run.text.find(rank15)) + 1;
+  ASSERT_NE(after_ranks, std::string::npos);
+  run.text.insert(after_ranks,
+                  "gpu-node-01:41823:41823 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB "
+                  "ens1:10.0.0.1<0>\n"
+                  "gpu-node-02:39102:39200 [0] transport/net_ib.cc:1234 NCCL WARN NET/IB : Got "
+                  "async event : port error\n");
+  run.kind = detect_output_kind(run.text);
+  EXPECT_EQ(run.kind, OutputKind::kNcclLog);
+  EXPECT_TRUE(holds_nccl_tests_table(run));
+  auto c = check_measurements(plan, cat, {run}, 0.15);
+  ASSERT_TRUE(c.ok()) << format_diagnostics(c.errors());
+  EXPECT_EQ(c->rows.size(), 5u);
+  EXPECT_TRUE(c->pass());
+  // The 1 GiB row at 62 % of what it had measured.
+  const std::string gib = "  1073741824     268435456     float     sum      -1   4212.6  254.89  477.91";
+  const size_t at = run.text.find(gib);
+  ASSERT_NE(at, std::string::npos);
+  run.text.replace(at, gib.size(),
+                   "  1073741824     268435456     float     sum      -1   6794.5  158.03  296.30");
+  auto slow = check_measurements(plan, cat, {run}, 0.15);
+  ASSERT_TRUE(slow.ok()) << format_diagnostics(slow.errors());
+  EXPECT_FALSE(slow->pass());
+  auto d = diagnose({run}, 0, &plan, &cat);
+  ASSERT_TRUE(d.ok()) << format_diagnostics(d.errors());
+  EXPECT_TRUE(ids(*d).count("nccl-warnings:warning")) << ::testing::PrintToString(ids(*d));
+  EXPECT_TRUE(ids(*d).count("busbw-below-expectation:error")) << ::testing::PrintToString(ids(*d));
+  // A log without a table is still not a measurement.
+  EXPECT_FALSE(holds_nccl_tests_table(load("nccl-debug-ib-retry.log")));
+}
+
 // Every judged nccl-tests row says what it was expected as; where the plan reduces in the
 // switches (SHARP: NVLS across nodes runs over CollNet) and a run reaches only what the fabric
 // gives without them, the row says that SHARP is what is missing and how NCCL turns it on.

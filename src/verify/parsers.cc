@@ -167,10 +167,12 @@ std::vector<Diagnostic> repeated_outputs(const std::vector<ToolOutput>& files,
   return errs;
 }
 
-OutputKind detect_output_kind(const std::string& t) {
-  // The first 200 KB of the file's lines, each line's first 64 KiB: a line longer than any a
-  // tool prints (a binary blob, a runaway progress bar pasted in) hides no marker after it, and
-  // one JSON document on one line (iperf3 -J through jq -c) still shows its first keys.
+namespace {
+
+// The first 200 KB of the file's lines, each line's first 64 KiB: a line longer than any a tool
+// prints (a binary blob, a runaway progress bar pasted in) hides no marker after it, and one JSON
+// document on one line (iperf3 -J through jq -c) still shows its first keys.
+std::string marker_head(const std::string& t) {
   constexpr std::size_t kHeadBytes = 200000, kLongestToolLine = 64 * 1024;
   std::string head;
   for (std::size_t at = 0; at < t.size() && head.size() < kHeadBytes;) {
@@ -179,12 +181,29 @@ OutputKind detect_output_kind(const std::string& t) {
     head.append(t, at, std::min(end - at, kLongestToolLine)).push_back('\n');
     at = end + 1;
   }
+  return head;
+}
+
+bool nccl_tests_markers(const std::string& head) {
+  return head.find("out-of-place") != std::string::npos ||
+         head.find("# Collective test starting") != std::string::npos ||
+         head.find("Avg bus bandwidth") != std::string::npos;
+}
+
+}  // namespace
+
+bool holds_nccl_tests_table(const ToolOutput& f) {
+  return f.kind == OutputKind::kNcclTests ||
+         (f.kind == OutputKind::kNcclLog && nccl_tests_markers(marker_head(f.text)));
+}
+
+OutputKind detect_output_kind(const std::string& t) {
+  const std::string head = marker_head(t);
+  // NCCL_DEBUG=INFO/WARN lines make a log, with an nccl-tests table among them or not (a run's
+  // stdout with NCCL_DEBUG set): holds_nccl_tests_table tells the table apart.
   if (head.find("NCCL INFO") != std::string::npos || head.find("NCCL WARN") != std::string::npos)
     return OutputKind::kNcclLog;
-  if (head.find("out-of-place") != std::string::npos ||
-      head.find("# Collective test starting") != std::string::npos ||
-      head.find("Avg bus bandwidth") != std::string::npos)
-    return OutputKind::kNcclTests;
+  if (nccl_tests_markers(head)) return OutputKind::kNcclTests;
   if (head.find("BW peak") != std::string::npos || head.find("t_min[usec]") != std::string::npos ||
       head.find("\"BW_average\"") != std::string::npos)
     return OutputKind::kPerftest;

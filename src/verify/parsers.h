@@ -35,6 +35,9 @@ struct ToolOutput {
   std::string text;
   OutputKind kind = OutputKind::kUnknown;
 };
+/// Whether `f` holds an nccl-tests table: nccl-tests output, or an NCCL log with one among its
+/// lines (a run's stdout with NCCL_DEBUG set).
+bool holds_nccl_tests_table(const ToolOutput& f);
 
 /// The outputs given more than once (the same text under another name, or the same file
 /// twice): an error for each later copy naming the first, "the same output as FILE", and, where
