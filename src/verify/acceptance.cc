@@ -937,6 +937,14 @@ Result<AcceptanceResult> check_acceptance(const PlannedSpec& planned, const Acce
     const ResultFile* bw = find(bw_path);
     if (!bw) {
       missing("ib_write_bw", t.id, bw_path);
+    } else if (const auto why = perftest_run_failure(bw->text)) {
+      // The test ran and failed (a dead cable's "Completion with error", ssh's "No route to
+      // host"): a failed link test, which the suspect's search takes as one.
+      res.rows.push_back({"link", t.id, bw_path,
+                          fmt::format("{}:{} -> {}:{}: no result, {}", t.src_node, t.src_port,
+                                      t.dst_node, t.dst_port, *why),
+                          0, a.expected_gbps, false, true});
+      failed.push_back(&t);
     } else if (auto p = parse_perftest(bw->text, bw->path); !p) {
       errs.insert(errs.end(), p.errors().begin(), p.errors().end());
     } else if (p->latency) {
@@ -962,6 +970,9 @@ Result<AcceptanceResult> check_acceptance(const PlannedSpec& planned, const Acce
     const ResultFile* lat = find(lat_path);
     if (!lat) {
       missing("ib_write_lat", t.id, lat_path);
+    } else if (const auto why = perftest_run_failure(lat->text)) {
+      res.rows.push_back({"latency", t.id, lat_path, "no result, " + *why, 0,
+                          t.latency_floor_us, false, true});
     } else if (auto p = parse_perftest(lat->text, lat->path); !p) {
       errs.insert(errs.end(), p.errors().begin(), p.errors().end());
     } else if (!p->latency) {
@@ -1006,7 +1017,12 @@ Result<AcceptanceResult> check_acceptance(const PlannedSpec& planned, const Acce
         }
       }
     }
-    if (res.suspects.empty())
+    if (res.suspects.empty() && failed.size() == 1)
+      res.suspect_note =
+          "no cable explains the failed test: each cable on its path passes in another test, so "
+          "look at its two hosts' NICs and set-up (a slow host, a NIC's firmware or PCIe link); "
+          "see its path in link-tests.csv";
+    else if (res.suspects.empty())
       res.suspect_note =
           "no single cable explains every failed test: more than one fault (or a slow host); see "
           "each failed test's path in link-tests.csv";

@@ -291,6 +291,39 @@ TEST(Acceptance, MissingAndBadFiles) {
   EXPECT_EQ(m->missing, 1);
 }
 
+// A link test that printed no result is a failed test, not bad input: perftest's own error on a
+// dead link (its banner and table header, then "Completion with error"), ssh's, an empty file.
+// Each is a FAIL row that says why, counted among the failed link tests for the suspect's
+// search; it had stopped the whole verdict with exit 2.
+TEST(Acceptance, ALinkTestWithoutAResultFailsAndSaysWhy) {
+  const auto p = load_example("roce-lab-16.yaml");
+  const auto a = plan_of(p, 1);
+  auto files = acceptance_results(p, a);
+  for (auto& f : files) {
+    if (f.path == "link-tests/T0002-bw.txt")
+      f.text = f.text.substr(0, f.text.find('\n', f.text.find("#bytes")) + 1) +
+               "Completion with error at client\nFailed status 12: wr_id 0 syndrom 0x81\n"
+               "scnt=128, ccnt=0\n Failed to complete run_iter_bw function successfully\n";
+    if (f.path == "link-tests/T0003-bw.txt") f.text = "";
+    if (f.path == "link-tests/T0002-lat.txt")
+      f.text = "ssh: connect to host node002 port 22: No route to host\n";
+  }
+  auto r = check_acceptance(p, a, files);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_FALSE(r->pass);
+  EXPECT_EQ(r->failed_links, 2);
+  std::map<std::string, std::string> why;
+  for (const auto& row : r->rows)
+    if (!row.ok) why[row.file] = row.detail;
+  EXPECT_NE(why["link-tests/T0002-bw.txt"].find("no result, Completion with error at client"),
+            std::string::npos)
+      << acceptance_result_text(*r);
+  EXPECT_NE(why["link-tests/T0003-bw.txt"].find("no result, the output is empty"),
+            std::string::npos);
+  EXPECT_NE(why["link-tests/T0002-lat.txt"].find("No route to host"), std::string::npos);
+  EXPECT_FALSE(r->suspect_note.empty());
+}
+
 TEST(Acceptance, BurnInCountersJudged) {
   const auto p = load_example("roce-lab-16.yaml");
   const auto a = plan_of(p, 1);

@@ -621,6 +621,36 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
   return run;
 }
 
+std::optional<std::string> perftest_run_failure(const std::string& text) {
+  constexpr std::size_t kMaxReasonChars = 160;
+  const std::string t = trim(text);
+  if (t.empty()) return std::string("the output is empty");
+  if (t[0] == '{') return std::nullopt;
+  // A row under the '#bytes' header (its first word a number): the run printed its result.
+  const auto lines = lines_of(text);
+  bool table = false;
+  for (const auto& l : lines) {
+    if (l.find("#bytes") != std::string::npos) {
+      table = true;
+      continue;
+    }
+    const auto w = words(l);
+    double v = 0;
+    if (table && !w.empty() && number(w[0], v)) return std::nullopt;
+  }
+  // perftest's own errors (perftest_resources.c, perftest_communication.c), the shell's and
+  // ssh's: the first line that names a failure.
+  static constexpr const char* kMarkers[] = {"error",   "fail",      "couldn't", "unable",
+                                             "refused", "no route",  "timed out", "not found",
+                                             "denied",  "cannot",    "killed"};
+  for (const auto& l : lines) {
+    const std::string lower = ascii_lower(l);
+    for (const char* m : kMarkers)
+      if (lower.find(m) != std::string::npos) return quoted_excerpt(trim(l), kMaxReasonChars);
+  }
+  return std::string("it ended before its result table");
+}
+
 Result<PerftestRun> parse_perftest(const std::string& text, const std::string& file) {
   if (text.size() > kMaxInputBytes)
     return at(file, 0, "file too large for a perftest output", kTooLargeHint);

@@ -156,6 +156,12 @@ struct PerftestRun {
   std::vector<std::string> warnings;  ///< e.g. "Conflicting CPU frequency values detected"
 };
 Result<PerftestRun> parse_perftest(const std::string& text, const std::string& file);
+/// Why a perftest run printed no result table (nullopt where it printed one, or is JSON): its
+/// first line that says so (perftest's "Completion with error", "Failed status 12", "Couldn't
+/// connect", ssh's "No route to host"), quoted; "the output is empty"; or that it ended before
+/// its table. A link test's own result file that has no table is a test that failed, not bad
+/// input.
+std::optional<std::string> perftest_run_failure(const std::string& text);
 
 /// An iperf3 --json run.
 struct Iperf3Run {
