@@ -208,8 +208,12 @@ FitRun planted_run(const std::string& file, Op op, Algorithm algo, int nodes, do
   r.algorithm = algo;
   r.nodes = nodes;
   r.gpus_per_node = 8;
-  for (double b : size_sweep(from, 8.0 * (1 << 30), factor))
-    r.rows.push_back({0, b, b / 4, 0, 0, 0, "", ""});
+  for (double b : size_sweep(from, 8.0 * (1 << 30), factor)) {
+    NcclTestsRow row;
+    row.bytes = b;
+    row.count = b / 4;
+    r.rows.push_back(row);
+  }
   return r;
 }
 

@@ -336,6 +336,28 @@ TEST(Check, ANcclTestsRunWithNcclDebugLinesIsJudged) {
   EXPECT_FALSE(holds_nccl_tests_table(load("nccl-debug-ib-retry.log")));
 }
 
+// nccl-tests times every size out of place and in place: a slow in-place run fails the row
+// (it had passed behind its out-of-place twin), and the row says which run it judged.
+TEST(Check, TheInPlaceRunIsJudgedToo) {
+  auto cat = *builtin_catalog();
+  const Plan plan = h100_ib_plan(cat);
+  ToolOutput run = load("nccl-tests-2node-allreduce.txt");
+  const std::string in_place = "4209.8  255.06  478.23";
+  const size_t at = run.text.find(in_place);
+  ASSERT_NE(at, std::string::npos);
+  run.text.replace(at, in_place.size(), "6794.5  158.03  296.30");
+  auto c = check_measurements(plan, cat, {run}, 0.15);
+  ASSERT_TRUE(c.ok()) << format_diagnostics(c.errors());
+  EXPECT_FALSE(c->pass());
+  bool said = false;
+  for (const auto& row : c->rows)
+    if (row.bytes == 1073741824) {
+      EXPECT_DOUBLE_EQ(row.measured, 296.30);
+      said = row.note.find("the in-place run's; out of place 477.9") != std::string::npos;
+    }
+  EXPECT_TRUE(said) << check_text(*c);
+}
+
 // Every judged nccl-tests row says what it was expected as; where the plan reduces in the
 // switches (SHARP: NVLS across nodes runs over CollNet) and a run reaches only what the fabric
 // gives without them, the row says that SHARP is what is missing and how NCCL turns it on.

@@ -567,6 +567,7 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
       return at(file, ln, "cannot read the numbers of this row");
     row.wrong = w[t + 3];
     row.wrong_in_place = w[t + 7];
+    if (double v = 0; number(w[t + 6], v) && v >= 0) row.busbw_in_place_gbs = v;
     if (row.bytes > 0 && row.time_us == 0)
       return at(file, ln,
                 "a time of 0 us: nccl-tests times every call at a microsecond or more, so the "

@@ -59,7 +59,8 @@ void with_parsed(Parse parse, const ToolOutput& out, std::vector<Diagnostic>& er
 /// One row of a nccl-tests table (out-of-place figures, and both #wrong columns).
 struct NcclTestsRow {
   int line = 0;
-  double bytes = 0, count = 0, time_us = 0, algbw_gbs = 0, busbw_gbs = 0;
+  double bytes = 0, count = 0, time_us = 0, algbw_gbs = 0, busbw_gbs = 0;  ///< out of place
+  double busbw_in_place_gbs = -1;  ///< the in-place run's (-1: its column does not read)
   std::string wrong;           ///< out of place: "0", "N/A", or the old float error column
   std::string wrong_in_place;  ///< the same for the in-place run
 };
