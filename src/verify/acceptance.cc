@@ -952,7 +952,8 @@ Result<AcceptanceResult> check_acceptance(const PlannedSpec& planned, const Acce
                                     "a latency test where ib_write_bw's "
                                     "output belongs"));
     } else {
-      const double g = p->rows.back().bw_avg_gbps;
+      // A bidirectional test (-b) reports both directions' sum: judged a direction.
+      const double g = p->rows.back().bw_avg_gbps / std::max(1, p->directions);
       // Above the port's line rate (beyond the printed rounding) it is not this link's test.
       const bool above = g > a.line_gbps * kAbovePortLineRateShare;
       const bool ok = g >= a.expected_gbps - 1e-9 && !above;

@@ -151,20 +151,23 @@ void perftest_findings(const PerftestRun& p, const std::string& file, double lin
   const auto& row =
       *std::max_element(p.rows.begin(), p.rows.end(),
                         [](const auto& a, const auto& b) { return a.bw_avg_gbps < b.bw_avg_gbps; });
+  // A bidirectional test (-b) reports both directions' sum: each direction is a port's.
+  const double bw = row.bw_avg_gbps / std::max(1, p.directions);
+  const std::string each = p.directions == 2 ? " each direction (a bidirectional test)" : "";
   double rate = line_rate;
   if (rate <= 0)
     for (double s : kStandardRatesGbps)
-      if (s >= row.bw_avg_gbps) {
+      if (s >= bw) {
         rate = s;
         break;
       }
   // Above one port's line rate (the given one, or the fastest standard port when none fits).
   const double port = rate > 0 ? rate : kStandardRatesGbps[std::size(kStandardRatesGbps) - 1];
-  if (row.bw_avg_gbps > port * kAbovePortLineRateShare) {
+  if (bw > port * kAbovePortLineRateShare) {
     out.push_back(finding(
         rule("rdma-above-line-rate"),
         {{file, row.line,
-          fmt::format("{:.1f} Gb/s, above {:g} Gb/s{}", row.bw_avg_gbps, port,
+          fmt::format("{:.1f} Gb/s{}, above {:g} Gb/s{}", bw, each, port,
                       rate > 0 && line_rate > 0 ? " line rate" : ", the fastest standard port")}}));
     return;
   }
@@ -172,13 +175,13 @@ void perftest_findings(const PerftestRun& p, const std::string& file, double lin
     out.push_back(finding(
         rule("rdma-line-rate-guessed"),
         {{file, row.line,
-          fmt::format("{:.1f} Gb/s judged against {:g} Gb/s (guessed)", row.bw_avg_gbps, rate)}}));
-  if (rate > 0 && row.bw_avg_gbps < kRdmaLineRateShare * rate) {
+          fmt::format("{:.1f} Gb/s{} judged against {:g} Gb/s (guessed)", bw, each, rate)}}));
+  if (rate > 0 && bw < kRdmaLineRateShare * rate) {
     Finding f = finding(rule("rdma-below-line-rate"),
                         {{file, row.line,
-                          fmt::format("{:.1f} Gb/s of {:g} Gb/s line rate ({:.0f}%)",
-                                      row.bw_avg_gbps, rate, 100 * row.bw_avg_gbps / rate)}});
-    if (row.bw_avg_gbps < kRdmaBadShare * rate) f.severity = Severity::kError;
+                          fmt::format("{:.1f} Gb/s{} of {:g} Gb/s line rate ({:.0f}%)", bw, each,
+                                      rate, 100 * bw / rate)}});
+    if (bw < kRdmaBadShare * rate) f.severity = Severity::kError;
     out.push_back(std::move(f));
   }
   if (p.mtu > 0 && p.mtu < kRdmaMtu)

@@ -336,6 +336,28 @@ TEST(Check, ANcclTestsRunWithNcclDebugLinesIsJudged) {
   EXPECT_FALSE(holds_nccl_tests_table(load("nccl-debug-ib-retry.log")));
 }
 
+// perftest -b reports both directions' sum: judged against twice the port's line rate, a
+// direction at a time (782 Gb/s on a 400G port had been ABOVE its line rate, and 600 Gb/s, 75 %
+// a direction, ABOVE rather than BELOW).
+TEST(Check, ABidirectionalPerftestIsJudgedADirectionAtATime) {
+  auto cat = *builtin_catalog();
+  const Plan plan = h100_ib_plan(cat);
+  ToolOutput bi = load("ib_write_bw-400g.txt");
+  const std::string test = "RDMA_Write BW Test";
+  bi.text.replace(bi.text.find(test), test.size(), "RDMA_Write Bidirectional BW Test");
+  auto c = check_measurements(plan, cat, {bi}, 0.15);
+  ASSERT_TRUE(c.ok()) << format_diagnostics(c.errors());
+  ASSERT_FALSE(c->rows.empty());
+  const double uni = c->rows.back().measured;
+  EXPECT_DOUBLE_EQ(c->rows.back().expected, 2 * 400 * 0.95);
+  // The same figure bidirectional is half a direction's line rate: BELOW, not ABOVE.
+  EXPECT_EQ(c->rows.back().mark, CheckMark::kBelow) << check_text(*c) << uni;
+  auto d = diagnose({bi}, 400, nullptr, nullptr);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(ids(*d).count("rdma-below-line-rate:error")) << ::testing::PrintToString(ids(*d));
+  EXPECT_FALSE(ids(*d).count("rdma-above-line-rate:error"));
+}
+
 // nccl-tests times every size out of place and in place: a slow in-place run fails the row
 // (it had passed behind its out-of-place twin), and the row says which run it judged.
 TEST(Check, TheInPlaceRunIsJudgedToo) {

@@ -707,6 +707,7 @@ Result<PerftestRun> parse_perftest(const std::string& text, const std::string& f
     if (l.find(" BW Test") != std::string::npos || l.find(" Latency Test") != std::string::npos) {
       run.test = trim(l);
       run.latency = l.find("Latency") != std::string::npos;
+      run.directions = l.find("Bidirectional") != std::string::npos ? 2 : 1;
       continue;
     }
     auto field = [&](const char* key) -> std::string {

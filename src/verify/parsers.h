@@ -147,6 +147,9 @@ struct PerftestRun {
   std::string device, link_type;
   int mtu = 0;
   bool latency = false;
+  /// 2 for a bidirectional test (-b: "RDMA_Write Bidirectional BW Test"), whose bandwidth is
+  /// both directions' sum; else 1.
+  int directions = 1;
   struct Row {
     int line = 0;
     double bytes = 0, iterations = 0;
