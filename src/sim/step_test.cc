@@ -514,7 +514,8 @@ TEST(StepOverlap, ContextParallelExchangeHidesBehindAttention) {
 namespace gf {
 
 // The experts' MLPs are as wide as the model's MLP: with SwiGLU's three h x ffn matrices each,
-// expert parallelism shards 8 x 3 x 1024 x 4096 x 4 = 403M parameters, not 8h^2 a expert.
+// expert parallelism shards 8 x 3 x 1024 x 4096 x 4 = 403M parameters of the shape, not 8h^2 a
+// expert; of model.params, the experts' share of the shape's parameters.
 TEST(StepMoe, ExpertParallelismShardsEveryExpertsMlp) {
   auto params_bytes = [](int ep) {
     const StepResult r = step(setup(fmt::format(
@@ -527,8 +528,12 @@ TEST(StepMoe, ExpertParallelismShardsEveryExpertsMlp) {
   };
   const auto [one, comms_one] = params_bytes(1);
   const auto [eight, comms_eight] = params_bytes(8);
-  const double experts = 8.0 * 3 * 1024 * 4096 * 4;  // 402.7M
-  const double weight = one / 485e6;                 // bytes a parameter held
+  const double shape_experts = 8.0 * 3 * 1024 * 4096 * 4;  // 402.7M
+  // The shape: 4 layers of attention (4 h^2, as many K/V heads as heads), the experts and the
+  // router (h x 8), and two 32000 x h embedding tables: 484.9M.
+  const double shape = 4 * (4.0 * 1024 * 1024 + 8 * 1024) + shape_experts + 2 * 32000.0 * 1024;
+  const double experts = 485e6 * shape_experts / shape;
+  const double weight = one / 485e6;  // bytes a parameter held
   EXPECT_NEAR(one - eight, experts * (1 - 1.0 / 8) * weight, 1e-6 * one);
   // The dense part's DP all-reduce moves the rest, 485M - 403M, at 4 B a parameter (fp32).
   bool dense = false;
@@ -538,6 +543,30 @@ TEST(StepMoe, ExpertParallelismShardsEveryExpertsMlp) {
     EXPECT_NEAR(c.bytes, (485e6 - experts) * 4, 1e3);
   }
   EXPECT_TRUE(dense);
+}
+
+// Mixtral 8x22B: 141B parameters, of which its shape puts 135.3B of 140.7B in the experts'
+// MLPs (56 layers x 8 x 3 x 6144 x 16384). The dense part the data-parallel ranks reduce is the
+// rest, 5.4B, at 4 B a parameter; a cap of the experts at 90 % of model.params had left 14.1B
+// there (weights, gradients and the DP reduction 2.6x too large).
+TEST(StepMoe, AnMoEsDenseShareIsItsShapes) {
+  const StepResult r = step(
+      setup("cluster: {gpu: h100-sxm, nodes: 2, nic: cx7-400g}\n"
+            "workload:\n  model: {params: 141B, layers: 56, hidden: 6144, heads: 48, kv_heads: 8, "
+            "ffn_hidden: 16384, mlp: swiglu, seq_len: 4096, vocab: 32768, experts: 8, top_k: 2}\n"
+            "  parallelism: {tp: 1, ep: 8}\n  global_batch: 64\n"));
+  const double shape_experts = 56 * 8 * 3 * 6144.0 * 16384;
+  const double attention = 2 * 6144.0 * 6144 + 2 * 6144.0 * (8 * 6144 / 48);
+  const double shape = 56 * (attention + 8 * 6144) + shape_experts + 2 * 32768.0 * 6144;
+  const double dense = 141e9 * (1 - shape_experts / shape);
+  EXPECT_NEAR(dense, 5.4e9, 0.1e9);
+  bool found = false;
+  for (const auto& c : r.comms) {
+    if (c.kind != "dp_allreduce") continue;
+    found = true;
+    EXPECT_NEAR(c.bytes, dense * 4, 1e6);
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(StepMoe, TheBusiestExpertRankSetsTheLayersTime) {
