@@ -510,7 +510,6 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   // forward and backward.
   if (dp > 1) {
     const double held = dense_params / (par.tp * par.pp);
-    const double grads = held * dp_bytes_per_param(w);
     // Where the gradients travel wider than the weights (fp32 beside 16-bit training), say so.
     if (grad_type == Precision::kFp32 && w.precision != Precision::kFp32)
       r.notes.push_back(fmt::format(
@@ -519,8 +518,12 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
           w.grad_reduce ? ""
                         : fmt::format(", Megatron-LM's default for {} training",
                                       name_of(kPrecisionNames, w.precision)),
-          par.zero == 3 ? std::string("reduce-scattered, 4 B a parameter")
-          : par.zero >= 1
+          par.zero == 3 ? std::string("reduce-scattered after every microbatch, 4 B a parameter")
+          : par.zero == 2
+              ? fmt::format("reduce-scattered after every microbatch, 4 B a parameter, the "
+                            "weights all-gathered in {} B after the step",
+                            weight_b)
+          : par.zero == 1
               ? fmt::format("4 B a parameter reduce-scattered, the weights all-gathered in {} B: "
                             "the all-reduce shown moves their mean",
                             weight_b)
@@ -536,8 +539,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     // (its bytes') hides behind a microbatch's forward. ZeRO-3 keeps one window: its weights
     // are gathered again on demand (zero3_param_allgather).
     const double window = crit.backward_s, forward_window = crit.forward_s;
-    const double gather_share =
-        par.zero == 1 || par.zero == 2 ? weight_b / (grad_bytes + weight_b) : 0;
+    const double gather_share = par.zero == 1 ? weight_b / (grad_bytes + weight_b) : 0;
     // What compute leaves exposed of an all-reduce standing for `bytes` of buckets.
     auto dp_exposed = [&, window, forward_window, gather_share](double bytes) {
       return [&, bytes, window, forward_window, gather_share](double, double total) {
@@ -550,28 +552,51 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
                exposed_behind(total * gather_share, forward_window);
       };
     };
-    // ZeRO-3 reduce-scatters the gradients and nothing more: each rank updates its shard of
-    // the weights and gathers them again before each use (zero3_param_allgather below); its
-    // volume is 3 x the parameters, two gathers and the reduce-scatter (Rajbhandari et al.,
-    // "ZeRO", SC'20 §7.2.2), not an all-reduce beside the gathers.
-    if (par.zero == 3)
-      add("dp_reduce_scatter", Op::kReduceScatter, groups, held * grad_bytes, 1,
-          dp_exposed(held * grad_bytes), Where{CommStream::kGradients, 0, 0, 1});
-    else
-      add(par.zero >= 1 ? "dp_reduce_scatter_all_gather" : "dp_allreduce", Op::kAllReduce, groups,
-          grads, 1, dp_exposed(grads), Where{CommStream::kGradients, 0, 0, 1});
+    // ZeRO-2 and ZeRO-3 keep only their shard of the gradients, so they reduce-scatter after
+    // every microbatch's backward, each behind that backward ("gradient reduction is required
+    // after every backward because of gradient partitioning", DeepSpeed issue 2252, a
+    // maintainer); ZeRO-1 and Megatron-LM's distributed optimizer accumulate the whole gradient
+    // and reduce once, in the last microbatch's backward. ZeRO-2 then gathers the updated
+    // weights in its optimizer step (stage_1_and_2.py's all_gather_dp_groups), in series with
+    // it; ZeRO-3 gathers them again before each use instead (zero3_param_allgather below). Its
+    // volume: 3 x the parameters, two gathers and the reduce-scatter (Rajbhandari et al.,
+    // "ZeRO", SC'20 §7.2.2).
+    auto per_microbatch = [&, window](double bytes) {
+      return [&, bytes, window](double one, double total) {
+        if (!w.overlap) return total;
+        const double buckets = std::max(1.0, std::ceil(bytes / kBucketBytes));
+        return one > 0 ? std::max(one / buckets, one - window) * mb : 0.0;
+      };
+    };
+    auto sync = [&](const std::string& prefix, const std::vector<std::vector<int>>& over,
+                    double params) {
+      if (par.zero >= 2) {
+        add(prefix + "_reduce_scatter", Op::kReduceScatter, over, params * grad_bytes, mb,
+            per_microbatch(params * grad_bytes), Where{CommStream::kGradients, 1, 1, 1});
+        if (par.zero == 2)
+          add(prefix + "_param_allgather", Op::kAllGather, over, params * weight_b, 1, all,
+              Where{CommStream::kGradients, 0, 0, 1});
+      } else {
+        const double bytes = params * dp_bytes_per_param(w);
+        add(prefix + (par.zero == 1 ? "_reduce_scatter_all_gather" : "_allreduce"), Op::kAllReduce,
+            over, bytes, 1, dp_exposed(bytes), Where{CommStream::kGradients, 0, 0, 1});
+      }
+    };
+    // Neither framework shards the gradients across a pipeline's microbatches: DeepSpeed's
+    // PipelineEngine refuses ZeRO-2 and -3 (runtime/pipe/engine.py), and FSDP under
+    // torch.distributed.pipelining keeps the gradients whole until the last microbatch's
+    // backward (schedules.py: gradient sync on the last backward only), as zero: 1 does.
+    if (par.zero >= 2 && par.pp > 1 && mb > 1)
+      r.notes.push_back(fmt::format(
+          "zero: {} reduce-scatters the gradients after each of the {} microbatches (DeepSpeed's "
+          "stage {}), which no framework runs with pipeline parallelism: DeepSpeed's pipeline "
+          "refuses it, and FSDP with a pipeline schedule reduces once, in the last backward, "
+          "holding whole gradients meanwhile (zero: 1's memory and traffic)",
+          par.zero, static_cast<int>(mb), par.zero));
+    sync("dp", groups, held);
     // The experts' gradients, over the ranks that hold the same experts, alike.
     const double expert_held = expert_params / (par.tp * par.pp * par.ep);
-    if (expert_params > 0 && d.dpo > 1) {
-      if (par.zero == 3)
-        add("expert_dp_reduce_scatter", Op::kReduceScatter, groups_along(d, 'o'),
-            expert_held * grad_bytes, 1, dp_exposed(expert_held * grad_bytes),
-            Where{CommStream::kGradients, 0, 0, 1});
-      else
-        add("expert_dp_allreduce", Op::kAllReduce, groups_along(d, 'o'),
-            expert_held * dp_bytes_per_param(w), 1, dp_exposed(expert_held * dp_bytes_per_param(w)),
-            Where{CommStream::kGradients, 0, 0, 1});
-    }
+    if (expert_params > 0 && d.dpo > 1) sync("expert_dp", groups_along(d, 'o'), expert_held);
     if (par.zero == 3) {
       // ZeRO-3 gathers the parameters bucket by bucket before each module's forward, its
       // recomputed forward (full recomputation re-runs the hooks) and its backward: one

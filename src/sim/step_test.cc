@@ -895,9 +895,53 @@ TEST(Step, GradientsAreReducedInTheTypeMegatronKeepsThemIn) {
   EXPECT_FALSE(noted(run("fp8", "bf16", 0), "data-parallel ranks in"));
   EXPECT_TRUE(noted(run("bf16", "", 3),
                     "in fp32, Megatron-LM's default for bf16 training "
-                    "(reduce-scattered, 4 B a parameter"));
+                    "(reduce-scattered after every microbatch, 4 B a parameter"));
   // The distributed optimizer: fp32 gradients reduce-scattered, bf16 weights all-gathered.
   EXPECT_NEAR(dp(run("bf16", "", 1)).bytes, 1.5 * dp(run("bf16", "bf16", 1)).bytes, 1);
+}
+
+// ZeRO-2 keeps only its shard of the gradients, so it reduce-scatters them after every
+// microbatch's backward (DeepSpeed issue 2252) and gathers the updated weights once, in the
+// optimizer step; ZeRO-1 reduces once. Memory and traffic agree: ZeRO-2's gradients a GPU are
+// ZeRO-1's over dp, its reduce-scatters as many as the microbatches. (It had held sharded
+// gradients and reduced them once.) With pipeline parallelism, which no framework runs it with,
+// a note says so.
+TEST(Step, ZeroTwoReduceScattersEveryMicrobatch) {
+  auto run = [](int zero, int pp) {
+    return step(setup(fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 8, nic: cx7-400g}}\n"
+        "workload:\n  model: {{params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: 4096, "
+        "vocab: 128256, kv_heads: 8, ffn_hidden: 14336, mlp: swiglu}}\n"
+        "  parallelism: {{tp: 8, pp: {}, dp: {}, zero: {}}}\n  global_batch: 64\n",
+        pp, 8 / pp, zero)));
+  };
+  auto comm = [](const StepResult& r, const std::string& kind) {
+    for (const auto& c : r.comms)
+      if (c.kind == kind) return c;
+    ADD_FAILURE() << "no " << kind;
+    return StepComm{};
+  };
+  const StepResult one = run(1, 1), two = run(2, 1);
+  const double mb = two.microbatches;
+  ASSERT_GT(mb, 1);
+  const StepComm rs = comm(two, "dp_reduce_scatter"), ag = comm(two, "dp_param_allgather");
+  const StepComm both = comm(one, "dp_reduce_scatter_all_gather");
+  EXPECT_EQ(rs.count, mb);
+  EXPECT_EQ(ag.count, 1);
+  EXPECT_EQ(rs.op, Op::kReduceScatter);
+  EXPECT_EQ(ag.op, Op::kAllGather);
+  // fp32 gradients (4 B) reduce-scattered, bf16 weights (2 B) gathered; ZeRO-1's all-reduce
+  // stands for their mean, 3 B a parameter.
+  EXPECT_NEAR(rs.bytes, both.bytes * 4 / 3, 1);
+  EXPECT_NEAR(ag.bytes, both.bytes * 2 / 3, 1);
+  EXPECT_NEAR(two.memory.peak().gradients_bytes * 8, one.memory.peak().gradients_bytes, 1);
+  auto noted = [](const StepResult& r) {
+    return std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+      return n.find("which no framework runs with pipeline parallelism") != std::string::npos;
+    });
+  };
+  EXPECT_FALSE(noted(two));
+  EXPECT_TRUE(noted(run(2, 2)));
 }
 
 // With the distributed optimizer the weights' all-gather waits for the next step's forward
