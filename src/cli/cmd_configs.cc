@@ -70,6 +70,22 @@ int run(const ConfigsFlags& f) {
                              set->addresses.hosts.size(), f.out, folders);
   if (!choice->asked && !choice->skipped.empty())
     std::cout << "not written: " << skipped_summary(choice->skipped) << "\n";
+  // The plan's adaptive routing is the switches' own: NVUE's scripts turn it on; the other
+  // flavours hash flows, which the simulator's adaptive figures are not.
+  if (loaded->plan.technology == Technology::kRoce &&
+      loaded->plan.load_balancing == LoadBalancing::kAdaptive) {
+    std::vector<std::string> hashing;
+    for (const char* t : {"frr", "eos", "sonic"})
+      if (std::find(set->folders.begin(), set->folders.end(), std::string(t) + "/") !=
+          set->folders.end())
+        hashing.push_back(t);
+    if (!hashing.empty())
+      std::cerr << fmt::format(
+          "note: the plan balances adaptively (what simulate and step assume): the nvue scripts "
+          "turn the switches' adaptive routing on; the {} configurations hash flows (ECMP): set "
+          "fabric.load_balancing: ecmp-multi-qp to plan and simulate what they deliver\n",
+          fmt::join(hashing, hashing.size() == 2 ? " and " : ", "));
+  }
   note_retired(std::cerr, f.out, retired);
   // Files left in the folders that this run did not write: another target's folder's, files
   // edited since gpufabric wrote them, and files gpufabric did not write: named, never deleted.

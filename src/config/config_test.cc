@@ -778,6 +778,45 @@ TEST(Nvue, TheReleaseDecidesTheWords) {
   EXPECT_FALSE(parse_cumulus_release("5.9").at_least(5, 15));
 }
 
+// Where the plan balances adaptively (a Spectrum-4 fabric's default), the NVUE scripts turn
+// adaptive routing on, globally and on every routed port, in the release's words; a hashing plan
+// gets none. EOS written for a switch that is not Arista's says so, and that it hashes where the
+// plan is adaptive. (The simulator had run adaptive routing that no configuration turned on.)
+TEST(Nvue, AdaptiveRoutingWhereThePlanIsAdaptive) {
+  PlannedSpec lab = load_example("roce-lab-64.yaml");
+  auto a = plan_addresses(lab.plan, lab.catalog, lab.spec.addressing);
+  ASSERT_TRUE(a.ok());
+  const SwitchAddress& leaf = *a->find("su01-r0-leaf");
+  ASSERT_NE(lab.plan.load_balancing, LoadBalancing::kAdaptive);
+  EXPECT_EQ(nvue_commands(lab.plan, *a, leaf, parse_cumulus_release("5.14")).find("adaptive"),
+            std::string::npos);
+  Plan adaptive = lab.plan;
+  adaptive.load_balancing = LoadBalancing::kAdaptive;
+  const std::string old = nvue_commands(adaptive, *a, leaf, parse_cumulus_release("5.14"));
+  const std::string now = nvue_commands(adaptive, *a, leaf, parse_cumulus_release("5.15"));
+  EXPECT_NE(old.find("nv set router adaptive-routing enable on\n"), std::string::npos);
+  EXPECT_NE(old.find("nv set interface swp33s0 router adaptive-routing enable on\n"),
+            std::string::npos)
+      << old;
+  EXPECT_NE(now.find("nv set router adaptive-routing state enabled\n"), std::string::npos);
+  // Every routed port, no host port (those are bridged: adaptive routing is for routed ECMP).
+  size_t routed = 0, ar = 0;
+  for (const auto& p : a->ports_of(leaf.name)) {
+    (void)p;
+    ++routed;
+  }
+  for (size_t at = now.find("router adaptive-routing state enabled"); at != std::string::npos;
+       at = now.find("router adaptive-routing state enabled", at + 1))
+    ++ar;
+  EXPECT_EQ(ar, routed + 1);  // and the global one
+  // EOS on a non-Arista switch says so, and that it hashes.
+  adaptive.sw.name = "NVIDIA Spectrum-4 SN5600";
+  const std::string eos = eos_config(adaptive, *a, leaf);
+  EXPECT_NE(eos.find("! EOS runs on Arista switches;"), std::string::npos);
+  EXPECT_NE(eos.find("this configuration hashes flows (ECMP)"), std::string::npos);
+  EXPECT_EQ(eos_config(lab.plan, *a, leaf).find("EOS runs on Arista"), std::string::npos);
+}
+
 // The RoCE queue marks ECN at the thresholds EOS, SONiC and the qos simulator use (150 KiB,
 // 1.5 MiB, 20 %: plan/roce_qos.h), set after the RoCE profile, in every release. Was: only
 // `nv set qos roce mode lossless`, which keeps Cumulus' own 150000 B / 1500000 B / 100 %.

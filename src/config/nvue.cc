@@ -64,6 +64,16 @@ std::string nvue_commands(const Plan& plan, const AddressPlan& a, const SwitchAd
   // 0-4294967295"; without it switchd draws a random one, which the simulator cannot know).
   // Setting it restarts switchd.
   c += fmt::format("nv set system forwarding hash-seed {}\n", sw.ecmp_seed);
+  // Adaptive routing where the plan's load balancing is (and the simulator ran) adaptive: on
+  // globally and on every routed switch port, the ECMP members whose egress it chooses by queue
+  // occupancy and port utilisation (NVUE reference, Adaptive-Routing: "nv set router
+  // adaptive-routing state" and "nv set interface <interface-id> router adaptive-routing
+  // state", default disabled; "In Cumulus Linux 5.14 and earlier, you specify enable on or
+  // enable off instead of state enabled"; not on bonds, SVIs or subinterfaces). Applying it
+  // reloads switchd (5.13 on; restarts it before).
+  const bool adaptive = plan.load_balancing == LoadBalancing::kAdaptive;
+  const std::string ar_on = words ? "state enabled" : "enable on";
+  if (adaptive) c += "nv set router adaptive-routing " + ar_on + "\n";
   // The cages the switch uses, broken out once each before their ports are set.
   const std::string breakout = cumulus_breakout(plan);
   std::set<int> broken;
@@ -79,6 +89,7 @@ std::string nvue_commands(const Plan& plan, const AddressPlan& a, const SwitchAd
     c += fmt::format("nv set interface {} description \"to {} {}\"\n", name, p.peer,
                      port(p.peer_port));
     c += fmt::format("nv set interface {} link mtu {}\n", name, kCumulusMtu);
+    if (adaptive) c += fmt::format("nv set interface {} router adaptive-routing {}\n", name, ar_on);
     if (a.unnumbered) {
       c += fmt::format("nv set vrf default router bgp neighbor {} remote-as external\n", name);
     } else {
