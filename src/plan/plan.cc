@@ -521,7 +521,12 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
     const double inject = static_cast<double>(p.node_leaf_total) * p.topo.lane_gbps;
     return inject > 0 ? std::round(100 * std::min(1.0, p.bisection_gbps / inject)) : 0;
   };
+  // Within the budget first, where the spec sets one: the fewest tiers that break it are no
+  // plan to buy.
+  const double budget = spec.constraints.budget_usd;
+  auto fits = [&](const Option& o) { return budget <= 0 || o.plan.bom.capex_usd <= budget; };
   auto better = [&](const Option& a, const Option& b) {
+    if (fits(a) != fits(b)) return fits(a);
     if (time_goal && a.plan.topo.tiers != b.plan.topo.tiers)
       return a.plan.topo.tiers < b.plan.topo.tiers;
     if (time_goal && bisection_share(a.plan) != bisection_share(b.plan))
@@ -574,7 +579,6 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   const Option* ib = best.count(Technology::kInfiniband) ? best[Technology::kInfiniband] : nullptr;
   const Option* roce = best.count(Technology::kRoce) ? best[Technology::kRoce] : nullptr;
   const long long gpus = 1LL * spec.cluster.nodes * spec.cluster.gpus_per_node;
-  const double budget = spec.constraints.budget_usd;
   const Option* chosen = nullptr;
   std::string reason;
   auto capex = [](const Option* o) { return units::format_usd(o->plan.bom.network_capex_usd); };
@@ -599,12 +603,30 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
           "recommends InfiniBand for peak performance, congestion control and "
           "adaptive routing; {}",
           gpus, kInfinibandPreferredAboveGpus, costs);
-    } else if (time_goal && roce->plan.bom.network_capex_usd <= ib->plan.bom.network_capex_usd) {
-      chosen = roce;
+    } else if (const Option* level = [&]() -> const Option* {
+                 // The RoCE fabric that performs as InfiniBand's does (no more tiers, as much
+                 // bisection) for no more network capex: the guide's price/performance.
+                 const Option* r = nullptr;
+                 for (const auto& o : options)
+                   if (o.ok && o.plan.technology == Technology::kRoce && fits(o) == fits(*ib) &&
+                       o.plan.topo.tiers <= ib->plan.topo.tiers &&
+                       bisection_share(o.plan) >= bisection_share(ib->plan) &&
+                       o.plan.bom.network_capex_usd <= ib->plan.bom.network_capex_usd &&
+                       (!r || better(o, *r)))
+                     r = &o;
+                 return r;
+               }();
+               time_goal && level) {
+      chosen = level;
+      // Named where the fewest-tier RoCE fabric is another, dearer than InfiniBand's.
+      const std::string fewer =
+          level == roce ? ""
+                        : fmt::format(" (the {}-tier RoCE fabric, {} at {}, costs more)",
+                                      roce->plan.topo.tiers, roce->plan.sw.id, capex(roce));
       reason = fmt::format(
           "RoCE: {} GPUs is within the size where the guide finds RoCE's "
-          "price/performance best; {}",
-          gpus, costs);
+          "price/performance best; network capex InfiniBand {} ({}) vs RoCE {} ({}){}",
+          gpus, capex(ib), ib->plan.sw.id, capex(level), level->plan.sw.id, fewer);
     } else if (time_goal) {
       // The guide's rule rests on RoCE costing less; where the catalog's RoCE fabric costs more
       // (a modular chassis to stay one tier), InfiniBand is both the faster and the cheaper.
@@ -639,8 +661,12 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
                                      tail));
   }
   p.switch_reason =
-      f.switch_id != "auto"
-          ? "as the spec requires"
+      f.switch_id != "auto" ? "as the spec requires"
+      : chosen != best[p.technology]
+          ? fmt::format(
+                "the RoCE switch whose fabric has no more tiers than InfiniBand's {} ({}) "
+                "and costs no more: {}",
+                ib->plan.topo.tiers, ib->plan.sw.id, p.sw.id)
           : fmt::format(
                 "{} of the {} {} switches that run {} Gbps ports: {}",
                 time_goal ? "fewest tiers, then lowest network capex," : "lowest network capex",

@@ -343,6 +343,29 @@ TEST(Plan, PlanesSplitTheNic) {
   EXPECT_EQ(p.node_leaf_total, 2 * 64 * 8);
 }
 
+// 512 B200 with 400G NICs: InfiniBand takes two tiers of QM9700 ($3.46M); RoCE's fewest tiers
+// is one modular chassis ($3.64M), but two tiers of 7060X6 perform as InfiniBand's do for less
+// ($3.33M), and the guide finds RoCE's price/performance best at this size: RoCE, and the reason
+// names both RoCE fabrics. (It had chosen InfiniBand as "RoCE's network costs more".) A budget
+// the fewest-tier option of a technology breaks is met by another of it where one fits.
+TEST(Plan, RoceAtInfinibandsTiersWhereItCostsNoMore) {
+  const char* spec =
+      "cluster: {{gpu: b200, gpus: 512, nic: cx7-400g}}\nconstraints: {{goal: time{}}}\n";
+  const Plan p = plan_of(fmt::format(fmt::runtime(spec), ""));
+  EXPECT_EQ(p.technology, Technology::kRoce) << p.technology_reason;
+  EXPECT_EQ(p.topo.tiers, 2);
+  EXPECT_NE(p.technology_reason.find("price/performance best"), std::string::npos);
+  EXPECT_NE(p.technology_reason.find("RoCE fabric, arista-7800r3"), std::string::npos)
+      << p.technology_reason;
+  EXPECT_NE(p.switch_reason.find("no more tiers than InfiniBand's 2"), std::string::npos)
+      << p.switch_reason;
+  // Within a budget that the cheapest fabric alone meets.
+  const Plan tight = plan_of(fmt::format(fmt::runtime(spec), ", budget: 34.25M"));
+  EXPECT_LE(tight.bom.capex_usd, 34.25e6) << tight.technology_reason;
+  for (const auto& w : tight.warnings)
+    EXPECT_EQ(w.find("exceeds constraints.budget"), std::string::npos) << w;
+}
+
 TEST(Plan, TechnologyAutoFollowsGoalAndBudget) {
   const char* base =
       "cluster: {{gpu: h100-sxm, gpus: {}, nic: cx7-400g}}\nconstraints: {{goal: {}{}}}\n";
