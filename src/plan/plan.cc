@@ -87,7 +87,11 @@ std::optional<Topology> size_topology(TopologyKind kind, int nodes, int rails, i
   auto leaves_for = [&](int unit_nodes) {
     return static_cast<int>(ceil_div(unit_nodes, per_leaf)) * (f.rail_optimized ? rails : 1);
   };
-  t.unit_slots = f.scalable_unit > 0 ? f.scalable_unit : std::min(per_leaf, nodes);
+  // Units a leaf's worth at most, as many as the nodes need, the nodes spread evenly over them:
+  // 256 nodes on leaves of 85 are 4 units of 64, not 3 of 85 and one of a single node whose
+  // leaves and uplinks are a unit's (which also left the asked ratio unmet, 1.98:1 for 2:1).
+  t.unit_slots = f.scalable_unit > 0 ? f.scalable_unit
+                                     : static_cast<int>(ceil_div(nodes, ceil_div(nodes, per_leaf)));
   // Appliances (e.g. UFM) take free leaf down ports. Where the units the nodes fill leave too
   // few, a rail-optimized unit holds fewer nodes (as a DGX SuperPOD's UFM takes a node's slot)
   // and one unit more the rest: a unit of no nodes would be a unit's leaves and uplinks for a few

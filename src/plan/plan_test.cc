@@ -261,11 +261,32 @@ double leaves_carry_gbps(const Plan& p) {
   return static_cast<double>(links) * p.topo.lane_gbps * p.topo.planes;
 }
 
-// An oversubscribed fabric's last unit, partly filled, has its uplinks built in full for growth,
-// but its leaves carry up only what their few nodes send: 128 nodes in units of 42 leave 2 nodes
-// in the fourth, whose leaves carry 2 of their 21 uplinks (it said 672 uplinks' 269 Tbps; the
-// leaves carry 3 x 8 x 21 + 8 x 2 = 520 links, 208 Tbps). Full units, and a 1:1 fabric, are
-// bound by their uplinks or endpoints as before.
+// Without fabric.scalable_unit the nodes spread evenly over as many units as they need: 256
+// nodes on 7060X6 leaves of 85 at 2:1 are 4 units of 64, 2:1 at the leaf, 8 spines (it had
+// built 3 units of 85 and one of a single node with a unit's leaves and uplinks: 1.98:1 and 11
+// spines, $0.7M more). A unit the spec sizes is kept.
+TEST(Plan, UnitsShareTheNodesEvenly) {
+  const std::string base =
+      "cluster: {{gpu: h200-sxm, nodes: 256, nic: cx7-400g}}\nfabric: {{technology: roce, "
+      "switch: arista-7060x6, oversubscription: 2{}}}\n";
+  const Plan even = plan_of(fmt::format(fmt::runtime(base), ""));
+  EXPECT_EQ(even.topo.units, 4);
+  EXPECT_EQ(even.topo.nodes_per_unit, 64);
+  EXPECT_DOUBLE_EQ(even.topo.oversubscription, 2);
+  EXPECT_EQ(even.spine_total, 8);
+  for (const auto& n : even.notes)
+    EXPECT_EQ(n.find("last scalable unit holds"), std::string::npos) << n;
+  const Plan sized = plan_of(fmt::format(fmt::runtime(base), ", scalable_unit: 85"));
+  EXPECT_EQ(sized.topo.nodes_per_unit, 85);
+  EXPECT_EQ(sized.topo.units, 4);
+  EXPECT_GT(sized.bom.network_capex_usd, even.bom.network_capex_usd);
+}
+
+// An oversubscribed fabric's last unit, partly filled (units of the spec's size), has its uplinks
+// built in full for growth, but its leaves carry up only what their few nodes send: 128 nodes in
+// units of 42 leave 2 nodes in the fourth, whose leaves carry 2 of their 21 uplinks (it said 672
+// uplinks' 269 Tbps; the leaves carry 3 x 8 x 21 + 8 x 2 = 520 links, 208 Tbps). Full units, and a
+// 1:1 fabric, are bound by their uplinks or endpoints as before.
 TEST(Plan, BisectionIsWhatTheLeavesCarryNotTheUplinksBuiltForGrowth) {
   const std::string base =
       "cluster: {{gpu: h100-sxm, nodes: {}, nic: cx7-400g}}\nfabric: {{technology: infiniband, "
@@ -273,7 +294,7 @@ TEST(Plan, BisectionIsWhatTheLeavesCarryNotTheUplinksBuiltForGrowth) {
   auto plan = [&](int nodes, int over, const std::string& more = "") {
     return plan_of(fmt::format(fmt::runtime(base), nodes, over, more));
   };
-  const Plan partial = plan(128, 2);
+  const Plan partial = plan(128, 2, ", scalable_unit: 42");
   ASSERT_EQ(partial.topo.kind, TopologyKind::kClos2);
   ASSERT_EQ(partial.topo.nodes_per_unit, 42);
   ASSERT_EQ(partial.topo.units, 4);
@@ -287,10 +308,10 @@ TEST(Plan, BisectionIsWhatTheLeavesCarryNotTheUplinksBuiltForGrowth) {
   const Plan one = plan(100, 1);
   EXPECT_DOUBLE_EQ(one.bisection_gbps, one.node_leaf_total * 400.0);
   // Three tiers (600 nodes: 15 units of 42, 12 nodes in the last), top of rack, two planes.
-  for (const Plan& p : {plan(600, 2), plan(97, 3, ", rail_optimized: false"),
+  for (const Plan& p : {plan(600, 2, ", scalable_unit: 42"), plan(97, 3, ", rail_optimized: false"),
                         plan_of("cluster: {gpu: b200, nodes: 100, nic: cx8-800g}\n"
                                 "fabric: {technology: roce, switch: sn5600, planes: 2, "
-                                "oversubscription: 2}\n")}) {
+                                "oversubscription: 2, scalable_unit: 85}\n")}) {
     SCOPED_TRACE(p.topo.kind == TopologyKind::kClos3 ? "clos3" : "clos2");
     EXPECT_LT(p.bisection_gbps, p.leaf_spine_total * p.topo.lane_gbps);
     EXPECT_DOUBLE_EQ(p.bisection_gbps, leaves_carry_gbps(p));

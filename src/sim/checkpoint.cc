@@ -18,7 +18,8 @@ constexpr int kMaxModelledNodes = 256;
 }  // namespace
 
 std::string dp_traffic_name(int zero) {
-  if (zero == 3) return "ZeRO-3's DP reduce-scatter and parameter gathers";
+  if (zero == 3) return "ZeRO-3's DP reduce-scatters and parameter gathers";
+  if (zero == 2) return "ZeRO-2's DP reduce-scatters and weight gather";
   return zero >= 1 ? "the DP reduce-scatter and all-gather" : "the DP all-reduce";
 }
 
@@ -31,6 +32,13 @@ DpTraffic nominal_dp_traffic(const Plan& plan, const WorkloadSpec& w) {
   // the bytes a parameter as the step moves them (fp32 gradients by Megatron-LM's default).
   const double held = w.model.params / (par.tp * par.pp);
   double per_gpu = held * dp_bytes_per_param(w) * 2 * ring_share;
+  if (par.zero >= 2) {
+    // ZeRO-2 and -3 reduce-scatter the gradients after every microbatch (the step's
+    // dp_reduce_scatter); ZeRO-2 gathers the updated weights once.
+    const double grads = precision_bytes(grad_reduce_precision(w));
+    per_gpu = microbatches_per_step(w) * held * grads * ring_share +
+              (par.zero == 2 ? held * weight_bytes(w) * ring_share : 0);
+  }
   if (par.zero == 3) {
     // The weights gathered before each use, every microbatch (the step's zero3_param_allgather).
     per_gpu +=
@@ -50,13 +58,21 @@ DpTraffic step_dp_traffic(const StepResult& step, const Plan& plan) {
   for (const auto& c : step.comms) {
     // An all-reduce sends 2(n-1)/n of its buffer, a reduce-scatter and an all-gather (n-1)/n.
     double passes = 0;
-    if (c.kind == "dp_allreduce" || c.kind == "expert_dp_allreduce") {
+    auto is = [&](const char* name) {
+      return c.kind == name || c.kind == "expert_" + std::string(name);
+    };
+    if (is("dp_allreduce")) {
       passes = 2;
-    } else if (c.kind == "dp_reduce_scatter_all_gather") {
+    } else if (is("dp_reduce_scatter_all_gather")) {
       passes = 2;
       zero = std::max(zero, 1);
-    } else if (c.kind == "dp_reduce_scatter" || c.kind == "expert_dp_reduce_scatter" ||
-               c.kind == "zero3_param_allgather") {
+    } else if (is("dp_param_allgather")) {
+      passes = 1;
+      zero = std::max(zero, 2);
+    } else if (is("dp_reduce_scatter")) {
+      passes = 1;
+      zero = std::max(zero, 2);
+    } else if (c.kind == "zero3_param_allgather") {
       passes = 1;
       zero = 3;
     } else {

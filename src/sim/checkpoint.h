@@ -46,15 +46,17 @@ struct DpTraffic {
 std::string dp_traffic_name(int zero);
 
 /// The closed-form DP traffic when no step was simulated, at NIC line rate: the gradients of one
-/// model replica (params x dp_bytes_per_param / (tp x pp)) ring-reduced over dp ranks; with
+/// model replica (params x dp_bytes_per_param / (tp x pp)) ring-reduced over dp ranks (with
+/// ZeRO-2 and -3 reduce-scattered every microbatch, ZeRO-2's weights gathered once); with
 /// ZeRO-3 also its weights gathered before each microbatch's forward and backward (and its
 /// recomputed forward), as the step's zero3_param_allgather. exposed_s is all of it without
 /// overlap, none with it.
 DpTraffic nominal_dp_traffic(const Plan& plan, const WorkloadSpec& w);
 
 /// The DP traffic of a simulated step: its data-parallel collectives (dp_allreduce or
-/// dp_reduce_scatter_all_gather, 2(n-1)/n of every buffer; ZeRO-3's dp_reduce_scatter and
-/// zero3_param_allgather, (n-1)/n; the experts' alike); nic_bytes 0 when the step has none.
+/// dp_reduce_scatter_all_gather, 2(n-1)/n of every buffer; ZeRO-2's and -3's dp_reduce_scatter,
+/// ZeRO-2's dp_param_allgather and ZeRO-3's zero3_param_allgather, (n-1)/n; the experts'
+/// alike); nic_bytes 0 when the step has none.
 DpTraffic step_dp_traffic(const StepResult& step, const Plan& plan);
 
 /// The checkpoint of `w` on `plan`'s networks (plan.networks set: its storage network; with

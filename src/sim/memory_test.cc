@@ -208,12 +208,19 @@ TEST(Checkpoint, Zero3TrafficIsItsReduceScatterAndItsGathers) {
   EXPECT_EQ(plain.what, "the DP all-reduce");
   const Plan p3 = planned(base + work(3), s);
   const DpTraffic z3 = nominal_dp_traffic(p3, *s.workload);
-  EXPECT_EQ(z3.what, "ZeRO-3's DP reduce-scatter and parameter gathers");
-  // Per GPU: fp32 gradients once, (n-1)/n, then 4 microbatches x 2 gathers of bf16 weights.
+  EXPECT_EQ(z3.what, "ZeRO-3's DP reduce-scatters and parameter gathers");
+  // Per GPU: fp32 gradients reduce-scattered after each of the 4 microbatches, (n-1)/n, and 4
+  // microbatches x 2 gathers of bf16 weights.
   const double held = 70e9 / 8, ring = 63.0 / 64;
   EXPECT_NEAR(plain.nic_bytes, held * 4 * 2 * ring, 1e3);
-  EXPECT_NEAR(z3.nic_bytes, held * (4 + 4 * 2 * 2) * ring, 1e3);
-  const auto c = checkpoint_estimate(p3, *s.workload, z3);
+  EXPECT_NEAR(z3.nic_bytes, held * (4 * 4 + 4 * 2 * 2) * ring, 1e3);
+  // ZeRO-2: the reduce-scatters alike, and the updated bf16 weights gathered once.
+  const Plan p2 = planned(base + work(2), s);
+  const DpTraffic z2 = nominal_dp_traffic(p2, *s.workload);
+  EXPECT_EQ(z2.what, "ZeRO-2's DP reduce-scatters and weight gather");
+  EXPECT_NEAR(z2.nic_bytes, held * (4 * 4 + 2) * ring, 1e3);
+  const Plan p3b = planned(base + work(3), s);
+  const auto c = checkpoint_estimate(p3b, *s.workload, z3);
   ASSERT_TRUE(c.converged);
   EXPECT_EQ(c.dp_traffic, z3.what);
 }
