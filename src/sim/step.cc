@@ -578,8 +578,12 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
               Where{CommStream::kGradients, 0, 0, 1});
       } else {
         const double bytes = params * dp_bytes_per_param(w);
-        add(prefix + (par.zero == 1 ? "_reduce_scatter_all_gather" : "_allreduce"), Op::kAllReduce,
-            over, bytes, 1, dp_exposed(bytes), Where{CommStream::kGradients, 0, 0, 1});
+        // The experts' keeps its name under the distributed optimizer too (its all-reduce stands
+        // for the reduce-scatter and the gather as the dense part's does).
+        add(prefix +
+                (par.zero == 1 && prefix == "dp" ? "_reduce_scatter_all_gather" : "_allreduce"),
+            Op::kAllReduce, over, bytes, 1, dp_exposed(bytes),
+            Where{CommStream::kGradients, 0, 0, 1});
       }
     };
     // Neither framework shards the gradients across a pipeline's microbatches: DeepSpeed's
