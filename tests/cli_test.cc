@@ -756,6 +756,29 @@ TEST(CliSimulate, SizesAboveTheGpusMemoryAreLoweredAsNcclTestsDoes) {
 
 // An output folder's files are replaced only where gpufabric wrote them and they still hold what
 // it wrote: a user's file, or one they edited, in the way is refused and nothing is written.
+// A system folder is no output folder: plan -o / had written plan.md, bom.csv, cabling.csv and
+// the outputs' record into the root. Refused before anything is written, as the lab's
+// --state-dir is; a link that leads there is refused as well.
+TEST(CliOutputs, SystemFoldersAreRefused) {
+  ASSERT_FALSE(fs::exists("/plan.md"));
+  for (const char* dir : {"/", "/etc", "/usr/", "/proc/self"}) {
+    CmdResult r = gpufabric(std::string("plan examples/seed-70b-1024.yaml -o ") + dir);
+    EXPECT_EQ(r.code, 2) << dir << r.err;
+    EXPECT_NE(r.err.find("gpufabric writes its outputs in a folder of their own"),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_FALSE(fs::exists("/plan.md"));
+  EXPECT_FALSE(fs::exists("/.gpufabric-outputs"));
+  const fs::path link = fs::temp_directory_path() / "gf_link_to_etc";
+  fs::remove(link);
+  fs::create_directory_symlink("/etc", link);
+  CmdResult via = gpufabric("configs examples/roce-lab-16.yaml -o " + link.string());
+  EXPECT_EQ(via.code, 2) << via.err;
+  EXPECT_NE(via.err.find("/etc is a system folder"), std::string::npos) << via.err;
+  fs::remove(link);
+}
+
 TEST(CliOutputs, ReplaceOnlyWhatGpufabricWroteUnchanged) {
   const fs::path dir = temp_dir("record");
   fs::create_directories(dir);

@@ -6,11 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <utility>
+#include <vector>
 
 namespace gf {
 namespace {
@@ -157,6 +160,57 @@ Result<std::unique_ptr<std::ifstream>> open_input_file(const std::string& path,
     return Diagnostic::in_file(path, key, fmt::format("cannot read the {}", what),
                                "check the path and its permissions");
   return in;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// System folders no tool's folder is made in or taken as: it would sit among the system's own
+/// (with --state-dir /, a lab named etc would have /etc as its folder; plan -o / writes plan.md
+/// beside /etc).
+const std::vector<fs::path> kSystemFolders{
+    "/",          "/bin",   "/boot",    "/dev",     "/etc",       "/home",
+    "/lib",       "/lib32", "/lib64",   "/libx32",  "/media",     "/mnt",
+    "/opt",       "/proc",  "/root",    "/run",     "/sbin",      "/srv",
+    "/sys",       "/usr",   "/usr/bin", "/usr/lib", "/usr/local", "/usr/sbin",
+    "/usr/share", "/var",   "/var/lib", "/var/log", "/var/run",   "/var/tmp"};
+/// Kernel file systems: nothing can be kept anywhere under them.
+const std::vector<fs::path> kKernelTrees{"/proc", "/sys", "/dev"};
+
+fs::path normal_path(const fs::path& p) {
+  std::error_code ec;
+  fs::path n = fs::absolute(p, ec).lexically_normal();
+  if (ec) n = p.lexically_normal();
+  if (n.has_relative_path() && n.filename().empty()) n = n.parent_path();
+  return n;
+}
+
+bool is_within(const fs::path& p, const fs::path& tree) {
+  auto pi = p.begin();
+  for (auto ti = tree.begin(); ti != tree.end(); ++ti, ++pi)
+    if (pi == p.end() || *pi != *ti) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> system_folder_reason(const std::string& dir, std::string* where) {
+  // Both the path as given and where it leads (symbolic links followed).
+  const fs::path given = normal_path(dir);
+  std::error_code ec;
+  fs::path real = fs::weakly_canonical(given, ec);
+  real = ec ? given : normal_path(real);
+  for (const fs::path& p : {given, real}) {
+    const bool system =
+        std::find(kSystemFolders.begin(), kSystemFolders.end(), p) != kSystemFolders.end();
+    const bool kernel = std::any_of(kKernelTrees.begin(), kKernelTrees.end(),
+                                    [&](const fs::path& t) { return is_within(p, t); });
+    if (!system && !kernel) continue;
+    if (where) *where = p.string();
+    return std::string(system ? "a system folder" : "in a kernel file system");
+  }
+  return std::nullopt;
 }
 
 }  // namespace gf

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/diag.h"
@@ -26,6 +27,13 @@ constexpr std::size_t kMaxCounterFileBytes = 256 * kKiB;
 /// How long a pipe or FIFO may stay silent before its reader gives up, seconds: a writer that
 /// holds it open and writes nothing would otherwise keep gpufabric waiting without end.
 constexpr int kInputIdleSeconds = 30;
+
+/// Why `dir` is no place for a tool's own folder: "a system folder" (/, /etc, /home, /usr, /var
+/// and their like, where a folder of outputs would sit among the system's own, or be one of
+/// them) or "in a kernel file system" (under /proc, /sys, /dev), for the path as given or where
+/// its links lead; nullopt elsewhere. `where` gets the path that was refused.
+std::optional<std::string> system_folder_reason(const std::string& dir,
+                                                std::string* where = nullptr);
 
 /// The whole file at `path`, or a diagnostic naming it (and `key`, the flag or spec key that
 /// named it). A regular file larger than `max_bytes` is refused before anything is read; any

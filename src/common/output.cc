@@ -237,6 +237,15 @@ Result<std::vector<std::string>> write_outputs(const std::string& dir,
     if (name == kOutputRecord)
       return output_error(fs::path(dir) / name, "is the name of gpufabric's record of its outputs");
   }
+  // A system folder (plan -o /, configs -o /etc) is no output folder: its files would sit among
+  // the system's own, and a later run's retiring of this one's files would act there.
+  std::string where;
+  if (const auto why = system_folder_reason(dir, &where))
+    return output_error(dir,
+                        fmt::format("{} is {}; gpufabric writes its outputs in a folder of "
+                                    "their own",
+                                    where, *why),
+                        "give a folder of its own, e.g. out/");
   Transaction t;
   std::error_code ec;
   if (!make_dirs(dir, t.made_dirs, ec)) {

@@ -42,16 +42,6 @@ constexpr const char* kNamespaceRecord = "namespaces";
 /// With the marker and the record, they are all `down` removes there.
 constexpr const char* kConfigsDir = "configs";
 constexpr const char* kLogsDir = "logs";
-/// System folders never taken as --state-dir: the lab's folder would sit among the system's
-/// own (with --state-dir /, a lab named etc would have /etc as its folder).
-const std::vector<fs::path> kSystemFolders{
-    "/",          "/bin",   "/boot",    "/dev",     "/etc",       "/home",
-    "/lib",       "/lib32", "/lib64",   "/libx32",  "/media",     "/mnt",
-    "/opt",       "/proc",  "/root",    "/run",     "/sbin",      "/srv",
-    "/sys",       "/usr",   "/usr/bin", "/usr/lib", "/usr/local", "/usr/sbin",
-    "/usr/share", "/var",   "/var/lib", "/var/log", "/var/run",   "/var/tmp"};
-/// Kernel file systems: nothing can be kept anywhere under them.
-const std::vector<fs::path> kKernelTrees{"/proc", "/sys", "/dev"};
 
 std::string sanitize(const std::string& s, size_t max_len) {
   std::string out;
@@ -88,13 +78,6 @@ fs::path normal_path(const fs::path& p) {
   if (ec) n = p.lexically_normal();
   if (n.has_relative_path() && n.filename().empty()) n = n.parent_path();
   return n;
-}
-
-bool is_within(const fs::path& p, const fs::path& tree) {
-  auto pi = p.begin();
-  for (auto ti = tree.begin(); ti != tree.end(); ++ti, ++pi)
-    if (pi == p.end() || *pi != *ti) return false;
-  return true;
 }
 
 void say(const LabOptions& o, const std::string& line) {
@@ -299,23 +282,17 @@ std::vector<Diagnostic> lab_state_errors(const LabLayout& lab, const LabOptions&
     return errs;
   }
   // Both the path as given and where it leads (symbolic links followed) must be allowed.
+  std::string where;
+  if (const auto why = system_folder_reason(o.state_dir, &where)) {
+    refuse(fmt::format("{}{} is {}; the lab does not keep (and later remove) its state there",
+                       o.state_dir, where == o.state_dir ? "" : " (" + where + ")", *why),
+           own_folder);
+    return errs;
+  }
   const fs::path given = normal_path(o.state_dir);
   std::error_code ec;
   fs::path real = fs::weakly_canonical(given, ec);
   real = ec ? given : normal_path(real);
-  for (const fs::path& p : {given, real}) {
-    const bool system =
-        std::find(kSystemFolders.begin(), kSystemFolders.end(), p) != kSystemFolders.end();
-    const bool kernel = std::any_of(kKernelTrees.begin(), kKernelTrees.end(),
-                                    [&](const fs::path& t) { return is_within(p, t); });
-    if (system || kernel) {
-      refuse(fmt::format("{}{} is {}; the lab does not keep (and later remove) its state there",
-                         o.state_dir, p == fs::path(o.state_dir) ? "" : " (" + p.string() + ")",
-                         system ? "a system folder" : "in a kernel file system"),
-             own_folder);
-      return errs;
-    }
-  }
   // The nearest part of it that exists must be a folder: the lab's folder goes inside.
   for (fs::path p = real;; p = p.parent_path()) {
     if (fs::exists(fs::symlink_status(p, ec))) {
