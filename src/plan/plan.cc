@@ -820,12 +820,17 @@ void add_notes(const Spec& spec, Plan& p) {
         "no NVLink SHARP (NVLS); if they are part of a larger board's, set "
         "cluster.scaleup_board: nvswitch",
         p.gpus_per_node, p.gpu.id, p.gpus_per_node));
-  if (p.topo.kind == TopologyKind::kDragonfly)
+  if (p.topo.kind == TopologyKind::kDragonfly) {
+    const double share =
+        100 * p.bisection_gbps / (static_cast<double>(p.node_leaf_total) * p.topo.lane_gbps);
     p.notes.push_back(fmt::format(
         "dragonfly+: {} groups joined pairwise by {} global links; the bisection carries {:.0f}% "
-        "of injection bandwidth, so traffic between groups is tapered",
-        p.topo.pods, p.topo.global_links_per_pair,
-        100 * p.bisection_gbps / (static_cast<double>(p.node_leaf_total) * p.topo.lane_gbps)));
+        "of injection bandwidth{}",
+        p.topo.pods, p.topo.global_links_per_pair, share,
+        share < 99.5 ? ", so traffic between groups is tapered"
+                     : ": traffic between groups is not tapered, though each pair of groups has "
+                       "only its own global links"));
+  }
 }
 
 }  // namespace

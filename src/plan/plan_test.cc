@@ -387,6 +387,23 @@ TEST(Plan, RoceAtInfinibandsTiersWhereItCostsNoMore) {
     EXPECT_EQ(w.find("exceeds constraints.budget"), std::string::npos) << w;
 }
 
+// A dragonfly whose bisection carries all its injection bandwidth is not called tapered (it
+// had said "carries 100% ..., so traffic between groups is tapered").
+TEST(Plan, AnUntaperedDragonflyIsNotCalledTapered) {
+  const Plan p = plan_of(
+      "cluster: {gpu: h100-sxm, nodes: 256, nic: cx7-400g}\nfabric: {technology: infiniband, "
+      "topology: dragonfly, switch: qm9700}\n");
+  ASSERT_EQ(p.topo.kind, TopologyKind::kDragonfly);
+  bool noted = false;
+  for (const auto& n : p.notes)
+    if (n.find("dragonfly+") != std::string::npos) {
+      noted = true;
+      EXPECT_NE(n.find("carries 100%"), std::string::npos) << n;
+      EXPECT_EQ(n.find("so traffic between groups is tapered"), std::string::npos) << n;
+    }
+  EXPECT_TRUE(noted);
+}
+
 TEST(Plan, TechnologyAutoFollowsGoalAndBudget) {
   const char* base =
       "cluster: {{gpu: h100-sxm, gpus: {}, nic: cx7-400g}}\nconstraints: {{goal: {}{}}}\n";

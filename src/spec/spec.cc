@@ -530,7 +530,14 @@ void read_constraints(YamlReader& r, const YAML::Node& n, ConstraintsSpec& c) {
   r.check_keys(n, p, {"goal", "budget", "max_comm_fraction", "min_gpu_utilization"});
   if (auto v = r.choice_of(n, "goal", p, kGoalNames)) c.goal = *v;
   if (!is_auto(n, "budget"))
-    if (auto v = r.quantity(n, "budget", p, units::parse_usd)) c.budget_usd = *v;
+    if (auto v = r.quantity(n, "budget", p, units::parse_usd)) {
+      // 0 had read as no budget at all, silently.
+      if (!(*v > 0))
+        r.error(child(n, "budget"), YamlReader::join(p, "budget"), "a budget must be more than $0",
+                "the cluster's capex limit, e.g. 40M; leave it out (or auto) for none");
+      else
+        c.budget_usd = *v;
+    }
   for (const char* key : {"max_comm_fraction", "min_gpu_utilization"}) {
     if (auto v = r.number(n, key, p)) {
       if (*v < 0 || *v > 1) {

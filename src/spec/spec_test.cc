@@ -106,6 +106,16 @@ TEST(SpecErrors, TheNicsAServersFigureIncludesAreCatalogNics) {
 }
 
 // One test per error class: each names file:line:column and the key.
+// A budget of $0 had read as no budget, silently; it is an error at its key.
+TEST(SpecErrors, ABudgetOfNothingIsRefused) {
+  auto s = parse_spec(
+      "cluster: {gpu: h100-sxm, gpus: 64, nic: cx7-400g}\nconstraints: {budget: 0}\n", "s.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.errors()[0].key, "constraints.budget");
+  EXPECT_EQ(s.errors()[0].line, 2);
+  EXPECT_NE(s.errors()[0].message.find("more than $0"), std::string::npos);
+}
+
 TEST(SpecErrors, YamlSyntax) {
   EXPECT_NE(errors_of("cluster:\n  gpu: [h100\n").find("spec.yaml:"), std::string::npos);
   EXPECT_NE(errors_of("cluster:\n  gpu: [h100\n").find("YAML syntax error"), std::string::npos);
