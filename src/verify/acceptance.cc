@@ -522,6 +522,23 @@ Result<AcceptancePlan> plan_acceptance(const PlannedSpec& planned, const Accepta
                             : "test them by hand, between NICs whose path crosses them",
                     a.uncovered == 1 ? "it" : "them"));
   }
+  // Names the scripts take from the spec's addressing, where the spec gives none: what stands in
+  // for them would fail on a real host (ethtool -S nic0 under set -e stops the burn-in's
+  // counters at the first port; NCCL_SOCKET_IFNAME==mgmt0 finds no interface).
+  const AddressingSpec& given = planned.spec.addressing;
+  if (a.roce && given.host_netdevs.empty())
+    a.placeholders.push_back(
+        "addressing.host_netdevs: the burn-in's ethtool -S reads nic0, nic1, ... (each rail's "
+        "netdev, as ibdev2netdev shows them)");
+  if (given.host_rdma_devices.empty())
+    a.placeholders.push_back(
+        "addressing.host_rdma_devices: the link tests and counters use mlx5_0, mlx5_1, ... in "
+        "rail order (as ibdev2netdev shows them)");
+  if (a.roce && given.mgmt_netdev == kMgmtNetdevPlaceholder)
+    a.placeholders.push_back(fmt::format(
+        "addressing.mgmt_netdev: the nccl-tests scripts pass NCCL_SOCKET_IFNAME=={} (the "
+        "management interface NCCL bootstraps over)",
+        kMgmtNetdevPlaceholder));
   // NCCL's environment as the host configurations set it (configs --target host, nccl.env).
   if (a.roce) {
     auto ap = plan_addresses(plan, planned.catalog, planned.spec.addressing);
@@ -654,6 +671,14 @@ std::vector<OutputFile> acceptance_files(const PlannedSpec& planned, const Accep
       "writes into one results folder (`RESULTS`, default `./results`) that `gpufabric check "
       "SPEC RESULTS/` reads back.\n\n",
       a.cables.size());
+  if (!a.placeholders.empty()) {
+    md +=
+        "**Names to set first.** The spec does not give these, and the scripts use stand-ins "
+        "that a real host will not have; set them in the spec and run `gpufabric acceptance` "
+        "again:\n\n";
+    for (const auto& p : a.placeholders) md += "- " + p + "\n";
+    md += "\n";
+  }
   md += "## 1. Before you start\n\n";
   md += a.roce ? "- Apply the host configurations (`gpufabric configs SPEC -o DIR --target host`: "
                  "netplan, RoCE QoS, memlock, nccl.env) and the switch configurations.\n"
@@ -836,6 +861,8 @@ std::string acceptance_text(const AcceptancePlan& a) {
     s += fmt::format("  nccl-tests     {:<8} {:>5} nodes: all_reduce busbw {:.1f} GB/s at 1 GiB\n",
                      st.name, st.nodes, at1g);
   }
+  for (const auto& p : a.placeholders)
+    s += fmt::format("  placeholder    {}: set it in the spec before running the scripts\n", p);
   return s;
 }
 
@@ -866,7 +893,8 @@ nlohmann::json acceptance_json(const AcceptancePlan& a) {
           {"burn_in_tests", static_cast<long long>(a.tests.size()) - first},
           {"burn_in_passes", a.options.burn_in_passes},
           {"nccl", nccl},
-          {"notes", a.notes}};
+          {"notes", a.notes},
+          {"placeholders", a.placeholders}};
 }
 
 // ---- Reading a results folder back ----

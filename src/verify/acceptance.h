@@ -77,6 +77,9 @@ struct AcceptancePlan {
   std::vector<NcclStage> nccl;
   AcceptanceOptions options;
   std::vector<std::string> notes;  ///< limitations stated in the runbook
+  /// Names the scripts use that the spec does not give, each "key: what stands in where"
+  /// (addressing.host_netdevs: ethtool -S nic0): to set before running them.
+  std::vector<std::string> placeholders;
 };
 
 /// Plans the runbook of `planned` (pure: nothing is run or written).

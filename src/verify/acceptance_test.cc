@@ -180,6 +180,29 @@ TEST(Acceptance, NoBurnInPassesSaySo) {
   EXPECT_NE(acceptance_text(plan_of(p, 1)).find("burn-in        1 pass, "), std::string::npos);
 }
 
+// The names the scripts take from the spec's addressing are said to be stand-ins where the spec
+// gives none, in the summary, the runbook's top and the JSON: the lab spec's comments name its
+// rails only in comments, so its burn-in would run ethtool -S nic0 on real hosts.
+TEST(Acceptance, StandInNamesAreSaid) {
+  const auto lab = load_example("roce-lab-16.yaml");
+  const auto a = plan_of(lab, 1);
+  ASSERT_EQ(a.placeholders.size(), 3u);
+  EXPECT_EQ(a.placeholders[0].rfind("addressing.host_netdevs:", 0), 0u);
+  EXPECT_NE(acceptance_text(a).find("placeholder    addressing.mgmt_netdev"), std::string::npos);
+  EXPECT_EQ(acceptance_json(a)["placeholders"].size(), 3u);
+  for (const auto& [path, text] : acceptance_files(lab, a))
+    if (path == "runbook.md") {
+      EXPECT_NE(text.find("**Names to set first.**"), std::string::npos);
+    }
+  // A spec that names them has none: roce-16k names its management interface only.
+  const auto big = load_example("roce-16k.yaml");
+  AcceptanceOptions o;
+  o.burn_in_passes = 0;
+  auto b = plan_acceptance(big, o);
+  ASSERT_TRUE(b.ok());
+  for (const auto& p : b->placeholders) EXPECT_EQ(p.find("mgmt_netdev"), std::string::npos) << p;
+}
+
 TEST(Acceptance, ResultsAllGoodPass) {
   const auto p = load_example("roce-lab-16.yaml");
   const auto a = plan_of(p);
