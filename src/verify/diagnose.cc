@@ -1,10 +1,12 @@
 #include "verify/diagnose.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "config/hosts.h"
 #include "verify/rules.h"
@@ -313,8 +315,20 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
     const std::string& file = f.file;
     switch (f.kind) {
       case OutputKind::kNcclLog:
-        with_parsed(parse_nccl_log, f, errs,
-                    [&](const auto& r) { nccl_log_findings(r, file, out); });
+        with_parsed(parse_nccl_log, f, errs, [&](const auto& r) {
+          nccl_log_findings(r, file, out);
+          // Against the plan: the devices NCCL's network uses, one a rail port of a node.
+          std::set<std::string> devices;
+          for (const auto& d : r.ib_devices) devices.insert(d.substr(0, d.find(':')));
+          const int planned = plan ? plan->nics_per_node * std::max(1, plan->topo.planes) : 0;
+          if (!devices.empty() && static_cast<int>(devices.size()) < planned)
+            out.push_back(finding(
+                rule("nccl-fewer-nics"),
+                {{file, r.ib_devices_line,
+                  fmt::format("{} device{} ({}); the plan has {} rail port{} a node",
+                              devices.size(), devices.size() == 1 ? "" : "s",
+                              fmt::join(devices, ", "), planned, planned == 1 ? "" : "s")}}));
+        });
         // A run's stdout with NCCL_DEBUG set: its table is judged as well as its log lines.
         if (holds_nccl_tests_table(f))
           with_parsed(parse_nccl_tests, f, errs,

@@ -644,6 +644,40 @@ TEST(Doctor, NcclVariablesAreCheckedAgainstNcclAndTheHost) {
 }  // namespace gf
 
 namespace gf {
+// With the plan, an NCCL log whose network uses fewer RDMA devices than a node's rail ports is
+// an error naming them (a log using 2 of 8 had given no finding). The retry log's 4 RoCE
+// devices against plans of 8 and of 4 NICs a node.
+TEST(Diagnose, NcclUsingFewerNicsThanPlanned) {
+  auto cat = *builtin_catalog();
+  const ToolOutput log = load("nccl-debug-ib-retry.log");
+  auto ids_with = [&](int nics) {
+    const Plan plan = testing::plan_of(
+        fmt::format("cluster: {{gpu: h100-sxm, nodes: 2, nic: cx7-400g, nics_per_node: {}}}\n"
+                    "fabric: {{technology: roce}}\n",
+                    nics),
+        cat);
+    auto r = diagnose({log}, 0, &plan, &cat);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : std::vector<Finding>{};
+  };
+  const auto eight = ids_with(8);
+  bool said = false;
+  for (const auto& f : eight)
+    if (f.id == "nccl-fewer-nics") {
+      said = true;
+      EXPECT_EQ(f.evidence.front().line, 3);
+      EXPECT_NE(f.evidence.front().text.find("4 devices (mlx5_0, mlx5_1, mlx5_2, mlx5_3); the plan "
+                                             "has 8 rail ports a node"),
+                std::string::npos)
+          << f.evidence.front().text;
+    }
+  EXPECT_TRUE(said);
+  for (const auto& f : ids_with(4)) EXPECT_NE(f.id, "nccl-fewer-nics");
+  auto alone = diagnose({log}, 0);  // no plan: nothing to compare with
+  ASSERT_TRUE(alone.ok());
+  for (const auto& f : *alone) EXPECT_NE(f.id, "nccl-fewer-nics");
+}
+
 TEST(Diagnose, BusbwAgainstTheSimulatedFabric) {
   auto cat = *builtin_catalog();
   // The file's rank lines name A100-SXM4-40GB, two on each of three hosts: the plan is of those.

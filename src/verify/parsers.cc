@@ -1040,6 +1040,7 @@ Result<NcclLog> parse_nccl_log(const std::string& text, const std::string& file)
     if (l.find("NET/IB : No device found") != std::string::npos)
       log.no_ib_device.push_back({ln, l});
     if (search(l, m, ib_re)) {
+      if (log.ib_devices_line == 0) log.ib_devices_line = ln;
       const std::string list = m[1];
       for (std::sregex_iterator it(list.begin(), list.end(), dev_re), e; it != e; ++it)
         log.ib_devices.push_back((*it)[1]);

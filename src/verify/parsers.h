@@ -181,6 +181,7 @@ struct NcclLog {
   int nranks = 0;
   std::string network;                  ///< IB, Socket, or a plugin's name
   std::vector<std::string> ib_devices;  ///< "mlx5_0:1/IB", "mlx5_0:1/RoCE"
+  int ib_devices_line = 0;              ///< the first "NET/IB : Using" line (0: none)
   struct Event {
     int line = 0;
     std::string text;

@@ -65,6 +65,13 @@ inline constexpr Rule kRules[] = {
      "NCCL_TOPO_FILE on VMs); unset NCCL_PROTO"},
     {"nccl-no-net-channels", Severity::kInfo, "the log shows no network channels (single node?)",
      "", ""},
+    {"nccl-fewer-nics", Severity::kError,
+     "NCCL uses fewer RDMA devices than the plan gives a node: the others carry nothing, so "
+     "the node's network bandwidth is that much less",
+     "NCCL_IB_HCA (a list that names too few, or a prefix that matches too few); ibstat: every "
+     "rail port Active",
+     "name every rail's device in NCCL_IB_HCA (configs --target host writes it in nccl.env), or "
+     "leave it unset; bring the missing ports up"},
     // nvidia-smi topo -m.
     {"gpu-nic-affinity", Severity::kWarning,
      "GPUs without a NIC on their PCIe switch: GPUDirect RDMA crosses the CPU interconnect (SYS) "
