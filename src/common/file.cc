@@ -178,14 +178,6 @@ const std::vector<fs::path> kSystemFolders{
 /// Kernel file systems: nothing can be kept anywhere under them.
 const std::vector<fs::path> kKernelTrees{"/proc", "/sys", "/dev"};
 
-fs::path normal_path(const fs::path& p) {
-  std::error_code ec;
-  fs::path n = fs::absolute(p, ec).lexically_normal();
-  if (ec) n = p.lexically_normal();
-  if (n.has_relative_path() && n.filename().empty()) n = n.parent_path();
-  return n;
-}
-
 bool is_within(const fs::path& p, const fs::path& tree) {
   auto pi = p.begin();
   for (auto ti = tree.begin(); ti != tree.end(); ++ti, ++pi)
@@ -194,6 +186,14 @@ bool is_within(const fs::path& p, const fs::path& tree) {
 }
 
 }  // namespace
+
+std::filesystem::path normal_path(const std::filesystem::path& p) {
+  std::error_code ec;
+  fs::path n = fs::absolute(p, ec).lexically_normal();
+  if (ec) n = p.lexically_normal();
+  if (n.has_relative_path() && n.filename().empty()) n = n.parent_path();
+  return n;
+}
 
 std::optional<std::string> system_folder_reason(const std::string& dir, std::string* where) {
   // Both the path as given and where it leads (symbolic links followed).

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -27,6 +28,9 @@ constexpr std::size_t kMaxCounterFileBytes = 256 * kKiB;
 /// How long a pipe or FIFO may stay silent before its reader gives up, seconds: a writer that
 /// holds it open and writes nothing would otherwise keep gpufabric waiting without end.
 constexpr int kInputIdleSeconds = 30;
+
+/// `p` absolute, without "." or ".." and without a trailing slash: "/tmp/../etc/" is "/etc".
+std::filesystem::path normal_path(const std::filesystem::path& p);
 
 /// Why `dir` is no place for a tool's own folder: "a system folder" (/, /etc, /home, /usr, /var
 /// and their like, where a folder of outputs would sit among the system's own, or be one of

@@ -82,6 +82,12 @@ Result<Estimate> estimate(const EstimateInput& in) {
         "the guide counts {} B a gradient; Megatron-LM reduces {} training's gradients in fp32 "
         "by default, {:g}x these bytes (gpufabric step models it; workload.grad_reduce)",
         bpp, name_of(kPrecisionNames, in.precision), 4 / bpp));
+  // A bare number is parameters: --params 70 is a 70-parameter model, which no one trains.
+  constexpr double kSmallestModelParams = 1e6;
+  if (in.params < kSmallestModelParams)
+    e.notes.push_back(fmt::format(
+        "{:g} parameters: a count without a suffix is parameters; 70B is 70 billion (K M B T)",
+        in.params));
   e.comm_hours = e.comm_time_s * in.steps / 3600;
   e.total_hours = (e.comm_time_s + in.compute_time_s) * in.steps / 3600;
   return e;

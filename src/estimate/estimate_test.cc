@@ -30,6 +30,23 @@ TEST(Estimate, GuideWorkedExample70B) {
   EXPECT_NEAR(e->comm_fraction, 0.36, 0.005);  // "5.6 / 15.6 = 36 %"
 }
 
+// --params 70 is 70 parameters, which no one trains: a note says how to write 70 billion.
+TEST(Estimate, ABareSmallCountIsNoted) {
+  EstimateInput in{
+      .params = 70, .precision = Precision::kBf16, .gpus = 1024, .link_bits_per_s = 400e9};
+  auto e = estimate(in);
+  ASSERT_TRUE(e.ok());
+  ASSERT_FALSE(e->notes.empty());
+  EXPECT_NE(e->notes.back().find("70 parameters: a count without a suffix is parameters; 70B is "
+                                 "70 billion"),
+            std::string::npos)
+      << e->notes.back();
+  in.params = 70e9;
+  auto big = estimate(in);
+  ASSERT_TRUE(big.ok());
+  for (const auto& n : big->notes) EXPECT_EQ(n.find("without a suffix"), std::string::npos);
+}
+
 TEST(Estimate, GuideMultiplierEffect) {
   // 1 s vs 10 s all-reduce over 100,000 steps: ~28 h vs ~280 h.
   for (auto [t, hours] : {std::pair{1.0, 27.8}, std::pair{10.0, 277.8}}) {

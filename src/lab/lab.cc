@@ -71,15 +71,6 @@ bool marked_as_lab_dir(const fs::path& dir) {
   return fs::is_regular_file(dir / kLabStateMarker, ec);
 }
 
-// `p` absolute, without "." or ".." and without a trailing slash: "/tmp/../etc/" is "/etc".
-fs::path normal_path(const fs::path& p) {
-  std::error_code ec;
-  fs::path n = fs::absolute(p, ec).lexically_normal();
-  if (ec) n = p.lexically_normal();
-  if (n.has_relative_path() && n.filename().empty()) n = n.parent_path();
-  return n;
-}
-
 void say(const LabOptions& o, const std::string& line) {
   if (o.progress) o.progress(line);
 }

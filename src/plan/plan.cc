@@ -735,11 +735,12 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   if (!p.nic.gpudirect)
     warn(fmt::format("{} lacks GPUDirect RDMA: GPU data crosses host memory", p.nic.id));
   if (p.nics_per_node < p.gpus_per_node)
-    warn(fmt::format(
-        "{} NICs for {} GPUs per node: each NIC is shared by {} GPUs, so per-GPU "
-        "scale-out bandwidth is {:.0f} Gbps",
-        p.nics_per_node, p.gpus_per_node, (p.gpus_per_node + p.nics_per_node - 1) / p.nics_per_node,
-        p.nic.rate_gbps * p.nics_per_node / p.gpus_per_node));
+    warn(
+        fmt::format("{} NIC{} for {} GPUs per node: each NIC is shared by {} GPUs, so per-GPU "
+                    "scale-out bandwidth is {:.0f} Gbps",
+                    p.nics_per_node, p.nics_per_node == 1 ? "" : "s", p.gpus_per_node,
+                    (p.gpus_per_node + p.nics_per_node - 1) / p.nics_per_node,
+                    p.nic.rate_gbps * p.nics_per_node / p.gpus_per_node));
   if (p.topo.kind == TopologyKind::kDragonfly && p.technology == Technology::kRoce)
     warn("dragonfly on RoCE needs non-minimal (adaptive) routing to use global links well");
   return p;

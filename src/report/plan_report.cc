@@ -406,15 +406,20 @@ std::string estimate_text(const Estimate& e) {
   };
   s += fmt::format("Communication estimate: {} of a {}-parameter model over {} GPUs\n",
                    e.collective, units::format_count(e.params), e.gpus);
-  line("payload", fmt::format("{} ({} params x {:g} bytes)", units::format_bytes(e.payload_bytes),
-                              units::format_count(e.params), e.bytes_per_param));
+  line("payload", fmt::format("{} ({} params x {:g} byte{})", units::format_bytes(e.payload_bytes),
+                              units::format_count(e.params), e.bytes_per_param,
+                              e.bytes_per_param == 1 ? "" : "s"));
   // The guide's rule of thumb is all_reduce's; the others' is their factor's limit.
   const bool guide = e.collective == "all_reduce";
   const std::string rule = guide ? "guide's rule" : "many GPUs' rule";
+  // GB to a tenth, as the guide writes them; below a tenth of one, in the unit that shows it.
+  auto gb = [](double bytes) {
+    return bytes >= 0.05e9 ? fmt::format("{:.1f} GB", bytes / 1e9) : units::format_bytes(bytes);
+  };
   line("traffic per GPU",
-       fmt::format("{:.1f} GB (exact factor {} = {:.4f}); {} {:g} x payload = {:.1f} GB",
-                   e.traffic_bytes / 1e9, traffic_factor_formula(e.collective), e.traffic_factor,
-                   rule, traffic_factor_limit(e.collective), e.traffic_bytes_simple / 1e9));
+       fmt::format("{} (exact factor {} = {:.4f}); {} {:g} x payload = {}", gb(e.traffic_bytes),
+                   traffic_factor_formula(e.collective), e.traffic_factor, rule,
+                   traffic_factor_limit(e.collective), gb(e.traffic_bytes_simple)));
   if (e.link_bytes_per_s > 0)
     line("link",
          fmt::format("{} = {:.3g} GB/s usable", units::format_bitrate(e.link_bytes_per_s * 8),

@@ -178,8 +178,11 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
   s += fmt::format("# Collective test concluded: {}\n", prog);
   if (explain) {
     s += "#\n# gpufabric explain (per size: algorithm and protocol as NCCL would choose, the fixed "
-         "latency, the link class that paced the slowest flow with its mean utilisation (- where "
-         "latency paces the call), and the "
+         "latency, the link class that paced the slowest flow with its utilisation in the flow "
+         "model, the algorithm's flows alone at the links' usable rate (1.00: they fill it; - "
+         "where latency paces the call; --links gives each link's bytes over its line rate and "
+         "the call's whole time, which the protocol, the pipeline and the latency lengthen), and "
+         "the "
          "ECMP collision factor = the hottest switch-to-switch link's bytes over what it would "
          "carry were every switch to spread its own perfectly evenly over its ports: leaf-spine "
          "or spine-core, up or down; 1 = even, - = no switch-to-switch traffic)\n";

@@ -177,6 +177,23 @@ int32_t LinkNames::cable_between(int a, const std::string& a_port, int b,
   return -1;
 }
 
+int32_t LinkNames::node_cable(int node, const std::string& nic_port, int leaf,
+                              const std::string& leaf_port) const {
+  if (node < 0 || static_cast<size_t>(node) >= node_.size()) return -1;
+  for (size_t c = 0; c < port_a_.size(); ++c) {
+    const auto link = static_cast<int32_t>(first_cable_link_ + 2 * c);
+    if (static_cast<size_t>(link) + 1 >= fab_.links().size()) break;
+    const Link& k = fab_.links()[static_cast<size_t>(link)];
+    if (k.cls != LinkClass::kNicLeaf || k.to != leaf) continue;
+    const LinkEnd nic = end(link, true);
+    const int port = port_b_[c];
+    if (nic.device == node_[static_cast<size_t>(node)] && nic.port == nic_port && port > 0 &&
+        (leaf_port == std::to_string(port) || leaf_port == panel_[static_cast<size_t>(port)]))
+      return link;
+  }
+  return -1;
+}
+
 std::string end_name(const LinkEnd& e) {
   return e.port.empty() ? e.device : e.device + ":" + e.port;
 }

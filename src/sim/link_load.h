@@ -101,6 +101,11 @@ class LinkNames {
   /// them (its port number, a_port, or its front-panel name, a_port_name): the one cable of
   /// parallel ones; -1 where no cable joins those ports.
   int32_t cable_between(int a, const std::string& a_port, int b, const std::string& b_port) const;
+  /// The link from node `node`'s port (cabling.csv's a_port: "nic3", "nic3.p2" on planes) to
+  /// switch vertex `leaf`'s port (its number or front-panel name); -1 where no cable joins them.
+  /// One of a node's several cables to one switch (a single switch, top of rack).
+  int32_t node_cable(int node, const std::string& nic_port, int leaf,
+                     const std::string& leaf_port) const;
 
  private:
   LinkEnd end(int32_t link, bool from) const;

@@ -194,6 +194,20 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
           f.fail_link(f.nic_to_leaf(at->first, at->second));
           f.fail_link(f.leaf_to_nic(at->first, at->second));
           done = true;
+          // A node with several cables to this switch (a single switch, top of rack): say
+          // which one failed and how to name another.
+          int cables = 0;
+          for (int r = 0; r < f.nics_per_node(); ++r)
+            for (int p = 0; p < f.planes(); ++p)
+              cables += f.leaf_of_nic(f.nic(ends->node, r), p) == ends->a ? 1 : 0;
+          const bool node_first = n.node.count(parts[1]) > 0;
+          const std::string& node = node_first ? parts[1] : parts[2];
+          const std::string& sw = node_first ? parts[2] : parts[1];
+          if (cables > 1)
+            changes.push_back(fmt::format(
+                "{} has {} cables to {}; its first NIC's failed (name another by its ports: "
+                "link:{}:nicN:{}:PORT, as cabling.csv names them)",
+                node, cables, sw, node, sw));
         }
       } else {
         int parallel = 0;
@@ -221,6 +235,35 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
         continue;
       }
       changes.push_back(fmt::format("link {} - {} failed", parts[1], parts[2]));
+    } else if (kind == "link" && parts.size() == 5 &&
+               (n.node.count(parts[1]) > 0) != (n.node.count(parts[3]) > 0)) {
+      // One of a node's cables by its ports (link:NODE:nic3:SWITCH:PORT, either end first):
+      // one of several a node has to one switch (a single switch, top of rack).
+      const bool node_first = n.node.count(parts[1]) > 0;
+      const std::string &node = node_first ? parts[1] : parts[3],
+                        &nic = node_first ? parts[2] : parts[4],
+                        &sw = node_first ? parts[3] : parts[1],
+                        &port = node_first ? parts[4] : parts[2];
+      if (!n.vertex.count(sw)) {
+        errs.push_back(unknown("switch", sw, n));
+        continue;
+      }
+      const int32_t link = ports.node_cable(n.node.at(node), nic, n.vertex.at(sw), port);
+      if (link < 0) {
+        errs.push_back(Diagnostic::flag(
+            "--fail", fmt::format("no cable joins {} {} and {} port {}", node, nic, sw, port),
+            "see cabling.csv: a_device, a_port (nic3), b_device, b_port (or b_port_name)"));
+        continue;
+      }
+      if (f.links()[static_cast<size_t>(link)].failed) {
+        errs.push_back(Diagnostic::flag(
+            "--fail", fmt::format("'{}' names a cable an earlier --fail failed already", item),
+            "name each failed part once"));
+        continue;
+      }
+      f.fail_link(link);
+      f.fail_link(Fabric::reverse(link));
+      changes.push_back(fmt::format("link {}:{} - {}:{} failed", node, nic, sw, port));
     } else if (kind == "link" && parts.size() == 5) {
       // One cable between two switches by its ports (link:A:PORT:B:PORT): one of parallel ones.
       for (const std::string& end : {parts[1], parts[3]})
@@ -228,7 +271,8 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
           errs.push_back(n.node.count(end)
                              ? Diagnostic::flag("--fail",
                                                 fmt::format("{} is a node: a node's cable is "
-                                                            "named link:NODE:LEAF",
+                                                            "named link:NODE:LEAF, or "
+                                                            "link:NODE:nicN:SWITCH:PORT",
                                                             end),
                                                 "see cabling.csv")
                              : unknown("switch", end, n));
@@ -652,9 +696,9 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
   Fabric f2 = Fabric::build(*p2, cat);
   if (o.grow_nodes > 0)
     out.changes.push_back(fmt::format(
-        "grow by {} nodes: {} -> {} switches, network capex {} -> {}, top-tier ports free "
+        "grow by {} node{}: {} -> {} switches, network capex {} -> {}, top-tier ports free "
         "{:.0f}% -> {:.0f}%{}",
-        o.grow_nodes, plan.switch_total, p2->switch_total,
+        o.grow_nodes, o.grow_nodes == 1 ? "" : "s", plan.switch_total, p2->switch_total,
         units::format_usd(plan.bom.network_capex_usd), units::format_usd(p2->bom.network_capex_usd),
         100 * plan.spine_ports_free_fraction, 100 * p2->spine_ports_free_fraction,
         p2->topo.tiers <= plan.topo.tiers ? ""

@@ -706,3 +706,52 @@ TEST(WhatIf, ALinkNamesItsEndsInEitherOrder) {
   EXPECT_EQ(leaf_as_node.errors()[0].hint, "did you mean 'node001'?");
 }
 }  // namespace gf
+
+namespace gf {
+// On a single switch a node has all its cables to it: link:NODE:SWITCH fails the first NIC's
+// and says so, and link:NODE:nicN:SWITCH:PORT (either end first, the port by number or
+// front-panel name) fails the one named. It had been refused ("a node's cable is named
+// link:NODE:LEAF"), so no other NIC's cable could fail.
+TEST(WhatIf, ANodesCableByItsPortsOnASingleSwitch) {
+  const WhatIfSetup s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\n"
+      "fabric: {technology: infiniband, topology: single, switch: qm9700}\n");
+  ASSERT_EQ(s.plan.topo.kind, TopologyKind::kSingle);
+  auto scenario = [&](std::vector<std::string> fail) {
+    WhatIfOptions o;
+    o.fail = std::move(fail);
+    return scenario_fabric(s.spec, s.cat, s.plan, o);
+  };
+  auto failed = [](const Fabric& f) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < f.links().size(); ++i)
+      if (f.links()[i].failed) out.push_back(i);
+    return out;
+  };
+  const auto first = scenario({"link:node001:switch1"});
+  ASSERT_TRUE(first.ok()) << format_diagnostics(first.errors());
+  EXPECT_NE(
+      first->changes.front().find("node001 has 8 cables to switch1; its first NIC's failed "
+                                  "(name another by its ports: link:node001:nicN:switch1:PORT"),
+      std::string::npos)
+      << first->changes.front();
+  // cabling.csv: node001 nic0 -> switch1 port 1 (1/1), nic3 -> port 4 (2/2).
+  const auto nic0 = scenario({"link:node001:nic0:switch1:1"});
+  const auto nic3 = scenario({"link:node001:nic3:switch1:4"});
+  const auto nic3_panel = scenario({"link:switch1:2/2:node001:nic3"});
+  for (const auto* r : {&nic0, &nic3, &nic3_panel})
+    ASSERT_TRUE(r->ok()) << format_diagnostics(r->errors());
+  EXPECT_EQ(failed(nic0->fabric), failed(first->fabric));
+  EXPECT_EQ(failed(nic3->fabric).size(), 2u);
+  EXPECT_NE(failed(nic3->fabric), failed(nic0->fabric));
+  EXPECT_EQ(failed(nic3_panel->fabric), failed(nic3->fabric));
+  EXPECT_EQ(nic3->changes.back(), "link node001:nic3 - switch1:4 failed");
+  const auto wrong = scenario({"link:node001:nic3:switch1:5"});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.errors()[0].message, "no cable joins node001 nic3 and switch1 port 5");
+  const auto both = scenario({"link:node001:nic3:switch1:4", "link:switch1:4:node001:nic3"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.errors()[0].message.find("names a cable an earlier --fail failed already"),
+            std::string::npos);
+}
+}  // namespace gf

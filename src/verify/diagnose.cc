@@ -278,7 +278,7 @@ void rail_findings(const std::vector<std::string>& rails, const IpLinks& ip, Fin
 }
 
 // Interfaces that are up at different MTUs, or all below jumbo frames; interfaces that are
-// down (the rails among them are judged by rail_findings, with a plan that names them).
+// down (with a plan that names the rails, rail_findings judges them instead, and nothing else).
 void ip_link_findings(const IpLinks& ip, bool rails_known, Findings& out) {
   std::vector<Evidence> down;
   for (const auto& [name, it] : ip.links) {
@@ -287,6 +287,9 @@ void ip_link_findings(const IpLinks& ip, bool rails_known, Findings& out) {
       down.push_back({file, l.line, fmt::format("{} state {} mtu {}", l.name, l.state, l.mtu)});
   }
   if (!down.empty() && !rails_known) out.push_back(finding(rule("interface-down"), down));
+  // With the rails named, rail_findings judges their MTU against the plan's; the others (the
+  // management interface at 1500, a container bridge) are not the fabric's.
+  if (rails_known) return;
   if (ip.mtus.size() > 1) {
     std::vector<Evidence> ev;
     for (const auto& [mtu, where] : ip.mtus)

@@ -127,10 +127,15 @@ TEST(Diagnose, PlannedRailsInIpLink) {
       EXPECT_EQ(f.evidence[0].line, 7);
       EXPECT_EQ(f.evidence[0].text, "ens2np0 state UP mtu 1500");
     }
-  // Without names (or without a RoCE plan) the rails are not known: no rail findings.
+  // With the rails named, only they are held to the plan's MTU: the other interfaces' MTUs
+  // (a management interface at 1500 beside jumbo rails, the usual set-up) are no mismatch.
+  EXPECT_FALSE(got.count("mtu-mismatch:warning"));
+  // Without names (or without a RoCE plan) the rails are not known: no rail findings, and the
+  // MTUs of every interface that is up are compared.
   auto plain = diagnose({load("ip-d-link.txt")}, 400, &plan, &cat);
   ASSERT_TRUE(plain.ok());
   for (const auto& f : *plain) EXPECT_EQ(f.id.rfind("rail-", 0), std::string::npos) << f.id;
+  EXPECT_TRUE(ids(*plain).count("mtu-mismatch:warning"));
 }
 
 // A jumbo interface that is down is no jumbo path: "no interface that is up uses jumbo frames"

@@ -109,8 +109,11 @@ inline constexpr Rule kRules[] = {
     {"mtu-mismatch", Severity::kWarning,
      "interfaces that are up use different MTUs: jumbo frames get dropped where the path is "
      "smaller (single node fine, multi-node broken)",
-     "ip link on every host; ping -M do -s 8972 between hosts",
-     "one MTU everywhere: 9000 on hosts (4096 RDMA path MTU), 9214 on switches"},
+     "ip link on every host; ping -M do -s 8972 between hosts; a management interface at 1500 "
+     "beside jumbo rails is the usual set-up: give --spec with addressing.host_netdevs to judge "
+     "the rails alone",
+     "one MTU on the rails and the RoCE path: 9000 on hosts (4096 RDMA path MTU), 9214 on "
+     "switches"},
     {"mtu-not-jumbo", Severity::kInfo, "no interface that is up uses jumbo frames", "ip link",
      "MTU 9000 on the RoCE interfaces"},
     {"interface-down", Severity::kInfo,
