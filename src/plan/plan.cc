@@ -821,6 +821,10 @@ void add_notes(const Spec& spec, Plan& p) {
         "no NVLink SHARP (NVLS); if they are part of a larger board's, set "
         "cluster.scaleup_board: nvswitch",
         p.gpus_per_node, p.gpu.id, p.gpus_per_node));
+  if (p.topo.kind == TopologyKind::kSingle && p.nodes > 1 && p.topo.planes <= 1)
+    p.notes.push_back(
+        "one switch holds every node: a single point of failure (its loss stops every job until "
+        "it is replaced); two planes or two tiers keep the nodes reachable when a switch fails");
   if (p.topo.kind == TopologyKind::kDragonfly) {
     const double share =
         100 * p.bisection_gbps / (static_cast<double>(p.node_leaf_total) * p.topo.lane_gbps);

@@ -61,11 +61,18 @@ std::vector<ReportWhatIf> failure_rows(const Plan& plan, const Fabric& fabric, c
   Fabric f = fabric;
   f.fail_vertex(f.leaf_vertex(0, 0));
   const double bw = probe_on(f);
-  rows.push_back(
-      {"one leaf fails", bw,
-       bw > 0 ? "nodes keep a path (another plane)"
-              : "its nodes are cut off from a rail: restart the job with their ports left out, "
-                "or without them (gpufabric what-if prices both)"});
+  // What the failure leaves the nodes decides what to do: a single switch is every node's only
+  // path; a top-of-rack leaf holds its nodes' every NIC; a rail leaf one NIC of each.
+  const bool single = plan.topo.kind == TopologyKind::kSingle;
+  const char* why = bw > 0   ? "nodes keep a path (another plane)"
+                    : single ? "the fabric's only switch: every node is cut off, and nothing runs "
+                               "until it is replaced (a single point of failure)"
+                    : !plan.topo.rail_optimized
+                        ? "its nodes have no NIC left: restart the job without them, or wait for "
+                          "the leaf (gpufabric what-if prices it)"
+                        : "its nodes are cut off from a rail: restart the job with their ports "
+                          "left out, or without them (gpufabric what-if prices both)";
+  rows.push_back({single ? "the switch fails" : "one leaf fails", bw, why});
   return rows;
 }
 

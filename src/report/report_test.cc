@@ -196,6 +196,26 @@ TEST(Report, SingleSwitchClusterHasNoSpineRow) {
   EXPECT_NE(html.find("one leaf fails"), std::string::npos);
 }
 
+// On a single switch the report's failure row is the switch's, and says nothing runs until it is
+// replaced; it had advised restarting with the ports of a rail left out, as for a rail leaf.
+TEST(Report, ASingleSwitchsFailureStopsEverything) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "gf_report_single";
+  fs::create_directories(dir);
+  std::ofstream(dir / "spec.yaml") << "name: single\ncluster: {gpu: h100-sxm, nodes: 8, nic: "
+                                      "cx7-400g}\nfabric: {technology: infiniband, topology: "
+                                      "single, switch: qm9700}\n";
+  auto planned = load_and_plan((dir / "spec.yaml").string());
+  fs::remove_all(dir);
+  ASSERT_TRUE(planned.ok()) << format_diagnostics(planned.errors());
+  auto files = make_report(*planned, {});
+  ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
+  const std::string& html = file_of(*files, "report.html");
+  EXPECT_NE(html.find("the switch fails"), std::string::npos);
+  EXPECT_NE(html.find("only switch: every node is cut off"), std::string::npos);
+  EXPECT_EQ(html.find("cut off from a rail"), std::string::npos);
+}
+
 // A valid sweep design with a step: its values, capex and days to train.
 DesignResult sweep_design(int index, double capex, double days) {
   DesignResult d;
