@@ -584,11 +584,16 @@ std::vector<Diagnostic> as_flag_errors(const std::vector<Diagnostic>& errs, cons
 std::optional<Diagnostic> swap_nic(Spec& s2, const Catalog& cat, const Plan& plan,
                                    const std::string& nic) {
   auto id = nic_for(nic, cat, plan);
-  if (!id)
+  if (!id) {
+    std::vector<std::string> ids;
+    for (const auto& [nic_id, n] : cat.nics) ids.push_back(nic_id);
+    const std::string close = did_you_mean(nic, ids);
     return Diagnostic::flag(
         "--nic",
         fmt::format("no {} NIC in the catalog matches '{}'", technology_name(plan.technology), nic),
-        "give a rate such as 800G or a catalog id such as cx8-800g");
+        close.empty() ? "give a rate such as 800G or a catalog id such as cx8-800g"
+                      : close + " Or give a rate such as 800G");
+  }
   s2.cluster.nic = *id;
   s2.cluster.nics_per_node = plan.nics_per_node;
   // The switch is chosen again where the plan's has no port at the new rate, or, on InfiniBand,

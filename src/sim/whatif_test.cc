@@ -746,6 +746,12 @@ TEST(WhatIf, ANodesCableByItsPortsOnASingleSwitch) {
   EXPECT_NE(failed(nic3->fabric), failed(nic0->fabric));
   EXPECT_EQ(failed(nic3_panel->fabric), failed(nic3->fabric));
   EXPECT_EQ(nic3->changes.back(), "link node001:nic3 - switch1:4 failed");
+  // A NIC id of the catalog misspelt is suggested, as estimate --nic suggests it.
+  WhatIfOptions nic;
+  nic.nic = "cx7";
+  const auto partial = what_if(s.spec, s.cat, s.plan, nic);
+  ASSERT_FALSE(partial.ok());
+  EXPECT_EQ(partial.errors()[0].hint, "did you mean 'cx7-400g'? Or give a rate such as 800G");
   const auto wrong = scenario({"link:node001:nic3:switch1:5"});
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.errors()[0].message, "no cable joins node001 nic3 and switch1 port 5");

@@ -106,6 +106,18 @@ TEST(SpecErrors, TheNicsAServersFigureIncludesAreCatalogNics) {
 }
 
 // One test per error class: each names file:line:column and the key.
+// A number is no typo of another: zero: 4 lists the stages and suggests none (it had said
+// "did you mean '0'?").
+TEST(SpecErrors, ANumberOutOfAClosedSetSuggestsNoNeighbour) {
+  auto s = parse_spec(
+      "cluster: {gpu: h100-sxm, gpus: 64, nic: cx7-400g}\nworkload:\n  model: {params: 8B}\n"
+      "  parallelism: {tp: 8, zero: 4}\n",
+      "s.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.errors()[0].message, "'4' is not one of 0 | 1 | 2 | 3");
+  EXPECT_EQ(s.errors()[0].hint, "");
+}
+
 // A budget of $0 had read as no budget, silently; it is an error at its key.
 TEST(SpecErrors, ABudgetOfNothingIsRefused) {
   auto s = parse_spec(

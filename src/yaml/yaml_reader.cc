@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -345,8 +346,12 @@ std::optional<std::string> YamlReader::choice(const YAML::Node& map, const std::
     if (c == s) return s;
   std::string list;
   for (const auto& c : choices) list += (list.empty() ? "" : " | ") + c;
+  // A number one character from another is no typo of it (zero: 4 is not "did you mean 0").
+  const bool numeric = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
   error(n, join(path, key), fmt::format("'{}' is not one of {}", s, list),
-        did_you_mean(s, choices));
+        numeric ? "" : did_you_mean(s, choices));
   return std::nullopt;
 }
 
