@@ -368,6 +368,17 @@ std::string check_text(const CheckResult& r) {
         c.expected_as.empty() ? "-" : c.expected_as, expects ? fmt::format("{:.2f}", c.ratio) : "-",
         !c.judged ? "-" : words_of(c.mark).text, c.note.empty() ? "" : "  (" + c.note + ")");
   }
+  // The measured and expected columns are in each tool's unit: said where rows of several mix.
+  std::vector<std::string> units;
+  auto unit_of = [&](const std::string& what, const char* unit) {
+    if (std::any_of(r.rows.begin(), r.rows.end(), [&](const CheckRow& c) { return c.what == what; }))
+      units.push_back(unit);
+  };
+  unit_of("busbw_gbs", "busbw GB/s (nccl-tests)");
+  unit_of("bw_gbps", "Gb/s (perftest bandwidth)");
+  unit_of("gbps", "Gb/s (iperf3)");
+  unit_of("lat_us", "us (perftest latency)");
+  if (units.size() > 1) s += fmt::format("units: {}\n", fmt::join(units, "; "));
   s += kVerdictWords[static_cast<std::size_t>(r.verdict)].line;
   if (r.verdict == CheckVerdict::kFail) {
     std::vector<std::string> why;

@@ -276,6 +276,11 @@ TEST(Check, MeasurementsAgainstThePlan) {
   EXPECT_TRUE(two_node_note);
   EXPECT_TRUE(slow_flagged);
   EXPECT_TRUE(fast_ok);
+  // Rows of several tools' units say which (they had mixed GB/s and Gb/s in one column).
+  EXPECT_NE(check_text(*r).find("units: busbw GB/s (nccl-tests); Gb/s (perftest bandwidth); Gb/s "
+                                "(iperf3)\n"),
+            std::string::npos)
+      << check_text(*r);
   // A latency test beside them is shown, not judged and not dropped; its expectation and
   // ratio are "-".
   auto lat =
