@@ -404,6 +404,13 @@ Result<std::vector<BaselineRow>> read_baseline(const std::string& path, const st
     }
     rows.push_back(std::move(b));
   }
+  // No nccl-tests row: nothing to export, and the below-baseline alert could never fire.
+  if (rows.empty())
+    return bad(j.contains("suspects")
+                   ? "check's result of an acceptance results folder, which holds no nccl-tests "
+                     "row with its busbw: the baseline is check --json of nccl-tests outputs"
+                   : "no nccl-tests row (measured_busbw_gbs): the baseline compares bus "
+                     "bandwidth, so it is check --json of nccl-tests outputs");
   return rows;
 }
 

@@ -135,10 +135,22 @@ TEST(Exporter, BaselineMustBeACheckResult) {
       "measured_busbw_gbs": "fast", "expected_busbw_gbs": 1, "ratio": 1}]})")
                 .find("rows[0].measured_busbw_gbs: expected a number"),
             std::string::npos);
-  // Rows of bandwidth tests (no bus bandwidth) are no error, and not exported.
-  EXPECT_EQ(message_of(R"({"verdict": "pass", "rows": [{"file": "ib.txt", "collective":
-      "ib_write_bw", "bytes": 65536, "measured_gbps": 390, "expected_gbps": 400, "ratio": 0.97}]})"),
+  // Rows of bandwidth tests (no bus bandwidth) beside an nccl-tests row are not exported; a
+  // result of them alone has nothing to export, and the below-baseline alert could never fire:
+  // refused (it had been taken silently), as an acceptance results folder's result is.
+  const std::string ib_row = R"({"file": "ib.txt", "collective": "ib_write_bw", "bytes": 65536,
+      "measured_gbps": 390, "expected_gbps": 400, "ratio": 0.97})";
+  const std::string nccl_row = R"({"collective": "all_reduce", "bytes": 1073741824,
+      "measured_busbw_gbs": 470, "expected_busbw_gbs": 480, "ratio": 0.98})";
+  EXPECT_EQ(message_of("{\"verdict\": \"pass\", \"rows\": [" + ib_row + ", " + nccl_row + "]}"),
             "ok");
+  EXPECT_NE(message_of("{\"verdict\": \"pass\", \"rows\": [" + ib_row + "]}")
+                .find("no nccl-tests row (measured_busbw_gbs)"),
+            std::string::npos);
+  EXPECT_NE(message_of(R"({"verdict": "pass", "suspects": [], "rows": [{"what": "link", "id":
+      "T0001", "measured": 390, "expected": 380, "ok": true, "judged": true}]})")
+                .find("check's result of an acceptance results folder"),
+            std::string::npos);
   fs::remove(p);
   const std::string missing =
       format_diagnostics(read_baseline("/nonexistent", "--baseline").errors());
