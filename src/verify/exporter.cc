@@ -164,10 +164,26 @@ std::vector<std::string> SourceHealth::update(const std::vector<SkippedSource>& 
   for (const auto& s : skipped)
     if (now.insert(s.source).second && !failing_.count(s.source))
       lines.push_back(fmt::format("skipped {}: {}", s.source, s.reason));
+  // A source under a device now gone did not recover: the device's own line says what happened.
+  auto under_gone = [&](const std::string& source) {
+    for (const auto& n : now)
+      if (n.rfind("device ", 0) == 0 && source.find("/" + n.substr(7) + "/") != std::string::npos)
+        return true;
+    return false;
+  };
   for (const auto& f : failing_)
-    if (!now.count(f)) lines.push_back(f + " recovered");
+    if (!now.count(f) && !under_gone(f)) lines.push_back(f + " recovered");
   failing_ = std::move(now);
   return lines;
+}
+
+std::map<std::string, std::set<std::string>> SourceHealth::devices_now(
+    const std::map<std::string, std::set<std::string>>& seen) {
+  std::map<std::string, std::set<std::string>> gone;
+  for (const auto& [dev, ports] : ports_)
+    if (!seen.count(dev)) gone[dev] = ports;
+  for (const auto& [dev, ports] : seen) ports_[dev].insert(ports.begin(), ports.end());
+  return gone;
 }
 
 std::string collect_metrics(const ExporterOptions& o, std::vector<std::string>& log) {
@@ -199,9 +215,12 @@ std::string collect_metrics(const ExporterOptions& o, SourceHealth& health,
   }
   const double planned_bps = o.plan ? o.plan->topo.lane_gbps * 1e9 : 0;
   std::map<std::string, std::string> netdev_rail;  // interface -> rail label
+  std::map<std::string, std::set<std::string>> seen;  // device -> ports, this scrape
   for (const auto& dev : devices) {
+    seen[dev];
     for (const auto& p : fs::directory_iterator(ib / dev / "ports", ec)) {
       const std::string port = p.path().filename();
+      seen[dev].insert(port);
       const std::string labels =
           fmt::format("device=\"{}\",port=\"{}\"", label_value(dev), label_value(port));
       for (const auto& c : kPortCounters) {
@@ -237,6 +256,14 @@ std::string collect_metrics(const ExporterOptions& o, SourceHealth& health,
     }
     for (const auto& n : fs::directory_iterator(ib / dev / "device/net", ec))
       netdev_rail[n.path().filename()] = std::to_string(rail[dev]);
+  }
+  // A device an earlier scrape read and this one does not find: its ports down, said once in the
+  // log as a skipped source (their series had vanished, and their failing counters "recovered").
+  for (const auto& [dev, ports] : health.devices_now(seen)) {
+    skipped.push_back({"device " + dev, fmt::format("no longer in {}", ib.string())});
+    for (const auto& port : ports)
+      m.add("gpufabric_rdma_port_up", "gauge", "1 when the RDMA port is ACTIVE.",
+            fmt::format("device=\"{}\",port=\"{}\"", label_value(dev), label_value(port)), 0);
   }
   // Interfaces.
   const fs::path net = fs::path(o.sysfs) / "class/net";

@@ -3,6 +3,7 @@
 // Conventions follow node_exporter: snake_case, units in names, _total for counters.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -45,9 +46,15 @@ class SourceHealth {
   /// The log lines for one scrape's skips: "skipped SOURCE: REASON" for each source that was not
   /// failing before, "SOURCE recovered" for each that was and is no longer skipped.
   std::vector<std::string> update(const std::vector<SkippedSource>& skipped);
+  /// The RDMA ports of the scrape's devices, remembered: a device gone since an earlier scrape
+  /// (a NIC that fell off the bus, a driver unloaded) keeps its ports' series, down, and a
+  /// skipped source. Returns the ports of the devices in `seen` no longer present.
+  std::map<std::string, std::set<std::string>> devices_now(
+      const std::map<std::string, std::set<std::string>>& seen);
 
  private:
   std::set<std::string> failing_;  ///< the sources skipped in the previous scrape
+  std::map<std::string, std::set<std::string>> ports_;  ///< device -> its ports, ever seen
 };
 
 /// One scrape: the metrics text. Unreadable, oversized or malformed sources are skipped, never a

@@ -73,6 +73,33 @@ TEST(Exporter, CountersFromARecordedHost) {
             std::string::npos);
 }
 
+// A device an earlier scrape read that is gone (a NIC off the bus, a driver unloaded) keeps
+// its port's series at port_up 0 and is a skipped source, logged once; its malformed counter
+// does not "recover". (Its series had vanished, and the log said the counter had recovered.)
+TEST(Exporter, ADeviceThatDisappearsIsDownNotRecovered) {
+  namespace fs = std::filesystem;
+  const fs::path d = copy_of_recorded_host("gone");
+  ExporterOptions o;
+  o.sysfs = d.string();
+  o.ethtool_dir = (d / "ethtool").string();
+  SourceHealth health;
+  std::vector<std::string> log;
+  const std::string before = collect_metrics(o, health, log);
+  EXPECT_DOUBLE_EQ(sample(before, "gpufabric_rdma_port_up{device=\"mlx5_1\""), 1);
+  ASSERT_EQ(log.size(), 1u);  // the recorded host's malformed counter of mlx5_1
+  fs::remove_all(d / "class/infiniband/mlx5_1");
+  log.clear();
+  const std::string after = collect_metrics(o, health, log);
+  EXPECT_DOUBLE_EQ(sample(after, "gpufabric_rdma_port_up{device=\"mlx5_1\""), 0);
+  EXPECT_DOUBLE_EQ(sample(after, "gpufabric_rdma_port_up{device=\"mlx5_0\""), 1);
+  ASSERT_EQ(log.size(), 1u) << log.back();
+  EXPECT_EQ(log[0].rfind("skipped device mlx5_1: no longer in ", 0), 0u) << log[0];
+  log.clear();
+  collect_metrics(o, health, log);  // still gone: said once
+  EXPECT_TRUE(log.empty());
+  fs::remove_all(d);
+}
+
 TEST(Exporter, EndlessAndHugeFilesAreSkippedPromptly) {
   // A counter that is a link to /dev/zero, a sparse 1 GiB counter, a port state and an ethtool
   // dump that never end, a baseline that is a device: each is skipped with its log line, the
