@@ -144,6 +144,19 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
                                        const LinkNames& ports, Fabric& f,
                                        std::vector<std::string>& changes) {
   std::vector<Diagnostic> errs;
+  // A cable named by its ports, failed once: named again (the other end first), or its switch
+  // or node failed already, it is an error.
+  auto fail_cable = [&](int32_t link, const std::string& item, const std::string& change) {
+    if (f.links()[static_cast<size_t>(link)].failed) {
+      errs.push_back(Diagnostic::flag(
+          "--fail", fmt::format("'{}' names a cable an earlier --fail failed already", item),
+          "name each failed part once"));
+      return;
+    }
+    f.fail_link(link);
+    f.fail_link(Fabric::reverse(link));
+    changes.push_back(change);
+  };
   for (const auto& item : items) {
     std::vector<std::string> parts;
     size_t start = 0;
@@ -255,15 +268,7 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
             "see cabling.csv: a_device, a_port (nic3), b_device, b_port (or b_port_name)"));
         continue;
       }
-      if (f.links()[static_cast<size_t>(link)].failed) {
-        errs.push_back(Diagnostic::flag(
-            "--fail", fmt::format("'{}' names a cable an earlier --fail failed already", item),
-            "name each failed part once"));
-        continue;
-      }
-      f.fail_link(link);
-      f.fail_link(Fabric::reverse(link));
-      changes.push_back(fmt::format("link {}:{} - {}:{} failed", node, nic, sw, port));
+      fail_cable(link, item, fmt::format("link {}:{} - {}:{} failed", node, nic, sw, port));
     } else if (kind == "link" && parts.size() == 5) {
       // One cable between two switches by its ports (link:A:PORT:B:PORT): one of parallel ones.
       for (const std::string& end : {parts[1], parts[3]})
@@ -288,17 +293,8 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
             "see cabling.csv: a_device, a_port (or a_port_name), b_device, b_port"));
         continue;
       }
-      // Named again (the other end first), or its switch failed already: once, as above.
-      if (f.links()[static_cast<size_t>(link)].failed) {
-        errs.push_back(Diagnostic::flag(
-            "--fail", fmt::format("'{}' names a cable an earlier --fail failed already", item),
-            "name each failed part once"));
-        continue;
-      }
-      f.fail_link(link);
-      f.fail_link(Fabric::reverse(link));
-      changes.push_back(
-          fmt::format("link {}:{} - {}:{} failed", parts[1], parts[2], parts[3], parts[4]));
+      fail_cable(link, item,
+                 fmt::format("link {}:{} - {}:{} failed", parts[1], parts[2], parts[3], parts[4]));
     } else {
       errs.push_back(
           Diagnostic::flag("--fail", fmt::format("cannot read '{}'", item),
