@@ -1119,6 +1119,13 @@ TEST(CliSimulate, AToolsOutputForASpecIsNamed) {
       EXPECT_TRUE(r.out.empty());
     }
   }
+  // A log is named as one; a text that quotes a few of its lines is not (the README, given as the
+  // spec, had been called NCCL debug log output).
+  CmdResult log = gpufabric("plan tests/data/outputs/nccl-debug-ib-retry.log");
+  EXPECT_NE(log.err.find("this is nccl-debug-log output"), std::string::npos) << log.err;
+  CmdResult readme = gpufabric("plan README.md");
+  EXPECT_EQ(readme.code, 2);
+  EXPECT_EQ(readme.err.find("output, not a cluster spec"), std::string::npos) << readme.err;
 }
 
 TEST(CliSimulate, BadInputExitsTwo) {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <regex>
+#include <sstream>
 
 #include "common/file.h"
 #include "common/memory.h"
@@ -20,6 +22,20 @@ Result<PlannedSpec> load_planned_spec(const std::string& path, const LoadLimits&
   if (!text) return loaded;
   const OutputKind kind = detect_output_kind(*text);
   if (kind == OutputKind::kUnknown) return loaded;
+  // A text that quotes a few NCCL log lines (a README, notes) is not a log: one whose lines are
+  // mostly NCCL's is (kMinLogLineShare of them at least).
+  if (kind == OutputKind::kNcclLog) {
+    constexpr double kMinLogLineShare = 0.1;
+    static const std::regex log_line(R"([^\s:]+:\d+:\d+ \[\d+\] NCCL (INFO|WARN))");
+    std::size_t lines = 0, nccl = 0;
+    std::istringstream in(*text);
+    for (std::string l; std::getline(in, l);) {
+      if (l.find_first_not_of(" \t\r") == std::string::npos) continue;
+      ++lines;
+      if (std::regex_search(l, log_line)) ++nccl;
+    }
+    if (static_cast<double>(nccl) < kMinLogLineShare * static_cast<double>(lines)) return loaded;
+  }
   return Diagnostic::in_file(
       path, "SPEC", fmt::format("this is {} output, not a cluster spec", output_kind_name(kind)),
       "give the spec (YAML) the cluster was planned from, e.g. examples/seed-70b-1024.yaml; "
