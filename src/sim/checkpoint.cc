@@ -31,14 +31,14 @@ DpTraffic nominal_dp_traffic(const Plan& plan, const WorkloadSpec& w) {
   // Guide §3: gradient bytes of one replica, ring all-reduce moves 2(n-1)/n of them per rank;
   // the bytes a parameter as the step moves them (fp32 gradients by Megatron-LM's default).
   const double held = w.model.params / (par.tp * par.pp);
-  double per_gpu = held * dp_bytes_per_param(w) * 2 * ring_share;
-  if (par.zero >= 2) {
-    // ZeRO-2 and -3 reduce-scatter the gradients after every microbatch (the step's
-    // dp_reduce_scatter); ZeRO-2 gathers the updated weights once.
-    const double grads = precision_bytes(grad_reduce_precision(w));
-    per_gpu = microbatches_per_step(w) * held * grads * ring_share +
+  // ZeRO-2 and -3 reduce-scatter the gradients after every microbatch (the step's
+  // dp_reduce_scatter), ZeRO-2 gathering the updated weights once; ZeRO-0 and -1 reduce once.
+  double per_gpu = 0;
+  if (par.zero >= 2)
+    per_gpu = microbatches_per_step(w) * held * gradient_reduce_bytes(w) * ring_share +
               (par.zero == 2 ? held * weight_bytes(w) * ring_share : 0);
-  }
+  else
+    per_gpu = held * dp_bytes_per_param(w) * 2 * ring_share;
   if (par.zero == 3) {
     // The weights gathered before each use, every microbatch (the step's zero3_param_allgather).
     per_gpu +=

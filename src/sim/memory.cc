@@ -69,11 +69,13 @@ double layer_activation_bytes(Recompute rc, const LayerShape& l) {
 
 double weight_bytes(const WorkloadSpec& w) { return param_bytes(w.precision).weights; }
 
+double gradient_reduce_bytes(const WorkloadSpec& w) {
+  return precision_bytes(grad_reduce_precision(w));
+}
+
 double dp_bytes_per_param(const WorkloadSpec& w) {
-  const double grads = precision_bytes(grad_reduce_precision(w));
-  const int zero = w.parallelism.zero;
-  if (zero == 3) return grads / 2;  // a reduce-scatter alone: half an all-reduce
-  return zero >= 1 ? (grads + weight_bytes(w)) / 2 : grads;
+  const double grads = gradient_reduce_bytes(w);
+  return w.parallelism.zero == 1 ? (grads + weight_bytes(w)) / 2 : grads;
 }
 
 double zero3_gather_passes(const WorkloadSpec& w) {

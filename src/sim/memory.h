@@ -50,11 +50,15 @@ double zero3_gather_passes(const WorkloadSpec& w);
 /// at least one (one when the spec gives no global batch).
 double microbatches_per_step(const WorkloadSpec& w);
 
-/// Bytes a parameter the data-parallel reduction moves as one all-reduce: the gradients in the
-/// type they are reduced in (grad_reduce_precision); with ZeRO (the distributed optimizer) a
+/// Bytes a parameter of the gradients as the data-parallel ranks reduce them: in the type they
+/// are reduced in (grad_reduce_precision).
+double gradient_reduce_bytes(const WorkloadSpec& w);
+
+/// Bytes a parameter the once-a-step data-parallel reduction of ZeRO-0 and -1 moves as one
+/// all-reduce: the gradients (gradient_reduce_bytes); with ZeRO-1 (the distributed optimizer) a
 /// reduce-scatter of them and an all-gather of the weights, each half a ring all-reduce, so the
-/// all-reduce that stands for both moves the mean of the two; ZeRO-3 the reduce-scatter alone
-/// (its weights are gathered before each use), half the gradients'.
+/// all-reduce that stands for both moves the mean of the two. ZeRO-2 and -3 reduce-scatter every
+/// microbatch instead, which no one all-reduce stands for.
 double dp_bytes_per_param(const WorkloadSpec& w);
 
 /// The memory of `w` split as `layout` says, `microbatches` per step, on a GPU of `hbm_bytes`.
