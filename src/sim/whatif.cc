@@ -144,18 +144,18 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
                                        const LinkNames& ports, Fabric& f,
                                        std::vector<std::string>& changes) {
   std::vector<Diagnostic> errs;
-  // A cable named by its ports, failed once: named again (the other end first), or its switch
-  // or node failed already, it is an error.
-  auto fail_cable = [&](int32_t link, const std::string& item, const std::string& change) {
+  // One cable (`link` and its reverse) failed once: named again (the other end first), or its
+  // switch or node failed already, it is an error; false then.
+  auto fail_cable = [&](int32_t link, const std::string& item) {
     if (f.links()[static_cast<size_t>(link)].failed) {
       errs.push_back(Diagnostic::flag(
           "--fail", fmt::format("'{}' names a cable an earlier --fail failed already", item),
           "name each failed part once"));
-      return;
+      return false;
     }
     f.fail_link(link);
     f.fail_link(Fabric::reverse(link));
-    changes.push_back(change);
+    return true;
   };
   for (const auto& item : items) {
     std::vector<std::string> parts;
@@ -197,15 +197,7 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
       bool done = false;
       if (ends->node >= 0) {
         if (const auto at = nic_on_leaf(f, ends->node, ends->a)) {
-          // Named again (the other end first), or its node or leaf failed already: once.
-          if (f.links()[f.nic_to_leaf(at->first, at->second)].failed) {
-            errs.push_back(Diagnostic::flag(
-                "--fail", fmt::format("'{}' names a cable an earlier --fail failed already", item),
-                "name each failed part once"));
-            continue;
-          }
-          f.fail_link(f.nic_to_leaf(at->first, at->second));
-          f.fail_link(f.leaf_to_nic(at->first, at->second));
+          if (!fail_cable(f.nic_to_leaf(at->first, at->second), item)) continue;
           done = true;
           // A node with several cables to this switch (a single switch, top of rack): say
           // which one failed and how to name another.
@@ -268,7 +260,8 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
             "see cabling.csv: a_device, a_port (nic3), b_device, b_port (or b_port_name)"));
         continue;
       }
-      fail_cable(link, item, fmt::format("link {}:{} - {}:{} failed", node, nic, sw, port));
+      if (fail_cable(link, item))
+        changes.push_back(fmt::format("link {}:{} - {}:{} failed", node, nic, sw, port));
     } else if (kind == "link" && parts.size() == 5) {
       // One cable between two switches by its ports (link:A:PORT:B:PORT): one of parallel ones.
       for (const std::string& end : {parts[1], parts[3]})
@@ -293,8 +286,9 @@ std::vector<Diagnostic> apply_failures(const std::vector<std::string>& items, co
             "see cabling.csv: a_device, a_port (or a_port_name), b_device, b_port"));
         continue;
       }
-      fail_cable(link, item,
-                 fmt::format("link {}:{} - {}:{} failed", parts[1], parts[2], parts[3], parts[4]));
+      if (fail_cable(link, item))
+        changes.push_back(
+            fmt::format("link {}:{} - {}:{} failed", parts[1], parts[2], parts[3], parts[4]));
     } else {
       errs.push_back(
           Diagnostic::flag("--fail", fmt::format("cannot read '{}'", item),

@@ -28,6 +28,23 @@ WhatIfSetup setup(const std::string& yaml) {
   return s;
 }
 
+// The scenario's fabric with `fail` and `degrade` applied, as what-if, replay and jobs take them.
+Result<ScenarioFabric> failed_scenario(const WhatIfSetup& s, std::vector<std::string> fail,
+                                       std::vector<std::string> degrade = {}) {
+  WhatIfOptions o;
+  o.fail = std::move(fail);
+  o.degrade = std::move(degrade);
+  return scenario_fabric(s.spec, s.cat, s.plan, o);
+}
+
+// The indices of a fabric's failed links.
+std::vector<size_t> failed(const Fabric& f) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < f.links().size(); ++i)
+    if (f.links()[i].failed) out.push_back(i);
+  return out;
+}
+
 const char* kSeed =
     "cluster: {gpu: h100-sxm, nodes: 128, nic: cx7-400g}\n"
     "fabric: {technology: infiniband, switch: qm9700}\n"
@@ -599,16 +616,7 @@ namespace gf {
 TEST(WhatIf, ALinkNamesItsEndsInEitherOrder) {
   const WhatIfSetup s = setup(kSeed);
   auto scenario = [&](std::vector<std::string> fail, std::vector<std::string> degrade) {
-    WhatIfOptions o;
-    o.fail = std::move(fail);
-    o.degrade = std::move(degrade);
-    return scenario_fabric(s.spec, s.cat, s.plan, o);
-  };
-  auto failed = [](const Fabric& f) {
-    std::vector<size_t> out;
-    for (size_t i = 0; i < f.links().size(); ++i)
-      if (f.links()[i].failed) out.push_back(i);
-    return out;
+    return failed_scenario(s, std::move(fail), std::move(degrade));
   };
   auto at_200g = [](const Fabric& f) {
     std::vector<size_t> out;
@@ -718,15 +726,7 @@ TEST(WhatIf, ANodesCableByItsPortsOnASingleSwitch) {
       "fabric: {technology: infiniband, topology: single, switch: qm9700}\n");
   ASSERT_EQ(s.plan.topo.kind, TopologyKind::kSingle);
   auto scenario = [&](std::vector<std::string> fail) {
-    WhatIfOptions o;
-    o.fail = std::move(fail);
-    return scenario_fabric(s.spec, s.cat, s.plan, o);
-  };
-  auto failed = [](const Fabric& f) {
-    std::vector<size_t> out;
-    for (size_t i = 0; i < f.links().size(); ++i)
-      if (f.links()[i].failed) out.push_back(i);
-    return out;
+    return failed_scenario(s, std::move(fail));
   };
   const auto first = scenario({"link:node001:switch1"});
   ASSERT_TRUE(first.ok()) << format_diagnostics(first.errors());
