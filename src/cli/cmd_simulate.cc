@@ -56,7 +56,7 @@ struct SimulateFlags {
   std::string spec, op = "all_reduce", min_bytes = "8", max_bytes = "8G", algo = "auto",
                     proto = "auto", load_balancing, nccl, links, links_bytes = "1G",
                     engine = "flow", cc = "dcqcn", buffsize;
-  CLI::Option* cc_opt = nullptr;  // --cc acts on the packet level only
+  CLI::Option* cc_opt = nullptr;           // --cc acts on the packet level only
   CLI::Option* links_bytes_opt = nullptr;  // --links-bytes sizes --links only
   double factor = 2;
   int nodes = 0;
@@ -230,8 +230,7 @@ int run(const SimulateFlags& f) {
   }
   // nccl-tests runs no size whose buffers the GPU cannot hold: it lowers -e (and -b above it) to
   // what fits and says so (nccl_tests_memory_max_bytes).
-  constexpr double kGiB = 1024.0 * 1024 * 1024;
-  const double memory_max = nccl_tests_memory_max_bytes(plan->gpu.memory_gb * kGiB);
+  const double memory_max = nccl_tests_memory_max_bytes(plan->gpu.memory_gb);
   const bool reduced = memory_max > 0 && *hi > memory_max;
   const double run_hi = reduced ? memory_max : *hi, run_lo = std::min(*lo, run_hi);
   const auto sizes = size_sweep(run_lo, run_hi, f.factor);
@@ -297,8 +296,11 @@ Command add_simulate(CLI::App& root) {
                 op_names);
   a->add_option("-b,--minbytes", f->min_bytes, "smallest size, as nccl-tests (K M G are binary)")
       ->capture_default_str();
-  a->add_option("-e,--maxbytes", f->max_bytes, "largest size, e.g. 8G (as nccl-tests, lowered to what the GPU's memory holds: a send "
-                "and a receive buffer of the size, after nccl-tests' reserve)")->capture_default_str();
+  a->add_option(
+       "-e,--maxbytes", f->max_bytes,
+       "largest size, e.g. 8G (as nccl-tests, lowered to what the GPU's memory holds: a send "
+       "and a receive buffer of the size, after nccl-tests' reserve)")
+      ->capture_default_str();
   a->add_option("-f,--stepfactor", f->factor, "multiply the size by this each step (above 1)")
       ->check(finite_in(kMinStepFactor, kMaxStepFactor))
       ->capture_default_str();

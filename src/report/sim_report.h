@@ -24,11 +24,12 @@ struct SimReport {
   double reduced_max_bytes = 0;
 };
 
-/// The largest size nccl-tests runs on GPUs of `gpu_memory_bytes` (without validation, -c 0, as
-/// the table's header says): a send and a receive buffer of the size each, after it keeps a
-/// reserve of 1 GiB per 16 GiB (at most 4 GiB) and 1 GiB more for the rest. nccl-tests lowers a
-/// larger -e to it and prints "Reducing maxBytes to N due to memory limitation".
-double nccl_tests_memory_max_bytes(double gpu_memory_bytes);
+/// The largest size, bytes, nccl-tests runs on GPUs of `gpu_memory_gib` (the catalog's
+/// memory_gb, binary) without validation (-c 0, as the table's header says): a send and a
+/// receive buffer of the size each, after it keeps a reserve of 1 GiB per 16 GiB (at most 4 GiB)
+/// and 1 GiB more for the rest. nccl-tests lowers a larger -e to it and prints "Reducing
+/// maxBytes to N due to memory limitation".
+double nccl_tests_memory_max_bytes(double gpu_memory_gib);
 
 /// nccl-tests' element count and size for a requested size (sizes round down to whole
 /// elements of float, and to whole per-rank chunks for the gather-type collectives).
