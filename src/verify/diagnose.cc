@@ -83,6 +83,21 @@ void nccl_log_findings(const NcclLog& r, const std::string& file, Findings& out)
   if (!ll128_off.empty()) out.push_back(finding(rule("nccl-ll128-off"), ll128_off));
 }
 
+// An NCCL log against the plan: the devices NCCL's network uses, one a rail port of a node.
+void nccl_log_plan_findings(const NcclLog& r, const std::string& file, const Plan& plan,
+                            Findings& out) {
+  std::set<std::string> devices;
+  for (const auto& d : r.ib_devices) devices.insert(d.substr(0, d.find(':')));
+  const int planned = plan.nics_per_node * std::max(1, plan.topo.planes);
+  if (devices.empty() || static_cast<int>(devices.size()) >= planned) return;
+  out.push_back(
+      finding(rule("nccl-fewer-nics"),
+              {{file, r.ib_devices_line,
+                fmt::format("{} device{} ({}); the plan has {} rail port{} a node", devices.size(),
+                            devices.size() == 1 ? "" : "s", fmt::join(devices, ", "), planned,
+                            planned == 1 ? "" : "s")}}));
+}
+
 // nvidia-smi topo -m: each GPU should have a NIC on its PCIe switch (PIX or PXB).
 void topo_findings(const TopoMatrix& t, const std::string& file, Findings& out) {
   static const std::map<std::string, int> rank = {
@@ -320,17 +335,7 @@ Result<std::vector<Finding>> diagnose(const std::vector<ToolOutput>& files, doub
       case OutputKind::kNcclLog:
         with_parsed(parse_nccl_log, f, errs, [&](const auto& r) {
           nccl_log_findings(r, file, out);
-          // Against the plan: the devices NCCL's network uses, one a rail port of a node.
-          std::set<std::string> devices;
-          for (const auto& d : r.ib_devices) devices.insert(d.substr(0, d.find(':')));
-          const int planned = plan ? plan->nics_per_node * std::max(1, plan->topo.planes) : 0;
-          if (!devices.empty() && static_cast<int>(devices.size()) < planned)
-            out.push_back(finding(
-                rule("nccl-fewer-nics"),
-                {{file, r.ib_devices_line,
-                  fmt::format("{} device{} ({}); the plan has {} rail port{} a node",
-                              devices.size(), devices.size() == 1 ? "" : "s",
-                              fmt::join(devices, ", "), planned, planned == 1 ? "" : "s")}}));
+          if (plan) nccl_log_plan_findings(r, file, *plan, out);
         });
         // A run's stdout with NCCL_DEBUG set: its table is judged as well as its log lines.
         if (holds_nccl_tests_table(f))

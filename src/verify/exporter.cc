@@ -166,10 +166,9 @@ std::vector<std::string> SourceHealth::update(const std::vector<SkippedSource>& 
       lines.push_back(fmt::format("skipped {}: {}", s.source, s.reason));
   // A source under a device now gone did not recover: the device's own line says what happened.
   auto under_gone = [&](const std::string& source) {
-    for (const auto& n : now)
-      if (n.rfind("device ", 0) == 0 && source.find("/" + n.substr(7) + "/") != std::string::npos)
-        return true;
-    return false;
+    return std::any_of(gone_.begin(), gone_.end(), [&](const std::string& dev) {
+      return source.find("/" + dev + "/") != std::string::npos;
+    });
   };
   for (const auto& f : failing_)
     if (!now.count(f) && !under_gone(f)) lines.push_back(f + " recovered");
@@ -180,8 +179,12 @@ std::vector<std::string> SourceHealth::update(const std::vector<SkippedSource>& 
 std::map<std::string, std::set<std::string>> SourceHealth::devices_now(
     const std::map<std::string, std::set<std::string>>& seen) {
   std::map<std::string, std::set<std::string>> gone;
+  gone_.clear();
   for (const auto& [dev, ports] : ports_)
-    if (!seen.count(dev)) gone[dev] = ports;
+    if (!seen.count(dev)) {
+      gone[dev] = ports;
+      gone_.insert(dev);
+    }
   for (const auto& [dev, ports] : seen) ports_[dev].insert(ports.begin(), ports.end());
   return gone;
 }

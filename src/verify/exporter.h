@@ -44,7 +44,8 @@ struct SkippedSource {
 class SourceHealth {
  public:
   /// The log lines for one scrape's skips: "skipped SOURCE: REASON" for each source that was not
-  /// failing before, "SOURCE recovered" for each that was and is no longer skipped.
+  /// failing before, "SOURCE recovered" for each that was and is no longer skipped (not one of a
+  /// device devices_now() found gone: it did not recover).
   std::vector<std::string> update(const std::vector<SkippedSource>& skipped);
   /// The RDMA ports of the scrape's devices, remembered: a device gone since an earlier scrape
   /// (a NIC that fell off the bus, a driver unloaded) keeps its ports' series, down, and a
@@ -55,6 +56,7 @@ class SourceHealth {
  private:
   std::set<std::string> failing_;  ///< the sources skipped in the previous scrape
   std::map<std::string, std::set<std::string>> ports_;  ///< device -> its ports, ever seen
+  std::set<std::string> gone_;  ///< the devices devices_now() last found gone
 };
 
 /// One scrape: the metrics text. Unreadable, oversized or malformed sources are skipped, never a

@@ -400,7 +400,6 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
   NcclTestsRun run;
   const auto lines = lines_of(text);
   bool header = false, with_root = true;
-  std::set<double> seen;
   std::set<std::string> hosts;
   static const std::regex rank_re(R"(^#\s+Rank\s+(\d+)\s+(Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+))");
   static const std::regex test_re(R"(^# Collective test starting: (\w+?)_perf)");
@@ -608,7 +607,7 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
                             "sizes in increasing order, so this is a second run's table",
                             size, run.rows.back().bytes, run.rows.back().line),
                 "give each run in a file of its own (check and diagnose take several files)");
-    if (seen.insert(size).second) run.rows.push_back(row);
+    if (run.rows.empty() || size > run.rows.back().bytes) run.rows.push_back(row);
   }
   if (!header) return at(file, 0, "no nccl-tests table (no 'size count type redop' header)");
   if (run.rows.empty() && !run.failures.empty())
