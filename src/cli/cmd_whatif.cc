@@ -115,10 +115,12 @@ Command add_what_if(CLI::App& root) {
       "what-if",
       "What a failed link, switch or node, growth, or faster NICs do to the fabric and the job.");
   a->add_option("SPEC", f->spec, "the cluster spec (YAML)")->required();
-  a->add_option("--fail", f->fail,
-                "link:A:B | link:A:PORT:B:PORT (one of parallel cables) | switch:NAME | node:NAME "
-                "with cabling.csv names, e.g. "
-                "switch:su01-r0-leaf (repeatable)");
+  a->add_option(
+      "--fail", f->fail,
+      "link:A:B | link:A:PORT:B:PORT (one of parallel cables; a node's port is its nicN, one "
+      "of its cables to one switch) | switch:NAME | node:NAME "
+      "with cabling.csv names, e.g. "
+      "switch:su01-r0-leaf (repeatable)");
   a->add_option("--degrade", f->degrade,
                 "link:A:B=RATE (a link trained at a lower speed, e.g. "
                 "link:node001:su01-r0-leaf=200G) | switch:NAME=FRACTION (every port at that "
