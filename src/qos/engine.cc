@@ -229,6 +229,9 @@ struct Qp {
   // Sender.
   uint32_t next_psn = 0, una = 0;
   Ps may_send = 0;
+  Ps ready_t = 0;   // the time of its live entry in the NIC's ready heap
+  Ps last_tx = -1;  // when it last sent a data packet, and that packet's bytes
+  uint32_t last_tx_bytes = 0;
   double rc = 0, rt = 0, line = 0, alpha = 1;
   Ps alpha_t = 0, last_decrease = -1;
   bool rate_limited = false, timer_armed = false, in_ready = false, cnp_seen = false;
@@ -313,6 +316,7 @@ class Engine {
   void on_cnp(int qp);
   void cut_rate(int qp);
   void rate_increase(Qp& q);
+  void repace(int qp);
   void arm_rate_timer(int qp);
   void arm_rto(int qp);
   void sample();
@@ -534,6 +538,7 @@ void Engine::ready_push(int np, Ps t, int32_t qp) {
   Qp& q = qps_[qp];
   if (q.in_ready) return;
   q.in_ready = true;
+  q.ready_t = t;
   auto& h = nics_[np].ready;
   h.push_back({t, qp});
   std::push_heap(h.begin(), h.end(), std::greater<>());
@@ -616,6 +621,12 @@ void Engine::try_send(int32_t link) {
   if (o.nic_from < 0 || o.paused) return;
   NicPort& n = nics_[o.nic_from];
   auto& h = n.ready;
+  // Entries a rate change moved (repace) are left behind in the heap: drop them here.
+  while (!h.empty() &&
+         (!qps_[h.front().second].in_ready || qps_[h.front().second].ready_t != h.front().first)) {
+    std::pop_heap(h.begin(), h.end(), std::greater<>());
+    h.pop_back();
+  }
   if (h.empty()) return;
   if (h.front().first > now_) {
     schedule_nic(o.nic_from, h.front().first);
@@ -649,6 +660,8 @@ void Engine::try_send(int32_t link) {
   start_tx(link, alloc(p));
   // DCQCN's pacing: the next packet no earlier than this one's bytes at the current rate.
   q.may_send = now_ + to_ps(p.bytes / q.rc);
+  q.last_tx = now_;
+  q.last_tx_bytes = p.bytes;
   if (dcqcn_ && q.rate_limited) {
     q.byte_count += p.bytes;
     if (q.byte_count >= s_.dcqcn_params.byte_reset_bytes) {
@@ -924,6 +937,7 @@ void Engine::hpcc_ack(int qi, const IntStack& ints) {
     w = std::clamp(w, hp.min_rate_bps / 8 * hp_t_s_, q.line * hp_t_s_);
     h.w_bytes = w;
     q.rc = w / hp_t_s_;
+    repace(qi);
     if (full) {
       h.wc_bytes = w;
       h.stage = stage;
@@ -973,6 +987,7 @@ void Engine::cut_rate(int qi) {
   q.t_stage = q.b_stage = 0;
   q.byte_count = 0;
   arm_rate_timer(qi);
+  repace(qi);
 }
 
 void Engine::rate_increase(Qp& q) {
@@ -992,6 +1007,24 @@ void Engine::rate_increase(Qp& q) {
     q.rc = q.rt = q.line;
     q.rate_limited = false;
   }
+  repace(static_cast<int>(&q - qps_.data()));
+}
+
+// The NIC's rate limiter paces a QP's next packet at its current rate, counted from the last
+// one it sent: a rate change moves the packet waiting for its turn. Without this a QP cut to
+// the minimum rate (1 Mb/s: 33 ms for a 4 KiB packet) sat out that gap although its timer
+// had raised it back to line rate within 300 us.
+void Engine::repace(int qi) {
+  Qp& q = qps_[qi];
+  if (q.last_tx < 0) return;
+  q.may_send = q.last_tx + to_ps(q.last_tx_bytes / q.rc);
+  const Ps t = std::max(now_, q.may_send);
+  if (!q.in_ready || t == q.ready_t) return;
+  q.ready_t = t;
+  auto& h = nics_[q.src_port].ready;
+  h.push_back({t, qi});
+  std::push_heap(h.begin(), h.end(), std::greater<>());
+  schedule_nic(q.src_port, t);
 }
 
 void Engine::arm_rate_timer(int qi) {
