@@ -444,6 +444,14 @@ TEST(CliConfigs, WritesTheAddressPlanAndFrrConfigs) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--target"), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(dir));
+  // A list with an item missing is refused, not read as the items it has.
+  for (const char* list : {"frr,", ",frr", "frr,,eos"}) {
+    CmdResult gap = gpufabric(std::string("configs examples/roce-lab-64.yaml --target ") + list +
+                              " -o " + dir.string());
+    EXPECT_EQ(gap.code, 2) << list;
+    EXPECT_NE(gap.err.find("has an empty item"), std::string::npos) << gap.err;
+    EXPECT_FALSE(fs::exists(dir)) << list;
+  }
   // --target picks folders; one that does not fit the fabric names fabric.technology.
   CmdResult some =
       gpufabric("configs examples/roce-lab-64.yaml --target eos,host -o " + dir.string());

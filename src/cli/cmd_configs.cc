@@ -42,9 +42,27 @@ std::string skipped_summary(const std::vector<UnfitTarget>& skipped) {
 
 int run(const ConfigsFlags& f) {
   Heartbeat alive("configs");
+  // Split here, not by CLI11's delimiter, which drops empty items: "--target frr," is a list
+  // with an item missing, not a list of frr.
+  std::vector<std::string> targets;
+  for (const std::string& given : f.targets) {
+    size_t from = 0;
+    while (true) {
+      const size_t comma = given.find(',', from);
+      std::string item = given.substr(from, comma == std::string::npos ? comma : comma - from);
+      if (item.empty())
+        return fail({Diagnostic::flag(
+            "--target", fmt::format("'{}' has an empty item: name each target, comma-separated "
+                                    "with nothing between (frr,eos)",
+                                    given))});
+      targets.push_back(std::move(item));
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+  }
   auto loaded = load_planned_spec(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
-  auto choice = config_targets(*loaded, f.targets);
+  auto choice = config_targets(*loaded, targets);
   if (!choice) return fail(choice.errors());
   // A target asked for that the fabric cannot take is a warning (all of them: an error, above).
   if (choice->asked)
@@ -128,7 +146,6 @@ Command add_configs(CLI::App& root) {
                 "opensm (InfiniBand); default all that fit the fabric (the others are named "
                 "after the summary). A target named that does not fit is skipped with a warning; "
                 "exit 2 when none fits")
-      ->delimiter(',')
       ->check(non_empty());
   return {c, [f] { return run(*f); }};
 }

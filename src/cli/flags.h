@@ -38,8 +38,9 @@ CLI::Validator unsigned_64_check();
 /// A CLI11 check for an optional output flag (-o DIR, --links FILE): a name, not empty text, which
 /// the command would otherwise read as the flag not given and write nothing.
 CLI::Validator path_named();
-/// A CLI11 check for a flag whose empty value would read as the flag not given (--nccl "",
-/// --target frr,): refused, each element of a list apart.
+/// A CLI11 check for a flag whose empty value would read as the flag not given (--nccl ""):
+/// refused. (A delimited list's empty items never reach it: CLI11 drops them, so a list flag
+/// splits its own items, as configs' --target does.)
 CLI::Validator non_empty();
 
 /// A flag given as text with a unit (70B, 400G, 10s, 8G), read by `parse` (one of the units
