@@ -1010,6 +1010,38 @@ void validate_workload(const Spec& s, WorkloadSpec& w, long long gpus, const std
     errs.push_back(s.at(key + ".global_batch",
                         fmt::format("global_batch {} is not a multiple of micro_batch*dp = {}", gb,
                                     static_cast<long long>(mb) * p.dp)));
+  // Megatron-LM's interleaved schedule runs the microbatches in groups of pp a model chunk and
+  // refuses fewer than pp of them, or a last group smaller than pp (schedules.py@d98e8a64dd:
+  // 1160-1180; the group is pp by default, model_parallel_config.py:567-568). Fewer than pp
+  // cannot fill the interleaved pipeline at all.
+  if (w.virtual_pipeline > 1 && p.pp >= 2 && gb > 0 && p.dp > 0 && mb > 0 &&
+      gb % (static_cast<long long>(mb) * p.dp) == 0) {
+    const long long micro = gb / (static_cast<long long>(mb) * p.dp);
+    if (micro < p.pp || micro % p.pp != 0)
+      errs.push_back(
+          s.at(key + ".virtual_pipeline",
+               fmt::format("virtual_pipeline {} runs {} microbatches a step (global_batch {} / "
+                           "(micro_batch {} x dp {})), {} pp = {}: Megatron-LM's interleaved "
+                           "schedule needs a multiple of pp, at least pp",
+                           w.virtual_pipeline, micro, gb, mb, p.dp,
+                           micro < p.pp ? "fewer than" : "not a multiple of", p.pp),
+               fmt::format("set global_batch to a multiple of {} (pp x micro_batch x dp), or "
+                           "virtual_pipeline: 1",
+                           static_cast<long long>(p.pp) * mb * p.dp)));
+  }
+  // Sequence parallelism scatters each sequence over the tp ranks ("First dimension of the
+  // tensor should be divisible by tensor parallel size", tensor_parallel/mappings.py@d98e8a64dd:
+  // 74).
+  if (w.sequence_parallel && p.tp > 1 && m.seq_len > 0 && m.seq_len % (p.tp * p.cp) != 0)
+    errs.push_back(s.at(
+        key + ".sequence_parallel",
+        fmt::format("seq_len {} is not a multiple of tp = {}{}: sequence "
+                    "parallelism scatters each sequence over the tp ranks",
+                    m.seq_len, p.tp * p.cp,
+                    p.cp > 1 ? fmt::format(" x cp (tp {} x cp {})", p.tp, p.cp) : std::string()),
+        fmt::format("use a seq_len that is a multiple of {}, or "
+                    "sequence_parallel: false",
+                    p.tp * p.cp)));
   if (w.precision == Precision::kFp8 && gpu && gpu->fp8_tflops <= 0)
     errs.push_back(
         s.at(key + ".precision", fmt::format("{} has no FP8 tensor cores", gpu->id), "use bf16"));

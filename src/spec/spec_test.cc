@@ -306,6 +306,49 @@ TEST(SpecErrors, InterleavingNeedsPipelineStages) {
             "");
 }
 
+// The interleaved schedule runs a multiple of pp microbatches, at least pp (Megatron-LM refuses
+// others); one microbatch through 16 stages of 4 chunks had been timed at a third of the
+// one-chunk schedule's step.
+TEST(SpecErrors, InterleavingNeedsAMultipleOfPpMicrobatches) {
+  auto spec = [](int global_batch) {
+    return fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 8, nic: cx7-400g}}\nworkload:\n  model: {{params: 8B, "
+        "layers: 32, hidden: 4096, heads: 32}}\n  parallelism: {{tp: 8, pp: 4, dp: 2}}\n"
+        "  virtual_pipeline: 2\n  global_batch: {}\n",
+        global_batch);
+  };
+  const auto few = errors_of(spec(2));
+  EXPECT_NE(few.find("error: workload.virtual_pipeline: virtual_pipeline 2 runs 1 microbatches a "
+                     "step (global_batch 2 / (micro_batch 1 x dp 2)), fewer than pp = 4"),
+            std::string::npos)
+      << few;
+  const auto odd = errors_of(spec(12));
+  EXPECT_NE(odd.find("6 microbatches a step (global_batch 12 / (micro_batch 1 x dp 2)), not a "
+                     "multiple of pp = 4"),
+            std::string::npos)
+      << odd;
+  EXPECT_NE(odd.find("set global_batch to a multiple of 8"), std::string::npos) << odd;
+  EXPECT_EQ(errors_of(spec(8)), "");
+  EXPECT_EQ(errors_of(spec(16)), "");
+}
+
+// Sequence parallelism scatters a sequence over the tp ranks: seq_len a multiple of tp.
+TEST(SpecErrors, SequenceParallelismNeedsSeqLenAMultipleOfTp) {
+  auto spec = [](int seq, const char* sp) {
+    return fmt::format(
+        "cluster: {{gpu: h100-sxm, nodes: 4, nic: cx7-400g}}\nworkload:\n  model: {{params: 8B, "
+        "layers: 32, hidden: 4096, heads: 32, seq_len: {}}}\n  parallelism: {{tp: 8, pp: 1}}\n"
+        "  sequence_parallel: {}\n",
+        seq, sp);
+  };
+  const auto e = errors_of(spec(8191, "true"));
+  EXPECT_NE(e.find("error: workload.sequence_parallel: seq_len 8191 is not a multiple of tp = 8"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(errors_of(spec(8192, "true")), "");
+  EXPECT_EQ(errors_of(spec(8191, "false")), "");
+}
+
 // Megatron-LM's splits: the key/value heads over tp when there are at least tp of them, and
 // each sequence into 2 x cp chunks.
 TEST(SpecErrors, KeyValueHeadsAndSequenceSplitAsMegatronSplitsThem) {
@@ -331,7 +374,7 @@ TEST(SpecErrors, KeyValueHeadsAndSequenceSplitAsMegatronSplitsThem) {
             std::string::npos)
       << cp;
   EXPECT_EQ(errors_of(spec(", seq_len: 8192", "tp: 8, pp: 1, cp: 2")), "");
-  EXPECT_EQ(errors_of(spec(", seq_len: 8191", "tp: 8, pp: 1")), "");  // no cp: any length
+  EXPECT_EQ(errors_of(spec(", seq_len: 8200", "tp: 8, pp: 1")), "");  // no cp: no 2 x cp rule
 }
 
 TEST(SpecErrors, NcclRelease) {
