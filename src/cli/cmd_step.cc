@@ -17,6 +17,7 @@
 #include "sim/step.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
+#include "units/units.h"
 
 namespace gf::cli {
 namespace {
@@ -64,8 +65,8 @@ int run(const StepFlags& f) {
     std::cerr << fmt::format(
         "error: the step does not fit in memory: stage {} needs {:.1f} GiB per GPU, the {} has "
         "{:.1f} GiB\n",
-        p.stage + 1, p.total_bytes() / 1073741824.0, plan->gpu.id,
-        r->memory.hbm_bytes / 1073741824.0);
+        p.stage + 1, p.total_bytes() / units::kBytesPerGiB, plan->gpu.id,
+        r->memory.hbm_bytes / units::kBytesPerGiB);
   }
   return pass ? kExitOk : kExitFindings;
 }

@@ -347,9 +347,12 @@ std::string report_html(const ReportInputs& in) {
   // Verdict first: constraints of the step, or the plan alone.
   std::string verdict = "PLAN";
   bool pass = true;
-  if (in.step)
+  // The step's constraints and its memory, as `step` judges them (exit 1 on either).
+  if (in.step) {
     for (const auto& c : in.step->constraints) pass = pass && c.pass;
-  if (in.step) verdict = pass ? "PASS" : "FAIL";
+    pass = pass && in.step->memory.fits;
+    verdict = pass ? "PASS" : "FAIL";
+  }
 
   std::string body;
   body += fmt::format("<h1>Fabric report: {}</h1>", esc(p.name));
@@ -379,6 +382,15 @@ std::string report_html(const ReportInputs& in) {
         100 * in.step->constraints[0].limit, 100 * in.step->gpu_utilization,
         100 * in.step->constraints[1].limit, share_text(in.step->mfu, "unknown"),
         pass ? "pass" : "fail", verdict);
+    if (!in.step->memory.stages.empty()) {
+      const StepMemory& m = in.step->memory;
+      body += fmt::format(
+          "<li><b>Memory per GPU</b>: {:.1f} GiB needed (pipeline stage {}), {:.1f} GiB of HBM: "
+          "<b class=\"{}\">{}</b>.</li>",
+          m.peak().total_bytes() / units::kBytesPerGiB, m.peak().stage + 1,
+          m.hbm_bytes / units::kBytesPerGiB, m.fits ? "pass" : "fail",
+          m.fits ? "fits" : "does not fit: the layout cannot run (more tp, pp or ZeRO shards it)");
+    }
     if (in.step->time_to_train_s > 0)
       body += fmt::format("<li><b>Time and cost to train</b>: {} and {}.</li>",
                           units::format_seconds(in.step->time_to_train_s),

@@ -44,6 +44,26 @@ TEST(Report, SeedExampleHasEverySection) {
   EXPECT_TRUE(html.find("PASS") != std::string::npos || html.find("FAIL") != std::string::npos);
 }
 
+// The verdict is step's: a layout that does not fit in memory fails, and the page says by how
+// much (it had said PASS beside a step.json with fits: false).
+TEST(Report, ALayoutThatDoesNotFitInMemoryFails) {
+  auto fits = make_report(load_example("llama3-70b-h100-512.yaml"), {});
+  ASSERT_TRUE(fits.ok()) << format_diagnostics(fits.errors());
+  const std::string& ok = file_of(*fits, "report.html");
+  EXPECT_NE(ok.find("Verdict: <b class=\"pass\">PASS</b>"), std::string::npos);
+  EXPECT_NE(ok.find("<b>Memory per GPU</b>"), std::string::npos);
+  EXPECT_NE(ok.find("<b class=\"pass\">fits</b>"), std::string::npos);
+  auto big =
+      make_report(testing::load_example_edited("llama3-70b-h100-512.yaml", "tp: 8, pp: 4, dp: 16",
+                                               "tp: 2, pp: 4, dp: 64"),
+                  {});
+  ASSERT_TRUE(big.ok()) << format_diagnostics(big.errors());
+  const std::string& html = file_of(*big, "report.html");
+  EXPECT_NE(html.find("Verdict: <b class=\"fail\">FAIL</b>"), std::string::npos);
+  EXPECT_NE(html.find("does not fit: the layout cannot run"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(file_of(*big, "step.json"))["memory"]["fits"].get<bool>());
+}
+
 TEST(Report, RecordsTheVersionItIsGiven) {
   const auto seed = load_example("seed-70b-1024.yaml");
   auto files = make_report(seed, {}, false, "9.8.7 (revision abc123)");

@@ -200,7 +200,7 @@ std::string share_text(const std::optional<double>& share, const std::string& un
 std::string memory_text(const StepMemory& m) {
   if (m.stages.empty()) return "";
   const StageMemory& p = m.peak();
-  auto gb = [](double bytes) { return fmt::format("{:.1f} GiB", bytes / 1073741824.0); };
+  auto gb = [](double bytes) { return fmt::format("{:.1f} GiB", bytes / units::kBytesPerGiB); };
   // Stages count from 1 in text, as the step's and what-if's notes name them (JSON: from 0).
   std::string s = fmt::format("  memory per GPU (stage {} of {}, {} layers):\n", p.stage + 1,
                               m.stages.size(), p.layers);

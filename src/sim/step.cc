@@ -11,6 +11,7 @@
 #include "sim/flow_builder.h"
 #include "sim/step_overlap.h"
 #include "spec/model_params.h"
+#include "units/units.h"
 
 namespace gf {
 namespace {
@@ -707,7 +708,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   }
   // HBM: the catalog's memory_gb are binary gigabytes as GPU vendors count them (an "80GB"
   // A100 reports 81,920 MiB).
-  r.memory = step_memory(w, r.pipeline, mb, expert_params, plan.gpu.memory_gb * 1073741824.0);
+  r.memory =
+      step_memory(w, r.pipeline, mb, expert_params, plan.gpu.memory_gb * units::kBytesPerGiB);
   const auto& cons = spec.constraints;
   r.constraints.push_back({"max_comm_fraction", cons.max_comm_fraction, r.comm_fraction,
                            r.comm_fraction <= cons.max_comm_fraction,

@@ -13,6 +13,7 @@
 #include "../../tests/support.h"
 #include "sim/collective.h"
 #include "sim/goodput.h"
+#include "units/units.h"
 #include "verify/calibration.h"
 
 namespace gf {
@@ -288,7 +289,7 @@ TEST(Step, MemoryThatDoesNotFitIsReported) {
       "  recompute: none\n"));
   EXPECT_FALSE(r.memory.fits);
   EXPECT_GT(r.memory.peak().total_bytes(), r.memory.hbm_bytes);
-  EXPECT_DOUBLE_EQ(r.memory.hbm_bytes, 80 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(r.memory.hbm_bytes, 80 * units::kBytesPerGiB);
 }
 
 TEST(Step, NeedsAWorkload) {

@@ -160,8 +160,8 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
       d.error = fmt::format(
           "does not fit in memory: pipeline stage {} needs {:.1f} GiB per GPU, the {} has {:.1f} "
           "GiB",
-          p.stage + 1, p.total_bytes() / 1073741824.0, plan->gpu.id,
-          step->memory.hbm_bytes / 1073741824.0);
+          p.stage + 1, p.total_bytes() / units::kBytesPerGiB, plan->gpu.id,
+          step->memory.hbm_bytes / units::kBytesPerGiB);
       return d;
     }
     d.has_step = true;

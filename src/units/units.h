@@ -26,6 +26,9 @@ Result<double> parse_ratio(std::string_view text);
 /// A money amount in USD: "50M", "$1.2B", "250k", "1000".
 Result<double> parse_usd(std::string_view text);
 
+/// A binary gigabyte, as GPU memory is counted ("80 GB" of HBM is 80 GiB).
+inline constexpr double kBytesPerGiB = 1073741824.0;
+
 /// Human formatting with units, for text output (3 significant digits).
 std::string format_bytes(double bytes);         ///< decimal: "280 GB"
 std::string format_bitrate(double bits_per_s);  ///< "400 Gbps"

@@ -23,6 +23,7 @@
 #include "sim/step.h"
 #include "spec/spec.h"
 #include "topo/fabric.h"
+#include "units/units.h"
 
 namespace gf {
 namespace {
@@ -825,7 +826,7 @@ std::string training_table(const TrainingCalibration& t) {
         p.set == "fit"      ? " (fit)"
         : p.set == "report" ? " (reported)"
                             : "",
-        p.memory_bytes / 1073741824.0, p.hbm_bytes / 1073741824.0,
+        p.memory_bytes / units::kBytesPerGiB, p.hbm_bytes / units::kBytesPerGiB,
         p.memory_bytes > p.hbm_bytes ? " (does not fit)" : "");
   }
   s += fmt::format(
