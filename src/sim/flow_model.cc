@@ -91,6 +91,7 @@ class Fluid {
       if (solved) ++out.rounds;
       dirty.clear();
     }
+    out.peak_load_Bps = peak_;
     // Flows still active have no capacity left (every path cut by zero-capacity links).
     for (int f = 0; f < F_; ++f)
       if (active_[f]) {
@@ -126,6 +127,7 @@ class Fluid {
     rem_.assign(L_, 0);
     coef_.assign(L_, 0);
     usage_.assign(L_, 0);
+    peak_.assign(L_, 0);
     in_solve_link_.assign(L_, 0);
     for (size_t c = 0; c < comp_flows_.size(); ++c) solve(static_cast<int>(c), 0, 0);
   }
@@ -248,8 +250,10 @@ class Fluid {
       solving_[f] = 0;
       ++version_[f];
       if (!frozen_[f]) rate_[f] = 0;  // crosses only links with nothing left
-      for (const auto* h = fs_.begin(f); h != fs_.end(f); ++h)
+      for (const auto* h = fs_.begin(f); h != fs_.end(f); ++h) {
         usage_[h->link] += rate_[f] * h->coef;
+        peak_[h->link] = std::max(peak_[h->link], usage_[h->link]);
+      }
       if (rate_[f] > 0) events_.push({now + remaining_[f] / rate_[f], f, version_[f]});
     }
     return true;
@@ -274,7 +278,7 @@ class Fluid {
   std::vector<uint32_t> version_;  // per flow: which scheduled completion is current
   // Per link: capacity left and coefficients of unfrozen flows (in a solve); traffic of every
   // active flow at its current rate.
-  std::vector<double> rem_, coef_, usage_;
+  std::vector<double> rem_, coef_, usage_, peak_;  // peak_: usage_ at its highest
   std::vector<int32_t> on_link_, links_;
   std::vector<int64_t> first_;
   std::vector<int> parent_, comp_, solving_list_;

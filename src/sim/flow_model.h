@@ -63,6 +63,9 @@ struct FluidResult {
   double time_s = 0;                 ///< until the last flow completes
   int bottleneck_link = -1;          ///< the link that paced the last flow to finish
   std::vector<double> load_Bps;      ///< per link: traffic in the first sharing round (bytes/s)
+  /// Per link: the most traffic at any time of the run (bytes/s); flows that speed up as others
+  /// finish can load a link more than the first round did.
+  std::vector<double> peak_load_Bps;
   std::vector<double> completion_s;  ///< per flow: when it finished (0 for an empty flow)
   int rounds = 0;                    ///< events at which rates were solved (the first included)
 };

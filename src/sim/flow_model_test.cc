@@ -55,6 +55,20 @@ TEST(Fluid, FreedCapacityIsReshared) {
   EXPECT_DOUBLE_EQ(r.load_Bps[0], 10.0);
 }
 
+// A link's peak is its highest load over the run, not the first round's: the second flow's
+// own link carries 5 B/s while it shares the first link, 10 B/s once the other flow is done,
+// and its mean over the run (100 B in 11 s on 10 B/s: 0.91) lies above the first round (0.5).
+TEST(Fluid, PeakLoadIsTheHighestAtAnyTime) {
+  FlowSet fs;
+  fs.add(10, {{0, 1}});
+  fs.add(100, {{0, 1}, {1, 1}});
+  const FluidResult r = run_fluid(fs, {10.0, 10.0}, 0);
+  EXPECT_NEAR(r.time_s, 11.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r.load_Bps[1], 5.0);
+  EXPECT_DOUBLE_EQ(r.peak_load_Bps[1], 10.0);
+  EXPECT_DOUBLE_EQ(r.peak_load_Bps[0], 10.0);
+}
+
 TEST(Fluid, ZeroCapacityNeverFinishes) {
   FlowSet fs;
   fs.add(10, {{0, 1}});

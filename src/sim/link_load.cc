@@ -20,8 +20,8 @@ void LinkLoad::add(const FlowSet& fs, const FluidResult& r, size_t links) {
       bytes[h->link] += fs.bytes(f) * h->coef;
       ++flows[h->link];
     }
-  for (size_t l = 0; l < r.load_Bps.size() && l < links; ++l)
-    peak_Bps[l] = std::max(peak_Bps[l], r.load_Bps[l]);
+  for (size_t l = 0; l < r.peak_load_Bps.size() && l < links; ++l)
+    peak_Bps[l] = std::max(peak_Bps[l], r.peak_load_Bps[l]);
 }
 
 double LinkLoad::total_bytes() const { return std::accumulate(bytes.begin(), bytes.end(), 0.0); }

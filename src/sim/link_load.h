@@ -1,5 +1,5 @@
 // Traffic per directed link: what one collective's flows put on every link of the fabric (bytes,
-// the rate in the first sharing round, how many flows cross it), how busy that keeps each link,
+// the highest rate at any time, how many flows cross it), how busy that keeps each link,
 // the hottest links, a per-tier histogram of utilisation, and the names cabling.csv gives the
 // links' ends. Pure: flows and a fabric in, figures out.
 //
@@ -28,11 +28,11 @@ struct LinkLoad {
   Algorithm algorithm = Algorithm::kRing;
   double payload_bytes = 0;
   std::vector<double> bytes;     ///< per link: bytes moved for payload_bytes
-  std::vector<double> peak_Bps;  ///< per link: its traffic in the first sharing round
+  std::vector<double> peak_Bps;  ///< per link: its most traffic at any time of a run
   std::vector<int32_t> flows;    ///< per link: flows that cross it (a flow once per link)
 
   /// Adds the traffic of `fs` as `r` ran it (several runs add up: PAT's steps run one after
-  /// another; the peak is the largest first-round rate of any of them).
+  /// another; the peak is the highest rate of any of them at any time).
   void add(const FlowSet& fs, const FluidResult& r, size_t links);
   /// Sum over the links of bytes: the bytes the flows move times the hops they cross.
   double total_bytes() const;
@@ -44,7 +44,7 @@ struct LinkUse {
   double capacity_Bps = 0;  ///< raw line rate (0 for a failed link)
   double bytes = 0;         ///< moved by the collective
   double mean_util = 0;     ///< bytes / (capacity x seconds): time-averaged over the collective
-  double peak_util = 0;     ///< first sharing round's rate / capacity
+  double peak_util = 0;     ///< the highest rate at any time / capacity (>= mean_util)
   int32_t flows = 0;
 };
 
