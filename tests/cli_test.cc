@@ -2363,6 +2363,30 @@ TEST(CliJobs, TextJsonFilesAndTheContract) {
   fs::remove(spec);
 }
 
+// A job whose layout does not fit in its GPUs' memory is a finding, as in `step` (jobs had run
+// it without a word): a 70B model on tp 1 with ZeRO 0.
+TEST(CliJobs, AJobThatDoesNotFitInMemoryFails) {
+  std::string spec = two_jobs_spec();
+  const std::string small =
+      "model: {params: 8B, layers: 32, hidden: 4096, heads: 32, seq_len: "
+      "4096}\n      parallelism: {tp: 8}";
+  spec.replace(spec.find(small), small.size(),
+               "model: {params: 70B, layers: 80, hidden: 8192, heads: 64, seq_len: 4096}\n"
+               "      parallelism: {tp: 1}");
+  const fs::path file = write_temp("jobs-oom.yaml", spec);
+  CmdResult text = gpufabric("jobs " + file.string() + " --no-compare");
+  EXPECT_EQ(text.code, 1) << text.err;
+  EXPECT_NE(text.out.find("FAIL memory: a needs "), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("FAIL memory: b"), std::string::npos) << text.out;
+  CmdResult js = gpufabric("jobs " + file.string() + " --no-compare --json");
+  EXPECT_EQ(js.code, 1);
+  const auto j = nlohmann::json::parse(js.out);
+  EXPECT_FALSE(j["jobs"][0]["memory"]["fits"].get<bool>());
+  EXPECT_TRUE(j["jobs"][1]["memory"]["fits"].get<bool>());
+  EXPECT_GT(j["jobs"][0]["memory"]["total_bytes"].get<double>(),
+            j["jobs"][0]["memory"]["hbm_bytes"].get<double>());
+}
+
 TEST(CliJobs, TheExampleRunsItsEightJobs) {
   CmdResult r = gpufabric("jobs examples/jobs-roce-16k.yaml --no-compare --json");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -79,6 +79,9 @@ int run(const JobsFlags& f) {
   } else {
     std::cout << jobs_text(plan, *r, names);
   }
+  // A workload job that does not fit in memory is a finding, as in `step`.
+  for (const auto& j : r->run.jobs)
+    if (!j.replay && !j.step.memory.stages.empty() && !j.step.memory.fits) return kExitFindings;
   return kExitOk;
 }
 
@@ -91,7 +94,8 @@ Command add_jobs(CLI::App& root) {
       "Many jobs on one fabric: the spec's jobs: placed on their nodes, every job's step traffic "
       "run together; per job its step alone and together, the slowdown and the links where the "
       "jobs meet; which placement and load balancing keep the worst slowdown lowest. A job is a "
-      "workload: or a trace: (profiler traces, NCCL logs) replayed on its placement.");
+      "workload: or a trace: (profiler traces, NCCL logs) replayed on its placement. Exit 1 when "
+      "a workload job does not fit in its GPUs' memory (FAIL memory, as `step` judges it).");
   a->add_option("SPEC", f->spec, "the cluster spec with a jobs: section (YAML)")->required();
   complete_with(a->add_option("--placement", f->placement,
                               "place every job that has a policy this way instead (listed nodes "

@@ -97,6 +97,17 @@ std::string jobs_text(const Plan& plan, const JobsResult& r, const LinkNames& na
                      placement_label(j.placement), j.units, units::format_seconds(j.step_alone_s),
                      units::format_seconds(j.step_together_s), j.slowdown, meets);
   }
+  // Memory, as `step` judges it: a workload job that does not fit cannot run as laid out.
+  for (const auto& j : run.jobs) {
+    if (j.replay || j.step.memory.stages.empty() || j.step.memory.fits) continue;
+    const StepMemory& m = j.step.memory;
+    s += fmt::format(
+        "FAIL memory: {} needs {:.1f} GiB per GPU (pipeline stage {}), the {} has {:.1f} GiB: "
+        "it cannot run as laid out (more tp, pp or ZeRO shards it; `gpufabric step` on its "
+        "workload shows what fills it)\n",
+        j.name, m.peak().total_bytes() / units::kBytesPerGiB, m.peak().stage + 1, plan.gpu.id,
+        m.hbm_bytes / units::kBytesPerGiB);
+  }
   s += "\nnodes:\n";
   for (const auto& j : run.jobs)
     s += fmt::format("  {:<16} {}\n", j.name, node_ranges(j.nodes, r.node_names));
@@ -216,6 +227,11 @@ nlohmann::json jobs_json(const Plan& plan, const JobsResult& r, const LinkNames&
                     {"comms", comms}});
     // A trace job: what was replayed (the step and its predicted times, as replay's JSON).
     jobs.back()["source"] = jr.replay ? "trace" : "workload";
+    if (!jr.replay && !jr.step.memory.stages.empty())
+      jobs.back()["memory"] = {{"total_bytes", jr.step.memory.peak().total_bytes()},
+                               {"peak_stage", jr.step.memory.peak_stage},
+                               {"hbm_bytes", jr.step.memory.hbm_bytes},
+                               {"fits", jr.step.memory.fits}};
     if (jr.replay)
       jobs.back()["trace"] = {
           {"files", jr.traces},
