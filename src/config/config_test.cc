@@ -726,7 +726,7 @@ TEST(Nvue, BreakoutCagesAndCumulusNames) {
 
 // Every switch hashes with the seed the simulator gave it (fabric.ecmp_hash.seed): its own by
 // default, one per tier, or one for all.
-TEST(Nvue, EachSwitchGetsTheSeedItWasSimulatedWith) {
+TEST(Configs, EachSwitchGetsTheSeedItWasSimulatedWith) {
   PlannedSpec lab = load_example("roce-lab-64.yaml");
   for (EcmpSeedPolicy policy :
        {EcmpSeedPolicy::kPerSwitch, EcmpSeedPolicy::kPerTier, EcmpSeedPolicy::kSame}) {
@@ -738,6 +738,17 @@ TEST(Nvue, EachSwitchGetsTheSeedItWasSimulatedWith) {
       const std::string nv = nvue_commands(lab.plan, *a, sw);
       const std::string line = fmt::format("nv set system forwarding hash-seed {}\n", sw.ecmp_seed);
       EXPECT_NE(nv.find(line), std::string::npos) << sw.name << "\n" << nv;
+      // SONiC takes the same seed from DEVICE_METADATA; EOS's comment names it.
+      const auto db = sonic_config_db(lab.plan, lab.catalog, *a, sw);
+      ASSERT_TRUE(db.ok());
+      EXPECT_EQ((*db)["DEVICE_METADATA"]["localhost"]["ecmp_hash_seed"],
+                std::to_string(sw.ecmp_seed))
+          << sw.name;
+      EXPECT_NE(eos_config(lab.plan, *a, sw)
+                    .find(fmt::format("hashed this switch with seed {} (fabric.ecmp_hash.seed\n! {})",
+                                      sw.ecmp_seed, ecmp_seed_policy_name(policy))),
+                std::string::npos)
+          << sw.name;
       const int tier = sw.role == "leaf" ? 1 : sw.role == "spine" ? 2 : 3;
       if (policy != EcmpSeedPolicy::kPerSwitch) {  // neither depends on the switch's index
         EXPECT_EQ(sw.ecmp_seed, ecmp_hash_seed(policy, 0, tier, 0)) << sw.name;

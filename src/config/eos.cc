@@ -96,7 +96,15 @@ std::string eos_config(const Plan& plan, const AddressPlan& a, const SwitchAddre
     c += "ip routing\n!\n";
   // Left at EOS's default hash, which covers the L4 ports of IPv4 ECMP traffic.
   c += "! ECMP: EOS's default IPv4 hash covers source/destination IP, protocol and L4 ports;\n"
-       "! RoCE v2 carries per-QP entropy in the UDP source port (guide 4.2)\n!\n";
+       "! RoCE v2 carries per-QP entropy in the UDP source port (guide 4.2)\n";
+  // The seed is the one setting gpufabric cannot write for EOS: its command and range are the
+  // platform's (ip load-sharing), which no source at hand states for the 7060X6. The comment
+  // names the seed the simulation hashed this switch with, so that the operator sets it.
+  c += fmt::format(
+      "! ECMP hash seed: the simulation hashed this switch with seed {} (fabric.ecmp_hash.seed\n"
+      "! {}); switches of one tier that share a seed choose alike and polarize: set the\n"
+      "! platform's hash seed (ip load-sharing) to differ as the simulation's do\n!\n",
+      sw.ecmp_seed, ecmp_seed_policy_name(plan.ecmp_seed));
   c += fmt::format("router bgp {}\n   router-id {}\n   maximum-paths {} ecmp {}\n", sw.asn,
                    ipv4_str(sw.loopback), kFrrMaximumPaths, kFrrMaximumPaths);
   c += "   bgp bestpath as-path multipath-relax\n";

@@ -71,6 +71,12 @@ Result<nlohmann::json> sonic_config_db(const Plan& plan, const Catalog& catalog,
           {"platform", platform.platform}};
   if (auto it = platform.hwsku.find(plan.topo.lane_gbps); it != platform.hwsku.end())
     meta["hwsku"] = it->second;
+  // The seed the simulator hashed this switch with (fabric.ecmp_hash.seed). SONiC's orchagent
+  // takes DEVICE_METADATA's ecmp_hash_seed over its per-role default (LeafRouter 10, SpineRouter
+  // 25: one seed a tier) into SWITCH_TABLE's ecmp_hash_seed (sonic-buildimage
+  // dockers/docker-orchagent/switch.json.j2@0860bc78, SAI_SWITCH_ATTR_ECMP_DEFAULT_HASH_SEED);
+  // it is read when swss starts.
+  meta["ecmp_hash_seed"] = std::to_string(sw.ecmp_seed);
   db["LOOPBACK_INTERFACE"]["Loopback0"] = json::object();
   db["LOOPBACK_INTERFACE"]["Loopback0|" + ipv4_str(sw.loopback) + "/32"] = json::object();
   const std::string speed = fmt::format("{:.0f}", plan.topo.lane_gbps * 1000);
