@@ -10,6 +10,7 @@
 
 #include "sim/flow_model.h"
 #include "sim/link_load.h"
+#include "units/units.h"
 
 namespace gf {
 namespace {
@@ -1321,6 +1322,28 @@ QosResult Engine::run() {
             "and DCQCN to keep the queues short",
             kRocePriority);
     }
+    r.verdicts.push_back(v);
+  }
+  {
+    const double share = r.fluid_throughput_Bps > 0 ? r.throughput_Bps / r.fluid_throughput_Bps : 0;
+    QosVerdict v{"throughput holds", "", "", r.unfinished == 0 && share >= kQosThroughputFloor};
+    v.detail = r.unfinished > 0
+                   ? fmt::format("{} of {} flows unfinished after {:g} s", r.unfinished,
+                                 r.flows.size(), s_.max_time_s)
+                   : fmt::format(
+                         "{:.0f} % of the flow-level model's throughput on the same paths "
+                         "(floor {:.0f} %); slowest flow {} against {} in the model",
+                         100 * share, 100 * kQosThroughputFloor, units::format_seconds(r.time_s),
+                         units::format_seconds(r.fluid_time_s));
+    if (!v.pass)
+      v.setting =
+          s_.cc == CongestionControl::kHpcc
+              ? "HPCC's eta and W_AI (the link idles below eta; W_AI too small starves flows)"
+          : s_.cc == CongestionControl::kNone
+              ? "congestion control at the NICs (DCQCN with ECN marking): PFC alone pauses "
+                "whole links, and the flows behind them"
+              : "DCQCN's recovery (rpg_time_reset, rpg_ai_rate, rpg_hai_rate) and the ECN "
+                "thresholds: the senders are cut further than they recover";
     r.verdicts.push_back(v);
   }
   {

@@ -141,6 +141,13 @@ struct QosFlowResult {
 /// A flow is a victim when the packet level takes this much longer than the flow-level model
 /// (max-min sharing of the same paths) although none of its ports is congested.
 constexpr double kVictimSlowdown = 1.25;
+/// The "throughput holds" verdict: the run's payload throughput at least this share of the
+/// flow-level model's on the same paths. Congestion control that works keeps a congested link
+/// busy (over 256 MiB a sender the DCQCN paper's parameters hold 61-96 % of it at 400G, the
+/// ConnectX defaults 88-95 %, HPCC its eta of 95 %); a short incast also loses the start's
+/// overshoot and a recovery period (4-to-1 of 4 MiB each under the ConnectX defaults: 49 %).
+/// Below a third the link idles while the senders recover, or flows starve.
+constexpr double kQosThroughputFloor = 1.0 / 3;
 
 /// A verdict a network engineer acts on, with the setting to change when it fails.
 struct QosVerdict {

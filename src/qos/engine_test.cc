@@ -148,6 +148,32 @@ TEST(Qos, ARaisedRateAppliesToThePacketWaitingForIt) {
   EXPECT_GT(r.throughput_Bps, 0.6 * r.fluid_throughput_Bps);
 }
 
+// A run whose congestion control idles the link fails "throughput holds": ConnectX's 4 us cut
+// period with the paper's rule (the target rate follows every cut) collapses an 8-to-1 incast
+// at 400G; the firmware's own rule holds it.
+TEST(Qos, ThroughputVerdictCatchesACollapse) {
+  const Fixture s = setup(roce(16));
+  const Fabric fab = Fabric::build(s.plan, s.cat);
+  auto t = qos_traffic(s.plan, fab, QosPattern::kIncast, 8, 16 * kMiB);
+  ASSERT_TRUE(t.ok());
+  auto verdict = [](const QosResult& r) {
+    for (const QosVerdict& v : r.verdicts)
+      if (v.name == "throughput holds") return v;
+    ADD_FAILURE() << "no throughput verdict";
+    return QosVerdict{};
+  };
+  const QosResult good = run_qos(s.plan, s.cat, fab, t->flows, settings(true, true, true));
+  EXPECT_TRUE(verdict(good).pass) << verdict(good).detail;
+  QosSettings o = settings(true, true, true);
+  o.dcqcn_params.clamp_target_always = true;
+  o.max_time_s = 0.2;
+  const QosResult bad = run_qos(s.plan, s.cat, fab, t->flows, o);
+  const QosVerdict v = verdict(bad);
+  EXPECT_FALSE(v.pass) << v.detail;
+  EXPECT_NE(v.setting.find("rpg_time_reset"), std::string::npos) << v.setting;
+  EXPECT_FALSE(bad.all_pass());
+}
+
 // Ports, the headroom's port and the incast's receiver are named as cabling.csv and the
 // configurations name them (su01-r0-leaf:1/4, node001:nic0), not by the graph's leaf#1.
 TEST(Qos, PortsAreNamedAsTheCablingNamesThem) {

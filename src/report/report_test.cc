@@ -200,7 +200,7 @@ TEST(Report, RoceHasAQosSectionWithQueueAndPauseCharts) {
         "\"paused_pct\"", "href=\"qos.json\""})
     EXPECT_NE(html.find(part), std::string::npos) << part;
   const auto qos = nlohmann::json::parse(file_of(*files, "qos.json"));
-  EXPECT_EQ(qos["verdicts"].size(), 4u);
+  EXPECT_EQ(qos["verdicts"].size(), 5u);
   auto ib = make_report(load_example("seed-70b-1024.yaml"), {});
   ASSERT_TRUE(ib.ok());
   const std::string& ib_html = file_of(*ib, "report.html");
