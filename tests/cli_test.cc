@@ -1523,7 +1523,7 @@ TEST(CliQos, VerdictsExitCodesAndOutputs) {
   auto j = nlohmann::json::parse(ok.out);
   for (const char* k : {"ports", "verdicts", "fct_p99_s", "flow_model_throughput_Bps", "totals"})
     EXPECT_TRUE(j.contains(k)) << k;
-  EXPECT_EQ(j["verdicts"].size(), 4u);
+  EXPECT_EQ(j["verdicts"].size(), 5u);
   // Every port row has both queues: the RoCE priority and the CNPs' strict-priority queue.
   ASSERT_FALSE(j["ports"].empty());
   for (const char* k : {"peak_queue_bytes", "cnp_peak_queue_bytes", "pause_sent", "ecn_marks"})
@@ -1542,7 +1542,8 @@ TEST(CliQos, VerdictsExitCodesAndOutputs) {
   for (const char* bad :
        {"--pattern incast", "--pattern incast:999", "--pattern ring", "--pattern alltoall:3",
         "--ecn kmin=1M,kmax=1K", "--ecn kmin=x", "--ecn pmax=150%", "--ecn gain=1", "--pfc maybe",
-        "--dcqcn fast", "--bytes 0", "--bytes lots", "--bytes 8G"}) {
+        "--dcqcn fast", "--bytes 0", "--bytes lots", "--bytes 8G", "--pattern incast:1K",
+        "--pattern incast:3x", "--pattern incast:0", "--ecn kmin=200M,kmax=400M,pmax=20%"}) {
     CmdResult e = gpufabric(std::string("qos examples/roce-lab-64.yaml ") + bad);
     EXPECT_EQ(e.code, 2) << bad;
     EXPECT_TRUE(e.out.empty()) << bad;
@@ -1556,7 +1557,16 @@ TEST(CliQos, VerdictsExitCodesAndOutputs) {
       << pct.err;
   CmdResult ib = gpufabric("qos examples/superpod-h100-4su.yaml");
   EXPECT_EQ(ib.code, 2);
+  EXPECT_NE(ib.err.find("examples/superpod-h100-4su.yaml:"), std::string::npos) << ib.err;
   EXPECT_NE(ib.err.find("fabric.technology"), std::string::npos) << ib.err;
+  // Thresholds above the switch's buffer would mark nothing; a count is not a parameter count.
+  CmdResult deep = gpufabric("qos examples/roce-lab-64.yaml --ecn kmin=200M,kmax=400M,pmax=20%");
+  EXPECT_NE(deep.err.find("is at or above the arista-7060x6's 165 MB packet buffer"),
+            std::string::npos)
+      << deep.err;
+  EXPECT_NE(gpufabric("qos examples/roce-lab-64.yaml --pattern incast:1K")
+                .err.find("'1K' is not a number of senders"),
+            std::string::npos);
   // A one-GPU cluster has no sender: the spec's error, at its line, not "N from 1 to 0".
   const fs::path one =
       write_temp("one-gpu.yaml",

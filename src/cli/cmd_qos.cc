@@ -2,6 +2,7 @@
 // fabric (the qos layer's engine), with the verdicts a network engineer acts on.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "cli/completion.h"
 #include "cli/flags.h"
 #include "cli/resources.h"
+#include "common/file.h"
 #include "common/output.h"
 #include "plan/plan.h"
 #include "qos/engine.h"
@@ -111,8 +113,17 @@ int run(const QosFlags& f) {
   if (const auto c = pname.find(':'); c != std::string::npos) {
     const std::string n = pname.substr(c + 1);
     pname = pname.substr(0, c);
-    if (auto v = quantity_flag("--pattern", n, units::parse_count, 1, kMaxQosEndpoints, true, errs))
-      senders = static_cast<int>(*v);
+    // A number of senders, written out: parse_count's units (70B, 1K) read as parameter counts.
+    const bool digits = !n.empty() && n.size() <= 7 && std::all_of(n.begin(), n.end(), [](char ch) {
+      return ch >= '0' && ch <= '9';
+    });
+    if (!digits || std::stoi(n) < 1)
+      errs.push_back(Diagnostic::flag(
+          "--pattern", fmt::format("'{}' is not a number of senders", n),
+          fmt::format("use incast:N with N a whole number from 1 to {}, e.g. incast:8",
+                      kMaxQosEndpoints)));
+    else
+      senders = std::stoi(n);
   }
   const auto pattern = parse_name(kQosPatternNames, pname);
   if (!pattern)
@@ -160,10 +171,20 @@ int run(const QosFlags& f) {
   const Plan& plan = loaded->plan;
   if (plan.technology != Technology::kRoce)
     return fail(
-        {Diagnostic::at_key("fabric.technology",
-                            fmt::format("qos simulates RoCE's lossless Ethernet; this fabric is {}",
-                                        technology_name(plan.technology)),
-                            "run qos on a spec with fabric.technology: roce")});
+        {loaded->spec.at("fabric.technology",
+                         fmt::format("qos simulates RoCE's lossless Ethernet; this fabric is {}",
+                                     technology_name(plan.technology)),
+                         "run qos on a spec with fabric.technology: roce")});
+  // Marking thresholds the switch's buffer cannot reach would mark nothing: a setting no
+  // switch takes, not a run to simulate.
+  if (s.ecn.enabled && plan.sw.buffer_mb > 0 && s.ecn.kmin_bytes >= plan.sw.buffer_mb * 1e6)
+    return fail({Diagnostic::flag(
+        "--ecn",
+        fmt::format("kmin {} is at or above the {}'s {:g} MB packet buffer: no queue reaches it, "
+                    "so nothing would be marked",
+                    human_bytes(s.ecn.kmin_bytes), plan.sw.id, plan.sw.buffer_mb),
+        "give thresholds within the buffer, e.g. --ecn kmin=150K,kmax=1536K,pmax=20% (the "
+        "configurations' own)")});
   const Fabric fab = Fabric::build(plan, loaded->catalog);
   auto traffic = qos_traffic(plan, fab, *pattern, senders, *bytes);
   if (!traffic) {
