@@ -2467,6 +2467,30 @@ TEST(CliJobs, ATraceJobAloneIsTheReplayOfItsTrace) {
   fs::remove(bad_spec);
 }
 
+// The examples' sample traces are the replay tests' fixtures, byte for byte: installed
+// examples must not name tests/ (not installed), and the copies must not drift.
+TEST(CliJobs, TheExampleTracesAreTheFixtures) {
+  auto text = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const char* f : {"kineto-torch2.5-tp8-dp2-rank0.json", "nccl-2.29.7-coll.log",
+                        "two-nodes.yaml", "four-by-four.yaml"}) {
+    const std::string copy = text(fs::path("examples/traces") / f);
+    EXPECT_FALSE(copy.empty()) << f;
+    EXPECT_EQ(copy, text(fs::path("tests/data/replay") / f)) << f;
+  }
+  // (A comment may tell how a file was made from the source tree; a value may not need it.)
+  for (const auto& e : fs::directory_iterator("examples")) {
+    if (e.path().extension() != ".yaml") continue;
+    std::istringstream lines(text(e.path()));
+    for (std::string line; std::getline(lines, line);)
+      if (line.find('#') != 0)
+        EXPECT_EQ(line.substr(0, line.find(" #")).find("tests/"), std::string::npos)
+            << e.path() << ": " << line;
+  }
+}
+
 TEST(CliJobs, TheTraceExampleMeetsItsWorkloadJob) {
   // examples/jobs-trace.yaml names its traces relative to its folder (run from the source root).
   CmdResult r = gpufabric("jobs examples/jobs-trace.yaml --json");
