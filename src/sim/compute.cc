@@ -52,11 +52,13 @@ struct Kernels {
   const KernelRates& k;
   double gemm = 0, attention = 0, memory = 0;
   // A GEMM of m x k by k x n: 2mnk FLOPs, its operands and result through HBM.
-  double gemm_s(double m, double kk, double n, double bytes) const {
+  // `peak`: the tensor-core rate it runs at (0: the workload's precision's).
+  double gemm_s(double m, double kk, double n, double bytes, double peak = 0) const {
     const double flops = 2 * m * kk * n;
     const double traffic = (m * kk + kk * n + m * n) * bytes;
-    return kKernelFixedS + std::max(flops / (k.matrix_flops * k.gemm_efficiency),
-                                    traffic / (k.hbm_Bps * hbm_efficiency(traffic)));
+    return kKernelFixedS +
+           std::max(flops / ((peak > 0 ? peak : k.matrix_flops) * k.gemm_efficiency),
+                    traffic / (k.hbm_Bps * hbm_efficiency(traffic)));
   }
   // An element-wise kernel moving `traffic` bytes.
   double memory_s(double traffic) const {
@@ -76,7 +78,7 @@ void attention_core(const LayerShape& s, const Kernels& x, Pass& fwd, Pass& bwd)
   if (s.attention == AttentionKernel::kFlash) {
     // Q K^T and P V, 2 x 2 T s h / t FLOPs; a causal mask skips the blocks above the diagonal.
     const double flops = 4 * s.tokens * s.context * s.hidden / t * (s.causal ? 0.5 : 1);
-    const double rate = x.k.matrix_flops * x.k.attention_efficiency;
+    const double rate = x.k.bf16_matrix_flops * x.k.attention_efficiency;
     fwd.attention += kKernelFixedS + flops / rate;
     bwd.attention += kKernelFixedS + kFlashBackwardFlops * flops / rate;
     return;
@@ -86,8 +88,8 @@ void attention_core(const LayerShape& s, const Kernels& x, Pass& fwd, Pass& bwd)
   // probabilities go through HBM. No block is skipped for the mask.
   const double d = s.hidden / s.heads;
   const double scores = heads * s.tokens * s.context;  // elements
-  const double qk = x.gemm_s(s.tokens * heads, d, s.context, s.bytes);
-  const double pv = x.gemm_s(s.tokens * heads, s.context, d, s.bytes);
+  const double qk = x.gemm_s(s.tokens * heads, d, s.context, s.bytes, x.k.bf16_matrix_flops);
+  const double pv = x.gemm_s(s.tokens * heads, s.context, d, s.bytes, x.k.bf16_matrix_flops);
   const double softmax = x.memory_s(2 * scores * s.bytes);
   const double drop = s.dropout ? x.memory_s(scores * (2 * s.bytes + 1)) : 0;
   fwd.attention += qk + pv;
@@ -123,6 +125,8 @@ LayerShape layer_shape(const WorkloadSpec& w) {
 KernelRates kernel_rates(const GpuModel& gpu, Precision precision) {
   KernelRates k;
   k.matrix_flops = gpu.tflops(precision) * 1e12;
+  k.bf16_matrix_flops =
+      precision == Precision::kFp8 ? gpu.tflops(Precision::kBf16) * 1e12 : k.matrix_flops;
   k.gemm_efficiency = gpu.matmul_efficiency * kTrainingKernelShare;
   k.attention_efficiency =
       (gpu.attention_efficiency > 0 ? gpu.attention_efficiency : gpu.matmul_efficiency) *
@@ -199,7 +203,7 @@ LayerTime layer_time(const LayerShape& s, const KernelRates& k, Recompute recomp
 double output_layer_time(const LayerShape& s, double vocab, const KernelRates& k) {
   if (vocab <= 0) return 0;
   const Kernels x{k};
-  const double logits = x.gemm_s(s.tokens, s.hidden, vocab / s.tp, s.bytes);
+  const double logits = x.gemm_s(s.tokens, s.hidden, vocab / s.tp, s.bytes, k.bf16_matrix_flops);
   const double loss =
       x.memory_s(kCrossEntropyPasses * 2 * s.tokens * vocab / s.tp * kFp32Bytes);
   return 3 * logits + 2 * loss;

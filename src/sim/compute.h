@@ -35,6 +35,12 @@ LayerShape layer_shape(const WorkloadSpec& w);
 /// The rates a GPU achieves, from the catalog.
 struct KernelRates {
   double matrix_flops = 0;      ///< dense tensor-core peak, FLOP/s, at the workload's precision
+  /// The peak attention's core and the output layer (the LM head) run at: with FP8 training,
+  /// BF16's. Megatron-LM runs only the transformer layers' linear GEMMs in FP8 (Transformer
+  /// Engine): FP8 dot-product attention is off by default (fp8_dot_product_attention False) and
+  /// the LM head is FP8 only under MXFP8 with an option (transformer_config.py@d98e8a64dd:
+  /// 630-641). Other precisions: matrix_flops.
+  double bf16_matrix_flops = 0;
   double gemm_efficiency = 0;       ///< fraction of it training's GEMMs sustain
   double attention_efficiency = 0;  ///< fraction of it a fused attention kernel sustains
   double vector_flops = 0;      ///< non-tensor FLOP/s (FP32 peak)

@@ -8,7 +8,7 @@ namespace {
 // An A100-like GPU with round figures.
 KernelRates rates() {
   KernelRates k;
-  k.matrix_flops = 300e12;
+  k.matrix_flops = k.bf16_matrix_flops = 300e12;
   k.gemm_efficiency = 0.7;
   k.attention_efficiency = 0.5;
   k.vector_flops = 20e12;
@@ -105,6 +105,27 @@ TEST(Compute, OptimizerAndOutputLayer) {
   // Forward and twice backward of the logits GEMM at least.
   EXPECT_GT(out, 3 * 2 * s.tokens * s.hidden * 128256 / 8 / (300e12 * 0.7));
   EXPECT_EQ(output_layer_time(s, 0, rates()), 0);
+}
+
+// FP8 training runs the linear layers' GEMMs at the FP8 rate; attention's core and the LM head
+// stay at BF16's (Megatron-LM's defaults). An FP8 layer's GEMMs take half the time at most,
+// its attention the same; they had both halved.
+TEST(Compute, Fp8SpeedsUpTheLinearLayersOnly) {
+  auto cat = builtin_catalog();
+  ASSERT_TRUE(cat.ok());
+  const GpuModel& h100 = cat->gpus.at("h100-sxm");
+  const KernelRates bf16 = kernel_rates(h100, Precision::kBf16),
+                    fp8 = kernel_rates(h100, Precision::kFp8);
+  EXPECT_NEAR(fp8.matrix_flops, 2 * bf16.matrix_flops, 0.01 * bf16.matrix_flops);  // 1979, 989
+  EXPECT_DOUBLE_EQ(fp8.bf16_matrix_flops, bf16.matrix_flops);
+  LayerShape s = gpt(8192, 8);
+  s.attention = AttentionKernel::kFlash;
+  const LayerTime a = layer_time(s, bf16, Recompute::kSelective),
+                  b = layer_time(s, fp8, Recompute::kSelective);
+  EXPECT_LT(b.gemm_s, 0.6 * a.gemm_s);
+  EXPECT_GE(b.gemm_s, 0.5 * a.gemm_s);
+  EXPECT_DOUBLE_EQ(b.attention_s, a.attention_s);
+  EXPECT_DOUBLE_EQ(output_layer_time(s, 128256, fp8), output_layer_time(s, 128256, bf16));
 }
 
 TEST(Compute, CatalogFigures) {

@@ -690,6 +690,14 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     }
     r.tflops_per_gpu = r.hardware_flops / r.step_time_s / r.gpus / 1e12;
   }
+  if (w.precision == Precision::kFp8 && r.mfu)
+    r.notes.push_back(fmt::format(
+        "fp8: MFU and HFU are of the FP8 peak ({:.0f} TFLOP/s; of BF16's {:.0f}, MFU would read "
+        "{:.1f}%); the linear layers' GEMMs run at the FP8 rate, attention's core and the output "
+        "layer at BF16's (Megatron-LM's defaults); FP8's casts and scaling are not modelled, so "
+        "the speed-up over bf16 is an upper bound",
+        peak / 1e12, plan.gpu.tflops(Precision::kBf16),
+        100 * *r.mfu * peak / 1e12 / plan.gpu.tflops(Precision::kBf16)));
   if (r.tokens_per_step > 0) r.tokens_per_s = r.tokens_per_step / r.step_time_s;
   r.steps = w.steps > 0                               ? w.steps
             : (w.tokens > 0 && r.tokens_per_step > 0) ? std::ceil(w.tokens / r.tokens_per_step)
