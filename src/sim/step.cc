@@ -718,6 +718,20 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   // A100 reports 81,920 MiB).
   r.memory =
       step_memory(w, r.pipeline, mb, expert_params, plan.gpu.memory_gb * units::kBytesPerGiB);
+  // What the model counts is not all a process holds: the CUDA context, cuBLAS and cuDNN
+  // workspaces and the caching allocator's fragmentation take some of the rest, and a GPU
+  // exposes a little less than its nominal memory (an H100 "80GB" shows 81,559 MiB in
+  // nvidia-smi, not 81,920). A layout this close to the limit may not fit in practice.
+  if (r.memory.fits && !r.memory.stages.empty() && r.memory.hbm_bytes > 0 &&
+      r.memory.peak().total_bytes() > kMemoryTightShare * r.memory.hbm_bytes)
+    r.notes.push_back(fmt::format(
+        "memory is tight: {:.1f} GiB of {:.1f} GiB leaves {:.1f} GiB for the CUDA context, "
+        "library workspaces and the allocator's fragmentation, which the model does not count; "
+        "keep {:.0f}% or more free (more tp, pp, ZeRO sharding, or recomputation)",
+        r.memory.peak().total_bytes() / units::kBytesPerGiB,
+        r.memory.hbm_bytes / units::kBytesPerGiB,
+        (r.memory.hbm_bytes - r.memory.peak().total_bytes()) / units::kBytesPerGiB,
+        100 * (1 - kMemoryTightShare)));
   const auto& cons = spec.constraints;
   r.constraints.push_back({"max_comm_fraction", cons.max_comm_fraction, r.comm_fraction,
                            r.comm_fraction <= cons.max_comm_fraction,

@@ -62,6 +62,11 @@ struct StageTime {
 };
 
 /// What one step costs and what it implies.
+/// A layout needing more than this share of the GPU's memory gets a note: what the memory model
+/// leaves out (the CUDA context, library workspaces, the allocator's fragmentation, the few
+/// hundred MiB a GPU does not expose) takes a few GiB in practice.
+constexpr double kMemoryTightShare = 0.95;
+
 struct StepResult {
   long long gpus = 0;
   double microbatches = 0;

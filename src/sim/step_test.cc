@@ -85,6 +85,24 @@ TEST(Step, PublishedTrainingRunsWithin15Percent) {
   EXPECT_LE(t->max_abs_error_test, kTrainingLimit);
 }
 
+// A layout within 5 % of the GPU's memory is noted as tight (roce-16k's 78.2 of 80 GiB); one
+// with room is not (llama3-70b's 39.3 GiB).
+TEST(Step, ALayoutCloseToTheMemoryLimitIsNotedAsTight) {
+  auto tight_note = [](const char* example) {
+    const PlannedSpec ex = testing::load_example(example);
+    const Fabric f = Fabric::build(ex.plan, ex.catalog);
+    auto r = simulate_step(ex.spec, ex.plan, f);
+    EXPECT_TRUE(r.ok());
+    if (!r.ok()) return false;
+    EXPECT_TRUE(r->memory.fits) << example;
+    for (const auto& n : r->notes)
+      if (n.rfind("memory is tight: ", 0) == 0) return true;
+    return false;
+  };
+  EXPECT_TRUE(tight_note("roce-16k.yaml"));
+  EXPECT_FALSE(tight_note("llama3-70b-h100-512.yaml"));
+}
+
 TEST(Step, EveryParallelDimensionCommunicates) {
   const StepResult r = step(setup(
       "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
