@@ -355,6 +355,9 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   struct Where {
     CommStream stream;
     double slot = 0, slot_backward = 0, last_backward = 0;
+    /// The share of its calls outside the gradient window that run in the pipeline slot's
+    /// window beside the other streams; the rest meet none (ZeRO-3's forward gathers).
+    double slot_share = 1;
   };
   std::vector<ScheduledComm> sched;
   // Each communication's exposure: from one call's and all calls' time, the part compute does
@@ -403,7 +406,8 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     sc.calls[grad] = where.last_backward;
     sc.backward_calls[grad] = op == Op::kSendRecv ? where.last_backward : 0;
     sc.step_calls[grad] = std::min(count, where.last_backward);
-    sc.step_calls[slot] = count - sc.step_calls[grad];
+    sc.step_calls[slot] = (count - sc.step_calls[grad]) * where.slot_share;
+    sc.count = count;
     sched.push_back(std::move(sc));
     c.groups = std::move(groups);
     r.comms.push_back(std::move(c));
@@ -623,8 +627,12 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
           // Prefetched on their own stream with overlap (param_and_grad_buffer.py:213
           // start_param_sync, async with overlap_param_gather); without it each gather is
           // waited for before its layer, in sequence with the compute stream.
-          Where{w.overlap ? CommStream::kParamGather : CommStream::kCompute, 2, 0,
-                grad_window ? 1.0 : 0.0});
+          // In a microbatch's slot the gradients' reduce-scatter runs in its backward only,
+          // beside that backward's gathers (and, with full recomputation, the recomputed
+          // forward's): passes - 1 of each bucket's passes, all their buckets; the forward's
+          // gathers meet no other stream.
+          Where{w.overlap ? CommStream::kParamGather : CommStream::kCompute, (passes - 1) * buckets,
+                0, grad_window ? 1.0 : 0.0, (passes - 1) / passes});
     }
   }
   if (!errs.empty()) return errs;

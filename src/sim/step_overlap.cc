@@ -195,7 +195,8 @@ StepConcurrency step_concurrency(const Fabric& fab, LoadBalancing lb,
       weighted += comms[c].step_calls[w] * factor[w][c];
     }
     CommConcurrency& cc = out.comms[c];
-    cc.factor = calls > 0 ? weighted / calls : 1;
+    const double outside = std::max(0.0, comms[c].count - calls);  // in no window: factor 1
+    cc.factor = calls > 0 ? (weighted + outside) / (calls + outside) : 1;
     bool any = false;
     for (size_t w = 0; w < kWindows; ++w) any = any || factor[w][c] != 1;
     if (!any) cc.factor = 1;  // exactly, not a mean of ones rounded

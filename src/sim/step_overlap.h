@@ -97,9 +97,12 @@ struct ScheduledComm {
   /// other way, from each pair's second GPU to its first.
   double calls[2] = {0, 0};
   double backward_calls[2] = {0, 0};
-  /// Its calls over the whole step in each kind of window: the weights of the windows' factors
-  /// (they sum to the step's count of calls).
+  /// Its calls over the whole step in each kind of window: the weights of the windows' factors.
   double step_calls[2] = {0, 0};
+  /// Its calls over the step; those in no window (`count` less the step_calls) meet no other
+  /// stream and keep their time (ZeRO-3's forward gathers, while no gradient is reduced).
+  /// 0: the step_calls' sum.
+  double count = 0;
 };
 
 /// One stream in one window.
