@@ -238,8 +238,9 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
     if (child(m, "top_k").IsDefined() &&
         !(child(m, "top_k").IsScalar() && child(m, "top_k").Scalar() == "0"))
       w.model.top_k = small_int(r, m, "top_k", mp, 0);
-    w.model.ffn_hidden = small_int(r, m, "ffn_hidden", mp, 0);
-    w.model.kv_heads = small_int(r, m, "kv_heads", mp, 0);
+    // auto (as the README's reference writes them): the width and heads the model's kind implies.
+    if (!is_auto(m, "ffn_hidden")) w.model.ffn_hidden = small_int(r, m, "ffn_hidden", mp, 0);
+    if (!is_auto(m, "kv_heads")) w.model.kv_heads = small_int(r, m, "kv_heads", mp, 0);
     if (w.model.kv_heads > 0 && w.model.heads > 0 &&
         (w.model.kv_heads > w.model.heads || w.model.heads % w.model.kv_heads != 0))
       r.error(child(m, "kv_heads"), mp + ".kv_heads",
@@ -259,16 +260,22 @@ void read_workload(YamlReader& r, const YAML::Node& n, WorkloadSpec& w,
       else
         w.model.expert_imbalance = *v;
     }
-    if (auto v = r.number(m, "capacity_factor", mp)) {
+    if (auto v =
+            is_auto(m, "capacity_factor") ? std::nullopt : r.number(m, "capacity_factor", mp)) {
       if (*v < 1 || *v > 1000)
         r.error(child(m, "capacity_factor"), mp + ".capacity_factor",
                 "expected 1 or more (Megatron-LM's --moe-expert-capacity-factor, e.g. 1.25)");
       else
         w.model.capacity_factor = *v;
     }
-    for (const char* key : {"expert_imbalance", "capacity_factor"})
-      if (child(m, key).IsDefined() && w.model.experts == 0)
-        r.error(child(m, key), mp + "." + key, "a mixture-of-experts key: it needs experts > 0");
+    // A dense model may write the keys at their neutral values (imbalance 1, no capacity).
+    if (w.model.experts == 0 && w.model.expert_imbalance != 1)
+      r.error(child(m, "expert_imbalance"), mp + ".expert_imbalance",
+              "a mixture-of-experts key: it needs experts > 0");
+    if (w.model.experts == 0 && child(m, "capacity_factor").IsDefined() &&
+        !is_auto(m, "capacity_factor"))
+      r.error(child(m, "capacity_factor"), mp + ".capacity_factor",
+              "a mixture-of-experts key: it needs experts > 0");
     if (w.model.top_k > 0 && w.model.experts == 0)
       r.error(child(m, "top_k"), mp + ".top_k", "top_k needs experts > 0");
     // A count the shape does not bear out: the step model reads both (FLOPs and memory from

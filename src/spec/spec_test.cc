@@ -817,6 +817,18 @@ TEST(SpecErrors, TopKAndTheRunsLengthAreBounded) {
       << e;
   EXPECT_EQ(errors_of(head + "experts: 8, top_k: 2}\n"), "");
   EXPECT_EQ(errors_of(head + "experts: 0, top_k: 0}\n"), "");  // a dense model, as README has it
+  // The README's reference writes the rest at their defaults: auto, and the MoE keys neutral.
+  EXPECT_EQ(errors_of(head + "experts: 0, top_k: 0, ffn_hidden: auto, kv_heads: auto, "
+                             "expert_imbalance: 1, capacity_factor: auto}\n"),
+            "");
+  e = errors_of(head + "experts: 0, top_k: 0, expert_imbalance: 1.3}\n");
+  EXPECT_NE(e.find("expert_imbalance: a mixture-of-experts key: it needs experts > 0"),
+            std::string::npos)
+      << e;
+  e = errors_of(head + "experts: 0, top_k: 0, capacity_factor: 1.25}\n");
+  EXPECT_NE(e.find("capacity_factor: a mixture-of-experts key: it needs experts > 0"),
+            std::string::npos)
+      << e;
   EXPECT_EQ(errors_of(head + "top_k: 0}\n"), "");
 
   const std::string run =
