@@ -1662,6 +1662,11 @@ TEST(CliSimulate, PacketEngineBesideTheFlowModel) {
             std::string::npos)
       << t.out;
   EXPECT_NE(t.out.find("# Avg bus bandwidth at packet level"), std::string::npos);
+  // The table is the packet level's layout's, which the output says where NCCL would choose.
+  EXPECT_NE(t.out.find("# note: the nccl-tests rows above are ring's"), std::string::npos);
+  EXPECT_EQ(gpufabric("simulate examples/roce-lab-64.yaml --engine packet -b 1M -e 1M --algo ring")
+                .out.find("# note: the nccl-tests rows above"),
+            std::string::npos);
   CmdResult j = gpufabric("simulate examples/roce-lab-64.yaml --engine packet -b 1G -e 1G --json");
   ASSERT_EQ(j.code, 0) << j.err;
   auto js = nlohmann::json::parse(j.out);

@@ -248,6 +248,15 @@ int run(const SimulateFlags& f) {
     auto swept = packet_sweep(lb_plan, loaded->catalog, fabric, o.op, f.nodes, in, qos);
     if (!swept) return fail(swept.errors());
     packets = std::move(*swept);
+    // The table above is the packet level's algorithm's, not NCCL's choice: say so where the
+    // user left the algorithm to NCCL.
+    if (f.algo.empty() || f.algo == "auto") {
+      const std::string why = fmt::format(
+          "the nccl-tests rows above are {}'s, the layout the packet level runs, not the "
+          "algorithm NCCL would choose at each size (without --engine packet)",
+          algorithm_name(*o.algorithm));
+      packets->note = packets->note.empty() ? why : packets->note + "; " + why;
+    }
   }
   // Traffic per link: the algorithm chosen at --links-bytes simulated again with its load kept.
   std::optional<CollectiveTraffic> traffic;
