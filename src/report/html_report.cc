@@ -466,11 +466,12 @@ std::string report_html(const ReportInputs& in) {
   if (!in.what_if.empty()) {
     body +=
         "<section><h2>What if</h2><table><tr><th>scenario</th><th>all_reduce busbw</th>"
-        "<th>note</th></tr>";
+        "<th>alltoall busbw</th><th>note</th></tr>";
+    auto bw = [](double gbs) { return gbs > 0 ? fmt::format("{:.0f} GB/s", gbs) : "cannot run"; };
     for (const auto& w : in.what_if)
-      body += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>", esc(w.scenario),
-                          w.busbw_gbs > 0 ? fmt::format("{:.0f} GB/s", w.busbw_gbs) : "cannot run",
-                          esc(w.note));
+      body += fmt::format(
+          "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+          esc(w.scenario), bw(w.busbw_gbs), bw(w.alltoall_busbw_gbs), esc(w.note));
     body += "</table></section>";
   }
   body += "<section><h2>Warnings and notes</h2><ul>";

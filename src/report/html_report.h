@@ -28,6 +28,9 @@ struct ReportWhatIf {
   std::string scenario;
   double busbw_gbs = 0;  ///< all_reduce at the probe size; 0 when it cannot run
   std::string note;
+  /// alltoall at the probe size (MoE's expert dispatch, the collective a lost switch-to-switch
+  /// path hurts most: every node pair's bytes cross the top tier); 0 when it cannot run
+  double alltoall_busbw_gbs = 0;
 };
 
 /// Everything the report shows, computed by the caller.

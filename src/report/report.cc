@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -52,11 +53,29 @@ std::vector<ReportWhatIf> failure_rows(const Plan& plan, const Fabric& fabric, c
     auto m = CollectiveModel::build(f, plan, o);
     return m ? m->at(kQuotedBytes).busbw_gbs : 0.0;
   };
-  std::vector<ReportWhatIf> rows{{"as planned", planned_busbw, ""}};
+  SimOptions a2a = o;
+  a2a.op = Op::kAlltoall;
+  auto alltoall_on = [&](const Fabric& f) {
+    auto m = CollectiveModel::build(f, plan, a2a);
+    return m ? m->at(kQuotedBytes).busbw_gbs : 0.0;
+  };
+  std::vector<ReportWhatIf> rows{{"as planned", planned_busbw, "", alltoall_on(fabric)}};
   if (plan.topo.kind != TopologyKind::kSingle && plan.spine_total > 0) {
     Fabric f = fabric;
     f.fail_vertex(f.spine_vertex(0, 0));
-    rows.push_back({"one spine fails", probe_on(f), "the fabric routes around it"});
+    const double ar = probe_on(f), at = alltoall_on(f);
+    // The ring keeps to its rails; the alltoall's bytes cross the top tier and lose the spine's
+    // share: say what each loses.
+    auto change = [](double now, double before) -> std::string {
+      if (now <= 0) return "cannot run";
+      const double pct = before > 0 ? 100 * (now / before - 1) : 0;
+      return std::abs(pct) < 0.5 ? "unchanged" : fmt::format("{:+.0f}%", pct);
+    };
+    rows.push_back(
+        {"one spine fails", ar,
+         fmt::format("the fabric routes around it: all_reduce {}, alltoall {}",
+                     change(ar, planned_busbw), change(at, rows.front().alltoall_busbw_gbs)),
+         at});
   }
   Fabric f = fabric;
   f.fail_vertex(f.leaf_vertex(0, 0));
@@ -72,7 +91,7 @@ std::vector<ReportWhatIf> failure_rows(const Plan& plan, const Fabric& fabric, c
                           "the leaf (gpufabric what-if prices it)"
                         : "its nodes are cut off from a rail: restart the job with their ports "
                           "left out, or without them (gpufabric what-if prices both)";
-  rows.push_back({single ? "the switch fails" : "one leaf fails", bw, why});
+  rows.push_back({single ? "the switch fails" : "one leaf fails", bw, why, alltoall_on(f)});
   return rows;
 }
 

@@ -64,6 +64,20 @@ TEST(Report, ALayoutThatDoesNotFitInMemoryFails) {
   EXPECT_FALSE(nlohmann::json::parse(file_of(*big, "step.json"))["memory"]["fits"].get<bool>());
 }
 
+// The what-if table gives alltoall beside all_reduce: a spine's loss leaves the lab's rings on
+// their rails (unchanged) but takes its share of every alltoall (it crosses the top tier).
+TEST(Report, WhatIfShowsTheAlltoallASpineFailureCosts) {
+  auto files = make_report(load_example("roce-lab-16.yaml"), {});
+  ASSERT_TRUE(files.ok()) << format_diagnostics(files.errors());
+  const std::string& html = file_of(*files, "report.html");
+  EXPECT_NE(html.find("<th>alltoall busbw</th>"), std::string::npos);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      html, m, std::regex("the fabric routes around it: all_reduce unchanged, alltoall -(\\d+)%")))
+      << html.substr(html.find("What if"), 1500);
+  EXPECT_GT(std::stoi(m[1]), 20);  // measured 44
+}
+
 TEST(Report, RecordsTheVersionItIsGiven) {
   const auto seed = load_example("seed-70b-1024.yaml");
   auto files = make_report(seed, {}, false, "9.8.7 (revision abc123)");
