@@ -398,8 +398,6 @@ TEST(Qos, AOneNicClusterIsTooSmallForAnIncast) {
 
 namespace gf {
 
-// The headroom SONiC's formula gives holds what a cable's round trip delivers after a pause, at
-// every length and speed (the formula's occupancy factor only adds to it).
 // A pause and the resume made just after it reach the upstream port in that order, even when
 // the pause waited behind a frame on the wire and the resume did not: an oversubscribed
 // alltoall under DCQCN, whose NICs are paused and resumed in quick turns, finished in 1.3 ms
@@ -456,6 +454,8 @@ TEST(RoceQos, DcqcnParametersAsPublished) {
   EXPECT_EQ(kCnpQueue, 6);                             // CNP_802P_PRIO 6
 }
 
+// The headroom SONiC's formula gives holds what a cable's round trip delivers after a pause, at
+// every length and speed (the formula's occupancy factor only adds to it).
 TEST(RoceQos, SonicHeadroomCoversTheRoundTrip) {
   const Catalog cat = *builtin_catalog();
   ASSERT_TRUE(cat.switches.count("arista-7060x6"));
