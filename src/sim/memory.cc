@@ -73,9 +73,14 @@ double gradient_reduce_bytes(const WorkloadSpec& w) {
   return precision_bytes(grad_reduce_precision(w));
 }
 
+int dp_zero(const WorkloadSpec& w) {
+  const auto& p = w.parallelism;
+  return p.zero == 2 && p.pp > 1 && microbatches_per_step(w) > 1 ? 1 : p.zero;
+}
+
 double dp_bytes_per_param(const WorkloadSpec& w) {
   const double grads = gradient_reduce_bytes(w);
-  return w.parallelism.zero == 1 ? (grads + weight_bytes(w)) / 2 : grads;
+  return dp_zero(w) == 1 ? (grads + weight_bytes(w)) / 2 : grads;
 }
 
 double zero3_gather_passes(const WorkloadSpec& w) {
@@ -126,8 +131,9 @@ StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, doub
   // et al., "ZeRO", SC'20).
   const double dense_shard = std::max(1.0, static_cast<double>(par.dp) * cp);
   const double expert_shard = std::max(1.0, par.dp / ep * cp);
+  const int zero = dp_zero(w);
   auto sharded = [&](double bytes, int from_stage, double shard) {
-    return par.zero >= from_stage ? bytes / shard : bytes;
+    return zero >= from_stage ? bytes / shard : bytes;
   };
 
   const LayerShape shape = layer_shape(w);

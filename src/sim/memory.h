@@ -61,6 +61,14 @@ double gradient_reduce_bytes(const WorkloadSpec& w);
 /// microbatch instead, which no one all-reduce stands for.
 double dp_bytes_per_param(const WorkloadSpec& w);
 
+/// The ZeRO stage the data-parallel gradients run as. ZeRO-2 under a pipeline schedule (pp > 1
+/// and more than one microbatch) runs as FSDP runs it there: torch.distributed.pipelining keeps
+/// the gradients whole until the last microbatch's backward and reduces once (schedules.py:
+/// gradient sync on the last backward only), ZeRO-1's memory and traffic; DeepSpeed's pipeline
+/// refuses ZeRO-2 (runtime/pipe/engine.py). Llama 3 405B ran so: FSDP without resharding, pp 16
+/// (arXiv 2407.21783 §3.3.2). Otherwise the spec's stage.
+int dp_zero(const WorkloadSpec& w);
+
 /// The memory of `w` split as `layout` says, `microbatches` per step, on a GPU of `hbm_bytes`.
 /// `expert_params` is the part of model.params in MoE experts (sharded over ep).
 StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, double microbatches,

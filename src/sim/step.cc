@@ -514,6 +514,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   // stands for both moves the mean of their bytes; ZeRO-3 also gathers parameters before each
   // forward and backward.
   if (dp > 1) {
+    const int zero_dp = dp_zero(w);  // ZeRO-2 under a pipeline schedule runs as ZeRO-1
     const double held = dense_params / (par.tp * par.pp);
     // Where the gradients travel wider than the weights (fp32 beside 16-bit training), say so.
     if (grad_type == Precision::kFp32 && w.precision != Precision::kFp32)
@@ -523,12 +524,12 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
           w.grad_reduce ? ""
                         : fmt::format(", Megatron-LM's default for {} training",
                                       name_of(kPrecisionNames, w.precision)),
-          par.zero == 3 ? std::string("reduce-scattered after every microbatch, 4 B a parameter")
-          : par.zero == 2
+          zero_dp == 3 ? std::string("reduce-scattered after every microbatch, 4 B a parameter")
+          : zero_dp == 2
               ? fmt::format("reduce-scattered after every microbatch, 4 B a parameter, the "
                             "weights all-gathered in {} B after the step",
                             weight_b)
-          : par.zero == 1
+          : zero_dp == 1
               ? fmt::format("4 B a parameter reduce-scattered, the weights all-gathered in {} B: "
                             "the all-reduce shown moves their mean",
                             weight_b)
@@ -544,7 +545,7 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     // (its bytes') hides behind a microbatch's forward. ZeRO-3 keeps one window: its weights
     // are gathered again on demand (zero3_param_allgather).
     const double window = crit.backward_s, forward_window = crit.forward_s;
-    const double gather_share = par.zero == 1 ? weight_b / (grad_bytes + weight_b) : 0;
+    const double gather_share = zero_dp == 1 ? weight_b / (grad_bytes + weight_b) : 0;
     // What compute leaves exposed of an all-reduce standing for `bytes` of buckets.
     auto dp_exposed = [&, window, forward_window, gather_share](double bytes) {
       return [&, bytes, window, forward_window, gather_share](double, double total) {
@@ -575,18 +576,17 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     };
     auto sync = [&](const std::string& prefix, const std::vector<std::vector<int>>& over,
                     double params) {
-      if (par.zero >= 2) {
+      if (zero_dp >= 2) {
         add(prefix + "_reduce_scatter", Op::kReduceScatter, over, params * grad_bytes, mb,
             per_microbatch(params * grad_bytes), Where{CommStream::kGradients, 1, 1, 1});
-        if (par.zero == 2)
+        if (zero_dp == 2)
           add(prefix + "_param_allgather", Op::kAllGather, over, params * weight_b, 1, all,
               Where{CommStream::kGradients, 0, 0, 1});
       } else {
         const double bytes = params * dp_bytes_per_param(w);
         // The experts' keeps its name under the distributed optimizer too (its all-reduce stands
         // for the reduce-scatter and the gather as the dense part's does).
-        add(prefix +
-                (par.zero == 1 && prefix == "dp" ? "_reduce_scatter_all_gather" : "_allreduce"),
+        add(prefix + (zero_dp == 1 && prefix == "dp" ? "_reduce_scatter_all_gather" : "_allreduce"),
             Op::kAllReduce, over, bytes, 1, dp_exposed(bytes),
             Where{CommStream::kGradients, 0, 0, 1});
       }
@@ -594,14 +594,21 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
     // Neither framework shards the gradients across a pipeline's microbatches: DeepSpeed's
     // PipelineEngine refuses ZeRO-2 and -3 (runtime/pipe/engine.py), and FSDP under
     // torch.distributed.pipelining keeps the gradients whole until the last microbatch's
-    // backward (schedules.py: gradient sync on the last backward only), as zero: 1 does.
-    if (par.zero >= 2 && par.pp > 1 && mb > 1)
+    // backward (schedules.py: gradient sync on the last backward only). ZeRO-2 is run so
+    // (dp_zero: zero 1's memory and traffic); ZeRO-3, whose weights are gathered per use, keeps
+    // its per-microbatch reduction, and the note says no framework runs it.
+    if (par.zero != zero_dp)
       r.notes.push_back(fmt::format(
-          "zero: {} reduce-scatters the gradients after each of the {} microbatches (DeepSpeed's "
-          "stage {}), which no framework runs with pipeline parallelism: DeepSpeed's pipeline "
-          "refuses it, and FSDP with a pipeline schedule reduces once, in the last backward, "
-          "holding whole gradients meanwhile (zero: 1's memory and traffic)",
-          par.zero, static_cast<int>(mb), par.zero));
+          "zero: 2 under a pipeline schedule runs as FSDP runs it there: the gradients stay "
+          "whole until the last of the {} microbatches' backward and are reduce-scattered once "
+          "(zero: 1's memory and traffic; DeepSpeed's pipeline refuses zero 2)",
+          static_cast<int>(mb)));
+    else if (par.zero == 3 && par.pp > 1 && mb > 1)
+      r.notes.push_back(fmt::format(
+          "zero: 3 reduce-scatters the gradients after each of the {} microbatches (DeepSpeed's "
+          "stage 3), which no framework runs with pipeline parallelism: DeepSpeed's pipeline "
+          "refuses it, and FSDP with a pipeline schedule reduces once, in the last backward",
+          static_cast<int>(mb)));
     sync("dp", groups, held);
     // The experts' gradients, over the ranks that hold the same experts, alike.
     const double expert_held = expert_params / (par.tp * par.pp * par.ep);

@@ -944,8 +944,9 @@ TEST(Step, GradientsAreReducedInTheTypeMegatronKeepsThemIn) {
 // microbatch's backward (DeepSpeed issue 2252) and gathers the updated weights once, in the
 // optimizer step; ZeRO-1 reduces once. Memory and traffic agree: ZeRO-2's gradients a GPU are
 // ZeRO-1's over dp, its reduce-scatters as many as the microbatches. (It had held sharded
-// gradients and reduced them once.) With pipeline parallelism, which no framework runs it with,
-// a note says so.
+// gradients and reduced them once.) Under a pipeline schedule it runs as FSDP runs it there,
+// reducing once with whole gradients (ZeRO-1's traffic and memory; Llama 3 405B's layout), and a
+// note says so.
 TEST(Step, ZeroTwoReduceScattersEveryMicrobatch) {
   auto run = [](int zero, int pp) {
     return step(setup(fmt::format(
@@ -977,11 +978,17 @@ TEST(Step, ZeroTwoReduceScattersEveryMicrobatch) {
   EXPECT_NEAR(two.memory.peak().gradients_bytes * 8, one.memory.peak().gradients_bytes, 1);
   auto noted = [](const StepResult& r) {
     return std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
-      return n.find("which no framework runs with pipeline parallelism") != std::string::npos;
+      return n.find("zero: 2 under a pipeline schedule runs as FSDP runs it there") !=
+             std::string::npos;
     });
   };
   EXPECT_FALSE(noted(two));
-  EXPECT_TRUE(noted(run(2, 2)));
+  const StepResult piped = run(2, 2), piped_one = run(1, 2);
+  EXPECT_TRUE(noted(piped));
+  const StepComm once = comm(piped, "dp_reduce_scatter_all_gather");
+  EXPECT_EQ(once.count, 1);
+  EXPECT_NEAR(once.bytes, comm(piped_one, "dp_reduce_scatter_all_gather").bytes, 1);
+  EXPECT_NEAR(piped.memory.peak().gradients_bytes, piped_one.memory.peak().gradients_bytes, 1);
 }
 
 // With the distributed optimizer the weights' all-gather waits for the next step's forward
