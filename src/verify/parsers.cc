@@ -207,8 +207,13 @@ OutputKind detect_output_kind(const std::string& t) {
   if (head.find("BW peak") != std::string::npos || head.find("t_min[usec]") != std::string::npos ||
       head.find("\"BW_average\"") != std::string::npos)
     return OutputKind::kPerftest;
+  // A run that failed before its test (no server, a refused connection) still writes its start
+  // block: the target it was connecting to and its version line (iperf_api.c, iperf_json_start),
+  // then "error" (iperf_json_finish).
   if (head.find("\"sum_sent\"") != std::string::npos ||
-      head.find("\"test_start\"") != std::string::npos)
+      head.find("\"test_start\"") != std::string::npos ||
+      head.find("\"connecting_to\"") != std::string::npos ||
+      head.find("\"iperf 3.") != std::string::npos)
     return OutputKind::kIperf3;
   if (head.find("NIC Legend") != std::string::npos ||
       (head.find("GPU0") != std::string::npos && head.find("CPU Affinity") != std::string::npos))

@@ -56,6 +56,18 @@ TEST(Parsers, DetectsEveryKind) {
   std::erase(compact, '\n');
   compact.insert(compact.size() - 1, ",\"pad\":\"" + std::string(100000, ' ') + "\"");
   EXPECT_EQ(detect_output_kind(compact), OutputKind::kIperf3);
+  // A run that could not connect: iperf3's start block and its error, named as iperf3's.
+  const std::string refused =
+      "{\n\t\"start\":\t{\n\t\t\"connected\":\t[],\n\t\t\"version\":\t\"iperf 3.12\",\n"
+      "\t\t\"connecting_to\":\t{\n\t\t\t\"host\":\t\"10.128.0.2\",\n\t\t\t\"port\":\t5201\n"
+      "\t\t}\n\t},\n\t\"intervals\":\t[],\n\t\"end\":\t{\n\t},\n\t\"error\":\t\"unable to "
+      "connect to server: Connection refused\"\n}\n";
+  EXPECT_EQ(detect_output_kind(refused), OutputKind::kIperf3);
+  const auto failed = parse_iperf3(refused, "r.json");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.errors().front().message.find(
+                "iperf3 reported an error: unable to connect to server: Connection refused"),
+            std::string::npos);
 }
 
 // A run of other GPUs than the spec's: another family, or a PCIe card against an SXM module of
