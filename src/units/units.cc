@@ -183,6 +183,8 @@ std::string format_bitrate(double r) {
   return scaled(r, {{1e12, "Tbps"}, {1e9, "Gbps"}, {1e6, "Mbps"}, {1, "bps"}}, " ");
 }
 std::string format_seconds(double s) {
+  constexpr double kYearS = 365.25 * 86400;  // a Julian year
+  if (s >= 2 * kYearS) return sig3(s / kYearS) + " years";
   if (s >= 86400 * 2) return sig3(s / 86400) + " d";
   if (s >= 3600) return sig3(s / 3600) + " h";
   if (s >= 120) return sig3(s / 60) + " min";

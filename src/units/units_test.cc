@@ -76,6 +76,10 @@ TEST(Units, Formatting) {
   EXPECT_EQ(format_bitrate(400e9), "400 Gbps");
   EXPECT_EQ(format_seconds(5.6), "5.6 s");
   EXPECT_EQ(format_seconds(35e-6), "35 us");
+  // Days up to two years, then years (tokens: 1e18 had printed 19707232 d to train).
+  EXPECT_EQ(format_seconds(5.4 * 86400), "5.4 d");
+  EXPECT_EQ(format_seconds(700 * 86400), "700 d");
+  EXPECT_EQ(format_seconds(19707232.0 * 86400), "53955 years");
   EXPECT_EQ(format_usd(12.3e6), "$12.3M");
   EXPECT_EQ(format_count(7e10), "70B");
   EXPECT_EQ(format_power(1.4e6), "1.4 MW");
