@@ -109,6 +109,11 @@ TEST(Cli, EstimateReproducesTheGuide) {
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("350 GB"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("guide's rule"), std::string::npos) << t.out;
+  // A link efficiency shows as a share of the line rate, which keeps its own figure.
+  CmdResult eff = gpufabric("estimate --params 70B --gpus 1024 --link 400G --link-efficiency 0.9");
+  ASSERT_EQ(eff.code, 0) << eff.err;
+  EXPECT_NE(eff.out.find("  link             400 Gbps x 0.9 = 45 GB/s usable\n"), std::string::npos)
+      << eff.out;
 
   for (auto [secs, hours] : {std::pair{"1s", "27.8 h"}, std::pair{"10s", "277.8 h"}}) {
     CmdResult m = gpufabric(std::string("estimate --params 70B --gpus 1024 --comm-time ") + secs +

@@ -58,6 +58,8 @@ Result<Estimate> estimate(const EstimateInput& in) {
   // 2(N-1)/N; (N-1)/N's is 1.
   e.traffic_bytes_simple = e.payload_bytes * traffic_factor_limit(in.collective);
   e.link_bytes_per_s = in.link_bits_per_s / 8 * in.link_efficiency;
+  e.link_bits_per_s = in.link_bits_per_s;
+  e.link_efficiency = in.link_efficiency;
   if (in.comm_time_s > 0) {
     e.comm_time_s = in.comm_time_s;
     e.comm_time_simple_s = in.comm_time_s;

@@ -35,6 +35,8 @@ struct Estimate {
   double traffic_bytes_simple = 0;  ///< the factor's limit for many GPUs x payload: the guide's
                                     ///< rule 2 x params x bytes/param for all_reduce, 1 x else
   double link_bytes_per_s = 0;      ///< usable link bandwidth
+  double link_bits_per_s = 0;       ///< the line rate it is a share of
+  double link_efficiency = 1;       ///< that share
   double comm_time_s = 0;
   double comm_time_simple_s = 0;  ///< with that limit's factor (the guide's 2 for all_reduce)
   bool comm_time_given = false;   ///< --comm-time: comm_time_s is the user's, not computed

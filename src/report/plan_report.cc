@@ -421,9 +421,12 @@ std::string estimate_text(const Estimate& e) {
                    traffic_factor_formula(e.collective), e.traffic_factor, rule,
                    traffic_factor_limit(e.collective), gb(e.traffic_bytes_simple)));
   if (e.link_bytes_per_s > 0)
-    line("link",
-         fmt::format("{} = {:.3g} GB/s usable", units::format_bitrate(e.link_bytes_per_s * 8),
-                     e.link_bytes_per_s / 1e9));
+    line("link", e.link_efficiency < 1 ? fmt::format("{} x {:g} = {:.3g} GB/s usable",
+                                                     units::format_bitrate(e.link_bits_per_s),
+                                                     e.link_efficiency, e.link_bytes_per_s / 1e9)
+                                       : fmt::format("{} = {:.3g} GB/s usable",
+                                                     units::format_bitrate(e.link_bits_per_s),
+                                                     e.link_bytes_per_s / 1e9));
   if (!e.comm_time_given)
     line("comm per step",
          fmt::format("{:.3g} s ({}: {:.3g} s)", e.comm_time_s, rule, e.comm_time_simple_s));
