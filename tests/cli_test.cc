@@ -2503,6 +2503,11 @@ TEST(CliJobs, TheExampleTracesAreTheFixtures) {
 
 TEST(CliJobs, TheTraceExampleMeetsItsWorkloadJob) {
   // examples/jobs-trace.yaml names its traces relative to its folder (run from the source root).
+  // Every job spread: the run as asked is the spread ecmp row, which is not run again; says so.
+  CmdResult text = gpufabric("jobs examples/jobs-trace.yaml");
+  EXPECT_NE(text.out.find("(as asked: every job spread; this is the spread ecmp row)"),
+            std::string::npos)
+      << text.out;
   CmdResult r = gpufabric("jobs examples/jobs-trace.yaml --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 
 #include "common/output.h"
@@ -154,6 +155,15 @@ std::string jobs_text(const Plan& plan, const JobsResult& r, const LinkNames& na
     s += "\nthe jobs share no link\n";
   }
   if (r.compared.size() > 1) {
+    // The run as asked stands for the policy every job shares, whose own row is not run again.
+    std::string asked = "  (as asked)";
+    if (!run.jobs.empty() && run.jobs.front().placement &&
+        std::all_of(run.jobs.begin(), run.jobs.end(),
+                    [&](const JobResult& j) { return j.placement == run.jobs.front().placement; }))
+      asked = fmt::format("  (as asked: every job {}; this is the {} {} row)",
+                          placement_name(*run.jobs.front().placement),
+                          placement_name(*run.jobs.front().placement),
+                          load_balancing_name(run.load_balancing));
     s += fmt::format(
         "\nplacement and load balancing compared:\n  {:<10} {:<14} {:>14} {:>14} "
         "{:>12} {:>9}\n",
@@ -165,11 +175,11 @@ std::string jobs_text(const Plan& plan, const JobsResult& r, const LinkNames& na
                          load_balancing_name(c.load_balancing), c.note);
         continue;
       }
-      s += fmt::format(
-          "  {:<10} {:<14} {:>13.3f}x {:>13.3f}x {:>12} {:>9}{}\n", policy_label(c.policy),
-          load_balancing_name(c.load_balancing), c.worst_slowdown, c.mean_slowdown,
-          units::format_seconds(c.mean_step_together_s), c.meeting_links,
-          i == 0 ? "  (as asked)" : (static_cast<int>(i) == r.best ? "  <- best" : ""));
+      s += fmt::format("  {:<10} {:<14} {:>13.3f}x {:>13.3f}x {:>12} {:>9}{}\n",
+                       policy_label(c.policy), load_balancing_name(c.load_balancing),
+                       c.worst_slowdown, c.mean_slowdown,
+                       units::format_seconds(c.mean_step_together_s), c.meeting_links,
+                       i == 0 ? asked : (static_cast<int>(i) == r.best ? "  <- best" : ""));
     }
   }
   s += "\nadvice: " + r.advice + "\n";
