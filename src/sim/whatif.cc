@@ -125,17 +125,24 @@ std::string nic_change(const Plan& from, const Plan& to) {
   if (from.nic.id == to.nic.id && from.sw.id == to.sw.id)
     return fmt::format("NICs {} kept ({:g} Gbps: the rate asked for is the plan's own)",
                        from.nic.id, from.nic.rate_gbps);
+  // What the new plan warns of that the old did not (a NIC its host's PCIe cannot feed): the
+  // reason a faster NIC gains less than its rate.
+  std::string new_warnings;
+  for (const auto& w : to.warnings)
+    if (std::find(from.warnings.begin(), from.warnings.end(), w) == from.warnings.end())
+      new_warnings += "; plan warns: " + w;
   return fmt::format(
-      "NICs {} -> {} ({:g} -> {:g} Gbps), {}: {} -> {} switches, network capex "
-      "{} -> {} ({:+.0f}%)",
-      from.nic.id, to.nic.id, from.nic.rate_gbps, to.nic.rate_gbps,
-      from.sw.id == to.sw.id ? fmt::format("switch {} kept", from.sw.id)
-                             : fmt::format("switch {} -> {}", from.sw.id, to.sw.id),
-      from.switch_total, to.switch_total, units::format_usd(from.bom.network_capex_usd),
-      units::format_usd(to.bom.network_capex_usd),
-      from.bom.network_capex_usd > 0
-          ? 100 * (to.bom.network_capex_usd / from.bom.network_capex_usd - 1)
-          : 0.0);
+             "NICs {} -> {} ({:g} -> {:g} Gbps), {}: {} -> {} switches, network capex "
+             "{} -> {} ({:+.0f}%)",
+             from.nic.id, to.nic.id, from.nic.rate_gbps, to.nic.rate_gbps,
+             from.sw.id == to.sw.id ? fmt::format("switch {} kept", from.sw.id)
+                                    : fmt::format("switch {} -> {}", from.sw.id, to.sw.id),
+             from.switch_total, to.switch_total, units::format_usd(from.bom.network_capex_usd),
+             units::format_usd(to.bom.network_capex_usd),
+             from.bom.network_capex_usd > 0
+                 ? 100 * (to.bom.network_capex_usd / from.bom.network_capex_usd - 1)
+                 : 0.0) +
+         new_warnings;
 }
 
 // Applies "--fail" items to the fabric; `ports` names the switch ports of its cables (a cable

@@ -436,6 +436,20 @@ TEST(WhatIf, ReRoutedIsNotUnchanged) {
       << r->recommendation;
 }
 
+// A faster NIC that the plan warns of (800G behind an H100's PCIe Gen5 x16) carries the
+// warning into the change: why the bus bandwidth gains less than the rate.
+TEST(WhatIf, AFasterNicCarriesThePlansNewWarning) {
+  const WhatIfSetup s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: roce, topology: "
+      "clos2}\n");
+  WhatIfOptions o;
+  o.nic = "800G";
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  const std::string text = changes_text(*r);
+  EXPECT_NE(text.find("; plan warns: cx8-800g behind PCIe Gen5 x16"), std::string::npos) << text;
+}
+
 // --nic at the plan's own rate keeps its NIC (the catalog's first 400G is a BlueField-3 DPU),
 // and a change the catalog cannot plan is said as the flag's, not as a spec key's at a line.
 TEST(WhatIf, NicAtThePlansRateKeepsItAndAFlagsFailureIsTheFlags) {
