@@ -211,9 +211,15 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   if (shape && r.tokens_per_step > 0) {
     const double attn = 12.0 * m.layers * hidden * seq;  // per token, fwd + bwd
     r.model_flops = r.tokens_per_step * (6.0 * active + attn);
-    double extra = 0;
-    if (w.recompute == Recompute::kFull) extra = r.tokens_per_step * (2.0 * active + attn / 3);
-    if (w.recompute == Recompute::kSelective) extra = r.tokens_per_step * attn / 3;
+    // Recomputed FLOPs the GPUs run beyond the model's. FlashAttention's backward recomputes the
+    // scores, Q K^T, half of the attention forward, whatever the recompute setting (5 products to
+    // the forward's 2, kFlashBackwardFlops; it keeps no scores, so selective recomputation has
+    // nothing of its own to run); the unfused core's selective recomputation runs the whole
+    // attention forward again (Korthikanti et al. 2022 §5). Full recomputation runs the forward.
+    const bool flash = m.attention == AttentionKernel::kFlash;
+    double extra = flash ? r.tokens_per_step * attn / 6 : 0;
+    if (w.recompute == Recompute::kFull) extra += r.tokens_per_step * (2.0 * active + attn / 3);
+    if (w.recompute == Recompute::kSelective && !flash) extra += r.tokens_per_step * attn / 3;
     r.hardware_flops = r.model_flops + extra;
   }
   // Per kernel (sim/compute.h) when the catalog gives the GPU's kernel figures and the spec

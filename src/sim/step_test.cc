@@ -124,6 +124,30 @@ TEST(Step, Zero3GathersAndTheReduceScatterShareTheBackward) {
   EXPECT_LT(gather, 1.55);  // about 2x on half its calls: the backward's
 }
 
+// HFU counts the FLOPs the GPUs run: with FlashAttention the backward recomputes Q K^T under
+// any recompute setting and selective recomputation runs nothing more, so none and selective
+// run the same FLOPs in the same time; the unfused core's selective recomputation adds the
+// attention forward. (Selective had counted a whole attention forward that was never timed.)
+TEST(Step, HardwareFlopsCountWhatTheKernelsRecompute) {
+  auto run = [](const char* attention, const char* recompute) {
+    const PlannedSpec ex = testing::load_example_edited(
+        "llama3-70b-h100-512.yaml",
+        {{"attention: flash", std::string("attention: ") + attention},
+         {"recompute: selective", std::string("recompute: ") + recompute}});
+    const Fabric f = Fabric::build(ex.plan, ex.catalog);
+    auto r = simulate_step(ex.spec, ex.plan, f);
+    EXPECT_TRUE(r.ok()) << format_diagnostics(r.errors());
+    return r.ok() ? *r : StepResult{};
+  };
+  const StepResult fn = run("flash", "none"), fs = run("flash", "selective");
+  EXPECT_DOUBLE_EQ(fn.hardware_flops, fs.hardware_flops);
+  EXPECT_GT(fn.hardware_flops, fn.model_flops);
+  EXPECT_NEAR(fn.step_time_s, fs.step_time_s, 1e-9);
+  const StepResult un = run("unfused", "none"), us = run("unfused", "selective");
+  EXPECT_DOUBLE_EQ(un.hardware_flops, un.model_flops);
+  EXPECT_GT(us.hardware_flops, fs.hardware_flops);  // a whole attention forward, not half
+}
+
 TEST(Step, EveryParallelDimensionCommunicates) {
   const StepResult r = step(setup(
       "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
