@@ -776,12 +776,15 @@ Result<std::vector<StepScenario>> step_sensitivity(const Spec& spec, const Catal
   run(fmt::format("as planned ({:g}G NICs)", plan.nic.rate_gbps), plan);
   run(fmt::format("NIC x0.5 ({:g}G)", plan.nic.rate_gbps / 2), with_nic_rate(plan, 0.5));
   run(fmt::format("NIC x2 ({:g}G)", plan.nic.rate_gbps * 2), with_nic_rate(plan, 2));
+  // Half the leaf uplinks the spec asks for: twice its oversubscription (2:1 from 1:1; a spec
+  // already at 2:1 goes to 4:1, rather than repeating itself).
   Spec over = spec;
-  over.fabric.oversubscription = 2;
+  over.fabric.oversubscription = 2 * std::max(1.0, spec.fabric.oversubscription);
   over.fabric.topology = std::nullopt;  // auto
   over.fabric.switch_id = plan.sw.id;
   over.fabric.technology = plan.technology;
-  if (auto p2 = make_plan(over, cat)) run("2:1 oversubscription", *p2);
+  if (auto p2 = make_plan(over, cat))
+    run(fmt::format("uplinks halved ({:g}:1)", over.fabric.oversubscription), *p2);
   return out;
 }
 

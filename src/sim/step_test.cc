@@ -299,6 +299,16 @@ TEST(Step, SensitivityAnswersDoWeNeed800G) {
   EXPECT_GT((*s)[1].result.step_time_s, base * 1.01);   // 200G: slower
   EXPECT_LT((*s)[2].result.step_time_s, base);          // 800G: faster
   EXPECT_GE((*s)[3].result.step_time_s, base * 0.999);  // 2:1: never faster
+  EXPECT_EQ((*s)[3].label, "uplinks halved (2:1)");
+  // A spec already at 2:1 is weighed against 4:1, not against itself.
+  const StepSetup two = setup(
+      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\nfabric: {oversubscription: 2}\n"
+      "workload:\n  model: {params: 70B, layers: 80, hidden: 8192, heads: 64, seq_len: 4096}\n"
+      "  parallelism: {tp: 8}\n  global_batch: 64\n  overlap: false\n");
+  auto s2 = step_sensitivity(two.spec, two.cat, two.plan);
+  ASSERT_TRUE(s2.ok());
+  ASSERT_EQ(s2->size(), 4u);
+  EXPECT_EQ((*s2)[3].label, "uplinks halved (4:1)");
 }
 
 TEST(Step, Llama3With126LayersOn16StagesRuns) {
