@@ -10,6 +10,7 @@
 #include "cli/flags.h"
 #include "cli/resources.h"
 #include "common/output.h"
+#include "common/text.h"
 #include "config/config_set.h"
 #include "config/opensm.h"
 #include "plan/plan.h"
@@ -45,21 +46,15 @@ int run(const ConfigsFlags& f) {
   // Split here, not by CLI11's delimiter, which drops empty items: "--target frr," is a list
   // with an item missing, not a list of frr.
   std::vector<std::string> targets;
-  for (const std::string& given : f.targets) {
-    size_t from = 0;
-    while (true) {
-      const size_t comma = given.find(',', from);
-      std::string item = given.substr(from, comma == std::string::npos ? comma : comma - from);
+  for (const std::string& given : f.targets)
+    for (std::string& item : split(given, ',')) {
       if (item.empty())
         return fail({Diagnostic::flag(
             "--target", fmt::format("'{}' has an empty item: name each target, comma-separated "
                                     "with nothing between (frr,eos)",
                                     given))});
       targets.push_back(std::move(item));
-      if (comma == std::string::npos) break;
-      from = comma + 1;
     }
-  }
   auto loaded = load_planned_spec(f.spec, load_limits(false));
   if (!loaded) return fail(loaded.errors());
   auto choice = config_targets(*loaded, targets);

@@ -2,7 +2,6 @@
 // fabric (the qos layer's engine), with the verdicts a network engineer acts on.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -12,6 +11,7 @@
 #include "cli/resources.h"
 #include "common/file.h"
 #include "common/output.h"
+#include "common/text.h"
 #include "plan/plan.h"
 #include "qos/engine.h"
 #include "qos/report.h"
@@ -34,15 +34,6 @@ struct QosFlags {
   bool json = false;
   CLI::Option* cc_opt = nullptr;  // whether --cc was given (--dcqcn off means --cc none)
 };
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t from = 0;
-  for (size_t at; (at = s.find(sep, from)) != std::string::npos; from = at + 1)
-    out.push_back(s.substr(from, at - from));
-  out.push_back(s.substr(from));
-  return out;
-}
 
 // --ecn on | off | paper | kmin=150K,kmax=1.5M,pmax=20%: the thresholds the configurations
 // write, none, the DCQCN paper's, or others.
@@ -114,10 +105,7 @@ int run(const QosFlags& f) {
     const std::string n = pname.substr(c + 1);
     pname = pname.substr(0, c);
     // A number of senders, written out: parse_count's units (70B, 1K) read as parameter counts.
-    const bool digits = !n.empty() && n.size() <= 7 && std::all_of(n.begin(), n.end(), [](char ch) {
-      return ch >= '0' && ch <= '9';
-    });
-    if (!digits || std::stoi(n) < 1)
+    if (!all_digits(n) || n.size() > 7 || std::stoi(n) < 1)
       errs.push_back(Diagnostic::flag(
           "--pattern", fmt::format("'{}' is not a number of senders", n),
           fmt::format("use incast:N with N a whole number from 1 to {}, e.g. incast:8",

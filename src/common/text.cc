@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace gf {
@@ -85,6 +86,19 @@ std::string quoted_excerpt(std::string_view s, std::size_t max_bytes) {
   std::size_t cut = max_bytes;
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // a whole char
   return utf8_or_replacement(s.substr(0, cut)) + "...";
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  for (size_t at; (at = s.find(sep, from)) != std::string_view::npos; from = at + 1)
+    out.emplace_back(s.substr(from, at - from));
+  out.emplace_back(s.substr(from));
+  return out;
 }
 
 }  // namespace gf

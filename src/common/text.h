@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gf {
 
@@ -26,5 +27,12 @@ std::string ascii_lower(std::string_view s);
 /// `s` as an error message quotes a bad value: its first `max_bytes` bytes and "..." when it is
 /// longer, malformed UTF-8 replaced (a cell of a megabyte is named, not repeated).
 std::string quoted_excerpt(std::string_view s, std::size_t max_bytes = 40);
+
+/// Whether `s` is one or more ASCII digits: a whole number written out, no sign, no unit.
+bool all_digits(std::string_view s);
+
+/// The pieces of `s` between each `sep`, empty ones kept ("a,,b" is a, "", b; "" is one empty
+/// piece), so that a list with an item missing can be told from one without.
+std::vector<std::string> split(std::string_view s, char sep);
 
 }  // namespace gf

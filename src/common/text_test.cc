@@ -26,4 +26,17 @@ TEST(Text, Utf8OrReplacementReplacesEachBadByte) {
   EXPECT_TRUE(utf8_length(utf8_or_replacement("\xf4\x90\x80\x80\xed\xa0\x80\xfe")));
 }
 
+// A list's pieces keep their empty ones, so that "frr," is told from "frr"; a whole number is
+// digits alone (no sign, no unit, not empty).
+TEST(Text, SplitKeepsEmptyPiecesAndDigitsAreDigits) {
+  EXPECT_EQ(split("frr,eos", ','), (std::vector<std::string>{"frr", "eos"}));
+  EXPECT_EQ(split("frr,", ','), (std::vector<std::string>{"frr", ""}));
+  EXPECT_EQ(split(",frr,,eos", ','), (std::vector<std::string>{"", "frr", "", "eos"}));
+  EXPECT_EQ(split("", ','), (std::vector<std::string>{""}));
+  EXPECT_TRUE(all_digits("0"));
+  EXPECT_TRUE(all_digits("1024"));
+  for (const char* not_a_count : {"", "1K", "-3", "3x", " 4", "1.5"})
+    EXPECT_FALSE(all_digits(not_a_count)) << not_a_count;
+}
+
 }  // namespace gf

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "common/text.h"
 #include "sim/collective.h"
 #include "units/units.h"
 
@@ -607,9 +608,7 @@ Result<ReplayResult> replay_step(const std::vector<TracedRank>& ranks, const Pla
   // The window: the named step (a bare number N is ProfilerStep#N), or each trace's last step
   // with kernels.
   std::optional<std::string> want = o.step;
-  if (want && !want->empty() &&
-      std::all_of(want->begin(), want->end(), [](unsigned char c) { return std::isdigit(c); }))
-    want = "ProfilerStep#" + *want;
+  if (want && all_digits(*want)) want = "ProfilerStep#" + *want;
   std::vector<RankGraph> graphs;
   for (size_t ri = 0; ri < ranks.size(); ++ri) {
     const auto& r = ranks[ri];

@@ -347,11 +347,8 @@ std::optional<std::string> YamlReader::choice(const YAML::Node& map, const std::
   std::string list;
   for (const auto& c : choices) list += (list.empty() ? "" : " | ") + c;
   // A number one character from another is no typo of it (zero: 4 is not "did you mean 0").
-  const bool numeric = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) != 0;
-  });
   error(n, join(path, key), fmt::format("'{}' is not one of {}", s, list),
-        numeric ? "" : did_you_mean(s, choices));
+        all_digits(s) ? "" : did_you_mean(s, choices));
   return std::nullopt;
 }
 
