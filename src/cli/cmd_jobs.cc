@@ -81,7 +81,7 @@ int run(const JobsFlags& f) {
   }
   // A workload job that does not fit in memory is a finding, as in `step`.
   for (const auto& j : r->run.jobs)
-    if (!j.replay && !j.step.memory.stages.empty() && !j.step.memory.fits) return kExitFindings;
+    if (j.out_of_memory()) return kExitFindings;
   return kExitOk;
 }
 

@@ -100,7 +100,7 @@ std::string jobs_text(const Plan& plan, const JobsResult& r, const LinkNames& na
   }
   // Memory, as `step` judges it: a workload job that does not fit cannot run as laid out.
   for (const auto& j : run.jobs) {
-    if (j.replay || j.step.memory.stages.empty() || j.step.memory.fits) continue;
+    if (!j.out_of_memory()) continue;
     const StepMemory& m = j.step.memory;
     s += fmt::format(
         "FAIL memory: {} needs {:.1f} GiB per GPU (pipeline stage {}), the {} has {:.1f} GiB: "
@@ -237,7 +237,7 @@ nlohmann::json jobs_json(const Plan& plan, const JobsResult& r, const LinkNames&
                     {"comms", comms}});
     // A trace job: what was replayed (the step and its predicted times, as replay's JSON).
     jobs.back()["source"] = jr.replay ? "trace" : "workload";
-    if (!jr.replay && !jr.step.memory.stages.empty())
+    if (jr.memory_judged())
       jobs.back()["memory"] = {{"total_bytes", jr.step.memory.peak().total_bytes()},
                                {"peak_stage", jr.step.memory.peak_stage},
                                {"hbm_bytes", jr.step.memory.hbm_bytes},

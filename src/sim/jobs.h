@@ -74,6 +74,10 @@ struct JobResult {
   long long meeting_links = 0;     ///< links it shares with another job
   int32_t hottest_meeting_link = -1;
   double hottest_meeting_util = 0;  ///< that link's mean utilisation over the together run
+  /// Whether its memory was judged: a workload job's step (a trace job has no memory model).
+  bool memory_judged() const { return !replay && !step.memory.stages.empty(); }
+  /// A workload job whose layout does not fit in its GPUs' memory (`step`'s FAIL memory).
+  bool out_of_memory() const { return memory_judged() && !step.memory.fits; }
 };
 
 /// A link that flows of two or more jobs cross.
