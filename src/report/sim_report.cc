@@ -8,6 +8,7 @@
 
 #include "common/output.h"
 #include "common/text.h"
+#include "units/units.h"
 
 namespace gf {
 
@@ -76,7 +77,7 @@ double nccl_tests_memory_max_bytes(double gpu_memory_gib) {
   // nccl-tests src/common.cu@a0b82b2 (v2.19.6):1537-1546, since v2.16.7 (6edafa0): maxMem is the
   // smallest GPU's totalGlobalMem (util.cu:690, 718); "sendbuff, recvbuff, expected (when
   // datacheck enabled), plus 1G for the rest" after the reserve; the quotient rounds down.
-  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  constexpr double kGiB = units::kBytesPerGiB;
   constexpr double kReservePer16GiB = 1 * kGiB, kReserveMax = 4 * kGiB, kRest = 1 * kGiB;
   constexpr double kBuffersWithoutValidation = 2;  // send and receive (-c 0)
   const double gpu_memory_bytes = gpu_memory_gib * kGiB;
