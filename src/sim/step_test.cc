@@ -288,11 +288,14 @@ TEST(Step, GraceBlackwellRackHoldsTensorAndPipelineParallelism) {
 }
 
 TEST(Step, SensitivityAnswersDoWeNeed800G) {
-  const StepSetup r = setup(
-      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n"
-      "workload:\n  model: {params: 70B, layers: 80, hidden: 8192, heads: 64, seq_len: 4096}\n"
-      "  parallelism: {tp: 8}\n  global_batch: 64\n  overlap: false\n");
-  auto s = step_sensitivity(r.spec, r.cat, r.plan);
+  auto sensitivity = [](const std::string& fabric) {
+    const StepSetup r = setup(
+        "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\n" + fabric +
+        "workload:\n  model: {params: 70B, layers: 80, hidden: 8192, heads: 64, seq_len: 4096}\n"
+        "  parallelism: {tp: 8}\n  global_batch: 64\n  overlap: false\n");
+    return step_sensitivity(r.spec, r.cat, r.plan);
+  };
+  auto s = sensitivity("");
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->size(), 4u);
   const double base = (*s)[0].result.step_time_s;
@@ -301,11 +304,7 @@ TEST(Step, SensitivityAnswersDoWeNeed800G) {
   EXPECT_GE((*s)[3].result.step_time_s, base * 0.999);  // 2:1: never faster
   EXPECT_EQ((*s)[3].label, "uplinks halved (2:1)");
   // A spec already at 2:1 is weighed against 4:1, not against itself.
-  const StepSetup two = setup(
-      "cluster: {gpu: h100-sxm, nodes: 64, nic: cx7-400g}\nfabric: {oversubscription: 2}\n"
-      "workload:\n  model: {params: 70B, layers: 80, hidden: 8192, heads: 64, seq_len: 4096}\n"
-      "  parallelism: {tp: 8}\n  global_batch: 64\n  overlap: false\n");
-  auto s2 = step_sensitivity(two.spec, two.cat, two.plan);
+  auto s2 = sensitivity("fabric: {oversubscription: 2}\n");
   ASSERT_TRUE(s2.ok());
   ASSERT_EQ(s2->size(), 4u);
   EXPECT_EQ((*s2)[3].label, "uplinks halved (4:1)");

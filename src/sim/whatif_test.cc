@@ -436,12 +436,17 @@ TEST(WhatIf, ReRoutedIsNotUnchanged) {
       << r->recommendation;
 }
 
+// Eight H100 nodes of 400G NICs on a RoCE Clos: the --nic tests' cluster.
+static WhatIfSetup roce8() {
+  return setup(
+      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: roce, topology: "
+      "clos2}\n");
+}
+
 // A faster NIC that the plan warns of (800G behind an H100's PCIe Gen5 x16) carries the
 // warning into the change: why the bus bandwidth gains less than the rate.
 TEST(WhatIf, AFasterNicCarriesThePlansNewWarning) {
-  const WhatIfSetup s = setup(
-      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: roce, topology: "
-      "clos2}\n");
+  const WhatIfSetup s = roce8();
   WhatIfOptions o;
   o.nic = "800G";
   auto r = what_if(s.spec, s.cat, s.plan, o);
@@ -453,9 +458,7 @@ TEST(WhatIf, AFasterNicCarriesThePlansNewWarning) {
 // --nic at the plan's own rate keeps its NIC (the catalog's first 400G is a BlueField-3 DPU),
 // and a change the catalog cannot plan is said as the flag's, not as a spec key's at a line.
 TEST(WhatIf, NicAtThePlansRateKeepsItAndAFlagsFailureIsTheFlags) {
-  const WhatIfSetup s = setup(
-      "cluster: {gpu: h100-sxm, nodes: 8, nic: cx7-400g}\nfabric: {technology: roce, topology: "
-      "clos2}\n");
+  const WhatIfSetup s = roce8();
   WhatIfOptions o;
   o.nic = "400G";
   auto r = what_if(s.spec, s.cat, s.plan, o);
