@@ -15,6 +15,7 @@ nlohmann::json stage_memory_json(const StageMemory& m) {
           {"optimizer_bytes", m.optimizer_bytes},
           {"activations_bytes", m.activations_bytes},
           {"nccl_bytes", m.nccl_bytes},
+          {"gathered_bytes", m.gathered_bytes},
           {"in_flight_microbatches", m.in_flight_microbatches},
           {"total_bytes", m.total_bytes()}};
 }
@@ -207,6 +208,8 @@ std::string memory_text(const StepMemory& m) {
   s += fmt::format("    {:<30} {:>10}\n", "weights", gb(p.params_bytes));
   s += fmt::format("    {:<30} {:>10}\n", "gradients", gb(p.gradients_bytes));
   s += fmt::format("    {:<30} {:>10}\n", "optimizer states", gb(p.optimizer_bytes));
+  if (p.gathered_bytes > 0)
+    s += fmt::format("    {:<30} {:>10}\n", "ZeRO-3 gathered buckets", gb(p.gathered_bytes));
   s += fmt::format("    {:<30} {:>10}\n",
                    fmt::format("activations ({:g} microbatches)", p.in_flight_microbatches),
                    gb(p.activations_bytes));

@@ -33,6 +33,13 @@ constexpr double kNcclConnectionBytes = 4194304.0 + 4915200.0 + 524288.0;
 // Channels per communicator and peers per channel (a ring's previous and next rank): estimate;
 // NCCL opens 8-32 channels on 8-NIC H100 nodes.
 constexpr double kNcclChannels = 16;
+// ZeRO-3's gathered buckets held whole at once: the one the module computing with took and the
+// next one, prefetched under its compute (DeepSpeed's stage3_prefetch_bucket_size, as the step
+// model gathers them; FSDP likewise holds the unit computing and the next one: PyTorch
+// docs/source/notes/fsdp.rst, "FSDP Prefetch Nuances", v2.5). A bucket holds at least one whole
+// weight matrix, gathered as one parameter. In the backward the bucket's gradients are whole
+// too until their reduce-scatter.
+constexpr double kZero3WholeUnits = 2;
 constexpr double kNcclPeersPerChannel = 2;
 
 // Activations one transformer layer keeps for its backward, per microbatch, in bytes of 16-bit
@@ -158,6 +165,15 @@ StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, doub
                          sharded(expert_gpu * pb.gradients, 2, expert_shard);
     st.optimizer_bytes = sharded(dense_gpu * pb.optimizer, 1, dense_shard) +
                          sharded(expert_gpu * pb.optimizer, 1, expert_shard);
+    if (zero >= 3) {
+      // The stage's largest weight matrix as tensor parallelism leaves it on a GPU: an MLP's
+      // (hidden x ffn; an expert's too), or the embedding table (output layer) on the first
+      // (last) stage.
+      double matrix = h * shape.ffn / t;
+      if (m.layers > 0 && (first || (last && pp > 1))) matrix = std::max(matrix, embedding / t);
+      const double unit = std::max(kZero3BucketParams, matrix);
+      st.gathered_bytes = unit * (kZero3WholeUnits * pb.weights + pb.gradients);
+    }
 
     // Microbatches in flight at the schedule's peak (Megatron-LM core_v0.15.0,
     // megatron/core/pipeline_parallel/schedules.py, num_warmup_microbatches): 1F1B keeps

@@ -10,6 +10,12 @@
 
 namespace gf {
 
+// Parameters one ZeRO-3 gather fetches: DeepSpeed's stage3_prefetch_bucket_size, 5e7 (public
+// ZeRO-3 configurations set 50000000, e.g. a ds_config_zero3.json found by the search tool;
+// the DeepSpeed documentation's default as recalled, not checked against DeepSpeed's source
+// here; HF Transformers' "auto" sets 0.9 x hidden^2 instead, 1.4e8 at hidden 12288).
+inline constexpr double kZero3BucketParams = 5e7;
+
 /// What one GPU of one pipeline stage holds at its peak, in bytes.
 struct StageMemory {
   int stage = 0;
@@ -17,9 +23,13 @@ struct StageMemory {
   double params_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0;
   double activations_bytes = 0;  ///< every microbatch in flight at the schedule's peak
   double nccl_bytes = 0;
+  /// ZeRO-3: the weights of the units gathered whole at once (the one computing and the one
+  /// prefetched) and one unit's whole gradients before their reduce-scatter; 0 otherwise
+  double gathered_bytes = 0;
   double in_flight_microbatches = 0;  ///< whole-stage microbatches whose activations are kept
   double total_bytes() const {
-    return params_bytes + gradients_bytes + optimizer_bytes + activations_bytes + nccl_bytes;
+    return params_bytes + gradients_bytes + optimizer_bytes + activations_bytes + nccl_bytes +
+           gathered_bytes;
   }
 };
 

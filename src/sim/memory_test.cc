@@ -120,6 +120,33 @@ TEST(Memory, ShardingAndRecomputationShrinkTheFootprint) {
   EXPECT_DOUBLE_EQ(memory_of(w, 64).stages[0].in_flight_microbatches, 8 * 1.4375);
 }
 
+// ZeRO-3 shards the weights, but a module computes with whole ones: the gathered bucket in use
+// and the one prefetched are whole (weights, bf16), and in the backward one bucket's gradients
+// (fp32). A bucket is kZero3BucketParams, or the largest weight matrix where that is larger:
+// GPT-3 at tp 8, pp 1, its embedding table (51200 x 12288 / 8 = 78.6M parameters a tp rank; an
+// MLP matrix 12288 x 49152 / 8 = 75.5M).
+TEST(Memory, Zero3HoldsTwoGatheredBucketsAndOneBucketsGradients) {
+  WorkloadSpec w = gpt3_175b();
+  w.parallelism.pp = 1;
+  w.parallelism.dp = 64;
+  w.parallelism.zero = 2;
+  const StepMemory z2 = memory_of(w, 8);
+  EXPECT_EQ(z2.peak().gathered_bytes, 0);
+  w.parallelism.zero = 3;
+  const StepMemory z3 = memory_of(w, 8);
+  EXPECT_NEAR(z3.peak().gathered_bytes, 51200.0 * 12288 / 8 * (2 * 2 + 4), 1);
+  EXPECT_NEAR(z3.peak().params_bytes, z2.peak().params_bytes / 64, 1);
+  EXPECT_NEAR(z3.peak().total_bytes() - z3.peak().gathered_bytes,
+              z2.peak().total_bytes() - z2.peak().params_bytes + z3.peak().params_bytes, 1);
+  // A smaller vocabulary: the MLP's matrix is the largest.
+  w.model.vocab = 32000;
+  EXPECT_NEAR(memory_of(w, 8).peak().gathered_bytes, 12288.0 * 49152 / 8 * (2 * 2 + 4), 1);
+  // A small model's matrices are below a bucket: two buckets' weights and one's gradients.
+  w.model = {0.35e9, 24, 1024, 16, 2048, 32000, 0, 0};  // embedding 32.8M, MLP 4.2M
+  w.parallelism.tp = 1;
+  EXPECT_NEAR(memory_of(w, 8).peak().gathered_bytes, kZero3BucketParams * (2 * 2 + 4), 1);
+}
+
 }  // namespace gf
 
 namespace gf {

@@ -25,11 +25,6 @@ constexpr double kEfficiencyWidthExponent = 0.1;
 constexpr double kBackwardShare = 2.0 / 3.0;
 // Gradient buckets (PyTorch DDP's 25 MB; Megatron uses ~40M parameters).
 constexpr double kBucketBytes = 25e6;
-// Parameters one ZeRO-3 gather fetches: DeepSpeed's stage3_prefetch_bucket_size, 5e7 (public
-// ZeRO-3 configurations set 50000000, e.g. a ds_config_zero3.json found by the search tool;
-// the DeepSpeed documentation's default as recalled, not checked against DeepSpeed's source
-// here; HF Transformers' "auto" sets 0.9 x hidden^2 instead, 1.4e8 at hidden 12288).
-constexpr double kZero3BucketParams = 5e7;
 // Without per-kernel times (compute from FLOPs), the share of a CP key/value exchange left
 // exposed: about half, overlapped with attention (estimate). With them it comes from the
 // attention kernels' times.
