@@ -32,14 +32,16 @@ DpTraffic nominal_dp_traffic(const Plan& plan, const WorkloadSpec& w) {
   // the bytes a parameter as the step moves them (fp32 gradients by Megatron-LM's default).
   const double held = w.model.params / (par.tp * par.pp);
   // ZeRO-2 and -3 reduce-scatter the gradients after every microbatch (the step's
-  // dp_reduce_scatter), ZeRO-2 gathering the updated weights once; ZeRO-0 and -1 reduce once.
+  // dp_reduce_scatter), ZeRO-2 gathering the updated weights once; ZeRO-0 and -1 reduce once, and
+  // so does ZeRO-2 under a pipeline schedule (dp_zero: it runs as ZeRO-1 there).
+  const int zero = dp_zero(w);
   double per_gpu = 0;
-  if (par.zero >= 2)
+  if (zero >= 2)
     per_gpu = microbatches_per_step(w) * held * gradient_reduce_bytes(w) * ring_share +
-              (par.zero == 2 ? held * weight_bytes(w) * ring_share : 0);
+              (zero == 2 ? held * weight_bytes(w) * ring_share : 0);
   else
     per_gpu = held * dp_bytes_per_param(w) * 2 * ring_share;
-  if (par.zero == 3) {
+  if (zero == 3) {
     // The weights gathered before each use, every microbatch (the step's zero3_param_allgather).
     per_gpu +=
         zero3_gather_passes(w) * microbatches_per_step(w) * held * weight_bytes(w) * ring_share;
@@ -48,7 +50,7 @@ DpTraffic nominal_dp_traffic(const Plan& plan, const WorkloadSpec& w) {
   d.nic_bytes = per_gpu * plan.gpus_per_node / std::max(1, plan.nics_per_node);
   d.alone_s = d.nic_bytes / (plan.nic.rate_gbps * 1e9 / 8);
   d.exposed_s = w.overlap ? 0 : d.alone_s;
-  d.what = dp_traffic_name(par.zero);
+  d.what = dp_traffic_name(zero);
   return d;
 }
 

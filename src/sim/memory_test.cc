@@ -250,6 +250,16 @@ TEST(Checkpoint, Zero3TrafficIsItsReduceScatterAndItsGathers) {
   const auto c = checkpoint_estimate(p3b, *s.workload, z3);
   ASSERT_TRUE(c.converged);
   EXPECT_EQ(c.dp_traffic, z3.what);
+  // ZeRO-2 under a pipeline schedule reduces once a step, as the step model runs it (dp_zero):
+  // ZeRO-1's reduce-scatter and all-gather, 3 bytes a parameter each way, not 8 microbatches'.
+  const Plan pp2 =
+      planned(base +
+                  "workload: {model: {params: 70B}, precision: bf16, global_batch: 256, "
+                  "micro_batch: 1, parallelism: {tp: 8, pp: 2, dp: 32, zero: 2}}\n",
+              s);
+  const DpTraffic z2pp = nominal_dp_traffic(pp2, *s.workload);
+  EXPECT_EQ(z2pp.what, "the DP reduce-scatter and all-gather");
+  EXPECT_NEAR(z2pp.nic_bytes, 70e9 / 16 * 3 * 2 * (31.0 / 32), 1e3);
 }
 
 }  // namespace gf
