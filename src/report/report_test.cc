@@ -315,6 +315,30 @@ TEST(SweepReport, ShortRunsReadInHours) {
   EXPECT_NE(table.find("2.5 d"), std::string::npos) << table;
 }
 
+// Each design's MFU and memory per GPU: in the table (MFU, "?" where the model's FLOPs are not
+// known), the CSV and the JSON (null MFU); a design without a step has neither.
+TEST(SweepReport, DesignsShowTheirMfuAndMemory) {
+  std::vector<DesignResult> ds{sweep_design(0, 10e6, 10), sweep_design(1, 12e6, 9),
+                               sweep_design(2, 11e6, 9.5)};
+  ds[0].mfu = 0.4123;
+  ds[0].memory_bytes = 70.5 * 1073741824.0;
+  ds[2].has_step = false;
+  const SweepResult r = summarise_sweep({}, ds, Goal::kTime, 0);
+  const std::string table = sweep_table(r);
+  EXPECT_NE(table.find(" mfu  verdict"), std::string::npos) << table;
+  EXPECT_NE(table.find("41.2%  ok"), std::string::npos) << table;
+  EXPECT_NE(table.find("     ?  ok"), std::string::npos) << table;
+  const std::string csv = sweep_csv(r);
+  EXPECT_NE(csv.find(",gpu_utilization,mfu,memory_gib,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0.4123,70.50,"), std::string::npos) << csv;
+  const auto j = sweep_json(r);
+  EXPECT_DOUBLE_EQ(j["designs"][0]["mfu"].get<double>(), 0.4123);
+  EXPECT_TRUE(j["designs"][1]["mfu"].is_null());
+  EXPECT_FALSE(j["designs"][2].contains("mfu"));
+  EXPECT_EQ(design_from_json(design_to_json(ds[0])).mfu, ds[0].mfu);
+  EXPECT_EQ(design_from_json(design_to_json(ds[0])).memory_bytes, ds[0].memory_bytes);
+}
+
 }  // namespace
 }  // namespace gf
 

@@ -52,7 +52,8 @@ std::string sweep_csv(const SweepResult& r) {
   for (const auto& a : r.axes) out += "," + csv_field(a.key);
   out +=
       ",valid,technology,topology,switch,nic,gpus,switches,capex_usd,network_capex_usd,power_w,"
-      "busbw_gbs,step_time_s,comm_fraction,gpu_utilization,time_to_train_s,cost_to_train_usd,"
+      "busbw_gbs,step_time_s,comm_fraction,gpu_utilization,mfu,memory_gib,time_to_train_s,"
+      "cost_to_train_usd,"
       "constraints_met,within_budget,pareto,best,error";
   // The jobs' columns, last, when the spec has jobs: (sim/jobs.h).
   bool jobs = false;
@@ -71,12 +72,14 @@ std::string sweep_csv(const SweepResult& r) {
     for (const auto& v : d.values) out += "," + csv_field(v.value);
     const bool plan = d.ok, step = d.ok && d.has_step;
     out += fmt::format(
-        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", d.ok, d.technology,
+        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", d.ok, d.technology,
         d.topology, csv_field(d.switch_id), csv_field(d.nic), cell(plan, "{:.0f}", d.gpus),
         cell(plan, "{:.0f}", d.switches), cell(plan, "{:.0f}", d.capex_usd),
         cell(plan, "{:.0f}", d.network_capex_usd), cell(plan, "{:.0f}", d.power_w),
         cell(plan, "{:.2f}", d.busbw_gbs), cell(step, "{:.4f}", d.step_time_s),
         cell(step, "{:.4f}", d.comm_fraction), cell(step, "{:.4f}", d.gpu_utilization),
+        cell(step && d.mfu.has_value(), "{:.4f}", d.mfu.value_or(0)),
+        cell(step, "{:.2f}", d.memory_bytes / units::kBytesPerGiB),
         cell(step, "{:.0f}", d.time_to_train_s), cell(step, "{:.0f}", d.cost_to_train_usd),
         flag(step, d.constraints_met), flag(plan, d.within_budget), d.pareto, d.index == r.best,
         csv_field(d.error));
@@ -138,8 +141,8 @@ std::string sweep_table(const SweepResult& r) {
   }
   std::size_t width = 44;
   for (const auto& d : r.designs) width = std::max(width, values_text(d, common).size());
-  out += fmt::format("{:>6}  {:<{}} {:>9} {:>8} {:>12} {:>7}  {}\n", "design", "values", width,
-                     "capex", "busbw", "time", "comm", "verdict");
+  out += fmt::format("{:>6}  {:<{}} {:>9} {:>8} {:>12} {:>7} {:>6}  {}\n", "design", "values",
+                     width, "capex", "busbw", "time", "comm", "mfu", "verdict");
   for (const auto& d : r.designs) {
     if (!d.ok) {
       out += fmt::format("{:>6}  {:<{}} invalid: {}\n", d.index + 1, values_text(d, common), width,
@@ -155,9 +158,11 @@ std::string sweep_table(const SweepResult& r) {
                                 : units::format_seconds(d.step_time_s) + "/step";
     // The communication share is a step's: "-" where no step was timed (no workload).
     const std::string comm = d.has_step ? fmt::format("{:.1f}%", 100 * d.comm_fraction) : "-";
+    // MFU likewise, and "?" where the model's FLOPs are unknown (params alone).
+    const std::string mfu = !d.has_step ? "-" : d.mfu ? fmt::format("{:.1f}%", 100 * *d.mfu) : "?";
     out += fmt::format(
-        "{:>6}  {:<{}} {:>9} {:>6.0f}GB/s {:>12} {:>7}  {}{}{}{}\n", d.index + 1,
-        values_text(d, common), width, units::format_usd(d.capex_usd), d.busbw_gbs, time, comm,
+        "{:>6}  {:<{}} {:>9} {:>6.0f}GB/s {:>12} {:>7} {:>6}  {}{}{}{}\n", d.index + 1,
+        values_text(d, common), width, units::format_usd(d.capex_usd), d.busbw_gbs, time, comm, mfu,
         verdict(d), d.pareto ? ", pareto" : "", d.index == r.best ? ", BEST" : "",
         d.has_jobs ? fmt::format(", jobs worst {:.3f}x", d.jobs_worst_slowdown) : "");
   }

@@ -168,6 +168,8 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
     d.step_time_s = step->step_time_s;
     d.comm_fraction = step->comm_fraction;
     d.gpu_utilization = step->gpu_utilization;
+    d.mfu = step->mfu;
+    d.memory_bytes = step->memory.stages.empty() ? 0 : step->memory.peak().total_bytes();
     d.time_to_train_s = step->time_to_train_s;
     d.cost_to_train_usd = step->cost_to_train_usd;
     for (const auto& c : step->constraints) d.constraints_met = d.constraints_met && c.pass;
@@ -223,6 +225,8 @@ nlohmann::json design_step_json(const DesignResult& d) {
   return {{"step_time_s", d.step_time_s},
           {"comm_fraction", d.comm_fraction},
           {"gpu_utilization", d.gpu_utilization},
+          {"mfu", d.mfu ? nlohmann::json(*d.mfu) : nlohmann::json(nullptr)},
+          {"memory_bytes", d.memory_bytes},
           {"time_to_train_s", d.time_to_train_s},
           {"cost_to_train_usd", d.cost_to_train_usd}};
 }
@@ -269,6 +273,8 @@ DesignResult design_from_json(const nlohmann::json& j) {
   d.step_time_s = j.at("step_time_s");
   d.comm_fraction = j.at("comm_fraction");
   d.gpu_utilization = j.at("gpu_utilization");
+  if (j.contains("mfu") && !j.at("mfu").is_null()) d.mfu = j.at("mfu").get<double>();
+  d.memory_bytes = j.value("memory_bytes", 0.0);
   d.time_to_train_s = j.at("time_to_train_s");
   d.cost_to_train_usd = j.at("cost_to_train_usd");
   d.constraints_met = j.at("constraints_met");

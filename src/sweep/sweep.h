@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct DesignResult {
   // The step (when the spec has a workload).
   bool has_step = false;
   double step_time_s = 0, comm_fraction = 0, gpu_utilization = 0;
+  std::optional<double> mfu;  ///< model FLOPs utilisation (unknown without the model's FLOPs)
+  double memory_bytes = 0;    ///< the peak stage's memory per GPU (every design fits)
   double time_to_train_s = 0, cost_to_train_usd = 0;
   // The spec's jobs (sim/jobs.h), when it has a jobs: section; `placement` may be swept.
   bool has_jobs = false;
