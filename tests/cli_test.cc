@@ -1500,7 +1500,8 @@ TEST(CliStep, MemoryAndTimeline) {
   CmdResult over = gpufabric("step " + big.string() + " --no-sensitivity");
   EXPECT_EQ(over.code, 1) << over.err;
   EXPECT_NE(over.out.find("FAIL memory: "), std::string::npos) << over.out;
-  EXPECT_NE(over.err.find("does not fit in memory: stage 1 needs"), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("does not fit in memory: pipeline stage 1 needs"), std::string::npos)
+      << over.err;
   // sweep marks the design invalid, with the reason.
   const fs::path sdir = temp_dir("sweep_memory");
   CmdResult sw =
@@ -2396,7 +2397,9 @@ TEST(CliJobs, AJobThatDoesNotFitInMemoryFails) {
   const fs::path file = write_temp("jobs-oom.yaml", spec);
   CmdResult text = gpufabric("jobs " + file.string() + " --no-compare");
   EXPECT_EQ(text.code, 1) << text.err;
-  EXPECT_NE(text.out.find("FAIL memory: a needs "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("FAIL memory: a does not fit in memory: pipeline stage "),
+            std::string::npos)
+      << text.out;
   EXPECT_EQ(text.out.find("FAIL memory: b"), std::string::npos) << text.out;
   CmdResult js = gpufabric("jobs " + file.string() + " --no-compare --json");
   EXPECT_EQ(js.code, 1);
@@ -2494,10 +2497,11 @@ TEST(CliJobs, TheExampleTracesAreTheFixtures) {
   for (const auto& e : fs::directory_iterator("examples")) {
     if (e.path().extension() != ".yaml") continue;
     std::istringstream lines(text(e.path()));
-    for (std::string line; std::getline(lines, line);)
-      if (line.find('#') != 0)
-        EXPECT_EQ(line.substr(0, line.find(" #")).find("tests/"), std::string::npos)
-            << e.path() << ": " << line;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find('#') == 0) continue;
+      EXPECT_EQ(line.substr(0, line.find(" #")).find("tests/"), std::string::npos)
+          << e.path() << ": " << line;
+    }
   }
 }
 

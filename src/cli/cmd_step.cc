@@ -60,14 +60,9 @@ int run(const StepFlags& f) {
   }
   bool pass = r->memory.fits;
   for (const auto& c : r->constraints) pass = pass && c.pass;
-  if (!r->memory.fits) {
-    const auto& p = r->memory.peak();
-    std::cerr << fmt::format(
-        "error: the step does not fit in memory: stage {} needs {:.1f} GiB per GPU, the {} has "
-        "{:.1f} GiB\n",
-        p.stage + 1, p.total_bytes() / units::kBytesPerGiB, plan->gpu.id,
-        r->memory.hbm_bytes / units::kBytesPerGiB);
-  }
+  if (!r->memory.fits)
+    std::cerr << fmt::format("error: the step does not fit in memory: {} ({})\n",
+                             memory_shortfall(r->memory, plan->gpu.id), kMemoryRemedy);
   return pass ? kExitOk : kExitFindings;
 }
 

@@ -389,7 +389,7 @@ std::string report_html(const ReportInputs& in) {
           "<b class=\"{}\">{}</b>.</li>",
           m.peak().total_bytes() / units::kBytesPerGiB, m.peak().stage + 1,
           m.hbm_bytes / units::kBytesPerGiB, m.fits ? "pass" : "fail",
-          m.fits ? "fits" : "does not fit: the layout cannot run (more tp, pp or ZeRO shards it)");
+          m.fits ? "fits" : fmt::format("does not fit: the layout cannot run ({})", kMemoryRemedy));
     }
     if (in.step->time_to_train_s > 0)
       body += fmt::format("<li><b>Time and cost to train</b>: {} and {}.</li>",

@@ -101,13 +101,10 @@ std::string jobs_text(const Plan& plan, const JobsResult& r, const LinkNames& na
   // Memory, as `step` judges it: a workload job that does not fit cannot run as laid out.
   for (const auto& j : run.jobs) {
     if (!j.out_of_memory()) continue;
-    const StepMemory& m = j.step.memory;
     s += fmt::format(
-        "FAIL memory: {} needs {:.1f} GiB per GPU (pipeline stage {}), the {} has {:.1f} GiB: "
-        "it cannot run as laid out (more tp, pp or ZeRO shards it; `gpufabric step` on its "
-        "workload shows what fills it)\n",
-        j.name, m.peak().total_bytes() / units::kBytesPerGiB, m.peak().stage + 1, plan.gpu.id,
-        m.hbm_bytes / units::kBytesPerGiB);
+        "FAIL memory: {} does not fit in memory: {}: it cannot run as laid out ({}; `gpufabric "
+        "step` on its workload shows what fills it)\n",
+        j.name, memory_shortfall(j.step.memory, plan.gpu.id), kMemoryRemedy);
   }
   s += "\nnodes:\n";
   for (const auto& j : run.jobs)

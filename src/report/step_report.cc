@@ -215,10 +215,9 @@ std::string memory_text(const StepMemory& m) {
                    gb(p.activations_bytes));
   s += fmt::format("    {:<30} {:>10}\n", "NCCL buffers", gb(p.nccl_bytes));
   s += fmt::format("    {:<30} {:>10} of {} HBM\n", "total", gb(p.total_bytes()), gb(m.hbm_bytes));
-  s += fmt::format(
-      "  {} memory: {} needed per GPU, {} of HBM{}\n", m.fits ? "PASS" : "FAIL",
-      gb(p.total_bytes()), gb(m.hbm_bytes),
-      m.fits ? "" : " (does not fit: more tp/pp, zero, recompute or a smaller micro_batch)");
+  s += fmt::format("  {} memory: {} needed per GPU, {} of HBM{}\n", m.fits ? "PASS" : "FAIL",
+                   gb(p.total_bytes()), gb(m.hbm_bytes),
+                   m.fits ? "" : fmt::format(" (does not fit: {})", kMemoryRemedy));
   return s;
 }
 

@@ -1,8 +1,11 @@
 #include "sim/memory.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "sim/compute.h"
+#include "units/units.h"
 
 namespace gf {
 namespace {
@@ -102,6 +105,13 @@ double microbatches_per_step(const WorkloadSpec& w) {
 double checkpoint_bytes_per_param(Precision precision) {
   const ParamBytes pb = param_bytes(precision);
   return pb.weights + pb.optimizer;
+}
+
+std::string memory_shortfall(const StepMemory& m, const std::string& gpu) {
+  if (m.stages.empty()) return "";
+  return fmt::format("pipeline stage {} needs {:.1f} GiB per GPU, the {} has {:.1f} GiB",
+                     m.peak().stage + 1, m.peak().total_bytes() / units::kBytesPerGiB, gpu,
+                     m.hbm_bytes / units::kBytesPerGiB);
 }
 
 StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, double microbatches,

@@ -79,6 +79,14 @@ double dp_bytes_per_param(const WorkloadSpec& w);
 /// (arXiv 2407.21783 §3.3.2). Otherwise the spec's stage.
 int dp_zero(const WorkloadSpec& w);
 
+/// Why a layout does not fit, as step, sweep, jobs and the report say it: "pipeline stage 2
+/// needs 94.3 GiB per GPU, the h100-sxm has 80.0 GiB" (stages from 1, as the text names them).
+std::string memory_shortfall(const StepMemory& m, const std::string& gpu);
+
+/// What makes a layout that does not fit fit, as every command that says so advises.
+inline constexpr const char* kMemoryRemedy =
+    "more tp, pp or ZeRO sharding, recomputation or a smaller micro_batch";
+
 /// The memory of `w` split as `layout` says, `microbatches` per step, on a GPU of `hbm_bytes`.
 /// `expert_params` is the part of model.params in MoE experts (sharded over ep).
 StepMemory step_memory(const WorkloadSpec& w, const PipelineLayout& layout, double microbatches,

@@ -156,12 +156,7 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
       return d;
     }
     if (!step->memory.fits) {
-      const auto& p = step->memory.peak();
-      d.error = fmt::format(
-          "does not fit in memory: pipeline stage {} needs {:.1f} GiB per GPU, the {} has {:.1f} "
-          "GiB",
-          p.stage + 1, p.total_bytes() / units::kBytesPerGiB, plan->gpu.id,
-          step->memory.hbm_bytes / units::kBytesPerGiB);
+      d.error = "does not fit in memory: " + memory_shortfall(step->memory, plan->gpu.id);
       return d;
     }
     d.has_step = true;
