@@ -2625,6 +2625,15 @@ TEST(CliReplay, PredictsTheStepBesideTheRecordedOne) {
               1e-12);  // compute kept as recorded
   EXPECT_EQ(j["breakdown"].size(), 3u);
   EXPECT_FALSE(j.contains("scenario"));
+  // The text names the groups as the trace does, whole (it had cut "TENSOR_MODEL_PARALLEL_GROUP"
+  // to 22 characters), the columns lined up after the longest.
+  CmdResult named = gpufabric(
+      std::string("replay tests/data/replay/kineto-torch2.5-tp8-dp2-rank0.json ") + kReplaySpec);
+  ASSERT_EQ(named.code, 0) << named.err;
+  EXPECT_NE(named.out.find(" TENSOR_MODEL_PARALLEL_GROUP     8      1     tp"), std::string::npos)
+      << named.out;
+  EXPECT_NE(named.out.find(" DATA_PARALLEL_GROUP             2      8     dp"), std::string::npos)
+      << named.out;
 
   CmdResult text = gpufabric(
       std::string("replay tests/data/replay/kineto-torch2.1-tp8-dp2-rank0.json ") + kReplaySpec);

@@ -159,24 +159,39 @@ std::string replay_text(const ReplayReport& r) {
                          pct(a.result.predicted.step_s / p.predicted.step_s - 1), a.fabric);
   }
 
+  // The groups' names and descriptions as the trace gives them (PyTorch's "TENSOR_MODEL_PARALLEL_
+  // GROUP", Megatron's hashes), their columns as wide as the longest, up to kNameColumnMax; a
+  // longer one is shortened in the middle, its end kept (the JSON has every name whole).
+  constexpr size_t kNameColumn = 22, kNameColumnMax = 48;
+  auto fit = [&](const std::string& s) {
+    if (s.size() <= kNameColumnMax) return s;
+    const size_t tail = (kNameColumnMax - 3) / 2;
+    return s.substr(0, kNameColumnMax - 3 - tail) + "..." + s.substr(s.size() - tail);
+  };
+  size_t gw = kNameColumn, dw = kNameColumn;
+  for (const auto& g : p.groups) {
+    gw = std::max(gw, fit(g.name).size());
+    dw = std::max(dw, fit(g.desc).size());
+  }
+  for (const auto& b : p.breakdown) gw = std::max(gw, fit(b.group).size());
   out += "\nProcess groups on the fabric:\n";
-  out += fmt::format("  {:<22} {:<22} {:>5} {:>6} {:>6} {:>8}  {}\n", "group", "desc", "size",
-                     "stride", "role", "siblings", "from");
+  out += fmt::format("  {:<{}} {:<{}} {:>5} {:>6} {:>6} {:>8}  {}\n", "group", gw, "desc", dw,
+                     "size", "stride", "role", "siblings", "from");
   for (const auto& g : p.groups)
-    out += fmt::format("  {:<22} {:<22} {:>5} {:>6} {:>6} {:>8}  {}\n", g.name.substr(0, 22),
-                       g.desc.substr(0, 22), g.size, g.stride, g.role, g.siblings, g.source);
+    out += fmt::format("  {:<{}} {:<{}} {:>5} {:>6} {:>6} {:>8}  {}\n", fit(g.name), gw,
+                       fit(g.desc), dw, g.size, g.stride, g.role, g.siblings, g.source);
 
   out += "\nCollectives (most exposed first):\n";
-  out +=
-      fmt::format("  {:<22} {:<14} {:>6} {:>10} {:>11} {:>11} {:>11} {:>11} {:>9}\n", "group", "op",
-                  "calls", "bytes", "recorded", "simulated", "exp. rec.", "exp. pred.", "busbw");
+  out += fmt::format("  {:<{}} {:<14} {:>6} {:>10} {:>11} {:>11} {:>11} {:>11} {:>9}\n", "group",
+                     gw, "op", "calls", "bytes", "recorded", "simulated", "exp. rec.", "exp. pred.",
+                     "busbw");
   for (const auto& b : p.breakdown)
-    out += fmt::format("  {:<22} {:<14} {:>6} {:>10} {:>11} {:>11} {:>11} {:>11} {:>9}\n",
-                       b.group.substr(0, 22), b.op.substr(0, 14), b.calls,
-                       units::format_bytes(b.bytes), p.timed ? sec(b.recorded_s) : "-",
-                       b.simulated ? sec(b.simulated_s) : "as rec.",
-                       p.timed ? sec(b.recorded_exposed_s) : "-", sec(b.predicted_exposed_s),
-                       b.simulated ? fmt::format("{:.1f}", b.busbw_gbs) : "-");
+    out +=
+        fmt::format("  {:<{}} {:<14} {:>6} {:>10} {:>11} {:>11} {:>11} {:>11} {:>9}\n",
+                    fit(b.group), gw, b.op.substr(0, 14), b.calls, units::format_bytes(b.bytes),
+                    p.timed ? sec(b.recorded_s) : "-", b.simulated ? sec(b.simulated_s) : "as rec.",
+                    p.timed ? sec(b.recorded_exposed_s) : "-", sec(b.predicted_exposed_s),
+                    b.simulated ? fmt::format("{:.1f}", b.busbw_gbs) : "-");
   if ((scen || cannot) && !r.changes.empty()) {
     out += "\nScenario:\n";
     for (const auto& c : r.changes) out += "  " + c + "\n";
