@@ -116,6 +116,10 @@ nlohmann::json step_trace(const StepResult& r) {
   auto layer_comm = [&](const StepComm& c, int layers) {
     return c.exposed_s / (m * crit_layers) * layers / 2 / vp;
   };
+  // The SMs overlapped communication takes from compute (the step's overlap_slowdown_s), spread
+  // over every compute span: each runs that much longer than alone.
+  const double sm_stretch = r.compute_s > 0 ? 1 + r.overlap_slowdown_s / r.compute_s : 1;
+  other["sm_stretch"] = sm_stretch;
   double p2p_s = 0;
   for (const auto& c : r.comms)
     if (c.kind == "pp_sendrecv" && c.count > 0) p2p_s = c.total_s / c.count;
@@ -145,7 +149,7 @@ nlohmann::json step_trace(const StepResult& r) {
         const double start = std::max(free_at[s], ready + (hop ? p2p_s : 0));
         const StageTime& st = r.stages[s];
         double t = start;
-        const double compute = (op.backward ? st.backward_s : st.forward_s) / vp;
+        const double compute = (op.backward ? st.backward_s : st.forward_s) / vp * sm_stretch;
         const std::string name =
             fmt::format("{} mb {}{}", op.backward ? "backward" : "forward", op.microbatch,
                         vp > 1 ? fmt::format(" chunk {}", op.chunk) : "");
