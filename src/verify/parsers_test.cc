@@ -370,6 +370,18 @@ TEST(Parsers, NcclTestsRowsThatWereNotPrintedSoAreErrors) {
       "  1073741824     268435456     float     sum      -1   4212.6  254.89  4779.1      0   "
       "4209.8  255.06  478.23      0");
   EXPECT_NE(e.find("busbw 4779.1 GB/s is more than twice algbw 254.89"), std::string::npos) << e;
+  // Each bandwidth rounded to two places: 0.07 beside 0.03 is a 512-rank all_reduce's 0.0658
+  // beside 0.0334 (4 KiB in 122.6 us), as nccl-tests prints it.
+  const std::string small =
+      "        1024           256     float     sum      -1    58.77    0.02    0.03      0    "
+      "58.12    0.02    0.03      0";
+  ASSERT_NE(one.find(small), std::string::npos);
+  std::string four_kib = one;
+  four_kib.replace(four_kib.find(small), small.size(),
+                   "        4096          1024     float     sum      -1   122.64    0.03    "
+                   "0.07      0   121.13    0.03    0.07      0");
+  auto rounded = parse_nccl_tests(four_kib, "run.out");
+  EXPECT_TRUE(rounded.ok()) << format_diagnostics(rounded.errors());
   // The time's printed precision is the rounding allowed: 4.2e+03 stands for 4150-4250 us.
   EXPECT_EQ(error_of("  1073741824     268435456     float     sum      -1   4.2e+03  254.89  "
                      "477.91      0   4209.8  255.06  478.23      0"),
