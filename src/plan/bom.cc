@@ -1,9 +1,12 @@
 // Bill of materials: servers, NICs, switches per tier, cables and optics by length class.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <map>
 
 #include "plan/plan.h"
+#include "plan/ports.h"
 
 namespace gf {
 namespace {
@@ -19,6 +22,54 @@ constexpr double kCoreRunM = 150;
 constexpr int kSingleRackMaxNodes = 4;
 
 double part_cost_per_link(const CablePart* p) { return p ? p->cost.price_usd / p->links : 0; }
+
+// The switch cages each kind of link plugs into, as the cabling plan numbers their ports: node
+// links (an appliance's too), leaf-spine links, and the top tier's (spine-core, a dragonfly's
+// global links). A part in a cage serves every port of it, whether the links fill the cage or
+// not: a leaf with 25 node links on twin-port cages takes 13 parts, not 12.5. A cage that two
+// kinds share (only where a switch had no room to start its up ports on a cage of their own)
+// counts once, for the first kind.
+std::array<long long, 3> switch_cages(const Plan& p, const Catalog& cat) {
+  std::array<long long, 3> out{0, 0, 0};
+  const Topology& t = p.topo;
+  const long long per_plane = 1LL * t.leaves + t.spines + t.cores;
+  const int cages = std::max(1, p.sw.cages());
+  // The kind (1-3) that took each switch's cage first; 0 free.
+  std::vector<uint8_t> taken(static_cast<size_t>(per_plane * std::max(1, t.planes) * cages), 0);
+  auto take = [&](int plane, long long tier_base, long long index, int port, int kind) {
+    if (port <= 0) return;
+    const int cage = std::clamp(port_slot(p, port).cage, 1, cages) - 1;
+    const size_t at = static_cast<size_t>(((plane * per_plane) + tier_base + index) * cages + cage);
+    if (at >= taken.size() || taken[at]) return;
+    taken[at] = static_cast<uint8_t>(kind + 1);
+    ++out[static_cast<size_t>(kind)];
+  };
+  const long long spines = t.leaves, cores = 1LL * t.leaves + t.spines;  // tier bases
+  for_each_link(
+      p, cat,
+      [&](const CableRun& r) {
+        switch (r.kind) {
+          case LinkKind::kNodeLeaf:
+          case LinkKind::kApplianceLeaf:
+            take(r.plane, 0, r.b_index, r.b_port_no, 0);
+            break;
+          case LinkKind::kLeafSpine:
+            take(r.plane, 0, r.a_index, r.a_port_no, 1);
+            take(r.plane, spines, r.b_index, r.b_port_no, 1);
+            break;
+          case LinkKind::kSpineCore:
+            take(r.plane, spines, r.a_index, r.a_port_no, 2);
+            take(r.plane, cores, r.b_index, r.b_port_no, 2);
+            break;
+          case LinkKind::kGlobal:
+            take(r.plane, spines, r.a_index, r.a_port_no, 2);
+            take(r.plane, spines, r.b_index, r.b_port_no, 2);
+            break;
+        }
+      },
+      false);
+  return out;
+}
 
 }  // namespace
 
@@ -155,7 +206,9 @@ void build_bom(Plan& p, const Catalog& cat) {
   const Kind kinds[] = {{LinkKind::kNodeLeaf, p.node_leaf_total, false},
                         {LinkKind::kLeafSpine, p.leaf_spine_total, true},
                         {LinkKind::kSpineCore, p.spine_core_total, true}};
-  for (const auto& k : kinds) {
+  std::optional<std::array<long long, 3>> cages;  // counted once, where a part serves a cage
+  for (size_t ki = 0; ki < std::size(kinds); ++ki) {
+    const Kind& k = kinds[ki];
     if (k.links == 0) continue;
     const LinkMedium m = link_medium(p, cat, k.kind);
     const std::string role =
@@ -164,10 +217,16 @@ void build_bom(Plan& p, const Catalog& cat) {
       add("cable", m.cable->id, m.cable->name, role,
           (k.links + m.links_per_cable - 1) / m.links_per_cable, m.cable->cost);
     } else if (m.xcvr_switch) {
-      // Switch-side cages: twin-port parts serve two links each.
+      // Switch-side cages: a multi-port part serves its cage's ports, one part a cage the links
+      // use (switch_cages); a single-port part one end.
       const long long switch_ends = k.switch_both_ends ? 2 * k.links : k.links;
-      add("transceiver", m.xcvr_switch->id, m.xcvr_switch->name, role + " switch side",
-          (switch_ends + m.xcvr_switch->links - 1) / m.xcvr_switch->links, m.xcvr_switch->cost);
+      long long parts = switch_ends;
+      if (m.xcvr_switch->links > 1) {
+        if (!cages) cages = switch_cages(p, cat);
+        parts = (*cages)[ki];
+      }
+      add("transceiver", m.xcvr_switch->id, m.xcvr_switch->name, role + " switch side", parts,
+          m.xcvr_switch->cost);
       if (!k.switch_both_ends) {
         // The NICs' ports, split over the planes, take a part a port; an appliance's port (a
         // fabric manager's, one link of its plane) a part of the link's speed.

@@ -59,6 +59,16 @@ struct Namer {
   }
 };
 
+// The first up port of a switch with `down` ports down and `up` up: on a cage of its own where
+// the switch has the room, so that one cage holds one kind of link. A cage's ports share one
+// part (a twin-port transceiver, a splitter cable), and a node link's short-reach optic is not a
+// spine link's long-reach one: a cage split between them would need both in one part.
+int first_up_port(const Plan& p, int down, int up) {
+  const int cage = std::max(1, p.sw.ports_per_cage_at(p.topo.lane_gbps));
+  const int aligned = (down + cage - 1) / cage * cage;
+  return (aligned + up <= p.topo.radix ? aligned : down) + 1;
+}
+
 // The names of a plan's compute switches and nodes, zero-padded to the widest of each kind.
 Namer namer_of(const Plan& p) {
   const Topology& t = p.topo;
@@ -196,6 +206,7 @@ void for_each_link(const Plan& p, const Catalog& cat,
         t.kind == TopologyKind::kClos2 ? t.leaves : 1LL * t.units_per_pod * t.leaves_per_unit;
     const int spines_per = t.kind == TopologyKind::kClos2 ? t.spines : t.spines_per_pod;
     const long long per_pair = (t.leaf_up + spines_per - 1) / spines_per;
+    const int leaf_first_up = first_up_port(p, t.leaf_down, t.leaf_up);
     for (long long leaf = 0; leaf < t.leaves; ++leaf) {
       const long long pod = leaf / leaves_per_pod, local = leaf % leaves_per_pod;
       for (int j = 0; j < t.leaf_up; ++j) {
@@ -204,7 +215,7 @@ void for_each_link(const Plan& p, const Catalog& cat,
         r.plane = plane;
         r.a_index = leaf;
         r.b_index = s;
-        r.a_port_no = t.leaf_down + j + 1;
+        r.a_port_no = leaf_first_up + j;
         r.b_port_no = static_cast<int>(local * per_pair + j / spines_per + 1);
         if (with_names)
           name_switch_link(nm.leaf(plane, leaf), nm.spine(plane, s), c_ls, m_ls.length_class);
@@ -214,6 +225,7 @@ void for_each_link(const Plan& p, const Catalog& cat,
     if (t.kind == TopologyKind::kClos3) {
       // Spine s of every pod to the cores of group s; spine uplink j -> core j mod Cg of the group.
       const long long per = (t.spine_up + t.cores_per_group - 1) / t.cores_per_group;
+      const int spine_first_up = first_up_port(p, t.spine_down, t.spine_up);
       for (long long s = 0; s < t.spines; ++s) {
         const long long pod = s / t.spines_per_pod, idx = s % t.spines_per_pod;
         const int up = pod == t.pods - 1 ? t.last_pod_spine_up : t.spine_up;
@@ -223,7 +235,7 @@ void for_each_link(const Plan& p, const Catalog& cat,
           r.plane = plane;
           r.a_index = s;
           r.b_index = c;
-          r.a_port_no = t.spine_down + j + 1;
+          r.a_port_no = spine_first_up + j;
           r.b_port_no = static_cast<int>(pod * per + j / t.cores_per_group + 1);
           if (with_names)
             name_switch_link(nm.spine(plane, s), nm.core(plane, c), c_sc, m_sc.length_class);
@@ -233,10 +245,13 @@ void for_each_link(const Plan& p, const Catalog& cat,
     } else if (t.kind == TopologyKind::kDragonfly) {
       // Global links: each group's global ports taken in turn, spine by spine.
       std::vector<long long> next(static_cast<size_t>(t.pods), 0);
+      const long long per_spine =
+          (1LL * (t.pods - 1) * t.global_links_per_pair + t.spines_per_pod - 1) / t.spines_per_pod;
+      const int global_first = first_up_port(p, t.spine_down, static_cast<int>(per_spine));
       auto take = [&](long long g, long long& spine, int& port) {
         const long long k = next[static_cast<size_t>(g)]++;
         spine = g * t.spines_per_pod + k % t.spines_per_pod;
-        port = static_cast<int>(t.spine_down + k / t.spines_per_pod + 1);
+        port = static_cast<int>(global_first + k / t.spines_per_pod);
       };
       for (long long a = 0; a < t.pods; ++a)
         for (long long b = a + 1; b < t.pods; ++b)

@@ -638,6 +638,44 @@ TEST(Plan, EverySwitchCageTakesOnePartForAllItsPorts) {
   }
 }
 
+// The BOM's switch-side parts are the cages the cabling plan's ports use, cage by cage: 100 nodes
+// on 4 units of 25 leave each leaf's 13th twin-port cage half used (416 parts, not 400), and a
+// leaf of 85 node links (on 128 ports, 2 a cage) starts its uplinks on cage 44, not in cage 43
+// beside a node link, so that no cage holds two kinds of link.
+TEST(Plan, TheBomBuysAPartForEveryCageTheCablingUses) {
+  auto cat = *builtin_catalog();
+  for (const std::string& yaml :
+       {std::string("cluster: {gpu: h100-sxm, nodes: 100, nic: cx7-400g}\n"
+                    "fabric: {technology: infiniband, rail_optimized: true}\n"),
+        std::string("cluster: {gpu: h100-sxm, nodes: 1000, nic: cx7-400g}\n"
+                    "fabric: {technology: roce}\n"),
+        std::string("cluster: {gpu: h100-sxm, nodes: 2048, nic: cx7-400g}\n"
+                    "fabric: {technology: roce, switch: arista-7060x6, oversubscription: 2}\n")}) {
+    const Plan p = plan_of(yaml);
+    std::map<std::string, long long> bom;
+    for (const auto& it : p.bom.items)
+      if (it.role.find("switch side") != std::string::npos)
+        bom[it.role.substr(0, it.role.find(" ("))] += it.qty;
+    std::map<std::pair<std::string, int>, std::string> cage_kind;
+    std::map<std::string, long long> cages;
+    for_each_link(p, cat, [&](const CableRun& r) {
+      const std::string kind =
+          r.kind == LinkKind::kApplianceLeaf ? "node-leaf" : std::string(link_kind_name(r.kind));
+      for (const auto& [dev, port] :
+           {std::pair{r.a_device, r.a_port_no}, std::pair{r.b_device, r.b_port_no}}) {
+        if (port <= 0) continue;
+        const auto [it, fresh] = cage_kind.emplace(std::pair{dev, port_slot(p, port).cage}, kind);
+        EXPECT_EQ(it->second, kind) << yaml << dev << " port " << port << ": a cage of two kinds";
+        cages[kind] += fresh;
+      }
+    });
+    for (const auto& [kind, n] : cages) EXPECT_EQ(bom[kind], n) << yaml << kind;
+    if (p.nodes == 100) {
+      EXPECT_EQ(bom["node-leaf"], 416);
+    }
+  }
+}
+
 // An InfiniBand link runs the same lanes at the same rate at both ends, and a switch's lanes run at
 // its SerDes' rate or slower. A ConnectX-7's one 400G port is 4 x 100G lanes: split over 2 planes
 // it is 2 links of 2 x 100G, which an HDR switch (50G lanes) cannot meet: forced, it is an error
