@@ -388,13 +388,33 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
     }
     if (!path.empty()) fs.add(kPayload, path);
   }
-  // NICs by (plane, rail, leaf).
+  // Whether a NIC's port in a plane is up: NCCL merges a NIC's ports into one device and sends
+  // over the ports still active (net_ib/init.cc@v2.29.7-1:280), so a NIC whose port in a plane is
+  // cut sends its share of that plane over its others.
+  const auto& links = fab.links();
+  auto port_up = [&](int nic, int plane) {
+    const int up = fab.nic_to_leaf(nic, plane), down = fab.leaf_to_nic(nic, plane);
+    return up >= 0 && down >= 0 && !links[static_cast<size_t>(up)].failed &&
+           !links[static_cast<size_t>(down)].failed;
+  };
+  // NICs by (plane, rail, leaf): those whose port in the plane is up.
   std::map<std::tuple<int, int, int>, std::vector<int>> groups;
   for (int node = 0; node < nodes; ++node)
     for (int rail = 0; rail < R; ++rail)
       for (int plane = 0; plane < P; ++plane)
-        groups[{plane, rail, fab.leaf_of_nic(fab.nic(node, rail), plane)}].push_back(node);
+        if (!fab.any_failed() || P == 1 || port_up(fab.nic(node, rail), plane))
+          groups[{plane, rail, fab.leaf_of_nic(fab.nic(node, rail), plane)}].push_back(node);
   const double gpr = static_cast<double>(G) / R / P;  // pairs per NIC pair and plane
+  // A connection's share of a plane where both its NICs' ports are up: 1 / P while the planes are
+  // whole, else one over the planes both still have (it is carried only where both are up).
+  const bool planes_cut = fab.any_failed() && P > 1;
+  auto plane_share = [&](int a, int b, int rail) {
+    if (!planes_cut) return 1.0 / P;
+    int common = 0;
+    for (int q = 0; q < P; ++q)
+      common += port_up(fab.nic(a, rail), q) && port_up(fab.nic(b, rail), q);
+    return common > 0 ? 1.0 / common : 0.0;
+  };
   // ECMP and multi-QP hash every connection (each QP) while that stays affordable; beyond
   // kMaxHashedAlltoallRoutes they are spread evenly as adaptive routing spreads them.
   const double qp_routes = 1.0 * nodes * nodes * R * std::max(1, G / R) *
@@ -423,22 +443,33 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
     path.clear();
     // Every NIC of a leaf carries the same share of these pairs, so while none of their
     // links failed one stands for all in the max-min sharing (the same rates and per-link
-    // loads, far fewer hops); otherwise each is kept, as any may be a failed one.
-    const size_t n_src = nic_links_intact(src, rail, plane) ? 1 : src.size();
-    const size_t n_dst = nic_links_intact(dst, rail, plane) ? 1 : dst.size();
+    // loads, far fewer hops); otherwise each is kept, as any may be a failed one. With a plane
+    // cut somewhere each NIC carries its own connections' shares of this plane (plane_share).
+    const size_t n_src = !planes_cut && nic_links_intact(src, rail, plane) ? 1 : src.size();
+    const size_t n_dst = !planes_cut && nic_links_intact(dst, rail, plane) ? 1 : dst.size();
+    const double pairs_per_share = static_cast<double>(G) * G / R;  // GPU pairs a NIC pair has
+    auto shares_with = [&](int node, const std::vector<int>& others) {
+      double sum = 0;
+      for (int o : others) sum += plane_share(node, o, rail);
+      return sum;
+    };
+    double total = 0;
     for (size_t i = 0; i < n_src; ++i) {
       const int nic = fab.nic(src[i], rail);
-      pcie_to(nic, per_src, path);
-      path.push_back({fab.nic_to_leaf(nic, plane), static_cast<float>(per_src)});
+      const double coef = planes_cut ? pairs_per_share * shares_with(src[i], dst) : per_src;
+      total += coef;
+      pcie_to(nic, coef, path);
+      path.push_back({fab.nic_to_leaf(nic, plane), static_cast<float>(coef)});
     }
     for (size_t i = 0; i < n_dst; ++i) {
       const int nic = fab.nic(dst[i], rail);
-      path.push_back({fab.leaf_to_nic(nic, plane), static_cast<float>(per_dst)});
-      pcie_from(nic, per_dst, path);
+      const double coef = planes_cut ? pairs_per_share * shares_with(dst[i], src) : per_dst;
+      path.push_back({fab.leaf_to_nic(nic, plane), static_cast<float>(coef)});
+      pcie_from(nic, coef, path);
     }
     // Same node pairs excluded: a node does not use its NIC to reach itself.
     const double conns = static_cast<double>(src.size()) * dst.size();
-    const double total = G * gpr * conns;
+    if (!planes_cut) total = G * gpr * conns;
     bool ok = true;
     between = path.size();
     if (hashed) {

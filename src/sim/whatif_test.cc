@@ -339,6 +339,30 @@ TEST(WhatIf, DualPlaneHalvesInsteadOfFailing) {
   EXPECT_NEAR(after / before, 0.5, 0.05);
 }
 
+// At 512 nodes alltoall's connections are one flow per leaf pair (alltoall_by_leaf); a plane's
+// leaf lost, its NICs send their whole share over the other plane's port, which then paces the
+// call at half its rate: the call runs, at about half (it had read "cannot run", beside "no node
+// is cut off").
+TEST(WhatIf, DualPlaneAlltoallAtScaleHalvesInsteadOfFailing) {
+  const WhatIfSetup s = setup(
+      "cluster: {gpu: h100-sxm, nodes: 512, nic: cx7-400g}\n"
+      "fabric: {technology: roce, switch: arista-7060x6, planes: 2}\n");
+  WhatIfOptions o;
+  o.fail = {"switch:p1-su01-r0-leaf"};
+  auto r = what_if(s.spec, s.cat, s.plan, o);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  double planned = 0, failed = 0;
+  for (const auto& p : r->baseline.collectives)
+    if (p.op == "alltoall") planned = p.busbw_gbs;
+  for (const auto& p : r->scenario.collectives)
+    if (p.op == "alltoall") {
+      EXPECT_TRUE(p.runs);
+      failed = p.busbw_gbs;
+    }
+  ASSERT_GT(planned, 0);
+  EXPECT_NEAR(failed / planned, 0.5, 0.05);
+}
+
 // A plane's leaf lost under InfiniBand with SHARP: NVLS's reduction tree in that plane no longer
 // reaches every rank's NIC, and the reason says so (not "the ranks are cut apart": no node is).
 TEST(WhatIf, APlaneLeafLostTakesTheSharpTreeNotTheNodes) {
