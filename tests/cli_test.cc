@@ -1017,6 +1017,20 @@ TEST(CliSimulate, NodesSelectsPartOfTheCluster) {
   EXPECT_EQ(one.out.find("NCCL's search graphs"), std::string::npos) << one.out;
 }
 
+// The rank lines name the nodes as cabling.csv and what-if do: node0001 ... node1000 on 1,000
+// nodes (they had printed node001 beside node1000, which what-if --fail refused).
+TEST(CliSimulate, RankLinesNameNodesAsTheCablingDoes) {
+  const fs::path spec = write_temp("n1000.yaml",
+                                   "name: n1000\ncluster: {gpu: h100-sxm, nodes: 1000, nic: "
+                                   "cx7-400g}\nfabric: {technology: infiniband}\n");
+  CmdResult r = gpufabric("simulate " + spec.string() + " --nodes 1000 -b 1G -e 1G --algo ring");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("#  Rank  0 Group  0 Pid      0 on   node0001 device  0"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" on   node1000 device  7"), std::string::npos) << r.out;
+  fs::remove(spec);
+}
+
 // -g 8 as nccl-tests: one thread issues every call on eight GPUs, and small calls wait on it.
 TEST(CliSimulate, GpusPerThreadFloorsSmallCallsAtTheHost) {
   CmdResult one = gpufabric("simulate examples/seed-70b-1024.yaml --nodes 1 -b 8 -e 8");

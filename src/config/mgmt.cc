@@ -94,13 +94,11 @@ Result<NetAddressPlan> plan_network_addresses(const Plan& p, const Spec& spec) {
   // isolation: vlan: the servers reach storage over their rails, one storage address a rail.
   if (p.networks->isolation == Isolation::kVlan && p.networks->find(NetworkKind::kStorage) &&
       p.technology == Technology::kRoce) {
-    const int w = std::max(3, static_cast<int>(std::to_string(p.nodes).size()));
     const auto rails = rail_netdevs(p, spec.addressing);
     const int vlan = spec.networks->storage.addressing.vlan;
     for (long long n = 0; n < p.nodes; ++n)
       for (const auto& r : rails)
-        add(NetworkKind::kStorage, fmt::format("node{:0{}}", n + 1, w),
-            fmt::format("{}.{}", r, vlan), "", "");
+        add(NetworkKind::kStorage, node_name(p, n), fmt::format("{}.{}", r, vlan), "", "");
   }
   for (const auto& net : out.nets) {
     const uint64_t size = uint64_t{1} << (32 - net.prefix.len);

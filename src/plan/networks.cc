@@ -631,8 +631,7 @@ std::string storage_node_name(int index) { return fmt::format("storage{:03}", in
 void for_each_network_link(const Plan& p, const std::function<void(const NetworkLink&)>& visit) {
   if (!p.networks) return;
   const NetworksPlan& nets = *p.networks;
-  const int node_w = std::max(3, static_cast<int>(std::to_string(p.nodes).size()));
-  auto node = [&](long long i) { return fmt::format("node{:0{}}", i + 1, node_w); };
+  auto node = [&](long long i) { return node_name(p, i); };
   // The compute fabric's top tier, for storage leaves that uplink into it (isolation: vlan).
   std::vector<std::pair<std::string, int>> top;  // device, its first free port
   {

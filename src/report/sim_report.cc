@@ -140,8 +140,7 @@ std::string nccl_tests_table(const SimReport& r, bool explain) {
       k = ranks - 1;
     }
     s += fmt::format("#  Rank {:2d} Group  0 Pid {:6d} on {:>10} device {:2d} [0000:00:00] {}\n", k,
-                     0, fmt::format("node{:03d}", k / p.gpus_per_node + 1), k % p.gpus_per_node,
-                     p.gpu.name);
+                     0, node_name(p, k / p.gpus_per_node), k % p.gpus_per_node, p.gpu.name);
   }
   s += "#\n";
   if (r.reduced_max_bytes > 0)  // as nccl-tests prints it (common.cu@a0b82b2:1545)
