@@ -682,6 +682,7 @@ Result<Plan> make_compute_plan(const Spec& spec, const Catalog& cat) {
   p.candidates = candidates;
 
   p.nccl = spec.cluster.nccl;
+  p.nccl_given = spec.cluster.nccl_given;
   if (spec.calibration) p.calibration = *spec.calibration;
   // Resolved fabric features.
   p.ecmp_seed = f.ecmp_seed;

@@ -102,6 +102,7 @@ struct Plan {
   LoadBalancing load_balancing = LoadBalancing::kEcmp;    ///< resolved
   EcmpSeedPolicy ecmp_seed = EcmpSeedPolicy::kPerSwitch;  ///< fabric.ecmp_hash.seed
   NcclRelease nccl = kNewestNccl;                         ///< cluster.nccl
+  bool nccl_given = false;            ///< the spec named cluster.nccl (else the newest, by default)
   CalibrationProfile calibration;     ///< the spec's `calibration:` profile (identity without one)
   bool in_network_reduction = false;  ///< resolved
   int appliance_ports = 0;

@@ -87,9 +87,10 @@ void read_cluster(YamlReader& r, const YAML::Node& n, ClusterSpec& c) {
   if (auto v = r.choice_of(n, "scaleup_board", "cluster", kScaleupBoardNames)) c.scaleup_board = *v;
   if (auto v = r.choice_of(n, "host_cpu", "cluster", kHostCpuVendorNames)) c.host_cpu = *v;
   if (auto v = r.text(n, "nccl", "cluster")) {
-    if (auto rel = nccl_release_of_version(*v))
+    if (auto rel = nccl_release_of_version(*v)) {
       c.nccl = *rel;
-    else
+      c.nccl_given = true;
+    } else
       r.error(child(n, "nccl"), "cluster.nccl", fmt::format("'{}' is not an NCCL release", *v),
               "a release's table (" + names_joined(kNcclReleaseNames, ", ") +
                   ") or the version NCCL prints (2.24.3): " + kNcclVersionTables);

@@ -80,6 +80,7 @@ struct ClusterSpec {
   int nics_per_node = 0;           ///< 0: one per GPU (rail-optimized)
   long long gpus_requested = 0;    ///< `gpus:` as written (0 when `nodes:` was used)
   NcclRelease nccl = kNewestNccl;  ///< the NCCL release the collectives run with
+  bool nccl_given = false;         ///< cluster.nccl written in the spec (else the newest)
   ScaleupBoard scaleup_board = ScaleupBoard::kAuto;  ///< cluster.scaleup_board
   HostCpuVendor host_cpu = HostCpuVendor::kAuto;     ///< cluster.host_cpu
 };

@@ -111,6 +111,28 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
   SimOptions o;
   o.op = *op;
   o.nodes = nodes;
+  // The NCCL release: the spec's cluster.nccl where it names one, else the one the run printed
+  // (its tuner picks algorithms and protocols by its own terms: a 2.18 run judged by 2.30's
+  // NVLS Tree reads 19 % low), else the newest. Said on the file's first row.
+  std::string release_note;
+  if (!run.nccl_version.empty()) {
+    const auto ran = nccl_release_of_version(run.nccl_version);
+    const std::string where =
+        fmt::format("{}:{}'s {}", file, run.nccl_version_line,
+                    run.nccl_version_from_library ? "nccl-library" : "'NCCL version'");
+    if (!plan.nccl_given && ran) {
+      o.nccl = *ran;
+      release_note = fmt::format(
+          "simulated with NCCL {} as the run ran ({} {}; the spec names no "
+          "cluster.nccl)",
+          nccl_release_name(*ran), where, run.nccl_version);
+    } else if (ran && *ran != plan.nccl) {
+      release_note = fmt::format(
+          "simulated with the spec's cluster.nccl {}; the run ran NCCL {} ({}): set cluster.nccl "
+          "to the run's to judge it by its own release",
+          nccl_release_name(plan.nccl), run.nccl_version, where);
+    }
+  }
   if (run.gpus_per_thread > 0) o.gpus_per_thread = run.gpus_per_thread;
   if (const int calls = back_to_back_calls(run); calls > 0) o.iters = calls;
   auto model = CollectiveModel::build(fabric, plan, o);
@@ -202,6 +224,10 @@ void nccl_tests_rows(const NcclTestsRun& run, const std::string& file, const Pla
                    "busbw counts: busbw above the NICs' line rate is expected, not a "
                    "network measurement (nccl #812)",
                    algorithm_name(sim.algorithm));
+    if (!release_note.empty()) {  // once, on the file's first row
+      c.note = release_note + (c.note.empty() ? "" : "; " + c.note);
+      release_note.clear();
+    }
     rows.push_back(c);
   }
 }

@@ -306,6 +306,46 @@ TEST(Check, MeasurementsAgainstThePlan) {
   EXPECT_FALSE(check_measurements(plan, cat, {load("nccl-debug-ib-retry.log")}, 0.15).ok());
 }
 
+// A run is judged by the NCCL release it printed where the spec names none (its tuner picks
+// algorithms by its own terms), and the first row says so; where the spec names another, the
+// spec's is kept and the row says which the run had.
+TEST(Check, TheRunsNcclReleaseIsSimulatedUnlessTheSpecNamesOne) {
+  auto cat = *builtin_catalog();
+  Plan plan = h100_ib_plan(cat);
+  ASSERT_FALSE(plan.nccl_given);
+  ToolOutput run = load("nccl-tests-2node-allreduce.txt");
+  run.text = "NCCL version 2.18.5+cuda12.2\n" + run.text;
+  auto judged = check_measurements(plan, cat, {run}, 0.15);
+  ASSERT_TRUE(judged.ok()) << format_diagnostics(judged.errors());
+  ASSERT_FALSE(judged->rows.empty());
+  EXPECT_NE(judged->rows[0].note.find("simulated with NCCL 2.18 as the run ran (" + run.file +
+                                      ":1's 'NCCL version' 2.18.5; the spec names no "
+                                      "cluster.nccl)"),
+            std::string::npos)
+      << judged->rows[0].note;
+  for (size_t i = 1; i < judged->rows.size(); ++i)
+    EXPECT_EQ(judged->rows[i].note.find("simulated with"), std::string::npos);
+  // The same expectations as a spec naming 2.18.
+  Plan named = plan;
+  named.nccl = NcclRelease::kV2_18;
+  named.nccl_given = true;
+  auto as_named = check_measurements(named, cat, {run}, 0.15);
+  ASSERT_TRUE(as_named.ok());
+  ASSERT_EQ(as_named->rows.size(), judged->rows.size());
+  for (size_t i = 0; i < judged->rows.size(); ++i)
+    EXPECT_DOUBLE_EQ(as_named->rows[i].expected, judged->rows[i].expected) << i;
+  EXPECT_EQ(as_named->rows[0].note.find("simulated with"), std::string::npos);
+  // A spec naming another release keeps it, and says what the run had.
+  Plan other = plan;
+  other.nccl_given = true;
+  auto kept = check_measurements(other, cat, {run}, 0.15);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_NE(kept->rows[0].note.find("simulated with the spec's cluster.nccl 2.30; the run ran "
+                                    "NCCL 2.18.5"),
+            std::string::npos)
+      << kept->rows[0].note;
+}
+
 // nccl-tests run with NCCL_DEBUG set prints NCCL's lines among its own: the file is a log and
 // holds a table. check judges its rows (it had refused the file as a log), and diagnose reads
 // both the log's warnings and the rows against the plan (it had read the log alone, and a run at

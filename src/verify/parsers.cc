@@ -413,11 +413,28 @@ Result<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::string
   // The banner (util.cu@v2.19.6:625): nGpus is -g, the "iters:" after "warmup iters: W" is -n.
   static const std::regex gpus_re(R"(\bnGpus\s+(\S+))");
   static const std::regex iters_re(R"(\bwarmup iters:\s+\S+\s+iters:\s+(\S+))");
+  // The NCCL release that ran: NCCL's own "NCCL version 2.24.3+cuda12.6" (NCCL_DEBUG=VERSION or
+  // INFO), else the banner's "nccl-library=22403" (nccl-tests from 2.17: major x 10000 + minor x
+  // 100 + patch, NCCL_VERSION_CODE).
+  static const std::regex version_re(R"(\bNCCL version (\d+\.\d+\.\d+))");
+  static const std::regex library_re(R"(\bnccl-library=(\d{5,6})\b)");
   int banner_line = 0, test_line = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     const int ln = static_cast<int>(i + 1);
     const std::string l = untag(lines[i]);
     std::smatch m;
+    if (run.nccl_version.empty() || run.nccl_version_from_library) {
+      if (search(l, m, version_re)) {
+        run.nccl_version = m[1];
+        run.nccl_version_line = ln;
+        run.nccl_version_from_library = false;
+      } else if (run.nccl_version.empty() && search(l, m, library_re)) {
+        const long code = std::stol(m[1]);
+        run.nccl_version = fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
+        run.nccl_version_line = ln;
+        run.nccl_version_from_library = true;
+      }
+    }
     // common.cu's NCCLCHECK / CUDACHECK / TESTCHECK print "HOST: Test NCCL failure FILE:LINE
     // 'reason'" (or CUDA, or a bare "Test failure") and end the run.
     if (l.find("Test NCCL failure") != std::string::npos ||

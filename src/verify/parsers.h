@@ -83,6 +83,11 @@ struct NcclTestsRun {
   /// '# Blocking Enabled: ...' (nccl-tests -z, util.cu@v2.19.6:629-632): every call was waited
   /// for before the next, so none ran back to back.
   bool blocking = false;
+  /// The NCCL release that ran, as the output names it ("2.24.3"; "" where it does not), and the
+  /// line that names it: NCCL's "NCCL version X" line, else nccl-tests' "nccl-library=CODE".
+  std::string nccl_version;
+  int nccl_version_line = 0;
+  bool nccl_version_from_library = false;
   std::vector<NcclTestsRow> rows;
   double avg_busbw_gbs = 0;
   bool has_avg = false;

@@ -339,6 +339,27 @@ TEST(Parsers, NcclTestsTheSameTestTwiceInOneFileIsRefused) {
   EXPECT_EQ(rounded->rows.size(), alone->rows.size() + 1);
 }
 
+// The NCCL release a run names: NCCL's own "NCCL version" line, else the nccl-tests banner's
+// nccl-library code (major x 10000 + minor x 100 + patch); NCCL's line wins where both are.
+TEST(Parsers, NcclTestsRunsNameTheirNcclRelease) {
+  const std::string table = fixture("nccl-tests-2node-allreduce.txt");
+  auto none = parse_nccl_tests(table, "run.out");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->nccl_version, "");
+  const std::string banner = "# nccl-tests version 2.17.9 nccl-headers=22403 nccl-library=22403\n";
+  auto library = parse_nccl_tests(banner + table, "run.out");
+  ASSERT_TRUE(library.ok());
+  EXPECT_EQ(library->nccl_version, "2.24.3");
+  EXPECT_EQ(library->nccl_version_line, 1);
+  EXPECT_TRUE(library->nccl_version_from_library);
+  auto both = parse_nccl_tests(
+      banner + "host:1:1 [0] NCCL INFO NCCL version 2.24.3+cuda12.6\n" + table, "run.out");
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->nccl_version, "2.24.3");
+  EXPECT_EQ(both->nccl_version_line, 2);
+  EXPECT_FALSE(both->nccl_version_from_library);
+}
+
 // nccl-tests prints no negative figure, and derives algbw (the size over the time) and busbw
 // (algbw times a bus factor under 2) from one time: a row that breaks either was edited or
 // corrupted, an error at its line. Both #wrong columns are read.
