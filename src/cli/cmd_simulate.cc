@@ -303,7 +303,9 @@ Command add_simulate(CLI::App& root) {
                               "broadcast | reduce | sendrecv")
                     ->capture_default_str(),
                 op_names);
-  a->add_option("-b,--minbytes", f->min_bytes, "smallest size, as nccl-tests (K M G are binary)")
+  a->add_option(
+       "-b,--minbytes", f->min_bytes,
+       "smallest size, as nccl-tests (K M G are binary, and KB MB GB as nccl-tests reads them)")
       ->capture_default_str();
   a->add_option(
        "-e,--maxbytes", f->max_bytes,

@@ -72,10 +72,12 @@ Result<double> parse_bytes(std::string_view text, SizeStyle style) {
   const bool nccl = style == SizeStyle::kNccl;
   std::vector<Suffix> table = {
       {"B", 1},
-      {"KB", 1e3},
-      {"MB", 1e6},
-      {"GB", 1e9},
-      {"TB", 1e12},
+      // nccl-tests reads the letter after the number and ignores the rest (parsesize,
+      // src/common.cu: sscanf "%zu%1c"): its 1GB is 1 GiB.
+      {"KB", nccl ? kKi : 1e3},
+      {"MB", nccl ? kKi * kKi : 1e6},
+      {"GB", nccl ? kKi * kKi * kKi : 1e9},
+      {"TB", nccl ? kKi * kKi * kKi * kKi : 1e12},
       {"KiB", kKi},
       {"MiB", kKi * kKi},
       {"GiB", kKi * kKi * kKi},

@@ -19,6 +19,11 @@ TEST(Units, SizesDecimalAndBinary) {
   EXPECT_DOUBLE_EQ(*parse_bytes("1g", SizeStyle::kNccl), 1 << 30);
   EXPECT_DOUBLE_EQ(*parse_bytes("4k", SizeStyle::kNccl), 4096);
   EXPECT_FALSE(parse_bytes("1g", SizeStyle::kSpec).ok());
+  // nccl-tests reads the letter and ignores the B after it: its 1GB is 1 GiB (it had been 1e9
+  // here, and -e 1GB lost the 1 GiB row check judges); a spec's GB is decimal.
+  EXPECT_DOUBLE_EQ(*parse_bytes("1GB", SizeStyle::kNccl), 1 << 30);
+  EXPECT_DOUBLE_EQ(*parse_bytes("64KB", SizeStyle::kNccl), 64 << 10);
+  EXPECT_DOUBLE_EQ(*parse_bytes("1GB", SizeStyle::kSpec), 1e9);
   // A one-letter unit gets the list, not a guess.
   EXPECT_NE(parse_bytes("1P", SizeStyle::kNccl).errors().front().hint.find("units: B, KB"),
             std::string::npos);
