@@ -246,6 +246,14 @@ void nccl_tests_findings(const NcclTestsRun& r, const ToolOutput& f, const Plan*
     } else {
       out.push_back(finding(rule("busbw-not-compared"), {{f.file, 0, c.errors().front().message}}));
     }
+  } else if (!r.rows.empty()) {
+    // Without a plan a run at 60 % of what the fabric should reach would read "No findings": say
+    // that its bandwidth was not judged, quoting its largest size.
+    const NcclTestsRow& last = r.rows.back();
+    out.push_back(finding(rule("busbw-not-judged"),
+                          {{f.file, last.line,
+                            fmt::format("busbw {:.1f} GB/s at {:.0f} B, not compared: no --spec",
+                                        last.busbw_gbs, last.bytes)}}));
   }
   if (!wrong.empty()) out.push_back(finding(rule("nccl-tests-wrong-results"), wrong));
   if (!r.failures.empty()) {

@@ -182,6 +182,21 @@ TEST(Diagnose, RdmaAboveOnePortsLineRateIsAFinding) {
   EXPECT_FALSE(found("391.24", 400).count("rdma-above-line-rate"));
 }
 
+// Without a spec a nccl-tests run's bandwidth is not judged, and diagnose says so with the run's
+// largest size (a run at 60 % of the plan had read "No findings."); with one, it is judged.
+TEST(Diagnose, ANcclTestsRunWithoutASpecSaysItsBandwidthWasNotJudged) {
+  const ToolOutput t = load("nccl-tests-2node-allreduce.txt");
+  auto r = diagnose({t}, 0);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  ASSERT_EQ(r->size(), 1u) << findings_text(*r);
+  EXPECT_EQ((*r)[0].id, "busbw-not-judged");
+  EXPECT_EQ((*r)[0].severity, Severity::kInfo);
+  EXPECT_NE((*r)[0].evidence.front().text.find("at 8589934592 B, not compared: no --spec"),
+            std::string::npos)
+      << (*r)[0].evidence.front().text;
+  EXPECT_NE(findings_text(*r).find("gpufabric diagnose --spec SPEC FILE"), std::string::npos);
+}
+
 // nccl-tests ends a run that failed with "HOST: Test NCCL failure FILE:LINE 'reason'": after
 // some sizes it is a finding (it gave "No findings"), before any it is the file's error.
 TEST(Diagnose, ANcclTestsRunThatFailedIsAFinding) {

@@ -176,6 +176,12 @@ inline constexpr Rule kRules[] = {
     {"busbw-not-compared", Severity::kInfo,
      "a nccl-tests output that could not be compared with the plan (the reason is quoted)",
      "the output's banner and rank lines", "keep the output as nccl-tests printed it"},
+    {"busbw-not-judged", Severity::kInfo,
+     "a nccl-tests output read without the cluster's spec: its bandwidth is not compared with "
+     "what the fabric should reach (only its errors and wrong results are read)",
+     "the spec of the cluster the run was taken on",
+     "gpufabric diagnose --spec SPEC FILE (or gpufabric check SPEC FILE) to compare each size "
+     "with the simulated plan"},
     {"nccl-tests-failed", Severity::kError,
      "the nccl-tests run failed (an NCCL or CUDA error ended it): the sizes after it did not run",
      "NCCL_DEBUG=INFO on the same run (gpufabric diagnose its log): the failing rank's NET/IB "
