@@ -284,9 +284,17 @@ std::string collect_metrics(const ExporterOptions& o, SourceHealth& health,
         m.add("gpufabric_port_mtu_as_planned", "gauge",
               "1 when a RoCE interface has the planned MTU.", labels, v == kPlannedRoceMtu ? 1 : 0);
     }
-    if (read_number(d / "speed", v, skipped))
-      m.add("gpufabric_net_speed_bytes", "gauge", "Interface speed in bytes per second.", labels,
-            v * 1e6 / 8);
+    // The speed the kernel knows: -1 (SPEED_UNKNOWN, include/uapi/linux/ethtool.h) for a
+    // virtual interface or a link that is down, whose read may also fail (EINVAL): no speed to
+    // export, and no source that failed.
+    {
+      std::vector<SkippedSource> unknown;
+      std::error_code ec;
+      const std::string speed = fs::exists(d / "speed", ec) ? read_line(d / "speed", unknown) : "";
+      if (!speed.empty() && speed != "-1" && read_number(d / "speed", v, skipped))
+        m.add("gpufabric_net_speed_bytes", "gauge", "Interface speed in bytes per second.", labels,
+              v * 1e6 / 8);
+    }
     const std::string state = read_line(d / "operstate", skipped);
     if (!state.empty())
       m.add("gpufabric_net_up", "gauge", "1 when the interface is up.", labels,

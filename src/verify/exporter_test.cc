@@ -100,6 +100,33 @@ TEST(Exporter, ADeviceThatDisappearsIsDownNotRecovered) {
   fs::remove_all(d);
 }
 
+// An interface whose speed the kernel does not know (a virtual one, a link down) reads -1: no
+// speed series, and no skipped source (a fleet of VMs had read a failed source on every host).
+TEST(Exporter, AnUnknownSpeedIsNoSkippedSource) {
+  namespace fs = std::filesystem;
+  const fs::path d = copy_of_recorded_host("unknown-speed");
+  ExporterOptions o;
+  o.sysfs = d.string();
+  o.ethtool_dir = (d / "ethtool").string();
+  std::vector<std::string> before_log;
+  const std::string before = collect_metrics(o, before_log);
+  fs::path net;
+  for (const auto& e : fs::directory_iterator(d / "class/net"))
+    if (fs::exists(e.path() / "speed") && e.path().filename() != "lo") net = e.path();
+  ASSERT_FALSE(net.empty());
+  std::ofstream(net / "speed") << "-1\n";
+  std::vector<std::string> log;
+  const std::string t = collect_metrics(o, log);
+  EXPECT_EQ(log.size(), before_log.size()) << (log.empty() ? "" : log.back());
+  EXPECT_EQ(sample(t, "gpufabric_exporter_skipped_sources"),
+            sample(before, "gpufabric_exporter_skipped_sources"));
+  const std::string series =
+      "gpufabric_net_speed_bytes{interface=\"" + net.filename().string() + "\"";
+  EXPECT_NE(before.find(series), std::string::npos);
+  EXPECT_EQ(t.find(series), std::string::npos) << t;
+  fs::remove_all(d);
+}
+
 TEST(Exporter, EndlessAndHugeFilesAreSkippedPromptly) {
   // A counter that is a link to /dev/zero, a sparse 1 GiB counter, a port state and an ethtool
   // dump that never end, a baseline that is a device: each is skipped with its log line, the
