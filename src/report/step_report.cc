@@ -211,7 +211,8 @@ std::string memory_text(const StepMemory& m) {
   if (p.gathered_bytes > 0)
     s += fmt::format("    {:<30} {:>10}\n", "ZeRO-3 gathered buckets", gb(p.gathered_bytes));
   s += fmt::format("    {:<30} {:>10}\n",
-                   fmt::format("activations ({:g} microbatches)", p.in_flight_microbatches),
+                   fmt::format("activations ({:g} microbatch{})", p.in_flight_microbatches,
+                               p.in_flight_microbatches == 1 ? "" : "es"),
                    gb(p.activations_bytes));
   s += fmt::format("    {:<30} {:>10}\n", "NCCL buffers", gb(p.nccl_bytes));
   s += fmt::format("    {:<30} {:>10} of {} HBM\n", "total", gb(p.total_bytes()), gb(m.hbm_bytes));

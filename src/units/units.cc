@@ -54,6 +54,8 @@ Result<double> lookup(std::string_view text, const std::vector<Suffix>& table,
   }
   for (const auto& s : table)
     if (suffix == s.name) return n * s.factor;
+  // A quantity of no unit ("3-1" for a ratio): the form it takes, not an empty list of units.
+  if (table.empty()) return bad(text, expected);
   std::vector<std::string> names;
   for (const auto& s : table) names.emplace_back(s.name);
   Diagnostic d = bad(text, expected);

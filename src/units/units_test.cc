@@ -68,6 +68,11 @@ TEST(Units, CountsRatiosMoney) {
   EXPECT_DOUBLE_EQ(*parse_ratio("1.5"), 1.5);
   EXPECT_FALSE(parse_ratio("2:0").ok());
   EXPECT_FALSE(parse_ratio("x:1").ok());
+  // "3-1" names the form a ratio takes, not an unknown unit among none ("units: ").
+  const auto dash = parse_ratio("3-1");
+  ASSERT_FALSE(dash.ok());
+  EXPECT_EQ(dash.errors().front().message, "'3-1' is not a ratio such as 2, 1.5 or 2:1");
+  EXPECT_EQ(dash.errors().front().hint.find("units:"), std::string::npos);
   EXPECT_DOUBLE_EQ(*parse_usd("$50M"), 50e6);
   EXPECT_DOUBLE_EQ(*parse_usd("250k"), 250e3);
   EXPECT_FALSE(parse_count("").ok());
