@@ -41,7 +41,13 @@ std::set<std::string> common_keys(const SweepResult& r) {
 std::string verdict(const DesignResult& d) {
   if (!d.ok) return "invalid";
   if (!d.within_budget) return "over budget";
-  if (!d.constraints_met) return "misses constraints";
+  if (!d.constraints_met) {
+    // Which, by name (the value and limit are in sweep.json's `missed`).
+    std::string names;
+    for (const auto& m : d.missed)
+      names += (names.empty() ? "" : " and ") + m.substr(0, m.find(' '));
+    return names.empty() ? "misses constraints" : "misses " + names;
+  }
   return "ok";
 }
 

@@ -167,7 +167,12 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
     d.memory_bytes = step->memory.stages.empty() ? 0 : step->memory.peak().total_bytes();
     d.time_to_train_s = step->time_to_train_s;
     d.cost_to_train_usd = step->cost_to_train_usd;
-    for (const auto& c : step->constraints) d.constraints_met = d.constraints_met && c.pass;
+    for (const auto& c : step->constraints) {
+      d.constraints_met = d.constraints_met && c.pass;
+      if (!c.pass)
+        d.missed.push_back(fmt::format("{} {:.3f} (limit {:g}{})", c.name, c.value, c.limit,
+                                       c.given ? "" : ", gpufabric's default"));
+    }
   }
   if (placement && spec.jobs.empty()) {
     d.error = "placement: the spec has no jobs: section to place";
@@ -223,7 +228,8 @@ nlohmann::json design_step_json(const DesignResult& d) {
           {"mfu", d.mfu ? nlohmann::json(*d.mfu) : nlohmann::json(nullptr)},
           {"memory_bytes", d.memory_bytes},
           {"time_to_train_s", d.time_to_train_s},
-          {"cost_to_train_usd", d.cost_to_train_usd}};
+          {"cost_to_train_usd", d.cost_to_train_usd},
+          {"missed", d.missed}};
 }
 
 nlohmann::json design_jobs_json(const DesignResult& d) {
@@ -273,6 +279,7 @@ DesignResult design_from_json(const nlohmann::json& j) {
   d.time_to_train_s = j.at("time_to_train_s");
   d.cost_to_train_usd = j.at("cost_to_train_usd");
   d.constraints_met = j.at("constraints_met");
+  if (j.contains("missed")) d.missed = j.at("missed").get<std::vector<std::string>>();
   d.within_budget = j.at("within_budget");
   d.has_jobs = j.value("has_jobs", false);
   d.jobs_worst_slowdown = j.value("jobs_worst_slowdown", 0.0);

@@ -46,6 +46,8 @@ struct DesignResult {
   double jobs_mean_step_s = 0;  ///< the jobs' steps together, averaged: the time without a workload
   std::string jobs_worst;       ///< the job slowed most
   bool constraints_met = true;  ///< the step's constraints (comm share, utilisation)
+  /// The constraints missed, each "name value (limit L)" as step prints them.
+  std::vector<std::string> missed;
   bool within_budget = true;    ///< capex within constraints.budget (when set)
   bool pareto = false;          ///< on the cost-time frontier
   /// The time the frontier and the goal use: time to train, else step time, else 0.
