@@ -1080,10 +1080,9 @@ Result<WhatIfResult> what_if(const Spec& spec, const Catalog& cat, const Plan& p
       rec += " for a step " + percent_change(b.step_time_s / a.step_time_s);
       if (a.cost_to_train_usd > 0 && b.cost_to_train_usd > 0) {
         const double saved = a.cost_to_train_usd - b.cost_to_train_usd;
-        rec += fmt::format("; the training run's GPU time {} {} ({} -> {} to train): {}",
+        rec += fmt::format("; the training run's GPU time {} {} ({} to train): {}",
                            saved >= 0 ? "saves" : "costs", units::format_usd(std::abs(saved)),
-                           units::format_seconds(a.time_to_train_s),
-                           units::format_seconds(b.time_to_train_s),
+                           units::format_seconds_pair(a.time_to_train_s, b.time_to_train_s),
                            saved > capex ? "they pay for themselves in one run"
                                          : "they do not pay for themselves in one run");
       } else {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -186,16 +187,28 @@ std::string format_bytes(double b) {
 std::string format_bitrate(double r) {
   return scaled(r, {{1e12, "Tbps"}, {1e9, "Gbps"}, {1e6, "Mbps"}, {1, "bps"}}, " ");
 }
-std::string format_seconds(double s) {
+namespace {
+// The unit format_seconds gives `s`: its size in seconds and its name.
+std::pair<double, const char*> seconds_unit(double s) {
   constexpr double kYearS = 365.25 * 86400;  // a Julian year
-  if (s >= 2 * kYearS) return sig3(s / kYearS) + " years";
-  if (s >= 86400 * 2) return sig3(s / 86400) + " d";
-  if (s >= 3600) return sig3(s / 3600) + " h";
-  if (s >= 120) return sig3(s / 60) + " min";
-  if (s >= 1) return sig3(s) + " s";
-  if (s >= 1e-3) return sig3(s * 1e3) + " ms";
-  if (s >= 1e-6) return sig3(s * 1e6) + " us";
-  return sig3(s * 1e9) + " ns";
+  if (s >= 2 * kYearS) return {kYearS, " years"};
+  if (s >= 86400 * 2) return {86400, " d"};
+  if (s >= 3600) return {3600, " h"};
+  if (s >= 120) return {60, " min"};
+  if (s >= 1) return {1, " s"};
+  if (s >= 1e-3) return {1e-3, " ms"};
+  if (s >= 1e-6) return {1e-6, " us"};
+  return {1e-9, " ns"};
+}
+}  // namespace
+
+std::string format_seconds(double s) {
+  const auto [unit, name] = seconds_unit(s);
+  return sig3(s / unit) + name;
+}
+std::string format_seconds_pair(double a, double b) {
+  const auto [unit, name] = seconds_unit(std::max(a, b));
+  return sig3(a / unit) + " -> " + sig3(b / unit) + name;
 }
 std::string format_usd(double usd) {
   return "$" + scaled(usd, {{1e9, "B"}, {1e6, "M"}, {1e3, "k"}, {1, ""}}, "");

@@ -33,6 +33,8 @@ inline constexpr double kBytesPerGiB = 1073741824.0;
 std::string format_bytes(double bytes);         ///< decimal: "280 GB"
 std::string format_bitrate(double bits_per_s);  ///< "400 Gbps"
 std::string format_seconds(double s);           ///< "5.6 s", "155.6 h", "35 us"
+/// A time before and after, in the larger one's unit: "48.3 -> 47.3 h" (not "2.01 d -> 47.3 h").
+std::string format_seconds_pair(double a, double b);
 std::string format_usd(double usd);             ///< "$12.3M"
 std::string format_count(double n);             ///< "70B", "1.02k"
 std::string format_power(double watts);         ///< "1.23 MW"

@@ -88,6 +88,9 @@ TEST(Units, Formatting) {
   EXPECT_EQ(format_seconds(35e-6), "35 us");
   // Days up to two years, then years (tokens: 1e18 had printed 19707232 d to train).
   EXPECT_EQ(format_seconds(5.4 * 86400), "5.4 d");
+  // Before and after in one unit, the larger one's (what-if had printed "2.01 d -> 47.3 h").
+  EXPECT_EQ(format_seconds_pair(2.01 * 86400, 47.3 * 3600), "2.01 -> 1.97 d");
+  EXPECT_EQ(format_seconds_pair(90, 150), "1.5 -> 2.5 min");
   EXPECT_EQ(format_seconds(700 * 86400), "700 d");
   EXPECT_EQ(format_seconds(19707232.0 * 86400), "53955 years");
   EXPECT_EQ(format_usd(12.3e6), "$12.3M");
