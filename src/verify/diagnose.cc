@@ -145,15 +145,26 @@ void ibv_devinfo_findings(const std::vector<IbvDevice>& devices, const std::stri
 void ethtool_findings(const EthtoolStats& s, const std::string& file, Findings& out) {
   const double rx = s.counters.count("rx_packets") ? s.counters.at("rx_packets") : 0;
   std::vector<Evidence> storm, drops;
+  std::vector<Evidence> flaps;
+  // Counters as the dump prints them: whole numbers (a pause counter read 9.81234e+07).
   for (const auto& [name, v] : s.counters) {
     if (has(name, "_pause") && !has(name, "duration") && name.rfind("rx_prio", 0) == 0 && rx > 0 &&
         v / rx > kPauseStormRatio)
       storm.push_back(
-          {file, s.line.at(name), fmt::format("{}: {:g} ({:.2g} per packet)", name, v, v / rx)});
+          {file, s.line.at(name), fmt::format("{}: {:.0f} ({:.2g} per packet)", name, v, v / rx)});
+    // mlx5's storm protection: the NIC stopped sending pause frames for a receiver stuck longer
+    // than its watchdog allows (tx_pause_storm_error_events; the warning one, a stall nearing
+    // it). Each is a storm the NIC itself saw, whatever the pause rate.
+    if (name.rfind("tx_pause_storm_", 0) == 0 && v > 0)
+      storm.push_back({file, s.line.at(name), fmt::format("{}: {:.0f}", name, v)});
     if ((has(name, "discard") || has(name, "out_of_buffer")) && v > 0)
-      drops.push_back({file, s.line.at(name), fmt::format("{}: {:g}", name, v)});
+      drops.push_back({file, s.line.at(name), fmt::format("{}: {:.0f}", name, v)});
+    // mlx5's link_down_events_phy: the times the physical link went down.
+    if (name == "link_down_events_phy" && v > 0)
+      flaps.push_back({file, s.line.at(name), fmt::format("{}: {:.0f}", name, v)});
   }
   if (!storm.empty()) out.push_back(finding(rule("pfc-pause-storm"), storm));
+  if (!flaps.empty()) out.push_back(finding(rule("link-flaps"), flaps));
   if (!drops.empty()) out.push_back(finding(rule("nic-discards"), drops));
 }
 

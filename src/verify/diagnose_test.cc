@@ -55,6 +55,29 @@ TEST(Diagnose, GuideTroubleshootingTable) {
   }
 }
 
+// mlx5's own storm protection firing and its physical link going down are findings whatever
+// the pause rate; counters are quoted as the dump prints them, whole.
+TEST(Diagnose, PauseStormProtectionAndLinkFlapsFromEthtool) {
+  ToolOutput t = load("ethtool-S-pfc-storm.txt");
+  auto base = diagnose({t}, 400);
+  ASSERT_TRUE(base.ok());
+  std::string quoted;
+  for (const auto& f : *base)
+    if (f.id == "pfc-pause-storm") quoted = f.evidence.front().text;
+  EXPECT_EQ(quoted.rfind("rx_prio3_pause: 8811209 (", 0), 0u) << quoted;  // had read 8.81121e+06
+  EXPECT_FALSE(ids(*base).count("link-flaps:warning"));
+  // A quiet port (no pause frames to speak of) whose NIC stopped a storm and whose link flapped.
+  t.text =
+      "NIC statistics:\n     rx_packets: 1000000\n     rx_prio3_pause: 0\n"
+      "     tx_pause_storm_error_events: 1\n     link_down_events_phy: 3\n";
+  auto r = diagnose({t}, 400);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_TRUE(ids(*r).count("pfc-pause-storm:error")) << findings_text(*r);
+  EXPECT_TRUE(ids(*r).count("link-flaps:warning")) << findings_text(*r);
+  EXPECT_NE(findings_text(*r).find("link_down_events_phy: 3"), std::string::npos);
+  EXPECT_NE(findings_text(*r).find("tx_pause_storm_error_events: 1"), std::string::npos);
+}
+
 // NCCL's own tuning table says when LL128 is off (NCCL 2.29.7 over Socket: no NVLink path); a
 // log whose table rates it is not flagged.
 TEST(Diagnose, Ll128OffFromTheTunersTable) {

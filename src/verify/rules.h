@@ -129,6 +129,12 @@ inline constexpr Rule kRules[] = {
      "time",
      "enable the PFC watchdog and ECN/DCQCN on the RoCE queue; check buffer thresholds; find the "
      "slow receiver"},
+    {"link-flaps", Severity::kWarning,
+     "the port's physical link went down and came back (a flapping cable or optic): every flap "
+     "stalls the job's traffic on it, and NCCL may time out",
+     "ethtool -m (the optic's temperature, power and error counters), the switch port's flap "
+     "counters and logs",
+     "reseat or replace the cable or transceiver; clean the fibre ends"},
     {"nic-discards", Severity::kWarning,
      "packets dropped at the NIC (lossless class misconfigured, or receive buffers exhausted)",
      "ethtool -S twice, a minute apart: are discards rising?",
