@@ -48,7 +48,7 @@ void nccl_log_findings(const NcclLog& r, const std::string& file, Findings& out)
         ev.push_back({file, t.line, "via " + t.text});
     out.push_back(finding(rule("gpudirect-missing"), ev, r.net_ib - r.net_ib_gdr, r.net_ib));
   }
-  std::vector<Evidence> retry, other, memlock;
+  std::vector<Evidence> retry, other, memlock, async;
   for (const auto& e : r.errors)
     if (has(e.text, "ibv_reg_mr") || has(e.text, "Cannot allocate memory") ||
         has(e.text, "memlock"))
@@ -57,10 +57,15 @@ void nccl_log_findings(const NcclLog& r, const std::string& file, Findings& out)
   for (const auto& e : r.errors) {
     if (has(e.text, "retry count exceeded") || has(e.text, "status=12"))
       retry.push_back({file, e.line, e.text});
-    else if (other.size() < kMaxQuoted)
+    // NCCL's IB async thread (transport/net_ib.cc: ncclIbAsyncThreadMain) warns "NET/IB : Got
+    // async event : port error" as ibv_get_async_event reports it.
+    else if (has(e.text, "Got async event")) {
+      if (async.size() < kMaxQuoted) async.push_back({file, e.line, e.text});
+    } else if (other.size() < kMaxQuoted)
       other.push_back({file, e.line, e.text});
   }
   if (!retry.empty()) out.push_back(finding(rule("nccl-transport-retry"), retry));
+  if (!async.empty()) out.push_back(finding(rule("nccl-ib-async-event"), async));
   if (!other.empty() && retry.empty()) out.push_back(finding(rule("nccl-warnings"), other));
   if (r.network == "IB" && r.ib_devices.empty() && r.net_ib == 0)
     out.push_back(finding(rule("nccl-no-net-channels"), {{file, 0, ""}}));

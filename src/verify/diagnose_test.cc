@@ -55,6 +55,23 @@ TEST(Diagnose, GuideTroubleshootingTable) {
   }
 }
 
+// NCCL's IB async thread warning of a port error is the port going down under the job: an error
+// finding of its own (it was one of "NCCL reported warnings", exit 0).
+TEST(Diagnose, AnIbAsyncPortErrorIsAnError) {
+  ToolOutput t{"nccl.log",
+               "host1:1234:1234 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+               "host1:1234:1240 [0] NCCL WARN NET/IB : Got async event : port error\n"
+               "host1:1234:1240 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via "
+               "NET/IB/0/GDRDMA\n",
+               OutputKind::kUnknown};
+  t.kind = detect_output_kind(t.text);
+  auto r = diagnose({t}, 0);
+  ASSERT_TRUE(r.ok()) << format_diagnostics(r.errors());
+  EXPECT_TRUE(ids(*r).count("nccl-ib-async-event:error")) << findings_text(*r);
+  EXPECT_FALSE(ids(*r).count("nccl-warnings:warning")) << findings_text(*r);
+  EXPECT_NE(findings_text(*r).find("nccl.log:2: "), std::string::npos) << findings_text(*r);
+}
+
 // mlx5's own storm protection firing and its physical link going down are findings whatever
 // the pause rate; counters are quoted as the dump prints them, whole.
 TEST(Diagnose, PauseStormProtectionAndLinkFlapsFromEthtool) {
@@ -418,7 +435,8 @@ TEST(Check, ANcclTestsRunWithNcclDebugLinesIsJudged) {
   EXPECT_FALSE(slow->pass());
   auto d = diagnose({run}, 0, &plan, &cat);
   ASSERT_TRUE(d.ok()) << format_diagnostics(d.errors());
-  EXPECT_TRUE(ids(*d).count("nccl-warnings:warning")) << ::testing::PrintToString(ids(*d));
+  // The log's port error (its own finding, no longer one of "NCCL reported warnings").
+  EXPECT_TRUE(ids(*d).count("nccl-ib-async-event:error")) << ::testing::PrintToString(ids(*d));
   EXPECT_TRUE(ids(*d).count("busbw-below-expectation:error")) << ::testing::PrintToString(ids(*d));
   // A log without a table is still not a measurement.
   EXPECT_FALSE(holds_nccl_tests_table(load("nccl-debug-ib-retry.log")));

@@ -52,6 +52,13 @@ inline constexpr Rule kRules[] = {
      "RDMA/bootstrap ports",
      "open the firewall, (re)start the subnet manager, set memlock unlimited in "
      "/etc/security/limits.d, fix PFC on the RoCE priority"},
+    {"nccl-ib-async-event", Severity::kError,
+     "a NIC reported an asynchronous event during the run (NCCL's IB async thread: 'port error' "
+     "is the port going down, 'device fatal' the NIC failing), and the connections over it stop",
+     "ibstat or ibv_devinfo on that host (port state, the link_downed counter), ethtool -S "
+     "(link_down_events_phy), the switch port's log",
+     "reseat or replace the cable or transceiver (or the NIC), and run again once the port is "
+     "Active"},
     {"nccl-warnings", Severity::kWarning, "NCCL reported warnings", "read the lines quoted",
      "see NCCL's troubleshooting guide"},
     {"nccl-ll128-off", Severity::kWarning,
