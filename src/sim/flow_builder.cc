@@ -1,6 +1,7 @@
 #include "sim/flow_builder.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -390,29 +391,38 @@ void FlowBuilder::alltoall_by_leaf(FlowSet& fs) {
   }
   // Whether a NIC's port in a plane is up: NCCL merges a NIC's ports into one device and sends
   // over the ports still active (net_ib/init.cc@v2.29.7-1:280), so a NIC whose port in a plane is
-  // cut sends its share of that plane over its others.
-  const auto& links = fab.links();
-  auto port_up = [&](int nic, int plane) {
-    const int up = fab.nic_to_leaf(nic, plane), down = fab.leaf_to_nic(nic, plane);
-    return up >= 0 && down >= 0 && !links[static_cast<size_t>(up)].failed &&
-           !links[static_cast<size_t>(down)].failed;
-  };
+  // cut sends its share of that plane over its others. With a plane cut somewhere, each NIC's
+  // live planes are found once, a bit a plane (fabric.planes: at most 8).
+  const bool planes_cut = fab.any_failed() && P > 1;
+  std::vector<uint8_t> live;  // per node x rail
+  if (planes_cut) {
+    const auto& links = fab.links();
+    live.assign(static_cast<size_t>(nodes) * R, 0);
+    for (int node = 0; node < nodes; ++node)
+      for (int rail = 0; rail < R; ++rail)
+        for (int plane = 0; plane < P; ++plane) {
+          const int nic = fab.nic(node, rail);
+          const int up = fab.nic_to_leaf(nic, plane), down = fab.leaf_to_nic(nic, plane);
+          if (up >= 0 && down >= 0 && !links[static_cast<size_t>(up)].failed &&
+              !links[static_cast<size_t>(down)].failed)
+            live[static_cast<size_t>(node) * R + rail] |= static_cast<uint8_t>(1u << plane);
+        }
+  }
+  auto planes_of = [&](int node, int rail) { return live[static_cast<size_t>(node) * R + rail]; };
   // NICs by (plane, rail, leaf): those whose port in the plane is up.
   std::map<std::tuple<int, int, int>, std::vector<int>> groups;
   for (int node = 0; node < nodes; ++node)
     for (int rail = 0; rail < R; ++rail)
       for (int plane = 0; plane < P; ++plane)
-        if (!fab.any_failed() || P == 1 || port_up(fab.nic(node, rail), plane))
+        if (!planes_cut || (planes_of(node, rail) >> plane & 1))
           groups[{plane, rail, fab.leaf_of_nic(fab.nic(node, rail), plane)}].push_back(node);
   const double gpr = static_cast<double>(G) / R / P;  // pairs per NIC pair and plane
   // A connection's share of a plane where both its NICs' ports are up: 1 / P while the planes are
   // whole, else one over the planes both still have (it is carried only where both are up).
-  const bool planes_cut = fab.any_failed() && P > 1;
   auto plane_share = [&](int a, int b, int rail) {
     if (!planes_cut) return 1.0 / P;
-    int common = 0;
-    for (int q = 0; q < P; ++q)
-      common += port_up(fab.nic(a, rail), q) && port_up(fab.nic(b, rail), q);
+    const int common =
+        std::popcount(static_cast<unsigned>(planes_of(a, rail) & planes_of(b, rail)));
     return common > 0 ? 1.0 / common : 0.0;
   };
   // ECMP and multi-QP hash every connection (each QP) while that stays affordable; beyond
