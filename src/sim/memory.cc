@@ -28,7 +28,6 @@ ParamBytes param_bytes(Precision p) {
   return kBf16Adam;  // bf16, and fp8 (FP8 GEMMs keep bf16 weights and fp32 main gradients)
 }
 
-// Head dimension assumed when the model gives no head count (most models since GPT-3 use 128).
 // NCCL's buffers per connection and channel, one per protocol (NCCL src/init.cc, v2.18-2.29:
 // DEFAULT_BUFFSIZE 4 MiB for Simple, DEFAULT_LL128_BUFFSIZE 4,915,200 B, DEFAULT_LL_BUFFSIZE
 // 512 KiB).
@@ -36,6 +35,7 @@ constexpr double kNcclConnectionBytes = 4194304.0 + 4915200.0 + 524288.0;
 // Channels per communicator and peers per channel (a ring's previous and next rank): estimate;
 // NCCL opens 8-32 channels on 8-NIC H100 nodes.
 constexpr double kNcclChannels = 16;
+constexpr double kNcclPeersPerChannel = 2;
 // ZeRO-3's gathered buckets held whole at once: the one the module computing with took and the
 // next one, prefetched under its compute (DeepSpeed's stage3_prefetch_bucket_size, as the step
 // model gathers them; FSDP likewise holds the unit computing and the next one: PyTorch
@@ -43,7 +43,6 @@ constexpr double kNcclChannels = 16;
 // weight matrix, gathered as one parameter. In the backward the bucket's gradients are whole
 // too until their reduce-scatter.
 constexpr double kZero3WholeUnits = 2;
-constexpr double kNcclPeersPerChannel = 2;
 
 // Activations one transformer layer keeps for its backward, per microbatch, in bytes of 16-bit
 // activations. Korthikanti et al., "Reducing Activation Recomputation in Large Transformer

@@ -149,8 +149,7 @@ void ibv_devinfo_findings(const std::vector<IbvDevice>& devices, const std::stri
 // ethtool -S: pause storms on the lossless priority, and discards.
 void ethtool_findings(const EthtoolStats& s, const std::string& file, Findings& out) {
   const double rx = s.counters.count("rx_packets") ? s.counters.at("rx_packets") : 0;
-  std::vector<Evidence> storm, drops;
-  std::vector<Evidence> flaps;
+  std::vector<Evidence> storm, drops, flaps;
   // Counters as the dump prints them: whole numbers (a pause counter read 9.81234e+07).
   for (const auto& [name, v] : s.counters) {
     if (has(name, "_pause") && !has(name, "duration") && name.rfind("rx_prio", 0) == 0 && rx > 0 &&

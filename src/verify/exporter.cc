@@ -87,11 +87,10 @@ std::string read_line(const fs::path& p, std::vector<SkippedSource>& skipped) {
   return text ? text->substr(0, text->find('\n')) : std::string();
 }
 
-// Reads a sysfs file holding one number; records a skip and returns false when it cannot.
-bool read_number(const fs::path& p, double& v, std::vector<SkippedSource>& skipped) {
-  const auto text = read_source(p, skipped);
-  if (!text) return false;
-  const std::string s = text->substr(0, text->find('\n'));
+// The number the first line `s` of sysfs file `p` holds; records a skip and returns false when
+// it is none.
+bool parse_number(const fs::path& p, const std::string& s, double& v,
+                  std::vector<SkippedSource>& skipped) {
   char* end = nullptr;
   v = std::strtod(s.c_str(), &end);
   if (end == s.c_str() || !std::isfinite(v) || v < 0) {
@@ -99,6 +98,12 @@ bool read_number(const fs::path& p, double& v, std::vector<SkippedSource>& skipp
     return false;
   }
   return true;
+}
+
+// Reads a sysfs file holding one number; records a skip and returns false when it cannot.
+bool read_number(const fs::path& p, double& v, std::vector<SkippedSource>& skipped) {
+  const auto text = read_source(p, skipped);
+  return text && parse_number(p, text->substr(0, text->find('\n')), v, skipped);
 }
 
 struct CounterMap {
@@ -288,10 +293,9 @@ std::string collect_metrics(const ExporterOptions& o, SourceHealth& health,
     // virtual interface or a link that is down, whose read may also fail (EINVAL): no speed to
     // export, and no source that failed.
     {
-      std::vector<SkippedSource> unknown;
-      std::error_code ec;
-      const std::string speed = fs::exists(d / "speed", ec) ? read_line(d / "speed", unknown) : "";
-      if (!speed.empty() && speed != "-1" && read_number(d / "speed", v, skipped))
+      std::vector<SkippedSource> unknown;  // a read that fails is an unknown speed too
+      const std::string speed = read_line(d / "speed", unknown);
+      if (!speed.empty() && speed != "-1" && parse_number(d / "speed", speed, v, skipped))
         m.add("gpufabric_net_speed_bytes", "gauge", "Interface speed in bytes per second.", labels,
               v * 1e6 / 8);
     }
