@@ -344,15 +344,17 @@ TEST(SweepReport, DesignsShowTheirMfuAndMemory) {
 TEST(SweepReport, ADesignNamesTheConstraintsItMisses) {
   std::vector<DesignResult> ds{sweep_design(0, 10e6, 10), sweep_design(1, 12e6, 9)};
   ds[1].constraints_met = false;
-  ds[1].missed = {"max_comm_fraction 0.369 (limit 0.3)",
-                  "min_gpu_utilization 0.630 (limit 0.8, gpufabric's default)"};
+  ds[1].missed = {
+      "max_comm_fraction: 0.369 (limit 0.3)",
+      "min_gpu_utilization: 0.630 (limit 0.8, the default: set constraints.min_gpu_utilization)"};
   const SweepResult r = summarise_sweep({}, ds, Goal::kTime, 0);
   const std::string table = sweep_table(r);
   EXPECT_NE(table.find("misses max_comm_fraction and min_gpu_utilization, pareto\n"),
             std::string::npos)
       << table;
-  EXPECT_EQ(sweep_json(r)["designs"][1]["missed"][1],
-            "min_gpu_utilization 0.630 (limit 0.8, gpufabric's default)");
+  EXPECT_EQ(
+      sweep_json(r)["designs"][1]["missed"][1],
+      "min_gpu_utilization: 0.630 (limit 0.8, the default: set constraints.min_gpu_utilization)");
   EXPECT_EQ(design_from_json(design_to_json(ds[1])).missed, ds[1].missed);
 }
 

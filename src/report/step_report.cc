@@ -282,8 +282,7 @@ std::string step_text(const std::string& name, const StepResult& r,
                      units::format_usd(r.cost_to_train_usd), r.gpu_hour_usd);
   s += goodput_text(r);
   for (const auto& c : r.constraints)
-    s += fmt::format("  {} {}: {:.3f} (limit {:g}{})\n", c.pass ? "PASS" : "FAIL", c.name, c.value,
-                     c.limit, c.given ? "" : ", the default: set constraints." + c.name);
+    s += fmt::format("  {} {}\n", c.pass ? "PASS" : "FAIL", constraint_text(c));
   s += memory_text(r.memory);
   for (const auto& n : r.notes) s += "  note: " + n + "\n";
   if (!sens.empty()) {

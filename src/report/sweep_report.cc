@@ -45,7 +45,7 @@ std::string verdict(const DesignResult& d) {
     // Which, by name (the value and limit are in sweep.json's `missed`).
     std::string names;
     for (const auto& m : d.missed)
-      names += (names.empty() ? "" : " and ") + m.substr(0, m.find(' '));
+      names += (names.empty() ? "" : " and ") + m.substr(0, m.find(':'));
     return names.empty() ? "misses constraints" : "misses " + names;
   }
   return "ok";

@@ -758,6 +758,11 @@ Result<StepResult> simulate_step(const Spec& spec, const Plan& plan, const Fabri
   return r;
 }
 
+std::string constraint_text(const ConstraintCheck& c) {
+  return fmt::format("{}: {:.3f} (limit {:g}{})", c.name, c.value, c.limit,
+                     c.given ? "" : ", the default: set constraints." + c.name);
+}
+
 Result<std::vector<StepScenario>> step_sensitivity(const Spec& spec, const Catalog& cat,
                                                    const Plan& plan, const StepOptions& options) {
   std::vector<StepScenario> out;

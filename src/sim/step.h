@@ -53,6 +53,9 @@ struct ConstraintCheck {
   bool pass = true;
   bool given = false;  ///< the spec's constraints set the limit (else gpufabric's default)
 };
+/// A constraint as step and sweep name it: "max_comm_fraction: 0.369 (limit 0.3)", the limit
+/// said to be the default where the spec set none.
+std::string constraint_text(const ConstraintCheck& c);
 
 /// One pipeline stage's compute per microbatch (the critical stage sets the pipeline's pace).
 struct StageTime {

@@ -169,9 +169,7 @@ DesignResult evaluate_design(const std::string& path, const std::vector<KeyOverr
     d.cost_to_train_usd = step->cost_to_train_usd;
     for (const auto& c : step->constraints) {
       d.constraints_met = d.constraints_met && c.pass;
-      if (!c.pass)
-        d.missed.push_back(fmt::format("{} {:.3f} (limit {:g}{})", c.name, c.value, c.limit,
-                                       c.given ? "" : ", gpufabric's default"));
+      if (!c.pass) d.missed.push_back(constraint_text(c));
     }
   }
   if (placement && spec.jobs.empty()) {

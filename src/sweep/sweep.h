@@ -46,7 +46,7 @@ struct DesignResult {
   double jobs_mean_step_s = 0;  ///< the jobs' steps together, averaged: the time without a workload
   std::string jobs_worst;       ///< the job slowed most
   bool constraints_met = true;  ///< the step's constraints (comm share, utilisation)
-  /// The constraints missed, each "name value (limit L)" as step prints them.
+  /// The constraints missed, each as step prints it (constraint_text).
   std::vector<std::string> missed;
   bool within_budget = true;    ///< capex within constraints.budget (when set)
   bool pareto = false;          ///< on the cost-time frontier
