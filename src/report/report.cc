@@ -49,16 +49,15 @@ void add_algorithm_curves(const CollectiveModel& model, const std::vector<double
 // What-if rows: as planned, the first spine fails, the first leaf fails.
 std::vector<ReportWhatIf> failure_rows(const Plan& plan, const Fabric& fabric, const SimOptions& o,
                                        double planned_busbw) {
-  auto probe_on = [&](const Fabric& f) {
-    auto m = CollectiveModel::build(f, plan, o);
+  // A collective's bus bandwidth at the quoted size on `f` (0: it cannot run there).
+  auto busbw_on = [&](const Fabric& f, const SimOptions& with) {
+    auto m = CollectiveModel::build(f, plan, with);
     return m ? m->at(kQuotedBytes).busbw_gbs : 0.0;
   };
   SimOptions a2a = o;
   a2a.op = Op::kAlltoall;
-  auto alltoall_on = [&](const Fabric& f) {
-    auto m = CollectiveModel::build(f, plan, a2a);
-    return m ? m->at(kQuotedBytes).busbw_gbs : 0.0;
-  };
+  auto probe_on = [&](const Fabric& f) { return busbw_on(f, o); };
+  auto alltoall_on = [&](const Fabric& f) { return busbw_on(f, a2a); };
   std::vector<ReportWhatIf> rows{{"as planned", planned_busbw, "", alltoall_on(fabric)}};
   if (plan.topo.kind != TopologyKind::kSingle && plan.spine_total > 0) {
     Fabric f = fabric;
